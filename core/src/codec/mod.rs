@@ -1,0 +1,10 @@
+//! Byte-level codecs: how messages are framed on a byte stream.
+//!
+//! - [`jsonl`]: newline-delimited JSON, the stdio framing.
+//! - [`sse`]: Server-Sent Events, the framing of Streamable HTTP response streams.
+//!
+//! Both are incremental and bounded: they take bytes in chunks of any size, remember how far they
+//! scanned, and cap what one frame may hold.
+
+pub mod jsonl;
+pub mod sse;

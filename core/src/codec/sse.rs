@@ -1,0 +1,1 @@
+//! Server-Sent Events (WHATWG "event stream interpretation"): decoder and encoder.

@@ -1,0 +1,10 @@
+//! Fuzz entry points, compiled with the crate (feature `fuzzing`) so the targets in `fuzz/` stay
+//! one-liners and cannot rot. Each function panics when an invariant breaks.
+
+mod codec;
+mod engine;
+mod sse;
+
+pub use codec::{jsonl, jsonrpc};
+pub use engine::engine_ops;
+pub use sse::sse;
