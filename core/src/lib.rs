@@ -20,13 +20,17 @@
 //! # Modules
 //!
 //! - [`jsonrpc`]: the JSON-RPC 2.0 message model, parsed once with params and results kept raw.
+//! - [`protocol`]: MCP versions and the typed messages a client sends and reads.
+//! - [`config`]: [`config::ServerConfig`], one entry of a host's `mcpServers` JSON.
 //! - [`codec`]: the byte-level codecs: newline-delimited JSON ([`codec::jsonl`]) and Server-Sent
 //!   Events ([`codec::sse`]).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod codec;
+pub mod config;
 pub mod jsonrpc;
+pub mod protocol;
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;

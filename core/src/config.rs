@@ -1,0 +1,181 @@
+//! [`ServerConfig`]: one server as hosts already describe it, one entry of the `mcpServers` JSON.
+//!
+//! ```json
+//! {"mcpServers": {
+//!   "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."]},
+//!   "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Team": "a"}}
+//! }}
+//! ```
+//!
+//! An entry without `type`, or with `type: "stdio"`, is a child process; `type: "http"` (and
+//! `"streamable-http"`) is Streamable HTTP; `type: "sse"` names servers of the older HTTP+SSE
+//! transport, reached through Streamable HTTP first. Unknown members are kept, not rejected.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// One MCP server: how to reach it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ServerConfig {
+    /// A server reached over HTTP (`type` is `http`, `streamable-http` or `sse`).
+    Http(HttpConfig),
+    /// A server run as a child process speaking over stdin and stdout.
+    Stdio(StdioConfig),
+}
+
+/// Which transport a `type` member names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum HttpKind {
+    /// Streamable HTTP.
+    #[serde(alias = "streamableHttp", alias = "streamable-http")]
+    Http,
+    /// The 2024-11-05 HTTP+SSE transport (tried as Streamable HTTP first).
+    Sse,
+}
+
+/// A child-process server.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StdioConfig {
+    /// `"stdio"` when present.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<StdioKind>,
+    /// The program to run (looked up on `PATH`; no shell is involved).
+    pub command: String,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Environment variables added to the inherited environment.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// The working directory; the host's when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    /// Members this version does not know, kept as they were.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The only `type` a stdio entry may carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StdioKind {
+    /// `"stdio"`.
+    Stdio,
+}
+
+/// An HTTP server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HttpConfig {
+    /// The transport named by `type`.
+    #[serde(rename = "type")]
+    pub kind: HttpKind,
+    /// The MCP endpoint.
+    pub url: String,
+    /// Headers sent with every request.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Members this version does not know, kept as they were.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ServerConfig {
+    /// A stdio server running `command` with `args`.
+    pub fn stdio<I, S>(command: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        ServerConfig::Stdio(StdioConfig {
+            command: command.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            ..StdioConfig::default()
+        })
+    }
+
+    /// A Streamable HTTP server at `url`.
+    pub fn http(url: impl Into<String>) -> Self {
+        ServerConfig::Http(HttpConfig {
+            kind: HttpKind::Http,
+            url: url.into(),
+            headers: BTreeMap::new(),
+            extra: serde_json::Map::new(),
+        })
+    }
+}
+
+/// Parses the `mcpServers` object of a host's configuration file, keeping the servers' names.
+pub fn parse_mcp_servers(json: &str) -> serde_json::Result<BTreeMap<String, ServerConfig>> {
+    #[derive(Deserialize)]
+    struct File {
+        #[serde(rename = "mcpServers")]
+        mcp_servers: BTreeMap<String, ServerConfig>,
+    }
+    serde_json::from_str::<File>(json).map(|f| f.mcp_servers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcp_servers_json_parses_each_kind() {
+        let servers = parse_mcp_servers(
+            r#"{"mcpServers": {
+                "a": {"command": "npx", "args": ["-y", "pkg"], "env": {"K": "v"}, "cwd": "/tmp"},
+                "b": {"type": "stdio", "command": "srv", "disabled": false},
+                "c": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"X": "y"}},
+                "d": {"type": "sse", "url": "http://127.0.0.1:2/sse"},
+                "e": {"type": "streamable-http", "url": "http://127.0.0.1:3/mcp"}
+            }}"#,
+        )
+        .unwrap();
+        let ServerConfig::Stdio(a) = &servers["a"] else {
+            panic!()
+        };
+        assert_eq!((a.command.as_str(), a.args.len()), ("npx", 2));
+        assert_eq!(a.env["K"], "v");
+        assert_eq!(a.cwd.as_deref(), Some(std::path::Path::new("/tmp")));
+        let ServerConfig::Stdio(b) = &servers["b"] else {
+            panic!()
+        };
+        assert_eq!(b.kind, Some(StdioKind::Stdio));
+        assert_eq!(b.extra["disabled"], false, "unknown members are kept");
+        let ServerConfig::Http(c) = &servers["c"] else {
+            panic!()
+        };
+        assert_eq!((c.kind, c.headers["X"].as_str()), (HttpKind::Http, "y"));
+        let ServerConfig::Http(d) = &servers["d"] else {
+            panic!()
+        };
+        assert_eq!(d.kind, HttpKind::Sse);
+        let ServerConfig::Http(e) = &servers["e"] else {
+            panic!()
+        };
+        assert_eq!(e.kind, HttpKind::Http);
+    }
+
+    #[test]
+    fn an_entry_without_command_or_url_is_an_error() {
+        assert!(parse_mcp_servers(r#"{"mcpServers": {"x": {"args": []}}}"#).is_err());
+        assert!(
+            parse_mcp_servers(r#"{"mcpServers": {"x": {"type": "ftp", "url": "u"}}}"#).is_err()
+        );
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let c = ServerConfig::stdio("mcpwire", ["serve-demo"]);
+        let text = serde_json::to_string(&c).unwrap();
+        assert_eq!(text, r#"{"command":"mcpwire","args":["serve-demo"]}"#);
+        assert_eq!(serde_json::from_str::<ServerConfig>(&text).unwrap(), c);
+        let h = ServerConfig::http("http://127.0.0.1:9/mcp");
+        let text = serde_json::to_string(&h).unwrap();
+        assert_eq!(serde_json::from_str::<ServerConfig>(&text).unwrap(), h);
+    }
+}

@@ -1,0 +1,4 @@
+//! The MCP protocol as a client speaks it: versions, the typed messages, and (coming) the
+//! handshake-era and stateless-era client layers on top of the request engine.
+
+pub mod types;

@@ -1,0 +1,454 @@
+//! The MCP messages a client sends and reads, as typed views over raw JSON.
+//!
+//! Every result type keeps the members this version does not know in `extra`, so nothing a server
+//! sends is lost or rejected. Open-ended parts (schemas, content blocks, capabilities' inner
+//! objects) stay `serde_json::Value`: they are the application's to read.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The latest protocol version: the stateless era.
+pub const LATEST_VERSION: &str = "2026-07-28";
+/// The latest handshake-era version, offered in `initialize`.
+pub const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
+/// Handshake-era versions this client accepts in an `initialize` answer, newest first.
+pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Whether `version` is a handshake-era version this client speaks.
+pub fn is_handshake_version(version: &str) -> bool {
+    HANDSHAKE_VERSIONS.contains(&version)
+}
+
+/// An implementation's name and version (`clientInfo`, `serverInfo`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Implementation {
+    /// mcpwire's own identity.
+    pub fn mcpwire() -> Self {
+        Implementation {
+            name: "mcpwire".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            title: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// What a client offers: `roots`, `sampling`, `elicitation` and others, kept as JSON objects.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ClientCapabilities {
+    /// `roots` (with `listChanged` in the handshake era).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roots: Option<Value>,
+    /// `sampling`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<Value>,
+    /// `elicitation` (`{}` means form only; `{"form":{},"url":{}}` both modes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation: Option<Value>,
+    /// Other capabilities.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What a server offers.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ServerCapabilities {
+    /// `tools` (`listChanged`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Value>,
+    /// `prompts` (`listChanged`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<Value>,
+    /// `resources` (`subscribe`, `listChanged`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Value>,
+    /// `logging`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logging: Option<Value>,
+    /// `completions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completions: Option<Value>,
+    /// Other capabilities.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `initialize` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    /// The version the client offers.
+    pub protocol_version: String,
+    /// What the client offers.
+    pub capabilities: ClientCapabilities,
+    /// Who the client is.
+    pub client_info: Implementation,
+}
+
+/// `initialize` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// The version the server chose.
+    pub protocol_version: String,
+    /// What the server offers.
+    #[serde(default)]
+    pub capabilities: ServerCapabilities,
+    /// Who the server is.
+    #[serde(default)]
+    pub server_info: Implementation,
+    /// Instructions for the model, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A tool the server offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Its name.
+    pub name: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of its arguments.
+    #[serde(default)]
+    pub input_schema: Value,
+    /// JSON Schema of its structured output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Hints (untrusted unless the server is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One page of `tools/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult {
+    /// The tools on this page.
+    pub tools: Vec<Tool>,
+    /// The cursor of the next page; absent at the end (an empty string is a cursor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Other members (`ttlMs`, `cacheScope`, `_meta`, …).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `tools/call` params (without `_meta`, which the protocol layer adds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallToolParams {
+    /// The tool.
+    pub name: String,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+}
+
+/// The result of `tools/call`. An `isError` result is a result: the tool ran and failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// Content blocks (text, image, audio, resource links, embedded resources).
+    #[serde(default)]
+    pub content: Vec<Value>,
+    /// Structured output: any JSON value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// Whether the tool reports failure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl CallToolResult {
+    /// The text of the text content blocks, joined with newlines.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|c| c.get("text").and_then(Value::as_str))
+            .collect();
+        texts.join("\n")
+    }
+}
+
+/// A prompt the server offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prompt {
+    /// Its name.
+    pub name: String,
+    /// What it is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Vec<Value>>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One page of `prompts/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListPromptsResult {
+    /// The prompts on this page.
+    pub prompts: Vec<Prompt>,
+    /// The cursor of the next page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The result of `prompts/get`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GetPromptResult {
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The prompt's messages.
+    #[serde(default)]
+    pub messages: Vec<Value>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A resource the server offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    /// Its URI.
+    pub uri: String,
+    /// Its name.
+    #[serde(default)]
+    pub name: String,
+    /// Its MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One page of `resources/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListResourcesResult {
+    /// The resources on this page.
+    pub resources: Vec<Resource>,
+    /// The cursor of the next page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One page of `resources/templates/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListResourceTemplatesResult {
+    /// The templates on this page.
+    pub resource_templates: Vec<Value>,
+    /// The cursor of the next page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The result of `resources/read`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadResourceResult {
+    /// The contents (text or blob).
+    #[serde(default)]
+    pub contents: Vec<Value>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `notifications/progress` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressParams {
+    /// The token of the request this reports on.
+    pub progress_token: Value,
+    /// Progress so far (increases with each notification).
+    pub progress: f64,
+    /// The total, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// A human-readable message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// `notifications/message` params (a log line from the server).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggingMessageParams {
+    /// Severity (`debug` … `emergency`).
+    pub level: String,
+    /// The logger's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<String>,
+    /// The payload.
+    #[serde(default)]
+    pub data: Value,
+}
+
+/// The answer to an elicitation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ElicitResult {
+    /// `accept`, `decline` or `cancel`.
+    pub action: ElicitAction,
+    /// The user's answers (form mode, on accept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Map<String, Value>>,
+}
+
+/// What the user did with an elicitation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitAction {
+    /// Submitted.
+    Accept,
+    /// Said no.
+    Decline,
+    /// Dismissed.
+    Cancel,
+}
+
+impl ElicitResult {
+    /// A declined elicitation.
+    pub fn decline() -> Self {
+        ElicitResult {
+            action: ElicitAction::Decline,
+            content: None,
+        }
+    }
+}
+
+/// Why [`fill_from_defaults`] could not answer a form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("required fields without a default: {}", missing.join(", "))]
+pub struct MissingDefaults {
+    /// The required properties that have no default.
+    pub missing: Vec<String>,
+}
+
+/// Answers an elicitation form from the requested schema's defaults: every property with a
+/// `default` takes it; a required property without one is an error naming it.
+pub fn fill_from_defaults(requested_schema: &Value) -> Result<Map<String, Value>, MissingDefaults> {
+    let mut content = Map::new();
+    let mut missing = Vec::new();
+    let empty = Map::new();
+    let properties = requested_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    for (name, schema) in properties {
+        if let Some(default) = schema.get("default") {
+            content.insert(name.clone(), default.clone());
+        }
+    }
+    if let Some(required) = requested_schema.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !content.contains_key(name) {
+                missing.push(name.to_owned());
+            }
+        }
+    }
+    if missing.is_empty() {
+        Ok(content)
+    } else {
+        Err(MissingDefaults { missing })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_fill_every_kind_of_field() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+            "verified": {"type": "boolean", "default": true},
+            "nickname": {"type": "string"}
+        }, "required": ["name"]});
+        let content = fill_from_defaults(&schema).unwrap();
+        assert_eq!(
+            Value::Object(content),
+            json!({"name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": true})
+        );
+    }
+
+    #[test]
+    fn required_field_without_default_is_named() {
+        let schema = json!({"properties": {"a": {"type": "string"}}, "required": ["a"]});
+        assert_eq!(
+            fill_from_defaults(&schema).unwrap_err().missing,
+            vec!["a".to_string()]
+        );
+    }
+
+    #[test]
+    fn call_result_keeps_unknown_members_and_any_structured_value() {
+        let r: CallToolResult = serde_json::from_value(json!({
+            "content": [{"type": "text", "text": "a"}, {"type": "image", "data": ""}, {"type": "text", "text": "b"}],
+            "structuredContent": [1, 2],
+            "isError": true,
+            "resultType": "complete"
+        }))
+        .unwrap();
+        assert_eq!(r.text(), "a\nb");
+        assert_eq!(r.structured_content, Some(json!([1, 2])));
+        assert!(r.is_error);
+        assert_eq!(r.extra["resultType"], "complete");
+    }
+
+    #[test]
+    fn empty_string_cursor_is_a_cursor() {
+        let r: ListToolsResult =
+            serde_json::from_value(json!({"tools": [], "nextCursor": ""})).unwrap();
+        assert_eq!(r.next_cursor.as_deref(), Some(""));
+        let r: ListToolsResult = serde_json::from_value(json!({"tools": []})).unwrap();
+        assert_eq!(r.next_cursor, None);
+    }
+}
