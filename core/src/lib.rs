@@ -21,6 +21,7 @@
 //!
 //! - [`jsonrpc`]: the JSON-RPC 2.0 message model, parsed once with params and results kept raw.
 //! - [`protocol`]: MCP versions and the typed messages a client sends and reads.
+//! - [`stdio`]: the stdio transport and the child's shutdown plan.
 //! - [`config`]: [`config::ServerConfig`], one entry of a host's `mcpServers` JSON.
 //! - [`codec`]: the byte-level codecs: newline-delimited JSON ([`codec::jsonl`]) and Server-Sent
 //!   Events ([`codec::sse`]).
@@ -31,6 +32,7 @@ pub mod codec;
 pub mod config;
 pub mod jsonrpc;
 pub mod protocol;
+pub mod stdio;
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;

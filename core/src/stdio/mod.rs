@@ -1,0 +1,6 @@
+//! The stdio transport: JSONL both ways over a child process's stdin and stdout, and the child's
+//! lifecycle as deadlines.
+
+pub mod shutdown;
+
+pub use shutdown::{ProcessAction, ProcessExit, Shutdown, ShutdownStage, ShutdownTimeouts};
