@@ -22,9 +22,13 @@
 //! - [`jsonrpc`]: the JSON-RPC 2.0 message model, parsed once with params and results kept raw.
 //! - [`protocol`]: MCP versions and the typed messages a client sends and reads.
 //! - [`stdio`]: the stdio transport and the child's shutdown plan.
+//! - [`server`]: the demo server, on the same engine.
+//! - [`tap`]: the frame observer, which sees every frame in and out.
 //! - [`config`]: [`config::ServerConfig`], one entry of a host's `mcpServers` JSON.
 //! - [`codec`]: the byte-level codecs: newline-delimited JSON ([`codec::jsonl`]) and Server-Sent
 //!   Events ([`codec::sse`]).
+//! - [`rpc`]: the request engine: ids, pending requests with their deadlines, progress,
+//!   cancellation and the peer's requests, over JSON-RPC messages.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -32,7 +36,10 @@ pub mod codec;
 pub mod config;
 pub mod jsonrpc;
 pub mod protocol;
+pub mod rpc;
+pub mod server;
 pub mod stdio;
+pub mod tap;
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;

@@ -145,7 +145,8 @@ fn unknown_members_are_ignored() {
 #[test]
 fn typed_parse_errors() {
     use ParseError::*;
-    let cases: &[(&str, fn(&ParseError) -> bool)] = &[
+    type Check = fn(&ParseError) -> bool;
+    let cases: &[(&str, Check)] = &[
         ("not json", |e| matches!(e, NotJson(_))),
         ("{\"jsonrpc\":\"2.0\",", |e| matches!(e, NotJson(_))),
         ("", |e| matches!(e, NotJson(_))),

@@ -1,0 +1,159 @@
+//! The request engine: ids, pending requests, deadlines, progress, cancellation and inbound
+//! requests for one connection, as a state machine over JSON-RPC [`Message`]s.
+//!
+//! The engine knows nothing of bytes or transports: it takes messages the transport decoded and
+//! hands out messages for the transport to write, plus events for the application. One
+//! [`Engine`] serves one connection.
+//!
+//! # The engine's face
+//!
+//! - **getters** (`&self`): [`Engine::next_id`], [`Engine::is_pending`], [`Engine::stats`], …
+//! - **inputs**: [`Engine::handle_message`] and [`Engine::handle_parsed`] take what the peer
+//!   sent: responses are matched to our requests by id, progress is routed by token, the peer's
+//!   requests enter the inbound table, other notifications go to the notification queue.
+//! - **commands**: [`Engine::request`], [`Engine::notify`], [`Engine::cancel`],
+//!   [`Engine::fail`], [`Engine::respond`], [`Engine::close`]. They change state and queue output;
+//!   misuse returns an [`EngineError`] at once and changes nothing.
+//! - **time**: [`Engine::poll_timeout`] is the earliest deadline held;
+//!   [`Engine::handle_timeout`] fires every deadline `<= now`, after which `poll_timeout()` is
+//!   later than `now` or `None`. The engine never reads the clock: every `now` is the caller's.
+//! - **outputs**: [`Engine::poll_output`] hands out [`Output`]s in order: messages to send,
+//!   request outcomes, progress, inbound requests, diagnostics, and the terminal close.
+//!   [`Engine::poll_notification`] hands out the peer's other notifications from a separate,
+//!   bounded queue the application reads at its own pace.
+//!
+//! # The drive rule
+//!
+//! After every input or command, drain [`Engine::poll_output`] until it returns `None`; then wait
+//! for the next message, command or the deadline from [`Engine::poll_timeout`], and call
+//! [`Engine::handle_timeout`] when it passes (check the clock yourself rather than trusting a
+//! timer's wake-up). Debug builds assert that outputs do not pile up across many calls.
+//!
+//! Outputs are not bounded by a cap: the drive rule bounds them (one input or command produces a
+//! bounded number of them, except [`Engine::close`], which ends every pending request). The
+//! notification queue is bounded instead, because its reader is the application, which may be
+//! slow.
+//!
+//! # Guarantees
+//!
+//! - One id allocator per connection for every request, whoever makes it: integers from 0, never
+//!   reused.
+//! - Every request ends exactly once, with one [`Output::Completed`] whose [`Outcome`] is either
+//!   the server's [`Reply`] or a [`LocalError`] (timeout, cancel, stream lost, session expired,
+//!   connection closed). The two are different types.
+//! - A response that matches no pending request is never delivered and never dropped silently:
+//!   it becomes a [`Diagnostic`] saying whether the request timed out, was cancelled, was already
+//!   answered, ended too long ago to remember, or was never sent.
+//! - `initialize` is never cancelled on the wire.
+//! - After [`Engine::close`] the engine is closed for good: commands return
+//!   [`EngineError::Closed`] and inputs are reported, never acted on.
+//! - Memory follows what is live: ended requests leave the tables and the timer heap, which
+//!   shrink back after a burst; the record of ended ids and both queues the application reads
+//!   are bounded.
+//!
+//! # Example
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//!
+//! use mcpwire_core::jsonrpc::{Message, RawJson};
+//! use mcpwire_core::rpc::{Engine, EngineConfig, Output, Reply, RequestOptions};
+//!
+//! fn call_and_answer(t0: Instant) {
+//!     let mut engine = Engine::new(EngineConfig::default());
+//!     let opts = RequestOptions::new().timeout(Duration::from_secs(5));
+//!     let id = engine.request(t0, "tools/list", None, opts).unwrap();
+//!     // The drive rule: drain after every call. Here the request goes to the transport.
+//!     while let Some(out) = engine.poll_output() {
+//!         assert!(matches!(out, Output::Send(Message::Request(_))));
+//!     }
+//!     assert_eq!(engine.poll_timeout(), Some(t0 + Duration::from_secs(5)));
+//!
+//!     // The transport decoded the server's answer.
+//!     let result = RawJson::from_string(r#"{"tools":[]}"#.into()).unwrap();
+//!     engine.handle_message(t0 + Duration::from_millis(20), Message::result(id.into(), result));
+//!     let Some(Output::Completed { outcome: Ok(Reply::Result(r)), .. }) = engine.poll_output()
+//!     else {
+//!         panic!("expected the result");
+//!     };
+//!     assert_eq!(r.get(), r#"{"tools":[]}"#);
+//!     assert_eq!(engine.poll_timeout(), None);
+//! }
+//! # let _ = call_and_answer;
+//! ```
+//!
+//! [`Message`]: crate::jsonrpc::Message
+
+mod engine;
+mod inbound;
+mod notifications;
+mod options;
+mod outcome;
+mod output;
+mod pending;
+mod timers;
+
+pub use engine::{Engine, EngineStats};
+pub use inbound::Responded;
+pub use notifications::AppNotification;
+pub use options::{Origin, ProgressToken, RequestOptions, Requester, DEFAULT_TIMEOUT};
+pub use outcome::{Deadline, EndedAs, LocalError, Outcome, Reply};
+pub use output::{Diagnostic, Output, Progress, ResponseFor};
+
+use crate::jsonrpc::Id;
+
+/// Caps on what one engine holds, with the defaults of the design's limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EngineConfig {
+    /// Our requests pending at once; past it [`Engine::request`] returns
+    /// [`EngineError::TooManyPending`]. Default 65 536.
+    pub max_pending: usize,
+    /// The peer's requests awaiting our answer at once; past it a request is answered at once
+    /// with a JSON-RPC error. Default 1 024.
+    pub max_inbound: usize,
+    /// Unread notifications held for the application; past it the oldest are dropped and
+    /// counted. Default 1 024.
+    pub max_notifications: usize,
+    /// How many recently ended request ids are remembered with how they ended, to explain a
+    /// response that comes after the end. Default 4 096.
+    pub ended_record: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            max_pending: 65_536,
+            max_inbound: 1_024,
+            max_notifications: 1_024,
+            ended_record: 4_096,
+        }
+    }
+}
+
+/// A command the engine refused. Nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The engine is closed; nothing more can be sent.
+    #[error("the connection is closed")]
+    Closed,
+    /// As many requests as allowed are already pending.
+    #[error("too many pending requests (limit {limit})")]
+    TooManyPending {
+        /// The cap.
+        limit: usize,
+    },
+    /// The progress token is already in use by a pending request.
+    #[error("progress token {0} is already active")]
+    ProgressTokenInUse(ProgressToken),
+    /// No request of ours with this id is pending (it ended, or never existed).
+    #[error("request {0} is not pending")]
+    NotPending(i64),
+    /// No request from the peer with this id awaits an answer (it is unknown, or was answered).
+    #[error("no inbound request {0} awaits an answer")]
+    UnknownInbound(Id),
+    /// Every request id has been used.
+    #[error("request ids are exhausted")]
+    IdsExhausted,
+}

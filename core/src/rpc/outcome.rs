@@ -1,0 +1,126 @@
+//! How a request ends: a reply from the server, or a local end. The two are different types, so a
+//! timeout is never disguised as a JSON-RPC error.
+
+use std::sync::Arc;
+
+use crate::jsonrpc::{ErrorObject, RawJson};
+
+/// How a request ended: the server's [`Reply`], or a [`LocalError`] when it ended on our side.
+pub type Outcome = Result<Reply, LocalError>;
+
+/// What the server answered.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Reply {
+    /// A result, raw.
+    Result(RawJson),
+    /// A JSON-RPC error sent by the server.
+    Error(ErrorObject),
+}
+
+impl Reply {
+    /// The result, if the server sent one.
+    pub fn result(&self) -> Option<&RawJson> {
+        match self {
+            Reply::Result(r) => Some(r),
+            Reply::Error(_) => None,
+        }
+    }
+
+    /// The error, if the server sent one.
+    pub fn error(&self) -> Option<&ErrorObject> {
+        match self {
+            Reply::Result(_) => None,
+            Reply::Error(e) => Some(e),
+        }
+    }
+}
+
+impl From<Result<RawJson, ErrorObject>> for Reply {
+    fn from(outcome: Result<RawJson, ErrorObject>) -> Self {
+        match outcome {
+            Ok(r) => Reply::Result(r),
+            Err(e) => Reply::Error(e),
+        }
+    }
+}
+
+/// Which of a request's two deadlines passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Deadline {
+    /// The idle deadline (reset by progress when the request asked for it).
+    Idle,
+    /// The absolute deadline (never reset).
+    Total,
+}
+
+impl std::fmt::Display for Deadline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Deadline::Idle => "idle",
+            Deadline::Total => "total",
+        })
+    }
+}
+
+/// A request that ended on our side, without a reply.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LocalError {
+    /// A deadline passed before the reply came.
+    #[error("request timed out ({which} deadline)")]
+    Timeout {
+        /// Which deadline.
+        which: Deadline,
+    },
+    /// The caller cancelled it.
+    #[error("request cancelled{}", reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
+    Cancelled {
+        /// The reason given, if any.
+        reason: Option<String>,
+    },
+    /// The stream that was to carry the reply ended without it.
+    #[error("the stream carrying the request was lost")]
+    StreamLost,
+    /// The server no longer knows the session the request was sent in.
+    #[error("the session expired")]
+    SessionExpired,
+    /// The connection closed.
+    #[error("connection closed: {reason}")]
+    ConnectionClosed {
+        /// Why (for example how the process exited, with the tail of its stderr). Shared by
+        /// every request the close ended.
+        reason: Arc<str>,
+    },
+}
+
+/// How a request that is no longer pending ended, remembered for a while so a response that
+/// arrives afterwards can be explained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EndedAs {
+    /// The server answered (result or error): another response is a duplicate.
+    Answered,
+    /// A deadline passed: the response is late.
+    TimedOut(Deadline),
+    /// The caller cancelled it.
+    Cancelled,
+    /// The transport ended it ([`Engine::fail`](super::Engine::fail)).
+    Failed,
+    /// The connection closed.
+    Closed,
+}
+
+impl EndedAs {
+    /// How an outcome is remembered.
+    pub(crate) fn of(outcome: &Outcome) -> Self {
+        match outcome {
+            Ok(_) => EndedAs::Answered,
+            Err(LocalError::Timeout { which }) => EndedAs::TimedOut(*which),
+            Err(LocalError::Cancelled { .. }) => EndedAs::Cancelled,
+            Err(LocalError::ConnectionClosed { .. }) => EndedAs::Closed,
+            Err(_) => EndedAs::Failed,
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! What the engine hands out from [`Engine::poll_output`](super::Engine::poll_output).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::options::{Origin, ProgressToken};
+use super::outcome::{EndedAs, Outcome, Reply};
+use crate::jsonrpc::{ErrorObject, Id, Message, ParseError, RawJson, Request};
+
+/// One thing for the transport or the application to act on.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Output {
+    /// A message to write to the peer. Framing and bytes are the transport's job.
+    Send(Message),
+    /// One of our requests ended. Each request ends exactly once.
+    Completed {
+        /// Our id for the request.
+        id: i64,
+        /// Its method.
+        method: Cow<'static, str>,
+        /// Who made it.
+        origin: Origin,
+        /// The server's reply, or why it ended without one.
+        outcome: Outcome,
+    },
+    /// A progress notification for one of our pending requests.
+    Progress(Progress),
+    /// The peer sent us a request. Answer it once with
+    /// [`Engine::respond`](super::Engine::respond).
+    InboundRequest(Request),
+    /// The peer cancelled a request it sent us that is still unanswered. A later `respond` for
+    /// it is accepted but sends nothing.
+    InboundCancelled {
+        /// The peer's id for the request.
+        id: Id,
+        /// The reason the peer gave, if any.
+        reason: Option<String>,
+    },
+    /// The peer misbehaved or something arrived that cannot be delivered. The connection lives
+    /// on; nothing is sent in answer.
+    Diagnostic(Diagnostic),
+    /// The engine closed (the terminal event, given once). Every request that was pending has
+    /// its own [`Output::Completed`] before this.
+    Closed {
+        /// Why.
+        reason: Arc<str>,
+    },
+}
+
+/// A progress update routed to its request by its progress token.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Our id for the request it belongs to.
+    pub id: i64,
+    /// The progress so far (increases with each update).
+    pub progress: f64,
+    /// The total, if known.
+    pub total: Option<f64>,
+    /// A human-readable message, if any.
+    pub message: Option<String>,
+    /// The notification's params as received (with the token, `_meta` and any other member).
+    pub params: RawJson,
+}
+
+/// What the engine knows about a request id that a response named but no pending request has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResponseFor {
+    /// A request of ours that already ended this way: a response after a timeout or a cancel is
+    /// late, after an answer it is a duplicate.
+    Ended(EndedAs),
+    /// A request of ours that ended too long ago to remember how.
+    Forgotten,
+    /// No request of ours ever had this id.
+    NeverSent,
+}
+
+/// Something that arrived and could not be delivered, or a peer's misbehaviour. Never answered on
+/// the wire.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Diagnostic {
+    /// A response whose id matches no pending request.
+    UnmatchedResponse {
+        /// The id it carried.
+        id: Id,
+        /// What that id was.
+        status: ResponseFor,
+        /// The error it carried, if it was an error response (a result is not kept).
+        error: Option<ErrorObject>,
+    },
+    /// A response without an id (an error from a peer that could not read our request's id).
+    ResponseWithoutId {
+        /// What it carried.
+        reply: Reply,
+    },
+    /// A progress notification whose token belongs to no pending request.
+    UnknownProgressToken {
+        /// The token.
+        token: ProgressToken,
+    },
+    /// A `notifications/progress` whose params are not a progress update.
+    MalformedProgress {
+        /// Why they are not.
+        error: String,
+        /// The params as received.
+        params: Option<RawJson>,
+    },
+    /// A request from the peer reusing the id of one of its requests we have not answered yet.
+    /// It is neither surfaced nor answered (answering would answer the first one twice).
+    DuplicateInboundRequest {
+        /// The id.
+        id: Id,
+        /// The method of the duplicate.
+        method: String,
+    },
+    /// A request from the peer that arrived while the inbound table was full. It was answered
+    /// at once with a JSON-RPC error and is not surfaced.
+    InboundRejected {
+        /// The peer's id for it.
+        id: Id,
+        /// Its method.
+        method: String,
+        /// The cap on concurrent inbound requests.
+        limit: usize,
+    },
+    /// An element of a received batch that is not a message.
+    NotAMessage(ParseError),
+    /// A request or notification that arrived after the engine closed. Responses after close
+    /// are reported as [`Diagnostic::UnmatchedResponse`].
+    AfterClose(Message),
+}

@@ -1,0 +1,158 @@
+//! The table of our requests still waiting for an end, and the bounded record of how recent
+//! ones ended.
+
+use std::borrow::Cow;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::time::{Duration, Instant};
+
+use super::options::{Origin, ProgressToken};
+use super::outcome::Deadline;
+use super::outcome::EndedAs;
+use super::timers::Timer;
+
+/// Capacity a table keeps however empty it gets. Past it, a table that is mostly empty shrinks,
+/// so memory returns to its baseline after a burst.
+const BASELINE_CAPACITY: usize = 64;
+
+fn sparse(len: usize, capacity: usize) -> bool {
+    capacity > BASELINE_CAPACITY && len < capacity / 4
+}
+
+fn target(len: usize) -> usize {
+    (len * 2).max(BASELINE_CAPACITY)
+}
+
+/// Shrinks a hash map that is mostly empty. Amortised O(1): a shrink to twice the length follows
+/// at least that many removals.
+pub(crate) fn shrink_if_sparse_map<K: Eq + Hash, V, S: std::hash::BuildHasher>(
+    map: &mut HashMap<K, V, S>,
+) {
+    if sparse(map.len(), map.capacity()) {
+        map.shrink_to(target(map.len()));
+    }
+}
+
+/// Shrinks a queue that is mostly empty.
+pub(crate) fn shrink_if_sparse_queue<T>(queue: &mut VecDeque<T>) {
+    if sparse(queue.len(), queue.capacity()) {
+        queue.shrink_to(target(queue.len()));
+    }
+}
+
+/// Shrinks a heap that is mostly empty.
+pub(crate) fn shrink_if_sparse_heap<T: Ord>(heap: &mut BinaryHeap<T>) {
+    if sparse(heap.len(), heap.capacity()) {
+        heap.shrink_to(target(heap.len()));
+    }
+}
+
+/// A hasher for our own integer request ids. The keys of the tables it serves are ids we
+/// allocated (consecutive integers), so there is no flooding to defend against; a multiplicative
+/// mix spreads consecutive keys over the buckets.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        // Fold the high half down too: the table index comes from the low bits.
+        let x = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = x ^ (x >> 32);
+    }
+}
+
+/// A map keyed by our request ids.
+pub(crate) type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;
+
+/// One of our requests, waiting for its end.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    /// Stored to refuse a wire cancel of `initialize`, and handed back with the outcome.
+    pub(crate) method: Cow<'static, str>,
+    pub(crate) origin: Origin,
+    pub(crate) idle_timeout: Duration,
+    /// The idle deadline, if armed.
+    pub(crate) idle: Option<Instant>,
+    /// Bumped each time the idle deadline is re-armed, so older heap entries read as stale.
+    pub(crate) idle_generation: u32,
+    /// The absolute deadline, if armed. Never moved.
+    pub(crate) total: Option<Instant>,
+    pub(crate) reset_on_progress: bool,
+    pub(crate) cancel_on_wire: bool,
+    pub(crate) progress_token: Option<ProgressToken>,
+}
+
+impl Pending {
+    /// How many heap entries stand for this request's deadlines.
+    pub(crate) fn armed(&self) -> usize {
+        usize::from(self.idle.is_some()) + usize::from(self.total.is_some())
+    }
+
+    /// Whether a heap entry stands for a deadline of this request that is still armed.
+    pub(crate) fn is_live(&self, timer: &Timer) -> bool {
+        match timer.which {
+            Deadline::Idle => {
+                self.idle == Some(timer.at) && self.idle_generation == timer.generation
+            }
+            Deadline::Total => self.total == Some(timer.at),
+        }
+    }
+
+    /// Whether ending this request early should send `notifications/cancelled`: never for
+    /// `initialize`, which must not be cancelled.
+    pub(crate) fn cancels_on_wire(&self) -> bool {
+        self.cancel_on_wire && self.method != "initialize"
+    }
+}
+
+/// How the most recently ended requests ended, up to a fixed number; the oldest are forgotten.
+#[derive(Debug)]
+pub(crate) struct EndedRecord {
+    capacity: usize,
+    order: VecDeque<i64>,
+    how: IdMap<EndedAs>,
+}
+
+impl EndedRecord {
+    pub(crate) fn new(capacity: usize) -> Self {
+        EndedRecord {
+            capacity,
+            order: VecDeque::new(),
+            how: IdMap::default(),
+        }
+    }
+
+    /// Remembers how `id` ended (each id ends once, so it is not in the record yet).
+    pub(crate) fn remember(&mut self, id: i64, how: EndedAs) {
+        if self.capacity == 0 {
+            return;
+        }
+        if self.order.len() >= self.capacity {
+            if let Some(old) = self.order.pop_front() {
+                self.how.remove(&old);
+            }
+        }
+        self.order.push_back(id);
+        self.how.insert(id, how);
+    }
+
+    /// How `id` ended, if it is recent enough to be remembered.
+    pub(crate) fn get(&self, id: i64) -> Option<EndedAs> {
+        self.how.get(&id).copied()
+    }
+
+    /// Ids remembered.
+    pub(crate) fn len(&self) -> usize {
+        self.order.len()
+    }
+}

@@ -1,0 +1,432 @@
+//! The demo server: a small MCP server on the same engine, built into the `mcpwire` binary and
+//! used by tests as a peer that does exactly what it is told.
+//!
+//! Tools: `echo` (returns its message), `add` (a + b, with structured output), `slow` (steps with
+//! progress; honours cancellation), `ask` (asks the client a question through an elicitation),
+//! `fail` (an `isError` result), `big` (a text payload of N MiB). One prompt (`greet`), one
+//! resource (`demo://readme`) and one resource template (`demo://echo/{text}`).
+//!
+//! The request handling is kept apart from the handshake so the stateless era can reuse it.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::jsonrpc::{codes, ErrorObject, Id, Message, RawJson, Request};
+use crate::protocol::types::{is_handshake_version, LATEST_HANDSHAKE_VERSION};
+use crate::rpc::{Engine, EngineConfig, Origin, Output, Reply, RequestOptions};
+
+/// Settings of the demo server.
+#[derive(Debug, Clone)]
+pub struct DemoConfig {
+    /// How many tools one `tools/list` page holds (`usize::MAX`: one page).
+    pub page_size: usize,
+    /// The request engine's caps.
+    pub engine: EngineConfig,
+    /// How long the server waits for the client's answer to an elicitation.
+    pub elicitation_timeout: Duration,
+}
+
+impl Default for DemoConfig {
+    fn default() -> Self {
+        DemoConfig {
+            page_size: usize::MAX,
+            engine: EngineConfig::default(),
+            elicitation_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// One `slow` call in progress.
+#[derive(Debug)]
+struct SlowTask {
+    next: Instant,
+    step: u64,
+    steps: u64,
+    interval: Duration,
+    token: Option<Value>,
+}
+
+/// The demo server's protocol state.
+#[derive(Debug)]
+pub struct DemoServer {
+    config: DemoConfig,
+    engine: Engine,
+    initialized: Option<String>,
+    slow: HashMap<Id, SlowTask>,
+    /// Our elicitation requests, by our id, with the `ask` call waiting for each.
+    asks: HashMap<i64, Id>,
+    transmit: VecDeque<Message>,
+}
+
+/// The tools the demo server offers.
+pub fn tools() -> Value {
+    json!([
+        {"name": "echo", "description": "Returns its message.",
+         "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}},
+        {"name": "add", "description": "Adds two numbers.",
+         "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]},
+         "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}},
+        {"name": "slow", "description": "Counts steps with progress; honours cancellation.",
+         "inputSchema": {"type": "object", "properties": {"steps": {"type": "integer", "default": 5}, "interval_ms": {"type": "integer", "default": 100}}}},
+        {"name": "ask", "description": "Asks the user for a name (elicitation) and greets them.",
+         "inputSchema": {"type": "object", "properties": {"question": {"type": "string"}}}},
+        {"name": "fail", "description": "Always fails with an isError result.",
+         "inputSchema": {"type": "object", "properties": {}}},
+        {"name": "big", "description": "Returns a text payload of N MiB.",
+         "inputSchema": {"type": "object", "properties": {"mib": {"type": "integer", "default": 1}}}}
+    ])
+}
+
+impl DemoServer {
+    /// A server waiting for `initialize`.
+    pub fn new(config: DemoConfig) -> Self {
+        DemoServer {
+            engine: Engine::new(config.engine.clone()),
+            config,
+            initialized: None,
+            slow: HashMap::new(),
+            asks: HashMap::new(),
+            transmit: VecDeque::new(),
+        }
+    }
+
+    /// The version negotiated in the handshake, once it happened.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.initialized.as_deref()
+    }
+
+    /// How many `slow` calls are running.
+    pub fn running_tasks(&self) -> usize {
+        self.slow.len() + self.asks.len()
+    }
+
+    /// A message from the client.
+    pub fn handle_message(&mut self, now: Instant, message: Message) {
+        self.engine.handle_message(now, message);
+        self.pump(now);
+    }
+
+    /// Sends a ping to the client; its answer is not reported.
+    pub fn ping(&mut self, now: Instant) {
+        let opts = RequestOptions::new().origin(Origin::PROTOCOL);
+        let _ = self.engine.request(now, "ping", None, opts);
+        self.pump(now);
+    }
+
+    /// Sends a notification to the client (for example a `list_changed`).
+    pub fn notify(&mut self, now: Instant, method: &str, params: Option<Value>) {
+        let params = params.map(|p| RawJson::new(&p).expect("JSON values serialize"));
+        let _ = self.engine.notify(now, method, params);
+        self.pump(now);
+    }
+
+    /// The connection ended.
+    pub fn close(&mut self, now: Instant) {
+        self.engine.close(now, "client went away");
+        self.slow.clear();
+        self.asks.clear();
+        self.pump(now);
+    }
+
+    /// The next message for the client.
+    pub fn poll_transmit(&mut self) -> Option<Message> {
+        self.transmit.pop_front()
+    }
+
+    /// The earliest deadline: a `slow` step or an engine timer.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let slow = self.slow.values().map(|t| t.next).min();
+        match (slow, self.engine.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Runs what is due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.engine.handle_timeout(now);
+        let due: Vec<Id> = self
+            .slow
+            .iter()
+            .filter(|(_, t)| t.next <= now)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in due {
+            self.slow_step(now, id);
+        }
+        self.pump(now);
+    }
+
+    fn slow_step(&mut self, now: Instant, id: Id) {
+        let Some(task) = self.slow.get_mut(&id) else {
+            return;
+        };
+        task.step += 1;
+        task.next = now + task.interval;
+        let (step, steps, token) = (task.step, task.steps, task.token.clone());
+        if let Some(token) = token {
+            let params = json!({"progressToken": token, "progress": step, "total": steps,
+                                "message": format!("step {step} of {steps}")});
+            let _ = self
+                .engine
+                .notify(now, "notifications/progress", Some(raw(&params)));
+        }
+        if step >= steps {
+            self.slow.remove(&id);
+            let result = text_result(&format!("done after {steps} steps"), false);
+            let _ = self.engine.respond(now, &id, Ok(result));
+        }
+    }
+
+    fn pump(&mut self, now: Instant) {
+        while let Some(out) = self.engine.poll_output() {
+            match out {
+                Output::Send(m) => self.transmit.push_back(m),
+                Output::InboundRequest(r) => self.request(now, r),
+                Output::InboundCancelled { id, .. } => {
+                    self.slow.remove(&id);
+                    self.asks.retain(|_, waiting| *waiting != id);
+                }
+                Output::Completed { id, outcome, .. } => {
+                    if let Some(call) = self.asks.remove(&id) {
+                        let result = match outcome {
+                            Ok(Reply::Result(r)) => ask_answer(&r),
+                            Ok(Reply::Error(e)) => {
+                                text_result(&format!("the client refused: {e}"), true)
+                            }
+                            Err(e) => text_result(&format!("no answer: {e}"), true),
+                        };
+                        let _ = self.engine.respond(now, &call, Ok(result));
+                    }
+                }
+                Output::Progress(_) | Output::Diagnostic(_) | Output::Closed { .. } => {}
+            }
+        }
+        // The demo server reads no notifications of the client's beyond cancellation.
+        while self.engine.poll_notification().is_some() {}
+    }
+
+    fn request(&mut self, now: Instant, r: Request) {
+        let answer = match r.method.as_str() {
+            "initialize" => Ok(self.initialize(&r)),
+            "ping" => Ok(raw(&json!({}))),
+            _ if self.initialized.is_none() => Err(ErrorObject::new(
+                codes::INVALID_REQUEST,
+                "server not initialized",
+            )),
+            _ => match self.serve(now, &r) {
+                Some(answer) => answer,
+                None => return,
+            },
+        };
+        let _ = self.engine.respond(now, &r.id, answer);
+    }
+
+    fn initialize(&mut self, r: &Request) -> RawJson {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct P {
+            #[serde(default)]
+            protocol_version: String,
+        }
+        let asked = r
+            .params_as::<P>()
+            .map(|p| p.protocol_version)
+            .unwrap_or_default();
+        let version = if is_handshake_version(&asked) {
+            asked
+        } else {
+            LATEST_HANDSHAKE_VERSION.to_owned()
+        };
+        self.initialized = Some(version.clone());
+        raw(&json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": true}, "prompts": {}, "resources": {}, "logging": {}},
+            "serverInfo": {"name": "mcpwire-demo", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": "A demo server: try the echo, add, slow, ask, fail and big tools."
+        }))
+    }
+
+    /// Serves one request; `None` when the answer comes later.
+    fn serve(&mut self, now: Instant, r: &Request) -> Option<Result<RawJson, ErrorObject>> {
+        let params: Value = r.params_as().unwrap_or(Value::Null);
+        Some(match r.method.as_str() {
+            "tools/list" => self.list_tools(&params),
+            "tools/call" => return self.call_tool(now, r, &params),
+            "prompts/list" => Ok(raw(&json!({"prompts": [
+                {"name": "greet", "description": "A greeting.", "arguments": [{"name": "name", "required": true}]}
+            ]}))),
+            "prompts/get" => {
+                let name = params.pointer("/arguments/name").and_then(Value::as_str);
+                match (params.get("name").and_then(Value::as_str), name) {
+                    (Some("greet"), Some(who)) => Ok(raw(&json!({"messages": [
+                        {"role": "user", "content": {"type": "text", "text": format!("Say hello to {who}.")}}
+                    ]}))),
+                    (Some("greet"), None) => Err(invalid("prompt greet needs the argument name")),
+                    _ => Err(invalid("unknown prompt")),
+                }
+            }
+            "resources/list" => Ok(raw(&json!({"resources": [
+                {"uri": "demo://readme", "name": "readme", "mimeType": "text/plain"}
+            ]}))),
+            "resources/templates/list" => Ok(raw(&json!({"resourceTemplates": [
+                {"uriTemplate": "demo://echo/{text}", "name": "echo"}
+            ]}))),
+            "resources/read" => match params.get("uri").and_then(Value::as_str) {
+                Some("demo://readme") => Ok(raw(&json!({"contents": [
+                    {"uri": "demo://readme", "mimeType": "text/plain", "text": "mcpwire demo server"}
+                ]}))),
+                Some(uri) if uri.starts_with("demo://echo/") => Ok(raw(&json!({"contents": [
+                    {"uri": uri, "mimeType": "text/plain", "text": &uri["demo://echo/".len()..]}
+                ]}))),
+                _ => Err(ErrorObject::new(-32002, "resource not found")),
+            },
+            "logging/setLevel" => Ok(raw(&json!({}))),
+            other => Err(ErrorObject::new(
+                codes::METHOD_NOT_FOUND,
+                format!("method not found: {other}"),
+            )),
+        })
+    }
+
+    fn list_tools(&self, params: &Value) -> Result<RawJson, ErrorObject> {
+        let all = tools();
+        let all = all.as_array().expect("a list");
+        let start = match params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(Value::String(c)) => c
+                .strip_prefix("page-")
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|n| *n <= all.len())
+                .ok_or_else(|| invalid("invalid cursor"))?,
+            Some(_) => return Err(invalid("invalid cursor")),
+        };
+        let end = start.saturating_add(self.config.page_size).min(all.len());
+        let mut result = json!({"tools": &all[start..end]});
+        if end < all.len() {
+            result["nextCursor"] = json!(format!("page-{end}"));
+        }
+        Ok(raw(&result))
+    }
+
+    fn call_tool(
+        &mut self,
+        now: Instant,
+        r: &Request,
+        params: &Value,
+    ) -> Option<Result<RawJson, ErrorObject>> {
+        let args = params.get("arguments").cloned().unwrap_or(json!({}));
+        let int = |k: &str, d: u64| args.get(k).and_then(Value::as_u64).unwrap_or(d);
+        let token = params.pointer("/_meta/progressToken").cloned();
+        Some(match params.get("name").and_then(Value::as_str) {
+            Some("echo") => match args.get("message").and_then(Value::as_str) {
+                Some(m) => Ok(text_result(m, false)),
+                None => Err(invalid("echo needs a string message")),
+            },
+            Some("add") => match (
+                args.get("a").and_then(Value::as_f64),
+                args.get("b").and_then(Value::as_f64),
+            ) {
+                (Some(a), Some(b)) => {
+                    let sum = a + b;
+                    let sum = if sum.fract() == 0.0 && sum.abs() < 9e15 {
+                        json!(sum as i64)
+                    } else {
+                        json!(sum)
+                    };
+                    Ok(raw(&json!({
+                        "content": [{"type": "text", "text": sum.to_string()}],
+                        "structuredContent": {"sum": sum}
+                    })))
+                }
+                _ => Err(invalid("add needs numbers a and b")),
+            },
+            Some("slow") => {
+                let steps = int("steps", 5).clamp(1, 10_000);
+                let interval = Duration::from_millis(int("interval_ms", 100).min(60_000));
+                self.slow.insert(
+                    r.id.clone(),
+                    SlowTask {
+                        next: now + interval,
+                        step: 0,
+                        steps,
+                        interval,
+                        token,
+                    },
+                );
+                return None;
+            }
+            Some("ask") => {
+                let question = args
+                    .get("question")
+                    .and_then(Value::as_str)
+                    .unwrap_or("What is your name?");
+                let params = json!({
+                    "mode": "form",
+                    "message": question,
+                    "requestedSchema": {"type": "object",
+                        "properties": {"name": {"type": "string", "default": "world"}},
+                        "required": ["name"]}
+                });
+                let opts = RequestOptions::new()
+                    .timeout(self.config.elicitation_timeout)
+                    .origin(Origin::PROTOCOL);
+                match self
+                    .engine
+                    .request(now, "elicitation/create", Some(raw(&params)), opts)
+                {
+                    Ok(id) => {
+                        self.asks.insert(id, r.id.clone());
+                        return None;
+                    }
+                    Err(e) => Ok(text_result(&format!("cannot ask: {e}"), true)),
+                }
+            }
+            Some("fail") => Ok(text_result("this tool always fails", true)),
+            Some("big") => {
+                let mib = int("mib", 1).min(256) as usize;
+                Ok(text_result(&"x".repeat(mib << 20), false))
+            }
+            Some(other) => Err(invalid(&format!("unknown tool: {other}"))),
+            None => Err(invalid("tools/call needs a name")),
+        })
+    }
+}
+
+/// The `ask` tool's result from the client's elicitation answer.
+fn ask_answer(answer: &RawJson) -> RawJson {
+    let v: Value = answer.parse().unwrap_or(Value::Null);
+    match v.get("action").and_then(Value::as_str) {
+        Some("accept") => {
+            let name = v
+                .pointer("/content/name")
+                .and_then(Value::as_str)
+                .unwrap_or("stranger");
+            text_result(&format!("hello, {name}"), false)
+        }
+        Some(action @ ("decline" | "cancel")) => {
+            text_result(&format!("the user chose {action}"), false)
+        }
+        _ => text_result("the client's answer had no valid action", true),
+    }
+}
+
+fn text_result(text: &str, is_error: bool) -> RawJson {
+    let mut m = Map::new();
+    m.insert("content".into(), json!([{"type": "text", "text": text}]));
+    if is_error {
+        m.insert("isError".into(), Value::Bool(true));
+    }
+    raw(&m)
+}
+
+fn invalid(message: &str) -> ErrorObject {
+    ErrorObject::new(codes::INVALID_PARAMS, message)
+}
+
+fn raw<T: serde::Serialize + ?Sized>(value: &T) -> RawJson {
+    RawJson::new(value).expect("JSON values serialize")
+}

@@ -1,0 +1,6 @@
+//! The server side of the same engine: enough for the built-in demo server and for deterministic
+//! client ↔ server tests in memory.
+
+pub mod demo;
+
+pub use demo::{DemoConfig, DemoServer};

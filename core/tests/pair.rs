@@ -1,0 +1,796 @@
+//! Client core ↔ demo-server core, joined in memory under a simulated clock that jumps to the
+//! next deadline. No sockets, no sleeping. Every message crosses as JSONL bytes, and each flow is
+//! asserted as a transcript of what went on the wire.
+
+use std::time::{Duration, Instant};
+
+use mcpwire_core::codec::jsonl::{self, JsonlDecoder};
+use mcpwire_core::jsonrpc::{ErrorObject, Id, Message, Parsed, RawJson};
+use mcpwire_core::protocol::types::{fill_from_defaults, ClientCapabilities, ListToolsResult};
+use mcpwire_core::protocol::{
+    CallError, CallId, CallOptions, ClientConfig, ClientError, ClientEvent, ClientProtocol,
+    ProtocolDiagnostic, ServerNotification, ServerRequest,
+};
+use mcpwire_core::rpc::{Deadline, Diagnostic, EndedAs, LocalError, ResponseFor};
+use mcpwire_core::server::{DemoConfig, DemoServer};
+use mcpwire_core::stdio::{ProcessAction, ProcessExit, ShutdownTimeouts, StdioClient};
+use serde_json::{json, Value};
+
+struct Pair {
+    client: ClientProtocol,
+    server: DemoServer,
+    t0: Instant,
+    now: Instant,
+    /// One line per message: `C→S …` or `S→C …`.
+    wire: Vec<String>,
+    events: Vec<ClientEvent>,
+    to_server: JsonlDecoder,
+    to_client: JsonlDecoder,
+}
+
+/// A short signature of a message for transcripts: method and id, or the id answered.
+fn sig(m: &Message) -> String {
+    match m {
+        Message::Request(r) => format!("{} #{}", r.method, r.id),
+        Message::Notification(n) => n.method.clone(),
+        Message::Response(r) => match &r.outcome {
+            Ok(_) => format!(
+                "result #{}",
+                r.id.as_ref().map_or("-".into(), Id::to_string)
+            ),
+            Err(e) => format!(
+                "error {} #{}",
+                e.code,
+                r.id.as_ref().map_or("-".into(), Id::to_string)
+            ),
+        },
+    }
+}
+
+fn caps_all() -> ClientCapabilities {
+    ClientCapabilities {
+        elicitation: Some(json!({"form": {}})),
+        roots: Some(json!({"listChanged": true})),
+        sampling: Some(json!({})),
+        ..Default::default()
+    }
+}
+
+impl Pair {
+    fn new(caps: ClientCapabilities, demo: DemoConfig) -> Pair {
+        let t0 = Instant::now();
+        let config = ClientConfig {
+            capabilities: caps,
+            ..ClientConfig::default()
+        };
+        Pair {
+            client: ClientProtocol::new(config),
+            server: DemoServer::new(demo),
+            t0,
+            now: t0,
+            wire: Vec::new(),
+            events: Vec::new(),
+            to_server: JsonlDecoder::new(),
+            to_client: JsonlDecoder::new(),
+        }
+    }
+
+    fn ready() -> Pair {
+        Self::ready_with(caps_all(), DemoConfig::default())
+    }
+
+    fn ready_with(caps: ClientCapabilities, demo: DemoConfig) -> Pair {
+        let mut p = Pair::new(caps, demo);
+        p.client.start(p.now).unwrap();
+        p.drive();
+        assert!(p.client.is_ready(), "{:?}", p.events);
+        p.wire.clear();
+        p.events.clear();
+        p
+    }
+
+    fn ms(&self) -> u128 {
+        (self.now - self.t0).as_millis()
+    }
+
+    /// Moves messages both ways, as JSONL bytes, until neither side has anything to send.
+    fn drive(&mut self) {
+        for _ in 0..100_000 {
+            let mut moved = false;
+            while let Some(m) = self.client.poll_transmit() {
+                moved = true;
+                let mut bytes = Vec::new();
+                jsonl::encode(&m, &mut bytes);
+                self.to_server.push(&bytes);
+                while let Some(Ok(Parsed::Single(m))) = self.to_server.next_message() {
+                    self.wire.push(format!("C→S {}", sig(&m)));
+                    self.server.handle_message(self.now, m);
+                }
+            }
+            while let Some(m) = self.server.poll_transmit() {
+                moved = true;
+                let mut bytes = Vec::new();
+                jsonl::encode(&m, &mut bytes);
+                self.to_client.push(&bytes);
+                while let Some(Ok(Parsed::Single(m))) = self.to_client.next_message() {
+                    self.wire.push(format!("S→C {}", sig(&m)));
+                    self.client.handle_message(self.now, m);
+                }
+            }
+            while let Some(e) = self.client.poll_event() {
+                self.events.push(e);
+            }
+            if !moved {
+                return;
+            }
+        }
+        panic!("the pair never went idle");
+    }
+
+    /// Drives, jumping the clock to the next deadline, until `done` holds.
+    fn run_until(&mut self, mut done: impl FnMut(&Pair) -> bool) {
+        for _ in 0..100_000 {
+            self.drive();
+            if done(self) {
+                return;
+            }
+            let next = [self.client.poll_timeout(), self.server.poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min()
+                .expect("stuck: nothing to wait for and the condition does not hold");
+            assert!(next >= self.now, "a deadline in the past stayed armed");
+            self.now = next;
+            self.client.handle_timeout(self.now);
+            self.server.handle_timeout(self.now);
+        }
+        panic!("the condition never held");
+    }
+
+    fn done(&self, call: CallId) -> Option<&Result<RawJson, CallError>> {
+        self.events.iter().find_map(|e| match e {
+            ClientEvent::CallDone { call: c, outcome } if *c == call => Some(outcome),
+            _ => None,
+        })
+    }
+
+    fn finish(&mut self, call: CallId) -> Result<RawJson, CallError> {
+        self.run_until(|p| p.done(call).is_some());
+        let outcomes: Vec<_> = self
+            .events
+            .iter()
+            .filter(|e| matches!(e, ClientEvent::CallDone { call: c, .. } if *c == call))
+            .collect();
+        assert_eq!(outcomes.len(), 1, "a call ends exactly once");
+        self.done(call).unwrap().clone()
+    }
+}
+
+fn text_of(result: &RawJson) -> String {
+    let v: Value = result.parse().unwrap();
+    v["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn handshake_transcript() {
+    let mut p = Pair::new(caps_all(), DemoConfig::default());
+    // Before the handshake only ping may go.
+    assert_eq!(
+        p.client
+            .list_tools(p.now, CallOptions::default())
+            .unwrap_err(),
+        ClientError::NotReady
+    );
+    assert_eq!(
+        p.client
+            .request(p.now, "tools/list", None, CallOptions::default())
+            .unwrap_err(),
+        ClientError::NotReady
+    );
+    p.client.start(p.now).unwrap();
+    assert_eq!(p.client.start(p.now), Err(ClientError::AlreadyStarted));
+    p.drive();
+    assert_eq!(
+        p.wire,
+        [
+            "C→S initialize #0",
+            "S→C result #0",
+            "C→S notifications/initialized",
+        ]
+    );
+    let ClientEvent::Ready(init) = &p.events[0] else {
+        panic!("{:?}", p.events)
+    };
+    assert_eq!(init.protocol_version, "2025-11-25");
+    assert_eq!(init.server_info.name, "mcpwire-demo");
+    assert!(init.instructions.is_some());
+    assert_eq!(p.server.protocol_version(), Some("2025-11-25"));
+}
+
+/// Feeds the client the server's answer to `initialize` by hand.
+fn scripted_handshake(answer: Value) -> (ClientProtocol, Vec<ClientEvent>, Vec<Message>) {
+    let now = Instant::now();
+    let mut c = ClientProtocol::new(ClientConfig::default());
+    c.start(now).unwrap();
+    let mut sent: Vec<Message> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    c.handle_message(
+        now,
+        Message::result(Id::Num(0), RawJson::new(&answer).unwrap()),
+    );
+    sent.extend(std::iter::from_fn(|| c.poll_transmit()));
+    let events = std::iter::from_fn(|| c.poll_event()).collect();
+    (c, events, sent)
+}
+
+#[test]
+fn older_handshake_versions_are_accepted() {
+    for v in ["2025-06-18", "2025-03-26", "2024-11-05"] {
+        let (c, events, sent) = scripted_handshake(
+            json!({"protocolVersion": v, "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}),
+        );
+        assert!(c.is_ready(), "{v}: {events:?}");
+        assert_eq!(c.server().unwrap().protocol_version, v);
+        assert_eq!(
+            sent.iter().map(sig).collect::<Vec<_>>(),
+            ["initialize #0", "notifications/initialized"]
+        );
+    }
+}
+
+#[test]
+fn an_unknown_version_fails_the_handshake_clearly() {
+    let (c, events, sent) = scripted_handshake(
+        json!({"protocolVersion": "2026-07-28", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}),
+    );
+    assert!(c.is_closed());
+    let ClientEvent::HandshakeFailed(CallError::InvalidResult(why)) = &events[0] else {
+        panic!("{events:?}")
+    };
+    assert!(why.contains("\"2026-07-28\""), "{why}");
+    assert!(matches!(events.last(), Some(ClientEvent::Closed { .. })));
+    // No `initialized` was sent, and nothing more can be.
+    assert_eq!(sent.len(), 1);
+    let mut c = c;
+    assert!(c.ping(Instant::now(), CallOptions::default()).is_err());
+}
+
+#[test]
+fn listing_with_several_pages_gathers_every_tool() {
+    let demo = DemoConfig {
+        page_size: 2,
+        ..DemoConfig::default()
+    };
+    let mut p = Pair::ready_with(caps_all(), demo);
+    let call = p.client.list_tools(p.now, CallOptions::default()).unwrap();
+    let result = p.finish(call).unwrap();
+    let list: ListToolsResult = result.parse().unwrap();
+    let names: Vec<_> = list.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["echo", "add", "slow", "ask", "fail", "big"]);
+    assert_eq!(
+        p.wire,
+        [
+            "C→S tools/list #1",
+            "S→C result #1",
+            "C→S tools/list #2",
+            "S→C result #2",
+            "C→S tools/list #3",
+            "S→C result #3",
+        ]
+    );
+}
+
+#[test]
+fn an_empty_string_cursor_continues_the_list() {
+    let now = Instant::now();
+    let (mut c, _, _) = scripted_handshake(
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
+    );
+    let call = c.list_tools(now, CallOptions::default()).unwrap();
+    let page = |c: &mut ClientProtocol, id: i64, body: Value| {
+        c.handle_message(
+            now,
+            Message::result(Id::Num(id), RawJson::new(&body).unwrap()),
+        )
+    };
+    let sent: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    assert_eq!(sent.iter().map(sig).collect::<Vec<_>>(), ["tools/list #1"]);
+    page(
+        &mut c,
+        1,
+        json!({"tools": [{"name": "a", "inputSchema": {}}], "nextCursor": ""}),
+    );
+    let sent: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    let Message::Request(r) = &sent[0] else {
+        panic!()
+    };
+    assert_eq!(r.params.as_ref().unwrap().get(), r#"{"cursor":""}"#);
+    page(
+        &mut c,
+        2,
+        json!({"tools": [{"name": "b", "inputSchema": {}}]}),
+    );
+    let events: Vec<_> = std::iter::from_fn(|| c.poll_event()).collect();
+    let ClientEvent::CallDone {
+        call: done,
+        outcome: Ok(all),
+    } = &events[0]
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*done, call);
+    let list: ListToolsResult = all.parse().unwrap();
+    assert_eq!(list.tools.len(), 2);
+}
+
+#[test]
+fn a_call_with_progress() {
+    let mut p = Pair::ready();
+    let opts = CallOptions {
+        progress: true,
+        ..CallOptions::default()
+    };
+    let call = p
+        .client
+        .call_tool(
+            p.now,
+            "slow",
+            Some(json!({"steps": 3, "interval_ms": 100})),
+            opts,
+        )
+        .unwrap();
+    let result = p.finish(call).unwrap();
+    assert_eq!(text_of(&result), "done after 3 steps");
+    let progress: Vec<_> = p
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            ClientEvent::Progress {
+                call: c,
+                progress,
+                total,
+                ..
+            } if *c == call => Some((*progress, *total)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]
+    );
+    assert_eq!(p.ms(), 300, "three steps of 100 ms on the simulated clock");
+    assert_eq!(
+        p.wire,
+        [
+            "C→S tools/call #1",
+            "S→C notifications/progress",
+            "S→C notifications/progress",
+            "S→C notifications/progress",
+            "S→C result #1",
+        ]
+    );
+}
+
+#[test]
+fn an_elicitation_answered_in_the_middle_of_a_call() {
+    let mut p = Pair::ready();
+    let call = p
+        .client
+        .call_tool(p.now, "ask", None, CallOptions::default())
+        .unwrap();
+    p.drive();
+    let request = p
+        .events
+        .iter()
+        .find_map(|e| match e {
+            ClientEvent::ServerRequest(r @ ServerRequest::Elicitation { .. }) => Some(r.clone()),
+            _ => None,
+        })
+        .expect("the elicitation is surfaced at once, while the call is pending");
+    assert!(p.done(call).is_none());
+    let ServerRequest::Elicitation { id, params } = request else {
+        unreachable!()
+    };
+    // Answer from the schema's defaults.
+    let content = fill_from_defaults(&params["requestedSchema"]).unwrap();
+    assert_eq!(content["name"], "world");
+    let answer = json!({"action": "accept", "content": {"name": "Ada"}});
+    p.client
+        .respond(p.now, &id, Ok(RawJson::new(&answer).unwrap()))
+        .unwrap();
+    // Exactly once.
+    assert!(p
+        .client
+        .respond(p.now, &id, Ok(RawJson::new(&answer).unwrap()))
+        .is_err());
+    let result = p.finish(call).unwrap();
+    assert_eq!(text_of(&result), "hello, Ada");
+    assert_eq!(
+        p.wire,
+        [
+            "C→S tools/call #1",
+            "S→C elicitation/create #0",
+            "C→S result #0",
+            "S→C result #1",
+        ]
+    );
+}
+
+#[test]
+fn an_undeclared_capability_is_refused_with_the_prescribed_error() {
+    let mut p = Pair::ready_with(ClientCapabilities::default(), DemoConfig::default());
+    let call = p
+        .client
+        .call_tool(p.now, "ask", None, CallOptions::default())
+        .unwrap();
+    let result = p.finish(call).unwrap();
+    let v: Value = result.parse().unwrap();
+    assert_eq!(v["isError"], true, "an isError result is a result");
+    assert!(p.events.iter().any(|e| matches!(e,
+        ClientEvent::Diagnostic(ProtocolDiagnostic::RefusedServerRequest { error, .. }) if error.code == -32602)));
+    assert_eq!(
+        p.wire,
+        [
+            "C→S tools/call #1",
+            "S→C elicitation/create #0",
+            "C→S error -32602 #0",
+            "S→C result #1",
+        ]
+    );
+}
+
+#[test]
+fn a_cancel_crossing_the_response_is_reported_not_delivered() {
+    let mut p = Pair::ready();
+    let call = p
+        .client
+        .call_tool(
+            p.now,
+            "echo",
+            Some(json!({"message": "hi"})),
+            CallOptions::default(),
+        )
+        .unwrap();
+    // The request reaches the server, which answers; the answer is still on its way when the
+    // client cancels.
+    let request = p.client.poll_transmit().unwrap();
+    p.server.handle_message(p.now, request);
+    let response = p.server.poll_transmit().unwrap();
+    p.client
+        .cancel(p.now, call, Some("user pressed stop".into()))
+        .unwrap();
+    p.client.handle_message(p.now, response);
+    p.drive();
+    let outcome = p.finish(call);
+    assert!(matches!(
+        outcome,
+        Err(CallError::Local(LocalError::Cancelled { .. }))
+    ));
+    assert!(p.events.iter().any(|e| matches!(
+        e,
+        ClientEvent::Diagnostic(ProtocolDiagnostic::Engine(Diagnostic::UnmatchedResponse {
+            status: ResponseFor::Ended(EndedAs::Cancelled),
+            ..
+        }))
+    )));
+    assert_eq!(p.wire, ["C→S notifications/cancelled"]);
+    // Cancelling again is misuse.
+    assert_eq!(
+        p.client.cancel(p.now, call, None),
+        Err(ClientError::UnknownCall(call))
+    );
+}
+
+#[test]
+fn a_timeout_cancels_on_the_wire_and_the_server_stops() {
+    let mut p = Pair::ready();
+    let opts = CallOptions {
+        timeout: Duration::from_secs(1),
+        ..CallOptions::default()
+    };
+    let call = p
+        .client
+        .call_tool(
+            p.now,
+            "slow",
+            Some(json!({"steps": 100, "interval_ms": 100})),
+            opts,
+        )
+        .unwrap();
+    let outcome = p.finish(call);
+    assert_eq!(
+        outcome,
+        Err(CallError::Local(LocalError::Timeout {
+            which: Deadline::Idle
+        }))
+    );
+    assert_eq!(p.ms(), 1000);
+    p.drive();
+    assert_eq!(p.wire, ["C→S tools/call #1", "C→S notifications/cancelled"]);
+    assert_eq!(
+        p.server.running_tasks(),
+        0,
+        "the server honoured the cancel"
+    );
+}
+
+#[test]
+fn progress_resets_the_idle_timeout_only_when_asked_and_max_total_holds() {
+    let mut p = Pair::ready();
+    let opts = CallOptions {
+        timeout: Duration::from_millis(250),
+        reset_on_progress: true,
+        progress: true,
+        max_total: Some(Duration::from_millis(1050)),
+    };
+    let call = p
+        .client
+        .call_tool(
+            p.now,
+            "slow",
+            Some(json!({"steps": 100, "interval_ms": 100})),
+            opts,
+        )
+        .unwrap();
+    assert_eq!(
+        p.finish(call),
+        Err(CallError::Local(LocalError::Timeout {
+            which: Deadline::Total
+        }))
+    );
+    assert_eq!(p.ms(), 1050);
+}
+
+#[test]
+fn a_ping_each_way() {
+    let mut p = Pair::ready();
+    let call = p.client.ping(p.now, CallOptions::default()).unwrap();
+    assert_eq!(p.finish(call).unwrap().get(), "{}");
+    p.server.ping(p.now);
+    p.drive();
+    assert_eq!(
+        p.wire,
+        [
+            "C→S ping #1",
+            "S→C result #1",
+            "S→C ping #0",
+            "C→S result #0"
+        ]
+    );
+}
+
+#[test]
+fn prompts_and_resources() {
+    let mut p = Pair::ready();
+    let now = p.now;
+    let c = p.client.list_prompts(now, CallOptions::default()).unwrap();
+    let v: Value = p.finish(c).unwrap().parse().unwrap();
+    assert_eq!(v["prompts"][0]["name"], "greet");
+    let mut args = serde_json::Map::new();
+    args.insert("name".into(), json!("Ada"));
+    let c = p
+        .client
+        .get_prompt(now, "greet", Some(args), CallOptions::default())
+        .unwrap();
+    let v: Value = p.finish(c).unwrap().parse().unwrap();
+    assert_eq!(v["messages"][0]["content"]["text"], "Say hello to Ada.");
+    let c = p
+        .client
+        .list_resources(now, CallOptions::default())
+        .unwrap();
+    let v: Value = p.finish(c).unwrap().parse().unwrap();
+    assert_eq!(v["resources"][0]["uri"], "demo://readme");
+    let c = p
+        .client
+        .list_resource_templates(now, CallOptions::default())
+        .unwrap();
+    let v: Value = p.finish(c).unwrap().parse().unwrap();
+    assert_eq!(
+        v["resourceTemplates"][0]["uriTemplate"],
+        "demo://echo/{text}"
+    );
+    let c = p
+        .client
+        .read_resource(now, "demo://echo/hi", CallOptions::default())
+        .unwrap();
+    let v: Value = p.finish(c).unwrap().parse().unwrap();
+    assert_eq!(v["contents"][0]["text"], "hi");
+    let c = p
+        .client
+        .read_resource(now, "demo://nothing", CallOptions::default())
+        .unwrap();
+    assert!(matches!(
+        p.finish(c),
+        Err(CallError::Server(ErrorObject { code: -32002, .. }))
+    ));
+}
+
+#[test]
+fn tool_results_error_results_and_server_errors() {
+    let mut p = Pair::ready();
+    let now = p.now;
+    let c = p
+        .client
+        .call_tool(
+            now,
+            "add",
+            Some(json!({"a": 2, "b": 40})),
+            CallOptions::default(),
+        )
+        .unwrap();
+    let v: Value = p.finish(c).unwrap().parse().unwrap();
+    assert_eq!(v["structuredContent"]["sum"], 42);
+    let c = p
+        .client
+        .call_tool(now, "fail", None, CallOptions::default())
+        .unwrap();
+    let v: Value = p.finish(c).unwrap().parse().unwrap();
+    assert_eq!(v["isError"], true);
+    let c = p
+        .client
+        .call_tool(now, "nope", None, CallOptions::default())
+        .unwrap();
+    assert!(matches!(
+        p.finish(c),
+        Err(CallError::Server(ErrorObject { code: -32602, .. }))
+    ));
+    let c = p
+        .client
+        .call_tool(now, "big", Some(json!({"mib": 2})), CallOptions::default())
+        .unwrap();
+    assert_eq!(text_of(&p.finish(c).unwrap()).len(), 2 << 20);
+}
+
+#[test]
+fn list_changed_and_logs_are_surfaced() {
+    let mut p = Pair::ready();
+    p.server
+        .notify(p.now, "notifications/tools/list_changed", None);
+    p.server.notify(
+        p.now,
+        "notifications/message",
+        Some(json!({"level": "info", "data": "hello"})),
+    );
+    p.drive();
+    let n: Vec<_> = std::iter::from_fn(|| p.client.poll_notification()).collect();
+    assert_eq!(n[0], ServerNotification::ToolsListChanged);
+    let ServerNotification::Log(log) = &n[1] else {
+        panic!("{n:?}")
+    };
+    assert_eq!((log.level.as_str(), &log.data), ("info", &json!("hello")));
+}
+
+#[test]
+fn ids_are_unique_across_every_kind_of_request() {
+    let mut p = Pair::ready();
+    let now = p.now;
+    let mut ids = vec![
+        p.client.ping(now, CallOptions::default()).unwrap().0,
+        p.client.list_tools(now, CallOptions::default()).unwrap().0,
+        p.client
+            .call_tool(
+                now,
+                "echo",
+                Some(json!({"message": "x"})),
+                CallOptions::default(),
+            )
+            .unwrap()
+            .0,
+        p.client
+            .list_prompts(now, CallOptions::default())
+            .unwrap()
+            .0,
+    ];
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids, [1, 2, 3, 4], "0 went to initialize");
+}
+
+#[test]
+fn stdio_shutdown_escalates_and_ends_pending_calls() {
+    let t0 = Instant::now();
+    let mut s = StdioClient::new(
+        ClientConfig::default(),
+        ShutdownTimeouts::default(),
+        jsonl::DEFAULT_MAX_LINE,
+    );
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tap = seen.clone();
+    s.set_observer(Box::new(move |d, b: &[u8]| {
+        tap.lock()
+            .unwrap()
+            .push((d, String::from_utf8_lossy(b).into_owned()))
+    }));
+    s.start(t0).unwrap();
+    let written = s.poll_write().to_vec();
+    assert!(
+        written.ends_with(b"\n")
+            && written.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\"")
+    );
+    s.advance_write(written.len());
+    // The server answers in two pieces, with some noise before.
+    s.handle_stdout(t0, b"booting...\n{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",");
+    s.handle_stdout(
+        t0,
+        b"\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"x\",\"version\":\"1\"}}}\n",
+    );
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert!(matches!(
+        events[0],
+        ClientEvent::Diagnostic(ProtocolDiagnostic::Frame(_))
+    ));
+    assert!(matches!(events[1], ClientEvent::Ready(_)));
+    let call = s
+        .protocol_mut()
+        .call_tool(t0, "slow", None, CallOptions::default())
+        .unwrap();
+    let out = String::from_utf8(s.poll_write().to_vec()).unwrap();
+    assert_eq!(
+        out.lines().count(),
+        2,
+        "initialized and the call, written together: {out}"
+    );
+    s.advance_write(out.len());
+    s.close(t0);
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert!(events.iter().any(|e| matches!(e, ClientEvent::CallDone { call: c, outcome: Err(CallError::Local(LocalError::ConnectionClosed { .. })) } if *c == call)));
+    assert!(matches!(events.last(), Some(ClientEvent::Closed { .. })));
+    assert_eq!(s.poll_process_action(), Some(ProcessAction::CloseStdin));
+    assert_eq!(s.poll_timeout(), Some(t0 + Duration::from_secs(2)));
+    s.handle_timeout(t0 + Duration::from_secs(2));
+    assert_eq!(s.poll_process_action(), Some(ProcessAction::Terminate));
+    s.handle_timeout(t0 + Duration::from_secs(4));
+    assert_eq!(s.poll_process_action(), Some(ProcessAction::Kill));
+    assert_eq!(s.poll_timeout(), None);
+    s.handle_exit(
+        t0 + Duration::from_secs(4),
+        ProcessExit {
+            code: None,
+            signal: Some(9),
+        },
+        "",
+    );
+    assert!(s.has_exited());
+    let seen = seen.lock().unwrap();
+    let dirs: Vec<_> = seen
+        .iter()
+        .map(|(d, b)| format!("{d:?} {}", &b[..b.len().min(30)]))
+        .collect();
+    assert_eq!(dirs.len(), 5, "{dirs:?}");
+}
+
+#[test]
+fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
+    let t0 = Instant::now();
+    let mut s = StdioClient::new(
+        ClientConfig::default(),
+        ShutdownTimeouts::default(),
+        jsonl::DEFAULT_MAX_LINE,
+    );
+    s.start(t0).unwrap();
+    s.handle_exit(
+        t0,
+        ProcessExit {
+            code: Some(3),
+            signal: None,
+        },
+        "Error: cannot find module\n",
+    );
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    let ClientEvent::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason })) =
+        &events[0]
+    else {
+        panic!("{events:?}")
+    };
+    assert!(
+        reason.contains("exit code 3") && reason.contains("cannot find module"),
+        "{reason}"
+    );
+    assert_eq!(
+        s.poll_process_action(),
+        None,
+        "an exited process needs no shutdown"
+    );
+}
