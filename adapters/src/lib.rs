@@ -1,8 +1,187 @@
 //! mcpwire: a Model Context Protocol client.
 //!
-//! This crate will hold the smol-based drivers (stdio through `async-process`, Streamable HTTP
-//! through `isahc`), the async `Client` and the `mcpwire` command line. Today it re-exports the
-//! sans-IO core, [`mcpwire_core`], which does all protocol work.
+//! The protocol lives in the sans-IO core, [`mcpwire_core`]; this crate wires it to child
+//! processes with small smol-based drivers and gives an async [`Client`].
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), mcpwire::Error> {
+//! use mcpwire::{ConnectOptions, ServerConfig};
+//!
+//! let server = ServerConfig::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"]);
+//! let client = mcpwire::connect_smol(&server, ConnectOptions::default()).await?;
+//! for tool in client.list_tools().await? {
+//!     println!("{}", tool.name);
+//! }
+//! let result = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+//! println!("{}", result.text());
+//! client.close().await;
+//! # Ok(()) }
+//! ```
+//!
+//! [`connect`] spawns the server and returns the [`Client`] handle and the connection's
+//! [`Driver`]: a future that does all of the connection's IO. Spawn it on any executor, or let
+//! [`connect_smol`] spawn it on smol's. Dropping the last handle closes the connection
+//! gracefully; dropping the driver kills the server's process group at once.
 #![deny(missing_docs)]
 
+mod client;
+mod driver;
+mod error;
+mod handlers;
+mod serve;
+mod spawn;
+mod stderr;
+
+use std::time::{Duration, Instant};
+
+pub use client::{CallOpts, Client, Notifications, ProgressUpdate};
+pub use driver::Driver;
+pub use error::Error;
+pub use handlers::{BoxFuture, ElicitationRequest, Handlers, Root};
 pub use mcpwire_core as core;
+pub use mcpwire_core::config::ServerConfig;
+pub use mcpwire_core::protocol::types::{CallToolResult, ElicitAction, ElicitResult, Tool};
+pub use mcpwire_core::protocol::ServerNotification;
+pub use mcpwire_core::tap::{Direction, FrameObserver};
+pub use serve::serve_demo;
+pub use stderr::StderrCallback;
+
+use mcpwire_core::protocol::types::Implementation;
+use mcpwire_core::protocol::ClientConfig;
+use mcpwire_core::rpc::EngineConfig;
+use mcpwire_core::stdio::{ShutdownTimeouts, StdioClient};
+
+/// How to connect: who we are, what we answer, limits and taps.
+pub struct ConnectOptions {
+    /// Who we are.
+    pub client_info: Implementation,
+    /// How long the handshake may take (default 30 s).
+    pub init_timeout: Duration,
+    /// The waits of the graceful shutdown (default 2 s after stdin EOF, 2 s after SIGTERM).
+    pub shutdown: ShutdownTimeouts,
+    /// The longest stdout line accepted (default 16 MiB).
+    pub max_line: usize,
+    /// The request engine's caps.
+    pub engine: EngineConfig,
+    /// Answers to server requests; they decide the capabilities declared.
+    pub handlers: Handlers,
+    /// Called with each line the server writes to stderr.
+    pub on_stderr: Option<StderrCallback>,
+    /// How much of the server's stderr to keep for errors (default 8 KiB).
+    pub stderr_tail: usize,
+    /// Sees every frame in and out.
+    pub observer: Option<Box<dyn FrameObserver>>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            client_info: Implementation::mcpwire(),
+            init_timeout: Duration::from_secs(30),
+            shutdown: ShutdownTimeouts::default(),
+            max_line: mcpwire_core::codec::jsonl::DEFAULT_MAX_LINE,
+            engine: EngineConfig::default(),
+            handlers: Handlers::default(),
+            on_stderr: None,
+            stderr_tail: 8 * 1024,
+            observer: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("client_info", &self.client_info)
+            .field("init_timeout", &self.init_timeout)
+            .field("handlers", &self.handlers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConnectOptions {
+    /// Sets the handlers.
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.handlers = handlers;
+        self
+    }
+
+    /// Sets the frame observer.
+    pub fn observer(mut self, observer: impl FrameObserver + 'static) -> Self {
+        self.observer = Some(Box::new(observer));
+        self
+    }
+
+    /// Sets the stderr line callback.
+    pub fn on_stderr(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.on_stderr = Some(std::sync::Arc::new(f));
+        self
+    }
+}
+
+/// Spawns the server and starts the handshake. Returns the handle and the driver, which must be
+/// polled (spawned on an executor) for anything to happen. Spawn failures surface here.
+pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client, Driver), Error> {
+    let stdio = match config {
+        ServerConfig::Stdio(s) => s,
+        ServerConfig::Http(h) => {
+            return Err(Error::Spawn {
+                command: h.url.clone(),
+                message: "the Streamable HTTP transport is not available in this version".into(),
+            })
+        }
+    };
+    let command = std::iter::once(stdio.command.as_str())
+        .chain(stdio.args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let spawned = spawn::spawn(stdio).map_err(|e| Error::Spawn {
+        command: command.clone(),
+        message: e.to_string(),
+    })?;
+    let client_config = ClientConfig {
+        client_info: options.client_info,
+        capabilities: options.handlers.capabilities(),
+        init_timeout: options.init_timeout,
+        engine: options.engine,
+        ..ClientConfig::default()
+    };
+    let mut core = StdioClient::new(client_config, options.shutdown, options.max_line);
+    if let Some(o) = options.observer {
+        core.set_observer(o);
+    }
+    core.start(Instant::now())
+        .expect("a new connection starts its handshake");
+    let shared = client::Shared::new(client::State {
+        core,
+        command,
+        pid: spawned.pid as u32,
+        slots: Default::default(),
+        ready: client::Ready::Waiting(Vec::new()),
+        driver_waker: None,
+        notification_waker: None,
+        close_waiters: Vec::new(),
+        handles: 1,
+        close_requested: false,
+        terminal: None,
+        progress: Vec::new(),
+        finished: false,
+    });
+    let tail = stderr::StderrTail::new(options.stderr_tail, options.on_stderr);
+    let driver = Driver::new(
+        shared.clone(),
+        spawned.child,
+        spawned.pid,
+        tail,
+        options.handlers,
+    );
+    Ok((Client::new(shared), driver))
+}
+
+/// Connects, spawns the driver on smol's global executor and waits for the handshake.
+pub async fn connect_smol(config: &ServerConfig, options: ConnectOptions) -> Result<Client, Error> {
+    let (client, driver) = connect(config, options)?;
+    smol::spawn(driver).detach();
+    client.ready().await?;
+    Ok(client)
+}

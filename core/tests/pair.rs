@@ -794,3 +794,32 @@ fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
         "an exited process needs no shutdown"
     );
 }
+
+#[test]
+fn stdout_eof_waits_briefly_for_the_exit_status_then_ends_calls_without_it() {
+    let t0 = Instant::now();
+    let mut s = StdioClient::new(
+        ClientConfig::default(),
+        ShutdownTimeouts::default(),
+        jsonl::DEFAULT_MAX_LINE,
+    );
+    s.start(t0).unwrap();
+    s.handle_stdout_eof(t0);
+    assert_eq!(
+        s.poll_event(),
+        None,
+        "nothing ends before the grace runs out"
+    );
+    let t1 = s.poll_timeout().unwrap();
+    assert_eq!(t1, t0 + mcpwire_core::stdio::client::EXIT_AFTER_EOF_GRACE);
+    s.handle_timeout(t1);
+    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
+    let ClientEvent::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason })) =
+        &events[0]
+    else {
+        panic!("{events:?}")
+    };
+    assert!(reason.contains("closed its stdout"));
+    assert_eq!(s.poll_process_action(), Some(ProcessAction::CloseStdin));
+    assert!(s.poll_timeout().unwrap() > t1);
+}

@@ -31,7 +31,13 @@ pub struct StdioClient {
     shutdown: Shutdown,
     observer: Option<Box<dyn FrameObserver>>,
     ended: bool,
+    /// Set when stdout ended before the exit was seen: the exit is waited for until then, so
+    /// that errors can name the exit status.
+    eof_deadline: Option<Instant>,
 }
+
+/// How long to wait for the exit status after stdout ends, before ending the calls without it.
+pub const EXIT_AFTER_EOF_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl std::fmt::Debug for StdioClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,6 +60,7 @@ impl StdioClient {
             shutdown: Shutdown::new(shutdown),
             observer: None,
             ended: false,
+            eof_deadline: None,
         }
     }
 
@@ -119,22 +126,21 @@ impl StdioClient {
         }
     }
 
-    /// The child closed its stdout: it will say nothing more. Every pending call ends, and the
-    /// process is shut down.
+    /// The child closed its stdout: it will say nothing more. Its exit is awaited briefly (so
+    /// errors can name the exit status); then every pending call ends and the process is shut
+    /// down.
     pub fn handle_stdout_eof(&mut self, now: Instant) {
         self.decoder.finish();
         self.drain_lines(now);
-        self.end(
-            now,
-            LocalError::ConnectionClosed {
-                reason: "the server closed its stdout".into(),
-            },
-        );
+        if !self.ended && self.eof_deadline.is_none() {
+            self.eof_deadline = Some(now + EXIT_AFTER_EOF_GRACE);
+        }
     }
 
     /// The child exited. `stderr_tail` is the end of what it wrote to stderr, for the error.
     pub fn handle_exit(&mut self, now: Instant, exit: ProcessExit, stderr_tail: &str) {
         self.shutdown.handle_exit(exit);
+        self.eof_deadline = None;
         let mut reason = format!("the server exited ({exit})");
         let tail = stderr_tail.trim();
         if !tail.is_empty() {
@@ -151,6 +157,7 @@ impl StdioClient {
     }
 
     fn end(&mut self, now: Instant, error: LocalError) {
+        self.eof_deadline = None;
         self.protocol.handle_closed(now, error);
         if !self.ended {
             self.ended = true;
@@ -213,14 +220,27 @@ impl StdioClient {
 
     /// The earliest deadline: a request's or the shutdown's.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match (self.protocol.poll_timeout(), self.shutdown.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.protocol.poll_timeout(),
+            self.shutdown.poll_timeout(),
+            self.eof_deadline,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Fires what is due.
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.eof_deadline.is_some_and(|t| t <= now) {
+            self.eof_deadline = None;
+            self.end(
+                now,
+                LocalError::ConnectionClosed {
+                    reason: "the server closed its stdout".into(),
+                },
+            );
+        }
         self.protocol.handle_timeout(now);
         self.shutdown.handle_timeout(now);
     }

@@ -1,0 +1,409 @@
+//! The connection driver: a future that owns the child's pipes and does all IO for one
+//! connection, on whatever executor polls it.
+//!
+//! Each poll is one short loop: feed the core what happened (deadlines checked against the clock,
+//! bytes read, the exit), carry out what it asks (writes, process signals), hand events to the
+//! waiting calls and handlers, and register for the next wake-up. Dropping the driver kills the
+//! process group at once and never blocks: the child is reaped by async-process's reaper.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use async_io::Timer;
+use futures_lite::{AsyncRead, AsyncWrite};
+use mcpwire_core::jsonrpc::{ErrorObject, RawJson};
+use mcpwire_core::protocol::{ClientEvent, ServerRequest};
+use mcpwire_core::stdio::{ProcessAction, ProcessExit};
+use serde_json::json;
+
+use crate::client::{ProgressUpdate, Ready, Shared, State};
+use crate::error::Error;
+use crate::handlers::{BoxFuture, ElicitationRequest, Handlers};
+use crate::spawn::{signal_group, SIGKILL, SIGTERM};
+use crate::stderr::StderrTail;
+
+/// How many stdout reads one poll makes before yielding to other tasks.
+const READS_PER_POLL: usize = 64;
+
+/// A handler's answer on its way.
+struct HandlerTask {
+    id: mcpwire_core::jsonrpc::Id,
+    future: BoxFuture<Result<RawJson, ErrorObject>>,
+}
+
+/// Drives one stdio connection. Spawn it on any executor (or poll it in a `block_on`); it
+/// completes when the server process has exited.
+#[must_use = "the connection makes no progress unless its driver is polled"]
+pub struct Driver {
+    shared: Arc<Shared>,
+    pid: i32,
+    stdin: Option<async_process::ChildStdin>,
+    stdout: Option<async_process::ChildStdout>,
+    stderr: Option<async_process::ChildStderr>,
+    status: Option<BoxFuture<io::Result<ExitStatus>>>,
+    /// Kept so that async-process reaps the child when the driver goes.
+    _child: async_process::Child,
+    stderr_tail: StderrTail,
+    timer: Timer,
+    timer_at: Option<Instant>,
+    read_buf: Box<[u8]>,
+    handlers: Handlers,
+    tasks: Vec<HandlerTask>,
+    closing: bool,
+    exited: bool,
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver")
+            .field("pid", &self.pid)
+            .field("exited", &self.exited)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Driver {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        mut child: async_process::Child,
+        pid: i32,
+        stderr_tail: StderrTail,
+        handlers: Handlers,
+    ) -> Driver {
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let status: BoxFuture<io::Result<ExitStatus>> = Box::pin(child.status());
+        Driver {
+            shared,
+            pid,
+            stdin,
+            stdout,
+            stderr,
+            status: Some(status),
+            _child: child,
+            stderr_tail,
+            timer: Timer::never(),
+            timer_at: None,
+            read_buf: vec![0; 64 * 1024].into_boxed_slice(),
+            handlers,
+            tasks: Vec::new(),
+            closing: false,
+            exited: false,
+        }
+    }
+
+    /// One round under the lock: feed the core, carry out its actions, take its events.
+    /// Returns whether anything happened, and the work to do outside the lock.
+    fn step(&mut self, cx: &mut Context<'_>, st: &mut State) -> (bool, Vec<ServerRequest>) {
+        let mut progressed = false;
+        match &st.driver_waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => st.driver_waker = Some(cx.waker().clone()),
+        }
+        let now = Instant::now();
+        if st.close_requested && !self.closing {
+            self.closing = true;
+            st.core.close(now);
+            progressed = true;
+        }
+        if st.core.poll_timeout().is_some_and(|t| t <= now) {
+            st.core.handle_timeout(now);
+            progressed = true;
+        }
+        while let Some(action) = st.core.poll_process_action() {
+            progressed = true;
+            match action {
+                ProcessAction::CloseStdin => self.stdin = None,
+                ProcessAction::Terminate => signal_group(self.pid, SIGTERM),
+                ProcessAction::Kill => signal_group(self.pid, SIGKILL),
+                _ => {}
+            }
+        }
+        // Writes: as much as the pipe takes now.
+        while let Some(stdin) = self.stdin.as_mut() {
+            let buf = st.core.poll_write();
+            if buf.is_empty() {
+                break;
+            }
+            match Pin::new(stdin).poll_write(cx, buf) {
+                Poll::Ready(Ok(n)) if n > 0 => {
+                    st.core.advance_write(n);
+                    progressed = true;
+                }
+                Poll::Ready(_) => {
+                    // The server closed its stdin: it is exiting; the exit will be reported.
+                    self.stdin = None;
+                    progressed = true;
+                }
+                Poll::Pending => break,
+            }
+        }
+        // Reads from stdout.
+        for _ in 0..READS_PER_POLL {
+            let Some(stdout) = self.stdout.as_mut() else {
+                break;
+            };
+            match Pin::new(stdout).poll_read(cx, &mut self.read_buf) {
+                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
+                    self.stdout = None;
+                    st.core.handle_stdout_eof(now);
+                    progressed = true;
+                }
+                Poll::Ready(Ok(n)) => {
+                    st.core.handle_stdout(now, &self.read_buf[..n]);
+                    progressed = true;
+                }
+                Poll::Pending => break,
+            }
+        }
+        // Stderr, always drained.
+        let mut stderr_lines = Vec::new();
+        for _ in 0..READS_PER_POLL {
+            let Some(stderr) = self.stderr.as_mut() else {
+                break;
+            };
+            match Pin::new(stderr).poll_read(cx, &mut self.read_buf) {
+                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
+                    self.stderr = None;
+                    progressed = true;
+                }
+                Poll::Ready(Ok(n)) => {
+                    stderr_lines.extend(self.stderr_tail.push(&self.read_buf[..n]));
+                    progressed = true;
+                }
+                Poll::Pending => break,
+            }
+        }
+        if let Some(cb) = self.stderr_tail.callback() {
+            stderr_lines.iter().for_each(|l| cb(l));
+        }
+        // The exit.
+        if let Some(status) = self.status.as_mut() {
+            if let Poll::Ready(result) = status.as_mut().poll(cx) {
+                self.status = None;
+                self.exited = true;
+                progressed = true;
+                // Whatever the server wrote before exiting is still in the pipe: read it first.
+                while let Some(stdout) = self.stdout.as_mut() {
+                    match Pin::new(stdout).poll_read(cx, &mut self.read_buf) {
+                        Poll::Ready(Ok(n)) if n > 0 => {
+                            st.core.handle_stdout(now, &self.read_buf[..n])
+                        }
+                        _ => break,
+                    }
+                }
+                // Nothing of the group may outlive its leader.
+                signal_group(self.pid, SIGKILL);
+                let exit = exit_of(result);
+                let tail = self.stderr_tail.tail();
+                st.core.handle_exit(now, exit, &tail);
+            }
+        }
+        let requests = self.take_events(st);
+        if st.core.protocol().engine().unread_notifications() > 0 {
+            if let Some(w) = st.notification_waker.take() {
+                w.wake();
+            }
+        }
+        // The one timer of the connection: the core's next deadline.
+        let next = st.core.poll_timeout();
+        if next != self.timer_at {
+            self.timer_at = next;
+            match next {
+                Some(t) => self.timer.set_at(t),
+                None => self.timer = Timer::never(),
+            }
+        }
+        (progressed || !requests.is_empty(), requests)
+    }
+
+    /// Moves the core's events to the waiting calls and collects the server's requests.
+    fn take_events(&mut self, st: &mut State) -> Vec<ServerRequest> {
+        let mut requests = Vec::new();
+        while let Some(event) = st.core.poll_event() {
+            match event {
+                ClientEvent::Ready(init) => {
+                    if let Ready::Waiting(wakers) =
+                        std::mem::replace(&mut st.ready, Ready::Done(Arc::new(*init)))
+                    {
+                        wakers.into_iter().for_each(|w| w.wake());
+                    }
+                }
+                ClientEvent::HandshakeFailed(error) => {
+                    let failed = Ready::Failed(Error::Handshake {
+                        command: st.command.clone(),
+                        error,
+                    });
+                    if let Ready::Waiting(wakers) = std::mem::replace(&mut st.ready, failed) {
+                        wakers.into_iter().for_each(|w| w.wake());
+                    }
+                }
+                ClientEvent::CallDone { call, outcome } => {
+                    if let Some(slot) = st.slots.get_mut(&call) {
+                        slot.outcome = Some(outcome);
+                        if let Some(w) = slot.waker.take() {
+                            w.wake();
+                        }
+                    }
+                }
+                ClientEvent::Progress {
+                    call,
+                    progress,
+                    total,
+                    message,
+                } => {
+                    let cb = st.slots.get(&call).and_then(|s| s.on_progress.clone());
+                    if let Some(cb) = cb {
+                        st.progress.push((
+                            cb,
+                            ProgressUpdate {
+                                progress,
+                                total,
+                                message,
+                            },
+                        ));
+                    }
+                }
+                ClientEvent::ServerRequest(r) => requests.push(r),
+                ClientEvent::Closed { reason } => st.set_terminal(reason),
+                // Cancellations of server requests: the handler's answer will be dropped by
+                // the core; diagnostics are visible through the frame observer.
+                _ => {}
+            }
+        }
+        requests
+    }
+
+    /// Starts the handler for a server request.
+    fn start_handler(&mut self, request: ServerRequest) -> Option<HandlerTask> {
+        let to_raw = |v: serde_json::Value| RawJson::new(&v).map_err(|e| internal(&e.to_string()));
+        let (id, future): (_, BoxFuture<Result<RawJson, ErrorObject>>) = match request {
+            ServerRequest::Elicitation { id, params } => {
+                let h = self.handlers.elicitation.clone()?;
+                let fut = h(ElicitationRequest { params });
+                (
+                    id,
+                    Box::pin(async move {
+                        let r = fut.await?;
+                        serde_json::to_value(r)
+                            .map_err(|e| internal(&e.to_string()))
+                            .and_then(to_raw)
+                    }),
+                )
+            }
+            ServerRequest::Sampling { id, params } => {
+                let h = self.handlers.sampling.clone()?;
+                let fut = h(params);
+                (id, Box::pin(async move { to_raw(fut.await?) }))
+            }
+            ServerRequest::Roots { id } => {
+                let h = self.handlers.roots.clone()?;
+                let fut = h();
+                (
+                    id,
+                    Box::pin(async move { to_raw(json!({ "roots": fut.await? })) }),
+                )
+            }
+            _ => return None,
+        };
+        Some(HandlerTask { id, future })
+    }
+}
+
+fn internal(message: &str) -> ErrorObject {
+    ErrorObject::new(mcpwire_core::jsonrpc::codes::INTERNAL_ERROR, message)
+}
+
+fn exit_of(result: io::Result<ExitStatus>) -> ProcessExit {
+    use std::os::unix::process::ExitStatusExt;
+    match result {
+        Ok(status) => ProcessExit {
+            code: status.code(),
+            signal: status.signal(),
+        },
+        Err(_) => ProcessExit {
+            code: None,
+            signal: None,
+        },
+    }
+}
+
+impl Future for Driver {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let shared = this.shared.clone();
+        for _ in 0..READS_PER_POLL {
+            let (mut progressed, requests, progress) = {
+                let mut st = shared.lock();
+                let (p, r) = this.step(cx, &mut st);
+                (p, r, std::mem::take(&mut st.progress))
+            };
+            // Outside the lock: application code may call back into the client.
+            for (cb, update) in progress {
+                cb(update);
+            }
+            for r in requests {
+                if let Some(task) = this.start_handler(r) {
+                    this.tasks.push(task);
+                }
+            }
+            let mut i = 0;
+            while i < this.tasks.len() {
+                if let Poll::Ready(answer) = this.tasks[i].future.as_mut().poll(cx) {
+                    let task = this.tasks.swap_remove(i);
+                    let mut st = shared.lock();
+                    // The server may have cancelled it, or the connection ended: then there is
+                    // no one to answer.
+                    let _ = st
+                        .core
+                        .protocol_mut()
+                        .respond(Instant::now(), &task.id, answer);
+                    progressed = true;
+                } else {
+                    i += 1;
+                }
+            }
+            if this.timer_at.is_some() && Pin::new(&mut this.timer).poll(cx).is_ready() {
+                this.timer_at = None;
+                progressed = true;
+            }
+            if this.exited {
+                let mut st = shared.lock();
+                let reason = st
+                    .terminal
+                    .clone()
+                    .unwrap_or_else(|| "the server exited".into());
+                st.set_terminal(reason);
+                st.finished = true;
+                st.close_waiters.drain(..).for_each(|w| w.wake());
+                return Poll::Ready(());
+            }
+            if !progressed {
+                return Poll::Pending;
+            }
+        }
+        // Plenty done in one go: let other tasks run, and come back.
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if !self.exited {
+            signal_group(self.pid, SIGKILL);
+        }
+        let mut st = self.shared.lock();
+        st.set_terminal("the connection driver was dropped".into());
+        st.finished = true;
+        st.close_waiters.drain(..).for_each(|w| w.wake());
+    }
+}

@@ -1,0 +1,58 @@
+//! The adapter's error type.
+
+use std::sync::Arc;
+
+use mcpwire_core::protocol::{CallError, ClientError};
+use mcpwire_core::rpc::LocalError;
+
+/// Why a connection or a call failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server process could not be started.
+    #[error("cannot start `{command}`: {message}")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// Why.
+        message: String,
+    },
+    /// The handshake failed: the server answered with an error or an unknown version, timed
+    /// out, or exited (the reason then names the exit status and the end of its stderr).
+    #[error("`{command}`: handshake failed: {error}")]
+    Handshake {
+        /// The command line.
+        command: String,
+        /// Why.
+        error: CallError,
+    },
+    /// A call failed: a JSON-RPC error from the server, or a local end (timeout, cancellation,
+    /// closed connection), or a result of the wrong shape.
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// The call was refused before anything was sent (for example the server does not offer
+    /// the capability).
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The connection has ended.
+    #[error("connection closed: {0}")]
+    Closed(Arc<str>),
+}
+
+impl Error {
+    /// The JSON-RPC error the server sent, if that is what this is.
+    pub fn server_error(&self) -> Option<&mcpwire_core::jsonrpc::ErrorObject> {
+        match self {
+            Error::Call(CallError::Server(e)) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Whether the call ended because its deadline passed.
+    pub fn is_timeout(&self) -> bool {
+        matches!(
+            self,
+            Error::Call(CallError::Local(LocalError::Timeout { .. }))
+        )
+    }
+}

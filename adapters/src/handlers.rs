@@ -1,0 +1,161 @@
+//! What the application does when the server asks: elicitation, sampling, roots.
+//!
+//! Handlers are async functions. They are called the moment the server's request is decoded,
+//! whatever our own calls are doing, and their answers go back as soon as they are ready.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use mcpwire_core::jsonrpc::ErrorObject;
+use mcpwire_core::protocol::types::{fill_from_defaults, ElicitAction, ElicitResult};
+use serde_json::{json, Value};
+
+/// A boxed, sendable future, as handlers return.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// An elicitation the server asked for (`elicitation/create`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitationRequest {
+    /// The request's params as sent: `mode`, `message`, `requestedSchema` or `url`.
+    pub params: Value,
+}
+
+impl ElicitationRequest {
+    /// `form` (the default) or `url`.
+    pub fn mode(&self) -> &str {
+        self.params
+            .get("mode")
+            .and_then(Value::as_str)
+            .unwrap_or("form")
+    }
+
+    /// The message to show the user.
+    pub fn message(&self) -> &str {
+        self.params
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    /// The schema of the form (form mode).
+    pub fn requested_schema(&self) -> Option<&Value> {
+        self.params.get("requestedSchema")
+    }
+
+    /// The URL to open (url mode).
+    pub fn url(&self) -> Option<&str> {
+        self.params.get("url").and_then(Value::as_str)
+    }
+
+    /// An `accept` answer filled from the schema's defaults; `decline` when a required field
+    /// has no default.
+    pub fn answer_with_defaults(&self) -> ElicitResult {
+        let schema = self.requested_schema().cloned().unwrap_or(json!({}));
+        match fill_from_defaults(&schema) {
+            Ok(content) => ElicitResult {
+                action: ElicitAction::Accept,
+                content: Some(content),
+            },
+            Err(_) => ElicitResult::decline(),
+        }
+    }
+}
+
+/// A root the host exposes to servers.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+type ElicitFn =
+    dyn Fn(ElicitationRequest) -> BoxFuture<Result<ElicitResult, ErrorObject>> + Send + Sync;
+type SamplingFn = dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync;
+type RootsFn = dyn Fn() -> BoxFuture<Result<Vec<Root>, ErrorObject>> + Send + Sync;
+
+/// The application's answers to server requests. Only what has a handler is declared to the
+/// server as a capability; the rest is refused with the error the protocol prescribes.
+#[derive(Clone, Default)]
+pub struct Handlers {
+    pub(crate) elicitation: Option<Arc<ElicitFn>>,
+    pub(crate) url_elicitation: bool,
+    pub(crate) sampling: Option<Arc<SamplingFn>>,
+    pub(crate) roots: Option<Arc<RootsFn>>,
+}
+
+impl std::fmt::Debug for Handlers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handlers")
+            .field("elicitation", &self.elicitation.is_some())
+            .field("url_elicitation", &self.url_elicitation)
+            .field("sampling", &self.sampling.is_some())
+            .field("roots", &self.roots.is_some())
+            .finish()
+    }
+}
+
+impl Handlers {
+    /// No handlers: the client declares no client capabilities.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Answers elicitations (form mode; see [`with_url_elicitation`](Self::with_url_elicitation)).
+    pub fn on_elicitation<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(ElicitationRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
+    {
+        self.elicitation = Some(Arc::new(move |r| Box::pin(f(r))));
+        self
+    }
+
+    /// Also declares url-mode elicitation (the handler then receives url requests too).
+    pub fn with_url_elicitation(mut self) -> Self {
+        self.url_elicitation = true;
+        self
+    }
+
+    /// Answers `sampling/createMessage` with a `CreateMessageResult` object.
+    pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
+    {
+        self.sampling = Some(Arc::new(move |p| Box::pin(f(p))));
+        self
+    }
+
+    /// Answers `roots/list`.
+    pub fn on_roots<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Root>, ErrorObject>> + Send + 'static,
+    {
+        self.roots = Some(Arc::new(move || Box::pin(f())));
+        self
+    }
+
+    /// The capabilities these handlers let the client declare.
+    pub(crate) fn capabilities(&self) -> mcpwire_core::protocol::types::ClientCapabilities {
+        let mut caps = mcpwire_core::protocol::types::ClientCapabilities::default();
+        if self.elicitation.is_some() {
+            caps.elicitation = Some(if self.url_elicitation {
+                json!({"form": {}, "url": {}})
+            } else {
+                json!({"form": {}})
+            });
+        }
+        if self.sampling.is_some() {
+            caps.sampling = Some(json!({}));
+        }
+        if self.roots.is_some() {
+            caps.roots = Some(json!({"listChanged": false}));
+        }
+        caps
+    }
+}

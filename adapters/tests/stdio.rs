@@ -1,0 +1,478 @@
+//! The stdio driver and the async Client against real processes: the built-in demo server (this
+//! package's `mcpwire serve-demo`) and a scripted fault server.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_lite::future;
+use mcpwire::core::jsonrpc::ErrorObject;
+use mcpwire::core::protocol::CallError;
+use mcpwire::core::rpc::{Deadline, LocalError};
+use mcpwire::{
+    connect, CallOpts, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers,
+    Root, ServerConfig,
+};
+use serde_json::json;
+
+fn demo() -> ServerConfig {
+    ServerConfig::stdio(env!("CARGO_BIN_EXE_mcpwire"), ["serve-demo"])
+}
+
+fn fault(mode: &str) -> ServerConfig {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/fault_server.py"
+    );
+    ServerConfig::stdio("python3", [script, mode])
+}
+
+/// Whether a process is still there (a zombie counts as gone: it has exited and awaits reaping).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        }
+        Err(_) => false,
+    }
+}
+
+/// Waits up to `limit` for `pid` to be gone.
+fn gone_within(pid: i32, limit: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn with_elicitation() -> ConnectOptions {
+    ConnectOptions::default().handlers(Handlers::new().on_elicitation(|req| async move {
+        let name = req
+            .message()
+            .strip_prefix("name:")
+            .unwrap_or("Ada")
+            .to_string();
+        Ok(ElicitResult {
+            action: ElicitAction::Accept,
+            content: Some(serde_json::from_value(json!({ "name": name })).unwrap()),
+        })
+    }))
+}
+
+#[test]
+fn demo_server_end_to_end() {
+    smol::block_on(async {
+        let frames = Arc::new(Mutex::new(Vec::<(Direction, String)>::new()));
+        let tap = frames.clone();
+        let opts = with_elicitation().observer(move |d, b: &[u8]| {
+            tap.lock()
+                .unwrap()
+                .push((d, String::from_utf8_lossy(b).into_owned()))
+        });
+        let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
+        let info = client.server_info().unwrap();
+        assert_eq!(info.server_info.name, "mcpwire-demo");
+        assert_eq!(info.protocol_version, "2025-11-25");
+
+        let tools = client.list_tools().await.unwrap();
+        assert_eq!(tools.len(), 6);
+        let r = client
+            .call_tool("echo", json!({"message": "hi"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "hi");
+        let r = client
+            .call_tool("add", json!({"a": 1, "b": 2}))
+            .await
+            .unwrap();
+        assert_eq!(r.structured_content, Some(json!({"sum": 3})));
+        let r = client.call_tool("fail", json!({})).await.unwrap();
+        assert!(r.is_error, "an isError result is a result");
+        let err = client.call_tool("nope", json!({})).await.unwrap_err();
+        assert_eq!(err.server_error().map(|e| e.code), Some(-32602));
+
+        let seen = Arc::new(AtomicUsize::new(0));
+        let s = seen.clone();
+        let opts = CallOpts::default().on_progress(move |p| {
+            assert_eq!(p.total, Some(3.0));
+            s.fetch_add(1, Ordering::SeqCst);
+        });
+        let r = client
+            .call_tool_with("slow", json!({"steps": 3, "interval_ms": 20}), opts)
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "done after 3 steps");
+        assert_eq!(seen.load(Ordering::SeqCst), 3);
+
+        let r = client
+            .call_tool("ask", json!({"question": "name:Grace"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "hello, Grace");
+
+        let r = client.call_tool("big", json!({"mib": 8})).await.unwrap();
+        assert_eq!(r.text().len(), 8 << 20);
+
+        assert_eq!(client.list_prompts().await.unwrap()[0].name, "greet");
+        let read = client.read_resource("demo://readme").await.unwrap();
+        assert_eq!(read.contents[0]["text"], "mcpwire demo server");
+        client.ping().await.unwrap();
+
+        let pid = client.pid() as i32;
+        assert!(alive(pid));
+        client.close().await;
+        assert!(
+            gone_within(pid, Duration::from_secs(5)),
+            "server {pid} still runs"
+        );
+        let frames = frames.lock().unwrap();
+        assert!(frames[0].1.contains("\"initialize\""));
+        assert!(frames
+            .iter()
+            .any(|(d, f)| *d == Direction::Incoming && f.contains("elicitation/create")));
+    });
+}
+
+#[test]
+fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
+    smol::block_on(async {
+        let frames = Arc::new(Mutex::new(Vec::<String>::new()));
+        let tap = frames.clone();
+        let opts = ConnectOptions::default().observer(move |d, b: &[u8]| {
+            if d == Direction::Outgoing {
+                tap.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(b).into_owned());
+            }
+        });
+        let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
+        let err = client
+            .call_tool_with(
+                "slow",
+                json!({"steps": 100, "interval_ms": 50}),
+                CallOpts::default().timeout(Duration::from_millis(200)),
+            )
+            .await
+            .unwrap_err();
+        assert!(err.is_timeout(), "{err:?}");
+        assert_eq!(
+            err,
+            Error::Call(CallError::Local(LocalError::Timeout {
+                which: Deadline::Idle
+            }))
+        );
+        // A call whose future is dropped is cancelled.
+        let call = client.call_tool("slow", json!({"steps": 100, "interval_ms": 50}));
+        let raced = future::or(async { Some(call.await) }, async {
+            async_io::Timer::after(Duration::from_millis(100)).await;
+            None
+        })
+        .await;
+        assert!(raced.is_none());
+        client.ping().await.unwrap();
+        let frames = frames.lock().unwrap();
+        let cancels: Vec<_> = frames
+            .iter()
+            .filter(|f| f.contains("notifications/cancelled"))
+            .collect();
+        assert_eq!(cancels.len(), 2, "{frames:#?}");
+        assert!(cancels[1].contains("the caller stopped waiting"));
+        assert_eq!(client.calls_in_flight(), 0);
+    });
+}
+
+#[test]
+fn a_thousand_concurrent_calls_with_interleaved_elicitations() {
+    smol::block_on(async {
+        let client = mcpwire::connect_smol(&demo(), with_elicitation())
+            .await
+            .unwrap();
+        let calls = (0..1000).map(|i| {
+            let client = client.clone();
+            async move {
+                if i % 2 == 0 {
+                    let r = client
+                        .call_tool("ask", json!({"question": format!("name:n{i}")}))
+                        .await
+                        .unwrap();
+                    assert_eq!(r.text(), format!("hello, n{i}"));
+                } else {
+                    let r = client
+                        .call_tool("echo", json!({"message": format!("m{i}")}))
+                        .await
+                        .unwrap();
+                    assert_eq!(r.text(), format!("m{i}"));
+                }
+            }
+        });
+        let tasks: Vec<_> = calls.map(smol::spawn).collect();
+        for t in tasks {
+            t.await;
+        }
+        assert_eq!(client.calls_in_flight(), 0);
+        client.close().await;
+    });
+}
+
+#[test]
+fn the_client_from_a_plain_thread_with_the_driver_on_another_executor() {
+    let (client, driver) = connect(&demo(), ConnectOptions::default()).unwrap();
+    let executor = std::thread::spawn(move || smol::block_on(driver));
+    let worker = std::thread::spawn(move || {
+        future::block_on(async {
+            client.ready().await.unwrap();
+            let r = client
+                .call_tool("echo", json!({"message": "from a plain thread"}))
+                .await
+                .unwrap();
+            assert_eq!(r.text(), "from a plain thread");
+        })
+    });
+    worker.join().unwrap();
+    // The last handle went with the worker: the driver closes and ends.
+    executor.join().unwrap();
+}
+
+#[test]
+fn the_client_and_driver_on_one_single_threaded_executor() {
+    let ex = smol::LocalExecutor::new();
+    future::block_on(ex.run(async {
+        let (client, driver) = connect(&demo(), ConnectOptions::default()).unwrap();
+        let driver = ex.spawn(driver);
+        for i in 0..100 {
+            let r = client
+                .call_tool("echo", json!({"message": format!("{i}")}))
+                .await
+                .unwrap();
+            assert_eq!(r.text(), format!("{i}"));
+        }
+        drop(client);
+        driver.await;
+    }));
+}
+
+#[test]
+fn handlers_for_sampling_and_roots_declare_their_capabilities() {
+    // The demo server does not ask for these; the declared capabilities show in the handshake.
+    smol::block_on(async {
+        let frames = Arc::new(Mutex::new(Vec::<String>::new()));
+        let tap = frames.clone();
+        let handlers = Handlers::new()
+            .on_sampling(|_| async { Err(ErrorObject::new(-1, "no model")) })
+            .on_roots(|| async {
+                Ok(vec![Root {
+                    uri: "file:///tmp".into(),
+                    name: None,
+                }])
+            });
+        let opts = ConnectOptions::default()
+            .handlers(handlers)
+            .observer(move |_d, b: &[u8]| {
+                tap.lock().unwrap().push(String::from_utf8_lossy(b).into())
+            });
+        let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
+        client.close().await;
+        let init = frames.lock().unwrap()[0].clone();
+        let v: serde_json::Value = serde_json::from_str(&init).unwrap();
+        assert_eq!(
+            v["params"]["capabilities"],
+            json!({"sampling": {}, "roots": {"listChanged": false}})
+        );
+    });
+}
+
+#[test]
+fn spawn_failure_names_the_command() {
+    let err = connect(
+        &ServerConfig::stdio("/nonexistent/mcp-server", ["--x"]),
+        ConnectOptions::default(),
+    )
+    .unwrap_err();
+    let Error::Spawn { command, message } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(command, "/nonexistent/mcp-server --x");
+    assert!(!message.is_empty());
+    assert!(err.to_string().contains("/nonexistent/mcp-server"));
+}
+
+#[test]
+fn early_exit_is_a_typed_error_with_status_and_stderr() {
+    smol::block_on(async {
+        let config =
+            ServerConfig::stdio("sh", ["-c", "echo 'cannot start: missing key' >&2; exit 7"]);
+        let err = mcpwire::connect_smol(&config, ConnectOptions::default())
+            .await
+            .unwrap_err();
+        let Error::Handshake { command, error } = &err else {
+            panic!("{err:?}")
+        };
+        assert!(command.starts_with("sh -c"));
+        let text = error.to_string();
+        assert!(
+            text.contains("exit code 7") && text.contains("missing key"),
+            "{text}"
+        );
+    });
+}
+
+#[test]
+fn stdout_noise_is_skipped_and_never_answered() {
+    smol::block_on(async {
+        let frames = Arc::new(Mutex::new(Vec::<(Direction, String)>::new()));
+        let tap = frames.clone();
+        let opts = ConnectOptions::default().observer(move |d, b: &[u8]| {
+            tap.lock()
+                .unwrap()
+                .push((d, String::from_utf8_lossy(b).into()))
+        });
+        let client = mcpwire::connect_smol(&fault("noise"), opts).await.unwrap();
+        let r = client
+            .call_tool("echo", json!({"message": "through the noise"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "through the noise");
+        client.close().await;
+        let frames = frames.lock().unwrap();
+        let outgoing: Vec<_> = frames
+            .iter()
+            .filter(|(d, _)| *d == Direction::Outgoing)
+            .map(|(_, f)| serde_json::from_str::<serde_json::Value>(f).unwrap())
+            .collect();
+        // initialize, initialized, tools/call — and no error answer to the noise.
+        assert_eq!(outgoing.len(), 3, "{outgoing:#?}");
+        assert!(frames.iter().any(|(_, f)| f == "this is not json"));
+    });
+}
+
+#[test]
+fn a_20_mib_line_is_dropped_and_the_stream_resyncs() {
+    smol::block_on(async {
+        let client = mcpwire::connect_smol(&fault("huge-line"), ConnectOptions::default())
+            .await
+            .unwrap();
+        let err = client
+            .call_tool_with(
+                "echo",
+                json!({"message": "lost"}),
+                CallOpts::default().timeout(Duration::from_secs(3)),
+            )
+            .await
+            .unwrap_err();
+        assert!(err.is_timeout(), "the over-cap answer is dropped: {err:?}");
+        let r = client
+            .call_tool("echo", json!({"message": "after"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "after");
+        client.close().await;
+    });
+}
+
+#[test]
+fn ten_mib_of_stderr_never_stalls_the_server() {
+    smol::block_on(async {
+        let lines = Arc::new(AtomicUsize::new(0));
+        let l = lines.clone();
+        let opts = ConnectOptions::default().on_stderr(move |_| {
+            l.fetch_add(1, Ordering::Relaxed);
+        });
+        let client = mcpwire::connect_smol(&fault("stderr"), opts).await.unwrap();
+        let r = client
+            .call_tool("echo", json!({"message": "ok"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "ok");
+        assert_eq!(lines.load(Ordering::Relaxed), 10 * 1024);
+        client.close().await;
+    });
+}
+
+#[test]
+fn exit_in_the_middle_of_a_request_ends_it_with_the_status_and_stderr_tail() {
+    smol::block_on(async {
+        let client = mcpwire::connect_smol(&fault("exit-mid"), ConnectOptions::default())
+            .await
+            .unwrap();
+        let err = client
+            .call_tool("echo", json!({"message": "x"}))
+            .await
+            .unwrap_err();
+        let Error::Call(CallError::Local(LocalError::ConnectionClosed { reason })) = &err else {
+            panic!("{err:?}")
+        };
+        assert!(
+            reason.contains("exit code 3") && reason.contains("the tool crashed"),
+            "{reason}"
+        );
+        // Later calls fail at once with the same reason.
+        let again = client.ping().await.unwrap_err();
+        assert!(matches!(again, Error::Closed(_)), "{again:?}");
+    });
+}
+
+#[test]
+fn close_reaps_a_grandchild() {
+    smol::block_on(async {
+        let grandchild = Arc::new(Mutex::new(None));
+        let g = grandchild.clone();
+        let opts = ConnectOptions::default().on_stderr(move |line| {
+            if let Some(pid) = line.strip_prefix("grandchild ") {
+                *g.lock().unwrap() = pid.trim().parse::<i32>().ok();
+            }
+        });
+        let client = mcpwire::connect_smol(&fault("grandchild"), opts)
+            .await
+            .unwrap();
+        client.ping().await.ok();
+        let pid = grandchild
+            .lock()
+            .unwrap()
+            .expect("the server named its grandchild");
+        assert!(alive(pid));
+        client.close().await;
+        assert!(
+            gone_within(pid, Duration::from_secs(5)),
+            "grandchild {pid} survived"
+        );
+    });
+}
+
+#[test]
+fn close_escalates_to_kill_for_a_server_that_ignores_eof_and_sigterm() {
+    smol::block_on(async {
+        let mut opts = ConnectOptions::default();
+        opts.shutdown.after_close_stdin = Duration::from_millis(200);
+        opts.shutdown.after_terminate = Duration::from_millis(200);
+        let client = mcpwire::connect_smol(&fault("stubborn"), opts)
+            .await
+            .unwrap();
+        let pid = client.pid() as i32;
+        let start = Instant::now();
+        client.close().await;
+        assert!(
+            start.elapsed() >= Duration::from_millis(400),
+            "it waited before each step"
+        );
+        assert!(gone_within(pid, Duration::from_secs(5)));
+    });
+}
+
+#[test]
+fn dropping_the_driver_on_a_plain_thread_kills_the_server() {
+    let pid = std::thread::spawn(|| {
+        let (client, driver) = connect(&fault("stubborn"), ConnectOptions::default()).unwrap();
+        let pid = client.pid() as i32;
+        drop(driver);
+        drop(client);
+        pid
+    })
+    .join()
+    .unwrap();
+    assert!(gone_within(pid, Duration::from_secs(5)));
+}
