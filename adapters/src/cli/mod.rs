@@ -1,36 +1,433 @@
 //! The command line's commands.
 
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use mcpwire::{
+    CallOpts, Client, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers,
+    ServerConfig,
+};
+use serde_json::{Map, Value};
 
-/// Inspect and call MCP servers.
+mod words;
+
+/// Exit codes, listed in `--help`.
+mod exit {
+    pub const OK: u8 = 0;
+    pub const TOOL_ERROR: u8 = 1;
+    pub const USAGE: u8 = 2;
+    pub const CONNECT: u8 = 3;
+    pub const CALL: u8 = 4;
+    pub const TIMEOUT: u8 = 5;
+}
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  the tool ran and reported an error (an isError result)
+  2  usage error (bad arguments)
+  3  the server could not be started or the handshake failed
+  4  the call failed (a JSON-RPC error from the server, or the connection ended)
+  5  the call timed out
+
+With no --stdio, commands run against the demo server built into this binary.";
+
+/// Inspect and call any MCP server.
 #[derive(Parser, Debug)]
-#[command(name = "mcpwire", version, about)]
+#[command(name = "mcpwire", version, about, after_help = EXIT_CODES)]
 struct Cli {
+    #[command(flatten)]
+    server: ServerArgs,
     #[command(subcommand)]
     command: Command,
 }
 
+#[derive(Args, Debug)]
+struct ServerArgs {
+    /// The server to run, as one command line ("CMD ARGS…", split like shell words, run
+    /// without a shell). Default: the built-in demo server.
+    #[arg(long, global = true, value_name = "COMMAND")]
+    stdio: Option<String>,
+    /// Seconds to wait for each call (and for the handshake).
+    #[arg(long, global = true, default_value_t = 30.0, value_name = "SECONDS")]
+    timeout: f64,
+    /// Print every frame sent and received on stderr.
+    #[arg(long, short, global = true)]
+    verbose: bool,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run the built-in demo server on stdin and stdout.
+    /// The server's protocol era and version, identity, capabilities and instructions.
+    Info {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The server's tools.
+    Tools {
+        /// Print the tools as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Calls a tool: `mcpwire call add a=1 b=2`, or with a JSON object of arguments.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// Arguments as key=value (typed by the tool's input schema), or one JSON object.
+        args: Vec<String>,
+        /// Print the whole result as JSON (instead of its text content).
+        #[arg(long)]
+        json: bool,
+        /// Answer elicitations by accepting with this JSON object as content.
+        #[arg(long, value_name = "JSON")]
+        answer: Option<String>,
+        /// Answer elicitations from the requested schema's defaults.
+        #[arg(long)]
+        answer_defaults: bool,
+    },
+    /// Runs the built-in demo server on stdin and stdout.
     ServeDemo,
+}
+
+/// A failure with the exit code it maps to.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    fn new(code: u8, message: impl Into<String>) -> Self {
+        Failure {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        let code = match &e {
+            Error::Spawn { .. } | Error::Handshake { .. } => exit::CONNECT,
+            e if e.is_timeout() => exit::TIMEOUT,
+            _ => exit::CALL,
+        };
+        Failure::new(code, e.to_string())
+    }
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::ServeDemo => {
-            let stdin = smol::Unblock::new(std::io::stdin());
-            let stdout = smol::Unblock::new(std::io::stdout());
-            match smol::block_on(mcpwire::serve_demo(stdin, stdout, Default::default())) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("mcpwire serve-demo: {e}");
-                    ExitCode::from(1)
-                }
+    if matches!(cli.command, Command::ServeDemo) {
+        let stdin = smol::Unblock::new(std::io::stdin());
+        let stdout = smol::Unblock::new(std::io::stdout());
+        return match smol::block_on(mcpwire::serve_demo(stdin, stdout, Default::default())) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("mcpwire serve-demo: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    match smol::block_on(run(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            eprintln!("mcpwire: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> {
+    match &args.stdio {
+        Some(line) => {
+            let words = words::split(line).map_err(|e| Failure::new(exit::USAGE, e))?;
+            let (command, rest) = words
+                .split_first()
+                .ok_or_else(|| Failure::new(exit::USAGE, "--stdio needs a command"))?;
+            Ok(ServerConfig::stdio(command.clone(), rest.iter().cloned()))
+        }
+        None => {
+            let me = std::env::current_exe().map_err(|e| {
+                Failure::new(exit::CONNECT, format!("cannot find this program: {e}"))
+            })?;
+            Ok(ServerConfig::stdio(
+                me.to_string_lossy().into_owned(),
+                ["serve-demo"],
+            ))
+        }
+    }
+}
+
+fn timeout(args: &ServerArgs) -> Result<Duration, Failure> {
+    Duration::try_from_secs_f64(args.timeout).map_err(|_| {
+        Failure::new(
+            exit::USAGE,
+            "--timeout must be a positive number of seconds",
+        )
+    })
+}
+
+async fn run(cli: Cli) -> Result<u8, Failure> {
+    let config = server_config(&cli.server)?;
+    let timeout = timeout(&cli.server)?;
+    let mut options = ConnectOptions {
+        init_timeout: timeout,
+        ..ConnectOptions::default()
+    };
+    if cli.server.verbose {
+        options.observer = Some(Box::new(|d: Direction, b: &[u8]| {
+            let arrow = match d {
+                Direction::Outgoing => "→",
+                Direction::Incoming => "←",
+            };
+            eprintln!("{arrow} {}", String::from_utf8_lossy(b));
+        }));
+    }
+    if let Command::Call {
+        answer,
+        answer_defaults,
+        ..
+    } = &cli.command
+    {
+        options.handlers = elicitation_handlers(answer.as_deref(), *answer_defaults)?;
+    }
+    let client = mcpwire::connect_smol(&config, options).await?;
+    let code = match cli.command {
+        Command::Info { json } => info(&client, json),
+        Command::Tools { json } => tools(&client, json, timeout).await,
+        Command::Call {
+            tool, args, json, ..
+        } => call(&client, &tool, &args, json, timeout).await,
+        Command::ServeDemo => unreachable!("handled before connecting"),
+    };
+    client.close().await;
+    code
+}
+
+fn elicitation_handlers(answer: Option<&str>, defaults: bool) -> Result<Handlers, Failure> {
+    let content: Option<Map<String, Value>> = match answer {
+        Some(text) => Some(serde_json::from_str(text).map_err(|e| {
+            Failure::new(exit::USAGE, format!("--answer must be a JSON object: {e}"))
+        })?),
+        None => None,
+    };
+    let content = Arc::new(content);
+    Ok(Handlers::new().on_elicitation(move |req| {
+        let content = content.clone();
+        async move {
+            if let Some(content) = content.as_ref() {
+                eprintln!("elicitation: {} → answered from --answer", req.message());
+                return Ok(ElicitResult {
+                    action: ElicitAction::Accept,
+                    content: Some(content.clone()),
+                });
+            }
+            if defaults {
+                let answer = req.answer_with_defaults();
+                eprintln!(
+                    "elicitation: {} → {}",
+                    req.message(),
+                    match answer.action {
+                        ElicitAction::Accept => "answered from the schema's defaults",
+                        _ => "declined: a required field has no default",
+                    }
+                );
+                return Ok(answer);
+            }
+            eprintln!(
+                "elicitation: {} → declined (answer with --answer JSON or --answer-defaults)",
+                req.message()
+            );
+            Ok(ElicitResult::decline())
+        }
+    }))
+}
+
+fn info(client: &Client, json: bool) -> Result<u8, Failure> {
+    let init = client
+        .server_info()
+        .ok_or_else(|| Failure::new(exit::CONNECT, "no handshake"))?;
+    if json {
+        let v = serde_json::json!({
+            "era": "handshake",
+            "protocolVersion": init.protocol_version,
+            "serverInfo": init.server_info,
+            "capabilities": init.capabilities,
+            "instructions": init.instructions,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(exit::OK);
+    }
+    println!("era:          handshake");
+    println!("protocol:     {}", init.protocol_version);
+    let s = &init.server_info;
+    match &s.title {
+        Some(t) => println!("server:       {} {} ({t})", s.name, s.version),
+        None => println!("server:       {} {}", s.name, s.version),
+    }
+    let caps = serde_json::to_value(&init.capabilities).unwrap_or(Value::Null);
+    let names: Vec<&str> = caps
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    println!("capabilities: {}", names.join(", "));
+    if let Some(text) = &init.instructions {
+        println!("instructions:");
+        for line in text.lines() {
+            println!("  {line}");
+        }
+    }
+    Ok(exit::OK)
+}
+
+async fn tools(client: &Client, json: bool, timeout: Duration) -> Result<u8, Failure> {
+    let tools = client
+        .list_tools_with(CallOpts::default().timeout(timeout))
+        .await?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&tools).unwrap_or_default()
+        );
+        return Ok(exit::OK);
+    }
+    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
+    println!("{:width$}  DESCRIPTION", "NAME");
+    for t in &tools {
+        let description = t
+            .description
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+            .next()
+            .unwrap_or("");
+        println!("{:width$}  {}", t.name, truncate(description, 100));
+    }
+    Ok(exit::OK)
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let cut: String = s.chars().take(max - 1).collect();
+    format!("{cut}…")
+}
+
+async fn call(
+    client: &Client,
+    tool: &str,
+    args: &[String],
+    json: bool,
+    timeout: Duration,
+) -> Result<u8, Failure> {
+    let arguments = if args.len() == 1 && args[0].trim_start().starts_with('{') {
+        serde_json::from_str::<Value>(&args[0])
+            .map_err(|e| Failure::new(exit::USAGE, format!("arguments are not JSON: {e}")))?
+    } else if args.is_empty() {
+        Value::Object(Map::new())
+    } else {
+        let tools = client
+            .list_tools_with(CallOpts::default().timeout(timeout))
+            .await?;
+        let schema = tools
+            .iter()
+            .find(|t| t.name == tool)
+            .map(|t| t.input_schema.clone())
+            .unwrap_or(Value::Null);
+        typed_arguments(args, &schema)?
+    };
+    let opts = CallOpts::default().timeout(timeout).on_progress(|p| {
+        let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+        let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
+        eprintln!("progress {}{total}{message}", p.progress);
+    });
+    let result = client.call_tool_with(tool, arguments, opts).await?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).unwrap_or_default()
+        );
+    } else {
+        for block in &result.content {
+            match block.get("type").and_then(Value::as_str) {
+                Some("text") => println!("{}", block["text"].as_str().unwrap_or_default()),
+                Some(other) => println!("[{other} content]"),
+                None => println!("{block}"),
             }
         }
+        if result.content.is_empty() {
+            if let Some(s) = &result.structured_content {
+                println!("{s}");
+            }
+        }
+    }
+    Ok(if result.is_error {
+        exit::TOOL_ERROR
+    } else {
+        exit::OK
+    })
+}
+
+/// Turns `k=v` pairs into arguments, typing each value by the schema's property type.
+fn typed_arguments(pairs: &[String], schema: &Value) -> Result<Value, Failure> {
+    let mut out = Map::new();
+    for pair in pairs {
+        let (key, raw) = pair.split_once('=').ok_or_else(|| {
+            Failure::new(
+                exit::USAGE,
+                format!("argument {pair:?} is not key=value (or give one JSON object)"),
+            )
+        })?;
+        let kind = schema
+            .pointer(&format!("/properties/{key}/type"))
+            .and_then(Value::as_str);
+        let bad = |what: &str| Failure::new(exit::USAGE, format!("{key}: {raw:?} is not {what}"));
+        let value = match kind {
+            Some("string") => Value::String(raw.to_owned()),
+            Some("integer") => Value::from(raw.parse::<i64>().map_err(|_| bad("an integer"))?),
+            Some("number") => {
+                let n: f64 = raw.parse().map_err(|_| bad("a number"))?;
+                serde_json::Number::from_f64(n)
+                    .map(Value::Number)
+                    .ok_or_else(|| bad("a finite number"))?
+            }
+            Some("boolean") => Value::Bool(raw.parse().map_err(|_| bad("true or false"))?),
+            Some("array") | Some("object") => {
+                serde_json::from_str(raw).map_err(|_| bad("JSON of the right kind"))?
+            }
+            _ => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())),
+        };
+        out.insert(key.to_owned(), value);
+    }
+    Ok(Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn key_values_are_typed_by_the_schema() {
+        let schema = json!({"properties": {
+            "s": {"type": "string"}, "i": {"type": "integer"}, "n": {"type": "number"},
+            "b": {"type": "boolean"}, "a": {"type": "array"}}});
+        let args: Vec<String> = [
+            "s=42", "i=7", "n=2.5", "b=true", "a=[1,2]", "x=null", "y=hi",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let v = typed_arguments(&args, &schema).ok().unwrap();
+        assert_eq!(
+            v,
+            json!({"s": "42", "i": 7, "n": 2.5, "b": true, "a": [1, 2], "x": null, "y": "hi"})
+        );
+        assert!(typed_arguments(&["i=x".into()], &schema).is_err());
+        assert!(typed_arguments(&["novalue".into()], &schema).is_err());
     }
 }

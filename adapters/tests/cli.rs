@@ -1,0 +1,198 @@
+//! The `mcpwire` binary as a subprocess: every command against the built-in demo server, exit
+//! codes, and the host killed with SIGKILL taking its server with it.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn mcpwire(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn info_shows_era_version_server_and_instructions() {
+    let o = mcpwire(&["info"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("era:          handshake"), "{out}");
+    assert!(out.contains("protocol:     2025-11-25"), "{out}");
+    assert!(out.contains("mcpwire-demo"), "{out}");
+    assert!(out.contains("instructions:"), "{out}");
+    let o = mcpwire(&["info", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["protocolVersion"], "2025-11-25");
+    assert_eq!(v["serverInfo"]["name"], "mcpwire-demo");
+    assert!(v["capabilities"]["tools"].is_object());
+}
+
+#[test]
+fn tools_as_a_table_and_as_json() {
+    let o = mcpwire(&["tools"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    assert!(out.starts_with("NAME"), "{out}");
+    assert_eq!(out.lines().count(), 7, "{out}");
+    let o = mcpwire(&["tools", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<_> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "add", "slow", "ask", "fail", "big"]);
+}
+
+#[test]
+fn call_types_arguments_by_schema_and_prints_text() {
+    let o = mcpwire(&["call", "add", "a=2", "b=40"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "42\n");
+    // A string property keeps digits as a string.
+    let o = mcpwire(&["call", "echo", "message=007"]);
+    assert_eq!(stdout(&o), "007\n");
+    let o = mcpwire(&["call", "add", r#"{"a": 1.5, "b": 1}"#, "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["structuredContent"]["sum"], 2.5);
+}
+
+#[test]
+fn call_shows_progress_on_stderr() {
+    let o = mcpwire(&["call", "slow", "steps=2", "interval_ms=10"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "done after 2 steps\n");
+    assert!(stderr(&o).contains("progress 2/2"), "{}", stderr(&o));
+}
+
+#[test]
+fn elicitations_answered_from_flags_or_declined() {
+    let o = mcpwire(&["call", "ask"]);
+    assert_eq!(stdout(&o), "the user chose decline\n");
+    assert!(stderr(&o).contains("declined"));
+    let o = mcpwire(&["call", "ask", "--answer-defaults"]);
+    assert_eq!(stdout(&o), "hello, world\n");
+    let o = mcpwire(&["call", "ask", "--answer", r#"{"name":"Ada"}"#]);
+    assert_eq!(stdout(&o), "hello, Ada\n");
+}
+
+#[test]
+fn exit_codes() {
+    assert_eq!(mcpwire(&["call", "fail"]).status.code(), Some(1));
+    assert_eq!(mcpwire(&["call", "add", "a=x"]).status.code(), Some(2));
+    assert_eq!(mcpwire(&["bogus"]).status.code(), Some(2));
+    let o = mcpwire(&["--stdio", "/nonexistent/server", "info"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(
+        stderr(&o).lines().count(),
+        1,
+        "one clear line: {}",
+        stderr(&o)
+    );
+    let o = mcpwire(&[
+        "--stdio",
+        "sh -c 'echo crashed on start >&2; exit 9'",
+        "info",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("exit code 9") && stderr(&o).contains("crashed on start"));
+    let o = mcpwire(&["call", "nope"]);
+    assert_eq!(o.status.code(), Some(4));
+    let o = mcpwire(&["--timeout", "0.2", "call", "slow", "steps=100"]);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    let help = stdout(&mcpwire(&["--help"]));
+    assert!(help.contains("Exit codes:"), "{help}");
+}
+
+#[test]
+fn verbose_prints_the_frames() {
+    let o = mcpwire(&["--verbose", "call", "echo", "message=hi"]);
+    let err = stderr(&o);
+    assert!(
+        err.contains("→ {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("← {\"jsonrpc\":\"2.0\",\"id\":1,\"result\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn another_mcpwire_as_the_stdio_server() {
+    let line = format!("{} serve-demo", env!("CARGO_BIN_EXE_mcpwire"));
+    let o = mcpwire(&["--stdio", &line, "call", "echo", "message=via --stdio"]);
+    assert_eq!(stdout(&o), "via --stdio\n", "{}", stderr(&o));
+}
+
+fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            if let Ok(list) = std::fs::read_to_string(t.path().join("children")) {
+                out.extend(
+                    list.split_whitespace()
+                        .filter_map(|p| p.parse::<u32>().ok()),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn the_host_killed_with_sigkill_takes_its_server_with_it() {
+    let mut host = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+        .args(["call", "slow", "steps=1000", "interval_ms=100"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let server = loop {
+        if let Some(&pid) = children(host.id()).first() {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no server started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(alive(server));
+    host.kill().unwrap(); // SIGKILL: the host gets no chance to clean up.
+    host.wait().unwrap();
+    let start = Instant::now();
+    while alive(server) {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "server {server} outlived its host"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
