@@ -1,1 +1,0 @@
-//! Server-Sent Events (WHATWG "event stream interpretation"): decoder and encoder.

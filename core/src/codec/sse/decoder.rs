@@ -1,0 +1,783 @@
+//! The event-stream decoder: bytes in, events out.
+
+use std::borrow::Cow;
+use std::mem;
+
+use super::utf8::Utf8Stream;
+use super::{DEFAULT_MAX_EVENT_SIZE, MESSAGE};
+
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// A dispatched event, owned. Built from an [`EventRef`] with one allocation (the data); the type
+/// `message` is borrowed from a constant.
+///
+/// The event's id is not copied into it: it is the decoder's [`SseDecoder::last_event_id`] right
+/// after the event was handed out (or [`EventRef::last_event_id`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Event {
+    /// The event type: the last `event` field of the block, or `message` when there was none
+    /// (or it was empty).
+    pub event_type: Cow<'static, str>,
+    /// The `data` fields of the block joined with LF.
+    pub data: String,
+}
+
+impl Event {
+    /// An event of type `message`.
+    pub fn message(data: impl Into<String>) -> Self {
+        Self {
+            event_type: Cow::Borrowed(MESSAGE),
+            data: data.into(),
+        }
+    }
+
+    /// An event of the given type (an empty type means `message`, as on the wire).
+    pub fn new(event_type: &str, data: impl Into<String>) -> Self {
+        Self {
+            event_type: owned_type(event_type),
+            data: data.into(),
+        }
+    }
+
+    /// Whether the type is `message`, the type MCP uses for JSON-RPC messages.
+    pub fn is_message(&self) -> bool {
+        self.event_type == MESSAGE
+    }
+}
+
+fn owned_type(event_type: &str) -> Cow<'static, str> {
+    if event_type.is_empty() || event_type == MESSAGE {
+        Cow::Borrowed(MESSAGE)
+    } else {
+        Cow::Owned(event_type.to_owned())
+    }
+}
+
+/// A dispatched event, borrowed from the decoder's buffers: no allocation. Valid until the next
+/// call on the decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EventRef<'a> {
+    /// The event type: the last `event` field of the block, or `message`.
+    pub event_type: &'a str,
+    /// The `data` fields of the block joined with LF.
+    pub data: &'a str,
+    /// The last event id as of this event: the last `id` field seen in this block or an earlier
+    /// one (ids persist); empty when none was seen or the last one was empty.
+    pub last_event_id: &'a str,
+}
+
+impl EventRef<'_> {
+    /// Copies the event out: one allocation for the data, another only for a type other than
+    /// `message`.
+    #[must_use]
+    pub fn to_event(&self) -> Event {
+        Event {
+            event_type: owned_type(self.event_type),
+            data: self.data.to_owned(),
+        }
+    }
+
+    /// Whether the type is `message`, the type MCP uses for JSON-RPC messages.
+    pub fn is_message(&self) -> bool {
+        self.event_type == MESSAGE
+    }
+}
+
+/// Something the peer did to the stream that a caller should know about. Never fatal: decoding
+/// goes on after it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
+pub enum SseError {
+    /// An event grew past the cap. Its data was dropped; the lines up to the next blank line
+    /// still set `id` and `retry` but dispatch nothing. Reported once per event.
+    #[error("SSE event exceeds the {limit}-byte cap; dropped up to the next blank line")]
+    EventTooLarge {
+        /// The cap ([`SseDecoder::max_event_size`]).
+        limit: usize,
+    },
+    /// The stream ended inside an event: lines were seen after the last blank line, so the server
+    /// closed the stream before finishing what it was sending. Nothing of it was dispatched.
+    #[error(
+        "SSE stream ended inside an event ({data_len} bytes of data lost{})",
+        if *.unterminated_line { ", last line cut" } else { "" }
+    )]
+    UnfinishedEvent {
+        /// The length the event's data would have had.
+        data_len: usize,
+        /// Whether the stream also ended inside a line.
+        unterminated_line: bool,
+    },
+}
+
+/// Counters of the work a decoder has done, to show it stays linear in its input however the
+/// input is split.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Work {
+    /// Bytes given to [`SseDecoder::push`].
+    pub pushed: u64,
+    /// Bytes examined while searching for line ends. Each decoded byte is examined at most once.
+    pub scanned: u64,
+    /// Bytes copied into or within the decoder's buffers (decoded input appended, unfinished
+    /// lines moved to the front, data lines joined).
+    pub copied: u64,
+    /// Events dispatched.
+    pub events: u64,
+}
+
+/// The fields the decoder keeps; any other field name is ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Data,
+    Event,
+    Id,
+    Retry,
+}
+
+impl Field {
+    fn from_name(name: &[u8]) -> Option<Self> {
+        match name {
+            b"data" => Some(Self::Data),
+            b"event" => Some(Self::Event),
+            b"id" => Some(Self::Id),
+            b"retry" => Some(Self::Retry),
+            _ => None,
+        }
+    }
+}
+
+/// What the first bytes of a line say about it.
+enum LineKind {
+    /// A comment, or a field the decoder ignores: its bytes are not needed.
+    Ignored,
+    /// One of the fields the decoder keeps.
+    Field(Field, usize),
+    /// Too short to tell yet (at most five bytes, no colon).
+    Undecided,
+}
+
+/// Sorts a line (or the start of one) by its field name. The longest name kept is five bytes, so
+/// the first six bytes decide: a colon among them ends the name; none means a longer name.
+#[inline]
+fn line_kind(line: &[u8], complete: bool) -> LineKind {
+    if line.starts_with(b"data:") {
+        let value = if line.get(5) == Some(&b' ') { 6 } else { 5 };
+        return LineKind::Field(Field::Data, value);
+    }
+    if line.first() == Some(&b':') {
+        return LineKind::Ignored;
+    }
+    let head = &line[..line.len().min(6)];
+    let (name, value) = match head.iter().position(|&b| b == b':') {
+        Some(colon) => {
+            let mut value = colon + 1;
+            if line.get(value) == Some(&b' ') {
+                value += 1;
+            }
+            (&line[..colon], value)
+        }
+        None if line.len() > 5 => return LineKind::Ignored,
+        None if complete => (line, line.len()),
+        None => return LineKind::Undecided,
+    };
+    match Field::from_name(name) {
+        Some(field) => LineKind::Field(field, value),
+        None => LineKind::Ignored,
+    }
+}
+
+/// Where the first CR or LF in `text` is. A blank line (the end of every event) and short text
+/// are answered without setting up a vector search.
+#[inline]
+fn find_line_end(text: &[u8]) -> Option<usize> {
+    match text.first() {
+        Some(b'\n' | b'\r') => Some(0),
+        _ if text.len() < 16 => text.iter().position(|&b| b == b'\n' || b == b'\r'),
+        _ => memchr::memchr2(b'\n', b'\r', text),
+    }
+}
+
+/// What one step of decoding produced.
+enum Step {
+    /// An event is ready in the decoder's buffers.
+    Dispatch,
+    /// A diagnostic.
+    Error(SseError),
+}
+
+/// An incremental decoder for `text/event-stream` bodies, exactly per the WHATWG HTML standard's
+/// "event stream interpretation".
+///
+/// Drive it with [`push`](Self::push) for each chunk of the body, draining
+/// [`next_event_ref`](Self::next_event_ref) or [`next_event`](Self::next_event) until `None` after
+/// each push; at the end of the body call [`finish`](Self::finish) and drain once more. The
+/// events, diagnostics and state are the same however the body was split into chunks.
+///
+/// - UTF-8 is decoded as a stream (a character may span chunks); ill-formed bytes become U+FFFD.
+/// - One byte order mark is stripped at the very start of the stream, even when split.
+/// - Lines end with CRLF, LF or a lone CR; a CR ending one chunk and the LF starting the next are
+///   one line end. A line is complete at its CR: an event it ends is dispatched at once.
+/// - `data` lines are joined with LF; `event` sets the type (`message` when absent); `id` sets
+///   the last event id unless it contains U+0000, and the id persists across events; `retry`
+///   with ASCII digits only sets the reconnection time at once; comments and other fields are
+///   ignored. A blank line dispatches the event when its data is not empty (a block with a
+///   `data` line of empty value has data: it is dispatched with empty data).
+/// - An event not ended by a blank line when the stream ends is not dispatched: it is reported as
+///   [`SseError::UnfinishedEvent`].
+///
+/// Memory is bounded by [`max_event_size`](Self::max_event_size): the data, type and id held for
+/// one event plus the line being read may not exceed it. An event that would is reported once as
+/// [`SseError::EventTooLarge`] and dropped up to its blank line; comments and unknown fields
+/// are never held, however long. Between pushes the decoder holds at most the cap plus five
+/// bytes ([`buffered`](Self::buffered)) and a copy of the last event id; while one push is being
+/// drained, that push's text is held too.
+///
+/// Work is linear: each byte is validated once (whole runs, with SIMD) and searched once for a
+/// line end, and an event's single `data` line is handed out from the input buffer without a copy.
+#[derive(Debug)]
+pub struct SseDecoder {
+    /// Decoded text not yet consumed: the line being read and lines not yet processed. Also holds
+    /// a single data line in place (see `data_in_input`).
+    input: String,
+    /// Start of the first line not yet processed.
+    pos: usize,
+    /// How far the line-end search has looked (`pos <= scan <= input.len()`).
+    scan: usize,
+    utf8: Utf8Stream,
+    /// `Some(n)`: the stream has begun with `n` bytes of a byte order mark, no more yet.
+    bom_seen: Option<u8>,
+    /// The last line ended with CR: a LF right after it belongs to that line end.
+    skip_lf: bool,
+    /// The rest of the line being read is dropped (a comment, an ignored field, a line too long).
+    skip_line: bool,
+    /// What the start of the line being read said it is.
+    pending_field: Option<Field>,
+    finished: bool,
+    ended: bool,
+    /// The event's data as `data` lines append it (each value then LF), unless it is in place.
+    data: String,
+    /// The event's data is a single line still in `input`: the data buffer is `input[a..b]`
+    /// followed by LF. Moved into `data` before `input` is compacted or when a second line comes.
+    data_in_input: Option<(usize, usize)>,
+    event_type: String,
+    /// The last event id buffer (set by `id` fields).
+    id_buffer: String,
+    /// The last event id string (the buffer's value at the last blank line).
+    last_event_id: String,
+    id_changed: bool,
+    retry: Option<u64>,
+    /// A line other than a comment since the last blank line.
+    in_event: bool,
+    /// The event grew past the cap: drop its data up to the blank line.
+    discarding: bool,
+    /// The last call handed out an event still in the buffers: clear them on the next call.
+    dispatched: bool,
+    /// A cap was crossed: give buffer memory back at the next compaction.
+    shrink: bool,
+    max_event_size: usize,
+    /// Bytes scanned in text since dropped from `input`.
+    scanned_before: u64,
+    work: Work,
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SseDecoder {
+    /// A decoder with the default cap ([`DEFAULT_MAX_EVENT_SIZE`], 16 MiB).
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with_max_event_size(DEFAULT_MAX_EVENT_SIZE)
+    }
+
+    /// A decoder whose events (data, type and id held, plus the line being read) may hold at most
+    /// `max_event_size` bytes.
+    #[must_use]
+    pub fn with_max_event_size(max_event_size: usize) -> Self {
+        Self {
+            input: String::new(),
+            pos: 0,
+            scan: 0,
+            utf8: Utf8Stream::new(),
+            bom_seen: Some(0),
+            skip_lf: false,
+            skip_line: false,
+            pending_field: None,
+            finished: false,
+            ended: false,
+            data: String::new(),
+            data_in_input: None,
+            event_type: String::new(),
+            id_buffer: String::new(),
+            last_event_id: String::new(),
+            id_changed: false,
+            retry: None,
+            in_event: false,
+            discarding: false,
+            dispatched: false,
+            shrink: false,
+            max_event_size,
+            scanned_before: 0,
+            work: Work::default(),
+        }
+    }
+
+    /// The cap on one event.
+    pub fn max_event_size(&self) -> usize {
+        self.max_event_size
+    }
+
+    /// The last event id: the value of the last `id` field (without U+0000) as of the last blank
+    /// line, persisting across events; empty when none was seen. Right after an event is handed
+    /// out, it is that event's id. This is what a client sends as `Last-Event-ID` to resume.
+    pub fn last_event_id(&self) -> &str {
+        &self.last_event_id
+    }
+
+    /// The reconnection time in milliseconds from the last valid `retry` field, if any. It takes
+    /// effect when the field is read, whether or not its event is dispatched.
+    pub fn retry(&self) -> Option<u64> {
+        self.retry
+    }
+
+    /// Whether [`finish`](Self::finish) was called.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The work done so far.
+    pub fn work(&self) -> Work {
+        Work {
+            // Every byte before `scan` was looked at once; compaction moves that count to the base.
+            scanned: self.scanned_before + self.scan as u64,
+            ..self.work
+        }
+    }
+
+    /// Bytes held for the event being read and the line being read: what carries over to the
+    /// next push once the events are drained. After draining it stays within
+    /// [`max_event_size`](Self::max_event_size) plus five bytes (a line too short to sort yet).
+    pub fn buffered(&self) -> usize {
+        let pending = if self.dispatched { 0 } else { self.held() };
+        self.input.len() - self.pos + pending
+    }
+
+    /// Feeds the next chunk of the body.
+    ///
+    /// Drain the events after each push: bytes are only stored and decoded here, lines are read
+    /// by [`next_event_ref`](Self::next_event_ref). Bytes pushed after [`finish`](Self::finish)
+    /// are ignored.
+    pub fn push(&mut self, bytes: &[u8]) {
+        debug_assert!(!self.finished, "SseDecoder::push after finish");
+        if self.finished {
+            return;
+        }
+        self.settle();
+        self.compact();
+        self.work.pushed += bytes.len() as u64;
+        let before = self.input.len();
+        let mut bytes = bytes;
+        if let Some(seen) = self.bom_seen {
+            let mut n = usize::from(seen);
+            let mut i = 0;
+            while n < BOM.len() && i < bytes.len() && bytes[i] == BOM[n] {
+                n += 1;
+                i += 1;
+            }
+            if n == BOM.len() {
+                self.bom_seen = None;
+                bytes = &bytes[i..];
+            } else if i == bytes.len() {
+                // Still a prefix of a byte order mark: wait for the next byte.
+                self.bom_seen = Some(n as u8);
+                return;
+            } else {
+                self.bom_seen = None;
+                self.utf8.decode(&BOM[..n], &mut self.input);
+                bytes = &bytes[i..];
+            }
+        }
+        self.utf8.decode(bytes, &mut self.input);
+        self.work.copied += (self.input.len() - before) as u64;
+    }
+
+    /// Marks the end of the body. Events already complete can still be drained; then one
+    /// [`SseError::UnfinishedEvent`] if the body ended inside an event; then `None` for good.
+    /// A line cut by the end of the body is not processed.
+    pub fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.settle();
+        if let Some(seen) = self.bom_seen.take() {
+            self.utf8.decode(&BOM[..usize::from(seen)], &mut self.input);
+        }
+        self.utf8.finish(&mut self.input);
+        self.finished = true;
+    }
+
+    /// The next event or diagnostic, borrowed from the decoder's buffers (no allocation), or
+    /// `None` when more input is needed (or, after [`finish`](Self::finish), when the stream is
+    /// done).
+    #[must_use = "an event not taken is lost"]
+    pub fn next_event_ref(&mut self) -> Option<Result<EventRef<'_>, SseError>> {
+        match self.advance()? {
+            Step::Error(error) => Some(Err(error)),
+            Step::Dispatch => {
+                let data = match self.data_in_input {
+                    Some((a, b)) => &self.input[a..b],
+                    // The data buffer ends with the LF of its last line: drop that one.
+                    None => &self.data[..self.data.len() - 1],
+                };
+                let event_type = if self.event_type.is_empty() {
+                    MESSAGE
+                } else {
+                    &self.event_type
+                };
+                Some(Ok(EventRef {
+                    event_type,
+                    data,
+                    last_event_id: &self.last_event_id,
+                }))
+            }
+        }
+    }
+
+    /// The next event or diagnostic, owned (one allocation for the data), or `None` when more
+    /// input is needed (or, after [`finish`](Self::finish), when the stream is done).
+    #[must_use = "an event not taken is lost"]
+    pub fn next_event(&mut self) -> Option<Result<Event, SseError>> {
+        self.next_event_ref().map(|r| r.map(|e| e.to_event()))
+    }
+
+    /// Clears the buffers of an event handed out by the previous call.
+    #[inline]
+    fn settle(&mut self) {
+        if self.dispatched {
+            self.dispatched = false;
+            self.data.clear();
+            self.data_in_input = None;
+            self.event_type.clear();
+        }
+    }
+
+    /// Drops processed lines from the front of `input`, moving an in-place data line out first.
+    fn compact(&mut self) {
+        self.materialize();
+        let len = self.input.len();
+        if self.pos == len {
+            self.input.clear();
+        } else if self.pos > 0 {
+            self.input.drain(..self.pos);
+            self.work.copied += (len - self.pos) as u64;
+        }
+        self.scanned_before += self.pos as u64;
+        self.scan -= self.pos;
+        self.pos = 0;
+        if mem::take(&mut self.shrink) {
+            self.input.shrink_to(SHRINK_TO);
+            self.data.shrink_to(SHRINK_TO);
+        }
+    }
+
+    /// Moves a data line held in place into the data buffer.
+    #[inline]
+    fn materialize(&mut self) {
+        if let Some((a, b)) = self.data_in_input.take() {
+            self.data.push_str(&self.input[a..b]);
+            self.data.push('\n');
+            self.work.copied += (b - a + 1) as u64;
+        }
+    }
+
+    /// Bytes of the data buffer (each line with its LF).
+    #[inline]
+    fn data_len(&self) -> usize {
+        match self.data_in_input {
+            Some((a, b)) => b - a + 1,
+            None => self.data.len(),
+        }
+    }
+
+    /// Bytes held for the event being read: counted against the cap with the line being read.
+    #[inline]
+    fn held(&self) -> usize {
+        self.data_len() + self.event_type.len() + self.id_buffer.len()
+    }
+
+    /// Reads lines until an event is dispatched, a diagnostic is due, or the input runs out.
+    fn advance(&mut self) -> Option<Step> {
+        self.settle();
+        loop {
+            let bytes = self.input.as_bytes();
+            let len = bytes.len();
+            if self.skip_lf {
+                if self.pos == len {
+                    break;
+                }
+                self.skip_lf = false;
+                if bytes[self.pos] == b'\n' {
+                    self.pos += 1;
+                    self.scan = self.pos;
+                    continue;
+                }
+            }
+            let from = self.scan;
+            match find_line_end(&bytes[from..]) {
+                Some(i) => {
+                    let end = from + i;
+                    self.skip_lf = bytes[end] == b'\r';
+                    let start = self.pos;
+                    self.pos = end + 1;
+                    self.scan = self.pos;
+                    self.pending_field = None;
+                    if mem::take(&mut self.skip_line) {
+                        continue;
+                    }
+                    if let Some(step) = self.line(start, end) {
+                        return Some(step);
+                    }
+                }
+                None => {
+                    self.scan = len;
+                    if let Some(step) = self.partial_line() {
+                        return Some(step);
+                    }
+                    break;
+                }
+            }
+        }
+        if self.finished {
+            self.end_of_stream()
+        } else {
+            None
+        }
+    }
+
+    /// Processes the complete line `input[start..end]`.
+    fn line(&mut self, start: usize, end: usize) -> Option<Step> {
+        if start == end {
+            return self.blank_line();
+        }
+        let line = &self.input.as_bytes()[start..end];
+        if line[0] != b':' {
+            self.in_event = true;
+        }
+        let (field, value) = match line_kind(line, true) {
+            LineKind::Field(field, value) => (field, start + value),
+            LineKind::Ignored | LineKind::Undecided => return None,
+        };
+        if let Some(step) = self.check_size(field, end - start) {
+            return step;
+        }
+        // `value` follows an ASCII colon or space and `end` is at a line end: both on
+        // character boundaries.
+        match field {
+            Field::Data => {
+                if self.data_in_input.is_none() && self.data.is_empty() {
+                    self.data_in_input = Some((value, end));
+                } else {
+                    self.materialize();
+                    self.data.push_str(&self.input[value..end]);
+                    self.data.push('\n');
+                    self.work.copied += (end - value + 1) as u64;
+                }
+            }
+            Field::Event => {
+                self.event_type.clear();
+                self.event_type.push_str(&self.input[value..end]);
+            }
+            Field::Id => {
+                let id = &self.input[value..end];
+                if memchr::memchr(0, id.as_bytes()).is_none() {
+                    self.id_buffer.clear();
+                    self.id_buffer.push_str(id);
+                    self.id_changed = true;
+                }
+            }
+            Field::Retry => {
+                if let Some(ms) = parse_retry(&self.input.as_bytes()[value..end]) {
+                    self.retry = Some(ms);
+                }
+            }
+        }
+        None
+    }
+
+    /// Applies the cap to a line of a kept field, `len` bytes long so far. `Some(None)`: drop the
+    /// line quietly; `Some(Some(step))`: the event just crossed the cap.
+    fn check_size(&mut self, field: Field, len: usize) -> Option<Option<Step>> {
+        if self.discarding && field == Field::Data {
+            return Some(None);
+        }
+        if self.held().saturating_add(len) <= self.max_event_size {
+            return None;
+        }
+        if self.discarding {
+            return Some(None);
+        }
+        self.discarding = true;
+        self.shrink = true;
+        self.data.clear();
+        self.data_in_input = None;
+        Some(Some(Step::Error(SseError::EventTooLarge {
+            limit: self.max_event_size,
+        })))
+    }
+
+    /// Looks at the line being read, not complete yet: drops it when its bytes are not needed,
+    /// applies the cap to it otherwise.
+    fn partial_line(&mut self) -> Option<Step> {
+        let len = self.input.len();
+        if self.pos == len {
+            return None;
+        }
+        if !self.skip_line {
+            let line = &self.input.as_bytes()[self.pos..len];
+            let field = match self.pending_field {
+                Some(field) => Some(field),
+                None => {
+                    if line[0] != b':' {
+                        self.in_event = true;
+                    }
+                    match line_kind(line, false) {
+                        LineKind::Undecided => return None,
+                        LineKind::Ignored => None,
+                        LineKind::Field(field, _) => Some(field),
+                    }
+                }
+            };
+            match field {
+                None => self.skip_line = true,
+                Some(field) => {
+                    self.pending_field = Some(field);
+                    match self.check_size(field, len - self.pos) {
+                        None => return None,
+                        Some(step) => {
+                            self.skip_line = true;
+                            self.pos = len;
+                            self.scan = len;
+                            return step;
+                        }
+                    }
+                }
+            }
+        }
+        // The line is dropped: its bytes go at the next compaction.
+        self.pos = len;
+        self.scan = len;
+        None
+    }
+
+    /// A blank line: the id buffer becomes the last event id, and the event is dispatched if it
+    /// has data.
+    fn blank_line(&mut self) -> Option<Step> {
+        self.in_event = false;
+        if self.id_changed {
+            self.id_changed = false;
+            self.last_event_id.clone_from(&self.id_buffer);
+        }
+        if mem::take(&mut self.discarding) || self.data_len() == 0 {
+            self.data.clear();
+            self.data_in_input = None;
+            self.event_type.clear();
+            return None;
+        }
+        self.dispatched = true;
+        self.work.events += 1;
+        Some(Step::Dispatch)
+    }
+
+    /// After [`finish`](Self::finish), once every complete line is processed: reports an event
+    /// the stream ended inside, once, and frees the buffers.
+    fn end_of_stream(&mut self) -> Option<Step> {
+        if mem::replace(&mut self.ended, true) {
+            return None;
+        }
+        let partial = &self.input.as_bytes()[self.pos..];
+        let unterminated_line = self.skip_line || !partial.is_empty();
+        let unfinished = self.in_event || partial.first().is_some_and(|&b| b != b':');
+        let data_len = self.data_len().saturating_sub(1);
+        self.scanned_before += self.scan as u64;
+        self.input = String::new();
+        self.data = String::new();
+        self.event_type = String::new();
+        self.data_in_input = None;
+        self.pos = 0;
+        self.scan = 0;
+        self.skip_line = false;
+        self.discarding = false;
+        self.in_event = false;
+        unfinished.then_some(Step::Error(SseError::UnfinishedEvent {
+            data_len,
+            unterminated_line,
+        }))
+    }
+}
+
+/// Capacity kept by the buffers after an event crossed the cap.
+const SHRINK_TO: usize = 64 * 1024;
+
+/// A `retry` value: ASCII digits only, base ten, fitting in a `u64`. An empty value has no
+/// integer to interpret and is ignored like any other invalid value.
+fn parse_retry(value: &[u8]) -> Option<u64> {
+    if value.is_empty() {
+        return None;
+    }
+    value.iter().try_fold(0u64, |acc, &b| {
+        if b.is_ascii_digit() {
+            acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+        } else {
+            None
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_values() {
+        assert_eq!(parse_retry(b"0"), Some(0));
+        assert_eq!(parse_retry(b"007"), Some(7));
+        assert_eq!(parse_retry(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_retry(b"18446744073709551616"), None);
+        assert_eq!(parse_retry(b""), None);
+        assert_eq!(parse_retry(b"1 "), None);
+        assert_eq!(parse_retry(b"-1"), None);
+        assert_eq!(parse_retry(b"+1"), None);
+    }
+
+    #[test]
+    fn line_kinds() {
+        assert!(matches!(line_kind(b":x", false), LineKind::Ignored));
+        assert!(matches!(line_kind(b"dat", false), LineKind::Undecided));
+        assert!(matches!(
+            line_kind(b"data", true),
+            LineKind::Field(Field::Data, 4)
+        ));
+        assert!(matches!(
+            line_kind(b"data: x", false),
+            LineKind::Field(Field::Data, 6)
+        ));
+        assert!(matches!(
+            line_kind(b"retry:", false),
+            LineKind::Field(Field::Retry, 6)
+        ));
+        assert!(matches!(line_kind(b"retryy", false), LineKind::Ignored));
+        assert!(matches!(line_kind(b"datum", true), LineKind::Ignored));
+    }
+
+    #[test]
+    fn single_data_line_is_handed_out_in_place() {
+        let mut dec = SseDecoder::new();
+        dec.push(b"data: hello\n\n");
+        let ev = dec.next_event_ref().unwrap().unwrap();
+        assert_eq!(ev.data, "hello");
+        assert_eq!(dec.work().copied, 13);
+    }
+}
