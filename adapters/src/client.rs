@@ -266,7 +266,13 @@ impl Client {
         .await
     }
 
-    /// The server's answer to `initialize`, once the handshake completed.
+    /// The era the connection settled on, once known.
+    pub fn era(&self) -> Option<mcpwire_core::protocol::ChosenEra> {
+        self.shared.lock().core.protocol().era()
+    }
+
+    /// What the server said about itself: its answer to `initialize`, or in the stateless era
+    /// what `server/discover` said (with protocol version 2026-07-28). Known once ready.
     pub fn server_info(&self) -> Option<Arc<InitializeResult>> {
         match &self.shared.lock().ready {
             Ready::Done(init) => Some(init.clone()),
@@ -403,7 +409,17 @@ impl Client {
         typed(&raw, "resources/read")
     }
 
-    /// Pings the server.
+    /// Subscribes to notifications (stateless era, `subscriptions/listen`), e.g.
+    /// `{"toolsListChanged": true}`. They arrive on [`notifications`](Self::notifications),
+    /// tagged with the subscription; the returned future ends when the subscription does
+    /// (dropping it ends the subscription).
+    pub async fn listen(&self, notifications: Value) -> Result<RawJson, Error> {
+        let opts = CallOpts::default();
+        self.call(&opts, |c, now, _| c.listen(now, notifications))
+            .await
+    }
+
+    /// Pings the server (handshake era; the stateless era has no ping).
     pub async fn ping(&self) -> Result<(), Error> {
         let opts = CallOpts::default();
         self.call(&opts, |c, now, o| c.ping(now, o)).await?;

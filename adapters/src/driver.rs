@@ -17,7 +17,7 @@ use std::time::Instant;
 use async_io::Timer;
 use futures_lite::{AsyncRead, AsyncWrite};
 use mcpwire_core::jsonrpc::{ErrorObject, RawJson};
-use mcpwire_core::protocol::{ClientEvent, ServerRequest};
+use mcpwire_core::protocol::{CallId, CallOutcome, ClientEvent, ServerRequest};
 use mcpwire_core::stdio::{ProcessAction, ProcessExit};
 use serde_json::json;
 
@@ -29,6 +29,16 @@ use crate::stderr::StderrTail;
 
 /// How many stdout reads one poll makes before yielding to other tasks.
 const READS_PER_POLL: usize = 64;
+
+/// What one step hands to the part of the loop that runs outside the lock.
+#[derive(Default)]
+struct StepOutput {
+    requests: Vec<ServerRequest>,
+    /// Calls that ended; their slots are filled after the progress callbacks ran, so a caller
+    /// never sees its result before the progress that preceded it.
+    completions: Vec<(CallId, CallOutcome)>,
+    closed: Option<Arc<str>>,
+}
 
 /// A handler's answer on its way.
 struct HandlerTask {
@@ -53,6 +63,8 @@ pub struct Driver {
     timer_at: Option<Instant>,
     read_buf: Box<[u8]>,
     handlers: Handlers,
+    /// How to start the server again (after an unanswered `server/discover` probe).
+    config: mcpwire_core::config::StdioConfig,
     tasks: Vec<HandlerTask>,
     closing: bool,
     exited: bool,
@@ -74,6 +86,7 @@ impl Driver {
         pid: i32,
         stderr_tail: StderrTail,
         handlers: Handlers,
+        config: mcpwire_core::config::StdioConfig,
     ) -> Driver {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
@@ -92,6 +105,7 @@ impl Driver {
             timer_at: None,
             read_buf: vec![0; 64 * 1024].into_boxed_slice(),
             handlers,
+            config,
             tasks: Vec::new(),
             closing: false,
             exited: false,
@@ -100,7 +114,7 @@ impl Driver {
 
     /// One round under the lock: feed the core, carry out its actions, take its events.
     /// Returns whether anything happened, and the work to do outside the lock.
-    fn step(&mut self, cx: &mut Context<'_>, st: &mut State) -> (bool, Vec<ServerRequest>) {
+    fn step(&mut self, cx: &mut Context<'_>, st: &mut State) -> (bool, StepOutput) {
         let mut progressed = false;
         match &st.driver_waker {
             Some(w) if w.will_wake(cx.waker()) => {}
@@ -122,6 +136,7 @@ impl Driver {
                 ProcessAction::CloseStdin => self.stdin = None,
                 ProcessAction::Terminate => signal_group(self.pid, SIGTERM),
                 ProcessAction::Kill => signal_group(self.pid, SIGKILL),
+                ProcessAction::SpawnAgain => self.respawn(now, st),
                 _ => {}
             }
         }
@@ -205,7 +220,7 @@ impl Driver {
                 st.core.handle_exit(now, exit, &tail);
             }
         }
-        let requests = self.take_events(st);
+        let out = self.take_events(st);
         if st.core.protocol().engine().unread_notifications() > 0 {
             if let Some(w) = st.notification_waker.take() {
                 w.wake();
@@ -220,12 +235,39 @@ impl Driver {
                 None => self.timer = Timer::never(),
             }
         }
-        (progressed || !requests.is_empty(), requests)
+        let busy = progressed
+            || !out.requests.is_empty()
+            || !out.completions.is_empty()
+            || out.closed.is_some();
+        (busy, out)
+    }
+
+    /// Replaces the server process with a fresh one (the old one was killed).
+    fn respawn(&mut self, now: Instant, st: &mut State) {
+        match crate::spawn::spawn(&self.config) {
+            Ok(spawned) => {
+                let mut child = spawned.child;
+                self.stdin = child.stdin.take();
+                self.stdout = child.stdout.take();
+                self.stderr = child.stderr.take();
+                self.status = Some(Box::pin(child.status()));
+                // The old child goes to async-process's reaper.
+                self._child = child;
+                self.pid = spawned.pid;
+                self.exited = false;
+                st.pid = spawned.pid as u32;
+                st.core.handle_respawned(now);
+            }
+            Err(e) => {
+                self.exited = true;
+                st.core.handle_respawn_failed(now, &e.to_string());
+            }
+        }
     }
 
     /// Moves the core's events to the waiting calls and collects the server's requests.
-    fn take_events(&mut self, st: &mut State) -> Vec<ServerRequest> {
-        let mut requests = Vec::new();
+    fn take_events(&mut self, st: &mut State) -> StepOutput {
+        let mut out = StepOutput::default();
         while let Some(event) = st.core.poll_event() {
             match event {
                 ClientEvent::Ready(init) => {
@@ -244,14 +286,7 @@ impl Driver {
                         wakers.into_iter().for_each(|w| w.wake());
                     }
                 }
-                ClientEvent::CallDone { call, outcome } => {
-                    if let Some(slot) = st.slots.get_mut(&call) {
-                        slot.outcome = Some(outcome);
-                        if let Some(w) = slot.waker.take() {
-                            w.wake();
-                        }
-                    }
-                }
+                ClientEvent::CallDone { call, outcome } => out.completions.push((call, outcome)),
                 ClientEvent::Progress {
                     call,
                     progress,
@@ -270,14 +305,14 @@ impl Driver {
                         ));
                     }
                 }
-                ClientEvent::ServerRequest(r) => requests.push(r),
-                ClientEvent::Closed { reason } => st.set_terminal(reason),
+                ClientEvent::ServerRequest(r) => out.requests.push(r),
+                ClientEvent::Closed { reason } => out.closed = Some(reason),
                 // Cancellations of server requests: the handler's answer will be dropped by
                 // the core; diagnostics are visible through the frame observer.
                 _ => {}
             }
         }
-        requests
+        out
     }
 
     /// Starts the handler for a server request.
@@ -341,16 +376,30 @@ impl Future for Driver {
         let this = &mut *self;
         let shared = this.shared.clone();
         for _ in 0..READS_PER_POLL {
-            let (mut progressed, requests, progress) = {
+            let (mut progressed, out, progress) = {
                 let mut st = shared.lock();
-                let (p, r) = this.step(cx, &mut st);
-                (p, r, std::mem::take(&mut st.progress))
+                let (p, out) = this.step(cx, &mut st);
+                (p, out, std::mem::take(&mut st.progress))
             };
             // Outside the lock: application code may call back into the client.
             for (cb, update) in progress {
                 cb(update);
             }
-            for r in requests {
+            if !out.completions.is_empty() || out.closed.is_some() {
+                let mut st = shared.lock();
+                for (call, outcome) in out.completions {
+                    if let Some(slot) = st.slots.get_mut(&call) {
+                        slot.outcome = Some(outcome);
+                        if let Some(w) = slot.waker.take() {
+                            w.wake();
+                        }
+                    }
+                }
+                if let Some(reason) = out.closed {
+                    st.set_terminal(reason);
+                }
+            }
+            for r in out.requests {
                 if let Some(task) = this.start_handler(r) {
                     this.tasks.push(task);
                 }
@@ -375,7 +424,7 @@ impl Future for Driver {
                 this.timer_at = None;
                 progressed = true;
             }
-            if this.exited {
+            if this.exited && shared.lock().core.has_exited() {
                 let mut st = shared.lock();
                 let reason = st
                     .terminal

@@ -41,7 +41,7 @@ pub use handlers::{BoxFuture, ElicitationRequest, Handlers, Root};
 pub use mcpwire_core as core;
 pub use mcpwire_core::config::ServerConfig;
 pub use mcpwire_core::protocol::types::{CallToolResult, ElicitAction, ElicitResult, Tool};
-pub use mcpwire_core::protocol::ServerNotification;
+pub use mcpwire_core::protocol::{ChosenEra, Era, ServerNotification};
 pub use mcpwire_core::tap::{Direction, FrameObserver};
 pub use serve::serve_demo;
 pub use stderr::StderrCallback;
@@ -57,6 +57,11 @@ pub struct ConnectOptions {
     pub client_info: Implementation,
     /// How long the handshake may take (default 30 s).
     pub init_timeout: Duration,
+    /// Which era to speak (default: detect it with a `server/discover` probe).
+    pub era: Era,
+    /// How long the probe may go unanswered before the server is taken for a handshake-era one
+    /// and started again (default 10 s).
+    pub probe_timeout: Duration,
     /// The waits of the graceful shutdown (default 2 s after stdin EOF, 2 s after SIGTERM).
     pub shutdown: ShutdownTimeouts,
     /// The longest stdout line accepted (default 16 MiB).
@@ -78,6 +83,8 @@ impl Default for ConnectOptions {
         ConnectOptions {
             client_info: Implementation::mcpwire(),
             init_timeout: Duration::from_secs(30),
+            era: Era::Auto,
+            probe_timeout: Duration::from_secs(10),
             shutdown: ShutdownTimeouts::default(),
             max_line: mcpwire_core::codec::jsonl::DEFAULT_MAX_LINE,
             engine: EngineConfig::default(),
@@ -143,6 +150,8 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
         client_info: options.client_info,
         capabilities: options.handlers.capabilities(),
         init_timeout: options.init_timeout,
+        era: options.era,
+        probe_timeout: options.probe_timeout,
         engine: options.engine,
         ..ClientConfig::default()
     };
@@ -174,6 +183,7 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
         spawned.pid,
         tail,
         options.handlers,
+        stdio.clone(),
     );
     Ok((Client::new(shared), driver))
 }

@@ -27,13 +27,18 @@ fn info_shows_era_version_server_and_instructions() {
     let o = mcpwire(&["info"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains("era:          handshake"), "{out}");
-    assert!(out.contains("protocol:     2025-11-25"), "{out}");
+    // The demo server speaks both eras: detection picks the stateless one.
+    assert!(out.contains("era:          stateless"), "{out}");
+    assert!(out.contains("protocol:     2026-07-28"), "{out}");
     assert!(out.contains("mcpwire-demo"), "{out}");
     assert!(out.contains("instructions:"), "{out}");
+    let out = stdout(&mcpwire(&["--era", "legacy", "info"]));
+    assert!(out.contains("era:          handshake"), "{out}");
+    assert!(out.contains("protocol:     2025-11-25"), "{out}");
     let o = mcpwire(&["info", "--json"]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["protocolVersion"], "2025-11-25");
+    assert_eq!(v["era"], "stateless");
+    assert_eq!(v["protocolVersion"], "2026-07-28");
     assert_eq!(v["serverInfo"]["name"], "mcpwire-demo");
     assert!(v["capabilities"]["tools"].is_object());
 }
@@ -44,7 +49,7 @@ fn tools_as_a_table_and_as_json() {
     assert_eq!(o.status.code(), Some(0));
     let out = stdout(&o);
     assert!(out.starts_with("NAME"), "{out}");
-    assert_eq!(out.lines().count(), 7, "{out}");
+    assert_eq!(out.lines().count(), 8, "{out}");
     let o = mcpwire(&["tools", "--json"]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let names: Vec<_> = v
@@ -53,7 +58,10 @@ fn tools_as_a_table_and_as_json() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["echo", "add", "slow", "ask", "fail", "big"]);
+    assert_eq!(
+        names,
+        ["echo", "add", "slow", "ask", "survey", "fail", "big"]
+    );
 }
 
 #[test]
@@ -79,13 +87,18 @@ fn call_shows_progress_on_stderr() {
 
 #[test]
 fn elicitations_answered_from_flags_or_declined() {
-    let o = mcpwire(&["call", "ask"]);
-    assert_eq!(stdout(&o), "the user chose decline\n");
-    assert!(stderr(&o).contains("declined"));
-    let o = mcpwire(&["call", "ask", "--answer-defaults"]);
-    assert_eq!(stdout(&o), "hello, world\n");
-    let o = mcpwire(&["call", "ask", "--answer", r#"{"name":"Ada"}"#]);
-    assert_eq!(stdout(&o), "hello, Ada\n");
+    // The same answers in both eras: mid-call requests (handshake) and input rounds (stateless).
+    for era in ["legacy", "modern"] {
+        let o = mcpwire(&["--era", era, "call", "ask"]);
+        assert_eq!(stdout(&o), "the user chose decline\n", "{era}");
+        assert!(stderr(&o).contains("declined"));
+        let o = mcpwire(&["--era", era, "call", "ask", "--answer-defaults"]);
+        assert_eq!(stdout(&o), "hello, world\n", "{era}");
+        let o = mcpwire(&["--era", era, "call", "ask", "--answer", r#"{"name":"Ada"}"#]);
+        assert_eq!(stdout(&o), "hello, Ada\n", "{era}");
+    }
+    let o = mcpwire(&["call", "survey", "--answer-defaults"]);
+    assert_eq!(stdout(&o), "world likes world\n");
 }
 
 #[test]
@@ -121,7 +134,7 @@ fn verbose_prints_the_frames() {
     let o = mcpwire(&["--verbose", "call", "echo", "message=hi"]);
     let err = stderr(&o);
     assert!(
-        err.contains("→ {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\""),
+        err.contains("→ {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\""),
         "{err}"
     );
     assert!(

@@ -10,8 +10,8 @@ use mcpwire::core::jsonrpc::ErrorObject;
 use mcpwire::core::protocol::CallError;
 use mcpwire::core::rpc::{Deadline, LocalError};
 use mcpwire::{
-    connect, CallOpts, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers,
-    Root, ServerConfig,
+    connect, CallOpts, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Era,
+    Error, Handlers, Root, ServerConfig,
 };
 use serde_json::json;
 
@@ -65,22 +65,35 @@ fn with_elicitation() -> ConnectOptions {
 }
 
 #[test]
-fn demo_server_end_to_end() {
+fn demo_server_end_to_end_in_both_eras() {
+    end_to_end(Era::Legacy);
+    end_to_end(Era::Auto);
+}
+
+fn end_to_end(era: Era) {
     smol::block_on(async {
         let frames = Arc::new(Mutex::new(Vec::<(Direction, String)>::new()));
         let tap = frames.clone();
-        let opts = with_elicitation().observer(move |d, b: &[u8]| {
+        let mut opts = with_elicitation().observer(move |d, b: &[u8]| {
             tap.lock()
                 .unwrap()
                 .push((d, String::from_utf8_lossy(b).into_owned()))
         });
+        opts.era = era;
         let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
         let info = client.server_info().unwrap();
         assert_eq!(info.server_info.name, "mcpwire-demo");
-        assert_eq!(info.protocol_version, "2025-11-25");
+        let modern = era == Era::Auto;
+        if modern {
+            assert_eq!(info.protocol_version, "2026-07-28");
+            assert_eq!(client.era(), Some(ChosenEra::Modern));
+        } else {
+            assert_eq!(info.protocol_version, "2025-11-25");
+            assert_eq!(client.era(), Some(ChosenEra::Legacy));
+        }
 
         let tools = client.list_tools().await.unwrap();
-        assert_eq!(tools.len(), 6);
+        assert_eq!(tools.len(), 7);
         let r = client
             .call_tool("echo", json!({"message": "hi"}))
             .await
@@ -121,7 +134,13 @@ fn demo_server_end_to_end() {
         assert_eq!(client.list_prompts().await.unwrap()[0].name, "greet");
         let read = client.read_resource("demo://readme").await.unwrap();
         assert_eq!(read.contents[0]["text"], "mcpwire demo server");
-        client.ping().await.unwrap();
+        if modern {
+            let r = client.call_tool("survey", json!({})).await.unwrap();
+            assert_eq!(r.text(), "Ada likes Ada");
+            assert!(matches!(client.ping().await, Err(Error::Client(_))));
+        } else {
+            client.ping().await.unwrap();
+        }
 
         let pid = client.pid() as i32;
         assert!(alive(pid));
@@ -131,10 +150,17 @@ fn demo_server_end_to_end() {
             "server {pid} still runs"
         );
         let frames = frames.lock().unwrap();
-        assert!(frames[0].1.contains("\"initialize\""));
-        assert!(frames
-            .iter()
-            .any(|(d, f)| *d == Direction::Incoming && f.contains("elicitation/create")));
+        if modern {
+            assert!(frames[0].1.contains("\"server/discover\""));
+            assert!(frames
+                .iter()
+                .any(|(d, f)| *d == Direction::Incoming && f.contains("input_required")));
+        } else {
+            assert!(frames[0].1.contains("\"initialize\""));
+            assert!(frames
+                .iter()
+                .any(|(d, f)| *d == Direction::Incoming && f.contains("elicitation/create")));
+        }
     });
 }
 
@@ -174,7 +200,10 @@ fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
         })
         .await;
         assert!(raced.is_none());
-        client.ping().await.unwrap();
+        client
+            .call_tool("echo", json!({"message": "still here"}))
+            .await
+            .unwrap();
         let frames = frames.lock().unwrap();
         let cancels: Vec<_> = frames
             .iter()
@@ -277,10 +306,10 @@ fn handlers_for_sampling_and_roots_declare_their_capabilities() {
             });
         let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
         client.close().await;
-        let init = frames.lock().unwrap()[0].clone();
-        let v: serde_json::Value = serde_json::from_str(&init).unwrap();
+        let probe = frames.lock().unwrap()[0].clone();
+        let v: serde_json::Value = serde_json::from_str(&probe).unwrap();
         assert_eq!(
-            v["params"]["capabilities"],
+            v["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
             json!({"sampling": {}, "roots": {"listChanged": false}})
         );
     });
@@ -344,8 +373,9 @@ fn stdout_noise_is_skipped_and_never_answered() {
             .filter(|(d, _)| *d == Direction::Outgoing)
             .map(|(_, f)| serde_json::from_str::<serde_json::Value>(f).unwrap())
             .collect();
-        // initialize, initialized, tools/call — and no error answer to the noise.
-        assert_eq!(outgoing.len(), 3, "{outgoing:#?}");
+        // The probe, initialize, initialized, tools/call — and no error answer to the noise.
+        assert_eq!(outgoing.len(), 4, "{outgoing:#?}");
+        assert_eq!(outgoing[0]["method"], "server/discover");
         assert!(frames.iter().any(|(_, f)| f == "this is not json"));
     });
 }

@@ -134,6 +134,11 @@ impl RawJson {
         &self.0
     }
 
+    /// The underlying boxed [`RawValue`].
+    pub fn into_raw(self) -> Box<RawValue> {
+        self.0
+    }
+
     /// A typed view, parsed now.
     pub fn parse<'a, T: Deserialize<'a>>(&'a self) -> serde_json::Result<T> {
         serde_json::from_str(self.0.get())

@@ -4,175 +4,20 @@
 
 use std::time::{Duration, Instant};
 
-use mcpwire_core::codec::jsonl::{self, JsonlDecoder};
-use mcpwire_core::jsonrpc::{ErrorObject, Id, Message, Parsed, RawJson};
+use mcpwire_core::codec::jsonl;
+use mcpwire_core::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use mcpwire_core::protocol::types::{fill_from_defaults, ClientCapabilities, ListToolsResult};
 use mcpwire_core::protocol::{
-    CallError, CallId, CallOptions, ClientConfig, ClientError, ClientEvent, ClientProtocol,
-    ProtocolDiagnostic, ServerNotification, ServerRequest,
+    CallError, CallOptions, ClientError, ClientEvent, ClientProtocol, ProtocolDiagnostic,
+    ServerNotification, ServerRequest,
 };
 use mcpwire_core::rpc::{Deadline, Diagnostic, EndedAs, LocalError, ResponseFor};
-use mcpwire_core::server::{DemoConfig, DemoServer};
+use mcpwire_core::server::DemoConfig;
 use mcpwire_core::stdio::{ProcessAction, ProcessExit, ShutdownTimeouts, StdioClient};
 use serde_json::{json, Value};
 
-struct Pair {
-    client: ClientProtocol,
-    server: DemoServer,
-    t0: Instant,
-    now: Instant,
-    /// One line per message: `C→S …` or `S→C …`.
-    wire: Vec<String>,
-    events: Vec<ClientEvent>,
-    to_server: JsonlDecoder,
-    to_client: JsonlDecoder,
-}
-
-/// A short signature of a message for transcripts: method and id, or the id answered.
-fn sig(m: &Message) -> String {
-    match m {
-        Message::Request(r) => format!("{} #{}", r.method, r.id),
-        Message::Notification(n) => n.method.clone(),
-        Message::Response(r) => match &r.outcome {
-            Ok(_) => format!(
-                "result #{}",
-                r.id.as_ref().map_or("-".into(), Id::to_string)
-            ),
-            Err(e) => format!(
-                "error {} #{}",
-                e.code,
-                r.id.as_ref().map_or("-".into(), Id::to_string)
-            ),
-        },
-    }
-}
-
-fn caps_all() -> ClientCapabilities {
-    ClientCapabilities {
-        elicitation: Some(json!({"form": {}})),
-        roots: Some(json!({"listChanged": true})),
-        sampling: Some(json!({})),
-        ..Default::default()
-    }
-}
-
-impl Pair {
-    fn new(caps: ClientCapabilities, demo: DemoConfig) -> Pair {
-        let t0 = Instant::now();
-        let config = ClientConfig {
-            capabilities: caps,
-            ..ClientConfig::default()
-        };
-        Pair {
-            client: ClientProtocol::new(config),
-            server: DemoServer::new(demo),
-            t0,
-            now: t0,
-            wire: Vec::new(),
-            events: Vec::new(),
-            to_server: JsonlDecoder::new(),
-            to_client: JsonlDecoder::new(),
-        }
-    }
-
-    fn ready() -> Pair {
-        Self::ready_with(caps_all(), DemoConfig::default())
-    }
-
-    fn ready_with(caps: ClientCapabilities, demo: DemoConfig) -> Pair {
-        let mut p = Pair::new(caps, demo);
-        p.client.start(p.now).unwrap();
-        p.drive();
-        assert!(p.client.is_ready(), "{:?}", p.events);
-        p.wire.clear();
-        p.events.clear();
-        p
-    }
-
-    fn ms(&self) -> u128 {
-        (self.now - self.t0).as_millis()
-    }
-
-    /// Moves messages both ways, as JSONL bytes, until neither side has anything to send.
-    fn drive(&mut self) {
-        for _ in 0..100_000 {
-            let mut moved = false;
-            while let Some(m) = self.client.poll_transmit() {
-                moved = true;
-                let mut bytes = Vec::new();
-                jsonl::encode(&m, &mut bytes);
-                self.to_server.push(&bytes);
-                while let Some(Ok(Parsed::Single(m))) = self.to_server.next_message() {
-                    self.wire.push(format!("C→S {}", sig(&m)));
-                    self.server.handle_message(self.now, m);
-                }
-            }
-            while let Some(m) = self.server.poll_transmit() {
-                moved = true;
-                let mut bytes = Vec::new();
-                jsonl::encode(&m, &mut bytes);
-                self.to_client.push(&bytes);
-                while let Some(Ok(Parsed::Single(m))) = self.to_client.next_message() {
-                    self.wire.push(format!("S→C {}", sig(&m)));
-                    self.client.handle_message(self.now, m);
-                }
-            }
-            while let Some(e) = self.client.poll_event() {
-                self.events.push(e);
-            }
-            if !moved {
-                return;
-            }
-        }
-        panic!("the pair never went idle");
-    }
-
-    /// Drives, jumping the clock to the next deadline, until `done` holds.
-    fn run_until(&mut self, mut done: impl FnMut(&Pair) -> bool) {
-        for _ in 0..100_000 {
-            self.drive();
-            if done(self) {
-                return;
-            }
-            let next = [self.client.poll_timeout(), self.server.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min()
-                .expect("stuck: nothing to wait for and the condition does not hold");
-            assert!(next >= self.now, "a deadline in the past stayed armed");
-            self.now = next;
-            self.client.handle_timeout(self.now);
-            self.server.handle_timeout(self.now);
-        }
-        panic!("the condition never held");
-    }
-
-    fn done(&self, call: CallId) -> Option<&Result<RawJson, CallError>> {
-        self.events.iter().find_map(|e| match e {
-            ClientEvent::CallDone { call: c, outcome } if *c == call => Some(outcome),
-            _ => None,
-        })
-    }
-
-    fn finish(&mut self, call: CallId) -> Result<RawJson, CallError> {
-        self.run_until(|p| p.done(call).is_some());
-        let outcomes: Vec<_> = self
-            .events
-            .iter()
-            .filter(|e| matches!(e, ClientEvent::CallDone { call: c, .. } if *c == call))
-            .collect();
-        assert_eq!(outcomes.len(), 1, "a call ends exactly once");
-        self.done(call).unwrap().clone()
-    }
-}
-
-fn text_of(result: &RawJson) -> String {
-    let v: Value = result.parse().unwrap();
-    v["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
+mod common;
+use common::*;
 
 #[test]
 fn handshake_transcript() {
@@ -213,7 +58,7 @@ fn handshake_transcript() {
 /// Feeds the client the server's answer to `initialize` by hand.
 fn scripted_handshake(answer: Value) -> (ClientProtocol, Vec<ClientEvent>, Vec<Message>) {
     let now = Instant::now();
-    let mut c = ClientProtocol::new(ClientConfig::default());
+    let mut c = ClientProtocol::new(legacy());
     c.start(now).unwrap();
     let mut sent: Vec<Message> = std::iter::from_fn(|| c.poll_transmit()).collect();
     c.handle_message(
@@ -268,7 +113,10 @@ fn listing_with_several_pages_gathers_every_tool() {
     let result = p.finish(call).unwrap();
     let list: ListToolsResult = result.parse().unwrap();
     let names: Vec<_> = list.tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["echo", "add", "slow", "ask", "fail", "big"]);
+    assert_eq!(
+        names,
+        ["echo", "add", "slow", "ask", "survey", "fail", "big"]
+    );
     assert_eq!(
         p.wire,
         [
@@ -278,6 +126,8 @@ fn listing_with_several_pages_gathers_every_tool() {
             "S→C result #2",
             "C→S tools/list #3",
             "S→C result #3",
+            "C→S tools/list #4",
+            "S→C result #4",
         ]
     );
 }
@@ -692,7 +542,7 @@ fn ids_are_unique_across_every_kind_of_request() {
 fn stdio_shutdown_escalates_and_ends_pending_calls() {
     let t0 = Instant::now();
     let mut s = StdioClient::new(
-        ClientConfig::default(),
+        legacy(),
         ShutdownTimeouts::default(),
         jsonl::DEFAULT_MAX_LINE,
     );
@@ -765,7 +615,7 @@ fn stdio_shutdown_escalates_and_ends_pending_calls() {
 fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
     let t0 = Instant::now();
     let mut s = StdioClient::new(
-        ClientConfig::default(),
+        legacy(),
         ShutdownTimeouts::default(),
         jsonl::DEFAULT_MAX_LINE,
     );
@@ -799,7 +649,7 @@ fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
 fn stdout_eof_waits_briefly_for_the_exit_status_then_ends_calls_without_it() {
     let t0 = Instant::now();
     let mut s = StdioClient::new(
-        ClientConfig::default(),
+        legacy(),
         ShutdownTimeouts::default(),
         jsonl::DEFAULT_MAX_LINE,
     );

@@ -40,3 +40,20 @@ pub fn everything_stdio() -> ServerConfig {
         [entry.to_string_lossy().into_owned(), "stdio".to_string()],
     )
 }
+
+/// Our Python test server (`tests/peers/py_server.py` on the pinned `mcp` 2.3.0) over stdio.
+/// Panics with the install command when the venv is missing.
+pub fn python_stdio() -> ServerConfig {
+    let python = peers_dir().join("pyvenv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python peer is not installed at {}: run tests/peers/install-python.sh (the test \
+         command does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
+        python.display()
+    );
+    let script = peers_dir().join("py_server.py");
+    ServerConfig::stdio(
+        python.to_string_lossy().into_owned(),
+        [script.to_string_lossy().into_owned(), "stdio".to_string()],
+    )
+}

@@ -68,6 +68,8 @@ fn everything_over_stdio() {
             .await
             .unwrap();
         let info = client.server_info().unwrap();
+        // It speaks only the handshake era: the probe is refused and Auto falls back.
+        assert_eq!(client.era(), Some(mcpwire::ChosenEra::Legacy));
         assert_eq!(info.protocol_version, "2025-11-25");
         assert_eq!(info.server_info.name, "mcp-servers/everything");
 
@@ -167,11 +169,18 @@ fn everything_over_stdio() {
             ),
             "{first:?}"
         );
-        let frames = frames.lock().unwrap();
-        assert!(frames
-            .iter()
-            .any(|(d, f)| *d == Direction::Incoming && f.contains("\"roots/list\"")));
-        drop(frames);
+        {
+            let frames = frames.lock().unwrap();
+            assert!(
+                frames[0].1.contains("\"server/discover\""),
+                "{}",
+                frames[0].1
+            );
+            assert!(frames[2].1.contains("\"initialize\""), "{}", frames[2].1);
+            assert!(frames
+                .iter()
+                .any(|(d, f)| *d == Direction::Incoming && f.contains("\"roots/list\"")));
+        }
         client.close().await;
     });
 }

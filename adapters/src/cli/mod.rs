@@ -56,6 +56,17 @@ struct ServerArgs {
     /// Print every frame sent and received on stderr.
     #[arg(long, short, global = true)]
     verbose: bool,
+    /// Which protocol era to speak: detect it (auto), the handshake era (legacy) or the
+    /// stateless era (modern).
+    #[arg(long, global = true, value_enum, default_value_t = EraArg::Auto)]
+    era: EraArg,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum EraArg {
+    Auto,
+    Legacy,
+    Modern,
 }
 
 #[derive(Subcommand, Debug)]
@@ -175,6 +186,11 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     let timeout = timeout(&cli.server)?;
     let mut options = ConnectOptions {
         init_timeout: timeout,
+        era: match cli.server.era {
+            EraArg::Auto => mcpwire::Era::Auto,
+            EraArg::Legacy => mcpwire::Era::Legacy,
+            EraArg::Modern => mcpwire::Era::Modern,
+        },
         ..ConnectOptions::default()
     };
     if cli.server.verbose {
@@ -250,9 +266,13 @@ fn info(client: &Client, json: bool) -> Result<u8, Failure> {
     let init = client
         .server_info()
         .ok_or_else(|| Failure::new(exit::CONNECT, "no handshake"))?;
+    let era = client
+        .era()
+        .map(|e| e.to_string())
+        .unwrap_or_else(|| "unknown".into());
     if json {
         let v = serde_json::json!({
-            "era": "handshake",
+            "era": era,
             "protocolVersion": init.protocol_version,
             "serverInfo": init.server_info,
             "capabilities": init.capabilities,
@@ -261,7 +281,7 @@ fn info(client: &Client, json: bool) -> Result<u8, Failure> {
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(exit::OK);
     }
-    println!("era:          handshake");
+    println!("era:          {era}");
     println!("protocol:     {}", init.protocol_version);
     let s = &init.server_info;
     match &s.title {

@@ -25,6 +25,7 @@ const UNDRAINED_CALLS_LIMIT: u32 = 256;
 
 const PROGRESS: &str = "notifications/progress";
 const CANCELLED: &str = "notifications/cancelled";
+const LISTEN: &str = "subscriptions/listen";
 
 /// The request engine of one connection. See the [module documentation](super) for the drive
 /// rule and the guarantees.
@@ -535,6 +536,21 @@ impl Engine {
                     id: c.request_id,
                     reason: c.reason,
                 });
+            }
+            // The one cancellation a server may send about our request: it ends a
+            // `subscriptions/listen` (2026-07-28). Ids of other requests are the peer's own.
+            Some(c)
+                if c.request_id.as_i64().is_some_and(|id| {
+                    self.pending.get(&id).is_some_and(|p| p.method == LISTEN)
+                }) =>
+            {
+                let id = c.request_id.as_i64().expect("checked above");
+                let pending = self.pending.remove(&id).expect("checked above");
+                self.end(
+                    id,
+                    pending,
+                    Err(LocalError::CancelledByPeer { reason: c.reason }),
+                );
             }
             _ => self.notifications.push(n),
         }

@@ -80,6 +80,12 @@ pub enum LocalError {
         /// The reason given, if any.
         reason: Option<String>,
     },
+    /// The server ended the request (it may do so only for `subscriptions/listen`).
+    #[error("the server ended the request{}", reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
+    CancelledByPeer {
+        /// The reason the server gave, if any.
+        reason: Option<String>,
+    },
     /// The stream that was to carry the reply ended without it.
     #[error("the stream carrying the request was lost")]
     StreamLost,

@@ -58,8 +58,23 @@ pub struct DemoServer {
     slow: HashMap<Id, SlowTask>,
     /// Our elicitation requests, by our id, with the `ask` call waiting for each.
     asks: HashMap<i64, Id>,
+    /// Open `subscriptions/listen` requests (stateless era), with what each asked for.
+    listens: Vec<(Id, Value)>,
     transmit: VecDeque<Message>,
 }
+
+/// The stateless era's version and `_meta` keys.
+const MODERN: &str = "2026-07-28";
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The `requestState` of each round of the input-asking tools: opaque to the client, checked
+/// here when it comes back.
+const ASK_STATE: &str = r"ask:round-1:\u00e9";
+const SURVEY_STATE_1: &str = "survey:1";
+const SURVEY_STATE_2: &str = "survey:2";
 
 /// The tools the demo server offers.
 pub fn tools() -> Value {
@@ -73,6 +88,8 @@ pub fn tools() -> Value {
          "inputSchema": {"type": "object", "properties": {"steps": {"type": "integer", "default": 5}, "interval_ms": {"type": "integer", "default": 100}}}},
         {"name": "ask", "description": "Asks the user for a name (elicitation) and greets them.",
          "inputSchema": {"type": "object", "properties": {"question": {"type": "string"}}}},
+        {"name": "survey", "description": "Asks two questions, one after the other (two input rounds in the stateless era).",
+         "inputSchema": {"type": "object", "properties": {}}},
         {"name": "fail", "description": "Always fails with an isError result.",
          "inputSchema": {"type": "object", "properties": {}}},
         {"name": "big", "description": "Returns a text payload of N MiB.",
@@ -89,6 +106,7 @@ impl DemoServer {
             initialized: None,
             slow: HashMap::new(),
             asks: HashMap::new(),
+            listens: Vec::new(),
             transmit: VecDeque::new(),
         }
     }
@@ -116,11 +134,41 @@ impl DemoServer {
         self.pump(now);
     }
 
-    /// Sends a notification to the client (for example a `list_changed`).
+    /// Sends a notification to the client (for example a `list_changed`): as it is to a
+    /// handshake-era client, and tagged to each stateless-era subscription that asked for it.
     pub fn notify(&mut self, now: Instant, method: &str, params: Option<Value>) {
-        let params = params.map(|p| RawJson::new(&p).expect("JSON values serialize"));
-        let _ = self.engine.notify(now, method, params);
+        if self.initialized.is_some() {
+            let plain = params.as_ref().map(raw);
+            let _ = self.engine.notify(now, method, plain);
+        }
+        let wanted = match method {
+            "notifications/tools/list_changed" => Some("toolsListChanged"),
+            "notifications/prompts/list_changed" => Some("promptsListChanged"),
+            "notifications/resources/list_changed" => Some("resourcesListChanged"),
+            _ => None,
+        };
+        for (id, filter) in &self.listens {
+            if wanted.is_some_and(|w| filter.get(w) == Some(&Value::Bool(true))) {
+                let mut p = params.clone().unwrap_or(json!({}));
+                p["_meta"] = json!({ META_SUBSCRIPTION: id });
+                let _ = self.engine.notify(now, method, Some(raw(&p)));
+            }
+        }
         self.pump(now);
+    }
+
+    /// Ends every open subscription gracefully (a success response to each listen request).
+    pub fn end_subscriptions(&mut self, now: Instant) {
+        for (id, _) in std::mem::take(&mut self.listens) {
+            let result = json!({"resultType": "complete", "_meta": { META_SUBSCRIPTION: id }});
+            let _ = self.engine.respond(now, &id, Ok(raw(&result)));
+        }
+        self.pump(now);
+    }
+
+    /// How many subscriptions are open.
+    pub fn subscriptions(&self) -> usize {
+        self.listens.len()
     }
 
     /// The connection ended.
@@ -188,6 +236,7 @@ impl DemoServer {
                 Output::InboundRequest(r) => self.request(now, r),
                 Output::InboundCancelled { id, .. } => {
                     self.slow.remove(&id);
+                    self.listens.retain(|(l, _)| *l != id);
                     self.asks.retain(|_, waiting| *waiting != id);
                 }
                 Output::Completed { id, outcome, .. } => {
@@ -210,6 +259,12 @@ impl DemoServer {
     }
 
     fn request(&mut self, now: Instant, r: Request) {
+        let params: Value = r.params_as().unwrap_or(Value::Null);
+        if let Some(version) =
+            params.pointer(&format!("/_meta/{}", META_VERSION.replace('/', "~1")))
+        {
+            return self.modern_request(now, &r, &params, version.clone());
+        }
         let answer = match r.method.as_str() {
             "initialize" => Ok(self.initialize(&r)),
             "ping" => Ok(raw(&json!({}))),
@@ -223,6 +278,171 @@ impl DemoServer {
             },
         };
         let _ = self.engine.respond(now, &r.id, answer);
+    }
+
+    /// A stateless-era request: judged on its own `_meta`, no handshake.
+    fn modern_request(&mut self, now: Instant, r: &Request, params: &Value, version: Value) {
+        if version != MODERN {
+            let supported: Vec<&str> = std::iter::once(MODERN)
+                .chain(crate::protocol::types::HANDSHAKE_VERSIONS)
+                .collect();
+            let error = ErrorObject {
+                code: crate::protocol::era::UNSUPPORTED_PROTOCOL_VERSION,
+                message: "Unsupported protocol version".into(),
+                data: Some(raw(&json!({"supported": supported, "requested": version}))),
+            };
+            let _ = self.engine.respond(now, &r.id, Err(error));
+            return;
+        }
+        let answer = match r.method.as_str() {
+            "server/discover" => Ok(raw(&json!({
+                "supportedVersions": [MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
+                "capabilities": Self::capabilities(),
+                "instructions": INSTRUCTIONS,
+                "ttlMs": 60_000,
+                "cacheScope": "public",
+                "_meta": { META_SERVER_INFO: Self::server_info() }
+            }))),
+            "subscriptions/listen" => {
+                let asked = params.get("notifications").cloned().unwrap_or(json!({}));
+                let mut honoured = serde_json::Map::new();
+                for key in [
+                    "toolsListChanged",
+                    "promptsListChanged",
+                    "resourcesListChanged",
+                ] {
+                    if asked.get(key) == Some(&Value::Bool(true)) {
+                        honoured.insert(key.into(), Value::Bool(true));
+                    }
+                }
+                let honoured = Value::Object(honoured);
+                let ack = json!({"notifications": honoured, "_meta": { META_SUBSCRIPTION: r.id }});
+                let _ = self.engine.notify(
+                    now,
+                    "notifications/subscriptions/acknowledged",
+                    Some(raw(&ack)),
+                );
+                self.listens.push((r.id.clone(), honoured));
+                return;
+            }
+            "tools/call"
+                if matches!(
+                    params.get("name").and_then(Value::as_str),
+                    Some("ask" | "survey")
+                ) =>
+            {
+                // Its results carry their own resultType.
+                let answer = self.modern_input_tool(params);
+                let _ = self.engine.respond(now, &r.id, answer);
+                return;
+            }
+            "ping" | "initialize" => Err(ErrorObject::new(
+                codes::METHOD_NOT_FOUND,
+                format!("{} is not part of {MODERN}", r.method),
+            )),
+            _ => match self.serve(now, r) {
+                Some(answer) => answer,
+                None => return,
+            },
+        };
+        let answer = answer.map(|result| with_result_type(&result));
+        let _ = self.engine.respond(now, &r.id, answer);
+    }
+
+    /// `ask` and `survey` in the stateless era: `input_required` rounds, each checking the
+    /// `requestState` it gave and the inputs it asked for.
+    fn modern_input_tool(&self, params: &Value) -> Result<RawJson, ErrorObject> {
+        let declared = params
+            .pointer(&format!(
+                "/_meta/{}/elicitation",
+                META_CAPABILITIES.replace('/', "~1")
+            ))
+            .is_some();
+        if !declared {
+            return Err(ErrorObject {
+                code: crate::protocol::era::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message: "this tool needs the elicitation capability".into(),
+                data: Some(raw(&json!({"requiredCapabilities": {"elicitation": {}}}))),
+            });
+        }
+        let state = params.get("requestState").and_then(Value::as_str);
+        let responses = params.get("inputResponses");
+        let answer = |key: &str| {
+            responses
+                .and_then(|r| r.get(key))
+                .filter(|a| a.get("action").and_then(Value::as_str) == Some("accept"))
+                .and_then(|a| {
+                    a.pointer("/content/name")
+                        .or_else(|| a.pointer("/content/color"))
+                })
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let ask = |key: &str, message: &str, field: &str| {
+            json!({ key: {"method": "elicitation/create", "params": {
+                "mode": "form", "message": message,
+                "requestedSchema": {"type": "object",
+                    "properties": { field: {"type": "string", "default": "world"}},
+                    "required": [field]}}}})
+        };
+        let round = |requests: Value, state: &str| {
+            let head = json!({"resultType": "input_required", "inputRequests": requests});
+            let text = head.to_string();
+            let text = format!("{},\"requestState\":\"{state}\"}}", &text[..text.len() - 1]);
+            Ok(RawJson::from_string(text).expect("a valid result"))
+        };
+        let stale = || Err(invalid("requestState does not match the inputs"));
+        match params.get("name").and_then(Value::as_str) {
+            Some("ask") => match (state, answer("name")) {
+                (Some(s), None) if s == decode_state(ASK_STATE) => {
+                    let action = responses
+                        .and_then(|r| r.pointer("/name/action"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("no answer");
+                    Ok(with_result_type(&text_result(
+                        &format!("the user chose {action}"),
+                        false,
+                    )))
+                }
+                (None, _) => {
+                    let question = params
+                        .pointer("/arguments/question")
+                        .and_then(Value::as_str)
+                        .unwrap_or("What is your name?");
+                    // The state holds escapes, so a client that re-encodes it instead of
+                    // echoing it byte for byte would still match; the check below compares
+                    // the decoded text, as a server must.
+                    round(ask("name", question, "name"), ASK_STATE)
+                }
+                (Some(s), Some(name)) if s == decode_state(ASK_STATE) => Ok(with_result_type(
+                    &text_result(&format!("hello, {name}"), false),
+                )),
+                _ => stale(),
+            },
+            _ => match (state, answer("name"), answer("color")) {
+                (None, _, _) => round(ask("name", "Your name?", "name"), SURVEY_STATE_1),
+                (Some(SURVEY_STATE_1), Some(name), None) => round(
+                    ask("color", "Your favourite colour?", "color"),
+                    &format!("{SURVEY_STATE_2}:{name}"),
+                ),
+                (Some(s), None, Some(color)) if s.starts_with(SURVEY_STATE_2) => {
+                    let name = &s[SURVEY_STATE_2.len() + 1..];
+                    Ok(with_result_type(&text_result(
+                        &format!("{name} likes {color}"),
+                        false,
+                    )))
+                }
+                _ => stale(),
+            },
+        }
+    }
+
+    fn capabilities() -> Value {
+        json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {}, "logging": {}})
+    }
+
+    fn server_info() -> Value {
+        json!({"name": "mcpwire-demo", "version": env!("CARGO_PKG_VERSION")})
     }
 
     fn initialize(&mut self, r: &Request) -> RawJson {
@@ -244,9 +464,9 @@ impl DemoServer {
         self.initialized = Some(version.clone());
         raw(&json!({
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": true}, "prompts": {}, "resources": {}, "logging": {}},
-            "serverInfo": {"name": "mcpwire-demo", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "A demo server: try the echo, add, slow, ask, fail and big tools."
+            "capabilities": Self::capabilities(),
+            "serverInfo": Self::server_info(),
+            "instructions": INSTRUCTIONS
         }))
     }
 
@@ -385,6 +605,10 @@ impl DemoServer {
                     Err(e) => Ok(text_result(&format!("cannot ask: {e}"), true)),
                 }
             }
+            Some("survey") => Ok(text_result(
+                "survey asks its questions in the stateless era only",
+                true,
+            )),
             Some("fail") => Ok(text_result("this tool always fails", true)),
             Some("big") => {
                 let mib = int("mib", 1).min(256) as usize;
@@ -394,6 +618,26 @@ impl DemoServer {
             None => Err(invalid("tools/call needs a name")),
         })
     }
+}
+
+const INSTRUCTIONS: &str =
+    "A demo server: try the echo, add, slow, ask, survey, fail and big tools.";
+
+/// The text a JSON string literal (without its quotes) stands for.
+fn decode_state(literal: &str) -> String {
+    serde_json::from_str(&format!("\"{literal}\"")).expect("a valid literal")
+}
+
+/// A complete stateless-era result: the same object with `"resultType":"complete"` first.
+fn with_result_type(result: &RawJson) -> RawJson {
+    let text = result.get();
+    let body = text.trim_start().strip_prefix('{').unwrap_or("}");
+    let joined = if body.trim_start().starts_with('}') {
+        format!("{{\"resultType\":\"complete\"{body}")
+    } else {
+        format!("{{\"resultType\":\"complete\",{body}")
+    };
+    RawJson::from_string(joined).unwrap_or_else(|_| result.clone())
 }
 
 /// The `ask` tool's result from the client's elicitation answer.

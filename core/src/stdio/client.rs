@@ -29,11 +29,15 @@ pub struct StdioClient {
     out: Vec<u8>,
     written: usize,
     shutdown: Shutdown,
+    shutdown_timeouts: ShutdownTimeouts,
     observer: Option<Box<dyn FrameObserver>>,
     ended: bool,
     /// Set when stdout ended before the exit was seen: the exit is waited for until then, so
     /// that errors can name the exit status.
     eof_deadline: Option<Instant>,
+    /// Actions decided here rather than by the shutdown plan (a restart after the probe).
+    actions: std::collections::VecDeque<ProcessAction>,
+    exited: bool,
 }
 
 /// How long to wait for the exit status after stdout ends, before ending the calls without it.
@@ -58,9 +62,12 @@ impl StdioClient {
             out: Vec::new(),
             written: 0,
             shutdown: Shutdown::new(shutdown),
+            shutdown_timeouts: shutdown,
             observer: None,
             ended: false,
             eof_deadline: None,
+            actions: std::collections::VecDeque::new(),
+            exited: false,
         }
     }
 
@@ -89,6 +96,50 @@ impl StdioClient {
     pub fn handle_stdout(&mut self, now: Instant, bytes: &[u8]) {
         self.decoder.push(bytes);
         self.drain_lines(now);
+        self.check_restart();
+    }
+
+    /// After a probe that went unanswered, or killed the server: end this process and start
+    /// another.
+    fn check_restart(&mut self) {
+        if self.protocol.take_restart_request() {
+            if !self.exited {
+                self.actions.push_back(ProcessAction::Kill);
+            }
+            self.actions.push_back(ProcessAction::SpawnAgain);
+        }
+    }
+
+    /// The server was started again after [`ProcessAction::SpawnAgain`]: the handshake starts on
+    /// the new process. What was buffered for the old one is dropped.
+    pub fn handle_respawned(&mut self, now: Instant) {
+        self.decoder = JsonlDecoder::with_max_line(self.decoder.max_line());
+        self.out.clear();
+        self.written = 0;
+        self.shutdown = Shutdown::new(self.shutdown_timeouts);
+        self.ended = false;
+        self.exited = false;
+        self.eof_deadline = None;
+        if let Err(e) = self.protocol.transport_restarted(now) {
+            self.protocol.handle_closed(
+                now,
+                LocalError::ConnectionClosed {
+                    reason: format!("cannot restart the handshake: {e}").into(),
+                },
+            );
+        }
+    }
+
+    /// Starting the server again failed.
+    pub fn handle_respawn_failed(&mut self, now: Instant, message: &str) {
+        self.exited = true;
+        self.ended = true;
+        self.protocol.handle_closed(
+            now,
+            LocalError::ConnectionClosed {
+                reason: format!("cannot start the server again: {message}").into(),
+            },
+        );
     }
 
     fn drain_lines(&mut self, now: Instant) {
@@ -132,6 +183,10 @@ impl StdioClient {
     pub fn handle_stdout_eof(&mut self, now: Instant) {
         self.decoder.finish();
         self.drain_lines(now);
+        if self.protocol.probe_transport_lost(now) {
+            self.check_restart();
+            return;
+        }
         if !self.ended && self.eof_deadline.is_none() {
             self.eof_deadline = Some(now + EXIT_AFTER_EOF_GRACE);
         }
@@ -141,6 +196,11 @@ impl StdioClient {
     pub fn handle_exit(&mut self, now: Instant, exit: ProcessExit, stderr_tail: &str) {
         self.shutdown.handle_exit(exit);
         self.eof_deadline = None;
+        self.exited = true;
+        if self.protocol.probe_transport_lost(now) {
+            self.check_restart();
+            return;
+        }
         let mut reason = format!("the server exited ({exit})");
         let tail = stderr_tail.trim();
         if !tail.is_empty() {
@@ -205,6 +265,10 @@ impl StdioClient {
 
     /// The next thing to do to the process.
     pub fn poll_process_action(&mut self) -> Option<ProcessAction> {
+        self.check_restart();
+        if let Some(a) = self.actions.pop_front() {
+            return Some(a);
+        }
         self.shutdown.poll_action()
     }
 
@@ -243,10 +307,11 @@ impl StdioClient {
         }
         self.protocol.handle_timeout(now);
         self.shutdown.handle_timeout(now);
+        self.check_restart();
     }
 
-    /// Whether the process has exited.
+    /// Whether the process has exited (and no new one was asked for).
     pub fn has_exited(&self) -> bool {
-        matches!(self.shutdown.stage(), super::ShutdownStage::Exited(_))
+        self.exited && self.actions.is_empty()
     }
 }

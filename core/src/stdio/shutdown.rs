@@ -16,6 +16,10 @@ pub enum ProcessAction {
     Terminate,
     /// Stop the child's process group at once (SIGKILL on POSIX).
     Kill,
+    /// Start the server again with the same command, then call
+    /// [`StdioClient::handle_respawned`](super::StdioClient::handle_respawned) (after a
+    /// `server/discover` probe that went unanswered or killed the server).
+    SpawnAgain,
 }
 
 /// How a process ended, as the driver saw it (core's own type, not `std::process`'s).

@@ -1,0 +1,270 @@
+//! Which protocol era a server speaks, and how the `server/discover` probe decides it.
+//!
+//! The rules (protocol.md §1): a `DiscoverResult` or a recognised modern error (-32020, -32021,
+//! -32022) means modern; on -32022 the server's `data.supported` decides, and a list of only
+//! handshake-era versions means the handshake. Any other error means the handshake on the same
+//! process. No answer in time, or the process dying during the probe, means the handshake on a
+//! fresh process (some servers fix their era from the first message, some exit on any request
+//! before `initialize`). The fallback is never keyed to one error code.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::types::{is_handshake_version, HANDSHAKE_VERSIONS, LATEST_VERSION};
+use crate::jsonrpc::{ErrorObject, RawJson};
+use crate::rpc::{LocalError, Outcome, Reply};
+
+/// Which era to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Era {
+    /// Probe with `server/discover` and follow the server (the default).
+    #[default]
+    Auto,
+    /// The handshake era only (`initialize`).
+    Legacy,
+    /// The stateless era only (2026-07-28).
+    Modern,
+}
+
+/// The era a connection settled on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChosenEra {
+    /// The handshake era.
+    Legacy,
+    /// The stateless era.
+    Modern,
+}
+
+impl std::fmt::Display for ChosenEra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ChosenEra::Legacy => "handshake",
+            ChosenEra::Modern => "stateless",
+        })
+    }
+}
+
+/// Modern error codes that prove a server speaks the stateless era.
+pub const HEADER_MISMATCH: i64 = -32020;
+/// See [`HEADER_MISMATCH`].
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+/// See [`HEADER_MISMATCH`].
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// What the probe's outcome means.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// The server speaks 2026-07-28; its discover result when it gave one.
+    Modern(Option<RawJson>),
+    /// Use `initialize` on the same process, offering this version.
+    Handshake(String),
+    /// Use `initialize` on a fresh process (the probe went unanswered or killed the server).
+    HandshakeOnNewProcess,
+    /// No version in common, or the era was pinned and the server does not speak it.
+    Fail(String),
+}
+
+#[derive(Deserialize)]
+struct Supported {
+    #[serde(default)]
+    supported: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DiscoverHead {
+    #[serde(default)]
+    supported_versions: Vec<String>,
+}
+
+/// Chooses among the versions a server supports: ours when it has it, else its newest
+/// handshake-era version we speak.
+fn choose(supported: &[String], era: Era) -> Verdict {
+    if supported.iter().any(|v| v == LATEST_VERSION) {
+        return match era {
+            Era::Legacy => Verdict::Fail(
+                "the era is pinned to the handshake but the server answered the probe".into(),
+            ),
+            _ => Verdict::Modern(None),
+        };
+    }
+    let handshake = HANDSHAKE_VERSIONS
+        .iter()
+        .find(|v| supported.iter().any(|s| s == *v));
+    match (handshake, era) {
+        (Some(v), Era::Auto) => Verdict::Handshake((*v).to_owned()),
+        (Some(_), _) => Verdict::Fail(format!(
+            "the server supports only handshake-era versions ({}) and the era is pinned to {LATEST_VERSION}",
+            supported.join(", ")
+        )),
+        (None, _) => Verdict::Fail(format!(
+            "no protocol version in common: the server supports {:?}, this client {} and {}",
+            supported,
+            LATEST_VERSION,
+            HANDSHAKE_VERSIONS.join(", ")
+        )),
+    }
+}
+
+/// Judges the outcome of the `server/discover` probe.
+pub fn judge_probe(outcome: &Outcome, era: Era) -> Verdict {
+    match outcome {
+        Ok(Reply::Result(raw)) => {
+            let head: DiscoverHead = match raw.parse() {
+                Ok(h) => h,
+                Err(e) => return Verdict::Fail(format!("server/discover result: {e}")),
+            };
+            if head.supported_versions.is_empty() {
+                // A server that answers discover is modern, whatever it failed to list.
+                return Verdict::Modern(Some(raw.clone()));
+            }
+            match choose(&head.supported_versions, era) {
+                Verdict::Modern(None) => Verdict::Modern(Some(raw.clone())),
+                other => other,
+            }
+        }
+        Ok(Reply::Error(e)) => judge_error(e, era),
+        Err(LocalError::Timeout { .. })
+        | Err(LocalError::StreamLost)
+        | Err(LocalError::ConnectionClosed { .. }) => match era {
+            Era::Auto => Verdict::HandshakeOnNewProcess,
+            _ => Verdict::Fail(format!(
+                "the server did not answer server/discover: {}",
+                outcome
+                    .as_ref()
+                    .err()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
+            )),
+        },
+        Err(other) => Verdict::Fail(other.to_string()),
+    }
+}
+
+fn judge_error(e: &ErrorObject, era: Era) -> Verdict {
+    match e.code {
+        UNSUPPORTED_PROTOCOL_VERSION => {
+            let supported = e
+                .data
+                .as_ref()
+                .and_then(|d| d.parse::<Supported>().ok())
+                .map(|s| s.supported)
+                .unwrap_or_default();
+            choose(&supported, era)
+        }
+        HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY => match era {
+            Era::Legacy => Verdict::Fail(format!("the server answered the probe: {e}")),
+            _ => Verdict::Modern(None),
+        },
+        _ => match era {
+            Era::Auto => Verdict::Handshake(super::types::LATEST_HANDSHAKE_VERSION.into()),
+            _ => Verdict::Fail(format!(
+                "the server does not speak {LATEST_VERSION}: server/discover failed with {e}"
+            )),
+        },
+    }
+}
+
+/// Whether `version` is one this client speaks in either era.
+pub fn is_known_version(version: &str) -> bool {
+    version == LATEST_VERSION || is_handshake_version(version)
+}
+
+/// The server's identity from a result's `_meta` (`io.modelcontextprotocol/serverInfo`).
+pub fn server_info_of(result: &Value) -> Option<&Value> {
+    result
+        .get("_meta")
+        .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn result(v: Value) -> Outcome {
+        Ok(Reply::Result(RawJson::new(&v).unwrap()))
+    }
+
+    fn error(code: i64, data: Option<Value>) -> Outcome {
+        Ok(Reply::Error(ErrorObject {
+            code,
+            message: "x".into(),
+            data: data.map(|d| RawJson::new(&d).unwrap()),
+        }))
+    }
+
+    #[test]
+    fn a_discover_result_means_modern() {
+        let v = judge_probe(
+            &result(json!({"supportedVersions": ["2026-07-28"], "capabilities": {}})),
+            Era::Auto,
+        );
+        assert!(matches!(v, Verdict::Modern(Some(_))));
+    }
+
+    #[test]
+    fn unsupported_version_follows_the_servers_list() {
+        let only_old = error(
+            -32022,
+            Some(json!({"supported": ["2025-06-18", "2025-03-26"]})),
+        );
+        assert_eq!(
+            judge_probe(&only_old, Era::Auto),
+            Verdict::Handshake("2025-06-18".into())
+        );
+        assert!(matches!(
+            judge_probe(&only_old, Era::Modern),
+            Verdict::Fail(_)
+        ));
+        let unknown = error(-32022, Some(json!({"supported": ["2099-01-01"]})));
+        assert!(matches!(judge_probe(&unknown, Era::Auto), Verdict::Fail(_)));
+    }
+
+    #[test]
+    fn any_other_error_means_the_handshake_whatever_its_code() {
+        for code in [-32601, -32602, -32600, -32000, -32603, 1] {
+            assert_eq!(
+                judge_probe(&error(code, None), Era::Auto),
+                Verdict::Handshake("2025-11-25".into()),
+                "{code}"
+            );
+            assert!(matches!(
+                judge_probe(&error(code, None), Era::Modern),
+                Verdict::Fail(_)
+            ));
+        }
+    }
+
+    #[test]
+    fn recognised_modern_errors_mean_modern() {
+        for code in [-32020, -32021] {
+            assert_eq!(
+                judge_probe(&error(code, None), Era::Auto),
+                Verdict::Modern(None)
+            );
+        }
+    }
+
+    #[test]
+    fn silence_or_death_means_the_handshake_on_a_new_process() {
+        let timeout = Err(LocalError::Timeout {
+            which: crate::rpc::Deadline::Idle,
+        });
+        assert_eq!(
+            judge_probe(&timeout, Era::Auto),
+            Verdict::HandshakeOnNewProcess
+        );
+        assert_eq!(
+            judge_probe(&Err(LocalError::StreamLost), Era::Auto),
+            Verdict::HandshakeOnNewProcess
+        );
+        assert!(matches!(
+            judge_probe(&timeout, Era::Modern),
+            Verdict::Fail(_)
+        ));
+    }
+}

@@ -1,0 +1,228 @@
+//! What the client protocol hands the application: calls, their outcomes, server requests,
+//! notifications and diagnostics.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::types::{InitializeResult, LoggingMessageParams};
+use crate::jsonrpc::{ErrorObject, Id, Notification, RawJson};
+use crate::rpc::{Diagnostic, EngineError, LocalError};
+
+/// One application call: a request, or for list methods every page of it. Its value is the id of
+/// the call's first request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallId(pub i64);
+
+/// Per-call options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOptions {
+    /// Idle timeout: how long without an answer (or, with `reset_on_progress`, without progress).
+    pub timeout: Duration,
+    /// Maximum total time, never reset.
+    pub max_total: Option<Duration>,
+    /// Whether a progress notification resets the idle timeout.
+    pub reset_on_progress: bool,
+    /// Whether to ask for progress notifications (adds a progress token).
+    pub progress: bool,
+}
+
+impl Default for CallOptions {
+    fn default() -> Self {
+        CallOptions {
+            timeout: crate::rpc::DEFAULT_TIMEOUT,
+            max_total: None,
+            reset_on_progress: false,
+            progress: false,
+        }
+    }
+}
+
+/// Why a call did not give a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The server answered with a JSON-RPC error.
+    #[error("server error: {0}")]
+    Server(ErrorObject),
+    /// The call ended here: timeout, cancellation, lost stream, closed connection.
+    #[error(transparent)]
+    Local(LocalError),
+    /// The server's result does not have the shape the method defines (or, in the stateless
+    /// era, an unknown `resultType`, or more input rounds than allowed).
+    #[error("invalid result: {0}")]
+    InvalidResult(String),
+    /// An input the server asked for (stateless era) could not be given: the handler failed.
+    #[error("the input {key:?} could not be given: {error}")]
+    InputFailed {
+        /// The server's key for the input.
+        key: String,
+        /// Why.
+        error: ErrorObject,
+    },
+}
+
+/// How a call ended: its raw result, or why there is none.
+pub type CallOutcome = Result<RawJson, CallError>;
+
+/// Misuse of the client: returned at once by the command that misused it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The handshake has not completed yet (only `ping` may go before it).
+    #[error("the connection is not initialized yet")]
+    NotReady,
+    /// The handshake was already started.
+    #[error("the connection was already started")]
+    AlreadyStarted,
+    /// The server did not offer the capability this call needs.
+    #[error("the server does not offer {0}")]
+    NotSupported(&'static str),
+    /// No such call is in progress.
+    #[error("no call {0:?} is in progress")]
+    UnknownCall(CallId),
+    /// The request engine refused (closed, caps, duplicate token, unknown inbound id).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// A request the server sent us, for the application to answer with
+/// [`ClientProtocol::respond`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerRequest {
+    /// `elicitation/create`: ask the user (form or url mode).
+    Elicitation {
+        /// The server's request id.
+        id: Id,
+        /// The request's params.
+        params: Value,
+    },
+    /// `sampling/createMessage`: ask the host's model.
+    Sampling {
+        /// The server's request id.
+        id: Id,
+        /// The request's params.
+        params: Value,
+    },
+    /// `roots/list`: which roots the host exposes.
+    Roots {
+        /// The server's request id.
+        id: Id,
+    },
+}
+
+impl ServerRequest {
+    /// The server's id for this request.
+    pub fn id(&self) -> &Id {
+        match self {
+            ServerRequest::Elicitation { id, .. }
+            | ServerRequest::Sampling { id, .. }
+            | ServerRequest::Roots { id } => id,
+        }
+    }
+}
+
+/// A notification from the server, typed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerNotification {
+    /// `notifications/tools/list_changed`.
+    ToolsListChanged,
+    /// `notifications/prompts/list_changed`.
+    PromptsListChanged,
+    /// `notifications/resources/list_changed`.
+    ResourcesListChanged,
+    /// `notifications/resources/updated`.
+    ResourceUpdated {
+        /// The resource.
+        uri: String,
+    },
+    /// `notifications/message`: a log line.
+    Log(LoggingMessageParams),
+    /// Any other notification.
+    Other(Notification),
+    /// The server acknowledged a `subscriptions/listen` with the notifications it will send.
+    SubscriptionAcknowledged {
+        /// The subscription (the listen call).
+        subscription: CallId,
+        /// The subset of the asked-for notifications the server honours.
+        notifications: Value,
+    },
+    /// A notification sent on a subscription (stateless era), demultiplexed by its id.
+    ForSubscription {
+        /// The subscription (the listen call).
+        subscription: CallId,
+        /// The notification.
+        notification: Box<ServerNotification>,
+    },
+    /// Notifications were dropped because the application read too slowly.
+    Dropped {
+        /// How many.
+        count: u64,
+    },
+}
+
+/// What the protocol layer reports to the application.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ClientEvent {
+    /// The handshake completed.
+    Ready(Box<InitializeResult>),
+    /// The handshake failed; the connection is closed.
+    HandshakeFailed(CallError),
+    /// A call ended (exactly once per call).
+    CallDone {
+        /// The call.
+        call: CallId,
+        /// Its outcome.
+        outcome: CallOutcome,
+    },
+    /// Progress of a call that asked for it.
+    Progress {
+        /// The call.
+        call: CallId,
+        /// Progress so far.
+        progress: f64,
+        /// Total, if known.
+        total: Option<f64>,
+        /// Message, if any.
+        message: Option<String>,
+    },
+    /// The server asks something of us.
+    ServerRequest(ServerRequest),
+    /// The server cancelled one of its requests to us.
+    ServerRequestCancelled {
+        /// The server's request id.
+        id: Id,
+        /// Why.
+        reason: Option<String>,
+    },
+    /// The peer misbehaved in a way that did not end the connection.
+    Diagnostic(ProtocolDiagnostic),
+    /// The connection ended; every call has ended.
+    Closed {
+        /// Why.
+        reason: Arc<str>,
+    },
+}
+
+/// Peer misbehaviour noted by the protocol layer.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ProtocolDiagnostic {
+    /// From the request engine (unknown ids, bad progress, …).
+    Engine(Diagnostic),
+    /// A frame that was not a message (noise on stdout, an overlong line, bad JSON).
+    Frame(crate::codec::jsonl::FrameError),
+    /// A server request we could not serve, answered with an error.
+    RefusedServerRequest {
+        /// The server's request id.
+        id: Id,
+        /// Its method.
+        method: String,
+        /// The error we answered with.
+        error: ErrorObject,
+    },
+}
