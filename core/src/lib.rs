@@ -21,6 +21,7 @@
 //!
 //! - [`jsonrpc`]: the JSON-RPC 2.0 message model, parsed once with params and results kept raw.
 //! - [`protocol`]: MCP versions and the typed messages a client sends and reads.
+//! - [`http`]: the Streamable HTTP transport (handshake era), as exchanges to carry out.
 //! - [`stdio`]: the stdio transport and the child's shutdown plan.
 //! - [`server`]: the demo server, on the same engine.
 //! - [`tap`]: the frame observer, which sees every frame in and out.
@@ -34,6 +35,7 @@
 
 pub mod codec;
 pub mod config;
+pub mod http;
 pub mod jsonrpc;
 pub mod protocol;
 pub mod rpc;

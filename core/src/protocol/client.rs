@@ -147,6 +147,8 @@ pub struct ClientProtocol {
     phase: Phase,
     era: Option<ChosenEra>,
     restart_requested: bool,
+    /// A new handshake runs because the server forgot the session: calls may go on.
+    renewing: bool,
     server: Option<Box<InitializeResult>>,
     /// The stateless era's `_meta` for every request.
     meta: Map<String, Value>,
@@ -245,6 +247,7 @@ impl ClientProtocol {
             phase: Phase::Idle,
             era: None,
             restart_requested: false,
+            renewing: false,
             server: None,
             meta,
             calls: HashMap::new(),
@@ -280,6 +283,42 @@ impl ClientProtocol {
     /// Whether the connection has ended.
     pub fn is_closed(&self) -> bool {
         self.phase == Phase::Closed
+    }
+
+    /// Whether a new handshake runs because the server forgot the session.
+    pub fn is_renewing(&self) -> bool {
+        self.renewing
+    }
+
+    /// The server forgot the session (HTTP, handshake era): runs the handshake again, offering
+    /// the version negotiated before. Calls stay pending; the transport holds new requests until
+    /// the handshake completes (see [`is_renewing`](Self::is_renewing)).
+    pub fn renew_session(&mut self, now: Instant) -> Result<(), ClientError> {
+        if self.renewing {
+            return Ok(());
+        }
+        if self.phase != Phase::Ready || self.era != Some(ChosenEra::Legacy) {
+            return Err(ClientError::NotReady);
+        }
+        let version = self
+            .server
+            .as_ref()
+            .map(|s| s.protocol_version.clone())
+            .unwrap_or_else(|| self.config.protocol_version.clone());
+        self.renewing = true;
+        self.send_initialize(now, version)
+    }
+
+    /// Whether request `id` still awaits its answer.
+    pub fn is_pending(&self, id: i64) -> bool {
+        self.engine.is_pending(id)
+    }
+
+    /// Ends one request here: the transport lost what was to carry its answer.
+    pub fn fail_request(&mut self, now: Instant, id: i64, error: LocalError) {
+        if self.engine.fail(now, id, error).is_ok() {
+            self.pump(now);
+        }
     }
 
     /// Whether the `server/discover` probe is in flight.
@@ -376,6 +415,7 @@ impl ClientProtocol {
     fn check_open(&self, method: &str) -> Result<(), ClientError> {
         match self.phase {
             Phase::Ready => Ok(()),
+            Phase::Initializing(_) if self.renewing => Ok(()),
             Phase::Closed => Err(ClientError::Engine(EngineError::Closed)),
             _ if method == "ping" && self.era != Some(ChosenEra::Modern) => Ok(()),
             _ => Err(ClientError::NotReady),
@@ -1143,7 +1183,12 @@ impl ClientProtocol {
                     self.phase = Phase::Ready;
                     // A closed engine cannot refuse here: it would have ended the handshake first.
                     let _ = self.engine.notify(now, "notifications/initialized", None);
-                    self.events.push_back(ClientEvent::Ready(Box::new(init)));
+                    let event = if std::mem::take(&mut self.renewing) {
+                        ClientEvent::SessionRenewed(Box::new(init))
+                    } else {
+                        ClientEvent::Ready(Box::new(init))
+                    };
+                    self.events.push_back(event);
                     return;
                 }
                 Ok(init) => CallError::InvalidResult(format!(

@@ -172,6 +172,9 @@ pub enum ClientEvent {
     Ready(Box<InitializeResult>),
     /// The handshake failed; the connection is closed.
     HandshakeFailed(CallError),
+    /// The server had forgotten the session and a new one was made (HTTP, handshake era); calls
+    /// went on.
+    SessionRenewed(Box<InitializeResult>),
     /// A call ended (exactly once per call).
     CallDone {
         /// The call.
@@ -216,6 +219,12 @@ pub enum ProtocolDiagnostic {
     Engine(Diagnostic),
     /// A frame that was not a message (noise on stdout, an overlong line, bad JSON).
     Frame(crate::codec::jsonl::FrameError),
+    /// Something an SSE stream held that is not a message (another event type, bad JSON, an
+    /// unfinished event, an event over the cap).
+    Sse(crate::codec::sse::SseDiagnostic),
+    /// An HTTP-level note that ended nothing (a refused standalone stream, a failed
+    /// notification POST, a failed DELETE).
+    Http(String),
     /// A server request we could not serve, answered with an error.
     RefusedServerRequest {
         /// The server's request id.

@@ -92,6 +92,10 @@ pub enum LocalError {
     /// The server no longer knows the session the request was sent in.
     #[error("the session expired")]
     SessionExpired,
+    /// The HTTP exchange carrying the request failed: an unexpected status or content type, a
+    /// body that is not JSON-RPC or holds no answer, or a network failure.
+    #[error(transparent)]
+    Http(Box<crate::http::HttpError>),
     /// The connection closed.
     #[error("connection closed: {reason}")]
     ConnectionClosed {

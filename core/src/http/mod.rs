@@ -1,0 +1,922 @@
+//! Streamable HTTP, handshake era: the exchange machine, with no IO.
+//!
+//! [`HttpClient`] turns the client protocol's messages into HTTP exchanges and the responses back
+//! into messages. Every message is a POST; the server's messages come back on the POST's
+//! response (one JSON body, or an SSE stream) and on the optional standalone GET stream.
+//! Messages are routed by JSON-RPC id, never by the stream or position they came on, and a
+//! server request is handed to the application the moment it is decoded, from any stream.
+//!
+//! The driver starts each [`HttpRequest`] that [`poll_action`](HttpClient::poll_action) hands
+//! out and reports, per exchange, the response head
+//! ([`handle_head`](HttpClient::handle_head)), each body chunk
+//! ([`handle_body`](HttpClient::handle_body)), the end ([`handle_end`](HttpClient::handle_end))
+//! or a failure ([`handle_failure`](HttpClient::handle_failure)). The drive rule holds: after
+//! every input, drain `poll_action`, `poll_event` and `poll_notification`, then wait for IO or
+//! [`poll_timeout`](HttpClient::poll_timeout).
+
+mod error;
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+pub use error::{AuthChallenge, HttpError};
+
+use crate::codec::sse::{McpSseDecoder, SseItem, DEFAULT_MAX_EVENT_SIZE};
+use crate::jsonrpc::{self, Message, Parsed};
+use crate::protocol::client::{ClientConfig, ClientProtocol};
+use crate::protocol::{ChosenEra, ClientEvent, ProtocolDiagnostic, ServerNotification};
+use crate::rpc::LocalError;
+use crate::tap::{Direction, FrameObserver};
+
+/// One HTTP exchange's id, chosen by the machine.
+pub type ExchangeId = u64;
+
+/// The HTTP methods the transport uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpMethod {
+    /// `GET`: the standalone stream, or a resumed stream.
+    Get,
+    /// `POST`: every message.
+    Post,
+    /// `DELETE`: ending the session.
+    Delete,
+}
+
+impl HttpMethod {
+    /// The method's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Post => "POST",
+            HttpMethod::Delete => "DELETE",
+        }
+    }
+}
+
+/// An HTTP request for the driver to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// The exchange this request starts; report its response under this id.
+    pub exchange: ExchangeId,
+    /// The method.
+    pub method: HttpMethod,
+    /// The URL.
+    pub url: String,
+    /// The headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body (empty for GET and DELETE).
+    pub body: Vec<u8>,
+}
+
+impl HttpRequest {
+    /// The value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header(&self.headers, name)
+    }
+}
+
+/// What the driver is asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpAction {
+    /// Start this exchange.
+    Start(HttpRequest),
+    /// Stop this exchange: close its connection or stream, report nothing more for it.
+    Abort(ExchangeId),
+}
+
+/// Settings of the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// The MCP endpoint.
+    pub url: String,
+    /// Headers sent with every request (for example `Authorization`).
+    pub headers: Vec<(String, String)>,
+    /// The largest JSON body accepted (default 64 MiB).
+    pub max_json_body: usize,
+    /// The largest SSE event accepted (default 16 MiB).
+    pub max_event: usize,
+    /// How many times in a row one stream may be resumed without a message arriving.
+    pub resume_budget: u32,
+    /// The wait before a resume when the server gave no `retry` (doubled each attempt).
+    pub default_retry: Duration,
+    /// Whether to open the standalone GET stream after the handshake.
+    pub standalone_stream: bool,
+}
+
+impl HttpConfig {
+    /// Defaults for the endpoint `url`.
+    pub fn new(url: impl Into<String>) -> Self {
+        HttpConfig {
+            url: url.into(),
+            headers: Vec::new(),
+            max_json_body: 64 * 1024 * 1024,
+            max_event: DEFAULT_MAX_EVENT_SIZE,
+            resume_budget: 5,
+            default_retry: Duration::from_secs(1),
+            standalone_stream: true,
+        }
+    }
+}
+
+/// The state of one SSE stream, kept across its resumes.
+#[derive(Debug, Clone, Default)]
+struct Stream {
+    last_event_id: Option<String>,
+    retry_ms: Option<u64>,
+    /// Resumes left; reset when a message arrives.
+    budget: u32,
+    /// Resumes made since the last message (for the backoff).
+    attempts: u32,
+    /// Our request whose answer is due on this stream.
+    awaiting: Option<i64>,
+    standalone: bool,
+}
+
+#[derive(Debug)]
+enum Body {
+    /// No head yet.
+    Waiting,
+    Json(Vec<u8>),
+    Sse(Box<McpSseDecoder>),
+    /// An error status: the start of the body is kept for the error.
+    Error(Vec<u8>),
+    /// Nothing of interest (202, or a DELETE).
+    Ignored,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// A POST carrying one message; `request` when it is one of our requests.
+    Post {
+        request: Option<i64>,
+        /// The body, kept to send it once more on a new session (only for what may be replayed).
+        replay: Option<Vec<u8>>,
+        with_session: bool,
+        is_initialize: bool,
+    },
+    /// A GET: the standalone stream or a resume of a stream.
+    Get {
+        stream: Stream,
+    },
+    Delete,
+}
+
+#[derive(Debug)]
+struct Exchange {
+    kind: Kind,
+    status: Option<u16>,
+    content_type: Option<String>,
+    challenge: Option<AuthChallenge>,
+    body: Body,
+}
+
+/// A resume waiting for its time.
+#[derive(Debug)]
+struct Resume {
+    at: Instant,
+    stream: Stream,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standalone {
+    NotYet,
+    Open,
+    /// The server offers none, or it ended for good.
+    None,
+}
+
+/// The client protocol over Streamable HTTP (handshake era).
+pub struct HttpClient {
+    protocol: ClientProtocol,
+    config: HttpConfig,
+    session: Option<String>,
+    exchanges: HashMap<ExchangeId, Exchange>,
+    next_exchange: ExchangeId,
+    actions: VecDeque<HttpAction>,
+    /// Messages held while a new session is made.
+    parked: Vec<Vec<u8>>,
+    resumes: Vec<Resume>,
+    standalone: Standalone,
+    events: VecDeque<ClientEvent>,
+    observer: Option<Box<dyn FrameObserver>>,
+    closing: bool,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("url", &self.config.url)
+            .field("session", &self.session)
+            .field("exchanges", &self.exchanges.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// The media type of a `Content-Type` value, lower-cased, without parameters.
+fn media_type(value: &str) -> String {
+    value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+fn excerpt(bytes: &[u8]) -> String {
+    let cut = &bytes[..bytes.len().min(512)];
+    String::from_utf8_lossy(cut).trim().to_owned()
+}
+
+impl HttpClient {
+    /// A client for the endpoint in `http`, speaking the protocol configured in `client`.
+    /// Until the stateless era over HTTP lands, [`Era::Auto`](crate::protocol::Era::Auto) means
+    /// the handshake era here.
+    pub fn new(mut client: ClientConfig, http: HttpConfig) -> Self {
+        client.era = crate::protocol::Era::Legacy;
+        HttpClient {
+            protocol: ClientProtocol::new(client),
+            config: http,
+            session: None,
+            exchanges: HashMap::new(),
+            next_exchange: 0,
+            actions: VecDeque::new(),
+            parked: Vec::new(),
+            resumes: Vec::new(),
+            standalone: Standalone::NotYet,
+            events: VecDeque::new(),
+            observer: None,
+            closing: false,
+        }
+    }
+
+    /// Installs the frame observer (it sees each message's JSON, never headers).
+    pub fn set_observer(&mut self, observer: Box<dyn FrameObserver>) {
+        self.observer = Some(observer);
+    }
+
+    /// The protocol layer, to read state.
+    pub fn protocol(&self) -> &ClientProtocol {
+        &self.protocol
+    }
+
+    /// The protocol layer, to issue calls; their messages go out with
+    /// [`poll_action`](Self::poll_action).
+    pub fn protocol_mut(&mut self) -> &mut ClientProtocol {
+        &mut self.protocol
+    }
+
+    /// The session the server assigned, if any.
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// How many exchanges are open.
+    pub fn open_exchanges(&self) -> usize {
+        self.exchanges.len()
+    }
+
+    /// Starts the handshake.
+    pub fn start(&mut self, now: Instant) -> Result<(), crate::protocol::ClientError> {
+        self.protocol.start(now)
+    }
+
+    /// Closes: every call ends, open exchanges are aborted, and the session is deleted.
+    pub fn close(&mut self, now: Instant) {
+        if self.closing {
+            return;
+        }
+        self.closing = true;
+        self.protocol.close(now, "closed by the client");
+        let ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
+        for id in ids {
+            self.exchanges.remove(&id);
+            self.actions.push_back(HttpAction::Abort(id));
+        }
+        self.resumes.clear();
+        self.parked.clear();
+        if self.session.is_some() {
+            let headers = self.headers(false);
+            self.start_exchange(HttpMethod::Delete, headers, Vec::new(), Kind::Delete);
+        }
+    }
+
+    /// Whether the connection is closed and nothing is left in flight.
+    pub fn is_finished(&self) -> bool {
+        self.closing && self.exchanges.is_empty()
+    }
+
+    /// The headers of every request: ours, the session, the negotiated version.
+    fn headers(&self, accept_sse_only: bool) -> Vec<(String, String)> {
+        let mut h = Vec::with_capacity(self.config.headers.len() + 4);
+        let accept = if accept_sse_only {
+            "text/event-stream"
+        } else {
+            "application/json, text/event-stream"
+        };
+        h.push(("Accept".into(), accept.into()));
+        if let Some(s) = &self.session {
+            h.push(("Mcp-Session-Id".into(), s.clone()));
+        }
+        if let Some(v) = self
+            .protocol
+            .server()
+            .filter(|_| self.protocol.era() == Some(ChosenEra::Legacy))
+            .map(|s| s.protocol_version.clone())
+        {
+            h.push(("MCP-Protocol-Version".into(), v));
+        }
+        h.extend(self.config.headers.iter().cloned());
+        h
+    }
+
+    fn start_exchange(
+        &mut self,
+        method: HttpMethod,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+        kind: Kind,
+    ) -> ExchangeId {
+        let id = self.next_exchange;
+        self.next_exchange += 1;
+        self.exchanges.insert(
+            id,
+            Exchange {
+                kind,
+                status: None,
+                content_type: None,
+                challenge: None,
+                body: Body::Waiting,
+            },
+        );
+        self.actions.push_back(HttpAction::Start(HttpRequest {
+            exchange: id,
+            method,
+            url: self.config.url.clone(),
+            headers,
+            body,
+        }));
+        id
+    }
+
+    /// Moves what the protocol wants sent into POST exchanges, and opens the standalone stream
+    /// once the handshake is done.
+    fn flush(&mut self) {
+        while let Some(m) = self.protocol.poll_transmit() {
+            let body = m.to_bytes();
+            if let Some(o) = self.observer.as_mut() {
+                o.frame(Direction::Outgoing, &body);
+            }
+            let is_initialize = m.method() == Some("initialize");
+            if self.protocol.is_renewing() && !is_initialize {
+                self.parked.push(body);
+                continue;
+            }
+            self.post(body, &m, is_initialize);
+        }
+        if !self.protocol.is_renewing() && !self.parked.is_empty() {
+            for body in std::mem::take(&mut self.parked) {
+                let parsed = jsonrpc::parse(&body);
+                if let Ok(Parsed::Single(m)) = parsed {
+                    self.post(body, &m, false);
+                }
+            }
+        }
+        if self.standalone == Standalone::NotYet
+            && self.config.standalone_stream
+            && self.protocol.is_ready()
+            && !self.closing
+        {
+            self.standalone = Standalone::Open;
+            let stream = Stream {
+                budget: self.config.resume_budget,
+                standalone: true,
+                ..Stream::default()
+            };
+            self.open_get(stream);
+        }
+    }
+
+    fn post(&mut self, body: Vec<u8>, m: &Message, is_initialize: bool) {
+        let mut headers = if is_initialize {
+            // The handshake goes without a session and before a version is agreed.
+            let mut h = vec![(
+                "Accept".to_string(),
+                "application/json, text/event-stream".to_string(),
+            )];
+            h.extend(self.config.headers.iter().cloned());
+            h
+        } else {
+            self.headers(false)
+        };
+        headers.push(("Content-Type".into(), "application/json".into()));
+        let request = match m {
+            Message::Request(r) => r.id.as_i64(),
+            _ => None,
+        };
+        let kind = Kind::Post {
+            request,
+            replay: (!is_initialize).then(|| body.clone()),
+            with_session: self.session.is_some() && !is_initialize,
+            is_initialize,
+        };
+        self.start_exchange(HttpMethod::Post, headers, body, kind);
+    }
+
+    fn open_get(&mut self, stream: Stream) {
+        let mut headers = self.headers(true);
+        if let Some(id) = &stream.last_event_id {
+            headers.push(("Last-Event-ID".into(), id.clone()));
+        }
+        self.start_exchange(HttpMethod::Get, headers, Vec::new(), Kind::Get { stream });
+    }
+
+    /// The response head of `exchange`.
+    pub fn handle_head(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        status: u16,
+        headers: &[(String, String)],
+    ) {
+        let session_header = header(headers, "mcp-session-id").map(str::to_owned);
+        let content_type = header(headers, "content-type").map(str::to_owned);
+        let challenge = header(headers, "www-authenticate").and_then(AuthChallenge::parse);
+        let max_event = self.config.max_event;
+        let Some(ex) = self.exchanges.get_mut(&exchange) else {
+            return;
+        };
+        ex.status = Some(status);
+        ex.content_type = content_type.clone();
+        ex.challenge = challenge;
+        let media = content_type.as_deref().map(media_type);
+        let ok = (200..300).contains(&status);
+        if let Kind::Post {
+            is_initialize: true,
+            ..
+        } = ex.kind
+        {
+            if ok && session_header.is_some() {
+                self.session = session_header;
+            }
+        }
+        let ex = self.exchanges.get_mut(&exchange).expect("present");
+        ex.body = match (&ex.kind, ok, media.as_deref()) {
+            (Kind::Delete, _, _) => Body::Ignored,
+            (_, true, Some("text/event-stream")) => {
+                Body::Sse(Box::new(McpSseDecoder::with_max_event_size(max_event)))
+            }
+            (Kind::Post { .. }, true, Some("application/json")) => Body::Json(Vec::new()),
+            (Kind::Post { request: None, .. }, true, _) => Body::Ignored,
+            (_, true, _) if status == 202 || status == 204 => Body::Ignored,
+            (_, true, _) => Body::Error(Vec::new()),
+            (_, false, _) => Body::Error(Vec::new()),
+        };
+        // A 404 to a POST that carried a session: the server forgot it.
+        if status == 404 {
+            if let Kind::Post {
+                with_session: true, ..
+            } = ex.kind
+            {
+                self.session_expired(now, exchange);
+            }
+        }
+        self.flush();
+    }
+
+    /// A chunk of the body of `exchange`.
+    pub fn handle_body(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
+        let max_json = self.config.max_json_body;
+        let Some(ex) = self.exchanges.get_mut(&exchange) else {
+            return;
+        };
+        match &mut ex.body {
+            Body::Json(buf) => {
+                if buf.len() + bytes.len() > max_json {
+                    let e =
+                        self.error_of(exchange, format!("JSON body over the {max_json}-byte cap"));
+                    self.fail_exchange(now, exchange, e);
+                    self.abort(exchange);
+                    return;
+                }
+                buf.extend_from_slice(bytes);
+            }
+            Body::Sse(dec) => {
+                dec.push(bytes);
+                self.drain_sse(now, exchange);
+            }
+            Body::Error(buf) => {
+                let room = 512usize.saturating_sub(buf.len());
+                buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            }
+            Body::Waiting | Body::Ignored => {}
+        }
+        self.flush();
+    }
+
+    /// Hands each message decoded from an SSE exchange to the protocol, at once.
+    fn drain_sse(&mut self, now: Instant, exchange: ExchangeId) {
+        loop {
+            let Some(ex) = self.exchanges.get_mut(&exchange) else {
+                return;
+            };
+            let Body::Sse(dec) = &mut ex.body else { return };
+            let Some(item) = dec.next_item() else { return };
+            let last_id = dec.last_event_id().to_owned();
+            let retry = dec.retry();
+            if let Kind::Get { stream } = &mut ex.kind {
+                if !last_id.is_empty() {
+                    stream.last_event_id = Some(last_id.clone());
+                }
+                if retry.is_some() {
+                    stream.retry_ms = retry;
+                }
+            }
+            match item {
+                SseItem::Message(m) => {
+                    if let Kind::Get { stream } = &mut ex.kind {
+                        stream.budget = self.config.resume_budget;
+                        stream.attempts = 0;
+                    }
+                    self.deliver(now, m);
+                }
+                SseItem::Diagnostic(d) => self
+                    .events
+                    .push_back(ClientEvent::Diagnostic(ProtocolDiagnostic::Sse(d))),
+            }
+        }
+    }
+
+    fn deliver(&mut self, now: Instant, m: Message) {
+        if let Some(o) = self.observer.as_mut() {
+            o.frame(Direction::Incoming, &m.to_bytes());
+        }
+        self.protocol.handle_message(now, m);
+    }
+
+    /// The body of `exchange` ended.
+    pub fn handle_end(&mut self, now: Instant, exchange: ExchangeId) {
+        let Some(mut ex) = self.exchanges.remove(&exchange) else {
+            return;
+        };
+        match std::mem::replace(&mut ex.body, Body::Ignored) {
+            Body::Json(buf) => {
+                match jsonrpc::parse(&buf) {
+                    Ok(Parsed::Single(m)) => self.deliver(now, m),
+                    Ok(Parsed::Batch(items)) => {
+                        for m in items.into_iter().flatten() {
+                            self.deliver(now, m);
+                        }
+                    }
+                    Err(e) => {
+                        let err = self.error_from(
+                            &ex,
+                            format!("the JSON body is not a message: {e}"),
+                            &buf,
+                        );
+                        self.fail_kind(now, &ex.kind, err);
+                    }
+                }
+                // Routed by id: if the body did not answer the request, it never will.
+                let err = self.error_from(
+                    &ex,
+                    "the JSON body held no response for the request".into(),
+                    &buf,
+                );
+                self.fail_kind(now, &ex.kind, err);
+            }
+            Body::Sse(mut dec) => {
+                dec.finish();
+                self.exchanges.insert(
+                    exchange,
+                    Exchange {
+                        body: Body::Sse(dec),
+                        ..ex
+                    },
+                );
+                self.drain_sse(now, exchange);
+                let ex = self.exchanges.remove(&exchange).expect("present");
+                self.stream_ended(now, ex, None);
+            }
+            Body::Error(buf) => {
+                let reason = match (ex.status, &ex.content_type) {
+                    (Some(200..=299), Some(ct)) => format!("unexpected content type {ct}"),
+                    (Some(200..=299), None) => "a response without a content type".into(),
+                    _ => "unexpected status".into(),
+                };
+                let err = self.error_from(&ex, reason, &buf);
+                if let Kind::Get { stream } = &ex.kind {
+                    self.standalone_or_resume_refused(now, stream.clone(), err);
+                } else if !matches!(ex.kind, Kind::Post { request: None, .. }) {
+                    self.fail_kind(now, &ex.kind, err);
+                } else {
+                    self.events
+                        .push_back(ClientEvent::Diagnostic(ProtocolDiagnostic::Http(
+                            err.to_string(),
+                        )));
+                }
+            }
+            Body::Ignored | Body::Waiting => {
+                if let Kind::Post {
+                    request: Some(_), ..
+                } = ex.kind
+                {
+                    let err = self.error_from(&ex, "no response body for a request".into(), &[]);
+                    self.fail_kind(now, &ex.kind, err);
+                }
+            }
+        }
+        self.flush();
+    }
+
+    /// The exchange failed (connection refused or reset, a body cut short).
+    pub fn handle_failure(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+        let Some(ex) = self.exchanges.remove(&exchange) else {
+            return;
+        };
+        match &ex.body {
+            Body::Sse(_) => self.stream_ended(now, ex, Some(reason)),
+            _ => {
+                let err = HttpError {
+                    status: ex.status,
+                    content_type: ex.content_type.clone(),
+                    body_excerpt: String::new(),
+                    challenge: ex.challenge.clone(),
+                    reason: reason.to_owned(),
+                };
+                match &ex.kind {
+                    Kind::Get { stream } if stream.standalone => {
+                        self.schedule_resume(now, stream.clone())
+                    }
+                    Kind::Get { stream } => self.schedule_resume(now, stream.clone()),
+                    kind => {
+                        if matches!(kind, Kind::Post { request: None, .. }) {
+                            self.events.push_back(ClientEvent::Diagnostic(
+                                ProtocolDiagnostic::Http(err.to_string()),
+                            ));
+                        }
+                        self.fail_kind(now, kind, err)
+                    }
+                }
+            }
+        }
+        self.flush();
+    }
+
+    /// An SSE stream ended or dropped: resume it if its answer is still due (or it is the
+    /// standalone stream) and the server gave an event id to resume from.
+    fn stream_ended(&mut self, now: Instant, ex: Exchange, failure: Option<&str>) {
+        let Body::Sse(dec) = &ex.body else { return };
+        let mut stream = match ex.kind {
+            Kind::Get { stream } => stream,
+            Kind::Post { request, .. } => Stream {
+                awaiting: request,
+                budget: self.config.resume_budget,
+                ..Stream::default()
+            },
+            Kind::Delete => return,
+        };
+        if !dec.last_event_id().is_empty() {
+            stream.last_event_id = Some(dec.last_event_id().to_owned());
+        }
+        if dec.retry().is_some() {
+            stream.retry_ms = dec.retry();
+        }
+        let due = stream
+            .awaiting
+            .is_some_and(|id| self.protocol.is_pending(id));
+        if !due && !stream.standalone {
+            return;
+        }
+        if stream.last_event_id.is_none() && !stream.standalone {
+            // Nothing to resume from: the answer is lost.
+            let id = stream.awaiting.expect("due");
+            let reason = failure.map_or("the stream ended without the response".into(), |r| {
+                format!("the stream failed without the response: {r}")
+            });
+            let _ = reason;
+            self.protocol.fail_request(now, id, LocalError::StreamLost);
+            return;
+        }
+        self.schedule_resume(now, stream);
+    }
+
+    /// Resumes `stream` after the server's `retry` (or a backoff), within its budget.
+    fn schedule_resume(&mut self, now: Instant, mut stream: Stream) {
+        if self.closing || stream.budget == 0 {
+            if let Some(id) = stream.awaiting {
+                self.protocol.fail_request(now, id, LocalError::StreamLost);
+            }
+            if stream.standalone {
+                self.standalone = Standalone::None;
+            }
+            return;
+        }
+        stream.budget -= 1;
+        let wait = match stream.retry_ms {
+            Some(ms) => Duration::from_millis(ms),
+            None => self
+                .config
+                .default_retry
+                .saturating_mul(1 << stream.attempts.min(5)),
+        };
+        stream.attempts += 1;
+        self.resumes.push(Resume {
+            at: now + wait,
+            stream,
+        });
+    }
+
+    /// A GET that was refused: the standalone stream is not offered (any 4xx), or a resume
+    /// failed (its request ends with the error).
+    fn standalone_or_resume_refused(&mut self, now: Instant, stream: Stream, err: HttpError) {
+        if stream.standalone {
+            let status = err.status.unwrap_or(0);
+            if (500..600).contains(&status) {
+                self.schedule_resume(now, stream);
+                return;
+            }
+            self.standalone = Standalone::None;
+            let note = if status == 401 || status == 403 {
+                format!("the standalone stream needs authorization: {err}")
+            } else {
+                format!("the server offers no standalone stream: {err}")
+            };
+            self.events
+                .push_back(ClientEvent::Diagnostic(ProtocolDiagnostic::Http(note)));
+            return;
+        }
+        if let Some(id) = stream.awaiting {
+            self.protocol
+                .fail_request(now, id, LocalError::Http(Box::new(err)));
+        }
+    }
+
+    /// The server forgot the session: a new one is made, the request that met the 404 is sent
+    /// once more on it (a 404 means it was not processed), and every request whose answer was
+    /// due on the old session's streams ends as expired.
+    fn session_expired(&mut self, now: Instant, exchange: ExchangeId) {
+        let Some(ex) = self.exchanges.remove(&exchange) else {
+            return;
+        };
+        self.actions.push_back(HttpAction::Abort(exchange));
+        if self.session.take().is_none() && self.protocol.is_renewing() {
+            // Already renewing: park it with the others.
+            if let Kind::Post {
+                replay: Some(body), ..
+            } = ex.kind
+            {
+                self.parked.push(body);
+            }
+            return;
+        }
+        let streams: Vec<ExchangeId> = self
+            .exchanges
+            .iter()
+            .filter(|(_, e)| matches!(e.body, Body::Sse(_)) || matches!(e.kind, Kind::Get { .. }))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in streams {
+            if let Some(e) = self.exchanges.remove(&id) {
+                self.actions.push_back(HttpAction::Abort(id));
+                let awaiting = match e.kind {
+                    Kind::Post { request, .. } => request,
+                    Kind::Get { stream } => stream.awaiting,
+                    Kind::Delete => None,
+                };
+                if let Some(rid) = awaiting {
+                    self.protocol
+                        .fail_request(now, rid, LocalError::SessionExpired);
+                }
+            }
+        }
+        for r in std::mem::take(&mut self.resumes) {
+            if let Some(rid) = r.stream.awaiting {
+                self.protocol
+                    .fail_request(now, rid, LocalError::SessionExpired);
+            }
+        }
+        self.standalone = Standalone::NotYet;
+        let request = match &ex.kind {
+            Kind::Post { request, .. } => *request,
+            _ => None,
+        };
+        if let Kind::Post {
+            replay: Some(body), ..
+        } = ex.kind
+        {
+            self.parked.push(body);
+        }
+        if self.protocol.renew_session(now).is_err() {
+            if let Some(rid) = request {
+                self.protocol
+                    .fail_request(now, rid, LocalError::SessionExpired);
+            }
+            self.parked.clear();
+        }
+    }
+
+    fn error_of(&self, exchange: ExchangeId, reason: String) -> HttpError {
+        let ex = &self.exchanges[&exchange];
+        HttpError {
+            status: ex.status,
+            content_type: ex.content_type.clone(),
+            body_excerpt: String::new(),
+            challenge: ex.challenge.clone(),
+            reason,
+        }
+    }
+
+    fn error_from(&self, ex: &Exchange, reason: String, body: &[u8]) -> HttpError {
+        HttpError {
+            status: ex.status,
+            content_type: ex.content_type.clone(),
+            body_excerpt: excerpt(body),
+            challenge: ex.challenge.clone(),
+            reason,
+        }
+    }
+
+    fn fail_exchange(&mut self, now: Instant, exchange: ExchangeId, err: HttpError) {
+        if let Some(ex) = self.exchanges.remove(&exchange) {
+            self.fail_kind(now, &ex.kind, err);
+        }
+    }
+
+    /// Ends the request an exchange carried (if it is still pending) with `err`.
+    fn fail_kind(&mut self, now: Instant, kind: &Kind, err: HttpError) {
+        let id = match kind {
+            Kind::Post { request, .. } => *request,
+            Kind::Get { stream } => stream.awaiting,
+            Kind::Delete => None,
+        };
+        if let Some(id) = id {
+            if self.protocol.is_pending(id) {
+                self.protocol
+                    .fail_request(now, id, LocalError::Http(Box::new(err)));
+            }
+        }
+    }
+
+    fn abort(&mut self, exchange: ExchangeId) {
+        self.exchanges.remove(&exchange);
+        self.actions.push_back(HttpAction::Abort(exchange));
+    }
+
+    /// The next thing for the driver to do (this also picks up the messages of commands given
+    /// through [`protocol_mut`](Self::protocol_mut)).
+    pub fn poll_action(&mut self) -> Option<HttpAction> {
+        if self.actions.is_empty() {
+            self.flush();
+        }
+        self.actions.pop_front()
+    }
+
+    /// The next event for the application.
+    pub fn poll_event(&mut self) -> Option<ClientEvent> {
+        if let Some(e) = self.events.pop_front() {
+            return Some(e);
+        }
+        self.protocol.poll_event()
+    }
+
+    /// The next notification for the application.
+    pub fn poll_notification(&mut self) -> Option<ServerNotification> {
+        self.protocol.poll_notification()
+    }
+
+    /// The earliest deadline: a request's or a resume's.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let resume = self.resumes.iter().map(|r| r.at).min();
+        match (self.protocol.poll_timeout(), resume) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Fires what is due: request deadlines, and resumes whose wait is over.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.protocol.handle_timeout(now);
+        let (due, later): (Vec<Resume>, Vec<Resume>) = std::mem::take(&mut self.resumes)
+            .into_iter()
+            .partition(|r| r.at <= now);
+        self.resumes = later;
+        for r in due {
+            let still_due = r.stream.standalone
+                || r.stream
+                    .awaiting
+                    .is_some_and(|id| self.protocol.is_pending(id));
+            if still_due && !self.closing {
+                self.open_get(r.stream);
+            }
+        }
+        self.flush();
+    }
+}

@@ -1,0 +1,763 @@
+//! Streamable HTTP (handshake era) in memory: scripted exchanges with exact response bytes in
+//! chosen splits, each asserted as a transcript of the requests emitted and the events produced;
+//! and the client core against the demo server over an in-memory HTTP pairing.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use mcpwire_core::http::{ExchangeId, HttpAction, HttpClient, HttpConfig, HttpMethod, HttpRequest};
+use mcpwire_core::jsonrpc::{Id, Message, Parsed, RawJson};
+use mcpwire_core::protocol::types::ClientCapabilities;
+use mcpwire_core::protocol::{
+    CallError, CallId, CallOptions, ClientConfig, ClientEvent, ProtocolDiagnostic, ServerRequest,
+};
+use mcpwire_core::rpc::LocalError;
+use mcpwire_core::server::{DemoConfig, DemoServer};
+use serde_json::{json, Value};
+
+const URL: &str = "http://127.0.0.1:1/mcp";
+
+struct H {
+    c: HttpClient,
+    now: Instant,
+    /// Requests started and not yet answered, by exchange.
+    open: HashMap<ExchangeId, HttpRequest>,
+    /// One line per request started: `POST tools/call #1` or `GET`.
+    log: Vec<String>,
+    aborted: Vec<ExchangeId>,
+    events: Vec<ClientEvent>,
+}
+
+fn describe(r: &HttpRequest) -> String {
+    match r.method {
+        HttpMethod::Post => {
+            let m = match mcpwire_core::jsonrpc::parse(&r.body) {
+                Ok(Parsed::Single(m)) => m,
+                _ => return "POST ?".into(),
+            };
+            match m {
+                Message::Request(q) => format!("POST {} #{}", q.method, q.id),
+                Message::Notification(n) => format!("POST {}", n.method),
+                Message::Response(r) => format!("POST response #{}", r.id.unwrap_or(Id::Num(-1))),
+            }
+        }
+        HttpMethod::Get => match r.header("last-event-id") {
+            Some(id) => format!("GET last-event-id={id}"),
+            None => "GET".into(),
+        },
+        HttpMethod::Delete => "DELETE".into(),
+    }
+}
+
+fn caps() -> ClientCapabilities {
+    ClientCapabilities {
+        elicitation: Some(json!({"form": {}})),
+        ..Default::default()
+    }
+}
+
+impl H {
+    fn new() -> H {
+        Self::with(HttpConfig::new(URL))
+    }
+
+    fn with(http: HttpConfig) -> H {
+        let config = ClientConfig {
+            capabilities: caps(),
+            ..ClientConfig::default()
+        };
+        let mut h = H {
+            c: HttpClient::new(config, http),
+            now: Instant::now(),
+            open: HashMap::new(),
+            log: Vec::new(),
+            aborted: Vec::new(),
+            events: Vec::new(),
+        };
+        h.c.start(h.now).unwrap();
+        h.pump();
+        h
+    }
+
+    fn pump(&mut self) {
+        while let Some(a) = self.c.poll_action() {
+            match a {
+                HttpAction::Start(r) => {
+                    self.log.push(describe(&r));
+                    self.open.insert(r.exchange, r);
+                }
+                HttpAction::Abort(id) => {
+                    self.open.remove(&id);
+                    self.aborted.push(id);
+                }
+                _ => {}
+            }
+        }
+        while let Some(e) = self.c.poll_event() {
+            self.events.push(e);
+        }
+    }
+
+    /// The open exchange whose log line starts with `what`.
+    fn find(&self, what: &str) -> ExchangeId {
+        let mut ids: Vec<_> = self
+            .open
+            .iter()
+            .filter(|(_, r)| describe(r).starts_with(what))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        *ids.last()
+            .unwrap_or_else(|| panic!("no open {what}: {:?}", self.log))
+    }
+
+    fn request(&self, id: ExchangeId) -> &HttpRequest {
+        &self.open[&id]
+    }
+
+    /// Answers exchange `id`: head, then the body in the given pieces, then the end.
+    fn answer(&mut self, id: ExchangeId, status: u16, headers: &[(&str, &str)], pieces: &[&[u8]]) {
+        let headers: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.c.handle_head(self.now, id, status, &headers);
+        self.pump();
+        for p in pieces {
+            self.c.handle_body(self.now, id, p);
+            self.pump();
+        }
+        self.c.handle_end(self.now, id);
+        self.open.remove(&id);
+        self.pump();
+    }
+
+    fn json(&mut self, id: ExchangeId, body: Value) {
+        let text = body.to_string();
+        self.answer(
+            id,
+            200,
+            &[("Content-Type", "application/json")],
+            &[text.as_bytes()],
+        );
+    }
+
+    fn accepted(&mut self, id: ExchangeId) {
+        self.answer(id, 202, &[], &[]);
+    }
+
+    /// Completes the handshake with a session; the standalone GET is refused with `get_status`.
+    fn ready(get_status: u16) -> H {
+        let mut h = H::new();
+        let init = h.find("POST initialize");
+        let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}});
+        let text = body.to_string();
+        h.answer(
+            init,
+            200,
+            &[
+                ("Content-Type", "application/json"),
+                ("Mcp-Session-Id", "sess-1"),
+            ],
+            &[text.as_bytes()],
+        );
+        let n = h.find("POST notifications/initialized");
+        h.accepted(n);
+        let get = h.find("GET");
+        h.answer(get, get_status, &[], &[]);
+        assert!(h.c.protocol().is_ready());
+        h.log.clear();
+        h.events.clear();
+        h
+    }
+
+    fn call(&mut self, name: &str, opts: CallOptions) -> CallId {
+        let now = self.now;
+        let call = self
+            .c
+            .protocol_mut()
+            .call_tool(now, name, Some(json!({})), opts)
+            .unwrap();
+        self.pump();
+        call
+    }
+
+    fn outcome(&self, call: CallId) -> Option<&Result<RawJson, CallError>> {
+        self.events.iter().find_map(|e| match e {
+            ClientEvent::CallDone { call: c, outcome } if *c == call => Some(outcome),
+            _ => None,
+        })
+    }
+
+    fn advance_to_next_deadline(&mut self) {
+        let t = self.c.poll_timeout().expect("a deadline");
+        self.now = t;
+        self.c.handle_timeout(t);
+        self.pump();
+    }
+}
+
+fn result_line(id: i64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "ok"}]}})
+        .to_string()
+}
+
+#[test]
+fn handshake_headers_session_and_no_standalone_stream() {
+    let mut h = H::new();
+    assert_eq!(h.log, ["POST initialize #0"]);
+    let init = h.find("POST initialize");
+    let r = h.request(init);
+    assert_eq!(
+        r.header("accept"),
+        Some("application/json, text/event-stream")
+    );
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.header("mcp-session-id"), None);
+    assert_eq!(r.header("mcp-protocol-version"), None);
+    let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18",
+        "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
+    .to_string();
+    h.answer(
+        init,
+        200,
+        &[
+            ("content-type", "application/json; charset=utf-8"),
+            ("mcp-session-id", "abc"),
+        ],
+        &[body.as_bytes()],
+    );
+    assert_eq!(h.c.session(), Some("abc"));
+    let n = h.find("POST notifications/initialized");
+    assert_eq!(h.request(n).header("mcp-session-id"), Some("abc"));
+    assert_eq!(
+        h.request(n).header("mcp-protocol-version"),
+        Some("2025-06-18")
+    );
+    h.accepted(n);
+    let get = h.find("GET");
+    assert_eq!(h.request(get).header("accept"), Some("text/event-stream"));
+    assert_eq!(h.request(get).header("mcp-session-id"), Some("abc"));
+    // Any 4xx on the optional GET: no standalone stream, and the connection lives on.
+    h.answer(
+        get,
+        400,
+        &[("content-type", "text/plain")],
+        &[b"Bad Request"],
+    );
+    assert!(h.events.iter().any(|e| matches!(e,
+        ClientEvent::Diagnostic(ProtocolDiagnostic::Http(m)) if m.contains("no standalone stream"))));
+    assert_eq!(
+        h.log,
+        [
+            "POST initialize #0",
+            "POST notifications/initialized",
+            "GET"
+        ]
+    );
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.json(post, serde_json::from_str(&result_line(call.0)).unwrap());
+    assert!(matches!(h.outcome(call), Some(Ok(_))));
+}
+
+/// An SSE body for a tools/call: priming, a progress notification, the response.
+fn sse_body(id: i64, eol: &str) -> Vec<u8> {
+    let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+        "params": {"progressToken": id, "progress": 1, "total": 2}})
+    .to_string();
+    format!(
+        ": keep-alive{eol}id: ev-1{eol}data: {eol}{eol}event: message{eol}id: ev-2{eol}data: {progress}{eol}{eol}id: ev-3{eol}data: {}{eol}{eol}",
+        result_line(id)
+    )
+    .into_bytes()
+}
+
+#[test]
+fn an_sse_response_in_any_split_and_line_ending_gives_the_same_outcome() {
+    for eol in ["\n", "\r\n", "\r"] {
+        for split in [1usize, 2, 7, 64, 100_000] {
+            let mut h = H::ready(405);
+            let opts = CallOptions {
+                progress: true,
+                ..CallOptions::default()
+            };
+            let call = h.call("x", opts);
+            let post = h.find("POST tools/call");
+            let body = sse_body(call.0, eol);
+            let pieces: Vec<&[u8]> = body.chunks(split).collect();
+            h.answer(post, 200, &[("Content-Type", "text/event-stream")], &pieces);
+            let progress = h
+                .events
+                .iter()
+                .filter(|e| matches!(e, ClientEvent::Progress { .. }))
+                .count();
+            assert_eq!(progress, 1, "eol {eol:?} split {split}");
+            assert!(
+                matches!(h.outcome(call), Some(Ok(_))),
+                "eol {eol:?} split {split}: {:?}",
+                h.events
+            );
+            assert_eq!(h.log, ["POST tools/call #1"], "nothing resumed");
+        }
+    }
+}
+
+#[test]
+fn a_notification_instead_of_the_response_fails_the_request_at_once() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.json(
+        post,
+        json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hi"}}),
+    );
+    let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    assert_eq!(e.status, Some(200));
+    assert!(e.reason.contains("no response"));
+    // The notification itself was delivered.
+    assert!(h.c.poll_notification().is_some());
+}
+
+#[test]
+fn wrong_content_types_and_statuses_fail_that_request_only() {
+    type Case<'a> = (u16, &'a [(&'a str, &'a str)], &'a [u8], &'a str);
+    let cases: &[Case<'_>] = &[
+        (200, &[("Content-Type", "text/html")], b"<html>hi</html>", "text/html"),
+        (400, &[("Content-Type", "application/json")], br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#, "No valid session"),
+        (405, &[], b"", ""),
+        (406, &[("Content-Type", "text/plain")], b"Not Acceptable", "Not Acceptable"),
+        (500, &[("Content-Type", "text/plain")], b"boom", "boom"),
+        (503, &[], b"", ""),
+    ];
+    for (status, headers, body, needle) in cases {
+        let mut h = H::ready(405);
+        let call = h.call("x", CallOptions::default());
+        let post = h.find("POST tools/call");
+        h.answer(post, *status, headers, &[body]);
+        let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
+            panic!("{status}: {:?}", h.events)
+        };
+        assert_eq!(e.status, Some(*status));
+        assert!(
+            e.body_excerpt.contains(needle)
+                || e.content_type.as_deref().unwrap_or("").contains(needle),
+            "{status}: {e:?}"
+        );
+        // The connection lives on.
+        let next = h.call("y", CallOptions::default());
+        let post = h.find("POST tools/call");
+        h.json(post, serde_json::from_str(&result_line(next.0)).unwrap());
+        assert!(matches!(h.outcome(next), Some(Ok(_))), "{status}");
+    }
+}
+
+#[test]
+fn a_401_carries_the_parsed_challenge() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.answer(
+        post,
+        401,
+        &[("WWW-Authenticate", r#"Bearer resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource", scope="read""#)],
+        &[],
+    );
+    let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
+        panic!()
+    };
+    let c = e.challenge.as_ref().unwrap();
+    assert_eq!(c.scheme, "Bearer");
+    assert_eq!(c.param("scope"), Some("read"));
+}
+
+#[test]
+fn priming_retry_close_and_resume_completes_the_request() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.answer(
+        post,
+        200,
+        &[("Content-Type", "text/event-stream")],
+        &[b"id: ev-1\r\ndata: \r\nretry: 300\r\n\r\n"],
+    );
+    assert!(
+        h.outcome(call).is_none(),
+        "the stream ended, the request goes on"
+    );
+    assert_eq!(h.c.poll_timeout(), Some(h.now + Duration::from_millis(300)));
+    h.advance_to_next_deadline();
+    assert_eq!(h.log, ["POST tools/call #1", "GET last-event-id=ev-1"]);
+    let get = h.find("GET");
+    assert_eq!(h.request(get).header("mcp-session-id"), Some("sess-1"));
+    let line = result_line(call.0);
+    let body = format!("id: ev-2\ndata: {line}\n\n");
+    h.answer(
+        get,
+        200,
+        &[("Content-Type", "text/event-stream")],
+        &[body.as_bytes()],
+    );
+    assert!(matches!(h.outcome(call), Some(Ok(_))));
+    // No resume is left armed: the only deadline is none, or a later one.
+    assert!(h.c.poll_timeout().is_none_or(|t| t > h.now));
+}
+
+#[test]
+fn a_stream_that_ends_without_an_event_id_loses_its_request() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.answer(
+        post,
+        200,
+        &[("Content-Type", "text/event-stream")],
+        &[b": nothing\n\n"],
+    );
+    assert_eq!(
+        h.outcome(call),
+        Some(&Err(CallError::Local(LocalError::StreamLost)))
+    );
+}
+
+#[test]
+fn repeated_empty_resumes_spend_the_budget() {
+    let mut http = HttpConfig::new(URL);
+    http.resume_budget = 3;
+    let mut h = H::with(http);
+    let init = h.find("POST initialize");
+    let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
+    .to_string();
+    h.answer(
+        init,
+        200,
+        &[("Content-Type", "application/json")],
+        &[body.as_bytes()],
+    );
+    let n = h.find("POST notifications/initialized");
+    h.accepted(n);
+    let get = h.find("GET");
+    h.answer(get, 405, &[], &[]);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.answer(
+        post,
+        200,
+        &[("Content-Type", "text/event-stream")],
+        &[b"id: a\ndata: \n\n"],
+    );
+    for _ in 0..3 {
+        h.advance_to_next_deadline();
+        let get = h.find("GET");
+        h.answer(
+            get,
+            200,
+            &[("Content-Type", "text/event-stream")],
+            &[b"id: a\ndata: \n\n"],
+        );
+    }
+    assert_eq!(
+        h.outcome(call),
+        Some(&Err(CallError::Local(LocalError::StreamLost)))
+    );
+    let gets = h
+        .log
+        .iter()
+        .filter(|l| l.starts_with("GET last-event-id"))
+        .count();
+    assert_eq!(gets, 3);
+    // The waits doubled without a retry field: 1 s, 2 s, 4 s.
+}
+
+#[test]
+fn a_mid_body_drop_resumes_from_the_last_event_id() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.c.handle_head(
+        h.now,
+        post,
+        200,
+        &[("content-type".into(), "text/event-stream".into())],
+    );
+    h.c.handle_body(
+        h.now,
+        post,
+        b"id: ev-9\ndata: \n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notif",
+    );
+    h.c.handle_failure(h.now, post, "connection reset");
+    h.open.remove(&post);
+    h.pump();
+    assert!(h.outcome(call).is_none());
+    h.advance_to_next_deadline();
+    assert_eq!(h.log.last().unwrap(), "GET last-event-id=ev-9");
+}
+
+#[test]
+fn an_endless_event_is_capped_and_the_stream_goes_on() {
+    let mut http = HttpConfig::new(URL);
+    http.max_event = 1024;
+    let mut h = H::with(http);
+    let init = h.find("POST initialize");
+    let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
+    .to_string();
+    h.answer(
+        init,
+        200,
+        &[("Content-Type", "application/json")],
+        &[body.as_bytes()],
+    );
+    let n = h.find("POST notifications/initialized");
+    h.accepted(n);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.c.handle_head(
+        h.now,
+        post,
+        200,
+        &[("content-type".into(), "text/event-stream".into())],
+    );
+    h.c.handle_body(h.now, post, b"id: 1\ndata: ");
+    for _ in 0..1000 {
+        h.c.handle_body(h.now, post, &[b'x'; 1000]);
+    }
+    let line = result_line(call.0);
+    h.c.handle_body(
+        h.now,
+        post,
+        format!("\n\nid: 2\ndata: {line}\n\n").as_bytes(),
+    );
+    h.c.handle_end(h.now, post);
+    h.pump();
+    assert!(h
+        .events
+        .iter()
+        .any(|e| matches!(e, ClientEvent::Diagnostic(ProtocolDiagnostic::Sse(_)))));
+    assert!(matches!(h.outcome(call), Some(Ok(_))));
+}
+
+#[test]
+fn session_expiry_makes_a_new_session_and_sends_the_request_once_more() {
+    let mut h = H::ready(405);
+    // A call whose answer is due on an open stream of the old session.
+    let streaming = h.call("slow", CallOptions::default());
+    let stream = h.find("POST tools/call");
+    h.c.handle_head(
+        h.now,
+        stream,
+        200,
+        &[("content-type".into(), "text/event-stream".into())],
+    );
+    h.pump();
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call #2");
+    h.answer(
+        post,
+        404,
+        &[("Content-Type", "application/json")],
+        &[br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#],
+    );
+    assert_eq!(
+        h.outcome(streaming),
+        Some(&Err(CallError::Local(LocalError::SessionExpired))),
+        "{:?}",
+        h.events
+    );
+    assert!(h.aborted.contains(&stream));
+    let init = h.find("POST initialize");
+    assert_eq!(h.request(init).header("mcp-session-id"), None);
+    let body = json!({"jsonrpc": "2.0", "id": 3, "result": {"protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
+    .to_string();
+    h.answer(
+        init,
+        200,
+        &[
+            ("Content-Type", "application/json"),
+            ("Mcp-Session-Id", "sess-2"),
+        ],
+        &[body.as_bytes()],
+    );
+    assert!(h
+        .events
+        .iter()
+        .any(|e| matches!(e, ClientEvent::SessionRenewed(_))));
+    let again = h.find("POST tools/call #2");
+    assert_eq!(h.request(again).header("mcp-session-id"), Some("sess-2"));
+    h.json(again, serde_json::from_str(&result_line(call.0)).unwrap());
+    assert!(matches!(h.outcome(call), Some(Ok(_))));
+    assert_eq!(
+        h.log,
+        [
+            "POST tools/call #1",
+            "POST tools/call #2",
+            "POST initialize #3",
+            "POST notifications/initialized",
+            "POST tools/call #2",
+            "GET"
+        ]
+    );
+}
+
+#[test]
+fn cancel_posts_a_notification_and_close_deletes_the_session() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let now = h.now;
+    h.c.protocol_mut()
+        .cancel(now, call, Some("stop".into()))
+        .unwrap();
+    h.pump();
+    assert_eq!(h.log.last().unwrap(), "POST notifications/cancelled");
+    h.c.close(h.now);
+    h.pump();
+    assert_eq!(h.log.last().unwrap(), "DELETE");
+    let del = h.find("DELETE");
+    assert_eq!(h.request(del).header("mcp-session-id"), Some("sess-1"));
+    h.answer(del, 405, &[], &[]);
+    assert!(h.c.is_finished());
+}
+
+// ----- the demo server over an in-memory HTTP pairing -----
+
+/// A minimal Streamable HTTP server around the demo server: every request POST is answered
+/// with an SSE stream that carries the server's messages related to it (its requests and
+/// notifications) and ends with its response; no standalone GET stream (405).
+struct DemoHttp {
+    server: DemoServer,
+    /// Our request id (as the client sent it) → its open stream.
+    streams: HashMap<i64, ExchangeId>,
+    /// The stream that carries server requests made while a call is open.
+    last_stream: Option<ExchangeId>,
+}
+
+impl DemoHttp {
+    fn serve(&mut self, h: &mut H) {
+        for _ in 0..1000 {
+            let pending: Vec<(ExchangeId, HttpRequest)> =
+                h.open.iter().map(|(id, r)| (*id, r.clone())).collect();
+            let mut moved = false;
+            for (id, r) in pending {
+                if self.streams.values().any(|s| *s == id) {
+                    continue;
+                }
+                moved = true;
+                match r.method {
+                    HttpMethod::Get | HttpMethod::Delete => h.answer(id, 405, &[], &[]),
+                    HttpMethod::Post => {
+                        let Ok(Parsed::Single(m)) = mcpwire_core::jsonrpc::parse(&r.body) else {
+                            panic!("bad body")
+                        };
+                        let request = match &m {
+                            Message::Request(q) => q.id.as_i64(),
+                            _ => None,
+                        };
+                        self.server.handle_message(h.now, m);
+                        match request {
+                            Some(rid) => {
+                                h.c.handle_head(
+                                    h.now,
+                                    id,
+                                    200,
+                                    &[("content-type".into(), "text/event-stream".into())],
+                                );
+                                self.streams.insert(rid, id);
+                                self.last_stream = Some(id);
+                            }
+                            None => {
+                                h.answer(id, 202, &[], &[]);
+                            }
+                        }
+                    }
+                }
+            }
+            // Route the server's messages: a response to its request's stream (which then
+            // ends), the rest on the latest open stream.
+            while let Some(m) = self.server.poll_transmit() {
+                moved = true;
+                let target = match &m {
+                    Message::Response(r) => {
+                        r.id.as_ref()
+                            .and_then(Id::as_i64)
+                            .and_then(|i| self.streams.remove(&i))
+                    }
+                    _ => self
+                        .last_stream
+                        .filter(|s| self.streams.values().any(|v| v == s)),
+                };
+                let Some(ex) = target else { continue };
+                let event = format!("data: {}\n\n", String::from_utf8(m.to_bytes()).unwrap());
+                h.c.handle_body(h.now, ex, event.as_bytes());
+                if matches!(m, Message::Response(_)) {
+                    h.c.handle_end(h.now, ex);
+                    h.open.remove(&ex);
+                }
+            }
+            h.pump();
+            if !moved {
+                return;
+            }
+        }
+        panic!("never idle");
+    }
+}
+
+#[test]
+fn the_demo_server_over_http_with_an_elicitation_on_the_post_stream_and_no_get_stream() {
+    let config = ClientConfig {
+        capabilities: caps(),
+        ..ClientConfig::default()
+    };
+    let mut h = H {
+        c: HttpClient::new(config, HttpConfig::new(URL)),
+        now: Instant::now(),
+        open: HashMap::new(),
+        log: Vec::new(),
+        aborted: Vec::new(),
+        events: Vec::new(),
+    };
+    let mut demo = DemoHttp {
+        server: DemoServer::new(DemoConfig::default()),
+        streams: HashMap::new(),
+        last_stream: None,
+    };
+    h.c.start(h.now).unwrap();
+    h.pump();
+    demo.serve(&mut h);
+    assert!(h.c.protocol().is_ready(), "{:?}", h.events);
+    let call = h.call("ask", CallOptions::default());
+    demo.serve(&mut h);
+    // The elicitation came on the tools/call stream, which is still open: the client answers
+    // it with a new POST without waiting for that stream.
+    let (id, _) = h
+        .events
+        .iter()
+        .find_map(|e| match e {
+            ClientEvent::ServerRequest(ServerRequest::Elicitation { id, params }) => {
+                Some((id.clone(), params.clone()))
+            }
+            _ => None,
+        })
+        .expect("the elicitation was dispatched at once");
+    assert!(h.outcome(call).is_none());
+    let answer = json!({"action": "accept", "content": {"name": "Ada"}});
+    let now = h.now;
+    h.c.protocol_mut()
+        .respond(now, &id, Ok(RawJson::new(&answer).unwrap()))
+        .unwrap();
+    h.pump();
+    demo.serve(&mut h);
+    let Some(Ok(result)) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    let v: Value = result.parse().unwrap();
+    assert_eq!(v["content"][0]["text"], "hello, Ada");
+    let tail: Vec<_> = h.log.iter().rev().take(2).rev().cloned().collect();
+    assert_eq!(tail, ["POST tools/call #1", "POST response #0"]);
+}
