@@ -22,7 +22,6 @@ use mcpwire_core::protocol::{
     CallError, CallId, CallOptions, CallOutcome, ClientError, ClientProtocol, ServerNotification,
 };
 use mcpwire_core::rpc::{EngineError, LocalError};
-use mcpwire_core::stdio::StdioClient;
 use serde_json::{Map, Value};
 
 use crate::error::Error;
@@ -38,7 +37,7 @@ pub struct ProgressUpdate {
     pub message: Option<String>,
 }
 
-type ProgressFn = dyn Fn(ProgressUpdate) + Send + Sync;
+pub(crate) type ProgressFn = dyn Fn(ProgressUpdate) + Send + Sync;
 
 /// Options of one call.
 #[derive(Clone, Default)]
@@ -116,7 +115,7 @@ pub(crate) enum Ready {
 
 /// The state shared by the handles and the driver.
 pub(crate) struct State {
-    pub(crate) core: StdioClient,
+    pub(crate) core: crate::machine::Core,
     pub(crate) command: String,
     pub(crate) pid: u32,
     pub(crate) slots: HashMap<CallId, Slot>,
@@ -459,7 +458,7 @@ impl Client {
         self.shared.lock().terminal.clone()
     }
 
-    /// The server process's id (the leader of its process group).
+    /// The server process's id (the leader of its process group); 0 for an HTTP server.
     pub fn pid(&self) -> u32 {
         self.shared.lock().pid
     }

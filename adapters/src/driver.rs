@@ -16,40 +16,67 @@ use std::time::Instant;
 
 use async_io::Timer;
 use futures_lite::{AsyncRead, AsyncWrite};
-use mcpwire_core::jsonrpc::{ErrorObject, RawJson};
-use mcpwire_core::protocol::{CallId, CallOutcome, ClientEvent, ServerRequest};
 use mcpwire_core::stdio::{ProcessAction, ProcessExit};
-use serde_json::json;
 
-use crate::client::{ProgressUpdate, Ready, Shared, State};
-use crate::error::Error;
-use crate::handlers::{BoxFuture, ElicitationRequest, Handlers};
+use crate::client::{Shared, State};
+use crate::dispatch::Dispatch;
+use crate::handlers::{BoxFuture, Handlers};
 use crate::spawn::{signal_group, SIGKILL, SIGTERM};
 use crate::stderr::StderrTail;
 
 /// How many stdout reads one poll makes before yielding to other tasks.
 const READS_PER_POLL: usize = 64;
 
-/// What one step hands to the part of the loop that runs outside the lock.
-#[derive(Default)]
-struct StepOutput {
-    requests: Vec<ServerRequest>,
-    /// Calls that ended; their slots are filled after the progress callbacks ran, so a caller
-    /// never sees its result before the progress that preceded it.
-    completions: Vec<(CallId, CallOutcome)>,
-    closed: Option<Arc<str>>,
-}
-
-/// A handler's answer on its way.
-struct HandlerTask {
-    id: mcpwire_core::jsonrpc::Id,
-    future: BoxFuture<Result<RawJson, ErrorObject>>,
-}
-
-/// Drives one stdio connection. Spawn it on any executor (or poll it in a `block_on`); it
-/// completes when the server process has exited.
+/// Drives one connection: all of its IO. Spawn it on any executor (or poll it in a
+/// `block_on`); it completes when the connection has ended (for stdio, when the server process
+/// has exited). Dropping it ends the connection at once (for stdio, the process group is
+/// killed).
 #[must_use = "the connection makes no progress unless its driver is polled"]
 pub struct Driver {
+    inner: Inner,
+}
+
+enum Inner {
+    Stdio(Box<StdioDriver>),
+    Http(Box<crate::http_driver::HttpDriver>),
+}
+
+impl Driver {
+    pub(crate) fn stdio(d: StdioDriver) -> Driver {
+        Driver {
+            inner: Inner::Stdio(Box::new(d)),
+        }
+    }
+
+    pub(crate) fn http(d: crate::http_driver::HttpDriver) -> Driver {
+        Driver {
+            inner: Inner::Http(Box::new(d)),
+        }
+    }
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.inner {
+            Inner::Stdio(d) => d.fmt(f),
+            Inner::Http(_) => f.write_str("Driver(http)"),
+        }
+    }
+}
+
+impl Future for Driver {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match &mut self.inner {
+            Inner::Stdio(d) => Pin::new(&mut **d).poll(cx),
+            Inner::Http(d) => Pin::new(&mut **d).poll(cx),
+        }
+    }
+}
+
+/// Drives one stdio connection.
+pub(crate) struct StdioDriver {
     shared: Arc<Shared>,
     pid: i32,
     stdin: Option<async_process::ChildStdin>,
@@ -62,15 +89,14 @@ pub struct Driver {
     timer: Timer,
     timer_at: Option<Instant>,
     read_buf: Box<[u8]>,
-    handlers: Handlers,
+    dispatch: Dispatch,
     /// How to start the server again (after an unanswered `server/discover` probe).
     config: mcpwire_core::config::StdioConfig,
-    tasks: Vec<HandlerTask>,
     closing: bool,
     exited: bool,
 }
 
-impl std::fmt::Debug for Driver {
+impl std::fmt::Debug for StdioDriver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Driver")
             .field("pid", &self.pid)
@@ -79,7 +105,7 @@ impl std::fmt::Debug for Driver {
     }
 }
 
-impl Driver {
+impl StdioDriver {
     pub(crate) fn new(
         shared: Arc<Shared>,
         mut child: async_process::Child,
@@ -87,12 +113,12 @@ impl Driver {
         stderr_tail: StderrTail,
         handlers: Handlers,
         config: mcpwire_core::config::StdioConfig,
-    ) -> Driver {
+    ) -> StdioDriver {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let status: BoxFuture<io::Result<ExitStatus>> = Box::pin(child.status());
-        Driver {
+        StdioDriver {
             shared,
             pid,
             stdin,
@@ -104,9 +130,8 @@ impl Driver {
             timer: Timer::never(),
             timer_at: None,
             read_buf: vec![0; 64 * 1024].into_boxed_slice(),
-            handlers,
+            dispatch: Dispatch::new(handlers),
             config,
-            tasks: Vec::new(),
             closing: false,
             exited: false,
         }
@@ -114,7 +139,11 @@ impl Driver {
 
     /// One round under the lock: feed the core, carry out its actions, take its events.
     /// Returns whether anything happened, and the work to do outside the lock.
-    fn step(&mut self, cx: &mut Context<'_>, st: &mut State) -> (bool, StepOutput) {
+    fn step(
+        &mut self,
+        cx: &mut Context<'_>,
+        st: &mut State,
+    ) -> (bool, crate::dispatch::StepOutput) {
         let mut progressed = false;
         match &st.driver_waker {
             Some(w) if w.will_wake(cx.waker()) => {}
@@ -123,14 +152,14 @@ impl Driver {
         let now = Instant::now();
         if st.close_requested && !self.closing {
             self.closing = true;
-            st.core.close(now);
+            st.core.stdio().close(now);
             progressed = true;
         }
-        if st.core.poll_timeout().is_some_and(|t| t <= now) {
-            st.core.handle_timeout(now);
+        if st.core.stdio().poll_timeout().is_some_and(|t| t <= now) {
+            st.core.stdio().handle_timeout(now);
             progressed = true;
         }
-        while let Some(action) = st.core.poll_process_action() {
+        while let Some(action) = st.core.stdio().poll_process_action() {
             progressed = true;
             match action {
                 ProcessAction::CloseStdin => self.stdin = None,
@@ -142,13 +171,13 @@ impl Driver {
         }
         // Writes: as much as the pipe takes now.
         while let Some(stdin) = self.stdin.as_mut() {
-            let buf = st.core.poll_write();
+            let buf = st.core.stdio().poll_write();
             if buf.is_empty() {
                 break;
             }
             match Pin::new(stdin).poll_write(cx, buf) {
                 Poll::Ready(Ok(n)) if n > 0 => {
-                    st.core.advance_write(n);
+                    st.core.stdio().advance_write(n);
                     progressed = true;
                 }
                 Poll::Ready(_) => {
@@ -167,11 +196,11 @@ impl Driver {
             match Pin::new(stdout).poll_read(cx, &mut self.read_buf) {
                 Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
                     self.stdout = None;
-                    st.core.handle_stdout_eof(now);
+                    st.core.stdio().handle_stdout_eof(now);
                     progressed = true;
                 }
                 Poll::Ready(Ok(n)) => {
-                    st.core.handle_stdout(now, &self.read_buf[..n]);
+                    st.core.stdio().handle_stdout(now, &self.read_buf[..n]);
                     progressed = true;
                 }
                 Poll::Pending => break,
@@ -208,7 +237,7 @@ impl Driver {
                 while let Some(stdout) = self.stdout.as_mut() {
                     match Pin::new(stdout).poll_read(cx, &mut self.read_buf) {
                         Poll::Ready(Ok(n)) if n > 0 => {
-                            st.core.handle_stdout(now, &self.read_buf[..n])
+                            st.core.stdio().handle_stdout(now, &self.read_buf[..n])
                         }
                         _ => break,
                     }
@@ -217,17 +246,17 @@ impl Driver {
                 signal_group(self.pid, SIGKILL);
                 let exit = exit_of(result);
                 let tail = self.stderr_tail.tail();
-                st.core.handle_exit(now, exit, &tail);
+                st.core.stdio().handle_exit(now, exit, &tail);
             }
         }
-        let out = self.take_events(st);
-        if st.core.protocol().engine().unread_notifications() > 0 {
+        let out = self.dispatch.take_events(st);
+        if st.core.stdio().protocol().engine().unread_notifications() > 0 {
             if let Some(w) = st.notification_waker.take() {
                 w.wake();
             }
         }
         // The one timer of the connection: the core's next deadline.
-        let next = st.core.poll_timeout();
+        let next = st.core.stdio().poll_timeout();
         if next != self.timer_at {
             self.timer_at = next;
             match next {
@@ -235,11 +264,7 @@ impl Driver {
                 None => self.timer = Timer::never(),
             }
         }
-        let busy = progressed
-            || !out.requests.is_empty()
-            || !out.completions.is_empty()
-            || out.closed.is_some();
-        (busy, out)
+        (progressed, out)
     }
 
     /// Replaces the server process with a fresh one (the old one was killed).
@@ -256,103 +281,14 @@ impl Driver {
                 self.pid = spawned.pid;
                 self.exited = false;
                 st.pid = spawned.pid as u32;
-                st.core.handle_respawned(now);
+                st.core.stdio().handle_respawned(now);
             }
             Err(e) => {
                 self.exited = true;
-                st.core.handle_respawn_failed(now, &e.to_string());
+                st.core.stdio().handle_respawn_failed(now, &e.to_string());
             }
         }
     }
-
-    /// Moves the core's events to the waiting calls and collects the server's requests.
-    fn take_events(&mut self, st: &mut State) -> StepOutput {
-        let mut out = StepOutput::default();
-        while let Some(event) = st.core.poll_event() {
-            match event {
-                ClientEvent::Ready(init) => {
-                    if let Ready::Waiting(wakers) =
-                        std::mem::replace(&mut st.ready, Ready::Done(Arc::new(*init)))
-                    {
-                        wakers.into_iter().for_each(|w| w.wake());
-                    }
-                }
-                ClientEvent::HandshakeFailed(error) => {
-                    let failed = Ready::Failed(Error::Handshake {
-                        command: st.command.clone(),
-                        error,
-                    });
-                    if let Ready::Waiting(wakers) = std::mem::replace(&mut st.ready, failed) {
-                        wakers.into_iter().for_each(|w| w.wake());
-                    }
-                }
-                ClientEvent::CallDone { call, outcome } => out.completions.push((call, outcome)),
-                ClientEvent::Progress {
-                    call,
-                    progress,
-                    total,
-                    message,
-                } => {
-                    let cb = st.slots.get(&call).and_then(|s| s.on_progress.clone());
-                    if let Some(cb) = cb {
-                        st.progress.push((
-                            cb,
-                            ProgressUpdate {
-                                progress,
-                                total,
-                                message,
-                            },
-                        ));
-                    }
-                }
-                ClientEvent::ServerRequest(r) => out.requests.push(r),
-                ClientEvent::Closed { reason } => out.closed = Some(reason),
-                // Cancellations of server requests: the handler's answer will be dropped by
-                // the core; diagnostics are visible through the frame observer.
-                _ => {}
-            }
-        }
-        out
-    }
-
-    /// Starts the handler for a server request.
-    fn start_handler(&mut self, request: ServerRequest) -> Option<HandlerTask> {
-        let to_raw = |v: serde_json::Value| RawJson::new(&v).map_err(|e| internal(&e.to_string()));
-        let (id, future): (_, BoxFuture<Result<RawJson, ErrorObject>>) = match request {
-            ServerRequest::Elicitation { id, params } => {
-                let h = self.handlers.elicitation.clone()?;
-                let fut = h(ElicitationRequest { params });
-                (
-                    id,
-                    Box::pin(async move {
-                        let r = fut.await?;
-                        serde_json::to_value(r)
-                            .map_err(|e| internal(&e.to_string()))
-                            .and_then(to_raw)
-                    }),
-                )
-            }
-            ServerRequest::Sampling { id, params } => {
-                let h = self.handlers.sampling.clone()?;
-                let fut = h(params);
-                (id, Box::pin(async move { to_raw(fut.await?) }))
-            }
-            ServerRequest::Roots { id } => {
-                let h = self.handlers.roots.clone()?;
-                let fut = h();
-                (
-                    id,
-                    Box::pin(async move { to_raw(json!({ "roots": fut.await? })) }),
-                )
-            }
-            _ => return None,
-        };
-        Some(HandlerTask { id, future })
-    }
-}
-
-fn internal(message: &str) -> ErrorObject {
-    ErrorObject::new(mcpwire_core::jsonrpc::codes::INTERNAL_ERROR, message)
 }
 
 fn exit_of(result: io::Result<ExitStatus>) -> ProcessExit {
@@ -369,7 +305,7 @@ fn exit_of(result: io::Result<ExitStatus>) -> ProcessExit {
     }
 }
 
-impl Future for Driver {
+impl Future for StdioDriver {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -381,50 +317,12 @@ impl Future for Driver {
                 let (p, out) = this.step(cx, &mut st);
                 (p, out, std::mem::take(&mut st.progress))
             };
-            // Outside the lock: application code may call back into the client.
-            for (cb, update) in progress {
-                cb(update);
-            }
-            if !out.completions.is_empty() || out.closed.is_some() {
-                let mut st = shared.lock();
-                for (call, outcome) in out.completions {
-                    if let Some(slot) = st.slots.get_mut(&call) {
-                        slot.outcome = Some(outcome);
-                        if let Some(w) = slot.waker.take() {
-                            w.wake();
-                        }
-                    }
-                }
-                if let Some(reason) = out.closed {
-                    st.set_terminal(reason);
-                }
-            }
-            for r in out.requests {
-                if let Some(task) = this.start_handler(r) {
-                    this.tasks.push(task);
-                }
-            }
-            let mut i = 0;
-            while i < this.tasks.len() {
-                if let Poll::Ready(answer) = this.tasks[i].future.as_mut().poll(cx) {
-                    let task = this.tasks.swap_remove(i);
-                    let mut st = shared.lock();
-                    // The server may have cancelled it, or the connection ended: then there is
-                    // no one to answer.
-                    let _ = st
-                        .core
-                        .protocol_mut()
-                        .respond(Instant::now(), &task.id, answer);
-                    progressed = true;
-                } else {
-                    i += 1;
-                }
-            }
+            progressed |= this.dispatch.after_step(cx, &shared, out, progress);
             if this.timer_at.is_some() && Pin::new(&mut this.timer).poll(cx).is_ready() {
                 this.timer_at = None;
                 progressed = true;
             }
-            if this.exited && shared.lock().core.has_exited() {
+            if this.exited && shared.lock().core.stdio().has_exited() {
                 let mut st = shared.lock();
                 let reason = st
                     .terminal
@@ -445,7 +343,7 @@ impl Future for Driver {
     }
 }
 
-impl Drop for Driver {
+impl Drop for StdioDriver {
     fn drop(&mut self) {
         if !self.exited {
             signal_group(self.pid, SIGKILL);

@@ -25,9 +25,12 @@
 #![deny(missing_docs)]
 
 mod client;
+mod dispatch;
 mod driver;
 mod error;
 mod handlers;
+mod http_driver;
+mod machine;
 mod serve;
 mod spawn;
 mod stderr;
@@ -38,6 +41,7 @@ pub use client::{CallOpts, Client, Notifications, ProgressUpdate};
 pub use driver::Driver;
 pub use error::Error;
 pub use handlers::{BoxFuture, ElicitationRequest, Handlers, Root};
+pub use http_driver::{HttpBackend, HttpResponse, IsahcBackend};
 pub use mcpwire_core as core;
 pub use mcpwire_core::config::ServerConfig;
 pub use mcpwire_core::protocol::types::{CallToolResult, ElicitAction, ElicitResult, Tool};
@@ -74,8 +78,11 @@ pub struct ConnectOptions {
     pub on_stderr: Option<StderrCallback>,
     /// How much of the server's stderr to keep for errors (default 8 KiB).
     pub stderr_tail: usize,
-    /// Sees every frame in and out.
+    /// Sees every frame in and out (message bodies only: never HTTP headers, so never an
+    /// `Authorization` value).
     pub observer: Option<Box<dyn FrameObserver>>,
+    /// The HTTP client for HTTP servers (default: [`IsahcBackend`]).
+    pub http_backend: Option<std::sync::Arc<dyn HttpBackend>>,
 }
 
 impl Default for ConnectOptions {
@@ -92,6 +99,7 @@ impl Default for ConnectOptions {
             on_stderr: None,
             stderr_tail: 8 * 1024,
             observer: None,
+            http_backend: None,
         }
     }
 }
@@ -131,12 +139,7 @@ impl ConnectOptions {
 pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client, Driver), Error> {
     let stdio = match config {
         ServerConfig::Stdio(s) => s,
-        ServerConfig::Http(h) => {
-            return Err(Error::Spawn {
-                command: h.url.clone(),
-                message: "the Streamable HTTP transport is not available in this version".into(),
-            })
-        }
+        ServerConfig::Http(h) => return connect_http(h, options),
     };
     let command = std::iter::once(stdio.command.as_str())
         .chain(stdio.args.iter().map(String::as_str))
@@ -162,7 +165,7 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
     core.start(Instant::now())
         .expect("a new connection starts its handshake");
     let shared = client::Shared::new(client::State {
-        core,
+        core: crate::machine::Core::Stdio(core),
         command,
         pid: spawned.pid as u32,
         slots: Default::default(),
@@ -177,7 +180,7 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
         finished: false,
     });
     let tail = stderr::StderrTail::new(options.stderr_tail, options.on_stderr);
-    let driver = Driver::new(
+    let driver = driver::StdioDriver::new(
         shared.clone(),
         spawned.child,
         spawned.pid,
@@ -185,7 +188,58 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
         options.handlers,
         stdio.clone(),
     );
-    Ok((Client::new(shared), driver))
+    Ok((Client::new(shared), Driver::stdio(driver)))
+}
+
+fn connect_http(
+    config: &mcpwire_core::config::HttpConfig,
+    options: ConnectOptions,
+) -> Result<(Client, Driver), Error> {
+    let backend = match options.http_backend {
+        Some(b) => b,
+        None => std::sync::Arc::new(IsahcBackend::new().map_err(|message| Error::Spawn {
+            command: config.url.clone(),
+            message,
+        })?),
+    };
+    let client_config = ClientConfig {
+        client_info: options.client_info,
+        capabilities: options.handlers.capabilities(),
+        init_timeout: options.init_timeout,
+        era: options.era,
+        probe_timeout: options.probe_timeout,
+        engine: options.engine,
+        ..ClientConfig::default()
+    };
+    let mut http = mcpwire_core::http::HttpConfig::new(config.url.clone());
+    http.headers = config
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut core = mcpwire_core::http::HttpClient::new(client_config, http);
+    if let Some(o) = options.observer {
+        core.set_observer(o);
+    }
+    core.start(Instant::now())
+        .expect("a new connection starts its handshake");
+    let shared = client::Shared::new(client::State {
+        core: crate::machine::Core::Http(core),
+        command: config.url.clone(),
+        pid: 0,
+        slots: Default::default(),
+        ready: client::Ready::Waiting(Vec::new()),
+        driver_waker: None,
+        notification_waker: None,
+        close_waiters: Vec::new(),
+        handles: 1,
+        close_requested: false,
+        terminal: None,
+        progress: Vec::new(),
+        finished: false,
+    });
+    let driver = http_driver::HttpDriver::new(shared.clone(), backend, options.handlers);
+    Ok((Client::new(shared), Driver::http(driver)))
 }
 
 /// Connects, spawns the driver on smol's global executor and waits for the handshake.

@@ -11,6 +11,7 @@ use mcpwire::{
 };
 use serde_json::{Map, Value};
 
+mod decode;
 mod words;
 
 /// Exit codes, listed in `--help`.
@@ -21,6 +22,7 @@ mod exit {
     pub const CONNECT: u8 = 3;
     pub const CALL: u8 = 4;
     pub const TIMEOUT: u8 = 5;
+    pub const NO_RESPONSE: u8 = 6;
 }
 
 const EXIT_CODES: &str = "\
@@ -31,8 +33,11 @@ Exit codes:
   3  the server could not be started or the handshake failed
   4  the call failed (a JSON-RPC error from the server, or the connection ended)
   5  the call timed out
+  6  decode: the body yields no response for the request (or decodes differently
+     when split another way)
 
-With no --stdio, commands run against the demo server built into this binary.";
+With no --stdio or --http, commands run against the demo server built into this binary.
+decode reads a captured response body and connects to no server.";
 
 /// Inspect and call any MCP server.
 #[derive(Parser, Debug)]
@@ -48,8 +53,18 @@ struct Cli {
 struct ServerArgs {
     /// The server to run, as one command line ("CMD ARGS…", split like shell words, run
     /// without a shell). Default: the built-in demo server.
-    #[arg(long, global = true, value_name = "COMMAND")]
+    #[arg(long, global = true, value_name = "COMMAND", conflicts_with = "http")]
     stdio: Option<String>,
+    /// A Streamable HTTP server's endpoint URL.
+    #[arg(long, global = true, value_name = "URL")]
+    http: Option<String>,
+    /// A header for every HTTP request, as `Name: value` (repeatable).
+    #[arg(long = "header", global = true, value_name = "NAME:VALUE")]
+    headers: Vec<String>,
+    /// Send `Authorization: Bearer <token>` with the token read from this environment variable
+    /// (never printed, not even with --verbose).
+    #[arg(long, global = true, value_name = "VAR")]
+    bearer_env: Option<String>,
     /// Seconds to wait for each call (and for the handshake).
     #[arg(long, global = true, default_value_t = 30.0, value_name = "SECONDS")]
     timeout: f64,
@@ -101,6 +116,12 @@ enum Command {
     },
     /// Runs the built-in demo server on stdin and stdout.
     ServeDemo,
+    /// Checks a captured HTTP response body as the client receives it (no server involved).
+    ///
+    /// Reads FILE (or stdin), parses it by --content-type, lists its SSE events and JSON-RPC
+    /// messages, decodes it again split other ways, and exits with 6 when it yields no response
+    /// for the request.
+    Decode(decode::DecodeArgs),
 }
 
 /// A failure with the exit code it maps to.
@@ -142,6 +163,9 @@ pub fn main() -> ExitCode {
             }
         };
     }
+    if let Command::Decode(args) = &cli.command {
+        return decode::main(args);
+    }
     match smol::block_on(run(cli)) {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
@@ -152,6 +176,33 @@ pub fn main() -> ExitCode {
 }
 
 fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> {
+    if let Some(url) = &args.http {
+        let mut headers = std::collections::BTreeMap::new();
+        for h in &args.headers {
+            let (k, v) = h.split_once(':').ok_or_else(|| {
+                Failure::new(exit::USAGE, format!("--header {h:?} is not Name: value"))
+            })?;
+            headers.insert(k.trim().to_owned(), v.trim().to_owned());
+        }
+        if let Some(var) = &args.bearer_env {
+            let token = std::env::var(var).map_err(|_| {
+                Failure::new(exit::USAGE, format!("--bearer-env: {var} is not set"))
+            })?;
+            headers.insert("Authorization".into(), format!("Bearer {token}"));
+        }
+        return Ok(ServerConfig::Http(mcpwire::core::config::HttpConfig {
+            kind: mcpwire::core::config::HttpKind::Http,
+            url: url.clone(),
+            headers,
+            extra: Default::default(),
+        }));
+    }
+    if !args.headers.is_empty() || args.bearer_env.is_some() {
+        return Err(Failure::new(
+            exit::USAGE,
+            "--header and --bearer-env need --http",
+        ));
+    }
     match &args.stdio {
         Some(line) => {
             let words = words::split(line).map_err(|e| Failure::new(exit::USAGE, e))?;
@@ -217,7 +268,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Call {
             tool, args, json, ..
         } => call(&client, &tool, &args, json, timeout).await,
-        Command::ServeDemo => unreachable!("handled before connecting"),
+        Command::ServeDemo | Command::Decode(_) => unreachable!("handled before connecting"),
     };
     client.close().await;
     code

@@ -1,0 +1,169 @@
+//! Measures the stdio client against the built-in demo server: sequential calls per second and
+//! the client's CPU time per call (driver and caller on one thread, then on smol's
+//! multi-threaded executor), and peak memory with many calls in flight.
+//!
+//! ```sh
+//! cargo build --release -p mcpwire
+//! cargo run --release -p mcpwire --example stdio_throughput -- [legacy|modern] [calls]
+//! ```
+//!
+//! The server is `target/release/mcpwire serve-demo` (override with `MCPWIRE_BIN`). CPU time is
+//! this process's own (`getrusage(RUSAGE_SELF)`), so the server's work is not counted.
+
+use std::time::{Duration, Instant};
+
+use futures_lite::future;
+use mcpwire::{connect, ConnectOptions, Era, ServerConfig};
+use serde_json::json;
+
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage writes into the struct we pass and has no other preconditions.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(str::to_owned))
+        })
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn server() -> ServerConfig {
+    let bin = std::env::var("MCPWIRE_BIN").unwrap_or_else(|_| "target/release/mcpwire".into());
+    ServerConfig::stdio(bin, ["serve-demo"])
+}
+
+fn options(era: Era) -> ConnectOptions {
+    ConnectOptions {
+        era,
+        ..ConnectOptions::default()
+    }
+}
+
+fn report(label: &str, calls: u32, wall: Duration, cpu: Duration) {
+    println!(
+        "{label:<34} {:>9.0} calls/s   {:>6.1} µs client CPU per call",
+        calls as f64 / wall.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / calls as f64
+    );
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let era = match args.next().as_deref() {
+        Some("legacy") => Era::Legacy,
+        _ => Era::Modern,
+    };
+    let calls: u32 = args.next().and_then(|n| n.parse().ok()).unwrap_or(20_000);
+    println!("era {era:?}, {calls} calls per run");
+
+    // Driver and caller on one thread.
+    let ex = smol::LocalExecutor::new();
+    future::block_on(ex.run(async {
+        let (client, driver) = connect(&server(), options(era)).unwrap();
+        let driver = ex.spawn(driver);
+        client.ready().await.unwrap();
+        for _ in 0..200 {
+            client
+                .call_tool("echo", json!({"message": "warm"}))
+                .await
+                .unwrap();
+        }
+        let (t0, c0) = (Instant::now(), cpu_time());
+        for _ in 0..calls {
+            client
+                .call_tool("echo", json!({"message": "hi"}))
+                .await
+                .unwrap();
+        }
+        report(
+            "sequential, one thread",
+            calls,
+            t0.elapsed(),
+            cpu_time() - c0,
+        );
+        drop(client);
+        driver.await;
+    }));
+
+    // The driver on smol's multi-threaded executor, the caller on this thread.
+    future::block_on(async {
+        let client = mcpwire::connect_smol(&server(), options(era))
+            .await
+            .unwrap();
+        for _ in 0..200 {
+            client
+                .call_tool("echo", json!({"message": "warm"}))
+                .await
+                .unwrap();
+        }
+        let (t0, c0) = (Instant::now(), cpu_time());
+        for _ in 0..calls {
+            client
+                .call_tool("echo", json!({"message": "hi"}))
+                .await
+                .unwrap();
+        }
+        report(
+            "sequential, multi-threaded",
+            calls,
+            t0.elapsed(),
+            cpu_time() - c0,
+        );
+
+        // 100 in flight at a time.
+        let (t0, c0) = (Instant::now(), cpu_time());
+        let rounds = calls / 100;
+        for _ in 0..rounds {
+            let batch: Vec<_> = (0..100)
+                .map(|_| {
+                    let c = client.clone();
+                    smol::spawn(async move {
+                        c.call_tool("echo", json!({"message": "hi"})).await.unwrap();
+                    })
+                })
+                .collect();
+            for t in batch {
+                t.await;
+            }
+        }
+        report(
+            "100 in flight, multi-threaded",
+            rounds * 100,
+            t0.elapsed(),
+            cpu_time() - c0,
+        );
+
+        // 10 000 in flight at once.
+        let before = peak_rss_kib();
+        let t0 = Instant::now();
+        let all: Vec<_> = (0..10_000)
+            .map(|_| {
+                let c = client.clone();
+                smol::spawn(async move {
+                    c.call_tool("echo", json!({"message": "hi"})).await.unwrap();
+                })
+            })
+            .collect();
+        for t in all {
+            t.await;
+        }
+        println!(
+            "10 000 in flight: {:.2} s, peak RSS {} KiB (before: {} KiB)",
+            t0.elapsed().as_secs_f64(),
+            peak_rss_kib(),
+            before
+        );
+        client.close().await;
+    });
+}

@@ -1,0 +1,988 @@
+//! `mcpwire decode`: the receiving side's acceptance check for one captured HTTP response body.
+//!
+//! The body is decoded by its content type, never by sniffing: `text/event-stream` with the SSE
+//! decoders the client uses, `application/json` as one JSON text. Each event and each JSON-RPC
+//! message is listed, with whether it answers the request. An event stream is then decoded again
+//! with other byte splits (1 byte, 7 bytes, pseudo-random) and other line endings (LF, CRLF, CR):
+//! the result must not depend on them. The check passes when the body yields the response to the
+//! request (a result or an error: both are final) and every decoding agrees.
+
+use std::fmt::Write as _;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use mcpwire_core::codec::sse::{McpSseDecoder, SseDecoder, SseDiagnostic, SseError, SseItem};
+use mcpwire_core::jsonrpc::{self, Id, Message, ParseError, Parsed, Response};
+use serde_json::{json, Value};
+
+use super::{exit, Failure};
+
+/// Arguments of `mcpwire decode`.
+#[derive(Args, Debug)]
+pub struct DecodeArgs {
+    /// The body's Content-Type: `text/event-stream` or `application/json` (parameters such as
+    /// `; charset=utf-8` allowed). It alone chooses the parser.
+    #[arg(long, value_name = "TYPE")]
+    content_type: String,
+    /// The id of the request the body should answer. An integer also matches the same number
+    /// echoed as a string. Without it, any response passes.
+    #[arg(long, value_name = "ID")]
+    request_id: Option<String>,
+    /// Print a JSON report (items and a summary) instead of lines.
+    #[arg(long)]
+    json: bool,
+    /// The captured body, exactly as received after any transfer encoding (default: stdin).
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
+}
+
+/// Runs `decode` and turns its outcome into the exit code.
+pub fn main(args: &DecodeArgs) -> ExitCode {
+    match run(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            eprintln!("mcpwire: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn run(args: &DecodeArgs) -> Result<u8, Failure> {
+    let format = Format::of(&args.content_type)?;
+    let wanted = Wanted::parse(args.request_id.as_deref());
+    let body = read_body(args.file.as_ref())?;
+    let report = match format {
+        Format::Sse => decode_sse(&body),
+        Format::Json => decode_json(&body),
+    };
+    let verdict = Verdict::of(&report, &wanted);
+    if args.json {
+        let v = json_report(&report, &wanted, &verdict, &args.content_type, body.len());
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        print!(
+            "{}",
+            text_report(&report, &wanted, &verdict, format, body.len())
+        );
+    }
+    let mut problems = Vec::new();
+    if verdict.answer.is_none() {
+        problems.push(match &wanted {
+            Wanted::Any => "the body yields no response".to_owned(),
+            w => format!("the body yields no response for request {}", w.label()),
+        });
+    }
+    if !report.split_differences.is_empty() || !report.line_end_differences.is_empty() {
+        problems.push("its decoding depends on how the bytes were split or ended".to_owned());
+    }
+    if problems.is_empty() {
+        Ok(exit::OK)
+    } else {
+        Err(Failure::new(
+            exit::NO_RESPONSE,
+            format!("decode: {}", problems.join("; ")),
+        ))
+    }
+}
+
+fn read_body(file: Option<&PathBuf>) -> Result<Vec<u8>, Failure> {
+    match file {
+        Some(path) => std::fs::read(path).map_err(|e| {
+            Failure::new(
+                exit::USAGE,
+                format!("decode: cannot read {}: {e}", path.display()),
+            )
+        }),
+        None => {
+            let mut body = Vec::new();
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut body)
+                .map_err(|e| {
+                    Failure::new(exit::USAGE, format!("decode: cannot read stdin: {e}"))
+                })?;
+            Ok(body)
+        }
+    }
+}
+
+/// How the body is framed, from its content type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Sse,
+    Json,
+}
+
+impl Format {
+    /// Matches the media type (before any parameter), case-insensitively.
+    fn of(content_type: &str) -> Result<Self, Failure> {
+        let media = content_type.split(';').next().unwrap_or("").trim();
+        if media.eq_ignore_ascii_case("text/event-stream") {
+            Ok(Format::Sse)
+        } else if media.eq_ignore_ascii_case("application/json") {
+            Ok(Format::Json)
+        } else {
+            Err(Failure::new(
+                exit::USAGE,
+                format!(
+                    "decode: unsupported content type {content_type:?}: a response body is \
+                     text/event-stream or application/json"
+                ),
+            ))
+        }
+    }
+}
+
+/// The request whose response is looked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Wanted {
+    /// No `--request-id`: any response will do.
+    Any,
+    /// An integer id: matches a number, or a string holding the same canonical integer.
+    Int(i64),
+    /// Any other id: matches a string id equal to it.
+    Str(String),
+}
+
+impl Wanted {
+    fn parse(given: Option<&str>) -> Self {
+        match given {
+            None => Wanted::Any,
+            Some(s) => match s.parse::<i64>() {
+                // Only the canonical spelling is a number: `007` stays the string "007".
+                Ok(n) if n.to_string() == s => Wanted::Int(n),
+                _ => Wanted::Str(s.to_owned()),
+            },
+        }
+    }
+
+    fn matches(&self, response: &Response) -> bool {
+        match self {
+            Wanted::Any => true,
+            Wanted::Int(n) => response.id.as_ref().and_then(Id::as_i64) == Some(*n),
+            Wanted::Str(s) => matches!(&response.id, Some(Id::Str(id)) if id == s),
+        }
+    }
+
+    fn label(&self) -> String {
+        match self {
+            Wanted::Any => "any".to_owned(),
+            Wanted::Int(n) => n.to_string(),
+            Wanted::Str(s) => format!("{s:?}"),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        match self {
+            Wanted::Any => Value::Null,
+            Wanted::Int(n) => json!(n),
+            Wanted::Str(s) => json!(s),
+        }
+    }
+}
+
+/// One thing the body yielded, in order.
+#[derive(Debug, Clone, PartialEq)]
+enum Item {
+    /// A dispatched SSE event (priming events included); its messages follow it.
+    Event {
+        event_type: String,
+        /// The last event id as of this event (ids persist across events).
+        id: String,
+        data: String,
+    },
+    /// A JSON-RPC message.
+    Message(Message),
+    /// Something that is not a message.
+    Diagnostic(Diag),
+}
+
+/// Why part of a body was not a message.
+#[derive(Debug, Clone, PartialEq)]
+enum Diag {
+    /// The event stream itself: an event over the cap, or the body ended inside an event.
+    Stream(SseError),
+    /// An event of a type other than `message`.
+    EventType(String),
+    /// Text that is not a JSON-RPC message (an event's data, a batch element or a JSON body),
+    /// with the text it came from.
+    NotAMessage { error: ParseError, text: String },
+    /// Anything else the MCP decoder reported.
+    Other(String),
+}
+
+impl Diag {
+    fn kind(&self) -> &'static str {
+        match self {
+            Diag::Stream(SseError::UnfinishedEvent { .. }) => "unfinished-event",
+            Diag::Stream(SseError::EventTooLarge { .. }) => "event-too-large",
+            Diag::Stream(_) => "stream",
+            Diag::EventType(_) => "unexpected-event-type",
+            Diag::NotAMessage { .. } => "not-a-message",
+            Diag::Other(_) => "other",
+        }
+    }
+
+    /// Whether it is about the stream rather than one event.
+    fn is_stream(&self) -> bool {
+        matches!(self, Diag::Stream(_))
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Diag::Stream(e) => e.to_string(),
+            Diag::EventType(t) => format!("event type {t:?} is not a JSON-RPC message"),
+            Diag::NotAMessage { error, text } => format!("{error}; text: {}", preview(text, 80)),
+            Diag::Other(s) => s.clone(),
+        }
+    }
+
+    /// What the MCP decoder reports for it (it keeps only a preview of the text).
+    fn mcp_key(&self) -> String {
+        match self {
+            Diag::NotAMessage { error, .. } => format!("not-a-message: {error}"),
+            d => format!("{}: {}", d.kind(), d.text()),
+        }
+    }
+}
+
+impl From<SseDiagnostic> for Diag {
+    fn from(d: SseDiagnostic) -> Self {
+        match d {
+            SseDiagnostic::Stream(e) => Diag::Stream(e),
+            SseDiagnostic::UnexpectedEventType { event_type, .. } => Diag::EventType(event_type),
+            SseDiagnostic::NotAMessage { error, preview } => Diag::NotAMessage {
+                error,
+                text: preview,
+            },
+            other => Diag::Other(other.to_string()),
+        }
+    }
+}
+
+/// The start of `text`, at most `max` characters, on one line.
+fn preview(text: &str, max: usize) -> String {
+    let mut out: String = text.chars().take(max).collect();
+    if text.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out.replace(['\r', '\n'], " ")
+}
+
+/// One decoding of a body.
+#[derive(Debug, Clone, PartialEq)]
+struct Trace {
+    items: Vec<Item>,
+    last_event_id: String,
+    retry: Option<u64>,
+}
+
+/// What `decode` found.
+struct Report {
+    trace: Trace,
+    /// For a JSON body: whether it was a batch, and of how many elements.
+    batch: Option<usize>,
+    /// How the other splits differ from the whole-body decoding (empty: identical).
+    split_differences: Vec<String>,
+    /// How the other line endings differ (empty: identical).
+    line_end_differences: Vec<String>,
+    /// How many other decodings were compared (0 for a JSON body, parsed whole).
+    compared: usize,
+}
+
+/// Pushes the messages (or diagnostics) one JSON text holds; returns the batch size if a batch.
+fn messages_of(text: &[u8], items: &mut Vec<Item>) -> Option<usize> {
+    let not_a_message = |error| {
+        Item::Diagnostic(Diag::NotAMessage {
+            error,
+            text: String::from_utf8_lossy(text).into_owned(),
+        })
+    };
+    match jsonrpc::parse(text) {
+        Ok(Parsed::Single(message)) => {
+            items.push(Item::Message(message));
+            None
+        }
+        Ok(Parsed::Batch(elements)) => {
+            let n = elements.len();
+            for element in elements {
+                items.push(match element {
+                    Ok(message) => Item::Message(message),
+                    Err(error) => not_a_message(error),
+                });
+            }
+            Some(n)
+        }
+        Err(error) => {
+            items.push(not_a_message(error));
+            None
+        }
+    }
+}
+
+/// Decodes an event stream fed in `chunks`, event by event: what the MCP decoder yields, with
+/// the events it came from.
+fn sse_trace<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Trace {
+    let mut decoder = SseDecoder::new();
+    let mut items = Vec::new();
+    for chunk in chunks {
+        decoder.push(chunk);
+        drain_events(&mut decoder, &mut items);
+    }
+    decoder.finish();
+    drain_events(&mut decoder, &mut items);
+    Trace {
+        items,
+        last_event_id: decoder.last_event_id().to_owned(),
+        retry: decoder.retry(),
+    }
+}
+
+fn drain_events(decoder: &mut SseDecoder, items: &mut Vec<Item>) {
+    while let Some(next) = decoder.next_event_ref() {
+        let event = match next {
+            Ok(event) => event,
+            Err(error) => {
+                items.push(Item::Diagnostic(Diag::Stream(error)));
+                continue;
+            }
+        };
+        items.push(Item::Event {
+            event_type: event.event_type.to_owned(),
+            id: event.last_event_id.to_owned(),
+            data: event.data.to_owned(),
+        });
+        if !event.is_message() {
+            items.push(Item::Diagnostic(Diag::EventType(
+                event.event_type.to_owned(),
+            )));
+        } else if !event.data.is_empty() {
+            messages_of(event.data.as_bytes(), items);
+        }
+    }
+}
+
+/// What [`McpSseDecoder`], the client's own decoder, yields for `chunks`: messages and
+/// diagnostics (as [`Diag::mcp_key`]), then its last event id and retry.
+type McpView = (Vec<Result<Message, String>>, String, Option<u64>);
+
+fn mcp_trace<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> McpView {
+    let mut decoder = McpSseDecoder::new();
+    let mut out = Vec::new();
+    let mut drain = |decoder: &mut McpSseDecoder| {
+        while let Some(item) = decoder.next_item() {
+            out.push(match item {
+                SseItem::Message(m) => Ok(m),
+                SseItem::Diagnostic(d) => Err(Diag::from(d).mcp_key()),
+                other => Err(format!("other: {other:?}")),
+            });
+        }
+    };
+    for chunk in chunks {
+        decoder.push(chunk);
+        drain(&mut decoder);
+    }
+    decoder.finish();
+    drain(&mut decoder);
+    let last = decoder.last_event_id().to_owned();
+    let retry = decoder.retry();
+    (out, last, retry)
+}
+
+/// The MCP decoder's view of a trace.
+fn mcp_view(trace: &Trace) -> McpView {
+    let items = trace
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Event { .. } => None,
+            Item::Message(m) => Some(Ok(m.clone())),
+            Item::Diagnostic(d) => Some(Err(d.mcp_key())),
+        })
+        .collect();
+    (items, trace.last_event_id.clone(), trace.retry)
+}
+
+/// How a body is cut into chunks.
+#[derive(Debug, Clone, Copy)]
+enum Split {
+    Whole,
+    Every(usize),
+    Random(u64),
+}
+
+/// Rounds of pseudo-random splits.
+const RANDOM_ROUNDS: u64 = 8;
+
+impl Split {
+    fn name(self) -> String {
+        match self {
+            Split::Whole => "whole".to_owned(),
+            Split::Every(n) => format!("{n}-byte"),
+            Split::Random(round) => format!("random #{}", round + 1),
+        }
+    }
+
+    fn chunks(self, body: &[u8]) -> Vec<&[u8]> {
+        match self {
+            Split::Whole => vec![body],
+            Split::Every(n) => body.chunks(n).collect(),
+            Split::Random(round) => {
+                // Seeded from the body's length, so a run is repeatable; chunks of 1 up to
+                // 2, 4, … 256 bytes as the rounds go on.
+                let mut rng =
+                    SplitMix64((body.len() as u64) ^ round.wrapping_mul(0xA076_1D64_78BD_642F));
+                let max = 2u64 << round.min(16);
+                let mut out = Vec::new();
+                let mut rest = body;
+                while !rest.is_empty() {
+                    let n = (1 + rng.next() % max).min(rest.len() as u64) as usize;
+                    let (chunk, tail) = rest.split_at(n);
+                    out.push(chunk);
+                    rest = tail;
+                }
+                out
+            }
+        }
+    }
+}
+
+/// A small deterministic pseudo-random generator (SplitMix64).
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// `body` with every line end (CRLF, LF or a lone CR) replaced by `end`. Data never holds a CR
+/// or LF, so an event stream means the same with any of them.
+fn with_line_ends(body: &[u8], end: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + body.len() / 16);
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            b'\r' => {
+                out.extend_from_slice(end);
+                i += if body.get(i + 1) == Some(&b'\n') {
+                    2
+                } else {
+                    1
+                };
+            }
+            b'\n' => {
+                out.extend_from_slice(end);
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+fn decode_sse(body: &[u8]) -> Report {
+    let reference = sse_trace([body]);
+    let reference_mcp = mcp_view(&reference);
+    let mut compared = 0;
+    let mut compare = |name: String, bytes: &[u8], split: Split, differences: &mut Vec<String>| {
+        let chunks = split.chunks(bytes);
+        let trace = sse_trace(chunks.iter().copied());
+        if let Some(d) = diff_traces(&reference, &trace) {
+            differences.push(format!("{name}: {d}"));
+        }
+        let mcp = mcp_trace(chunks.iter().copied());
+        if let Some(d) = diff_mcp(&reference_mcp, &mcp) {
+            differences.push(format!("{name}, MCP decoder: {d}"));
+        }
+        compared += 1;
+    };
+    let mut split_differences = Vec::new();
+    let splits = [Split::Whole, Split::Every(1), Split::Every(7)]
+        .into_iter()
+        .chain((0..RANDOM_ROUNDS).map(Split::Random));
+    for split in splits {
+        compare(split.name(), body, split, &mut split_differences);
+    }
+    let mut line_end_differences = Vec::new();
+    for (name, end) in [("LF", &b"\n"[..]), ("CRLF", b"\r\n"), ("CR", b"\r")] {
+        let variant = with_line_ends(body, end);
+        if variant == body {
+            continue;
+        }
+        for split in [Split::Whole, Split::Every(1)] {
+            let label = format!("{name} line ends, {}", split.name());
+            compare(label, &variant, split, &mut line_end_differences);
+        }
+    }
+    Report {
+        trace: reference,
+        batch: None,
+        split_differences,
+        line_end_differences,
+        compared,
+    }
+}
+
+fn decode_json(body: &[u8]) -> Report {
+    let mut items = Vec::new();
+    let batch = messages_of(body, &mut items);
+    Report {
+        trace: Trace {
+            items,
+            last_event_id: String::new(),
+            retry: None,
+        },
+        batch,
+        split_differences: Vec::new(),
+        line_end_differences: Vec::new(),
+        compared: 0,
+    }
+}
+
+/// The first difference between two decodings, if any.
+fn diff_traces(expected: &Trace, got: &Trace) -> Option<String> {
+    if let Some(d) = diff_items(&expected.items, &got.items, describe_item) {
+        return Some(d);
+    }
+    diff_state(
+        (&expected.last_event_id, expected.retry),
+        (&got.last_event_id, got.retry),
+    )
+}
+
+fn diff_mcp(expected: &McpView, got: &McpView) -> Option<String> {
+    let describe = |item: &Result<Message, String>| match item {
+        Ok(m) => describe_message(m),
+        Err(d) => format!("diagnostic {d}"),
+    };
+    if let Some(d) = diff_items(&expected.0, &got.0, describe) {
+        return Some(d);
+    }
+    diff_state((&expected.1, expected.2), (&got.1, got.2))
+}
+
+fn diff_items<T: PartialEq>(
+    expected: &[T],
+    got: &[T],
+    describe: impl Fn(&T) -> String,
+) -> Option<String> {
+    for (i, (a, b)) in expected.iter().zip(got).enumerate() {
+        if a != b {
+            return Some(format!(
+                "item {}: {} instead of {}",
+                i + 1,
+                describe(b),
+                describe(a)
+            ));
+        }
+    }
+    (expected.len() != got.len())
+        .then(|| format!("{} items instead of {}", got.len(), expected.len()))
+}
+
+fn diff_state(expected: (&str, Option<u64>), got: (&str, Option<u64>)) -> Option<String> {
+    if expected.0 != got.0 {
+        return Some(format!(
+            "last event id {:?} instead of {:?}",
+            got.0, expected.0
+        ));
+    }
+    (expected.1 != got.1).then(|| format!("retry {:?} instead of {:?}", got.1, expected.1))
+}
+
+fn describe_item(item: &Item) -> String {
+    match item {
+        Item::Event {
+            event_type,
+            id,
+            data,
+        } => format!(
+            "event type={event_type} id={} data={} bytes",
+            show_id(id),
+            data.len()
+        ),
+        Item::Message(m) => describe_message(m),
+        Item::Diagnostic(d) => format!("diagnostic {}: {}", d.kind(), d.text()),
+    }
+}
+
+fn describe_message(m: &Message) -> String {
+    match m {
+        Message::Request(r) => format!("request id={} method={}", r.id, r.method),
+        Message::Notification(n) => format!("notification method={}", n.method),
+        Message::Response(r) => format!("response id={}", show_response_id(r)),
+    }
+}
+
+fn show_id(id: &str) -> String {
+    if id.is_empty() {
+        "(none)".to_owned()
+    } else {
+        id.to_owned()
+    }
+}
+
+fn show_response_id(r: &Response) -> String {
+    r.id.as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| "null".to_owned())
+}
+
+fn outcome(r: &Response) -> String {
+    match &r.outcome {
+        Ok(_) => "result".to_owned(),
+        Err(e) => format!("error {} {}", e.code, e.message),
+    }
+}
+
+/// Whether an event with empty data is a priming event (it carries an id) or just empty.
+fn empty_event_kind(id: &str) -> &'static str {
+    if id.is_empty() {
+        "empty, skipped"
+    } else {
+        "priming: id only"
+    }
+}
+
+/// The outcome of the check.
+struct Verdict {
+    /// Index (in the trace's items) of the first response answering the request.
+    answer: Option<usize>,
+    /// How many responses answer it.
+    answers: usize,
+}
+
+impl Verdict {
+    fn of(report: &Report, wanted: &Wanted) -> Self {
+        let mut answer = None;
+        let mut answers = 0;
+        for (i, item) in report.trace.items.iter().enumerate() {
+            if let Item::Message(Message::Response(r)) = item {
+                if wanted.matches(r) {
+                    answer.get_or_insert(i);
+                    answers += 1;
+                }
+            }
+        }
+        Verdict { answer, answers }
+    }
+}
+
+fn count(items: &[Item]) -> (usize, usize, usize) {
+    let mut n = (0, 0, 0);
+    for item in items {
+        match item {
+            Item::Event { .. } => n.0 += 1,
+            Item::Message(_) => n.1 += 1,
+            Item::Diagnostic(_) => n.2 += 1,
+        }
+    }
+    n
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn text_report(
+    report: &Report,
+    wanted: &Wanted,
+    verdict: &Verdict,
+    format: Format,
+    len: usize,
+) -> String {
+    let mut out = String::new();
+    let request = match wanted {
+        Wanted::Any => "request: any (no --request-id)".to_owned(),
+        w => format!("request id={}", w.label()),
+    };
+    let _ = match (format, report.batch) {
+        (Format::Sse, _) => writeln!(out, "body  text/event-stream, {len} bytes, {request}"),
+        (Format::Json, Some(n)) => writeln!(
+            out,
+            "body  application/json, {len} bytes, batch of {n}, {request}"
+        ),
+        (Format::Json, None) => writeln!(out, "body  application/json, {len} bytes, {request}"),
+    };
+    for item in &report.trace.items {
+        let _ = match item {
+            Item::Event {
+                event_type,
+                id,
+                data,
+            } => {
+                let note = if data.is_empty() && event_type == "message" {
+                    format!(" ({})", empty_event_kind(id))
+                } else {
+                    String::new()
+                };
+                writeln!(
+                    out,
+                    "event  type={event_type} id={} data={} bytes{note}",
+                    show_id(id),
+                    data.len()
+                )
+            }
+            Item::Message(Message::Response(r)) => writeln!(
+                out,
+                "  message response id={} answers-request={} {}",
+                show_response_id(r),
+                yes_no(wanted.matches(r)),
+                outcome(r)
+            ),
+            Item::Message(m) => writeln!(out, "  message {}", describe_message(m)),
+            Item::Diagnostic(d) if d.is_stream() => {
+                writeln!(out, "diagnostic  {}: {}", d.kind(), d.text())
+            }
+            Item::Diagnostic(d) => writeln!(out, "  diagnostic {}: {}", d.kind(), d.text()),
+        };
+    }
+    let (events, messages, diagnostics) = count(&report.trace.items);
+    let differences = |d: &[String]| {
+        if d.is_empty() {
+            "identical".to_owned()
+        } else {
+            format!("{} differ", d.len())
+        }
+    };
+    let _ = match format {
+        Format::Sse => writeln!(
+            out,
+            "events: {events}, messages: {messages}, diagnostics: {diagnostics}, \
+             last-event-id: {}, retry: {}, splits: {}, line-ends: {}",
+            show_id(&report.trace.last_event_id),
+            report
+                .trace
+                .retry
+                .map(|r| format!("{r} ms"))
+                .unwrap_or_else(|| "none".to_owned()),
+            differences(&report.split_differences),
+            differences(&report.line_end_differences),
+        ),
+        Format::Json => writeln!(
+            out,
+            "messages: {messages}, diagnostics: {diagnostics}, splits: not applicable \
+             (a JSON body is parsed whole)"
+        ),
+    };
+    for d in report
+        .split_differences
+        .iter()
+        .chain(&report.line_end_differences)
+    {
+        let _ = writeln!(out, "  differs: {d}");
+    }
+    let _ = match verdict.answer.map(|i| &report.trace.items[i]) {
+        Some(Item::Message(Message::Response(r))) => {
+            let more = if verdict.answers > 1 {
+                format!(", {} responses match: the first is final", verdict.answers)
+            } else {
+                String::new()
+            };
+            writeln!(
+                out,
+                "answer: response id={} ({}){more}",
+                show_response_id(r),
+                outcome(r)
+            )
+        }
+        _ => writeln!(out, "answer: none"),
+    };
+    out
+}
+
+fn json_report(
+    report: &Report,
+    wanted: &Wanted,
+    verdict: &Verdict,
+    content_type: &str,
+    len: usize,
+) -> Value {
+    let items: Vec<Value> = report
+        .trace
+        .items
+        .iter()
+        .map(|item| match item {
+            Item::Event {
+                event_type,
+                id,
+                data,
+            } => json!({
+                "kind": "event",
+                "type": event_type,
+                "id": (!id.is_empty()).then_some(id),
+                "dataBytes": data.len(),
+                "priming": data.is_empty() && event_type == "message" && !id.is_empty(),
+            }),
+            Item::Message(m) => message_json(m, wanted),
+            Item::Diagnostic(d) => json!({
+                "kind": "diagnostic",
+                "diagnostic": d.kind(),
+                "text": d.text(),
+            }),
+        })
+        .collect();
+    let (events, messages, diagnostics) = count(&report.trace.items);
+    let is_sse = report.compared > 0;
+    let state = |d: &[String]| {
+        if !is_sse {
+            "not applicable"
+        } else if d.is_empty() {
+            "identical"
+        } else {
+            "differ"
+        }
+    };
+    let differences: Vec<&String> = report
+        .split_differences
+        .iter()
+        .chain(&report.line_end_differences)
+        .collect();
+    json!({
+        "items": items,
+        "summary": {
+            "contentType": content_type,
+            "bytes": len,
+            "events": events,
+            "messages": messages,
+            "diagnostics": diagnostics,
+            "batch": report.batch,
+            "lastEventId": (!report.trace.last_event_id.is_empty())
+                .then_some(&report.trace.last_event_id),
+            "retryMs": report.trace.retry,
+            "splits": state(&report.split_differences),
+            "lineEnds": state(&report.line_end_differences),
+            "decodingsCompared": report.compared,
+            "differences": differences,
+            "requestId": wanted.to_json(),
+            "answered": verdict.answer.is_some(),
+            "answerItem": verdict.answer,
+            "answers": verdict.answers,
+        },
+    })
+}
+
+fn message_json(m: &Message, wanted: &Wanted) -> Value {
+    match m {
+        Message::Request(r) => json!({
+            "kind": "message",
+            "message": "request",
+            "id": r.id,
+            "method": r.method,
+        }),
+        Message::Notification(n) => json!({
+            "kind": "message",
+            "message": "notification",
+            "method": n.method,
+        }),
+        Message::Response(r) => {
+            let mut v = json!({
+                "kind": "message",
+                "message": "response",
+                "id": r.id,
+                "answersRequest": wanted.matches(r),
+                "outcome": if r.outcome.is_ok() { "result" } else { "error" },
+            });
+            if let Err(e) = &r.outcome {
+                v["error"] = json!({"code": e.code, "message": e.message});
+            }
+            v
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_type_decides_case_insensitively() {
+        assert_eq!(
+            Format::of("Text/Event-Stream; charset=utf-8").ok(),
+            Some(Format::Sse)
+        );
+        assert_eq!(Format::of(" application/JSON ").ok(), Some(Format::Json));
+        assert!(Format::of("text/plain").is_err());
+        assert!(Format::of("application/json-seq").is_err());
+    }
+
+    #[test]
+    fn integer_ids_match_numbers_echoed_as_strings() {
+        let response = |id: Id| Response {
+            id: Some(id),
+            outcome: Err(jsonrpc::ErrorObject::new(-1, "x")),
+        };
+        let seven = Wanted::parse(Some("7"));
+        assert!(seven.matches(&response(Id::Num(7))));
+        assert!(seven.matches(&response(Id::Str("7".into()))));
+        assert!(!seven.matches(&response(Id::Str("007".into()))));
+        let padded = Wanted::parse(Some("007"));
+        assert!(padded.matches(&response(Id::Str("007".into()))));
+        assert!(!padded.matches(&response(Id::Num(7))));
+        let null = Response {
+            id: None,
+            outcome: Err(jsonrpc::ErrorObject::new(-1, "x")),
+        };
+        assert!(!seven.matches(&null));
+        assert!(Wanted::Any.matches(&null));
+    }
+
+    #[test]
+    fn splits_cover_the_body_in_order() {
+        let body: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        let splits = [Split::Whole, Split::Every(1), Split::Every(7)]
+            .into_iter()
+            .chain((0..RANDOM_ROUNDS).map(Split::Random));
+        for split in splits {
+            let chunks = split.chunks(&body);
+            assert!(chunks.iter().all(|c| !c.is_empty()), "{}", split.name());
+            assert_eq!(chunks.concat(), body, "{}", split.name());
+        }
+        // Deterministic: the same body gives the same cuts.
+        assert_eq!(
+            Split::Random(3).chunks(&body),
+            Split::Random(3).chunks(&body)
+        );
+    }
+
+    #[test]
+    fn differences_are_named() {
+        let body = b"id: a\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
+        let whole = sse_trace([&body[..]]);
+        assert_eq!(diff_traces(&whole, &sse_trace(body.chunks(1))), None);
+        assert_eq!(diff_mcp(&mcp_view(&whole), &mcp_trace([&body[..]])), None);
+        let cut = sse_trace([&body[..body.len() - 1]]);
+        let d = diff_traces(&whole, &cut).unwrap_or_default();
+        assert!(d.starts_with("item 1: diagnostic unfinished-event"), "{d}");
+        let mut other = whole.clone();
+        other.retry = Some(5);
+        assert_eq!(
+            diff_traces(&whole, &other).as_deref(),
+            Some("retry Some(5) instead of None")
+        );
+        let (mut items, id, retry) = mcp_view(&whole);
+        items.pop();
+        let d = diff_mcp(&mcp_view(&whole), &(items, id, retry));
+        assert_eq!(d.as_deref(), Some("0 items instead of 1"));
+    }
+
+    #[test]
+    fn line_ends_are_rewritten_as_units() {
+        assert_eq!(with_line_ends(b"a\r\nb\rc\n\n\r", b"\n"), b"a\nb\nc\n\n\n");
+        assert_eq!(with_line_ends(b"a\n\rb", b"\r\n"), b"a\r\n\r\nb");
+    }
+}
