@@ -249,3 +249,8 @@ pub async fn connect_smol(config: &ServerConfig, options: ConnectOptions) -> Res
     client.ready().await?;
     Ok(client)
 }
+
+/// The README's examples, compiled (and run where they need no server) as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -45,8 +45,3 @@ pub mod tap;
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
-
-/// The README's examples, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;

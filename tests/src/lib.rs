@@ -6,6 +6,8 @@
 //! tested.
 #![deny(missing_docs)]
 
+pub mod fault_http;
+
 use std::path::PathBuf;
 
 use mcpwire::ServerConfig;
@@ -56,4 +58,132 @@ pub fn python_stdio() -> ServerConfig {
         python.to_string_lossy().into_owned(),
         [script.to_string_lossy().into_owned(), "stdio".to_string()],
     )
+}
+
+/// A free TCP port on 127.0.0.1 (bound once to learn it, then released for the peer to take).
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    l.local_addr().expect("local address").port()
+}
+
+/// A peer serving Streamable HTTP on 127.0.0.1, run as a child process. It is killed by its
+/// PID when dropped. Its stderr is kept, line by line, for assertions and for failure messages.
+pub struct HttpPeer {
+    child: std::process::Child,
+    url: String,
+    stderr: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl std::fmt::Debug for HttpPeer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpPeer")
+            .field("pid", &self.child.id())
+            .field("url", &self.url)
+            .finish()
+    }
+}
+
+impl HttpPeer {
+    /// Starts `command` (stdout discarded, stderr kept) and waits up to 30 s for a stderr line
+    /// containing `ready`. The peer's endpoint is `url`. Panics with its stderr when it exits
+    /// or never gets ready.
+    pub fn spawn(mut command: std::process::Command, url: String, ready: &str) -> HttpPeer {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let what = format!("{command:?}");
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let pipe = child.stderr.take().expect("piped stderr");
+        let lines = stderr.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                lines.lock().unwrap().push(line);
+            }
+        });
+        // From here on a panic drops the guard, which kills the peer.
+        let mut peer = HttpPeer { child, url, stderr };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            if peer.stderr().iter().any(|l| l.contains(ready)) {
+                return peer;
+            }
+            if let Ok(Some(status)) = peer.child.try_wait() {
+                panic!(
+                    "{what} exited ({status}) before it listened:\n{}",
+                    peer.stderr().join("\n")
+                );
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{what} did not print {ready:?} within 30 s:\n{}",
+                peer.stderr().join("\n")
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// The MCP endpoint.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The peer's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The stderr lines so far.
+    pub fn stderr(&self) -> Vec<String> {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits up to `timeout` for a stderr line containing `needle`.
+    pub fn wait_for_stderr(&self, needle: &str, timeout: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if self.stderr().iter().any(|l| l.contains(needle)) {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        // Child::kill signals exactly this child's PID.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Our Python test server over Streamable HTTP on a free port of 127.0.0.1, started with the
+/// extra `args` (`--json`, `--stateless`, `--resumable`). Returns its config and the guard that
+/// kills it. Panics with the install command when the venv is missing.
+pub fn python_http(args: &[&str]) -> (ServerConfig, HttpPeer) {
+    let python = peers_dir().join("pyvenv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python peer is not installed at {}: run tests/peers/install-python.sh (the test \
+         command does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
+        python.display()
+    );
+    let port = free_port();
+    let mut command = std::process::Command::new(python);
+    command
+        .arg(peers_dir().join("py_server.py"))
+        .args(["http", "--port", &port.to_string()])
+        .args(args);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let peer = HttpPeer::spawn(command, url.clone(), "Uvicorn running on");
+    (ServerConfig::http(url), peer)
 }
