@@ -506,3 +506,40 @@ fn dropping_the_driver_on_a_plain_thread_kills_the_server() {
     .unwrap();
     assert!(gone_within(pid, Duration::from_secs(5)));
 }
+
+/// Auto detection against servers that cannot take the probe: one exits on it, one never
+/// answers it. Either way the server is started again and the handshake runs on the new one.
+#[test]
+fn auto_starts_the_server_again_when_the_probe_kills_it_or_goes_unanswered() {
+    for mode in ["exit-before-init", "silent-before-init"] {
+        smol::block_on(async {
+            let frames = Arc::new(Mutex::new(Vec::<String>::new()));
+            let tap = frames.clone();
+            let mut opts = ConnectOptions::default().observer(move |d, b: &[u8]| {
+                if d == Direction::Outgoing {
+                    tap.lock()
+                        .unwrap()
+                        .push(String::from_utf8_lossy(b).into_owned());
+                }
+            });
+            opts.probe_timeout = Duration::from_millis(300);
+            let start = Instant::now();
+            let client = mcpwire::connect_smol(&fault(mode), opts).await.unwrap();
+            assert_eq!(client.era(), Some(ChosenEra::Legacy), "{mode}");
+            let r = client
+                .call_tool("echo", json!({"message": "second process"}))
+                .await
+                .unwrap();
+            assert_eq!(r.text(), "second process");
+            {
+                let frames = frames.lock().unwrap();
+                assert!(frames[0].contains("server/discover"), "{mode}: {frames:?}");
+                assert!(frames[1].contains("\"initialize\""), "{mode}: {frames:?}");
+            }
+            if mode == "silent-before-init" {
+                assert!(start.elapsed() >= Duration::from_millis(300));
+            }
+            client.close().await;
+        });
+    }
+}

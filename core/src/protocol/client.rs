@@ -13,7 +13,7 @@
 //!
 //! What it does for the application:
 //! - era detection ([`Era::Auto`]): a `server/discover` probe first, judged by
-//!   [`judge_probe`](super::era::judge_probe); the verdict holds for the connection;
+//!   [`judge_probe`]; the verdict holds for the connection;
 //! - handshake era: `initialize` offering [`LATEST_HANDSHAKE_VERSION`], accepting any
 //!   handshake-era version the server answers with and failing clearly on any other, then
 //!   `notifications/initialized`; nothing but `ping` before the answer; server pings answered;

@@ -88,7 +88,7 @@ pub enum ClientError {
 }
 
 /// A request the server sent us, for the application to answer with
-/// [`ClientProtocol::respond`].
+/// [`ClientProtocol::respond`](super::ClientProtocol::respond).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ServerRequest {
