@@ -12,7 +12,6 @@
 
 use std::time::{Duration, Instant};
 
-use futures_lite::future;
 use mcpwire::{connect, ConnectOptions, Era, ServerConfig};
 use serde_json::json;
 
@@ -67,9 +66,10 @@ fn main() {
     let calls: u32 = args.next().and_then(|n| n.parse().ok()).unwrap_or(20_000);
     println!("era {era:?}, {calls} calls per run");
 
-    // Driver and caller on one thread.
+    // Driver and caller on one thread (smol::block_on also drives the IO reactor here, so no
+    // message or wake-up crosses a thread).
     let ex = smol::LocalExecutor::new();
-    future::block_on(ex.run(async {
+    smol::block_on(ex.run(async {
         let (client, driver) = connect(&server(), options(era)).unwrap();
         let driver = ex.spawn(driver);
         client.ready().await.unwrap();
@@ -97,7 +97,7 @@ fn main() {
     }));
 
     // The driver on smol's multi-threaded executor, the caller on this thread.
-    future::block_on(async {
+    smol::block_on(async {
         let client = mcpwire::connect_smol(&server(), options(era))
             .await
             .unwrap();
