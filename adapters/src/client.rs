@@ -134,6 +134,25 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// The state of a connection whose handshake has just started.
+    pub(crate) fn new(core: crate::machine::Core, command: String, pid: u32) -> State {
+        State {
+            core,
+            command,
+            pid,
+            slots: HashMap::new(),
+            ready: Ready::Waiting(Vec::new()),
+            driver_waker: None,
+            notification_waker: None,
+            close_waiters: Vec::new(),
+            handles: 1,
+            close_requested: false,
+            terminal: None,
+            progress: Vec::new(),
+            finished: false,
+        }
+    }
+
     pub(crate) fn wake_driver(&mut self) {
         if let Some(w) = self.driver_waker.take() {
             w.wake();
@@ -153,6 +172,15 @@ impl State {
             ClientError::Engine(EngineError::Closed) => self.closed_error(),
             other => Error::Client(other),
         }
+    }
+
+    /// The driver is done (the connection ended, or the driver was dropped): the connection
+    /// ends for the handles, with the reason it already had or `reason`, and `close` returns.
+    pub(crate) fn finish(&mut self, reason: &str) {
+        let reason = self.terminal.clone().unwrap_or_else(|| reason.into());
+        self.set_terminal(reason);
+        self.finished = true;
+        self.close_waiters.drain(..).for_each(Waker::wake);
     }
 
     /// Ends the connection for the handles: every waiter is woken.

@@ -322,16 +322,12 @@ impl Future for StdioDriver {
                 this.timer_at = None;
                 progressed = true;
             }
-            if this.exited && shared.lock().core.stdio().has_exited() {
+            if this.exited {
                 let mut st = shared.lock();
-                let reason = st
-                    .terminal
-                    .clone()
-                    .unwrap_or_else(|| "the server exited".into());
-                st.set_terminal(reason);
-                st.finished = true;
-                st.close_waiters.drain(..).for_each(|w| w.wake());
-                return Poll::Ready(());
+                if st.core.stdio().has_exited() {
+                    st.finish("the server exited");
+                    return Poll::Ready(());
+                }
             }
             if !progressed {
                 return Poll::Pending;
@@ -348,9 +344,8 @@ impl Drop for StdioDriver {
         if !self.exited {
             signal_group(self.pid, SIGKILL);
         }
-        let mut st = self.shared.lock();
-        st.set_terminal("the connection driver was dropped".into());
-        st.finished = true;
-        st.close_waiters.drain(..).for_each(|w| w.wake());
+        self.shared
+            .lock()
+            .finish("the connection driver was dropped");
     }
 }

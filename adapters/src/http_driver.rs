@@ -266,13 +266,7 @@ impl Future for HttpDriver {
             {
                 let mut st = shared.lock();
                 if this.closing && st.core.http().is_finished() && this.exchanges.is_empty() {
-                    let reason = st
-                        .terminal
-                        .clone()
-                        .unwrap_or_else(|| "closed by the client".into());
-                    st.set_terminal(reason);
-                    st.finished = true;
-                    st.close_waiters.drain(..).for_each(|w| w.wake());
+                    st.finish("closed by the client");
                     return Poll::Ready(());
                 }
             }
@@ -287,9 +281,8 @@ impl Future for HttpDriver {
 
 impl Drop for HttpDriver {
     fn drop(&mut self) {
-        let mut st = self.shared.lock();
-        st.set_terminal("the connection driver was dropped".into());
-        st.finished = true;
-        st.close_waiters.drain(..).for_each(|w| w.wake());
+        self.shared
+            .lock()
+            .finish("the connection driver was dropped");
     }
 }

@@ -115,6 +115,19 @@ impl std::fmt::Debug for ConnectOptions {
 }
 
 impl ConnectOptions {
+    /// The core's configuration from these options (the capabilities follow the handlers).
+    fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            client_info: self.client_info.clone(),
+            capabilities: self.handlers.capabilities(),
+            init_timeout: self.init_timeout,
+            era: self.era,
+            probe_timeout: self.probe_timeout,
+            engine: self.engine.clone(),
+            ..ClientConfig::default()
+        }
+    }
+
     /// Sets the handlers.
     pub fn handlers(mut self, handlers: Handlers) -> Self {
         self.handlers = handlers;
@@ -149,36 +162,17 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
         command: command.clone(),
         message: e.to_string(),
     })?;
-    let client_config = ClientConfig {
-        client_info: options.client_info,
-        capabilities: options.handlers.capabilities(),
-        init_timeout: options.init_timeout,
-        era: options.era,
-        probe_timeout: options.probe_timeout,
-        engine: options.engine,
-        ..ClientConfig::default()
-    };
-    let mut core = StdioClient::new(client_config, options.shutdown, options.max_line);
+    let mut core = StdioClient::new(options.client_config(), options.shutdown, options.max_line);
     if let Some(o) = options.observer {
         core.set_observer(o);
     }
     core.start(Instant::now())
         .expect("a new connection starts its handshake");
-    let shared = client::Shared::new(client::State {
-        core: crate::machine::Core::Stdio(core),
+    let shared = client::Shared::new(client::State::new(
+        crate::machine::Core::Stdio(core),
         command,
-        pid: spawned.pid as u32,
-        slots: Default::default(),
-        ready: client::Ready::Waiting(Vec::new()),
-        driver_waker: None,
-        notification_waker: None,
-        close_waiters: Vec::new(),
-        handles: 1,
-        close_requested: false,
-        terminal: None,
-        progress: Vec::new(),
-        finished: false,
-    });
+        spawned.pid as u32,
+    ));
     let tail = stderr::StderrTail::new(options.stderr_tail, options.on_stderr);
     let driver = driver::StdioDriver::new(
         shared.clone(),
@@ -195,22 +189,14 @@ fn connect_http(
     config: &mcpwire_core::config::HttpConfig,
     options: ConnectOptions,
 ) -> Result<(Client, Driver), Error> {
-    let backend = match options.http_backend {
+    let backend = match options.http_backend.clone() {
         Some(b) => b,
         None => std::sync::Arc::new(IsahcBackend::new().map_err(|message| Error::Spawn {
             command: config.url.clone(),
             message,
         })?),
     };
-    let client_config = ClientConfig {
-        client_info: options.client_info,
-        capabilities: options.handlers.capabilities(),
-        init_timeout: options.init_timeout,
-        era: options.era,
-        probe_timeout: options.probe_timeout,
-        engine: options.engine,
-        ..ClientConfig::default()
-    };
+    let client_config = options.client_config();
     let mut http = mcpwire_core::http::HttpConfig::new(config.url.clone());
     http.headers = config
         .headers
@@ -223,21 +209,11 @@ fn connect_http(
     }
     core.start(Instant::now())
         .expect("a new connection starts its handshake");
-    let shared = client::Shared::new(client::State {
-        core: crate::machine::Core::Http(core),
-        command: config.url.clone(),
-        pid: 0,
-        slots: Default::default(),
-        ready: client::Ready::Waiting(Vec::new()),
-        driver_waker: None,
-        notification_waker: None,
-        close_waiters: Vec::new(),
-        handles: 1,
-        close_requested: false,
-        terminal: None,
-        progress: Vec::new(),
-        finished: false,
-    });
+    let shared = client::Shared::new(client::State::new(
+        crate::machine::Core::Http(core),
+        config.url.clone(),
+        0,
+    ));
     let driver = http_driver::HttpDriver::new(shared.clone(), backend, options.handlers);
     Ok((Client::new(shared), Driver::http(driver)))
 }
