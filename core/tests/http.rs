@@ -761,3 +761,20 @@ fn the_demo_server_over_http_with_an_elicitation_on_the_post_stream_and_no_get_s
     let tail: Vec<_> = h.log.iter().rev().take(2).rev().cloned().collect();
     assert_eq!(tail, ["POST tools/call #1", "POST response #0"]);
 }
+
+#[test]
+fn a_delete_that_never_finishes_is_given_up_after_the_grace() {
+    let mut h = H::ready(405);
+    h.c.close(h.now);
+    h.pump();
+    let del = h.find("DELETE");
+    assert!(!h.c.is_finished());
+    assert_eq!(
+        h.c.poll_timeout(),
+        Some(h.now + mcpwire_core::http::CLOSE_GRACE)
+    );
+    h.advance_to_next_deadline();
+    assert!(h.aborted.contains(&del));
+    assert!(h.c.is_finished(), "close never hangs on the server");
+    assert_eq!(h.c.poll_timeout(), None);
+}

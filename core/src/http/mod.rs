@@ -201,7 +201,12 @@ pub struct HttpClient {
     events: VecDeque<ClientEvent>,
     observer: Option<Box<dyn FrameObserver>>,
     closing: bool,
+    /// After a close, when whatever is still in flight (the DELETE) is given up.
+    close_deadline: Option<Instant>,
 }
+
+/// How long a close waits for the session's DELETE before giving it up.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 impl std::fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -254,6 +259,7 @@ impl HttpClient {
             events: VecDeque::new(),
             observer: None,
             closing: false,
+            close_deadline: None,
         }
     }
 
@@ -294,6 +300,7 @@ impl HttpClient {
             return;
         }
         self.closing = true;
+        self.close_deadline = Some(now + CLOSE_GRACE);
         self.protocol.close(now, "closed by the client");
         let ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
         for id in ids {
@@ -308,7 +315,8 @@ impl HttpClient {
         }
     }
 
-    /// Whether the connection is closed and nothing is left in flight.
+    /// Whether the connection is closed and nothing is left in flight (a DELETE that does not
+    /// finish within [`CLOSE_GRACE`] is given up).
     pub fn is_finished(&self) -> bool {
         self.closing && self.exchanges.is_empty()
     }
@@ -894,15 +902,26 @@ impl HttpClient {
 
     /// The earliest deadline: a request's or a resume's.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let resume = self.resumes.iter().map(|r| r.at).min();
-        match (self.protocol.poll_timeout(), resume) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let close = self.close_deadline.filter(|_| !self.exchanges.is_empty());
+        [
+            self.protocol.poll_timeout(),
+            self.resumes.iter().map(|r| r.at).min(),
+            close,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Fires what is due: request deadlines, and resumes whose wait is over.
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.close_deadline.is_some_and(|t| t <= now) {
+            self.close_deadline = None;
+            let ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
+            for id in ids {
+                self.abort(id);
+            }
+        }
         self.protocol.handle_timeout(now);
         let (due, later): (Vec<Resume>, Vec<Resume>) = std::mem::take(&mut self.resumes)
             .into_iter()
