@@ -344,33 +344,74 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed<Message>, ParseError> {
 
 /// Parses one JSON text into messages borrowing from `bytes`.
 pub fn parse_ref(bytes: &[u8]) -> Result<Parsed<MessageRef<'_>>, ParseError> {
+    let input = Input::new(bytes);
     match first_significant(bytes) {
         Some(b'[') => {
-            let items: Vec<&RawValue> = serde_json::from_slice(bytes).map_err(|e| classify(&e))?;
+            let items: Vec<&RawValue> = input.read().map_err(|e| classify(&e))?;
             if items.is_empty() {
                 return Err(ParseError::EmptyBatch);
             }
             Ok(Parsed::Batch(
                 items
                     .into_iter()
-                    .map(|raw| parse_one(raw.get().as_bytes()))
+                    .map(|raw| parse_input(Input::Text(raw.get())))
                     .collect(),
             ))
         }
-        _ => parse_one(bytes).map(Parsed::Single),
+        _ => parse_input(input).map(Parsed::Single),
     }
 }
 
 /// Parses exactly one message (no batch) borrowing from `bytes`.
 pub fn parse_one(bytes: &[u8]) -> Result<MessageRef<'_>, ParseError> {
-    if first_significant(bytes) != Some(b'{') {
-        return Err(match serde_json::from_slice::<de::IgnoredAny>(bytes) {
+    parse_input(Input::new(bytes))
+}
+
+fn parse_input(input: Input<'_>) -> Result<MessageRef<'_>, ParseError> {
+    if first_significant(input.bytes()) != Some(b'{') {
+        return Err(match input.read::<de::IgnoredAny>() {
             Ok(_) => ParseError::NotObject,
             Err(e) => ParseError::NotJson(e.to_string()),
         });
     }
-    let env: Envelope<'_> = serde_json::from_slice(bytes).map_err(|e| classify(&e))?;
+    let env: Envelope<'_> = input.read().map_err(|e| classify(&e))?;
     env.into_message()
+}
+
+/// A JSON text to read: checked UTF-8, or bytes that are not.
+///
+/// `serde_json` reading bytes checks their UTF-8 as it goes, with the standard library's scalar
+/// check, which costs a few nanoseconds per byte of text that is not ASCII: it takes a third of
+/// the parse of a typical message. Checking the whole text at once with SIMD, then reading it as
+/// `str` (which `serde_json` does not check again), gives the same result faster. Bytes that are
+/// not UTF-8 are read as bytes, so that their error is the one `serde_json` gives.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Text(&'a str),
+    Bytes(&'a [u8]),
+}
+
+impl<'a> Input<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        match simdutf8::basic::from_utf8(bytes) {
+            Ok(text) => Input::Text(text),
+            Err(_) => Input::Bytes(bytes),
+        }
+    }
+
+    fn bytes(self) -> &'a [u8] {
+        match self {
+            Input::Text(text) => text.as_bytes(),
+            Input::Bytes(bytes) => bytes,
+        }
+    }
+
+    fn read<T: Deserialize<'a>>(self) -> serde_json::Result<T> {
+        match self {
+            Input::Text(text) => serde_json::from_str(text),
+            Input::Bytes(bytes) => serde_json::from_slice(bytes),
+        }
+    }
 }
 
 fn first_significant(bytes: &[u8]) -> Option<u8> {

@@ -146,8 +146,16 @@ impl JsonlDecoder {
             self.work.copied += keep as u64;
             self.start = 0;
         }
+        let before = self.buf.len();
         self.buf.extend_from_slice(bytes);
         self.work.copied += bytes.len() as u64;
+        // A small push (a few bytes at a time) is searched here, while it is at hand: when it
+        // holds no newline, draining is then a test without a call (see `next_line`).
+        if bytes.len() <= 16 && !self.bom_pending && self.start + self.scanned == before {
+            let clear = find_newline(bytes).unwrap_or(bytes.len());
+            self.scanned += clear;
+            self.work.scanned += clear as u64;
+        }
     }
 
     /// Marks the end of the stream: a last line without a newline is then handed out.
@@ -171,7 +179,21 @@ impl JsonlDecoder {
 
     /// The next complete line (without its line ending), or a [`FrameError::LineTooLong`] for a
     /// line that was dropped; `None` when more bytes are needed.
+    #[inline]
     pub fn next_line(&mut self) -> Option<LineResult<'_>> {
+        // All that is held was searched and holds no newline, and neither the cap, the stream's
+        // end nor a byte order mark is to be dealt with: nothing to do.
+        if self.start + self.scanned == self.buf.len()
+            && !self.finished
+            && !self.bom_pending
+            && self.scanned <= self.max_line + 1
+        {
+            return None;
+        }
+        self.read_line()
+    }
+
+    fn read_line(&mut self) -> Option<LineResult<'_>> {
         loop {
             if self.bom_pending {
                 let avail = &self.buf[self.start..];
@@ -188,7 +210,7 @@ impl JsonlDecoder {
                 }
             }
             let from = self.start + self.scanned;
-            let (line_start, line_end, next) = match memchr::memchr(b'\n', &self.buf[from..]) {
+            let (line_start, line_end, next) = match find_newline(&self.buf[from..]) {
                 Some(i) => {
                     self.work.scanned += i as u64 + 1;
                     let end = from + i;
@@ -250,6 +272,54 @@ impl JsonlDecoder {
     }
 }
 
+/// Where the first LF in `bytes` is. Short input (a small push) is searched eight bytes at a time
+/// in a `u64`, without the set-up of a vector search.
+#[inline]
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    if bytes.len() >= 16 {
+        return memchr::memchr(b'\n', bytes);
+    }
+    let (head, rest) = bytes.split_at(bytes.len().min(8));
+    if let Some(i) = newline_in(load_le(head)) {
+        return Some(i);
+    }
+    newline_in(load_le(rest)).map(|i| 8 + i)
+}
+
+/// Up to eight bytes as a little-endian word, zeros above them (zero is no LF). Loads that may
+/// overlap, rather than a copy into a buffer, which the load after it would wait for.
+#[inline]
+fn load_le(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    if n == 8 {
+        u64::from_le_bytes([
+            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+        ])
+    } else if n >= 4 {
+        let lo = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let hi = u32::from_le_bytes([bytes[n - 4], bytes[n - 3], bytes[n - 2], bytes[n - 1]]);
+        u64::from(lo) | u64::from(hi) << ((n - 4) * 8)
+    } else if n >= 2 {
+        let lo = u16::from_le_bytes([bytes[0], bytes[1]]);
+        let hi = u16::from_le_bytes([bytes[n - 2], bytes[n - 1]]);
+        u64::from(lo) | u64::from(hi) << ((n - 2) * 8)
+    } else {
+        bytes.first().map_or(0, |&b| u64::from(b))
+    }
+}
+
+/// The index of the first LF byte in a little-endian word.
+#[inline]
+fn newline_in(word: u64) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Bytes of `x` are zero where `word` holds LF. `(x - ONES) & !x & HIGHS` marks every zero
+    // byte, and may mark bytes above one (a borrow), never below the first: the lowest is exact.
+    let x = word ^ (ONES * u64::from(b'\n'));
+    let marks = x.wrapping_sub(ONES) & !x & HIGHS;
+    (marks != 0).then(|| marks.trailing_zeros() as usize / 8)
+}
+
 /// The start of `line` as text for a diagnostic: at most 120 bytes, lossy UTF-8.
 pub fn preview(line: &[u8]) -> String {
     const MAX: usize = 120;
@@ -265,4 +335,29 @@ pub fn preview(line: &[u8]) -> String {
 pub fn encode(message: &Message, out: &mut Vec<u8>) {
     message.encode_into(out);
     out.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_newline;
+
+    #[test]
+    fn newlines_are_found_word_by_word_as_byte_by_byte() {
+        // Bytes next to LF in value, and bytes whose borrow could mark a neighbour.
+        let fillers = [b'a', 0x00, 0x01, 0x09, 0x0B, 0x0D, 0x80, 0x8A, 0xFF];
+        for len in 0..=40 {
+            for &filler in &fillers {
+                let mut text = vec![filler; len];
+                assert_eq!(find_newline(&text), None, "{len} x {filler:#x}");
+                for at in 0..len {
+                    text[at] = b'\n';
+                    for (later, byte) in text.iter_mut().enumerate().skip(at + 1) {
+                        *byte = if later % 3 == 0 { b'\n' } else { filler };
+                    }
+                    assert_eq!(find_newline(&text), Some(at), "{text:?}");
+                    text.fill(filler);
+                }
+            }
+        }
+    }
 }

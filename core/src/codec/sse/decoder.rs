@@ -119,7 +119,9 @@ pub struct Work {
     /// Bytes examined while searching for line ends. Each decoded byte is examined at most once.
     pub scanned: u64,
     /// Bytes copied into or within the decoder's buffers (decoded input appended, unfinished
-    /// lines moved to the front, data lines joined).
+    /// lines moved to the front, data lines joined). Small pushes without a line end are first
+    /// gathered raw in a fixed 256-byte stage, so that they are validated together; that copy is
+    /// not counted here.
     pub copied: u64,
     /// Events dispatched.
     pub events: u64,
@@ -192,10 +194,132 @@ fn line_kind(line: &[u8], complete: bool) -> LineKind {
 fn find_line_end(text: &[u8]) -> Option<usize> {
     match text.first() {
         Some(b'\n' | b'\r') => Some(0),
-        _ if text.len() < 16 => text.iter().position(|&b| b == b'\n' || b == b'\r'),
+        _ if text.len() <= 32 => find_line_end_short(text),
         _ => memchr::memchr2(b'\n', b'\r', text),
     }
 }
+
+/// [`find_line_end`] for a small push (at most [`STAGE_PUSH`] bytes).
+#[inline(always)]
+fn find_line_end_small(text: &[u8]) -> Option<usize> {
+    if text.len() <= 32 {
+        find_line_end_short(text)
+    } else {
+        memchr::memchr2(b'\n', b'\r', text)
+    }
+}
+
+/// [`find_line_end`] eight bytes at a time, in a `u64`: no branch per byte.
+#[inline(always)]
+fn find_line_end_short(text: &[u8]) -> Option<usize> {
+    let mut words = text.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let mut eight = [0; 8];
+        eight.copy_from_slice(word);
+        if let Some(i) = line_end_in(u64::from_le_bytes(eight)) {
+            return Some(at + i);
+        }
+        at += 8;
+    }
+    let rest = words.remainder();
+    if rest.is_empty() {
+        return None;
+    }
+    line_end_in(load_short(rest)).map(|i| at + i)
+}
+
+/// Up to seven bytes as a little-endian word, zeros above them (zero is no line end). Two loads
+/// that may overlap, rather than a copy into a buffer, which the load after it would wait for.
+#[inline]
+fn load_short(bytes: &[u8]) -> u64 {
+    let n = bytes.len();
+    debug_assert!(n < 8);
+    if n >= 4 {
+        let lo = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let hi = u32::from_le_bytes([bytes[n - 4], bytes[n - 3], bytes[n - 2], bytes[n - 1]]);
+        u64::from(lo) | u64::from(hi) << ((n - 4) * 8)
+    } else if n >= 2 {
+        let lo = u16::from_le_bytes([bytes[0], bytes[1]]);
+        let hi = u16::from_le_bytes([bytes[n - 2], bytes[n - 1]]);
+        u64::from(lo) | u64::from(hi) << ((n - 2) * 8)
+    } else {
+        bytes.first().map_or(0, |&b| u64::from(b))
+    }
+}
+
+/// Copies at most 64 bytes with two fixed-size copies that may overlap, inline, rather than a call
+/// to `memcpy` for a few bytes.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    debug_assert!(n <= STAGE_PUSH && dst.len() == n);
+    fn two<const K: usize>(dst: &mut [u8], src: &[u8]) {
+        let n = src.len();
+        dst[..K].copy_from_slice(&src[..K]);
+        dst[n - K..].copy_from_slice(&src[n - K..]);
+    }
+    match n {
+        32.. => two::<32>(dst, src),
+        16.. => two::<16>(dst, src),
+        8.. => two::<8>(dst, src),
+        4.. => two::<4>(dst, src),
+        2.. => two::<2>(dst, src),
+        1 => dst[0] = src[0],
+        _ => {}
+    }
+}
+
+/// The index of the first CR or LF byte in a little-endian word.
+#[inline]
+fn line_end_in(word: u64) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // A byte of `x` is zero where `word` holds the byte sought. `(x - ONES) & !x & HIGHS` marks
+    // every zero byte; it may also mark bytes above a zero byte (a borrow), never below the
+    // first one, so the lowest mark is exact.
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let marks = zero(word ^ (ONES * u64::from(b'\n'))) | zero(word ^ (ONES * u64::from(b'\r')));
+    (marks != 0).then(|| marks.trailing_zeros() as usize / 8)
+}
+
+/// Decodes `bytes` onto `input`, where `line_end` is the first CR or LF in `bytes`, if any. When
+/// all of `input` had been searched for a line end, the text of `bytes` before that line end (or
+/// all of it) counts as searched too: UTF-8 decoding never makes a CR or LF out of other bytes.
+#[inline]
+fn decode_searched(
+    utf8: &mut Utf8Stream,
+    input: &mut String,
+    scan: &mut usize,
+    copied: &mut u64,
+    bytes: &[u8],
+    line_end: Option<usize>,
+) {
+    let before = input.len();
+    let searched = *scan == before;
+    utf8.decode(bytes, input);
+    *copied += (input.len() - before) as u64;
+    if searched {
+        match line_end {
+            None => *scan = input.len(),
+            // Replacement characters and a character completed from the previous push only
+            // lengthen the text before the line end: if it is not at the same offset, the search
+            // starts over from the first byte of `bytes`.
+            Some(i) => {
+                if matches!(input.as_bytes().get(before + i), Some(b'\n' | b'\r')) {
+                    *scan = before + i;
+                }
+            }
+        }
+    }
+}
+
+/// The raw stage: small pushes without a line end wait here, so that UTF-8 validation runs over
+/// many of them at once instead of a few bytes at a time.
+const STAGE: usize = 256;
+
+/// Pushes of at most this many bytes may be staged.
+const STAGE_PUSH: usize = 64;
 
 /// What one step of decoding produced.
 enum Step {
@@ -234,6 +358,8 @@ enum Step {
 ///
 /// Work is linear: each byte is validated once (whole runs, with SIMD) and searched once for a
 /// line end, and an event's single `data` line is handed out from the input buffer without a copy.
+/// Small pushes (up to 64 bytes) without a line end wait raw in a fixed 256-byte stage, so
+/// that they are validated together; they never wait past a line end or the cap.
 #[derive(Debug)]
 pub struct SseDecoder {
     /// Decoded text not yet consumed: the line being read and lines not yet processed. Also holds
@@ -244,6 +370,14 @@ pub struct SseDecoder {
     /// How far the line-end search has looked (`pos <= scan <= input.len()`).
     scan: usize,
     utf8: Utf8Stream,
+    /// Raw bytes pushed but not decoded yet: `stage[..staged]`. They hold no line end, come after
+    /// all of `input`, and were already searched for a line end (`scan` moves past their text when
+    /// they are decoded). Staged only while the event plus the line being read, with them, stays
+    /// within the cap, so staging never delays a diagnostic.
+    stage: [u8; STAGE],
+    staged: usize,
+    /// `input` has text that `advance` has not looked at since it last ran out of input. When it has none, there is nothing to do until the next push or the finish.
+    fresh: bool,
     /// `Some(n)`: the stream has begun with `n` bytes of a byte order mark, no more yet.
     bom_seen: Option<u8>,
     /// The last line ended with CR: a LF right after it belongs to that line end.
@@ -302,6 +436,9 @@ impl SseDecoder {
             pos: 0,
             scan: 0,
             utf8: Utf8Stream::new(),
+            stage: [0; STAGE],
+            staged: 0,
+            fresh: false,
             bom_seen: Some(0),
             skip_lf: false,
             skip_line: false,
@@ -362,22 +499,46 @@ impl SseDecoder {
     /// [`max_event_size`](Self::max_event_size) plus five bytes (a line too short to sort yet).
     pub fn buffered(&self) -> usize {
         let pending = if self.dispatched { 0 } else { self.held() };
-        self.input.len() - self.pos + pending
+        self.input.len() - self.pos + pending + self.staged
     }
 
     /// Feeds the next chunk of the body.
     ///
-    /// Drain the events after each push: bytes are only stored and decoded here, lines are read
-    /// by [`next_event_ref`](Self::next_event_ref). Bytes pushed after [`finish`](Self::finish)
+    /// Drain the events after each push: bytes are only stored and decoded here (a small push
+    /// without a line end may wait, undecoded, for the next ones), lines are read by
+    /// [`next_event_ref`](Self::next_event_ref). Bytes pushed after [`finish`](Self::finish)
     /// are ignored.
     pub fn push(&mut self, bytes: &[u8]) {
         debug_assert!(!self.finished, "SseDecoder::push after finish");
+        if bytes.len() <= STAGE_PUSH && !self.finished && self.bom_seen.is_none() {
+            let line_end = find_line_end_small(bytes);
+            // The common small push, a few bytes inside a line: staged, and that is all.
+            if line_end.is_none() && !self.dispatched && self.can_stage(bytes.len()) {
+                copy_short(
+                    &mut self.stage[self.staged..self.staged + bytes.len()],
+                    bytes,
+                );
+                self.staged += bytes.len();
+                self.work.pushed += bytes.len() as u64;
+                return;
+            }
+            self.push_small(bytes, line_end);
+        } else {
+            self.push_large(bytes);
+        }
+    }
+
+    /// A push that is not small, or comes before the byte order mark is settled or after the end.
+    #[inline(never)]
+    fn push_large(&mut self, bytes: &[u8]) {
         if self.finished {
             return;
         }
         self.settle();
-        self.compact();
         self.work.pushed += bytes.len() as u64;
+        self.fresh = true;
+        self.flush_stage(None);
+        self.compact();
         let before = self.input.len();
         let mut bytes = bytes;
         if let Some(seen) = self.bom_seen {
@@ -404,6 +565,74 @@ impl SseDecoder {
         self.work.copied += (self.input.len() - before) as u64;
     }
 
+    /// A small push, `line_end` its first CR or LF: staged when it holds no line end and may wait;
+    /// otherwise decoded, together with the stage when both fit in it.
+    #[inline(never)]
+    fn push_small(&mut self, bytes: &[u8], line_end: Option<usize>) {
+        self.settle();
+        self.work.pushed += bytes.len() as u64;
+        if line_end.is_none() {
+            if self.staged + bytes.len() > STAGE {
+                self.flush_stage(None);
+            }
+            if self.can_stage(bytes.len()) {
+                copy_short(
+                    &mut self.stage[self.staged..self.staged + bytes.len()],
+                    bytes,
+                );
+                self.staged += bytes.len();
+                return;
+            }
+        }
+        if self.staged + bytes.len() <= STAGE {
+            let at = self.staged;
+            copy_short(&mut self.stage[at..at + bytes.len()], bytes);
+            self.staged += bytes.len();
+            self.flush_stage(line_end.map(|i| at + i));
+        } else {
+            self.flush_stage(None);
+            self.fresh = true;
+            self.compact();
+            decode_searched(
+                &mut self.utf8,
+                &mut self.input,
+                &mut self.scan,
+                &mut self.work.copied,
+                bytes,
+                line_end,
+            );
+        }
+    }
+
+    /// Whether `len` more bytes without a line end may wait in the stage: they fit, everything
+    /// before them has been searched, and the event with them stays within the cap.
+    #[inline]
+    fn can_stage(&self, len: usize) -> bool {
+        self.staged + len <= STAGE
+            && self.scan == self.input.len()
+            && self.buffered() + len <= self.max_event_size
+    }
+
+    /// Decodes the staged bytes onto `input`; `line_end` is where the first CR or LF among them
+    /// is, if any.
+    #[inline]
+    fn flush_stage(&mut self, line_end: Option<usize>) {
+        if self.staged == 0 {
+            return;
+        }
+        self.fresh = true;
+        self.compact();
+        let staged = mem::take(&mut self.staged);
+        decode_searched(
+            &mut self.utf8,
+            &mut self.input,
+            &mut self.scan,
+            &mut self.work.copied,
+            &self.stage[..staged],
+            line_end,
+        );
+    }
+
     /// Marks the end of the body. Events already complete can still be drained; then one
     /// [`SseError::UnfinishedEvent`] if the body ended inside an event; then `None` for good.
     /// A line cut by the end of the body is not processed.
@@ -412,6 +641,8 @@ impl SseDecoder {
             return;
         }
         self.settle();
+        self.flush_stage(None);
+        self.fresh = true;
         if let Some(seen) = self.bom_seen.take() {
             self.utf8.decode(&BOM[..usize::from(seen)], &mut self.input);
         }
@@ -423,7 +654,17 @@ impl SseDecoder {
     /// `None` when more input is needed (or, after [`finish`](Self::finish), when the stream is
     /// done).
     #[must_use = "an event not taken is lost"]
+    #[inline]
     pub fn next_event_ref(&mut self) -> Option<Result<EventRef<'_>, SseError>> {
+        // Nothing new since the input last ran out (a push that only staged bytes): answered
+        // here, without a call.
+        if !self.fresh && !self.finished {
+            return None;
+        }
+        self.take_event()
+    }
+
+    fn take_event(&mut self) -> Option<Result<EventRef<'_>, SseError>> {
         match self.advance()? {
             Step::Error(error) => Some(Err(error)),
             Step::Dispatch => {
@@ -464,8 +705,14 @@ impl SseDecoder {
         }
     }
 
-    /// Drops processed lines from the front of `input`, moving an in-place data line out first.
+    /// Drops processed lines from the front of `input`, moving an in-place data line out first;
+    /// only when the bytes to move are fewer than those dropped, so that copying stays linear.
+    #[inline]
     fn compact(&mut self) {
+        let len = self.input.len();
+        if !self.shrink && (self.pos == 0 || self.pos < len - self.pos) {
+            return;
+        }
         self.materialize();
         let len = self.input.len();
         if self.pos == len {
@@ -511,6 +758,9 @@ impl SseDecoder {
     /// Reads lines until an event is dispatched, a diagnostic is due, or the input runs out.
     fn advance(&mut self) -> Option<Step> {
         self.settle();
+        if !self.fresh && !self.finished {
+            return None;
+        }
         loop {
             let bytes = self.input.as_bytes();
             let len = bytes.len();
@@ -550,6 +800,7 @@ impl SseDecoder {
                 }
             }
         }
+        self.fresh = false;
         if self.finished {
             self.end_of_stream()
         } else {
@@ -770,6 +1021,30 @@ mod tests {
         ));
         assert!(matches!(line_kind(b"retryy", false), LineKind::Ignored));
         assert!(matches!(line_kind(b"datum", true), LineKind::Ignored));
+    }
+
+    #[test]
+    fn line_ends_are_found_word_by_word_as_byte_by_byte() {
+        // Bytes next to CR and LF in value, and bytes whose borrow could mark a neighbour.
+        let fillers = [
+            b'a', 0x00, 0x01, 0x09, 0x0B, 0x0C, 0x0E, 0x80, 0x8A, 0x8D, 0xFF,
+        ];
+        for len in 0..=40 {
+            for &filler in &fillers {
+                let mut text = vec![filler; len];
+                assert_eq!(find_line_end(&text), None, "{len} x {filler:#x}");
+                for at in 0..len {
+                    for end in [b'\n', b'\r'] {
+                        text[at] = end;
+                        for (later, byte) in text.iter_mut().enumerate().skip(at + 1) {
+                            *byte = if later % 3 == 0 { b'\n' } else { filler };
+                        }
+                        assert_eq!(find_line_end(&text), Some(at), "{text:?}");
+                        text.fill(filler);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
