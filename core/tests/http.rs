@@ -778,3 +778,46 @@ fn a_delete_that_never_finishes_is_given_up_after_the_grace() {
     assert!(h.c.is_finished(), "close never hangs on the server");
     assert_eq!(h.c.poll_timeout(), None);
 }
+
+#[test]
+fn configured_headers_go_on_every_request_but_never_replace_the_transports_own() {
+    let mut http = HttpConfig::new(URL);
+    http.headers = vec![
+        ("Authorization".into(), "Bearer t".into()),
+        ("mcp-session-id".into(), "stale".into()),
+        ("Accept".into(), "text/html".into()),
+    ];
+    let mut h = H::with(http);
+    let init = h.find("POST initialize");
+    let r = h.request(init);
+    assert_eq!(r.header("authorization"), Some("Bearer t"));
+    assert_eq!(r.header("mcp-session-id"), None);
+    let accepts: Vec<_> = r
+        .headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("accept"))
+        .collect();
+    assert_eq!(accepts.len(), 1);
+    let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}})
+    .to_string();
+    h.answer(
+        init,
+        200,
+        &[
+            ("Content-Type", "application/json"),
+            ("Mcp-Session-Id", "real"),
+        ],
+        &[body.as_bytes()],
+    );
+    let n = h.find("POST notifications/initialized");
+    let sessions: Vec<_> = h
+        .request(n)
+        .headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id"))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    assert_eq!(sessions, ["real"]);
+    assert_eq!(h.request(n).header("authorization"), Some("Bearer t"));
+}

@@ -341,8 +341,27 @@ impl HttpClient {
         {
             h.push(("MCP-Protocol-Version".into(), v));
         }
-        h.extend(self.config.headers.iter().cloned());
+        self.extend_configured(&mut h);
         h
+    }
+
+    /// Adds the configured headers, except those the transport itself sets (a configured
+    /// `Mcp-Session-Id` or `Accept` would otherwise go twice, or contradict ours).
+    fn extend_configured(&self, h: &mut Vec<(String, String)>) {
+        const OURS: [&str; 5] = [
+            "accept",
+            "content-type",
+            "mcp-session-id",
+            "mcp-protocol-version",
+            "last-event-id",
+        ];
+        h.extend(
+            self.config
+                .headers
+                .iter()
+                .filter(|(k, _)| !OURS.iter().any(|o| k.eq_ignore_ascii_case(o)))
+                .cloned(),
+        );
     }
 
     fn start_exchange(
@@ -419,7 +438,7 @@ impl HttpClient {
                 "Accept".to_string(),
                 "application/json, text/event-stream".to_string(),
             )];
-            h.extend(self.config.headers.iter().cloned());
+            self.extend_configured(&mut h);
             h
         } else {
             self.headers(false)
