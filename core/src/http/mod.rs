@@ -345,21 +345,24 @@ impl HttpClient {
         h
     }
 
-    /// Adds the configured headers, except those the transport itself sets (a configured
-    /// `Mcp-Session-Id` or `Accept` would otherwise go twice, or contradict ours).
+    /// Adds the configured headers, except those the transport itself sets: `Accept`,
+    /// `Content-Type`, the version and `Last-Event-ID` are always ours, and a configured
+    /// `Mcp-Session-Id` goes only until the server assigns a session of its own (so no header
+    /// ever goes twice).
     fn extend_configured(&self, h: &mut Vec<(String, String)>) {
-        const OURS: [&str; 5] = [
+        const OURS: [&str; 4] = [
             "accept",
             "content-type",
-            "mcp-session-id",
             "mcp-protocol-version",
             "last-event-id",
         ];
+        let own_session = self.session.is_some();
         h.extend(
             self.config
                 .headers
                 .iter()
                 .filter(|(k, _)| !OURS.iter().any(|o| k.eq_ignore_ascii_case(o)))
+                .filter(|(k, _)| !(own_session && k.eq_ignore_ascii_case("mcp-session-id")))
                 .cloned(),
         );
     }
