@@ -60,8 +60,8 @@ fn report(label: &str, calls: u32, wall: Duration, cpu: Duration) {
 fn main() {
     let mut args = std::env::args().skip(1);
     let era = match args.next().as_deref() {
-        Some("legacy") => Era::Legacy,
-        _ => Era::Modern,
+        Some("legacy") => Era::Handshake,
+        _ => Era::Stateless,
     };
     let calls: u32 = args.next().and_then(|n| n.parse().ok()).unwrap_or(20_000);
     println!("era {era:?}, {calls} calls per run");

@@ -1,11 +1,12 @@
 //! The async [`Client`]: a cheap, cloneable, `Send` handle on one connection.
 //!
 //! The connection's state lives in one place, shared by the handles and the connection's
-//! [`Driver`](crate::Driver): the core machine plus one slot per call in flight. A call locks the
-//! state, issues its command to the core, wakes the driver and waits for its slot to be filled.
-//! The driver does all IO. With the driver and the callers on one thread nothing crosses threads.
+//! [`Driver`](crate::Driver): the core's [`Connection`] plus one slot per call in flight. A call
+//! locks the state, issues its command to the connection, wakes the driver and waits for its slot
+//! to be filled. The driver does all IO. With the driver and the callers on one thread nothing
+//! crosses threads.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -13,38 +14,28 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use mcpwire_core::jsonrpc::RawJson;
-use mcpwire_core::protocol::types::{
-    CallToolResult, GetPromptResult, InitializeResult, ListPromptsResult,
+use mcpwire_core::types::{
+    typed_result, CallToolResult, GetPromptResult, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult,
     Resource, Tool,
 };
-use mcpwire_core::protocol::{
-    CallError, CallId, CallOptions, CallOutcome, ClientError, ClientProtocol, ServerNotification,
+use mcpwire_core::{
+    CallError, CallId, CallOutcome, ChosenEra, ClientError, Connection, Event, LocalError,
+    Progress, ServerNotification,
 };
-use mcpwire_core::rpc::{EngineError, LocalError};
 use serde_json::{Map, Value};
 
 use crate::error::Error;
 
-/// A progress update of a call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProgressUpdate {
-    /// Progress so far.
-    pub progress: f64,
-    /// The total, if known.
-    pub total: Option<f64>,
-    /// A message, if any.
-    pub message: Option<String>,
-}
+pub(crate) type ProgressFn = dyn Fn(Progress) + Send + Sync;
 
-pub(crate) type ProgressFn = dyn Fn(ProgressUpdate) + Send + Sync;
-
-/// Options of one call.
-#[derive(Clone, Default)]
-pub struct CallOpts {
+/// Options of one call: the core's [`CallOptions`](mcpwire_core::CallOptions), with a progress
+/// callback in place of its `progress` flag.
+#[derive(Clone)]
+pub struct CallOptions {
     /// Idle timeout (default 30 s): how long without an answer, or without progress when
     /// `reset_on_progress` is set.
-    pub timeout: Option<Duration>,
+    pub timeout: Duration,
     /// Maximum total time, never reset by progress.
     pub max_total: Option<Duration>,
     /// Whether progress resets the idle timeout.
@@ -53,9 +44,20 @@ pub struct CallOpts {
     pub on_progress: Option<Arc<ProgressFn>>,
 }
 
-impl std::fmt::Debug for CallOpts {
+impl Default for CallOptions {
+    fn default() -> Self {
+        CallOptions {
+            timeout: mcpwire_core::DEFAULT_TIMEOUT,
+            max_total: None,
+            reset_on_progress: false,
+            on_progress: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for CallOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallOpts")
+        f.debug_struct("CallOptions")
             .field("timeout", &self.timeout)
             .field("max_total", &self.max_total)
             .field("reset_on_progress", &self.reset_on_progress)
@@ -64,10 +66,10 @@ impl std::fmt::Debug for CallOpts {
     }
 }
 
-impl CallOpts {
+impl CallOptions {
     /// Sets the idle timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.timeout = timeout;
         self
     }
 
@@ -84,14 +86,14 @@ impl CallOpts {
     }
 
     /// Calls `f` with each progress update.
-    pub fn on_progress(mut self, f: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
+    pub fn on_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         self.on_progress = Some(Arc::new(f));
         self
     }
 
-    fn core(&self) -> CallOptions {
-        CallOptions {
-            timeout: self.timeout.unwrap_or(mcpwire_core::rpc::DEFAULT_TIMEOUT),
+    fn core(&self) -> mcpwire_core::CallOptions {
+        mcpwire_core::CallOptions {
+            timeout: self.timeout,
             max_total: self.max_total,
             reset_on_progress: self.reset_on_progress,
             progress: self.on_progress.is_some(),
@@ -113,42 +115,84 @@ pub(crate) enum Ready {
     Failed(Error),
 }
 
-/// The state shared by the handles and the driver.
-pub(crate) struct State {
-    pub(crate) core: crate::machine::Core,
-    pub(crate) command: String,
+/// A bounded queue the application reads at its own pace: past the cap the oldest items are
+/// dropped and counted, so a slow reader never stalls the connection.
+pub(crate) struct Bounded<T> {
+    items: VecDeque<T>,
+    cap: usize,
+    dropped: u64,
+    waker: Option<Waker>,
+}
+
+impl<T> Bounded<T> {
+    fn new(cap: usize) -> Self {
+        Bounded {
+            items: VecDeque::new(),
+            cap: cap.max(1),
+            dropped: 0,
+            waker: None,
+        }
+    }
+
+    pub(crate) fn push(&mut self, item: T) {
+        if self.items.len() == self.cap {
+            self.items.pop_front();
+            self.dropped += 1;
+        }
+        self.items.push_back(item);
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+    }
+
+    fn wake(&mut self) {
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+    }
+}
+
+/// The connection's state, shared by the handles and the driver.
+pub(crate) struct ConnectionState {
+    pub(crate) conn: Connection,
+    /// What the connection is to (a command line or a URL), for errors.
+    pub(crate) target: String,
     pub(crate) pid: u32,
     pub(crate) slots: HashMap<CallId, Slot>,
     pub(crate) ready: Ready,
     pub(crate) driver_waker: Option<Waker>,
-    pub(crate) notification_waker: Option<Waker>,
+    pub(crate) notifications: Bounded<ServerNotification>,
+    pub(crate) events: Bounded<Event>,
     pub(crate) close_waiters: Vec<Waker>,
     pub(crate) handles: usize,
     pub(crate) close_requested: bool,
     /// Set once the connection has ended for good.
     pub(crate) terminal: Option<Arc<str>>,
-    /// Progress callbacks to run outside the lock.
-    pub(crate) progress: Vec<(Arc<ProgressFn>, ProgressUpdate)>,
-    /// The driver has finished (the server exited) or was dropped.
+    /// The driver has finished (the connection ended) or was dropped.
     pub(crate) finished: bool,
 }
 
-impl State {
+impl ConnectionState {
     /// The state of a connection whose handshake has just started.
-    pub(crate) fn new(core: crate::machine::Core, command: String, pid: u32) -> State {
-        State {
-            core,
-            command,
+    pub(crate) fn new(
+        conn: Connection,
+        target: String,
+        pid: u32,
+        max_unread: usize,
+    ) -> ConnectionState {
+        ConnectionState {
+            conn,
+            target,
             pid,
             slots: HashMap::new(),
             ready: Ready::Waiting(Vec::new()),
             driver_waker: None,
-            notification_waker: None,
+            notifications: Bounded::new(max_unread),
+            events: Bounded::new(max_unread),
             close_waiters: Vec::new(),
             handles: 1,
             close_requested: false,
             terminal: None,
-            progress: Vec::new(),
             finished: false,
         }
     }
@@ -167,10 +211,27 @@ impl State {
         )
     }
 
-    fn map_client_error(&self, e: ClientError) -> Error {
+    fn command_error(&self, e: ClientError) -> Error {
         match e {
-            ClientError::Engine(EngineError::Closed) => self.closed_error(),
+            ClientError::Closed => self.closed_error(),
             other => Error::Client(other),
+        }
+    }
+
+    /// The handshake ended: wake everyone waiting for it.
+    pub(crate) fn set_ready(&mut self, ready: Ready) {
+        if let Ready::Waiting(wakers) = std::mem::replace(&mut self.ready, ready) {
+            wakers.into_iter().for_each(Waker::wake);
+        }
+    }
+
+    /// Fills a call's slot and wakes its caller.
+    pub(crate) fn complete(&mut self, call: CallId, outcome: CallOutcome) {
+        if let Some(slot) = self.slots.get_mut(&call) {
+            slot.outcome = Some(outcome);
+            if let Some(w) = slot.waker.take() {
+                w.wake();
+            }
         }
     }
 
@@ -198,35 +259,31 @@ impl State {
                 w.wake();
             }
         }
-        if let Ready::Waiting(wakers) = &mut self.ready {
-            let wakers = std::mem::take(wakers);
-            self.ready = Ready::Failed(Error::Handshake {
-                command: self.command.clone(),
-                error: CallError::Local(LocalError::ConnectionClosed {
-                    reason: reason.clone(),
-                }),
+        if matches!(self.ready, Ready::Waiting(_)) {
+            let error = CallError::Local(LocalError::ConnectionClosed {
+                reason: reason.clone(),
             });
-            wakers.into_iter().for_each(Waker::wake);
+            let target = self.target.clone();
+            self.set_ready(Ready::Failed(Error::Handshake { target, error }));
         }
-        if let Some(w) = self.notification_waker.take() {
-            w.wake();
-        }
+        self.notifications.wake();
+        self.events.wake();
         self.close_waiters.drain(..).for_each(Waker::wake);
     }
 }
 
 pub(crate) struct Shared {
-    state: Mutex<State>,
+    state: Mutex<ConnectionState>,
 }
 
 impl Shared {
-    pub(crate) fn new(state: State) -> Arc<Shared> {
+    pub(crate) fn new(state: ConnectionState) -> Arc<Shared> {
         Arc::new(Shared {
             state: Mutex::new(state),
         })
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, ConnectionState> {
         // A panic while holding the lock leaves the state as it was between two steps of the
         // core, which stays consistent; keep going rather than poisoning every handle.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -263,19 +320,27 @@ impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let st = self.shared.lock();
         f.debug_struct("Client")
-            .field("command", &st.command)
+            .field("target", &st.target)
             .field("calls", &st.slots.len())
             .field("terminal", &st.terminal)
             .finish()
     }
 }
 
+/// The command a call issues to the connection.
+type Issue<'a> = Box<
+    dyn FnOnce(&mut Connection, Instant, mcpwire_core::CallOptions) -> Result<CallId, ClientError>
+        + Send
+        + 'a,
+>;
+
 impl Client {
     pub(crate) fn new(shared: Arc<Shared>) -> Client {
         Client { shared }
     }
 
-    /// Waits for the handshake; gives the server's answer to `initialize`.
+    /// Waits for the handshake; gives what the server said about itself (its `initialize`
+    /// answer, or in the stateless era what `server/discover` said).
     pub async fn ready(&self) -> Result<Arc<InitializeResult>, Error> {
         std::future::poll_fn(|cx| {
             let mut st = self.shared.lock();
@@ -294,8 +359,8 @@ impl Client {
     }
 
     /// The era the connection settled on, once known.
-    pub fn era(&self) -> Option<mcpwire_core::protocol::ChosenEra> {
-        self.shared.lock().core.protocol().era()
+    pub fn era(&self) -> Option<ChosenEra> {
+        self.shared.lock().conn.era()
     }
 
     /// What the server said about itself: its answer to `initialize`, or in the stateless era
@@ -308,19 +373,15 @@ impl Client {
     }
 
     /// Issues a call and waits for its outcome. Dropping the returned future cancels the call on
-    /// the wire.
-    async fn call(
-        &self,
-        opts: &CallOpts,
-        issue: impl FnOnce(&mut ClientProtocol, Instant, CallOptions) -> Result<CallId, ClientError>,
-    ) -> Result<RawJson, Error> {
+    /// the wire. A call the connection's end cut short fails with [`Error::Closed`].
+    async fn call(&self, opts: &CallOptions, issue: Issue<'_>) -> Result<RawJson, Error> {
         self.ready().await?;
         let call = {
             let mut st = self.shared.lock();
             let now = Instant::now();
-            let id = match issue(st.core.protocol_mut(), now, opts.core()) {
+            let id = match issue(&mut st.conn, now, opts.core()) {
                 Ok(id) => id,
-                Err(e) => return Err(st.map_client_error(e)),
+                Err(e) => return Err(st.command_error(e)),
             };
             st.slots.insert(
                 id,
@@ -333,13 +394,16 @@ impl Client {
             st.wake_driver();
             id
         };
-        CallFuture {
+        let outcome = CallFuture {
             shared: &self.shared,
             call,
             done: false,
         }
-        .await
-        .map_err(Error::Call)
+        .await;
+        outcome.map_err(|e| match e {
+            CallError::Local(LocalError::ConnectionClosed { reason }) => Error::Closed(reason),
+            other => Error::Call(other),
+        })
     }
 
     /// Sends any request; its params without `_meta`.
@@ -347,27 +411,32 @@ impl Client {
         &self,
         method: &str,
         params: Option<Map<String, Value>>,
-        opts: CallOpts,
+        opts: CallOptions,
     ) -> Result<RawJson, Error> {
         let method = method.to_owned();
-        self.call(&opts, move |c, now, o| c.request(now, method, params, o))
-            .await
+        self.call(
+            &opts,
+            Box::new(move |c, now, o| c.request(now, method, params, o)),
+        )
+        .await
     }
 
     /// Every tool, over all pages.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
-        self.list_tools_with(CallOpts::default()).await
+        self.list_tools_with(CallOptions::default()).await
     }
 
     /// Every tool, over all pages, with options.
-    pub async fn list_tools_with(&self, opts: CallOpts) -> Result<Vec<Tool>, Error> {
-        let raw = self.call(&opts, |c, now, o| c.list_tools(now, o)).await?;
-        Ok(typed::<ListToolsResult>(&raw, "tools/list")?.tools)
+    pub async fn list_tools_with(&self, opts: CallOptions) -> Result<Vec<Tool>, Error> {
+        let raw = self
+            .call(&opts, Box::new(|c, now, o| c.list_tools(now, o)))
+            .await?;
+        Ok(typed_result::<ListToolsResult>(&raw, "tools/list")?.tools)
     }
 
     /// Calls a tool. An `isError` result is `Ok`: the tool ran and reported failure.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
-        self.call_tool_with(name, arguments, CallOpts::default())
+        self.call_tool_with(name, arguments, CallOptions::default())
             .await
     }
 
@@ -376,21 +445,20 @@ impl Client {
         &self,
         name: &str,
         arguments: Value,
-        opts: CallOpts,
+        opts: CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let raw = self
-            .call(&opts, |c, now, o| {
-                c.call_tool(now, name, Some(arguments), o)
-            })
-            .await?;
-        typed(&raw, "tools/call")
+        let issue = move |c: &mut Connection, now, o| c.call_tool(now, name, Some(arguments), o);
+        let raw = self.call(&opts, Box::new(issue)).await?;
+        Ok(typed_result(&raw, "tools/call")?)
     }
 
     /// Every prompt, over all pages.
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
-        let opts = CallOpts::default();
-        let raw = self.call(&opts, |c, now, o| c.list_prompts(now, o)).await?;
-        Ok(typed::<ListPromptsResult>(&raw, "prompts/list")?.prompts)
+        let opts = CallOptions::default();
+        let raw = self
+            .call(&opts, Box::new(|c, now, o| c.list_prompts(now, o)))
+            .await?;
+        Ok(typed_result::<ListPromptsResult>(&raw, "prompts/list")?.prompts)
     }
 
     /// Gets a prompt.
@@ -399,41 +467,36 @@ impl Client {
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<GetPromptResult, Error> {
-        let opts = CallOpts::default();
-        let raw = self
-            .call(&opts, |c, now, o| c.get_prompt(now, name, arguments, o))
-            .await?;
-        typed(&raw, "prompts/get")
+        let opts = CallOptions::default();
+        let issue = move |c: &mut Connection, now, o| c.get_prompt(now, name, arguments, o);
+        let raw = self.call(&opts, Box::new(issue)).await?;
+        Ok(typed_result(&raw, "prompts/get")?)
     }
 
     /// Every resource, over all pages.
     pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
-        let opts = CallOpts::default();
+        let opts = CallOptions::default();
         let raw = self
-            .call(&opts, |c, now, o| c.list_resources(now, o))
+            .call(&opts, Box::new(|c, now, o| c.list_resources(now, o)))
             .await?;
-        Ok(typed::<ListResourcesResult>(&raw, "resources/list")?.resources)
+        Ok(typed_result::<ListResourcesResult>(&raw, "resources/list")?.resources)
     }
 
     /// Every resource template, over all pages.
     pub async fn list_resource_templates(&self) -> Result<Vec<Value>, Error> {
-        let opts = CallOpts::default();
-        let raw = self
-            .call(&opts, |c, now, o| c.list_resource_templates(now, o))
-            .await?;
-        Ok(
-            typed::<ListResourceTemplatesResult>(&raw, "resources/templates/list")?
-                .resource_templates,
-        )
+        let opts = CallOptions::default();
+        let issue = |c: &mut Connection, now, o| c.list_resource_templates(now, o);
+        let raw = self.call(&opts, Box::new(issue)).await?;
+        let method = "resources/templates/list";
+        Ok(typed_result::<ListResourceTemplatesResult>(&raw, method)?.resource_templates)
     }
 
     /// Reads a resource.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
-        let opts = CallOpts::default();
-        let raw = self
-            .call(&opts, |c, now, o| c.read_resource(now, uri, o))
-            .await?;
-        typed(&raw, "resources/read")
+        let opts = CallOptions::default();
+        let issue = move |c: &mut Connection, now, o| c.read_resource(now, uri, o);
+        let raw = self.call(&opts, Box::new(issue)).await?;
+        Ok(typed_result(&raw, "resources/read")?)
     }
 
     /// Subscribes to notifications (stateless era, `subscriptions/listen`), e.g.
@@ -441,15 +504,19 @@ impl Client {
     /// tagged with the subscription; the returned future ends when the subscription does
     /// (dropping it ends the subscription).
     pub async fn listen(&self, notifications: Value) -> Result<RawJson, Error> {
-        let opts = CallOpts::default();
-        self.call(&opts, |c, now, _| c.listen(now, notifications))
-            .await
+        let opts = CallOptions::default();
+        self.call(
+            &opts,
+            Box::new(move |c, now, _| c.listen(now, notifications)),
+        )
+        .await
     }
 
     /// Pings the server (handshake era; the stateless era has no ping).
     pub async fn ping(&self) -> Result<(), Error> {
-        let opts = CallOpts::default();
-        self.call(&opts, |c, now, o| c.ping(now, o)).await?;
+        let opts = CallOptions::default();
+        self.call(&opts, Box::new(|c, now, o| c.ping(now, o)))
+            .await?;
         Ok(())
     }
 
@@ -461,8 +528,19 @@ impl Client {
         }
     }
 
-    /// Closes the connection gracefully (pending calls end as closed; the server gets stdin EOF,
-    /// then SIGTERM, then SIGKILL) and waits until the server has exited.
+    /// What happened to the connection beside calls and notifications: readiness and the era
+    /// chosen, session renewals, server requests the server cancelled, every diagnostic (unknown
+    /// or late responses, malformed frames, bad SSE fields, HTTP notes), and the close. A
+    /// bounded queue, shared by every reader: a reader that falls behind loses the oldest (see
+    /// [`Events::dropped`]).
+    pub fn events(&self) -> Events {
+        Events {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Closes the connection gracefully (pending calls end as closed; a stdio server gets stdin
+    /// EOF, then SIGTERM, then SIGKILL; an HTTP session is deleted) and waits until it is done.
     pub async fn close(&self) {
         std::future::poll_fn(|cx| {
             let mut st = self.shared.lock();
@@ -486,7 +564,8 @@ impl Client {
         self.shared.lock().terminal.clone()
     }
 
-    /// The server process's id (the leader of its process group); 0 for an HTTP server.
+    /// The server process's id (the leader of its process group); 0 when there is none (HTTP,
+    /// or a connection over streams).
     pub fn pid(&self) -> u32 {
         self.shared.lock().pid
     }
@@ -495,11 +574,6 @@ impl Client {
     pub fn calls_in_flight(&self) -> usize {
         self.shared.lock().slots.len()
     }
-}
-
-fn typed<T: serde::de::DeserializeOwned>(raw: &RawJson, method: &str) -> Result<T, Error> {
-    serde_json::from_str(raw.get())
-        .map_err(|e| Error::Call(CallError::InvalidResult(format!("{method}: {e}"))))
 }
 
 /// Waits for one call's slot; cancels the call if dropped before it ends.
@@ -545,11 +619,8 @@ impl Drop for CallFuture<'_> {
         if st.slots.remove(&self.call).is_some() && st.terminal.is_none() {
             let now = Instant::now();
             // The call may have ended meanwhile; then there is nothing to cancel.
-            let _ = st.core.protocol_mut().cancel(
-                now,
-                self.call,
-                Some("the caller stopped waiting".into()),
-            );
+            let reason = Some("the caller stopped waiting".into());
+            let _ = st.conn.cancel(now, self.call, reason);
             st.wake_driver();
         }
     }
@@ -565,15 +636,47 @@ impl Notifications {
     pub async fn next(&mut self) -> Option<ServerNotification> {
         std::future::poll_fn(|cx| {
             let mut st = self.shared.lock();
-            if let Some(n) = st.core.poll_notification() {
+            let dropped = std::mem::take(&mut st.notifications.dropped);
+            if dropped > 0 {
+                return Poll::Ready(Some(ServerNotification::Dropped { count: dropped }));
+            }
+            if let Some(n) = st.notifications.items.pop_front() {
                 return Poll::Ready(Some(n));
             }
             if st.terminal.is_some() {
                 return Poll::Ready(None);
             }
-            st.notification_waker = Some(cx.waker().clone());
+            st.notifications.waker = Some(cx.waker().clone());
             Poll::Pending
         })
         .await
+    }
+}
+
+/// The connection's events; see [`Client::events`].
+pub struct Events {
+    shared: Arc<Shared>,
+}
+
+impl Events {
+    /// The next event; `None` once the connection has ended and none are left.
+    pub async fn next(&mut self) -> Option<Event> {
+        std::future::poll_fn(|cx| {
+            let mut st = self.shared.lock();
+            if let Some(e) = st.events.items.pop_front() {
+                return Poll::Ready(Some(e));
+            }
+            if st.finished {
+                return Poll::Ready(None);
+            }
+            st.events.waker = Some(cx.waker().clone());
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// How many events were dropped unread so far because the queue was full.
+    pub fn dropped(&self) -> u64 {
+        self.shared.lock().events.dropped
     }
 }

@@ -1,33 +1,38 @@
-//! What both drivers do with the core's events: fill the waiting calls' slots, run progress
-//! callbacks and server-request handlers outside the lock, and answer the server.
+//! What the driver does with the connection's events: under the lock, fill the waiting calls'
+//! slots and the application's queues; outside it, run progress callbacks and the handlers of
+//! server requests, whose answers go back at the next step.
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
 use mcpwire_core::jsonrpc::{ErrorObject, Id, RawJson};
-use mcpwire_core::protocol::{CallId, CallOutcome, ClientEvent, ServerRequest};
-use serde_json::json;
+use mcpwire_core::types::{ListRootsResult, Root};
+use mcpwire_core::{CallId, CallOutcome, Event, Progress, ServerRequest};
 
-use crate::client::{ProgressUpdate, Ready, Shared, State};
+use crate::client::{ConnectionState, ProgressFn, Ready};
 use crate::error::Error;
 use crate::handlers::{BoxFuture, ElicitationRequest, Handlers};
 
-/// What one step hands to the part of the loop that runs outside the lock.
+/// Work a step hands to the part of the loop that runs outside the lock.
 #[derive(Default)]
-pub(crate) struct StepOutput {
+pub(crate) struct Work {
+    progress: Vec<(Arc<ProgressFn>, Progress)>,
     requests: Vec<ServerRequest>,
-    /// Calls that ended; their slots are filled after the progress callbacks ran, so a caller
-    /// never sees its result before the progress that preceded it.
-    completions: Vec<(CallId, CallOutcome)>,
-    closed: Option<Arc<str>>,
+    pub(crate) stderr_lines: Vec<String>,
 }
 
-impl StepOutput {
-    /// Whether there is anything to do with it.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.requests.is_empty() && self.completions.is_empty() && self.closed.is_none()
+impl Work {
+    fn is_empty(&self) -> bool {
+        self.progress.is_empty() && self.requests.is_empty() && self.stderr_lines.is_empty()
     }
+}
+
+/// An end held back until the progress callbacks before it have run, so a caller never sees its
+/// result before the progress that preceded it.
+enum Held {
+    Done(CallId, CallOutcome),
+    Closed(Arc<str>),
 }
 
 /// A handler's answer on its way.
@@ -36,10 +41,12 @@ struct HandlerTask {
     future: BoxFuture<Result<RawJson, ErrorObject>>,
 }
 
-/// The handlers and their answers in progress.
+/// The handlers, their answers in progress, and what waits for the next step.
 pub(crate) struct Dispatch {
     handlers: Handlers,
     tasks: Vec<HandlerTask>,
+    held: Vec<Held>,
+    answers: Vec<(Id, Result<RawJson, ErrorObject>)>,
 }
 
 impl Dispatch {
@@ -47,123 +54,88 @@ impl Dispatch {
         Dispatch {
             handlers,
             tasks: Vec::new(),
+            held: Vec::new(),
+            answers: Vec::new(),
         }
     }
 
-    /// Moves the core's events to the waiting calls and collects the server's requests.
-    pub(crate) fn take_events(&mut self, st: &mut State) -> StepOutput {
-        let mut out = StepOutput::default();
-        while let Some(event) = st.core.poll_event() {
-            match event {
-                ClientEvent::Ready(init) => {
-                    if let Ready::Waiting(wakers) =
-                        std::mem::replace(&mut st.ready, Ready::Done(Arc::new(*init)))
-                    {
-                        wakers.into_iter().for_each(|w| w.wake());
-                    }
-                }
-                ClientEvent::HandshakeFailed(error) => {
-                    let failed = Ready::Failed(Error::Handshake {
-                        command: st.command.clone(),
-                        error,
-                    });
-                    if let Ready::Waiting(wakers) = std::mem::replace(&mut st.ready, failed) {
-                        wakers.into_iter().for_each(|w| w.wake());
-                    }
-                }
-                ClientEvent::CallDone { call, outcome } => out.completions.push((call, outcome)),
-                ClientEvent::Progress {
-                    call,
-                    progress,
-                    total,
-                    message,
-                } => {
-                    let cb = st.slots.get(&call).and_then(|s| s.on_progress.clone());
-                    if let Some(cb) = cb {
-                        st.progress.push((
-                            cb,
-                            ProgressUpdate {
-                                progress,
-                                total,
-                                message,
-                            },
-                        ));
-                    }
-                }
-                ClientEvent::ServerRequest(r) => out.requests.push(r),
-                ClientEvent::Closed { reason } => out.closed = Some(reason),
-                // Cancellations of server requests: the handler's answer will be dropped by
-                // the core; diagnostics are visible through the frame observer.
-                _ => {}
+    /// Under the lock, first in a step: what the last step left for it (ends held behind
+    /// progress callbacks, handlers' answers). Returns whether there was any.
+    pub(crate) fn settle(&mut self, st: &mut ConnectionState, now: Instant) -> bool {
+        let any = !self.held.is_empty() || !self.answers.is_empty();
+        for held in self.held.drain(..) {
+            match held {
+                Held::Done(call, outcome) => st.complete(call, outcome),
+                Held::Closed(reason) => st.set_terminal(reason),
             }
         }
-        out
+        for (id, answer) in self.answers.drain(..) {
+            // The server may have cancelled it, or the connection ended: then there is no
+            // one to answer.
+            let _ = st.conn.respond(now, &id, answer);
+        }
+        any
     }
 
-    /// Starts the handler for a server request.
-    fn start_handler(&mut self, request: ServerRequest) -> Option<HandlerTask> {
-        let to_raw = |v: serde_json::Value| RawJson::new(&v).map_err(|e| internal(&e.to_string()));
-        let (id, future): (_, BoxFuture<Result<RawJson, ErrorObject>>) = match request {
-            ServerRequest::Elicitation { id, params } => {
-                let h = self.handlers.elicitation.clone()?;
-                let fut = h(ElicitationRequest { params });
-                (
-                    id,
-                    Box::pin(async move {
-                        let r = fut.await?;
-                        serde_json::to_value(r)
-                            .map_err(|e| internal(&e.to_string()))
-                            .and_then(to_raw)
-                    }),
-                )
+    /// Under the lock: one event of the connection.
+    pub(crate) fn event(&mut self, st: &mut ConnectionState, work: &mut Work, event: Event) {
+        crate::trace::event(&st.target, &event);
+        match event {
+            Event::CallDone { call, outcome } => {
+                if work.progress.is_empty() && self.held.is_empty() {
+                    st.complete(call, outcome);
+                } else {
+                    self.held.push(Held::Done(call, outcome));
+                }
             }
-            ServerRequest::Sampling { id, params } => {
-                let h = self.handlers.sampling.clone()?;
-                let fut = h(params);
-                (id, Box::pin(async move { to_raw(fut.await?) }))
+            Event::Progress { call, progress } => {
+                if let Some(cb) = st.slots.get(&call).and_then(|s| s.on_progress.clone()) {
+                    work.progress.push((cb, progress));
+                }
             }
-            ServerRequest::Roots { id } => {
-                let h = self.handlers.roots.clone()?;
-                let fut = h();
-                (
-                    id,
-                    Box::pin(async move { to_raw(json!({ "roots": fut.await? })) }),
-                )
+            Event::ServerRequest(r) => work.requests.push(r),
+            Event::Notification(n) => st.notifications.push(n),
+            event => {
+                match &event {
+                    Event::Ready { server, .. } => {
+                        st.set_ready(Ready::Done(Arc::new((**server).clone())))
+                    }
+                    Event::HandshakeFailed(error) => {
+                        let target = st.target.clone();
+                        let error = error.clone();
+                        st.set_ready(Ready::Failed(Error::Handshake { target, error }));
+                    }
+                    Event::Closed { reason } => {
+                        if work.progress.is_empty() && self.held.is_empty() {
+                            st.set_terminal(reason.clone());
+                        } else {
+                            self.held.push(Held::Closed(reason.clone()));
+                        }
+                    }
+                    _ => {}
+                }
+                st.events.push(event);
             }
-            _ => return None,
-        };
-        Some(HandlerTask { id, future })
+        }
     }
 
-    /// The part of a step that runs outside the lock: progress callbacks, then the calls'
-    /// results, then the handlers. Returns whether anything happened.
-    pub(crate) fn after_step(
+    /// Outside the lock: progress callbacks, stderr lines, then the handlers. Returns whether
+    /// anything happened (so the loop steps again to settle it).
+    pub(crate) fn run(
         &mut self,
         cx: &mut Context<'_>,
-        shared: &Shared,
-        out: StepOutput,
-        progress: Vec<(Arc<crate::client::ProgressFn>, ProgressUpdate)>,
+        work: Work,
+        on_stderr: Option<&crate::StderrCallback>,
     ) -> bool {
-        let mut progressed = !out.is_empty() || !progress.is_empty();
-        // Outside the lock: application code may call back into the client.
-        for (cb, update) in progress {
+        let mut progressed = !work.is_empty() || !self.held.is_empty();
+        // Application code may call back into the client: never under the lock.
+        for (cb, update) in work.progress {
             cb(update);
         }
-        if !out.completions.is_empty() || out.closed.is_some() {
-            let mut st = shared.lock();
-            for (call, outcome) in out.completions {
-                if let Some(slot) = st.slots.get_mut(&call) {
-                    slot.outcome = Some(outcome);
-                    if let Some(w) = slot.waker.take() {
-                        w.wake();
-                    }
-                }
-            }
-            if let Some(reason) = out.closed {
-                st.set_terminal(reason);
-            }
+        if let Some(cb) = on_stderr {
+            work.stderr_lines.iter().for_each(|l| cb(l));
         }
-        for r in out.requests {
+        for r in work.requests {
             if let Some(task) = self.start_handler(r) {
                 self.tasks.push(task);
             }
@@ -172,19 +144,42 @@ impl Dispatch {
         while i < self.tasks.len() {
             if let Poll::Ready(answer) = self.tasks[i].future.as_mut().poll(cx) {
                 let task = self.tasks.swap_remove(i);
-                let mut st = shared.lock();
-                // The server may have cancelled it, or the connection ended: then there is
-                // no one to answer.
-                let _ = st
-                    .core
-                    .protocol_mut()
-                    .respond(Instant::now(), &task.id, answer);
+                self.answers.push((task.id, answer));
                 progressed = true;
             } else {
                 i += 1;
             }
         }
         progressed
+    }
+
+    /// Starts the handler for a server request (the core refused those without one).
+    fn start_handler(&mut self, request: ServerRequest) -> Option<HandlerTask> {
+        let to_raw = |v: serde_json::Value| RawJson::new(&v).map_err(|e| internal(&e.to_string()));
+        let (id, future): (_, BoxFuture<Result<RawJson, ErrorObject>>) = match request {
+            ServerRequest::Elicitation { id, params } => {
+                let fut = self.handlers.elicitation.as_ref()?(ElicitationRequest { params });
+                let future = async move {
+                    let answer = fut.await?;
+                    RawJson::new(&answer).map_err(|e| internal(&e.to_string()))
+                };
+                (id, Box::pin(future))
+            }
+            ServerRequest::Sampling { id, params } => {
+                let fut = self.handlers.sampling.as_ref()?(params);
+                (id, Box::pin(async move { to_raw(fut.await?) }))
+            }
+            ServerRequest::Roots { id } => {
+                let fut = self.handlers.roots.as_ref()?();
+                let future = async move {
+                    let roots: Vec<Root> = fut.await?;
+                    RawJson::new(&ListRootsResult { roots }).map_err(|e| internal(&e.to_string()))
+                };
+                (id, Box::pin(future))
+            }
+            _ => return None,
+        };
+        Some(HandlerTask { id, future })
     }
 }
 

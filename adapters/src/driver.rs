@@ -1,31 +1,55 @@
-//! The connection driver: a future that owns the child's pipes and does all IO for one
-//! connection, on whatever executor polls it.
+//! The connection driver: a future that owns the connection's IO and runs the one loop of every
+//! transport, on whatever executor polls it.
 //!
-//! Each poll is one short loop: feed the core what happened (deadlines checked against the clock,
-//! bytes read, the exit), carry out what it asks (writes, process signals), hand events to the
-//! waiting calls and handlers, and register for the next wake-up. Dropping the driver kills the
-//! process group at once and never blocks: the child is reaped by async-process's reaper.
+//! Each step takes the lock once: it settles what the last step left (ends held behind progress
+//! callbacks, handlers' answers), feeds the core what happened (commands, deadlines checked
+//! against the clock, bytes read, exits, HTTP heads, chunks and ends), drains the core's outputs
+//! (IO to carry out, events for the callers) and does the writes. Then, outside the lock, it runs
+//! the application's code (progress callbacks, stderr lines, handlers) and waits for the next
+//! wake-up: IO, the timer, or a command. The transports differ only in their [`TransportIo`].
 
 use std::future::Future;
-use std::io;
 use std::pin::Pin;
-use std::process::ExitStatus;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
 use async_io::Timer;
-use futures_lite::{AsyncRead, AsyncWrite};
-use mcpwire_core::stdio::{ProcessAction, ProcessExit};
+use mcpwire_core::{Connection, Output};
 
-use crate::client::{Shared, State};
-use crate::dispatch::Dispatch;
-use crate::handlers::{BoxFuture, Handlers};
-use crate::spawn::{signal_group, SIGKILL, SIGTERM};
-use crate::stderr::StderrTail;
+use crate::client::{ConnectionState, Shared};
+use crate::dispatch::{Dispatch, Work};
+use crate::handlers::Handlers;
+use crate::StderrCallback;
 
-/// How many stdout reads one poll makes before yielding to other tasks.
-const READS_PER_POLL: usize = 64;
+/// How many steps one poll makes before yielding to other tasks.
+const STEPS_PER_POLL: usize = 64;
+
+/// The IO of one transport: what the loop asks of it.
+pub(crate) trait TransportIo: Send {
+    /// Feeds the connection what happened since the last step (bytes read, an exit, HTTP
+    /// heads, chunks, ends and failures). Returns whether anything did.
+    fn read(
+        &mut self,
+        cx: &mut Context<'_>,
+        conn: &mut Connection,
+        now: Instant,
+        work: &mut Work,
+    ) -> bool;
+
+    /// Carries out one output that is not an event (bytes to write, a process action, an
+    /// exchange to start or abort).
+    fn carry_out(&mut self, st: &mut ConnectionState, now: Instant, output: Output);
+
+    /// Writes what it can now. Returns whether anything was written.
+    fn write(&mut self, cx: &mut Context<'_>) -> bool;
+
+    /// Whether nothing of this transport is in flight any more.
+    fn is_idle(&self) -> bool;
+
+    /// Why the connection ended when the driver finishes, if no reason was given before.
+    fn finish_reason(&self) -> &'static str;
+}
 
 /// Drives one connection: all of its IO. Spawn it on any executor (or poll it in a
 /// `block_on`); it completes when the connection has ended (for stdio, when the server process
@@ -33,230 +57,72 @@ const READS_PER_POLL: usize = 64;
 /// killed).
 #[must_use = "the connection makes no progress unless its driver is polled"]
 pub struct Driver {
-    inner: Inner,
-}
-
-enum Inner {
-    Stdio(Box<StdioDriver>),
-    Http(Box<crate::http_driver::HttpDriver>),
-}
-
-impl Driver {
-    pub(crate) fn stdio(d: StdioDriver) -> Driver {
-        Driver {
-            inner: Inner::Stdio(Box::new(d)),
-        }
-    }
-
-    pub(crate) fn http(d: crate::http_driver::HttpDriver) -> Driver {
-        Driver {
-            inner: Inner::Http(Box::new(d)),
-        }
-    }
+    shared: Arc<Shared>,
+    io: Box<dyn TransportIo>,
+    dispatch: Dispatch,
+    on_stderr: Option<StderrCallback>,
+    timer: Timer,
+    timer_at: Option<Instant>,
+    closing: bool,
 }
 
 impl std::fmt::Debug for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.inner {
-            Inner::Stdio(d) => d.fmt(f),
-            Inner::Http(_) => f.write_str("Driver(http)"),
-        }
-    }
-}
-
-impl Future for Driver {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match &mut self.inner {
-            Inner::Stdio(d) => Pin::new(&mut **d).poll(cx),
-            Inner::Http(d) => Pin::new(&mut **d).poll(cx),
-        }
-    }
-}
-
-/// Drives one stdio connection.
-pub(crate) struct StdioDriver {
-    shared: Arc<Shared>,
-    pid: i32,
-    stdin: Option<async_process::ChildStdin>,
-    stdout: Option<async_process::ChildStdout>,
-    stderr: Option<async_process::ChildStderr>,
-    status: Option<BoxFuture<io::Result<ExitStatus>>>,
-    /// Kept so that async-process reaps the child when the driver goes.
-    _child: async_process::Child,
-    stderr_tail: StderrTail,
-    timer: Timer,
-    timer_at: Option<Instant>,
-    read_buf: Box<[u8]>,
-    dispatch: Dispatch,
-    /// How to start the server again (after an unanswered `server/discover` probe).
-    config: mcpwire_core::config::StdioConfig,
-    closing: bool,
-    exited: bool,
-}
-
-impl std::fmt::Debug for StdioDriver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Driver")
-            .field("pid", &self.pid)
-            .field("exited", &self.exited)
+            .field("closing", &self.closing)
+            .field("timer_at", &self.timer_at)
             .finish_non_exhaustive()
     }
 }
 
-impl StdioDriver {
+impl Driver {
     pub(crate) fn new(
         shared: Arc<Shared>,
-        mut child: async_process::Child,
-        pid: i32,
-        stderr_tail: StderrTail,
+        io: Box<dyn TransportIo>,
         handlers: Handlers,
-        config: mcpwire_core::config::StdioConfig,
-    ) -> StdioDriver {
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
-        let status: BoxFuture<io::Result<ExitStatus>> = Box::pin(child.status());
-        StdioDriver {
+        on_stderr: Option<StderrCallback>,
+    ) -> Driver {
+        Driver {
             shared,
-            pid,
-            stdin,
-            stdout,
-            stderr,
-            status: Some(status),
-            _child: child,
-            stderr_tail,
+            io,
+            dispatch: Dispatch::new(handlers),
+            on_stderr,
             timer: Timer::never(),
             timer_at: None,
-            read_buf: vec![0; 64 * 1024].into_boxed_slice(),
-            dispatch: Dispatch::new(handlers),
-            config,
             closing: false,
-            exited: false,
         }
     }
 
-    /// One round under the lock: feed the core, carry out its actions, take its events.
-    /// Returns whether anything happened, and the work to do outside the lock.
-    fn step(
-        &mut self,
-        cx: &mut Context<'_>,
-        st: &mut State,
-    ) -> (bool, crate::dispatch::StepOutput) {
-        let mut progressed = false;
+    /// One step under the lock. Returns whether anything happened, the work for outside the
+    /// lock, and whether the connection is finished.
+    fn step(&mut self, cx: &mut Context<'_>, st: &mut ConnectionState) -> (bool, Work, bool) {
         match &st.driver_waker {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => st.driver_waker = Some(cx.waker().clone()),
         }
         let now = Instant::now();
+        let mut work = Work::default();
+        let mut progressed = self.dispatch.settle(st, now);
         if st.close_requested && !self.closing {
             self.closing = true;
-            st.core.stdio().close(now);
+            st.conn.close(now);
             progressed = true;
         }
-        if st.core.stdio().poll_timeout().is_some_and(|t| t <= now) {
-            st.core.stdio().handle_timeout(now);
+        if st.conn.poll_timeout().is_some_and(|t| t <= now) {
+            st.conn.handle_timeout(now);
             progressed = true;
         }
-        while let Some(action) = st.core.stdio().poll_process_action() {
+        progressed |= self.io.read(cx, &mut st.conn, now, &mut work);
+        while let Some(output) = st.conn.poll_output() {
             progressed = true;
-            match action {
-                ProcessAction::CloseStdin => self.stdin = None,
-                ProcessAction::Terminate => signal_group(self.pid, SIGTERM),
-                ProcessAction::Kill => signal_group(self.pid, SIGKILL),
-                ProcessAction::SpawnAgain => self.respawn(now, st),
-                _ => {}
+            match output {
+                Output::Event(event) => self.dispatch.event(st, &mut work, event),
+                other => self.io.carry_out(st, now, other),
             }
         }
-        // Writes: as much as the pipe takes now.
-        while let Some(stdin) = self.stdin.as_mut() {
-            let buf = st.core.stdio().poll_write();
-            if buf.is_empty() {
-                break;
-            }
-            match Pin::new(stdin).poll_write(cx, buf) {
-                Poll::Ready(Ok(n)) if n > 0 => {
-                    st.core.stdio().advance_write(n);
-                    progressed = true;
-                }
-                Poll::Ready(_) => {
-                    // The server closed its stdin: it is exiting; the exit will be reported.
-                    self.stdin = None;
-                    progressed = true;
-                }
-                Poll::Pending => break,
-            }
-        }
-        // Reads from stdout.
-        for _ in 0..READS_PER_POLL {
-            let Some(stdout) = self.stdout.as_mut() else {
-                break;
-            };
-            match Pin::new(stdout).poll_read(cx, &mut self.read_buf) {
-                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
-                    self.stdout = None;
-                    st.core.stdio().handle_stdout_eof(now);
-                    progressed = true;
-                }
-                Poll::Ready(Ok(n)) => {
-                    st.core.stdio().handle_stdout(now, &self.read_buf[..n]);
-                    progressed = true;
-                }
-                Poll::Pending => break,
-            }
-        }
-        // Stderr, always drained.
-        let mut stderr_lines = Vec::new();
-        for _ in 0..READS_PER_POLL {
-            let Some(stderr) = self.stderr.as_mut() else {
-                break;
-            };
-            match Pin::new(stderr).poll_read(cx, &mut self.read_buf) {
-                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
-                    self.stderr = None;
-                    progressed = true;
-                }
-                Poll::Ready(Ok(n)) => {
-                    stderr_lines.extend(self.stderr_tail.push(&self.read_buf[..n]));
-                    progressed = true;
-                }
-                Poll::Pending => break,
-            }
-        }
-        if let Some(cb) = self.stderr_tail.callback() {
-            stderr_lines.iter().for_each(|l| cb(l));
-        }
-        // The exit.
-        if let Some(status) = self.status.as_mut() {
-            if let Poll::Ready(result) = status.as_mut().poll(cx) {
-                self.status = None;
-                self.exited = true;
-                progressed = true;
-                // Whatever the server wrote before exiting is still in the pipe: read it first.
-                while let Some(stdout) = self.stdout.as_mut() {
-                    match Pin::new(stdout).poll_read(cx, &mut self.read_buf) {
-                        Poll::Ready(Ok(n)) if n > 0 => {
-                            st.core.stdio().handle_stdout(now, &self.read_buf[..n])
-                        }
-                        _ => break,
-                    }
-                }
-                // Nothing of the group may outlive its leader.
-                signal_group(self.pid, SIGKILL);
-                let exit = exit_of(result);
-                let tail = self.stderr_tail.tail();
-                st.core.stdio().handle_exit(now, exit, &tail);
-            }
-        }
-        let out = self.dispatch.take_events(st);
-        if st.core.stdio().protocol().engine().unread_notifications() > 0 {
-            if let Some(w) = st.notification_waker.take() {
-                w.wake();
-            }
-        }
+        progressed |= self.io.write(cx);
         // The one timer of the connection: the core's next deadline.
-        let next = st.core.stdio().poll_timeout();
+        let next = st.conn.poll_timeout();
         if next != self.timer_at {
             self.timer_at = next;
             match next {
@@ -264,70 +130,29 @@ impl StdioDriver {
                 None => self.timer = Timer::never(),
             }
         }
-        (progressed, out)
-    }
-
-    /// Replaces the server process with a fresh one (the old one was killed).
-    fn respawn(&mut self, now: Instant, st: &mut State) {
-        match crate::spawn::spawn(&self.config) {
-            Ok(spawned) => {
-                let mut child = spawned.child;
-                self.stdin = child.stdin.take();
-                self.stdout = child.stdout.take();
-                self.stderr = child.stderr.take();
-                self.status = Some(Box::pin(child.status()));
-                // The old child goes to async-process's reaper.
-                self._child = child;
-                self.pid = spawned.pid;
-                self.exited = false;
-                st.pid = spawned.pid as u32;
-                st.core.stdio().handle_respawned(now);
-            }
-            Err(e) => {
-                self.exited = true;
-                st.core.stdio().handle_respawn_failed(now, &e.to_string());
-            }
-        }
+        let finished = st.conn.is_finished() && self.io.is_idle();
+        (progressed, work, finished)
     }
 }
 
-fn exit_of(result: io::Result<ExitStatus>) -> ProcessExit {
-    use std::os::unix::process::ExitStatusExt;
-    match result {
-        Ok(status) => ProcessExit {
-            code: status.code(),
-            signal: status.signal(),
-        },
-        Err(_) => ProcessExit {
-            code: None,
-            signal: None,
-        },
-    }
-}
-
-impl Future for StdioDriver {
+impl Future for Driver {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = &mut *self;
         let shared = this.shared.clone();
-        for _ in 0..READS_PER_POLL {
-            let (mut progressed, out, progress) = {
-                let mut st = shared.lock();
-                let (p, out) = this.step(cx, &mut st);
-                (p, out, std::mem::take(&mut st.progress))
-            };
-            progressed |= this.dispatch.after_step(cx, &shared, out, progress);
+        for _ in 0..STEPS_PER_POLL {
+            let (mut progressed, work, finished) = this.step(cx, &mut shared.lock());
+            progressed |= this.dispatch.run(cx, work, this.on_stderr.as_ref());
             if this.timer_at.is_some() && Pin::new(&mut this.timer).poll(cx).is_ready() {
                 this.timer_at = None;
                 progressed = true;
             }
-            if this.exited {
+            if finished {
                 let mut st = shared.lock();
-                if st.core.stdio().has_exited() {
-                    st.finish("the server exited");
-                    return Poll::Ready(());
-                }
+                this.dispatch.settle(&mut st, Instant::now());
+                st.finish(this.io.finish_reason());
+                return Poll::Ready(());
             }
             if !progressed {
                 return Poll::Pending;
@@ -339,11 +164,9 @@ impl Future for StdioDriver {
     }
 }
 
-impl Drop for StdioDriver {
+impl Drop for Driver {
     fn drop(&mut self) {
-        if !self.exited {
-            signal_group(self.pid, SIGKILL);
-        }
+        // The transport's own drop ends its IO (for stdio, kills the process group).
         self.shared
             .lock()
             .finish("the connection driver was dropped");

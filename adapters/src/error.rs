@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use mcpwire_core::protocol::{CallError, ClientError};
-use mcpwire_core::rpc::LocalError;
+use mcpwire_core::{CallError, ClientError, LocalError};
 
 /// Why a connection or a call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -19,22 +18,25 @@ pub enum Error {
     },
     /// The handshake failed: the server answered with an error or an unknown version, timed
     /// out, or exited (the reason then names the exit status and the end of its stderr).
-    #[error("`{command}`: handshake failed: {error}")]
+    #[error("`{target}`: handshake failed: {error}")]
     Handshake {
-        /// The command line.
-        command: String,
+        /// The command line or the URL.
+        target: String,
         /// Why.
         error: CallError,
     },
     /// A call failed: a JSON-RPC error from the server, or a local end (timeout, cancellation,
-    /// closed connection), or a result of the wrong shape.
+    /// a lost stream), or a result of the wrong shape. A call the connection's end cut short is
+    /// [`Error::Closed`].
     #[error(transparent)]
     Call(#[from] CallError),
     /// The call was refused before anything was sent (for example the server does not offer
     /// the capability).
     #[error(transparent)]
     Client(#[from] ClientError),
-    /// The connection has ended.
+    /// The connection has ended (for a call: it ended while the call was in flight, or before
+    /// it was made). The reason names how, for example the server's exit status and the end of
+    /// its stderr.
     #[error("connection closed: {0}")]
     Closed(Arc<str>),
 }

@@ -8,7 +8,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use mcpwire_core::jsonrpc::ErrorObject;
-use mcpwire_core::protocol::types::{fill_from_defaults, ElicitAction, ElicitResult};
+use mcpwire_core::types::{
+    fill_from_defaults, ClientCapabilities, ElicitAction, ElicitResult, Root,
+};
 use serde_json::{json, Value};
 
 /// A boxed, sendable future, as handlers return.
@@ -60,16 +62,6 @@ impl ElicitationRequest {
             Err(_) => ElicitResult::decline(),
         }
     }
-}
-
-/// A root the host exposes to servers.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Root {
-    /// A `file://` URI.
-    pub uri: String,
-    /// A display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
 }
 
 type ElicitFn =
@@ -140,21 +132,17 @@ impl Handlers {
         self
     }
 
-    /// The capabilities these handlers let the client declare.
-    pub(crate) fn capabilities(&self) -> mcpwire_core::protocol::types::ClientCapabilities {
-        let mut caps = mcpwire_core::protocol::types::ClientCapabilities::default();
+    /// The capabilities these handlers let the client declare: only what has a handler.
+    pub(crate) fn capabilities(&self) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
         if self.elicitation.is_some() {
-            caps.elicitation = Some(if self.url_elicitation {
-                json!({"form": {}, "url": {}})
-            } else {
-                json!({"form": {}})
-            });
+            caps = caps.with_elicitation(self.url_elicitation);
         }
         if self.sampling.is_some() {
-            caps.sampling = Some(json!({}));
+            caps = caps.with_sampling();
         }
         if self.roots.is_some() {
-            caps.roots = Some(json!({"listChanged": false}));
+            caps = caps.with_roots();
         }
         caps
     }

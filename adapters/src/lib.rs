@@ -29,31 +29,36 @@ mod dispatch;
 mod driver;
 mod error;
 mod handlers;
-mod http_driver;
-mod machine;
+mod http_io;
+mod pipe_io;
 mod serve;
 mod spawn;
 mod stderr;
+mod trace;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use client::{CallOpts, Client, Notifications, ProgressUpdate};
+pub use client::{CallOptions, Client, Events, Notifications};
 pub use driver::Driver;
 pub use error::Error;
-pub use handlers::{BoxFuture, ElicitationRequest, Handlers, Root};
-pub use http_driver::{HttpBackend, HttpResponse, IsahcBackend};
+pub use handlers::{BoxFuture, ElicitationRequest, Handlers};
+pub use http_io::{HttpBackend, HttpResponse, IsahcBackend};
 pub use mcpwire_core as core;
 pub use mcpwire_core::config::ServerConfig;
-pub use mcpwire_core::protocol::types::{CallToolResult, ElicitAction, ElicitResult, Tool};
-pub use mcpwire_core::protocol::{ChosenEra, Era, ServerNotification};
 pub use mcpwire_core::tap::{Direction, FrameObserver};
+pub use mcpwire_core::types::{CallToolResult, ElicitAction, ElicitResult, Root, Tool};
+pub use mcpwire_core::{
+    ChosenEra, Diagnostic, Era, Event, HttpOptions, Limits, Progress, ServerNotification,
+    ShutdownTimeouts,
+};
 pub use serve::serve_demo;
 pub use stderr::StderrCallback;
 
-use mcpwire_core::protocol::types::Implementation;
-use mcpwire_core::protocol::ClientConfig;
-use mcpwire_core::rpc::EngineConfig;
-use mcpwire_core::stdio::{ShutdownTimeouts, StdioClient};
+use client::{ConnectionState, Shared};
+use futures_lite::{AsyncRead, AsyncWrite};
+use mcpwire_core::types::Implementation;
+use mcpwire_core::{ClientConfig, Connection, StdioOptions};
 
 /// How to connect: who we are, what we answer, limits and taps.
 pub struct ConnectOptions {
@@ -70,8 +75,12 @@ pub struct ConnectOptions {
     pub shutdown: ShutdownTimeouts,
     /// The longest stdout line accepted (default 16 MiB).
     pub max_line: usize,
-    /// The request engine's caps.
-    pub engine: EngineConfig,
+    /// The HTTP transport's limits: the largest JSON body and SSE event, the resume budget and
+    /// wait, and whether to open the standalone stream.
+    pub http: HttpOptions,
+    /// Caps on what the connection holds (pending calls, inbound requests, unread
+    /// notifications and events).
+    pub limits: Limits,
     /// Answers to server requests; they decide the capabilities declared.
     pub handlers: Handlers,
     /// Called with each line the server writes to stderr.
@@ -82,7 +91,7 @@ pub struct ConnectOptions {
     /// `Authorization` value).
     pub observer: Option<Box<dyn FrameObserver>>,
     /// The HTTP client for HTTP servers (default: [`IsahcBackend`]).
-    pub http_backend: Option<std::sync::Arc<dyn HttpBackend>>,
+    pub http_backend: Option<Arc<dyn HttpBackend>>,
 }
 
 impl Default for ConnectOptions {
@@ -94,7 +103,8 @@ impl Default for ConnectOptions {
             probe_timeout: Duration::from_secs(10),
             shutdown: ShutdownTimeouts::default(),
             max_line: mcpwire_core::codec::jsonl::DEFAULT_MAX_LINE,
-            engine: EngineConfig::default(),
+            http: HttpOptions::default(),
+            limits: Limits::default(),
             handlers: Handlers::default(),
             on_stderr: None,
             stderr_tail: 8 * 1024,
@@ -109,6 +119,9 @@ impl std::fmt::Debug for ConnectOptions {
         f.debug_struct("ConnectOptions")
             .field("client_info", &self.client_info)
             .field("init_timeout", &self.init_timeout)
+            .field("era", &self.era)
+            .field("http", &self.http)
+            .field("limits", &self.limits)
             .field("handlers", &self.handlers)
             .finish_non_exhaustive()
     }
@@ -123,8 +136,15 @@ impl ConnectOptions {
             init_timeout: self.init_timeout,
             era: self.era,
             probe_timeout: self.probe_timeout,
-            engine: self.engine.clone(),
+            limits: self.limits.clone(),
             ..ClientConfig::default()
+        }
+    }
+
+    fn stdio_options(&self) -> StdioOptions {
+        StdioOptions {
+            shutdown: self.shutdown,
+            max_line: self.max_line,
         }
     }
 
@@ -142,13 +162,31 @@ impl ConnectOptions {
 
     /// Sets the stderr line callback.
     pub fn on_stderr(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
-        self.on_stderr = Some(std::sync::Arc::new(f));
+        self.on_stderr = Some(Arc::new(f));
         self
+    }
+
+    /// The handle and the driver of a connection whose core is `conn`.
+    fn finish(
+        mut self,
+        mut conn: Connection,
+        target: String,
+        pid: u32,
+        io: Box<dyn driver::TransportIo>,
+    ) -> (Client, Driver) {
+        if let Some(o) = self.observer.take() {
+            conn.set_observer(o);
+        }
+        let max_unread = self.limits.max_notifications;
+        let shared = Shared::new(ConnectionState::new(conn, target, pid, max_unread));
+        let driver = Driver::new(shared.clone(), io, self.handlers, self.on_stderr);
+        (Client::new(shared), driver)
     }
 }
 
-/// Spawns the server and starts the handshake. Returns the handle and the driver, which must be
-/// polled (spawned on an executor) for anything to happen. Spawn failures surface here.
+/// Spawns the server (or, for HTTP, prepares the first request) and starts the handshake.
+/// Returns the handle and the driver, which must be polled (spawned on an executor) for anything
+/// to happen. Spawn failures surface here.
 pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client, Driver), Error> {
     let stdio = match config {
         ServerConfig::Stdio(s) => s,
@@ -162,27 +200,15 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
         command: command.clone(),
         message: e.to_string(),
     })?;
-    let mut core = StdioClient::new(options.client_config(), options.shutdown, options.max_line);
-    if let Some(o) = options.observer {
-        core.set_observer(o);
-    }
-    core.start(Instant::now())
-        .expect("a new connection starts its handshake");
-    let shared = client::Shared::new(client::State::new(
-        crate::machine::Core::Stdio(core),
-        command,
-        spawned.pid as u32,
-    ));
-    let tail = stderr::StderrTail::new(options.stderr_tail, options.on_stderr);
-    let driver = driver::StdioDriver::new(
-        shared.clone(),
-        spawned.child,
-        spawned.pid,
-        tail,
-        options.handlers,
-        stdio.clone(),
+    let pid = spawned.pid as u32;
+    let conn = Connection::stdio(
+        Instant::now(),
+        options.client_config(),
+        options.stdio_options(),
     );
-    Ok((Client::new(shared), Driver::stdio(driver)))
+    let tail = stderr::StderrTail::new(options.stderr_tail, options.on_stderr.clone());
+    let io = Box::new(pipe_io::PipeIo::child(spawned, tail, stdio.clone()));
+    Ok(options.finish(conn, command, pid, io))
 }
 
 fn connect_http(
@@ -191,31 +217,42 @@ fn connect_http(
 ) -> Result<(Client, Driver), Error> {
     let backend = match options.http_backend.clone() {
         Some(b) => b,
-        None => std::sync::Arc::new(IsahcBackend::new().map_err(|message| Error::Spawn {
+        None => Arc::new(IsahcBackend::new().map_err(|message| Error::Spawn {
             command: config.url.clone(),
             message,
         })?),
     };
-    let client_config = options.client_config();
-    let mut http = mcpwire_core::http::HttpConfig::new(config.url.clone());
-    http.headers = config
-        .headers
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let mut core = mcpwire_core::http::HttpClient::new(client_config, http);
-    if let Some(o) = options.observer {
-        core.set_observer(o);
-    }
-    core.start(Instant::now())
-        .expect("a new connection starts its handshake");
-    let shared = client::Shared::new(client::State::new(
-        crate::machine::Core::Http(core),
-        config.url.clone(),
-        0,
-    ));
-    let driver = http_driver::HttpDriver::new(shared.clone(), backend, options.handlers);
-    Ok((Client::new(shared), Driver::http(driver)))
+    let conn = Connection::http(
+        Instant::now(),
+        options.client_config(),
+        config,
+        options.http.clone(),
+    )?;
+    let io = Box::new(http_io::HttpIo::new(backend));
+    Ok(options.finish(conn, config.url.clone(), 0, io))
+}
+
+/// Connects to a server over any pair of byte streams that carry its stdout and stdin (JSONL):
+/// an SSH channel, `docker exec`, a child the host started itself, an in-process server.
+/// `name` names it in errors. There is no process to signal: closing closes `stdin` and waits
+/// for `stdout` to end, and an era probe that needs a fresh server fails the connection.
+pub fn connect_streams<R, W>(
+    name: &str,
+    stdout: R,
+    stdin: W,
+    options: ConnectOptions,
+) -> (Client, Driver)
+where
+    R: AsyncRead + Send + 'static,
+    W: AsyncWrite + Send + 'static,
+{
+    let conn = Connection::stdio(
+        Instant::now(),
+        options.client_config(),
+        options.stdio_options(),
+    );
+    let io = pipe_io::PipeIo::streams(Some(Box::pin(stdout)), Some(Box::pin(stdin)));
+    options.finish(conn, name.to_owned(), 0, Box::new(io))
 }
 
 /// Connects, spawns the driver on smol's global executor and waits for the handshake.

@@ -51,10 +51,6 @@ impl StderrTail {
         lines
     }
 
-    pub(crate) fn callback(&self) -> Option<&StderrCallback> {
-        self.callback.as_ref()
-    }
-
     /// The last bytes the server wrote to stderr, as text.
     pub(crate) fn tail(&self) -> String {
         let (a, b) = self.ring.as_slices();

@@ -4,44 +4,78 @@
 //! events and bytes to write. It does no IO, reads no clock, spawns no threads and needs no async
 //! runtime, so it embeds in any runtime, runs deterministically in tests and can be fuzzed.
 //!
-//! # The drive rule
+//! # One face: [`Connection`]
 //!
-//! Every machine in this crate has the same face:
+//! One [`Connection`] is one client connection to one server, over stdio or Streamable HTTP, in
+//! either protocol era. Its driver (mcpwire's smol adapters, or your own in any runtime) does
+//! three things, in a loop:
 //!
-//! - **inputs**: `push(bytes)` / `handle_*(now, …)` feed what the outside world did;
-//! - **commands**: methods such as `request(now, …)` or `cancel(now, …)` change state and queue
-//!   output; misuse returns `Err` at once;
-//! - **outputs**: `poll_*()` / `next_*()` hand out what the machine produced, one item at a time;
-//! - **time**: `poll_timeout()` says when the machine next wants `handle_timeout(now)`.
+//! ```text
+//! loop {
+//!     while let Some(out) = conn.poll_output() {        // 1. drain, always
+//!         match out {
+//!             Output::Write(bytes)   => queue them for the server's stdin,
+//!             Output::Process(a)     => close stdin / terminate / kill / spawn again,
+//!             Output::Http(a)        => start or abort an HTTP exchange,
+//!             Output::Event(e)       => hand it to the application,
+//!         }
+//!     }
+//!     write what the pipe takes;                          // 2. do the IO
+//!     wait for: stdout bytes | exit | HTTP head, chunk, end, failure   // 3. wait, then feed
+//!             | a command from the application | conn.poll_timeout();
+//!     feed it: conn.handle_stdout(now, bytes) / handle_exit / handle_head / handle_body / …,
+//!              conn.call_tool(now, …) / cancel / respond / close,
+//!              conn.handle_timeout(now) once the deadline has passed;
+//! }
+//! ```
 //!
-//! After every input or command, drain the outputs until they return `None`, then wait for IO or
-//! for the deadline from `poll_timeout()`. The core never reads the clock: the caller passes `now`.
+//! The core never reads the clock: every `now` is the caller's. After every input or command,
+//! drain [`Connection::poll_output`] until it returns `None` (debug builds check it).
 //!
 //! # Modules
 //!
+//! - [`Connection`] and its vocabulary, at the crate root: [`Output`], [`Event`],
+//!   [`Diagnostic`], [`CallId`], [`CallOptions`], [`CallError`], [`ClientError`],
+//!   [`ServerRequest`], [`ServerNotification`], the process and HTTP actions.
+//! - [`types`]: the typed MCP messages a client reads and sends.
 //! - [`jsonrpc`]: the JSON-RPC 2.0 message model, parsed once with params and results kept raw.
-//! - [`protocol`]: MCP versions and the typed messages a client sends and reads.
-//! - [`http`]: the Streamable HTTP transport (handshake era), as exchanges to carry out.
-//! - [`stdio`]: the stdio transport and the child's shutdown plan.
-//! - [`server`]: the demo server, on the same engine.
-//! - [`tap`]: the frame observer, which sees every frame in and out.
-//! - [`config`]: [`config::ServerConfig`], one entry of a host's `mcpServers` JSON.
 //! - [`codec`]: the byte-level codecs: newline-delimited JSON ([`codec::jsonl`]) and Server-Sent
-//!   Events ([`codec::sse`]).
-//! - [`rpc`]: the request engine: ids, pending requests with their deadlines, progress,
-//!   cancellation and the peer's requests, over JSON-RPC messages.
+//!   Events ([`codec::sse`]), useful on their own.
+//! - [`config`]: [`config::ServerConfig`], one entry of a host's `mcpServers` JSON.
+//! - [`tap`]: the frame observer, which sees every frame in and out.
+//! - [`error`]: the details of a failed HTTP exchange.
+//! - [`server`]: the demo server, on the same engine, with the same verbs.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod codec;
 pub mod config;
-pub mod http;
+mod connection;
+pub mod error;
+mod http;
 pub mod jsonrpc;
-pub mod protocol;
-pub mod rpc;
+mod protocol;
+mod rpc;
 pub mod server;
-pub mod stdio;
+mod stdio;
 pub mod tap;
+mod transport;
+
+#[cfg(test)]
+mod test_support;
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+
+pub use connection::{Connection, Diagnostic, Event, Output, Progress, StdioOptions};
+pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
+pub use protocol::types;
+pub use protocol::{
+    CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig, ClientError, Era,
+    ServerNotification, ServerRequest, MAX_PAGES,
+};
+pub use rpc::{
+    Deadline, Diagnostic as RpcDiagnostic, EndedAs, EngineError, Limits, LocalError, ProgressToken,
+    Reply, Responded, ResponseFor, DEFAULT_TIMEOUT,
+};
+pub use stdio::{ProcessAction, ProcessExit, ShutdownTimeouts, EXIT_AFTER_EOF_GRACE};

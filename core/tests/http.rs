@@ -5,27 +5,28 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use mcpwire_core::http::{ExchangeId, HttpAction, HttpClient, HttpConfig, HttpMethod, HttpRequest};
+use mcpwire_core::config::HttpConfig;
 use mcpwire_core::jsonrpc::{Id, Message, Parsed, RawJson};
-use mcpwire_core::protocol::types::ClientCapabilities;
-use mcpwire_core::protocol::{
-    CallError, CallId, CallOptions, ClientConfig, ClientEvent, ProtocolDiagnostic, ServerRequest,
-};
-use mcpwire_core::rpc::LocalError;
 use mcpwire_core::server::{DemoConfig, DemoServer};
+use mcpwire_core::types::ClientCapabilities;
+use mcpwire_core::{
+    CallError, CallId, CallOptions, ClientConfig, Connection, Diagnostic, Event, ExchangeId,
+    HttpAction, HttpMethod, HttpOptions, HttpRequest, LocalError, Output, ServerNotification,
+    ServerRequest,
+};
 use serde_json::{json, Value};
 
 const URL: &str = "http://127.0.0.1:1/mcp";
 
 struct H {
-    c: HttpClient,
+    c: Connection,
     now: Instant,
     /// Requests started and not yet answered, by exchange.
     open: HashMap<ExchangeId, HttpRequest>,
     /// One line per request started: `POST tools/call #1` or `GET`.
     log: Vec<String>,
     aborted: Vec<ExchangeId>,
-    events: Vec<ClientEvent>,
+    events: Vec<Event>,
 }
 
 fn describe(r: &HttpRequest) -> String {
@@ -49,6 +50,13 @@ fn describe(r: &HttpRequest) -> String {
     }
 }
 
+fn endpoint() -> HttpConfig {
+    match mcpwire_core::config::ServerConfig::http(URL) {
+        mcpwire_core::config::ServerConfig::Http(h) => h,
+        _ => unreachable!(),
+    }
+}
+
 fn caps() -> ClientCapabilities {
     ClientCapabilities {
         elicitation: Some(json!({"form": {}})),
@@ -58,43 +66,42 @@ fn caps() -> ClientCapabilities {
 
 impl H {
     fn new() -> H {
-        Self::with(HttpConfig::new(URL))
+        Self::with(endpoint(), HttpOptions::default())
     }
 
-    fn with(http: HttpConfig) -> H {
+    fn with(server: HttpConfig, options: HttpOptions) -> H {
         let config = ClientConfig {
             capabilities: caps(),
             ..ClientConfig::default()
         };
+        let now = Instant::now();
         let mut h = H {
-            c: HttpClient::new(config, http),
-            now: Instant::now(),
+            c: Connection::http(now, config, &server, options).unwrap(),
+            now,
             open: HashMap::new(),
             log: Vec::new(),
             aborted: Vec::new(),
             events: Vec::new(),
         };
-        h.c.start(h.now).unwrap();
         h.pump();
         h
     }
 
+    /// Drains the connection: exchanges to start or abort, and the events.
     fn pump(&mut self) {
-        while let Some(a) = self.c.poll_action() {
-            match a {
-                HttpAction::Start(r) => {
+        while let Some(out) = self.c.poll_output() {
+            match out {
+                Output::Http(HttpAction::Start(r)) => {
                     self.log.push(describe(&r));
                     self.open.insert(r.exchange, r);
                 }
-                HttpAction::Abort(id) => {
+                Output::Http(HttpAction::Abort(id)) => {
                     self.open.remove(&id);
                     self.aborted.push(id);
                 }
-                _ => {}
+                Output::Event(e) => self.events.push(e),
+                other => panic!("not an HTTP output: {other:?}"),
             }
-        }
-        while let Some(e) = self.c.poll_event() {
-            self.events.push(e);
         }
     }
 
@@ -166,7 +173,7 @@ impl H {
         h.accepted(n);
         let get = h.find("GET");
         h.answer(get, get_status, &[], &[]);
-        assert!(h.c.protocol().is_ready());
+        assert!(h.c.is_ready());
         h.log.clear();
         h.events.clear();
         h
@@ -174,18 +181,14 @@ impl H {
 
     fn call(&mut self, name: &str, opts: CallOptions) -> CallId {
         let now = self.now;
-        let call = self
-            .c
-            .protocol_mut()
-            .call_tool(now, name, Some(json!({})), opts)
-            .unwrap();
+        let call = self.c.call_tool(now, name, Some(json!({})), opts).unwrap();
         self.pump();
         call
     }
 
     fn outcome(&self, call: CallId) -> Option<&Result<RawJson, CallError>> {
         self.events.iter().find_map(|e| match e {
-            ClientEvent::CallDone { call: c, outcome } if *c == call => Some(outcome),
+            Event::CallDone { call: c, outcome } if *c == call => Some(outcome),
             _ => None,
         })
     }
@@ -247,7 +250,7 @@ fn handshake_headers_session_and_no_standalone_stream() {
         &[b"Bad Request"],
     );
     assert!(h.events.iter().any(|e| matches!(e,
-        ClientEvent::Diagnostic(ProtocolDiagnostic::Http(m)) if m.contains("no standalone stream"))));
+        Event::Diagnostic(Diagnostic::Http(m)) if m.contains("no standalone stream"))));
     assert_eq!(
         h.log,
         [
@@ -291,7 +294,7 @@ fn an_sse_response_in_any_split_and_line_ending_gives_the_same_outcome() {
             let progress = h
                 .events
                 .iter()
-                .filter(|e| matches!(e, ClientEvent::Progress { .. }))
+                .filter(|e| matches!(e, Event::Progress { .. }))
                 .count();
             assert_eq!(progress, 1, "eol {eol:?} split {split}");
             assert!(
@@ -319,7 +322,10 @@ fn a_notification_instead_of_the_response_fails_the_request_at_once() {
     assert_eq!(e.status, Some(200));
     assert!(e.reason.contains("no response"));
     // The notification itself was delivered.
-    assert!(h.c.poll_notification().is_some());
+    assert!(h
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Notification(ServerNotification::Log(_)))));
 }
 
 #[test]
@@ -426,9 +432,11 @@ fn a_stream_that_ends_without_an_event_id_loses_its_request() {
 
 #[test]
 fn repeated_empty_resumes_spend_the_budget() {
-    let mut http = HttpConfig::new(URL);
-    http.resume_budget = 3;
-    let mut h = H::with(http);
+    let options = HttpOptions {
+        resume_budget: 3,
+        ..HttpOptions::default()
+    };
+    let mut h = H::with(endpoint(), options);
     let init = h.find("POST initialize");
     let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
         "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
@@ -500,9 +508,11 @@ fn a_mid_body_drop_resumes_from_the_last_event_id() {
 
 #[test]
 fn an_endless_event_is_capped_and_the_stream_goes_on() {
-    let mut http = HttpConfig::new(URL);
-    http.max_event = 1024;
-    let mut h = H::with(http);
+    let options = HttpOptions {
+        max_event: 1024,
+        ..HttpOptions::default()
+    };
+    let mut h = H::with(endpoint(), options);
     let init = h.find("POST initialize");
     let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
         "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
@@ -538,7 +548,7 @@ fn an_endless_event_is_capped_and_the_stream_goes_on() {
     assert!(h
         .events
         .iter()
-        .any(|e| matches!(e, ClientEvent::Diagnostic(ProtocolDiagnostic::Sse(_)))));
+        .any(|e| matches!(e, Event::Diagnostic(Diagnostic::Sse(_)))));
     assert!(matches!(h.outcome(call), Some(Ok(_))));
 }
 
@@ -587,7 +597,7 @@ fn session_expiry_makes_a_new_session_and_sends_the_request_once_more() {
     assert!(h
         .events
         .iter()
-        .any(|e| matches!(e, ClientEvent::SessionRenewed(_))));
+        .any(|e| matches!(e, Event::SessionRenewed(_))));
     let again = h.find("POST tools/call #2");
     assert_eq!(h.request(again).header("mcp-session-id"), Some("sess-2"));
     h.json(again, serde_json::from_str(&result_line(call.0)).unwrap());
@@ -610,9 +620,7 @@ fn cancel_posts_a_notification_and_close_deletes_the_session() {
     let mut h = H::ready(405);
     let call = h.call("x", CallOptions::default());
     let now = h.now;
-    h.c.protocol_mut()
-        .cancel(now, call, Some("stop".into()))
-        .unwrap();
+    h.c.cancel(now, call, Some("stop".into())).unwrap();
     h.pump();
     assert_eq!(h.log.last().unwrap(), "POST notifications/cancelled");
     h.c.close(h.now);
@@ -710,27 +718,14 @@ impl DemoHttp {
 
 #[test]
 fn the_demo_server_over_http_with_an_elicitation_on_the_post_stream_and_no_get_stream() {
-    let config = ClientConfig {
-        capabilities: caps(),
-        ..ClientConfig::default()
-    };
-    let mut h = H {
-        c: HttpClient::new(config, HttpConfig::new(URL)),
-        now: Instant::now(),
-        open: HashMap::new(),
-        log: Vec::new(),
-        aborted: Vec::new(),
-        events: Vec::new(),
-    };
+    let mut h = H::new();
     let mut demo = DemoHttp {
         server: DemoServer::new(DemoConfig::default()),
         streams: HashMap::new(),
         last_stream: None,
     };
-    h.c.start(h.now).unwrap();
-    h.pump();
     demo.serve(&mut h);
-    assert!(h.c.protocol().is_ready(), "{:?}", h.events);
+    assert!(h.c.is_ready(), "{:?}", h.events);
     let call = h.call("ask", CallOptions::default());
     demo.serve(&mut h);
     // The elicitation came on the tools/call stream, which is still open: the client answers
@@ -739,7 +734,7 @@ fn the_demo_server_over_http_with_an_elicitation_on_the_post_stream_and_no_get_s
         .events
         .iter()
         .find_map(|e| match e {
-            ClientEvent::ServerRequest(ServerRequest::Elicitation { id, params }) => {
+            Event::ServerRequest(ServerRequest::Elicitation { id, params }) => {
                 Some((id.clone(), params.clone()))
             }
             _ => None,
@@ -748,8 +743,7 @@ fn the_demo_server_over_http_with_an_elicitation_on_the_post_stream_and_no_get_s
     assert!(h.outcome(call).is_none());
     let answer = json!({"action": "accept", "content": {"name": "Ada"}});
     let now = h.now;
-    h.c.protocol_mut()
-        .respond(now, &id, Ok(RawJson::new(&answer).unwrap()))
+    h.c.respond(now, &id, Ok(RawJson::new(&answer).unwrap()))
         .unwrap();
     h.pump();
     demo.serve(&mut h);
@@ -769,10 +763,7 @@ fn a_delete_that_never_finishes_is_given_up_after_the_grace() {
     h.pump();
     let del = h.find("DELETE");
     assert!(!h.c.is_finished());
-    assert_eq!(
-        h.c.poll_timeout(),
-        Some(h.now + mcpwire_core::http::CLOSE_GRACE)
-    );
+    assert_eq!(h.c.poll_timeout(), Some(h.now + mcpwire_core::CLOSE_GRACE));
     h.advance_to_next_deadline();
     assert!(h.aborted.contains(&del));
     assert!(h.c.is_finished(), "close never hangs on the server");
@@ -781,13 +772,16 @@ fn a_delete_that_never_finishes_is_given_up_after_the_grace() {
 
 #[test]
 fn configured_headers_go_on_every_request_but_never_replace_the_transports_own() {
-    let mut http = HttpConfig::new(URL);
-    http.headers = vec![
-        ("Authorization".into(), "Bearer t".into()),
-        ("mcp-session-id".into(), "stale".into()),
-        ("Accept".into(), "text/html".into()),
-    ];
-    let mut h = H::with(http);
+    let mut http = endpoint();
+    http.headers = [
+        ("Authorization", "Bearer t"),
+        ("mcp-session-id", "stale"),
+        ("Accept", "text/html"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect();
+    let mut h = H::with(http, HttpOptions::default());
     let init = h.find("POST initialize");
     let r = h.request(init);
     assert_eq!(r.header("authorization"), Some("Bearer t"));

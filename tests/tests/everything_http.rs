@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use futures_lite::future;
-use mcpwire::core::protocol::CallError;
-use mcpwire::core::rpc::{Deadline, LocalError};
+use mcpwire::core::CallError;
+use mcpwire::core::{Deadline, LocalError};
 use mcpwire::{
-    CallOpts, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers,
+    CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers,
     Root, ServerConfig, ServerNotification,
 };
 use mcpwire_tests::{free_port, peers_dir, peers_skipped, HttpPeer};
@@ -104,7 +104,7 @@ fn everything_over_http() {
             .unwrap();
         let mut notifications = client.notifications();
         let info = client.server_info().unwrap();
-        assert_eq!(client.era(), Some(ChosenEra::Legacy));
+        assert_eq!(client.era(), Some(ChosenEra::Handshake));
         assert_eq!(info.protocol_version, "2025-11-25");
         assert_eq!(info.server_info.name, "mcp-servers/everything");
 
@@ -184,7 +184,7 @@ fn everything_over_http() {
 
         let steps = Arc::new(AtomicUsize::new(0));
         let s = steps.clone();
-        let opts = CallOpts::default().on_progress(move |p| {
+        let opts = CallOptions::default().on_progress(move |p| {
             assert_eq!(p.total, Some(2.0));
             s.fetch_add(1, Ordering::SeqCst);
         });
@@ -205,7 +205,7 @@ fn everything_over_http() {
             .call_tool_with(
                 "trigger-long-running-operation",
                 json!({"duration": 2, "steps": 2}),
-                CallOpts::default().timeout(Duration::from_millis(500)),
+                CallOptions::default().timeout(Duration::from_millis(500)),
             )
             .await
             .unwrap_err();

@@ -5,10 +5,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcpwire::core::protocol::CallError;
-use mcpwire::core::rpc::{Deadline, LocalError};
+use mcpwire::core::CallError;
+use mcpwire::core::{Deadline, LocalError};
 use mcpwire::{
-    CallOpts, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers, Root,
+    CallOptions, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers, Root,
     ServerNotification,
 };
 use mcpwire_tests::{everything_stdio, peers_skipped};
@@ -69,7 +69,7 @@ fn everything_over_stdio() {
             .unwrap();
         let info = client.server_info().unwrap();
         // It speaks only the handshake era: the probe is refused and Auto falls back.
-        assert_eq!(client.era(), Some(mcpwire::ChosenEra::Legacy));
+        assert_eq!(client.era(), Some(mcpwire::ChosenEra::Handshake));
         assert_eq!(info.protocol_version, "2025-11-25");
         assert_eq!(info.server_info.name, "mcp-servers/everything");
 
@@ -122,7 +122,7 @@ fn everything_over_stdio() {
 
         let steps = Arc::new(AtomicUsize::new(0));
         let s = steps.clone();
-        let opts = CallOpts::default().on_progress(move |p| {
+        let opts = CallOptions::default().on_progress(move |p| {
             assert_eq!(p.total, Some(2.0));
             s.fetch_add(1, Ordering::SeqCst);
         });
@@ -142,7 +142,7 @@ fn everything_over_stdio() {
             .call_tool_with(
                 "trigger-long-running-operation",
                 json!({"duration": 3, "steps": 3}),
-                CallOpts::default().timeout(Duration::from_millis(500)),
+                CallOptions::default().timeout(Duration::from_millis(500)),
             )
             .await
             .unwrap_err();

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use futures_lite::future;
-use mcpwire::{CallOpts, ConnectOptions, ElicitAction, ElicitResult, Handlers, ServerConfig};
+use mcpwire::{CallOptions, ConnectOptions, ElicitAction, ElicitResult, Handlers, ServerConfig};
 use mcpwire_tests::fault_http::{FaultServer, Matcher, Rule};
 use serde_json::json;
 
@@ -66,7 +66,7 @@ fn an_elicitation_on_the_call_stream_without_a_get_stream_is_answered_and_the_ca
                 .call_tool_with(
                     "ask",
                     json!({}),
-                    CallOpts::default().timeout(GENEROUS).on_progress(|_| {}),
+                    CallOptions::default().timeout(GENEROUS).on_progress(|_| {}),
                 )
                 .await;
             let returned = Instant::now();

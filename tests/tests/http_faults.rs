@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use futures_lite::future;
-use mcpwire::core::http::HttpError;
-use mcpwire::core::protocol::CallError;
-use mcpwire::core::rpc::LocalError;
+use mcpwire::core::error::HttpError;
+use mcpwire::core::CallError;
+use mcpwire::core::LocalError;
 use mcpwire::{
-    CallOpts, ChosenEra, Client, ConnectOptions, Error, ServerConfig, ServerNotification,
+    CallOptions, ChosenEra, Client, ConnectOptions, Error, ServerConfig, ServerNotification,
 };
 use mcpwire_tests::fault_http::{FaultServer, Framing, Matcher, Recorded, Rule};
 use serde_json::json;
@@ -69,7 +69,7 @@ async fn call(client: &Client, tool: &str) -> Result<mcpwire::CallToolResult, Er
         .call_tool_with(
             tool,
             json!({}),
-            CallOpts::default().timeout(Duration::from_secs(10)),
+            CallOptions::default().timeout(Duration::from_secs(10)),
         )
         .await
 }
@@ -112,7 +112,7 @@ fn handshake_sends_the_session_and_version_after_initialize() {
         let info = client.server_info().expect("ready");
         assert_eq!(info.protocol_version, VERSION);
         assert_eq!(info.server_info.name, "fault");
-        assert_eq!(client.era(), Some(ChosenEra::Legacy));
+        assert_eq!(client.era(), Some(ChosenEra::Handshake));
         let tools = client.list_tools().await.unwrap();
         assert_eq!(tools.len(), 1);
         assert_eq!(tools[0].name, "add");
@@ -275,7 +275,7 @@ fn sse_responses_in_any_split_and_line_ending() {
         for (name, _) in cases {
             let seen = Arc::new(AtomicUsize::new(0));
             let s = seen.clone();
-            let opts = CallOpts::default()
+            let opts = CallOptions::default()
                 .timeout(Duration::from_secs(10))
                 .on_progress(move |p| {
                     assert_eq!((p.progress, p.total), (1.0, Some(2.0)));
@@ -617,7 +617,7 @@ fn a_silent_server_times_the_call_out_and_nothing_hangs() {
                 .call_tool_with(
                     tool,
                     json!({}),
-                    CallOpts::default().timeout(Duration::from_millis(300)),
+                    CallOptions::default().timeout(Duration::from_millis(300)),
                 )
                 .await
                 .unwrap_err();
@@ -838,7 +838,7 @@ fn an_endless_event_keeps_the_client_bounded() {
             .call_tool_with(
                 "endless",
                 json!({}),
-                CallOpts::default().timeout(Duration::from_secs(30)),
+                CallOptions::default().timeout(Duration::from_secs(30)),
             )
             .await
             .unwrap_err();
@@ -870,7 +870,7 @@ fn an_endless_event_keeps_the_client_bounded() {
             .call_tool_with(
                 "oversize",
                 json!({}),
-                CallOpts::default().timeout(Duration::from_secs(40)),
+                CallOptions::default().timeout(Duration::from_secs(40)),
             )
             .await
             .unwrap();

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use async_io::Timer;
 use futures_lite::future;
 use mcpwire::{
-    CallOpts, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Handlers,
+    CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Handlers,
 };
 use mcpwire_tests::{peers_skipped, python_http, HttpPeer};
 use serde_json::{json, Map, Value};
@@ -97,7 +97,7 @@ async fn scenario(mode: Mode, config: mcpwire::ServerConfig, peer: &HttpPeer) {
         .await
         .unwrap_or_else(|e| panic!("{mode:?}: connect: {e}\n{}", peer.stderr().join("\n")));
     let info = client.server_info().unwrap();
-    assert_eq!(client.era(), Some(ChosenEra::Legacy));
+    assert_eq!(client.era(), Some(ChosenEra::Handshake));
     assert_eq!(info.protocol_version, "2025-11-25");
     assert_eq!(info.server_info.name, "mcpwire-py-server");
 
@@ -145,7 +145,7 @@ async fn scenario(mode: Mode, config: mcpwire::ServerConfig, peer: &HttpPeer) {
     // Progress on the call's stream.
     let steps = Arc::new(AtomicUsize::new(0));
     let st = steps.clone();
-    let opts = CallOpts::default().on_progress(move |p| {
+    let opts = CallOptions::default().on_progress(move |p| {
         assert_eq!(p.total, Some(2.0));
         st.fetch_add(1, Ordering::SeqCst);
     });
@@ -162,7 +162,7 @@ async fn scenario(mode: Mode, config: mcpwire::ServerConfig, peer: &HttpPeer) {
     if mode == Mode::Resumable {
         let steps = Arc::new(AtomicUsize::new(0));
         let st = steps.clone();
-        let opts = CallOpts::default()
+        let opts = CallOptions::default()
             .timeout(Duration::from_secs(20))
             .on_progress(move |_| {
                 st.fetch_add(1, Ordering::SeqCst);
@@ -191,7 +191,7 @@ async fn scenario(mode: Mode, config: mcpwire::ServerConfig, peer: &HttpPeer) {
         .call_tool_with(
             "slow",
             json!({"steps": 20, "delay": 0.1}),
-            CallOpts::default().timeout(Duration::from_millis(250)),
+            CallOptions::default().timeout(Duration::from_millis(250)),
         )
         .await
         .unwrap_err();

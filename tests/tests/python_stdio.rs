@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcpwire::{
-    CallOpts, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Era, Handlers,
+    CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Era, Handlers,
 };
 use mcpwire_tests::{peers_skipped, python_stdio};
 use serde_json::{json, Map, Value};
@@ -55,10 +55,10 @@ fn run(era: Era) {
         let modern = era == Era::Auto;
         let info = client.server_info().unwrap();
         if modern {
-            assert_eq!(client.era(), Some(ChosenEra::Modern));
+            assert_eq!(client.era(), Some(ChosenEra::Stateless));
             assert_eq!(info.protocol_version, "2026-07-28");
         } else {
-            assert_eq!(client.era(), Some(ChosenEra::Legacy));
+            assert_eq!(client.era(), Some(ChosenEra::Handshake));
             assert_eq!(info.protocol_version, "2025-11-25");
         }
         assert_eq!(info.server_info.name, "mcpwire-py-server");
@@ -91,7 +91,7 @@ fn run(era: Era) {
 
         let steps = Arc::new(AtomicUsize::new(0));
         let st = steps.clone();
-        let opts = CallOpts::default().on_progress(move |p| {
+        let opts = CallOptions::default().on_progress(move |p| {
             assert_eq!(p.total, Some(2.0));
             st.fetch_add(1, Ordering::SeqCst);
         });
@@ -107,7 +107,7 @@ fn run(era: Era) {
             .call_tool_with(
                 "slow",
                 json!({"steps": 20, "delay": 0.1}),
-                CallOpts::default().timeout(Duration::from_millis(250)),
+                CallOptions::default().timeout(Duration::from_millis(250)),
             )
             .await
             .unwrap_err();
@@ -165,5 +165,5 @@ fn python_pinned_to_the_handshake_era() {
     if peers_skipped("python_pinned_to_the_handshake_era") {
         return;
     }
-    run(Era::Legacy);
+    run(Era::Handshake);
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use mcpwire::{
-    CallOpts, Client, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers,
+    CallOptions, Client, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers,
     ServerConfig,
 };
 use serde_json::{Map, Value};
@@ -71,8 +71,8 @@ struct ServerArgs {
     /// Print every frame sent and received on stderr.
     #[arg(long, short, global = true)]
     verbose: bool,
-    /// Which protocol era to speak: detect it (auto), the handshake era (legacy) or the
-    /// stateless era (modern).
+    /// Which protocol era to speak: detect it (auto), the handshake era (handshake; also
+    /// `legacy`) or the stateless era (stateless; also `modern`).
     #[arg(long, global = true, value_enum, default_value_t = EraArg::Auto)]
     era: EraArg,
 }
@@ -80,8 +80,10 @@ struct ServerArgs {
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 enum EraArg {
     Auto,
-    Legacy,
-    Modern,
+    #[value(alias = "legacy")]
+    Handshake,
+    #[value(alias = "modern")]
+    Stateless,
 }
 
 #[derive(Subcommand, Debug)]
@@ -239,8 +241,8 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         init_timeout: timeout,
         era: match cli.server.era {
             EraArg::Auto => mcpwire::Era::Auto,
-            EraArg::Legacy => mcpwire::Era::Legacy,
-            EraArg::Modern => mcpwire::Era::Modern,
+            EraArg::Handshake => mcpwire::Era::Handshake,
+            EraArg::Stateless => mcpwire::Era::Stateless,
         },
         ..ConnectOptions::default()
     };
@@ -356,7 +358,7 @@ fn info(client: &Client, json: bool) -> Result<u8, Failure> {
 
 async fn tools(client: &Client, json: bool, timeout: Duration) -> Result<u8, Failure> {
     let tools = client
-        .list_tools_with(CallOpts::default().timeout(timeout))
+        .list_tools_with(CallOptions::default().timeout(timeout))
         .await?;
     if json {
         println!(
@@ -402,7 +404,7 @@ async fn call(
         Value::Object(Map::new())
     } else {
         let tools = client
-            .list_tools_with(CallOpts::default().timeout(timeout))
+            .list_tools_with(CallOptions::default().timeout(timeout))
             .await?;
         let schema = tools
             .iter()
@@ -411,7 +413,7 @@ async fn call(
             .unwrap_or(Value::Null);
         typed_arguments(args, &schema)?
     };
-    let opts = CallOpts::default().timeout(timeout).on_progress(|p| {
+    let opts = CallOptions::default().timeout(timeout).on_progress(|p| {
         let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
         let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
         eprintln!("progress {}{total}{message}", p.progress);

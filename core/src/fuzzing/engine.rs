@@ -2,7 +2,7 @@ use std::time::{Duration, Instant};
 
 use crate::jsonrpc::{self, ErrorObject, Id, Message, RawJson};
 use crate::rpc::{
-    Engine, EngineConfig, EngineError, LocalError, Origin, Output, ProgressToken, RequestOptions,
+    Engine, EngineError, Limits, LocalError, Origin, Output, ProgressToken, RequestOptions,
     Responded,
 };
 
@@ -34,7 +34,7 @@ const METHODS: [&str; 4] = ["tools/call", "initialize", "ping", "tools/list"];
 
 /// What the harness knows independently of the engine.
 struct Model {
-    config: EngineConfig,
+    config: Limits,
     engine: Engine,
     now: Instant,
     /// Per id ever issued (ids are 0, 1, 2, …): whether its one outcome was seen.
@@ -340,7 +340,7 @@ impl Model {
 /// deadline `<= now` stays armed after `handle_timeout(now)`; caps hold.
 pub fn engine_ops(data: &[u8]) {
     let mut input = Input { data };
-    let mut config = EngineConfig::default();
+    let mut config = Limits::default();
     if let Some(b) = input.byte() {
         config.max_pending = usize::from(b % 16) + 1;
         config.max_inbound = usize::from((b >> 4) % 8);

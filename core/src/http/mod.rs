@@ -14,19 +14,18 @@
 //! every input, drain `poll_action`, `poll_event` and `poll_notification`, then wait for IO or
 //! [`poll_timeout`](HttpClient::poll_timeout).
 
-mod error;
-
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-pub use error::{AuthChallenge, HttpError};
+use crate::error::{AuthChallenge, HttpError};
 
 use crate::codec::sse::{McpSseDecoder, SseItem, DEFAULT_MAX_EVENT_SIZE};
 use crate::jsonrpc::{self, Message, Parsed};
 use crate::protocol::client::{ClientConfig, ClientProtocol};
-use crate::protocol::{ChosenEra, ClientEvent, ProtocolDiagnostic, ServerNotification};
+use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
+use crate::transport::{for_each_message, TransportNote};
 
 /// One HTTP exchange's id, chosen by the machine.
 pub type ExchangeId = u64;
@@ -85,31 +84,27 @@ pub enum HttpAction {
     Abort(ExchangeId),
 }
 
-/// Settings of the HTTP transport.
-#[derive(Debug, Clone)]
-pub struct HttpConfig {
-    /// The MCP endpoint.
-    pub url: String,
-    /// Headers sent with every request (for example `Authorization`).
-    pub headers: Vec<(String, String)>,
+/// The HTTP transport's limits and choices (the endpoint and its headers are the server's
+/// [`HttpConfig`](crate::config::HttpConfig)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpOptions {
     /// The largest JSON body accepted (default 64 MiB).
     pub max_json_body: usize,
     /// The largest SSE event accepted (default 16 MiB).
     pub max_event: usize,
-    /// How many times in a row one stream may be resumed without a message arriving.
+    /// How many times in a row one stream may be resumed without a message arriving
+    /// (default 5).
     pub resume_budget: u32,
-    /// The wait before a resume when the server gave no `retry` (doubled each attempt).
+    /// The wait before a resume when the server gave no `retry` (doubled each attempt;
+    /// default 1 s).
     pub default_retry: Duration,
-    /// Whether to open the standalone GET stream after the handshake.
+    /// Whether to open the standalone GET stream after the handshake (default yes).
     pub standalone_stream: bool,
 }
 
-impl HttpConfig {
-    /// Defaults for the endpoint `url`.
-    pub fn new(url: impl Into<String>) -> Self {
-        HttpConfig {
-            url: url.into(),
-            headers: Vec::new(),
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
             max_json_body: 64 * 1024 * 1024,
             max_event: DEFAULT_MAX_EVENT_SIZE,
             resume_budget: 5,
@@ -189,7 +184,10 @@ enum Standalone {
 /// The client protocol over Streamable HTTP (handshake era).
 pub struct HttpClient {
     protocol: ClientProtocol,
-    config: HttpConfig,
+    url: String,
+    /// The configured headers, in order.
+    configured: Vec<(String, String)>,
+    config: HttpOptions,
     session: Option<String>,
     exchanges: HashMap<ExchangeId, Exchange>,
     next_exchange: ExchangeId,
@@ -198,7 +196,7 @@ pub struct HttpClient {
     parked: Vec<Vec<u8>>,
     resumes: Vec<Resume>,
     standalone: Standalone,
-    events: VecDeque<ClientEvent>,
+    notes: VecDeque<TransportNote>,
     observer: Option<Box<dyn FrameObserver>>,
     closing: bool,
     /// After a close, when whatever is still in flight (the DELETE) is given up.
@@ -211,7 +209,7 @@ pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 impl std::fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpClient")
-            .field("url", &self.config.url)
+            .field("url", &self.url)
             .field("session", &self.session)
             .field("exchanges", &self.exchanges.len())
             .finish_non_exhaustive()
@@ -241,14 +239,23 @@ fn excerpt(bytes: &[u8]) -> String {
 }
 
 impl HttpClient {
-    /// A client for the endpoint in `http`, speaking the protocol configured in `client`.
-    /// Until the stateless era over HTTP lands, [`Era::Auto`](crate::protocol::Era::Auto) means
-    /// the handshake era here.
-    pub fn new(mut client: ClientConfig, http: HttpConfig) -> Self {
-        client.era = crate::protocol::Era::Legacy;
+    /// A client for the endpoint in `http`, speaking the protocol configured in `client` (the
+    /// handshake era: the caller checked it).
+    pub fn new(
+        client: ClientConfig,
+        server: &crate::config::HttpConfig,
+        options: HttpOptions,
+    ) -> Self {
+        debug_assert_eq!(client.era, crate::protocol::Era::Handshake);
         HttpClient {
             protocol: ClientProtocol::new(client),
-            config: http,
+            url: server.url.clone(),
+            configured: server
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            config: options,
             session: None,
             exchanges: HashMap::new(),
             next_exchange: 0,
@@ -256,7 +263,7 @@ impl HttpClient {
             parked: Vec::new(),
             resumes: Vec::new(),
             standalone: Standalone::NotYet,
-            events: VecDeque::new(),
+            notes: VecDeque::new(),
             observer: None,
             closing: false,
             close_deadline: None,
@@ -282,11 +289,6 @@ impl HttpClient {
     /// The session the server assigned, if any.
     pub fn session(&self) -> Option<&str> {
         self.session.as_deref()
-    }
-
-    /// How many exchanges are open.
-    pub fn open_exchanges(&self) -> usize {
-        self.exchanges.len()
     }
 
     /// Starts the handshake.
@@ -323,7 +325,7 @@ impl HttpClient {
 
     /// The headers of every request: ours, the session, the negotiated version.
     fn headers(&self, accept_sse_only: bool) -> Vec<(String, String)> {
-        let mut h = Vec::with_capacity(self.config.headers.len() + 4);
+        let mut h = Vec::with_capacity(self.configured.len() + 4);
         let accept = if accept_sse_only {
             "text/event-stream"
         } else {
@@ -336,7 +338,7 @@ impl HttpClient {
         if let Some(v) = self
             .protocol
             .server()
-            .filter(|_| self.protocol.era() == Some(ChosenEra::Legacy))
+            .filter(|_| self.protocol.era() == Some(ChosenEra::Handshake))
             .map(|s| s.protocol_version.clone())
         {
             h.push(("MCP-Protocol-Version".into(), v));
@@ -358,8 +360,7 @@ impl HttpClient {
         ];
         let own_session = self.session.is_some();
         h.extend(
-            self.config
-                .headers
+            self.configured
                 .iter()
                 .filter(|(k, _)| !OURS.iter().any(|o| k.eq_ignore_ascii_case(o)))
                 .filter(|(k, _)| !(own_session && k.eq_ignore_ascii_case("mcp-session-id")))
@@ -389,7 +390,7 @@ impl HttpClient {
         self.actions.push_back(HttpAction::Start(HttpRequest {
             exchange: id,
             method,
-            url: self.config.url.clone(),
+            url: self.url.clone(),
             headers,
             body,
         }));
@@ -577,9 +578,7 @@ impl HttpClient {
                     }
                     self.deliver(now, m);
                 }
-                SseItem::Diagnostic(d) => self
-                    .events
-                    .push_back(ClientEvent::Diagnostic(ProtocolDiagnostic::Sse(d))),
+                SseItem::Diagnostic(d) => self.notes.push_back(TransportNote::Sse(d)),
             }
         }
     }
@@ -591,6 +590,23 @@ impl HttpClient {
         self.protocol.handle_message(now, m);
     }
 
+    /// Hands every message of a JSON body to the protocol; the tap sees the body as received.
+    fn deliver_body(&mut self, now: Instant, parsed: Parsed<Message>, body: &[u8]) {
+        if let Some(o) = self.observer.as_mut() {
+            o.frame(Direction::Incoming, body);
+        }
+        let (protocol, notes) = (&mut self.protocol, &mut self.notes);
+        for_each_message(
+            parsed,
+            |m| protocol.handle_message(now, m),
+            |error| {
+                let preview = String::new();
+                let e = crate::codec::jsonl::FrameError::NotAMessage { error, preview };
+                notes.push_back(TransportNote::Frame(e));
+            },
+        );
+    }
+
     /// The body of `exchange` ended.
     pub fn handle_end(&mut self, now: Instant, exchange: ExchangeId) {
         let Some(mut ex) = self.exchanges.remove(&exchange) else {
@@ -599,12 +615,7 @@ impl HttpClient {
         match std::mem::replace(&mut ex.body, Body::Ignored) {
             Body::Json(buf) => {
                 match jsonrpc::parse(&buf) {
-                    Ok(Parsed::Single(m)) => self.deliver(now, m),
-                    Ok(Parsed::Batch(items)) => {
-                        for m in items.into_iter().flatten() {
-                            self.deliver(now, m);
-                        }
-                    }
+                    Ok(parsed) => self.deliver_body(now, parsed, &buf),
                     Err(e) => {
                         let err = self.error_from(
                             &ex,
@@ -647,10 +658,7 @@ impl HttpClient {
                 } else if !matches!(ex.kind, Kind::Post { request: None, .. }) {
                     self.fail_kind(now, &ex.kind, err);
                 } else {
-                    self.events
-                        .push_back(ClientEvent::Diagnostic(ProtocolDiagnostic::Http(
-                            err.to_string(),
-                        )));
+                    self.notes.push_back(TransportNote::Http(err.to_string()));
                 }
             }
             Body::Ignored | Body::Waiting => {
@@ -688,9 +696,7 @@ impl HttpClient {
                     Kind::Get { stream } => self.schedule_resume(now, stream.clone()),
                     kind => {
                         if matches!(kind, Kind::Post { request: None, .. }) {
-                            self.events.push_back(ClientEvent::Diagnostic(
-                                ProtocolDiagnostic::Http(err.to_string()),
-                            ));
+                            self.notes.push_back(TransportNote::Http(err.to_string()));
                         }
                         self.fail_kind(now, kind, err)
                     }
@@ -779,8 +785,7 @@ impl HttpClient {
             } else {
                 format!("the server offers no standalone stream: {err}")
             };
-            self.events
-                .push_back(ClientEvent::Diagnostic(ProtocolDiagnostic::Http(note)));
+            self.notes.push_back(TransportNote::Http(note));
             return;
         }
         if let Some(id) = stream.awaiting {
@@ -909,17 +914,9 @@ impl HttpClient {
         self.actions.pop_front()
     }
 
-    /// The next event for the application.
-    pub fn poll_event(&mut self) -> Option<ClientEvent> {
-        if let Some(e) = self.events.pop_front() {
-            return Some(e);
-        }
-        self.protocol.poll_event()
-    }
-
-    /// The next notification for the application.
-    pub fn poll_notification(&mut self) -> Option<ServerNotification> {
-        self.protocol.poll_notification()
+    /// The next HTTP-level note for the application.
+    pub fn poll_note(&mut self) -> Option<TransportNote> {
+        self.notes.pop_front()
     }
 
     /// The earliest deadline: a request's or a resume's.

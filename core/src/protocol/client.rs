@@ -36,8 +36,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::era::{judge_probe, ChosenEra, Era, Verdict, UNSUPPORTED_PROTOCOL_VERSION};
-pub use super::events::{
-    CallError, CallId, CallOptions, CallOutcome, ClientError, ClientEvent, ProtocolDiagnostic,
+use super::events::{
+    CallError, CallId, CallOptions, ClientError, ClientEvent, ProtocolDiagnostic,
     ServerNotification, ServerRequest,
 };
 use super::types::{
@@ -46,8 +46,8 @@ use super::types::{
 };
 use crate::jsonrpc::{codes, ErrorObject, Id, Message, Notification, RawJson, Request};
 use crate::rpc::{
-    AppNotification, Engine, EngineConfig, EngineError, LocalError, Origin, Outcome, Output, Reply,
-    RequestOptions, Responded,
+    AppNotification, Engine, Limits, LocalError, Origin, Outcome, Output, Reply, RequestOptions,
+    Responded,
 };
 
 /// How many pages one list call may take before the server is judged to loop.
@@ -77,8 +77,8 @@ pub struct ClientConfig {
     pub probe_timeout: Duration,
     /// How many `input_required` rounds one call may take.
     pub max_input_rounds: usize,
-    /// The request engine's caps.
-    pub engine: EngineConfig,
+    /// Caps on what the connection holds.
+    pub limits: Limits,
 }
 
 impl Default for ClientConfig {
@@ -91,7 +91,7 @@ impl Default for ClientConfig {
             era: Era::Auto,
             probe_timeout: Duration::from_secs(10),
             max_input_rounds: 16,
-            engine: EngineConfig::default(),
+            limits: Limits::default(),
         }
     }
 }
@@ -242,7 +242,7 @@ impl ClientProtocol {
             serde_json::to_value(&config.client_info).unwrap_or(Value::Null),
         );
         ClientProtocol {
-            engine: Engine::new(config.engine.clone()),
+            engine: Engine::new(config.limits.clone()),
             config,
             phase: Phase::Idle,
             era: None,
@@ -257,11 +257,6 @@ impl ClientProtocol {
             events: VecDeque::new(),
             transmit: VecDeque::new(),
         }
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &ClientConfig {
-        &self.config
     }
 
     /// What the server told us about itself (its `initialize` answer, or in the stateless era
@@ -297,7 +292,7 @@ impl ClientProtocol {
         if self.renewing {
             return Ok(());
         }
-        if self.phase != Phase::Ready || self.era != Some(ChosenEra::Legacy) {
+        if self.phase != Phase::Ready || self.era != Some(ChosenEra::Handshake) {
             return Err(ClientError::NotReady);
         }
         let version = self
@@ -321,23 +316,18 @@ impl ClientProtocol {
         }
     }
 
-    /// Whether the `server/discover` probe is in flight.
-    pub fn is_probing(&self) -> bool {
-        matches!(self.phase, Phase::Probing(_))
-    }
-
     /// The request engine, for its statistics.
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
 
-    /// Starts the connection: the probe (`server/discover`) or, with [`Era::Legacy`],
+    /// Starts the connection: the probe (`server/discover`) or, with [`Era::Handshake`],
     /// `initialize`.
     pub fn start(&mut self, now: Instant) -> Result<(), ClientError> {
         if self.phase != Phase::Idle {
             return Err(ClientError::AlreadyStarted);
         }
-        if self.config.era == Era::Legacy {
+        if self.config.era == Era::Handshake {
             let version = self.config.protocol_version.clone();
             return self.send_initialize(now, version);
         }
@@ -404,7 +394,7 @@ impl ClientProtocol {
         if self.phase != Phase::AwaitingTransport {
             return Err(ClientError::AlreadyStarted);
         }
-        self.era = Some(ChosenEra::Legacy);
+        self.era = Some(ChosenEra::Handshake);
         // Whatever was queued for the old transport (a cancellation of the probe) is not for
         // the new server, which must see `initialize` first.
         self.transmit.clear();
@@ -416,8 +406,8 @@ impl ClientProtocol {
         match self.phase {
             Phase::Ready => Ok(()),
             Phase::Initializing(_) if self.renewing => Ok(()),
-            Phase::Closed => Err(ClientError::Engine(EngineError::Closed)),
-            _ if method == "ping" && self.era != Some(ChosenEra::Modern) => Ok(()),
+            Phase::Closed => Err(ClientError::Closed),
+            _ if method == "ping" && self.era != Some(ChosenEra::Stateless) => Ok(()),
             _ => Err(ClientError::NotReady),
         }
     }
@@ -435,7 +425,7 @@ impl ClientProtocol {
         let retry = match (&method, self.era) {
             (
                 Cow::Borrowed(m @ ("tools/call" | "prompts/get" | "resources/read")),
-                Some(ChosenEra::Modern),
+                Some(ChosenEra::Stateless),
             ) => Some(Box::new(Retry {
                 method: m,
                 params: params.clone().unwrap_or_default(),
@@ -477,7 +467,7 @@ impl ClientProtocol {
         if let Some(total) = opts.max_total {
             ropts = ropts.max_total(total);
         }
-        let modern = self.era == Some(ChosenEra::Modern);
+        let modern = self.era == Some(ChosenEra::Stateless);
         let mut meta = if modern {
             let mut meta = self.meta.clone();
             if let Some(Value::Object(theirs)) = params.and_then(|p| p.get("_meta")) {
@@ -611,7 +601,7 @@ impl ClientProtocol {
 
     /// `ping`: allowed before the handshake completes; gone from the stateless era.
     pub fn ping(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
-        if self.era == Some(ChosenEra::Modern) {
+        if self.era == Some(ChosenEra::Stateless) {
             return Err(ClientError::NotSupported("ping (removed in 2026-07-28)"));
         }
         self.request(now, "ping", None, opts)
@@ -623,7 +613,7 @@ impl ClientProtocol {
     /// [`ServerNotification::SubscriptionAcknowledged`]; [`cancel`](Self::cancel) ends it.
     pub fn listen(&mut self, now: Instant, notifications: Value) -> Result<CallId, ClientError> {
         self.check_open("")?;
-        if self.era != Some(ChosenEra::Modern) {
+        if self.era != Some(ChosenEra::Stateless) {
             return Err(ClientError::NotSupported(
                 "subscriptions/listen (the stateless era)",
             ));
@@ -721,12 +711,6 @@ impl ClientProtocol {
         self.engine.notify(now, method, params)?;
         self.pump(now);
         Ok(())
-    }
-
-    /// Reports a frame the transport could not turn into a message; the connection lives on.
-    pub fn handle_bad_frame(&mut self, error: crate::codec::jsonl::FrameError) {
-        self.events
-            .push_back(ClientEvent::Diagnostic(ProtocolDiagnostic::Frame(error)));
     }
 
     /// A message from the server.
@@ -869,7 +853,7 @@ impl ClientProtocol {
                 ))),
                 Err(e) => Err(CallError::InvalidResult(format!("{}: {e}", retry.method))),
             },
-            (None, None, Ok(result)) if self.era == Some(ChosenEra::Modern) => {
+            (None, None, Ok(result)) if self.era == Some(ChosenEra::Stateless) => {
                 match result_kind(&result) {
                     Ok(ResultKind::Complete) => Ok(result),
                     Ok(ResultKind::InputRequired { .. }) => Err(CallError::InvalidResult(
@@ -1037,11 +1021,9 @@ impl ClientProtocol {
                 self.pump(now);
                 Ok(())
             }
-            Err(ClientError::Engine(EngineError::Closed)) => {
-                Err(CallError::Local(LocalError::ConnectionClosed {
-                    reason: "connection closed".into(),
-                }))
-            }
+            Err(ClientError::Closed) => Err(CallError::Local(LocalError::ConnectionClosed {
+                reason: "connection closed".into(),
+            })),
             Err(e) => Err(CallError::InvalidResult(e.to_string())),
         }
     }
@@ -1065,7 +1047,7 @@ impl ClientProtocol {
         listing.pages += 1;
         // Caching hints: a missing or negative ttl is 0; the list is as fresh as its stalest
         // page, and private if any page is.
-        if self.era == Some(ChosenEra::Modern) || parsed.ttl_ms.is_some() {
+        if self.era == Some(ChosenEra::Stateless) || parsed.ttl_ms.is_some() {
             let ttl = parsed.ttl_ms.unwrap_or(0).max(0) as u64;
             listing.ttl_ms = Some(listing.ttl_ms.map_or(ttl, |t| t.min(ttl)));
         }
@@ -1106,11 +1088,9 @@ impl ClientProtocol {
                 self.current.insert(call, id);
                 Ok(None)
             }
-            Err(ClientError::Engine(EngineError::Closed)) => {
-                Err(CallError::Local(LocalError::ConnectionClosed {
-                    reason: "connection closed".into(),
-                }))
-            }
+            Err(ClientError::Closed) => Err(CallError::Local(LocalError::ConnectionClosed {
+                reason: "connection closed".into(),
+            })),
             Err(e) => Err(CallError::InvalidResult(e.to_string())),
         }
     }
@@ -1138,13 +1118,13 @@ impl ClientProtocol {
                         .map(str::to_owned),
                     extra: Map::new(),
                 };
-                self.era = Some(ChosenEra::Modern);
+                self.era = Some(ChosenEra::Stateless);
                 self.server = Some(Box::new(init.clone()));
                 self.phase = Phase::Ready;
                 self.events.push_back(ClientEvent::Ready(Box::new(init)));
             }
             Verdict::Handshake(version) => {
-                self.era = Some(ChosenEra::Legacy);
+                self.era = Some(ChosenEra::Handshake);
                 if let Err(e) = self.send_initialize(now, version) {
                     self.fail_handshake(now, CallError::InvalidResult(e.to_string()));
                 }
@@ -1178,7 +1158,7 @@ impl ClientProtocol {
         let failure = match outcome {
             Ok(Reply::Result(r)) => match r.parse::<InitializeResult>() {
                 Ok(init) if is_handshake_version(&init.protocol_version) => {
-                    self.era = Some(ChosenEra::Legacy);
+                    self.era = Some(ChosenEra::Handshake);
                     self.server = Some(Box::new(init.clone()));
                     self.phase = Phase::Ready;
                     // A closed engine cannot refuse here: it would have ended the handshake first.

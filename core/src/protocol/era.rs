@@ -10,7 +10,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::types::{is_handshake_version, HANDSHAKE_VERSIONS, LATEST_VERSION};
+use super::types::{HANDSHAKE_VERSIONS, LATEST_VERSION};
 use crate::jsonrpc::{ErrorObject, RawJson};
 use crate::rpc::{LocalError, Outcome, Reply};
 
@@ -22,9 +22,9 @@ pub enum Era {
     #[default]
     Auto,
     /// The handshake era only (`initialize`).
-    Legacy,
+    Handshake,
     /// The stateless era only (2026-07-28).
-    Modern,
+    Stateless,
 }
 
 /// The era a connection settled on.
@@ -32,16 +32,16 @@ pub enum Era {
 #[non_exhaustive]
 pub enum ChosenEra {
     /// The handshake era.
-    Legacy,
+    Handshake,
     /// The stateless era.
-    Modern,
+    Stateless,
 }
 
 impl std::fmt::Display for ChosenEra {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            ChosenEra::Legacy => "handshake",
-            ChosenEra::Modern => "stateless",
+            ChosenEra::Handshake => "handshake",
+            ChosenEra::Stateless => "stateless",
         })
     }
 }
@@ -85,7 +85,7 @@ struct DiscoverHead {
 fn choose(supported: &[String], era: Era) -> Verdict {
     if supported.iter().any(|v| v == LATEST_VERSION) {
         return match era {
-            Era::Legacy => Verdict::Fail(
+            Era::Handshake => Verdict::Fail(
                 "the era is pinned to the handshake but the server answered the probe".into(),
             ),
             _ => Verdict::Modern(None),
@@ -156,7 +156,7 @@ fn judge_error(e: &ErrorObject, era: Era) -> Verdict {
             choose(&supported, era)
         }
         HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY => match era {
-            Era::Legacy => Verdict::Fail(format!("the server answered the probe: {e}")),
+            Era::Handshake => Verdict::Fail(format!("the server answered the probe: {e}")),
             _ => Verdict::Modern(None),
         },
         _ => match era {
@@ -166,11 +166,6 @@ fn judge_error(e: &ErrorObject, era: Era) -> Verdict {
             )),
         },
     }
-}
-
-/// Whether `version` is one this client speaks in either era.
-pub fn is_known_version(version: &str) -> bool {
-    version == LATEST_VERSION || is_handshake_version(version)
 }
 
 /// The server's identity from a result's `_meta` (`io.modelcontextprotocol/serverInfo`).
@@ -217,7 +212,7 @@ mod tests {
             Verdict::Handshake("2025-06-18".into())
         );
         assert!(matches!(
-            judge_probe(&only_old, Era::Modern),
+            judge_probe(&only_old, Era::Stateless),
             Verdict::Fail(_)
         ));
         let unknown = error(-32022, Some(json!({"supported": ["2099-01-01"]})));
@@ -233,7 +228,7 @@ mod tests {
                 "{code}"
             );
             assert!(matches!(
-                judge_probe(&error(code, None), Era::Modern),
+                judge_probe(&error(code, None), Era::Stateless),
                 Verdict::Fail(_)
             ));
         }
@@ -263,7 +258,7 @@ mod tests {
             Verdict::HandshakeOnNewProcess
         );
         assert!(matches!(
-            judge_probe(&timeout, Era::Modern),
+            judge_probe(&timeout, Era::Stateless),
             Verdict::Fail(_)
         ));
     }

@@ -82,13 +82,32 @@ pub enum ClientError {
     /// No such call is in progress.
     #[error("no call {0:?} is in progress")]
     UnknownCall(CallId),
-    /// The request engine refused (closed, caps, duplicate token, unknown inbound id).
+    /// The connection is closed; nothing more can be sent.
+    #[error("the connection is closed")]
+    Closed,
+    /// The command does not exist for this connection's transport (for example a stdio input
+    /// given to an HTTP connection).
+    #[error("not for this transport: {0}")]
+    WrongTransport(&'static str),
+    /// The configuration asks for something this client cannot do.
+    #[error("unsupported configuration: {0}")]
+    Config(String),
+    /// The request engine refused (caps, duplicate token, unknown inbound id).
     #[error(transparent)]
-    Engine(#[from] EngineError),
+    Engine(EngineError),
+}
+
+impl From<EngineError> for ClientError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::Closed => ClientError::Closed,
+            other => ClientError::Engine(other),
+        }
+    }
 }
 
 /// A request the server sent us, for the application to answer with
-/// [`ClientProtocol::respond`](super::ClientProtocol::respond).
+/// [`Connection::respond`](crate::Connection::respond).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ServerRequest {
@@ -164,10 +183,10 @@ pub enum ServerNotification {
     },
 }
 
-/// What the protocol layer reports to the application.
+/// What the protocol layer reports; the connection turns it into a public
+/// [`Event`](crate::Event).
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ClientEvent {
+pub(crate) enum ClientEvent {
     /// The handshake completed.
     Ready(Box<InitializeResult>),
     /// The handshake failed; the connection is closed.
@@ -213,18 +232,9 @@ pub enum ClientEvent {
 
 /// Peer misbehaviour noted by the protocol layer.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ProtocolDiagnostic {
+pub(crate) enum ProtocolDiagnostic {
     /// From the request engine (unknown ids, bad progress, …).
     Engine(Diagnostic),
-    /// A frame that was not a message (noise on stdout, an overlong line, bad JSON).
-    Frame(crate::codec::jsonl::FrameError),
-    /// Something an SSE stream held that is not a message (another event type, bad JSON, an
-    /// unfinished event, an event over the cap).
-    Sse(crate::codec::sse::SseDiagnostic),
-    /// An HTTP-level note that ended nothing (a refused standalone stream, a failed
-    /// notification POST, a failed DELETE).
-    Http(String),
     /// A server request we could not serve, answered with an error.
     RefusedServerRequest {
         /// The server's request id.

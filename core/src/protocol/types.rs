@@ -63,6 +63,58 @@ pub struct ClientCapabilities {
     pub extra: Map<String, Value>,
 }
 
+impl ClientCapabilities {
+    /// Declares elicitation: form mode, and url mode too when `url` is set. Declare only what
+    /// the application answers: a server request for anything undeclared is refused.
+    pub fn with_elicitation(mut self, url: bool) -> Self {
+        self.elicitation = Some(if url {
+            serde_json::json!({"form": {}, "url": {}})
+        } else {
+            serde_json::json!({"form": {}})
+        });
+        self
+    }
+
+    /// Declares sampling (`sampling/createMessage`).
+    pub fn with_sampling(mut self) -> Self {
+        self.sampling = Some(Value::Object(Map::new()));
+        self
+    }
+
+    /// Declares roots (`roots/list`); the list is not announced as changing.
+    pub fn with_roots(mut self) -> Self {
+        self.roots = Some(serde_json::json!({"listChanged": false}));
+        self
+    }
+}
+
+/// A root the host exposes to servers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// The answer to `roots/list`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ListRootsResult {
+    /// The roots.
+    pub roots: Vec<Root>,
+}
+
+/// Reads a call's raw result as the type its method defines; a result of another shape is
+/// [`CallError::InvalidResult`](crate::CallError::InvalidResult), naming the method.
+pub fn typed_result<T: serde::de::DeserializeOwned>(
+    raw: &crate::jsonrpc::RawJson,
+    method: &str,
+) -> Result<T, crate::CallError> {
+    serde_json::from_str(raw.get())
+        .map_err(|e| crate::CallError::InvalidResult(format!("{method}: {e}")))
+}
+
 /// What a server offers.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ServerCapabilities {

@@ -14,10 +14,10 @@ use super::outcome::{Deadline, EndedAs, LocalError, Outcome};
 use super::output::{Diagnostic, Output, Progress, ResponseFor};
 use super::pending::{shrink_if_sparse_map, shrink_if_sparse_queue, EndedRecord, IdMap, Pending};
 use super::timers::{Timer, Timers};
-use super::{EngineConfig, EngineError};
-use crate::jsonrpc::{
-    codes, ErrorObject, Id, Message, Notification, Parsed, RawJson, Request, Response,
-};
+use super::{EngineError, Limits};
+#[cfg(any(test, feature = "fuzzing"))]
+use crate::jsonrpc::Parsed;
+use crate::jsonrpc::{codes, ErrorObject, Id, Message, Notification, RawJson, Request, Response};
 
 /// Inputs and commands tolerated while outputs stay undrained before a debug build objects:
 /// enough for a caller that batches a few calls, few enough to catch one that never drains.
@@ -31,7 +31,7 @@ const LISTEN: &str = "subscriptions/listen";
 /// rule and the guarantees.
 #[derive(Debug)]
 pub struct Engine {
-    config: EngineConfig,
+    config: Limits,
     next_id: i64,
     pending: IdMap<Pending>,
     timers: Timers,
@@ -102,13 +102,13 @@ struct ProgressParams {
 
 impl Default for Engine {
     fn default() -> Self {
-        Self::new(EngineConfig::default())
+        Self::new(Limits::default())
     }
 }
 
 impl Engine {
     /// An engine with the given caps.
-    pub fn new(config: EngineConfig) -> Self {
+    pub fn new(config: Limits) -> Self {
         Engine {
             ended: EndedRecord::new(config.ended_record),
             notifications: NotificationQueue::new(config.max_notifications),
@@ -126,11 +126,6 @@ impl Engine {
 
     // ----- getters -----
 
-    /// The caps this engine was made with.
-    pub fn config(&self) -> &EngineConfig {
-        &self.config
-    }
-
     /// The id the next [`request`](Self::request) will get, so a caller can write it into the
     /// params (for example as the progress token) before making the request.
     pub fn next_id(&self) -> i64 {
@@ -138,6 +133,7 @@ impl Engine {
     }
 
     /// Whether [`close`](Self::close) was called.
+    #[cfg(test)]
     pub fn is_closed(&self) -> bool {
         self.closed.is_some()
     }
@@ -368,6 +364,7 @@ impl Engine {
 
     /// Takes one parsed JSON text: a message, or a batch whose elements are taken in order
     /// (an element that is not a message becomes [`Diagnostic::NotAMessage`]).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn handle_parsed(&mut self, now: Instant, parsed: Parsed<Message>) {
         self.note_call();
         match parsed {
@@ -630,6 +627,7 @@ impl Engine {
 
     /// How many items [`poll_notification`](Self::poll_notification) would hand out now. A
     /// driver checks it after draining outputs to wake the application's reader.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn unread_notifications(&self) -> usize {
         self.notifications.unread()
     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use super::pending::shrink_if_sparse_map;
 use crate::jsonrpc::Id;
 
-/// What [`Engine::respond`](super::Engine::respond) did with an answer.
+/// What [`Connection::respond`](crate::Connection::respond) did with an answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Responded {

@@ -51,37 +51,6 @@
 //!   shrink back after a burst; the record of ended ids and both queues the application reads
 //!   are bounded.
 //!
-//! # Example
-//!
-//! ```
-//! use std::time::{Duration, Instant};
-//!
-//! use mcpwire_core::jsonrpc::{Message, RawJson};
-//! use mcpwire_core::rpc::{Engine, EngineConfig, Output, Reply, RequestOptions};
-//!
-//! fn call_and_answer(t0: Instant) {
-//!     let mut engine = Engine::new(EngineConfig::default());
-//!     let opts = RequestOptions::new().timeout(Duration::from_secs(5));
-//!     let id = engine.request(t0, "tools/list", None, opts).unwrap();
-//!     // The drive rule: drain after every call. Here the request goes to the transport.
-//!     while let Some(out) = engine.poll_output() {
-//!         assert!(matches!(out, Output::Send(Message::Request(_))));
-//!     }
-//!     assert_eq!(engine.poll_timeout(), Some(t0 + Duration::from_secs(5)));
-//!
-//!     // The transport decoded the server's answer.
-//!     let result = RawJson::from_string(r#"{"tools":[]}"#.into()).unwrap();
-//!     engine.handle_message(t0 + Duration::from_millis(20), Message::result(id.into(), result));
-//!     let Some(Output::Completed { outcome: Ok(Reply::Result(r)), .. }) = engine.poll_output()
-//!     else {
-//!         panic!("expected the result");
-//!     };
-//!     assert_eq!(r.get(), r#"{"tools":[]}"#);
-//!     assert_eq!(engine.poll_timeout(), None);
-//! }
-//! # let _ = call_and_answer;
-//! ```
-//!
 //! [`Message`]: crate::jsonrpc::Message
 
 mod engine;
@@ -93,20 +62,22 @@ mod output;
 mod pending;
 mod timers;
 
-pub use engine::{Engine, EngineStats};
+pub use engine::Engine;
 pub use inbound::Responded;
 pub use notifications::AppNotification;
-pub use options::{Origin, ProgressToken, RequestOptions, Requester, DEFAULT_TIMEOUT};
+#[cfg(test)]
+pub use options::Requester;
+pub use options::{Origin, ProgressToken, RequestOptions, DEFAULT_TIMEOUT};
 pub use outcome::{Deadline, EndedAs, LocalError, Outcome, Reply};
-pub use output::{Diagnostic, Output, Progress, ResponseFor};
+pub use output::{Diagnostic, Output, ResponseFor};
 
 use crate::jsonrpc::Id;
 
-/// Caps on what one engine holds, with the defaults of the design's limits.
+/// Caps on what one connection holds, with the defaults of the design's limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct EngineConfig {
-    /// Our requests pending at once; past it [`Engine::request`] returns
+pub struct Limits {
+    /// Our requests pending at once; past it a new call is refused with
     /// [`EngineError::TooManyPending`]. Default 65 536.
     pub max_pending: usize,
     /// The peer's requests awaiting our answer at once; past it a request is answered at once
@@ -120,9 +91,9 @@ pub struct EngineConfig {
     pub ended_record: usize,
 }
 
-impl Default for EngineConfig {
+impl Default for Limits {
     fn default() -> Self {
-        EngineConfig {
+        Limits {
             max_pending: 65_536,
             max_inbound: 1_024,
             max_notifications: 1_024,
@@ -157,3 +128,6 @@ pub enum EngineError {
     #[error("request ids are exhausted")]
     IdsExhausted,
 }
+
+#[cfg(test)]
+mod tests;

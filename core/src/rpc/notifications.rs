@@ -73,6 +73,7 @@ impl NotificationQueue {
     }
 
     /// Items a reader would get now: the queued notifications, plus one for an unreported drop.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn unread(&self) -> usize {
         self.queue.len() + usize::from(self.unreported > 0)
     }

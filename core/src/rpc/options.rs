@@ -103,6 +103,7 @@ impl Origin {
     };
 
     /// The same origin, tagged with an HTTP exchange.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn with_exchange(self, exchange: u64) -> Self {
         Origin {
             exchange: Some(exchange),
@@ -191,6 +192,7 @@ impl RequestOptions {
     }
 
     /// Sets whether an early end sends `notifications/cancelled`.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn cancel_on_wire(mut self, on_wire: bool) -> Self {
         self.cancel_on_wire = on_wire;
         self

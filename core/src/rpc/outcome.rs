@@ -95,7 +95,7 @@ pub enum LocalError {
     /// The HTTP exchange carrying the request failed: an unexpected status or content type, a
     /// body that is not JSON-RPC or holds no answer, or a network failure.
     #[error(transparent)]
-    Http(Box<crate::http::HttpError>),
+    Http(Box<crate::error::HttpError>),
     /// The connection closed.
     #[error("connection closed: {reason}")]
     ConnectionClosed {
@@ -116,7 +116,7 @@ pub enum EndedAs {
     TimedOut(Deadline),
     /// The caller cancelled it.
     Cancelled,
-    /// The transport ended it ([`Engine::fail`](super::Engine::fail)).
+    /// The transport ended it (its stream was lost, its HTTP exchange failed).
     Failed,
     /// The connection closed.
     Closed,

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use crate::jsonrpc::{codes, ErrorObject, Id, Message, RawJson, Request};
 use crate::protocol::types::{is_handshake_version, LATEST_HANDSHAKE_VERSION};
-use crate::rpc::{Engine, EngineConfig, Origin, Output, Reply, RequestOptions};
+use crate::rpc::{Engine, Limits, Origin, Output, Reply, RequestOptions};
 
 /// Settings of the demo server.
 #[derive(Debug, Clone)]
@@ -24,7 +24,7 @@ pub struct DemoConfig {
     /// How many tools one `tools/list` page holds (`usize::MAX`: one page).
     pub page_size: usize,
     /// The request engine's caps.
-    pub engine: EngineConfig,
+    pub engine: Limits,
     /// How long the server waits for the client's answer to an elicitation.
     pub elicitation_timeout: Duration,
 }
@@ -33,7 +33,7 @@ impl Default for DemoConfig {
     fn default() -> Self {
         DemoConfig {
             page_size: usize::MAX,
-            engine: EngineConfig::default(),
+            engine: Limits::default(),
             elicitation_timeout: Duration::from_secs(300),
         }
     }

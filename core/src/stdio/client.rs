@@ -1,33 +1,21 @@
 //! [`StdioClient`]: the client protocol over a child process's stdin and stdout.
 //!
-//! It owns the JSONL decoder of stdout, the bytes waiting to be written to stdin, and the
-//! shutdown plan. The driver moves bytes and carries out process actions:
-//!
-//! ```text
-//! loop {
-//!     write client.poll_write() to stdin, then client.advance_write(n)
-//!     carry out every client.poll_process_action()
-//!     hand every client.poll_event() / poll_notification() to the application
-//!     wait for: stdout bytes → handle_stdout | stdout EOF → handle_stdout_eof
-//!               | exit → handle_exit | client.poll_timeout() → handle_timeout | a command
-//! }
-//! ```
+//! It owns the JSONL decoder of stdout, the frames waiting to be written to stdin, and the
+//! shutdown plan. [`Connection`](crate::Connection) drives it.
 
 use std::time::Instant;
 
 use super::shutdown::{ProcessAction, ProcessExit, Shutdown, ShutdownTimeouts};
 use crate::codec::jsonl::{self, JsonlDecoder};
-use crate::jsonrpc::Parsed;
-use crate::protocol::client::{ClientConfig, ClientEvent, ClientProtocol, ServerNotification};
+use crate::protocol::client::{ClientConfig, ClientProtocol};
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
+use crate::transport::{for_each_message, TransportNote};
 
 /// The client protocol bound to one child process.
 pub struct StdioClient {
     protocol: ClientProtocol,
     decoder: JsonlDecoder,
-    out: Vec<u8>,
-    written: usize,
     shutdown: Shutdown,
     shutdown_timeouts: ShutdownTimeouts,
     observer: Option<Box<dyn FrameObserver>>,
@@ -38,6 +26,7 @@ pub struct StdioClient {
     /// Actions decided here rather than by the shutdown plan (a restart after the probe).
     actions: std::collections::VecDeque<ProcessAction>,
     exited: bool,
+    notes: std::collections::VecDeque<TransportNote>,
 }
 
 /// How long to wait for the exit status after stdout ends, before ending the calls without it.
@@ -47,7 +36,6 @@ impl std::fmt::Debug for StdioClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StdioClient")
             .field("protocol", &self.protocol)
-            .field("unwritten", &(self.out.len() - self.written))
             .field("shutdown", &self.shutdown.stage())
             .finish_non_exhaustive()
     }
@@ -59,8 +47,6 @@ impl StdioClient {
         StdioClient {
             protocol: ClientProtocol::new(config),
             decoder: JsonlDecoder::with_max_line(max_line),
-            out: Vec::new(),
-            written: 0,
             shutdown: Shutdown::new(shutdown),
             shutdown_timeouts: shutdown,
             observer: None,
@@ -68,6 +54,7 @@ impl StdioClient {
             eof_deadline: None,
             actions: std::collections::VecDeque::new(),
             exited: false,
+            notes: std::collections::VecDeque::new(),
         }
     }
 
@@ -82,7 +69,7 @@ impl StdioClient {
     }
 
     /// The protocol layer, to issue calls; what they queue is picked up by
-    /// [`poll_write`](Self::poll_write).
+    /// [`take_write`](Self::take_write).
     pub fn protocol_mut(&mut self) -> &mut ClientProtocol {
         &mut self.protocol
     }
@@ -114,8 +101,6 @@ impl StdioClient {
     /// the new process. What was buffered for the old one is dropped.
     pub fn handle_respawned(&mut self, now: Instant) {
         self.decoder = JsonlDecoder::with_max_line(self.decoder.max_line());
-        self.out.clear();
-        self.written = 0;
         self.shutdown = Shutdown::new(self.shutdown_timeouts);
         self.ended = false;
         self.exited = false;
@@ -144,36 +129,35 @@ impl StdioClient {
 
     fn drain_lines(&mut self, now: Instant) {
         while let Some(line) = self.decoder.next_line() {
-            let parsed = match line {
-                Ok(line) => {
-                    if let Some(o) = self.observer.as_mut() {
-                        o.frame(Direction::Incoming, line);
-                    }
-                    crate::jsonrpc::parse(line).map_err(|error| jsonl::FrameError::NotAMessage {
-                        error,
-                        preview: jsonl::preview(line),
-                    })
+            let line = match line {
+                Ok(line) => line,
+                Err(e) => {
+                    self.notes.push_back(TransportNote::Frame(e));
+                    continue;
                 }
-                Err(e) => Err(e),
             };
-            match parsed {
-                Ok(Parsed::Single(m)) => self.protocol.handle_message(now, m),
-                Ok(Parsed::Batch(items)) => {
-                    for item in items {
-                        match item {
-                            Ok(m) => self.protocol.handle_message(now, m),
-                            Err(error) => {
-                                self.protocol
-                                    .handle_bad_frame(jsonl::FrameError::NotAMessage {
-                                        error,
-                                        preview: String::new(),
-                                    })
-                            }
-                        }
-                    }
-                }
-                Err(e) => self.protocol.handle_bad_frame(e),
+            if let Some(o) = self.observer.as_mut() {
+                o.frame(Direction::Incoming, line);
             }
+            let parsed = match crate::jsonrpc::parse(line) {
+                Ok(parsed) => parsed,
+                Err(error) => {
+                    let preview = jsonl::preview(line);
+                    let e = jsonl::FrameError::NotAMessage { error, preview };
+                    self.notes.push_back(TransportNote::Frame(e));
+                    continue;
+                }
+            };
+            let (protocol, notes) = (&mut self.protocol, &mut self.notes);
+            for_each_message(
+                parsed,
+                |m| protocol.handle_message(now, m),
+                |error| {
+                    let preview = String::new();
+                    let e = jsonl::FrameError::NotAMessage { error, preview };
+                    notes.push_back(TransportNote::Frame(e));
+                },
+            );
         }
     }
 
@@ -236,31 +220,23 @@ impl StdioClient {
         );
     }
 
-    /// Kills the process group at once.
-    pub fn kill(&mut self) {
-        self.ended = true;
-        self.shutdown.kill_now();
-    }
-
-    /// The bytes waiting to be written to stdin (possibly several frames at once).
-    pub fn poll_write(&mut self) -> &[u8] {
-        if self.written == self.out.len() {
-            self.out.clear();
-            self.written = 0;
-        }
+    /// The frames the protocol queued, encoded as JSONL (several at once when several are
+    /// queued), or `None` when nothing is.
+    pub fn take_write(&mut self) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
         while let Some(m) = self.protocol.poll_transmit() {
-            let start = self.out.len();
-            jsonl::encode(&m, &mut self.out);
+            let start = out.len();
+            jsonl::encode(&m, &mut out);
             if let Some(o) = self.observer.as_mut() {
-                o.frame(Direction::Outgoing, &self.out[start..self.out.len() - 1]);
+                o.frame(Direction::Outgoing, &out[start..out.len() - 1]);
             }
         }
-        &self.out[self.written..]
+        (!out.is_empty()).then_some(out)
     }
 
-    /// `n` bytes of [`poll_write`](Self::poll_write) were written.
-    pub fn advance_write(&mut self, n: usize) {
-        self.written = (self.written + n).min(self.out.len());
+    /// The next note about a frame that was not a message.
+    pub fn poll_note(&mut self) -> Option<TransportNote> {
+        self.notes.pop_front()
     }
 
     /// The next thing to do to the process.
@@ -270,16 +246,6 @@ impl StdioClient {
             return Some(a);
         }
         self.shutdown.poll_action()
-    }
-
-    /// The next event for the application.
-    pub fn poll_event(&mut self) -> Option<ClientEvent> {
-        self.protocol.poll_event()
-    }
-
-    /// The next notification for the application.
-    pub fn poll_notification(&mut self) -> Option<ServerNotification> {
-        self.protocol.poll_notification()
     }
 
     /// The earliest deadline: a request's or the shutdown's.

@@ -1,8 +1,8 @@
 //! The stdio transport: JSONL both ways over a child process's stdin and stdout, and the child's
 //! lifecycle as deadlines.
 
-pub mod client;
-pub mod shutdown;
+pub(crate) mod client;
+pub(crate) mod shutdown;
 
-pub use client::StdioClient;
-pub use shutdown::{ProcessAction, ProcessExit, Shutdown, ShutdownStage, ShutdownTimeouts};
+pub use client::{StdioClient, EXIT_AFTER_EOF_GRACE};
+pub use shutdown::{ProcessAction, ProcessExit, ShutdownTimeouts};

@@ -17,8 +17,10 @@ pub enum ProcessAction {
     /// Stop the child's process group at once (SIGKILL on POSIX).
     Kill,
     /// Start the server again with the same command, then call
-    /// [`StdioClient::handle_respawned`](super::StdioClient::handle_respawned) (after a
-    /// `server/discover` probe that went unanswered or killed the server).
+    /// [`Connection::handle_respawned`](crate::Connection::handle_respawned), or
+    /// [`Connection::handle_respawn_failed`](crate::Connection::handle_respawn_failed) (after a
+    /// `server/discover` probe that went unanswered or killed the server). Drop what was still
+    /// unwritten for the old process.
     SpawnAgain,
 }
 
@@ -29,6 +31,14 @@ pub struct ProcessExit {
     pub code: Option<i32>,
     /// The signal that ended it, when one did (POSIX).
     pub signal: Option<i32>,
+}
+
+impl ProcessExit {
+    /// An exit whose status is not known (a server reached over streams, a failed wait).
+    pub const UNKNOWN: ProcessExit = ProcessExit {
+        code: None,
+        signal: None,
+    };
 }
 
 impl std::fmt::Display for ProcessExit {
@@ -110,6 +120,7 @@ impl Shutdown {
     }
 
     /// Escalates at once to killing (for example when the host gives up waiting).
+    #[cfg(test)]
     pub fn kill_now(&mut self) {
         if !matches!(self.stage, ShutdownStage::Exited(_) | ShutdownStage::Killed) {
             self.stage = ShutdownStage::Killed;

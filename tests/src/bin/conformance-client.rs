@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use futures_lite::future;
-use mcpwire::{CallOpts, CallToolResult, Client, ConnectOptions, Handlers, ServerConfig};
+use mcpwire::{CallOptions, CallToolResult, Client, ConnectOptions, Handlers, ServerConfig};
 
 /// How long one call may go unanswered; shorter than the suite's own 30 s so that a stuck call
 /// ends here with a reason rather than with the suite's SIGTERM.
@@ -127,7 +127,11 @@ async fn call(
     arguments: serde_json::Value,
 ) -> Result<CallToolResult, String> {
     let result = client
-        .call_tool_with(name, arguments, CallOpts::default().timeout(CALL_TIMEOUT))
+        .call_tool_with(
+            name,
+            arguments,
+            CallOptions::default().timeout(CALL_TIMEOUT),
+        )
         .await
         .map_err(|e| format!("`{name}`: {e}"))?;
     if result.is_error {

@@ -2,22 +2,20 @@
 //! demo server (which speaks both eras) and against scripted servers for each way a probe can
 //! go.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use mcpwire_core::codec::jsonl;
-use mcpwire_core::jsonrpc::{ErrorObject, Id, Message, RawJson};
-use mcpwire_core::protocol::types::{ClientCapabilities, ListToolsResult};
-use mcpwire_core::protocol::{
-    CallError, CallOptions, ChosenEra, ClientConfig, ClientError, ClientEvent, ClientProtocol, Era,
+use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
+use crate::protocol::events::ClientEvent;
+use crate::protocol::types::{ClientCapabilities, ListToolsResult};
+use crate::protocol::{
+    CallError, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol, Era,
     ServerNotification, ServerRequest,
 };
-use mcpwire_core::rpc::LocalError;
-use mcpwire_core::server::DemoConfig;
-use mcpwire_core::stdio::{ProcessAction, ProcessExit, ShutdownTimeouts, StdioClient};
+use crate::rpc::LocalError;
+use crate::server::DemoConfig;
 use serde_json::{json, Value};
 
-mod common;
-use common::*;
+use crate::test_support::*;
 
 fn auto(caps: ClientCapabilities) -> ClientConfig {
     ClientConfig {
@@ -73,7 +71,7 @@ fn auto_detects_a_modern_server_with_one_probe() {
     p.client.start(p.now).unwrap();
     p.drive();
     assert_eq!(p.wire, ["C→S server/discover #0", "S→C result #0"]);
-    assert_eq!(p.client.era(), Some(ChosenEra::Modern));
+    assert_eq!(p.client.era(), Some(ChosenEra::Stateless));
     let ClientEvent::Ready(info) = &p.events[0] else {
         panic!("{:?}", p.events)
     };
@@ -397,7 +395,7 @@ fn a_legacy_server_answering_any_error_gets_the_handshake_on_the_same_process() 
             result(1, json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}})),
         );
         assert_eq!(drain_sent(&mut c), ["notifications/initialized"]);
-        assert_eq!(c.era(), Some(ChosenEra::Legacy));
+        assert_eq!(c.era(), Some(ChosenEra::Handshake));
         assert!(c.is_ready());
     }
 }
@@ -422,84 +420,16 @@ fn unsupported_version_with_only_old_versions_means_the_handshake_at_one_of_them
 }
 
 #[test]
-fn a_server_that_never_answers_gets_the_handshake_on_a_new_process() {
-    let t0 = Instant::now();
-    let mut s = StdioClient::new(
-        ClientConfig::default(),
-        ShutdownTimeouts::default(),
-        jsonl::DEFAULT_MAX_LINE,
-    );
-    s.start(t0).unwrap();
-    let probe = String::from_utf8(s.poll_write().to_vec()).unwrap();
-    assert!(probe.contains("server/discover"));
-    s.advance_write(probe.len());
-    // The probe timeout (10 s by default) passes in silence.
-    let deadline = s.poll_timeout().unwrap();
-    assert_eq!(deadline, t0 + Duration::from_secs(10));
-    s.handle_timeout(deadline);
-    assert_eq!(s.poll_process_action(), Some(ProcessAction::Kill));
-    assert_eq!(s.poll_process_action(), Some(ProcessAction::SpawnAgain));
-    assert_eq!(s.poll_process_action(), None);
-    assert!(!s.has_exited(), "a new process is coming");
-    s.handle_respawned(deadline);
-    let out = String::from_utf8(s.poll_write().to_vec()).unwrap();
-    assert_eq!(
-        out.lines().count(),
-        1,
-        "only initialize, no stale cancel: {out}"
-    );
-    assert!(out.contains("\"method\":\"initialize\""), "{out}");
-    s.handle_stdout(
-        deadline,
-        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n",
-    );
-    assert!(s.protocol().is_ready());
-    assert_eq!(s.protocol().era(), Some(ChosenEra::Legacy));
-}
-
-#[test]
-fn a_server_that_exits_on_the_probe_gets_the_handshake_on_a_new_process() {
-    let t0 = Instant::now();
-    let mut s = StdioClient::new(
-        ClientConfig::default(),
-        ShutdownTimeouts::default(),
-        jsonl::DEFAULT_MAX_LINE,
-    );
-    s.start(t0).unwrap();
-    let n = s.poll_write().len();
-    s.advance_write(n);
-    s.handle_stdout_eof(t0);
-    s.handle_exit(
-        t0,
-        ProcessExit {
-            code: Some(1),
-            signal: None,
-        },
-        "unexpected request before initialize",
-    );
-    // Its stdout ended first, so the old group is killed (a no-op by now), then a new one.
-    let actions: Vec<_> = std::iter::from_fn(|| s.poll_process_action()).collect();
-    assert_eq!(actions, [ProcessAction::Kill, ProcessAction::SpawnAgain]);
-    assert_eq!(
-        s.poll_event(),
-        None,
-        "no call failed: the connection goes on"
-    );
-    s.handle_respawned(t0);
-    assert!(String::from_utf8_lossy(s.poll_write()).contains("initialize"));
-}
-
-#[test]
 fn pinned_eras() {
     // Legacy: no probe.
     let (mut c, _) = started(ClientConfig {
-        era: Era::Legacy,
+        era: Era::Handshake,
         ..ClientConfig::default()
     });
     assert_eq!(drain_sent(&mut c), ["initialize #0"]);
     // Modern against a legacy server: a clear failure, no fallback.
     let (mut c, now) = started(ClientConfig {
-        era: Era::Modern,
+        era: Era::Stateless,
         ..ClientConfig::default()
     });
     drain_sent(&mut c);

@@ -1,14 +1,14 @@
 //! Shared harness: the client core and the demo-server core joined in memory under a simulated
 //! clock. Every message crosses as JSONL bytes; each one is recorded as a transcript line.
-#![allow(dead_code)]
 
 use std::time::Instant;
 
-use mcpwire_core::codec::jsonl::{self, JsonlDecoder};
-use mcpwire_core::jsonrpc::{Id, Message, Parsed, RawJson};
-use mcpwire_core::protocol::types::ClientCapabilities;
-use mcpwire_core::protocol::{CallError, CallId, ClientConfig, ClientEvent, ClientProtocol, Era};
-use mcpwire_core::server::{DemoConfig, DemoServer};
+use crate::codec::jsonl::{self, JsonlDecoder};
+use crate::jsonrpc::{Id, Message, Parsed, RawJson};
+use crate::protocol::events::ClientEvent;
+use crate::protocol::types::ClientCapabilities;
+use crate::protocol::{CallError, CallId, ClientConfig, ClientProtocol, Era};
+use crate::server::{DemoConfig, DemoServer};
 use serde_json::{json, Value};
 
 pub struct Pair {
@@ -56,7 +56,7 @@ pub fn caps_all() -> ClientCapabilities {
 /// A client configuration pinned to the handshake era (these tests are about that era).
 pub fn legacy() -> ClientConfig {
     ClientConfig {
-        era: Era::Legacy,
+        era: Era::Handshake,
         ..ClientConfig::default()
     }
 }

@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use mcpwire_core::jsonrpc::{self, codes, ErrorObject, Id, Message, Notification, RawJson};
-use mcpwire_core::rpc::{
-    AppNotification, Deadline, Diagnostic, EndedAs, Engine, EngineConfig, EngineError, LocalError,
+use crate::jsonrpc::{self, codes, ErrorObject, Id, Message, Notification, RawJson};
+use crate::rpc::{
+    AppNotification, Deadline, Diagnostic, EndedAs, Engine, EngineError, Limits, LocalError,
     Origin, Outcome, Output, ProgressToken, Reply, RequestOptions, Requester, Responded,
     ResponseFor,
 };
@@ -605,8 +605,10 @@ fn duplicate_response_is_reported_not_delivered() {
 #[test]
 fn response_for_an_id_never_sent_or_long_forgotten_says_so() {
     let t0 = Instant::now();
-    let mut config = EngineConfig::default();
-    config.ended_record = 2;
+    let config = Limits {
+        ended_record: 2,
+        ..Limits::default()
+    };
     let mut engine = Engine::new(config);
     let ids: Vec<i64> = (0..3)
         .map(|_| send(&mut engine, t0, "ping", RequestOptions::new()))
@@ -780,8 +782,10 @@ fn cancel_on_wire_off_ends_without_a_notification() {
 #[test]
 fn ids_are_unique_across_every_request_kind() {
     let t0 = Instant::now();
-    let mut config = EngineConfig::default();
-    config.max_pending = 3;
+    let config = Limits {
+        max_pending: 3,
+        ..Limits::default()
+    };
     let mut engine = Engine::new(config);
     assert_eq!(engine.next_id(), 0);
     let mut seen = Vec::new();
@@ -876,8 +880,10 @@ fn a_huge_timeout_means_no_deadline_rather_than_overflow() {
 fn hundred_thousand_pending_requests_fire_in_deadline_order_and_leave_nothing_behind() {
     const N: usize = 100_000;
     let t0 = Instant::now();
-    let mut config = EngineConfig::default();
-    config.max_pending = N;
+    let config = Limits {
+        max_pending: N,
+        ..Limits::default()
+    };
     let mut engine = Engine::new(config);
     let mut rng = Rng(0x5EED);
     let mut due: HashMap<i64, Instant> = HashMap::with_capacity(N);
@@ -978,8 +984,10 @@ fn memory_returns_to_baseline_after_a_burst() {
 #[test]
 fn pending_cap_refuses_requests_with_too_many_pending_until_one_ends() {
     let t0 = Instant::now();
-    let mut config = EngineConfig::default();
-    config.max_pending = 2;
+    let config = Limits {
+        max_pending: 2,
+        ..Limits::default()
+    };
     let mut engine = Engine::new(config);
     let a = send(&mut engine, t0, "ping", RequestOptions::new());
     send(&mut engine, t0, "ping", RequestOptions::new());
@@ -995,7 +1003,7 @@ fn pending_cap_refuses_requests_with_too_many_pending_until_one_ends() {
 
 #[test]
 fn default_caps_follow_the_design() {
-    let config = EngineConfig::default();
+    let config = Limits::default();
     assert_eq!(config.max_pending, 65_536);
     assert_eq!(config.max_inbound, 1_024);
     assert_eq!(config.max_notifications, 1_024);
@@ -1088,8 +1096,10 @@ fn duplicate_inbound_id_still_pending_is_reported_not_answered() {
 #[test]
 fn inbound_request_past_the_cap_is_answered_with_an_error() {
     let t0 = Instant::now();
-    let mut config = EngineConfig::default();
-    config.max_inbound = 2;
+    let config = Limits {
+        max_inbound: 2,
+        ..Limits::default()
+    };
     let mut engine = Engine::new(config);
     for i in 0..2 {
         engine.handle_message(t0, Message::request(i, "sampling/createMessage", None));
@@ -1175,8 +1185,10 @@ fn inbound_cancelled_by_the_peer_is_reported_and_its_answer_is_not_sent() {
 #[test]
 fn notifications_past_the_cap_drop_the_oldest_and_count_them() {
     let t0 = Instant::now();
-    let mut config = EngineConfig::default();
-    config.max_notifications = 3;
+    let config = Limits {
+        max_notifications: 3,
+        ..Limits::default()
+    };
     let mut engine = Engine::new(config);
     let id = send(&mut engine, t0, "tools/call", RequestOptions::new());
     let note = |i: u32| Notification {

@@ -4,20 +4,17 @@
 
 use std::time::{Duration, Instant};
 
-use mcpwire_core::codec::jsonl;
-use mcpwire_core::jsonrpc::{ErrorObject, Id, Message, RawJson};
-use mcpwire_core::protocol::types::{fill_from_defaults, ClientCapabilities, ListToolsResult};
-use mcpwire_core::protocol::{
-    CallError, CallOptions, ClientError, ClientEvent, ClientProtocol, ProtocolDiagnostic,
-    ServerNotification, ServerRequest,
+use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
+use crate::protocol::events::{ClientEvent, ProtocolDiagnostic};
+use crate::protocol::types::{fill_from_defaults, ClientCapabilities, ListToolsResult};
+use crate::protocol::{
+    CallError, CallOptions, ClientError, ClientProtocol, ServerNotification, ServerRequest,
 };
-use mcpwire_core::rpc::{Deadline, Diagnostic, EndedAs, LocalError, ResponseFor};
-use mcpwire_core::server::DemoConfig;
-use mcpwire_core::stdio::{ProcessAction, ProcessExit, ShutdownTimeouts, StdioClient};
+use crate::rpc::{Deadline, Diagnostic, EndedAs, LocalError, ResponseFor};
+use crate::server::DemoConfig;
 use serde_json::{json, Value};
 
-mod common;
-use common::*;
+use crate::test_support::*;
 
 #[test]
 fn handshake_transcript() {
@@ -536,140 +533,4 @@ fn ids_are_unique_across_every_kind_of_request() {
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids, [1, 2, 3, 4], "0 went to initialize");
-}
-
-#[test]
-fn stdio_shutdown_escalates_and_ends_pending_calls() {
-    let t0 = Instant::now();
-    let mut s = StdioClient::new(
-        legacy(),
-        ShutdownTimeouts::default(),
-        jsonl::DEFAULT_MAX_LINE,
-    );
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let tap = seen.clone();
-    s.set_observer(Box::new(move |d, b: &[u8]| {
-        tap.lock()
-            .unwrap()
-            .push((d, String::from_utf8_lossy(b).into_owned()))
-    }));
-    s.start(t0).unwrap();
-    let written = s.poll_write().to_vec();
-    assert!(
-        written.ends_with(b"\n")
-            && written.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\"")
-    );
-    s.advance_write(written.len());
-    // The server answers in two pieces, with some noise before.
-    s.handle_stdout(t0, b"booting...\n{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",");
-    s.handle_stdout(
-        t0,
-        b"\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"x\",\"version\":\"1\"}}}\n",
-    );
-    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
-    assert!(matches!(
-        events[0],
-        ClientEvent::Diagnostic(ProtocolDiagnostic::Frame(_))
-    ));
-    assert!(matches!(events[1], ClientEvent::Ready(_)));
-    let call = s
-        .protocol_mut()
-        .call_tool(t0, "slow", None, CallOptions::default())
-        .unwrap();
-    let out = String::from_utf8(s.poll_write().to_vec()).unwrap();
-    assert_eq!(
-        out.lines().count(),
-        2,
-        "initialized and the call, written together: {out}"
-    );
-    s.advance_write(out.len());
-    s.close(t0);
-    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
-    assert!(events.iter().any(|e| matches!(e, ClientEvent::CallDone { call: c, outcome: Err(CallError::Local(LocalError::ConnectionClosed { .. })) } if *c == call)));
-    assert!(matches!(events.last(), Some(ClientEvent::Closed { .. })));
-    assert_eq!(s.poll_process_action(), Some(ProcessAction::CloseStdin));
-    assert_eq!(s.poll_timeout(), Some(t0 + Duration::from_secs(2)));
-    s.handle_timeout(t0 + Duration::from_secs(2));
-    assert_eq!(s.poll_process_action(), Some(ProcessAction::Terminate));
-    s.handle_timeout(t0 + Duration::from_secs(4));
-    assert_eq!(s.poll_process_action(), Some(ProcessAction::Kill));
-    assert_eq!(s.poll_timeout(), None);
-    s.handle_exit(
-        t0 + Duration::from_secs(4),
-        ProcessExit {
-            code: None,
-            signal: Some(9),
-        },
-        "",
-    );
-    assert!(s.has_exited());
-    let seen = seen.lock().unwrap();
-    let dirs: Vec<_> = seen
-        .iter()
-        .map(|(d, b)| format!("{d:?} {}", &b[..b.len().min(30)]))
-        .collect();
-    assert_eq!(dirs.len(), 5, "{dirs:?}");
-}
-
-#[test]
-fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
-    let t0 = Instant::now();
-    let mut s = StdioClient::new(
-        legacy(),
-        ShutdownTimeouts::default(),
-        jsonl::DEFAULT_MAX_LINE,
-    );
-    s.start(t0).unwrap();
-    s.handle_exit(
-        t0,
-        ProcessExit {
-            code: Some(3),
-            signal: None,
-        },
-        "Error: cannot find module\n",
-    );
-    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
-    let ClientEvent::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason })) =
-        &events[0]
-    else {
-        panic!("{events:?}")
-    };
-    assert!(
-        reason.contains("exit code 3") && reason.contains("cannot find module"),
-        "{reason}"
-    );
-    assert_eq!(
-        s.poll_process_action(),
-        None,
-        "an exited process needs no shutdown"
-    );
-}
-
-#[test]
-fn stdout_eof_waits_briefly_for_the_exit_status_then_ends_calls_without_it() {
-    let t0 = Instant::now();
-    let mut s = StdioClient::new(
-        legacy(),
-        ShutdownTimeouts::default(),
-        jsonl::DEFAULT_MAX_LINE,
-    );
-    s.start(t0).unwrap();
-    s.handle_stdout_eof(t0);
-    assert_eq!(
-        s.poll_event(),
-        None,
-        "nothing ends before the grace runs out"
-    );
-    let t1 = s.poll_timeout().unwrap();
-    assert_eq!(t1, t0 + mcpwire_core::stdio::client::EXIT_AFTER_EOF_GRACE);
-    s.handle_timeout(t1);
-    let events: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
-    let ClientEvent::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason })) =
-        &events[0]
-    else {
-        panic!("{events:?}")
-    };
-    assert!(reason.contains("closed its stdout"));
-    assert_eq!(s.poll_process_action(), Some(ProcessAction::CloseStdin));
-    assert!(s.poll_timeout().unwrap() > t1);
 }

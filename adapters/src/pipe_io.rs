@@ -1,0 +1,290 @@
+//! The stdio transport's IO: the server's stdin and stdout (a child's pipes, or any pair of
+//! byte streams), and for a child process its stderr, its exit and the signals to its group.
+
+use std::io;
+use std::pin::Pin;
+use std::process::ExitStatus;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use futures_lite::{AsyncRead, AsyncWrite};
+use mcpwire_core::config::StdioConfig;
+use mcpwire_core::{Connection, Output, ProcessAction, ProcessExit};
+
+use crate::client::ConnectionState;
+use crate::dispatch::Work;
+use crate::driver::TransportIo;
+use crate::handlers::BoxFuture;
+use crate::spawn::{signal_group, Spawned, SIGKILL, SIGTERM};
+use crate::stderr::StderrTail;
+
+/// How many reads of one pipe a step makes before moving on.
+const READS_PER_STEP: usize = 64;
+
+type Reader = Pin<Box<dyn AsyncRead + Send>>;
+type Writer = Pin<Box<dyn AsyncWrite + Send>>;
+
+/// The server process behind the pipes.
+struct Process {
+    pid: i32,
+    /// Kept so that async-process reaps the child when it goes.
+    _child: async_process::Child,
+    stderr: Option<async_process::ChildStderr>,
+    status: Option<BoxFuture<io::Result<ExitStatus>>>,
+    stderr_tail: StderrTail,
+    /// How to start the server again (after an unanswered `server/discover` probe).
+    config: StdioConfig,
+}
+
+/// Pipes to a server: stdin, stdout, and the process behind them when there is one.
+pub(crate) struct PipeIo {
+    stdin: Option<Writer>,
+    stdout: Option<Reader>,
+    unwritten: Vec<u8>,
+    written: usize,
+    read_buf: Box<[u8]>,
+    process: Option<Process>,
+    exited: bool,
+}
+
+impl PipeIo {
+    /// The pipes of a child that was just spawned.
+    pub(crate) fn child(spawned: Spawned, stderr_tail: StderrTail, config: StdioConfig) -> Self {
+        let mut io = PipeIo::streams(None, None);
+        io.attach(spawned, stderr_tail, config);
+        io
+    }
+
+    /// A server reached over any pair of byte streams (no process to signal or restart).
+    pub(crate) fn streams(stdout: Option<Reader>, stdin: Option<Writer>) -> Self {
+        PipeIo {
+            stdin,
+            stdout,
+            unwritten: Vec::new(),
+            written: 0,
+            read_buf: vec![0; 64 * 1024].into_boxed_slice(),
+            process: None,
+            exited: false,
+        }
+    }
+
+    fn attach(&mut self, spawned: Spawned, stderr_tail: StderrTail, config: StdioConfig) {
+        let mut child = spawned.child;
+        self.stdin = child.stdin.take().map(|w| Box::pin(w) as Writer);
+        self.stdout = child.stdout.take().map(|r| Box::pin(r) as Reader);
+        let stderr = child.stderr.take();
+        let status: BoxFuture<io::Result<ExitStatus>> = Box::pin(child.status());
+        self.exited = false;
+        self.process = Some(Process {
+            pid: spawned.pid,
+            _child: child,
+            stderr,
+            status: Some(status),
+            stderr_tail,
+            config,
+        });
+    }
+
+    /// Replaces the server process with a fresh one (the old one was killed).
+    fn respawn(&mut self, st: &mut ConnectionState, now: Instant) {
+        self.unwritten.clear();
+        self.written = 0;
+        let Some(old) = self.process.take() else {
+            self.exited = true;
+            let reason = "a connection over streams cannot be started again";
+            return st.conn.handle_respawn_failed(now, reason);
+        };
+        match crate::spawn::spawn(&old.config) {
+            Ok(spawned) => {
+                st.pid = spawned.pid as u32;
+                // The old child goes to async-process's reaper.
+                self.attach(spawned, old.stderr_tail, old.config);
+                st.conn.handle_respawned(now);
+            }
+            Err(e) => {
+                self.exited = true;
+                st.conn.handle_respawn_failed(now, &e.to_string());
+            }
+        }
+    }
+
+    /// Reads stdout into the connection. Returns whether anything was read.
+    fn read_stdout(&mut self, cx: &mut Context<'_>, conn: &mut Connection, now: Instant) -> bool {
+        let mut progressed = false;
+        for _ in 0..READS_PER_STEP {
+            let Some(stdout) = self.stdout.as_mut() else {
+                break;
+            };
+            match stdout.as_mut().poll_read(cx, &mut self.read_buf) {
+                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
+                    self.stdout = None;
+                    conn.handle_stdout_eof(now);
+                    if self.process.is_none() && !self.exited {
+                        // Streams have no exit status: their end is the end.
+                        self.exited = true;
+                        conn.handle_exit(now, ProcessExit::UNKNOWN, "");
+                    }
+                    progressed = true;
+                }
+                Poll::Ready(Ok(n)) => {
+                    conn.handle_stdout(now, &self.read_buf[..n]);
+                    progressed = true;
+                }
+                Poll::Pending => break,
+            }
+        }
+        progressed
+    }
+
+    /// Drains stderr (always: a full pipe must never stall the server) and notices the exit.
+    fn read_process(
+        &mut self,
+        cx: &mut Context<'_>,
+        conn: &mut Connection,
+        now: Instant,
+        work: &mut Work,
+    ) -> bool {
+        let mut progressed = false;
+        let Some(p) = self.process.as_mut() else {
+            return false;
+        };
+        for _ in 0..READS_PER_STEP {
+            let Some(stderr) = p.stderr.as_mut() else {
+                break;
+            };
+            match Pin::new(stderr).poll_read(cx, &mut self.read_buf) {
+                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
+                    p.stderr = None;
+                    progressed = true;
+                }
+                Poll::Ready(Ok(n)) => {
+                    work.stderr_lines
+                        .extend(p.stderr_tail.push(&self.read_buf[..n]));
+                    progressed = true;
+                }
+                Poll::Pending => break,
+            }
+        }
+        let Some(status) = p.status.as_mut() else {
+            return progressed;
+        };
+        let Poll::Ready(result) = status.as_mut().poll(cx) else {
+            return progressed;
+        };
+        p.status = None;
+        self.exited = true;
+        // Whatever the server wrote before exiting is still in the pipe: read it first.
+        while let Some(stdout) = self.stdout.as_mut() {
+            match stdout.as_mut().poll_read(cx, &mut self.read_buf) {
+                Poll::Ready(Ok(n)) if n > 0 => conn.handle_stdout(now, &self.read_buf[..n]),
+                _ => break,
+            }
+        }
+        // Nothing of the group may outlive its leader.
+        signal_group(p.pid, SIGKILL);
+        let tail = p.stderr_tail.tail();
+        conn.handle_exit(now, exit_of(result), &tail);
+        true
+    }
+}
+
+impl TransportIo for PipeIo {
+    fn read(
+        &mut self,
+        cx: &mut Context<'_>,
+        conn: &mut Connection,
+        now: Instant,
+        work: &mut Work,
+    ) -> bool {
+        let read = self.read_stdout(cx, conn, now);
+        self.read_process(cx, conn, now, work) | read
+    }
+
+    fn carry_out(&mut self, st: &mut ConnectionState, now: Instant, output: Output) {
+        let pid = self.process.as_ref().map(|p| p.pid);
+        match output {
+            Output::Write(bytes) if self.unwritten.is_empty() => self.unwritten = bytes,
+            Output::Write(bytes) => self.unwritten.extend_from_slice(&bytes),
+            Output::Process(ProcessAction::CloseStdin) => self.stdin = None,
+            Output::Process(ProcessAction::Terminate) => {
+                pid.map_or((), |p| signal_group(p, SIGTERM))
+            }
+            Output::Process(ProcessAction::Kill) => match pid {
+                Some(p) => signal_group(p, SIGKILL),
+                None => {
+                    // No process to kill: dropping the streams is the end.
+                    self.stdin = None;
+                    self.stdout = None;
+                    if !self.exited {
+                        self.exited = true;
+                        st.conn.handle_exit(now, ProcessExit::UNKNOWN, "");
+                    }
+                }
+            },
+            Output::Process(ProcessAction::SpawnAgain) => self.respawn(st, now),
+            other => debug_assert!(false, "not a stdio output: {other:?}"),
+        }
+    }
+
+    fn write(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut progressed = false;
+        while self.written < self.unwritten.len() {
+            let Some(stdin) = self.stdin.as_mut() else {
+                break;
+            };
+            match stdin
+                .as_mut()
+                .poll_write(cx, &self.unwritten[self.written..])
+            {
+                Poll::Ready(Ok(n)) if n > 0 => {
+                    self.written += n;
+                    progressed = true;
+                }
+                Poll::Ready(_) => {
+                    // The server closed its stdin: it is exiting; the exit will be reported.
+                    self.stdin = None;
+                    progressed = true;
+                }
+                Poll::Pending => break,
+            }
+        }
+        if self.written == self.unwritten.len() || self.stdin.is_none() {
+            self.unwritten.clear();
+            self.written = 0;
+        }
+        progressed
+    }
+
+    fn is_idle(&self) -> bool {
+        true
+    }
+
+    fn finish_reason(&self) -> &'static str {
+        "the server exited"
+    }
+}
+
+impl Drop for PipeIo {
+    fn drop(&mut self) {
+        if let Some(p) = &self.process {
+            if !self.exited {
+                signal_group(p.pid, SIGKILL);
+            }
+        }
+    }
+}
+
+fn exit_of(result: io::Result<ExitStatus>) -> ProcessExit {
+    #[cfg(unix)]
+    use std::os::unix::process::ExitStatusExt;
+    match result {
+        Ok(status) => ProcessExit {
+            code: status.code(),
+            #[cfg(unix)]
+            signal: status.signal(),
+            #[cfg(not(unix))]
+            signal: None,
+        },
+        Err(_) => ProcessExit::UNKNOWN,
+    }
+}

@@ -1,0 +1,31 @@
+//! `tracing` events for what a connection reports beside calls (feature `tracing`, on by
+//! default): diagnostics at `warn`, the rest at `debug`, each with the connection's target.
+
+use mcpwire_core::Event;
+
+/// Reports one event of the connection to `target` (a command line or a URL).
+#[cfg(feature = "tracing")]
+pub(crate) fn event(target: &str, event: &Event) {
+    match event {
+        Event::Diagnostic(d) => tracing::warn!(server = target, "mcp diagnostic: {d}"),
+        Event::Ready { era, server } => tracing::debug!(
+            server = target,
+            era = %era,
+            version = server.protocol_version.as_str(),
+            "mcp connection ready"
+        ),
+        Event::HandshakeFailed(e) => tracing::warn!(server = target, "mcp handshake failed: {e}"),
+        Event::SessionRenewed(_) => tracing::debug!(server = target, "mcp session renewed"),
+        Event::ServerRequestCancelled { id, .. } => {
+            tracing::debug!(server = target, "the server cancelled its request {id}")
+        }
+        Event::Closed { reason } => {
+            tracing::debug!(server = target, "mcp connection closed: {reason}")
+        }
+        _ => {}
+    }
+}
+
+/// Without the `tracing` feature, nothing is reported.
+#[cfg(not(feature = "tracing"))]
+pub(crate) fn event(_target: &str, _event: &Event) {}

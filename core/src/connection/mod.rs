@@ -1,0 +1,525 @@
+//! [`Connection`]: one MCP client connection to one server, as one sans-IO machine.
+
+mod event;
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+pub use event::{Diagnostic, Event, Output, Progress};
+
+use crate::codec::jsonl::DEFAULT_MAX_LINE;
+use crate::http::{ExchangeId, HttpClient, HttpOptions};
+use crate::jsonrpc::{ErrorObject, Id, RawJson};
+use crate::protocol::types::InitializeResult;
+use crate::protocol::{
+    CallId, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol, Era,
+};
+use crate::rpc::Responded;
+use crate::stdio::{ProcessExit, ShutdownTimeouts, StdioClient};
+use crate::tap::FrameObserver;
+
+/// Inputs tolerated while outputs stay undrained before a debug build objects: a driver that
+/// feeds the connection without draining [`Connection::poll_output`] breaks the drive rule.
+const UNDRAINED_INPUTS_LIMIT: u32 = 1024;
+
+/// The stdio transport's limits and waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StdioOptions {
+    /// The waits of the graceful shutdown (default 2 s after stdin EOF, 2 s after SIGTERM).
+    pub shutdown: ShutdownTimeouts,
+    /// The longest stdout line accepted (default 16 MiB).
+    pub max_line: usize,
+}
+
+impl Default for StdioOptions {
+    fn default() -> Self {
+        StdioOptions {
+            shutdown: ShutdownTimeouts::default(),
+            max_line: DEFAULT_MAX_LINE,
+        }
+    }
+}
+
+/// The transport machine inside a connection.
+#[derive(Debug)]
+enum Transport {
+    Stdio(Box<StdioClient>),
+    Http(Box<HttpClient>),
+}
+
+/// One MCP client connection to one server, over stdio or Streamable HTTP, in either protocol
+/// era: a sans-IO state machine. It does no IO and reads no clock; a driver moves bytes and time
+/// between it and the world.
+///
+/// # The face
+///
+/// - **inputs** (`handle_*(now, …)`): what the world did. For stdio: bytes read from the
+///   server's stdout ([`handle_stdout`](Self::handle_stdout)), its end
+///   ([`handle_stdout_eof`](Self::handle_stdout_eof)), the process's exit
+///   ([`handle_exit`](Self::handle_exit)), a respawn done or failed. For HTTP, per exchange: the
+///   response head ([`handle_head`](Self::handle_head)), each body chunk
+///   ([`handle_body`](Self::handle_body)), the end ([`handle_end`](Self::handle_end)) or a
+///   failure ([`handle_failure`](Self::handle_failure)).
+/// - **commands**: every MCP request a client makes ([`list_tools`](Self::list_tools),
+///   [`call_tool`](Self::call_tool), …, [`request`](Self::request) for any method),
+///   [`cancel`](Self::cancel), [`respond`](Self::respond) to a server request,
+///   [`close`](Self::close). Misuse returns a [`ClientError`] at once and changes nothing.
+/// - **one output verb**: [`poll_output`](Self::poll_output) hands out [`Output`]s in the order
+///   they must be carried out: for stdio, process actions, then bytes to write; for HTTP,
+///   exchanges to start or abort; then the application's [`Event`]s (diagnostics,
+///   notifications, then the protocol's events in the order they happened: readiness, progress
+///   before its call's end, server requests, and [`Event::Closed`] last of all).
+/// - **time**: [`poll_timeout`](Self::poll_timeout) is the next deadline;
+///   [`handle_timeout`](Self::handle_timeout) fires everything due. After `handle_timeout(t)`,
+///   `poll_timeout()` is later than `t` or `None`.
+///
+/// # The drive rule
+///
+/// After every input, command or `handle_timeout`, drain [`poll_output`](Self::poll_output)
+/// until it returns `None`; then wait for IO, a command, or the deadline from
+/// [`poll_timeout`](Self::poll_timeout) (check it against your clock rather than trusting a
+/// timer's wake-up). Debug builds panic when a driver keeps feeding inputs without draining.
+///
+/// ```
+/// use std::time::Instant;
+/// use mcpwire_core::{ClientConfig, Connection, Event, Output, StdioOptions};
+///
+/// let now = Instant::now();
+/// let mut conn = Connection::stdio(now, ClientConfig::default(), StdioOptions::default());
+/// let mut stdin = Vec::new();
+/// while let Some(out) = conn.poll_output() {
+///     match out {
+///         Output::Write(bytes) => stdin.extend_from_slice(&bytes),
+///         Output::Process(action) => { /* signal, close stdin, spawn again */ }
+///         Output::Event(event) => { /* hand it to the application */ }
+///         _ => {}
+///     }
+/// }
+/// // The era probe went out first: `server/discover`.
+/// assert!(String::from_utf8(stdin).unwrap().contains("server/discover"));
+/// // Now wait for stdout bytes (conn.handle_stdout), the exit, a command or the deadline.
+/// assert!(conn.poll_timeout().is_some());
+/// ```
+#[derive(Debug)]
+pub struct Connection {
+    transport: Transport,
+    /// Whether `poll_output` returned `None` since the last input.
+    drained: bool,
+    /// Inputs fed while outputs were left undrained.
+    undrained_inputs: u32,
+}
+
+impl Connection {
+    /// A connection to a server process the driver has just spawned; the handshake (or the era
+    /// probe) starts at once.
+    pub fn stdio(now: Instant, config: ClientConfig, options: StdioOptions) -> Connection {
+        let mut client = StdioClient::new(config, options.shutdown, options.max_line);
+        client
+            .start(now)
+            .expect("a new connection starts its handshake");
+        Connection::new(Transport::Stdio(Box::new(client)))
+    }
+
+    /// A connection to a Streamable HTTP endpoint; the handshake starts at once.
+    ///
+    /// Over HTTP the handshake era is spoken: [`Era::Auto`] means it here, and
+    /// [`Era::Stateless`] is refused with [`ClientError::Config`] (the stateless era over HTTP
+    /// is not supported yet).
+    pub fn http(
+        now: Instant,
+        mut config: ClientConfig,
+        server: &crate::config::HttpConfig,
+        options: HttpOptions,
+    ) -> Result<Connection, ClientError> {
+        match config.era {
+            Era::Stateless => {
+                return Err(ClientError::Config(
+                    "the stateless era over HTTP is not supported yet".into(),
+                ))
+            }
+            _ => config.era = Era::Handshake,
+        }
+        let mut client = HttpClient::new(config, server, options);
+        client
+            .start(now)
+            .expect("a new connection starts its handshake");
+        Ok(Connection::new(Transport::Http(Box::new(client))))
+    }
+
+    fn new(transport: Transport) -> Connection {
+        Connection {
+            transport,
+            drained: false,
+            undrained_inputs: 0,
+        }
+    }
+
+    /// Installs the frame observer: it sees every message in and out (for HTTP, message bodies
+    /// only, never headers).
+    pub fn set_observer(&mut self, observer: Box<dyn FrameObserver>) {
+        match &mut self.transport {
+            Transport::Stdio(s) => s.set_observer(observer),
+            Transport::Http(h) => h.set_observer(observer),
+        }
+    }
+
+    fn protocol(&self) -> &ClientProtocol {
+        match &self.transport {
+            Transport::Stdio(s) => s.protocol(),
+            Transport::Http(h) => h.protocol(),
+        }
+    }
+
+    fn protocol_mut(&mut self) -> &mut ClientProtocol {
+        self.drained = false;
+        match &mut self.transport {
+            Transport::Stdio(s) => s.protocol_mut(),
+            Transport::Http(h) => h.protocol_mut(),
+        }
+    }
+
+    // ---- state ----
+
+    /// The era the connection settled on, once known.
+    pub fn era(&self) -> Option<ChosenEra> {
+        self.protocol().era()
+    }
+
+    /// What the server said about itself, once ready.
+    pub fn server(&self) -> Option<&InitializeResult> {
+        self.protocol().server()
+    }
+
+    /// Whether the connection is ready for calls.
+    pub fn is_ready(&self) -> bool {
+        self.protocol().is_ready()
+    }
+
+    /// Whether the connection has ended for calls ([`Event::Closed`] was queued).
+    pub fn is_closed(&self) -> bool {
+        self.protocol().is_closed()
+    }
+
+    /// Whether nothing more will happen: the connection ended and nothing is left in flight
+    /// (stdio: the process exited and no new one is asked for; HTTP: closed, and the session's
+    /// DELETE is done or given up). The driver may stop.
+    pub fn is_finished(&self) -> bool {
+        match &self.transport {
+            Transport::Stdio(s) => s.has_exited(),
+            Transport::Http(h) => h.is_finished(),
+        }
+    }
+
+    /// The HTTP session the server assigned, if any.
+    pub fn session(&self) -> Option<&str> {
+        match &self.transport {
+            Transport::Stdio(_) => None,
+            Transport::Http(h) => h.session(),
+        }
+    }
+
+    /// How many of our requests await an answer.
+    pub fn pending_requests(&self) -> usize {
+        self.protocol().engine().stats().pending
+    }
+
+    // ---- inputs ----
+
+    fn input(&mut self) {
+        if !self.drained {
+            self.undrained_inputs += 1;
+            debug_assert!(
+                self.undrained_inputs <= UNDRAINED_INPUTS_LIMIT,
+                "the drive rule: drain Connection::poll_output after every input"
+            );
+        }
+        self.drained = false;
+    }
+
+    fn stdio_mut(&mut self, input: &'static str) -> Option<&mut StdioClient> {
+        self.input();
+        match &mut self.transport {
+            Transport::Stdio(s) => Some(s),
+            Transport::Http(_) => {
+                debug_assert!(false, "{input} is a stdio input");
+                None
+            }
+        }
+    }
+
+    fn http_mut(&mut self, input: &'static str) -> Option<&mut HttpClient> {
+        self.input();
+        match &mut self.transport {
+            Transport::Http(h) => Some(h),
+            Transport::Stdio(_) => {
+                debug_assert!(false, "{input} is an HTTP input");
+                None
+            }
+        }
+    }
+
+    /// Bytes read from the server's stdout (stdio).
+    pub fn handle_stdout(&mut self, now: Instant, bytes: &[u8]) {
+        if let Some(s) = self.stdio_mut("handle_stdout") {
+            s.handle_stdout(now, bytes);
+        }
+    }
+
+    /// The server closed its stdout (stdio). Its exit is awaited briefly, so errors can name the
+    /// exit status; then every pending call ends and the process is shut down.
+    pub fn handle_stdout_eof(&mut self, now: Instant) {
+        if let Some(s) = self.stdio_mut("handle_stdout_eof") {
+            s.handle_stdout_eof(now);
+        }
+    }
+
+    /// The server process exited (stdio). `stderr_tail` is the end of what it wrote to stderr,
+    /// for the error every pending call ends with.
+    pub fn handle_exit(&mut self, now: Instant, exit: ProcessExit, stderr_tail: &str) {
+        if let Some(s) = self.stdio_mut("handle_exit") {
+            s.handle_exit(now, exit, stderr_tail);
+        }
+    }
+
+    /// The server was started again after [`ProcessAction::SpawnAgain`](crate::ProcessAction)
+    /// (stdio): the handshake starts on the new process. Drop whatever was still unwritten for
+    /// the old one.
+    pub fn handle_respawned(&mut self, now: Instant) {
+        if let Some(s) = self.stdio_mut("handle_respawned") {
+            s.handle_respawned(now);
+        }
+    }
+
+    /// Starting the server again failed (stdio): the connection ends with `message`.
+    pub fn handle_respawn_failed(&mut self, now: Instant, message: &str) {
+        if let Some(s) = self.stdio_mut("handle_respawn_failed") {
+            s.handle_respawn_failed(now, message);
+        }
+    }
+
+    /// The response head of `exchange` (HTTP).
+    pub fn handle_head(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        status: u16,
+        headers: &[(String, String)],
+    ) {
+        if let Some(h) = self.http_mut("handle_head") {
+            h.handle_head(now, exchange, status, headers);
+        }
+    }
+
+    /// A chunk of the body of `exchange` (HTTP).
+    pub fn handle_body(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
+        if let Some(h) = self.http_mut("handle_body") {
+            h.handle_body(now, exchange, bytes);
+        }
+    }
+
+    /// The body of `exchange` ended (HTTP).
+    pub fn handle_end(&mut self, now: Instant, exchange: ExchangeId) {
+        if let Some(h) = self.http_mut("handle_end") {
+            h.handle_end(now, exchange);
+        }
+    }
+
+    /// `exchange` failed: no response, a connection reset, a body cut short (HTTP).
+    pub fn handle_failure(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+        if let Some(h) = self.http_mut("handle_failure") {
+            h.handle_failure(now, exchange, reason);
+        }
+    }
+
+    // ---- commands ----
+
+    /// Sends any request; `params` without `_meta` (the stateless era's is added). Before the
+    /// connection is ready only `ping` may go.
+    pub fn request(
+        &mut self,
+        now: Instant,
+        method: impl Into<Cow<'static, str>>,
+        params: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.protocol_mut().request(now, method, params, options)
+    }
+
+    /// `tools/list` over all pages; the call's result is `{"tools": [...]}` (with the smallest
+    /// `ttlMs` and the `cacheScope` of the pages when the server gave them).
+    pub fn list_tools(
+        &mut self,
+        now: Instant,
+        options: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.protocol_mut().list_tools(now, options)
+    }
+
+    /// `prompts/list` over all pages; the result is `{"prompts": [...]}`.
+    pub fn list_prompts(
+        &mut self,
+        now: Instant,
+        options: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.protocol_mut().list_prompts(now, options)
+    }
+
+    /// `resources/list` over all pages; the result is `{"resources": [...]}`.
+    pub fn list_resources(
+        &mut self,
+        now: Instant,
+        options: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.protocol_mut().list_resources(now, options)
+    }
+
+    /// `resources/templates/list` over all pages; the result is `{"resourceTemplates": [...]}`.
+    pub fn list_resource_templates(
+        &mut self,
+        now: Instant,
+        options: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.protocol_mut().list_resource_templates(now, options)
+    }
+
+    /// `tools/call`. An `isError` result is a result.
+    pub fn call_tool(
+        &mut self,
+        now: Instant,
+        name: &str,
+        arguments: Option<Value>,
+        options: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.protocol_mut().call_tool(now, name, arguments, options)
+    }
+
+    /// `prompts/get`.
+    pub fn get_prompt(
+        &mut self,
+        now: Instant,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.protocol_mut()
+            .get_prompt(now, name, arguments, options)
+    }
+
+    /// `resources/read`.
+    pub fn read_resource(
+        &mut self,
+        now: Instant,
+        uri: &str,
+        options: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.protocol_mut().read_resource(now, uri, options)
+    }
+
+    /// `ping`: allowed before the handshake completes; gone from the stateless era.
+    pub fn ping(&mut self, now: Instant, options: CallOptions) -> Result<CallId, ClientError> {
+        self.protocol_mut().ping(now, options)
+    }
+
+    /// `subscriptions/listen` (stateless era): asks for the notifications named in
+    /// `notifications` (e.g. `{"toolsListChanged": true}`). The call stays open; its
+    /// notifications arrive as [`ServerNotification::ForSubscription`](crate::ServerNotification)
+    /// after an acknowledgement; [`cancel`](Self::cancel) ends it.
+    pub fn listen(&mut self, now: Instant, notifications: Value) -> Result<CallId, ClientError> {
+        self.protocol_mut().listen(now, notifications)
+    }
+
+    /// Sends a notification.
+    pub fn notify(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<RawJson>,
+    ) -> Result<(), ClientError> {
+        self.protocol_mut().notify(now, method, params)
+    }
+
+    /// Cancels a call: it ends as cancelled, and the server is told (never for `initialize`).
+    pub fn cancel(
+        &mut self,
+        now: Instant,
+        call: CallId,
+        reason: Option<String>,
+    ) -> Result<(), ClientError> {
+        self.protocol_mut().cancel(now, call, reason)
+    }
+
+    /// Answers a server request ([`Event::ServerRequest`]) exactly once, in either era: in the
+    /// handshake era as a JSON-RPC response, in the stateless era as an input of the call's next
+    /// round. An answer to a request the server cancelled is accepted and not sent.
+    pub fn respond(
+        &mut self,
+        now: Instant,
+        id: &Id,
+        answer: Result<RawJson, ErrorObject>,
+    ) -> Result<Responded, ClientError> {
+        self.protocol_mut().respond(now, id, answer)
+    }
+
+    /// Closes the connection from our side: every pending call ends as closed; then, for stdio,
+    /// the server's stdin is closed and it is given time to exit before it is terminated, then
+    /// killed; for HTTP, open exchanges are aborted and the session is deleted. Closing twice
+    /// does nothing more.
+    pub fn close(&mut self, now: Instant) {
+        self.drained = false;
+        match &mut self.transport {
+            Transport::Stdio(s) => s.close(now),
+            Transport::Http(h) => h.close(now),
+        }
+    }
+
+    // ---- outputs and time ----
+
+    /// The next thing to do; see the type's docs for the order. `None` when everything is out.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        let out = match &mut self.transport {
+            Transport::Stdio(s) => s
+                .poll_process_action()
+                .map(Output::Process)
+                .or_else(|| s.take_write().map(Output::Write))
+                .or_else(|| s.poll_note().map(|n| Output::Event(Event::from_note(n)))),
+            Transport::Http(h) => h
+                .poll_action()
+                .map(Output::Http)
+                .or_else(|| h.poll_note().map(|n| Output::Event(Event::from_note(n)))),
+        };
+        let out = out.or_else(|| {
+            let era = self.protocol().era();
+            let protocol = self.protocol_mut();
+            if let Some(n) = protocol.poll_notification() {
+                return Some(Output::Event(Event::Notification(n)));
+            }
+            protocol
+                .poll_event()
+                .map(|e| Output::Event(Event::from_protocol(e, era)))
+        });
+        if out.is_none() {
+            self.drained = true;
+            self.undrained_inputs = 0;
+        }
+        out
+    }
+
+    /// The earliest deadline: a call's, the probe's, a resume's, the shutdown's.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match &self.transport {
+            Transport::Stdio(s) => s.poll_timeout(),
+            Transport::Http(h) => h.poll_timeout(),
+        }
+    }
+
+    /// Fires everything due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.input();
+        match &mut self.transport {
+            Transport::Stdio(s) => s.handle_timeout(now),
+            Transport::Http(h) => h.handle_timeout(now),
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The protocol layer's own tests: the client protocol against the demo server in memory, and
+//! the stdio machine under it.
+
+mod modern;
+mod pair;

@@ -1,0 +1,310 @@
+//! A stdio [`Connection`] driven by hand, as a driver would: bytes in and out, process actions,
+//! the shutdown plan, the era probe's respawn, and time.
+
+use std::time::{Duration, Instant};
+
+use mcpwire_core::{
+    CallError, CallOptions, ChosenEra, ClientConfig, ClientError, Connection, Diagnostic, Era,
+    Event, LocalError, Output, ProcessAction, ProcessExit, StdioOptions, EXIT_AFTER_EOF_GRACE,
+};
+
+/// A connection and everything it handed out, drained after every step.
+struct S {
+    c: Connection,
+    written: Vec<u8>,
+    actions: Vec<ProcessAction>,
+    events: Vec<Event>,
+}
+
+fn handshake() -> ClientConfig {
+    ClientConfig {
+        era: Era::Handshake,
+        ..ClientConfig::default()
+    }
+}
+
+impl S {
+    fn new(t0: Instant, config: ClientConfig) -> S {
+        S::with(Connection::stdio(t0, config, StdioOptions::default()))
+    }
+
+    fn with(c: Connection) -> S {
+        let mut s = S {
+            c,
+            written: Vec::new(),
+            actions: Vec::new(),
+            events: Vec::new(),
+        };
+        s.drain();
+        s
+    }
+
+    fn drain(&mut self) {
+        while let Some(out) = self.c.poll_output() {
+            match out {
+                Output::Write(bytes) => self.written.extend_from_slice(&bytes),
+                Output::Process(a) => self.actions.push(a),
+                Output::Event(e) => self.events.push(e),
+                other => panic!("not a stdio output: {other:?}"),
+            }
+        }
+    }
+
+    fn written(&mut self) -> String {
+        String::from_utf8(std::mem::take(&mut self.written)).unwrap()
+    }
+
+    fn actions(&mut self) -> Vec<ProcessAction> {
+        std::mem::take(&mut self.actions)
+    }
+
+    fn events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    fn stdout(&mut self, now: Instant, bytes: &[u8]) {
+        self.c.handle_stdout(now, bytes);
+        self.drain();
+    }
+
+    fn timeout(&mut self, now: Instant) {
+        self.c.handle_timeout(now);
+        self.drain();
+        assert!(
+            self.c.poll_timeout().is_none_or(|t| t > now),
+            "a deadline <= now stayed armed"
+        );
+    }
+}
+
+const INIT_ANSWER: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n";
+
+#[test]
+fn shutdown_escalates_and_ends_pending_calls() {
+    let t0 = Instant::now();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tap = seen.clone();
+    let mut c = Connection::stdio(t0, handshake(), StdioOptions::default());
+    // Installed before the first drain, the tap sees every frame, the first one included.
+    c.set_observer(Box::new(move |d, b: &[u8]| {
+        tap.lock()
+            .unwrap()
+            .push((d, String::from_utf8_lossy(b).into_owned()))
+    }));
+    let mut s = S::with(c);
+    let written = s.written();
+    assert!(
+        written.ends_with('\n')
+            && written.starts_with("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\"")
+    );
+    // The server answers in two pieces, with some noise before.
+    s.stdout(t0, b"booting...\n{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",");
+    s.stdout(
+        t0,
+        b"\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"x\",\"version\":\"1\"}}}\n",
+    );
+    let events = s.events();
+    assert!(matches!(events[0], Event::Diagnostic(Diagnostic::Frame(_))));
+    assert!(matches!(
+        events[1],
+        Event::Ready {
+            era: ChosenEra::Handshake,
+            ..
+        }
+    ));
+    let call =
+        s.c.call_tool(t0, "slow", None, CallOptions::default())
+            .unwrap();
+    s.drain();
+    let out = s.written();
+    assert_eq!(out.lines().count(), 2, "initialized, then the call: {out}");
+    s.c.close(t0);
+    s.drain();
+    let events = s.events();
+    assert!(events.iter().any(|e| matches!(e, Event::CallDone { call: c, outcome: Err(CallError::Local(LocalError::ConnectionClosed { .. })) } if *c == call)));
+    assert!(matches!(events.last(), Some(Event::Closed { .. })));
+    assert_eq!(s.actions(), [ProcessAction::CloseStdin]);
+    assert_eq!(s.c.poll_timeout(), Some(t0 + Duration::from_secs(2)));
+    s.timeout(t0 + Duration::from_secs(2));
+    assert_eq!(s.actions(), [ProcessAction::Terminate]);
+    s.timeout(t0 + Duration::from_secs(4));
+    assert_eq!(s.actions(), [ProcessAction::Kill]);
+    assert_eq!(s.c.poll_timeout(), None);
+    assert!(!s.c.is_finished());
+    let exit = ProcessExit {
+        code: None,
+        signal: Some(9),
+    };
+    s.c.handle_exit(t0 + Duration::from_secs(4), exit, "");
+    s.drain();
+    assert!(s.c.is_finished());
+    let seen = seen.lock().unwrap();
+    let dirs: Vec<_> = seen
+        .iter()
+        .map(|(d, b)| format!("{d:?} {}", &b[..b.len().min(30)]))
+        .collect();
+    // initialize, the noise line, the answer, initialized and the call.
+    assert_eq!(dirs.len(), 5, "{dirs:?}");
+}
+
+#[test]
+fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
+    let t0 = Instant::now();
+    let mut s = S::new(t0, handshake());
+    let exit = ProcessExit {
+        code: Some(3),
+        signal: None,
+    };
+    s.c.handle_exit(t0, exit, "Error: cannot find module\n");
+    s.drain();
+    let events = s.events();
+    let Event::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason })) =
+        &events[0]
+    else {
+        panic!("{events:?}")
+    };
+    assert!(
+        reason.contains("exit code 3") && reason.contains("cannot find module"),
+        "{reason}"
+    );
+    assert!(matches!(events.last(), Some(Event::Closed { .. })));
+    assert_eq!(s.actions(), [], "an exited process needs no shutdown");
+    assert!(s.c.is_finished());
+}
+
+#[test]
+fn stdout_eof_waits_briefly_for_the_exit_status_then_ends_calls_without_it() {
+    let t0 = Instant::now();
+    let mut s = S::new(t0, handshake());
+    s.c.handle_stdout_eof(t0);
+    s.drain();
+    assert_eq!(s.events(), [], "nothing ends before the grace runs out");
+    let t1 = s.c.poll_timeout().unwrap();
+    assert_eq!(t1, t0 + EXIT_AFTER_EOF_GRACE);
+    s.timeout(t1);
+    let events = s.events();
+    let Event::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason })) =
+        &events[0]
+    else {
+        panic!("{events:?}")
+    };
+    assert!(reason.contains("closed its stdout"));
+    assert_eq!(s.actions(), [ProcessAction::CloseStdin]);
+    assert!(s.c.poll_timeout().unwrap() > t1);
+}
+
+#[test]
+fn a_server_that_never_answers_gets_the_handshake_on_a_new_process() {
+    let t0 = Instant::now();
+    let mut s = S::new(t0, ClientConfig::default());
+    assert!(s.written().contains("server/discover"));
+    // The probe timeout (10 s by default) passes in silence.
+    let deadline = s.c.poll_timeout().unwrap();
+    assert_eq!(deadline, t0 + Duration::from_secs(10));
+    s.timeout(deadline);
+    assert_eq!(
+        s.actions(),
+        [ProcessAction::Kill, ProcessAction::SpawnAgain]
+    );
+    assert!(!s.c.is_finished(), "a new process is coming");
+    // Whatever was queued for the old process is not for the new one.
+    s.written();
+    s.c.handle_respawned(deadline);
+    s.drain();
+    let out = s.written();
+    assert_eq!(
+        out.lines().count(),
+        1,
+        "only initialize, no stale cancel: {out}"
+    );
+    assert!(out.contains("\"method\":\"initialize\""), "{out}");
+    s.stdout(deadline, INIT_ANSWER);
+    assert!(s.c.is_ready());
+    assert_eq!(s.c.era(), Some(ChosenEra::Handshake));
+}
+
+#[test]
+fn a_server_that_exits_on_the_probe_gets_the_handshake_on_a_new_process() {
+    let t0 = Instant::now();
+    let mut s = S::new(t0, ClientConfig::default());
+    s.written();
+    s.c.handle_stdout_eof(t0);
+    let exit = ProcessExit {
+        code: Some(1),
+        signal: None,
+    };
+    s.c.handle_exit(t0, exit, "unexpected request before initialize");
+    s.drain();
+    // Its stdout ended first, so the old group is killed (a no-op by now), then a new one.
+    assert_eq!(
+        s.actions(),
+        [ProcessAction::Kill, ProcessAction::SpawnAgain]
+    );
+    assert_eq!(s.events(), [], "no call failed: the connection goes on");
+    s.c.handle_respawned(t0);
+    s.drain();
+    assert!(s.written().contains("initialize"));
+}
+
+#[test]
+fn commands_refuse_misuse_at_once() {
+    let t0 = Instant::now();
+    let mut s = S::new(t0, handshake());
+    // Before the handshake only ping may go.
+    assert_eq!(
+        s.c.call_tool(t0, "echo", None, CallOptions::default()),
+        Err(ClientError::NotReady)
+    );
+    assert!(s.c.ping(t0, CallOptions::default()).is_ok());
+    s.drain();
+    s.written();
+    s.stdout(
+        t0,
+        b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n",
+    );
+    assert!(s.c.is_ready());
+    // The server offers no tools.
+    assert_eq!(
+        s.c.list_tools(t0, CallOptions::default()),
+        Err(ClientError::NotSupported("tools"))
+    );
+    s.c.close(t0);
+    s.drain();
+    assert_eq!(
+        s.c.request(t0, "tools/list", None, CallOptions::default()),
+        Err(ClientError::Closed)
+    );
+    assert!(s.c.is_closed());
+}
+
+#[test]
+fn poll_timeout_moves_past_now_through_a_call_and_a_shutdown() {
+    let t0 = Instant::now();
+    let mut s = S::new(t0, handshake());
+    let mut now = t0;
+    // Only time passes: the handshake times out, the shutdown escalates, and after every
+    // handle_timeout no deadline <= now is left.
+    let mut steps = 0;
+    while let Some(t) = s.c.poll_timeout() {
+        assert!(t >= now, "a deadline in the past");
+        now = t;
+        s.timeout(now);
+        steps += 1;
+        assert!(steps < 10, "time never settles");
+    }
+    assert!(s
+        .events()
+        .iter()
+        .any(|e| matches!(e, Event::HandshakeFailed(_))));
+}
+
+#[cfg(debug_assertions)]
+#[test]
+#[should_panic(expected = "drive rule")]
+fn a_driver_that_never_drains_is_caught() {
+    let t0 = Instant::now();
+    let mut c = Connection::stdio(t0, handshake(), StdioOptions::default());
+    for _ in 0..2_000 {
+        c.handle_stdout(t0, b"noise\n");
+    }
+}
