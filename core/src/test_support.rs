@@ -5,9 +5,12 @@ use std::time::Instant;
 
 use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::jsonrpc::{Id, Message, Parsed, RawJson};
+use crate::protocol::calls::McpCall;
 use crate::protocol::events::ClientEvent;
 use crate::protocol::types::ClientCapabilities;
-use crate::protocol::{CallError, CallId, ClientConfig, ClientProtocol, Era};
+use crate::protocol::{
+    CallError, CallId, CallOptions, ClientConfig, ClientError, ClientProtocol, Era,
+};
 use crate::server::{DemoConfig, DemoServer};
 use serde_json::{json, Value};
 
@@ -192,4 +195,81 @@ pub fn text_of(result: &RawJson) -> String {
         .as_str()
         .unwrap_or_default()
         .to_owned()
+}
+
+/// The typed calls, as the protocol layer's tests make them.
+pub trait Calls {
+    fn list_tools(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError>;
+    fn list_prompts(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError>;
+    fn list_resources(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError>;
+    fn list_resource_templates(
+        &mut self,
+        now: Instant,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError>;
+    fn call_tool(
+        &mut self,
+        now: Instant,
+        name: &str,
+        arguments: Option<Value>,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError>;
+    fn get_prompt(
+        &mut self,
+        now: Instant,
+        name: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError>;
+    fn read_resource(
+        &mut self,
+        now: Instant,
+        uri: &str,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError>;
+}
+
+impl Calls for ClientProtocol {
+    fn list_tools(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
+        self.call(now, McpCall::list_tools(), opts)
+    }
+    fn list_prompts(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
+        self.call(now, McpCall::list_prompts(), opts)
+    }
+    fn list_resources(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
+        self.call(now, McpCall::list_resources(), opts)
+    }
+    fn list_resource_templates(
+        &mut self,
+        now: Instant,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.call(now, McpCall::list_resource_templates(), opts)
+    }
+    fn call_tool(
+        &mut self,
+        now: Instant,
+        name: &str,
+        arguments: Option<Value>,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.call(now, McpCall::call_tool(name, arguments), opts)
+    }
+    fn get_prompt(
+        &mut self,
+        now: Instant,
+        name: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.call(now, McpCall::get_prompt(name, arguments), opts)
+    }
+    fn read_resource(
+        &mut self,
+        now: Instant,
+        uri: &str,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.call(now, McpCall::read_resource(uri), opts)
+    }
 }

@@ -12,6 +12,7 @@ pub use event::{Diagnostic, Event, Output, Progress};
 use crate::codec::jsonl::DEFAULT_MAX_LINE;
 use crate::http::{ExchangeId, HttpClient, HttpOptions};
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
+use crate::protocol::calls::McpCall;
 use crate::protocol::types::InitializeResult;
 use crate::protocol::{
     CallId, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol, Era,
@@ -354,7 +355,8 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut().list_tools(now, options)
+        self.protocol_mut()
+            .call(now, McpCall::list_tools(), options)
     }
 
     /// `prompts/list` over all pages; the result is `{"prompts": [...]}`.
@@ -363,7 +365,8 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut().list_prompts(now, options)
+        self.protocol_mut()
+            .call(now, McpCall::list_prompts(), options)
     }
 
     /// `resources/list` over all pages; the result is `{"resources": [...]}`.
@@ -372,7 +375,8 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut().list_resources(now, options)
+        self.protocol_mut()
+            .call(now, McpCall::list_resources(), options)
     }
 
     /// `resources/templates/list` over all pages; the result is `{"resourceTemplates": [...]}`.
@@ -381,7 +385,8 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut().list_resource_templates(now, options)
+        self.protocol_mut()
+            .call(now, McpCall::list_resource_templates(), options)
     }
 
     /// `tools/call`. An `isError` result is a result.
@@ -392,7 +397,8 @@ impl Connection {
         arguments: Option<Value>,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut().call_tool(now, name, arguments, options)
+        self.protocol_mut()
+            .call(now, McpCall::call_tool(name, arguments), options)
     }
 
     /// `prompts/get`.
@@ -404,7 +410,7 @@ impl Connection {
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.protocol_mut()
-            .get_prompt(now, name, arguments, options)
+            .call(now, McpCall::get_prompt(name, arguments), options)
     }
 
     /// `resources/read`.
@@ -414,7 +420,8 @@ impl Connection {
         uri: &str,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut().read_resource(now, uri, options)
+        self.protocol_mut()
+            .call(now, McpCall::read_resource(uri), options)
     }
 
     /// `ping`: allowed before the handshake completes; gone from the stateless era.

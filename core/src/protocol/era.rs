@@ -10,7 +10,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::types::{HANDSHAKE_VERSIONS, LATEST_VERSION};
+use super::events::CallError;
+use super::types::{is_handshake_version, InitializeResult, HANDSHAKE_VERSIONS, LATEST_VERSION};
 use crate::jsonrpc::{ErrorObject, RawJson};
 use crate::rpc::{LocalError, Outcome, Reply};
 
@@ -165,6 +166,57 @@ fn judge_error(e: &ErrorObject, era: Era) -> Verdict {
                 "the server does not speak {LATEST_VERSION}: server/discover failed with {e}"
             )),
         },
+    }
+}
+
+/// What a stateless-era server said about itself in its `server/discover` result, in the shape
+/// of an `initialize` answer (version 2026-07-28), so the application reads both eras alike.
+pub(crate) fn described_server(discover: Option<&RawJson>) -> InitializeResult {
+    let described = discover
+        .and_then(|raw| raw.parse::<Value>().ok())
+        .unwrap_or(Value::Null);
+    InitializeResult {
+        protocol_version: LATEST_VERSION.into(),
+        capabilities: described
+            .get("capabilities")
+            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .unwrap_or_default(),
+        server_info: server_info_of(&described)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default(),
+        instructions: described
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        extra: serde_json::Map::new(),
+    }
+}
+
+/// Why a failed probe fails the connection: the local end, the server's error, or (for a
+/// version the server refused, or a result we cannot read) `message`.
+pub(crate) fn probe_failure(outcome: Outcome, message: String) -> CallError {
+    match outcome {
+        Err(e) => CallError::Local(e),
+        Ok(Reply::Error(e)) if e.code != UNSUPPORTED_PROTOCOL_VERSION => CallError::Server(e),
+        _ => CallError::InvalidResult(message),
+    }
+}
+
+/// The server's answer to `initialize`, if it is one this client can go on with: a result in a
+/// handshake-era version it speaks.
+pub(crate) fn initialize_answer(outcome: Outcome) -> Result<InitializeResult, CallError> {
+    match outcome {
+        Ok(Reply::Result(r)) => match r.parse::<InitializeResult>() {
+            Ok(init) if is_handshake_version(&init.protocol_version) => Ok(init),
+            Ok(init) => Err(CallError::InvalidResult(format!(
+                "the server answered with protocol version {:?}, which this client does not speak (it speaks {})",
+                init.protocol_version,
+                HANDSHAKE_VERSIONS.join(", ")
+            ))),
+            Err(e) => Err(CallError::InvalidResult(format!("initialize: {e}"))),
+        },
+        Ok(Reply::Error(e)) => Err(CallError::Server(e)),
+        Err(e) => Err(CallError::Local(e)),
     }
 }
 

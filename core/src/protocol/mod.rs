@@ -1,16 +1,24 @@
 //! The MCP protocol as a client speaks it, in both eras, on the request engine: versions, era
 //! detection, the typed messages, and the client layer that turns calls into requests.
 
+pub(crate) mod calls;
 pub(crate) mod client;
+mod client_config;
 pub(crate) mod era;
 pub(crate) mod events;
+mod input;
+mod listing;
+mod notifications;
+mod params;
+mod server_requests;
 pub mod types;
 
-pub use client::{ClientConfig, ClientProtocol, MAX_PAGES};
+pub use client::{ClientConfig, ClientProtocol};
 pub use era::{ChosenEra, Era};
 pub use events::{
     CallError, CallId, CallOptions, CallOutcome, ClientError, ServerNotification, ServerRequest,
 };
+pub use listing::MAX_PAGES;
 
 #[cfg(test)]
 mod tests;

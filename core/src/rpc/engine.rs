@@ -12,7 +12,8 @@ use super::notifications::{AppNotification, NotificationQueue};
 use super::options::{ProgressToken, RequestOptions};
 use super::outcome::{Deadline, EndedAs, LocalError, Outcome};
 use super::output::{Diagnostic, Output, Progress, ResponseFor};
-use super::pending::{shrink_if_sparse_map, shrink_if_sparse_queue, EndedRecord, IdMap, Pending};
+use super::pending::{EndedRecord, IdMap, Pending};
+use super::shrink::{shrink_if_sparse_map, shrink_if_sparse_queue};
 use super::timers::{Timer, Timers};
 use super::{EngineError, Limits};
 #[cfg(any(test, feature = "fuzzing"))]

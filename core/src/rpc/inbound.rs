@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::pending::shrink_if_sparse_map;
+use super::shrink::shrink_if_sparse_map;
 use crate::jsonrpc::Id;
 
 /// What [`Connection::respond`](crate::Connection::respond) did with an answer.

@@ -60,6 +60,7 @@ mod options;
 mod outcome;
 mod output;
 mod pending;
+mod shrink;
 mod timers;
 
 pub use engine::Engine;

@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use super::pending::shrink_if_sparse_queue;
+use super::shrink::shrink_if_sparse_queue;
 use crate::jsonrpc::Notification;
 
 /// One item from [`Engine::poll_notification`](super::Engine::poll_notification).

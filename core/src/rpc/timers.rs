@@ -15,7 +15,7 @@ use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use super::outcome::Deadline;
-use super::pending::shrink_if_sparse_heap;
+use super::shrink::shrink_if_sparse_heap;
 
 /// Stale entries tolerated beyond the live count before a rebuild.
 const STALE_SLACK: usize = 64;

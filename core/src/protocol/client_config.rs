@@ -1,0 +1,44 @@
+//! The settings of one client connection.
+
+use std::time::Duration;
+
+use super::era::Era;
+use super::types::{ClientCapabilities, Implementation, LATEST_HANDSHAKE_VERSION};
+use crate::rpc::Limits;
+
+/// Settings of one client connection.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Who we are.
+    pub client_info: Implementation,
+    /// The version offered in `initialize`.
+    pub protocol_version: String,
+    /// What we offer: declare only what handlers exist for.
+    pub capabilities: ClientCapabilities,
+    /// How long the handshake may take.
+    pub init_timeout: Duration,
+    /// Which era to speak; [`Era::Auto`] probes.
+    pub era: Era,
+    /// How long the `server/discover` probe may go unanswered before the server is taken for a
+    /// handshake-era one (a cold `npx` can take seconds).
+    pub probe_timeout: Duration,
+    /// How many `input_required` rounds one call may take.
+    pub max_input_rounds: usize,
+    /// Caps on what the connection holds.
+    pub limits: Limits,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            client_info: Implementation::mcpwire(),
+            protocol_version: LATEST_HANDSHAKE_VERSION.into(),
+            capabilities: ClientCapabilities::default(),
+            init_timeout: Duration::from_secs(30),
+            era: Era::Auto,
+            probe_timeout: Duration::from_secs(10),
+            max_input_rounds: 16,
+            limits: Limits::default(),
+        }
+    }
+}

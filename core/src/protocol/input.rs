@@ -1,0 +1,250 @@
+//! The stateless era's `input_required` rounds: a call whose result asks for input is sent again
+//! with a new id, the same method and params, the inputs, and the request state echoed byte for
+//! byte.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::events::{CallError, CallId, CallOptions, ServerRequest};
+use super::server_requests::admit;
+use super::types::ClientCapabilities;
+use crate::jsonrpc::{ErrorObject, Id, RawJson};
+
+/// How a stateless-era result reads.
+enum ResultKind {
+    Complete,
+    InputRequired {
+        requests: Map<String, Value>,
+        state: Option<Box<RawValue>>,
+    },
+    Unknown(String),
+}
+
+fn result_kind(raw: &RawJson) -> Result<ResultKind, String> {
+    // Most results are complete and many are big: look before parsing.
+    if memchr::memmem::find(raw.get().as_bytes(), b"\"resultType\"").is_none() {
+        return Ok(ResultKind::Complete);
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Head {
+        #[serde(default)]
+        result_type: Option<String>,
+        #[serde(default)]
+        input_requests: Option<Map<String, Value>>,
+        #[serde(default)]
+        request_state: Option<Box<RawValue>>,
+    }
+    let head: Head = raw.parse().map_err(|e| e.to_string())?;
+    Ok(match head.result_type.as_deref() {
+        None | Some("complete") => ResultKind::Complete,
+        Some("input_required") => ResultKind::InputRequired {
+            requests: head.input_requests.unwrap_or_default(),
+            state: head.request_state,
+        },
+        Some(other) => ResultKind::Unknown(other.to_owned()),
+    })
+}
+
+/// A stateless-era result, read.
+pub(crate) enum Classified {
+    /// The call's result.
+    Complete(RawJson),
+    /// The server asks for input before it can answer.
+    InputRequired {
+        /// The input requests, by the server's keys.
+        requests: Map<String, Value>,
+        /// The request state to echo.
+        state: Option<Box<RawValue>>,
+    },
+}
+
+/// Reads a stateless-era result of a call of `method`, or of a method that may not ask for
+/// input (`None`): an unknown `resultType`, or input asked where it is not allowed, is an
+/// invalid result.
+pub(crate) fn classify(result: RawJson, method: Option<&str>) -> Result<Classified, CallError> {
+    let prefix = method.map(|m| format!("{m}: ")).unwrap_or_default();
+    match result_kind(&result) {
+        Ok(ResultKind::Complete) => Ok(Classified::Complete(result)),
+        Ok(ResultKind::InputRequired { requests, state }) if method.is_some() => {
+            Ok(Classified::InputRequired { requests, state })
+        }
+        Ok(ResultKind::InputRequired { .. }) => Err(CallError::InvalidResult(
+            "input_required is not allowed for this method".into(),
+        )),
+        Ok(ResultKind::Unknown(t)) => Err(CallError::InvalidResult(format!(
+            "{prefix}unknown resultType {t:?}"
+        ))),
+        Err(e) => Err(CallError::InvalidResult(format!("{prefix}{e}"))),
+    }
+}
+
+/// A stateless-era call that may need input rounds: what to send again.
+#[derive(Debug)]
+pub(crate) struct Retry {
+    pub(crate) method: &'static str,
+    pub(crate) params: Map<String, Value>,
+    pub(crate) opts: CallOptions,
+    rounds: usize,
+    answers: Vec<(String, Box<RawValue>)>,
+    outstanding: usize,
+    request_state: Option<Box<RawValue>>,
+}
+
+impl Retry {
+    /// A call of `method` that may come back asking for input.
+    pub(crate) fn new(method: &'static str, params: Map<String, Value>, opts: CallOptions) -> Self {
+        Retry {
+            method,
+            params,
+            opts,
+            rounds: 0,
+            answers: Vec::new(),
+            outstanding: 0,
+            request_state: None,
+        }
+    }
+
+    /// Starts a round: the server's input requests, each with the id the application answers
+    /// it under. Empty when the round asks for nothing (state only): send again at once.
+    pub(crate) fn begin_round(
+        &mut self,
+        call: CallId,
+        requests: Map<String, Value>,
+        state: Option<Box<RawValue>>,
+        caps: &ClientCapabilities,
+        max_rounds: usize,
+    ) -> Result<Vec<(Id, String, ServerRequest)>, CallError> {
+        self.rounds += 1;
+        if self.rounds > max_rounds {
+            return Err(CallError::InvalidResult(format!(
+                "{} asked for input more than {max_rounds} times",
+                self.method
+            )));
+        }
+        self.request_state = state;
+        self.answers.clear();
+        self.outstanding = requests.len();
+        let mut surfaced = Vec::with_capacity(requests.len());
+        for (key, request) in requests {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+            let params = request.get("params").cloned().unwrap_or(Value::Null);
+            let id = Id::Str(format!("input/{}/{key}", call.0));
+            let Ok(r) = admit(caps, id.clone(), method, params) else {
+                return Err(CallError::InvalidResult(format!(
+                    "the server asked for input {key:?} by {method:?}, which this client did not declare"
+                )));
+            };
+            surfaced.push((id, key, r));
+        }
+        Ok(surfaced)
+    }
+
+    /// One input given. Returns whether the round is complete.
+    pub(crate) fn answer(&mut self, key: String, value: RawJson) -> bool {
+        self.answers.push((key, value.into_raw()));
+        self.outstanding -= 1;
+        self.outstanding == 0
+    }
+
+    /// The members the request carries again: the inputs given, and the request state echoed
+    /// byte for byte (left out when the server gave none).
+    pub(crate) fn resend_members(&self) -> Result<Vec<(&'static str, Box<RawValue>)>, CallError> {
+        let mut members = Vec::with_capacity(2);
+        if !self.answers.is_empty() {
+            let responses: BTreeMap<&str, &RawValue> = self
+                .answers
+                .iter()
+                .map(|(k, v)| (k.as_str(), &**v))
+                .collect();
+            let responses = serde_json::value::to_raw_value(&responses)
+                .map_err(|e| CallError::InvalidResult(e.to_string()))?;
+            members.push(("inputResponses", responses));
+        }
+        if let Some(state) = &self.request_state {
+            members.push(("requestState", state.clone()));
+        }
+        Ok(members)
+    }
+}
+
+/// What an answer to an input request did.
+pub(crate) enum Answered {
+    /// Other inputs of the round are still awaited.
+    Waiting,
+    /// The round is complete: send the call again.
+    Complete(CallId, Box<Retry>),
+    /// The application could not give the input: the call ends.
+    Failed(CallId, CallError),
+}
+
+/// The stateless-era calls waiting for the application's inputs, and the ids their input
+/// requests were surfaced under.
+#[derive(Debug, Default)]
+pub(crate) struct AwaitingInputs {
+    calls: HashMap<CallId, Box<Retry>>,
+    inputs: HashMap<Id, (CallId, String)>,
+}
+
+impl AwaitingInputs {
+    /// `call` waits for the inputs of its round; gives the requests to surface.
+    pub(crate) fn wait(
+        &mut self,
+        call: CallId,
+        retry: Box<Retry>,
+        surfaced: Vec<(Id, String, ServerRequest)>,
+    ) -> Vec<ServerRequest> {
+        self.calls.insert(call, retry);
+        let mut requests = Vec::with_capacity(surfaced.len());
+        for (id, key, request) in surfaced {
+            self.inputs.insert(id, (call, key));
+            requests.push(request);
+        }
+        requests
+    }
+
+    /// Stops waiting for `call` (cancelled); `None` when it was not waiting.
+    pub(crate) fn remove(&mut self, call: CallId) -> Option<Box<Retry>> {
+        let retry = self.calls.remove(&call)?;
+        self.inputs.retain(|_, (c, _)| *c != call);
+        Some(retry)
+    }
+
+    /// An answer for input request `id`; the answer back when `id` is no input request of
+    /// ours.
+    pub(crate) fn answer(
+        &mut self,
+        id: &Id,
+        answer: Result<RawJson, ErrorObject>,
+    ) -> Result<Answered, Result<RawJson, ErrorObject>> {
+        let Some((call, key)) = self.inputs.remove(id) else {
+            return Err(answer);
+        };
+        let Some(retry) = self.calls.get_mut(&call) else {
+            return Ok(Answered::Waiting);
+        };
+        Ok(match answer {
+            Ok(value) => {
+                if !retry.answer(key, value) {
+                    return Ok(Answered::Waiting);
+                }
+                Answered::Complete(call, self.calls.remove(&call).expect("present"))
+            }
+            Err(error) => {
+                self.remove(call);
+                Answered::Failed(call, CallError::InputFailed { key, error })
+            }
+        })
+    }
+
+    /// Every waiting call, in order, and forgets them all (the connection ended).
+    pub(crate) fn drain(&mut self) -> Vec<CallId> {
+        let mut calls: Vec<CallId> = self.calls.drain().map(|(c, _)| c).collect();
+        calls.sort_unstable();
+        self.inputs.clear();
+        calls
+    }
+}

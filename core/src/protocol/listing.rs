@@ -1,0 +1,140 @@
+//! A list call over all its pages: the items gathered, the next cursor (an empty string is a
+//! cursor), the caching hints of the pages.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::events::{CallError, CallOptions};
+use super::params::raw;
+use crate::jsonrpc::RawJson;
+
+/// How many pages one list call may take before the server is judged to loop.
+pub const MAX_PAGES: usize = 10_000;
+
+/// A list call in progress: the pages gathered so far.
+#[derive(Debug)]
+pub(crate) struct Listing {
+    pub(crate) method: &'static str,
+    key: &'static str,
+    items: Vec<Box<RawValue>>,
+    pages: usize,
+    /// The smallest `ttlMs` of the pages, and whether any page was private.
+    ttl_ms: Option<u64>,
+    private: bool,
+    pub(crate) opts: CallOptions,
+}
+
+/// What one page leads to.
+pub(crate) enum PageStep {
+    /// The list is complete: `{key: [...]}` with the caching hints.
+    Done(RawJson),
+    /// Another page is due: the params of its request.
+    Next(Map<String, Value>),
+}
+
+impl Listing {
+    /// A list of `method`, whose items are under `key`.
+    pub(crate) fn new(method: &'static str, key: &'static str, opts: CallOptions) -> Self {
+        Listing {
+            method,
+            key,
+            items: Vec::new(),
+            pages: 0,
+            ttl_ms: None,
+            private: false,
+            opts,
+        }
+    }
+
+    /// Takes one page. `stateless`: the era's caching rules apply (a missing `ttlMs` is 0).
+    pub(crate) fn take_page(
+        &mut self,
+        page: &RawJson,
+        stateless: bool,
+    ) -> Result<PageStep, CallError> {
+        let parsed = parse_page(page.get(), self.key)
+            .map_err(|e| CallError::InvalidResult(format!("{}: {e}", self.method)))?;
+        let items = parsed.items.ok_or_else(|| {
+            CallError::InvalidResult(format!("{} result has no {}", self.method, self.key))
+        })?;
+        let items: Vec<Box<RawValue>> = serde_json::from_str(items.get())
+            .map_err(|e| CallError::InvalidResult(format!("{}: {e}", self.method)))?;
+        self.items.extend(items);
+        self.pages += 1;
+        // Caching hints: a missing or negative ttl is 0; the list is as fresh as its stalest
+        // page, and private if any page is.
+        if stateless || parsed.ttl_ms.is_some() {
+            let ttl = parsed.ttl_ms.unwrap_or(0).max(0) as u64;
+            self.ttl_ms = Some(self.ttl_ms.map_or(ttl, |t| t.min(ttl)));
+        }
+        self.private |= parsed.cache_scope.as_deref() == Some("private");
+        let Some(cursor) = parsed.next_cursor else {
+            let mut all = Map::new();
+            let items = std::mem::take(&mut self.items);
+            all.insert(
+                self.key.into(),
+                serde_json::to_value(items).unwrap_or(Value::Null),
+            );
+            if let Some(ttl) = self.ttl_ms {
+                all.insert("ttlMs".into(), Value::from(ttl));
+                let scope = if self.private { "private" } else { "public" };
+                all.insert("cacheScope".into(), Value::from(scope));
+            }
+            return Ok(PageStep::Done(raw(&all)));
+        };
+        if self.pages >= MAX_PAGES {
+            return Err(CallError::InvalidResult(format!(
+                "{} did not end after {MAX_PAGES} pages",
+                self.method
+            )));
+        }
+        let mut p = Map::new();
+        p.insert("cursor".into(), Value::String(cursor));
+        Ok(PageStep::Next(p))
+    }
+}
+
+/// The parts of one list page a listing needs; the items stay raw.
+struct Page<'a> {
+    items: Option<&'a RawValue>,
+    next_cursor: Option<String>,
+    ttl_ms: Option<i64>,
+    cache_scope: Option<String>,
+}
+
+/// Reads one page of a list result whose items are under `key`.
+fn parse_page<'a>(text: &'a str, key: &str) -> serde_json::Result<Page<'a>> {
+    struct V<'k>(&'k str);
+    impl<'de> serde::de::Visitor<'de> for V<'_> {
+        type Value = Page<'de>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list result object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Page<'de>, A::Error> {
+            let mut page = Page {
+                items: None,
+                next_cursor: None,
+                ttl_ms: None,
+                cache_scope: None,
+            };
+            while let Some(k) = m.next_key::<Cow<'de, str>>()? {
+                match &*k {
+                    k if k == self.0 => page.items = Some(m.next_value()?),
+                    "nextCursor" => page.next_cursor = m.next_value()?,
+                    "ttlMs" => page.ttl_ms = m.next_value::<Option<f64>>()?.map(|t| t as i64),
+                    "cacheScope" => page.cache_scope = m.next_value()?,
+                    _ => {
+                        m.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(page)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let page = serde::Deserializer::deserialize_map(&mut de, V(key))?;
+    de.end()?;
+    Ok(page)
+}

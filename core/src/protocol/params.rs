@@ -1,0 +1,99 @@
+//! The params of our requests: the caller's members, the stateless era's `_meta` (protocol
+//! version, capabilities, identity, progress token), and raw members echoed byte for byte.
+
+use serde::ser::SerializeMap;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::types::{ClientCapabilities, Implementation, LATEST_VERSION};
+use crate::jsonrpc::RawJson;
+
+/// `_meta` keys of the stateless era.
+pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The stateless era's `_meta` for every request: who we are, what we speak and offer.
+pub(crate) fn stateless_meta(
+    client_info: &Implementation,
+    capabilities: &ClientCapabilities,
+) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(META_VERSION.into(), Value::from(LATEST_VERSION));
+    meta.insert(
+        META_CAPABILITIES.into(),
+        serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new())),
+    );
+    meta.insert(
+        META_CLIENT_INFO.into(),
+        serde_json::to_value(client_info).unwrap_or(Value::Null),
+    );
+    meta
+}
+
+/// The params of one request, or `None` when it has none: `params` as the caller gave them,
+/// `_meta` (ours in the stateless era, merged over the caller's, and the progress token when
+/// asked for), then `raw` members.
+pub(crate) fn encode(
+    params: Option<&Map<String, Value>>,
+    stateless_meta: Option<&Map<String, Value>>,
+    progress_token: Option<i64>,
+    raw_members: &[(&str, &RawValue)],
+) -> Option<RawJson> {
+    let theirs = match params.and_then(|p| p.get("_meta")) {
+        Some(Value::Object(theirs)) => Some(theirs),
+        _ => None,
+    };
+    let mut meta = stateless_meta.map(|ours| {
+        let mut meta = ours.clone();
+        for (k, v) in theirs.into_iter().flatten() {
+            meta.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        meta
+    });
+    if let Some(token) = progress_token {
+        let m = meta.get_or_insert_with(|| theirs.cloned().unwrap_or_default());
+        m.insert("progressToken".into(), Value::from(token));
+    }
+    if params.is_none() && meta.is_none() && raw_members.is_empty() {
+        return None;
+    }
+    Some(raw(&Params {
+        base: params,
+        meta,
+        raw: raw_members,
+    }))
+}
+
+/// Params as sent: the caller's members, our `_meta`, and raw members echoed byte for byte.
+struct Params<'a> {
+    base: Option<&'a Map<String, Value>>,
+    meta: Option<Map<String, Value>>,
+    raw: &'a [(&'a str, &'a RawValue)],
+}
+
+impl serde::Serialize for Params<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        if let Some(base) = self.base {
+            for (k, v) in base {
+                if !(k == "_meta" && self.meta.is_some()) {
+                    m.serialize_entry(k, v)?;
+                }
+            }
+        }
+        if let Some(meta) = &self.meta {
+            m.serialize_entry("_meta", meta)?;
+        }
+        for (k, v) in self.raw {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// Serializes a value we built; our own types always serialize.
+pub(crate) fn raw<T: serde::Serialize + ?Sized>(value: &T) -> RawJson {
+    RawJson::new(value).expect("protocol values serialize")
+}
