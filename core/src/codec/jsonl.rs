@@ -11,6 +11,7 @@
 //!
 //! [`encode`] writes one message as one line.
 
+use super::scan;
 use crate::jsonrpc::{self, Message, ParseError, Parsed};
 
 /// The default cap on one line: 16 MiB.
@@ -280,44 +281,16 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
         return memchr::memchr(b'\n', bytes);
     }
     let (head, rest) = bytes.split_at(bytes.len().min(8));
-    if let Some(i) = newline_in(load_le(head)) {
+    if let Some(i) = newline_in(scan::load_le(head)) {
         return Some(i);
     }
-    newline_in(load_le(rest)).map(|i| 8 + i)
-}
-
-/// Up to eight bytes as a little-endian word, zeros above them (zero is no LF). Loads that may
-/// overlap, rather than a copy into a buffer, which the load after it would wait for.
-#[inline]
-fn load_le(bytes: &[u8]) -> u64 {
-    let n = bytes.len();
-    if n == 8 {
-        u64::from_le_bytes([
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-        ])
-    } else if n >= 4 {
-        let lo = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        let hi = u32::from_le_bytes([bytes[n - 4], bytes[n - 3], bytes[n - 2], bytes[n - 1]]);
-        u64::from(lo) | u64::from(hi) << ((n - 4) * 8)
-    } else if n >= 2 {
-        let lo = u16::from_le_bytes([bytes[0], bytes[1]]);
-        let hi = u16::from_le_bytes([bytes[n - 2], bytes[n - 1]]);
-        u64::from(lo) | u64::from(hi) << ((n - 2) * 8)
-    } else {
-        bytes.first().map_or(0, |&b| u64::from(b))
-    }
+    newline_in(scan::load_le(rest)).map(|i| 8 + i)
 }
 
 /// The index of the first LF byte in a little-endian word.
 #[inline]
 fn newline_in(word: u64) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // Bytes of `x` are zero where `word` holds LF. `(x - ONES) & !x & HIGHS` marks every zero
-    // byte, and may mark bytes above one (a borrow), never below the first: the lowest is exact.
-    let x = word ^ (ONES * u64::from(b'\n'));
-    let marks = x.wrapping_sub(ONES) & !x & HIGHS;
-    (marks != 0).then(|| marks.trailing_zeros() as usize / 8)
+    scan::first_byte(word, b'\n')
 }
 
 /// The start of `line` as text for a diagnostic: at most 120 bytes, lossy UTF-8.

@@ -7,4 +7,5 @@
 //! scanned, and cap what one frame may hold.
 
 pub mod jsonl;
+mod scan;
 pub mod sse;

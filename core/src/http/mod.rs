@@ -14,75 +14,27 @@
 //! every input, drain `poll_action`, `poll_event` and `poll_notification`, then wait for IO or
 //! [`poll_timeout`](HttpClient::poll_timeout).
 
+mod exchange;
+mod headers;
+mod request;
+
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
+use exchange::{Body, Exchange, ExchangeKind, Resume, Standalone, Stream};
+use headers::Headers;
+use request::{header, media_type};
+pub use request::{ExchangeId, HttpAction, HttpMethod, HttpRequest};
+
 use crate::error::{AuthChallenge, HttpError};
 
-use crate::codec::sse::{McpSseDecoder, SseItem, DEFAULT_MAX_EVENT_SIZE};
+use crate::codec::sse::{SseItem, DEFAULT_MAX_EVENT_SIZE};
 use crate::jsonrpc::{self, Message, Parsed};
 use crate::protocol::client::{ClientConfig, ClientProtocol};
 use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
 use crate::transport::{for_each_message, TransportNote};
-
-/// One HTTP exchange's id, chosen by the machine.
-pub type ExchangeId = u64;
-
-/// The HTTP methods the transport uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HttpMethod {
-    /// `GET`: the standalone stream, or a resumed stream.
-    Get,
-    /// `POST`: every message.
-    Post,
-    /// `DELETE`: ending the session.
-    Delete,
-}
-
-impl HttpMethod {
-    /// The method's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HttpMethod::Get => "GET",
-            HttpMethod::Post => "POST",
-            HttpMethod::Delete => "DELETE",
-        }
-    }
-}
-
-/// An HTTP request for the driver to make.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpRequest {
-    /// The exchange this request starts; report its response under this id.
-    pub exchange: ExchangeId,
-    /// The method.
-    pub method: HttpMethod,
-    /// The URL.
-    pub url: String,
-    /// The headers, in order.
-    pub headers: Vec<(String, String)>,
-    /// The body (empty for GET and DELETE).
-    pub body: Vec<u8>,
-}
-
-impl HttpRequest {
-    /// The value of header `name` (case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        header(&self.headers, name)
-    }
-}
-
-/// What the driver is asked to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum HttpAction {
-    /// Start this exchange.
-    Start(HttpRequest),
-    /// Stop this exchange: close its connection or stream, report nothing more for it.
-    Abort(ExchangeId),
-}
 
 /// The HTTP transport's limits and choices (the endpoint and its headers are the server's
 /// [`HttpConfig`](crate::config::HttpConfig)).
@@ -114,79 +66,12 @@ impl Default for HttpOptions {
     }
 }
 
-/// The state of one SSE stream, kept across its resumes.
-#[derive(Debug, Clone, Default)]
-struct Stream {
-    last_event_id: Option<String>,
-    retry_ms: Option<u64>,
-    /// Resumes left; reset when a message arrives.
-    budget: u32,
-    /// Resumes made since the last message (for the backoff).
-    attempts: u32,
-    /// Our request whose answer is due on this stream.
-    awaiting: Option<i64>,
-    standalone: bool,
-}
-
-#[derive(Debug)]
-enum Body {
-    /// No head yet.
-    Waiting,
-    Json(Vec<u8>),
-    Sse(Box<McpSseDecoder>),
-    /// An error status: the start of the body is kept for the error.
-    Error(Vec<u8>),
-    /// Nothing of interest (202, or a DELETE).
-    Ignored,
-}
-
-#[derive(Debug)]
-enum Kind {
-    /// A POST carrying one message; `request` when it is one of our requests.
-    Post {
-        request: Option<i64>,
-        /// The body, kept to send it once more on a new session (only for what may be replayed).
-        replay: Option<Vec<u8>>,
-        with_session: bool,
-        is_initialize: bool,
-    },
-    /// A GET: the standalone stream or a resume of a stream.
-    Get {
-        stream: Stream,
-    },
-    Delete,
-}
-
-#[derive(Debug)]
-struct Exchange {
-    kind: Kind,
-    status: Option<u16>,
-    content_type: Option<String>,
-    challenge: Option<AuthChallenge>,
-    body: Body,
-}
-
-/// A resume waiting for its time.
-#[derive(Debug)]
-struct Resume {
-    at: Instant,
-    stream: Stream,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Standalone {
-    NotYet,
-    Open,
-    /// The server offers none, or it ended for good.
-    None,
-}
-
 /// The client protocol over Streamable HTTP (handshake era).
 pub struct HttpClient {
     protocol: ClientProtocol,
     url: String,
-    /// The configured headers, in order.
-    configured: Vec<(String, String)>,
+    /// The configured headers.
+    configured: Headers,
     config: HttpOptions,
     session: Option<String>,
     exchanges: HashMap<ExchangeId, Exchange>,
@@ -216,28 +101,6 @@ impl std::fmt::Debug for HttpClient {
     }
 }
 
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
-}
-
-/// The media type of a `Content-Type` value, lower-cased, without parameters.
-fn media_type(value: &str) -> String {
-    value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
-}
-
-fn excerpt(bytes: &[u8]) -> String {
-    let cut = &bytes[..bytes.len().min(512)];
-    String::from_utf8_lossy(cut).trim().to_owned()
-}
-
 impl HttpClient {
     /// A client for the endpoint in `http`, speaking the protocol configured in `client` (the
     /// handshake era: the caller checked it).
@@ -250,11 +113,7 @@ impl HttpClient {
         HttpClient {
             protocol: ClientProtocol::new(client),
             url: server.url.clone(),
-            configured: server
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            configured: Headers::new(&server.headers),
             config: options,
             session: None,
             exchanges: HashMap::new(),
@@ -313,7 +172,12 @@ impl HttpClient {
         self.parked.clear();
         if self.session.is_some() {
             let headers = self.headers(false);
-            self.start_exchange(HttpMethod::Delete, headers, Vec::new(), Kind::Delete);
+            self.start_exchange(
+                HttpMethod::Delete,
+                headers,
+                Vec::new(),
+                ExchangeKind::Delete,
+            );
         }
     }
 
@@ -323,49 +187,15 @@ impl HttpClient {
         self.closing && self.exchanges.is_empty()
     }
 
-    /// The headers of every request: ours, the session, the negotiated version.
+    /// The headers of every request: ours, the session, the negotiated version, the configured.
     fn headers(&self, accept_sse_only: bool) -> Vec<(String, String)> {
-        let mut h = Vec::with_capacity(self.configured.len() + 4);
-        let accept = if accept_sse_only {
-            "text/event-stream"
-        } else {
-            "application/json, text/event-stream"
-        };
-        h.push(("Accept".into(), accept.into()));
-        if let Some(s) = &self.session {
-            h.push(("Mcp-Session-Id".into(), s.clone()));
-        }
-        if let Some(v) = self
+        let version = self
             .protocol
             .server()
             .filter(|_| self.protocol.era() == Some(ChosenEra::Handshake))
-            .map(|s| s.protocol_version.clone())
-        {
-            h.push(("MCP-Protocol-Version".into(), v));
-        }
-        self.extend_configured(&mut h);
-        h
-    }
-
-    /// Adds the configured headers, except those the transport itself sets: `Accept`,
-    /// `Content-Type`, the version and `Last-Event-ID` are always ours, and a configured
-    /// `Mcp-Session-Id` goes only until the server assigns a session of its own (so no header
-    /// ever goes twice).
-    fn extend_configured(&self, h: &mut Vec<(String, String)>) {
-        const OURS: [&str; 4] = [
-            "accept",
-            "content-type",
-            "mcp-protocol-version",
-            "last-event-id",
-        ];
-        let own_session = self.session.is_some();
-        h.extend(
-            self.configured
-                .iter()
-                .filter(|(k, _)| !OURS.iter().any(|o| k.eq_ignore_ascii_case(o)))
-                .filter(|(k, _)| !(own_session && k.eq_ignore_ascii_case("mcp-session-id")))
-                .cloned(),
-        );
+            .map(|s| s.protocol_version.as_str());
+        let session = self.session.as_deref();
+        self.configured.request(accept_sse_only, session, version)
     }
 
     fn start_exchange(
@@ -373,20 +203,11 @@ impl HttpClient {
         method: HttpMethod,
         headers: Vec<(String, String)>,
         body: Vec<u8>,
-        kind: Kind,
+        kind: ExchangeKind,
     ) -> ExchangeId {
         let id = self.next_exchange;
         self.next_exchange += 1;
-        self.exchanges.insert(
-            id,
-            Exchange {
-                kind,
-                status: None,
-                content_type: None,
-                challenge: None,
-                body: Body::Waiting,
-            },
-        );
+        self.exchanges.insert(id, Exchange::new(kind));
         self.actions.push_back(HttpAction::Start(HttpRequest {
             exchange: id,
             method,
@@ -442,7 +263,7 @@ impl HttpClient {
                 "Accept".to_string(),
                 "application/json, text/event-stream".to_string(),
             )];
-            self.extend_configured(&mut h);
+            self.configured.extend(&mut h, self.session.is_some());
             h
         } else {
             self.headers(false)
@@ -452,7 +273,7 @@ impl HttpClient {
             Message::Request(r) => r.id.as_i64(),
             _ => None,
         };
-        let kind = Kind::Post {
+        let kind = ExchangeKind::Post {
             request,
             replay: (!is_initialize).then(|| body.clone()),
             with_session: self.session.is_some() && !is_initialize,
@@ -466,7 +287,12 @@ impl HttpClient {
         if let Some(id) = &stream.last_event_id {
             headers.push(("Last-Event-ID".into(), id.clone()));
         }
-        self.start_exchange(HttpMethod::Get, headers, Vec::new(), Kind::Get { stream });
+        self.start_exchange(
+            HttpMethod::Get,
+            headers,
+            Vec::new(),
+            ExchangeKind::Get { stream },
+        );
     }
 
     /// The response head of `exchange`.
@@ -489,7 +315,7 @@ impl HttpClient {
         ex.challenge = challenge;
         let media = content_type.as_deref().map(media_type);
         let ok = (200..300).contains(&status);
-        if let Kind::Post {
+        if let ExchangeKind::Post {
             is_initialize: true,
             ..
         } = ex.kind
@@ -499,20 +325,10 @@ impl HttpClient {
             }
         }
         let ex = self.exchanges.get_mut(&exchange).expect("present");
-        ex.body = match (&ex.kind, ok, media.as_deref()) {
-            (Kind::Delete, _, _) => Body::Ignored,
-            (_, true, Some("text/event-stream")) => {
-                Body::Sse(Box::new(McpSseDecoder::with_max_event_size(max_event)))
-            }
-            (Kind::Post { .. }, true, Some("application/json")) => Body::Json(Vec::new()),
-            (Kind::Post { request: None, .. }, true, _) => Body::Ignored,
-            (_, true, _) if status == 202 || status == 204 => Body::Ignored,
-            (_, true, _) => Body::Error(Vec::new()),
-            (_, false, _) => Body::Error(Vec::new()),
-        };
+        ex.body = Body::for_head(&ex.kind, status, media.as_deref(), max_event);
         // A 404 to a POST that carried a session: the server forgot it.
         if status == 404 {
-            if let Kind::Post {
+            if let ExchangeKind::Post {
                 with_session: true, ..
             } = ex.kind
             {
@@ -531,8 +347,8 @@ impl HttpClient {
         match &mut ex.body {
             Body::Json(buf) => {
                 if buf.len() + bytes.len() > max_json {
-                    let e =
-                        self.error_of(exchange, format!("JSON body over the {max_json}-byte cap"));
+                    let e = self.exchanges[&exchange]
+                        .error(format!("JSON body over the {max_json}-byte cap"), &[]);
                     self.fail_exchange(now, exchange, e);
                     self.abort(exchange);
                     return;
@@ -562,7 +378,7 @@ impl HttpClient {
             let Some(item) = dec.next_item() else { return };
             let last_id = dec.last_event_id().to_owned();
             let retry = dec.retry();
-            if let Kind::Get { stream } = &mut ex.kind {
+            if let ExchangeKind::Get { stream } = &mut ex.kind {
                 if !last_id.is_empty() {
                     stream.last_event_id = Some(last_id.clone());
                 }
@@ -572,7 +388,7 @@ impl HttpClient {
             }
             match item {
                 SseItem::Message(m) => {
-                    if let Kind::Get { stream } = &mut ex.kind {
+                    if let ExchangeKind::Get { stream } = &mut ex.kind {
                         stream.budget = self.config.resume_budget;
                         stream.attempts = 0;
                     }
@@ -617,17 +433,12 @@ impl HttpClient {
                 match jsonrpc::parse(&buf) {
                     Ok(parsed) => self.deliver_body(now, parsed, &buf),
                     Err(e) => {
-                        let err = self.error_from(
-                            &ex,
-                            format!("the JSON body is not a message: {e}"),
-                            &buf,
-                        );
+                        let err = ex.error(format!("the JSON body is not a message: {e}"), &buf);
                         self.fail_kind(now, &ex.kind, err);
                     }
                 }
                 // Routed by id: if the body did not answer the request, it never will.
-                let err = self.error_from(
-                    &ex,
+                let err = ex.error(
                     "the JSON body held no response for the request".into(),
                     &buf,
                 );
@@ -652,21 +463,21 @@ impl HttpClient {
                     (Some(200..=299), None) => "a response without a content type".into(),
                     _ => "unexpected status".into(),
                 };
-                let err = self.error_from(&ex, reason, &buf);
-                if let Kind::Get { stream } = &ex.kind {
+                let err = ex.error(reason, &buf);
+                if let ExchangeKind::Get { stream } = &ex.kind {
                     self.standalone_or_resume_refused(now, stream.clone(), err);
-                } else if !matches!(ex.kind, Kind::Post { request: None, .. }) {
+                } else if !matches!(ex.kind, ExchangeKind::Post { request: None, .. }) {
                     self.fail_kind(now, &ex.kind, err);
                 } else {
                     self.notes.push_back(TransportNote::Http(err.to_string()));
                 }
             }
             Body::Ignored | Body::Waiting => {
-                if let Kind::Post {
+                if let ExchangeKind::Post {
                     request: Some(_), ..
                 } = ex.kind
                 {
-                    let err = self.error_from(&ex, "no response body for a request".into(), &[]);
+                    let err = ex.error("no response body for a request".into(), &[]);
                     self.fail_kind(now, &ex.kind, err);
                 }
             }
@@ -690,12 +501,12 @@ impl HttpClient {
                     reason: reason.to_owned(),
                 };
                 match &ex.kind {
-                    Kind::Get { stream } if stream.standalone => {
+                    ExchangeKind::Get { stream } if stream.standalone => {
                         self.schedule_resume(now, stream.clone())
                     }
-                    Kind::Get { stream } => self.schedule_resume(now, stream.clone()),
+                    ExchangeKind::Get { stream } => self.schedule_resume(now, stream.clone()),
                     kind => {
-                        if matches!(kind, Kind::Post { request: None, .. }) {
+                        if matches!(kind, ExchangeKind::Post { request: None, .. }) {
                             self.notes.push_back(TransportNote::Http(err.to_string()));
                         }
                         self.fail_kind(now, kind, err)
@@ -711,13 +522,13 @@ impl HttpClient {
     fn stream_ended(&mut self, now: Instant, ex: Exchange, failure: Option<&str>) {
         let Body::Sse(dec) = &ex.body else { return };
         let mut stream = match ex.kind {
-            Kind::Get { stream } => stream,
-            Kind::Post { request, .. } => Stream {
+            ExchangeKind::Get { stream } => stream,
+            ExchangeKind::Post { request, .. } => Stream {
                 awaiting: request,
                 budget: self.config.resume_budget,
                 ..Stream::default()
             },
-            Kind::Delete => return,
+            ExchangeKind::Delete => return,
         };
         if !dec.last_event_id().is_empty() {
             stream.last_event_id = Some(dec.last_event_id().to_owned());
@@ -804,7 +615,7 @@ impl HttpClient {
         self.actions.push_back(HttpAction::Abort(exchange));
         if self.session.take().is_none() && self.protocol.is_renewing() {
             // Already renewing: park it with the others.
-            if let Kind::Post {
+            if let ExchangeKind::Post {
                 replay: Some(body), ..
             } = ex.kind
             {
@@ -815,16 +626,18 @@ impl HttpClient {
         let streams: Vec<ExchangeId> = self
             .exchanges
             .iter()
-            .filter(|(_, e)| matches!(e.body, Body::Sse(_)) || matches!(e.kind, Kind::Get { .. }))
+            .filter(|(_, e)| {
+                matches!(e.body, Body::Sse(_)) || matches!(e.kind, ExchangeKind::Get { .. })
+            })
             .map(|(id, _)| *id)
             .collect();
         for id in streams {
             if let Some(e) = self.exchanges.remove(&id) {
                 self.actions.push_back(HttpAction::Abort(id));
                 let awaiting = match e.kind {
-                    Kind::Post { request, .. } => request,
-                    Kind::Get { stream } => stream.awaiting,
-                    Kind::Delete => None,
+                    ExchangeKind::Post { request, .. } => request,
+                    ExchangeKind::Get { stream } => stream.awaiting,
+                    ExchangeKind::Delete => None,
                 };
                 if let Some(rid) = awaiting {
                     self.protocol
@@ -840,10 +653,10 @@ impl HttpClient {
         }
         self.standalone = Standalone::NotYet;
         let request = match &ex.kind {
-            Kind::Post { request, .. } => *request,
+            ExchangeKind::Post { request, .. } => *request,
             _ => None,
         };
-        if let Kind::Post {
+        if let ExchangeKind::Post {
             replay: Some(body), ..
         } = ex.kind
         {
@@ -858,27 +671,6 @@ impl HttpClient {
         }
     }
 
-    fn error_of(&self, exchange: ExchangeId, reason: String) -> HttpError {
-        let ex = &self.exchanges[&exchange];
-        HttpError {
-            status: ex.status,
-            content_type: ex.content_type.clone(),
-            body_excerpt: String::new(),
-            challenge: ex.challenge.clone(),
-            reason,
-        }
-    }
-
-    fn error_from(&self, ex: &Exchange, reason: String, body: &[u8]) -> HttpError {
-        HttpError {
-            status: ex.status,
-            content_type: ex.content_type.clone(),
-            body_excerpt: excerpt(body),
-            challenge: ex.challenge.clone(),
-            reason,
-        }
-    }
-
     fn fail_exchange(&mut self, now: Instant, exchange: ExchangeId, err: HttpError) {
         if let Some(ex) = self.exchanges.remove(&exchange) {
             self.fail_kind(now, &ex.kind, err);
@@ -886,13 +678,8 @@ impl HttpClient {
     }
 
     /// Ends the request an exchange carried (if it is still pending) with `err`.
-    fn fail_kind(&mut self, now: Instant, kind: &Kind, err: HttpError) {
-        let id = match kind {
-            Kind::Post { request, .. } => *request,
-            Kind::Get { stream } => stream.awaiting,
-            Kind::Delete => None,
-        };
-        if let Some(id) = id {
+    fn fail_kind(&mut self, now: Instant, kind: &ExchangeKind, err: HttpError) {
+        if let Some(id) = kind.awaiting() {
             if self.protocol.is_pending(id) {
                 self.protocol
                     .fail_request(now, id, LocalError::Http(Box::new(err)));

@@ -1,192 +1,14 @@
 //! The event-stream decoder: bytes in, events out.
 
-use std::borrow::Cow;
 use std::mem;
 
+use super::event::{Event, EventRef, SseError, Work};
+use super::line::{line_kind, parse_retry, Field, LineKind};
 use super::utf8::Utf8Stream;
 use super::{DEFAULT_MAX_EVENT_SIZE, MESSAGE};
+use crate::codec::scan;
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
-
-/// A dispatched event, owned. Built from an [`EventRef`] with one allocation (the data); the type
-/// `message` is borrowed from a constant.
-///
-/// The event's id is not copied into it: it is the decoder's [`SseDecoder::last_event_id`] right
-/// after the event was handed out (or [`EventRef::last_event_id`]).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Event {
-    /// The event type: the last `event` field of the block, or `message` when there was none
-    /// (or it was empty).
-    pub event_type: Cow<'static, str>,
-    /// The `data` fields of the block joined with LF.
-    pub data: String,
-}
-
-impl Event {
-    /// An event of type `message`.
-    pub fn message(data: impl Into<String>) -> Self {
-        Self {
-            event_type: Cow::Borrowed(MESSAGE),
-            data: data.into(),
-        }
-    }
-
-    /// An event of the given type (an empty type means `message`, as on the wire).
-    pub fn new(event_type: &str, data: impl Into<String>) -> Self {
-        Self {
-            event_type: owned_type(event_type),
-            data: data.into(),
-        }
-    }
-
-    /// Whether the type is `message`, the type MCP uses for JSON-RPC messages.
-    pub fn is_message(&self) -> bool {
-        self.event_type == MESSAGE
-    }
-}
-
-fn owned_type(event_type: &str) -> Cow<'static, str> {
-    if event_type.is_empty() || event_type == MESSAGE {
-        Cow::Borrowed(MESSAGE)
-    } else {
-        Cow::Owned(event_type.to_owned())
-    }
-}
-
-/// A dispatched event, borrowed from the decoder's buffers: no allocation. Valid until the next
-/// call on the decoder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct EventRef<'a> {
-    /// The event type: the last `event` field of the block, or `message`.
-    pub event_type: &'a str,
-    /// The `data` fields of the block joined with LF.
-    pub data: &'a str,
-    /// The last event id as of this event: the last `id` field seen in this block or an earlier
-    /// one (ids persist); empty when none was seen or the last one was empty.
-    pub last_event_id: &'a str,
-}
-
-impl EventRef<'_> {
-    /// Copies the event out: one allocation for the data, another only for a type other than
-    /// `message`.
-    #[must_use]
-    pub fn to_event(&self) -> Event {
-        Event {
-            event_type: owned_type(self.event_type),
-            data: self.data.to_owned(),
-        }
-    }
-
-    /// Whether the type is `message`, the type MCP uses for JSON-RPC messages.
-    pub fn is_message(&self) -> bool {
-        self.event_type == MESSAGE
-    }
-}
-
-/// Something the peer did to the stream that a caller should know about. Never fatal: decoding
-/// goes on after it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error)]
-#[non_exhaustive]
-pub enum SseError {
-    /// An event grew past the cap. Its data was dropped; the lines up to the next blank line
-    /// still set `id` and `retry` but dispatch nothing. Reported once per event.
-    #[error("SSE event exceeds the {limit}-byte cap; dropped up to the next blank line")]
-    EventTooLarge {
-        /// The cap ([`SseDecoder::max_event_size`]).
-        limit: usize,
-    },
-    /// The stream ended inside an event: lines were seen after the last blank line, so the server
-    /// closed the stream before finishing what it was sending. Nothing of it was dispatched.
-    #[error(
-        "SSE stream ended inside an event ({data_len} bytes of data lost{})",
-        if *.unterminated_line { ", last line cut" } else { "" }
-    )]
-    UnfinishedEvent {
-        /// The length the event's data would have had.
-        data_len: usize,
-        /// Whether the stream also ended inside a line.
-        unterminated_line: bool,
-    },
-}
-
-/// Counters of the work a decoder has done, to show it stays linear in its input however the
-/// input is split.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Work {
-    /// Bytes given to [`SseDecoder::push`].
-    pub pushed: u64,
-    /// Bytes examined while searching for line ends. Each decoded byte is examined at most once.
-    pub scanned: u64,
-    /// Bytes copied into or within the decoder's buffers (decoded input appended, unfinished
-    /// lines moved to the front, data lines joined). Small pushes without a line end are first
-    /// gathered raw in a fixed 256-byte stage, so that they are validated together; that copy is
-    /// not counted here.
-    pub copied: u64,
-    /// Events dispatched.
-    pub events: u64,
-}
-
-/// The fields the decoder keeps; any other field name is ignored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Field {
-    Data,
-    Event,
-    Id,
-    Retry,
-}
-
-impl Field {
-    fn from_name(name: &[u8]) -> Option<Self> {
-        match name {
-            b"data" => Some(Self::Data),
-            b"event" => Some(Self::Event),
-            b"id" => Some(Self::Id),
-            b"retry" => Some(Self::Retry),
-            _ => None,
-        }
-    }
-}
-
-/// What the first bytes of a line say about it.
-enum LineKind {
-    /// A comment, or a field the decoder ignores: its bytes are not needed.
-    Ignored,
-    /// One of the fields the decoder keeps.
-    Field(Field, usize),
-    /// Too short to tell yet (at most five bytes, no colon).
-    Undecided,
-}
-
-/// Sorts a line (or the start of one) by its field name. The longest name kept is five bytes, so
-/// the first six bytes decide: a colon among them ends the name; none means a longer name.
-#[inline]
-fn line_kind(line: &[u8], complete: bool) -> LineKind {
-    if line.starts_with(b"data:") {
-        let value = if line.get(5) == Some(&b' ') { 6 } else { 5 };
-        return LineKind::Field(Field::Data, value);
-    }
-    if line.first() == Some(&b':') {
-        return LineKind::Ignored;
-    }
-    let head = &line[..line.len().min(6)];
-    let (name, value) = match head.iter().position(|&b| b == b':') {
-        Some(colon) => {
-            let mut value = colon + 1;
-            if line.get(value) == Some(&b' ') {
-                value += 1;
-            }
-            (&line[..colon], value)
-        }
-        None if line.len() > 5 => return LineKind::Ignored,
-        None if complete => (line, line.len()),
-        None => return LineKind::Undecided,
-    };
-    match Field::from_name(name) {
-        Some(field) => LineKind::Field(field, value),
-        None => LineKind::Ignored,
-    }
-}
 
 /// Where the first CR or LF in `text` is. A blank line (the end of every event) and short text
 /// are answered without setting up a vector search.
@@ -226,26 +48,7 @@ fn find_line_end_short(text: &[u8]) -> Option<usize> {
     if rest.is_empty() {
         return None;
     }
-    line_end_in(load_short(rest)).map(|i| at + i)
-}
-
-/// Up to seven bytes as a little-endian word, zeros above them (zero is no line end). Two loads
-/// that may overlap, rather than a copy into a buffer, which the load after it would wait for.
-#[inline]
-fn load_short(bytes: &[u8]) -> u64 {
-    let n = bytes.len();
-    debug_assert!(n < 8);
-    if n >= 4 {
-        let lo = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        let hi = u32::from_le_bytes([bytes[n - 4], bytes[n - 3], bytes[n - 2], bytes[n - 1]]);
-        u64::from(lo) | u64::from(hi) << ((n - 4) * 8)
-    } else if n >= 2 {
-        let lo = u16::from_le_bytes([bytes[0], bytes[1]]);
-        let hi = u16::from_le_bytes([bytes[n - 2], bytes[n - 1]]);
-        u64::from(lo) | u64::from(hi) << ((n - 2) * 8)
-    } else {
-        bytes.first().map_or(0, |&b| u64::from(b))
-    }
+    line_end_in(scan::load_le(rest)).map(|i| at + i)
 }
 
 /// Copies at most 64 bytes with two fixed-size copies that may overlap, inline, rather than a call
@@ -273,14 +76,7 @@ fn copy_short(dst: &mut [u8], src: &[u8]) {
 /// The index of the first CR or LF byte in a little-endian word.
 #[inline]
 fn line_end_in(word: u64) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte of `x` is zero where `word` holds the byte sought. `(x - ONES) & !x & HIGHS` marks
-    // every zero byte; it may also mark bytes above a zero byte (a borrow), never below the
-    // first one, so the lowest mark is exact.
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let marks = zero(word ^ (ONES * u64::from(b'\n'))) | zero(word ^ (ONES * u64::from(b'\r')));
-    (marks != 0).then(|| marks.trailing_zeros() as usize / 8)
+    scan::first_of_two(word, b'\n', b'\r')
 }
 
 /// Decodes `bytes` onto `input`, where `line_end` is the first CR or LF in `bytes`, if any. When
@@ -971,21 +767,6 @@ impl SseDecoder {
 
 /// Capacity kept by the buffers after an event crossed the cap.
 const SHRINK_TO: usize = 64 * 1024;
-
-/// A `retry` value: ASCII digits only, base ten, fitting in a `u64`. An empty value has no
-/// integer to interpret and is ignored like any other invalid value.
-fn parse_retry(value: &[u8]) -> Option<u64> {
-    if value.is_empty() {
-        return None;
-    }
-    value.iter().try_fold(0u64, |acc, &b| {
-        if b.is_ascii_digit() {
-            acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-        } else {
-            None
-        }
-    })
-}
 
 #[cfg(test)]
 mod tests {

@@ -27,11 +27,14 @@
 
 mod decoder;
 mod encoder;
+mod event;
+mod line;
 mod mcp;
 mod utf8;
 
-pub use decoder::{Event, EventRef, SseDecoder, SseError, Work};
+pub use decoder::SseDecoder;
 pub use encoder::{EventFrame, LineEnd, SseEncodeError, SseEncoder};
+pub use event::{Event, EventRef, SseError, Work};
 pub use mcp::{McpSseDecoder, SseDiagnostic, SseItem};
 
 /// The default cap on one event: 16 MiB.

@@ -1,0 +1,137 @@
+//! One HTTP exchange's state: what it carries, its response so far, and for an SSE stream what
+//! a resume needs.
+
+use std::time::Instant;
+
+use crate::codec::sse::McpSseDecoder;
+use crate::error::{AuthChallenge, HttpError};
+
+/// The state of one SSE stream, kept across its resumes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Stream {
+    pub(crate) last_event_id: Option<String>,
+    pub(crate) retry_ms: Option<u64>,
+    /// Resumes left; reset when a message arrives.
+    pub(crate) budget: u32,
+    /// Resumes made since the last message (for the backoff).
+    pub(crate) attempts: u32,
+    /// Our request whose answer is due on this stream.
+    pub(crate) awaiting: Option<i64>,
+    pub(crate) standalone: bool,
+}
+
+#[derive(Debug)]
+pub(crate) enum Body {
+    /// No head yet.
+    Waiting,
+    Json(Vec<u8>),
+    Sse(Box<McpSseDecoder>),
+    /// An error status: the start of the body is kept for the error.
+    Error(Vec<u8>),
+    /// Nothing of interest (202, or a DELETE).
+    Ignored,
+}
+
+#[derive(Debug)]
+pub(crate) enum ExchangeKind {
+    /// A POST carrying one message; `request` when it is one of our requests.
+    Post {
+        request: Option<i64>,
+        /// The body, kept to send it once more on a new session (only for what may be replayed).
+        replay: Option<Vec<u8>>,
+        with_session: bool,
+        is_initialize: bool,
+    },
+    /// A GET: the standalone stream or a resume of a stream.
+    Get {
+        stream: Stream,
+    },
+    Delete,
+}
+
+#[derive(Debug)]
+pub(crate) struct Exchange {
+    pub(crate) kind: ExchangeKind,
+    pub(crate) status: Option<u16>,
+    pub(crate) content_type: Option<String>,
+    pub(crate) challenge: Option<AuthChallenge>,
+    pub(crate) body: Body,
+}
+
+/// A resume waiting for its time.
+#[derive(Debug)]
+pub(crate) struct Resume {
+    pub(crate) at: Instant,
+    pub(crate) stream: Stream,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Standalone {
+    NotYet,
+    Open,
+    /// The server offers none, or it ended for good.
+    None,
+}
+
+impl ExchangeKind {
+    /// Our request whose answer this exchange was to carry, if any.
+    pub(crate) fn awaiting(&self) -> Option<i64> {
+        match self {
+            ExchangeKind::Post { request, .. } => *request,
+            ExchangeKind::Get { stream } => stream.awaiting,
+            ExchangeKind::Delete => None,
+        }
+    }
+}
+
+impl Body {
+    /// How the body of a response is read, from the exchange's kind, its status and media type.
+    pub(crate) fn for_head(
+        kind: &ExchangeKind,
+        status: u16,
+        media: Option<&str>,
+        max_event: usize,
+    ) -> Body {
+        let ok = (200..300).contains(&status);
+        match (kind, ok, media) {
+            (ExchangeKind::Delete, _, _) => Body::Ignored,
+            (_, true, Some("text/event-stream")) => {
+                Body::Sse(Box::new(McpSseDecoder::with_max_event_size(max_event)))
+            }
+            (ExchangeKind::Post { .. }, true, Some("application/json")) => Body::Json(Vec::new()),
+            (ExchangeKind::Post { request: None, .. }, true, _) => Body::Ignored,
+            (_, true, _) if status == 202 || status == 204 => Body::Ignored,
+            (_, _, _) => Body::Error(Vec::new()),
+        }
+    }
+}
+
+impl Exchange {
+    /// An exchange whose response has not come yet.
+    pub(crate) fn new(kind: ExchangeKind) -> Exchange {
+        Exchange {
+            kind,
+            status: None,
+            content_type: None,
+            challenge: None,
+            body: Body::Waiting,
+        }
+    }
+
+    /// The error this exchange ends its request with: what came of the response, `reason`, and
+    /// the start of `body`.
+    pub(crate) fn error(&self, reason: String, body: &[u8]) -> HttpError {
+        HttpError {
+            status: self.status,
+            content_type: self.content_type.clone(),
+            body_excerpt: excerpt(body),
+            challenge: self.challenge.clone(),
+            reason,
+        }
+    }
+}
+
+fn excerpt(bytes: &[u8]) -> String {
+    let cut = &bytes[..bytes.len().min(512)];
+    String::from_utf8_lossy(cut).trim().to_owned()
+}

@@ -1,0 +1,69 @@
+//! The headers of our requests: the transport's own (Accept, the session, the negotiated
+//! version) and the configured ones, which never duplicate or replace the transport's.
+
+use std::collections::BTreeMap;
+
+/// Headers the transport always sets itself: a configured one of these names is left out.
+const OURS: [&str; 4] = [
+    "accept",
+    "content-type",
+    "mcp-protocol-version",
+    "last-event-id",
+];
+
+/// The configured headers (for example `Authorization`), in order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Headers {
+    configured: Vec<(String, String)>,
+}
+
+impl Headers {
+    /// The headers a server entry configures.
+    pub(crate) fn new(configured: &BTreeMap<String, String>) -> Self {
+        Headers {
+            configured: configured
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        }
+    }
+
+    /// The headers of a request: `Accept` (SSE only for a GET), the session, the negotiated
+    /// version, then the configured ones.
+    pub(crate) fn request(
+        &self,
+        accept_sse_only: bool,
+        session: Option<&str>,
+        version: Option<&str>,
+    ) -> Vec<(String, String)> {
+        let mut h = Vec::with_capacity(self.configured.len() + 4);
+        let accept = if accept_sse_only {
+            "text/event-stream"
+        } else {
+            "application/json, text/event-stream"
+        };
+        h.push(("Accept".into(), accept.into()));
+        if let Some(s) = session {
+            h.push(("Mcp-Session-Id".into(), s.to_owned()));
+        }
+        if let Some(v) = version {
+            h.push(("MCP-Protocol-Version".into(), v.to_owned()));
+        }
+        self.extend(&mut h, session.is_some());
+        h
+    }
+
+    /// Adds the configured headers, except those the transport itself sets: `Accept`,
+    /// `Content-Type`, the version and `Last-Event-ID` are always ours, and a configured
+    /// `Mcp-Session-Id` goes only until the server assigns a session of its own (`own_session`),
+    /// so no header ever goes twice.
+    pub(crate) fn extend(&self, h: &mut Vec<(String, String)>, own_session: bool) {
+        h.extend(
+            self.configured
+                .iter()
+                .filter(|(k, _)| !OURS.iter().any(|o| k.eq_ignore_ascii_case(o)))
+                .filter(|(k, _)| !(own_session && k.eq_ignore_ascii_case("mcp-session-id")))
+                .cloned(),
+        );
+    }
+}
