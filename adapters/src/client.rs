@@ -272,13 +272,13 @@ impl ConnectionState {
     }
 }
 
-pub(crate) struct Shared {
+pub(crate) struct SharedConnection {
     state: Mutex<ConnectionState>,
 }
 
-impl Shared {
-    pub(crate) fn new(state: ConnectionState) -> Arc<Shared> {
-        Arc::new(Shared {
+impl SharedConnection {
+    pub(crate) fn new(state: ConnectionState) -> Arc<SharedConnection> {
+        Arc::new(SharedConnection {
             state: Mutex::new(state),
         })
     }
@@ -293,7 +293,7 @@ impl Shared {
 /// A handle on one MCP connection. Cheap to clone and `Send`; dropping the last handle closes
 /// the connection gracefully.
 pub struct Client {
-    shared: Arc<Shared>,
+    shared: Arc<SharedConnection>,
 }
 
 impl Clone for Client {
@@ -335,7 +335,7 @@ type Issue<'a> = Box<
 >;
 
 impl Client {
-    pub(crate) fn new(shared: Arc<Shared>) -> Client {
+    pub(crate) fn new(shared: Arc<SharedConnection>) -> Client {
         Client { shared }
     }
 
@@ -578,7 +578,7 @@ impl Client {
 
 /// Waits for one call's slot; cancels the call if dropped before it ends.
 struct CallFuture<'a> {
-    shared: &'a Arc<Shared>,
+    shared: &'a Arc<SharedConnection>,
     call: CallId,
     done: bool,
 }
@@ -628,7 +628,7 @@ impl Drop for CallFuture<'_> {
 
 /// The server's notifications; see [`Client::notifications`].
 pub struct Notifications {
-    shared: Arc<Shared>,
+    shared: Arc<SharedConnection>,
 }
 
 impl Notifications {
@@ -655,7 +655,7 @@ impl Notifications {
 
 /// The connection's events; see [`Client::events`].
 pub struct Events {
-    shared: Arc<Shared>,
+    shared: Arc<SharedConnection>,
 }
 
 impl Events {

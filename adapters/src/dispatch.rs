@@ -14,15 +14,15 @@ use crate::client::{ConnectionState, ProgressFn, Ready};
 use crate::error::Error;
 use crate::handlers::{BoxFuture, ElicitationRequest, Handlers};
 
-/// Work a step hands to the part of the loop that runs outside the lock.
+/// AppWork a step hands to the part of the loop that runs outside the lock.
 #[derive(Default)]
-pub(crate) struct Work {
+pub(crate) struct AppWork {
     progress: Vec<(Arc<ProgressFn>, Progress)>,
     requests: Vec<ServerRequest>,
     pub(crate) stderr_lines: Vec<String>,
 }
 
-impl Work {
+impl AppWork {
     fn is_empty(&self) -> bool {
         self.progress.is_empty() && self.requests.is_empty() && self.stderr_lines.is_empty()
     }
@@ -78,7 +78,7 @@ impl Dispatch {
     }
 
     /// Under the lock: one event of the connection.
-    pub(crate) fn event(&mut self, st: &mut ConnectionState, work: &mut Work, event: Event) {
+    pub(crate) fn event(&mut self, st: &mut ConnectionState, work: &mut AppWork, event: Event) {
         crate::trace::event(&st.target, &event);
         match event {
             Event::CallDone { call, outcome } => {
@@ -124,7 +124,7 @@ impl Dispatch {
     pub(crate) fn run(
         &mut self,
         cx: &mut Context<'_>,
-        work: Work,
+        work: AppWork,
         on_stderr: Option<&crate::StderrCallback>,
     ) -> bool {
         let mut progressed = !work.is_empty() || !self.held.is_empty();

@@ -17,8 +17,8 @@ use std::time::Instant;
 use async_io::Timer;
 use mcpwire_core::{Connection, Output};
 
-use crate::client::{ConnectionState, Shared};
-use crate::dispatch::{Dispatch, Work};
+use crate::client::{ConnectionState, SharedConnection};
+use crate::dispatch::{AppWork, Dispatch};
 use crate::handlers::Handlers;
 use crate::StderrCallback;
 
@@ -34,7 +34,7 @@ pub(crate) trait TransportIo: Send {
         cx: &mut Context<'_>,
         conn: &mut Connection,
         now: Instant,
-        work: &mut Work,
+        work: &mut AppWork,
     ) -> bool;
 
     /// Carries out one output that is not an event (bytes to write, a process action, an
@@ -57,7 +57,7 @@ pub(crate) trait TransportIo: Send {
 /// killed).
 #[must_use = "the connection makes no progress unless its driver is polled"]
 pub struct Driver {
-    shared: Arc<Shared>,
+    shared: Arc<SharedConnection>,
     io: Box<dyn TransportIo>,
     dispatch: Dispatch,
     on_stderr: Option<StderrCallback>,
@@ -77,7 +77,7 @@ impl std::fmt::Debug for Driver {
 
 impl Driver {
     pub(crate) fn new(
-        shared: Arc<Shared>,
+        shared: Arc<SharedConnection>,
         io: Box<dyn TransportIo>,
         handlers: Handlers,
         on_stderr: Option<StderrCallback>,
@@ -95,13 +95,13 @@ impl Driver {
 
     /// One step under the lock. Returns whether anything happened, the work for outside the
     /// lock, and whether the connection is finished.
-    fn step(&mut self, cx: &mut Context<'_>, st: &mut ConnectionState) -> (bool, Work, bool) {
+    fn step(&mut self, cx: &mut Context<'_>, st: &mut ConnectionState) -> (bool, AppWork, bool) {
         match &st.driver_waker {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => st.driver_waker = Some(cx.waker().clone()),
         }
         let now = Instant::now();
-        let mut work = Work::default();
+        let mut work = AppWork::default();
         let mut progressed = self.dispatch.settle(st, now);
         if st.close_requested && !self.closing {
             self.closing = true;

@@ -12,7 +12,7 @@ use futures_lite::AsyncRead;
 use mcpwire_core::{Connection, ExchangeId, HttpAction, HttpMethod, HttpRequest, Output};
 
 use crate::client::ConnectionState;
-use crate::dispatch::Work;
+use crate::dispatch::AppWork;
 use crate::driver::TransportIo;
 use crate::handlers::BoxFuture;
 
@@ -118,7 +118,7 @@ impl TransportIo for HttpIo {
         cx: &mut Context<'_>,
         conn: &mut Connection,
         now: Instant,
-        _work: &mut Work,
+        _work: &mut AppWork,
     ) -> bool {
         let mut progressed = false;
         self.exchanges.retain(|id, ex| {

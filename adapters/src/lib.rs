@@ -55,7 +55,7 @@ pub use mcpwire_core::{
 pub use serve::serve_demo;
 pub use stderr::StderrCallback;
 
-use client::{ConnectionState, Shared};
+use client::{ConnectionState, SharedConnection};
 use futures_lite::{AsyncRead, AsyncWrite};
 use mcpwire_core::types::Implementation;
 use mcpwire_core::{ClientConfig, Connection, StdioOptions};
@@ -178,7 +178,7 @@ impl ConnectOptions {
             conn.set_observer(o);
         }
         let max_unread = self.limits.max_notifications;
-        let shared = Shared::new(ConnectionState::new(conn, target, pid, max_unread));
+        let shared = SharedConnection::new(ConnectionState::new(conn, target, pid, max_unread));
         let driver = Driver::new(shared.clone(), io, self.handlers, self.on_stderr);
         (Client::new(shared), driver)
     }

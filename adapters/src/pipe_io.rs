@@ -12,7 +12,7 @@ use mcpwire_core::config::StdioConfig;
 use mcpwire_core::{Connection, Output, ProcessAction, ProcessExit};
 
 use crate::client::ConnectionState;
-use crate::dispatch::Work;
+use crate::dispatch::AppWork;
 use crate::driver::TransportIo;
 use crate::handlers::BoxFuture;
 use crate::spawn::{signal_group, Spawned, SIGKILL, SIGTERM};
@@ -142,7 +142,7 @@ impl PipeIo {
         cx: &mut Context<'_>,
         conn: &mut Connection,
         now: Instant,
-        work: &mut Work,
+        work: &mut AppWork,
     ) -> bool {
         let mut progressed = false;
         let Some(p) = self.process.as_mut() else {
@@ -194,7 +194,7 @@ impl TransportIo for PipeIo {
         cx: &mut Context<'_>,
         conn: &mut Connection,
         now: Instant,
-        work: &mut Work,
+        work: &mut AppWork,
     ) -> bool {
         let read = self.read_stdout(cx, conn, now);
         self.read_process(cx, conn, now, work) | read

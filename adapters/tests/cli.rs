@@ -141,6 +141,37 @@ fn verbose_prints_the_frames() {
         err.contains("← {\"jsonrpc\":\"2.0\",\"id\":1,\"result\""),
         "{err}"
     );
+    // The connection's events too: readiness with the era, then the close.
+    assert!(
+        err.contains("· ready: stateless era, protocol 2026-07-28, server mcpwire-demo"),
+        "{err}"
+    );
+    assert!(err.contains("· closed: closed by the client"), "{err}");
+}
+
+#[test]
+fn verbose_shows_the_diagnostics_a_server_causes() {
+    // A server that writes noise on stdout: the line is reported, the call goes on.
+    let script = std::env::temp_dir().join(format!("mcpwire-noisy-{}.sh", std::process::id()));
+    std::fs::write(
+        &script,
+        r#"read l
+echo 'this is not JSON'
+echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"noisy","version":"1"}}}'
+read l
+"#,
+    )
+    .unwrap();
+    let line = format!("sh {}", script.display());
+    let o = mcpwire(&["--verbose", "--era", "handshake", "--stdio", &line, "info"]);
+    let _ = std::fs::remove_file(&script);
+    let err = stderr(&o);
+    assert!(
+        err.contains("· diagnostic: line is not a JSON-RPC message"),
+        "{err}"
+    );
+    assert!(err.contains("this is not JSON"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
 }
 
 #[test]

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use mcpwire::{
-    CallOptions, Client, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers,
-    ServerConfig,
+    CallOptions, Client, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Event,
+    Handlers, ServerConfig,
 };
 use serde_json::{Map, Value};
 
@@ -264,6 +264,18 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         options.handlers = elicitation_handlers(answer.as_deref(), *answer_defaults)?;
     }
     let client = mcpwire::connect_smol(&config, options).await?;
+    // With --verbose, what the connection reports beside the frames: readiness and the era,
+    // every diagnostic, session renewals, the close.
+    let printer = cli.server.verbose.then(|| {
+        let mut events = client.events();
+        smol::spawn(async move {
+            while let Some(event) = events.next().await {
+                if let Some(line) = describe(&event) {
+                    eprintln!("· {line}");
+                }
+            }
+        })
+    });
     let code = match cli.command {
         Command::Info { json } => info(&client, json),
         Command::Tools { json } => tools(&client, json, timeout).await,
@@ -273,7 +285,28 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::ServeDemo | Command::Decode(_) => unreachable!("handled before connecting"),
     };
     client.close().await;
+    if let Some(printer) = printer {
+        printer.await;
+    }
     code
+}
+
+/// One line for `--verbose` about an event of the connection.
+fn describe(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::Ready { era, server } => format!(
+            "ready: {era} era, protocol {}, server {} {}",
+            server.protocol_version, server.server_info.name, server.server_info.version
+        ),
+        Event::HandshakeFailed(e) => format!("handshake failed: {e}"),
+        Event::SessionRenewed(_) => "the server forgot the session; a new one was made".into(),
+        Event::ServerRequestCancelled { id, .. } => {
+            format!("the server cancelled its request {id}")
+        }
+        Event::Diagnostic(d) => format!("diagnostic: {d}"),
+        Event::Closed { reason } => format!("closed: {reason}"),
+        _ => return None,
+    })
 }
 
 fn elicitation_handlers(answer: Option<&str>, defaults: bool) -> Result<Handlers, Failure> {
