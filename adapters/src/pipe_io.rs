@@ -42,6 +42,9 @@ pub(crate) struct PipeIo {
     stdout: Option<Reader>,
     unwritten: Vec<u8>,
     written: usize,
+    /// The connection asked for stdin's end: it comes once everything queued is written (a
+    /// cancellation queued just before must still reach the server).
+    close_stdin: bool,
     read_buf: Box<[u8]>,
     process: Option<Process>,
     exited: bool,
@@ -62,6 +65,7 @@ impl PipeIo {
             stdout,
             unwritten: Vec::new(),
             written: 0,
+            close_stdin: false,
             read_buf: vec![0; 64 * 1024].into_boxed_slice(),
             process: None,
             exited: false,
@@ -72,6 +76,7 @@ impl PipeIo {
         let mut child = spawned.child;
         self.stdin = child.stdin.take().map(|w| Box::pin(w) as Writer);
         self.stdout = child.stdout.take().map(|r| Box::pin(r) as Reader);
+        self.close_stdin = false;
         let stderr = child.stderr.take();
         let status: BoxFuture<io::Result<ExitStatus>> = Box::pin(child.status());
         self.exited = false;
@@ -205,7 +210,7 @@ impl TransportIo for PipeIo {
         match output {
             Output::Write(bytes) if self.unwritten.is_empty() => self.unwritten = bytes,
             Output::Write(bytes) => self.unwritten.extend_from_slice(&bytes),
-            Output::Process(ProcessAction::CloseStdin) => self.stdin = None,
+            Output::Process(ProcessAction::CloseStdin) => self.close_stdin = true,
             Output::Process(ProcessAction::Terminate) => {
                 pid.map_or((), |p| signal_group(p, SIGTERM))
             }
@@ -213,6 +218,7 @@ impl TransportIo for PipeIo {
                 Some(p) => signal_group(p, SIGKILL),
                 None => {
                     // No process to kill: dropping the streams is the end.
+                    self.close_stdin = true;
                     self.stdin = None;
                     self.stdout = None;
                     if !self.exited {
@@ -251,6 +257,11 @@ impl TransportIo for PipeIo {
         if self.written == self.unwritten.len() || self.stdin.is_none() {
             self.unwritten.clear();
             self.written = 0;
+            if self.close_stdin && self.stdin.is_some() {
+                // Dropping the pipe is the end of file.
+                self.stdin = None;
+                progressed = true;
+            }
         }
         progressed
     }

@@ -5,8 +5,6 @@ use std::time::Instant;
 
 use async_io::Timer;
 use futures_lite::{future, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use mcpwire_core::codec::jsonl::{self, JsonlDecoder};
-use mcpwire_core::jsonrpc::Parsed;
 use mcpwire_core::server::{DemoConfig, DemoServer};
 
 enum Wake {
@@ -21,17 +19,11 @@ where
     W: AsyncWrite + Unpin,
 {
     let mut server = DemoServer::new(config);
-    let mut decoder = JsonlDecoder::new();
     let mut buf = vec![0u8; 64 * 1024];
-    let mut out = Vec::new();
     loop {
-        while let Some(m) = server.poll_transmit() {
-            jsonl::encode(&m, &mut out);
-        }
-        if !out.is_empty() {
+        while let Some(out) = server.poll_output() {
             output.write_all(&out).await?;
             output.flush().await?;
-            out.clear();
         }
         let now = Instant::now();
         if server.poll_timeout().is_some_and(|t| t <= now) {
@@ -52,24 +44,10 @@ where
         let now = Instant::now();
         match wake {
             Wake::Read(Ok(0)) => {
-                server.close(now);
+                server.handle_stdin_eof(now);
                 return Ok(());
             }
-            Wake::Read(Ok(n)) => {
-                decoder.push(&buf[..n]);
-                while let Some(item) = decoder.next_message() {
-                    match item {
-                        Ok(Parsed::Single(m)) => server.handle_message(now, m),
-                        Ok(Parsed::Batch(items)) => {
-                            for m in items.into_iter().flatten() {
-                                server.handle_message(now, m);
-                            }
-                        }
-                        // Noise is not answered.
-                        Err(_) => {}
-                    }
-                }
-            }
+            Wake::Read(Ok(n)) => server.handle_stdin(now, &buf[..n]),
             Wake::Read(Err(e)) => return Err(e),
             Wake::Deadline => server.handle_timeout(now),
         }

@@ -14,9 +14,11 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::jsonrpc::{codes, ErrorObject, Id, Message, RawJson, Request};
 use crate::protocol::types::{is_handshake_version, LATEST_HANDSHAKE_VERSION};
 use crate::rpc::{Engine, Limits, Origin, Output, Reply, RequestOptions};
+use crate::transport::for_each_message;
 
 /// Settings of the demo server.
 #[derive(Debug, Clone)]
@@ -61,6 +63,8 @@ pub struct DemoServer {
     /// Open `subscriptions/listen` requests (stateless era), with what each asked for.
     listens: Vec<(Id, Value)>,
     transmit: VecDeque<Message>,
+    /// Lines from the client, for the byte-level face.
+    stdin: JsonlDecoder,
 }
 
 /// The stateless era's version and `_meta` keys.
@@ -108,7 +112,39 @@ impl DemoServer {
             asks: HashMap::new(),
             listens: Vec::new(),
             transmit: VecDeque::new(),
+            stdin: JsonlDecoder::new(),
         }
+    }
+
+    /// Bytes from the client (the server's stdin): JSONL, split anywhere. Lines that are not
+    /// messages are noise, never answered.
+    pub fn handle_stdin(&mut self, now: Instant, bytes: &[u8]) {
+        self.stdin.push(bytes);
+        let mut messages = Vec::new();
+        while let Some(item) = self.stdin.next_message() {
+            if let Ok(parsed) = item {
+                for_each_message(parsed, |m| messages.push(m), |_| {});
+            }
+        }
+        for m in messages {
+            self.handle_message(now, m);
+        }
+    }
+
+    /// The client closed the server's stdin: the connection is over.
+    pub fn handle_stdin_eof(&mut self, now: Instant) {
+        self.close(now);
+    }
+
+    /// Bytes to write to the client (the server's stdout): every message queued,
+    /// JSONL-encoded, in one buffer; `None` when nothing is queued. The drive rule of
+    /// [`Connection`](crate::Connection) holds here too: drain after every input.
+    pub fn poll_output(&mut self) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        while let Some(m) = self.transmit.pop_front() {
+            jsonl::encode(&m, &mut out);
+        }
+        (!out.is_empty()).then_some(out)
     }
 
     /// The version negotiated in the handshake, once it happened.
@@ -121,7 +157,8 @@ impl DemoServer {
         self.slow.len() + self.asks.len()
     }
 
-    /// A message from the client.
+    /// A message from the client (the message-level face, for in-memory pairings; see
+    /// [`handle_stdin`](Self::handle_stdin) for bytes).
     pub fn handle_message(&mut self, now: Instant, message: Message) {
         self.engine.handle_message(now, message);
         self.pump(now);
@@ -179,7 +216,8 @@ impl DemoServer {
         self.pump(now);
     }
 
-    /// The next message for the client.
+    /// The next message for the client (the message-level face; see
+    /// [`poll_output`](Self::poll_output) for bytes).
     pub fn poll_transmit(&mut self) -> Option<Message> {
         self.transmit.pop_front()
     }
