@@ -816,3 +816,42 @@ fn configured_headers_go_on_every_request_but_never_replace_the_transports_own()
     assert_eq!(sessions, ["real"]);
     assert_eq!(h.request(n).header("authorization"), Some("Bearer t"));
 }
+
+#[test]
+fn the_tap_sees_each_message_as_the_server_sent_it() {
+    let mut h = H::new();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tap = seen.clone();
+    h.c.set_observer(Box::new(
+        move |d: mcpwire_core::tap::Direction, b: &[u8]| {
+            if d == mcpwire_core::tap::Direction::Incoming {
+                tap.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(b).into_owned());
+            }
+        },
+    ));
+    // A JSON body with spaces and a key order of its own.
+    let init = h.find("POST initialize");
+    let body = r#"{ "result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+        "serverInfo": {"name": "s", "version": "1"}}, "id": 0, "jsonrpc": "2.0" }"#;
+    h.answer(
+        init,
+        200,
+        &[("Content-Type", "application/json")],
+        &[body.as_bytes()],
+    );
+    let n = h.find("POST notifications/initialized");
+    h.accepted(n);
+    let get = h.find("GET");
+    h.answer(get, 405, &[], &[]);
+    // An SSE event, its data split across chunks.
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    let data = r#"{ "jsonrpc": "2.0", "id": 1, "result": {"content": []} }"#;
+    let event = format!("id: e1\ndata: {data}\n\n");
+    let (a, b) = event.as_bytes().split_at(20);
+    h.answer(post, 200, &[("Content-Type", "text/event-stream")], &[a, b]);
+    assert!(matches!(h.outcome(call), Some(Ok(_))), "{:?}", h.events);
+    assert_eq!(*seen.lock().unwrap(), [body, data]);
+}

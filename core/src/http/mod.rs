@@ -375,7 +375,15 @@ impl HttpClient {
                 return;
             };
             let Body::Sse(dec) = &mut ex.body else { return };
-            let Some(item) = dec.next_item() else { return };
+            let observer = &mut self.observer;
+            let tap = |data: &[u8]| {
+                if let Some(o) = observer.as_mut() {
+                    o.frame(Direction::Incoming, data);
+                }
+            };
+            let Some(item) = dec.next_item_observed(tap) else {
+                return;
+            };
             let last_id = dec.last_event_id().to_owned();
             let retry = dec.retry();
             if let ExchangeKind::Get { stream } = &mut ex.kind {
@@ -392,18 +400,11 @@ impl HttpClient {
                         stream.budget = self.config.resume_budget;
                         stream.attempts = 0;
                     }
-                    self.deliver(now, m);
+                    self.protocol.handle_message(now, m);
                 }
                 SseItem::Diagnostic(d) => self.notes.push_back(TransportNote::Sse(d)),
             }
         }
-    }
-
-    fn deliver(&mut self, now: Instant, m: Message) {
-        if let Some(o) = self.observer.as_mut() {
-            o.frame(Direction::Incoming, &m.to_bytes());
-        }
-        self.protocol.handle_message(now, m);
     }
 
     /// Hands every message of a JSON body to the protocol; the tap sees the body as received.

@@ -104,6 +104,14 @@ impl McpSseDecoder {
     /// [`finish`](Self::finish), when the stream is done).
     #[must_use = "a message not taken is lost"]
     pub fn next_item(&mut self) -> Option<SseItem> {
+        self.next_item_observed(|_| {})
+    }
+
+    /// [`next_item`](Self::next_item), showing `observe` the data of each `message` event as
+    /// received, before it is parsed (once per event, so once for a whole batch): a frame
+    /// observer sees the original bytes.
+    #[must_use = "a message not taken is lost"]
+    pub fn next_item_observed(&mut self, mut observe: impl FnMut(&[u8])) -> Option<SseItem> {
         if let Some(item) = self.next_batch_element() {
             return Some(item);
         }
@@ -122,6 +130,7 @@ impl McpSseDecoder {
                 // A priming event: it carried an id, nothing else.
                 continue;
             }
+            observe(event.data.as_bytes());
             match jsonrpc::parse(event.data.as_bytes()) {
                 Ok(Parsed::Single(message)) => return Some(SseItem::Message(message)),
                 Ok(Parsed::Batch(elements)) => {
