@@ -855,3 +855,16 @@ fn the_tap_sees_each_message_as_the_server_sent_it() {
     assert!(matches!(h.outcome(call), Some(Ok(_))), "{:?}", h.events);
     assert_eq!(*seen.lock().unwrap(), [body, data]);
 }
+
+#[test]
+fn the_stateless_era_over_http_is_refused_not_rewritten() {
+    let config = ClientConfig {
+        era: mcpwire_core::Era::Stateless,
+        ..ClientConfig::default()
+    };
+    let refused = Connection::http(Instant::now(), config, &endpoint(), HttpOptions::default());
+    assert!(
+        matches!(refused, Err(mcpwire_core::ClientError::Config(_))),
+        "{refused:?}"
+    );
+}
