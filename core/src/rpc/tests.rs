@@ -11,6 +11,7 @@ use crate::rpc::{
     Origin, Outcome, Output, ProgressToken, Reply, RequestOptions, Requester, Responded,
     ResponseFor,
 };
+use crate::test_support::Rng;
 
 // ----- helpers -----
 
@@ -102,23 +103,6 @@ fn assert_nothing_left(engine: &Engine) {
     assert_eq!(stats.timers, 0, "{stats:?}");
     assert_eq!(stats.progress_tokens, 0, "{stats:?}");
     assert_eq!(engine.poll_timeout(), None);
-}
-
-/// Deterministic pseudo-random numbers (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 #[test]
