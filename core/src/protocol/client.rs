@@ -424,8 +424,10 @@ impl ClientProtocol {
             });
             return Ok(());
         }
+        // The request now in flight for the call: its first, or a later page or round. An id
+        // that is a later request's but no call's is not a call.
         let id = self.current.get(&call).copied().unwrap_or(call.0);
-        if !self.calls.contains_key(&id) {
+        if self.calls.get(&id).is_none_or(|state| state.call != call) {
             return Err(ClientError::UnknownCall(call));
         }
         self.engine.cancel(now, id, reason)?;

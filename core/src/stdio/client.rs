@@ -87,9 +87,11 @@ impl StdioClient {
     }
 
     /// After a probe that went unanswered, or killed the server: end this process and start
-    /// another.
+    /// another. Once the connection has ended (closed by the client, or its stdout gone), a
+    /// probe that ended with it asks for nothing: no new process is started for a closed
+    /// connection.
     fn check_restart(&mut self) {
-        if self.protocol.take_restart_request() {
+        if self.protocol.take_restart_request() && !self.ended {
             if !self.exited {
                 self.actions.push_back(ProcessAction::Kill);
             }
@@ -106,7 +108,9 @@ impl StdioClient {
         self.exited = false;
         self.eof_deadline = None;
         if let Err(e) = self.protocol.transport_restarted(now) {
-            self.protocol.handle_closed(
+            // The connection ended while the new process was being started (or none was asked
+            // for): it is shut down like any other, never left running.
+            self.end(
                 now,
                 LocalError::ConnectionClosed {
                     reason: format!("cannot restart the handshake: {e}").into(),
@@ -279,5 +283,92 @@ impl StdioClient {
     /// Whether the process has exited (and no new one was asked for).
     pub fn has_exited(&self) -> bool {
         self.exited && self.actions.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use crate::{
+        ClientConfig, Connection, Event, Output, ProcessAction, ProcessExit, StdioOptions,
+    };
+
+    fn drain(c: &mut Connection) -> Vec<Output> {
+        std::iter::from_fn(|| c.poll_output()).collect()
+    }
+
+    fn actions(outputs: &[Output]) -> Vec<ProcessAction> {
+        outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Process(a) => Some(*a),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn closed(outputs: &[Output]) -> bool {
+        outputs
+            .iter()
+            .any(|o| matches!(o, Output::Event(Event::Closed { .. })))
+    }
+
+    /// Closing while the `server/discover` probe is in flight ends the probe with the close:
+    /// that is not a server that died during the probe, and no new process is asked for.
+    #[test]
+    fn a_close_during_the_probe_starts_no_new_process() {
+        let now = Instant::now();
+        let mut c = Connection::stdio(now, ClientConfig::default(), StdioOptions::default());
+        drain(&mut c);
+        c.close(now);
+        let out = drain(&mut c);
+        assert_eq!(actions(&out), [ProcessAction::CloseStdin], "{out:?}");
+        assert!(closed(&out));
+        c.handle_exit(now, ProcessExit::UNKNOWN, "");
+        drain(&mut c);
+        assert!(c.is_finished());
+        assert_eq!(c.poll_timeout(), None);
+    }
+
+    /// A respawn asked for before a close and done after it: the new process is shut down (stdin
+    /// closed, then terminated, then killed), never left running.
+    #[test]
+    fn a_respawn_done_after_the_close_shuts_the_new_process_down() {
+        let mut now = Instant::now();
+        let config = ClientConfig {
+            probe_timeout: Duration::from_millis(100),
+            ..ClientConfig::default()
+        };
+        let mut c = Connection::stdio(now, config, StdioOptions::default());
+        drain(&mut c);
+        // The probe goes unanswered: the server is killed and started again.
+        now = c.poll_timeout().expect("the probe's deadline");
+        c.handle_timeout(now);
+        let out = drain(&mut c);
+        assert_eq!(
+            actions(&out),
+            [ProcessAction::Kill, ProcessAction::SpawnAgain]
+        );
+        // The application closes before the new process is up.
+        c.close(now);
+        assert!(closed(&drain(&mut c)));
+        c.handle_respawned(now);
+        let out = drain(&mut c);
+        assert_eq!(actions(&out), [ProcessAction::CloseStdin], "{out:?}");
+        assert!(
+            !out.iter().any(|o| matches!(o, Output::Write(_))),
+            "{out:?}"
+        );
+        let mut steps = Vec::new();
+        while let Some(t) = c.poll_timeout() {
+            now = t;
+            c.handle_timeout(now);
+            steps.extend(actions(&drain(&mut c)));
+        }
+        assert_eq!(steps, [ProcessAction::Terminate, ProcessAction::Kill]);
+        c.handle_exit(now, ProcessExit::UNKNOWN, "");
+        drain(&mut c);
+        assert!(c.is_finished());
     }
 }

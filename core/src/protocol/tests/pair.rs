@@ -130,6 +130,38 @@ fn listing_with_several_pages_gathers_every_tool() {
 }
 
 #[test]
+fn a_later_page_s_request_id_is_no_call_to_cancel() {
+    let now = Instant::now();
+    let (mut c, _, _) = scripted_handshake(
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
+    );
+    let call = c.list_tools(now, CallOptions::default()).unwrap();
+    let _: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    let first = json!({"tools": [], "nextCursor": "c"});
+    c.handle_message(
+        now,
+        Message::result(Id::Num(call.0), RawJson::new(&first).unwrap()),
+    );
+    let sent: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    assert_eq!(sent.iter().map(sig).collect::<Vec<_>>(), ["tools/list #2"]);
+    // Request 2 carries the call's second page, but no call has id 2: misuse, nothing changes.
+    let not_a_call = crate::protocol::CallId(2);
+    assert_eq!(
+        c.cancel(now, not_a_call, None),
+        Err(ClientError::UnknownCall(not_a_call))
+    );
+    assert_eq!(c.poll_transmit(), None, "no cancellation went out");
+    assert_eq!(c.poll_event(), None, "the list goes on");
+    // The call itself is cancelled through its own id, whichever page is in flight.
+    c.cancel(now, call, None).unwrap();
+    let sent: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    assert_eq!(
+        sent.iter().map(sig).collect::<Vec<_>>(),
+        ["notifications/cancelled"]
+    );
+}
+
+#[test]
 fn an_empty_string_cursor_continues_the_list() {
     let now = Instant::now();
     let (mut c, _, _) = scripted_handshake(
