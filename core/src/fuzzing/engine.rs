@@ -418,19 +418,7 @@ pub fn engine_ops(data: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::engine_ops;
-
-    /// SplitMix64: deterministic bytes for the op sequences.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
+    use crate::test_support::Rng;
 
     #[test]
     fn engine_ops_holds_its_invariants_on_pseudo_random_inputs() {

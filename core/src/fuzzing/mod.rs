@@ -2,9 +2,11 @@
 //! one-liners and cannot rot. Each function panics when an invariant breaks.
 
 mod codec;
+mod connection;
 mod engine;
 mod sse;
 
 pub use codec::{jsonl, jsonrpc};
+pub use connection::connection;
 pub use engine::engine_ops;
 pub use sse::sse;

@@ -1,0 +1,165 @@
+//! Plausible server messages for the connection target: answers to `initialize` and
+//! `server/discover` in their many shapes, results for each method (pages, input rounds, unknown
+//! result types), and the ids servers give their own requests.
+
+use serde_json::{json, Value};
+
+pub(super) fn response(id: Value, result: Result<Value, Value>) -> String {
+    match result {
+        Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}).to_string(),
+        Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}).to_string(),
+    }
+}
+
+pub(super) fn init_result(p: u8) -> Result<Value, Value> {
+    const VERSIONS: [&str; 6] = [
+        "2025-11-25",
+        "2025-06-18",
+        "2025-03-26",
+        "2024-11-05",
+        "2026-07-28",
+        "1999-01-01",
+    ];
+    if p % 16 == 15 {
+        return Err(json!({"code": -32602, "message": "bad params"}));
+    }
+    if p % 16 == 14 {
+        return Ok(json!({"protocolVersion": 5}));
+    }
+    let caps = if p & 0x80 == 0 {
+        json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {"subscribe": true}, "logging": {}})
+    } else {
+        json!({})
+    };
+    Ok(json!({
+        "protocolVersion": VERSIONS[usize::from(p % 16) % 6],
+        "capabilities": caps,
+        "serverInfo": {"name": "fuzz", "version": "1"},
+        "instructions": "be kind",
+    }))
+}
+
+pub(super) fn discover_result(p: u8) -> Result<Value, Value> {
+    let caps = if p & 0x80 == 0 {
+        json!({"tools": {}, "prompts": {}, "resources": {}})
+    } else {
+        json!({})
+    };
+    let versions = match p % 16 {
+        0..=7 => json!(["2026-07-28"]),
+        8 => json!([]),
+        9 => json!(["2025-06-18"]),
+        10 => json!(["2099-01-01"]),
+        11 => return Err(json!({"code": -32601, "message": "method not found"})),
+        12 => {
+            return Err(
+                json!({"code": -32022, "message": "unsupported", "data": {"supported": ["2025-06-18"]}}),
+            )
+        }
+        13 => return Err(json!({"code": -32020, "message": "header mismatch"})),
+        14 => return Ok(json!({"supportedVersions": "no"})),
+        _ => {
+            return Err(
+                json!({"code": -32022, "message": "unsupported", "data": {"supported": ["2026-07-28"]}}),
+            )
+        }
+    };
+    Ok(json!({
+        "supportedVersions": versions,
+        "capabilities": caps,
+        "instructions": "hi",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fuzz", "version": "2"}},
+    }))
+}
+
+/// A result for a request of `method`, shaped by `p`; `state` feeds states and cursors.
+pub(super) fn result_for(method: Option<&str>, p: u8, q: u8, state: &str) -> Result<Value, Value> {
+    if p % 16 == 15 {
+        return Err(json!({"code": -32603, "message": "internal", "data": state}));
+    }
+    let method = method.unwrap_or(match q % 4 {
+        0 => "tools/call",
+        1 => "tools/list",
+        _ => "ping",
+    });
+    let list_key = match method {
+        "tools/list" => Some("tools"),
+        "prompts/list" => Some("prompts"),
+        "resources/list" => Some("resources"),
+        "resources/templates/list" => Some("resourceTemplates"),
+        _ => None,
+    };
+    if let Some(key) = list_key {
+        let mut page = serde_json::Map::new();
+        let items: Vec<Value> = (0..p % 3)
+            .map(|i| json!({"name": format!("i{i}")}))
+            .collect();
+        page.insert(key.into(), Value::from(items));
+        match (p >> 2) % 4 {
+            0 => {
+                page.insert("nextCursor".into(), Value::from(state));
+            }
+            1 => {
+                page.insert("nextCursor".into(), Value::from(""));
+            }
+            _ => {}
+        }
+        if p & 0x10 != 0 {
+            page.insert("ttlMs".into(), Value::from(i64::from(q) - 20));
+            page.insert("cacheScope".into(), Value::from("private"));
+        }
+        if p & 0x20 != 0 {
+            page.remove(key);
+        }
+        return Ok(Value::Object(page));
+    }
+    match method {
+        "initialize" => init_result(p),
+        "server/discover" => discover_result(p),
+        "tools/call" | "prompts/get" | "resources/read" => Ok(match p % 8 {
+            0 | 1 => json!({"content": [{"type": "text", "text": state}]}),
+            2 => json!({"resultType": "complete", "content": [], "isError": true}),
+            3 | 4 => {
+                let mut requests = serde_json::Map::new();
+                if q & 1 != 0 {
+                    let mode = if q & 8 == 0 { "form" } else { "url" };
+                    requests.insert(
+                        "e".into(),
+                        json!({"method": "elicitation/create",
+                        "params": {"mode": mode, "message": "name?", "requestedSchema": {}}}),
+                    );
+                }
+                if q & 2 != 0 {
+                    requests.insert(
+                        "s".into(),
+                        json!({"method": "sampling/createMessage",
+                        "params": {"messages": [], "maxTokens": 1}}),
+                    );
+                }
+                if q & 4 != 0 {
+                    requests.insert("r".into(), json!({"method": "roots/list"}));
+                }
+                if q & 0x10 != 0 {
+                    requests.insert("u".into(), json!({"method": "tasks/get"}));
+                }
+                let mut r = json!({"resultType": "input_required", "inputRequests": requests});
+                if q & 0x20 == 0 {
+                    r["requestState"] = Value::from(state);
+                }
+                r
+            }
+            5 => json!({"resultType": "input_required", "requestState": state}),
+            6 => json!({"resultType": "task", "taskId": "t"}),
+            _ => json!({"resultType": 7}),
+        }),
+        _ => Ok(json!({})),
+    }
+}
+
+pub(super) fn server_id(b: u8) -> Value {
+    if b & 8 == 0 {
+        Value::from(i64::from(b % 8))
+    } else {
+        Value::from(format!("s{}", b % 8))
+    }
+}

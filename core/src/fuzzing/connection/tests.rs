@@ -1,0 +1,73 @@
+//! The connection target over fixed inputs, hand-written sessions and pseudo-random inputs.
+
+use super::connection;
+use crate::test_support::Rng;
+
+#[test]
+fn connection_takes_empty_and_tiny_inputs() {
+    for data in [
+        &[][..],
+        &[0],
+        &[1],
+        &[0, 0],
+        &[1, 0, 0],
+        &[255; 3],
+        &[254, 255, 23, 215],
+    ] {
+        connection(data);
+    }
+}
+
+/// Hand-written sessions: the handshake answered well, calls with progress, answers (a
+/// list with a cursor, an `input_required` round), server requests answered, a cancel, a
+/// notification, time, a batch; for each transport and era, and each way of ending.
+#[test]
+fn connection_covers_hand_written_sessions() {
+    // flags: bit 0 HTTP, bits 1-2 the era, bit 5 the standalone stream.
+    for flags in [0x00, 0x02, 0x04, 0x01, 0x03, 0x21] {
+        for extra in [0x00, 0x08, 0x10, 0x1C, 0x24] {
+            let mut data = vec![flags, extra];
+            // The handshake, answered well (twice: a probe's answer may lead to
+            // `initialize`), a handshake-era probe answer, then the good one.
+            data.extend([22, 0x00, 0x00, 22, 0x00, 0x00]);
+            if flags & 1 != 0 {
+                // A notification POST accepted: 202 and the end.
+                data.extend([8, 0x00, 0x03, 9, 0x00]);
+            }
+            // Two tool calls (one with progress), a list.
+            data.extend([11, 0x24, 0, 12, 0x04, 1, 13, 0x04, 0]);
+            // Progress for the first call, then its answer.
+            data.extend([0, 4, 7, 0, 0x00, 1, 1, 0, 0, 0x00]);
+            // An `input_required` round for the second, its input answered.
+            data.extend([1, 1, 3, 0x01, 0x00, 16, 0]);
+            // A list page with a cursor, the retried call's answer, the last page.
+            data.extend([1, 1, 0, 0, 0x00, 1, 1, 0, 0, 0x00, 1, 1, 8, 0, 0x00]);
+            // A server request, answered; a call, cancelled; a notification; time.
+            data.extend([2, 5, 0, 3, 0x00, 16, 0x00, 11, 0x04, 2, 15, 3, 17, 0x02]);
+            data.extend([18, 0x10, 0x00, 20]);
+            // A batch (progress and noise), and noise.
+            data.extend([4, 8, 0, 0, 4, 0, 0, 9, 1, 0, 0x00, 5, 9, 2, 0, 0x00]);
+            connection(&data);
+            // The same, closed by the application before the end.
+            data.push(215);
+            connection(&data);
+        }
+    }
+}
+
+#[test]
+fn connection_holds_its_invariants_on_pseudo_random_inputs() {
+    let mut rng = Rng(0x00C0_FFEE_D00D_F00D);
+    for round in 0..2000 {
+        let len = (rng.next() % 700) as usize;
+        let mut data: Vec<u8> = (0..len).map(|_| (rng.next() >> 24) as u8).collect();
+        if round % 2 == 0 && data.len() > 2 {
+            // Half of them past the handshake, so that the random part meets a ready
+            // connection.
+            let good = [22, 0x00, 0x00, 22, 0x00, 0x00];
+            data.splice(2..2, good);
+        }
+        let result = std::panic::catch_unwind(|| connection(&data));
+        assert!(result.is_ok(), "round {round}: input {data:?}");
+    }
+}
