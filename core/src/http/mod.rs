@@ -30,7 +30,7 @@ use crate::error::{AuthChallenge, HttpError};
 
 use crate::codec::sse::{SseItem, DEFAULT_MAX_EVENT_SIZE};
 use crate::jsonrpc::{self, Message, Parsed};
-use crate::protocol::client::{ClientConfig, ClientProtocol};
+use crate::protocol::client::{ClientConfig, ClientProtocol, Signalled, TransportSignal};
 use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
@@ -550,7 +550,13 @@ impl HttpClient {
                 format!("the stream failed without the response: {r}")
             });
             let _ = reason;
-            self.protocol.fail_request(now, id, LocalError::StreamLost);
+            self.protocol.handle_transport(
+                now,
+                TransportSignal::RequestLost {
+                    id,
+                    error: LocalError::StreamLost,
+                },
+            );
             return;
         }
         self.schedule_resume(now, stream);
@@ -560,7 +566,13 @@ impl HttpClient {
     fn schedule_resume(&mut self, now: Instant, mut stream: Stream) {
         if self.closing || stream.budget == 0 {
             if let Some(id) = stream.awaiting {
-                self.protocol.fail_request(now, id, LocalError::StreamLost);
+                self.protocol.handle_transport(
+                    now,
+                    TransportSignal::RequestLost {
+                        id,
+                        error: LocalError::StreamLost,
+                    },
+                );
             }
             if stream.standalone {
                 self.standalone = Standalone::None;
@@ -601,8 +613,13 @@ impl HttpClient {
             return;
         }
         if let Some(id) = stream.awaiting {
-            self.protocol
-                .fail_request(now, id, LocalError::Http(Box::new(err)));
+            self.protocol.handle_transport(
+                now,
+                TransportSignal::RequestLost {
+                    id,
+                    error: LocalError::Http(Box::new(err)),
+                },
+            );
         }
     }
 
@@ -641,15 +658,25 @@ impl HttpClient {
                     ExchangeKind::Delete => None,
                 };
                 if let Some(rid) = awaiting {
-                    self.protocol
-                        .fail_request(now, rid, LocalError::SessionExpired);
+                    self.protocol.handle_transport(
+                        now,
+                        TransportSignal::RequestLost {
+                            id: rid,
+                            error: LocalError::SessionExpired,
+                        },
+                    );
                 }
             }
         }
         for r in std::mem::take(&mut self.resumes) {
             if let Some(rid) = r.stream.awaiting {
-                self.protocol
-                    .fail_request(now, rid, LocalError::SessionExpired);
+                self.protocol.handle_transport(
+                    now,
+                    TransportSignal::RequestLost {
+                        id: rid,
+                        error: LocalError::SessionExpired,
+                    },
+                );
             }
         }
         self.standalone = Standalone::NotYet;
@@ -663,10 +690,19 @@ impl HttpClient {
         {
             self.parked.push(body);
         }
-        if self.protocol.renew_session(now).is_err() {
+        if self
+            .protocol
+            .handle_transport(now, TransportSignal::SessionLost)
+            != Signalled::Done
+        {
             if let Some(rid) = request {
-                self.protocol
-                    .fail_request(now, rid, LocalError::SessionExpired);
+                self.protocol.handle_transport(
+                    now,
+                    TransportSignal::RequestLost {
+                        id: rid,
+                        error: LocalError::SessionExpired,
+                    },
+                );
             }
             self.parked.clear();
         }
@@ -682,8 +718,13 @@ impl HttpClient {
     fn fail_kind(&mut self, now: Instant, kind: &ExchangeKind, err: HttpError) {
         if let Some(id) = kind.awaiting() {
             if self.protocol.is_pending(id) {
-                self.protocol
-                    .fail_request(now, id, LocalError::Http(Box::new(err)));
+                self.protocol.handle_transport(
+                    now,
+                    TransportSignal::RequestLost {
+                        id,
+                        error: LocalError::Http(Box::new(err)),
+                    },
+                );
             }
         }
     }

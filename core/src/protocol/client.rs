@@ -94,6 +94,65 @@ pub struct ClientProtocol {
     transmit: VecDeque<Message>,
 }
 
+/// What a transport tells the protocol about itself: the one way transport events reach it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TransportSignal {
+    /// The transport lost what was to carry request `id`'s answer: it ends with `error`.
+    RequestLost {
+        /// Our request.
+        id: i64,
+        /// How it ends.
+        error: LocalError,
+    },
+    /// The server forgot the session (HTTP, handshake era): the handshake runs again, offering
+    /// the version negotiated before. Calls stay pending; the transport holds new requests
+    /// until it completes (see [`ClientProtocol::is_renewing`]).
+    SessionLost,
+    /// The transport died or went silent; if the era probe was in flight (with [`Era::Auto`]),
+    /// it ends, and a fresh transport is wanted.
+    ProbeTransportLost,
+    /// A fresh transport is up after a failed probe: the handshake starts on it.
+    Restarted,
+    /// The transport ended: every call ends with this error, and the state is closed for good.
+    Ended(LocalError),
+}
+
+/// What the protocol made of a [`TransportSignal`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Signalled {
+    /// Acted on.
+    Done,
+    /// The probe ended with the transport: start a fresh one, then signal
+    /// [`TransportSignal::Restarted`].
+    NewTransportWanted,
+    /// Nothing was done, for this reason.
+    Refused(ClientError),
+}
+
+impl ClientProtocol {
+    /// A transport's signal.
+    pub fn handle_transport(&mut self, now: Instant, signal: TransportSignal) -> Signalled {
+        let done =
+            |r: Result<(), ClientError>| r.map_or_else(Signalled::Refused, |()| Signalled::Done);
+        match signal {
+            TransportSignal::RequestLost { id, error } => {
+                self.fail_request(now, id, error);
+                Signalled::Done
+            }
+            TransportSignal::SessionLost => done(self.renew_session(now)),
+            TransportSignal::ProbeTransportLost if self.probe_transport_lost(now) => {
+                Signalled::NewTransportWanted
+            }
+            TransportSignal::ProbeTransportLost => Signalled::Done,
+            TransportSignal::Restarted => done(self.transport_restarted(now)),
+            TransportSignal::Ended(error) => {
+                self.handle_closed(now, error);
+                Signalled::Done
+            }
+        }
+    }
+}
+
 impl ClientProtocol {
     /// A client that has not started.
     pub fn new(config: ClientConfig) -> Self {
@@ -144,7 +203,7 @@ impl ClientProtocol {
     /// The server forgot the session (HTTP, handshake era): runs the handshake again, offering
     /// the version negotiated before. Calls stay pending; the transport holds new requests until
     /// the handshake completes (see [`is_renewing`](Self::is_renewing)).
-    pub fn renew_session(&mut self, now: Instant) -> Result<(), ClientError> {
+    fn renew_session(&mut self, now: Instant) -> Result<(), ClientError> {
         if self.renewing {
             return Ok(());
         }
@@ -166,7 +225,7 @@ impl ClientProtocol {
     }
 
     /// Ends one request here: the transport lost what was to carry its answer.
-    pub fn fail_request(&mut self, now: Instant, id: i64, error: LocalError) {
+    fn fail_request(&mut self, now: Instant, id: i64, error: LocalError) {
         if self.engine.fail(now, id, error).is_ok() {
             self.pump(now);
         }
@@ -220,14 +279,14 @@ impl ClientProtocol {
 
     /// Whether the probe failed in a way that needs a fresh transport (the server never
     /// answered, or died): the transport should start a new one and call
-    /// [`transport_restarted`](Self::transport_restarted). Reading clears it.
+    /// [`TransportSignal::Restarted`]. Reading clears it.
     pub fn take_restart_request(&mut self) -> bool {
         std::mem::take(&mut self.restart_requested)
     }
 
     /// The transport died while the probe was in flight: with [`Era::Auto`] the probe ends as
     /// lost and a fresh transport is asked for (returns `true`); otherwise nothing is done.
-    pub fn probe_transport_lost(&mut self, now: Instant) -> bool {
+    fn probe_transport_lost(&mut self, now: Instant) -> bool {
         match self.phase {
             Phase::Probing(id) if self.config.era == Era::Auto => {
                 let _ = self.engine.fail(now, id, LocalError::StreamLost);
@@ -240,7 +299,7 @@ impl ClientProtocol {
     }
 
     /// A fresh transport is up after a failed probe: the handshake starts on it.
-    pub fn transport_restarted(&mut self, now: Instant) -> Result<(), ClientError> {
+    fn transport_restarted(&mut self, now: Instant) -> Result<(), ClientError> {
         if self.phase != Phase::AwaitingTransport {
             return Err(ClientError::AlreadyStarted);
         }
@@ -476,7 +535,7 @@ impl ClientProtocol {
 
     /// The connection ended (the process exited, the stream closed): every call ends with
     /// `error`, and the state is closed for good.
-    pub fn handle_closed(&mut self, now: Instant, error: LocalError) {
+    fn handle_closed(&mut self, now: Instant, error: LocalError) {
         self.fail_awaiting(&error);
         self.engine.close_with(now, error);
         self.pump(now);

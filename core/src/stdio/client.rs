@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::shutdown::{ProcessAction, ProcessExit, Shutdown, ShutdownTimeouts};
 use crate::codec::jsonl::{self, JsonlDecoder};
-use crate::protocol::client::{ClientConfig, ClientProtocol};
+use crate::protocol::client::{ClientConfig, ClientProtocol, Signalled, TransportSignal};
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
 use crate::transport::{for_each_message, TransportNote};
@@ -107,7 +107,10 @@ impl StdioClient {
         self.ended = false;
         self.exited = false;
         self.eof_deadline = None;
-        if let Err(e) = self.protocol.transport_restarted(now) {
+        if let Signalled::Refused(e) = self
+            .protocol
+            .handle_transport(now, TransportSignal::Restarted)
+        {
             // The connection ended while the new process was being started (or none was asked
             // for): it is shut down like any other, never left running.
             self.end(
@@ -123,11 +126,11 @@ impl StdioClient {
     pub fn handle_respawn_failed(&mut self, now: Instant, message: &str) {
         self.exited = true;
         self.ended = true;
-        self.protocol.handle_closed(
+        self.protocol.handle_transport(
             now,
-            LocalError::ConnectionClosed {
+            TransportSignal::Ended(LocalError::ConnectionClosed {
                 reason: format!("cannot start the server again: {message}").into(),
-            },
+            }),
         );
     }
 
@@ -171,7 +174,11 @@ impl StdioClient {
     pub fn handle_stdout_eof(&mut self, now: Instant) {
         self.decoder.finish();
         self.drain_lines(now);
-        if self.protocol.probe_transport_lost(now) {
+        if self
+            .protocol
+            .handle_transport(now, TransportSignal::ProbeTransportLost)
+            == Signalled::NewTransportWanted
+        {
             self.check_restart();
             return;
         }
@@ -185,7 +192,11 @@ impl StdioClient {
         self.shutdown.handle_exit(exit);
         self.eof_deadline = None;
         self.exited = true;
-        if self.protocol.probe_transport_lost(now) {
+        if self
+            .protocol
+            .handle_transport(now, TransportSignal::ProbeTransportLost)
+            == Signalled::NewTransportWanted
+        {
             self.check_restart();
             return;
         }
@@ -195,18 +206,19 @@ impl StdioClient {
             reason.push_str("; stderr: ");
             reason.push_str(tail);
         }
-        self.protocol.handle_closed(
+        self.protocol.handle_transport(
             now,
-            LocalError::ConnectionClosed {
+            TransportSignal::Ended(LocalError::ConnectionClosed {
                 reason: reason.into(),
-            },
+            }),
         );
         self.ended = true;
     }
 
     fn end(&mut self, now: Instant, error: LocalError) {
         self.eof_deadline = None;
-        self.protocol.handle_closed(now, error);
+        self.protocol
+            .handle_transport(now, TransportSignal::Ended(error));
         if !self.ended {
             self.ended = true;
             self.shutdown.begin(now);
