@@ -868,3 +868,63 @@ fn the_stateless_era_over_http_is_refused_not_rewritten() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn poll_timeout_moves_past_now_through_resumes_a_timeout_and_a_close() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    // The answer's stream gives an event id, then drops: resumes follow, each failing.
+    h.c.handle_head(
+        h.now,
+        post,
+        200,
+        &[("content-type".into(), "text/event-stream".into())],
+    );
+    h.c.handle_body(h.now, post, b"id: 7\ndata: \n\n");
+    h.c.handle_failure(h.now, post, "connection reset");
+    h.open.remove(&post);
+    h.pump();
+    let mut steps = 0;
+    let mut closed = false;
+    while let Some(t) = h.c.poll_timeout() {
+        assert!(t >= h.now, "a deadline in the past stayed armed");
+        h.now = t;
+        h.c.handle_timeout(t);
+        h.pump();
+        assert!(
+            h.c.poll_timeout().is_none_or(|next| next > t),
+            "a deadline <= now stayed armed"
+        );
+        // Every resume fails at once; the DELETE of the close never answers.
+        let gets: Vec<ExchangeId> = h
+            .open
+            .iter()
+            .filter(|(_, r)| r.method == HttpMethod::Get)
+            .map(|(id, _)| *id)
+            .collect();
+        for get in gets {
+            h.c.handle_failure(h.now, get, "connection refused");
+            h.open.remove(&get);
+            h.pump();
+        }
+        if h.outcome(call).is_some() && !closed {
+            closed = true;
+            h.c.close(h.now);
+            h.pump();
+        }
+        steps += 1;
+        assert!(steps < 100, "time never settles");
+    }
+    // The resumes back off (1, 2, 4, 8, 16 s): the call's 30 s run out first.
+    assert!(
+        matches!(
+            h.outcome(call),
+            Some(Err(CallError::Local(LocalError::Timeout { .. })))
+        ),
+        "{:?}",
+        h.outcome(call)
+    );
+    assert!(h.log.iter().filter(|l| l.starts_with("GET")).count() >= 4);
+    assert!(closed && h.c.is_finished(), "{:?}", h.log);
+}

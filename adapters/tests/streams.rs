@@ -1,0 +1,56 @@
+//! A connection over a pair of byte streams, with no process: the same `Client` over the demo
+//! server running in this process, joined by in-memory pipes (as an SSH channel, `docker exec`
+//! or a child the host started itself would be).
+
+use mcpwire::core::server::DemoConfig;
+use mcpwire::{connect_streams, ChosenEra, ConnectOptions, Error, Event};
+use serde_json::json;
+
+#[test]
+fn the_same_client_over_in_process_streams() {
+    smol::block_on(async {
+        // The client writes what the server reads, and reads what the server writes.
+        let (server_reads, client_writes) = piper::pipe(64 * 1024);
+        let (client_reads, server_writes) = piper::pipe(64 * 1024);
+        let server = smol::spawn(mcpwire::serve_demo(
+            server_reads,
+            server_writes,
+            DemoConfig::default(),
+        ));
+        let options = ConnectOptions::default();
+        let (client, driver) =
+            connect_streams("in-process demo", client_reads, client_writes, options);
+        let driver = smol::spawn(driver);
+        let mut events = client.events();
+
+        let info = client.ready().await.unwrap();
+        assert_eq!(info.server_info.name, "mcpwire-demo");
+        assert_eq!(client.era(), Some(ChosenEra::Stateless));
+        assert_eq!(client.pid(), 0, "no process behind streams");
+        let tools = client.list_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "add"));
+        let sum = client
+            .call_tool("add", json!({"a": 2, "b": 40}))
+            .await
+            .unwrap();
+        assert_eq!(sum.text(), "42");
+
+        // Closing ends the client's stream to the server; the server ends, and so does ours.
+        client.close().await;
+        driver.await;
+        server.await.unwrap();
+        assert!(matches!(client.list_tools().await, Err(Error::Closed(_))));
+        let mut seen = Vec::new();
+        while let Some(e) = events.next().await {
+            seen.push(e);
+        }
+        assert!(
+            matches!(seen.first(), Some(Event::Ready { .. })),
+            "{seen:?}"
+        );
+        assert!(
+            matches!(seen.last(), Some(Event::Closed { .. })),
+            "{seen:?}"
+        );
+    });
+}
