@@ -1,9 +1,13 @@
 //! What the transport machines (stdio, HTTP) report beside the messages they decode: frames that
 //! were not messages and HTTP-level notes. The connection turns them into public diagnostics.
 
+use std::collections::VecDeque;
+use std::time::Instant;
+
 use crate::codec::jsonl::FrameError;
 use crate::codec::sse::SseDiagnostic;
 use crate::jsonrpc::{Message, ParseError, Parsed};
+use crate::protocol::ClientProtocol;
 
 /// A transport's note for the application; it ended nothing.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,4 +38,23 @@ pub(crate) fn for_each_message(
             }
         }
     }
+}
+
+/// Hands each message of one frame to the protocol, in order; a batch element that is not a
+/// message becomes a note.
+pub(crate) fn hand_over(
+    protocol: &mut ClientProtocol,
+    notes: &mut VecDeque<TransportNote>,
+    now: Instant,
+    parsed: Parsed<Message>,
+) {
+    for_each_message(
+        parsed,
+        |m| protocol.handle_message(now, m),
+        |error| {
+            let preview = String::new();
+            let e = FrameError::NotAMessage { error, preview };
+            notes.push_back(TransportNote::Frame(e));
+        },
+    );
 }

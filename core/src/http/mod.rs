@@ -34,7 +34,7 @@ use crate::protocol::client::{ClientConfig, ClientProtocol, Signalled, Transport
 use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
-use crate::transport::{for_each_message, TransportNote};
+use crate::transport::{hand_over, TransportNote};
 
 /// The HTTP transport's limits and choices (the endpoint and its headers are the server's
 /// [`HttpConfig`](crate::config::HttpConfig)).
@@ -412,16 +412,7 @@ impl HttpClient {
         if let Some(o) = self.observer.as_mut() {
             o.frame(Direction::Incoming, body);
         }
-        let (protocol, notes) = (&mut self.protocol, &mut self.notes);
-        for_each_message(
-            parsed,
-            |m| protocol.handle_message(now, m),
-            |error| {
-                let preview = String::new();
-                let e = crate::codec::jsonl::FrameError::NotAMessage { error, preview };
-                notes.push_back(TransportNote::Frame(e));
-            },
-        );
+        hand_over(&mut self.protocol, &mut self.notes, now, parsed);
     }
 
     /// The body of `exchange` ended.

@@ -10,7 +10,7 @@ use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::protocol::client::{ClientConfig, ClientProtocol, Signalled, TransportSignal};
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
-use crate::transport::{for_each_message, TransportNote};
+use crate::transport::{hand_over, TransportNote};
 
 /// The client protocol bound to one child process.
 pub struct StdioClient {
@@ -155,16 +155,7 @@ impl StdioClient {
                     continue;
                 }
             };
-            let (protocol, notes) = (&mut self.protocol, &mut self.notes);
-            for_each_message(
-                parsed,
-                |m| protocol.handle_message(now, m),
-                |error| {
-                    let preview = String::new();
-                    let e = jsonl::FrameError::NotAMessage { error, preview };
-                    notes.push_back(TransportNote::Frame(e));
-                },
-            );
+            hand_over(&mut self.protocol, &mut self.notes, now, parsed);
         }
     }
 
