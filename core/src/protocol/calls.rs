@@ -3,6 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use super::types::ServerCapabilities;
+
 /// One typed call, ready for [`ClientProtocol::call`](super::ClientProtocol::call).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct McpCall {
@@ -79,5 +81,17 @@ impl McpCall {
         let mut p = Map::new();
         p.insert("uri".into(), Value::from(uri));
         Self::request("resources", "resources/read", p)
+    }
+}
+
+/// Whether the server's capabilities offer `capability` (a key of its capabilities object).
+pub(crate) fn offered(caps: &ServerCapabilities, capability: &str) -> bool {
+    match capability {
+        "tools" => caps.tools.is_some(),
+        "prompts" => caps.prompts.is_some(),
+        "resources" => caps.resources.is_some(),
+        "logging" => caps.logging.is_some(),
+        "completions" => caps.completions.is_some(),
+        other => caps.extra.contains_key(other),
     }
 }

@@ -1,27 +1,18 @@
 //! The client side of MCP in both eras, on the request engine.
 //!
-//! [`ClientProtocol`] turns application calls (`list_tools`, `call_tool`, …) into JSON-RPC
-//! requests and the peer's messages into typed [`ClientEvent`]s. It knows nothing of bytes or
-//! processes: a transport machine (stdio, HTTP) feeds it messages with
-//! [`handle_message`](ClientProtocol::handle_message) and carries what
-//! [`poll_transmit`](ClientProtocol::poll_transmit) hands out.
-//!
-//! The drive rule holds as everywhere in core: after every input or command, drain
-//! [`poll_transmit`](ClientProtocol::poll_transmit), [`poll_event`](ClientProtocol::poll_event)
-//! and [`poll_notification`](ClientProtocol::poll_notification) until each returns `None`, then
-//! wait for IO or [`poll_timeout`](ClientProtocol::poll_timeout).
+//! [`ClientProtocol`] turns calls into JSON-RPC requests and the peer's messages into typed
+//! [`ClientEvent`]s. A transport machine (stdio, HTTP) feeds it messages and
+//! [`TransportSignal`]s and carries what [`poll_transmit`](ClientProtocol::poll_transmit) hands
+//! out; the connection drains its events (the drive rule of [`Connection`](crate::Connection)).
 //!
 //! What it does for the application:
 //! - era detection ([`Era::Auto`]): a `server/discover` probe first, judged by
 //!   [`judge_probe`]; the verdict holds for the connection;
-//! - handshake era: `initialize` offering [`LATEST_HANDSHAKE_VERSION`], accepting any
-//!   handshake-era version the server answers with and failing clearly on any other, then
-//!   `notifications/initialized`; nothing but `ping` before the answer; server pings answered;
-//!   server requests surfaced at once, or refused with the error protocol.md §12 prescribes;
-//! - stateless era: `_meta` (version, capabilities, identity) on every request; the
-//!   `input_required` loop for `tools/call`, `prompts/get` and `resources/read`, its input
-//!   requests surfaced as the same [`ServerRequest`] events as the handshake era's, so the
-//!   application cannot tell the eras apart; `subscriptions/listen`;
+//! - handshake era: `initialize`, accepting any handshake-era version the server answers with,
+//!   then `notifications/initialized`; only `ping` before the answer; server requests surfaced
+//!   at once, or refused with the error the protocol prescribes;
+//! - stateless era: `_meta` on every request; `input_required` rounds surfaced as the same
+//!   server requests as the handshake era's; `subscriptions/listen`;
 //! - calls gated by the server's capabilities; every list over all pages (an empty-string cursor
 //!   continues the list); progress routed to its call; typed notifications; every call ends
 //!   exactly once.
@@ -33,7 +24,7 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::calls::McpCall;
+use super::calls::{offered, McpCall};
 pub use super::client_config::ClientConfig;
 use super::era::{
     described_server, initialize_answer, judge_probe, probe_failure, ChosenEra, Era, Verdict,
@@ -47,7 +38,8 @@ use super::listing::{Listing, PageStep};
 use super::notifications::typed_notification;
 use super::params::{self, raw};
 use super::server_requests::admit;
-use super::types::{InitializeParams, InitializeResult, ServerCapabilities};
+pub(crate) use super::signal::{Signalled, TransportSignal};
+use super::types::{InitializeParams, InitializeResult};
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson, Request};
 use crate::rpc::{
     AppNotification, Engine, LocalError, Origin, Outcome, Output, Reply, RequestOptions, Responded,
@@ -92,41 +84,6 @@ pub struct ClientProtocol {
     awaiting: AwaitingInputs,
     events: VecDeque<ClientEvent>,
     transmit: VecDeque<Message>,
-}
-
-/// What a transport tells the protocol about itself: the one way transport events reach it.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum TransportSignal {
-    /// The transport lost what was to carry request `id`'s answer: it ends with `error`.
-    RequestLost {
-        /// Our request.
-        id: i64,
-        /// How it ends.
-        error: LocalError,
-    },
-    /// The server forgot the session (HTTP, handshake era): the handshake runs again, offering
-    /// the version negotiated before. Calls stay pending; the transport holds new requests
-    /// until it completes (see [`ClientProtocol::is_renewing`]).
-    SessionLost,
-    /// The transport died or went silent; if the era probe was in flight (with [`Era::Auto`]),
-    /// it ends, and a fresh transport is wanted.
-    ProbeTransportLost,
-    /// A fresh transport is up after a failed probe: the handshake starts on it.
-    Restarted,
-    /// The transport ended: every call ends with this error, and the state is closed for good.
-    Ended(LocalError),
-}
-
-/// What the protocol made of a [`TransportSignal`].
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Signalled {
-    /// Acted on.
-    Done,
-    /// The probe ended with the transport: start a fresh one, then signal
-    /// [`TransportSignal::Restarted`].
-    NewTransportWanted,
-    /// Nothing was done, for this reason.
-    Refused(ClientError),
 }
 
 impl ClientProtocol {
@@ -385,20 +342,9 @@ impl ClientProtocol {
     /// Checks that the server offered `capability` (a key of its capabilities).
     fn require(&self, capability: &'static str) -> Result<(), ClientError> {
         self.check_open("")?;
-        let caps: &ServerCapabilities = &self.server.as_ref().expect("ready").capabilities;
-        let offered = match capability {
-            "tools" => caps.tools.is_some(),
-            "prompts" => caps.prompts.is_some(),
-            "resources" => caps.resources.is_some(),
-            "logging" => caps.logging.is_some(),
-            "completions" => caps.completions.is_some(),
-            other => caps.extra.contains_key(other),
-        };
-        if offered {
-            Ok(())
-        } else {
-            Err(ClientError::NotSupported(capability))
-        }
+        let caps = &self.server.as_ref().expect("ready").capabilities;
+        let refused = ClientError::NotSupported(capability);
+        offered(caps, capability).then_some(()).ok_or(refused)
     }
 
     /// One of the typed MCP calls: checks that the server offers what it needs, then sends it
@@ -739,7 +685,7 @@ impl ClientProtocol {
                 self.pump(now);
                 Ok(())
             }
-            Err(e) => Err(call_error(e)),
+            Err(e) => Err(CallError::of_refused(e)),
         }
     }
 
@@ -771,7 +717,7 @@ impl ClientProtocol {
                 self.current.insert(call, id);
                 Ok(None)
             }
-            Err(e) => Err(call_error(e)),
+            Err(e) => Err(CallError::of_refused(e)),
         }
     }
 
@@ -843,15 +789,5 @@ impl ClientProtocol {
                 ));
             }
         }
-    }
-}
-
-/// What a refused follow-up request (the next page, the next input round) means for its call.
-fn call_error(e: ClientError) -> CallError {
-    match e {
-        ClientError::Closed => CallError::Local(LocalError::ConnectionClosed {
-            reason: "connection closed".into(),
-        }),
-        other => CallError::InvalidResult(other.to_string()),
     }
 }

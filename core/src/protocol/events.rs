@@ -63,6 +63,19 @@ pub enum CallError {
     },
 }
 
+impl CallError {
+    /// What a refused follow-up request (the next page, the next input round) means for its
+    /// call.
+    pub(crate) fn of_refused(e: ClientError) -> CallError {
+        match e {
+            ClientError::Closed => CallError::Local(LocalError::ConnectionClosed {
+                reason: "connection closed".into(),
+            }),
+            other => CallError::InvalidResult(other.to_string()),
+        }
+    }
+}
+
 /// How a call ended: its raw result, or why there is none.
 pub type CallOutcome = Result<RawJson, CallError>;
 

@@ -11,6 +11,7 @@ mod listing;
 mod notifications;
 mod params;
 mod server_requests;
+mod signal;
 pub mod types;
 
 pub use client::{ClientConfig, ClientProtocol};

@@ -8,7 +8,7 @@
 //! # The engine's face
 //!
 //! - **getters** (`&self`): [`Engine::next_id`], [`Engine::is_pending`], [`Engine::stats`], …
-//! - **inputs**: [`Engine::handle_message`] and [`Engine::handle_parsed`] take what the peer
+//! - **inputs**: [`Engine::handle_message`] and `Engine::handle_parsed` take what the peer
 //!   sent: responses are matched to our requests by id, progress is routed by token, the peer's
 //!   requests enter the inbound table, other notifications go to the notification queue.
 //! - **commands**: [`Engine::request`], [`Engine::notify`], [`Engine::cancel`],

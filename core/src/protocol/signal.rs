@@ -1,0 +1,39 @@
+//! How transport events reach the protocol layer: one signal type, one answer type.
+
+use super::events::ClientError;
+use crate::rpc::LocalError;
+
+/// What a transport tells the protocol about itself: the one way transport events reach it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TransportSignal {
+    /// The transport lost what was to carry request `id`'s answer: it ends with `error`.
+    RequestLost {
+        /// Our request.
+        id: i64,
+        /// How it ends.
+        error: LocalError,
+    },
+    /// The server forgot the session (HTTP, handshake era): the handshake runs again, offering
+    /// the version negotiated before. Calls stay pending; the transport holds new requests
+    /// until it completes (see [`ClientProtocol::is_renewing`](super::ClientProtocol::is_renewing)).
+    SessionLost,
+    /// The transport died or went silent; if the era probe was in flight (with [`Era::Auto`](super::Era::Auto)),
+    /// it ends, and a fresh transport is wanted.
+    ProbeTransportLost,
+    /// A fresh transport is up after a failed probe: the handshake starts on it.
+    Restarted,
+    /// The transport ended: every call ends with this error, and the state is closed for good.
+    Ended(LocalError),
+}
+
+/// What the protocol made of a [`TransportSignal`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Signalled {
+    /// Acted on.
+    Done,
+    /// The probe ended with the transport: start a fresh one, then signal
+    /// [`TransportSignal::Restarted`].
+    NewTransportWanted,
+    /// Nothing was done, for this reason.
+    Refused(ClientError),
+}
