@@ -42,6 +42,11 @@ pub struct CallOptions {
     pub reset_on_progress: bool,
     /// Called with each progress update (asks the server for progress).
     pub on_progress: Option<Arc<ProgressFn>>,
+    /// Whether the call is safe to repeat: when its connection or stream is lost after it may
+    /// have reached the server, the connection re-issues it once instead of failing it with
+    /// "may have been executed". Reads (`ping`, the lists, `resources/read`, `prompts/get`,
+    /// `completion/complete`) always are; mark a call only if running it twice does no harm.
+    pub safe_to_repeat: bool,
 }
 
 impl Default for CallOptions {
@@ -51,6 +56,7 @@ impl Default for CallOptions {
             max_total: None,
             reset_on_progress: false,
             on_progress: None,
+            safe_to_repeat: false,
         }
     }
 }
@@ -62,6 +68,7 @@ impl std::fmt::Debug for CallOptions {
             .field("max_total", &self.max_total)
             .field("reset_on_progress", &self.reset_on_progress)
             .field("on_progress", &self.on_progress.is_some())
+            .field("safe_to_repeat", &self.safe_to_repeat)
             .finish()
     }
 }
@@ -85,6 +92,12 @@ impl CallOptions {
         self
     }
 
+    /// Marks the call safe to repeat (see the field).
+    pub fn safe_to_repeat(mut self) -> Self {
+        self.safe_to_repeat = true;
+        self
+    }
+
     /// Calls `f` with each progress update.
     pub fn on_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         self.on_progress = Some(Arc::new(f));
@@ -97,6 +110,7 @@ impl CallOptions {
             max_total: self.max_total,
             reset_on_progress: self.reset_on_progress,
             progress: self.on_progress.is_some(),
+            safe_to_repeat: self.safe_to_repeat,
         }
     }
 }

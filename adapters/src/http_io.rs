@@ -26,11 +26,34 @@ pub struct HttpResponse {
     pub body: Pin<Box<dyn AsyncRead + Send>>,
 }
 
+/// Why an exchange gave no response head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpFailure {
+    /// What went wrong, in words.
+    pub message: String,
+    /// Whether the request surely never reached the server: no connection could be made and no
+    /// byte of it was sent (a refused connection, a name that does not resolve, a failed TLS
+    /// handshake). It is then sent once more. When `false` the server may have received it and
+    /// acted on it, so it is never sent again behind the caller's back (at most once).
+    pub unsent: bool,
+}
+
+impl HttpFailure {
+    /// A failure after which the request may have reached the server.
+    pub fn maybe_sent(message: impl Into<String>) -> Self {
+        HttpFailure {
+            message: message.into(),
+            unsent: false,
+        }
+    }
+}
+
 /// The HTTP client the driver uses: send one request, get its response head and a body stream.
-/// Dropping the future or the body aborts the exchange.
+/// Dropping the future or the body aborts the exchange. It must never send a request twice on
+/// its own (at most once: the core decides what is repeated).
 pub trait HttpBackend: Send + Sync + 'static {
     /// Starts `request`.
-    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, String>>;
+    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>>;
 }
 
 /// The default backend: isahc (libcurl), with keep-alive connection reuse and no timeouts of
@@ -51,7 +74,7 @@ impl IsahcBackend {
 }
 
 impl HttpBackend for IsahcBackend {
-    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, String>> {
+    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
         let client = self.client.clone();
         Box::pin(async move {
             let mut builder = isahc::Request::builder()
@@ -61,11 +84,22 @@ impl HttpBackend for IsahcBackend {
                 builder = builder.header(k.as_str(), v.as_str());
             }
             let body = match request.method {
-                HttpMethod::Post => isahc::AsyncBody::from(request.body),
+                // A body libcurl cannot rewind: when a reused keep-alive connection dies before
+                // the first response byte, libcurl would send the request again on its own
+                // (any method); with this body it fails instead, and the core decides (at most
+                // once). The length is known, so the request keeps its Content-Length.
+                HttpMethod::Post => {
+                    let len = request.body.len() as u64;
+                    let body = futures_lite::io::Cursor::new(request.body);
+                    isahc::AsyncBody::from_reader_sized(body, len)
+                }
                 _ => isahc::AsyncBody::empty(),
             };
-            let req = builder.body(body).map_err(|e| e.to_string())?;
-            let resp = client.send_async(req).await.map_err(|e| e.to_string())?;
+            let req = builder.body(body).map_err(|e| HttpFailure {
+                message: e.to_string(),
+                unsent: true,
+            })?;
+            let resp = client.send_async(req).await.map_err(|e| failure_of(&e))?;
             let status = resp.status().as_u16();
             let headers = resp
                 .headers()
@@ -87,8 +121,44 @@ impl HttpBackend for IsahcBackend {
     }
 }
 
+/// What an isahc error means for the request: whether it surely never reached the server.
+fn failure_of(e: &isahc::Error) -> HttpFailure {
+    use isahc::error::ErrorKind as K;
+    let unsent = matches!(
+        e.kind(),
+        K::ConnectionFailed
+            | K::NameResolution
+            | K::BadClientCertificate
+            | K::BadServerCertificate
+            | K::InvalidTlsConfiguration
+            | K::TlsEngine
+            | K::ClientInitialization
+            | K::InvalidRequest
+    );
+    // libcurl's own words say more than isahc's "unknown error".
+    let detail = std::error::Error::source(e).map(|s| s.to_string());
+    let message = match detail {
+        // libcurl wanted to send the request again on a new connection and could not (the body
+        // cannot be rewound, on purpose): the first connection closed before any answer.
+        Some(d) if d.contains("rewinding") => {
+            "the connection closed after the request, before any response".to_owned()
+        }
+        Some(d) if !e.to_string().contains(&d) => format!("{e} ({d})"),
+        _ => e.to_string(),
+    };
+    HttpFailure { message, unsent }
+}
+
+/// A body read error in words, with its cause (isahc alone says "unknown error").
+fn io_failure(e: &std::io::Error) -> String {
+    match e.get_ref().and_then(|inner| inner.source()) {
+        Some(cause) => format!("the body was cut short: {e} ({cause})"),
+        None => format!("the body was cut short: {e}"),
+    }
+}
+
 enum Exchange {
-    Sending(BoxFuture<Result<HttpResponse, String>>),
+    Sending(BoxFuture<Result<HttpResponse, HttpFailure>>),
     Reading(Pin<Box<dyn AsyncRead + Send>>),
 }
 
@@ -129,9 +199,14 @@ impl TransportIo for HttpIo {
                         conn.handle_head(now, *id, resp.status, &resp.headers);
                         *ex = Exchange::Reading(resp.body);
                     }
+                    Poll::Ready(Err(e)) if e.unsent => {
+                        progressed = true;
+                        conn.handle_unsent(now, *id, &e.message);
+                        return false;
+                    }
                     Poll::Ready(Err(e)) => {
                         progressed = true;
-                        conn.handle_failure(now, *id, &e);
+                        conn.handle_failure(now, *id, &e.message);
                         return false;
                     }
                     Poll::Pending => return true,
@@ -153,7 +228,7 @@ impl TransportIo for HttpIo {
                     }
                     Poll::Ready(Err(e)) => {
                         progressed = true;
-                        conn.handle_failure(now, *id, &e.to_string());
+                        conn.handle_failure(now, *id, &io_failure(&e));
                         return false;
                     }
                     Poll::Pending => break,

@@ -43,7 +43,7 @@ pub use client::{CallOptions, Client, Events, Notifications};
 pub use driver::Driver;
 pub use error::Error;
 pub use handlers::{BoxFuture, ElicitationRequest, Handlers};
-pub use http_io::{HttpBackend, HttpResponse, IsahcBackend};
+pub use http_io::{HttpBackend, HttpFailure, HttpResponse, IsahcBackend};
 pub use mcpwire_core as core;
 pub use mcpwire_core::config::ServerConfig;
 pub use mcpwire_core::tap::{Direction, FrameObserver};

@@ -683,11 +683,10 @@ fn a_close_in_the_middle_of_the_head_fails_that_call() {
     ]));
     run(async {
         let client = connect(&server).await;
+        // The request went out and no head came back: it may have run (at most once).
         let err = call(&client, "cut-status").await.unwrap_err();
         eprintln!("close inside the status line: {err:?}");
-        let e = http_error(&err);
-        assert_eq!(e.status, None, "no head arrived: {e:?}");
-        assert!(!e.reason.is_empty());
+        assert!(maybe_executed(&err), "{err:?}");
         still_works(&client).await;
 
         // libcurl takes a close after the status line for the end of a head with no body (the
@@ -697,15 +696,29 @@ fn a_close_in_the_middle_of_the_head_fails_that_call() {
         eprintln!("close inside a header line: {err:?}");
         let e = http_error(&err);
         assert_eq!(e.content_type, None, "{e:?}");
+        // The server closed that connection after the cut head, and libcurl may still take it
+        // from its pool for the next request, which then cannot arrive. At most once reports
+        // that call as maybe executed (the server's log shows it was not) rather than sending
+        // it again behind the caller's back; the call after it goes through.
+        match call(&client, "add").await {
+            Ok(r) => assert_eq!(r.text(), "ok"),
+            Err(e) => assert!(maybe_executed(&e), "{e:?}"),
+        }
         still_works(&client).await;
         client.close().await;
     });
     // How often each was sent is the subject of the next test.
 }
 
+/// Whether a call ended as "may have been executed" (at most once).
+fn maybe_executed(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Call(CallError::Local(LocalError::MaybeExecuted { .. }))
+    )
+}
+
 #[test]
-#[ignore = "known limitation: libcurl (under isahc) re-sends a request when a reused keep-alive \
-            connection dies before any response byte, also for POST; run with --ignored to see it"]
 fn a_call_is_sent_once_when_the_server_closes_without_answering() {
     let server = FaultServer::start(script(vec![
         Rule::post("tools/call").tool("vanish").close(),
@@ -717,9 +730,8 @@ fn a_call_is_sent_once_when_the_server_closes_without_answering() {
         still_works(&client).await;
         still_works(&client).await;
         let err = call(&client, "vanish").await.unwrap_err();
-        eprintln!("closed without an answer: {err:?}");
-        let e = http_error(&err);
-        assert_eq!(e.status, None, "{e:?}");
+        assert!(maybe_executed(&err), "{err:?}");
+        assert!(err.to_string().contains("may have been executed"), "{err}");
         still_works(&client).await;
         client.close().await;
     });
@@ -733,6 +745,80 @@ fn a_call_is_sent_once_when_the_server_closes_without_answering() {
         "the same tools/call went out {} times, on connections {connections:?}: {:?}",
         sent.len(),
         server.log()
+    );
+}
+
+/// How many times each at-most-once scenario runs: a few in the test command, many with
+/// `MCPWIRE_STRESS=1`.
+fn repetitions() -> usize {
+    match std::env::var_os("MCPWIRE_STRESS") {
+        Some(_) => 200,
+        None => 5,
+    }
+}
+
+#[test]
+fn lost_after_sending_every_method_arrives_once_and_reads_are_reissued_once() {
+    const INIT_ALL: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{},"prompts":{}},"serverInfo":{"name":"fault","version":"1"}}}"#;
+    const LIST: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}"#;
+    const READ: &str =
+        r#"{"jsonrpc":"2.0","id":{{id}},"result":{"contents":[{"uri":"demo://x","text":"x"}]}}"#;
+    const PROMPT: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"messages":[]}}"#;
+    const PONG: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{}}"#;
+    let mut table = Vec::new();
+    for _ in 0..repetitions() {
+        // Each method: its first POST is read and the connection closed without a byte; a
+        // second one (a read's re-issue) is answered.
+        let server = FaultServer::start(vec![
+            Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", SESSION)], INIT_ALL),
+            Rule::notifications().status(202),
+            Rule::get().status(405),
+            Rule::delete().status(200),
+            Rule::post("tools/call").tool("vanish").close(),
+            Rule::post("tools/list").once().close(),
+            Rule::post("tools/list").json(200, LIST),
+            Rule::post("resources/read").once().close(),
+            Rule::post("resources/read").json(200, READ),
+            Rule::post("prompts/get").once().close(),
+            Rule::post("prompts/get").json(200, PROMPT),
+            Rule::post("ping").once().close(),
+            Rule::post("ping").json(200, PONG),
+            ok_rule(),
+        ]);
+        run(async {
+            let client = connect(&server).await;
+            still_works(&client).await;
+            let err = call(&client, "vanish").await.unwrap_err();
+            assert!(maybe_executed(&err), "{err:?}");
+            assert_eq!(client.list_tools().await.unwrap().len(), 1);
+            client.read_resource("demo://x").await.unwrap();
+            client.get_prompt("p", None).await.unwrap();
+            client.ping().await.unwrap();
+            still_works(&client).await;
+            client.close().await;
+        });
+        for (method, expected) in [
+            ("tools/call", 1),
+            ("tools/list", 2),
+            ("resources/read", 2),
+            ("prompts/get", 2),
+            ("ping", 2),
+        ] {
+            let mut sent = server.matching(&Matcher::post(method));
+            if method == "tools/call" {
+                sent.retain(|r| r.json().is_some_and(|j| j["params"]["name"] == "vanish"));
+            }
+            assert_eq!(sent.len(), expected, "{method}: {:?}", server.log());
+            // A re-issue is a new request: a new id.
+            let ids: std::collections::HashSet<String> =
+                sent.iter().map(|r| format!("{:?}", r.rpc_id())).collect();
+            assert_eq!(ids.len(), sent.len(), "{method}: ids reused");
+            table.push((method, sent.len()));
+        }
+    }
+    eprintln!(
+        "arrivals per method over {} repetitions: {table:?}",
+        repetitions()
     );
 }
 
@@ -766,19 +852,15 @@ fn a_close_in_the_middle_of_the_body() {
     ]));
     run(async {
         let client = connect(&server).await;
+        // The server answered 200 and its body was cut: the call ran, its result is lost.
         let err = call(&client, "cut-json").await.unwrap_err();
-        let e = http_error(&err);
-        assert_eq!(e.status, Some(200), "{e:?}");
-        assert_eq!(e.content_type.as_deref(), Some("application/json"));
+        assert!(maybe_executed(&err), "{err:?}");
+        assert!(err.to_string().contains("HTTP 200"), "{err}");
         eprintln!("close mid-body (JSON): {err}");
         still_works(&client).await;
 
         let err = call(&client, "cut-sse").await.unwrap_err();
-        assert_eq!(
-            err,
-            Error::Call(CallError::Local(LocalError::StreamLost)),
-            "{err:?}"
-        );
+        assert!(maybe_executed(&err), "{err:?}");
         still_works(&client).await;
 
         let r = call(&client, "cut-sse-resumable").await.unwrap();
@@ -850,11 +932,7 @@ fn an_endless_event_keeps_the_client_bounded() {
             start.elapsed(),
             grew / MIB
         );
-        assert_eq!(
-            err,
-            Error::Call(CallError::Local(LocalError::StreamLost)),
-            "{err:?}"
-        );
+        assert!(maybe_executed(&err), "{err:?}");
         // The cap on one event is 16 MiB: a client that held the whole event would grow by
         // at least what was sent.
         assert!(

@@ -327,10 +327,23 @@ impl Connection {
         }
     }
 
-    /// `exchange` failed: no response, a connection reset, a body cut short (HTTP).
+    /// `exchange` failed after its request may have gone out: no response, a connection reset,
+    /// a body cut short (HTTP). A call lost so ends as
+    /// [`MaybeExecuted`](crate::LocalError::MaybeExecuted), or is re-issued once if it is safe to
+    /// repeat (at most once).
     pub fn handle_failure(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
         if let Some(h) = self.http_mut("handle_failure") {
             h.handle_failure(now, exchange, reason);
+        }
+    }
+
+    /// `exchange`'s request never reached the server: no connection could be made and no byte
+    /// of it was sent (connection refused, a name that does not resolve, a TLS failure before
+    /// the request). Report [`handle_failure`](Self::handle_failure) instead whenever the
+    /// request may have gone out (HTTP).
+    pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+        if let Some(h) = self.http_mut("handle_unsent") {
+            h.handle_unsent(now, exchange, reason);
         }
     }
 

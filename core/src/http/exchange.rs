@@ -41,6 +41,8 @@ pub(crate) enum ExchangeKind {
         replay: Option<Vec<u8>>,
         with_session: bool,
         is_initialize: bool,
+        /// Sent once more because the first attempt never reached the server.
+        resent: bool,
     },
     /// A GET: the standalone stream or a resume of a stream.
     Get {

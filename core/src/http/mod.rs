@@ -257,6 +257,10 @@ impl HttpClient {
     }
 
     fn post(&mut self, body: Vec<u8>, m: &Message, is_initialize: bool) {
+        self.post_attempt(body, m, is_initialize, false);
+    }
+
+    fn post_attempt(&mut self, body: Vec<u8>, m: &Message, is_initialize: bool, resent: bool) {
         let mut headers = if is_initialize {
             // The handshake goes without a session and before a version is agreed.
             let mut h = vec![(
@@ -278,6 +282,7 @@ impl HttpClient {
             replay: (!is_initialize).then(|| body.clone()),
             with_session: self.session.is_some() && !is_initialize,
             is_initialize,
+            resent,
         };
         self.start_exchange(HttpMethod::Post, headers, body, kind);
     }
@@ -497,6 +502,15 @@ impl HttpClient {
                         self.schedule_resume(now, stream.clone())
                     }
                     ExchangeKind::Get { stream } => self.schedule_resume(now, stream.clone()),
+                    // The POST may have reached the server: at most once decides.
+                    ExchangeKind::Post {
+                        request: Some(id), ..
+                    } => {
+                        let id = *id;
+                        let reason = err.to_string().into();
+                        let signal = TransportSignal::LostAfterSending { id, reason };
+                        self.protocol.handle_transport(now, signal);
+                    }
                     kind => {
                         if matches!(kind, ExchangeKind::Post { request: None, .. }) {
                             self.notes.push_back(TransportNote::Http(err.to_string()));
@@ -505,6 +519,43 @@ impl HttpClient {
                     }
                 }
             }
+        }
+        self.flush();
+    }
+
+    /// `exchange`'s request never reached the server: no connection could be made, no byte of
+    /// it was sent. That is no repeat: it is sent once more on a new exchange; if that fails so
+    /// too, its request ends with the HTTP error.
+    pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+        let again = match self.exchanges.get(&exchange).map(|ex| &ex.kind) {
+            Some(ExchangeKind::Post {
+                replay: Some(body),
+                resent: false,
+                ..
+            }) if !self.closing => body.clone(),
+            Some(_) => return self.unsent_for_good(now, exchange, reason),
+            None => return,
+        };
+        let Ok(Parsed::Single(m)) = jsonrpc::parse(&again) else {
+            return self.unsent_for_good(now, exchange, reason);
+        };
+        self.exchanges.remove(&exchange);
+        self.post_attempt(again, &m, false, true);
+        self.flush();
+    }
+
+    /// A request that could not be sent ends with the HTTP error (a GET is resumed later).
+    fn unsent_for_good(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+        let Some(ex) = self.exchanges.remove(&exchange) else {
+            return;
+        };
+        let err = ex.error(format!("not sent: {reason}"), &[]);
+        match &ex.kind {
+            ExchangeKind::Get { stream } => self.schedule_resume(now, stream.clone()),
+            ExchangeKind::Post { request: None, .. } => {
+                self.notes.push_back(TransportNote::Http(err.to_string()))
+            }
+            kind => self.fail_kind(now, kind, err),
         }
         self.flush();
     }
@@ -540,14 +591,9 @@ impl HttpClient {
             let reason = failure.map_or("the stream ended without the response".into(), |r| {
                 format!("the stream failed without the response: {r}")
             });
-            let _ = reason;
-            self.protocol.handle_transport(
-                now,
-                TransportSignal::RequestLost {
-                    id,
-                    error: LocalError::StreamLost,
-                },
-            );
+            let reason = reason.into();
+            let signal = TransportSignal::LostAfterSending { id, reason };
+            self.protocol.handle_transport(now, signal);
             return;
         }
         self.schedule_resume(now, stream);
@@ -557,13 +603,12 @@ impl HttpClient {
     fn schedule_resume(&mut self, now: Instant, mut stream: Stream) {
         if self.closing || stream.budget == 0 {
             if let Some(id) = stream.awaiting {
-                self.protocol.handle_transport(
-                    now,
-                    TransportSignal::RequestLost {
-                        id,
-                        error: LocalError::StreamLost,
-                    },
-                );
+                let reason = "the stream that was to carry the response could not be resumed";
+                let signal = TransportSignal::LostAfterSending {
+                    id,
+                    reason: reason.into(),
+                };
+                self.protocol.handle_transport(now, signal);
             }
             if stream.standalone {
                 self.standalone = Standalone::None;

@@ -19,11 +19,13 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::at_most_once::{decide, safe_to_repeat, Lost, Repeat};
 use super::calls::{offered, McpCall};
 pub use super::client_config::ClientConfig;
 use super::era::{
@@ -61,6 +63,8 @@ struct CallState {
     call: CallId,
     listing: Option<Box<Listing>>,
     retry: Option<Box<Retry>>,
+    /// For a call safe to repeat: the request in flight, to send again once if it is lost.
+    repeat: Option<Box<Repeat>>,
 }
 
 /// The client protocol over one connection, in either era.
@@ -94,6 +98,10 @@ impl ClientProtocol {
         match signal {
             TransportSignal::RequestLost { id, error } => {
                 self.fail_request(now, id, error);
+                Signalled::Done
+            }
+            TransportSignal::LostAfterSending { id, reason } => {
+                self.lost_after_sending(now, id, reason);
                 Signalled::Done
             }
             TransportSignal::SessionLost => done(self.renew_session(now)),
@@ -186,6 +194,54 @@ impl ClientProtocol {
         if self.engine.fail(now, id, error).is_ok() {
             self.pump(now);
         }
+    }
+
+    /// Request `id` was lost after it may have reached the server (at most once): a call safe to
+    /// repeat is sent again once with a new id, and its caller sees nothing of it; any other
+    /// ends as maybe executed.
+    fn lost_after_sending(&mut self, now: Instant, id: i64, reason: Arc<str>) {
+        let repeat = self.calls.get(&id).and_then(|s| s.repeat.as_deref());
+        if decide(repeat) == Lost::End {
+            return self.fail_request(now, id, LocalError::MaybeExecuted { reason });
+        }
+        let mut state = self.calls.remove(&id).expect("a call safe to repeat");
+        // The old request ends here without a word: its call goes on under the new id.
+        let _ = self.engine.fail(now, id, LocalError::StreamLost);
+        let call = state.call;
+        let repeat = state.repeat.as_mut().expect("checked");
+        repeat.used = true;
+        let (method, params) = (repeat.method.clone(), repeat.params.clone());
+        let opts = match (&state.listing, &state.retry) {
+            (Some(l), _) => l.opts.clone(),
+            (None, Some(r)) => r.opts.clone(),
+            (None, None) => CallOptions {
+                safe_to_repeat: true,
+                ..CallOptions::default()
+            },
+        };
+        let sent = match state.retry.take() {
+            // A stateless call in its input rounds: its round again, inputs and state included.
+            Some(retry) => self.send_round(now, call, retry, true).map(|()| None),
+            None => self
+                .send(now, method, params.as_ref(), &opts, &[])
+                .map(Some)
+                .map_err(CallError::of_refused),
+        };
+        match sent {
+            Ok(Some(new_id)) => {
+                self.calls.insert(new_id, state);
+                self.current.insert(call, new_id);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                self.current.remove(&call);
+                self.events.push_back(ClientEvent::CallDone {
+                    call,
+                    outcome: Err(e),
+                });
+            }
+        }
+        self.pump(now);
     }
 
     /// The request engine, for its statistics.
@@ -299,6 +355,10 @@ impl ClientProtocol {
             ))),
             _ => None,
         };
+        let repeat = safe_to_repeat(&method, &opts).then(|| {
+            let (method, params) = (method.clone(), params.clone());
+            Box::new(Repeat::new(method, params))
+        });
         let id = self.send(now, method, params.as_ref(), &opts, &[])?;
         let call = CallId(id);
         self.calls.insert(
@@ -307,6 +367,7 @@ impl ClientProtocol {
                 call,
                 listing: None,
                 retry,
+                repeat,
             },
         );
         self.pump(now);
@@ -407,6 +468,7 @@ impl ClientProtocol {
                 call,
                 listing,
                 retry: None,
+                repeat: Some(Box::new(Repeat::new(method.into(), None))),
             },
         );
         self.pump(now);
@@ -662,6 +724,23 @@ impl ClientProtocol {
         call: CallId,
         retry: Box<Retry>,
     ) -> Result<(), CallError> {
+        self.send_round(now, call, retry, false)
+    }
+
+    /// [`send_retry`](Self::send_retry); `reissued` when the round is sent again after a loss
+    /// (then it is not re-issued a second time).
+    fn send_round(
+        &mut self,
+        now: Instant,
+        call: CallId,
+        retry: Box<Retry>,
+        reissued: bool,
+    ) -> Result<(), CallError> {
+        let repeat = safe_to_repeat(retry.method, &retry.opts).then(|| {
+            let mut repeat = Repeat::new(retry.method.into(), None);
+            repeat.used = reissued;
+            Box::new(repeat)
+        });
         let owned = retry.resend_members()?;
         let members: Vec<(&str, &RawValue)> = owned.iter().map(|(k, v)| (*k, &**v)).collect();
         let sent = self.send(
@@ -679,6 +758,7 @@ impl ClientProtocol {
                         call,
                         listing: None,
                         retry: Some(retry),
+                        repeat,
                     },
                 );
                 self.current.insert(call, id);
@@ -704,14 +784,16 @@ impl ClientProtocol {
         };
         let opts = listing.opts.clone();
         let method = Cow::Borrowed(listing.method);
-        match self.send(now, method, Some(&params), &opts, &[]) {
+        match self.send(now, method.clone(), Some(&params), &opts, &[]) {
             Ok(id) => {
+                let repeat = Some(Box::new(Repeat::new(method, Some(params))));
                 self.calls.insert(
                     id,
                     CallState {
                         call,
                         listing: Some(listing),
                         retry: None,
+                        repeat,
                     },
                 );
                 self.current.insert(call, id);

@@ -26,6 +26,11 @@ pub struct CallOptions {
     pub reset_on_progress: bool,
     /// Whether to ask for progress notifications (adds a progress token).
     pub progress: bool,
+    /// Whether the call is safe to repeat: when its connection or stream is lost after it may
+    /// have reached the server, it is re-issued once, with a new id, instead of ending with
+    /// [`LocalError::MaybeExecuted`]. `ping`, the lists, `resources/read`, `prompts/get` and
+    /// `completion/complete` always are; mark a call only if running it twice does no harm.
+    pub safe_to_repeat: bool,
 }
 
 impl Default for CallOptions {
@@ -35,6 +40,7 @@ impl Default for CallOptions {
             max_total: None,
             reset_on_progress: false,
             progress: false,
+            safe_to_repeat: false,
         }
     }
 }

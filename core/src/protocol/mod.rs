@@ -1,6 +1,7 @@
 //! The MCP protocol as a client speaks it, in both eras, on the request engine: versions, era
 //! detection, the typed messages, and the client layer that turns calls into requests.
 
+mod at_most_once;
 pub(crate) mod calls;
 pub(crate) mod client;
 mod client_config;

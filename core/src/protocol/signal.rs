@@ -13,6 +13,15 @@ pub(crate) enum TransportSignal {
         /// How it ends.
         error: LocalError,
     },
+    /// The connection or stream that carried request `id` was lost after the request may have
+    /// reached the server: the at-most-once rule decides (re-issued once if safe to repeat,
+    /// else it ends as maybe executed).
+    LostAfterSending {
+        /// Our request.
+        id: i64,
+        /// What was lost, and how.
+        reason: std::sync::Arc<str>,
+    },
     /// The server forgot the session (HTTP, handshake era): the handshake runs again, offering
     /// the version negotiated before. Calls stay pending; the transport holds new requests
     /// until it completes (see [`ClientProtocol::is_renewing`](super::ClientProtocol::is_renewing)).

@@ -89,6 +89,14 @@ pub enum LocalError {
     /// The stream that was to carry the reply ended without it.
     #[error("the stream carrying the request was lost")]
     StreamLost,
+    /// The connection was lost after the request may have reached the server: it may have been
+    /// executed, and it was not sent again (at most once). Only the caller can choose to
+    /// re-issue it.
+    #[error("the request may have been executed; not repeated: {reason}")]
+    MaybeExecuted {
+        /// What was lost, and how.
+        reason: Arc<str>,
+    },
     /// The server no longer knows the session the request was sent in.
     #[error("the session expired")]
     SessionExpired,

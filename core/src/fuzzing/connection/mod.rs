@@ -716,6 +716,7 @@ impl Harness {
             max_total: (b & 0x08 != 0).then(|| Duration::from_millis(u64::from(t) * 20)),
             reset_on_progress: b & 0x10 != 0,
             progress: b & 0x20 != 0,
+            safe_to_repeat: b & 0x40 != 0,
         }
     }
 

@@ -403,6 +403,7 @@ fn progress_resets_the_idle_timeout_only_when_asked_and_max_total_holds() {
         reset_on_progress: true,
         progress: true,
         max_total: Some(Duration::from_millis(1050)),
+        safe_to_repeat: false,
     };
     let call = p
         .client

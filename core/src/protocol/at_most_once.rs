@@ -1,0 +1,94 @@
+//! At most once: a request is never sent twice behind the caller's back.
+//!
+//! When a connection or stream is lost after a request may have reached the server, the one rule
+//! of this module decides: a request that is safe to repeat is re-issued once, with a new id, as a
+//! new request; any other ends with [`LocalError::MaybeExecuted`](crate::LocalError), and only
+//! the caller may choose to re-issue it. (A request that never left is simply sent again: that is
+//! the transport's business, not a repeat.)
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use super::events::CallOptions;
+
+/// The methods that read and change nothing: running one twice does no harm.
+const SAFE_METHODS: [&str; 8] = [
+    "ping",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/get",
+    "completion/complete",
+];
+
+/// Whether a call of `method` with these options may be re-issued by the connection itself.
+pub(crate) fn safe_to_repeat(method: &str, opts: &CallOptions) -> bool {
+    opts.safe_to_repeat || SAFE_METHODS.contains(&method)
+}
+
+/// What a safe call needs to be sent again: the request now in flight, and whether the one
+/// re-issue it is allowed was used.
+#[derive(Debug, Clone)]
+pub(crate) struct Repeat {
+    pub(crate) method: Cow<'static, str>,
+    pub(crate) params: Option<Map<String, Value>>,
+    pub(crate) used: bool,
+}
+
+impl Repeat {
+    /// A request not yet re-issued.
+    pub(crate) fn new(method: Cow<'static, str>, params: Option<Map<String, Value>>) -> Self {
+        Repeat {
+            method,
+            params,
+            used: false,
+        }
+    }
+}
+
+/// What becomes of a request lost after it may have reached the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lost {
+    /// Re-issue it once, with a new id.
+    Reissue,
+    /// End it: it may have been executed.
+    End,
+}
+
+/// The rule: a safe call is re-issued once; anything else, or a second loss, ends.
+pub(crate) fn decide(repeat: Option<&Repeat>) -> Lost {
+    match repeat {
+        Some(r) if !r.used => Lost::Reissue,
+        _ => Lost::End,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_safe_calls_are_reissued_and_only_once() {
+        let opts = CallOptions::default();
+        assert!(safe_to_repeat("resources/read", &opts));
+        assert!(safe_to_repeat("tools/list", &opts));
+        assert!(!safe_to_repeat("tools/call", &opts));
+        let marked = CallOptions {
+            safe_to_repeat: true,
+            ..CallOptions::default()
+        };
+        assert!(safe_to_repeat("tools/call", &marked));
+        let mut r = Repeat {
+            method: "tools/list".into(),
+            params: None,
+            used: false,
+        };
+        assert_eq!(decide(Some(&r)), Lost::Reissue);
+        r.used = true;
+        assert_eq!(decide(Some(&r)), Lost::End);
+        assert_eq!(decide(None), Lost::End);
+    }
+}
