@@ -1,8 +1,6 @@
 //! One HTTP exchange's state: what it carries, its response so far, and for an SSE stream what
 //! a resume needs.
 
-use std::time::Instant;
-
 use crate::codec::sse::McpSseDecoder;
 use crate::error::{AuthChallenge, HttpError};
 
@@ -58,13 +56,6 @@ pub(crate) struct Exchange {
     pub(crate) content_type: Option<String>,
     pub(crate) challenge: Option<AuthChallenge>,
     pub(crate) body: Body,
-}
-
-/// A resume waiting for its time.
-#[derive(Debug)]
-pub(crate) struct Resume {
-    pub(crate) at: Instant,
-    pub(crate) stream: Stream,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

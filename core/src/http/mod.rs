@@ -6,65 +6,34 @@
 //! Messages are routed by JSON-RPC id, never by the stream or position they came on, and a
 //! server request is handed to the application the moment it is decoded, from any stream.
 //!
-//! The driver starts each [`HttpRequest`] that [`poll_action`](HttpClient::poll_action) hands
-//! out and reports, per exchange, the response head
-//! ([`handle_head`](HttpClient::handle_head)), each body chunk
-//! ([`handle_body`](HttpClient::handle_body)), the end ([`handle_end`](HttpClient::handle_end))
-//! or a failure ([`handle_failure`](HttpClient::handle_failure)). The drive rule holds: after
-//! every input, drain `poll_action`, `poll_event` and `poll_notification`, then wait for IO or
-//! [`poll_timeout`](HttpClient::poll_timeout).
+//! [`Connection`](crate::Connection) drives it: the exchanges it asks for are started, and
+//! each one's head, body chunks, end or failure come back as inputs.
 
 mod exchange;
 mod headers;
+mod options;
 mod request;
+mod resume;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use exchange::{Body, Exchange, ExchangeKind, Resume, Standalone, Stream};
+use exchange::{Body, Exchange, ExchangeKind, Standalone, Stream};
 use headers::Headers;
+pub use options::HttpOptions;
 use request::{header, media_type};
 pub use request::{ExchangeId, HttpAction, HttpMethod, HttpRequest};
+use resume::Resumes;
 
 use crate::error::{AuthChallenge, HttpError};
 
-use crate::codec::sse::{SseItem, DEFAULT_MAX_EVENT_SIZE};
+use crate::codec::sse::SseItem;
 use crate::jsonrpc::{self, Message, Parsed};
 use crate::protocol::client::{ClientConfig, ClientProtocol, Signalled, TransportSignal};
 use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
 use crate::transport::{hand_over, TransportNote};
-
-/// The HTTP transport's limits and choices (the endpoint and its headers are the server's
-/// [`HttpConfig`](crate::config::HttpConfig)).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpOptions {
-    /// The largest JSON body accepted (default 64 MiB).
-    pub max_json_body: usize,
-    /// The largest SSE event accepted (default 16 MiB).
-    pub max_event: usize,
-    /// How many times in a row one stream may be resumed without a message arriving
-    /// (default 5).
-    pub resume_budget: u32,
-    /// The wait before a resume when the server gave no `retry` (doubled each attempt;
-    /// default 1 s).
-    pub default_retry: Duration,
-    /// Whether to open the standalone GET stream after the handshake (default yes).
-    pub standalone_stream: bool,
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        HttpOptions {
-            max_json_body: 64 * 1024 * 1024,
-            max_event: DEFAULT_MAX_EVENT_SIZE,
-            resume_budget: 5,
-            default_retry: Duration::from_secs(1),
-            standalone_stream: true,
-        }
-    }
-}
 
 /// The client protocol over Streamable HTTP (handshake era).
 pub struct HttpClient {
@@ -79,7 +48,7 @@ pub struct HttpClient {
     actions: VecDeque<HttpAction>,
     /// Messages held while a new session is made.
     parked: Vec<Vec<u8>>,
-    resumes: Vec<Resume>,
+    resumes: Resumes,
     standalone: Standalone,
     notes: VecDeque<TransportNote>,
     observer: Option<Box<dyn FrameObserver>>,
@@ -120,7 +89,7 @@ impl HttpClient {
             next_exchange: 0,
             actions: VecDeque::new(),
             parked: Vec::new(),
-            resumes: Vec::new(),
+            resumes: Resumes::default(),
             standalone: Standalone::NotYet,
             notes: VecDeque::new(),
             observer: None,
@@ -168,7 +137,7 @@ impl HttpClient {
             self.exchanges.remove(&id);
             self.actions.push_back(HttpAction::Abort(id));
         }
-        self.resumes.clear();
+        self.resumes.take_all();
         self.parked.clear();
         if self.session.is_some() {
             let headers = self.headers(false);
@@ -600,34 +569,29 @@ impl HttpClient {
     }
 
     /// Resumes `stream` after the server's `retry` (or a backoff), within its budget.
-    fn schedule_resume(&mut self, now: Instant, mut stream: Stream) {
-        if self.closing || stream.budget == 0 {
-            if let Some(id) = stream.awaiting {
-                let reason = "the stream that was to carry the response could not be resumed";
-                let signal = TransportSignal::LostAfterSending {
-                    id,
-                    reason: reason.into(),
-                };
-                self.protocol.handle_transport(now, signal);
+    fn schedule_resume(&mut self, now: Instant, stream: Stream) {
+        let spent = if self.closing {
+            stream
+        } else {
+            match self
+                .resumes
+                .schedule(now, stream, self.config.default_retry)
+            {
+                Ok(()) => return,
+                Err(spent) => spent,
             }
-            if stream.standalone {
-                self.standalone = Standalone::None;
-            }
-            return;
-        }
-        stream.budget -= 1;
-        let wait = match stream.retry_ms {
-            Some(ms) => Duration::from_millis(ms),
-            None => self
-                .config
-                .default_retry
-                .saturating_mul(1 << stream.attempts.min(5)),
         };
-        stream.attempts += 1;
-        self.resumes.push(Resume {
-            at: now + wait,
-            stream,
-        });
+        if let Some(id) = spent.awaiting {
+            let reason = "the stream that was to carry the response could not be resumed";
+            let signal = TransportSignal::LostAfterSending {
+                id,
+                reason: reason.into(),
+            };
+            self.protocol.handle_transport(now, signal);
+        }
+        if spent.standalone {
+            self.standalone = Standalone::None;
+        }
     }
 
     /// A GET that was refused: the standalone stream is not offered (any 4xx), or a resume
@@ -694,25 +658,13 @@ impl HttpClient {
                     ExchangeKind::Delete => None,
                 };
                 if let Some(rid) = awaiting {
-                    self.protocol.handle_transport(
-                        now,
-                        TransportSignal::RequestLost {
-                            id: rid,
-                            error: LocalError::SessionExpired,
-                        },
-                    );
+                    self.expired(now, rid);
                 }
             }
         }
-        for r in std::mem::take(&mut self.resumes) {
-            if let Some(rid) = r.stream.awaiting {
-                self.protocol.handle_transport(
-                    now,
-                    TransportSignal::RequestLost {
-                        id: rid,
-                        error: LocalError::SessionExpired,
-                    },
-                );
+        for stream in self.resumes.take_all() {
+            if let Some(rid) = stream.awaiting {
+                self.expired(now, rid);
             }
         }
         self.standalone = Standalone::NotYet;
@@ -732,16 +684,20 @@ impl HttpClient {
             != Signalled::Done
         {
             if let Some(rid) = request {
-                self.protocol.handle_transport(
-                    now,
-                    TransportSignal::RequestLost {
-                        id: rid,
-                        error: LocalError::SessionExpired,
-                    },
-                );
+                self.expired(now, rid);
             }
             self.parked.clear();
         }
+    }
+
+    /// Request `rid` was due on the session the server forgot: it ends as expired (never
+    /// replayed: it may have run).
+    fn expired(&mut self, now: Instant, rid: i64) {
+        let signal = TransportSignal::RequestLost {
+            id: rid,
+            error: LocalError::SessionExpired,
+        };
+        self.protocol.handle_transport(now, signal);
     }
 
     fn fail_exchange(&mut self, now: Instant, exchange: ExchangeId, err: HttpError) {
@@ -787,14 +743,10 @@ impl HttpClient {
     /// The earliest deadline: a request's or a resume's.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let close = self.close_deadline.filter(|_| !self.exchanges.is_empty());
-        [
-            self.protocol.poll_timeout(),
-            self.resumes.iter().map(|r| r.at).min(),
-            close,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [self.protocol.poll_timeout(), self.resumes.next_at(), close]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Fires what is due: request deadlines, and resumes whose wait is over.
@@ -807,17 +759,13 @@ impl HttpClient {
             }
         }
         self.protocol.handle_timeout(now);
-        let (due, later): (Vec<Resume>, Vec<Resume>) = std::mem::take(&mut self.resumes)
-            .into_iter()
-            .partition(|r| r.at <= now);
-        self.resumes = later;
-        for r in due {
-            let still_due = r.stream.standalone
-                || r.stream
+        for stream in self.resumes.take_due(now) {
+            let still_due = stream.standalone
+                || stream
                     .awaiting
                     .is_some_and(|id| self.protocol.is_pending(id));
             if still_due && !self.closing {
-                self.open_get(r.stream);
+                self.open_get(stream);
             }
         }
         self.flush();

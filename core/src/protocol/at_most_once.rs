@@ -35,15 +35,21 @@ pub(crate) fn safe_to_repeat(method: &str, opts: &CallOptions) -> bool {
 pub(crate) struct Repeat {
     pub(crate) method: Cow<'static, str>,
     pub(crate) params: Option<Map<String, Value>>,
+    pub(crate) opts: CallOptions,
     pub(crate) used: bool,
 }
 
 impl Repeat {
     /// A request not yet re-issued.
-    pub(crate) fn new(method: Cow<'static, str>, params: Option<Map<String, Value>>) -> Self {
+    pub(crate) fn new(
+        method: Cow<'static, str>,
+        params: Option<Map<String, Value>>,
+        opts: CallOptions,
+    ) -> Self {
         Repeat {
             method,
             params,
+            opts,
             used: false,
         }
     }
@@ -81,11 +87,7 @@ mod tests {
             ..CallOptions::default()
         };
         assert!(safe_to_repeat("tools/call", &marked));
-        let mut r = Repeat {
-            method: "tools/list".into(),
-            params: None,
-            used: false,
-        };
+        let mut r = Repeat::new("tools/list".into(), None, CallOptions::default());
         assert_eq!(decide(Some(&r)), Lost::Reissue);
         r.used = true;
         assert_eq!(decide(Some(&r)), Lost::End);

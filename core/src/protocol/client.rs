@@ -28,35 +28,23 @@ use serde_json::{Map, Value};
 use super::at_most_once::{decide, safe_to_repeat, Lost, Repeat};
 use super::calls::{offered, McpCall};
 pub use super::client_config::ClientConfig;
-use super::era::{
-    described_server, initialize_answer, judge_probe, probe_failure, ChosenEra, Era, Verdict,
-};
+use super::era::ChosenEra;
 use super::events::{
     CallError, CallId, CallOptions, ClientError, ClientEvent, ProtocolDiagnostic,
     ServerNotification,
 };
+use super::handshake::{Ctx, Handshake, Phase};
 use super::input::{classify, Answered, AwaitingInputs, Classified, Retry};
 use super::listing::{Listing, PageStep};
 use super::notifications::typed_notification;
 use super::params::{self, raw};
 use super::server_requests::admit;
 pub(crate) use super::signal::{Signalled, TransportSignal};
-use super::types::{InitializeParams, InitializeResult};
+use super::types::InitializeResult;
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson, Request};
 use crate::rpc::{
-    AppNotification, Engine, LocalError, Origin, Outcome, Output, Reply, RequestOptions, Responded,
+    AppNotification, Engine, LocalError, Outcome, Output, Reply, RequestOptions, Responded,
 };
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Idle,
-    Probing(i64),
-    /// The probe went unanswered: waiting for a fresh transport to start the handshake on.
-    AwaitingTransport,
-    Initializing(i64),
-    Ready,
-    Closed,
-}
 
 #[derive(Debug)]
 struct CallState {
@@ -67,17 +55,24 @@ struct CallState {
     repeat: Option<Box<Repeat>>,
 }
 
+/// The handshake's view of the connection's parts (disjoint borrows of `self`).
+macro_rules! cx {
+    ($s:ident) => {
+        Ctx {
+            engine: &mut $s.engine,
+            events: &mut $s.events,
+            config: &$s.config,
+            meta: &$s.meta,
+        }
+    };
+}
+
 /// The client protocol over one connection, in either era.
 #[derive(Debug)]
 pub struct ClientProtocol {
     config: ClientConfig,
     engine: Engine,
-    phase: Phase,
-    era: Option<ChosenEra>,
-    restart_requested: bool,
-    /// A new handshake runs because the server forgot the session: calls may go on.
-    renewing: bool,
-    server: Option<Box<InitializeResult>>,
+    handshake: Handshake,
     /// The stateless era's `_meta` for every request.
     meta: Map<String, Value>,
     /// Calls by the id of their request now in flight.
@@ -104,12 +99,26 @@ impl ClientProtocol {
                 self.lost_after_sending(now, id, reason);
                 Signalled::Done
             }
-            TransportSignal::SessionLost => done(self.renew_session(now)),
-            TransportSignal::ProbeTransportLost if self.probe_transport_lost(now) => {
+            TransportSignal::SessionLost => {
+                let renewed = self.handshake.renew(now, cx!(self));
+                self.pump(now);
+                done(renewed)
+            }
+            TransportSignal::ProbeTransportLost
+                if self.handshake.probe_transport_lost(now, cx!(self)) =>
+            {
+                self.pump(now);
                 Signalled::NewTransportWanted
             }
             TransportSignal::ProbeTransportLost => Signalled::Done,
-            TransportSignal::Restarted => done(self.transport_restarted(now)),
+            TransportSignal::Restarted => {
+                // Whatever was queued for the old transport (a cancellation of the probe) is not
+                // for the new server, which must see `initialize` first.
+                self.transmit.clear();
+                let restarted = self.handshake.transport_restarted(now, cx!(self));
+                self.pump(now);
+                done(restarted)
+            }
             TransportSignal::Ended(error) => {
                 self.handle_closed(now, error);
                 Signalled::Done
@@ -125,11 +134,7 @@ impl ClientProtocol {
         ClientProtocol {
             engine: Engine::new(config.limits.clone()),
             config,
-            phase: Phase::Idle,
-            era: None,
-            restart_requested: false,
-            renewing: false,
-            server: None,
+            handshake: Handshake::new(),
             meta,
             calls: HashMap::new(),
             current: HashMap::new(),
@@ -142,46 +147,46 @@ impl ClientProtocol {
     /// What the server told us about itself (its `initialize` answer, or in the stateless era
     /// what `server/discover` said, with version 2026-07-28), once known.
     pub fn server(&self) -> Option<&InitializeResult> {
-        self.server.as_deref()
+        self.handshake.server.as_deref()
     }
 
     /// The era the connection settled on, once known.
     pub fn era(&self) -> Option<ChosenEra> {
-        self.era
+        self.handshake.era
     }
 
     /// Whether the connection is ready for calls.
     pub fn is_ready(&self) -> bool {
-        self.phase == Phase::Ready
+        self.handshake.phase == Phase::Ready
     }
 
     /// Whether the connection has ended.
     pub fn is_closed(&self) -> bool {
-        self.phase == Phase::Closed
+        self.handshake.phase == Phase::Closed
     }
 
     /// Whether a new handshake runs because the server forgot the session.
     pub fn is_renewing(&self) -> bool {
-        self.renewing
+        self.handshake.renewing
     }
 
-    /// The server forgot the session (HTTP, handshake era): runs the handshake again, offering
-    /// the version negotiated before. Calls stay pending; the transport holds new requests until
-    /// the handshake completes (see [`is_renewing`](Self::is_renewing)).
-    fn renew_session(&mut self, now: Instant) -> Result<(), ClientError> {
-        if self.renewing {
-            return Ok(());
-        }
-        if self.phase != Phase::Ready || self.era != Some(ChosenEra::Handshake) {
-            return Err(ClientError::NotReady);
-        }
-        let version = self
-            .server
-            .as_ref()
-            .map(|s| s.protocol_version.clone())
-            .unwrap_or_else(|| self.config.protocol_version.clone());
-        self.renewing = true;
-        self.send_initialize(now, version)
+    /// Starts the connection: the probe (`server/discover`) or, with
+    /// [`Era::Handshake`](super::Era::Handshake), `initialize`.
+    pub fn start(&mut self, now: Instant) -> Result<(), ClientError> {
+        self.handshake.start(now, cx!(self))?;
+        self.pump(now);
+        Ok(())
+    }
+
+    /// Whether the probe failed in a way that needs a fresh transport (the server never
+    /// answered, or died): the transport starts a new one and signals
+    /// [`TransportSignal::Restarted`]. Reading clears it.
+    pub fn take_restart_request(&mut self) -> bool {
+        self.handshake.take_restart_request()
+    }
+
+    fn check_open(&self, method: &str) -> Result<(), ClientError> {
+        self.handshake.check_open(method)
     }
 
     /// Whether request `id` still awaits its answer.
@@ -208,24 +213,21 @@ impl ClientProtocol {
         // The old request ends here without a word: its call goes on under the new id.
         let _ = self.engine.fail(now, id, LocalError::StreamLost);
         let call = state.call;
-        let repeat = state.repeat.as_mut().expect("checked");
-        repeat.used = true;
-        let (method, params) = (repeat.method.clone(), repeat.params.clone());
-        let opts = match (&state.listing, &state.retry) {
-            (Some(l), _) => l.opts.clone(),
-            (None, Some(r)) => r.opts.clone(),
-            (None, None) => CallOptions {
-                safe_to_repeat: true,
-                ..CallOptions::default()
-            },
-        };
         let sent = match state.retry.take() {
             // A stateless call in its input rounds: its round again, inputs and state included.
             Some(retry) => self.send_round(now, call, retry, true).map(|()| None),
-            None => self
-                .send(now, method, params.as_ref(), &opts, &[])
-                .map(Some)
-                .map_err(CallError::of_refused),
+            None => {
+                let repeat = state.repeat.as_mut().expect("checked");
+                repeat.used = true;
+                let Repeat {
+                    method,
+                    params,
+                    opts,
+                    ..
+                } = (**repeat).clone();
+                let sent = self.send(now, method, params.as_ref(), &opts, &[]);
+                sent.map(Some).map_err(CallError::of_refused)
+            }
         };
         match sent {
             Ok(Some(new_id)) => {
@@ -233,13 +235,7 @@ impl ClientProtocol {
                 self.current.insert(call, new_id);
             }
             Ok(None) => {}
-            Err(e) => {
-                self.current.remove(&call);
-                self.events.push_back(ClientEvent::CallDone {
-                    call,
-                    outcome: Err(e),
-                });
-            }
+            Err(e) => self.end_call(call, Err(e)),
         }
         self.pump(now);
     }
@@ -247,91 +243,6 @@ impl ClientProtocol {
     /// The request engine, for its statistics.
     pub fn engine(&self) -> &Engine {
         &self.engine
-    }
-
-    /// Starts the connection: the probe (`server/discover`) or, with [`Era::Handshake`],
-    /// `initialize`.
-    pub fn start(&mut self, now: Instant) -> Result<(), ClientError> {
-        if self.phase != Phase::Idle {
-            return Err(ClientError::AlreadyStarted);
-        }
-        if self.config.era == Era::Handshake {
-            let version = self.config.protocol_version.clone();
-            return self.send_initialize(now, version);
-        }
-        let timeout = match self.config.era {
-            Era::Auto => self.config.probe_timeout,
-            _ => self.config.init_timeout,
-        };
-        let opts = RequestOptions::new()
-            .timeout(timeout)
-            .origin(Origin::PROTOCOL);
-        let params = params::encode(None, Some(&self.meta), None, &[]);
-        let id = self.engine.request(now, "server/discover", params, opts)?;
-        self.phase = Phase::Probing(id);
-        self.pump(now);
-        Ok(())
-    }
-
-    fn send_initialize(&mut self, now: Instant, version: String) -> Result<(), ClientError> {
-        let params = InitializeParams {
-            protocol_version: version,
-            capabilities: self.config.capabilities.clone(),
-            client_info: self.config.client_info.clone(),
-        };
-        let opts = RequestOptions::new()
-            .timeout(self.config.init_timeout)
-            .origin(Origin::PROTOCOL);
-        let id = self
-            .engine
-            .request(now, "initialize", Some(raw(&params)), opts)?;
-        self.phase = Phase::Initializing(id);
-        self.pump(now);
-        Ok(())
-    }
-
-    /// Whether the probe failed in a way that needs a fresh transport (the server never
-    /// answered, or died): the transport should start a new one and call
-    /// [`TransportSignal::Restarted`]. Reading clears it.
-    pub fn take_restart_request(&mut self) -> bool {
-        std::mem::take(&mut self.restart_requested)
-    }
-
-    /// The transport died while the probe was in flight: with [`Era::Auto`] the probe ends as
-    /// lost and a fresh transport is asked for (returns `true`); otherwise nothing is done.
-    fn probe_transport_lost(&mut self, now: Instant) -> bool {
-        match self.phase {
-            Phase::Probing(id) if self.config.era == Era::Auto => {
-                let _ = self.engine.fail(now, id, LocalError::StreamLost);
-                self.pump(now);
-                true
-            }
-            Phase::AwaitingTransport => true,
-            _ => false,
-        }
-    }
-
-    /// A fresh transport is up after a failed probe: the handshake starts on it.
-    fn transport_restarted(&mut self, now: Instant) -> Result<(), ClientError> {
-        if self.phase != Phase::AwaitingTransport {
-            return Err(ClientError::AlreadyStarted);
-        }
-        self.era = Some(ChosenEra::Handshake);
-        // Whatever was queued for the old transport (a cancellation of the probe) is not for
-        // the new server, which must see `initialize` first.
-        self.transmit.clear();
-        let version = self.config.protocol_version.clone();
-        self.send_initialize(now, version)
-    }
-
-    fn check_open(&self, method: &str) -> Result<(), ClientError> {
-        match self.phase {
-            Phase::Ready => Ok(()),
-            Phase::Initializing(_) if self.renewing => Ok(()),
-            Phase::Closed => Err(ClientError::Closed),
-            _ if method == "ping" && self.era != Some(ChosenEra::Stateless) => Ok(()),
-            _ => Err(ClientError::NotReady),
-        }
     }
 
     /// Sends any request and returns its call. Before the handshake completes only `ping` may go.
@@ -344,7 +255,7 @@ impl ClientProtocol {
     ) -> Result<CallId, ClientError> {
         let method = method.into();
         self.check_open(&method)?;
-        let retry = match (&method, self.era) {
+        let retry = match (&method, self.handshake.era) {
             (
                 Cow::Borrowed(m @ ("tools/call" | "prompts/get" | "resources/read")),
                 Some(ChosenEra::Stateless),
@@ -357,7 +268,7 @@ impl ClientProtocol {
         };
         let repeat = safe_to_repeat(&method, &opts).then(|| {
             let (method, params) = (method.clone(), params.clone());
-            Box::new(Repeat::new(method, params))
+            Box::new(Repeat::new(method, params, opts.clone()))
         });
         let id = self.send(now, method, params.as_ref(), &opts, &[])?;
         let call = CallId(id);
@@ -390,7 +301,7 @@ impl ClientProtocol {
         if let Some(total) = opts.max_total {
             ropts = ropts.max_total(total);
         }
-        let stateless = self.era == Some(ChosenEra::Stateless);
+        let stateless = self.handshake.era == Some(ChosenEra::Stateless);
         let progress_token = opts.progress.then(|| self.engine.next_id());
         if let Some(token) = progress_token {
             ropts = ropts.progress_token(token);
@@ -403,7 +314,7 @@ impl ClientProtocol {
     /// Checks that the server offered `capability` (a key of its capabilities).
     fn require(&self, capability: &'static str) -> Result<(), ClientError> {
         self.check_open("")?;
-        let caps = &self.server.as_ref().expect("ready").capabilities;
+        let caps = &self.handshake.server.as_ref().expect("ready").capabilities;
         let refused = ClientError::NotSupported(capability);
         offered(caps, capability).then_some(()).ok_or(refused)
     }
@@ -425,7 +336,7 @@ impl ClientProtocol {
 
     /// `ping`: allowed before the handshake completes; gone from the stateless era.
     pub fn ping(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
-        if self.era == Some(ChosenEra::Stateless) {
+        if self.handshake.era == Some(ChosenEra::Stateless) {
             return Err(ClientError::NotSupported("ping (removed in 2026-07-28)"));
         }
         self.request(now, "ping", None, opts)
@@ -437,7 +348,7 @@ impl ClientProtocol {
     /// [`ServerNotification::SubscriptionAcknowledged`]; [`cancel`](Self::cancel) ends it.
     pub fn listen(&mut self, now: Instant, notifications: Value) -> Result<CallId, ClientError> {
         self.check_open("")?;
-        if self.era != Some(ChosenEra::Stateless) {
+        if self.handshake.era != Some(ChosenEra::Stateless) {
             return Err(ClientError::NotSupported(
                 "subscriptions/listen (the stateless era)",
             ));
@@ -461,6 +372,7 @@ impl ClientProtocol {
     ) -> Result<CallId, ClientError> {
         let id = self.send(now, Cow::Borrowed(method), None, &opts, &[])?;
         let call = CallId(id);
+        let repeat = Some(Box::new(Repeat::new(method.into(), None, opts.clone())));
         let listing = Some(Box::new(Listing::new(method, key, opts)));
         self.calls.insert(
             id,
@@ -468,7 +380,7 @@ impl ClientProtocol {
                 call,
                 listing,
                 retry: None,
-                repeat: Some(Box::new(Repeat::new(method.into(), None))),
+                repeat,
             },
         );
         self.pump(now);
@@ -484,11 +396,10 @@ impl ClientProtocol {
     ) -> Result<(), ClientError> {
         if self.awaiting.remove(call).is_some() {
             // Waiting for our own inputs: nothing is in flight to tell the server about.
-            self.current.remove(&call);
-            self.events.push_back(ClientEvent::CallDone {
+            self.end_call(
                 call,
-                outcome: Err(CallError::Local(LocalError::Cancelled { reason })),
-            });
+                Err(CallError::Local(LocalError::Cancelled { reason })),
+            );
             return Ok(());
         }
         // The request now in flight for the call: its first, or a later page or round. An id
@@ -561,11 +472,7 @@ impl ClientProtocol {
     /// Ends the calls that wait for our own inputs (no request of theirs is pending).
     fn fail_awaiting(&mut self, error: &LocalError) {
         for call in self.awaiting.drain() {
-            self.current.remove(&call);
-            self.events.push_back(ClientEvent::CallDone {
-                call,
-                outcome: Err(CallError::Local(error.clone())),
-            });
+            self.end_call(call, Err(CallError::Local(error.clone())));
         }
     }
 
@@ -624,7 +531,7 @@ impl ClientProtocol {
                     .events
                     .push_back(ClientEvent::Diagnostic(ProtocolDiagnostic::Engine(d))),
                 Output::Closed { reason } => {
-                    self.phase = Phase::Closed;
+                    self.handshake.phase = Phase::Closed;
                     self.calls.clear();
                     self.current.clear();
                     self.events.push_back(ClientEvent::Closed { reason });
@@ -634,11 +541,9 @@ impl ClientProtocol {
     }
 
     fn completed(&mut self, now: Instant, id: i64, outcome: Outcome) {
-        match self.phase {
-            Phase::Probing(p) if p == id => return self.probe_done(now, outcome),
-            Phase::Initializing(i) if i == id => return self.handshake_done(now, outcome),
-            _ => {}
-        }
+        let Some(outcome) = self.handshake.completed(now, cx!(self), id, outcome) else {
+            return;
+        };
         let Some(state) = self.calls.remove(&id) else {
             return;
         };
@@ -664,7 +569,7 @@ impl ClientProtocol {
                 }
                 Err(e) => Err(e),
             },
-            (None, None, Ok(result)) if self.era == Some(ChosenEra::Stateless) => {
+            (None, None, Ok(result)) if self.handshake.era == Some(ChosenEra::Stateless) => {
                 classify(result, None).map(|c| match c {
                     Classified::Complete(result) => result,
                     Classified::InputRequired { .. } => unreachable!("refused by classify"),
@@ -672,6 +577,11 @@ impl ClientProtocol {
             }
             (_, _, outcome) => outcome,
         };
+        self.end_call(call, outcome);
+    }
+
+    /// `call` ends: exactly once, with `outcome`.
+    fn end_call(&mut self, call: CallId, outcome: Result<RawJson, CallError>) {
         self.current.remove(&call);
         self.events
             .push_back(ClientEvent::CallDone { call, outcome });
@@ -709,11 +619,7 @@ impl ClientProtocol {
             Answered::Failed(call, e) => (call, e),
         };
         let (call, error) = outcome;
-        self.current.remove(&call);
-        self.events.push_back(ClientEvent::CallDone {
-            call,
-            outcome: Err(error),
-        });
+        self.end_call(call, Err(error));
     }
 
     /// Sends the call again with a new id: the same method and params, the inputs, and the
@@ -737,7 +643,7 @@ impl ClientProtocol {
         reissued: bool,
     ) -> Result<(), CallError> {
         let repeat = safe_to_repeat(retry.method, &retry.opts).then(|| {
-            let mut repeat = Repeat::new(retry.method.into(), None);
+            let mut repeat = Repeat::new(retry.method.into(), None, retry.opts.clone());
             repeat.used = reissued;
             Box::new(repeat)
         });
@@ -777,7 +683,7 @@ impl ClientProtocol {
         mut listing: Box<Listing>,
         page: &RawJson,
     ) -> Result<Option<RawJson>, CallError> {
-        let stateless = self.era == Some(ChosenEra::Stateless);
+        let stateless = self.handshake.era == Some(ChosenEra::Stateless);
         let params = match listing.take_page(page, stateless)? {
             PageStep::Done(all) => return Ok(Some(all)),
             PageStep::Next(params) => params,
@@ -786,7 +692,7 @@ impl ClientProtocol {
         let method = Cow::Borrowed(listing.method);
         match self.send(now, method.clone(), Some(&params), &opts, &[]) {
             Ok(id) => {
-                let repeat = Some(Box::new(Repeat::new(method, Some(params))));
+                let repeat = Some(Box::new(Repeat::new(method, Some(params), opts)));
                 self.calls.insert(
                     id,
                     CallState {
@@ -801,55 +707,6 @@ impl ClientProtocol {
             }
             Err(e) => Err(CallError::of_refused(e)),
         }
-    }
-
-    fn probe_done(&mut self, now: Instant, outcome: Outcome) {
-        match judge_probe(&outcome, self.config.era) {
-            Verdict::Modern(discover) => {
-                let init = described_server(discover.as_ref());
-                self.era = Some(ChosenEra::Stateless);
-                self.server = Some(Box::new(init.clone()));
-                self.phase = Phase::Ready;
-                self.events.push_back(ClientEvent::Ready(Box::new(init)));
-            }
-            Verdict::Handshake(version) => {
-                self.era = Some(ChosenEra::Handshake);
-                if let Err(e) = self.send_initialize(now, version) {
-                    self.fail_handshake(now, CallError::InvalidResult(e.to_string()));
-                }
-            }
-            Verdict::HandshakeOnNewProcess => {
-                self.phase = Phase::AwaitingTransport;
-                self.restart_requested = true;
-            }
-            Verdict::Fail(message) => self.fail_handshake(now, probe_failure(outcome, message)),
-        }
-    }
-
-    fn fail_handshake(&mut self, now: Instant, failure: CallError) {
-        let reason = format!("handshake failed: {failure}");
-        self.events.push_back(ClientEvent::HandshakeFailed(failure));
-        self.phase = Phase::Closed;
-        self.engine.close(now, reason);
-        self.pump(now);
-    }
-
-    fn handshake_done(&mut self, now: Instant, outcome: Outcome) {
-        let init = match initialize_answer(outcome) {
-            Ok(init) => init,
-            Err(failure) => return self.fail_handshake(now, failure),
-        };
-        self.era = Some(ChosenEra::Handshake);
-        self.server = Some(Box::new(init.clone()));
-        self.phase = Phase::Ready;
-        // A closed engine cannot refuse here: it would have ended the handshake first.
-        let _ = self.engine.notify(now, "notifications/initialized", None);
-        let event = if std::mem::take(&mut self.renewing) {
-            ClientEvent::SessionRenewed(Box::new(init))
-        } else {
-            ClientEvent::Ready(Box::new(init))
-        };
-        self.events.push_back(event);
     }
 
     fn server_request(&mut self, now: Instant, r: Request) {

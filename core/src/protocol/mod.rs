@@ -7,6 +7,7 @@ pub(crate) mod client;
 mod client_config;
 pub(crate) mod era;
 pub(crate) mod events;
+mod handshake;
 mod input;
 mod listing;
 mod notifications;

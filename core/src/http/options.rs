@@ -1,0 +1,35 @@
+//! The HTTP transport's limits and choices.
+
+use std::time::Duration;
+
+use crate::codec::sse::DEFAULT_MAX_EVENT_SIZE;
+
+/// The HTTP transport's limits and choices (the endpoint and its headers are the server's
+/// [`HttpConfig`](crate::config::HttpConfig)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// The largest JSON body accepted (default 64 MiB).
+    pub max_json_body: usize,
+    /// The largest SSE event accepted (default 16 MiB).
+    pub max_event: usize,
+    /// How many times in a row one stream may be resumed without a message arriving
+    /// (default 5).
+    pub resume_budget: u32,
+    /// The wait before a resume when the server gave no `retry` (doubled each attempt;
+    /// default 1 s).
+    pub default_retry: Duration,
+    /// Whether to open the standalone GET stream after the handshake (default yes).
+    pub standalone_stream: bool,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            max_json_body: 64 * 1024 * 1024,
+            max_event: DEFAULT_MAX_EVENT_SIZE,
+            resume_budget: 5,
+            default_retry: Duration::from_secs(1),
+            standalone_stream: true,
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! The start of a connection: the era probe (`server/discover`) or `initialize`, the verdict, a
+//! fresh transport after a probe that went unanswered, and the session renewal of the handshake
+//! era. A small machine on the connection's engine: it sends through it and reports to the
+//! connection's events.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use super::client_config::ClientConfig;
+use super::era::{
+    described_server, initialize_answer, judge_probe, probe_failure, ChosenEra, Era, Verdict,
+};
+use super::events::{CallError, ClientError, ClientEvent};
+use super::params::{self, raw};
+use super::types::{InitializeParams, InitializeResult};
+use crate::rpc::{Engine, LocalError, Origin, Outcome, RequestOptions};
+
+/// Where the connection's start stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Idle,
+    Probing(i64),
+    /// The probe went unanswered: waiting for a fresh transport to start the handshake on.
+    AwaitingTransport,
+    Initializing(i64),
+    Ready,
+    Closed,
+}
+
+/// What the handshake works with: the connection's engine, events and settings.
+pub(crate) struct Ctx<'a> {
+    pub(crate) engine: &'a mut Engine,
+    pub(crate) events: &'a mut VecDeque<ClientEvent>,
+    pub(crate) config: &'a ClientConfig,
+    /// The stateless era's `_meta`.
+    pub(crate) meta: &'a Map<String, Value>,
+}
+
+/// The handshake's part of a connection.
+#[derive(Debug)]
+pub(crate) struct Handshake {
+    pub(crate) phase: Phase,
+    pub(crate) era: Option<ChosenEra>,
+    pub(crate) server: Option<Box<InitializeResult>>,
+    restart_requested: bool,
+    /// A new handshake runs because the server forgot the session: calls may go on.
+    pub(crate) renewing: bool,
+}
+
+impl Handshake {
+    pub(crate) fn new() -> Self {
+        Handshake {
+            phase: Phase::Idle,
+            era: None,
+            server: None,
+            restart_requested: false,
+            renewing: false,
+        }
+    }
+
+    /// Starts the connection: the probe (`server/discover`) or, with [`Era::Handshake`],
+    /// `initialize`.
+    pub(crate) fn start(&mut self, now: Instant, mut cx: Ctx<'_>) -> Result<(), ClientError> {
+        if self.phase != Phase::Idle {
+            return Err(ClientError::AlreadyStarted);
+        }
+        if cx.config.era == Era::Handshake {
+            let version = cx.config.protocol_version.clone();
+            return self.send_initialize(now, &mut cx, version);
+        }
+        let timeout = match cx.config.era {
+            Era::Auto => cx.config.probe_timeout,
+            _ => cx.config.init_timeout,
+        };
+        let opts = RequestOptions::new()
+            .timeout(timeout)
+            .origin(Origin::PROTOCOL);
+        let params = params::encode(None, Some(cx.meta), None, &[]);
+        let id = cx.engine.request(now, "server/discover", params, opts)?;
+        self.phase = Phase::Probing(id);
+        Ok(())
+    }
+
+    fn send_initialize(
+        &mut self,
+        now: Instant,
+        cx: &mut Ctx<'_>,
+        version: String,
+    ) -> Result<(), ClientError> {
+        let params = InitializeParams {
+            protocol_version: version,
+            capabilities: cx.config.capabilities.clone(),
+            client_info: cx.config.client_info.clone(),
+        };
+        let opts = RequestOptions::new()
+            .timeout(cx.config.init_timeout)
+            .origin(Origin::PROTOCOL);
+        let id = cx
+            .engine
+            .request(now, "initialize", Some(raw(&params)), opts)?;
+        self.phase = Phase::Initializing(id);
+        Ok(())
+    }
+
+    /// The server forgot the session (HTTP, handshake era): the handshake runs again, offering
+    /// the version negotiated before. Calls stay pending.
+    pub(crate) fn renew(&mut self, now: Instant, mut cx: Ctx<'_>) -> Result<(), ClientError> {
+        if self.renewing {
+            return Ok(());
+        }
+        if self.phase != Phase::Ready || self.era != Some(ChosenEra::Handshake) {
+            return Err(ClientError::NotReady);
+        }
+        let version = self
+            .server
+            .as_ref()
+            .map(|s| s.protocol_version.clone())
+            .unwrap_or_else(|| cx.config.protocol_version.clone());
+        self.renewing = true;
+        self.send_initialize(now, &mut cx, version)
+    }
+
+    /// Whether the probe failed in a way that needs a fresh transport (the server never
+    /// answered, or died). Reading clears it.
+    pub(crate) fn take_restart_request(&mut self) -> bool {
+        std::mem::take(&mut self.restart_requested)
+    }
+
+    /// The transport died while the probe was in flight: with [`Era::Auto`] the probe ends as
+    /// lost and a fresh transport is asked for (returns `true`); otherwise nothing is done.
+    pub(crate) fn probe_transport_lost(&mut self, now: Instant, cx: Ctx<'_>) -> bool {
+        match self.phase {
+            Phase::Probing(id) if cx.config.era == Era::Auto => {
+                let _ = cx.engine.fail(now, id, LocalError::StreamLost);
+                true
+            }
+            Phase::AwaitingTransport => true,
+            _ => false,
+        }
+    }
+
+    /// A fresh transport is up after a failed probe: the handshake starts on it.
+    pub(crate) fn transport_restarted(
+        &mut self,
+        now: Instant,
+        mut cx: Ctx<'_>,
+    ) -> Result<(), ClientError> {
+        if self.phase != Phase::AwaitingTransport {
+            return Err(ClientError::AlreadyStarted);
+        }
+        self.era = Some(ChosenEra::Handshake);
+        let version = cx.config.protocol_version.clone();
+        self.send_initialize(now, &mut cx, version)
+    }
+
+    /// Whether a call may go now: after the handshake (or during a renewal); before it, only
+    /// `ping` in the handshake era.
+    pub(crate) fn check_open(&self, method: &str) -> Result<(), ClientError> {
+        match self.phase {
+            Phase::Ready => Ok(()),
+            Phase::Initializing(_) if self.renewing => Ok(()),
+            Phase::Closed => Err(ClientError::Closed),
+            _ if method == "ping" && self.era != Some(ChosenEra::Stateless) => Ok(()),
+            _ => Err(ClientError::NotReady),
+        }
+    }
+
+    /// Takes the outcome of request `id` if it is the handshake's; gives it back otherwise.
+    pub(crate) fn completed(
+        &mut self,
+        now: Instant,
+        cx: Ctx<'_>,
+        id: i64,
+        outcome: Outcome,
+    ) -> Option<Outcome> {
+        match self.phase {
+            Phase::Probing(p) if p == id => self.probe_done(now, cx, outcome),
+            Phase::Initializing(i) if i == id => self.handshake_done(now, cx, outcome),
+            _ => return Some(outcome),
+        }
+        None
+    }
+
+    fn probe_done(&mut self, now: Instant, mut cx: Ctx<'_>, outcome: Outcome) {
+        match judge_probe(&outcome, cx.config.era) {
+            Verdict::Modern(discover) => {
+                let init = described_server(discover.as_ref());
+                self.era = Some(ChosenEra::Stateless);
+                self.server = Some(Box::new(init.clone()));
+                self.phase = Phase::Ready;
+                cx.events.push_back(ClientEvent::Ready(Box::new(init)));
+            }
+            Verdict::Handshake(version) => {
+                self.era = Some(ChosenEra::Handshake);
+                if let Err(e) = self.send_initialize(now, &mut cx, version) {
+                    self.fail(now, cx, CallError::InvalidResult(e.to_string()));
+                }
+            }
+            Verdict::HandshakeOnNewProcess => {
+                self.phase = Phase::AwaitingTransport;
+                self.restart_requested = true;
+            }
+            Verdict::Fail(message) => self.fail(now, cx, probe_failure(outcome, message)),
+        }
+    }
+
+    fn handshake_done(&mut self, now: Instant, cx: Ctx<'_>, outcome: Outcome) {
+        let init = match initialize_answer(outcome) {
+            Ok(init) => init,
+            Err(failure) => return self.fail(now, cx, failure),
+        };
+        self.era = Some(ChosenEra::Handshake);
+        self.server = Some(Box::new(init.clone()));
+        self.phase = Phase::Ready;
+        // A closed engine cannot refuse here: it would have ended the handshake first.
+        let _ = cx.engine.notify(now, "notifications/initialized", None);
+        let event = if std::mem::take(&mut self.renewing) {
+            ClientEvent::SessionRenewed(Box::new(init))
+        } else {
+            ClientEvent::Ready(Box::new(init))
+        };
+        cx.events.push_back(event);
+    }
+
+    /// The handshake failed: the connection closes.
+    fn fail(&mut self, now: Instant, cx: Ctx<'_>, failure: CallError) {
+        let reason = format!("handshake failed: {failure}");
+        cx.events.push_back(ClientEvent::HandshakeFailed(failure));
+        self.phase = Phase::Closed;
+        cx.engine.close(now, reason);
+    }
+}
