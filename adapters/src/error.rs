@@ -50,6 +50,16 @@ impl Error {
         }
     }
 
+    /// Whether the call may have run: its connection or stream was lost after it may have
+    /// reached the server, and it was not sent again (at most once). Only the caller can choose
+    /// to send it again.
+    pub fn may_have_run(&self) -> bool {
+        matches!(
+            self,
+            Error::Call(CallError::Local(LocalError::MaybeExecuted { .. }))
+        )
+    }
+
     /// Whether the call ended because its deadline passed.
     pub fn is_timeout(&self) -> bool {
         matches!(

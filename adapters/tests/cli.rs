@@ -240,3 +240,27 @@ fn the_host_killed_with_sigkill_takes_its_server_with_it() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+#[test]
+fn a_call_cut_short_by_the_server_s_death_may_have_run_and_is_not_repeated() {
+    // A server that answers the handshake, reads the call, and dies before answering.
+    let script = std::env::temp_dir().join(format!("mcpwire-dies-{}.sh", std::process::id()));
+    std::fs::write(
+        &script,
+        r#"read l
+echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"dies","version":"1"}}}'
+read l
+read l
+echo 'crashed while charging' >&2
+exit 3
+"#,
+    )
+    .unwrap();
+    let line = format!("sh {}", script.display());
+    let o = mcpwire(&["--era", "handshake", "--stdio", &line, "call", "charge"]);
+    let _ = std::fs::remove_file(&script);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("the call may have run; not repeated"), "{err}");
+    assert!(err.contains("exit code 3"), "{err}");
+}

@@ -308,3 +308,40 @@ fn a_driver_that_never_drains_is_caught() {
         c.handle_stdout(t0, b"noise\n");
     }
 }
+
+#[test]
+fn a_server_that_dies_mid_call_ends_the_call_as_maybe_executed() {
+    let t0 = Instant::now();
+    let mut s = S::new(t0, handshake());
+    s.written();
+    s.stdout(
+        t0,
+        b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n",
+    );
+    let call =
+        s.c.call_tool(t0, "charge_card", None, CallOptions::default())
+            .unwrap();
+    s.drain();
+    assert!(s.written().contains("charge_card"));
+    let exit = ProcessExit {
+        code: None,
+        signal: Some(9),
+    };
+    s.c.handle_exit(t0, exit, "killed");
+    s.drain();
+    let events = s.events();
+    let outcome = events.iter().find_map(|e| match e {
+        Event::CallDone { call: c, outcome } if *c == call => Some(outcome.clone()),
+        _ => None,
+    });
+    // The call was written: the server may have run it before it died. It is not sent again.
+    let Some(Err(CallError::Local(LocalError::MaybeExecuted { reason }))) = outcome else {
+        panic!("{events:?}")
+    };
+    assert!(
+        reason.contains("signal 9") && reason.contains("killed"),
+        "{reason}"
+    );
+    assert!(matches!(events.last(), Some(Event::Closed { .. })));
+    assert_eq!(s.written(), "", "nothing sent again");
+}

@@ -123,6 +123,18 @@ impl ClientProtocol {
                 self.handle_closed(now, error);
                 Signalled::Done
             }
+            TransportSignal::Died(reason) => {
+                let mut in_flight: Vec<i64> = self.calls.keys().copied().collect();
+                in_flight.sort_unstable();
+                for id in in_flight {
+                    let reason = reason.clone();
+                    let _ = self
+                        .engine
+                        .fail(now, id, LocalError::MaybeExecuted { reason });
+                }
+                self.handle_closed(now, LocalError::ConnectionClosed { reason });
+                Signalled::Done
+            }
         }
     }
 }

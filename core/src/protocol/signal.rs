@@ -33,6 +33,10 @@ pub(crate) enum TransportSignal {
     Restarted,
     /// The transport ended: every call ends with this error, and the state is closed for good.
     Ended(LocalError),
+    /// The transport died under its calls (a server process that exited): the calls in flight
+    /// may have run, so they end as maybe executed with `reason` (at most once: the server is
+    /// gone, nothing is sent again); then the connection closes with it.
+    Died(std::sync::Arc<str>),
 }
 
 /// What the protocol made of a [`TransportSignal`].

@@ -197,19 +197,19 @@ impl StdioClient {
             reason.push_str("; stderr: ");
             reason.push_str(tail);
         }
-        self.protocol.handle_transport(
-            now,
-            TransportSignal::Ended(LocalError::ConnectionClosed {
-                reason: reason.into(),
-            }),
-        );
+        let signal = TransportSignal::Died(reason.into());
+        self.protocol.handle_transport(now, signal);
         self.ended = true;
     }
 
     fn end(&mut self, now: Instant, error: LocalError) {
+        self.end_with(now, TransportSignal::Ended(error));
+    }
+
+    /// Ends the connection with `signal`, and begins the process's shutdown.
+    fn end_with(&mut self, now: Instant, signal: TransportSignal) {
         self.eof_deadline = None;
-        self.protocol
-            .handle_transport(now, TransportSignal::Ended(error));
+        self.protocol.handle_transport(now, signal);
         if !self.ended {
             self.ended = true;
             self.shutdown.begin(now);
@@ -271,12 +271,8 @@ impl StdioClient {
     pub fn handle_timeout(&mut self, now: Instant) {
         if self.eof_deadline.is_some_and(|t| t <= now) {
             self.eof_deadline = None;
-            self.end(
-                now,
-                LocalError::ConnectionClosed {
-                    reason: "the server closed its stdout".into(),
-                },
-            );
+            let reason = "the server closed its stdout".into();
+            self.end_with(now, TransportSignal::Died(reason));
         }
         self.protocol.handle_timeout(now);
         self.shutdown.handle_timeout(now);
