@@ -25,7 +25,7 @@ use mcpwire_core::{
 };
 use serde_json::{Map, Value};
 
-use crate::error::Error;
+use crate::error::{Error, Reissue};
 
 pub(crate) type ProgressFn = dyn Fn(Progress) + Send + Sync;
 
@@ -388,7 +388,12 @@ impl Client {
 
     /// Issues a call and waits for its outcome. Dropping the returned future cancels the call on
     /// the wire. A call the connection's end cut short fails with [`Error::Closed`].
-    async fn call(&self, opts: &CallOptions, issue: Issue<'_>) -> Result<RawJson, Error> {
+    async fn call(
+        &self,
+        opts: &CallOptions,
+        request: Reissue,
+        issue: Issue<'_>,
+    ) -> Result<RawJson, Error> {
         self.ready().await?;
         let call = {
             let mut st = self.shared.lock();
@@ -416,8 +421,22 @@ impl Client {
         .await;
         outcome.map_err(|e| match e {
             CallError::Local(LocalError::ConnectionClosed { reason }) => Error::Closed(reason),
+            CallError::Local(LocalError::MaybeExecuted { reason }) => Error::MayHaveRun {
+                reason,
+                request: Box::new(request),
+            },
             other => Error::Call(other),
         })
+    }
+
+    /// Sends again a call that may have run ([`Error::MayHaveRun`]), as a new request with a new
+    /// id: the caller's choice, since it may run twice. Any other error is given back as it is.
+    pub async fn reissue(&self, error: &Error) -> Result<RawJson, Error> {
+        let Error::MayHaveRun { request, .. } = error else {
+            return Err(error.clone());
+        };
+        let Reissue { method, params } = (**request).clone();
+        self.request(&method, params, CallOptions::default()).await
     }
 
     /// Sends any request; its params without `_meta`.
@@ -427,12 +446,10 @@ impl Client {
         params: Option<Map<String, Value>>,
         opts: CallOptions,
     ) -> Result<RawJson, Error> {
+        let request = reissue(method, params.clone());
         let method = method.to_owned();
-        self.call(
-            &opts,
-            Box::new(move |c, now, o| c.request(now, method, params, o)),
-        )
-        .await
+        let issue = move |c: &mut Connection, now, o| c.request(now, method, params, o);
+        self.call(&opts, request, Box::new(issue)).await
     }
 
     /// Every tool, over all pages.
@@ -443,7 +460,11 @@ impl Client {
     /// Every tool, over all pages, with options.
     pub async fn list_tools_with(&self, opts: CallOptions) -> Result<Vec<Tool>, Error> {
         let raw = self
-            .call(&opts, Box::new(|c, now, o| c.list_tools(now, o)))
+            .call(
+                &opts,
+                reissue("tools/list", None),
+                Box::new(|c, now, o| c.list_tools(now, o)),
+            )
             .await?;
         Ok(typed_result::<ListToolsResult>(&raw, "tools/list")?.tools)
     }
@@ -461,8 +482,12 @@ impl Client {
         arguments: Value,
         opts: CallOptions,
     ) -> Result<CallToolResult, Error> {
+        let mut params = Map::new();
+        params.insert("name".into(), Value::from(name));
+        params.insert("arguments".into(), arguments.clone());
+        let request = reissue("tools/call", Some(params));
         let issue = move |c: &mut Connection, now, o| c.call_tool(now, name, Some(arguments), o);
-        let raw = self.call(&opts, Box::new(issue)).await?;
+        let raw = self.call(&opts, request, Box::new(issue)).await?;
         Ok(typed_result(&raw, "tools/call")?)
     }
 
@@ -470,7 +495,11 @@ impl Client {
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
         let opts = CallOptions::default();
         let raw = self
-            .call(&opts, Box::new(|c, now, o| c.list_prompts(now, o)))
+            .call(
+                &opts,
+                reissue("prompts/list", None),
+                Box::new(|c, now, o| c.list_prompts(now, o)),
+            )
             .await?;
         Ok(typed_result::<ListPromptsResult>(&raw, "prompts/list")?.prompts)
     }
@@ -482,8 +511,14 @@ impl Client {
         arguments: Option<Map<String, Value>>,
     ) -> Result<GetPromptResult, Error> {
         let opts = CallOptions::default();
+        let mut params = Map::new();
+        params.insert("name".into(), Value::from(name));
+        if let Some(args) = &arguments {
+            params.insert("arguments".into(), Value::Object(args.clone()));
+        }
+        let request = reissue("prompts/get", Some(params));
         let issue = move |c: &mut Connection, now, o| c.get_prompt(now, name, arguments, o);
-        let raw = self.call(&opts, Box::new(issue)).await?;
+        let raw = self.call(&opts, request, Box::new(issue)).await?;
         Ok(typed_result(&raw, "prompts/get")?)
     }
 
@@ -491,7 +526,11 @@ impl Client {
     pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
         let opts = CallOptions::default();
         let raw = self
-            .call(&opts, Box::new(|c, now, o| c.list_resources(now, o)))
+            .call(
+                &opts,
+                reissue("resources/list", None),
+                Box::new(|c, now, o| c.list_resources(now, o)),
+            )
             .await?;
         Ok(typed_result::<ListResourcesResult>(&raw, "resources/list")?.resources)
     }
@@ -500,7 +539,8 @@ impl Client {
     pub async fn list_resource_templates(&self) -> Result<Vec<Value>, Error> {
         let opts = CallOptions::default();
         let issue = |c: &mut Connection, now, o| c.list_resource_templates(now, o);
-        let raw = self.call(&opts, Box::new(issue)).await?;
+        let request = reissue("resources/templates/list", None);
+        let raw = self.call(&opts, request, Box::new(issue)).await?;
         let method = "resources/templates/list";
         Ok(typed_result::<ListResourceTemplatesResult>(&raw, method)?.resource_templates)
     }
@@ -508,8 +548,11 @@ impl Client {
     /// Reads a resource.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
         let opts = CallOptions::default();
+        let mut params = Map::new();
+        params.insert("uri".into(), Value::from(uri));
+        let request = reissue("resources/read", Some(params));
         let issue = move |c: &mut Connection, now, o| c.read_resource(now, uri, o);
-        let raw = self.call(&opts, Box::new(issue)).await?;
+        let raw = self.call(&opts, request, Box::new(issue)).await?;
         Ok(typed_result(&raw, "resources/read")?)
     }
 
@@ -519,17 +562,18 @@ impl Client {
     /// (dropping it ends the subscription).
     pub async fn listen(&self, notifications: Value) -> Result<RawJson, Error> {
         let opts = CallOptions::default();
-        self.call(
-            &opts,
-            Box::new(move |c, now, _| c.listen(now, notifications)),
-        )
-        .await
+        let mut params = Map::new();
+        params.insert("notifications".into(), notifications.clone());
+        let request = reissue("subscriptions/listen", Some(params));
+        let issue = move |c: &mut Connection, now, _| c.listen(now, notifications);
+        self.call(&opts, request, Box::new(issue)).await
     }
 
     /// Pings the server (handshake era; the stateless era has no ping).
     pub async fn ping(&self) -> Result<(), Error> {
         let opts = CallOptions::default();
-        self.call(&opts, Box::new(|c, now, o| c.ping(now, o)))
+        let issue = |c: &mut Connection, now, o| c.ping(now, o);
+        self.call(&opts, reissue("ping", None), Box::new(issue))
             .await?;
         Ok(())
     }
@@ -587,6 +631,14 @@ impl Client {
     /// How many calls are in flight.
     pub fn calls_in_flight(&self) -> usize {
         self.shared.lock().slots.len()
+    }
+}
+
+/// A call as made, for [`Client::reissue`].
+fn reissue(method: &str, params: Option<Map<String, Value>>) -> Reissue {
+    Reissue {
+        method: method.to_owned(),
+        params,
     }
 }
 

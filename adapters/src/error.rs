@@ -34,11 +34,30 @@ pub enum Error {
     /// the capability).
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// The call's connection or stream was lost after the call may have reached the server: it
+    /// may have run, and it was not sent again (at most once). [`Client::reissue`](crate::Client::reissue)
+    /// sends it again, as a new request, if the caller so chooses.
+    #[error("the call may have run; not repeated: {reason}")]
+    MayHaveRun {
+        /// What was lost, and how.
+        reason: Arc<str>,
+        /// The call, to send again.
+        request: Box<Reissue>,
+    },
     /// The connection has ended (for a call: it ended while the call was in flight, or before
     /// it was made). The reason names how, for example the server's exit status and the end of
     /// its stderr.
     #[error("connection closed: {0}")]
     Closed(Arc<str>),
+}
+
+/// A call as it was made: what [`Client::reissue`](crate::Client::reissue) sends again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reissue {
+    /// The method.
+    pub method: String,
+    /// Its params, without `_meta`.
+    pub params: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Error {
@@ -54,10 +73,7 @@ impl Error {
     /// reached the server, and it was not sent again (at most once). Only the caller can choose
     /// to send it again.
     pub fn may_have_run(&self) -> bool {
-        matches!(
-            self,
-            Error::Call(CallError::Local(LocalError::MaybeExecuted { .. }))
-        )
+        matches!(self, Error::MayHaveRun { .. })
     }
 
     /// Whether the call ended because its deadline passed.

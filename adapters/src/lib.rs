@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 
 pub use client::{CallOptions, Client, Events, Notifications};
 pub use driver::Driver;
-pub use error::Error;
+pub use error::{Error, Reissue};
 pub use handlers::{BoxFuture, ElicitationRequest, Handlers};
 pub use http_io::{HttpBackend, HttpFailure, HttpResponse, IsahcBackend};
 pub use mcpwire_core as core;

@@ -712,10 +712,7 @@ fn a_close_in_the_middle_of_the_head_fails_that_call() {
 
 /// Whether a call ended as "may have been executed" (at most once).
 fn maybe_executed(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::Call(CallError::Local(LocalError::MaybeExecuted { .. }))
-    )
+    e.may_have_run()
 }
 
 #[test]
@@ -731,7 +728,10 @@ fn a_call_is_sent_once_when_the_server_closes_without_answering() {
         still_works(&client).await;
         let err = call(&client, "vanish").await.unwrap_err();
         assert!(maybe_executed(&err), "{err:?}");
-        assert!(err.to_string().contains("may have been executed"), "{err}");
+        assert!(
+            err.to_string().contains("may have run; not repeated"),
+            "{err}"
+        );
         still_works(&client).await;
         client.close().await;
     });
@@ -746,6 +746,34 @@ fn a_call_is_sent_once_when_the_server_closes_without_answering() {
         sent.len(),
         server.log()
     );
+}
+
+#[test]
+fn the_caller_reissues_a_call_that_may_have_run_in_one_call() {
+    let server = FaultServer::start(script(vec![
+        Rule::post("tools/call").tool("charge").once().close(),
+        Rule::post("tools/call")
+            .tool("charge")
+            .json(200, &result("charged")),
+        ok_rule(),
+    ]));
+    run(async {
+        let client = connect(&server).await;
+        still_works(&client).await;
+        let err = call(&client, "charge").await.unwrap_err();
+        assert!(err.may_have_run(), "{err:?}");
+        // The caller's choice: the same call again, as a new request.
+        let again = client.reissue(&err).await.unwrap();
+        let r: mcpwire::CallToolResult = again.parse().unwrap();
+        assert_eq!(r.text(), "charged");
+        // Other errors are given back as they are.
+        let closed = Error::Closed("gone".into());
+        assert_eq!(client.reissue(&closed).await.unwrap_err(), closed);
+        client.close().await;
+    });
+    let sent = server.matching(&Matcher::post("tools/call").tool("charge"));
+    assert_eq!(sent.len(), 2, "{:?}", server.log());
+    assert_ne!(sent[0].rpc_id(), sent[1].rpc_id(), "a new id");
 }
 
 /// How many times each at-most-once scenario runs: a few in the test command, many with

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use mcpwire::core::{CallError, LocalError};
 use mcpwire::{
     CallOptions, Client, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Event,
     Handlers, ServerConfig,
@@ -149,12 +148,6 @@ impl From<Error> for Failure {
             e if e.is_timeout() => exit::TIMEOUT,
             _ => exit::CALL,
         };
-        if let Error::Call(CallError::Local(LocalError::MaybeExecuted { reason })) = &e {
-            return Failure::new(
-                code,
-                format!("the call may have run; not repeated ({reason})"),
-            );
-        }
         Failure::new(code, e.to_string())
     }
 }
