@@ -83,6 +83,10 @@ pub struct ConnectOptions {
     pub limits: Limits,
     /// Answers to server requests; they decide the capabilities declared.
     pub handlers: Handlers,
+    /// Whether a tool the server annotates read-only or idempotent is safe to repeat: a call to
+    /// it lost after it may have reached the server is then re-issued once instead of failing
+    /// with [`Error::MayHaveRun`]. Off by default: annotations are the server's word.
+    pub trust_tool_annotations: bool,
     /// Called with each line the server writes to stderr.
     pub on_stderr: Option<StderrCallback>,
     /// How much of the server's stderr to keep for errors (default 8 KiB).
@@ -106,6 +110,7 @@ impl Default for ConnectOptions {
             http: HttpOptions::default(),
             limits: Limits::default(),
             handlers: Handlers::default(),
+            trust_tool_annotations: false,
             on_stderr: None,
             stderr_tail: 8 * 1024,
             observer: None,
@@ -137,6 +142,7 @@ impl ConnectOptions {
             era: self.era,
             probe_timeout: self.probe_timeout,
             limits: self.limits.clone(),
+            trust_tool_annotations: self.trust_tool_annotations,
             ..ClientConfig::default()
         }
     }

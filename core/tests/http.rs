@@ -977,3 +977,70 @@ fn poll_timeout_moves_past_now_through_resumes_a_timeout_and_a_close() {
     assert!(h.log.iter().filter(|l| l.starts_with("GET")).count() >= 4);
     assert!(closed && h.c.is_finished(), "{:?}", h.log);
 }
+
+#[test]
+fn trusted_annotations_make_a_read_only_tool_repeatable_and_nothing_else() {
+    for trust in [false, true] {
+        let config = ClientConfig {
+            capabilities: caps(),
+            trust_tool_annotations: trust,
+            ..ClientConfig::default()
+        };
+        let now = Instant::now();
+        let mut h = H {
+            c: Connection::http(now, config, &endpoint(), HttpOptions::default()).unwrap(),
+            now,
+            open: HashMap::new(),
+            log: Vec::new(),
+            aborted: Vec::new(),
+            events: Vec::new(),
+        };
+        h.pump();
+        let init = h.find("POST initialize");
+        h.json(
+            init,
+            json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}}),
+        );
+        let n = h.find("POST notifications/initialized");
+        h.accepted(n);
+        let get = h.find("GET");
+        h.answer(get, 405, &[], &[]);
+        let list = h.c.list_tools(h.now, CallOptions::default()).unwrap();
+        h.pump();
+        let post = h.find("POST tools/list");
+        h.json(
+            post,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+                {"name": "get", "inputSchema": {}, "annotations": {"readOnlyHint": true}},
+                {"name": "charge", "inputSchema": {}}
+            ]}}),
+        );
+        assert!(matches!(h.outcome(list), Some(Ok(_))));
+        for (tool, repeatable) in [("get", trust), ("charge", false)] {
+            let call = h.call(tool, CallOptions::default());
+            let post = h.find("POST tools/call");
+            h.c.handle_failure(h.now, post, "connection reset");
+            h.open.remove(&post);
+            h.pump();
+            if repeatable {
+                assert_eq!(h.outcome(call), None, "{tool}: re-issued");
+                let again = h.find("POST tools/call");
+                h.c.handle_failure(h.now, again, "connection reset");
+                h.open.remove(&again);
+                h.pump();
+            }
+            assert!(
+                maybe_executed(h.outcome(call)),
+                "{tool}: {:?}",
+                h.outcome(call)
+            );
+        }
+        let calls = h
+            .log
+            .iter()
+            .filter(|l| l.starts_with("POST tools/call"))
+            .count();
+        assert_eq!(calls, if trust { 3 } else { 2 }, "{:?}", h.log);
+    }
+}

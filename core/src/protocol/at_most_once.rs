@@ -7,6 +7,7 @@
 //! the transport's business, not a repeat.)
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
@@ -27,6 +28,47 @@ const SAFE_METHODS: [&str; 8] = [
 /// Whether a call of `method` with these options may be re-issued by the connection itself.
 pub(crate) fn safe_to_repeat(method: &str, opts: &CallOptions) -> bool {
     opts.safe_to_repeat || SAFE_METHODS.contains(&method)
+}
+
+/// The tools a `tools/list` result annotates as read-only or idempotent.
+pub(crate) fn repeatable_tools(list: &crate::jsonrpc::RawJson) -> HashSet<String> {
+    #[derive(serde::Deserialize)]
+    struct Listed {
+        #[serde(default)]
+        tools: Vec<ToolHints>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ToolHints {
+        name: String,
+        #[serde(default)]
+        annotations: Option<Hints>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Hints {
+        #[serde(default)]
+        read_only_hint: Option<bool>,
+        #[serde(default)]
+        idempotent_hint: Option<bool>,
+    }
+    let Ok(listed) = list.parse::<Listed>() else {
+        return HashSet::new();
+    };
+    listed
+        .tools
+        .into_iter()
+        .filter(|t| {
+            t.annotations
+                .as_ref()
+                .is_some_and(|h| h.read_only_hint == Some(true) || h.idempotent_hint == Some(true))
+        })
+        .map(|t| t.name)
+        .collect()
+}
+
+/// The tool a `tools/call` names.
+pub(crate) fn tool_of(params: Option<&Map<String, Value>>) -> Option<&str> {
+    params?.get("name")?.as_str()
 }
 
 /// What a safe call needs to be sent again: the request now in flight, and whether the one
@@ -92,5 +134,19 @@ mod tests {
         r.used = true;
         assert_eq!(decide(Some(&r)), Lost::End);
         assert_eq!(decide(None), Lost::End);
+    }
+
+    #[test]
+    fn read_only_and_idempotent_tools_are_told_apart_from_the_rest() {
+        let list = crate::jsonrpc::RawJson::new(&serde_json::json!({"tools": [
+            {"name": "get", "inputSchema": {}, "annotations": {"readOnlyHint": true}},
+            {"name": "put", "inputSchema": {}, "annotations": {"idempotentHint": true}},
+            {"name": "charge", "inputSchema": {}, "annotations": {"destructiveHint": true}},
+            {"name": "plain", "inputSchema": {}}
+        ]}))
+        .unwrap();
+        let mut tools: Vec<String> = repeatable_tools(&list).into_iter().collect();
+        tools.sort();
+        assert_eq!(tools, ["get", "put"]);
     }
 }

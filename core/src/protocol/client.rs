@@ -18,14 +18,14 @@
 //!   exactly once.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::at_most_once::{decide, safe_to_repeat, Lost, Repeat};
+use super::at_most_once::{decide, repeatable_tools, safe_to_repeat, tool_of, Lost, Repeat};
 use super::calls::{offered, McpCall};
 pub use super::client_config::ClientConfig;
 use super::era::ChosenEra;
@@ -81,6 +81,9 @@ pub struct ClientProtocol {
     current: HashMap<CallId, i64>,
     /// Stateless-era calls waiting for the application's inputs.
     awaiting: AwaitingInputs,
+    /// The tools the last `tools/list` annotated read-only or idempotent (kept only when the
+    /// configuration trusts annotations).
+    repeatable_tools: HashSet<String>,
     events: VecDeque<ClientEvent>,
     transmit: VecDeque<Message>,
 }
@@ -151,6 +154,7 @@ impl ClientProtocol {
             calls: HashMap::new(),
             current: HashMap::new(),
             awaiting: AwaitingInputs::default(),
+            repeatable_tools: HashSet::new(),
             events: VecDeque::new(),
             transmit: VecDeque::new(),
         }
@@ -278,7 +282,7 @@ impl ClientProtocol {
             ))),
             _ => None,
         };
-        let repeat = safe_to_repeat(&method, &opts).then(|| {
+        let repeat = self.repeatable(&method, params.as_ref(), &opts).then(|| {
             let (method, params) = (method.clone(), params.clone());
             Box::new(Repeat::new(method, params, opts.clone()))
         });
@@ -592,6 +596,20 @@ impl ClientProtocol {
         self.end_call(call, outcome);
     }
 
+    /// Whether a call may be re-issued by the connection: a safe method, a call marked safe, or
+    /// (when the configuration trusts them) a tool the server annotates read-only or idempotent.
+    fn repeatable(
+        &self,
+        method: &str,
+        params: Option<&Map<String, Value>>,
+        opts: &CallOptions,
+    ) -> bool {
+        let trusted = self.config.trust_tool_annotations
+            && method == "tools/call"
+            && tool_of(params).is_some_and(|t| self.repeatable_tools.contains(t));
+        trusted || safe_to_repeat(method, opts)
+    }
+
     /// `call` ends: exactly once, with `outcome`.
     fn end_call(&mut self, call: CallId, outcome: Result<RawJson, CallError>) {
         self.current.remove(&call);
@@ -654,7 +672,8 @@ impl ClientProtocol {
         retry: Box<Retry>,
         reissued: bool,
     ) -> Result<(), CallError> {
-        let repeat = safe_to_repeat(retry.method, &retry.opts).then(|| {
+        let repeatable = self.repeatable(retry.method, Some(&retry.params), &retry.opts);
+        let repeat = repeatable.then(|| {
             let mut repeat = Repeat::new(retry.method.into(), None, retry.opts.clone());
             repeat.used = reissued;
             Box::new(repeat)
@@ -697,7 +716,12 @@ impl ClientProtocol {
     ) -> Result<Option<RawJson>, CallError> {
         let stateless = self.handshake.era == Some(ChosenEra::Stateless);
         let params = match listing.take_page(page, stateless)? {
-            PageStep::Done(all) => return Ok(Some(all)),
+            PageStep::Done(all) => {
+                if listing.method == "tools/list" && self.config.trust_tool_annotations {
+                    self.repeatable_tools = repeatable_tools(&all);
+                }
+                return Ok(Some(all));
+            }
             PageStep::Next(params) => params,
         };
         let opts = listing.opts.clone();

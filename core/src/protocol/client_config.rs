@@ -26,6 +26,11 @@ pub struct ClientConfig {
     pub max_input_rounds: usize,
     /// Caps on what the connection holds.
     pub limits: Limits,
+    /// Whether a tool the server annotates `readOnlyHint` or `idempotentHint` (in its last
+    /// `tools/list`) is taken as safe to repeat, so that a call to it lost after it may have
+    /// reached the server is re-issued once. Off by default: annotations are the server's
+    /// word, not a guarantee.
+    pub trust_tool_annotations: bool,
 }
 
 impl Default for ClientConfig {
@@ -39,6 +44,7 @@ impl Default for ClientConfig {
             probe_timeout: Duration::from_secs(10),
             max_input_rounds: 16,
             limits: Limits::default(),
+            trust_tool_annotations: false,
         }
     }
 }
