@@ -695,7 +695,16 @@ impl Harness {
         let b = input.byte()?;
         if self.http {
             if let Some(ex) = self.pick_exchange(b, |_| true) {
-                self.fail(ex);
+                // A request lost before it left (sent once more), or after it may have left.
+                let unsent =
+                    b & 0x40 != 0 && self.exchanges.get(&ex).is_some_and(|e| e.head.is_none());
+                if unsent {
+                    self.exchanges.remove(&ex);
+                    self.conn.handle_unsent(self.now, ex, "connection refused");
+                    self.drain();
+                } else {
+                    self.fail(ex);
+                }
             }
         } else if self.process.spawn_asked {
             self.respawn(b % 4 != 3);
