@@ -264,3 +264,14 @@ exit 3
     assert!(err.contains("the call may have run; not repeated"), "{err}");
     assert!(err.contains("exit code 3"), "{err}");
 }
+
+#[test]
+fn the_stateless_era_over_http_is_a_usage_error_not_a_silent_handshake() {
+    // Nothing listens there: the refusal comes before any connection is tried.
+    for era in ["stateless", "modern"] {
+        let o = mcpwire(&["--http", "http://127.0.0.1:9/mcp", "--era", era, "info"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{era}: {err}");
+        assert!(err.contains("stateless era over HTTP"), "{err}");
+    }
+}

@@ -345,3 +345,15 @@ fn a_server_that_dies_mid_call_ends_the_call_as_maybe_executed() {
     assert!(matches!(events.last(), Some(Event::Closed { .. })));
     assert_eq!(s.written(), "", "nothing sent again");
 }
+
+#[test]
+fn the_probe_never_waits_longer_than_the_handshake_may_take() {
+    let t0 = Instant::now();
+    let config = ClientConfig {
+        init_timeout: Duration::from_secs(3),
+        probe_timeout: Duration::from_secs(10),
+        ..ClientConfig::default()
+    };
+    let s = S::new(t0, config);
+    assert_eq!(s.c.poll_timeout(), Some(t0 + Duration::from_secs(3)));
+}

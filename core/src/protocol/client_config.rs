@@ -20,7 +20,7 @@ pub struct ClientConfig {
     /// Which era to speak; [`Era::Auto`] probes.
     pub era: Era,
     /// How long the `server/discover` probe may go unanswered before the server is taken for a
-    /// handshake-era one (a cold `npx` can take seconds).
+    /// handshake-era one (a cold `npx` can take seconds); never longer than `init_timeout`.
     pub probe_timeout: Duration,
     /// How many `input_required` rounds one call may take.
     pub max_input_rounds: usize,

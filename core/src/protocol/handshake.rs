@@ -70,8 +70,9 @@ impl Handshake {
             let version = cx.config.protocol_version.clone();
             return self.send_initialize(now, &mut cx, version);
         }
+        // The probe never waits longer than the handshake may take.
         let timeout = match cx.config.era {
-            Era::Auto => cx.config.probe_timeout,
+            Era::Auto => cx.config.probe_timeout.min(cx.config.init_timeout),
             _ => cx.config.init_timeout,
         };
         let opts = RequestOptions::new()
