@@ -674,6 +674,12 @@ fn cancel_posts_a_notification_and_close_deletes_the_session() {
     assert_eq!(h.log.last().unwrap(), "POST notifications/cancelled");
     h.c.close(h.now);
     h.pump();
+    // The cancellation queued before the close still goes: it is not aborted, and the session
+    // is deleted once it has gone.
+    assert_eq!(h.log.last().unwrap(), "POST notifications/cancelled");
+    let cancelled = h.find("POST notifications/cancelled");
+    assert!(!h.aborted.contains(&cancelled));
+    h.accepted(cancelled);
     assert_eq!(h.log.last().unwrap(), "DELETE");
     let del = h.find("DELETE");
     assert_eq!(h.request(del).header("mcp-session-id"), Some("sess-1"));

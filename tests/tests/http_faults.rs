@@ -776,6 +776,28 @@ fn the_caller_reissues_a_call_that_may_have_run_in_one_call() {
     assert_ne!(sent[0].rpc_id(), sent[1].rpc_id(), "a new id");
 }
 
+#[test]
+fn a_notification_queued_before_close_goes_before_the_delete() {
+    // Connecting and closing at once: `notifications/initialized` was queued when the
+    // handshake ended, and the close must not drop it (the session's DELETE comes after it).
+    for _ in 0..10 {
+        let server = FaultServer::start(script(vec![ok_rule()]));
+        run(async {
+            let client = connect(&server).await;
+            client.close().await;
+        });
+        let log = server.log();
+        let initialized = log
+            .iter()
+            .position(|l| l.contains("notifications/initialized"));
+        let delete = log.iter().position(|l| l.starts_with("DELETE"));
+        assert!(
+            initialized.is_some() && delete.is_some() && initialized < delete,
+            "{log:?}"
+        );
+    }
+}
+
 /// How many times each at-most-once scenario runs: a few in the test command, many with
 /// `MCPWIRE_STRESS=1`.
 fn repetitions() -> usize {

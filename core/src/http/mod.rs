@@ -53,6 +53,8 @@ pub struct HttpClient {
     notes: VecDeque<TransportNote>,
     observer: Option<Box<dyn FrameObserver>>,
     closing: bool,
+    /// After a close: the session is to be deleted once what was queued has gone.
+    delete_when_drained: bool,
     /// After a close, when whatever is still in flight (the DELETE) is given up.
     close_deadline: Option<Instant>,
 }
@@ -94,6 +96,7 @@ impl HttpClient {
             notes: VecDeque::new(),
             observer: None,
             closing: false,
+            delete_when_drained: false,
             close_deadline: None,
         }
     }
@@ -131,27 +134,40 @@ impl HttpClient {
         }
         self.closing = true;
         self.close_deadline = Some(now + CLOSE_GRACE);
+        // What was queued before the close still goes (a notification, an answer to the
+        // server), within the grace: the queue is flushed into exchanges first, and those
+        // exchanges are left to finish. Streams and the calls' own POSTs are aborted.
+        self.flush();
         self.protocol.close(now, "closed by the client");
-        let ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
+        let ids: Vec<ExchangeId> = self
+            .exchanges
+            .iter()
+            .filter(|(_, ex)| !matches!(ex.kind, ExchangeKind::Post { request: None, .. }))
+            .map(|(id, _)| *id)
+            .collect();
         for id in ids {
             self.exchanges.remove(&id);
             self.actions.push_back(HttpAction::Abort(id));
         }
         self.resumes.take_all();
         self.parked.clear();
-        if self.session.is_some() {
-            let headers = self.headers(false);
-            self.start_exchange(
-                HttpMethod::Delete,
-                headers,
-                Vec::new(),
-                ExchangeKind::Delete,
-            );
-        }
+        self.delete_when_drained = self.session.is_some();
+        self.delete_if_drained();
     }
 
-    /// Whether the connection is closed and nothing is left in flight (a DELETE that does not
-    /// finish within [`CLOSE_GRACE`] is given up).
+    /// After a close, the session is deleted once what was queued before it has gone.
+    fn delete_if_drained(&mut self) {
+        if !self.delete_when_drained || !self.exchanges.is_empty() {
+            return;
+        }
+        self.delete_when_drained = false;
+        let headers = self.headers(false);
+        let kind = ExchangeKind::Delete;
+        self.start_exchange(HttpMethod::Delete, headers, Vec::new(), kind);
+    }
+
+    /// Whether the connection is closed and nothing is left in flight (what is still in flight
+    /// when [`CLOSE_GRACE`] has passed is given up).
     pub fn is_finished(&self) -> bool {
         self.closing && self.exchanges.is_empty()
     }
@@ -222,6 +238,9 @@ impl HttpClient {
                 ..Stream::default()
             };
             self.open_get(stream);
+        }
+        if self.closing {
+            self.delete_if_drained();
         }
     }
 
@@ -752,7 +771,9 @@ impl HttpClient {
     /// Fires what is due: request deadlines, and resumes whose wait is over.
     pub fn handle_timeout(&mut self, now: Instant) {
         if self.close_deadline.is_some_and(|t| t <= now) {
+            // The grace is over: whatever is still in flight, the DELETE included, is given up.
             self.close_deadline = None;
+            self.delete_when_drained = false;
             let ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
             for id in ids {
                 self.abort(id);
