@@ -123,8 +123,17 @@ fn exit_codes() {
     assert!(stderr(&o).contains("exit code 9") && stderr(&o).contains("crashed on start"));
     let o = mcpwire(&["call", "nope"]);
     assert_eq!(o.status.code(), Some(4));
-    let o = mcpwire(&["--timeout", "0.2", "call", "slow", "steps=100"]);
+    let o = mcpwire(&[
+        "--timeout",
+        "0.2",
+        "--max-time",
+        "0.5",
+        "call",
+        "slow",
+        "steps=100",
+    ]);
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(stderr(&o).contains("maximum total time"), "{}", stderr(&o));
     let help = stdout(&mcpwire(&["--help"]));
     assert!(help.contains("Exit codes:"), "{help}");
 }
@@ -274,4 +283,19 @@ fn the_stateless_era_over_http_is_a_usage_error_not_a_silent_handshake() {
         assert_eq!(o.status.code(), Some(2), "{era}: {err}");
         assert!(err.contains("stateless era over HTTP"), "{err}");
     }
+}
+
+#[test]
+fn progress_extends_the_timeout_of_a_call() {
+    // Five steps 150 ms apart take 750 ms, longer than the 400 ms timeout: progress keeps the
+    // call alive, as users of every SDK expect.
+    let o = mcpwire(&[
+        "--timeout",
+        "0.4",
+        "call",
+        "slow",
+        "steps=5",
+        "interval_ms=150",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }

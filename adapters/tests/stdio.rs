@@ -189,7 +189,8 @@ fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
         assert_eq!(
             err,
             Error::Call(CallError::Local(LocalError::Timeout {
-                which: Deadline::Idle
+                which: Deadline::Idle,
+                despite_progress: false
             }))
         );
         // A call whose future is dropped is cancelled.

@@ -212,7 +212,8 @@ fn everything_over_http() {
         assert_eq!(
             err,
             Error::Call(CallError::Local(LocalError::Timeout {
-                which: Deadline::Idle
+                which: Deadline::Idle,
+                despite_progress: false
             }))
         );
         let r = client

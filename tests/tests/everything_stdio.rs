@@ -149,7 +149,8 @@ fn everything_over_stdio() {
         assert_eq!(
             err,
             Error::Call(CallError::Local(LocalError::Timeout {
-                which: Deadline::Idle
+                which: Deadline::Idle,
+                despite_progress: false
             }))
         );
         let cancels = frames

@@ -65,9 +65,12 @@ struct ServerArgs {
     /// (never printed, not even with --verbose).
     #[arg(long, global = true, value_name = "VAR")]
     bearer_env: Option<String>,
-    /// Seconds to wait for each call (and for the handshake).
+    /// Seconds to wait for each call (and for the handshake); a call's progress extends it.
     #[arg(long, global = true, default_value_t = 30.0, value_name = "SECONDS")]
     timeout: f64,
+    /// The most seconds a call may take in all, however much progress it reports.
+    #[arg(long, global = true, value_name = "SECONDS")]
+    max_time: Option<f64>,
     /// Print every frame sent and received on stderr.
     #[arg(long, short, global = true)]
     verbose: bool,
@@ -227,6 +230,19 @@ fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> {
     }
 }
 
+fn max_time(args: &ServerArgs) -> Result<Option<Duration>, Failure> {
+    args.max_time
+        .map(|s| {
+            Duration::try_from_secs_f64(s).map_err(|_| {
+                Failure::new(
+                    exit::USAGE,
+                    "--max-time must be a positive number of seconds",
+                )
+            })
+        })
+        .transpose()
+}
+
 fn timeout(args: &ServerArgs) -> Result<Duration, Failure> {
     Duration::try_from_secs_f64(args.timeout).map_err(|_| {
         Failure::new(
@@ -283,7 +299,10 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Tools { json } => tools(&client, json, timeout).await,
         Command::Call {
             tool, args, json, ..
-        } => call(&client, &tool, &args, json, timeout).await,
+        } => {
+            let max_time = max_time(&cli.server)?;
+            call(&client, &tool, &args, json, timeout, max_time).await
+        }
         Command::ServeDemo | Command::Decode(_) => unreachable!("handled before connecting"),
     };
     client.close().await;
@@ -431,6 +450,7 @@ async fn call(
     args: &[String],
     json: bool,
     timeout: Duration,
+    max_time: Option<Duration>,
 ) -> Result<u8, Failure> {
     let arguments = if args.len() == 1 && args[0].trim_start().starts_with('{') {
         serde_json::from_str::<Value>(&args[0])
@@ -448,7 +468,10 @@ async fn call(
             .unwrap_or(Value::Null);
         typed_arguments(args, &schema)?
     };
-    let opts = CallOptions::default().timeout(timeout).on_progress(|p| {
+    // Progress extends the timeout (users of every SDK ask for it); --max-time still holds.
+    let mut opts = CallOptions::default().timeout(timeout).reset_on_progress();
+    opts.max_total = max_time;
+    let opts = opts.on_progress(|p| {
         let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
         let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
         eprintln!("progress {}{total}{message}", p.progress);

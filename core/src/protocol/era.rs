@@ -300,6 +300,7 @@ mod tests {
     fn silence_or_death_means_the_handshake_on_a_new_process() {
         let timeout = Err(LocalError::Timeout {
             which: crate::rpc::Deadline::Idle,
+            despite_progress: false,
         });
         assert_eq!(
             judge_probe(&timeout, Era::Auto),

@@ -226,6 +226,7 @@ impl Engine {
                 idle_generation: 0,
                 total,
                 reset_on_progress: opts.reset_on_progress,
+                progress_seen: false,
                 cancel_on_wire: opts.cancel_on_wire,
                 progress_token: opts.progress_token,
             },
@@ -488,6 +489,7 @@ impl Engine {
             return;
         };
         let mut moved = false;
+        pending.progress_seen = true;
         if pending.reset_on_progress {
             let idle = now.checked_add(pending.idle_timeout);
             if idle != pending.idle {
@@ -591,11 +593,12 @@ impl Engine {
                 };
                 self.send_cancel(timer.id, Some(reason));
             }
-            self.end(
-                timer.id,
-                pending,
-                Err(LocalError::Timeout { which: timer.which }),
-            );
+            let despite_progress = pending.progress_seen && !pending.reset_on_progress;
+            let error = LocalError::Timeout {
+                which: timer.which,
+                despite_progress,
+            };
+            self.end(timer.id, pending, Err(error));
         }
         self.tidy();
         debug_assert!(

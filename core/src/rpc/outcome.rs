@@ -69,10 +69,13 @@ impl std::fmt::Display for Deadline {
 #[non_exhaustive]
 pub enum LocalError {
     /// A deadline passed before the reply came.
-    #[error("request timed out ({which} deadline)")]
+    #[error("{}", timeout_text(*which, *despite_progress))]
     Timeout {
         /// Which deadline.
         which: Deadline,
+        /// Whether progress kept coming: it did not extend the idle deadline, since the call
+        /// did not ask for that (`reset_on_progress`).
+        despite_progress: bool,
     },
     /// The caller cancelled it.
     #[error("request cancelled{}", reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
@@ -113,6 +116,17 @@ pub enum LocalError {
     },
 }
 
+fn timeout_text(which: Deadline, despite_progress: bool) -> String {
+    match (which, despite_progress) {
+        (Deadline::Idle, true) => "request timed out: progress kept coming but no answer did, \
+            and progress does not extend the timeout unless the call asks for it \
+            (reset on progress)"
+            .into(),
+        (Deadline::Idle, false) => "request timed out: no answer within its timeout".into(),
+        (Deadline::Total, _) => "request timed out: its maximum total time passed".into(),
+    }
+}
+
 /// How a request that is no longer pending ended, remembered for a while so a response that
 /// arrives afterwards can be explained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -135,7 +149,7 @@ impl EndedAs {
     pub(crate) fn of(outcome: &Outcome) -> Self {
         match outcome {
             Ok(_) => EndedAs::Answered,
-            Err(LocalError::Timeout { which }) => EndedAs::TimedOut(*which),
+            Err(LocalError::Timeout { which, .. }) => EndedAs::TimedOut(*which),
             Err(LocalError::Cancelled { .. }) => EndedAs::Cancelled,
             Err(LocalError::ConnectionClosed { .. }) => EndedAs::Closed,
             Err(_) => EndedAs::Failed,

@@ -52,6 +52,8 @@ pub(crate) struct Pending {
     /// The absolute deadline, if armed. Never moved.
     pub(crate) total: Option<Instant>,
     pub(crate) reset_on_progress: bool,
+    /// Whether a progress update came for it.
+    pub(crate) progress_seen: bool,
     pub(crate) cancel_on_wire: bool,
     pub(crate) progress_token: Option<ProgressToken>,
 }

@@ -116,8 +116,22 @@ fn an_engine_can_move_to_another_thread() {
 fn local_errors_read_well() {
     let timeout = LocalError::Timeout {
         which: Deadline::Total,
+        despite_progress: false,
     };
-    assert_eq!(timeout.to_string(), "request timed out (total deadline)");
+    assert_eq!(
+        timeout.to_string(),
+        "request timed out: its maximum total time passed"
+    );
+    // Progress kept coming, but the call did not ask for it to extend the timeout: the message
+    // names that cause, not a silent server.
+    let despite = LocalError::Timeout {
+        which: Deadline::Idle,
+        despite_progress: true,
+    };
+    assert!(
+        despite.to_string().contains("progress kept coming"),
+        "{despite}"
+    );
     let cancelled = LocalError::Cancelled {
         reason: Some("stop".into()),
     };
@@ -175,7 +189,8 @@ fn idle_timeout_ends_the_request_sends_the_cancel_and_removes_the_entry() {
         vec![(
             id,
             Err(LocalError::Timeout {
-                which: Deadline::Idle
+                which: Deadline::Idle,
+                despite_progress: false
             })
         )]
     );
@@ -201,7 +216,8 @@ fn total_deadline_fires_with_no_progress_at_all() {
         vec![(
             id,
             Err(LocalError::Timeout {
-                which: Deadline::Total
+                which: Deadline::Total,
+                despite_progress: false
             })
         )]
     );
@@ -434,7 +450,8 @@ fn progress_resets_only_the_idle_deadline_and_only_when_asked() {
         vec![(
             fixed,
             Err(LocalError::Timeout {
-                which: Deadline::Idle
+                which: Deadline::Idle,
+                despite_progress: true
             })
         )]
     );
@@ -454,7 +471,8 @@ fn progress_resets_only_the_idle_deadline_and_only_when_asked() {
         vec![(
             resetting,
             Err(LocalError::Timeout {
-                which: Deadline::Total
+                which: Deadline::Total,
+                despite_progress: false
             })
         )]
     );
@@ -725,7 +743,8 @@ fn initialize_is_never_cancelled_on_the_wire() {
         vec![(
             by_timeout,
             Err(LocalError::Timeout {
-                which: Deadline::Idle
+                which: Deadline::Idle,
+                despite_progress: false
             })
         )]
     );

@@ -382,7 +382,8 @@ fn a_timeout_cancels_on_the_wire_and_the_server_stops() {
     assert_eq!(
         outcome,
         Err(CallError::Local(LocalError::Timeout {
-            which: Deadline::Idle
+            which: Deadline::Idle,
+            despite_progress: false
         }))
     );
     assert_eq!(p.ms(), 1000);
@@ -417,7 +418,8 @@ fn progress_resets_the_idle_timeout_only_when_asked_and_max_total_holds() {
     assert_eq!(
         p.finish(call),
         Err(CallError::Local(LocalError::Timeout {
-            which: Deadline::Total
+            which: Deadline::Total,
+            despite_progress: false
         }))
     );
     assert_eq!(p.ms(), 1050);
