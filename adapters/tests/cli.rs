@@ -299,3 +299,20 @@ fn progress_extends_the_timeout_of_a_call() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn an_answer_over_the_message_cap_fails_at_once_and_names_the_cap() {
+    let start = std::time::Instant::now();
+    let o = mcpwire(&["--max-message-size", "100000", "call", "big", "mib=1"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("100000-byte cap") && err.contains("--max-message-size"),
+        "{err}"
+    );
+    // At once, not after the call's timeout.
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    // Raised, the same call goes through.
+    let o = mcpwire(&["--max-message-size", "4000000", "call", "big", "mib=1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -329,6 +329,44 @@ pub enum Parsed<M> {
     Batch(Vec<Result<M, ParseError>>),
 }
 
+/// The id of a message from its first bytes alone (a line too long to keep whole): found when
+/// the top-level `"id"` member comes before any `"result"`, `"error"` or `"params"` (as servers
+/// write it), read as an integer or a plain string; `None` otherwise.
+pub fn sniff_id(text: &[u8]) -> Option<Id> {
+    const LOOK: usize = 512;
+    let head = &text[..text.len().min(LOOK)];
+    let at = memchr::memmem::find(head, b"\"id\"")?;
+    let before = &head[..at];
+    for key in [&b"\"result\""[..], b"\"error\"", b"\"params\""] {
+        if memchr::memmem::find(before, key).is_some() {
+            return None;
+        }
+    }
+    let rest = &head[at + 4..];
+    let rest = rest
+        .trim_ascii_start()
+        .strip_prefix(b":")?
+        .trim_ascii_start();
+    if let Some(s) = rest.strip_prefix(b"\"") {
+        let end = memchr::memchr2(b'"', b'\\', s)?;
+        if s[end] != b'"' {
+            return None;
+        }
+        return std::str::from_utf8(&s[..end])
+            .ok()
+            .map(|s| Id::Str(s.into()));
+    }
+    let digits = rest
+        .iter()
+        .take_while(|b| b.is_ascii_digit() || **b == b'-')
+        .count();
+    std::str::from_utf8(&rest[..digits])
+        .ok()?
+        .parse::<i64>()
+        .ok()
+        .map(Id::Num)
+}
+
 /// Parses one JSON text into owned messages.
 pub fn parse(bytes: &[u8]) -> Result<Parsed<Message>, ParseError> {
     Ok(match parse_ref(bytes)? {

@@ -320,3 +320,20 @@ fn typed_views_parse_on_demand() {
     let c: Call<'_> = r.params_as().unwrap();
     assert_eq!(c.name, "echo");
 }
+
+#[test]
+fn an_id_is_read_from_the_first_bytes_only_where_servers_put_it() {
+    use mcpwire_core::jsonrpc::sniff_id;
+    assert_eq!(
+        sniff_id(br#"{"jsonrpc":"2.0","id":42,"result":{"te"#),
+        Some(Id::Num(42))
+    );
+    assert_eq!(
+        sniff_id(br#"{"jsonrpc": "2.0", "id" : "a-1", "result""#),
+        Some(Id::Str("a-1".into()))
+    );
+    // After the result (or inside it), an "id" is not the message's.
+    assert_eq!(sniff_id(br#"{"jsonrpc":"2.0","result":{"id":3"#), None);
+    assert_eq!(sniff_id(br#"{"jsonrpc":"2.0","id":"#), None);
+    assert_eq!(sniff_id(b"not json at all"), None);
+}

@@ -357,3 +357,53 @@ fn the_probe_never_waits_longer_than_the_handshake_may_take() {
     let s = S::new(t0, config);
     assert_eq!(s.c.poll_timeout(), Some(t0 + Duration::from_secs(3)));
 }
+
+#[test]
+fn an_answer_over_the_cap_ends_its_call_at_once_and_says_how_to_raise_it() {
+    let t0 = Instant::now();
+    let options = StdioOptions {
+        max_line: 256,
+        ..StdioOptions::default()
+    };
+    let mut s = S::with(Connection::stdio(t0, handshake(), options));
+    s.written();
+    s.stdout(
+        t0,
+        b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n",
+    );
+    let big =
+        s.c.call_tool(t0, "read", None, CallOptions::default())
+            .unwrap();
+    let other =
+        s.c.call_tool(t0, "other", None, CallOptions::default())
+            .unwrap();
+    s.drain();
+    // The answer to the first call, far over the cap, arrives in pieces.
+    s.stdout(t0, format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"", big.0).as_bytes());
+    s.stdout(t0, &[b'x'; 1000]);
+    s.stdout(t0, b"\"}]}}\n");
+    let done = |events: &[Event], call| {
+        events.iter().find_map(|e| match e {
+            Event::CallDone { call: c, outcome } if *c == call => Some(outcome.clone()),
+            _ => None,
+        })
+    };
+    let events = s.events();
+    let Some(Err(CallError::Local(LocalError::ResponseTooLarge { limit: 256 }))) =
+        done(&events, big)
+    else {
+        panic!("{events:?}")
+    };
+    assert!(done(&events, other).is_none(), "only the call it answered");
+    let message = LocalError::ResponseTooLarge { limit: 256 }.to_string();
+    assert!(message.contains("256") && message.contains("--max-message-size"));
+    // An answer over the cap whose id comes after its result: every call in flight is told.
+    s.stdout(t0, b"{\"jsonrpc\":\"2.0\",\"result\":{\"text\":\"");
+    s.stdout(t0, &[b'y'; 1000]);
+    s.stdout(t0, b"\"},\"id\":9}\n");
+    let events = s.events();
+    assert!(matches!(
+        done(&events, other),
+        Some(Err(CallError::Local(LocalError::ResponseTooLarge { .. })))
+    ));
+}

@@ -71,6 +71,10 @@ struct ServerArgs {
     /// The most seconds a call may take in all, however much progress it reports.
     #[arg(long, global = true, value_name = "SECONDS")]
     max_time: Option<f64>,
+    /// The largest message accepted, in bytes (a stdio line, a JSON body, an SSE event);
+    /// default 16 MiB (64 MiB for a JSON body).
+    #[arg(long, global = true, value_name = "BYTES")]
+    max_message_size: Option<usize>,
     /// Print every frame sent and received on stderr.
     #[arg(long, short, global = true)]
     verbose: bool,
@@ -264,6 +268,11 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         },
         ..ConnectOptions::default()
     };
+    if let Some(max) = cli.server.max_message_size {
+        options.max_line = max;
+        options.http.max_json_body = max;
+        options.http.max_event = max;
+    }
     if cli.server.verbose {
         options.observer = Some(Box::new(|d: Direction, b: &[u8]| {
             let arrow = match d {

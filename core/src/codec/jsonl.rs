@@ -39,6 +39,9 @@ pub enum FrameError {
     LineTooLong {
         /// The cap.
         limit: usize,
+        /// The JSON-RPC id read from the line's first bytes, where servers put it, when it is
+        /// there: the request the dropped line answered.
+        id: Option<crate::jsonrpc::Id>,
     },
     /// A line that is not a JSON-RPC message (noise on stdout, a truncated write, bad JSON).
     #[error("line is not a JSON-RPC message ({error}): {preview}")]
@@ -168,6 +171,7 @@ impl JsonlDecoder {
     /// of it up to its newline.
     fn give_up_line(&mut self) -> FrameError {
         let len = self.buf.len() - self.start;
+        let id = jsonrpc::sniff_id(&self.buf[self.start..]);
         self.buf.clear();
         self.start = 0;
         self.scanned = 0;
@@ -175,6 +179,7 @@ impl JsonlDecoder {
         self.discarded = len;
         FrameError::LineTooLong {
             limit: self.max_line,
+            id,
         }
     }
 
@@ -249,6 +254,7 @@ impl JsonlDecoder {
             if line_len > self.max_line {
                 return Some(Err(FrameError::LineTooLong {
                     limit: self.max_line,
+                    id: jsonrpc::sniff_id(&self.buf[line_start..end]),
                 }));
             }
             let line = &self.buf[line_start..end];

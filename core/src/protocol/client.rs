@@ -102,6 +102,20 @@ impl ClientProtocol {
                 self.lost_after_sending(now, id, reason);
                 Signalled::Done
             }
+            TransportSignal::AnswerTooLarge { id, limit } => {
+                let mut ids: Vec<i64> = match id {
+                    Some(id) => vec![id],
+                    None => self.calls.keys().copied().collect(),
+                };
+                ids.sort_unstable();
+                for id in ids {
+                    let _ = self
+                        .engine
+                        .fail(now, id, LocalError::ResponseTooLarge { limit });
+                }
+                self.pump(now);
+                Signalled::Done
+            }
             TransportSignal::SessionLost => {
                 let renewed = self.handshake.renew(now, cx!(self));
                 self.pump(now);

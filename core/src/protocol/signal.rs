@@ -22,6 +22,15 @@ pub(crate) enum TransportSignal {
         /// What was lost, and how.
         reason: std::sync::Arc<str>,
     },
+    /// An answer was dropped for being over the cap on one message: the request it names ends
+    /// with [`LocalError::ResponseTooLarge`]; when its id could not be read, every call in
+    /// flight does, since any of them could have been waiting for it.
+    AnswerTooLarge {
+        /// The request the answer named, when it could be read.
+        id: Option<i64>,
+        /// The cap.
+        limit: usize,
+    },
     /// The server forgot the session (HTTP, handshake era): the handshake runs again, offering
     /// the version negotiated before. Calls stay pending; the transport holds new requests
     /// until it completes (see [`ClientProtocol::is_renewing`](super::ClientProtocol::is_renewing)).

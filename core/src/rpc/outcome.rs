@@ -100,6 +100,12 @@ pub enum LocalError {
         /// What was lost, and how.
         reason: Arc<str>,
     },
+    /// The server's answer was larger than the cap on one message, so it was dropped unread.
+    #[error("the response is over the {limit}-byte cap on one message; raise the cap (the line or body limit, the CLI's --max-message-size) to read it")]
+    ResponseTooLarge {
+        /// The cap, in bytes.
+        limit: usize,
+    },
     /// The server no longer knows the session the request was sent in.
     #[error("the session expired")]
     SessionExpired,

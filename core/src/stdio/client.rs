@@ -139,6 +139,12 @@ impl StdioClient {
             let line = match line {
                 Ok(line) => line,
                 Err(e) => {
+                    if let jsonl::FrameError::LineTooLong { limit, id } = &e {
+                        let id = id.as_ref().and_then(|id| id.as_i64());
+                        let limit = *limit;
+                        let signal = TransportSignal::AnswerTooLarge { id, limit };
+                        self.protocol.handle_transport(now, signal);
+                    }
                     self.notes.push_back(TransportNote::Frame(e));
                     continue;
                 }
