@@ -102,8 +102,10 @@ impl PipeIo {
         match crate::spawn::spawn(&old.config) {
             Ok(spawned) => {
                 st.pid = spawned.pid as u32;
-                // The old child goes to async-process's reaper.
-                self.attach(spawned, old.stderr_tail, old.config);
+                // The old child goes to async-process's reaper; its stderr is not the new one's.
+                let mut tail = old.stderr_tail;
+                tail.clear();
+                self.attach(spawned, tail, old.config);
                 st.conn.handle_respawned(now);
             }
             Err(e) => {

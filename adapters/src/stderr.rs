@@ -55,6 +55,13 @@ impl StderrTail {
         lines
     }
 
+    /// Forgets what was kept: the server was started again, and its errors are its own.
+    pub(crate) fn clear(&mut self) {
+        self.ring.clear();
+        self.line.clear();
+        self.cut = false;
+    }
+
     /// The last lines the server wrote to stderr, as text. When older output was dropped, the
     /// tail starts at a line boundary (or, with no line end in it, at a character boundary),
     /// marked with `…`: never inside a character.

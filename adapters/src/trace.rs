@@ -16,6 +16,9 @@ pub(crate) fn event(target: &str, event: &Event) {
         ),
         Event::HandshakeFailed(e) => tracing::warn!(server = target, "mcp handshake failed: {e}"),
         Event::SessionRenewed(_) => tracing::debug!(server = target, "mcp session renewed"),
+        Event::Restarting { reason } => {
+            tracing::info!(server = target, "restarting the mcp server: {reason}")
+        }
         Event::ServerRequestCancelled { id, .. } => {
             tracing::debug!(server = target, "the server cancelled its request {id}")
         }

@@ -557,3 +557,25 @@ fn auto_starts_the_server_again_when_the_probe_kills_it_or_goes_unanswered() {
         });
     }
 }
+
+#[test]
+fn a_server_started_again_after_the_probe_shows_its_last_run_s_stderr_only() {
+    smol::block_on(async {
+        // It exits during the probe: it is started again for the handshake, and exits again.
+        let config = ServerConfig::stdio("sh", ["-c", "echo 'boot failed' >&2; exit 1"]);
+        let (client, driver) = mcpwire::connect(&config, ConnectOptions::default()).unwrap();
+        smol::spawn(driver).detach();
+        let mut events = client.events();
+        let err = client.ready().await.unwrap_err();
+        let text = err.to_string();
+        let stderr = text.split("stderr:").nth(1).unwrap_or_default();
+        assert_eq!(stderr.matches("boot failed").count(), 1, "{text}");
+        assert!(text.contains("exit code 1"), "{text}");
+        // The restart was an event.
+        let mut restarted = false;
+        while let Some(e) = events.next().await {
+            restarted |= matches!(e, mcpwire::Event::Restarting { .. });
+        }
+        assert!(restarted);
+    });
+}

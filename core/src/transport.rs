@@ -18,6 +18,8 @@ pub(crate) enum TransportNote {
     Sse(SseDiagnostic),
     /// An HTTP-level note (a refused standalone stream, a failed notification POST, …).
     Http(String),
+    /// The server process is being started again, and why.
+    Restarting(String),
 }
 
 /// Splits what one frame held into its messages and the batch elements that were not messages,

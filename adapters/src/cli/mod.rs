@@ -334,6 +334,7 @@ fn describe(event: &Event) -> Option<String> {
             format!("the server cancelled its request {id}")
         }
         Event::Diagnostic(d) => format!("diagnostic: {d}"),
+        Event::Restarting { reason } => format!("restarting the server: {reason}"),
         Event::Closed { reason } => format!("closed: {reason}"),
         _ => return None,
     })

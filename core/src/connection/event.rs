@@ -84,6 +84,12 @@ pub enum Event {
     Notification(ServerNotification),
     /// The peer misbehaved in a way that did not end the connection.
     Diagnostic(Diagnostic),
+    /// The server process is being started again (stdio): it did not answer the era probe, or
+    /// exited during it, and the handshake goes to a fresh process.
+    Restarting {
+        /// Why.
+        reason: String,
+    },
     /// The connection ended; every call has ended before this (the last event).
     Closed {
         /// Why.
@@ -181,6 +187,7 @@ impl Event {
             TransportNote::Frame(e) => Diagnostic::Frame(e),
             TransportNote::Sse(e) => Diagnostic::Sse(e),
             TransportNote::Http(s) => Diagnostic::Http(s),
+            TransportNote::Restarting(reason) => return Event::Restarting { reason },
         })
     }
 }

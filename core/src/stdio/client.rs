@@ -96,6 +96,10 @@ impl StdioClient {
                 self.actions.push_back(ProcessAction::Kill);
             }
             self.actions.push_back(ProcessAction::SpawnAgain);
+            let reason = "the server did not answer the era probe (server/discover) and is \
+                          started again for the handshake";
+            self.notes
+                .push_back(TransportNote::Restarting(reason.into()));
         }
     }
 

@@ -461,6 +461,10 @@ impl Harness {
                 // Its text must be producible and bounded too.
                 assert!(d.to_string().len() <= self.event_bound());
             }
+            Event::Restarting { .. } => {
+                assert!(!self.http, "a restart over HTTP");
+                assert!(!self.closed_seen, "a restart after Closed");
+            }
             Event::Closed { .. } => {
                 assert!(!self.closed_seen, "Closed twice");
                 self.closed_seen = true;
