@@ -261,11 +261,16 @@ where
     options.finish(conn, name.to_owned(), 0, Box::new(io))
 }
 
-/// Connects, spawns the driver on smol's global executor and waits for the handshake.
+/// Connects, spawns the driver on smol's global executor and waits for the handshake. When
+/// the handshake fails, the connection is closed as on every other path (a stdio server gets
+/// stdin EOF, then SIGTERM, then SIGKILL, and is reaped) before the error is returned.
 pub async fn connect_smol(config: &ServerConfig, options: ConnectOptions) -> Result<Client, Error> {
     let (client, driver) = connect(config, options)?;
     smol::spawn(driver).detach();
-    client.ready().await?;
+    if let Err(e) = client.ready().await {
+        client.close().await;
+        return Err(e);
+    }
     Ok(client)
 }
 

@@ -579,3 +579,27 @@ fn a_server_started_again_after_the_probe_shows_its_last_run_s_stderr_only() {
         assert!(restarted);
     });
 }
+
+#[test]
+fn a_failed_handshake_closes_the_server_gracefully_before_connect_returns() {
+    smol::block_on(async {
+        let marker = std::env::temp_dir().join(format!("mcpwire-eof-{}", std::process::id()));
+        let _ = std::fs::remove_file(&marker);
+        // It refuses initialize, then waits for stdin's end and notes it.
+        let script = format!(
+            r#"read l; echo '{{"jsonrpc":"2.0","id":0,"error":{{"code":-32600,"message":"no"}}}}'; cat >/dev/null; echo eof > {}"#,
+            marker.display()
+        );
+        let config = ServerConfig::stdio("sh", ["-c", script.as_str()]);
+        let options = ConnectOptions {
+            era: Era::Handshake,
+            ..ConnectOptions::default()
+        };
+        let err = mcpwire::connect_smol(&config, options).await.unwrap_err();
+        assert!(matches!(err, Error::Handshake { .. }), "{err:?}");
+        // The server saw stdin's end (a graceful close, not a kill) before connect returned.
+        let seen = std::fs::read_to_string(&marker).unwrap_or_default();
+        let _ = std::fs::remove_file(&marker);
+        assert_eq!(seen.trim(), "eof");
+    });
+}
