@@ -316,3 +316,25 @@ fn an_answer_over_the_message_cap_fails_at_once_and_names_the_cap() {
     let o = mcpwire(&["--max-message-size", "4000000", "call", "big", "mib=1"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn the_stateless_era_against_a_handshake_only_server_suggests_auto() {
+    let script = std::env::temp_dir().join(format!("mcpwire-old-{}.sh", std::process::id()));
+    std::fs::write(
+        &script,
+        r#"read l
+echo '{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"Method not found"}}'
+read l
+"#,
+    )
+    .unwrap();
+    let line = format!("sh {}", script.display());
+    let o = mcpwire(&["--era", "modern", "--stdio", &line, "info"]);
+    let _ = std::fs::remove_file(&script);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("this server does not speak 2026-07-28; try --era auto"),
+        "{err}"
+    );
+}

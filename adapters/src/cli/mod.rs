@@ -290,7 +290,18 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     {
         options.handlers = elicitation_handlers(answer.as_deref(), *answer_defaults)?;
     }
-    let client = mcpwire::connect_smol(&config, options).await?;
+    let stateless = matches!(cli.server.era, EraArg::Stateless);
+    let client = match mcpwire::connect_smol(&config, options).await {
+        Ok(client) => client,
+        // Pinned to the stateless era, a server that refuses server/discover speaks another.
+        Err(e @ Error::Handshake { .. }) if stateless => {
+            return Err(Failure::new(
+                exit::CONNECT,
+                format!("this server does not speak 2026-07-28; try --era auto ({e})"),
+            ))
+        }
+        Err(e) => return Err(e.into()),
+    };
     // With --verbose, what the connection reports beside the frames: readiness and the era,
     // every diagnostic, session renewals, the close.
     let printer = cli.server.verbose.then(|| {
