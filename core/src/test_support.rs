@@ -14,6 +14,12 @@ use crate::protocol::{
 use crate::server::{DemoConfig, DemoServer};
 use serde_json::{json, Value};
 
+/// The one reading of the clock in the core's tests: every instant is an offset from it.
+pub fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
 /// Deterministic pseudo-random numbers (SplitMix64).
 pub struct Rng(pub u64);
 
@@ -93,7 +99,7 @@ impl Pair {
     }
 
     pub fn with_config(config: ClientConfig, demo: DemoConfig) -> Pair {
-        let t0 = Instant::now();
+        let t0 = epoch();
         Pair {
             client: ClientProtocol::new(config),
             server: DemoServer::new(demo),

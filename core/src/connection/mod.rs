@@ -87,7 +87,8 @@ enum Transport {
 /// use std::time::Instant;
 /// use mcpwire_core::{ClientConfig, Connection, Event, Output, StdioOptions};
 ///
-/// let now = Instant::now();
+/// // `now` comes from the driver's clock: the core never reads one.
+/// # fn start(now: Instant) {
 /// let mut conn = Connection::stdio(now, ClientConfig::default(), StdioOptions::default());
 /// let mut stdin = Vec::new();
 /// while let Some(out) = conn.poll_output() {
@@ -102,6 +103,8 @@ enum Transport {
 /// assert!(String::from_utf8(stdin).unwrap().contains("server/discover"));
 /// // Now wait for stdout bytes (conn.handle_stdout), the exit, a command or the deadline.
 /// assert!(conn.poll_timeout().is_some());
+/// # }
+/// # start(Instant::now());
 /// ```
 #[derive(Debug)]
 pub struct Connection {

@@ -142,7 +142,7 @@ fn local_errors_read_well() {
 
 #[test]
 fn result_reply_ends_the_request_with_the_result() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(&mut engine, t0, "tools/list", RequestOptions::new());
     engine.handle_message(t0 + ms(5), result_for(id, r#"{"tools":[]}"#));
@@ -161,7 +161,7 @@ fn result_reply_ends_the_request_with_the_result() {
 
 #[test]
 fn server_error_is_a_reply_not_a_local_error() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(&mut engine, t0, "tools/call", RequestOptions::new());
     let error = ErrorObject::new(codes::INVALID_PARAMS, "no such tool");
@@ -173,7 +173,7 @@ fn server_error_is_a_reply_not_a_local_error() {
 
 #[test]
 fn idle_timeout_ends_the_request_sends_the_cancel_and_removes_the_entry() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(&mut engine, t0, "tools/call", RequestOptions::new());
     assert_eq!(engine.poll_timeout(), Some(t0 + Duration::from_secs(30)));
@@ -200,7 +200,7 @@ fn idle_timeout_ends_the_request_sends_the_cancel_and_removes_the_entry() {
 
 #[test]
 fn total_deadline_fires_with_no_progress_at_all() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let opts = RequestOptions::new()
         .timeout(ms(10_000))
@@ -226,7 +226,7 @@ fn total_deadline_fires_with_no_progress_at_all() {
 
 #[test]
 fn cancel_ends_the_request_and_sends_cancelled_with_the_reason() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(&mut engine, t0, "tools/call", RequestOptions::new());
     engine
@@ -255,7 +255,7 @@ fn cancel_ends_the_request_and_sends_cancelled_with_the_reason() {
 
 #[test]
 fn stream_lost_ends_the_request_and_sends_nothing() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(&mut engine, t0, "tools/call", RequestOptions::new());
     engine.fail(t0 + ms(1), id, LocalError::StreamLost).unwrap();
@@ -267,7 +267,7 @@ fn stream_lost_ends_the_request_and_sends_nothing() {
 
 #[test]
 fn session_expired_ends_the_request() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(&mut engine, t0, "resources/read", RequestOptions::new());
     engine
@@ -283,7 +283,7 @@ fn session_expired_ends_the_request() {
 
 #[test]
 fn close_ends_everything_pending_exactly_once_and_later_requests_fail_with_closed() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let mut ids = vec![send(
         &mut engine,
@@ -359,7 +359,7 @@ fn close_ends_everything_pending_exactly_once_and_later_requests_fail_with_close
 
 #[test]
 fn close_with_a_local_error_ends_pending_requests_with_it() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(&mut engine, t0, "tools/call", RequestOptions::new());
     engine.close_with(t0, LocalError::SessionExpired);
@@ -375,7 +375,7 @@ fn close_with_a_local_error_ends_pending_requests_with_it() {
 
 #[test]
 fn progress_is_routed_by_token_with_typed_fields() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let a = send(
         &mut engine,
@@ -418,7 +418,7 @@ fn progress_is_routed_by_token_with_typed_fields() {
 
 #[test]
 fn progress_resets_only_the_idle_deadline_and_only_when_asked() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let resetting = send(
         &mut engine,
@@ -481,7 +481,7 @@ fn progress_resets_only_the_idle_deadline_and_only_when_asked() {
 
 #[test]
 fn progress_after_the_request_ended_is_a_diagnostic_and_its_token_is_free_again() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(
         &mut engine,
@@ -517,7 +517,7 @@ fn progress_after_the_request_ended_is_a_diagnostic_and_its_token_is_free_again(
 
 #[test]
 fn malformed_progress_is_a_diagnostic() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     send(
         &mut engine,
@@ -544,7 +544,7 @@ fn malformed_progress_is_a_diagnostic() {
 
 #[test]
 fn late_response_after_timeout_is_reported_not_delivered() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(
         &mut engine,
@@ -568,7 +568,7 @@ fn late_response_after_timeout_is_reported_not_delivered() {
 
 #[test]
 fn response_after_cancel_is_reported_not_delivered() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(&mut engine, t0, "tools/call", RequestOptions::new());
     engine.cancel(t0, id, None).unwrap();
@@ -587,7 +587,7 @@ fn response_after_cancel_is_reported_not_delivered() {
 
 #[test]
 fn duplicate_response_is_reported_not_delivered() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(&mut engine, t0, "tools/list", RequestOptions::new());
     engine.handle_message(t0 + ms(1), result_for(id, "{}"));
@@ -606,7 +606,7 @@ fn duplicate_response_is_reported_not_delivered() {
 
 #[test]
 fn response_for_an_id_never_sent_or_long_forgotten_says_so() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let config = Limits {
         ended_record: 2,
         ..Limits::default()
@@ -650,7 +650,7 @@ fn response_for_an_id_never_sent_or_long_forgotten_says_so() {
 
 #[test]
 fn error_response_without_id_is_a_diagnostic_carrying_the_error() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(&mut engine, t0, "tools/list", RequestOptions::new());
     engine.handle_message(
@@ -671,7 +671,7 @@ fn error_response_without_id_is_a_diagnostic_carrying_the_error() {
 
 #[test]
 fn numeric_id_echoed_as_a_string_matches_its_request() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     send(&mut engine, t0, "ping", RequestOptions::new());
     let id = send(&mut engine, t0, "tools/list", RequestOptions::new());
@@ -687,7 +687,7 @@ fn numeric_id_echoed_as_a_string_matches_its_request() {
 
 #[test]
 fn a_batch_is_taken_element_by_element() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let a = send(&mut engine, t0, "ping", RequestOptions::new());
     let b = send(&mut engine, t0, "ping", RequestOptions::new());
@@ -715,7 +715,7 @@ fn a_batch_is_taken_element_by_element() {
 
 #[test]
 fn initialize_is_never_cancelled_on_the_wire() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let protocol = RequestOptions::new().origin(Origin::PROTOCOL);
     let by_cancel = send(&mut engine, t0, "initialize", protocol.clone());
@@ -762,7 +762,7 @@ fn initialize_is_never_cancelled_on_the_wire() {
 
 #[test]
 fn cancel_on_wire_off_ends_without_a_notification() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let opts = RequestOptions::new()
         .cancel_on_wire(false)
@@ -784,7 +784,7 @@ fn cancel_on_wire_off_ends_without_a_notification() {
 
 #[test]
 fn ids_are_unique_across_every_request_kind() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let config = Limits {
         max_pending: 3,
         ..Limits::default()
@@ -836,7 +836,7 @@ fn ids_are_unique_across_every_request_kind() {
 
 #[test]
 fn poll_timeout_moves_past_now_after_every_handle_timeout() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     for (timeout, total) in [
         (5, None),
@@ -863,7 +863,7 @@ fn poll_timeout_moves_past_now_after_every_handle_timeout() {
 
 #[test]
 fn a_huge_timeout_means_no_deadline_rather_than_overflow() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     let id = send(
         &mut engine,
@@ -882,7 +882,7 @@ fn a_huge_timeout_means_no_deadline_rather_than_overflow() {
 #[test]
 fn hundred_thousand_pending_requests_fire_in_deadline_order_and_leave_nothing_behind() {
     const N: usize = 100_000;
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let config = Limits {
         max_pending: N,
         ..Limits::default()
@@ -949,7 +949,7 @@ fn hundred_thousand_pending_requests_fire_in_deadline_order_and_leave_nothing_be
 
 #[test]
 fn memory_returns_to_baseline_after_a_burst() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     for round in 0..3u64 {
         let ids: Vec<i64> = (0..5_000)
@@ -986,7 +986,7 @@ fn memory_returns_to_baseline_after_a_burst() {
 
 #[test]
 fn pending_cap_refuses_requests_with_too_many_pending_until_one_ends() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let config = Limits {
         max_pending: 2,
         ..Limits::default()
@@ -1015,7 +1015,7 @@ fn default_caps_follow_the_design() {
 
 #[test]
 fn misuse_is_an_error_not_a_panic() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     assert_eq!(engine.cancel(t0, 0, None), Err(EngineError::NotPending(0)));
     assert_eq!(
@@ -1040,7 +1040,7 @@ fn misuse_is_an_error_not_a_panic() {
 
 #[test]
 fn inbound_request_is_surfaced_at_once_and_answered_exactly_once() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     // Our pending request 0 does not share an id space with the peer's request 0.
     let ours = send(&mut engine, t0, "tools/call", RequestOptions::new());
@@ -1074,7 +1074,7 @@ fn inbound_request_is_surfaced_at_once_and_answered_exactly_once() {
 
 #[test]
 fn duplicate_inbound_id_still_pending_is_reported_not_answered() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     engine.handle_message(
         t0,
@@ -1098,7 +1098,7 @@ fn duplicate_inbound_id_still_pending_is_reported_not_answered() {
 
 #[test]
 fn inbound_request_past_the_cap_is_answered_with_an_error() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let config = Limits {
         max_inbound: 2,
         ..Limits::default()
@@ -1137,7 +1137,7 @@ fn inbound_request_past_the_cap_is_answered_with_an_error() {
 
 #[test]
 fn inbound_cancelled_by_the_peer_is_reported_and_its_answer_is_not_sent() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
     engine.handle_message(
         t0,
@@ -1187,7 +1187,7 @@ fn inbound_cancelled_by_the_peer_is_reported_and_its_answer_is_not_sent() {
 
 #[test]
 fn notifications_past_the_cap_drop_the_oldest_and_count_them() {
-    let t0 = Instant::now();
+    let t0 = crate::test_support::epoch();
     let config = Limits {
         max_notifications: 3,
         ..Limits::default()

@@ -297,7 +297,7 @@ impl StdioClient {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use crate::{
         ClientConfig, Connection, Event, Output, ProcessAction, ProcessExit, StdioOptions,
@@ -327,7 +327,7 @@ mod tests {
     /// that is not a server that died during the probe, and no new process is asked for.
     #[test]
     fn a_close_during_the_probe_starts_no_new_process() {
-        let now = Instant::now();
+        let now = crate::test_support::epoch();
         let mut c = Connection::stdio(now, ClientConfig::default(), StdioOptions::default());
         drain(&mut c);
         c.close(now);
@@ -344,7 +344,7 @@ mod tests {
     /// closed, then terminated, then killed), never left running.
     #[test]
     fn a_respawn_done_after_the_close_shuts_the_new_process_down() {
-        let mut now = Instant::now();
+        let mut now = crate::test_support::epoch();
         let config = ClientConfig {
             probe_timeout: Duration::from_millis(100),
             ..ClientConfig::default()

@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn escalates_close_stdin_then_terminate_then_kill() {
-        let t0 = Instant::now();
+        let t0 = crate::test_support::epoch();
         let mut s = Shutdown::new(ShutdownTimeouts::default());
         assert_eq!(s.poll_timeout(), None);
         s.begin(t0);
@@ -210,7 +210,7 @@ mod tests {
 
     #[test]
     fn exit_after_stdin_close_stops_the_escalation() {
-        let t0 = Instant::now();
+        let t0 = crate::test_support::epoch();
         let mut s = Shutdown::new(ShutdownTimeouts::default());
         s.begin(t0);
         drain(&mut s);
@@ -225,7 +225,7 @@ mod tests {
 
     #[test]
     fn kill_now_skips_the_waits() {
-        let t0 = Instant::now();
+        let t0 = crate::test_support::epoch();
         let mut s = Shutdown::new(ShutdownTimeouts::default());
         s.begin(t0);
         s.kill_now();

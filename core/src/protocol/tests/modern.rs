@@ -352,7 +352,7 @@ fn subscriptions_listen_ack_tagged_notifications_and_both_ends() {
 
 /// A client started with `config`; returns it with what it sent.
 fn started(config: ClientConfig) -> (ClientProtocol, Instant) {
-    let now = Instant::now();
+    let now = crate::test_support::epoch();
     let mut c = ClientProtocol::new(config);
     c.start(now).unwrap();
     (c, now)

@@ -2,7 +2,7 @@
 //! next deadline. No sockets, no sleeping. Every message crosses as JSONL bytes, and each flow is
 //! asserted as a transcript of what went on the wire.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use crate::protocol::events::{ClientEvent, ProtocolDiagnostic};
@@ -54,7 +54,7 @@ fn handshake_transcript() {
 
 /// Feeds the client the server's answer to `initialize` by hand.
 fn scripted_handshake(answer: Value) -> (ClientProtocol, Vec<ClientEvent>, Vec<Message>) {
-    let now = Instant::now();
+    let now = crate::test_support::epoch();
     let mut c = ClientProtocol::new(legacy());
     c.start(now).unwrap();
     let mut sent: Vec<Message> = std::iter::from_fn(|| c.poll_transmit()).collect();
@@ -96,7 +96,9 @@ fn an_unknown_version_fails_the_handshake_clearly() {
     // No `initialized` was sent, and nothing more can be.
     assert_eq!(sent.len(), 1);
     let mut c = c;
-    assert!(c.ping(Instant::now(), CallOptions::default()).is_err());
+    assert!(c
+        .ping(crate::test_support::epoch(), CallOptions::default())
+        .is_err());
 }
 
 #[test]
@@ -131,7 +133,7 @@ fn listing_with_several_pages_gathers_every_tool() {
 
 #[test]
 fn a_later_page_s_request_id_is_no_call_to_cancel() {
-    let now = Instant::now();
+    let now = crate::test_support::epoch();
     let (mut c, _, _) = scripted_handshake(
         json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
     );
@@ -163,7 +165,7 @@ fn a_later_page_s_request_id_is_no_call_to_cancel() {
 
 #[test]
 fn an_empty_string_cursor_continues_the_list() {
-    let now = Instant::now();
+    let now = crate::test_support::epoch();
     let (mut c, _, _) = scripted_handshake(
         json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
     );
