@@ -20,7 +20,7 @@ use mcpwire_core::types::{
     Resource, Tool,
 };
 use mcpwire_core::{
-    CallError, CallId, CallOutcome, ChosenEra, ClientError, Connection, Event, LocalError,
+    CallError, CallId, CallOutcome, ChosenEra, ClientError, Connection, Event, LocalError, McpCall,
     Progress, ServerNotification,
 };
 use serde_json::{Map, Value};
@@ -341,12 +341,27 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// The command a call issues to the connection.
+/// The command a call issues to the connection, given the call as made.
 type Issue<'a> = Box<
-    dyn FnOnce(&mut Connection, Instant, mcpwire_core::CallOptions) -> Result<CallId, ClientError>
+    dyn FnOnce(
+            &mut Connection,
+            Instant,
+            mcpwire_core::CallOptions,
+            &McpCall,
+        ) -> Result<CallId, ClientError>
         + Send
         + 'a,
 >;
+
+/// The usual command: the call itself.
+fn send(
+    c: &mut Connection,
+    now: Instant,
+    o: mcpwire_core::CallOptions,
+    m: &McpCall,
+) -> Result<CallId, ClientError> {
+    c.call(now, m, o)
+}
 
 impl Client {
     pub(crate) fn new(shared: Arc<SharedConnection>) -> Client {
@@ -391,14 +406,14 @@ impl Client {
     async fn call(
         &self,
         opts: &CallOptions,
-        request: Reissue,
+        request: McpCall,
         issue: Issue<'_>,
     ) -> Result<RawJson, Error> {
         self.ready().await?;
         let call = {
             let mut st = self.shared.lock();
             let now = Instant::now();
-            let id = match issue(&mut st.conn, now, opts.core()) {
+            let id = match issue(&mut st.conn, now, opts.core(), &request) {
                 Ok(id) => id,
                 Err(e) => return Err(st.command_error(e)),
             };
@@ -421,10 +436,18 @@ impl Client {
         .await;
         outcome.map_err(|e| match e {
             CallError::Local(LocalError::ConnectionClosed { reason }) => Error::Closed(reason),
-            CallError::Local(LocalError::MaybeExecuted { reason }) => Error::MayHaveRun {
-                reason,
-                request: Box::new(request),
-            },
+            // The call as made was kept (not copied) for this: the caller may send it again.
+            CallError::Local(LocalError::MaybeExecuted { reason }) => {
+                let (method, params) = request.into_parts();
+                let request = Reissue {
+                    method: method.into_owned(),
+                    params,
+                };
+                Error::MayHaveRun {
+                    reason,
+                    request: Box::new(request),
+                }
+            }
             other => Error::Call(other),
         })
     }
@@ -446,10 +469,8 @@ impl Client {
         params: Option<Map<String, Value>>,
         opts: CallOptions,
     ) -> Result<RawJson, Error> {
-        let request = reissue(method, params.clone());
-        let method = method.to_owned();
-        let issue = move |c: &mut Connection, now, o| c.request(now, method, params, o);
-        self.call(&opts, request, Box::new(issue)).await
+        let call = McpCall::request(method.to_owned(), params);
+        self.call(&opts, call, Box::new(send)).await
     }
 
     /// Every tool, over all pages.
@@ -460,11 +481,7 @@ impl Client {
     /// Every tool, over all pages, with options.
     pub async fn list_tools_with(&self, opts: CallOptions) -> Result<Vec<Tool>, Error> {
         let raw = self
-            .call(
-                &opts,
-                reissue("tools/list", None),
-                Box::new(|c, now, o| c.list_tools(now, o)),
-            )
+            .call(&opts, McpCall::list_tools(), Box::new(send))
             .await?;
         Ok(typed_result::<ListToolsResult>(&raw, "tools/list")?.tools)
     }
@@ -482,12 +499,8 @@ impl Client {
         arguments: Value,
         opts: CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let mut params = Map::new();
-        params.insert("name".into(), Value::from(name));
-        params.insert("arguments".into(), arguments.clone());
-        let request = reissue("tools/call", Some(params));
-        let issue = move |c: &mut Connection, now, o| c.call_tool(now, name, Some(arguments), o);
-        let raw = self.call(&opts, request, Box::new(issue)).await?;
+        let call = McpCall::call_tool(name, Some(arguments));
+        let raw = self.call(&opts, call, Box::new(send)).await?;
         Ok(typed_result(&raw, "tools/call")?)
     }
 
@@ -495,11 +508,7 @@ impl Client {
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
         let opts = CallOptions::default();
         let raw = self
-            .call(
-                &opts,
-                reissue("prompts/list", None),
-                Box::new(|c, now, o| c.list_prompts(now, o)),
-            )
+            .call(&opts, McpCall::list_prompts(), Box::new(send))
             .await?;
         Ok(typed_result::<ListPromptsResult>(&raw, "prompts/list")?.prompts)
     }
@@ -511,14 +520,8 @@ impl Client {
         arguments: Option<Map<String, Value>>,
     ) -> Result<GetPromptResult, Error> {
         let opts = CallOptions::default();
-        let mut params = Map::new();
-        params.insert("name".into(), Value::from(name));
-        if let Some(args) = &arguments {
-            params.insert("arguments".into(), Value::Object(args.clone()));
-        }
-        let request = reissue("prompts/get", Some(params));
-        let issue = move |c: &mut Connection, now, o| c.get_prompt(now, name, arguments, o);
-        let raw = self.call(&opts, request, Box::new(issue)).await?;
+        let call = McpCall::get_prompt(name, arguments);
+        let raw = self.call(&opts, call, Box::new(send)).await?;
         Ok(typed_result(&raw, "prompts/get")?)
     }
 
@@ -526,11 +529,7 @@ impl Client {
     pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
         let opts = CallOptions::default();
         let raw = self
-            .call(
-                &opts,
-                reissue("resources/list", None),
-                Box::new(|c, now, o| c.list_resources(now, o)),
-            )
+            .call(&opts, McpCall::list_resources(), Box::new(send))
             .await?;
         Ok(typed_result::<ListResourcesResult>(&raw, "resources/list")?.resources)
     }
@@ -538,9 +537,8 @@ impl Client {
     /// Every resource template, over all pages.
     pub async fn list_resource_templates(&self) -> Result<Vec<Value>, Error> {
         let opts = CallOptions::default();
-        let issue = |c: &mut Connection, now, o| c.list_resource_templates(now, o);
-        let request = reissue("resources/templates/list", None);
-        let raw = self.call(&opts, request, Box::new(issue)).await?;
+        let call = McpCall::list_resource_templates();
+        let raw = self.call(&opts, call, Box::new(send)).await?;
         let method = "resources/templates/list";
         Ok(typed_result::<ListResourceTemplatesResult>(&raw, method)?.resource_templates)
     }
@@ -548,11 +546,9 @@ impl Client {
     /// Reads a resource.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
         let opts = CallOptions::default();
-        let mut params = Map::new();
-        params.insert("uri".into(), Value::from(uri));
-        let request = reissue("resources/read", Some(params));
-        let issue = move |c: &mut Connection, now, o| c.read_resource(now, uri, o);
-        let raw = self.call(&opts, request, Box::new(issue)).await?;
+        let raw = self
+            .call(&opts, McpCall::read_resource(uri), Box::new(send))
+            .await?;
         Ok(typed_result(&raw, "resources/read")?)
     }
 
@@ -563,18 +559,21 @@ impl Client {
     pub async fn listen(&self, notifications: Value) -> Result<RawJson, Error> {
         let opts = CallOptions::default();
         let mut params = Map::new();
-        params.insert("notifications".into(), notifications.clone());
-        let request = reissue("subscriptions/listen", Some(params));
-        let issue = move |c: &mut Connection, now, _| c.listen(now, notifications);
-        self.call(&opts, request, Box::new(issue)).await
+        params.insert("notifications".into(), notifications);
+        let call = McpCall::request("subscriptions/listen", Some(params));
+        let issue = |c: &mut Connection, now, _, m: &McpCall| {
+            let notifications = m.params().and_then(|p| p.get("notifications")).cloned();
+            c.listen(now, notifications.unwrap_or(Value::Null))
+        };
+        self.call(&opts, call, Box::new(issue)).await
     }
 
     /// Pings the server (handshake era; the stateless era has no ping).
     pub async fn ping(&self) -> Result<(), Error> {
         let opts = CallOptions::default();
-        let issue = |c: &mut Connection, now, o| c.ping(now, o);
-        self.call(&opts, reissue("ping", None), Box::new(issue))
-            .await?;
+        let issue = |c: &mut Connection, now, o, _: &McpCall| c.ping(now, o);
+        let call = McpCall::request("ping", None);
+        self.call(&opts, call, Box::new(issue)).await?;
         Ok(())
     }
 
@@ -631,14 +630,6 @@ impl Client {
     /// How many calls are in flight.
     pub fn calls_in_flight(&self) -> usize {
         self.shared.lock().slots.len()
-    }
-}
-
-/// A call as made, for [`Client::reissue`].
-fn reissue(method: &str, params: Option<Map<String, Value>>) -> Reissue {
-    Reissue {
-        method: method.to_owned(),
-        params,
     }
 }
 

@@ -69,6 +69,7 @@ pub mod fuzzing;
 
 pub use connection::{Connection, Diagnostic, Event, Output, Progress, StdioOptions};
 pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
+pub use protocol::calls::McpCall;
 pub use protocol::types;
 pub use protocol::{
     CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig, ClientError, Era,

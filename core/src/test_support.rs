@@ -254,20 +254,20 @@ pub trait Calls {
 
 impl Calls for ClientProtocol {
     fn list_tools(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
-        self.call(now, McpCall::list_tools(), opts)
+        self.call(now, &McpCall::list_tools(), opts)
     }
     fn list_prompts(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
-        self.call(now, McpCall::list_prompts(), opts)
+        self.call(now, &McpCall::list_prompts(), opts)
     }
     fn list_resources(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
-        self.call(now, McpCall::list_resources(), opts)
+        self.call(now, &McpCall::list_resources(), opts)
     }
     fn list_resource_templates(
         &mut self,
         now: Instant,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.call(now, McpCall::list_resource_templates(), opts)
+        self.call(now, &McpCall::list_resource_templates(), opts)
     }
     fn call_tool(
         &mut self,
@@ -276,7 +276,7 @@ impl Calls for ClientProtocol {
         arguments: Option<Value>,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.call(now, McpCall::call_tool(name, arguments), opts)
+        self.call(now, &McpCall::call_tool(name, arguments), opts)
     }
     fn get_prompt(
         &mut self,
@@ -285,7 +285,7 @@ impl Calls for ClientProtocol {
         arguments: Option<serde_json::Map<String, Value>>,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.call(now, McpCall::get_prompt(name, arguments), opts)
+        self.call(now, &McpCall::get_prompt(name, arguments), opts)
     }
     fn read_resource(
         &mut self,
@@ -293,6 +293,6 @@ impl Calls for ClientProtocol {
         uri: &str,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.call(now, McpCall::read_resource(uri), opts)
+        self.call(now, &McpCall::read_resource(uri), opts)
     }
 }

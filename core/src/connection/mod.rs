@@ -364,6 +364,18 @@ impl Connection {
         self.protocol_mut().request(now, method, params, options)
     }
 
+    /// One MCP call built with [`McpCall`]: its capability checked, a list read over all its
+    /// pages. The call is borrowed, so the caller may keep it (to send it again if it may have
+    /// run).
+    pub fn call(
+        &mut self,
+        now: Instant,
+        call: &McpCall,
+        options: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.protocol_mut().call(now, call, options)
+    }
+
     /// `tools/list` over all pages; the call's result is `{"tools": [...]}` (with the smallest
     /// `ttlMs` and the `cacheScope` of the pages when the server gave them).
     pub fn list_tools(
@@ -372,7 +384,7 @@ impl Connection {
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.protocol_mut()
-            .call(now, McpCall::list_tools(), options)
+            .call(now, &McpCall::list_tools(), options)
     }
 
     /// `prompts/list` over all pages; the result is `{"prompts": [...]}`.
@@ -382,7 +394,7 @@ impl Connection {
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.protocol_mut()
-            .call(now, McpCall::list_prompts(), options)
+            .call(now, &McpCall::list_prompts(), options)
     }
 
     /// `resources/list` over all pages; the result is `{"resources": [...]}`.
@@ -392,7 +404,7 @@ impl Connection {
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.protocol_mut()
-            .call(now, McpCall::list_resources(), options)
+            .call(now, &McpCall::list_resources(), options)
     }
 
     /// `resources/templates/list` over all pages; the result is `{"resourceTemplates": [...]}`.
@@ -402,7 +414,7 @@ impl Connection {
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.protocol_mut()
-            .call(now, McpCall::list_resource_templates(), options)
+            .call(now, &McpCall::list_resource_templates(), options)
     }
 
     /// `tools/call`. An `isError` result is a result.
@@ -414,7 +426,7 @@ impl Connection {
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.protocol_mut()
-            .call(now, McpCall::call_tool(name, arguments), options)
+            .call(now, &McpCall::call_tool(name, arguments), options)
     }
 
     /// `prompts/get`.
@@ -426,7 +438,7 @@ impl Connection {
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.protocol_mut()
-            .call(now, McpCall::get_prompt(name, arguments), options)
+            .call(now, &McpCall::get_prompt(name, arguments), options)
     }
 
     /// `resources/read`.
@@ -437,7 +449,7 @@ impl Connection {
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.protocol_mut()
-            .call(now, McpCall::read_resource(uri), options)
+            .call(now, &McpCall::read_resource(uri), options)
     }
 
     /// `ping`: allowed before the handshake completes; gone from the stateless era.

@@ -1,86 +1,135 @@
 //! The typed MCP calls a client makes: which method, which params, which server capability
 //! each needs, and which are lists read over all their pages.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::types::ServerCapabilities;
 
-/// One typed call, ready for [`ClientProtocol::call`](super::ClientProtocol::call).
+/// One MCP call as made: its method, its params (without `_meta`), the server capability it
+/// needs, and for a list the key its items are under. Send it with
+/// [`Connection::call`](crate::Connection::call); it is also what a call that may have run is
+/// sent again from.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct McpCall {
-    /// The server capability the call needs.
-    pub(crate) capability: &'static str,
-    pub(crate) method: &'static str,
-    pub(crate) params: Option<Map<String, Value>>,
-    /// For a list: the key its items are under.
-    pub(crate) list_key: Option<&'static str>,
+pub struct McpCall {
+    capability: Option<&'static str>,
+    method: Cow<'static, str>,
+    params: Option<Map<String, Value>>,
+    list_key: Option<&'static str>,
 }
 
 impl McpCall {
-    fn list(capability: &'static str, method: &'static str, key: &'static str) -> Self {
+    fn listing(capability: &'static str, method: &'static str, key: &'static str) -> Self {
         McpCall {
-            capability,
-            method,
+            capability: Some(capability),
+            method: Cow::Borrowed(method),
             params: None,
             list_key: Some(key),
         }
     }
 
-    fn request(capability: &'static str, method: &'static str, params: Map<String, Value>) -> Self {
+    fn typed(capability: &'static str, method: &'static str, params: Map<String, Value>) -> Self {
         McpCall {
-            capability,
-            method,
+            capability: Some(capability),
+            method: Cow::Borrowed(method),
             params: Some(params),
             list_key: None,
         }
     }
 
+    /// Any request: `method` with `params` (without `_meta`), no capability checked.
+    pub fn request(
+        method: impl Into<Cow<'static, str>>,
+        params: Option<Map<String, Value>>,
+    ) -> Self {
+        McpCall {
+            capability: None,
+            method: method.into(),
+            params,
+            list_key: None,
+        }
+    }
+
+    /// The method.
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The params, without `_meta`.
+    pub fn params(&self) -> Option<&Map<String, Value>> {
+        self.params.as_ref()
+    }
+
+    /// The method and the params, taken apart.
+    pub fn into_parts(self) -> (Cow<'static, str>, Option<Map<String, Value>>) {
+        (self.method, self.params)
+    }
+
+    /// The server capability the call needs, if any.
+    pub(crate) fn capability(&self) -> Option<&'static str> {
+        self.capability
+    }
+
+    /// For a list read over all its pages: its method and the key its items are under.
+    pub(crate) fn list(&self) -> Option<(&'static str, &'static str)> {
+        match (&self.method, self.list_key) {
+            (Cow::Borrowed(method), Some(key)) => Some((method, key)),
+            _ => None,
+        }
+    }
+
+    /// The method, as the protocol sends it.
+    pub(crate) fn method_cow(&self) -> &Cow<'static, str> {
+        &self.method
+    }
+
     /// `tools/list` over all pages; the call's result is `{"tools": [...]}` (with the smallest
     /// `ttlMs` and the `cacheScope` of the pages when the server gave them).
-    pub(crate) fn list_tools() -> Self {
-        Self::list("tools", "tools/list", "tools")
+    pub fn list_tools() -> Self {
+        Self::listing("tools", "tools/list", "tools")
     }
 
     /// `prompts/list` over all pages; the result is `{"prompts": [...]}`.
-    pub(crate) fn list_prompts() -> Self {
-        Self::list("prompts", "prompts/list", "prompts")
+    pub fn list_prompts() -> Self {
+        Self::listing("prompts", "prompts/list", "prompts")
     }
 
     /// `resources/list` over all pages; the result is `{"resources": [...]}`.
-    pub(crate) fn list_resources() -> Self {
-        Self::list("resources", "resources/list", "resources")
+    pub fn list_resources() -> Self {
+        Self::listing("resources", "resources/list", "resources")
     }
 
     /// `resources/templates/list` over all pages; the result is `{"resourceTemplates": [...]}`.
-    pub(crate) fn list_resource_templates() -> Self {
-        Self::list("resources", "resources/templates/list", "resourceTemplates")
+    pub fn list_resource_templates() -> Self {
+        Self::listing("resources", "resources/templates/list", "resourceTemplates")
     }
 
     /// `tools/call`. An `isError` result is a result.
-    pub(crate) fn call_tool(name: &str, arguments: Option<Value>) -> Self {
+    pub fn call_tool(name: &str, arguments: Option<Value>) -> Self {
         let mut p = Map::new();
         p.insert("name".into(), Value::from(name));
         if let Some(args) = arguments {
             p.insert("arguments".into(), args);
         }
-        Self::request("tools", "tools/call", p)
+        Self::typed("tools", "tools/call", p)
     }
 
     /// `prompts/get`.
-    pub(crate) fn get_prompt(name: &str, arguments: Option<Map<String, Value>>) -> Self {
+    pub fn get_prompt(name: &str, arguments: Option<Map<String, Value>>) -> Self {
         let mut p = Map::new();
         p.insert("name".into(), Value::from(name));
         if let Some(args) = arguments {
             p.insert("arguments".into(), Value::Object(args));
         }
-        Self::request("prompts", "prompts/get", p)
+        Self::typed("prompts", "prompts/get", p)
     }
 
     /// `resources/read`.
-    pub(crate) fn read_resource(uri: &str) -> Self {
+    pub fn read_resource(uri: &str) -> Self {
         let mut p = Map::new();
         p.insert("uri".into(), Value::from(uri));
-        Self::request("resources", "resources/read", p)
+        Self::typed("resources", "resources/read", p)
     }
 }
 

@@ -283,7 +283,18 @@ impl ClientProtocol {
         params: Option<Map<String, Value>>,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
-        let method = method.into();
+        self.request_ref(now, method.into(), params.as_ref(), opts)
+    }
+
+    /// [`request`](Self::request) with borrowed params: they are copied only where the call
+    /// may need them again (a stateless round, a call safe to repeat).
+    fn request_ref(
+        &mut self,
+        now: Instant,
+        method: Cow<'static, str>,
+        params: Option<&Map<String, Value>>,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError> {
         self.check_open(&method)?;
         let retry = match (&method, self.handshake.era) {
             (
@@ -291,16 +302,16 @@ impl ClientProtocol {
                 Some(ChosenEra::Stateless),
             ) => Some(Box::new(Retry::new(
                 m,
-                params.clone().unwrap_or_default(),
+                params.cloned().unwrap_or_default(),
                 opts.clone(),
             ))),
             _ => None,
         };
-        let repeat = self.repeatable(&method, params.as_ref(), &opts).then(|| {
-            let (method, params) = (method.clone(), params.clone());
+        let repeat = self.repeatable(&method, params, &opts).then(|| {
+            let (method, params) = (method.clone(), params.cloned());
             Box::new(Repeat::new(method, params, opts.clone()))
         });
-        let id = self.send(now, method, params.as_ref(), &opts, &[])?;
+        let id = self.send(now, method, params, &opts, &[])?;
         let call = CallId(id);
         self.calls.insert(
             id,
@@ -354,13 +365,18 @@ impl ClientProtocol {
     pub fn call(
         &mut self,
         now: Instant,
-        call: McpCall,
+        call: &McpCall,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.require(call.capability)?;
-        match call.list_key {
-            Some(key) => self.list(now, call.method, key, opts),
-            None => self.request(now, call.method, call.params, opts),
+        if let Some(capability) = call.capability() {
+            self.require(capability)?;
+        }
+        match call.list() {
+            Some((method, key)) => self.list(now, method, key, opts),
+            None => {
+                let method = call.method_cow().clone();
+                self.request_ref(now, method, call.params(), opts)
+            }
         }
     }
 
