@@ -210,8 +210,15 @@ impl TransportIo for PipeIo {
     fn carry_out(&mut self, st: &mut ConnectionState, now: Instant, output: Output) {
         let pid = self.process.as_ref().map(|p| p.pid);
         match output {
-            Output::Write(bytes) if self.unwritten.is_empty() => self.unwritten = bytes,
-            Output::Write(bytes) => self.unwritten.extend_from_slice(&bytes),
+            Output::Write(bytes) if self.unwritten.is_empty() => {
+                // The written-out buffer goes back to the core for the next frames.
+                let done = std::mem::replace(&mut self.unwritten, bytes);
+                st.conn.recycle(done);
+            }
+            Output::Write(bytes) => {
+                self.unwritten.extend_from_slice(&bytes);
+                st.conn.recycle(bytes);
+            }
             Output::Process(ProcessAction::CloseStdin) => self.close_stdin = true,
             Output::Process(ProcessAction::Terminate) => {
                 pid.map_or((), |p| signal_group(p, SIGTERM))

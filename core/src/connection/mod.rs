@@ -509,6 +509,14 @@ impl Connection {
         }
     }
 
+    /// Gives back the buffer of an [`Output::Write`] once its bytes are written (stdio), so the
+    /// next frames are encoded into it rather than into a new allocation. Optional.
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        if let Transport::Stdio(s) = &mut self.transport {
+            s.recycle(buf);
+        }
+    }
+
     // ---- outputs and time ----
 
     /// The next thing to do; see the type's docs for the order. `None` when everything is out.

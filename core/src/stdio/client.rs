@@ -27,6 +27,8 @@ pub struct StdioClient {
     actions: std::collections::VecDeque<ProcessAction>,
     exited: bool,
     notes: std::collections::VecDeque<TransportNote>,
+    /// An empty buffer for the next frames to write.
+    spare: Vec<u8>,
 }
 
 /// How long to wait for the exit status after stdout ends, before ending the calls without it.
@@ -55,6 +57,7 @@ impl StdioClient {
             actions: std::collections::VecDeque::new(),
             exited: false,
             notes: std::collections::VecDeque::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -240,7 +243,8 @@ impl StdioClient {
     /// The frames the protocol queued, encoded as JSONL (several at once when several are
     /// queued), or `None` when nothing is.
     pub fn take_write(&mut self) -> Option<Vec<u8>> {
-        let mut out = Vec::new();
+        // A buffer the driver gave back, when there is one: no allocation per write.
+        let mut out = std::mem::take(&mut self.spare);
         while let Some(m) = self.protocol.poll_transmit() {
             let start = out.len();
             jsonl::encode(&m, &mut out);
@@ -248,7 +252,21 @@ impl StdioClient {
                 o.frame(Direction::Outgoing, &out[start..out.len() - 1]);
             }
         }
-        (!out.is_empty()).then_some(out)
+        if out.is_empty() {
+            self.spare = out;
+            return None;
+        }
+        Some(out)
+    }
+
+    /// A write buffer the driver is done with, to be filled again.
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        /// Larger buffers are let go, so a burst does not pin memory.
+        const KEEP: usize = 64 * 1024;
+        if buf.capacity() <= KEEP && buf.capacity() > self.spare.capacity() {
+            buf.clear();
+            self.spare = buf;
+        }
     }
 
     /// The next note about a frame that was not a message.
