@@ -428,6 +428,10 @@ impl Client {
             st.wake_driver();
             id
         };
+        // The call is kept for a re-issue as compact JSON text, not as the maps it was built
+        // from (those weigh about a kilobyte a call while it is in flight).
+        let (method, params) = request.into_parts();
+        let params = params.and_then(|p| serde_json::value::to_raw_value(&p).ok());
         let outcome = CallFuture {
             shared: &self.shared,
             call,
@@ -436,9 +440,9 @@ impl Client {
         .await;
         outcome.map_err(|e| match e {
             CallError::Local(LocalError::ConnectionClosed { reason }) => Error::Closed(reason),
-            // The call as made was kept (not copied) for this: the caller may send it again.
+            // The call as made was kept for this: the caller may send it again.
             CallError::Local(LocalError::MaybeExecuted { reason }) => {
-                let (method, params) = request.into_parts();
+                let params = params.and_then(|p| serde_json::from_str(p.get()).ok());
                 let request = Reissue {
                     method: method.into_owned(),
                     params,
