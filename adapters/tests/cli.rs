@@ -78,6 +78,51 @@ fn call_types_arguments_by_schema_and_prints_text() {
 }
 
 #[test]
+fn arguments_and_tool_names_are_checked_before_the_call() {
+    // An unknown tool: nothing is called, the listed tools are named, the closest suggested.
+    let o = mcpwire(&["--verbose", "call", "ehco", "message=hi"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "mcpwire: no tool named ehco (did you mean echo?); the server lists 7 tools: \
+             echo, add, slow, ask, survey, fail, big"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("\"method\":\"tools/call\""), "called: {err}");
+    // The same with a JSON object of arguments and with none.
+    for args in [&["call", "nope", "{}"][..], &["call", "nope"]] {
+        let o = mcpwire(args);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("no tool named nope;"), "{}", stderr(&o));
+    }
+    // A typo in a key, a key given twice, an integer too large.
+    let o = mcpwire(&["call", "slow", "stesp=2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "unknown argument stesp (did you mean steps?); the tool's arguments: interval_ms, steps"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o = mcpwire(&["call", "add", "a=1", "a=2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("a is given twice"), "{}", stderr(&o));
+    let o = mcpwire(&["call", "slow", "steps=99999999999999999999"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("steps: 99999999999999999999 is too large for an integer"),
+        "{}",
+        stderr(&o)
+    );
+    let o = mcpwire(&["call", "fail", "x=1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("this tool takes no arguments"));
+}
+
+#[test]
 fn call_shows_progress_on_stderr() {
     let o = mcpwire(&["call", "slow", "steps=2", "interval_ms=10"]);
     assert_eq!(o.status.code(), Some(0));
@@ -121,8 +166,9 @@ fn exit_codes() {
     ]);
     assert_eq!(o.status.code(), Some(3));
     assert!(stderr(&o).contains("exit code 9") && stderr(&o).contains("crashed on start"));
-    let o = mcpwire(&["call", "nope"]);
-    assert_eq!(o.status.code(), Some(4));
+    // A JSON-RPC error from the server: a tool that is listed but refuses its arguments.
+    let o = mcpwire(&["call", "echo", "{}"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     let o = mcpwire(&[
         "--timeout",
         "0.2",
@@ -259,6 +305,8 @@ fn a_call_cut_short_by_the_server_s_death_may_have_run_and_is_not_repeated() {
         r#"read l
 echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"dies","version":"1"}}}'
 read l
+read l
+echo '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"charge","inputSchema":{"type":"object"}}]}}'
 read l
 echo 'crashed while charging' >&2
 exit 3

@@ -107,10 +107,16 @@ fn every_command_against_server_everything_over_stdio() {
     ]);
     assert_eq!(o.status.code(), Some(0));
     assert!(err(&o).contains("progress 2/2"), "{}", err(&o));
-    // This server reports an unknown tool as an isError result: exit code 1, not a failure.
+    // A tool the server does not list is refused before any call (this server would report
+    // it as an isError result): a usage error naming the tools it lists.
     let o = mcpwire(&["--stdio", &server, "call", "no-such-tool"]);
-    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
-    assert!(out(&o).contains("no-such-tool"), "{}", out(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(
+        err(&o).contains("no tool named no-such-tool"),
+        "{}",
+        err(&o)
+    );
+    assert!(err(&o).contains("get-sum"), "{}", err(&o));
 }
 
 /// Our Python server over HTTP on a free loopback port; killed when dropped.

@@ -11,6 +11,7 @@ use mcpwire::{
 };
 use serde_json::{Map, Value};
 
+mod args;
 mod decode;
 mod words;
 
@@ -473,21 +474,23 @@ async fn call(
     timeout: Duration,
     max_time: Option<Duration>,
 ) -> Result<u8, Failure> {
+    // The tool is checked against the list before anything is sent; a server whose list
+    // fails is called all the same.
+    let schema = match client
+        .list_tools_with(CallOptions::default().timeout(timeout))
+        .await
+    {
+        Ok(tools) => match tools.iter().find(|t| t.name == tool) {
+            Some(t) => t.input_schema.clone(),
+            None => return Err(args::unknown_tool(tool, &tools)),
+        },
+        Err(_) => Value::Null,
+    };
     let arguments = if args.len() == 1 && args[0].trim_start().starts_with('{') {
         serde_json::from_str::<Value>(&args[0])
             .map_err(|e| Failure::new(exit::USAGE, format!("arguments are not JSON: {e}")))?
-    } else if args.is_empty() {
-        Value::Object(Map::new())
     } else {
-        let tools = client
-            .list_tools_with(CallOptions::default().timeout(timeout))
-            .await?;
-        let schema = tools
-            .iter()
-            .find(|t| t.name == tool)
-            .map(|t| t.input_schema.clone())
-            .unwrap_or(Value::Null);
-        typed_arguments(args, &schema)?
+        args::typed_arguments(args, &schema)?
     };
     // Progress extends the timeout (users of every SDK ask for it); --max-time still holds.
     let mut opts = CallOptions::default().timeout(timeout).reset_on_progress();
@@ -522,64 +525,4 @@ async fn call(
     } else {
         exit::OK
     })
-}
-
-/// Turns `k=v` pairs into arguments, typing each value by the schema's property type.
-fn typed_arguments(pairs: &[String], schema: &Value) -> Result<Value, Failure> {
-    let mut out = Map::new();
-    for pair in pairs {
-        let (key, raw) = pair.split_once('=').ok_or_else(|| {
-            Failure::new(
-                exit::USAGE,
-                format!("argument {pair:?} is not key=value (or give one JSON object)"),
-            )
-        })?;
-        let kind = schema
-            .pointer(&format!("/properties/{key}/type"))
-            .and_then(Value::as_str);
-        let bad = |what: &str| Failure::new(exit::USAGE, format!("{key}: {raw:?} is not {what}"));
-        let value = match kind {
-            Some("string") => Value::String(raw.to_owned()),
-            Some("integer") => Value::from(raw.parse::<i64>().map_err(|_| bad("an integer"))?),
-            Some("number") => {
-                let n: f64 = raw.parse().map_err(|_| bad("a number"))?;
-                serde_json::Number::from_f64(n)
-                    .map(Value::Number)
-                    .ok_or_else(|| bad("a finite number"))?
-            }
-            Some("boolean") => Value::Bool(raw.parse().map_err(|_| bad("true or false"))?),
-            Some("array") | Some("object") => {
-                serde_json::from_str(raw).map_err(|_| bad("JSON of the right kind"))?
-            }
-            _ => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())),
-        };
-        out.insert(key.to_owned(), value);
-    }
-    Ok(Value::Object(out))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn key_values_are_typed_by_the_schema() {
-        let schema = json!({"properties": {
-            "s": {"type": "string"}, "i": {"type": "integer"}, "n": {"type": "number"},
-            "b": {"type": "boolean"}, "a": {"type": "array"}}});
-        let args: Vec<String> = [
-            "s=42", "i=7", "n=2.5", "b=true", "a=[1,2]", "x=null", "y=hi",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let v = typed_arguments(&args, &schema).ok().unwrap();
-        assert_eq!(
-            v,
-            json!({"s": "42", "i": 7, "n": 2.5, "b": true, "a": [1, 2], "x": null, "y": "hi"})
-        );
-        assert!(typed_arguments(&["i=x".into()], &schema).is_err());
-        assert!(typed_arguments(&["novalue".into()], &schema).is_err());
-    }
 }

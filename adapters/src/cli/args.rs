@@ -1,0 +1,490 @@
+//! A tool's arguments from the command line: `key=value` pairs typed and checked by the tool's
+//! input schema, and the tool's name checked against the tools the server lists.
+
+use mcpwire::Tool;
+use serde_json::{Map, Value};
+
+use super::{exit, Failure};
+
+/// Turns `key=value` pairs into arguments, typing each value by its property in `schema`.
+///
+/// A key given twice is refused; so is a key the schema does not list, when it lists its
+/// properties and does not allow others (`additionalProperties` true or a schema).
+pub(super) fn typed_arguments(pairs: &[String], schema: &Value) -> Result<Value, Failure> {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let additional = schema.get("additionalProperties");
+    let open = matches!(additional, Some(Value::Bool(true) | Value::Object(_)));
+    let mut out = Map::new();
+    for pair in pairs {
+        let (key, raw) = pair.split_once('=').ok_or_else(|| {
+            usage(format!(
+                "argument {pair:?} is not key=value (or give one JSON object)"
+            ))
+        })?;
+        if out.contains_key(key) {
+            return Err(usage(format!(
+                "{key} is given twice; give each argument once"
+            )));
+        }
+        let property = match properties {
+            Some(props) => match props.get(key) {
+                Some(p) => Some(p),
+                None if open => additional.filter(|a| a.is_object()),
+                None => return Err(unknown_key(key, props)),
+            },
+            None => None,
+        };
+        out.insert(key.to_owned(), typed_value(key, raw, property)?);
+    }
+    Ok(Value::Object(out))
+}
+
+fn usage(message: String) -> Failure {
+    Failure::new(exit::USAGE, message)
+}
+
+fn unknown_key(key: &str, props: &Map<String, Value>) -> Failure {
+    if props.is_empty() {
+        return usage(format!(
+            "unknown argument {key}: this tool takes no arguments"
+        ));
+    }
+    let known: Vec<&str> = props.keys().map(String::as_str).collect();
+    let hint = closest(key, &known)
+        .map(|k| format!(" (did you mean {k}?)"))
+        .unwrap_or_default();
+    usage(format!(
+        "unknown argument {key}{hint}; the tool's arguments: {}",
+        known.join(", ")
+    ))
+}
+
+/// The type a property declares: its `type`, or the first of a list of types other than
+/// `null`.
+fn declared_type(property: &Value) -> Option<&str> {
+    match property.get("type")? {
+        Value::String(t) => Some(t),
+        Value::Array(types) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null"),
+        _ => None,
+    }
+}
+
+/// Whether a property's `type` allows `null`.
+fn allows_null(property: &Value) -> bool {
+    match property.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+        _ => false,
+    }
+}
+
+/// One value typed by its property (none: JSON if it parses, else a string).
+fn typed_value(key: &str, raw: &str, property: Option<&Value>) -> Result<Value, Failure> {
+    let Some(property) = property else {
+        return Ok(serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())));
+    };
+    if raw == "null" && allows_null(property) {
+        return Ok(Value::Null);
+    }
+    let bad = |what: &str| usage(format!("{key}: {raw:?} is not {what}"));
+    Ok(match declared_type(property) {
+        Some("string") => Value::String(raw.to_owned()),
+        Some("integer") => integer(raw).ok_or_else(|| {
+            if looks_like_integer(raw) {
+                usage(format!(
+                    "{key}: {raw} is too large for an integer (the range is {} to {})",
+                    i64::MIN,
+                    u64::MAX
+                ))
+            } else {
+                bad("an integer")
+            }
+        })?,
+        Some("number") => match integer(raw) {
+            Some(n) => n,
+            None => {
+                let n: f64 = raw.trim().parse().map_err(|_| bad("a number"))?;
+                serde_json::Number::from_f64(n)
+                    .map(Value::Number)
+                    .ok_or_else(|| bad("a finite number"))?
+            }
+        },
+        Some("boolean") => Value::Bool(raw.parse().map_err(|_| bad("true or false"))?),
+        Some(kind @ ("array" | "object")) => {
+            let parsed = serde_json::from_str::<Value>(raw).ok();
+            let fits = match &parsed {
+                Some(Value::Array(_)) => kind == "array",
+                Some(Value::Object(_)) => kind == "object",
+                _ => false,
+            };
+            match parsed {
+                Some(v) if fits => v,
+                _ => {
+                    let (what, example) = if kind == "array" {
+                        ("a JSON array", array_example(raw, property))
+                    } else {
+                        ("a JSON object", object_example(property))
+                    };
+                    return Err(usage(format!(
+                        "{key}: {raw:?} is not {what}; write {key}='{example}'"
+                    )));
+                }
+            }
+        }
+        _ => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())),
+    })
+}
+
+/// An integer that fits `i64` or `u64`.
+fn integer(raw: &str) -> Option<Value> {
+    let raw = raw.trim();
+    raw.parse::<i64>()
+        .map(Value::from)
+        .or_else(|_| raw.parse::<u64>().map(Value::from))
+        .ok()
+}
+
+fn looks_like_integer(raw: &str) -> bool {
+    let digits = raw.trim().strip_prefix(['-', '+']).unwrap_or(raw.trim());
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The array a user most likely meant by `raw` (`a,b` → `["a","b"]`), typed by the items'
+/// schema where it says.
+fn array_example(raw: &str, property: &Value) -> String {
+    let items = property.get("items").and_then(declared_type);
+    let parts: Vec<&str> = raw
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let parts = if parts.is_empty() {
+        vec!["a", "b"]
+    } else {
+        parts
+    };
+    let values: Vec<Value> = parts
+        .into_iter()
+        .map(|p| match items {
+            Some("string") => Value::String(p.to_owned()),
+            Some("integer" | "number") => integer(p)
+                .or_else(|| serde_json::from_str(p).ok())
+                .unwrap_or_else(|| Value::from(1)),
+            Some("boolean") => Value::Bool(p == "true"),
+            _ => match serde_json::from_str::<Value>(p) {
+                Ok(v) if !v.is_array() && !v.is_object() => v,
+                _ => Value::String(p.to_owned()),
+            },
+        })
+        .collect();
+    Value::Array(values).to_string()
+}
+
+/// An object of the shape `property` describes, with one of its fields (`{"key":"value"}`
+/// when it says none).
+fn object_example(property: &Value) -> String {
+    let first = property
+        .get("properties")
+        .and_then(Value::as_object)
+        .and_then(|p| p.iter().next());
+    let (name, value) = match first {
+        Some((name, p)) => {
+            let value = match declared_type(p) {
+                Some("integer" | "number") => Value::from(1),
+                Some("boolean") => Value::Bool(true),
+                Some("array") => Value::Array(Vec::new()),
+                Some("object") => Value::Object(Map::new()),
+                _ => Value::from("value"),
+            };
+            (name.clone(), value)
+        }
+        None => ("key".to_owned(), Value::from("value")),
+    };
+    let mut m = Map::new();
+    m.insert(name, value);
+    Value::Object(m).to_string()
+}
+
+/// The failure for a tool the server does not list: the tools it lists, and the closest name.
+pub(super) fn unknown_tool(tool: &str, tools: &[Tool]) -> Failure {
+    if tools.is_empty() {
+        return usage(format!("no tool named {tool}: the server lists no tools"));
+    }
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let hint = closest(tool, &names)
+        .map(|n| format!(" (did you mean {n}?)"))
+        .unwrap_or_default();
+    const SHOWN: usize = 30;
+    let mut list = names
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        list.push_str(&format!(
+            ", … ({} more; see `mcpwire tools`)",
+            names.len() - SHOWN
+        ));
+    }
+    usage(format!(
+        "no tool named {tool}{hint}; the server lists {}: {list}",
+        if names.len() == 1 {
+            "one tool".to_owned()
+        } else {
+            format!("{} tools", names.len())
+        }
+    ))
+}
+
+/// The known name closest to `typed` when it looks like a typo of it: a few edits away
+/// (ignoring case), or a prefix of it.
+pub(super) fn closest<'a>(typed: &str, known: &[&'a str]) -> Option<&'a str> {
+    let typed_lower = typed.to_lowercase();
+    let len = typed.chars().count();
+    let allowed = (len / 3).max(1);
+    known
+        .iter()
+        .map(|k| (distance(&typed_lower, &k.to_lowercase()), *k))
+        .filter(|(d, k)| *d <= allowed || (len >= 3 && k.to_lowercase().starts_with(&typed_lower)))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// The edit distance between `a` and `b`, in characters: insertions, deletions, substitutions
+/// and swaps of two neighbours (optimal string alignment).
+pub(super) fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let width = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * width];
+    for (i, cell) in d.iter_mut().step_by(width).enumerate() {
+        *cell = i;
+    }
+    for (j, cell) in d.iter_mut().take(width).enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[(i - 1) * width + j] + 1)
+                .min(d[i * width + j - 1] + 1)
+                .min(d[(i - 1) * width + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[(i - 2) * width + j - 2] + 1);
+            }
+            d[i * width + j] = best;
+        }
+    }
+    d[a.len() * width + b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn error(pairs: &[&str], schema: &Value) -> (u8, String) {
+        match typed_arguments(&args(pairs), schema) {
+            Ok(v) => panic!("accepted: {v}"),
+            Err(f) => (f.code, f.message),
+        }
+    }
+
+    #[test]
+    fn key_values_are_typed_by_the_schema() {
+        let schema = json!({"properties": {
+            "s": {"type": "string"}, "i": {"type": "integer"}, "n": {"type": "number"},
+            "b": {"type": "boolean"}, "a": {"type": "array"}, "o": {"type": "object"},
+            "x": {}, "y": {"description": "untyped"}, "m": {"type": ["integer", "null"]}}});
+        let v = typed_arguments(
+            &args(&[
+                "s=42",
+                "i=7",
+                "n=2.5",
+                "b=true",
+                "a=[1,2]",
+                "o={\"k\":1}",
+                "x=null",
+                "y=hi",
+                "m=null",
+            ]),
+            &schema,
+        )
+        .ok()
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"s": "42", "i": 7, "n": 2.5, "b": true, "a": [1, 2], "o": {"k": 1},
+                   "x": null, "y": "hi", "m": null})
+        );
+        // A whole number for a number property goes as an integer, not 2.0.
+        let v = typed_arguments(&args(&["n=2"]), &schema).ok().unwrap();
+        assert_eq!(v.to_string(), r#"{"n":2}"#);
+        assert_eq!(error(&["i=x"], &schema).0, exit::USAGE);
+        assert_eq!(
+            error(&["b=yes"], &schema).1,
+            r#"b: "yes" is not true or false"#
+        );
+        assert_eq!(
+            error(&["n=inf"], &schema).1,
+            r#"n: "inf" is not a finite number"#
+        );
+        assert!(error(&["novalue"], &schema).1.contains("is not key=value"));
+        // Without properties, any key goes, typed as JSON when it parses.
+        let v = typed_arguments(&args(&["q=1", "r=x"]), &json!({}))
+            .ok()
+            .unwrap();
+        assert_eq!(v, json!({"q": 1, "r": "x"}));
+    }
+
+    #[test]
+    fn a_key_given_twice_is_a_usage_error() {
+        let schema = json!({"properties": {"a": {"type": "number"}}});
+        let (code, message) = error(&["a=1", "a=2"], &schema);
+        assert_eq!(code, exit::USAGE);
+        assert_eq!(message, "a is given twice; give each argument once");
+        // Also without a schema.
+        assert_eq!(error(&["a=1", "a=1"], &json!({})).0, exit::USAGE);
+    }
+
+    #[test]
+    fn an_unknown_key_lists_the_known_ones_and_suggests_the_closest() {
+        let schema = json!({"properties": {"steps": {"type": "integer"},
+                                           "interval_ms": {"type": "integer"}}});
+        let (code, message) = error(&["stesp=3"], &schema);
+        assert_eq!(code, exit::USAGE);
+        assert_eq!(
+            message,
+            "unknown argument stesp (did you mean steps?); the tool's arguments: interval_ms, steps"
+        );
+        // A prefix is suggested too; a key like none of them is not.
+        assert!(error(&["interval=3"], &schema)
+            .1
+            .contains("(did you mean interval_ms?)"));
+        let message = error(&["colour=red"], &schema).1;
+        assert!(!message.contains("did you mean"), "{message}");
+        assert!(message.contains("interval_ms, steps"), "{message}");
+        // A tool without arguments says so.
+        let none = json!({"type": "object", "properties": {}});
+        assert_eq!(
+            error(&["x=1"], &none).1,
+            "unknown argument x: this tool takes no arguments"
+        );
+        // Other keys allowed by additionalProperties go through, typed by its schema.
+        let open = json!({"properties": {"a": {}}, "additionalProperties": {"type": "string"}});
+        let v = typed_arguments(&args(&["b=1"]), &open).ok().unwrap();
+        assert_eq!(v, json!({"b": "1"}));
+        let open = json!({"properties": {"a": {}}, "additionalProperties": true});
+        assert!(typed_arguments(&args(&["b=1"]), &open).is_ok());
+        let closed = json!({"properties": {"a": {}}, "additionalProperties": false});
+        assert!(typed_arguments(&args(&["b=1"]), &closed).is_err());
+    }
+
+    #[test]
+    fn arrays_and_objects_that_are_not_say_what_json_to_write() {
+        let schema = json!({"properties": {
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "ids": {"type": "array", "items": {"type": "integer"}},
+            "any": {"type": "array"},
+            "cfg": {"type": "object", "properties": {"depth": {"type": "integer"}}},
+            "meta": {"type": "object"}}});
+        assert_eq!(
+            error(&["tags=a,b"], &schema).1,
+            r#"tags: "a,b" is not a JSON array; write tags='["a","b"]'"#
+        );
+        assert_eq!(
+            error(&["ids=1, 2"], &schema).1,
+            r#"ids: "1, 2" is not a JSON array; write ids='[1,2]'"#
+        );
+        // JSON of the wrong kind is refused the same way.
+        assert_eq!(
+            error(&["any=5"], &schema).1,
+            r#"any: "5" is not a JSON array; write any='[5]'"#
+        );
+        assert_eq!(
+            error(&["tags={}"], &schema).1,
+            r#"tags: "{}" is not a JSON array; write tags='["{}"]'"#
+        );
+        assert_eq!(
+            error(&["cfg=deep"], &schema).1,
+            r#"cfg: "deep" is not a JSON object; write cfg='{"depth":1}'"#
+        );
+        assert_eq!(
+            error(&["meta=[1]"], &schema).1,
+            r#"meta: "[1]" is not a JSON object; write meta='{"key":"value"}'"#
+        );
+    }
+
+    #[test]
+    fn integers_too_large_say_so() {
+        let schema = json!({"properties": {"n": {"type": "integer"}}});
+        let v = typed_arguments(&args(&["n=18446744073709551615"]), &schema)
+            .ok()
+            .unwrap();
+        assert_eq!(v["n"].as_u64(), Some(u64::MAX));
+        let v = typed_arguments(&args(&["n=-9223372036854775808"]), &schema)
+            .ok()
+            .unwrap();
+        assert_eq!(v["n"].as_i64(), Some(i64::MIN));
+        for big in ["18446744073709551616", "-9223372036854775809"] {
+            let (code, message) = error(&[&format!("n={big}")], &schema);
+            assert_eq!(code, exit::USAGE);
+            assert!(
+                message.starts_with(&format!("n: {big} is too large for an integer")),
+                "{message}"
+            );
+        }
+        assert_eq!(
+            error(&["n=1.5"], &schema).1,
+            r#"n: "1.5" is not an integer"#
+        );
+    }
+
+    #[test]
+    fn closest_names() {
+        let known = ["echo", "add", "slow", "ask", "survey"];
+        assert_eq!(closest("ehco", &known), Some("echo"));
+        assert_eq!(closest("Echo", &known), Some("echo"));
+        assert_eq!(closest("sruvey", &known), Some("survey"));
+        assert_eq!(closest("ad", &known), Some("add"));
+        assert_eq!(closest("delete", &known), None);
+        assert_eq!(distance("kitten", "sitting"), 3);
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(distance("même", "meme"), 1);
+        assert_eq!(distance("ehco", "echo"), 1);
+        assert_eq!(distance("abc", ""), 3);
+    }
+
+    #[test]
+    fn an_unknown_tool_lists_the_tools() {
+        let tool = |name: &str| -> Tool {
+            serde_json::from_value(json!({"name": name, "inputSchema": {}})).unwrap()
+        };
+        let tools = [tool("echo"), tool("add")];
+        let f = unknown_tool("ecko", &tools);
+        assert_eq!(f.code, exit::USAGE);
+        assert_eq!(
+            f.message,
+            "no tool named ecko (did you mean echo?); the server lists 2 tools: echo, add"
+        );
+        let f = unknown_tool("x", &[]);
+        assert_eq!(f.message, "no tool named x: the server lists no tools");
+        let many: Vec<Tool> = (0..40).map(|i| tool(&format!("t{i}"))).collect();
+        let f = unknown_tool("nothing-like-it", &many);
+        assert!(f.message.contains("40 tools"), "{}", f.message);
+        assert!(
+            f.message
+                .ends_with(", t29, … (10 more; see `mcpwire tools`)"),
+            "{}",
+            f.message
+        );
+    }
+}
