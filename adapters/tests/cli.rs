@@ -65,6 +65,37 @@ fn tools_as_a_table_and_as_json() {
 }
 
 #[test]
+fn one_tool_in_detail_and_as_json() {
+    let o = mcpwire(&["tools", "slow"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "slow
+  Counts steps with progress; honours cancellation.
+
+arguments:
+  interval_ms  integer  optional  default: 100
+  steps        integer  optional  default: 5
+"
+    );
+    let out = stdout(&mcpwire(&["tools", "add"]));
+    assert!(out.contains("  a  number  required\n"), "{out}");
+    assert!(out.contains("structured output: sum (number)"), "{out}");
+    let o = mcpwire(&["tools", "echo", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["name"], "echo");
+    assert_eq!(v["inputSchema"]["required"][0], "message");
+    let o = mcpwire(&["tools", "eco"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no tool named eco (did you mean echo?)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty());
+}
+
+#[test]
 fn call_types_arguments_by_schema_and_prints_text() {
     let o = mcpwire(&["call", "add", "a=2", "b=40"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 mod args;
 mod decode;
+mod show;
 mod words;
 
 /// Exit codes, listed in `--help`.
@@ -102,9 +103,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The server's tools.
+    /// The server's tools; with a NAME, that tool's arguments in detail.
     Tools {
-        /// Print the tools as JSON.
+        /// One tool to show: its description, annotations, and each argument's type, whether
+        /// it is required, description, default and allowed values.
+        name: Option<String>,
+        /// Print the tools (or the one tool) as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -317,7 +321,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     });
     let code = match cli.command {
         Command::Info { json } => info(&client, json),
-        Command::Tools { json } => tools(&client, json, timeout).await,
+        Command::Tools { name, json } => tools(&client, name.as_deref(), json, timeout).await,
         Command::Call {
             tool, args, json, ..
         } => {
@@ -432,10 +436,26 @@ fn info(client: &Client, json: bool) -> Result<u8, Failure> {
     Ok(exit::OK)
 }
 
-async fn tools(client: &Client, json: bool, timeout: Duration) -> Result<u8, Failure> {
+async fn tools(
+    client: &Client,
+    name: Option<&str>,
+    json: bool,
+    timeout: Duration,
+) -> Result<u8, Failure> {
     let tools = client
         .list_tools_with(CallOptions::default().timeout(timeout))
         .await?;
+    if let Some(name) = name {
+        let tool = tools
+            .iter()
+            .find(|t| t.name == name)
+            .ok_or_else(|| args::unknown_tool(name, &tools))?;
+        match json {
+            true => println!("{}", serde_json::to_string_pretty(tool).unwrap_or_default()),
+            false => print!("{}", show::tool_detail(tool)),
+        }
+        return Ok(exit::OK);
+    }
     if json {
         println!(
             "{}",
