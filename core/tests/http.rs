@@ -16,6 +16,9 @@ use mcpwire_core::{
 };
 use serde_json::{json, Value};
 
+#[path = "http/sessions.rs"]
+mod sessions;
+
 const URL: &str = "http://127.0.0.1:1/mcp";
 
 struct H {
@@ -25,6 +28,8 @@ struct H {
     open: HashMap<ExchangeId, HttpRequest>,
     /// One line per request started: `POST tools/call #1` or `GET`.
     log: Vec<String>,
+    /// The session header of each request in `log`.
+    sessions: Vec<Option<String>>,
     aborted: Vec<ExchangeId>,
     events: Vec<Event>,
 }
@@ -80,6 +85,7 @@ impl H {
             now,
             open: HashMap::new(),
             log: Vec::new(),
+            sessions: Vec::new(),
             aborted: Vec::new(),
             events: Vec::new(),
         };
@@ -93,6 +99,8 @@ impl H {
             match out {
                 Output::Http(HttpAction::Start(r)) => {
                     self.log.push(describe(&r));
+                    let session = r.header("mcp-session-id").map(str::to_owned);
+                    self.sessions.push(session);
                     self.open.insert(r.exchange, r);
                 }
                 Output::Http(HttpAction::Abort(id)) => {
@@ -175,6 +183,7 @@ impl H {
         h.answer(get, get_status, &[], &[]);
         assert!(h.c.is_ready());
         h.log.clear();
+        h.sessions.clear();
         h.events.clear();
         h
     }
@@ -193,6 +202,22 @@ impl H {
         })
     }
 
+    /// Answers a renewal's `initialize` exchange with the new session `session`.
+    fn renewed(&mut self, init: ExchangeId, session: &str) {
+        let id = match mcpwire_core::jsonrpc::parse(&self.request(init).body) {
+            Ok(Parsed::Single(Message::Request(r))) => r.id,
+            other => panic!("not a request: {other:?}"),
+        };
+        let body = json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}});
+        let text = body.to_string();
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Mcp-Session-Id", session),
+        ];
+        self.answer(init, 200, &headers, &[text.as_bytes()]);
+    }
+
     fn advance_to_next_deadline(&mut self) {
         let t = self.c.poll_timeout().expect("a deadline");
         self.now = t;
@@ -200,6 +225,10 @@ impl H {
         self.pump();
     }
 }
+
+/// A server's answer to a request in a session it does not know.
+const EXPIRED: &[u8] =
+    br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#;
 
 fn result_line(id: i64) -> String {
     json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "ok"}]}})
@@ -620,29 +649,14 @@ fn session_expiry_makes_a_new_session_and_sends_the_request_once_more() {
         post,
         404,
         &[("Content-Type", "application/json")],
-        &[br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#],
+        &[EXPIRED],
     );
-    assert_eq!(
-        h.outcome(streaming),
-        Some(&Err(CallError::Local(LocalError::SessionExpired))),
-        "{:?}",
-        h.events
-    );
-    assert!(h.aborted.contains(&stream));
+    // The stream of the old session lives on: its call lost nothing.
+    assert_eq!(h.outcome(streaming), None, "{:?}", h.events);
+    assert!(!h.aborted.contains(&stream));
     let init = h.find("POST initialize");
     assert_eq!(h.request(init).header("mcp-session-id"), None);
-    let body = json!({"jsonrpc": "2.0", "id": 3, "result": {"protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
-    .to_string();
-    h.answer(
-        init,
-        200,
-        &[
-            ("Content-Type", "application/json"),
-            ("Mcp-Session-Id", "sess-2"),
-        ],
-        &[body.as_bytes()],
-    );
+    h.renewed(init, "sess-2");
     assert!(h
         .events
         .iter()
@@ -651,6 +665,16 @@ fn session_expiry_makes_a_new_session_and_sends_the_request_once_more() {
     assert_eq!(h.request(again).header("mcp-session-id"), Some("sess-2"));
     h.json(again, serde_json::from_str(&result_line(call.0)).unwrap());
     assert!(matches!(h.outcome(call), Some(Ok(_))));
+    // The old stream's answer still routes by id.
+    let line = result_line(streaming.0);
+    h.c.handle_body(h.now, stream, format!("data: {line}\n\n").as_bytes());
+    h.c.handle_end(h.now, stream);
+    h.pump();
+    assert!(
+        matches!(h.outcome(streaming), Some(Ok(_))),
+        "{:?}",
+        h.events
+    );
     assert_eq!(
         h.log,
         [
@@ -658,8 +682,8 @@ fn session_expiry_makes_a_new_session_and_sends_the_request_once_more() {
             "POST tools/call #2",
             "POST initialize #3",
             "POST notifications/initialized",
-            "POST tools/call #2",
-            "GET"
+            "GET",
+            "POST tools/call #2"
         ]
     );
 }
@@ -998,6 +1022,7 @@ fn trusted_annotations_make_a_read_only_tool_repeatable_and_nothing_else() {
             now,
             open: HashMap::new(),
             log: Vec::new(),
+            sessions: Vec::new(),
             aborted: Vec::new(),
             events: Vec::new(),
         };

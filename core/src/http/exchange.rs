@@ -1,6 +1,7 @@
 //! One HTTP exchange's state: what it carries, its response so far, and for an SSE stream what
 //! a resume needs.
 
+use super::session::SessionTag;
 use crate::codec::sse::McpSseDecoder;
 use crate::error::{AuthChallenge, HttpError};
 
@@ -16,6 +17,8 @@ pub(crate) struct Stream {
     /// Our request whose answer is due on this stream.
     pub(crate) awaiting: Option<i64>,
     pub(crate) standalone: bool,
+    /// The session the stream belongs to (a resume goes in it, even after a renewal).
+    pub(crate) session: Option<SessionTag>,
 }
 
 #[derive(Debug)]
@@ -37,7 +40,8 @@ pub(crate) enum ExchangeKind {
         request: Option<i64>,
         /// The body, kept to send it once more on a new session (only for what may be replayed).
         replay: Option<Vec<u8>>,
-        with_session: bool,
+        /// How many 404s (sessions the server forgot) it met before this attempt.
+        bounces: u8,
         is_initialize: bool,
         /// Sent once more because the first attempt never reached the server.
         resent: bool,
@@ -52,6 +56,8 @@ pub(crate) enum ExchangeKind {
 #[derive(Debug)]
 pub(crate) struct Exchange {
     pub(crate) kind: ExchangeKind,
+    /// The session it was sent in, when it carried one.
+    pub(crate) sent_in: Option<SessionTag>,
     pub(crate) status: Option<u16>,
     pub(crate) content_type: Option<String>,
     pub(crate) challenge: Option<AuthChallenge>,
@@ -101,9 +107,10 @@ impl Body {
 
 impl Exchange {
     /// An exchange whose response has not come yet.
-    pub(crate) fn new(kind: ExchangeKind) -> Exchange {
+    pub(crate) fn new(kind: ExchangeKind, sent_in: Option<SessionTag>) -> Exchange {
         Exchange {
             kind,
+            sent_in,
             status: None,
             content_type: None,
             challenge: None,

@@ -14,6 +14,7 @@ mod headers;
 mod options;
 mod request;
 mod resume;
+mod session;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -24,12 +25,13 @@ pub use options::HttpOptions;
 use request::{header, media_type};
 pub use request::{ExchangeId, HttpAction, HttpMethod, HttpRequest};
 use resume::Resumes;
+use session::{Session, SessionTag};
 
 use crate::error::{AuthChallenge, HttpError};
 
 use crate::codec::sse::SseItem;
 use crate::jsonrpc::{self, Message, Parsed};
-use crate::protocol::client::{ClientConfig, ClientProtocol, Signalled, TransportSignal};
+use crate::protocol::client::{ClientConfig, ClientProtocol, TransportSignal};
 use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
@@ -42,12 +44,10 @@ pub struct HttpClient {
     /// The configured headers.
     configured: Headers,
     config: HttpOptions,
-    session: Option<String>,
+    session: Session,
     exchanges: HashMap<ExchangeId, Exchange>,
     next_exchange: ExchangeId,
     actions: VecDeque<HttpAction>,
-    /// Messages held while a new session is made.
-    parked: Vec<Vec<u8>>,
     resumes: Resumes,
     standalone: Standalone,
     notes: VecDeque<TransportNote>,
@@ -86,11 +86,10 @@ impl HttpClient {
             url: server.url.clone(),
             configured: Headers::new(&server.headers),
             config: options,
-            session: None,
+            session: Session::default(),
             exchanges: HashMap::new(),
             next_exchange: 0,
             actions: VecDeque::new(),
-            parked: Vec::new(),
             resumes: Resumes::default(),
             standalone: Standalone::NotYet,
             notes: VecDeque::new(),
@@ -119,7 +118,7 @@ impl HttpClient {
 
     /// The session the server assigned, if any.
     pub fn session(&self) -> Option<&str> {
-        self.session.as_deref()
+        self.session.id.as_deref()
     }
 
     /// Starts the handshake.
@@ -150,8 +149,8 @@ impl HttpClient {
             self.actions.push_back(HttpAction::Abort(id));
         }
         self.resumes.take_all();
-        self.parked.clear();
-        self.delete_when_drained = self.session.is_some();
+        self.session.parked.clear();
+        self.delete_when_drained = self.session.id.is_some();
         self.delete_if_drained();
     }
 
@@ -161,9 +160,10 @@ impl HttpClient {
             return;
         }
         self.delete_when_drained = false;
-        let headers = self.headers(false);
+        let headers = self.headers(false, self.session.id.as_deref());
         let kind = ExchangeKind::Delete;
-        self.start_exchange(HttpMethod::Delete, headers, Vec::new(), kind);
+        let tag = self.session.tag();
+        self.start_exchange(HttpMethod::Delete, headers, Vec::new(), kind, tag);
     }
 
     /// Whether the connection is closed and nothing is left in flight (what is still in flight
@@ -173,13 +173,12 @@ impl HttpClient {
     }
 
     /// The headers of every request: ours, the session, the negotiated version, the configured.
-    fn headers(&self, accept_sse_only: bool) -> Vec<(String, String)> {
+    fn headers(&self, accept_sse_only: bool, session: Option<&str>) -> Vec<(String, String)> {
         let version = self
             .protocol
             .server()
             .filter(|_| self.protocol.era() == Some(ChosenEra::Handshake))
             .map(|s| s.protocol_version.as_str());
-        let session = self.session.as_deref();
         self.configured.request(accept_sse_only, session, version)
     }
 
@@ -189,10 +188,11 @@ impl HttpClient {
         headers: Vec<(String, String)>,
         body: Vec<u8>,
         kind: ExchangeKind,
+        sent_in: Option<SessionTag>,
     ) -> ExchangeId {
         let id = self.next_exchange;
         self.next_exchange += 1;
-        self.exchanges.insert(id, Exchange::new(kind));
+        self.exchanges.insert(id, Exchange::new(kind, sent_in));
         self.actions.push_back(HttpAction::Start(HttpRequest {
             exchange: id,
             method,
@@ -212,29 +212,24 @@ impl HttpClient {
                 o.frame(Direction::Outgoing, &body);
             }
             let is_initialize = m.method() == Some("initialize");
-            if self.protocol.is_renewing() && !is_initialize {
-                self.parked.push(body);
+            if self.session.renewing && !is_initialize {
+                // New messages wait for the new session.
+                self.session.parked.push((body, 0));
                 continue;
             }
-            self.post(body, &m, is_initialize);
-        }
-        if !self.protocol.is_renewing() && !self.parked.is_empty() {
-            for body in std::mem::take(&mut self.parked) {
-                let parsed = jsonrpc::parse(&body);
-                if let Ok(Parsed::Single(m)) = parsed {
-                    self.post(body, &m, false);
-                }
-            }
+            self.post_attempt(body, &m, is_initialize, false, 0);
         }
         if self.standalone == Standalone::NotYet
             && self.config.standalone_stream
             && self.protocol.is_ready()
+            && !self.session.renewing
             && !self.closing
         {
             self.standalone = Standalone::Open;
             let stream = Stream {
                 budget: self.config.resume_budget,
                 standalone: true,
+                session: self.session.tag(),
                 ..Stream::default()
             };
             self.open_get(stream);
@@ -244,21 +239,26 @@ impl HttpClient {
         }
     }
 
-    fn post(&mut self, body: Vec<u8>, m: &Message, is_initialize: bool) {
-        self.post_attempt(body, m, is_initialize, false);
-    }
-
-    fn post_attempt(&mut self, body: Vec<u8>, m: &Message, is_initialize: bool, resent: bool) {
+    /// POSTs one message; `resent` when an earlier attempt never reached the server, `bounces`
+    /// the 404s it met in sessions the server forgot.
+    fn post_attempt(
+        &mut self,
+        body: Vec<u8>,
+        m: &Message,
+        is_initialize: bool,
+        resent: bool,
+        bounces: u8,
+    ) {
         let mut headers = if is_initialize {
             // The handshake goes without a session and before a version is agreed.
             let mut h = vec![(
                 "Accept".to_string(),
                 "application/json, text/event-stream".to_string(),
             )];
-            self.configured.extend(&mut h, self.session.is_some());
+            self.configured.extend(&mut h, self.session.id.is_some());
             h
         } else {
-            self.headers(false)
+            self.headers(false, self.session.id.as_deref())
         };
         headers.push(("Content-Type".into(), "application/json".into()));
         let request = match m {
@@ -268,24 +268,24 @@ impl HttpClient {
         let kind = ExchangeKind::Post {
             request,
             replay: (!is_initialize).then(|| body.clone()),
-            with_session: self.session.is_some() && !is_initialize,
+            bounces,
             is_initialize,
             resent,
         };
-        self.start_exchange(HttpMethod::Post, headers, body, kind);
+        let tag = self.session.tag().filter(|_| !is_initialize);
+        self.start_exchange(HttpMethod::Post, headers, body, kind, tag);
     }
 
+    /// Opens a GET for `stream`, in the session it belongs to.
     fn open_get(&mut self, stream: Stream) {
-        let mut headers = self.headers(true);
+        let session = stream.session.as_ref().map(|t| &*t.id);
+        let mut headers = self.headers(true, session);
         if let Some(id) = &stream.last_event_id {
             headers.push(("Last-Event-ID".into(), id.clone()));
         }
-        self.start_exchange(
-            HttpMethod::Get,
-            headers,
-            Vec::new(),
-            ExchangeKind::Get { stream },
-        );
+        let tag = stream.session.clone();
+        let kind = ExchangeKind::Get { stream };
+        self.start_exchange(HttpMethod::Get, headers, Vec::new(), kind, tag);
     }
 
     /// The response head of `exchange`.
@@ -314,21 +314,28 @@ impl HttpClient {
         } = ex.kind
         {
             if ok && session_header.is_some() {
-                self.session = session_header;
+                self.session.id = session_header.map(Into::into);
             }
         }
         let ex = self.exchanges.get_mut(&exchange).expect("present");
         ex.body = Body::for_head(&ex.kind, status, media.as_deref(), max_event);
-        // A 404 to a POST that carried a session: the server forgot it.
-        if status == 404 {
-            if let ExchangeKind::Post {
-                with_session: true, ..
-            } = ex.kind
-            {
-                self.session_expired(now, exchange);
+        let post = matches!(ex.kind, ExchangeKind::Post { .. });
+        let request = matches!(
+            ex.kind,
+            ExchangeKind::Post {
+                request: Some(_),
+                is_initialize: false,
+                ..
             }
+        );
+        if ok && request {
+            let tag = ex.sent_in.clone();
+            self.session_held(tag.as_ref());
+        } else if status == 404 && post && ex.sent_in.is_some() {
+            // A 404 to a POST that carried a session: the server does not know it.
+            self.session_refused(now, exchange);
         }
-        self.flush();
+        self.after_input(now);
     }
 
     /// A chunk of the body of `exchange`.
@@ -358,7 +365,7 @@ impl HttpClient {
             }
             Body::Waiting | Body::Ignored => {}
         }
-        self.flush();
+        self.after_input(now);
     }
 
     /// Hands each message decoded from an SSE exchange to the protocol, at once.
@@ -467,7 +474,7 @@ impl HttpClient {
                 }
             }
         }
-        self.flush();
+        self.after_input(now);
     }
 
     /// The exchange failed (connection refused or reset, a body cut short).
@@ -508,19 +515,20 @@ impl HttpClient {
                 }
             }
         }
-        self.flush();
+        self.after_input(now);
     }
 
     /// `exchange`'s request never reached the server: no connection could be made, no byte of
     /// it was sent. That is no repeat: it is sent once more on a new exchange; if that fails so
     /// too, its request ends with the HTTP error.
     pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
-        let again = match self.exchanges.get(&exchange).map(|ex| &ex.kind) {
+        let (again, bounces) = match self.exchanges.get(&exchange).map(|ex| &ex.kind) {
             Some(ExchangeKind::Post {
                 replay: Some(body),
                 resent: false,
+                bounces,
                 ..
-            }) if !self.closing => body.clone(),
+            }) if !self.closing => (body.clone(), *bounces),
             Some(_) => return self.unsent_for_good(now, exchange, reason),
             None => return,
         };
@@ -528,8 +536,8 @@ impl HttpClient {
             return self.unsent_for_good(now, exchange, reason);
         };
         self.exchanges.remove(&exchange);
-        self.post_attempt(again, &m, false, true);
-        self.flush();
+        self.post_attempt(again, &m, false, true, bounces);
+        self.after_input(now);
     }
 
     /// A request that could not be sent ends with the HTTP error (a GET is resumed later).
@@ -545,7 +553,7 @@ impl HttpClient {
             }
             kind => self.fail_kind(now, kind, err),
         }
-        self.flush();
+        self.after_input(now);
     }
 
     /// An SSE stream ended or dropped: resume it if its answer is still due (or it is the
@@ -557,6 +565,7 @@ impl HttpClient {
             ExchangeKind::Post { request, .. } => Stream {
                 awaiting: request,
                 budget: self.config.resume_budget,
+                session: ex.sent_in.clone(),
                 ..Stream::default()
             },
             ExchangeKind::Delete => return,
@@ -614,7 +623,7 @@ impl HttpClient {
     }
 
     /// A GET that was refused: the standalone stream is not offered (any 4xx), or a resume
-    /// failed (its request ends with the error).
+    /// failed (its request ends with the error; as expired when its session has been lost).
     fn standalone_or_resume_refused(&mut self, now: Instant, stream: Stream, err: HttpError) {
         if stream.standalone {
             let status = err.status.unwrap_or(0);
@@ -631,91 +640,17 @@ impl HttpClient {
             self.notes.push_back(TransportNote::Http(note));
             return;
         }
-        if let Some(id) = stream.awaiting {
-            self.protocol.handle_transport(
-                now,
-                TransportSignal::RequestLost {
-                    id,
-                    error: LocalError::Http(Box::new(err)),
-                },
-            );
-        }
-    }
-
-    /// The server forgot the session: a new one is made, the request that met the 404 is sent
-    /// once more on it (a 404 means it was not processed), and every request whose answer was
-    /// due on the old session's streams ends as expired.
-    fn session_expired(&mut self, now: Instant, exchange: ExchangeId) {
-        let Some(ex) = self.exchanges.remove(&exchange) else {
-            return;
-        };
-        self.actions.push_back(HttpAction::Abort(exchange));
-        if self.session.take().is_none() && self.protocol.is_renewing() {
-            // Already renewing: park it with the others.
-            if let ExchangeKind::Post {
-                replay: Some(body), ..
-            } = ex.kind
-            {
-                self.parked.push(body);
-            }
-            return;
-        }
-        let streams: Vec<ExchangeId> = self
-            .exchanges
-            .iter()
-            .filter(|(_, e)| {
-                matches!(e.body, Body::Sse(_)) || matches!(e.kind, ExchangeKind::Get { .. })
-            })
-            .map(|(id, _)| *id)
-            .collect();
-        for id in streams {
-            if let Some(e) = self.exchanges.remove(&id) {
-                self.actions.push_back(HttpAction::Abort(id));
-                let awaiting = match e.kind {
-                    ExchangeKind::Post { request, .. } => request,
-                    ExchangeKind::Get { stream } => stream.awaiting,
-                    ExchangeKind::Delete => None,
-                };
-                if let Some(rid) = awaiting {
-                    self.expired(now, rid);
-                }
-            }
-        }
-        for stream in self.resumes.take_all() {
-            if let Some(rid) = stream.awaiting {
-                self.expired(now, rid);
-            }
-        }
-        self.standalone = Standalone::NotYet;
-        let request = match &ex.kind {
-            ExchangeKind::Post { request, .. } => *request,
-            _ => None,
-        };
-        if let ExchangeKind::Post {
-            replay: Some(body), ..
-        } = ex.kind
+        let Some(id) = stream.awaiting else { return };
+        if stream
+            .session
+            .as_ref()
+            .is_some_and(|t| !self.session.is_current(t))
         {
-            self.parked.push(body);
+            // A resume in a session the server has since forgotten.
+            return self.expired(now, id);
         }
-        if self
-            .protocol
-            .handle_transport(now, TransportSignal::SessionLost)
-            != Signalled::Done
-        {
-            if let Some(rid) = request {
-                self.expired(now, rid);
-            }
-            self.parked.clear();
-        }
-    }
-
-    /// Request `rid` was due on the session the server forgot: it ends as expired (never
-    /// replayed: it may have run).
-    fn expired(&mut self, now: Instant, rid: i64) {
-        let signal = TransportSignal::RequestLost {
-            id: rid,
-            error: LocalError::SessionExpired,
-        };
+        let error = LocalError::Http(Box::new(err));
+        let signal = TransportSignal::RequestLost { id, error };
         self.protocol.handle_transport(now, signal);
     }
 
@@ -738,6 +673,13 @@ impl HttpClient {
                 );
             }
         }
+    }
+
+    /// After an input: a finished renewal releases what waited for it; then what the protocol
+    /// wants sent goes.
+    fn after_input(&mut self, now: Instant) {
+        self.settle(now);
+        self.flush();
     }
 
     fn abort(&mut self, exchange: ExchangeId) {
@@ -789,6 +731,6 @@ impl HttpClient {
                 self.open_get(stream);
             }
         }
-        self.flush();
+        self.after_input(now);
     }
 }

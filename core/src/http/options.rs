@@ -20,6 +20,10 @@ pub struct HttpOptions {
     pub default_retry: Duration,
     /// Whether to open the standalone GET stream after the handshake (default yes).
     pub standalone_stream: bool,
+    /// How many session renewals may run in a row (each new session lost, or its
+    /// `initialize` failed, before any request succeeded in it) before the connection gives
+    /// up and closes (default 3).
+    pub renewal_budget: u32,
 }
 
 impl Default for HttpOptions {
@@ -30,6 +34,7 @@ impl Default for HttpOptions {
             resume_budget: 5,
             default_retry: Duration::from_secs(1),
             standalone_stream: true,
+            renewal_budget: 3,
         }
     }
 }

@@ -58,6 +58,11 @@ impl Resumes {
         due.into_iter().map(|r| r.stream).collect()
     }
 
+    /// Forgets the standalone stream's resume (its session is gone; it opens anew).
+    pub(crate) fn drop_standalone(&mut self) {
+        self.waiting.retain(|r| !r.stream.standalone);
+    }
+
     /// Every waiting stream (the session they belonged to is gone, or the connection closes).
     pub(crate) fn take_all(&mut self) -> Vec<Stream> {
         std::mem::take(&mut self.waiting)

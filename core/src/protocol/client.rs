@@ -200,6 +200,12 @@ impl ClientProtocol {
         self.handshake.renewing
     }
 
+    /// How the last session renewal failed, once (the connection stays open: the transport
+    /// decides whether to try again or to give up).
+    pub fn take_renewal_failure(&mut self) -> Option<CallError> {
+        self.handshake.renewal_failed.take()
+    }
+
     /// Starts the connection: the probe (`server/discover`) or, with
     /// [`Era::Handshake`](super::Era::Handshake), `initialize`.
     pub fn start(&mut self, now: Instant) -> Result<(), ClientError> {

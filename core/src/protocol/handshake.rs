@@ -47,6 +47,9 @@ pub(crate) struct Handshake {
     restart_requested: bool,
     /// A new handshake runs because the server forgot the session: calls may go on.
     pub(crate) renewing: bool,
+    /// How the last renewal failed, until the transport takes it (a failed renewal does not
+    /// close the connection: the transport decides whether to try again).
+    pub(crate) renewal_failed: Option<CallError>,
 }
 
 impl Handshake {
@@ -57,6 +60,7 @@ impl Handshake {
             server: None,
             restart_requested: false,
             renewing: false,
+            renewal_failed: None,
         }
     }
 
@@ -106,7 +110,8 @@ impl Handshake {
     }
 
     /// The server forgot the session (HTTP, handshake era): the handshake runs again, offering
-    /// the version negotiated before. Calls stay pending.
+    /// the version negotiated before. Calls stay pending. If it fails, the connection stays
+    /// open and the failure waits in `renewal_failed` for the transport.
     pub(crate) fn renew(&mut self, now: Instant, mut cx: Ctx<'_>) -> Result<(), ClientError> {
         if self.renewing {
             return Ok(());
@@ -210,6 +215,12 @@ impl Handshake {
     fn handshake_done(&mut self, now: Instant, cx: Ctx<'_>, outcome: Outcome) {
         let init = match initialize_answer(outcome) {
             Ok(init) => init,
+            Err(failure) if self.renewing && !cx.engine.is_closed() => {
+                self.renewing = false;
+                self.phase = Phase::Ready;
+                self.renewal_failed = Some(failure);
+                return;
+            }
             Err(failure) => return self.fail(now, cx, failure),
         };
         self.era = Some(ChosenEra::Handshake);

@@ -134,7 +134,6 @@ impl Engine {
     }
 
     /// Whether [`close`](Self::close) was called.
-    #[cfg(test)]
     pub fn is_closed(&self) -> bool {
         self.closed.is_some()
     }

@@ -106,9 +106,19 @@ pub enum LocalError {
         /// The cap, in bytes.
         limit: usize,
     },
-    /// The server no longer knows the session the request was sent in.
+    /// The server no longer knows the session the request was sent in, and its answer was
+    /// due there (it may have run).
     #[error("the session expired")]
     SessionExpired,
+    /// The server kept losing the session and no new one held: the connection gave up and
+    /// closed (every pending request ends with this).
+    #[error("the server lost the session and {attempts} renewals in a row did not hold: {reason}")]
+    SessionRenewalFailed {
+        /// The renewals tried in a row.
+        attempts: u32,
+        /// How the last one failed.
+        reason: Arc<str>,
+    },
     /// The HTTP exchange carrying the request failed: an unexpected status or content type, a
     /// body that is not JSON-RPC or holds no answer, or a network failure.
     #[error(transparent)]

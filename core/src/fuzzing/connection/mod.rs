@@ -202,6 +202,7 @@ impl Harness {
                     Duration::from_secs(1)
                 },
                 standalone_stream: flags & 0x20 != 0,
+                renewal_budget: if short { 1 } else { 3 },
             };
             Connection::http(epoch, config, &server, options).expect("the handshake era is spoken")
         } else {

@@ -1,0 +1,215 @@
+//! The session of the handshake era, and its renewal as one state of the HTTP machine.
+//!
+//! Every exchange remembers the session it was sent in ([`SessionTag`]: the id and a
+//! generation, bumped each time a session is lost). A 404 to a POST sent in the current session
+//! means the server forgot it: one new session is made, new messages wait for it, and the
+//! request that met the 404 is sent once more on it, since a 404 means it was not processed. A
+//! 404 to a request sent in an older session, or during the renewal, is sent once more too and
+//! starts nothing. Exchanges still open on their own streams finish on their own: their answers
+//! route by id as always. A resume of an old session's stream that the server refuses ends that
+//! one call as expired. Renewals that do not hold have a budget; when it is spent the
+//! connection closes with [`LocalError::SessionRenewalFailed`] and every pending call ends.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::exchange::{ExchangeKind, Standalone};
+use super::request::ExchangeId;
+use super::HttpClient;
+use crate::jsonrpc::{self, Message, Parsed};
+use crate::protocol::client::{Signalled, TransportSignal};
+use crate::rpc::LocalError;
+use crate::transport::TransportNote;
+
+/// How many times one request may meet a 404 and be sent again, each time on a newer session.
+pub(crate) const MAX_BOUNCES: u8 = 3;
+
+/// The session an exchange was sent in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SessionTag {
+    pub(crate) id: Arc<str>,
+    pub(crate) generation: u64,
+}
+
+/// Where the session stands.
+#[derive(Debug, Default)]
+pub(crate) struct Session {
+    /// The id the server assigned, if any.
+    pub(crate) id: Option<Arc<str>>,
+    /// Bumped each time the server forgets a session.
+    pub(crate) generation: u64,
+    /// A new session is being made: new messages wait for it.
+    pub(crate) renewing: bool,
+    /// Renewals started since a request last succeeded in a session.
+    pub(crate) in_a_row: u32,
+    /// How the last renewal failed, for the reason of giving up.
+    pub(crate) last_failure: Option<String>,
+    /// Messages waiting for the new session, with the 404s each has met.
+    pub(crate) parked: Vec<(Vec<u8>, u8)>,
+}
+
+impl Session {
+    /// The tag of an exchange sent now, when it carries the session.
+    pub(crate) fn tag(&self) -> Option<SessionTag> {
+        self.id.as_ref().map(|id| SessionTag {
+            id: id.clone(),
+            generation: self.generation,
+        })
+    }
+
+    /// Whether `tag` is the session in use now.
+    pub(crate) fn is_current(&self, tag: &SessionTag) -> bool {
+        tag.generation == self.generation && !self.renewing
+    }
+}
+
+impl HttpClient {
+    /// A 2xx head for a request sent in `tag`'s session: the session works.
+    pub(super) fn session_held(&mut self, tag: Option<&SessionTag>) {
+        if tag.is_some_and(|t| self.session.is_current(t)) {
+            self.session.in_a_row = 0;
+            self.session.last_failure = None;
+        }
+    }
+
+    /// A 404 to `exchange`, which was sent with a session: the server does not know it.
+    pub(super) fn session_refused(&mut self, now: Instant, exchange: ExchangeId) {
+        let Some(ex) = self.exchanges.remove(&exchange) else {
+            return;
+        };
+        self.actions.push_back(super::HttpAction::Abort(exchange));
+        let Some(tag) = ex.sent_in else { return };
+        self.session_lost(now, &tag);
+        if self.closing {
+            return;
+        }
+        match ex.kind {
+            // Not processed: it may go once more, on the new session.
+            ExchangeKind::Post {
+                request: Some(id),
+                replay: Some(body),
+                bounces,
+                ..
+            } if bounces < MAX_BOUNCES && self.protocol.is_pending(id) => {
+                self.park_or_send(body, bounces + 1)
+            }
+            ExchangeKind::Post {
+                request: Some(id), ..
+            } => self.expired(now, id),
+            ExchangeKind::Post { request: None, .. } => {
+                let note = "a message sent in a session the server no longer knows was dropped";
+                self.notes.push_back(TransportNote::Http(note.into()));
+            }
+            ExchangeKind::Get { .. } | ExchangeKind::Delete => {}
+        }
+    }
+
+    /// The server forgot the session `tag` names: if it is the current one, a renewal starts.
+    fn session_lost(&mut self, now: Instant, tag: &SessionTag) {
+        if !self.session.is_current(tag) || self.closing {
+            return;
+        }
+        self.session.generation += 1;
+        self.session.id = None;
+        self.renew(now);
+    }
+
+    /// Starts a renewal, or gives up when the budget of renewals in a row is spent.
+    fn renew(&mut self, now: Instant) {
+        if self.session.in_a_row >= self.config.renewal_budget {
+            let reason = self.session.last_failure.clone().unwrap_or_else(|| {
+                "each new session was lost before a request succeeded in it".into()
+            });
+            return self.give_up(now, reason);
+        }
+        self.session.in_a_row += 1;
+        self.session.renewing = true;
+        // The standalone stream belonged to the lost session; it opens again on the new one.
+        let standalone: Vec<ExchangeId> = self
+            .exchanges
+            .iter()
+            .filter(|(_, e)| matches!(&e.kind, ExchangeKind::Get { stream } if stream.standalone))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in standalone {
+            self.abort(id);
+        }
+        self.resumes.drop_standalone();
+        self.standalone = Standalone::NotYet;
+        let signal = TransportSignal::SessionLost;
+        if self.protocol.handle_transport(now, signal) != Signalled::Done {
+            self.session.renewing = false;
+            self.give_up(now, "the connection cannot make a new session".into());
+        }
+    }
+
+    /// After each input: a renewal that finished releases what waited for it; one that failed
+    /// is tried again within the budget.
+    pub(super) fn settle(&mut self, now: Instant) {
+        if !self.session.renewing || self.protocol.is_renewing() {
+            return;
+        }
+        self.session.renewing = false;
+        if let Some(failure) = self.protocol.take_renewal_failure() {
+            self.session.last_failure = Some(failure.to_string());
+            if !self.protocol.is_closed() {
+                self.renew(now);
+            }
+            return;
+        }
+        // `notifications/initialized` goes first, then what waited.
+        self.flush();
+        for (body, bounces) in std::mem::take(&mut self.session.parked) {
+            self.send_parked(body, bounces);
+        }
+    }
+
+    /// Sends `body` on the session, or keeps it until the new one is made.
+    fn park_or_send(&mut self, body: Vec<u8>, bounces: u8) {
+        if self.session.renewing {
+            self.session.parked.push((body, bounces));
+        } else {
+            self.send_parked(body, bounces);
+        }
+    }
+
+    /// Sends a message that waited: a request only if its caller still waits.
+    fn send_parked(&mut self, body: Vec<u8>, bounces: u8) {
+        let Ok(Parsed::Single(m)) = jsonrpc::parse(&body) else {
+            return;
+        };
+        if let Message::Request(r) = &m {
+            if !r.id.as_i64().is_some_and(|id| self.protocol.is_pending(id)) {
+                return;
+            }
+        }
+        self.post_attempt(body, &m, false, false, bounces);
+    }
+
+    /// The session cannot be renewed: the connection closes, every pending call ends.
+    fn give_up(&mut self, now: Instant, reason: String) {
+        let error = LocalError::SessionRenewalFailed {
+            attempts: self.session.in_a_row,
+            reason: reason.into(),
+        };
+        self.session.parked.clear();
+        self.protocol
+            .handle_transport(now, TransportSignal::Ended(error));
+        self.closing = true;
+        let ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
+        for id in ids {
+            self.abort(id);
+        }
+        self.resumes.take_all();
+    }
+
+    /// Request `rid`'s answer was due in a session the server forgot: it ends as expired
+    /// (never sent again: it may have run).
+    pub(super) fn expired(&mut self, now: Instant, rid: i64) {
+        let signal = TransportSignal::RequestLost {
+            id: rid,
+            error: LocalError::SessionExpired,
+        };
+        self.protocol.handle_transport(now, signal);
+    }
+}
