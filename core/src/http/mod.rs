@@ -276,8 +276,12 @@ impl HttpClient {
         self.start_exchange(HttpMethod::Post, headers, body, kind, tag);
     }
 
-    /// Opens a GET for `stream`, in the session it belongs to.
-    fn open_get(&mut self, stream: Stream) {
+    /// Opens a GET for `stream`, in the session it belongs to (one sent before any session,
+    /// such as the `initialize` stream, belongs to the session in use).
+    fn open_get(&mut self, mut stream: Stream) {
+        if stream.session.is_none() {
+            stream.session = self.session.tag();
+        }
         let session = stream.session.as_ref().map(|t| &*t.id);
         let mut headers = self.headers(true, session);
         if let Some(id) = &stream.last_event_id {

@@ -93,6 +93,8 @@ struct Harness {
     closed_seen: bool,
     /// Bytes handed out to be written or posted.
     out_bytes: usize,
+    /// Every session the connection has had (a resume goes in the session of its stream).
+    sessions: Vec<String>,
 }
 
 /// A server message as text, with the id of our request it answers (if any).
@@ -242,6 +244,7 @@ impl Harness {
             handshake_failed: false,
             closed_seen: false,
             out_bytes: 0,
+            sessions: Vec::new(),
         }
     }
 
@@ -376,6 +379,11 @@ impl Harness {
         self.out_bytes += r.body.len();
         let mut request = None;
         let mut session = self.conn.session().map(str::to_owned);
+        if let Some(s) = &session {
+            if !self.sessions.contains(s) {
+                self.sessions.push(s.clone());
+            }
+        }
         match r.method {
             HttpMethod::Post => {
                 let m = match jsonrpc::parse(&r.body) {
@@ -391,7 +399,16 @@ impl Harness {
                 }
                 self.on_message_out(&m);
             }
-            HttpMethod::Get => assert!(r.body.is_empty()),
+            HttpMethod::Get => {
+                assert!(r.body.is_empty());
+                // A resume goes in its stream's session, which may since have been lost.
+                let sent = r.header("mcp-session-id").map(str::to_owned);
+                if sent != session && r.header("last-event-id").is_some() {
+                    let s = sent.expect("a resume without its session");
+                    assert!(self.sessions.contains(&s), "a resume in an unknown session");
+                    session = Some(s);
+                }
+            }
             HttpMethod::Delete => {
                 assert!(r.body.is_empty());
                 assert!(self.conn.is_closed(), "a DELETE before the close");
