@@ -153,6 +153,93 @@ fn arguments_and_tool_names_are_checked_before_the_call() {
     assert!(stderr(&o).contains("this tool takes no arguments"));
 }
 
+/// A handshake-era server as a shell script: it answers the handshake, lists `tools` and
+/// answers the first call with `answer` (the response to request 2), then waits for EOF.
+fn script_server(name: &str, tools: &str, answer: &str) -> std::path::PathBuf {
+    let script = std::env::temp_dir().join(format!("mcpwire-{name}-{}.sh", std::process::id()));
+    let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"script","version":"1"}}}"#;
+    let list = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":{tools}}}}}"#);
+    // Heredocs, not echo: echo would turn the JSON's backslashes into control characters.
+    let say = |m: &str| format!("cat <<'EOF'\n{m}\nEOF\n");
+    let body = format!(
+        "read l\n{}read l\nread l\n{}read l\n{}read l\n",
+        say(init),
+        say(&list),
+        say(answer)
+    );
+    std::fs::write(&script, body).unwrap();
+    script
+}
+
+#[test]
+fn content_blocks_as_lines_and_written_with_output() {
+    let tools = r#"[{"name":"pic","inputSchema":{"type":"object"}}]"#;
+    let image = "A".repeat(16384); // 12 KiB of zeros
+    let answer = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"result":{{"content":[
+            {{"type":"text","text":"first line\n"}},
+            {{"type":"image","mimeType":"image/png","data":"{image}"}},
+            {{"type":"audio","mimeType":"audio/wav","data":"Zm9v"}},
+            {{"type":"resource_link","uri":"demo://readme","name":"readme","mimeType":"text/plain"}},
+            {{"type":"text","text":"last"}}]}}}}"#
+    )
+    .replace('\n', "");
+    let script = script_server("content", tools, &answer);
+    let line = format!("sh {}", script.display());
+    let o = mcpwire(&["--era", "handshake", "--stdio", &line, "call", "pic"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "first line\n[image/png, 12 KiB]\n[audio/wav, 3 B]\n\
+         [resource link demo://readme, text/plain, \"readme\"]\nlast\n"
+    );
+    let dir = std::env::temp_dir().join(format!("mcpwire-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.join("new");
+    let o = mcpwire(&[
+        "--era",
+        "handshake",
+        "--stdio",
+        &line,
+        "call",
+        "pic",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&script);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (png, wav) = (out.join("pic-1.png"), out.join("pic-2.wav"));
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "first line\n[image/png, 12 KiB, written to {}]\n[audio/wav, 3 B, written to {}]\n\
+             [resource link demo://readme, text/plain, \"readme\"]\nlast\n",
+            png.display(),
+            wav.display()
+        )
+    );
+    assert_eq!(std::fs::read(&png).unwrap(), vec![0u8; 12288]);
+    assert_eq!(std::fs::read(&wav).unwrap(), b"foo");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_json_rpc_error_with_json_is_json_on_stdout() {
+    // echo refuses a call without its message with a JSON-RPC error (not an isError result).
+    let o = mcpwire(&["call", "echo", "{}", "--json"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"error": {"code": -32602, "message": "echo needs a string message"}})
+    );
+    assert!(stderr(&o).contains("echo needs a string message"));
+    // Without --json, nothing on stdout.
+    let o = mcpwire(&["call", "echo", "{}"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+}
+
 #[test]
 fn call_shows_progress_on_stderr() {
     let o = mcpwire(&["call", "slow", "steps=2", "interval_ms=10"]);

@@ -12,6 +12,7 @@ use mcpwire::{
 use serde_json::{Map, Value};
 
 mod args;
+mod content;
 mod decode;
 mod show;
 mod words;
@@ -118,9 +119,14 @@ enum Command {
         tool: String,
         /// Arguments as key=value (typed by the tool's input schema), or one JSON object.
         args: Vec<String>,
-        /// Print the whole result as JSON (instead of its text content).
+        /// Print the whole result as JSON (instead of its text content); a JSON-RPC error
+        /// from the server as `{"error": …}`.
         #[arg(long)]
         json: bool,
+        /// Write each image, audio clip and binary resource to a file in DIR, named
+        /// `<tool>-<index>.<extension>` (DIR is created if needed).
+        #[arg(long, value_name = "DIR", conflicts_with = "json")]
+        output: Option<std::path::PathBuf>,
         /// Answer elicitations by accepting with this JSON object as content.
         #[arg(long, value_name = "JSON")]
         answer: Option<String>,
@@ -323,10 +329,20 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Info { json } => info(&client, json),
         Command::Tools { name, json } => tools(&client, name.as_deref(), json, timeout).await,
         Command::Call {
-            tool, args, json, ..
+            tool,
+            args,
+            json,
+            output,
+            ..
         } => {
+            let request = CallRequest {
+                tool: &tool,
+                args: &args,
+                json,
+                output: output.as_deref(),
+            };
             let max_time = max_time(&cli.server)?;
-            call(&client, &tool, &args, json, timeout, max_time).await
+            call(&client, request, timeout, max_time).await
         }
         Command::ServeDemo | Command::Decode(_) => unreachable!("handled before connecting"),
     };
@@ -486,14 +502,34 @@ fn truncate(s: &str, max: usize) -> String {
     format!("{cut}…")
 }
 
+/// What `mcpwire call` was asked.
+struct CallRequest<'a> {
+    tool: &'a str,
+    args: &'a [String],
+    json: bool,
+    output: Option<&'a std::path::Path>,
+}
+
 async fn call(
     client: &Client,
-    tool: &str,
-    args: &[String],
-    json: bool,
+    request: CallRequest<'_>,
     timeout: Duration,
     max_time: Option<Duration>,
 ) -> Result<u8, Failure> {
+    let CallRequest {
+        tool,
+        args,
+        json,
+        output,
+    } = request;
+    if let Some(dir) = output {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Failure::new(
+                exit::USAGE,
+                format!("--output: cannot create {}: {e}", dir.display()),
+            )
+        })?;
+    }
     // The tool is checked against the list before anything is sent; a server whose list
     // fails is called all the same.
     let schema = match client
@@ -520,20 +556,26 @@ async fn call(
         let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
         eprintln!("progress {}{total}{message}", p.progress);
     });
-    let result = client.call_tool_with(tool, arguments, opts).await?;
+    let result = match client.call_tool_with(tool, arguments, opts).await {
+        Ok(result) => result,
+        Err(e) => {
+            // With --json, a JSON-RPC error is JSON too, on stdout; the exit code stays 4.
+            if let (true, Some(error)) = (json, e.server_error()) {
+                let v = serde_json::json!({ "error": error });
+                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            }
+            return Err(e.into());
+        }
+    };
     if json {
         println!(
             "{}",
             serde_json::to_string_pretty(&result).unwrap_or_default()
         );
     } else {
-        for block in &result.content {
-            match block.get("type").and_then(Value::as_str) {
-                Some("text") => println!("{}", block["text"].as_str().unwrap_or_default()),
-                Some(other) => println!("[{other} content]"),
-                None => println!("{block}"),
-            }
-        }
+        let text = content::render(&result.content, tool, output)
+            .map_err(|e| Failure::new(exit::USAGE, e))?;
+        print!("{text}");
         if result.content.is_empty() {
             if let Some(s) = &result.structured_content {
                 println!("{s}");
