@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod fault_http;
+pub mod session_soak;
 
 use std::path::PathBuf;
 
