@@ -349,3 +349,34 @@ fn a_request_whose_deadline_passes_while_it_waits_is_not_sent() {
         .iter()
         .any(|l| *l == format!("POST tools/call #{}", call.0)));
 }
+
+#[test]
+fn a_second_expiry_while_the_first_renewal_settles_renews_once_more() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    expire(&mut h, post);
+    let init = h.find("POST initialize");
+    h.renewed(init, "sess-2");
+    // The new session is lost at once: its `initialized` notification meets a 404 (it is
+    // dropped, not sent again), then the request sent once more in it does too.
+    let initialized = h.find("POST notifications/initialized");
+    let again = h.find(&format!("POST tools/call #{}", call.0));
+    expire(&mut h, initialized);
+    assert_eq!(initializes(&h), 2, "{:?}", h.log);
+    expire(&mut h, again);
+    assert_eq!(initializes(&h), 2, "one renewal for one lost session");
+    assert_eq!(h.outcome(call), None);
+    let init = h.find("POST initialize");
+    h.renewed(init, "sess-3");
+    let last = h.find(&format!("POST tools/call #{}", call.0));
+    assert_eq!(h.request(last).header("mcp-session-id"), Some("sess-3"));
+    h.json(last, serde_json::from_str(&result_line(call.0)).unwrap());
+    assert!(matches!(h.outcome(call), Some(Ok(_))));
+    assert_eq!(
+        sessions_of(&h, call.0),
+        ["sess-1", "sess-2", "sess-3"].map(|s| Some(s.to_string()))
+    );
+    assert!(h.events.iter().any(|e| matches!(e,
+        Event::Diagnostic(Diagnostic::Http(m)) if m.contains("dropped"))));
+}
