@@ -153,16 +153,18 @@ fn arguments_and_tool_names_are_checked_before_the_call() {
     assert!(stderr(&o).contains("this tool takes no arguments"));
 }
 
-/// A handshake-era server as a shell script: it answers the handshake, lists `tools` and
-/// answers the first call with `answer` (the response to request 2), then waits for EOF.
-fn script_server(name: &str, tools: &str, answer: &str) -> std::path::PathBuf {
+/// A handshake-era server (offering tools only) as a shell script: it answers the handshake,
+/// sends `notes`, lists `tools` and answers the first call with `answer` (the response to
+/// request 2), then waits for EOF.
+fn script_server(name: &str, notes: &[&str], tools: &str, answer: &str) -> std::path::PathBuf {
     let script = std::env::temp_dir().join(format!("mcpwire-{name}-{}.sh", std::process::id()));
     let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"script","version":"1"}}}"#;
     let list = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":{tools}}}}}"#);
     // Heredocs, not echo: echo would turn the JSON's backslashes into control characters.
     let say = |m: &str| format!("cat <<'EOF'\n{m}\nEOF\n");
+    let notes: String = notes.iter().map(|n| say(n)).collect();
     let body = format!(
-        "read l\n{}read l\nread l\n{}read l\n{}read l\n",
+        "read l\n{}read l\nread l\n{notes}{}read l\n{}read l\n",
         say(init),
         say(&list),
         say(answer)
@@ -184,7 +186,7 @@ fn content_blocks_as_lines_and_written_with_output() {
             {{"type":"text","text":"last"}}]}}}}"#
     )
     .replace('\n', "");
-    let script = script_server("content", tools, &answer);
+    let script = script_server("content", &[], tools, &answer);
     let line = format!("sh {}", script.display());
     let o = mcpwire(&["--era", "handshake", "--stdio", &line, "call", "pic"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -238,6 +240,105 @@ fn a_json_rpc_error_with_json_is_json_on_stdout() {
     let o = mcpwire(&["call", "echo", "{}"]);
     assert_eq!(o.status.code(), Some(4));
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+}
+
+#[test]
+fn log_messages_at_the_level_asked_for() {
+    let logs = |o: &Output| -> Vec<String> {
+        stderr(o)
+            .lines()
+            .filter(|l| l.starts_with('['))
+            .map(str::to_owned)
+            .collect()
+    };
+    for era in ["handshake", "stateless"] {
+        // --log-level asks the demo server for its messages (logging/setLevel): it logs each
+        // step of `slow` at info and at debug.
+        let o = mcpwire(&[
+            "--era",
+            era,
+            "--log-level",
+            "debug",
+            "call",
+            "slow",
+            "steps=2",
+            "interval_ms=10",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(
+            logs(&o),
+            [
+                "[debug] demo: step 1, next in 10 ms",
+                "[info] demo: step 1 of 2 done",
+                "[debug] demo: step 2, next in 10 ms",
+                "[info] demo: step 2 of 2 done",
+            ],
+            "{era}"
+        );
+        // Not a terminal: no colour.
+        assert!(!stderr(&o).contains('\x1b'), "{}", stderr(&o));
+        let o = mcpwire(&[
+            "--era",
+            era,
+            "--log-level",
+            "info",
+            "call",
+            "slow",
+            "steps=1",
+        ]);
+        assert_eq!(logs(&o), ["[info] demo: step 1 of 1 done"], "{era}");
+    }
+    // Without --log-level the demo server is not asked, and sends none.
+    let o = mcpwire(&["--verbose", "call", "slow", "steps=1", "interval_ms=10"]);
+    assert!(logs(&o).is_empty(), "{:?}", logs(&o));
+    assert!(!stderr(&o).contains("logging/setLevel"));
+    let o = mcpwire(&["-v", "--log-level", "warning", "call", "slow", "steps=1"]);
+    assert!(
+        stderr(&o).contains(r#""method":"logging/setLevel","params":{"level":"warning""#),
+        "{}",
+        stderr(&o)
+    );
+    assert!(logs(&o).is_empty(), "{:?}", logs(&o));
+}
+
+#[test]
+fn log_messages_below_the_level_are_left_out_here_too() {
+    // A server that logs at every level, unasked, and does not offer logging: nothing is asked
+    // of it, and the client leaves out what is below the level (info by default).
+    let note = |level: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"{level}","data":"at {level}"}}}}"#
+        )
+    };
+    let notes = [note("debug"), note("info"), note("warning")];
+    let notes: Vec<&str> = notes.iter().map(String::as_str).collect();
+    let tools = r#"[{"name":"t","inputSchema":{"type":"object"}}]"#;
+    let answer = r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"ok"}]}}"#;
+    let script = script_server("logs", &notes, tools, answer);
+    let line = format!("sh {}", script.display());
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--era", "handshake", "--stdio", &line];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["call", "t"]);
+        mcpwire(&args)
+    };
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "ok\n");
+    assert_eq!(stderr(&o), "[info] at info\n[warning] at warning\n");
+    let o = run(&["--log-level", "warning"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "[warning] at warning\n");
+    let o = run(&["--log-level", "debug"]);
+    assert_eq!(
+        stderr(&o),
+        "[debug] at debug\n[info] at info\n[warning] at warning\n"
+    );
+    let _ = std::fs::remove_file(&script);
+    assert_eq!(
+        mcpwire(&["--log-level", "loud", "info"]).status.code(),
+        Some(2)
+    );
 }
 
 #[test]

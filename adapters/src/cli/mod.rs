@@ -1,5 +1,6 @@
 //! The command line's commands.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use serde_json::{Map, Value};
 mod args;
 mod content;
 mod decode;
+mod logs;
 mod show;
 mod words;
 
@@ -81,6 +83,10 @@ struct ServerArgs {
     /// Print every frame sent and received on stderr.
     #[arg(long, short, global = true)]
     verbose: bool,
+    /// Show the server's log messages at LEVEL or above on stderr (default: info); when given,
+    /// also ask the server for them with logging/setLevel if it offers logging.
+    #[arg(long, global = true, value_enum, value_name = "LEVEL")]
+    log_level: Option<logs::LogLevel>,
     /// Which protocol era to speak: detect it (auto), the handshake era (handshake; also
     /// `legacy`) or the stateless era (stateless; also `modern`).
     #[arg(long, global = true, value_enum, default_value_t = EraArg::Auto)]
@@ -325,32 +331,59 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             }
         })
     });
-    let code = match cli.command {
-        Command::Info { json } => info(&client, json),
-        Command::Tools { name, json } => tools(&client, name.as_deref(), json, timeout).await,
-        Command::Call {
-            tool,
-            args,
-            json,
-            output,
-            ..
-        } => {
-            let request = CallRequest {
-                tool: &tool,
-                args: &args,
+    if let Some(level) = cli.server.log_level {
+        set_log_level(&client, level, timeout).await;
+    }
+    let min_level = cli.server.log_level.unwrap_or(logs::LogLevel::Info);
+    let logs = logs::LogPrinter::new(&client, min_level, std::io::stderr().is_terminal());
+    let work = async {
+        match cli.command {
+            Command::Info { json } => info(&client, json),
+            Command::Tools { name, json } => tools(&client, name.as_deref(), json, timeout).await,
+            Command::Call {
+                tool,
+                args,
                 json,
-                output: output.as_deref(),
-            };
-            let max_time = max_time(&cli.server)?;
-            call(&client, request, timeout, max_time).await
+                output,
+                ..
+            } => {
+                let request = CallRequest {
+                    tool: &tool,
+                    args: &args,
+                    json,
+                    output: output.as_deref(),
+                };
+                let max_time = max_time(&cli.server)?;
+                call(&client, request, &logs, timeout, max_time).await
+            }
+            Command::ServeDemo | Command::Decode(_) => unreachable!("handled before connecting"),
         }
-        Command::ServeDemo | Command::Decode(_) => unreachable!("handled before connecting"),
     };
+    // The server's log messages are printed while the command runs, and those left after.
+    let code = futures_lite::future::or(work, logs.run()).await;
     client.close().await;
+    logs.drain().await;
     if let Some(printer) = printer {
         printer.await;
     }
     code
+}
+
+/// Asks the server for log messages at `level` and above, if it offers logging; a refusal is
+/// reported and the command goes on.
+async fn set_log_level(client: &Client, level: logs::LogLevel, timeout: Duration) {
+    let offered = client
+        .server_info()
+        .is_some_and(|i| i.capabilities.logging.is_some());
+    if !offered {
+        return;
+    }
+    let mut params = Map::new();
+    params.insert("level".into(), Value::from(level.name()));
+    let opts = CallOptions::default().timeout(timeout);
+    if let Err(e) = client.request("logging/setLevel", Some(params), opts).await {
+        eprintln!("mcpwire: logging/setLevel failed: {e}");
+    }
 }
 
 /// One line for `--verbose` about an event of the connection.
@@ -513,6 +546,7 @@ struct CallRequest<'a> {
 async fn call(
     client: &Client,
     request: CallRequest<'_>,
+    logs: &logs::LogPrinter,
     timeout: Duration,
     max_time: Option<Duration>,
 ) -> Result<u8, Failure> {
@@ -556,7 +590,10 @@ async fn call(
         let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
         eprintln!("progress {}{total}{message}", p.progress);
     });
-    let result = match client.call_tool_with(tool, arguments, opts).await {
+    let outcome = client.call_tool_with(tool, arguments, opts).await;
+    // The log messages that came before the result are printed before it.
+    logs.drain().await;
+    let result = match outcome {
         Ok(result) => result,
         Err(e) => {
             // With --json, a JSON-RPC error is JSON too, on stdout; the exit code stays 4.

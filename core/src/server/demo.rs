@@ -2,7 +2,8 @@
 //! used by tests as a peer that does exactly what it is told.
 //!
 //! Tools: `echo` (returns its message), `add` (a + b, with structured output), `slow` (steps with
-//! progress; honours cancellation), `ask` (asks the client a question through an elicitation),
+//! progress, and log messages once the client set a level with `logging/setLevel`; honours
+//! cancellation), `ask` (asks the client a question through an elicitation),
 //! `fail` (an `isError` result), `big` (a text payload of N MiB). One prompt (`greet`), one
 //! resource (`demo://readme`) and one resource template (`demo://echo/{text}`).
 //!
@@ -62,6 +63,9 @@ pub struct DemoServer {
     asks: HashMap<i64, Id>,
     /// Open `subscriptions/listen` requests (stateless era), with what each asked for.
     listens: Vec<(Id, Value)>,
+    /// The least severe log level the client asked for (an index in [`LOG_LEVELS`]); no log
+    /// messages until it asks.
+    log_level: Option<usize>,
     transmit: VecDeque<Message>,
     /// Lines from the client, for the byte-level face.
     stdin: JsonlDecoder,
@@ -111,6 +115,7 @@ impl DemoServer {
             slow: HashMap::new(),
             asks: HashMap::new(),
             listens: Vec::new(),
+            log_level: None,
             transmit: VecDeque::new(),
             stdin: JsonlDecoder::new(),
         }
@@ -253,6 +258,9 @@ impl DemoServer {
         task.step += 1;
         task.next = now + task.interval;
         let (step, steps, token) = (task.step, task.steps, task.token.clone());
+        let interval = task.interval.as_millis();
+        self.log(now, "debug", &format!("step {step}, next in {interval} ms"));
+        self.log(now, "info", &format!("step {step} of {steps} done"));
         if let Some(token) = token {
             let params = json!({"progressToken": token, "progress": step, "total": steps,
                                 "message": format!("step {step} of {steps}")});
@@ -264,6 +272,17 @@ impl DemoServer {
             self.slow.remove(&id);
             let result = text_result(&format!("done after {steps} steps"), false);
             let _ = self.engine.respond(now, &id, Ok(result));
+        }
+    }
+
+    /// Sends a log message at `level`, if the client asked for that level or a lower one.
+    fn log(&mut self, now: Instant, level: &str, text: &str) {
+        let rank = LOG_LEVELS.iter().position(|l| *l == level);
+        if rank.is_some_and(|r| self.log_level.is_some_and(|min| r >= min)) {
+            let params = json!({"level": level, "logger": "demo", "data": text});
+            let _ = self
+                .engine
+                .notify(now, "notifications/message", Some(raw(&params)));
         }
     }
 
@@ -542,7 +561,18 @@ impl DemoServer {
                 ]}))),
                 _ => Err(ErrorObject::new(-32002, "resource not found")),
             },
-            "logging/setLevel" => Ok(raw(&json!({}))),
+            "logging/setLevel" => {
+                let level = params.get("level").and_then(Value::as_str);
+                match LOG_LEVELS.iter().position(|l| Some(*l) == level) {
+                    Some(rank) => {
+                        self.log_level = Some(rank);
+                        Ok(raw(&json!({})))
+                    }
+                    None => Err(invalid(
+                        "logging/setLevel needs a level, debug to emergency",
+                    )),
+                }
+            }
             other => Err(ErrorObject::new(
                 codes::METHOD_NOT_FOUND,
                 format!("method not found: {other}"),
@@ -658,6 +688,18 @@ impl DemoServer {
     }
 }
 
+/// The log levels, least severe first.
+const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
 const INSTRUCTIONS: &str =
     "A demo server: try the echo, add, slow, ask, survey, fail and big tools.";
 
@@ -711,4 +753,52 @@ fn invalid(message: &str) -> ErrorObject {
 
 fn raw<T: serde::Serialize + ?Sized>(value: &T) -> RawJson {
     RawJson::new(value).expect("JSON values serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sends `line` and returns what the server wrote, after running what is due `ms` later.
+    fn exchange(s: &mut DemoServer, now: Instant, line: &str, ms: u64) -> String {
+        s.handle_stdin(now, format!("{line}\n").as_bytes());
+        s.handle_timeout(now + Duration::from_millis(ms));
+        String::from_utf8(s.poll_output().unwrap_or_default()).unwrap()
+    }
+
+    #[test]
+    fn slow_logs_its_steps_at_the_level_the_client_set() {
+        let mut s = DemoServer::new(DemoConfig::default());
+        let now = Instant::now();
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        assert!(exchange(&mut s, now, init, 0).contains(r#""logging":{}"#));
+        let slow = |id: u32| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"slow","arguments":{{"steps":1,"interval_ms":10}}}}}}"#
+            )
+        };
+        // No level set: no log messages.
+        let out = exchange(&mut s, now, &slow(1), 10);
+        assert!(out.contains("done after 1 steps"), "{out}");
+        assert!(!out.contains("notifications/message"), "{out}");
+        let set = |level: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{{"level":"{level}"}}}}"#
+            )
+        };
+        let out = exchange(&mut s, now, &set("info"), 0);
+        assert_eq!(out, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+        let out = exchange(&mut s, now, &slow(3), 10);
+        assert!(
+            out.contains(r#""params":{"data":"step 1 of 1 done","level":"info","logger":"demo"}"#),
+            "{out}"
+        );
+        assert!(!out.contains(r#""level":"debug""#), "{out}");
+        let out = exchange(&mut s, now, &set("debug"), 0);
+        assert!(out.contains("result"), "{out}");
+        let out = exchange(&mut s, now, &slow(4), 10);
+        assert!(out.contains(r#""level":"debug""#), "{out}");
+        let out = exchange(&mut s, now, &set("loud"), 0);
+        assert!(out.contains(r#""code":-32602"#), "{out}");
+    }
 }

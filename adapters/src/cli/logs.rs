@@ -1,0 +1,221 @@
+//! The server's log messages (`notifications/message`) on stderr: at `--log-level` or above,
+//! dimmed when stderr is a terminal, with control characters made visible.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll};
+
+use mcpwire::core::types::LoggingMessageParams;
+use mcpwire::{Client, Notifications, ServerNotification};
+use serde_json::Value;
+
+/// The log levels of MCP (those of syslog), least severe first.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
+    /// The level's name on the wire.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    fn of(name: &str) -> Option<LogLevel> {
+        Self::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+/// The line for one log message, or `None` when it is below `min`. A level this client does
+/// not know is shown whatever `min` is.
+pub(super) fn line(message: &LoggingMessageParams, min: LogLevel) -> Option<String> {
+    if LogLevel::of(&message.level).is_some_and(|l| l < min) {
+        return None;
+    }
+    let data = match &message.data {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let logger = message
+        .logger
+        .as_deref()
+        .map(|l| format!("{l}: "))
+        .unwrap_or_default();
+    Some(visible(&format!("[{}] {logger}{data}", message.level)))
+}
+
+/// `text` with its control characters (a server's ANSI escapes, say) shown as `\u{…}`, so a
+/// log line cannot move the cursor or recolour the terminal. Newlines and tabs stay.
+fn visible(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+/// `line` dimmed with ANSI escapes when `dim`.
+pub(super) fn paint(line: &str, dim: bool) -> String {
+    if dim {
+        format!("\x1b[2m{line}\x1b[0m")
+    } else {
+        line.to_owned()
+    }
+}
+
+/// Prints the server's log messages as they come, from the task that runs the command (so a
+/// call can print the messages that came before its result, first).
+pub(super) struct LogPrinter {
+    notifications: RefCell<Notifications>,
+    min: LogLevel,
+    dim: bool,
+}
+
+impl LogPrinter {
+    /// A printer of `client`'s log messages at `min` or above.
+    pub(super) fn new(client: &Client, min: LogLevel, dim: bool) -> Self {
+        LogPrinter {
+            notifications: RefCell::new(client.notifications()),
+            min,
+            dim,
+        }
+    }
+
+    /// Borrows the queue only for one poll, so [`drain`](Self::drain) may run while
+    /// [`run`](Self::run) waits.
+    fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<ServerNotification>> {
+        let mut notifications = self.notifications.borrow_mut();
+        let next = pin!(notifications.next());
+        next.poll(cx)
+    }
+
+    fn show(&self, n: ServerNotification) {
+        let message = match n {
+            ServerNotification::Log(m) => m,
+            ServerNotification::ForSubscription { notification, .. } => match *notification {
+                ServerNotification::Log(m) => m,
+                _ => return,
+            },
+            _ => return,
+        };
+        if let Some(line) = line(&message, self.min) {
+            eprintln!("{}", paint(&line, self.dim));
+        }
+    }
+
+    /// Prints messages as they come; never ends (race it with the command).
+    pub(super) async fn run<T>(&self) -> T {
+        while let Some(n) = std::future::poll_fn(|cx| self.poll_next(cx)).await {
+            self.show(n);
+        }
+        std::future::pending().await
+    }
+
+    /// Prints the messages already received.
+    pub(super) async fn drain(&self) {
+        let next =
+            || futures_lite::future::poll_once(std::future::poll_fn(|cx| self.poll_next(cx)));
+        while let Some(Some(n)) = next().await {
+            self.show(n);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn message(level: &str, logger: Option<&str>, data: Value) -> LoggingMessageParams {
+        LoggingMessageParams {
+            level: level.into(),
+            logger: logger.map(Into::into),
+            data,
+        }
+    }
+
+    #[test]
+    fn messages_below_the_level_are_left_out() {
+        let m = |level| message(level, None, json!("x"));
+        assert_eq!(line(&m("debug"), LogLevel::Info), None);
+        assert_eq!(
+            line(&m("info"), LogLevel::Info).as_deref(),
+            Some("[info] x")
+        );
+        assert_eq!(
+            line(&m("error"), LogLevel::Warning).as_deref(),
+            Some("[error] x")
+        );
+        assert_eq!(line(&m("warning"), LogLevel::Error), None);
+        assert!(line(&m("emergency"), LogLevel::Emergency).is_some());
+        assert!(line(&m("debug"), LogLevel::Debug).is_some());
+        // A level not in the protocol is shown rather than lost.
+        assert_eq!(
+            line(&m("trace"), LogLevel::Emergency).as_deref(),
+            Some("[trace] x")
+        );
+    }
+
+    #[test]
+    fn the_logger_and_data_in_one_line() {
+        let m = message("info", Some("db"), json!({"rows": 3}));
+        assert_eq!(
+            line(&m, LogLevel::Debug).as_deref(),
+            Some(r#"[info] db: {"rows":3}"#)
+        );
+        // A server's escape sequences cannot reach the terminal.
+        let m = message("info", None, json!("red \u{1b}[31mtext\u{7}\nnext"));
+        assert_eq!(
+            line(&m, LogLevel::Debug).as_deref(),
+            Some("[info] red \\u{1b}[31mtext\\u{7}\nnext")
+        );
+    }
+
+    #[test]
+    fn dimmed_only_when_asked() {
+        assert_eq!(paint("x", true), "\x1b[2mx\x1b[0m");
+        assert_eq!(paint("x", false), "x");
+    }
+
+    #[test]
+    fn levels_are_ordered_and_named_as_on_the_wire() {
+        for pair in LogLevel::ALL.windows(2) {
+            assert!(pair[0] < pair[1]);
+        }
+        for l in LogLevel::ALL {
+            assert_eq!(LogLevel::of(l.name()), Some(l));
+            let parsed = <LogLevel as clap::ValueEnum>::from_str(l.name(), false);
+            assert_eq!(parsed, Ok(l));
+        }
+    }
+}
