@@ -559,17 +559,48 @@ fn auto_starts_the_server_again_when_the_probe_kills_it_or_goes_unanswered() {
 }
 
 #[test]
-fn a_server_started_again_after_the_probe_shows_its_last_run_s_stderr_only() {
+fn a_server_that_fails_to_start_is_not_started_again() {
     smol::block_on(async {
-        // It exits during the probe: it is started again for the handshake, and exits again.
+        // It exits with an error during the probe, answering nothing: a start-up failure.
         let config = ServerConfig::stdio("sh", ["-c", "echo 'boot failed' >&2; exit 1"]);
         let (client, driver) = mcpwire::connect(&config, ConnectOptions::default()).unwrap();
         smol::spawn(driver).detach();
         let mut events = client.events();
         let err = client.ready().await.unwrap_err();
         let text = err.to_string();
+        assert!(matches!(err, Error::Handshake { .. }), "{err:?}");
         let stderr = text.split("stderr:").nth(1).unwrap_or_default();
         assert_eq!(stderr.matches("boot failed").count(), 1, "{text}");
+        assert!(text.contains("exit code 1"), "{text}");
+        assert!(text.contains("before answering anything"), "{text}");
+        while let Some(e) = events.next().await {
+            assert!(
+                !matches!(e, mcpwire::Event::Restarting { .. }),
+                "started again: {e:?}"
+            );
+        }
+    });
+}
+
+#[test]
+fn a_server_started_again_after_the_probe_shows_its_last_run_s_stderr_only() {
+    smol::block_on(async {
+        // It exits on the probe and says why: it is started again for the handshake, and
+        // exits again.
+        let config = ServerConfig::stdio(
+            "sh",
+            [
+                "-c",
+                "read l; echo 'run failed: request before initialize' >&2; exit 1",
+            ],
+        );
+        let (client, driver) = mcpwire::connect(&config, ConnectOptions::default()).unwrap();
+        smol::spawn(driver).detach();
+        let mut events = client.events();
+        let err = client.ready().await.unwrap_err();
+        let text = err.to_string();
+        let stderr = text.split("stderr:").nth(1).unwrap_or_default();
+        assert_eq!(stderr.matches("run failed").count(), 1, "{text}");
         assert!(text.contains("exit code 1"), "{text}");
         // The restart was an event.
         let mut restarted = false;

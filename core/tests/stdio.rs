@@ -233,13 +233,12 @@ fn a_server_that_exits_on_the_probe_gets_the_handshake_on_a_new_process() {
         code: Some(1),
         signal: None,
     };
+    s.drain();
+    assert_eq!(s.actions(), [], "its exit is awaited first");
     s.c.handle_exit(t0, exit, "unexpected request before initialize");
     s.drain();
-    // Its stdout ended first, so the old group is killed (a no-op by now), then a new one.
-    assert_eq!(
-        s.actions(),
-        [ProcessAction::Kill, ProcessAction::SpawnAgain]
-    );
+    // It blamed the probe: it is started again for the handshake.
+    assert_eq!(s.actions(), [ProcessAction::SpawnAgain]);
     // No call failed: the connection goes on, and says it starts the server again.
     let events = s.events();
     assert!(
@@ -249,6 +248,64 @@ fn a_server_that_exits_on_the_probe_gets_the_handshake_on_a_new_process() {
     s.c.handle_respawned(t0);
     s.drain();
     assert!(s.written().contains("initialize"));
+}
+
+#[test]
+fn a_server_that_fails_to_start_during_the_probe_is_not_started_again() {
+    let t0 = Instant::now();
+    let mut s = S::new(t0, ClientConfig::default());
+    s.written();
+    s.c.handle_stdout_eof(t0);
+    let exit = ProcessExit {
+        code: Some(1),
+        signal: None,
+    };
+    s.c.handle_exit(t0, exit, "Error: Cannot find module 'express'");
+    s.drain();
+    assert!(
+        !s.actions().contains(&ProcessAction::SpawnAgain),
+        "a start-up failure is not started again"
+    );
+    let events = s.events();
+    let Some(Event::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason }))) =
+        events.first()
+    else {
+        panic!("{events:?}")
+    };
+    assert!(reason.contains("exit code 1"), "{reason}");
+    assert!(reason.contains("before answering anything"), "{reason}");
+    assert!(reason.contains("Cannot find module"), "{reason}");
+    assert!(s.c.is_closed());
+    assert!(!events.iter().any(|e| matches!(e, Event::Restarting { .. })));
+}
+
+#[test]
+fn a_server_that_exits_cleanly_or_only_closes_stdout_during_the_probe_is_started_again() {
+    let t0 = Instant::now();
+    // Exit code 0: it chose to end on the probe.
+    let mut s = S::new(t0, ClientConfig::default());
+    s.written();
+    let exit = ProcessExit {
+        code: Some(0),
+        signal: None,
+    };
+    s.c.handle_exit(t0, exit, "");
+    s.drain();
+    assert_eq!(s.actions(), [ProcessAction::SpawnAgain]);
+    // Its stdout closed and it did not exit within the grace: it is killed, then started again.
+    let mut s = S::new(t0, ClientConfig::default());
+    s.written();
+    s.c.handle_stdout_eof(t0);
+    s.drain();
+    assert_eq!(s.actions(), []);
+    let t1 = s.c.poll_timeout().unwrap();
+    assert_eq!(t1, t0 + EXIT_AFTER_EOF_GRACE);
+    s.timeout(t1);
+    assert_eq!(
+        s.actions(),
+        [ProcessAction::Kill, ProcessAction::SpawnAgain]
+    );
+    assert!(matches!(s.events().as_slice(), [Event::Restarting { .. }]));
 }
 
 #[test]

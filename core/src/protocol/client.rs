@@ -140,6 +140,11 @@ impl ClientProtocol {
                 self.handle_closed(now, error);
                 Signalled::Done
             }
+            TransportSignal::StartFailed(reason) => {
+                self.handshake.start_failed = true;
+                self.handle_closed(now, LocalError::ConnectionClosed { reason });
+                Signalled::Done
+            }
             TransportSignal::Died(reason) => {
                 let mut in_flight: Vec<i64> = self.calls.keys().copied().collect();
                 in_flight.sort_unstable();
@@ -198,6 +203,12 @@ impl ClientProtocol {
     /// Whether a new handshake runs because the server forgot the session.
     pub fn is_renewing(&self) -> bool {
         self.handshake.renewing
+    }
+
+    /// Whether the era probe is in flight with [`Era::Auto`](super::Era::Auto): a transport
+    /// lost now may be started again for the handshake.
+    pub fn probe_may_restart(&self) -> bool {
+        self.handshake.probe_may_restart(self.config.era)
     }
 
     /// How the last session renewal failed, once (the connection stays open: the transport

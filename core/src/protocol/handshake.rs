@@ -45,6 +45,8 @@ pub(crate) struct Handshake {
     pub(crate) era: Option<ChosenEra>,
     pub(crate) server: Option<Box<InitializeResult>>,
     restart_requested: bool,
+    /// The server failed to start (during the probe): the probe's end asks for no new process.
+    pub(crate) start_failed: bool,
     /// A new handshake runs because the server forgot the session: calls may go on.
     pub(crate) renewing: bool,
     /// How the last renewal failed, until the transport takes it (a failed renewal does not
@@ -59,6 +61,7 @@ impl Handshake {
             era: None,
             server: None,
             restart_requested: false,
+            start_failed: false,
             renewing: false,
             renewal_failed: None,
         }
@@ -126,6 +129,11 @@ impl Handshake {
             .unwrap_or_else(|| cx.config.protocol_version.clone());
         self.renewing = true;
         self.send_initialize(now, &mut cx, version)
+    }
+
+    /// Whether the probe is in flight with [`Era::Auto`].
+    pub(crate) fn probe_may_restart(&self, era: Era) -> bool {
+        matches!(self.phase, Phase::Probing(_)) && era == Era::Auto
     }
 
     /// Whether the probe failed in a way that needs a fresh transport (the server never
@@ -203,6 +211,9 @@ impl Handshake {
                 if let Err(e) = self.send_initialize(now, &mut cx, version) {
                     self.fail(now, cx, CallError::InvalidResult(e.to_string()));
                 }
+            }
+            Verdict::HandshakeOnNewProcess if self.start_failed => {
+                self.fail(now, cx, probe_failure(outcome, String::new()))
             }
             Verdict::HandshakeOnNewProcess => {
                 self.phase = Phase::AwaitingTransport;

@@ -40,6 +40,10 @@ pub(crate) enum TransportSignal {
     ProbeTransportLost,
     /// A fresh transport is up after a failed probe: the handshake starts on it.
     Restarted,
+    /// The server failed to start: it exited with an error while the era probe was in flight,
+    /// before answering anything, and did not blame the probe. That is no reason to start it
+    /// again: the handshake fails, and the connection closes, with `reason`.
+    StartFailed(std::sync::Arc<str>),
     /// The transport ended: every call ends with this error, and the state is closed for good.
     Ended(LocalError),
     /// The transport died under its calls (a server process that exited): the calls in flight

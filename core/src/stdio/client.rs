@@ -26,9 +26,38 @@ pub struct StdioClient {
     /// Actions decided here rather than by the shutdown plan (a restart after the probe).
     actions: std::collections::VecDeque<ProcessAction>,
     exited: bool,
+    /// Whether this process has sent any message (a server that fails to start sends none).
+    answered: bool,
     notes: std::collections::VecDeque<TransportNote>,
     /// An empty buffer for the next frames to write.
     spare: Vec<u8>,
+}
+
+/// Whether a server that exited during the era probe says the probe made it exit (it refuses
+/// requests before `initialize`, as some SDKs' servers do), rather than failing to start: then
+/// it is started again for the handshake.
+fn blames_the_probe(stderr: &str) -> bool {
+    const MARKERS: [&str; 6] = [
+        "server/discover",
+        "before initializ",
+        "expected initialize",
+        "expect initialize",
+        "expectedinitialize",
+        "initialize request",
+    ];
+    let stderr = stderr.to_ascii_lowercase();
+    MARKERS.iter().any(|m| stderr.contains(m))
+}
+
+/// Why the connection ends when the server exited: its status, `when`, its stderr's tail.
+fn exit_reason(exit: ProcessExit, when: &str, stderr_tail: &str) -> String {
+    let mut reason = format!("the server exited ({exit}){when}");
+    let tail = stderr_tail.trim();
+    if !tail.is_empty() {
+        reason.push_str("; stderr: ");
+        reason.push_str(tail);
+    }
+    reason
 }
 
 /// How long to wait for the exit status after stdout ends, before ending the calls without it.
@@ -56,6 +85,7 @@ impl StdioClient {
             eof_deadline: None,
             actions: std::collections::VecDeque::new(),
             exited: false,
+            answered: false,
             notes: std::collections::VecDeque::new(),
             spare: Vec::new(),
         }
@@ -113,6 +143,7 @@ impl StdioClient {
         self.shutdown = Shutdown::new(self.shutdown_timeouts);
         self.ended = false;
         self.exited = false;
+        self.answered = false;
         self.eof_deadline = None;
         if let Signalled::Refused(e) = self
             .protocol
@@ -168,6 +199,7 @@ impl StdioClient {
                     continue;
                 }
             };
+            self.answered = true;
             hand_over(&mut self.protocol, &mut self.notes, now, parsed);
         }
     }
@@ -178,6 +210,14 @@ impl StdioClient {
     pub fn handle_stdout_eof(&mut self, now: Instant) {
         self.decoder.finish();
         self.drain_lines(now);
+        if self.protocol.probe_may_restart() && !self.exited {
+            // During the probe, how it exits decides: a start-up failure, or a server to start
+            // again for the handshake. Its exit is awaited (briefly) first.
+            if self.eof_deadline.is_none() {
+                self.eof_deadline = Some(now + EXIT_AFTER_EOF_GRACE);
+            }
+            return;
+        }
         if self
             .protocol
             .handle_transport(now, TransportSignal::ProbeTransportLost)
@@ -196,6 +236,18 @@ impl StdioClient {
         self.shutdown.handle_exit(exit);
         self.eof_deadline = None;
         self.exited = true;
+        let failed = exit.code != Some(0) && exit != ProcessExit::UNKNOWN;
+        if self.protocol.probe_may_restart()
+            && failed
+            && !self.answered
+            && !blames_the_probe(stderr_tail)
+        {
+            let reason = exit_reason(exit, " before answering anything", stderr_tail);
+            let signal = TransportSignal::StartFailed(reason.into());
+            self.protocol.handle_transport(now, signal);
+            self.ended = true;
+            return;
+        }
         if self
             .protocol
             .handle_transport(now, TransportSignal::ProbeTransportLost)
@@ -204,12 +256,7 @@ impl StdioClient {
             self.check_restart();
             return;
         }
-        let mut reason = format!("the server exited ({exit})");
-        let tail = stderr_tail.trim();
-        if !tail.is_empty() {
-            reason.push_str("; stderr: ");
-            reason.push_str(tail);
-        }
+        let reason = exit_reason(exit, "", stderr_tail);
         let signal = TransportSignal::Died(reason.into());
         self.protocol.handle_transport(now, signal);
         self.ended = true;
@@ -299,8 +346,16 @@ impl StdioClient {
     pub fn handle_timeout(&mut self, now: Instant) {
         if self.eof_deadline.is_some_and(|t| t <= now) {
             self.eof_deadline = None;
-            let reason = "the server closed its stdout".into();
-            self.end_with(now, TransportSignal::Died(reason));
+            let lost = TransportSignal::ProbeTransportLost;
+            if self.protocol.probe_may_restart()
+                && self.protocol.handle_transport(now, lost) == Signalled::NewTransportWanted
+            {
+                // It closed its stdout during the probe and did not exit: started again.
+                self.check_restart();
+            } else {
+                let reason = "the server closed its stdout".into();
+                self.end_with(now, TransportSignal::Died(reason));
+            }
         }
         self.protocol.handle_timeout(now);
         self.shutdown.handle_timeout(now);
