@@ -208,9 +208,6 @@ impl HttpClient {
     fn flush(&mut self) {
         while let Some(m) = self.protocol.poll_transmit() {
             let body = m.to_bytes();
-            if let Some(o) = self.observer.as_mut() {
-                o.frame(Direction::Outgoing, &body);
-            }
             let is_initialize = m.method() == Some("initialize");
             if self.session.renewing && !is_initialize {
                 // New messages wait for the new session.
@@ -273,6 +270,11 @@ impl HttpClient {
             resent,
         };
         let tag = self.session.tag().filter(|_| !is_initialize);
+        // The tap sees a message when it goes out (a message waiting for a new session is not
+        // sent yet; one sent once more is seen again).
+        if let Some(o) = self.observer.as_mut() {
+            o.frame(Direction::Outgoing, &body);
+        }
         self.start_exchange(HttpMethod::Post, headers, body, kind, tag);
     }
 

@@ -380,3 +380,37 @@ fn a_second_expiry_while_the_first_renewal_settles_renews_once_more() {
     assert!(h.events.iter().any(|e| matches!(e,
         Event::Diagnostic(Diagnostic::Http(m)) if m.contains("dropped"))));
 }
+
+#[test]
+fn the_tap_sees_a_waiting_message_when_it_goes_out_not_when_it_is_queued() {
+    let mut h = H::ready(405);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let tap = seen.clone();
+    h.c.set_observer(Box::new(
+        move |d: mcpwire_core::tap::Direction, b: &[u8]| {
+            if d == mcpwire_core::tap::Direction::Outgoing {
+                let v: Value = serde_json::from_slice(b).unwrap();
+                let what = format!("{} #{}", v["method"].as_str().unwrap_or("?"), v["id"]);
+                tap.lock().unwrap().push(what);
+            }
+        },
+    ));
+    let call = h.call("x", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    expire(&mut h, post);
+    let waiting = h.call("y", CallOptions::default());
+    let queued = seen.lock().unwrap().clone();
+    assert_eq!(queued, ["tools/call #1", "initialize #2"], "{queued:?}");
+    let init = h.find("POST initialize");
+    h.renewed(init, "sess-2");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "tools/call #1".to_string(),
+            "initialize #2".into(),
+            "notifications/initialized #null".into(),
+            "tools/call #1".into(),
+            format!("tools/call #{}", waiting.0),
+        ]
+    );
+}
