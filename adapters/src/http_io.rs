@@ -26,6 +26,99 @@ pub struct HttpResponse {
     pub body: Pin<Box<dyn AsyncRead + Send>>,
 }
 
+/// What an HTTP exchange shows of itself to
+/// [`ConnectOptions::on_http_exchange`](crate::ConnectOptions::on_http_exchange): its method and URL as it goes out, then its
+/// response's status, content type and session id, or why it failed. Never a request header,
+/// and never the URL's credentials: `user:password@` is removed and the values of query
+/// parameters named like secrets (`token`, `key`, `password`…) are replaced with `***`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpExchangeNote {
+    /// A request goes out.
+    Request {
+        /// `GET`, `POST` or `DELETE`.
+        method: &'static str,
+        /// The URL, without credentials.
+        url: String,
+        /// The session it belongs to (its `Mcp-Session-Id`), if any.
+        session: Option<String>,
+    },
+    /// Its response head came.
+    Response {
+        /// The request's method.
+        method: &'static str,
+        /// The request's URL, without credentials.
+        url: String,
+        /// The status code.
+        status: u16,
+        /// The response's `Content-Type`, if any.
+        content_type: Option<String>,
+        /// The session the response names (its `Mcp-Session-Id`), if any.
+        session: Option<String>,
+    },
+    /// It ended without a response head.
+    Failed {
+        /// The request's method.
+        method: &'static str,
+        /// The request's URL, without credentials.
+        url: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Sees each HTTP exchange start and get its response head (see [`HttpExchangeNote`]).
+pub type HttpExchangeObserver = Arc<dyn Fn(&HttpExchangeNote) + Send + Sync>;
+
+/// `url` without credentials: no `user:password@`, and the values of query parameters named
+/// like secrets replaced with `***`.
+pub(crate) fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let (before_fragment, fragment) = tail.split_at(tail.find('#').unwrap_or(tail.len()));
+    let Some((path, query)) = before_fragment.split_once('?') else {
+        return format!("{scheme}{host}{tail}");
+    };
+    let query: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if secret_name(name) => format!("{name}=***"),
+            _ => pair.to_owned(),
+        })
+        .collect();
+    format!("{scheme}{host}{path}?{}{fragment}", query.join("&"))
+}
+
+/// Whether a query parameter's name suggests its value is a secret.
+fn secret_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    const PARTS: [&str; 7] = [
+        "token",
+        "secret",
+        "passw",
+        "auth",
+        "credential",
+        "signature",
+        "key",
+    ];
+    PARTS.iter().any(|p| name.contains(p)) || matches!(name.as_str(), "sig" | "pwd" | "code")
+}
+
+/// The value of header `name` (case-insensitive).
+fn header_value(headers: &[(String, String)], name: &str) -> Option<String> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.clone())
+}
+
 /// Why an exchange gave no response head.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpFailure {
@@ -165,20 +258,61 @@ enum Exchange {
 /// Reads per exchange per step before moving on to the others.
 const READS_PER_STEP: usize = 16;
 
+/// What the observer sees of a response head.
+struct Head {
+    status: u16,
+    content_type: Option<String>,
+    session: Option<String>,
+}
+
 /// The exchanges in flight.
 pub(crate) struct HttpIo {
     backend: Arc<dyn HttpBackend>,
     exchanges: HashMap<ExchangeId, Exchange>,
     read_buf: Box<[u8]>,
+    observer: Option<HttpExchangeObserver>,
+    /// With an observer: each exchange's method and redacted URL, until its head or failure.
+    started: HashMap<ExchangeId, (&'static str, String)>,
 }
 
 impl HttpIo {
-    pub(crate) fn new(backend: Arc<dyn HttpBackend>) -> Self {
+    pub(crate) fn new(
+        backend: Arc<dyn HttpBackend>,
+        observer: Option<HttpExchangeObserver>,
+    ) -> Self {
         HttpIo {
             backend,
             exchanges: HashMap::new(),
             read_buf: vec![0; 64 * 1024].into_boxed_slice(),
+            observer,
+            started: HashMap::new(),
         }
+    }
+
+    /// Tells the observer, if any, how exchange `id` went: its head, or a failure.
+    fn observe_end(&mut self, id: ExchangeId, head: Result<Head, String>) {
+        let (Some(observer), Some((method, url))) = (&self.observer, self.started.remove(&id))
+        else {
+            return;
+        };
+        observer(&match head {
+            Ok(Head {
+                status,
+                content_type,
+                session,
+            }) => HttpExchangeNote::Response {
+                method,
+                url,
+                status,
+                content_type,
+                session,
+            },
+            Err(message) => HttpExchangeNote::Failed {
+                method,
+                url,
+                message,
+            },
+        });
     }
 }
 
@@ -191,22 +325,38 @@ impl TransportIo for HttpIo {
         _work: &mut AppWork,
     ) -> bool {
         let mut progressed = false;
+        let mut ended: Vec<(ExchangeId, Result<Head, String>)> = Vec::new();
+        let observed = self.observer.is_some();
         self.exchanges.retain(|id, ex| {
             if let Exchange::Sending(fut) = ex {
                 match fut.as_mut().poll(cx) {
                     Poll::Ready(Ok(resp)) => {
                         progressed = true;
                         conn.handle_head(now, *id, resp.status, &resp.headers);
+                        if observed {
+                            let head = Head {
+                                status: resp.status,
+                                content_type: header_value(&resp.headers, "content-type"),
+                                session: header_value(&resp.headers, "mcp-session-id"),
+                            };
+                            ended.push((*id, Ok(head)));
+                        }
                         *ex = Exchange::Reading(resp.body);
                     }
                     Poll::Ready(Err(e)) if e.unsent => {
                         progressed = true;
                         conn.handle_unsent(now, *id, &e.message);
+                        if observed {
+                            ended.push((*id, Err(e.message)));
+                        }
                         return false;
                     }
                     Poll::Ready(Err(e)) => {
                         progressed = true;
                         conn.handle_failure(now, *id, &e.message);
+                        if observed {
+                            ended.push((*id, Err(e.message)));
+                        }
                         return false;
                     }
                     Poll::Pending => return true,
@@ -236,6 +386,9 @@ impl TransportIo for HttpIo {
             }
             true
         });
+        for (id, head) in ended {
+            self.observe_end(id, head);
+        }
         progressed
     }
 
@@ -243,12 +396,23 @@ impl TransportIo for HttpIo {
         match output {
             Output::Http(HttpAction::Start(request)) => {
                 let id = request.exchange;
+                if let Some(observer) = &self.observer {
+                    let method = request.method.as_str();
+                    let url = redact_url(&request.url);
+                    observer(&HttpExchangeNote::Request {
+                        method,
+                        url: url.clone(),
+                        session: request.header("mcp-session-id").map(str::to_owned),
+                    });
+                    self.started.insert(id, (method, url));
+                }
                 let fut = self.backend.send(request);
                 self.exchanges.insert(id, Exchange::Sending(fut));
             }
             // Dropping the future or the body aborts the exchange.
             Output::Http(HttpAction::Abort(id)) => {
                 self.exchanges.remove(&id);
+                self.started.remove(&id);
             }
             other => debug_assert!(false, "not an HTTP output: {other:?}"),
         }
@@ -264,5 +428,32 @@ impl TransportIo for HttpIo {
 
     fn finish_reason(&self) -> &'static str {
         "closed by the client"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn urls_lose_their_credentials() {
+        for (url, shown) in [
+            ("http://host/mcp", "http://host/mcp"),
+            ("https://user:pw@host:8080/mcp", "https://host:8080/mcp"),
+            ("http://user@host/mcp?x=1", "http://host/mcp?x=1"),
+            (
+                "http://h/mcp?api_key=abc&x=1&token=t&Password=p",
+                "http://h/mcp?api_key=***&x=1&token=***&Password=***",
+            ),
+            (
+                "http://h/mcp?sig=s&flag#frag?token=x",
+                "http://h/mcp?sig=***&flag#frag?token=x",
+            ),
+            ("http://h/a@b", "http://h/a@b"),
+            ("http://u:p@h", "http://h"),
+            ("http://u:p@h?access_token=1", "http://h?access_token=***"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
     }
 }

@@ -43,7 +43,9 @@ pub use client::{CallOptions, Client, Events, Notifications};
 pub use driver::Driver;
 pub use error::{Error, Reissue};
 pub use handlers::{BoxFuture, ElicitationRequest, Handlers};
-pub use http_io::{HttpBackend, HttpFailure, HttpResponse, IsahcBackend};
+pub use http_io::{
+    HttpBackend, HttpExchangeNote, HttpExchangeObserver, HttpFailure, HttpResponse, IsahcBackend,
+};
 pub use mcpwire_core as core;
 pub use mcpwire_core::config::ServerConfig;
 pub use mcpwire_core::tap::{Direction, FrameObserver};
@@ -96,6 +98,9 @@ pub struct ConnectOptions {
     pub observer: Option<Box<dyn FrameObserver>>,
     /// The HTTP client for HTTP servers (default: [`IsahcBackend`]).
     pub http_backend: Option<Arc<dyn HttpBackend>>,
+    /// Sees each HTTP exchange go out and its response head come back (method, URL without
+    /// credentials, status, content type, session id; never a request header).
+    pub on_http_exchange: Option<HttpExchangeObserver>,
 }
 
 impl Default for ConnectOptions {
@@ -115,6 +120,7 @@ impl Default for ConnectOptions {
             stderr_tail: 8 * 1024,
             observer: None,
             http_backend: None,
+            on_http_exchange: None,
         }
     }
 }
@@ -234,7 +240,10 @@ fn connect_http(
         config,
         options.http.clone(),
     )?;
-    let io = Box::new(http_io::HttpIo::new(backend));
+    let io = Box::new(http_io::HttpIo::new(
+        backend,
+        options.on_http_exchange.clone(),
+    ));
     Ok(options.finish(conn, config.url.clone(), 0, io))
 }
 

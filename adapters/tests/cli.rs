@@ -423,6 +423,103 @@ fn verbose_prints_the_frames() {
     assert!(err.contains("· closed: closed by the client"), "{err}");
 }
 
+/// A Streamable HTTP server of the handshake era, just enough for `info`: `initialize` opens
+/// session `sess-0123456789`, notifications get 202, GET gets 405, DELETE ends it. Each
+/// request's head goes to the receiver. Returns its `host:port`.
+fn tiny_http_server() -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
+            }
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let method = head.split(' ').next().unwrap_or("").to_owned();
+            let _ = tx.send(head);
+            let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let (status, extra, body) = match method.as_str() {
+                "POST" if message["method"] == "initialize" => (
+                    "200 OK",
+                    "Content-Type: application/json\r\nMcp-Session-Id: sess-0123456789\r\n",
+                    serde_json::json!({"jsonrpc": "2.0", "id": message["id"], "result": {
+                        "protocolVersion": "2025-11-25", "capabilities": {},
+                        "serverInfo": {"name": "tiny", "version": "1"}}})
+                    .to_string(),
+                ),
+                "POST" => ("202 Accepted", "", String::new()),
+                "DELETE" => ("200 OK", "", String::new()),
+                _ => ("405 Method Not Allowed", "", String::new()),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            if method == "DELETE" {
+                return;
+            }
+        }
+    });
+    (addr, rx)
+}
+
+#[test]
+fn verbose_over_http_shows_each_exchange_without_credentials() {
+    let (addr, requests) = tiny_http_server();
+    let url = format!("http://bob:hunter2@{addr}/mcp?token=abc&x=1");
+    let o = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+        .args(["-v", "--era", "handshake", "--http", &url])
+        .args(["--bearer-env", "MCPWIRE_TEST_TOKEN", "info"])
+        .env("MCPWIRE_TEST_TOKEN", "sekrit-token")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let shown = format!("http://{addr}/mcp?token=***&x=1");
+    for line in [
+        format!("⇢ POST {shown}\n"),
+        "⇠ 200 application/json session=sess-012… (POST)\n".to_owned(),
+        format!("⇢ POST {shown} session=sess-012…\n"),
+        "⇠ 202 (POST)\n".to_owned(),
+        format!("⇢ GET {shown} session=sess-012…\n"),
+        format!("⇢ DELETE {shown} session=sess-012…\n"),
+        "⇠ 200 (DELETE)".to_owned(),
+    ] {
+        assert!(err.contains(&line), "no {line:?} in:\n{err}");
+    }
+    for secret in ["hunter2", "bob", "sekrit", "token=abc", "sess-0123456789"] {
+        assert!(!err.contains(secret), "{secret} shown:\n{err}");
+    }
+    // The credentials did go on the wire.
+    let heads: Vec<String> = requests.try_iter().collect();
+    let bearer = |h: &String| {
+        h.to_lowercase()
+            .contains("authorization: bearer sekrit-token")
+    };
+    assert!(heads.iter().all(bearer), "{heads:?}");
+    assert!(heads.iter().any(|h| h.starts_with("DELETE ")), "{heads:?}");
+}
+
 #[test]
 fn verbose_shows_the_diagnostics_a_server_causes() {
     // A server that writes noise on stdout: the line is reported, the call goes on.

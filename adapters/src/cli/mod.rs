@@ -17,6 +17,7 @@ mod content;
 mod decode;
 mod logs;
 mod show;
+mod verbose;
 mod words;
 
 /// Exit codes, listed in `--help`.
@@ -80,7 +81,8 @@ struct ServerArgs {
     /// default 16 MiB (64 MiB for a JSON body).
     #[arg(long, global = true, value_name = "BYTES")]
     max_message_size: Option<usize>,
-    /// Print every frame sent and received on stderr.
+    /// Print every frame sent and received on stderr, and over HTTP each exchange (method,
+    /// URL without credentials, status, session id; never a header).
     #[arg(long, short, global = true)]
     verbose: bool,
     /// Show the server's log messages at LEVEL or above on stderr (default: info); when given,
@@ -297,6 +299,12 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 Direction::Incoming => "←",
             };
             eprintln!("{arrow} {}", String::from_utf8_lossy(b));
+        }));
+        // Over HTTP, each exchange too: method, URL (without credentials), status, session.
+        options.on_http_exchange = Some(Arc::new(|note: &mcpwire::HttpExchangeNote| {
+            if let Some(line) = verbose::exchange_line(note) {
+                eprintln!("{line}");
+            }
         }));
     }
     if let Command::Call {
