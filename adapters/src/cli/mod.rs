@@ -35,7 +35,7 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success
   1  the tool ran and reported an error (an isError result)
-  2  usage error (bad arguments)
+  2  usage error (bad arguments, or a tool the server does not list)
   3  the server could not be started or the handshake failed
   4  the call failed (a JSON-RPC error from the server, or the connection ended)
   5  the call timed out
