@@ -2,25 +2,54 @@
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
 # tests/peers) against mcpwire's `conformance-client` for the client scenarios we support.
 #
+# Two versions of the suite are pinned side by side in tests/peers:
+# - 0.1.16 (`@modelcontextprotocol/conformance`): the four scenarios below, always run.
+# - 0.2.0-alpha.12 (npm alias `conformance-next`): the 2025-11-25 scenarios again plus the
+#   2026-07-28 ones, each run at an explicit `--spec-version` (the suite hands it to the client
+#   as MCP_CONFORMANCE_PROTOCOL_VERSION). Run only with MCPWIRE_CONFORMANCE_NEXT=1 until the
+#   client supports them.
+#
 # The suite's scenario servers listen on every interface, so the suite runs inside a network
 # namespace that has only loopback (`unshare -n`, then `lo` up). Without `unshare` (or without
 # the right to use it) the script fails rather than run them anywhere else.
 #
-# Prints one line per scenario (PASS/FAIL, checks passed, time; a failing scenario is followed
-# by the suite's output, indented), then `N passed, N failed`. Exits 1 when any scenario fails.
+# Prints one line per run (PASS/FAIL, checks passed, time; a failing run is followed by the
+# suite's output, indented), then `N passed, N failed`. Exits 1 when any run fails. A run in
+# which no check passed or failed (every check skipped, or the suite skipped the scenario at
+# that spec version) is a failure.
 #
 # Environment:
 #   MCPWIRE_CONFORMANCE_CLIENT  the client binary to test (default: build it with cargo)
 #   MCPWIRE_SKIP_PEERS=1        skip (say so and exit 0) instead of failing when peers are missing
 #   MCPWIRE_CONFORMANCE_TIMEOUT the suite's per-client timeout in ms (default 30000)
+#   MCPWIRE_CONFORMANCE_NEXT=1  also run the 0.2.0-alpha.12 table (NEXT_RUNS below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
+# `<spec version> <scenario>`, run on 0.2.0-alpha.12 with MCPWIRE_CONFORMANCE_NEXT=1.
+NEXT_RUNS=(
+    "2025-11-25 initialize"
+    "2025-11-25 tools_call"
+    "2025-11-25 elicitation-sep1034-client-defaults"
+    "2025-11-25 sse-retry"
+    "2025-11-25 json-schema-2020-12-preservation"
+    "2026-07-28 tools_call"
+    "2026-07-28 request-metadata"
+    "2026-07-28 sep-2322-client-request-state"
+    "2026-07-28 http-standard-headers"
+    "2026-07-28 http-custom-headers"
+    "2026-07-28 http-invalid-tool-headers"
+    "2026-07-28 json-schema-ref-no-deref"
+    "2026-07-28 json-schema-2020-12-preservation"
+)
 PEERS=tests/peers
 SUITE_JS=$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js
+NEXT_SUITE_JS=$PEERS/node_modules/conformance-next/dist/index.js
+NEXT_SUITE_VERSION=0.2.0-alpha.12
 NODE_BIN=$PEERS/node_modules/node/bin
 TIMEOUT_MS=${MCPWIRE_CONFORMANCE_TIMEOUT:-30000}
+NEXT=${MCPWIRE_CONFORMANCE_NEXT:-}
 
 if [ "${MCPWIRE_SKIP_PEERS:-}" = 1 ]; then
     echo "conformance: skipped because MCPWIRE_SKIP_PEERS=1"
@@ -33,13 +62,22 @@ die() {
     exit 1
 }
 
-# The suite and its Node 22, both pinned in tests/peers.
+# The suites and their Node 22, all pinned in tests/peers.
 [ -f "$SUITE_JS" ] || die "the conformance suite is not installed ($SUITE_JS is missing): run \`npm ci\` in $PEERS"
+if [ "$NEXT" = 1 ]; then
+    [ -f "$NEXT_SUITE_JS" ] ||
+        die "the conformance suite $NEXT_SUITE_VERSION is not installed ($NEXT_SUITE_JS is missing): run \`npm ci\` in $PEERS"
+fi
 [ -x "$NODE_BIN/node" ] || die "the pinned Node runtime is not installed ($NODE_BIN/node is missing): run \`npm ci\` in $PEERS"
 PATH="$PWD/$NODE_BIN:$PATH"
 export PATH
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$node_major" -ge 22 ] || die "the suite needs Node 22 or newer, $NODE_BIN/node is $(node --version)"
+if [ "$NEXT" = 1 ]; then
+    next_version=$(node "$NEXT_SUITE_JS" --version)
+    [ "$next_version" = "$NEXT_SUITE_VERSION" ] ||
+        die "$NEXT_SUITE_JS is version $next_version, expected $NEXT_SUITE_VERSION: run \`npm ci\` in $PEERS"
+fi
 
 # A loopback-only network namespace.
 command -v unshare >/dev/null || die "\`unshare\` is missing (util-linux): the suite's servers must run in a loopback-only network namespace"
@@ -69,25 +107,46 @@ command_line=$(printf '%q' "$client")
 
 passed=0
 failed=0
-for scenario in "${SCENARIOS[@]}"; do
+# run_scenario LABEL SUITE_JS SCENARIO [SUITE OPTION...]: one run, one line.
+run_scenario() {
+    local label=$1 suite=$2 scenario=$3
+    shift 3
+    local start status output elapsed seconds counts denominator
     start=$(date +%s%N)
     status=0
     output=$(lo_only timeout $((TIMEOUT_MS / 1000 + 60)) \
-        node "$SUITE_JS" client --command "$command_line" --scenario "$scenario" --timeout "$TIMEOUT_MS" 2>&1) ||
+        node "$suite" client --command "$command_line" --scenario "$scenario" --timeout "$TIMEOUT_MS" "$@" 2>&1) ||
         status=$?
     output=$(printf '%s\n' "$output" | sed 's/\x1b\[[0-9;]*m//g')
     elapsed=$((($(date +%s%N) - start) / 1000000))
     seconds=$(printf '%d.%01d s' $((elapsed / 1000)) $((elapsed % 1000 / 100)))
     counts=$(printf '%s\n' "$output" | sed -n 's/^Passed: \([0-9]*\/[0-9]*\), \([0-9]*\) failed, \([0-9]*\) warnings.*/\1 checks, \2 failed, \3 warnings/p' | tail -n 1)
-    if [ "$status" -eq 0 ] && printf '%s\n' "$output" | grep -q 'OVERALL: PASSED'; then
+    # Checks that passed or failed; 0 when every check was skipped (or only informational).
+    denominator=$(printf '%s\n' "$output" | sed -n 's/^Passed: [0-9]*\/\([0-9]*\),.*/\1/p' | tail -n 1)
+    if [ "$status" -eq 0 ] && printf '%s\n' "$output" | grep -q 'OVERALL: PASSED' && [ "${denominator:-0}" -gt 0 ]; then
         passed=$((passed + 1))
-        echo "PASS $scenario: ${counts:-no check counts} ($seconds)"
+        echo "PASS $label: ${counts:-no check counts} ($seconds)"
     else
         failed=$((failed + 1))
-        echo "FAIL $scenario: ${counts:-no results}, exit $status ($seconds)"
+        if [ -n "$counts" ] && [ "${denominator:-0}" -eq 0 ]; then
+            counts="$counts, every check skipped"
+        fi
+        echo "FAIL $label: ${counts:-no results}, exit $status ($seconds)"
         printf '%s\n' "$output" | sed 's/^/    /'
     fi
+}
+
+for scenario in "${SCENARIOS[@]}"; do
+    run_scenario "$scenario" "$SUITE_JS" "$scenario"
 done
+
+if [ "$NEXT" = 1 ]; then
+    for run in "${NEXT_RUNS[@]}"; do
+        spec=${run%% *}
+        scenario=${run#* }
+        run_scenario "$scenario ($NEXT_SUITE_VERSION, spec $spec)" "$NEXT_SUITE_JS" "$scenario" --spec-version "$spec"
+    done
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
