@@ -423,9 +423,10 @@ fn verbose_prints_the_frames() {
     assert!(err.contains("· closed: closed by the client"), "{err}");
 }
 
-/// A Streamable HTTP server of the handshake era, just enough for `info`: `initialize` opens
-/// session `sess-0123456789`, notifications get 202, GET gets 405, DELETE ends it. Each
-/// request's head goes to the receiver. Returns its `host:port`.
+/// A Streamable HTTP server of the handshake era, just enough for `info`: `server/discover`
+/// gets a plain 404 (as from a server that predates it), `initialize` opens session
+/// `sess-0123456789`, notifications get 202, GET gets 405, DELETE ends it. Each request's head
+/// goes to the receiver. Returns its `host:port`.
 fn tiny_http_server() -> (String, std::sync::mpsc::Receiver<String>) {
     use std::io::{BufRead, BufReader, Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -464,6 +465,11 @@ fn tiny_http_server() -> (String, std::sync::mpsc::Receiver<String>) {
                         "protocolVersion": "2025-11-25", "capabilities": {},
                         "serverInfo": {"name": "tiny", "version": "1"}}})
                     .to_string(),
+                ),
+                "POST" if message["method"] == "server/discover" => (
+                    "404 Not Found",
+                    "Content-Type: text/plain\r\n",
+                    "Not Found".to_owned(),
                 ),
                 "POST" => ("202 Accepted", "", String::new()),
                 "DELETE" => ("200 OK", "", String::new()),
@@ -639,13 +645,26 @@ exit 3
 }
 
 #[test]
-fn the_stateless_era_over_http_is_a_usage_error_not_a_silent_handshake() {
-    // Nothing listens there: the refusal comes before any connection is tried.
+fn over_http_auto_detects_an_older_server_and_stateless_says_it_does_not_speak_it() {
+    let (addr, _requests) = tiny_http_server();
+    let url = format!("http://{addr}/mcp");
+    let o = mcpwire(&["--http", &url, "info"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("era:          handshake"),
+        "{}",
+        stdout(&o)
+    );
+    let (addr, _requests) = tiny_http_server();
+    let url = format!("http://{addr}/mcp");
     for era in ["stateless", "modern"] {
-        let o = mcpwire(&["--http", "http://127.0.0.1:9/mcp", "--era", era, "info"]);
+        let o = mcpwire(&["--http", &url, "--era", era, "info"]);
         let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{era}: {err}");
-        assert!(err.contains("stateless era over HTTP"), "{err}");
+        assert_eq!(o.status.code(), Some(3), "{era}: {err}");
+        assert!(
+            err.contains("this server does not speak 2026-07-28; try --era auto"),
+            "{err}"
+        );
     }
 }
 

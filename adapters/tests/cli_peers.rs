@@ -175,10 +175,28 @@ fn the_cli_over_streamable_http_against_the_python_server() {
         return;
     }
     let py = python_http();
+    // Detected: the Python SDK server speaks 2026-07-28; pinned, the handshake era works too.
     let o = mcpwire(&["--http", &py.url, "info"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    assert!(out(&o).contains("protocol:     2025-11-25"), "{}", out(&o));
+    assert!(out(&o).contains("era:          stateless"), "{}", out(&o));
+    assert!(out(&o).contains("protocol:     2026-07-28"), "{}", out(&o));
     assert!(out(&o).contains("mcpwire-py-server"));
+    let o = mcpwire(&["--http", &py.url, "--era", "handshake", "info"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(out(&o).contains("protocol:     2025-11-25"), "{}", out(&o));
+    for era in ["auto", "handshake"] {
+        let o = mcpwire(&[
+            "--http",
+            &py.url,
+            "--era",
+            era,
+            "call",
+            "greet",
+            "--answer",
+            r#"{"name":"Ada"}"#,
+        ]);
+        assert_eq!(out(&o), "Hello, Ada!\n", "{era}: {}", err(&o));
+    }
     let o = mcpwire(&["--http", &py.url, "call", "add", "a=2", "b=40"]);
     assert_eq!(out(&o), "42\n", "{}", err(&o));
     let o = mcpwire(&[

@@ -10,7 +10,7 @@ use mcpwire_core::jsonrpc::{Id, Message, Parsed, RawJson};
 use mcpwire_core::server::{DemoConfig, DemoServer};
 use mcpwire_core::types::ClientCapabilities;
 use mcpwire_core::{
-    CallError, CallId, CallOptions, ClientConfig, Connection, Diagnostic, Event, ExchangeId,
+    CallError, CallId, CallOptions, ClientConfig, Connection, Diagnostic, Era, Event, ExchangeId,
     HttpAction, HttpMethod, HttpOptions, HttpRequest, LocalError, Output, ServerNotification,
     ServerRequest,
 };
@@ -18,6 +18,8 @@ use serde_json::{json, Value};
 
 #[path = "http/sessions.rs"]
 mod sessions;
+#[path = "http/stateless.rs"]
+mod stateless;
 
 const URL: &str = "http://127.0.0.1:1/mcp";
 
@@ -77,6 +79,7 @@ impl H {
     fn with(server: HttpConfig, options: HttpOptions) -> H {
         let config = ClientConfig {
             capabilities: caps(),
+            era: Era::Handshake,
             ..ClientConfig::default()
         };
         let now = Instant::now();
@@ -936,19 +939,6 @@ fn the_tap_sees_each_message_as_the_server_sent_it() {
 }
 
 #[test]
-fn the_stateless_era_over_http_is_refused_not_rewritten() {
-    let config = ClientConfig {
-        era: mcpwire_core::Era::Stateless,
-        ..ClientConfig::default()
-    };
-    let refused = Connection::http(Instant::now(), config, &endpoint(), HttpOptions::default());
-    assert!(
-        matches!(refused, Err(mcpwire_core::ClientError::Config(_))),
-        "{refused:?}"
-    );
-}
-
-#[test]
 fn poll_timeout_moves_past_now_through_resumes_a_timeout_and_a_close() {
     let mut h = H::ready(405);
     let call = h.call("x", CallOptions::default());
@@ -1014,6 +1004,7 @@ fn trusted_annotations_make_a_read_only_tool_repeatable_and_nothing_else() {
         let config = ClientConfig {
             capabilities: caps(),
             trust_tool_annotations: trust,
+            era: Era::Handshake,
             ..ClientConfig::default()
         };
         let now = Instant::now();

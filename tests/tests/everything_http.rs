@@ -104,6 +104,7 @@ fn everything_over_http() {
             .unwrap();
         let mut notifications = client.notifications();
         let info = client.server_info().unwrap();
+        // Era::Auto: the server refused the 2026-07-28 probe, so the handshake era.
         assert_eq!(client.era(), Some(ChosenEra::Handshake));
         assert_eq!(info.protocol_version, "2025-11-25");
         assert_eq!(info.server_info.name, "mcp-servers/everything");

@@ -57,7 +57,12 @@ fn an_elicitation_on_the_call_stream_without_a_get_stream_is_answered_and_the_ca
 
     let (start, returned, outcome) = smol::block_on(future::or(
         async {
-            let options = ConnectOptions::default().handlers(handlers);
+            // A server of the handshake era: the elicitation comes as a server request.
+            let options = ConnectOptions {
+                era: mcpwire::Era::Handshake,
+                ..ConnectOptions::default()
+            }
+            .handlers(handlers);
             let client = mcpwire::connect_smol(&ServerConfig::http(server.url()), options)
                 .await
                 .unwrap();

@@ -57,8 +57,14 @@ async fn connect(server: &FaultServer) -> Client {
     connect_to(&ServerConfig::http(server.url())).await
 }
 
+/// Connects in the handshake era: the scripted servers here are of that era (the probe of
+/// `Era::Auto` is tested on its own).
 async fn connect_to(config: &ServerConfig) -> Client {
-    mcpwire::connect_smol(config, ConnectOptions::default())
+    let options = ConnectOptions {
+        era: mcpwire::Era::Handshake,
+        ..ConnectOptions::default()
+    };
+    mcpwire::connect_smol(config, options)
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"))
 }

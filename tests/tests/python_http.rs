@@ -1,6 +1,7 @@
-//! Our Python test server (the pinned `mcp` 2.3.0 SDK) over Streamable HTTP, handshake era, in
-//! each of its modes: SSE responses (the default), plain JSON responses, stateless (no session),
-//! and resumable (an event store, `retry: 300`, a tool that drops its stream mid-call).
+//! Our Python test server (the pinned `mcp` 2.3.0 SDK) over Streamable HTTP, in each of its
+//! modes: SSE responses (the default), plain JSON responses, stateless (no session), and
+//! resumable (an event store, `retry: 300`, a tool that drops its stream mid-call); each with
+//! the era detected (`Era::Auto` picks 2026-07-28) and with the handshake era pinned.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 use async_io::Timer;
 use futures_lite::future;
 use mcpwire::{
-    CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Handlers,
+    CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Era, Handlers,
 };
 use mcpwire_tests::{peers_skipped, python_http, HttpPeer};
 use serde_json::{json, Map, Value};
@@ -72,8 +73,14 @@ fn handlers(asked: Arc<AtomicUsize>) -> Handlers {
 type Frames = Arc<Mutex<Vec<(Direction, String)>>>;
 
 fn run(mode: Mode) {
-    let (config, peer) = python_http(mode.args());
-    smol::block_on(future::or(scenario(mode, config, &peer), async {
+    for era in [Era::Auto, Era::Handshake] {
+        let (config, peer) = python_http(mode.args());
+        run_in(mode, era, config, &peer);
+    }
+}
+
+fn run_in(mode: Mode, era: Era, config: mcpwire::ServerConfig, peer: &HttpPeer) {
+    smol::block_on(future::or(scenario(mode, era, config, peer), async {
         Timer::after(Duration::from_secs(90)).await;
         panic!(
             "{mode:?}: not done within 90 s; server stderr:\n{}",
@@ -82,11 +89,15 @@ fn run(mode: Mode) {
     }));
 }
 
-async fn scenario(mode: Mode, config: mcpwire::ServerConfig, peer: &HttpPeer) {
+async fn scenario(mode: Mode, era: Era, config: mcpwire::ServerConfig, peer: &HttpPeer) {
     let asked = Arc::new(AtomicUsize::new(0));
     let frames: Frames = Arc::default();
     let tap = frames.clone();
-    let opts = ConnectOptions::default()
+    let opts = ConnectOptions {
+        era,
+        ..ConnectOptions::default()
+    };
+    let opts = opts
         .handlers(handlers(asked.clone()))
         .observer(move |d, b: &[u8]| {
             tap.lock()
@@ -97,8 +108,15 @@ async fn scenario(mode: Mode, config: mcpwire::ServerConfig, peer: &HttpPeer) {
         .await
         .unwrap_or_else(|e| panic!("{mode:?}: connect: {e}\n{}", peer.stderr().join("\n")));
     let info = client.server_info().unwrap();
-    assert_eq!(client.era(), Some(ChosenEra::Handshake));
-    assert_eq!(info.protocol_version, "2025-11-25");
+    let stateless = era == Era::Auto;
+    if stateless {
+        // Detected: the server speaks 2026-07-28.
+        assert_eq!(client.era(), Some(ChosenEra::Stateless), "{mode:?}");
+        assert_eq!(info.protocol_version, "2026-07-28");
+    } else {
+        assert_eq!(client.era(), Some(ChosenEra::Handshake));
+        assert_eq!(info.protocol_version, "2025-11-25");
+    }
     assert_eq!(info.server_info.name, "mcpwire-py-server");
 
     let names: Vec<String> = client
@@ -125,10 +143,11 @@ async fn scenario(mode: Mode, config: mcpwire::ServerConfig, peer: &HttpPeer) {
         .unwrap();
     assert_eq!(r.text(), "42");
 
-    // Elicitation mid-call: answered by the handler where the server has a back-channel;
-    // elsewhere the server refuses with a typed JSON-RPC error.
+    // Elicitation mid-call: answered by the handler where the server has a back-channel (or,
+    // in the stateless era, as an input round of the call); elsewhere the server refuses with
+    // a typed JSON-RPC error.
     let greet = client.call_tool("greet", json!({})).await;
-    if mode.back_channel() {
+    if mode.back_channel() || stateless {
         let r = greet.unwrap_or_else(|e| panic!("{mode:?}: greet: {e:?}"));
         assert_eq!(r.text(), "Hello, Ada!");
         assert_eq!(asked.load(Ordering::SeqCst), 1);
@@ -158,8 +177,9 @@ async fn scenario(mode: Mode, config: mcpwire::ServerConfig, peer: &HttpPeer) {
     assert_eq!(steps.load(Ordering::SeqCst), expected, "{mode:?}: progress");
 
     // A stream dropped mid-call, resumed with Last-Event-ID: the replayed progress, then the
-    // result.
-    if mode == Mode::Resumable {
+    // result. (The server drops no 2026-07-28 stream; the fault-server tests cover a
+    // stateless stream that drops.)
+    if mode == Mode::Resumable && !stateless {
         let steps = Arc::new(AtomicUsize::new(0));
         let st = steps.clone();
         let opts = CallOptions::default()
@@ -186,7 +206,8 @@ async fn scenario(mode: Mode, config: mcpwire::ServerConfig, peer: &HttpPeer) {
         );
     }
 
-    // Cancellation: a timeout posts notifications/cancelled.
+    // Cancellation: a timeout posts notifications/cancelled (in the stateless era it closes the
+    // call's stream instead, and posts nothing).
     let err = client
         .call_tool_with(
             "slow",
@@ -202,12 +223,12 @@ async fn scenario(mode: Mode, config: mcpwire::ServerConfig, peer: &HttpPeer) {
         .iter()
         .filter(|(d, f)| *d == Direction::Outgoing && f.contains("notifications/cancelled"))
         .count();
-    assert_eq!(cancels, 1, "{mode:?}");
+    assert_eq!(cancels, usize::from(!stateless), "{mode:?}");
     let seen = peer.wait_for_stderr("slow cancelled", Duration::from_secs(5));
-    eprintln!("{mode:?}: the server saw the cancellation: {seen}");
+    eprintln!("{mode:?} {era:?}: the server saw the cancellation: {seen}");
     // Stateless, each POST is served by a transport of its own, so the cancellation reaches
     // no running request: the server finishes the call and its late answer is dropped.
-    if mode != Mode::Stateless {
+    if mode != Mode::Stateless && !stateless {
         assert!(
             seen,
             "{mode:?}: the server never saw the cancellation:\n{}",
@@ -221,7 +242,7 @@ async fn scenario(mode: Mode, config: mcpwire::ServerConfig, peer: &HttpPeer) {
         .unwrap();
     assert_eq!(r.text(), "2");
 
-    if mode.back_channel() {
+    if mode.back_channel() || stateless {
         assert!(frames
             .lock()
             .unwrap()

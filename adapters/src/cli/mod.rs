@@ -170,7 +170,7 @@ impl Failure {
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         let code = match &e {
-            // A configuration this client cannot honour (the stateless era over HTTP, for now).
+            // A configuration this client cannot honour.
             Error::Client(mcpwire::core::ClientError::Config(_)) => exit::USAGE,
             Error::Spawn { .. } | Error::Handshake { .. } => exit::CONNECT,
             e if e.is_timeout() => exit::TIMEOUT,

@@ -14,9 +14,7 @@ use crate::http::{ExchangeId, HttpClient, HttpOptions};
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::protocol::calls::McpCall;
 use crate::protocol::types::InitializeResult;
-use crate::protocol::{
-    CallId, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol, Era,
-};
+use crate::protocol::{CallId, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol};
 use crate::rpc::Responded;
 use crate::stdio::{ProcessExit, ShutdownTimeouts, StdioClient};
 use crate::tap::FrameObserver;
@@ -126,25 +124,19 @@ impl Connection {
         Connection::new(Transport::Stdio(Box::new(client)))
     }
 
-    /// A connection to a Streamable HTTP endpoint; the handshake starts at once.
+    /// A connection to a Streamable HTTP endpoint; the start (the era probe, or `initialize`
+    /// with [`Era::Handshake`](crate::Era::Handshake)) begins at once.
     ///
-    /// Over HTTP the handshake era is spoken: [`Era::Auto`] means it here, and
-    /// [`Era::Stateless`] is refused with [`ClientError::Config`] (the stateless era over HTTP
-    /// is not supported yet).
+    /// With [`Era::Auto`](crate::Era::Auto) a `server/discover` POST goes first: an answer means the stateless
+    /// era; a 400, 404 or 405 whose body is not a 2026-07-28 error means an older server, and
+    /// `initialize` follows; 401, 403 and 5xx are failures, never signs of the era, and so is
+    /// no answer within the probe timeout.
     pub fn http(
         now: Instant,
-        mut config: ClientConfig,
+        config: ClientConfig,
         server: &crate::config::HttpConfig,
         options: HttpOptions,
     ) -> Result<Connection, ClientError> {
-        match config.era {
-            Era::Stateless => {
-                return Err(ClientError::Config(
-                    "the stateless era over HTTP is not supported yet".into(),
-                ))
-            }
-            _ => config.era = Era::Handshake,
-        }
         let mut client = HttpClient::new(config, server, options);
         client
             .start(now)

@@ -42,7 +42,10 @@ pub(crate) enum ExchangeKind {
         replay: Option<Vec<u8>>,
         /// How many 404s (sessions the server forgot) it met before this attempt.
         bounces: u8,
-        is_initialize: bool,
+        role: Role,
+        /// A request of the stateless era (the probe included): self-contained, its stream
+        /// never resumed, a 4xx JSON-RPC error for it delivered as its answer.
+        stateless: bool,
         /// Sent once more because the first attempt never reached the server.
         resent: bool,
     },
@@ -62,6 +65,17 @@ pub(crate) struct Exchange {
     pub(crate) content_type: Option<String>,
     pub(crate) challenge: Option<AuthChallenge>,
     pub(crate) body: Body,
+}
+
+/// What a POST is to the connection's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// `initialize`: it goes without a session and may bring one.
+    Initialize,
+    /// The era probe (`server/discover`): how it is refused tells the era.
+    Probe,
+    /// Any other message.
+    Message,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +112,17 @@ impl Body {
                 Body::Sse(Box::new(McpSseDecoder::with_max_event_size(max_event)))
             }
             (ExchangeKind::Post { .. }, true, Some("application/json")) => Body::Json(Vec::new()),
+            // In the stateless era a refusal may be a JSON-RPC error for the request: read whole
+            // (401, 403 and 5xx are never answers).
+            (
+                ExchangeKind::Post {
+                    stateless: true, ..
+                },
+                false,
+                Some("application/json"),
+            ) if (400..500).contains(&status) && status != 401 && status != 403 => {
+                Body::Json(Vec::new())
+            }
             (ExchangeKind::Post { request: None, .. }, true, _) => Body::Ignored,
             (_, true, _) if status == 202 || status == 204 => Body::Ignored,
             (_, _, _) => Body::Error(Vec::new()),

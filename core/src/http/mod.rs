@@ -15,12 +15,13 @@ mod options;
 mod request;
 mod resume;
 mod session;
+mod stateless;
 mod streams;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use exchange::{Body, Exchange, ExchangeKind, Standalone, Stream};
+use exchange::{Body, Exchange, ExchangeKind, Role, Standalone, Stream};
 use headers::Headers;
 pub use options::HttpOptions;
 use request::{header, media_type};
@@ -73,16 +74,17 @@ impl std::fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    /// A client for the endpoint in `http`, speaking the protocol configured in `client` (the
-    /// handshake era: the caller checked it).
+    /// A client for the endpoint in `http`, speaking the protocol configured in `client`.
     pub fn new(
         client: ClientConfig,
         server: &crate::config::HttpConfig,
         options: HttpOptions,
     ) -> Self {
-        debug_assert_eq!(client.era, crate::protocol::Era::Handshake);
+        let mut protocol = ClientProtocol::new(client);
+        // A probe that goes unanswered over HTTP is an error: no fresh process to fall back on.
+        protocol.set_transport_restartable(false);
         HttpClient {
-            protocol: ClientProtocol::new(client),
+            protocol,
             url: server.url.clone(),
             configured: Headers::new(&server.headers),
             config: options,
@@ -207,6 +209,10 @@ impl HttpClient {
     /// once the handshake is done.
     fn flush(&mut self) {
         while let Some(m) = self.protocol.poll_transmit() {
+            if self.stateless() && !matches!(m, Message::Request(_)) {
+                self.stateless_message(&m);
+                continue;
+            }
             let body = m.to_bytes();
             let is_initialize = m.method() == Some("initialize");
             if self.session.renewing && !is_initialize {
@@ -218,6 +224,7 @@ impl HttpClient {
         }
         if self.standalone == Standalone::NotYet
             && self.config.standalone_stream
+            && self.protocol.era() == Some(ChosenEra::Handshake)
             && self.protocol.is_ready()
             && !self.session.renewing
             && !self.closing
@@ -258,15 +265,25 @@ impl HttpClient {
             self.headers(false, self.session.id.as_deref())
         };
         headers.push(("Content-Type".into(), "application/json".into()));
-        let request = match m {
-            Message::Request(r) => r.id.as_i64(),
-            _ => None,
+        let (request, stateless) = match m {
+            Message::Request(r) if self.speaks_stateless(r) => {
+                stateless::request_headers(r, &mut headers);
+                (r.id.as_i64(), true)
+            }
+            Message::Request(r) => (r.id.as_i64(), false),
+            _ => (None, false),
+        };
+        let role = match m.method() {
+            Some("initialize") => Role::Initialize,
+            Some("server/discover") if self.protocol.era().is_none() => Role::Probe,
+            _ => Role::Message,
         };
         let kind = ExchangeKind::Post {
             request,
             replay: (!is_initialize).then(|| body.clone()),
             bounces,
-            is_initialize,
+            role,
+            stateless,
             resent,
         };
         let tag = self.session.tag().filter(|_| !is_initialize);
@@ -315,7 +332,7 @@ impl HttpClient {
         let media = content_type.as_deref().map(media_type);
         let ok = (200..300).contains(&status);
         if let ExchangeKind::Post {
-            is_initialize: true,
+            role: Role::Initialize,
             ..
         } = ex.kind
         {
@@ -330,7 +347,7 @@ impl HttpClient {
             ex.kind,
             ExchangeKind::Post {
                 request: Some(_),
-                is_initialize: false,
+                role: Role::Message,
                 ..
             }
         );
@@ -388,6 +405,12 @@ impl HttpClient {
             return;
         };
         match std::mem::replace(&mut ex.body, Body::Ignored) {
+            Body::Json(buf) if !(200..300).contains(&ex.status.unwrap_or(0)) => {
+                if !self.refusal_ended(now, &ex, &buf) {
+                    let err = ex.error("unexpected status".into(), &buf);
+                    self.fail_kind(now, &ex.kind, err);
+                }
+            }
             Body::Json(buf) => {
                 match jsonrpc::parse(&buf) {
                     Ok(parsed) => self.deliver_body(now, parsed, &buf),
@@ -423,7 +446,9 @@ impl HttpClient {
                     _ => "unexpected status".into(),
                 };
                 let err = ex.error(reason, &buf);
-                if let ExchangeKind::Get { stream } = &ex.kind {
+                if self.refusal_ended(now, &ex, &buf) {
+                    // The probe, refused by an older server.
+                } else if let ExchangeKind::Get { stream } = &ex.kind {
                     self.standalone_or_resume_refused(now, stream.clone(), err);
                 } else if !matches!(ex.kind, ExchangeKind::Post { request: None, .. }) {
                     self.fail_kind(now, &ex.kind, err);
@@ -591,6 +616,9 @@ impl HttpClient {
             }
         }
         self.protocol.handle_timeout(now);
+        if self.stateless() {
+            self.abort_ended();
+        }
         for stream in self.resumes.take_due(now) {
             let still_due = stream.standalone
                 || stream

@@ -195,7 +195,9 @@ impl HttpClient {
         self.session.parked.clear();
         self.protocol
             .handle_transport(now, TransportSignal::Ended(error));
+        // Closed as by the application: what the close queues still goes within the grace.
         self.closing = true;
+        self.close_deadline = Some(now + super::CLOSE_GRACE);
         let ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
         for id in ids {
             self.abort(id);

@@ -55,9 +55,17 @@ impl HttpClient {
     }
 
     /// An SSE stream ended or dropped: resume it if its answer is still due (or it is the
-    /// standalone stream) and the server gave an event id to resume from.
+    /// standalone stream) and the server gave an event id to resume from. A stateless-era
+    /// stream is never resumed (its event ids and `retry` mean nothing).
     pub(super) fn stream_ended(&mut self, now: Instant, ex: Exchange, failure: Option<&str>) {
         let Body::Sse(dec) = &ex.body else { return };
+        let stateless = matches!(
+            ex.kind,
+            ExchangeKind::Post {
+                stateless: true,
+                ..
+            }
+        );
         let mut stream = match ex.kind {
             ExchangeKind::Get { stream } => stream,
             ExchangeKind::Post { request, .. } => Stream {
@@ -80,7 +88,7 @@ impl HttpClient {
         if !due && !stream.standalone {
             return;
         }
-        if stream.last_event_id.is_none() && !stream.standalone {
+        if (stream.last_event_id.is_none() || stateless) && !stream.standalone {
             // Nothing to resume from: the answer is lost.
             let id = stream.awaiting.expect("due");
             let reason = failure.map_or("the stream ended without the response".into(), |r| {

@@ -140,6 +140,12 @@ impl ClientProtocol {
                 self.handle_closed(now, error);
                 Signalled::Done
             }
+            TransportSignal::ProbeRefused { id, error } => {
+                self.handshake.probe_refused = true;
+                let _ = self.engine.fail(now, id, error);
+                self.pump(now);
+                Signalled::Done
+            }
             TransportSignal::StartFailed(reason) => {
                 self.handshake.start_failed = true;
                 self.handle_closed(now, LocalError::ConnectionClosed { reason });
@@ -203,6 +209,12 @@ impl ClientProtocol {
     /// Whether a new handshake runs because the server forgot the session.
     pub fn is_renewing(&self) -> bool {
         self.handshake.renewing
+    }
+
+    /// Tells the handshake that its transport cannot be started again (HTTP): a probe that
+    /// goes unanswered is then an error, not a reason to fall back.
+    pub fn set_transport_restartable(&mut self, restartable: bool) {
+        self.handshake.restartable = restartable;
     }
 
     /// Whether the era probe is in flight with [`Era::Auto`](super::Era::Auto): a transport

@@ -14,7 +14,7 @@ use super::era::{
 };
 use super::events::{CallError, ClientError, ClientEvent};
 use super::params::{self, raw};
-use super::types::{InitializeParams, InitializeResult};
+use super::types::{InitializeParams, InitializeResult, LATEST_HANDSHAKE_VERSION};
 use crate::rpc::{Engine, LocalError, Origin, Outcome, RequestOptions};
 
 /// Where the connection's start stands.
@@ -47,6 +47,11 @@ pub(crate) struct Handshake {
     restart_requested: bool,
     /// The server failed to start (during the probe): the probe's end asks for no new process.
     pub(crate) start_failed: bool,
+    /// Whether the transport can be started again (stdio): without that (HTTP), a probe that
+    /// goes unanswered is an error, not a fallback.
+    pub(crate) restartable: bool,
+    /// The probe was refused as an older server refuses an unknown request.
+    pub(crate) probe_refused: bool,
     /// A new handshake runs because the server forgot the session: calls may go on.
     pub(crate) renewing: bool,
     /// How the last renewal failed, until the transport takes it (a failed renewal does not
@@ -62,6 +67,8 @@ impl Handshake {
             server: None,
             restart_requested: false,
             start_failed: false,
+            restartable: true,
+            probe_refused: false,
             renewing: false,
             renewal_failed: None,
         }
@@ -198,6 +205,14 @@ impl Handshake {
     }
 
     fn probe_done(&mut self, now: Instant, mut cx: Ctx<'_>, outcome: Outcome) {
+        if std::mem::take(&mut self.probe_refused) && cx.config.era == Era::Auto {
+            self.era = Some(ChosenEra::Handshake);
+            let version = LATEST_HANDSHAKE_VERSION.to_owned();
+            if let Err(e) = self.send_initialize(now, &mut cx, version) {
+                self.fail(now, cx, CallError::InvalidResult(e.to_string()));
+            }
+            return;
+        }
         match judge_probe(&outcome, cx.config.era) {
             Verdict::Modern(discover) => {
                 let init = described_server(discover.as_ref());
@@ -212,7 +227,7 @@ impl Handshake {
                     self.fail(now, cx, CallError::InvalidResult(e.to_string()));
                 }
             }
-            Verdict::HandshakeOnNewProcess if self.start_failed => {
+            Verdict::HandshakeOnNewProcess if self.start_failed || !self.restartable => {
                 self.fail(now, cx, probe_failure(outcome, String::new()))
             }
             Verdict::HandshakeOnNewProcess => {

@@ -11,7 +11,7 @@ mod handshake;
 mod input;
 mod listing;
 mod notifications;
-mod params;
+pub(crate) mod params;
 mod server_requests;
 mod signal;
 pub mod types;

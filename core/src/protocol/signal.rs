@@ -40,6 +40,15 @@ pub(crate) enum TransportSignal {
     ProbeTransportLost,
     /// A fresh transport is up after a failed probe: the handshake starts on it.
     Restarted,
+    /// The era probe was refused the way an older server refuses an unknown request (HTTP: a
+    /// 400, 404 or 405 whose body is not the probe's answer): with [`Era::Auto`](super::Era::Auto)
+    /// the handshake era is spoken; otherwise the probe ends with `error`.
+    ProbeRefused {
+        /// The probe.
+        id: i64,
+        /// How it was refused.
+        error: LocalError,
+    },
     /// The server failed to start: it exited with an error while the era probe was in flight,
     /// before answering anything, and did not blame the probe. That is no reason to start it
     /// again: the handshake fails, and the connection closes, with `reason`.

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use futures_lite::future;
-use mcpwire::{CallOptions, CallToolResult, Client, ConnectOptions, Handlers, ServerConfig};
+use mcpwire::{CallOptions, CallToolResult, Client, ConnectOptions, Era, Handlers, ServerConfig};
 
 /// How long one call may go unanswered; shorter than the suite's own 30 s so that a stuck call
 /// ends here with a reason rather than with the suite's SIGTERM.
@@ -71,8 +71,21 @@ fn setup(name: &str) -> Result<(Scenario, String), String> {
     Ok((scenario, url))
 }
 
+/// The era the suite asks for: `MCP_CONFORMANCE_PROTOCOL_VERSION` names the version under test
+/// (2026-07-28: the stateless era; anything else, or unset as with older suites: the handshake
+/// era, whose version `initialize` negotiates).
+fn era() -> Era {
+    match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
+        Ok("2026-07-28") => Era::Stateless,
+        _ => Era::Handshake,
+    }
+}
+
 async fn run(scenario: Scenario, url: &str) -> Result<(), String> {
-    let mut options = ConnectOptions::default();
+    let mut options = ConnectOptions {
+        era: era(),
+        ..ConnectOptions::default()
+    };
     if scenario == Scenario::ElicitationDefaults {
         options = options.handlers(
             Handlers::new()

@@ -103,15 +103,12 @@ struct Msg {
     answers: Option<i64>,
 }
 
-fn config_from(flags: u8, extra: u8, http: bool) -> (ClientConfig, bool) {
-    let mut era = match (flags >> 1) & 3 {
+fn config_from(flags: u8, extra: u8) -> (ClientConfig, bool) {
+    let era = match (flags >> 1) & 3 {
         1 => Era::Handshake,
         2 => Era::Stateless,
         _ => Era::Auto,
     };
-    if http && era == Era::Stateless {
-        era = Era::Auto;
-    }
     let capabilities = if flags & 0x08 == 0 {
         let elicitation = if extra & 0x04 == 0 {
             json!({"form": {}})
@@ -181,18 +178,9 @@ fn text_of(bytes: &[u8]) -> String {
 impl Harness {
     fn new(epoch: Instant, flags: u8, extra: u8, input_len: usize) -> Harness {
         let http = flags & 1 != 0;
-        let (config, short) = config_from(flags, extra, http);
+        let (config, short) = config_from(flags, extra);
         let conn = if http {
             let server = endpoint();
-            let stateless = ClientConfig {
-                era: Era::Stateless,
-                ..config.clone()
-            };
-            let refused = Connection::http(epoch, stateless, &server, HttpOptions::default());
-            assert!(
-                matches!(refused, Err(ClientError::Config(_))),
-                "the stateless era over HTTP is refused"
-            );
             let small = flags & 0x40 != 0;
             let options = HttpOptions {
                 max_json_body: if small { 256 } else { 64 * 1024 },
@@ -206,7 +194,7 @@ impl Harness {
                 standalone_stream: flags & 0x20 != 0,
                 renewal_budget: if short { 1 } else { 3 },
             };
-            Connection::http(epoch, config, &server, options).expect("the handshake era is spoken")
+            Connection::http(epoch, config, &server, options).expect("every era is spoken")
         } else {
             let options = StdioOptions {
                 shutdown: if short {

@@ -18,13 +18,22 @@ fn connection_takes_empty_and_tiny_inputs() {
     }
 }
 
+/// Inputs that once broke an invariant, kept so they never do again.
+#[test]
+fn connection_holds_on_inputs_that_once_failed() {
+    // A session renewal that gave up and closed the connection left the close without its
+    // grace: what the close queued after was never given up, and the connection never
+    // finished.
+    connection(include_bytes!("regressions/renewal-gave-up.bin"));
+}
+
 /// Hand-written sessions: the handshake answered well, calls with progress, answers (a
 /// list with a cursor, an `input_required` round), server requests answered, a cancel, a
 /// notification, time, a batch; for each transport and era, and each way of ending.
 #[test]
 fn connection_covers_hand_written_sessions() {
     // flags: bit 0 HTTP, bits 1-2 the era, bit 5 the standalone stream.
-    for flags in [0x00, 0x02, 0x04, 0x01, 0x03, 0x21] {
+    for flags in [0x00, 0x02, 0x04, 0x01, 0x03, 0x05, 0x21, 0x23] {
         for extra in [0x00, 0x08, 0x10, 0x1C, 0x24] {
             let mut data = vec![flags, extra];
             // The handshake, answered well (twice: a probe's answer may lead to

@@ -1,0 +1,284 @@
+//! The stateless era (2026-07-28) over HTTP: the request-metadata headers each POST carries, and
+//! how a refused probe is read.
+//!
+//! Every request carries `MCP-Protocol-Version` (the version its `_meta` names: the body stays
+//! authoritative), `Mcp-Method`, and for `tools/call`, `prompts/get` and `resources/read`
+//! `Mcp-Name` (the tool or prompt name, or the resource URI). A value that is not safe plain
+//! ASCII goes as `=?base64?…?=`.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use serde::Deserialize;
+
+use super::exchange::{Exchange, ExchangeKind, Role};
+use super::request::ExchangeId;
+use super::HttpClient;
+use crate::jsonrpc::{self, Message, Parsed, Request};
+use crate::protocol::client::TransportSignal;
+use crate::protocol::params::META_VERSION;
+use crate::protocol::ChosenEra;
+use crate::rpc::LocalError;
+use crate::transport::TransportNote;
+
+/// What the headers need from a request's params.
+#[derive(Deserialize)]
+struct Peek<'a> {
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<MetaPeek<'a>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    uri: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct MetaPeek<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+    version: Option<Cow<'a, str>>,
+}
+
+/// The stateless era's headers for `request`, added to `out`.
+pub(crate) fn request_headers(request: &Request, out: &mut Vec<(String, String)>) {
+    let peek: Option<Peek<'_>> = request.params.as_ref().and_then(|p| p.parse().ok());
+    let version = peek
+        .as_ref()
+        .and_then(|p| p.meta.as_ref())
+        .and_then(|m| m.version.as_deref());
+    debug_assert!(
+        version.is_some(),
+        "a stateless request without {META_VERSION}"
+    );
+    if let Some(v) = version {
+        out.push(("MCP-Protocol-Version".into(), v.to_owned()));
+    }
+    out.push(("Mcp-Method".into(), header_value(&request.method)));
+    let name = match request.method.as_str() {
+        "tools/call" | "prompts/get" => peek.as_ref().and_then(|p| p.name.as_deref()),
+        "resources/read" => peek.as_ref().and_then(|p| p.uri.as_deref()),
+        _ => None,
+    };
+    if let Some(name) = name {
+        out.push(("Mcp-Name".into(), header_value(name)));
+    }
+}
+
+/// A header value as the spec asks: as it is when it is safe plain ASCII (printable, no
+/// leading or trailing space, not already looking like the sentinel), otherwise
+/// `=?base64?{base64 of its UTF-8}?=`.
+pub(crate) fn header_value(value: &str) -> String {
+    let printable = value.bytes().all(|b| (0x20..0x7f).contains(&b));
+    let trimmed = !value.starts_with(' ') && !value.ends_with(' ');
+    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
+    if printable && trimmed && !sentinel {
+        return value.to_owned();
+    }
+    format!("=?base64?{}?=", base64(value.as_bytes()))
+}
+
+/// Standard base64 (RFC 4648, with padding).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Whether a probe answered `status`, with a body that is not its answer, means a server of
+/// the handshake era (400, 404 and 405; never 401, 403 or a 5xx).
+pub(crate) fn refused_by_an_older_server(status: u16) -> bool {
+    matches!(status, 400 | 404 | 405)
+}
+
+impl HttpClient {
+    /// Whether the connection has settled on the stateless era.
+    pub(super) fn stateless(&self) -> bool {
+        self.protocol.era() == Some(ChosenEra::Stateless)
+    }
+
+    /// Whether request `r` goes as a stateless-era request: every request once that era is
+    /// chosen, and the probe before any is.
+    pub(super) fn speaks_stateless(&self, r: &Request) -> bool {
+        match self.protocol.era() {
+            Some(ChosenEra::Stateless) => true,
+            None => r.method == "server/discover",
+            Some(ChosenEra::Handshake) => false,
+        }
+    }
+
+    /// A notification or answer in the stateless era, where only requests are POSTed: a
+    /// cancellation aborts its request's exchange (closing the stream is the cancellation);
+    /// anything else is not sent, with a note.
+    pub(super) fn stateless_message(&mut self, m: &Message) {
+        if let Message::Notification(n) = m {
+            if n.method == "notifications/cancelled" {
+                #[derive(Deserialize)]
+                struct Cancelled {
+                    #[serde(rename = "requestId")]
+                    request_id: Option<i64>,
+                }
+                let id = n.params.as_ref().and_then(|p| p.parse::<Cancelled>().ok());
+                if let Some(id) = id.and_then(|c| c.request_id) {
+                    self.abort_request(id);
+                }
+                return;
+            }
+        }
+        let what = match m {
+            Message::Notification(n) => format!("notification {}", n.method),
+            _ => "answer to a server request".into(),
+        };
+        let note = format!("not sent: the stateless era has no {what} from the client over HTTP");
+        self.notes.push_back(TransportNote::Http(note));
+    }
+
+    /// Aborts the exchange that carries request `id`, if one does.
+    fn abort_request(&mut self, id: i64) {
+        let found: Vec<ExchangeId> = self
+            .exchanges
+            .iter()
+            .filter(
+                |(_, e)| matches!(e.kind, ExchangeKind::Post { request: Some(r), .. } if r == id),
+            )
+            .map(|(x, _)| *x)
+            .collect();
+        for x in found {
+            self.abort(x);
+        }
+    }
+
+    /// Aborts the stateless exchanges whose request has ended here (a deadline passed): the
+    /// closed stream tells the server.
+    pub(super) fn abort_ended(&mut self) {
+        let ended: Vec<ExchangeId> = self
+            .exchanges
+            .iter()
+            .filter(|(_, e)| match e.kind {
+                ExchangeKind::Post {
+                    request: Some(id),
+                    stateless: true,
+                    ..
+                } => !self.protocol.is_pending(id),
+                _ => false,
+            })
+            .map(|(x, _)| *x)
+            .collect();
+        for x in ended {
+            self.abort(x);
+        }
+    }
+
+    /// A stateless request was refused (a 4xx) and its body has ended: a JSON-RPC error for
+    /// the request is its answer; otherwise, for the probe, a 400, 404 or 405 means an older
+    /// server. Returns `false` when neither: the request ends with the HTTP error.
+    pub(super) fn refusal_ended(&mut self, now: Instant, ex: &Exchange, body: &[u8]) -> bool {
+        let ExchangeKind::Post {
+            request: Some(id),
+            role,
+            stateless: true,
+            ..
+        } = ex.kind
+        else {
+            return false;
+        };
+        let status = ex.status.unwrap_or(0);
+        if !(400..500).contains(&status) || status == 401 || status == 403 {
+            // Authorization, a server failure: never an answer, never a sign of the era.
+            return false;
+        }
+        if let Ok(Parsed::Single(Message::Response(r))) = jsonrpc::parse(body) {
+            if r.id.as_ref().and_then(|i| i.as_i64()) == Some(id) && r.outcome.is_err() {
+                self.deliver_body(now, Parsed::Single(Message::Response(r)), body);
+                return true;
+            }
+        }
+        if role == Role::Probe && refused_by_an_older_server(status) {
+            let err = ex.error("the server does not speak 2026-07-28".into(), body);
+            let error = LocalError::Http(Box::new(err));
+            let signal = TransportSignal::ProbeRefused { id, error };
+            self.protocol.handle_transport(now, signal);
+            return true;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::{Id, RawJson};
+    use serde_json::json;
+
+    #[test]
+    fn base64_matches_the_rfc_vectors() {
+        let vectors = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (plain, encoded) in vectors {
+            assert_eq!(base64(plain.as_bytes()), encoded, "{plain:?}");
+        }
+    }
+
+    #[test]
+    fn unsafe_values_go_as_base64() {
+        assert_eq!(header_value("get_weather"), "get_weather");
+        assert_eq!(header_value("a b"), "a b");
+        assert_eq!(header_value("café"), "=?base64?Y2Fmw6k=?=");
+        assert_eq!(header_value(" lead"), "=?base64?IGxlYWQ=?=");
+        assert_eq!(header_value("trail "), "=?base64?dHJhaWwg?=");
+        assert_eq!(header_value("a\nb"), "=?base64?YQpi?=");
+        assert_eq!(header_value("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+    }
+
+    #[test]
+    fn a_tools_call_carries_its_version_method_and_name() {
+        let params = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"},
+            "name": "get_weather", "arguments": {}});
+        let r = Request {
+            id: Id::Num(1),
+            method: "tools/call".into(),
+            params: Some(RawJson::new(&params).unwrap()),
+        };
+        let mut h = Vec::new();
+        request_headers(&r, &mut h);
+        let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            h,
+            [
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", "get_weather")
+            ]
+        );
+        let params = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"},
+            "uri": "file:///tmp/ü"});
+        let r = Request {
+            id: Id::Num(2),
+            method: "resources/read".into(),
+            params: Some(RawJson::new(&params).unwrap()),
+        };
+        let mut h = Vec::new();
+        request_headers(&r, &mut h);
+        assert_eq!(h[2].1, "=?base64?ZmlsZTovLy90bXAvw7w=?=");
+    }
+}

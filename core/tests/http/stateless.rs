@@ -1,0 +1,279 @@
+//! The stateless era over HTTP, and era detection over HTTP, in memory: the probe and how each
+//! answer to it is judged; self-contained POSTs with the request-metadata headers; refusals
+//! delivered as answers; streams never resumed; cancellation by closing the stream.
+
+use super::*;
+
+const DISCOVER: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"modern","version":"1"}},"ttlMs":0}"#;
+
+fn with_era(era: Era) -> H {
+    let config = ClientConfig {
+        capabilities: caps(),
+        era,
+        ..ClientConfig::default()
+    };
+    let now = Instant::now();
+    let mut h = H {
+        c: Connection::http(now, config, &endpoint(), HttpOptions::default()).unwrap(),
+        now,
+        open: HashMap::new(),
+        log: Vec::new(),
+        sessions: Vec::new(),
+        aborted: Vec::new(),
+        events: Vec::new(),
+    };
+    h.pump();
+    h
+}
+
+fn id_of(h: &H, x: ExchangeId) -> Id {
+    match mcpwire_core::jsonrpc::parse(&h.request(x).body) {
+        Ok(Parsed::Single(Message::Request(r))) => r.id,
+        other => panic!("not a request: {other:?}"),
+    }
+}
+
+fn params_of(h: &H, x: ExchangeId) -> Value {
+    let v: Value = serde_json::from_slice(&h.request(x).body).unwrap();
+    v["params"].clone()
+}
+
+/// A connection that detected a 2026-07-28 server.
+fn modern() -> H {
+    let mut h = with_era(Era::Auto);
+    let probe = h.find("POST server/discover");
+    let id = id_of(&h, probe);
+    let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{DISCOVER}}}"#);
+    h.answer(
+        probe,
+        200,
+        &[("Content-Type", "application/json")],
+        &[body.as_bytes()],
+    );
+    assert!(h.c.is_ready(), "{:?}", h.events);
+    assert_eq!(h.c.era(), Some(mcpwire_core::ChosenEra::Stateless));
+    h.log.clear();
+    h.sessions.clear();
+    h.events.clear();
+    h
+}
+
+#[test]
+fn the_probe_goes_first_with_the_modern_headers_and_an_answer_means_the_stateless_era() {
+    let h = with_era(Era::Auto);
+    assert_eq!(h.log, ["POST server/discover #0"]);
+    let probe = h.find("POST server/discover");
+    let r = h.request(probe);
+    assert_eq!(r.header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(r.header("mcp-method"), Some("server/discover"));
+    assert_eq!(r.header("mcp-session-id"), None);
+    assert_eq!(
+        r.header("accept"),
+        Some("application/json, text/event-stream")
+    );
+    let meta = &params_of(&h, probe)["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    let mut h = modern();
+    let call = h.call("get_weather", CallOptions::default());
+    let post = h.find("POST tools/call");
+    let r = h.request(post);
+    assert_eq!(r.header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(r.header("mcp-method"), Some("tools/call"));
+    assert_eq!(r.header("mcp-name"), Some("get_weather"));
+    assert_eq!(r.header("mcp-session-id"), None);
+    let meta = &params_of(&h, post)["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object());
+    h.json(post, serde_json::from_str(&result_line(call.0)).unwrap());
+    assert!(matches!(h.outcome(call), Some(Ok(_))), "{:?}", h.events);
+    // No GET stream, no DELETE in this era.
+    h.c.close(h.now);
+    h.pump();
+    assert_eq!(h.log, ["POST tools/call #1"], "{:?}", h.log);
+    assert!(h.c.is_finished());
+}
+
+#[test]
+fn an_older_server_refusing_the_probe_gets_the_handshake() {
+    let refusals: [(u16, &str, &[u8]); 5] = [
+        (404, "text/html", b"<html>Not Found</html>"),
+        (405, "text/plain", b""),
+        (400, "application/json", br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#),
+        (400, "application/json", br#"{"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"Invalid request parameters"}}"#),
+        (404, "application/json", br#"{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"Method not found"}}"#),
+    ];
+    for (status, ct, body) in refusals {
+        let mut h = with_era(Era::Auto);
+        let probe = h.find("POST server/discover");
+        h.answer(probe, status, &[("Content-Type", ct)], &[body]);
+        assert_eq!(
+            h.log,
+            ["POST server/discover #0", "POST initialize #1"],
+            "{status} {ct}: {:?}",
+            h.events
+        );
+        let init = h.find("POST initialize");
+        assert_eq!(h.request(init).header("mcp-method"), None);
+        h.renewed(init, "sess-1");
+        assert!(h.c.is_ready());
+        assert_eq!(h.c.era(), Some(mcpwire_core::ChosenEra::Handshake));
+        assert!(
+            h.log.iter().any(|l| l == "GET"),
+            "the handshake era's GET stream"
+        );
+    }
+}
+
+#[test]
+fn auth_failures_server_failures_and_silence_are_not_signs_of_the_era() {
+    for status in [401u16, 403, 500, 503] {
+        let mut h = with_era(Era::Auto);
+        let probe = h.find("POST server/discover");
+        let body = br#"{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"no"}}"#;
+        h.answer(
+            probe,
+            status,
+            &[("Content-Type", "application/json")],
+            &[body],
+        );
+        assert!(
+            !h.log.iter().any(|l| l.starts_with("POST initialize")),
+            "{status}: {:?}",
+            h.log
+        );
+        let failed = h.events.iter().find_map(|e| match e {
+            Event::HandshakeFailed(CallError::Local(LocalError::Http(e))) => Some(e.status),
+            _ => None,
+        });
+        assert_eq!(failed, Some(Some(status)), "{:?}", h.events);
+        assert!(h.c.is_closed());
+    }
+    let mut h = with_era(Era::Auto);
+    h.advance_to_next_deadline();
+    assert!(
+        !h.log.iter().any(|l| l.starts_with("POST initialize")),
+        "no fallback on silence over HTTP: {:?}",
+        h.log
+    );
+    assert!(h.events.iter().any(|e| matches!(
+        e,
+        Event::HandshakeFailed(CallError::Local(LocalError::Timeout { .. }))
+    )));
+}
+
+#[test]
+fn pinned_to_the_stateless_era_an_older_server_is_an_error() {
+    let mut h = with_era(Era::Stateless);
+    let probe = h.find("POST server/discover");
+    h.answer(probe, 404, &[("Content-Type", "text/plain")], &[b"no"]);
+    assert!(!h.log.iter().any(|l| l.starts_with("POST initialize")));
+    assert!(h.c.is_closed());
+    assert!(h
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::HandshakeFailed(_))));
+}
+
+#[test]
+fn a_modern_error_with_a_400_is_the_answer() {
+    let mut h = modern();
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32602,"message":"missing _meta"}}}}"#,
+        call.0
+    );
+    h.answer(
+        post,
+        400,
+        &[("Content-Type", "application/json")],
+        &[body.as_bytes()],
+    );
+    let Some(Err(CallError::Server(e))) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    assert_eq!(e.code, -32602);
+    // A 400 that is not an answer is an HTTP error.
+    let call = h.call("x", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    h.answer(post, 400, &[("Content-Type", "text/plain")], &[b"bad"]);
+    let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    assert_eq!(e.status, Some(400));
+}
+
+#[test]
+fn a_stateless_stream_is_never_resumed_and_a_lost_call_may_have_run() {
+    let mut h = modern();
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.c.handle_head(
+        h.now,
+        post,
+        200,
+        &[("content-type".into(), "text/event-stream".into())],
+    );
+    h.c.handle_body(h.now, post, b"id: ev-1\nretry: 10\ndata: \n\n");
+    h.c.handle_failure(h.now, post, "connection reset");
+    h.open.remove(&post);
+    h.pump();
+    assert!(
+        matches!(
+            h.outcome(call),
+            Some(Err(CallError::Local(LocalError::MaybeExecuted { .. })))
+        ),
+        "{:?}",
+        h.events
+    );
+    assert!(h
+        .c
+        .poll_timeout()
+        .is_none_or(|t| t > h.now + Duration::from_secs(1)));
+    assert!(!h.log.iter().any(|l| l.starts_with("GET")), "{:?}", h.log);
+    // A read is re-issued once, with a new id.
+    let now = h.now;
+    let list = h.c.list_tools(now, CallOptions::default()).unwrap();
+    h.pump();
+    let post = h.find("POST tools/list");
+    let first = id_of(&h, post);
+    h.c.handle_head(
+        h.now,
+        post,
+        200,
+        &[("content-type".into(), "text/event-stream".into())],
+    );
+    h.c.handle_end(h.now, post);
+    h.open.remove(&post);
+    h.pump();
+    let again = h.find("POST tools/list");
+    assert_ne!(id_of(&h, again), first);
+    let id = id_of(&h, again);
+    h.json(
+        again,
+        json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [], "ttlMs": 0}}),
+    );
+    assert!(matches!(h.outcome(list), Some(Ok(_))), "{:?}", h.events);
+}
+
+#[test]
+fn cancelling_closes_the_stream_and_posts_nothing() {
+    let mut h = modern();
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    let now = h.now;
+    h.c.cancel(now, call, Some("stop".into())).unwrap();
+    h.pump();
+    assert!(h.aborted.contains(&post), "{:?}", h.aborted);
+    assert_eq!(h.log, ["POST tools/call #1"], "no notification POSTed");
+    assert!(matches!(
+        h.outcome(call),
+        Some(Err(CallError::Local(LocalError::Cancelled { .. })))
+    ));
+}
