@@ -123,6 +123,14 @@ pub enum Diagnostic {
         /// The error we answered with.
         error: ErrorObject,
     },
+    /// A tool the server listed was left out of the list: its `x-mcp-header` marks break the
+    /// rules (HTTP, 2026-07-28), so its calls could not carry the headers the server expects.
+    ToolDropped {
+        /// The tool's name.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl std::fmt::Display for Diagnostic {
@@ -137,6 +145,9 @@ impl std::fmt::Display for Diagnostic {
                 "refused the server's request {id} ({method}): {} {}",
                 error.code, error.message
             ),
+            Diagnostic::ToolDropped { tool, reason } => {
+                write!(f, "tool {tool:?} left out of the list: {reason}")
+            }
         }
     }
 }
@@ -177,6 +188,9 @@ impl Event {
                 method,
                 error,
             }) => Event::Diagnostic(Diagnostic::RefusedServerRequest { id, method, error }),
+            ClientEvent::Diagnostic(ProtocolDiagnostic::ToolDropped { tool, reason }) => {
+                Event::Diagnostic(Diagnostic::ToolDropped { tool, reason })
+            }
             ClientEvent::Closed { reason } => Event::Closed { reason },
         }
     }

@@ -81,8 +81,7 @@ impl HttpClient {
         options: HttpOptions,
     ) -> Self {
         let mut protocol = ClientProtocol::new(client);
-        // A probe that goes unanswered over HTTP is an error: no fresh process to fall back on.
-        protocol.set_transport_restartable(false);
+        protocol.set_over_http();
         HttpClient {
             protocol,
             url: server.url.clone(),
@@ -268,6 +267,9 @@ impl HttpClient {
         let (request, stateless) = match m {
             Message::Request(r) if self.speaks_stateless(r) => {
                 stateless::request_headers(r, &mut headers);
+                if r.method == "tools/call" {
+                    headers.extend(self.protocol.tool_param_headers(r.params.as_ref()));
+                }
                 (r.id.as_i64(), true)
             }
             Message::Request(r) => (r.id.as_i64(), false),

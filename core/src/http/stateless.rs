@@ -17,6 +17,7 @@ use super::HttpClient;
 use crate::jsonrpc::{self, Message, Parsed, Request};
 use crate::protocol::client::TransportSignal;
 use crate::protocol::params::META_VERSION;
+use crate::protocol::tool_headers::header_value;
 use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
 use crate::transport::TransportNote;
@@ -61,41 +62,6 @@ pub(crate) fn request_headers(request: &Request, out: &mut Vec<(String, String)>
     if let Some(name) = name {
         out.push(("Mcp-Name".into(), header_value(name)));
     }
-}
-
-/// A header value as the spec asks: as it is when it is safe plain ASCII (printable, no
-/// leading or trailing space, not already looking like the sentinel), otherwise
-/// `=?base64?{base64 of its UTF-8}?=`.
-pub(crate) fn header_value(value: &str) -> String {
-    let printable = value.bytes().all(|b| (0x20..0x7f).contains(&b));
-    let trimmed = !value.starts_with(' ') && !value.ends_with(' ');
-    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
-    if printable && trimmed && !sentinel {
-        return value.to_owned();
-    }
-    format!("=?base64?{}?=", base64(value.as_bytes()))
-}
-
-/// Standard base64 (RFC 4648, with padding).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// Whether a probe answered `status`, with a body that is not its answer, means a server of
@@ -222,33 +188,6 @@ mod tests {
     use super::*;
     use crate::jsonrpc::{Id, RawJson};
     use serde_json::json;
-
-    #[test]
-    fn base64_matches_the_rfc_vectors() {
-        let vectors = [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ];
-        for (plain, encoded) in vectors {
-            assert_eq!(base64(plain.as_bytes()), encoded, "{plain:?}");
-        }
-    }
-
-    #[test]
-    fn unsafe_values_go_as_base64() {
-        assert_eq!(header_value("get_weather"), "get_weather");
-        assert_eq!(header_value("a b"), "a b");
-        assert_eq!(header_value("café"), "=?base64?Y2Fmw6k=?=");
-        assert_eq!(header_value(" lead"), "=?base64?IGxlYWQ=?=");
-        assert_eq!(header_value("trail "), "=?base64?dHJhaWwg?=");
-        assert_eq!(header_value("a\nb"), "=?base64?YQpi?=");
-        assert_eq!(header_value("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
-    }
 
     #[test]
     fn a_tools_call_carries_its_version_method_and_name() {

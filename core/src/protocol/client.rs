@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::at_most_once::{decide, repeatable_tools, safe_to_repeat, tool_of, Lost, Repeat};
+use super::at_most_once::{decide, safe_to_repeat, tool_of, Lost, Repeat};
 use super::calls::{offered, McpCall};
 pub use super::client_config::ClientConfig;
 use super::era::ChosenEra;
@@ -40,6 +40,7 @@ use super::notifications::typed_notification;
 use super::params::{self, raw};
 use super::server_requests::admit;
 pub(crate) use super::signal::{Signalled, TransportSignal};
+use super::tool_headers::ToolHeaders;
 use super::types::InitializeResult;
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson, Request};
 use crate::rpc::{
@@ -67,6 +68,9 @@ macro_rules! cx {
     };
 }
 
+mod signals;
+mod tools;
+
 /// The client protocol over one connection, in either era.
 #[derive(Debug)]
 pub struct ClientProtocol {
@@ -84,87 +88,12 @@ pub struct ClientProtocol {
     /// The tools the last `tools/list` annotated read-only or idempotent (kept only when the
     /// configuration trusts annotations).
     repeatable_tools: HashSet<String>,
+    /// The `x-mcp-header` marks of the last `tools/list` (HTTP, stateless era).
+    tool_headers: ToolHeaders,
+    /// Whether the transport is HTTP: marks are checked, and no fresh transport exists.
+    over_http: bool,
     events: VecDeque<ClientEvent>,
     transmit: VecDeque<Message>,
-}
-
-impl ClientProtocol {
-    /// A transport's signal.
-    pub fn handle_transport(&mut self, now: Instant, signal: TransportSignal) -> Signalled {
-        let done =
-            |r: Result<(), ClientError>| r.map_or_else(Signalled::Refused, |()| Signalled::Done);
-        match signal {
-            TransportSignal::RequestLost { id, error } => {
-                self.fail_request(now, id, error);
-                Signalled::Done
-            }
-            TransportSignal::LostAfterSending { id, reason } => {
-                self.lost_after_sending(now, id, reason);
-                Signalled::Done
-            }
-            TransportSignal::AnswerTooLarge { id, limit } => {
-                let mut ids: Vec<i64> = match id {
-                    Some(id) => vec![id],
-                    None => self.calls.keys().copied().collect(),
-                };
-                ids.sort_unstable();
-                for id in ids {
-                    let _ = self
-                        .engine
-                        .fail(now, id, LocalError::ResponseTooLarge { limit });
-                }
-                self.pump(now);
-                Signalled::Done
-            }
-            TransportSignal::SessionLost => {
-                let renewed = self.handshake.renew(now, cx!(self));
-                self.pump(now);
-                done(renewed)
-            }
-            TransportSignal::ProbeTransportLost
-                if self.handshake.probe_transport_lost(now, cx!(self)) =>
-            {
-                self.pump(now);
-                Signalled::NewTransportWanted
-            }
-            TransportSignal::ProbeTransportLost => Signalled::Done,
-            TransportSignal::Restarted => {
-                // Whatever was queued for the old transport (a cancellation of the probe) is not
-                // for the new server, which must see `initialize` first.
-                self.transmit.clear();
-                let restarted = self.handshake.transport_restarted(now, cx!(self));
-                self.pump(now);
-                done(restarted)
-            }
-            TransportSignal::Ended(error) => {
-                self.handle_closed(now, error);
-                Signalled::Done
-            }
-            TransportSignal::ProbeRefused { id, error } => {
-                self.handshake.probe_refused = true;
-                let _ = self.engine.fail(now, id, error);
-                self.pump(now);
-                Signalled::Done
-            }
-            TransportSignal::StartFailed(reason) => {
-                self.handshake.start_failed = true;
-                self.handle_closed(now, LocalError::ConnectionClosed { reason });
-                Signalled::Done
-            }
-            TransportSignal::Died(reason) => {
-                let mut in_flight: Vec<i64> = self.calls.keys().copied().collect();
-                in_flight.sort_unstable();
-                for id in in_flight {
-                    let reason = reason.clone();
-                    let _ = self
-                        .engine
-                        .fail(now, id, LocalError::MaybeExecuted { reason });
-                }
-                self.handle_closed(now, LocalError::ConnectionClosed { reason });
-                Signalled::Done
-            }
-        }
-    }
 }
 
 impl ClientProtocol {
@@ -180,6 +109,8 @@ impl ClientProtocol {
             current: HashMap::new(),
             awaiting: AwaitingInputs::default(),
             repeatable_tools: HashSet::new(),
+            tool_headers: ToolHeaders::default(),
+            over_http: false,
             events: VecDeque::new(),
             transmit: VecDeque::new(),
         }
@@ -211,10 +142,11 @@ impl ClientProtocol {
         self.handshake.renewing
     }
 
-    /// Tells the handshake that its transport cannot be started again (HTTP): a probe that
-    /// goes unanswered is then an error, not a reason to fall back.
-    pub fn set_transport_restartable(&mut self, restartable: bool) {
-        self.handshake.restartable = restartable;
+    /// Says the transport is HTTP: it cannot be started again (a probe that goes unanswered is
+    /// an error, not a reason to fall back), and listed tools' `x-mcp-header` marks are checked.
+    pub fn set_over_http(&mut self) {
+        self.handshake.restartable = false;
+        self.over_http = true;
     }
 
     /// Whether the era probe is in flight with [`Era::Auto`](super::Era::Auto): a transport
@@ -775,12 +707,10 @@ impl ClientProtocol {
     ) -> Result<Option<RawJson>, CallError> {
         let stateless = self.handshake.era == Some(ChosenEra::Stateless);
         let params = match listing.take_page(page, stateless)? {
-            PageStep::Done(all) => {
-                if listing.method == "tools/list" && self.config.trust_tool_annotations {
-                    self.repeatable_tools = repeatable_tools(&all);
-                }
-                return Ok(Some(all));
+            PageStep::Done(all) if listing.method == "tools/list" => {
+                return Ok(Some(self.tools_listed(all)));
             }
+            PageStep::Done(all) => return Ok(Some(all)),
             PageStep::Next(params) => params,
         };
         let opts = listing.opts.clone();

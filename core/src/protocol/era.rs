@@ -220,11 +220,14 @@ pub(crate) fn initialize_answer(outcome: Outcome) -> Result<InitializeResult, Ca
     }
 }
 
-/// The server's identity from a result's `_meta` (`io.modelcontextprotocol/serverInfo`).
+/// The server's identity from a result: its `_meta` (`io.modelcontextprotocol/serverInfo`), or
+/// `serverInfo` beside the result's other members.
 pub fn server_info_of(result: &Value) -> Option<&Value> {
     result
         .get("_meta")
         .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+        // Some servers put it in the result itself, as `initialize` did.
+        .or_else(|| result.get("serverInfo"))
 }
 
 #[cfg(test)]

@@ -263,4 +263,11 @@ pub(crate) enum ProtocolDiagnostic {
         /// The error we answered with.
         error: ErrorObject,
     },
+    /// A listed tool left out of the list: its `x-mcp-header` marks break the rules.
+    ToolDropped {
+        /// The tool's name.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
 }

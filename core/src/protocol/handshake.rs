@@ -52,6 +52,9 @@ pub(crate) struct Handshake {
     pub(crate) restartable: bool,
     /// The probe was refused as an older server refuses an unknown request.
     pub(crate) probe_refused: bool,
+    /// The probe was sent again after a modern error told the era but not the server's
+    /// description (a second refusal is not retried).
+    rediscovered: bool,
     /// A new handshake runs because the server forgot the session: calls may go on.
     pub(crate) renewing: bool,
     /// How the last renewal failed, until the transport takes it (a failed renewal does not
@@ -69,6 +72,7 @@ impl Handshake {
             start_failed: false,
             restartable: true,
             probe_refused: false,
+            rediscovered: false,
             renewing: false,
             renewal_failed: None,
         }
@@ -84,6 +88,11 @@ impl Handshake {
             let version = cx.config.protocol_version.clone();
             return self.send_initialize(now, &mut cx, version);
         }
+        self.send_probe(now, &mut cx)
+    }
+
+    /// Sends `server/discover`.
+    fn send_probe(&mut self, now: Instant, cx: &mut Ctx<'_>) -> Result<(), ClientError> {
         // The probe never waits longer than the handshake may take.
         let timeout = match cx.config.era {
             Era::Auto => cx.config.probe_timeout.min(cx.config.init_timeout),
@@ -214,6 +223,13 @@ impl Handshake {
             return;
         }
         match judge_probe(&outcome, cx.config.era) {
+            // A modern error (an unsupported version, a header mismatch…) tells the era but
+            // not what the server offers: the probe goes once more, as the error asks.
+            Verdict::Modern(None) if !std::mem::replace(&mut self.rediscovered, true) => {
+                if let Err(e) = self.send_probe(now, &mut cx) {
+                    self.fail(now, cx, CallError::InvalidResult(e.to_string()));
+                }
+            }
             Verdict::Modern(discover) => {
                 let init = described_server(discover.as_ref());
                 self.era = Some(ChosenEra::Stateless);

@@ -14,6 +14,7 @@ mod notifications;
 pub(crate) mod params;
 mod server_requests;
 mod signal;
+pub(crate) mod tool_headers;
 pub mod types;
 
 pub use client::{ClientConfig, ClientProtocol};

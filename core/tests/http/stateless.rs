@@ -277,3 +277,82 @@ fn cancelling_closes_the_stream_and_posts_nothing() {
         Some(Err(CallError::Local(LocalError::Cancelled { .. })))
     ));
 }
+
+#[test]
+fn an_unsupported_version_on_the_probe_sends_it_again_to_learn_the_server() {
+    let mut h = with_era(Era::Auto);
+    let probe = h.find("POST server/discover");
+    let body = r#"{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"1900-01-01"}}}"#;
+    h.answer(
+        probe,
+        400,
+        &[("Content-Type", "application/json")],
+        &[body.as_bytes()],
+    );
+    assert!(!h.c.is_ready());
+    let again = h.find("POST server/discover");
+    assert_eq!(
+        h.request(again).header("mcp-protocol-version"),
+        Some("2026-07-28")
+    );
+    let id = id_of(&h, again);
+    // The server's identity in the result itself (some servers put it there).
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"supportedVersions":["2026-07-28"],"capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"plain","version":"2"}}}}}}"#
+    );
+    h.answer(
+        again,
+        200,
+        &[("Content-Type", "application/json")],
+        &[body.as_bytes()],
+    );
+    assert!(h.c.is_ready(), "{:?}", h.events);
+    let server = h.c.server().unwrap();
+    assert_eq!(server.server_info.name, "plain");
+    assert!(server.capabilities.tools.is_some());
+    assert_eq!(
+        h.log,
+        ["POST server/discover #0", "POST server/discover #1"]
+    );
+}
+
+#[test]
+fn tool_marks_become_headers_and_tools_with_bad_marks_are_left_out() {
+    let mut h = modern();
+    let now = h.now;
+    let list = h.c.list_tools(now, CallOptions::default()).unwrap();
+    h.pump();
+    let post = h.find("POST tools/list");
+    let id = id_of(&h, post);
+    h.json(
+        post,
+        json!({"jsonrpc": "2.0", "id": id, "result": {"ttlMs": 0, "tools": [
+            {"name": "valid_tool", "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "verbose": {"type": "boolean", "x-mcp-header": "Verbose"}}}},
+            {"name": "bad_tool", "inputSchema": {"type": "object", "properties": {
+                "a": {"type": "number", "x-mcp-header": "A"}}}}]}}),
+    );
+    let Some(Ok(listed)) = h.outcome(list) else {
+        panic!("{:?}", h.events)
+    };
+    let listed: Value = serde_json::from_str(listed.get()).unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["valid_tool"]);
+    assert!(h.events.iter().any(|e| matches!(e,
+        Event::Diagnostic(Diagnostic::ToolDropped { tool, .. }) if tool == "bad_tool")));
+    let now = h.now;
+    let args = json!({"region": "us-west1", "verbose": null});
+    h.c.call_tool(now, "valid_tool", Some(args), CallOptions::default())
+        .unwrap();
+    h.pump();
+    let post = h.find("POST tools/call");
+    let r = h.request(post);
+    assert_eq!(r.header("mcp-param-region"), Some("us-west1"));
+    assert_eq!(r.header("mcp-param-verbose"), None, "null sends no header");
+}

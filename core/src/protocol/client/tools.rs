@@ -1,0 +1,51 @@
+//! What a complete `tools/list` tells the connection: which tools are trusted to be repeatable,
+//! and (over HTTP, in the stateless era) which tools' `x-mcp-header` marks break the rules,
+//! leaving them out, and which headers the others' calls carry.
+
+use serde_json::Value;
+
+use super::ClientProtocol;
+use crate::jsonrpc::RawJson;
+use crate::protocol::at_most_once::repeatable_tools;
+use crate::protocol::era::ChosenEra;
+use crate::protocol::events::{ClientEvent, ProtocolDiagnostic};
+use crate::protocol::params::raw;
+use crate::protocol::tool_headers::check_tools;
+
+impl ClientProtocol {
+    /// A complete `tools/list` result, as the caller gets it.
+    pub(super) fn tools_listed(&mut self, mut all: RawJson) -> RawJson {
+        if self.over_http && self.handshake.era == Some(ChosenEra::Stateless) {
+            if let Ok(mut list) = all.parse::<Value>() {
+                let checked = check_tools(&mut list);
+                self.tool_headers = checked.headers;
+                if !checked.dropped.is_empty() {
+                    for (tool, reason) in checked.dropped {
+                        let d = ProtocolDiagnostic::ToolDropped { tool, reason };
+                        self.events.push_back(ClientEvent::Diagnostic(d));
+                    }
+                    all = raw(&list);
+                }
+            }
+        }
+        if self.config.trust_tool_annotations {
+            self.repeatable_tools = repeatable_tools(&all);
+        }
+        all
+    }
+
+    /// The `Mcp-Param-*` headers of a `tools/call` with these params, from the marks of the
+    /// last `tools/list` (none before one, or for a tool without marks).
+    pub fn tool_param_headers(&self, params: Option<&RawJson>) -> Vec<(String, String)> {
+        if self.tool_headers.is_empty() {
+            return Vec::new();
+        }
+        let Some(params) = params.and_then(|p| p.parse::<Value>().ok()) else {
+            return Vec::new();
+        };
+        let Some(tool) = params.get("name").and_then(Value::as_str) else {
+            return Vec::new();
+        };
+        self.tool_headers.for_call(tool, params.get("arguments"))
+    }
+}
