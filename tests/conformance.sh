@@ -6,8 +6,7 @@
 # - 0.1.16 (`@modelcontextprotocol/conformance`): the four scenarios below, always run.
 # - 0.2.0-alpha.12 (npm alias `conformance-next`): the 2025-11-25 scenarios again plus the
 #   2026-07-28 ones, each run at an explicit `--spec-version` (the suite hands it to the client
-#   as MCP_CONFORMANCE_PROTOCOL_VERSION). Run only with MCPWIRE_CONFORMANCE_NEXT=1 until the
-#   client supports them.
+#   as MCP_CONFORMANCE_PROTOCOL_VERSION), always run.
 #
 # The suite's scenario servers listen on every interface, so the suite runs inside a network
 # namespace that has only loopback (`unshare -n`, then `lo` up). Without `unshare` (or without
@@ -22,12 +21,11 @@
 #   MCPWIRE_CONFORMANCE_CLIENT  the client binary to test (default: build it with cargo)
 #   MCPWIRE_SKIP_PEERS=1        skip (say so and exit 0) instead of failing when peers are missing
 #   MCPWIRE_CONFORMANCE_TIMEOUT the suite's per-client timeout in ms (default 30000)
-#   MCPWIRE_CONFORMANCE_NEXT=1  also run the 0.2.0-alpha.12 table (NEXT_RUNS below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SCENARIOS=(initialize tools_call elicitation-sep1034-client-defaults sse-retry)
-# `<spec version> <scenario>`, run on 0.2.0-alpha.12 with MCPWIRE_CONFORMANCE_NEXT=1.
+# `<spec version> <scenario>`, run on 0.2.0-alpha.12.
 NEXT_RUNS=(
     "2025-11-25 initialize"
     "2025-11-25 tools_call"
@@ -49,7 +47,7 @@ NEXT_SUITE_JS=$PEERS/node_modules/conformance-next/dist/index.js
 NEXT_SUITE_VERSION=0.2.0-alpha.12
 NODE_BIN=$PEERS/node_modules/node/bin
 TIMEOUT_MS=${MCPWIRE_CONFORMANCE_TIMEOUT:-30000}
-NEXT=${MCPWIRE_CONFORMANCE_NEXT:-}
+NEXT=1
 
 if [ "${MCPWIRE_SKIP_PEERS:-}" = 1 ]; then
     echo "conformance: skipped because MCPWIRE_SKIP_PEERS=1"

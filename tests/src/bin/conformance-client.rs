@@ -11,12 +11,28 @@
 //! - `elicitation-sep1034-client-defaults` / `elicitation-defaults`: declare elicitation, answer
 //!   every form with the schema's defaults, call `test_client_elicitation_defaults`.
 //! - `sse-retry`: call `test_reconnection`; its answer comes after the stream is resumed.
+//! - `json-schema-2020-12-preservation`: list the tools, send `json_schema_2020_12_tool`'s
+//!   `inputSchema` back, as listed, to `json_schema_echo`.
+//! - `request-metadata`: connect (the suite refuses the first request's version; the client
+//!   chooses from the versions it names and asks again).
+//! - `sep-2322-client-request-state`: the `test_mrtr_*` tools, each until complete, with
+//!   elicitations answered from the schema's defaults.
+//! - `http-standard-headers`: list and use a tool, a resource and a prompt.
+//! - `http-custom-headers`: list the tools, then make the calls `MCP_CONFORMANCE_CONTEXT` names.
+//! - `http-invalid-tool-headers`: list the tools and call every tool the list kept.
+//! - `json-schema-ref-no-deref`: list the tools.
+//!
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` names the version under test: 2026-07-28 pins the
+//! stateless era, anything else (or nothing) the handshake era.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use futures_lite::future;
-use mcpwire::{CallOptions, CallToolResult, Client, ConnectOptions, Era, Handlers, ServerConfig};
+use mcpwire::{
+    CallOptions, CallToolResult, Client, ConnectOptions, Era, Handlers, ServerConfig, Tool,
+};
+use serde_json::{json, Value};
 
 /// How long one call may go unanswered; shorter than the suite's own 30 s so that a stuck call
 /// ends here with a reason rather than with the suite's SIGTERM.
@@ -31,6 +47,13 @@ enum Scenario {
     ToolsCall,
     ElicitationDefaults,
     SseRetry,
+    SchemaPreservation,
+    RequestMetadata,
+    RequestState,
+    StandardHeaders,
+    CustomHeaders,
+    InvalidToolHeaders,
+    RefNoDeref,
 }
 
 impl Scenario {
@@ -42,6 +65,13 @@ impl Scenario {
                 Some(Scenario::ElicitationDefaults)
             }
             "sse-retry" => Some(Scenario::SseRetry),
+            "json-schema-2020-12-preservation" => Some(Scenario::SchemaPreservation),
+            "request-metadata" => Some(Scenario::RequestMetadata),
+            "sep-2322-client-request-state" => Some(Scenario::RequestState),
+            "http-standard-headers" => Some(Scenario::StandardHeaders),
+            "http-custom-headers" => Some(Scenario::CustomHeaders),
+            "http-invalid-tool-headers" => Some(Scenario::InvalidToolHeaders),
+            "json-schema-ref-no-deref" => Some(Scenario::RefNoDeref),
             _ => None,
         }
     }
@@ -86,7 +116,17 @@ async fn run(scenario: Scenario, url: &str) -> Result<(), String> {
         era: era(),
         ..ConnectOptions::default()
     };
-    if scenario == Scenario::ElicitationDefaults {
+    if scenario == Scenario::SseRetry {
+        // The scenario's server takes any GET that comes while the call is pending for the
+        // call's reconnection: an optional standalone stream that happens to arrive after the
+        // call's POST would be answered as one (without Last-Event-ID, a warning). The
+        // scenario is about resuming the call's stream, so this client opens none.
+        options.http.standalone_stream = false;
+    }
+    if matches!(
+        scenario,
+        Scenario::ElicitationDefaults | Scenario::RequestState
+    ) {
         options = options.handlers(
             Handlers::new()
                 .on_elicitation(|request| async move { Ok(request.answer_with_defaults()) }),
@@ -130,7 +170,113 @@ async fn exercise(client: &Client, scenario: Scenario) -> Result<(), String> {
         Scenario::SseRetry => call(client, "test_reconnection", serde_json::json!({}))
             .await
             .map(drop),
+        Scenario::SchemaPreservation => {
+            let tools = list_tools(client).await?;
+            let focal = tool(&tools, "json_schema_2020_12_tool")?;
+            let schema = focal.input_schema.clone();
+            call(client, "json_schema_echo", json!({ "schema": schema }))
+                .await
+                .map(drop)
+        }
+        // Connecting is the scenario: every request it made carried the metadata.
+        Scenario::RequestMetadata => Ok(()),
+        Scenario::RequestState => {
+            list_tools(client).await?;
+            for name in [
+                "test_mrtr_echo_state",
+                "test_mrtr_unrelated",
+                "test_mrtr_no_state",
+                "test_mrtr_no_result_type",
+            ] {
+                call(client, name, json!({})).await?;
+            }
+            Ok(())
+        }
+        Scenario::StandardHeaders => {
+            let tools = list_tools(client).await?;
+            for t in &tools {
+                call(client, &t.name, json!({})).await?;
+            }
+            let resources = client.list_resources().await.map_err(|e| e.to_string())?;
+            if let Some(r) = resources.first() {
+                client
+                    .read_resource(&r.uri)
+                    .await
+                    .map_err(|e| format!("read {}: {e}", r.uri))?;
+            }
+            let prompts = client.list_prompts().await.map_err(|e| e.to_string())?;
+            if let Some(p) = prompts.first() {
+                client
+                    .get_prompt(&p.name, None)
+                    .await
+                    .map_err(|e| format!("prompt {}: {e}", p.name))?;
+            }
+            Ok(())
+        }
+        Scenario::CustomHeaders => {
+            list_tools(client).await?;
+            for (name, arguments) in context_tool_calls()? {
+                call(client, &name, arguments).await?;
+            }
+            Ok(())
+        }
+        Scenario::InvalidToolHeaders => {
+            // The list keeps only the tools whose x-mcp-header marks are valid.
+            for t in list_tools(client).await? {
+                let arguments = example_arguments(&t.input_schema);
+                call(client, &t.name, arguments).await?;
+            }
+            Ok(())
+        }
+        Scenario::RefNoDeref => list_tools(client).await.map(drop),
     }
+}
+
+async fn list_tools(client: &Client) -> Result<Vec<Tool>, String> {
+    client
+        .list_tools()
+        .await
+        .map_err(|e| format!("tools/list: {e}"))
+}
+
+fn tool<'a>(tools: &'a [Tool], name: &str) -> Result<&'a Tool, String> {
+    tools.iter().find(|t| t.name == name).ok_or_else(|| {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        format!("the server lists no `{name}` (tools: {})", names.join(", "))
+    })
+}
+
+/// The calls `MCP_CONFORMANCE_CONTEXT` names: `{"toolCalls": [{"name", "arguments"}]}`.
+fn context_tool_calls() -> Result<Vec<(String, Value)>, String> {
+    let text = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .map_err(|_| "MCP_CONFORMANCE_CONTEXT is not set".to_string())?;
+    let context: Value =
+        serde_json::from_str(&text).map_err(|e| format!("MCP_CONFORMANCE_CONTEXT: {e}"))?;
+    let calls = context["toolCalls"]
+        .as_array()
+        .ok_or("MCP_CONFORMANCE_CONTEXT has no toolCalls")?;
+    Ok(calls
+        .iter()
+        .filter_map(|c| {
+            let name = c["name"].as_str()?.to_owned();
+            Some((name, c.get("arguments").cloned().unwrap_or(json!({}))))
+        })
+        .collect())
+}
+
+/// Arguments a tool's required string, integer and boolean properties accept.
+fn example_arguments(schema: &Value) -> Value {
+    let mut arguments = serde_json::Map::new();
+    let required = schema["required"].as_array().cloned().unwrap_or_default();
+    for name in required.iter().filter_map(Value::as_str) {
+        let value = match schema["properties"][name]["type"].as_str() {
+            Some("integer") => json!(1),
+            Some("boolean") => json!(true),
+            _ => json!("example"),
+        };
+        arguments.insert(name.to_owned(), value);
+    }
+    Value::Object(arguments)
 }
 
 /// Calls a tool; a transport or protocol failure and a tool error (`isError`) are both errors.
