@@ -579,7 +579,7 @@ async fn call(
         .await
     {
         Ok(tools) => match tools.iter().find(|t| t.name == tool) {
-            Some(t) => t.input_schema.clone(),
+            Some(t) => t.input_schema_value(),
             None => return Err(args::unknown_tool(tool, &tools)),
         },
         Err(_) => Value::Null,

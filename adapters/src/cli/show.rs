@@ -21,7 +21,7 @@ pub(super) fn tool_detail(tool: &Tool) -> String {
         out.push_str(&format!("annotations: {hints}\n"));
     }
     out.push('\n');
-    let schema = &tool.input_schema;
+    let schema = &tool.input_schema_value();
     let properties = schema.get("properties").and_then(Value::as_object);
     match properties {
         Some(props) if !props.is_empty() => {
@@ -46,7 +46,7 @@ pub(super) fn tool_detail(tool: &Tool) -> String {
         }
         _ => out.push_str("arguments: none\n"),
     }
-    if let Some(output) = &tool.output_schema {
+    if let Some(output) = &tool.output_schema_value() {
         if let Some(props) = output.get("properties").and_then(Value::as_object) {
             let fields: Vec<String> = props
                 .iter()

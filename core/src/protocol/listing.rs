@@ -71,17 +71,13 @@ impl Listing {
         }
         self.private |= parsed.cache_scope.as_deref() == Some("private");
         let Some(cursor) = parsed.next_cursor else {
-            let mut all = Map::new();
             let items = std::mem::take(&mut self.items);
-            all.insert(
-                self.key.into(),
-                serde_json::to_value(items).unwrap_or(Value::Null),
-            );
-            if let Some(ttl) = self.ttl_ms {
-                all.insert("ttlMs".into(), Value::from(ttl));
-                let scope = if self.private { "private" } else { "public" };
-                all.insert("cacheScope".into(), Value::from(scope));
-            }
+            let all = Whole {
+                key: self.key,
+                items: &items,
+                ttl_ms: self.ttl_ms,
+                private: self.private,
+            };
             return Ok(PageStep::Done(raw(&all)));
         };
         if self.pages >= MAX_PAGES {
@@ -137,4 +133,27 @@ fn parse_page<'a>(text: &'a str, key: &str) -> serde_json::Result<Page<'a>> {
     let page = serde::Deserializer::deserialize_map(&mut de, V(key))?;
     de.end()?;
     Ok(page)
+}
+
+/// The whole list: every page's items as the server sent them (each kept verbatim), and the
+/// caching hints.
+struct Whole<'a> {
+    key: &'static str,
+    items: &'a [Box<RawValue>],
+    ttl_ms: Option<u64>,
+    private: bool,
+}
+
+impl serde::Serialize for Whole<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry(self.key, self.items)?;
+        if let Some(ttl) = self.ttl_ms {
+            m.serialize_entry("ttlMs", &ttl)?;
+            let scope = if self.private { "private" } else { "public" };
+            m.serialize_entry("cacheScope", scope)?;
+        }
+        m.end()
+    }
 }

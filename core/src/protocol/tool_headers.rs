@@ -9,7 +9,11 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use crate::jsonrpc::RawJson;
 
 const MARK: &str = "x-mcp-header";
 
@@ -35,34 +39,46 @@ pub(crate) struct Checked {
     pub(crate) dropped: Vec<(String, String)>,
 }
 
-/// Checks each tool of a `tools/list` result (a JSON object with `tools`), removing from it
-/// the tools whose marks break the rules.
-pub(crate) fn check_tools(list: &mut Value) -> Checked {
+/// Checks each tool of a complete `tools/list` result, keeping each kept tool's JSON exactly
+/// as the server sent it. Returns the list without the tools whose marks break the rules (or
+/// `None` when every tool was kept), and what was found.
+pub(crate) fn check_tools(list: &RawJson) -> (Option<RawJson>, Checked) {
+    #[derive(Deserialize, Serialize)]
+    struct Whole {
+        tools: Vec<Box<RawValue>>,
+        #[serde(flatten)]
+        rest: Map<String, Value>,
+    }
     let mut checked = Checked::default();
-    let Some(tools) = list.get_mut("tools").and_then(Value::as_array_mut) else {
-        return checked;
+    let Ok(whole) = list.parse::<Whole>() else {
+        return (None, checked);
     };
-    tools.retain(|tool| {
-        let name = tool
+    let mut kept = Vec::with_capacity(whole.tools.len());
+    for tool in whole.tools {
+        let parsed: Value = serde_json::from_str(tool.get()).unwrap_or(Value::Null);
+        let name = parsed
             .get("name")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let schema = tool.get("inputSchema").unwrap_or(&Value::Null);
-        match marks_of(schema) {
+        match marks_of(parsed.get("inputSchema").unwrap_or(&Value::Null)) {
             Ok(headers) => {
                 if !headers.is_empty() {
                     checked.headers.by_tool.insert(name, headers);
                 }
-                true
+                kept.push(tool);
             }
-            Err(why) => {
-                checked.dropped.push((name, why));
-                false
-            }
+            Err(why) => checked.dropped.push((name, why)),
         }
-    });
-    checked
+    }
+    if checked.dropped.is_empty() {
+        return (None, checked);
+    }
+    let whole = Whole {
+        tools: kept,
+        rest: whole.rest,
+    };
+    (RawJson::new(&whole).ok(), checked)
 }
 
 /// The valid marks of one input schema, or why they break the rules.
@@ -263,7 +279,7 @@ mod tests {
 
     #[test]
     fn invalid_marks_drop_their_tool_and_valid_ones_give_headers() {
-        let mut list = json!({"tools": [
+        let list = json!({"tools": [
             tool("valid_tool", json!({"region": {"type": "string", "x-mcp-header": "Region"}})),
             tool("empty", json!({"a": {"type": "string", "x-mcp-header": ""}})),
             tool("space", json!({"a": {"type": "string", "x-mcp-header": "My Header"}})),
@@ -281,7 +297,8 @@ mod tests {
             tool("in_any_of", json!({"a": {"anyOf": [{"type": "string", "x-mcp-header": "A"}]}})),
             tool("plain", json!({"q": {"type": "string"}})),
         ]});
-        let checked = check_tools(&mut list);
+        let (rewritten, checked) = check_tools(&RawJson::new(&list).unwrap());
+        let list: Value = rewritten.unwrap().parse().unwrap();
         let kept: Vec<&str> = list["tools"]
             .as_array()
             .unwrap()
@@ -299,7 +316,7 @@ mod tests {
 
     #[test]
     fn values_are_encoded_and_null_or_absent_is_omitted() {
-        let mut list = json!({"tools": [tool("t", json!({
+        let list = json!({"tools": [tool("t", json!({
             "s": {"type": "string", "x-mcp-header": "S"},
             "i": {"type": "integer", "x-mcp-header": "I"},
             "b": {"type": "boolean", "x-mcp-header": "B"},
@@ -308,7 +325,8 @@ mod tests {
             "u": {"type": "string", "x-mcp-header": "U"},
             "f": {"type": "number"},
         }))]});
-        let checked = check_tools(&mut list);
+        let (rewritten, checked) = check_tools(&RawJson::new(&list).unwrap());
+        assert!(rewritten.is_none(), "every tool kept");
         let args = json!({"s": " lead", "i": 42, "b": false, "e": "", "n": null, "f": 1.5});
         let mut got = checked.headers.for_call("t", Some(&args));
         got.sort();

@@ -7,6 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::jsonrpc::RawJson;
+
 /// The latest protocol version: the stateless era.
 pub const LATEST_VERSION: &str = "2026-07-28";
 /// The latest handshake-era version, offered in `initialize`.
@@ -182,18 +184,37 @@ pub struct Tool {
     /// What it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// JSON Schema of its arguments.
-    #[serde(default)]
-    pub input_schema: Value,
-    /// JSON Schema of its structured output.
+    /// JSON Schema of its arguments, exactly as the server sent it (every keyword, key order
+    /// and number kept; `$ref`s are never resolved). [`Tool::input_schema_value`] parses it.
+    #[serde(default = "empty_object")]
+    pub input_schema: RawJson,
+    /// JSON Schema of its structured output, exactly as the server sent it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<RawJson>,
     /// Hints (untrusted unless the server is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
     /// Other members.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+fn empty_object() -> RawJson {
+    RawJson::from_string("{}".into()).expect("valid JSON")
+}
+
+impl Tool {
+    /// The input schema as a JSON value (an empty object when it is not JSON of that kind).
+    pub fn input_schema_value(&self) -> Value {
+        self.input_schema
+            .parse()
+            .unwrap_or_else(|_| Value::Object(Map::new()))
+    }
+
+    /// The output schema as a JSON value, when the tool has one.
+    pub fn output_schema_value(&self) -> Option<Value> {
+        self.output_schema.as_ref().and_then(|s| s.parse().ok())
+    }
 }
 
 /// One page of `tools/list`.
@@ -451,6 +472,23 @@ pub fn fill_from_defaults(requested_schema: &Value) -> Result<Map<String, Value>
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_tool_s_schemas_are_kept_exactly_as_sent() {
+        let schema = r#"{"type":"object","$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"z":{"type":"integer","maximum":123456789012345678901234567890},"a":{"$ref":"https://example.com/never-fetched.json"}},"$defs":{"address":{"$anchor":"addr","type":"object"}},"if":{"required":["z"]},"then":{"required":["a"]},"additionalProperties":false}"#;
+        let text = format!(
+            r#"{{"tools":[{{"name":"t","inputSchema":{schema},"outputSchema":{schema}}}],"ttlMs":0}}"#
+        );
+        let list: ListToolsResult = serde_json::from_str(&text).unwrap();
+        let tool = &list.tools[0];
+        assert_eq!(tool.input_schema.get(), schema);
+        assert_eq!(tool.output_schema.as_ref().unwrap().get(), schema);
+        // And back out the same.
+        let again = serde_json::to_string(&list).unwrap();
+        assert!(again.contains(schema), "{again}");
+        assert_eq!(tool.input_schema_value()["additionalProperties"], false);
+    }
+
     use super::*;
     use serde_json::json;
 

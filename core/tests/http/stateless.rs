@@ -356,3 +356,34 @@ fn tool_marks_become_headers_and_tools_with_bad_marks_are_left_out() {
     assert_eq!(r.header("mcp-param-region"), Some("us-west1"));
     assert_eq!(r.header("mcp-param-verbose"), None, "null sends no header");
 }
+
+#[test]
+fn a_listed_tool_s_schema_reaches_the_caller_exactly_as_sent() {
+    let mut h = modern();
+    let now = h.now;
+    let list = h.c.list_tools(now, CallOptions::default()).unwrap();
+    h.pump();
+    let schema = r#"{"type":"object","properties":{"z":{"type":"integer","maximum":123456789012345678901234567890},"a":{"$ref":"https://example.com/s.json"}},"$defs":{"x":{"$anchor":"x"}}}"#;
+    for page in 0..2 {
+        let post = h.find("POST tools/list");
+        let id = id_of(&h, post);
+        let cursor = if page == 0 {
+            r#","nextCursor":"p2""#
+        } else {
+            ""
+        };
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"t{page}","inputSchema":{schema}}}]{cursor}}}}}"#
+        );
+        h.answer(
+            post,
+            200,
+            &[("Content-Type", "application/json")],
+            &[body.as_bytes()],
+        );
+    }
+    let Some(Ok(all)) = h.outcome(list) else {
+        panic!("{:?}", h.events)
+    };
+    assert_eq!(all.get().matches(schema).count(), 2, "{}", all.get());
+}

@@ -223,7 +223,7 @@ async fn exercise(client: &Client, scenario: Scenario) -> Result<(), String> {
         Scenario::InvalidToolHeaders => {
             // The list keeps only the tools whose x-mcp-header marks are valid.
             for t in list_tools(client).await? {
-                let arguments = example_arguments(&t.input_schema);
+                let arguments = example_arguments(&t.input_schema_value());
                 call(client, &t.name, arguments).await?;
             }
             Ok(())

@@ -9,23 +9,20 @@ use crate::jsonrpc::RawJson;
 use crate::protocol::at_most_once::repeatable_tools;
 use crate::protocol::era::ChosenEra;
 use crate::protocol::events::{ClientEvent, ProtocolDiagnostic};
-use crate::protocol::params::raw;
 use crate::protocol::tool_headers::check_tools;
 
 impl ClientProtocol {
     /// A complete `tools/list` result, as the caller gets it.
     pub(super) fn tools_listed(&mut self, mut all: RawJson) -> RawJson {
         if self.over_http && self.handshake.era == Some(ChosenEra::Stateless) {
-            if let Ok(mut list) = all.parse::<Value>() {
-                let checked = check_tools(&mut list);
-                self.tool_headers = checked.headers;
-                if !checked.dropped.is_empty() {
-                    for (tool, reason) in checked.dropped {
-                        let d = ProtocolDiagnostic::ToolDropped { tool, reason };
-                        self.events.push_back(ClientEvent::Diagnostic(d));
-                    }
-                    all = raw(&list);
-                }
+            let (rewritten, checked) = check_tools(&all);
+            self.tool_headers = checked.headers;
+            for (tool, reason) in checked.dropped {
+                let d = ProtocolDiagnostic::ToolDropped { tool, reason };
+                self.events.push_back(ClientEvent::Diagnostic(d));
+            }
+            if let Some(rewritten) = rewritten {
+                all = rewritten;
             }
         }
         if self.config.trust_tool_annotations {
