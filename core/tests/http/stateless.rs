@@ -387,3 +387,49 @@ fn a_listed_tool_s_schema_reaches_the_caller_exactly_as_sent() {
     };
     assert_eq!(all.get().matches(schema).count(), 2, "{}", all.get());
 }
+
+#[test]
+fn a_subscription_is_a_long_lived_post_whose_stream_carries_its_notifications() {
+    let mut h = modern();
+    let now = h.now;
+    let sub = h.c.listen(now, json!({"toolsListChanged": true})).unwrap();
+    h.pump();
+    let post = h.find("POST subscriptions/listen");
+    assert_eq!(
+        h.request(post).header("mcp-method"),
+        Some("subscriptions/listen")
+    );
+    h.c.handle_head(
+        h.now,
+        post,
+        200,
+        &[("content-type".into(), "text/event-stream".into())],
+    );
+    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+        "params": {"notifications": {"toolsListChanged": true},
+            "_meta": {"io.modelcontextprotocol/subscriptionId": sub.0}}});
+    let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": sub.0}}});
+    h.c.handle_body(
+        h.now,
+        post,
+        format!(": keep-alive\n\ndata: {ack}\n\ndata: {changed}\n\n").as_bytes(),
+    );
+    h.pump();
+    let subs: Vec<&Event> = h
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::Notification(_)))
+        .collect();
+    assert_eq!(subs.len(), 2, "{:?}", h.events);
+    assert!(matches!(
+        subs[1],
+        Event::Notification(ServerNotification::ForSubscription { subscription, .. }) if *subscription == sub
+    ));
+    // Ended by us: the stream is closed, nothing is POSTed.
+    let now = h.now;
+    h.c.cancel(now, sub, None).unwrap();
+    h.pump();
+    assert!(h.aborted.contains(&post));
+    assert_eq!(h.log, ["POST subscriptions/listen #1"]);
+}
