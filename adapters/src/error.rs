@@ -65,6 +65,7 @@ impl Error {
     pub fn server_error(&self) -> Option<&mcpwire_core::jsonrpc::ErrorObject> {
         match self {
             Error::Call(CallError::Server(e)) => Some(e),
+            Error::Call(CallError::MissingCapability { error, .. }) => Some(error),
             _ => None,
         }
     }

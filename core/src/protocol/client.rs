@@ -68,6 +68,7 @@ macro_rules! cx {
     };
 }
 
+mod header_fix;
 mod signals;
 mod tools;
 
@@ -92,6 +93,8 @@ pub struct ClientProtocol {
     tool_headers: ToolHeaders,
     /// Whether the transport is HTTP: marks are checked, and no fresh transport exists.
     over_http: bool,
+    /// `tools/call`s refused for their headers, waiting for the tools to be listed again.
+    header_fix: header_fix::HeaderFix,
     events: VecDeque<ClientEvent>,
     transmit: VecDeque<Message>,
 }
@@ -111,6 +114,7 @@ impl ClientProtocol {
             repeatable_tools: HashSet::new(),
             tool_headers: ToolHeaders::default(),
             over_http: false,
+            header_fix: Default::default(),
             events: VecDeque::new(),
             transmit: VecDeque::new(),
         }
@@ -401,12 +405,15 @@ impl ClientProtocol {
         call: CallId,
         reason: Option<String>,
     ) -> Result<(), ClientError> {
+        let cancelled = LocalError::Cancelled {
+            reason: reason.clone(),
+        };
+        if self.end_header_fix(call, cancelled.clone()) {
+            return Ok(());
+        }
         if self.awaiting.remove(call).is_some() {
             // Waiting for our own inputs: nothing is in flight to tell the server about.
-            self.end_call(
-                call,
-                Err(CallError::Local(LocalError::Cancelled { reason })),
-            );
+            self.end_call(call, Err(CallError::Local(cancelled)));
             return Ok(());
         }
         // The request now in flight for the call: its first, or a later page or round. An id
@@ -481,6 +488,7 @@ impl ClientProtocol {
         for call in self.awaiting.drain() {
             self.end_call(call, Err(CallError::Local(error.clone())));
         }
+        self.end_header_fixes(error);
     }
 
     /// The earliest deadline.
@@ -545,6 +553,7 @@ impl ClientProtocol {
                 }
             }
         }
+        self.resume_header_fixes(now);
     }
 
     fn completed(&mut self, now: Instant, id: i64, outcome: Outcome) {
@@ -556,11 +565,14 @@ impl ClientProtocol {
         };
         let outcome = match outcome {
             Ok(Reply::Result(r)) => Ok(r),
-            Ok(Reply::Error(e)) => Err(CallError::Server(e)),
+            Ok(Reply::Error(e)) => Err(CallError::from_server(e)),
             Err(e) => Err(CallError::Local(e)),
         };
         let call = state.call;
-        let outcome = match (state.listing, state.retry, outcome) {
+        let Some((retry, outcome)) = self.header_mismatch(now, call, state.retry, outcome) else {
+            return;
+        };
+        let outcome = match (state.listing, retry, outcome) {
             (Some(listing), _, Ok(page)) => match self.next_page(now, call, listing, &page) {
                 Ok(None) => return,
                 Ok(Some(all)) => Ok(all),
@@ -604,6 +616,9 @@ impl ClientProtocol {
     /// `call` ends: exactly once, with `outcome`.
     fn end_call(&mut self, call: CallId, outcome: Result<RawJson, CallError>) {
         self.current.remove(&call);
+        if self.header_call_ended(call, outcome.is_ok()) {
+            return;
+        }
         self.events
             .push_back(ClientEvent::CallDone { call, outcome });
     }

@@ -59,6 +59,15 @@ pub enum CallError {
     /// era, an unknown `resultType`, or more input rounds than allowed).
     #[error("invalid result: {0}")]
     InvalidResult(String),
+    /// The server needs client capabilities this client did not declare (`-32021`, stateless
+    /// era): a handler for them (elicitation, sampling, roots) would have to be installed.
+    #[error("the server needs client capabilities this client did not declare ({required}): {}", error.message)]
+    MissingCapability {
+        /// The capabilities the server named (`data.requiredCapabilities`), as text.
+        required: String,
+        /// The server's error.
+        error: ErrorObject,
+    },
     /// An input the server asked for (stateless era) could not be given: the handler failed.
     #[error("the input {key:?} could not be given: {error}")]
     InputFailed {
@@ -70,6 +79,21 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// The call's error from a server's JSON-RPC error: a missing capability (`-32021`) is
+    /// named; anything else is [`CallError::Server`].
+    pub(crate) fn from_server(e: ErrorObject) -> CallError {
+        if e.code != super::era::MISSING_REQUIRED_CLIENT_CAPABILITY {
+            return CallError::Server(e);
+        }
+        let data: Option<Value> = e.data.as_ref().and_then(|d| d.parse().ok());
+        let required = match data.as_ref().and_then(|d| d.get("requiredCapabilities")) {
+            Some(Value::Object(m)) => m.keys().cloned().collect::<Vec<_>>().join(", "),
+            Some(other) => other.to_string(),
+            None => "unnamed".into(),
+        };
+        CallError::MissingCapability { required, error: e }
+    }
+
     /// What a refused follow-up request (the next page, the next input round) means for its
     /// call.
     pub(crate) fn of_refused(e: ClientError) -> CallError {

@@ -433,3 +433,102 @@ fn a_subscription_is_a_long_lived_post_whose_stream_carries_its_notifications() 
     assert!(h.aborted.contains(&post));
     assert_eq!(h.log, ["POST subscriptions/listen #1"]);
 }
+
+#[test]
+fn a_header_mismatch_lists_the_tools_again_and_sends_the_call_once_more() {
+    let mut h = modern();
+    let tools = |id: Id, mark: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "result": {"ttlMs": 0, "tools": [
+            {"name": "t", "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": mark}}}}]}})
+    };
+    let now = h.now;
+    h.c.list_tools(now, CallOptions::default()).unwrap();
+    h.pump();
+    let post = h.find("POST tools/list");
+    let id = id_of(&h, post);
+    h.json(post, tools(id, "Old"));
+    for round in 0..2 {
+        let now = h.now;
+        let call =
+            h.c.call_tool(
+                now,
+                "t",
+                Some(json!({"region": "eu"})),
+                CallOptions::default(),
+            )
+            .unwrap();
+        h.pump();
+        let post = h.find(&format!("POST tools/call #{}", call.0));
+        let first = if round == 0 {
+            "mcp-param-old"
+        } else {
+            "mcp-param-region"
+        };
+        assert_eq!(h.request(post).header(first), Some("eu"));
+        let mismatch = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32020,"message":"Header mismatch"}}}}"#,
+            call.0
+        );
+        h.answer(
+            post,
+            400,
+            &[("Content-Type", "application/json")],
+            &[mismatch.as_bytes()],
+        );
+        assert_eq!(h.outcome(call), None, "waits for the list");
+        // The tools are listed again: the server renamed the header.
+        let list = h.find("POST tools/list");
+        let id = id_of(&h, list);
+        h.json(list, tools(id, if round == 0 { "Region" } else { "Old" }));
+        let again = h.find("POST tools/call");
+        assert_ne!(id_of(&h, again), Id::Num(call.0), "a new id");
+        if round == 0 {
+            assert_eq!(h.request(again).header("mcp-param-region"), Some("eu"));
+            let id = id_of(&h, again);
+            h.json(
+                again,
+                json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}),
+            );
+            assert!(matches!(h.outcome(call), Some(Ok(_))), "{:?}", h.events);
+        } else {
+            // A second mismatch ends the call with the server's error.
+            let id = id_of(&h, again);
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32020,"message":"Header mismatch"}}}}"#
+            );
+            h.answer(
+                again,
+                400,
+                &[("Content-Type", "application/json")],
+                &[body.as_bytes()],
+            );
+            let Some(Err(CallError::Server(e))) = h.outcome(call) else {
+                panic!("{:?}", h.events)
+            };
+            assert_eq!(e.code, -32020);
+        }
+    }
+}
+
+#[test]
+fn a_missing_capability_is_a_typed_error_naming_it() {
+    let mut h = modern();
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32021,"message":"Missing required client capability","data":{{"requiredCapabilities":{{"sampling":{{}}}}}}}}}}"#,
+        call.0
+    );
+    h.answer(
+        post,
+        400,
+        &[("Content-Type", "application/json")],
+        &[body.as_bytes()],
+    );
+    let Some(Err(e @ CallError::MissingCapability { required, .. })) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    assert_eq!(required, "sampling");
+    assert!(e.to_string().contains("sampling"), "{e}");
+}
