@@ -392,6 +392,12 @@ impl Client {
         self.shared.lock().conn.era()
     }
 
+    /// The HTTP transport in use (`None` over stdio): Streamable HTTP, or the 2024-11-05
+    /// HTTP+SSE transport (named in the server's config as `sse`, or found by `Era::Auto`).
+    pub fn http_transport(&self) -> Option<mcpwire_core::HttpTransportKind> {
+        self.shared.lock().conn.http_transport()
+    }
+
     /// What the server said about itself: its answer to `initialize`, or in the stateless era
     /// what `server/discover` said (with protocol version 2026-07-28). Known once ready.
     pub fn server_info(&self) -> Option<Arc<InitializeResult>> {

@@ -51,8 +51,8 @@ pub use mcpwire_core::config::ServerConfig;
 pub use mcpwire_core::tap::{Direction, FrameObserver};
 pub use mcpwire_core::types::{CallToolResult, ElicitAction, ElicitResult, Root, Tool};
 pub use mcpwire_core::{
-    ChosenEra, Diagnostic, Era, Event, HttpOptions, Limits, Progress, ServerNotification,
-    ShutdownTimeouts,
+    ChosenEra, Diagnostic, Era, Event, HttpOptions, HttpTransportKind, Limits, Progress,
+    ServerNotification, ShutdownTimeouts,
 };
 pub use serve::serve_demo;
 pub use stderr::StderrCallback;

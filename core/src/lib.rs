@@ -53,6 +53,7 @@ pub mod config;
 mod connection;
 pub mod error;
 mod http;
+mod http_sse;
 pub mod jsonrpc;
 mod protocol;
 mod rpc;
@@ -67,7 +68,9 @@ mod test_support;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 
-pub use connection::{Connection, Diagnostic, Event, Output, Progress, StdioOptions};
+pub use connection::{
+    Connection, Diagnostic, Event, HttpTransportKind, Output, Progress, StdioOptions,
+};
 pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
 pub use protocol::calls::McpCall;
 pub use protocol::types;

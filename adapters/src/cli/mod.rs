@@ -460,9 +460,15 @@ fn info(client: &Client, json: bool) -> Result<u8, Failure> {
         .era()
         .map(|e| e.to_string())
         .unwrap_or_else(|| "unknown".into());
+    let transport = match client.http_transport() {
+        None => "stdio",
+        Some(mcpwire::HttpTransportKind::Streamable) => "streamable-http",
+        Some(_) => "sse (2024-11-05 HTTP+SSE)",
+    };
     if json {
         let v = serde_json::json!({
             "era": era,
+            "transport": transport,
             "protocolVersion": init.protocol_version,
             "serverInfo": init.server_info,
             "capabilities": init.capabilities,
@@ -472,6 +478,7 @@ fn info(client: &Client, json: bool) -> Result<u8, Failure> {
         return Ok(exit::OK);
     }
     println!("era:          {era}");
+    println!("transport:    {transport}");
     println!("protocol:     {}", init.protocol_version);
     let s = &init.server_info;
     match &s.title {

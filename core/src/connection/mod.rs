@@ -1,6 +1,7 @@
 //! [`Connection`]: one MCP client connection to one server, as one sans-IO machine.
 
 mod event;
+mod http;
 
 use std::borrow::Cow;
 use std::time::Instant;
@@ -8,9 +9,12 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 pub use event::{Diagnostic, Event, Output, Progress};
+use http::HttpTransport;
+pub use http::HttpTransportKind;
 
 use crate::codec::jsonl::DEFAULT_MAX_LINE;
 use crate::http::{ExchangeId, HttpClient, HttpOptions};
+use crate::http_sse::HttpSseClient;
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::protocol::calls::McpCall;
 use crate::protocol::types::InitializeResult;
@@ -45,7 +49,7 @@ impl Default for StdioOptions {
 #[derive(Debug)]
 enum Transport {
     Stdio(Box<StdioClient>),
-    Http(Box<HttpClient>),
+    Http(HttpTransport),
 }
 
 /// One MCP client connection to one server, over stdio or Streamable HTTP, in either protocol
@@ -137,11 +141,26 @@ impl Connection {
         server: &crate::config::HttpConfig,
         options: HttpOptions,
     ) -> Result<Connection, ClientError> {
+        if server.kind == crate::config::HttpKind::Sse {
+            // Pinned to the 2024-11-05 transport: no probe; the handshake era.
+            let config = ClientConfig {
+                era: crate::protocol::Era::Handshake,
+                ..config
+            };
+            let mut protocol = ClientProtocol::new(config);
+            protocol.set_over_http();
+            let client = HttpSseClient::new(now, protocol, server, options);
+            return Ok(Connection::new(Transport::Http(HttpTransport::Sse(
+                Box::new(client),
+            ))));
+        }
         let mut client = HttpClient::new(config, server, options);
         client
             .start(now)
             .expect("a new connection starts its handshake");
-        Ok(Connection::new(Transport::Http(Box::new(client))))
+        Ok(Connection::new(Transport::Http(HttpTransport::Streamable(
+            Box::new(client),
+        ))))
     }
 
     fn new(transport: Transport) -> Connection {
@@ -208,6 +227,15 @@ impl Connection {
         }
     }
 
+    /// The HTTP transport in use (`None` over stdio): Streamable HTTP, or the 2024-11-05
+    /// HTTP+SSE transport (pinned, or found by [`Era::Auto`](crate::Era::Auto)).
+    pub fn http_transport(&self) -> Option<HttpTransportKind> {
+        match &self.transport {
+            Transport::Stdio(_) => None,
+            Transport::Http(h) => Some(h.kind()),
+        }
+    }
+
     /// The HTTP session the server assigned, if any.
     pub fn session(&self) -> Option<&str> {
         match &self.transport {
@@ -245,7 +273,7 @@ impl Connection {
         }
     }
 
-    fn http_mut(&mut self, input: &'static str) -> Option<&mut HttpClient> {
+    fn http_mut(&mut self, input: &'static str) -> Option<&mut HttpTransport> {
         self.input();
         match &mut self.transport {
             Transport::Http(h) => Some(h),

@@ -17,14 +17,16 @@ mod resume;
 mod session;
 mod stateless;
 mod streams;
+mod switch;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use exchange::{Body, Exchange, ExchangeKind, Role, Standalone, Stream};
+pub(crate) use headers::Headers as HeaderSet;
 use headers::Headers;
 pub use options::HttpOptions;
-use request::{header, media_type};
+pub(crate) use request::{header, media_type};
 pub use request::{ExchangeId, HttpAction, HttpMethod, HttpRequest};
 use resume::Resumes;
 use session::{Session, SessionTag};
@@ -58,6 +60,24 @@ pub struct HttpClient {
     delete_when_drained: bool,
     /// After a close, when whatever is still in flight (the DELETE) is given up.
     close_deadline: Option<Instant>,
+    /// `initialize` was refused as an older server refuses it, at this time: the connection
+    /// moves to the 2024-11-05 HTTP+SSE transport ([`take_switch`](Self::take_switch)).
+    wants_sse: Option<Instant>,
+}
+
+/// What a connection that moves to the HTTP+SSE transport takes along.
+pub(crate) struct Switch {
+    pub(crate) protocol: ClientProtocol,
+    pub(crate) url: String,
+    pub(crate) headers: Headers,
+    pub(crate) config: HttpOptions,
+    pub(crate) observer: Option<Box<dyn FrameObserver>>,
+    /// The first exchange id the new transport may use.
+    pub(crate) next_exchange: ExchangeId,
+    /// Exchanges still open, to abort.
+    pub(crate) abort: Vec<ExchangeId>,
+    /// When the move was decided.
+    pub(crate) at: Instant,
 }
 
 /// How long a close waits for the session's DELETE before giving it up.
@@ -98,6 +118,7 @@ impl HttpClient {
             closing: false,
             delete_when_drained: false,
             close_deadline: None,
+            wants_sse: None,
         }
     }
 
@@ -448,8 +469,10 @@ impl HttpClient {
                     _ => "unexpected status".into(),
                 };
                 let err = ex.error(reason, &buf);
-                if self.refusal_ended(now, &ex, &buf) {
-                    // The probe, refused by an older server.
+                if self.refusal_ended(now, &ex, &buf)
+                    || self.refused_like_an_sse_server(now, &ex, &buf)
+                {
+                    // The probe or `initialize`, refused by an older server.
                 } else if let ExchangeKind::Get { stream } = &ex.kind {
                     self.standalone_or_resume_refused(now, stream.clone(), err);
                 } else if !matches!(ex.kind, ExchangeKind::Post { request: None, .. }) {

@@ -131,6 +131,11 @@ impl ClientProtocol {
         self.handshake.era
     }
 
+    /// The configuration it was made with.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
     /// Whether the connection is ready for calls.
     pub fn is_ready(&self) -> bool {
         self.handshake.phase == Phase::Ready

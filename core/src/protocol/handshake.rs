@@ -171,6 +171,25 @@ impl Handshake {
         }
     }
 
+    /// The handshake under way moves to another transport: its `initialize` (or probe) is
+    /// forgotten, and [`transport_restarted`](Self::transport_restarted) starts it again.
+    pub(crate) fn transport_changed(&mut self, now: Instant, cx: Ctx<'_>) {
+        let pending = match self.phase {
+            Phase::Initializing(id) | Phase::Probing(id) => id,
+            _ => return,
+        };
+        self.phase = Phase::AwaitingTransport;
+        // Its end no longer matches a phase, so it is dropped unseen.
+        let _ = cx.engine.fail(now, pending, LocalError::StreamLost);
+    }
+
+    /// No transport could be had while the handshake waited for one: it fails with `error`.
+    pub(crate) fn no_transport(&mut self, now: Instant, cx: Ctx<'_>, error: LocalError) {
+        if matches!(self.phase, Phase::AwaitingTransport | Phase::Idle) {
+            self.fail(now, cx, CallError::Local(error));
+        }
+    }
+
     /// A fresh transport is up after a failed probe: the handshake starts on it.
     pub(crate) fn transport_restarted(
         &mut self,

@@ -49,6 +49,13 @@ pub(crate) enum TransportSignal {
         /// How it was refused.
         error: LocalError,
     },
+    /// The handshake under way moves to another transport (Streamable HTTP's `initialize` was
+    /// refused the way an older server refuses it: the 2024-11-05 HTTP+SSE transport is tried).
+    /// Its request is forgotten; [`TransportSignal::Restarted`] starts it again there.
+    TransportChanged,
+    /// No transport could be had (the HTTP+SSE stream was refused, or named no endpoint in
+    /// time): the handshake fails, and the connection closes, with this error.
+    NoTransport(LocalError),
     /// The server failed to start: it exited with an error while the era probe was in flight,
     /// before answering anything, and did not blame the probe. That is no reason to start it
     /// again: the handshake fails, and the connection closes, with `reason`.

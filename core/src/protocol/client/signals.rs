@@ -64,6 +64,17 @@ impl ClientProtocol {
                 self.pump(now);
                 Signalled::Done
             }
+            TransportSignal::TransportChanged => {
+                self.handshake.transport_changed(now, cx!(self));
+                self.transmit.clear();
+                self.pump(now);
+                Signalled::Done
+            }
+            TransportSignal::NoTransport(error) => {
+                self.handshake.no_transport(now, cx!(self), error.clone());
+                self.handle_closed(now, error);
+                Signalled::Done
+            }
             TransportSignal::StartFailed(reason) => {
                 self.handshake.start_failed = true;
                 self.handle_closed(now, LocalError::ConnectionClosed { reason });

@@ -273,7 +273,7 @@ fn a_call_waiting_for_input_can_be_cancelled() {
 }
 
 #[test]
-fn a_missing_capability_is_the_servers_error() {
+fn a_missing_capability_is_named_with_the_servers_error() {
     let mut p = modern_pair(ClientCapabilities::default());
     let call = p
         .client
@@ -281,7 +281,10 @@ fn a_missing_capability_is_the_servers_error() {
         .unwrap();
     assert!(matches!(
         p.finish(call),
-        Err(CallError::Server(ErrorObject { code: -32021, .. }))
+        Err(CallError::MissingCapability {
+            error: ErrorObject { code: -32021, .. },
+            ..
+        })
     ));
 }
 

@@ -1,0 +1,464 @@
+//! The 2024-11-05 HTTP+SSE transport, with no IO.
+//!
+//! A `GET` opens one long SSE stream. Its first event, `endpoint`, names the URL to POST to
+//! (resolved against the stream's URL, accepted only on the same origin). Every message goes
+//! out as a POST there, and a 2xx is its acceptance; every message from the server comes back
+//! as a `message` event on the one stream, routed by id. There is no session to renew and no
+//! resumption: losing the stream ends every pending request by the at-most-once rule, and the
+//! connection with it (reconnecting is the application's or a manager's choice).
+//!
+//! Reached two ways: pinned ([`HttpKind::Sse`](crate::config::HttpKind::Sse) in the server's
+//! config: no probe), or found by [`Era::Auto`](crate::Era::Auto) when a Streamable HTTP
+//! `initialize` is refused the way an older server refuses it; then the handshake, already
+//! under way, starts again here.
+
+mod url;
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
+
+use crate::codec::sse::{McpSseDecoder, SseDiagnostic, SseItem};
+use crate::error::HttpError;
+use crate::http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest};
+use crate::http::{HeaderSet, Switch};
+use crate::jsonrpc::Message;
+use crate::protocol::client::{ClientProtocol, TransportSignal};
+use crate::rpc::LocalError;
+use crate::tap::{Direction, FrameObserver};
+use crate::transport::TransportNote;
+
+/// How the handshake starts once the endpoint is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// A new connection: `initialize` (this transport is of the handshake era).
+    Fresh,
+    /// Switched to from Streamable HTTP mid-handshake: the handshake starts again.
+    Switched,
+    /// Started.
+    Done,
+}
+
+/// One POST in flight.
+#[derive(Debug)]
+struct Post {
+    request: Option<i64>,
+    body: Vec<u8>,
+    resent: bool,
+    status: Option<u16>,
+    excerpt: Vec<u8>,
+}
+
+/// The client protocol over the 2024-11-05 HTTP+SSE transport.
+pub struct HttpSseClient {
+    protocol: ClientProtocol,
+    url: String,
+    headers: HeaderSet,
+    /// Where messages are POSTed, once the stream named it.
+    endpoint: Option<String>,
+    start: Start,
+    /// The GET stream.
+    stream: Option<ExchangeId>,
+    decoder: McpSseDecoder,
+    stream_status: Option<u16>,
+    posts: HashMap<ExchangeId, Post>,
+    next_exchange: ExchangeId,
+    actions: VecDeque<HttpAction>,
+    notes: VecDeque<TransportNote>,
+    observer: Option<Box<dyn FrameObserver>>,
+    /// Until the `endpoint` event must have come.
+    endpoint_deadline: Option<Instant>,
+    closing: bool,
+}
+
+impl std::fmt::Debug for HttpSseClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSseClient")
+            .field("url", &self.url)
+            .field("endpoint", &self.endpoint)
+            .field("posts", &self.posts.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpSseClient {
+    /// A client for the stream at `server`'s URL, pinned to this transport; the GET goes at
+    /// once, the handshake once the endpoint is known.
+    pub fn new(
+        now: Instant,
+        protocol: ClientProtocol,
+        server: &crate::config::HttpConfig,
+        options: HttpOptions,
+    ) -> Self {
+        let switch = Switch {
+            protocol,
+            url: server.url.clone(),
+            headers: HeaderSet::new(&server.headers),
+            config: options,
+            observer: None,
+            next_exchange: 0,
+            abort: Vec::new(),
+            at: now,
+        };
+        Self::from_switch(now, switch, Start::Fresh)
+    }
+
+    /// The client a Streamable HTTP connection switches to when its `initialize` was refused
+    /// the way an older server refuses it.
+    pub(crate) fn switched(switch: Switch) -> Self {
+        Self::from_switch(switch.at, switch, Start::Switched)
+    }
+
+    fn from_switch(now: Instant, switch: Switch, start: Start) -> Self {
+        let deadline = now + switch.protocol.config().init_timeout;
+        let mut client = HttpSseClient {
+            protocol: switch.protocol,
+            url: switch.url,
+            headers: switch.headers,
+            decoder: McpSseDecoder::with_max_event_size(switch.config.max_event),
+            endpoint: None,
+            start,
+            stream: None,
+            stream_status: None,
+            posts: HashMap::new(),
+            next_exchange: switch.next_exchange,
+            actions: switch.abort.into_iter().map(HttpAction::Abort).collect(),
+            notes: VecDeque::new(),
+            observer: switch.observer,
+            endpoint_deadline: Some(deadline),
+            closing: false,
+        };
+        let mut headers = vec![("Accept".to_string(), "text/event-stream".to_string())];
+        client.headers.extend(&mut headers, false);
+        let id = client.start_exchange(HttpMethod::Get, client.url.clone(), headers, Vec::new());
+        client.stream = Some(id);
+        client
+    }
+
+    /// Installs the frame observer (it sees each message's JSON, never headers).
+    pub fn set_observer(&mut self, observer: Box<dyn FrameObserver>) {
+        self.observer = Some(observer);
+    }
+
+    /// The protocol layer.
+    pub fn protocol(&self) -> &ClientProtocol {
+        &self.protocol
+    }
+
+    /// The protocol layer, to issue calls.
+    pub fn protocol_mut(&mut self) -> &mut ClientProtocol {
+        &mut self.protocol
+    }
+
+    fn start_exchange(
+        &mut self,
+        method: HttpMethod,
+        url: String,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> ExchangeId {
+        let exchange = self.next_exchange;
+        self.next_exchange += 1;
+        self.actions.push_back(HttpAction::Start(HttpRequest {
+            exchange,
+            method,
+            url,
+            headers,
+            body,
+        }));
+        exchange
+    }
+
+    /// POSTs what the protocol wants sent, once the endpoint is known.
+    fn flush(&mut self) {
+        if self.endpoint.is_none() || self.closing {
+            return;
+        }
+        while let Some(m) = self.protocol.poll_transmit() {
+            let request = match &m {
+                Message::Request(r) => r.id.as_i64(),
+                _ => None,
+            };
+            self.post(m.to_bytes(), request, false);
+        }
+    }
+
+    fn post(&mut self, body: Vec<u8>, request: Option<i64>, resent: bool) {
+        let Some(endpoint) = self.endpoint.clone() else {
+            return;
+        };
+        let mut headers = vec![
+            (
+                "Accept".to_string(),
+                "application/json, text/event-stream".to_string(),
+            ),
+            ("Content-Type".to_string(), "application/json".to_string()),
+        ];
+        self.headers.extend(&mut headers, false);
+        if let Some(o) = self.observer.as_mut() {
+            o.frame(Direction::Outgoing, &body);
+        }
+        let id = self.start_exchange(HttpMethod::Post, endpoint, headers, body.clone());
+        let post = Post {
+            request,
+            body,
+            resent,
+            status: None,
+            excerpt: Vec::new(),
+        };
+        self.posts.insert(id, post);
+    }
+
+    /// The response head of `exchange`.
+    pub fn handle_head(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        status: u16,
+        headers: &[(String, String)],
+    ) {
+        if Some(exchange) == self.stream {
+            self.stream_status = Some(status);
+            let sse = crate::http::header(headers, "content-type")
+                .map(crate::http::media_type)
+                .is_some_and(|m| m == "text/event-stream");
+            if !(200..300).contains(&status) || !sse {
+                let reason = if sse {
+                    format!("the SSE stream was refused with HTTP {status}")
+                } else {
+                    format!("the GET got HTTP {status} without an event stream")
+                };
+                self.abort(exchange);
+                self.stream_lost(now, reason);
+            }
+        } else if let Some(post) = self.posts.get_mut(&exchange) {
+            post.status = Some(status);
+        }
+        self.flush();
+    }
+
+    /// A chunk of the body of `exchange`.
+    pub fn handle_body(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
+        if Some(exchange) == self.stream {
+            self.decoder.push(bytes);
+            self.drain(now);
+        } else if let Some(post) = self.posts.get_mut(&exchange) {
+            let room = 512usize.saturating_sub(post.excerpt.len());
+            post.excerpt
+                .extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+        self.flush();
+    }
+
+    /// Hands each message of the stream to the protocol; takes the `endpoint` event.
+    fn drain(&mut self, now: Instant) {
+        loop {
+            let observer = &mut self.observer;
+            let tap = |data: &[u8]| {
+                if let Some(o) = observer.as_mut() {
+                    o.frame(Direction::Incoming, data);
+                }
+            };
+            let Some(item) = self.decoder.next_item_observed(tap) else {
+                return;
+            };
+            match item {
+                SseItem::Message(m) => self.protocol.handle_message(now, m),
+                SseItem::Diagnostic(SseDiagnostic::UnexpectedEventType { event_type, data })
+                    if event_type == "endpoint" =>
+                {
+                    self.endpoint_event(now, &data)
+                }
+                SseItem::Diagnostic(d) => self.notes.push_back(TransportNote::Sse(d)),
+            }
+        }
+    }
+
+    /// The `endpoint` event: where to POST. A second one is noted and ignored.
+    fn endpoint_event(&mut self, now: Instant, data: &str) {
+        if self.endpoint.is_some() {
+            let note = format!("a second endpoint event ({data:?}) was ignored");
+            self.notes.push_back(TransportNote::Http(note));
+            return;
+        }
+        let Some(resolved) = url::resolve(&self.url, data) else {
+            return self.stream_lost(now, format!("the endpoint event {data:?} is not a URL"));
+        };
+        if !url::same_origin(&self.url, &resolved) {
+            let reason =
+                format!("the endpoint {resolved:?} is not on the stream's origin: refused");
+            if let Some(id) = self.stream {
+                self.abort(id);
+            }
+            return self.stream_lost(now, reason);
+        }
+        self.endpoint = Some(resolved);
+        self.endpoint_deadline = None;
+        match std::mem::replace(&mut self.start, Start::Done) {
+            Start::Fresh => {
+                // Refused only when already closed; the close then says why.
+                let _ = self.protocol.start(now);
+            }
+            Start::Switched => {
+                let _ = self
+                    .protocol
+                    .handle_transport(now, TransportSignal::Restarted);
+            }
+            Start::Done => {}
+        }
+    }
+
+    /// The body of `exchange` ended.
+    pub fn handle_end(&mut self, now: Instant, exchange: ExchangeId) {
+        if Some(exchange) == self.stream {
+            self.decoder.finish();
+            self.drain(now);
+            self.stream = None;
+            self.stream_lost(now, "the SSE stream ended".into());
+        } else if let Some(post) = self.posts.remove(&exchange) {
+            let status = post.status.unwrap_or(0);
+            if !(200..300).contains(&status) {
+                self.refused(now, post, "the message was refused".into());
+            }
+        }
+        self.flush();
+    }
+
+    /// A POST answered with an error status: its request was not taken.
+    fn refused(&mut self, now: Instant, post: Post, reason: String) {
+        let err = HttpError {
+            status: post.status,
+            content_type: None,
+            body_excerpt: String::from_utf8_lossy(&post.excerpt).trim().to_owned(),
+            challenge: None,
+            reason,
+        };
+        match post.request {
+            Some(id) => {
+                let error = LocalError::Http(Box::new(err));
+                self.protocol
+                    .handle_transport(now, TransportSignal::RequestLost { id, error });
+            }
+            None => self.notes.push_back(TransportNote::Http(err.to_string())),
+        }
+    }
+
+    /// `exchange` failed after its request may have gone out.
+    pub fn handle_failure(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+        if Some(exchange) == self.stream {
+            self.stream = None;
+            self.stream_lost(now, format!("the SSE stream failed: {reason}"));
+        } else if let Some(post) = self.posts.remove(&exchange) {
+            match post.request {
+                Some(id) => {
+                    let reason = format!("the POST failed: {reason}").into();
+                    let signal = TransportSignal::LostAfterSending { id, reason };
+                    self.protocol.handle_transport(now, signal);
+                }
+                None => self
+                    .notes
+                    .push_back(TransportNote::Http(format!("a POST failed: {reason}"))),
+            }
+        }
+        self.flush();
+    }
+
+    /// `exchange`'s request never reached the server: a POST goes once more.
+    pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+        if Some(exchange) == self.stream {
+            self.stream = None;
+            self.stream_lost(now, format!("the SSE stream could not be opened: {reason}"));
+        } else if let Some(post) = self.posts.remove(&exchange) {
+            if post.resent || self.closing {
+                self.refused(now, post, format!("not sent: {reason}"));
+            } else {
+                self.post(post.body, post.request, true);
+            }
+        }
+        self.flush();
+    }
+
+    /// The one stream is gone: every pending request ends by the at-most-once rule, and the
+    /// connection with it (before the endpoint, the handshake fails).
+    fn stream_lost(&mut self, now: Instant, reason: String) {
+        if self.closing {
+            return;
+        }
+        self.closing = true;
+        self.endpoint_deadline = None;
+        let ids: Vec<ExchangeId> = self.posts.keys().copied().collect();
+        for id in ids {
+            self.abort(id);
+        }
+        let signal = if self.endpoint.is_none() {
+            let reason = format!("no HTTP+SSE transport: {reason}");
+            TransportSignal::NoTransport(LocalError::ConnectionClosed {
+                reason: reason.into(),
+            })
+        } else {
+            TransportSignal::Died(reason.into())
+        };
+        self.protocol.handle_transport(now, signal);
+    }
+
+    fn abort(&mut self, exchange: ExchangeId) {
+        self.posts.remove(&exchange);
+        if self.stream == Some(exchange) {
+            self.stream = None;
+        }
+        self.actions.push_back(HttpAction::Abort(exchange));
+    }
+
+    /// Closes: every call ends, the stream and every POST are aborted.
+    pub fn close(&mut self, now: Instant) {
+        if self.closing {
+            return;
+        }
+        self.closing = true;
+        self.endpoint_deadline = None;
+        self.protocol.close(now, "closed by the client");
+        let ids: Vec<ExchangeId> = self.posts.keys().copied().chain(self.stream).collect();
+        for id in ids {
+            self.abort(id);
+        }
+    }
+
+    /// Whether the connection is closed and nothing is left in flight.
+    pub fn is_finished(&self) -> bool {
+        self.closing && self.posts.is_empty() && self.stream.is_none()
+    }
+
+    /// The next thing for the driver to do.
+    pub fn poll_action(&mut self) -> Option<HttpAction> {
+        if self.actions.is_empty() {
+            self.flush();
+        }
+        self.actions.pop_front()
+    }
+
+    /// The next HTTP-level note for the application.
+    pub fn poll_note(&mut self) -> Option<TransportNote> {
+        self.notes.pop_front()
+    }
+
+    /// The earliest deadline: a request's, or the endpoint's.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        [self.protocol.poll_timeout(), self.endpoint_deadline]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Fires what is due.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.endpoint_deadline.is_some_and(|t| t <= now) {
+            self.endpoint_deadline = None;
+            if let Some(id) = self.stream {
+                self.abort(id);
+            }
+            let reason = "the SSE stream sent no endpoint event in time".to_owned();
+            self.stream_lost(now, reason);
+        }
+        self.protocol.handle_timeout(now);
+        self.flush();
+    }
+}
