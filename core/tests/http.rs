@@ -18,6 +18,8 @@ use serde_json::{json, Value};
 
 #[path = "http/sessions.rs"]
 mod sessions;
+#[path = "http/sse.rs"]
+mod sse;
 #[path = "http/stateless.rs"]
 mod stateless;
 

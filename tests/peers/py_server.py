@@ -4,6 +4,7 @@ python-requirements.txt), used by the end-to-end tests to talk to the reference 
 Usage:
     python py_server.py stdio
     python py_server.py http [--port N] [--json] [--stateless] [--resumable]
+    python py_server.py sse [--port N]     (the 2024-11-05 HTTP+SSE transport: GET /sse)
 
 HTTP listens on 127.0.0.1 only (path /mcp, default port 8765). `--json` answers with plain
 JSON instead of SSE, `--stateless` runs without sessions, and `--resumable` keeps every SSE
@@ -196,10 +197,15 @@ def main() -> None:
     http.add_argument("--json", action="store_true", help="plain JSON responses instead of SSE")
     http.add_argument("--stateless", action="store_true", help="no sessions")
     http.add_argument("--resumable", action="store_true", help="in-memory event store, retry 300 ms")
+    sse = sub.add_parser("sse", help="serve the 2024-11-05 HTTP+SSE transport on 127.0.0.1")
+    sse.add_argument("--port", type=int, default=8766)
     args = parser.parse_args()
 
     if args.transport == "stdio":
         server.run("stdio")
+        return
+    if args.transport == "sse":
+        server.run("sse", host="127.0.0.1", port=args.port)
         return
 
     extra = {}

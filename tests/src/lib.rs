@@ -188,3 +188,24 @@ pub fn python_http(args: &[&str]) -> (ServerConfig, HttpPeer) {
     let peer = HttpPeer::spawn(command, url.clone(), "Uvicorn running on");
     (ServerConfig::http(url), peer)
 }
+
+/// Our Python test server's 2024-11-05 HTTP+SSE transport (`py_server.py sse`) on a free port of
+/// 127.0.0.1: its stream's URL (`/sse`) and the guard that kills it. Panics with the install
+/// command when the venv is missing.
+pub fn python_sse() -> (String, HttpPeer) {
+    let python = peers_dir().join("pyvenv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python peer is not installed at {}: run tests/peers/install-python.sh (the test \
+         command does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
+        python.display()
+    );
+    let port = free_port();
+    let mut command = std::process::Command::new(python);
+    command
+        .arg(peers_dir().join("py_server.py"))
+        .args(["sse", "--port", &port.to_string()]);
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let peer = HttpPeer::spawn(command, url.clone(), "Uvicorn running on");
+    (url, peer)
+}

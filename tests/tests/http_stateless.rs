@@ -163,3 +163,102 @@ fn a_stateless_stream_dropped_mid_call_may_have_run_and_is_not_resumed() {
         "sent once, never resumed with a GET"
     );
 }
+
+// ----- the 2024-11-05 HTTP+SSE transport against the fault server -----
+
+fn sse_config(server: &FaultServer) -> ServerConfig {
+    ServerConfig::Http(mcpwire::core::config::HttpConfig {
+        kind: mcpwire::core::config::HttpKind::Sse,
+        url: format!("{}/sse", server.url().trim_end_matches("/mcp")),
+        headers: Default::default(),
+        extra: Default::default(),
+    })
+}
+
+const SSE: [(&str, &str); 1] = [("Content-Type", "text/event-stream")];
+const INIT_OLD: &str = r#"{"jsonrpc":"2.0","id":{{id:initialize}},"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"1"}}}"#;
+
+#[test]
+fn sse_an_endpoint_on_another_origin_is_refused() {
+    let server = FaultServer::start(vec![Rule::get()
+        .head_chunked(200, &SSE)
+        .body("event: endpoint\ndata: http://evil.example:1/message\n\n")
+        .silent()]);
+    run(async {
+        let err = mcpwire::connect_smol(&sse_config(&server), ConnectOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::Handshake { .. }), "{err:?}");
+        assert!(err.to_string().contains("origin"), "{err}");
+    });
+    assert_eq!(methods(&server.requests()), ["GET"], "nothing POSTed");
+}
+
+#[test]
+fn sse_the_stream_dropped_with_a_call_pending_ends_it_typed() {
+    use mcpwire_tests::fault_http::Matcher;
+    let wait = Duration::from_secs(10);
+    let server = FaultServer::start(vec![
+        Rule::get()
+            .head_chunked(200, &SSE)
+            .body("event: endpoint\ndata: /message?s=1\n\n")
+            .wait_for(Matcher::post("initialize"), wait)
+            .body(format!("event: message\ndata: {INIT_OLD}\n\n"))
+            .wait_for(Matcher::post("tools/call"), wait)
+            .close(),
+        Rule::post("initialize").status(202),
+        Rule::notifications().status(202),
+        Rule::post("tools/call").status(202),
+    ]);
+    run(async {
+        let client = mcpwire::connect_smol(&sse_config(&server), ConnectOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            client.http_transport(),
+            Some(mcpwire::HttpTransportKind::Sse)
+        );
+        let err = client.call_tool("x", json!({})).await.unwrap_err();
+        assert!(matches!(err, Error::MayHaveRun { .. }), "{err:?}");
+        // No reconnect: the connection has ended.
+        assert!(client.call_tool("x", json!({})).await.is_err());
+    });
+    let posts: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| r.target.clone())
+        .collect();
+    assert!(posts.iter().all(|t| t == "/message?s=1"), "{posts:?}");
+    assert_eq!(
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.method == "GET")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn sse_an_endpoint_that_never_comes_ends_the_connect_with_a_timeout() {
+    let server = FaultServer::start(vec![Rule::get()
+        .head_chunked(200, &SSE)
+        .body(": waiting\n\n")
+        .silent()]);
+    run(async {
+        let options = ConnectOptions {
+            init_timeout: Duration::from_millis(500),
+            ..ConnectOptions::default()
+        };
+        let start = Instant::now();
+        let err = mcpwire::connect_smol(&sse_config(&server), options)
+            .await
+            .unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert!(
+            err.to_string().contains("no endpoint event in time"),
+            "{err}"
+        );
+    });
+}

@@ -63,6 +63,8 @@ pub struct HttpClient {
     /// `initialize` was refused as an older server refuses it, at this time: the connection
     /// moves to the 2024-11-05 HTTP+SSE transport ([`take_switch`](Self::take_switch)).
     wants_sse: Option<Instant>,
+    /// Why the move was decided: the refusal of `initialize`.
+    switch_error: Option<HttpError>,
 }
 
 /// What a connection that moves to the HTTP+SSE transport takes along.
@@ -78,6 +80,9 @@ pub(crate) struct Switch {
     pub(crate) abort: Vec<ExchangeId>,
     /// When the move was decided.
     pub(crate) at: Instant,
+    /// Why: the refusal of `initialize`, for the error if the HTTP+SSE transport is not there
+    /// either.
+    pub(crate) refused: Option<HttpError>,
 }
 
 /// How long a close waits for the session's DELETE before giving it up.
@@ -119,6 +124,7 @@ impl HttpClient {
             delete_when_drained: false,
             close_deadline: None,
             wants_sse: None,
+            switch_error: None,
         }
     }
 

@@ -1,13 +1,15 @@
-//! Finding the 2024-11-05 HTTP+SSE transport: with [`Era::Auto`], an `initialize` refused with
-//! 400, 404 or 405 whose body is not its JSON-RPC answer says the URL may be an older server's
-//! SSE stream. The connection then hands its protocol (the handshake under way) to
+//! Finding the 2024-11-05 HTTP+SSE transport: with [`Era::Auto`] (or the handshake era pinned:
+//! that transport is of the handshake era), an `initialize` refused with 400, 404 or 405 whose
+//! body is no JSON-RPC message at all (a web server's "Cannot POST", "Method Not Allowed") says
+//! the URL may be an older server's SSE stream; a JSON-RPC error, whatever its id, comes from a
+//! Streamable HTTP server and is the handshake's answer. The connection then hands its protocol (the handshake under way) to
 //! [`HttpSseClient`](crate::http_sse::HttpSseClient), which GETs the same URL.
 
 use std::time::Instant;
 
 use super::exchange::{Exchange, ExchangeKind, Role};
 use super::{HttpClient, Switch};
-use crate::jsonrpc::{self, Message, Parsed};
+use crate::jsonrpc;
 use crate::protocol::client::{ClientConfig, ClientProtocol, TransportSignal};
 use crate::protocol::Era;
 
@@ -21,7 +23,6 @@ impl HttpClient {
         body: &[u8],
     ) -> bool {
         let ExchangeKind::Post {
-            request: Some(id),
             role: Role::Initialize,
             ..
         } = ex.kind
@@ -29,17 +30,17 @@ impl HttpClient {
             return false;
         };
         let status = ex.status.unwrap_or(0);
-        let answered = matches!(jsonrpc::parse(body),
-            Ok(Parsed::Single(Message::Response(r))) if r.id.as_ref().and_then(|i| i.as_i64()) == Some(id));
         if !matches!(status, 400 | 404 | 405)
-            || answered
-            || self.protocol.config().era != Era::Auto
+            || jsonrpc::parse(body).is_ok()
+            || self.protocol.config().era == Era::Stateless
             || self.protocol.is_renewing()
             || self.closing
         {
             return false;
         }
         self.wants_sse = Some(now);
+        let refused = "the Streamable HTTP initialize was refused".to_owned();
+        self.switch_error = Some(ex.error(refused, body));
         self.protocol
             .handle_transport(now, TransportSignal::TransportChanged);
         true
@@ -65,6 +66,7 @@ impl HttpClient {
             next_exchange: self.next_exchange,
             abort,
             at,
+            refused: self.switch_error.take(),
         })
     }
 }

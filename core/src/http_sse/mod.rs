@@ -68,6 +68,8 @@ pub struct HttpSseClient {
     /// Until the `endpoint` event must have come.
     endpoint_deadline: Option<Instant>,
     closing: bool,
+    /// Why Streamable HTTP was left, when it was: its refusal of `initialize`.
+    refused: Option<HttpError>,
 }
 
 impl std::fmt::Debug for HttpSseClient {
@@ -98,6 +100,7 @@ impl HttpSseClient {
             next_exchange: 0,
             abort: Vec::new(),
             at: now,
+            refused: None,
         };
         Self::from_switch(now, switch, Start::Fresh)
     }
@@ -126,6 +129,7 @@ impl HttpSseClient {
             observer: switch.observer,
             endpoint_deadline: Some(deadline),
             closing: false,
+            refused: switch.refused,
         };
         let mut headers = vec![("Accept".to_string(), "text/event-stream".to_string())];
         client.headers.extend(&mut headers, false);
@@ -391,8 +395,15 @@ impl HttpSseClient {
         }
         let signal = if self.endpoint.is_none() {
             let reason = format!("no HTTP+SSE transport: {reason}");
-            TransportSignal::NoTransport(LocalError::ConnectionClosed {
-                reason: reason.into(),
+            // Found by Auto: the error is the Streamable HTTP refusal, with this added.
+            TransportSignal::NoTransport(match self.refused.take() {
+                Some(mut refused) => {
+                    refused.reason = format!("{}; {reason}", refused.reason);
+                    LocalError::Http(Box::new(refused))
+                }
+                None => LocalError::ConnectionClosed {
+                    reason: reason.into(),
+                },
             })
         } else {
             TransportSignal::Died(reason.into())

@@ -1,0 +1,346 @@
+//! The 2024-11-05 HTTP+SSE transport in memory: one GET stream whose `endpoint` event names
+//! where to POST; answers on the stream; its loss ends what was pending; found by `Era::Auto`
+//! after Streamable HTTP's `initialize` is refused.
+
+use super::*;
+
+use mcpwire_core::HttpTransportKind;
+
+fn sse_endpoint() -> HttpConfig {
+    let mut c = endpoint();
+    c.kind = mcpwire_core::config::HttpKind::Sse;
+    c
+}
+
+fn pinned() -> H {
+    H::with(sse_endpoint(), HttpOptions::default())
+}
+
+/// Opens the stream: 200, an event stream, the `endpoint` event with `data`.
+fn open_stream(h: &mut H, data: &str) -> ExchangeId {
+    let get = h.find("GET");
+    h.c.handle_head(
+        h.now,
+        get,
+        200,
+        &[("content-type".into(), "text/event-stream".into())],
+    );
+    h.c.handle_body(
+        h.now,
+        get,
+        format!("event: endpoint\ndata: {data}\n\n").as_bytes(),
+    );
+    h.pump();
+    get
+}
+
+/// A message from the server on the stream.
+fn on_stream(h: &mut H, get: ExchangeId, message: Value) {
+    h.c.handle_body(
+        h.now,
+        get,
+        format!("event: message\ndata: {message}\n\n").as_bytes(),
+    );
+    h.pump();
+}
+
+fn request_id(h: &H, x: ExchangeId) -> Id {
+    match mcpwire_core::jsonrpc::parse(&h.request(x).body) {
+        Ok(Parsed::Single(Message::Request(r))) => r.id,
+        other => panic!("not a request: {other:?}"),
+    }
+}
+
+fn init_result(id: Id) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2024-11-05",
+        "capabilities": {"tools": {}}, "serverInfo": {"name": "old", "version": "1"}}})
+}
+
+/// A pinned connection, ready.
+fn ready() -> (H, ExchangeId) {
+    let mut h = pinned();
+    let get = open_stream(&mut h, "/message?sessionId=abc");
+    let init = h.find("POST initialize");
+    let id = request_id(&h, init);
+    h.accepted(init);
+    on_stream(&mut h, get, init_result(id));
+    assert!(h.c.is_ready(), "{:?}", h.events);
+    let n = h.find("POST notifications/initialized");
+    h.accepted(n);
+    h.log.clear();
+    h.events.clear();
+    (h, get)
+}
+
+#[test]
+fn pinned_the_stream_comes_first_and_messages_go_to_its_endpoint() {
+    let mut h = pinned();
+    assert_eq!(h.log, ["GET"], "no POST before the endpoint");
+    let get = h.find("GET");
+    assert_eq!(h.request(get).header("accept"), Some("text/event-stream"));
+    assert_eq!(h.c.http_transport(), Some(HttpTransportKind::Sse));
+    let get = open_stream(&mut h, "/message?sessionId=abc");
+    let init = h.find("POST initialize");
+    assert_eq!(
+        h.request(init).url,
+        "http://127.0.0.1:1/message?sessionId=abc"
+    );
+    assert_eq!(h.request(init).header("mcp-session-id"), None);
+    let id = request_id(&h, init);
+    h.accepted(init);
+    on_stream(&mut h, get, init_result(id));
+    assert!(h.c.is_ready());
+    assert_eq!(h.c.era(), Some(mcpwire_core::ChosenEra::Handshake));
+    assert_eq!(h.c.server().unwrap().protocol_version, "2024-11-05");
+    assert!(h.log.iter().any(|l| l == "POST notifications/initialized"));
+    // No standalone GET, no DELETE in this transport.
+    assert_eq!(h.log.iter().filter(|l| l.starts_with("GET")).count(), 1);
+}
+
+#[test]
+fn calls_and_server_requests_go_by_id_over_the_one_stream() {
+    let (mut h, get) = ready();
+    let a = h.call("a", CallOptions::default());
+    let b = h.call("b", CallOptions::default());
+    let posts = [
+        h.find(&format!("POST tools/call #{}", a.0)),
+        h.find(&format!("POST tools/call #{}", b.0)),
+    ];
+    for post in posts {
+        h.accepted(post);
+    }
+    // Answers in the other order, and a server request between them.
+    on_stream(
+        &mut h,
+        get,
+        serde_json::from_str(&result_line(b.0)).unwrap(),
+    );
+    on_stream(
+        &mut h,
+        get,
+        json!({"jsonrpc": "2.0", "id": "srv-1", "method": "elicitation/create",
+            "params": {"message": "name?", "requestedSchema": {"type": "object", "properties": {}}}}),
+    );
+    on_stream(
+        &mut h,
+        get,
+        serde_json::from_str(&result_line(a.0)).unwrap(),
+    );
+    assert!(matches!(h.outcome(a), Some(Ok(_))));
+    assert!(matches!(h.outcome(b), Some(Ok(_))));
+    assert!(h
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::ServerRequest(ServerRequest::Elicitation { .. }))));
+    let now = h.now;
+    let answer = RawJson::new(&json!({"action": "decline"})).unwrap();
+    h.c.respond(now, &Id::Str("srv-1".into()), Ok(answer))
+        .unwrap();
+    h.pump();
+    let post = h.find("POST response");
+    assert_eq!(
+        h.request(post).url,
+        "http://127.0.0.1:1/message?sessionId=abc"
+    );
+}
+
+#[test]
+fn an_endpoint_on_another_origin_is_refused() {
+    let mut h = pinned();
+    open_stream(&mut h, "http://evil.example:80/message");
+    assert!(!h.log.iter().any(|l| l.starts_with("POST")), "{:?}", h.log);
+    let reason = h
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason })) => {
+                Some(reason.to_string())
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{:?}", h.events));
+    assert!(reason.contains("origin"), "{reason}");
+    assert!(h.c.is_closed());
+}
+
+#[test]
+fn the_stream_s_loss_ends_pending_calls_as_maybe_run_and_the_connection() {
+    let (mut h, get) = ready();
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.accepted(post);
+    h.c.handle_failure(h.now, get, "connection reset");
+    h.open.remove(&get);
+    h.pump();
+    assert!(
+        matches!(
+            h.outcome(call),
+            Some(Err(CallError::Local(LocalError::MaybeExecuted { .. })))
+        ),
+        "{:?}",
+        h.events
+    );
+    assert!(h.events.iter().any(|e| matches!(e, Event::Closed { .. })));
+    assert!(h.c.is_closed());
+    assert!(!h.log.iter().any(|l| l.starts_with("GET")), "no reconnect");
+}
+
+#[test]
+fn an_endpoint_that_never_comes_times_the_connect_out() {
+    let mut h = pinned();
+    let get = h.find("GET");
+    h.c.handle_head(
+        h.now,
+        get,
+        200,
+        &[("content-type".into(), "text/event-stream".into())],
+    );
+    h.c.handle_body(h.now, get, b": waiting\n\n");
+    h.pump();
+    h.advance_to_next_deadline();
+    assert!(h.aborted.contains(&get));
+    assert!(
+        h.events
+            .iter()
+            .any(|e| matches!(e, Event::HandshakeFailed(_))),
+        "{:?}",
+        h.events
+    );
+    assert!(h.c.is_closed());
+}
+
+#[test]
+fn a_refused_post_fails_its_call_only() {
+    let (mut h, _get) = ready();
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.answer(post, 500, &[("Content-Type", "text/plain")], &[b"boom"]);
+    let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    assert_eq!(e.status, Some(500));
+    assert!(e.body_excerpt.contains("boom"));
+    assert!(!h.c.is_closed());
+}
+
+#[test]
+fn auto_finds_it_when_streamable_http_is_refused() {
+    let config = ClientConfig {
+        capabilities: caps(),
+        ..ClientConfig::default()
+    };
+    let now = Instant::now();
+    let mut h = H {
+        c: Connection::http(now, config, &endpoint(), HttpOptions::default()).unwrap(),
+        now,
+        open: HashMap::new(),
+        log: Vec::new(),
+        sessions: Vec::new(),
+        aborted: Vec::new(),
+        events: Vec::new(),
+    };
+    h.pump();
+    let probe = h.find("POST server/discover");
+    h.answer(
+        probe,
+        404,
+        &[("Content-Type", "text/html")],
+        &[b"Cannot POST /sse"],
+    );
+    let init = h.find("POST initialize");
+    h.answer(
+        init,
+        404,
+        &[("Content-Type", "text/html")],
+        &[b"Cannot POST /sse"],
+    );
+    assert_eq!(h.c.http_transport(), Some(HttpTransportKind::Sse));
+    assert_eq!(
+        h.log,
+        ["POST server/discover #0", "POST initialize #1", "GET"]
+    );
+    let get = open_stream(&mut h, "/message?sessionId=1");
+    let init = h.find("POST initialize");
+    let id = request_id(&h, init);
+    assert_ne!(id, Id::Num(1), "the handshake starts again");
+    h.accepted(init);
+    on_stream(&mut h, get, init_result(id));
+    assert!(h.c.is_ready(), "{:?}", h.events);
+    assert_eq!(h.c.era(), Some(mcpwire_core::ChosenEra::Handshake));
+    assert!(!h
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::HandshakeFailed(_))));
+}
+
+fn auto() -> H {
+    let config = ClientConfig {
+        capabilities: caps(),
+        ..ClientConfig::default()
+    };
+    let now = Instant::now();
+    let mut h = H {
+        c: Connection::http(now, config, &endpoint(), HttpOptions::default()).unwrap(),
+        now,
+        open: HashMap::new(),
+        log: Vec::new(),
+        sessions: Vec::new(),
+        aborted: Vec::new(),
+        events: Vec::new(),
+    };
+    h.pump();
+    let probe = h.find("POST server/discover");
+    h.answer(
+        probe,
+        404,
+        &[("Content-Type", "text/plain")],
+        &[b"Not Found"],
+    );
+    h
+}
+
+#[test]
+fn a_json_rpc_refusal_of_initialize_is_an_answer_not_a_sign_of_the_old_transport() {
+    let mut h = auto();
+    let init = h.find("POST initialize");
+    let body = br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#;
+    h.answer(init, 400, &[("Content-Type", "application/json")], &[body]);
+    assert!(!h.log.iter().any(|l| l == "GET"), "{:?}", h.log);
+    assert_eq!(h.c.http_transport(), Some(HttpTransportKind::Streamable));
+    let failed = h.events.iter().find_map(|e| match e {
+        Event::HandshakeFailed(CallError::Local(LocalError::Http(e))) => Some(e.status),
+        _ => None,
+    });
+    assert_eq!(failed, Some(Some(400)), "{:?}", h.events);
+}
+
+#[test]
+fn when_neither_transport_is_there_the_error_is_the_refusal_of_initialize() {
+    let mut h = auto();
+    let init = h.find("POST initialize");
+    h.answer(
+        init,
+        404,
+        &[("Content-Type", "text/html")],
+        &[b"Cannot POST /mcp"],
+    );
+    let get = h.find("GET");
+    h.answer(
+        get,
+        404,
+        &[("Content-Type", "text/html")],
+        &[b"Cannot GET /mcp"],
+    );
+    let e = h
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::HandshakeFailed(CallError::Local(LocalError::Http(e))) => Some(e.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{:?}", h.events));
+    assert_eq!(e.status, Some(404));
+    assert!(e.body_excerpt.contains("Cannot POST"), "{e:?}");
+    assert!(e.reason.contains("no HTTP+SSE transport"), "{e:?}");
+    assert!(h.c.is_closed());
+}

@@ -1,0 +1,205 @@
+//! Real servers over the 2024-11-05 HTTP+SSE transport, through the public async Client: the
+//! TypeScript "everything" server (pinned `@modelcontextprotocol/server-everything`; `GET /sse`,
+//! `POST /message`), found from its `/sse` URL by `Era::Auto` and pinned with `type: "sse"`; and
+//! the Python SDK's (`mcp` 2.3.0) SSE transport.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_io::Timer;
+use futures_lite::future;
+use mcpwire::core::config::{HttpConfig, HttpKind};
+use mcpwire::{
+    CallOptions, ChosenEra, ConnectOptions, ElicitAction, ElicitResult, Era, Handlers,
+    HttpTransportKind, ServerConfig,
+};
+use mcpwire_tests::{free_port, peers_dir, peers_skipped, HttpPeer};
+use serde_json::json;
+
+/// Starts server-everything's SSE transport on a free port of 127.0.0.1 (our preload binds
+/// it there). Returns the stream's URL.
+fn everything_sse() -> (HttpPeer, String) {
+    let entry =
+        peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        entry.exists(),
+        "server-everything is not installed at {}: run `npm ci` in tests/peers (the test command \
+         does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
+        entry.display()
+    );
+    let port = free_port();
+    let mut command = Command::new("node");
+    command
+        .arg("--import")
+        .arg(peers_dir().join("loopback-preload.mjs"))
+        .arg(entry)
+        .arg("sse")
+        .env("PORT", port.to_string());
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let peer = HttpPeer::spawn(command, url.clone(), "running on port");
+    (peer, url)
+}
+
+fn bounded<T>(peer: &HttpPeer, f: impl std::future::Future<Output = T>) -> T {
+    smol::block_on(future::or(f, async {
+        Timer::after(Duration::from_secs(60)).await;
+        panic!(
+            "not done within 60 s; server stderr:\n{}",
+            peer.stderr().join("\n")
+        )
+    }))
+}
+
+fn handlers() -> Handlers {
+    Handlers::new()
+        .on_elicitation(|_req| async move {
+            Ok(ElicitResult {
+                action: ElicitAction::Accept,
+                content: Some(serde_json::from_value(json!({"name": "Ann"})).unwrap()),
+            })
+        })
+        .on_sampling(|params| async move {
+            assert_eq!(params["maxTokens"], 5);
+            Ok(
+                json!({"role": "assistant", "content": {"type": "text", "text": "hello"},
+                      "model": "fake", "stopReason": "endTurn"}),
+            )
+        })
+}
+
+#[test]
+fn everything_over_http_sse_found_from_its_url() {
+    if peers_skipped("everything_over_http_sse_found_from_its_url") {
+        return;
+    }
+    let (peer, url) = everything_sse();
+    bounded(&peer, async {
+        let start = Instant::now();
+        let options = ConnectOptions::default().handlers(handlers());
+        let client = mcpwire::connect_smol(&ServerConfig::http(url.clone()), options)
+            .await
+            .unwrap_or_else(|e| panic!("connect: {e}\n{}", peer.stderr().join("\n")));
+        eprintln!("found the HTTP+SSE transport in {:?}", start.elapsed());
+        assert_eq!(client.http_transport(), Some(HttpTransportKind::Sse));
+        assert_eq!(client.era(), Some(ChosenEra::Handshake));
+        assert_eq!(
+            client.server_info().unwrap().server_info.name,
+            "mcp-servers/everything"
+        );
+
+        let tools = client.list_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "trigger-sampling-request"));
+        let r = client
+            .call_tool("echo", json!({"message": "over sse"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "Echo: over sse");
+
+        // Server requests in the middle of a call, on the one stream.
+        let r = client
+            .call_tool("trigger-elicitation-request", json!({}))
+            .await
+            .unwrap();
+        assert!(r.text().contains("Name: Ann"), "{}", r.text());
+        let r = client
+            .call_tool(
+                "trigger-sampling-request",
+                json!({"prompt": "hi", "maxTokens": 5}),
+            )
+            .await
+            .unwrap();
+        assert!(r.text().contains("\"model\": \"fake\""), "{}", r.text());
+
+        let steps = Arc::new(AtomicUsize::new(0));
+        let s = steps.clone();
+        let opts = CallOptions::default().on_progress(move |_| {
+            s.fetch_add(1, Ordering::SeqCst);
+        });
+        let r = client
+            .call_tool_with(
+                "trigger-long-running-operation",
+                json!({"duration": 1, "steps": 2}),
+                opts,
+            )
+            .await
+            .unwrap();
+        assert!(r.text().contains("completed"), "{}", r.text());
+        assert_eq!(steps.load(Ordering::SeqCst), 2);
+        client.close().await;
+    });
+}
+
+#[test]
+fn everything_over_http_sse_pinned_sends_no_probe() {
+    if peers_skipped("everything_over_http_sse_pinned_sends_no_probe") {
+        return;
+    }
+    let (peer, url) = everything_sse();
+    bounded(&peer, async {
+        let config = ServerConfig::Http(HttpConfig {
+            kind: HttpKind::Sse,
+            url,
+            headers: Default::default(),
+            extra: Default::default(),
+        });
+        let frames = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let tap = frames.clone();
+        let options = ConnectOptions {
+            era: Era::Auto,
+            ..ConnectOptions::default()
+        }
+        .observer(move |_d, b: &[u8]| {
+            tap.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(b).into_owned())
+        });
+        let client = mcpwire::connect_smol(&config, options).await.unwrap();
+        assert_eq!(client.http_transport(), Some(HttpTransportKind::Sse));
+        let r = client
+            .call_tool("get-sum", json!({"a": 2, "b": 40}))
+            .await
+            .unwrap();
+        assert!(r.text().contains("42"), "{}", r.text());
+        client.close().await;
+        let frames = frames.lock().unwrap();
+        assert!(
+            !frames.iter().any(|f| f.contains("server/discover")),
+            "a pinned transport costs no probe"
+        );
+        assert_eq!(
+            frames
+                .iter()
+                .filter(|f| f.contains("\"initialize\""))
+                .count(),
+            1
+        );
+    });
+}
+
+#[test]
+fn the_python_sdk_s_http_sse_transport_found_from_its_url() {
+    if peers_skipped("the_python_sdk_s_http_sse_transport_found_from_its_url") {
+        return;
+    }
+    // `mcp` 2.3.0 still serves the 2024-11-05 transport (`server.run("sse")`).
+    let (url, peer) = mcpwire_tests::python_sse();
+    bounded(&peer, async {
+        let options = ConnectOptions::default().handlers(handlers());
+        let client = mcpwire::connect_smol(&ServerConfig::http(url), options)
+            .await
+            .unwrap_or_else(|e| panic!("connect: {e}\n{}", peer.stderr().join("\n")));
+        assert_eq!(client.http_transport(), Some(HttpTransportKind::Sse));
+        assert_eq!(client.era(), Some(ChosenEra::Handshake));
+        let r = client
+            .call_tool("add", json!({"a": 2, "b": 40}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "42");
+        // An elicitation in the middle of the call, on the one stream.
+        let r = client.call_tool("greet", json!({})).await.unwrap();
+        assert_eq!(r.text(), "Hello, Ann!");
+        client.close().await;
+    });
+}
