@@ -8,8 +8,8 @@
 //! ```
 //!
 //! An entry without `type`, or with `type: "stdio"`, is a child process; `type: "http"` (and
-//! `"streamable-http"`) is Streamable HTTP; `type: "sse"` names servers of the older HTTP+SSE
-//! transport, reached through Streamable HTTP first. Unknown members are kept, not rejected.
+//! `"streamable-http"`) is Streamable HTTP; `type: "sse"` names servers of the older 2024-11-05
+//! HTTP+SSE transport, spoken at once (no probe). Unknown members are kept, not rejected.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -34,7 +34,9 @@ pub enum HttpKind {
     /// Streamable HTTP.
     #[serde(alias = "streamableHttp", alias = "streamable-http")]
     Http,
-    /// The 2024-11-05 HTTP+SSE transport (tried as Streamable HTTP first).
+    /// The 2024-11-05 HTTP+SSE transport: the URL is its event stream, spoken at once (with
+    /// [`Era::Auto`](crate::Era::Auto), a plain Streamable HTTP URL finds it too, after its
+    /// `initialize` is refused).
     Sse,
 }
 
