@@ -40,7 +40,7 @@ pub(crate) enum ExchangeKind {
         request: Option<i64>,
         /// The body, kept to send it once more on a new session (only for what may be replayed).
         replay: Option<Vec<u8>>,
-        /// How many 404s (sessions the server forgot) it met before this attempt.
+        /// How many renewals its 404s started before this attempt (see `session::MAX_BOUNCES`).
         bounces: u8,
         role: Role,
         /// A request of the stateless era (the probe included): self-contained, its stream

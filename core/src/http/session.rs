@@ -21,8 +21,12 @@ use crate::protocol::client::{Signalled, TransportSignal};
 use crate::rpc::LocalError;
 use crate::transport::TransportNote;
 
-/// How many times one request may meet a 404 and be sent again, each time on a newer session.
-pub(crate) const MAX_BOUNCES: u8 = 3;
+/// How many renewals one request may start by being the first to meet a 404 in the current
+/// session: a request the server refuses every time must not renew sessions for everyone
+/// until its deadline. Which 404 of a lost session arrives first is a matter of timing, so
+/// the bound is generous. A 404 in a session already lost costs nothing: a renewal is under
+/// way, and the request goes once more in the new session, until its own deadline.
+pub(crate) const MAX_BOUNCES: u8 = 10;
 
 /// The session an exchange was sent in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +83,8 @@ impl HttpClient {
         };
         self.actions.push_back(super::HttpAction::Abort(exchange));
         let Some(tag) = ex.sent_in else { return };
+        // Whether this 404 is the one that finds the session lost (and starts a renewal).
+        let first = self.session.is_current(&tag);
         self.session_lost(now, &tag);
         if self.closing {
             return;
@@ -90,8 +96,8 @@ impl HttpClient {
                 replay: Some(body),
                 bounces,
                 ..
-            } if bounces < MAX_BOUNCES && self.protocol.is_pending(id) => {
-                self.park_or_send(body, bounces + 1)
+            } if (bounces < MAX_BOUNCES || !first) && self.protocol.is_pending(id) => {
+                self.park_or_send(body, bounces + u8::from(first))
             }
             ExchangeKind::Post {
                 request: Some(id), ..

@@ -414,3 +414,32 @@ fn the_tap_sees_a_waiting_message_when_it_goes_out_not_when_it_is_queued() {
         ]
     );
 }
+
+#[test]
+fn a_request_refused_in_every_session_ends_without_renewing_forever() {
+    let mut h = H::ready(405);
+    let poison = h.call("poison", CallOptions::default());
+    let mut session = 1;
+    while h.outcome(poison).is_none() {
+        assert!(session < 20, "renewed forever: {:?}", h.log);
+        let post = h.find(&format!("POST tools/call #{}", poison.0));
+        expire(&mut h, post);
+        if h.outcome(poison).is_some() {
+            break;
+        }
+        session += 1;
+        let init = h.find("POST initialize");
+        h.renewed(init, &format!("sess-{session}"));
+        // Other calls succeed in every new session: the connection is healthy.
+        let ok = h.call("fine", CallOptions::default());
+        let post = h.find(&format!("POST tools/call #{}", ok.0));
+        h.json(post, serde_json::from_str(&result_line(ok.0)).unwrap());
+        assert!(matches!(h.outcome(ok), Some(Ok(_))));
+    }
+    assert_eq!(error_for(&h, poison), LocalError::SessionExpired);
+    // Sent in 11 sessions: each of its 404s renewed the session (it was lost, for everyone);
+    // after 10 renewals of its own it was not sent again.
+    assert_eq!(initializes(&h), 11, "{:?}", h.log);
+    assert_eq!(sessions_of(&h, poison.0).len(), 11);
+    assert!(!h.c.is_closed());
+}
