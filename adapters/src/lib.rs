@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 mod client;
+pub mod config;
 mod dispatch;
 mod driver;
 mod error;

@@ -40,8 +40,8 @@ pub enum HttpKind {
     Sse,
 }
 
-/// A child-process server.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// A child-process server. Its `Debug` shows the names of `env`, never the values.
+#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct StdioConfig {
     /// `"stdio"` when present.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
@@ -70,8 +70,9 @@ pub enum StdioKind {
     Stdio,
 }
 
-/// An HTTP server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// An HTTP server. Its `Debug` shows the names of `headers`, never the values (they carry
+/// credentials).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct HttpConfig {
     /// The transport named by `type`.
     #[serde(rename = "type")]
@@ -84,6 +85,53 @@ pub struct HttpConfig {
     /// Members this version does not know, kept as they were.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// What `Debug` shows instead of an environment or header value.
+const REDACTED: &str = "***";
+
+/// The names of a map whose values must not be printed, each with [`REDACTED`].
+struct Redacted<'a>(&'a BTreeMap<String, String>);
+
+impl std::fmt::Debug for Redacted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|k| (k, REDACTED)))
+            .finish()
+    }
+}
+
+/// The keys of `extra`: unknown members may hold secrets too.
+struct Keys<'a>(&'a serde_json::Map<String, serde_json::Value>);
+
+impl std::fmt::Debug for Keys<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
+}
+
+impl std::fmt::Debug for StdioConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioConfig")
+            .field("kind", &self.kind)
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &Redacted(&self.env))
+            .field("cwd", &self.cwd)
+            .field("extra", &Keys(&self.extra))
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("kind", &self.kind)
+            .field("url", &self.url)
+            .field("headers", &Redacted(&self.headers))
+            .field("extra", &Keys(&self.extra))
+            .finish()
+    }
 }
 
 impl ServerConfig {
@@ -168,6 +216,24 @@ mod tests {
         assert!(
             parse_mcp_servers(r#"{"mcpServers": {"x": {"type": "ftp", "url": "u"}}}"#).is_err()
         );
+    }
+
+    #[test]
+    fn debug_shows_env_and_header_names_but_never_their_values() {
+        let servers = parse_mcp_servers(
+            r#"{"mcpServers": {
+                "a": {"command": "srv", "env": {"API_KEY": "sk-live-1"}, "token": "t-2"},
+                "b": {"type": "http", "url": "http://h/mcp", "headers": {"Authorization": "Bearer b-3"}}
+            }}"#,
+        )
+        .unwrap();
+        let text = format!("{servers:?}");
+        for name in ["API_KEY", "Authorization", "token", "srv", "http://h/mcp"] {
+            assert!(text.contains(name), "{name} missing from {text}");
+        }
+        for secret in ["sk-live-1", "t-2", "b-3"] {
+            assert!(!text.contains(secret), "{secret} printed: {text}");
+        }
     }
 
     #[test]
