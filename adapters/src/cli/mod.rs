@@ -13,6 +13,7 @@ use mcpwire::{
 use serde_json::{Map, Value};
 
 mod args;
+mod config_file;
 mod content;
 mod decode;
 mod logs;
@@ -61,6 +62,13 @@ struct ServerArgs {
     /// without a shell). Default: the built-in demo server.
     #[arg(long, global = true, value_name = "COMMAND", conflicts_with = "http")]
     stdio: Option<String>,
+    /// A host's configuration file (Claude, Cursor, VS Code, Windsurf, Zed, Codex, Gemini, the
+    /// Inspector, any `mcpServers` JSON): its server --server NAME, or its only enabled one.
+    #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["stdio", "http", "headers", "bearer_env"])]
+    config: Option<std::path::PathBuf>,
+    /// Which server of --config FILE.
+    #[arg(long, global = true, value_name = "NAME", requires = "config")]
+    server: Option<String>,
     /// A Streamable HTTP server's endpoint URL.
     #[arg(long, global = true, value_name = "URL")]
     http: Option<String>,
@@ -276,12 +284,16 @@ fn timeout(args: &ServerArgs) -> Result<Duration, Failure> {
 }
 
 async fn run(cli: Cli) -> Result<u8, Failure> {
-    let config = server_config(&cli.server)?;
+    let (config, file_era) = match &cli.server.config {
+        Some(file) => config_file::server(file, cli.server.server.as_deref(), cli.server.verbose)?,
+        None => (server_config(&cli.server)?, None),
+    };
     let timeout = timeout(&cli.server)?;
     let mut options = ConnectOptions {
         init_timeout: timeout,
         era: match cli.server.era {
-            EraArg::Auto => mcpwire::Era::Auto,
+            // The file's `protocolEra`, unless --era says otherwise.
+            EraArg::Auto => file_era.unwrap_or(mcpwire::Era::Auto),
             EraArg::Handshake => mcpwire::Era::Handshake,
             EraArg::Stateless => mcpwire::Era::Stateless,
         },
