@@ -150,7 +150,7 @@ fn inputs_need_a_terminal_and_verbose_output_hides_secrets() {
         err.contains("read as Claude Code's file (by its name)"),
         "{err}"
     );
-    assert!(err.contains("unknown key `extra`"), "{err}");
+    assert!(err.contains("`extra` is not used by mcpwire"), "{err}");
     assert!(err.contains("· demo: stdio `"), "{err}");
     assert!(!err.contains("SECRET-value"), "{err}");
 }

@@ -1204,3 +1204,33 @@ fn errors_never_hold_values() {
     );
     assert!(!e.to_string().contains("SECRET"), "{e}");
 }
+
+#[test]
+fn the_workspace_is_the_project_holding_the_file_else_the_loaders() {
+    // A project's own file: its project, whatever the loader was given.
+    let loaded = Loader::new(home(), env())
+        .project("/elsewhere")
+        .load_file(project().join(".cursor/mcp.json"))
+        .unwrap();
+    assert_eq!(
+        stdio(&loaded, "local").command,
+        format!("{}/bin/server", project().display())
+    );
+    // The user's file (a host folder in the home directory): the loader's project.
+    let home = temp_dir("user-home");
+    std::fs::create_dir_all(home.join(".cursor")).unwrap();
+    std::fs::write(
+        home.join(".cursor/mcp.json"),
+        r#"{"mcpServers": {"u": {"command": "${workspaceFolder}/srv"}}}"#,
+    )
+    .unwrap();
+    let loaded = Loader::new(&home, env())
+        .project("/work/p")
+        .load_file(home.join(".cursor/mcp.json"))
+        .unwrap();
+    assert_eq!(stdio(&loaded, "u").command, "/work/p/srv");
+    let e = Loader::new(&home, env())
+        .load_file(home.join(".cursor/mcp.json"))
+        .unwrap_err();
+    assert!(matches!(e, ConfigError::NoWorkspace { .. }), "{e:?}");
+}

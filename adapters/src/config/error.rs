@@ -255,7 +255,8 @@ impl ConfigError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Warning {
-    /// A key mcpwire does not know for this host (a host's extension, or a typo). Kept in
+    /// A key mcpwire does not use for this host (a host's own setting such as Gemini's
+    /// `trust`, an extension, or a typo). Kept in
     /// [`ServerSettings::unknown`](super::ServerSettings::unknown).
     UnknownKey {
         /// The file.
@@ -318,7 +319,7 @@ impl fmt::Display for Warning {
         match self {
             Warning::UnknownKey { path, server, key } => write!(
                 f,
-                "{}: server `{server}`: unknown key `{key}` (kept, not used)",
+                "{}: server `{server}`: `{key}` is not used by mcpwire (kept as written)",
                 path.display()
             ),
             Warning::DuplicateKey { path, key } => write!(

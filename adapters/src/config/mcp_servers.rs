@@ -349,14 +349,18 @@ pub(crate) fn read(
     Ok(out)
 }
 
-/// `~/.claude.json`'s entry for the project, keyed by its absolute path.
+/// `~/.claude.json`'s entry for the project, keyed by its absolute path (as given, or with
+/// its symbolic links resolved, as Claude Code may have written it).
 fn project_entry<'r>(root: &'r Object, workspace: &std::path::Path) -> Option<&'r Object> {
     let projects = root.get("projects")?.as_object()?;
-    let key = workspace.to_string_lossy();
-    let key = key.trim_end_matches(['/', '\\']);
+    let trim = |p: &str| p.trim_end_matches(['/', '\\']).to_owned();
+    let mut keys = vec![trim(&workspace.to_string_lossy())];
+    if let Ok(real) = std::fs::canonicalize(workspace) {
+        keys.push(trim(&real.to_string_lossy()));
+    }
     projects
         .iter()
-        .find(|(k, _)| k.trim_end_matches(['/', '\\']) == key)
+        .find(|(k, _)| keys.contains(&trim(k)))
         .and_then(|(_, v)| v.as_object())
 }
 

@@ -169,7 +169,8 @@ impl Loader {
     }
 
     /// Sets the project directory: where the project's files are looked for, and what
-    /// `${workspaceFolder}` is.
+    /// `${workspaceFolder}` is (for a file inside another project's host folder, such as
+    /// `/other/.vscode/mcp.json`, that project's).
     pub fn project(mut self, dir: impl Into<PathBuf>) -> Loader {
         self.project = Some(dir.into());
         self
@@ -290,18 +291,24 @@ impl Loader {
         }
     }
 
-    /// The project directory for a file: the loader's, else the folder holding the file's
-    /// host folder (`P/.vscode/mcp.json` → `P`) or a `.mcp.json`.
+    /// The project directory for a file: the one holding it in a host's project folder
+    /// (`P/.vscode/mcp.json` → `P`, `P/.mcp.json` → `P`), else the loader's. A host folder in
+    /// the home directory (`~/.cursor/mcp.json`) is the user's, not a project's.
     fn workspace_for(&self, path: &Path) -> Option<PathBuf> {
-        if let Some(p) = &self.project {
-            return Some(p.clone());
-        }
-        let parent = path.parent()?;
-        let parent_name = parent.file_name()?.to_str()?;
-        if [".vscode", ".cursor", ".gemini", ".codex", ".zed"].contains(&parent_name) {
-            return parent.parent().map(Path::to_owned);
-        }
-        (path.file_name()? == ".mcp.json").then(|| parent.to_owned())
+        let implied = || {
+            let parent = path.parent()?;
+            let parent_name = parent.file_name()?.to_str()?;
+            let project =
+                if [".vscode", ".cursor", ".gemini", ".codex", ".zed"].contains(&parent_name) {
+                    parent.parent()?
+                } else if path.file_name()? == ".mcp.json" {
+                    parent
+                } else {
+                    return None;
+                };
+            (project != self.home).then(|| project.to_owned())
+        };
+        implied().or_else(|| self.project.clone())
     }
 
     fn read(
