@@ -84,6 +84,11 @@ impl H {
             era: Era::Handshake,
             ..ClientConfig::default()
         };
+        Self::connect(config, server, options)
+    }
+
+    /// A connection made with `config`, its first outputs drained.
+    fn connect(config: ClientConfig, server: HttpConfig, options: HttpOptions) -> H {
         let now = Instant::now();
         let mut h = H {
             c: Connection::http(now, config, &server, options).unwrap(),
@@ -1009,17 +1014,7 @@ fn trusted_annotations_make_a_read_only_tool_repeatable_and_nothing_else() {
             era: Era::Handshake,
             ..ClientConfig::default()
         };
-        let now = Instant::now();
-        let mut h = H {
-            c: Connection::http(now, config, &endpoint(), HttpOptions::default()).unwrap(),
-            now,
-            open: HashMap::new(),
-            log: Vec::new(),
-            sessions: Vec::new(),
-            aborted: Vec::new(),
-            events: Vec::new(),
-        };
-        h.pump();
+        let mut h = H::connect(config, endpoint(), HttpOptions::default());
         let init = h.find("POST initialize");
         h.json(
             init,

@@ -209,3 +209,32 @@ pub fn python_sse() -> (String, HttpPeer) {
     let peer = HttpPeer::spawn(command, url.clone(), "Uvicorn running on");
     (url, peer)
 }
+
+/// server-everything (pinned) serving HTTP in `mode` (`streamableHttp` or `sse`) on a free port
+/// of 127.0.0.1 (our preload binds it there; it would listen on every interface otherwise).
+/// Returns the guard that kills it and its endpoint: `/mcp`, or the stream's `/sse`. Panics
+/// with the install command when it is missing.
+pub fn everything_http_mode(mode: &str) -> (HttpPeer, String) {
+    let entry =
+        peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        entry.exists(),
+        "server-everything is not installed at {}: run `npm ci` in tests/peers (the test command \
+         does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
+        entry.display()
+    );
+    let port = free_port();
+    let mut command = std::process::Command::new("node");
+    command
+        .arg("--import")
+        .arg(peers_dir().join("loopback-preload.mjs"))
+        .arg(entry)
+        .arg(mode)
+        .env("PORT", port.to_string());
+    let (path, ready) = match mode {
+        "sse" => ("sse", "running on port"),
+        _ => ("mcp", "listening on port"),
+    };
+    let url = format!("http://127.0.0.1:{port}/{path}");
+    (HttpPeer::spawn(command, url.clone(), ready), url)
+}

@@ -4,7 +4,6 @@
 //! carries the requests not tied to a call (`roots/list`), and answers an unknown session with
 //! 400.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,35 +16,14 @@ use mcpwire::{
     CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers,
     Root, ServerConfig, ServerNotification,
 };
-use mcpwire_tests::{free_port, peers_dir, peers_skipped, HttpPeer};
+use mcpwire_tests::{peers_skipped, HttpPeer};
 use serde_json::json;
 
 type Frames = Arc<Mutex<Vec<(Direction, String)>>>;
 
-/// Starts server-everything's Streamable HTTP transport on a free port, bound to 127.0.0.1 by
-/// our preload (it would listen on every interface otherwise).
+/// server-everything's Streamable HTTP transport on a free port of 127.0.0.1.
 fn everything_http() -> HttpPeer {
-    let entry =
-        peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        entry.exists(),
-        "server-everything is not installed at {}: run `npm ci` in tests/peers (the test command \
-         does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
-        entry.display()
-    );
-    let port = free_port();
-    let mut command = Command::new("node");
-    command
-        .arg("--import")
-        .arg(peers_dir().join("loopback-preload.mjs"))
-        .arg(entry)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string());
-    HttpPeer::spawn(
-        command,
-        format!("http://127.0.0.1:{port}/mcp"),
-        "listening on port",
-    )
+    mcpwire_tests::everything_http_mode("streamableHttp").0
 }
 
 fn bounded<T>(peer: &HttpPeer, f: impl std::future::Future<Output = T>) -> T {

@@ -3,7 +3,6 @@
 //! `POST /message`), found from its `/sse` URL by `Era::Auto` and pinned with `type: "sse"`; and
 //! the Python SDK's (`mcp` 2.3.0) SSE transport.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,31 +14,11 @@ use mcpwire::{
     CallOptions, ChosenEra, ConnectOptions, ElicitAction, ElicitResult, Era, Handlers,
     HttpTransportKind, ServerConfig,
 };
-use mcpwire_tests::{free_port, peers_dir, peers_skipped, HttpPeer};
+use mcpwire_tests::{peers_skipped, HttpPeer};
 use serde_json::json;
 
-/// Starts server-everything's SSE transport on a free port of 127.0.0.1 (our preload binds
-/// it there). Returns the stream's URL.
 fn everything_sse() -> (HttpPeer, String) {
-    let entry =
-        peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        entry.exists(),
-        "server-everything is not installed at {}: run `npm ci` in tests/peers (the test command \
-         does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
-        entry.display()
-    );
-    let port = free_port();
-    let mut command = Command::new("node");
-    command
-        .arg("--import")
-        .arg(peers_dir().join("loopback-preload.mjs"))
-        .arg(entry)
-        .arg("sse")
-        .env("PORT", port.to_string());
-    let url = format!("http://127.0.0.1:{port}/sse");
-    let peer = HttpPeer::spawn(command, url.clone(), "running on port");
-    (peer, url)
+    mcpwire_tests::everything_http_mode("sse")
 }
 
 fn bounded<T>(peer: &HttpPeer, f: impl std::future::Future<Output = T>) -> T {

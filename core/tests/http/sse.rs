@@ -229,17 +229,7 @@ fn auto_finds_it_when_streamable_http_is_refused() {
         capabilities: caps(),
         ..ClientConfig::default()
     };
-    let now = Instant::now();
-    let mut h = H {
-        c: Connection::http(now, config, &endpoint(), HttpOptions::default()).unwrap(),
-        now,
-        open: HashMap::new(),
-        log: Vec::new(),
-        sessions: Vec::new(),
-        aborted: Vec::new(),
-        events: Vec::new(),
-    };
-    h.pump();
+    let mut h = H::connect(config, endpoint(), HttpOptions::default());
     let probe = h.find("POST server/discover");
     h.answer(
         probe,
@@ -278,17 +268,7 @@ fn auto() -> H {
         capabilities: caps(),
         ..ClientConfig::default()
     };
-    let now = Instant::now();
-    let mut h = H {
-        c: Connection::http(now, config, &endpoint(), HttpOptions::default()).unwrap(),
-        now,
-        open: HashMap::new(),
-        log: Vec::new(),
-        sessions: Vec::new(),
-        aborted: Vec::new(),
-        events: Vec::new(),
-    };
-    h.pump();
+    let mut h = H::connect(config, endpoint(), HttpOptions::default());
     let probe = h.find("POST server/discover");
     h.answer(
         probe,

@@ -12,18 +12,7 @@ fn with_era(era: Era) -> H {
         era,
         ..ClientConfig::default()
     };
-    let now = Instant::now();
-    let mut h = H {
-        c: Connection::http(now, config, &endpoint(), HttpOptions::default()).unwrap(),
-        now,
-        open: HashMap::new(),
-        log: Vec::new(),
-        sessions: Vec::new(),
-        aborted: Vec::new(),
-        events: Vec::new(),
-    };
-    h.pump();
-    h
+    H::connect(config, endpoint(), HttpOptions::default())
 }
 
 fn id_of(h: &H, x: ExchangeId) -> Id {
