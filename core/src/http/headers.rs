@@ -3,12 +3,15 @@
 
 use std::collections::BTreeMap;
 
-/// Headers the transport always sets itself: a configured one of these names is left out.
-const OURS: [&str; 4] = [
+/// Headers the transport always sets itself (with every `Mcp-Param-*`): a configured one of
+/// these names is left out.
+const OURS: [&str; 6] = [
     "accept",
     "content-type",
     "mcp-protocol-version",
     "last-event-id",
+    "mcp-method",
+    "mcp-name",
 ];
 
 /// The configured headers (for example `Authorization`), in order.
@@ -62,6 +65,7 @@ impl Headers {
             self.configured
                 .iter()
                 .filter(|(k, _)| !OURS.iter().any(|o| k.eq_ignore_ascii_case(o)))
+                .filter(|(k, _)| !k.to_ascii_lowercase().starts_with("mcp-param-"))
                 .filter(|(k, _)| !(own_session && k.eq_ignore_ascii_case("mcp-session-id")))
                 .cloned(),
         );

@@ -29,7 +29,7 @@ pub use options::HttpOptions;
 pub(crate) use request::{header, media_type};
 pub use request::{ExchangeId, HttpAction, HttpMethod, HttpRequest};
 use resume::Resumes;
-use session::{Session, SessionTag};
+use session::{Parked, Session, SessionTag};
 
 use crate::error::{AuthChallenge, HttpError};
 
@@ -242,8 +242,20 @@ impl HttpClient {
             let body = m.to_bytes();
             let is_initialize = m.method() == Some("initialize");
             if self.session.renewing && !is_initialize {
+                if matches!(m, Message::Response(_)) {
+                    // An answer to a server request of the session being replaced: the new
+                    // session never asked for it.
+                    let note = "an answer to a request of a lost session was not sent";
+                    self.notes.push_back(TransportNote::Http(note.into()));
+                    continue;
+                }
                 // New messages wait for the new session.
-                self.session.parked.push((body, 0));
+                let parked = Parked {
+                    body,
+                    bounces: 0,
+                    resent: false,
+                };
+                self.session.parked.push(parked);
                 continue;
             }
             self.post_attempt(body, &m, is_initialize, false, 0);
@@ -293,6 +305,8 @@ impl HttpClient {
         headers.push(("Content-Type".into(), "application/json".into()));
         let (request, stateless) = match m {
             Message::Request(r) if self.speaks_stateless(r) => {
+                // No session in this era, not even one the configuration names.
+                headers.retain(|(k, _)| !k.eq_ignore_ascii_case("mcp-session-id"));
                 stateless::request_headers(r, &mut headers);
                 if r.method == "tools/call" {
                     headers.extend(self.protocol.tool_param_headers(r.params.as_ref()));
@@ -362,10 +376,13 @@ impl HttpClient {
         let ok = (200..300).contains(&status);
         if let ExchangeKind::Post {
             role: Role::Initialize,
+            request: Some(id),
             ..
         } = ex.kind
         {
-            if ok && session_header.is_some() {
+            // Only the `initialize` still awaited brings the session: a late answer to one
+            // given up (timed out, replaced) must not take the place of the current one.
+            if ok && session_header.is_some() && self.protocol.is_pending(id) {
                 self.session.id = session_header.map(Into::into);
             }
         }
@@ -545,21 +562,29 @@ impl HttpClient {
     /// it was sent. That is no repeat: it is sent once more on a new exchange; if that fails so
     /// too, its request ends with the HTTP error.
     pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
-        let (again, bounces) = match self.exchanges.get(&exchange).map(|ex| &ex.kind) {
+        let (again, bounces, request) = match self.exchanges.get(&exchange).map(|ex| &ex.kind) {
             Some(ExchangeKind::Post {
                 replay: Some(body),
                 resent: false,
                 bounces,
+                request,
                 ..
-            }) if !self.closing => (body.clone(), *bounces),
+            }) if !self.closing => (body.clone(), *bounces, *request),
             Some(_) => return self.unsent_for_good(now, exchange, reason),
             None => return,
         };
-        let Ok(Parsed::Single(m)) = jsonrpc::parse(&again) else {
-            return self.unsent_for_good(now, exchange, reason);
-        };
         self.exchanges.remove(&exchange);
-        self.post_attempt(again, &m, false, true, bounces);
+        if request.is_some_and(|id| !self.protocol.is_pending(id)) {
+            // The request already ended here (cancelled, timed out): nothing goes again.
+            return self.after_input(now);
+        }
+        // Once more, in the session in use (or the next one, when it is being made).
+        let parked = Parked {
+            body: again,
+            bounces,
+            resent: true,
+        };
+        self.park_or_send(parked);
         self.after_input(now);
     }
 

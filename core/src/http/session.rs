@@ -48,8 +48,18 @@ pub(crate) struct Session {
     pub(crate) in_a_row: u32,
     /// How the last renewal failed, for the reason of giving up.
     pub(crate) last_failure: Option<String>,
-    /// Messages waiting for the new session, with the 404s each has met.
-    pub(crate) parked: Vec<(Vec<u8>, u8)>,
+    /// Messages waiting for the new session.
+    pub(crate) parked: Vec<Parked>,
+}
+
+/// A message waiting for the new session.
+#[derive(Debug)]
+pub(crate) struct Parked {
+    pub(crate) body: Vec<u8>,
+    /// The renewals it started (see [`MAX_BOUNCES`]).
+    pub(crate) bounces: u8,
+    /// Whether it was already sent once more because an attempt never left.
+    pub(crate) resent: bool,
 }
 
 impl Session {
@@ -97,7 +107,12 @@ impl HttpClient {
                 bounces,
                 ..
             } if (bounces < MAX_BOUNCES || !first) && self.protocol.is_pending(id) => {
-                self.park_or_send(body, bounces + u8::from(first))
+                let bounces = bounces + u8::from(first);
+                self.park_or_send(Parked {
+                    body,
+                    bounces,
+                    resent: false,
+                })
             }
             ExchangeKind::Post {
                 request: Some(id), ..
@@ -165,23 +180,23 @@ impl HttpClient {
         }
         // `notifications/initialized` goes first, then what waited.
         self.flush();
-        for (body, bounces) in std::mem::take(&mut self.session.parked) {
-            self.send_parked(body, bounces);
+        for parked in std::mem::take(&mut self.session.parked) {
+            self.send_parked(parked);
         }
     }
 
-    /// Sends `body` on the session, or keeps it until the new one is made.
-    fn park_or_send(&mut self, body: Vec<u8>, bounces: u8) {
+    /// Sends a message on the session, or keeps it until the new one is made.
+    pub(super) fn park_or_send(&mut self, parked: Parked) {
         if self.session.renewing {
-            self.session.parked.push((body, bounces));
+            self.session.parked.push(parked);
         } else {
-            self.send_parked(body, bounces);
+            self.send_parked(parked);
         }
     }
 
     /// Sends a message that waited: a request only if its caller still waits.
-    fn send_parked(&mut self, body: Vec<u8>, bounces: u8) {
-        let Ok(Parsed::Single(m)) = jsonrpc::parse(&body) else {
+    fn send_parked(&mut self, parked: Parked) {
+        let Ok(Parsed::Single(m)) = jsonrpc::parse(&parked.body) else {
             return;
         };
         if let Message::Request(r) = &m {
@@ -189,7 +204,7 @@ impl HttpClient {
                 return;
             }
         }
-        self.post_attempt(body, &m, false, false, bounces);
+        self.post_attempt(parked.body, &m, false, parked.resent, parked.bounces);
     }
 
     /// The session cannot be renewed: the connection closes, every pending call ends.

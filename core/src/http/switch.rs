@@ -30,7 +30,14 @@ impl HttpClient {
             return false;
         };
         let status = ex.status.unwrap_or(0);
+        // JSON (whole or cut at the excerpt's length) comes from a JSON-RPC endpoint.
+        let json = ex
+            .content_type
+            .as_deref()
+            .map(super::media_type)
+            .is_some_and(|m| m == "application/json");
         if !matches!(status, 400 | 404 | 405)
+            || json
             || jsonrpc::parse(body).is_ok()
             || self.protocol.config().era == Era::Stateless
             || self.protocol.is_renewing()
@@ -54,9 +61,22 @@ impl HttpClient {
         }
         let at = self.wants_sse.take()?;
         self.closing = true;
-        let placeholder = ClientProtocol::new(ClientConfig::default());
-        let mut abort: Vec<_> = self.exchanges.drain().map(|(id, _)| id).collect();
+        let mut abort: Vec<_> = Vec::new();
+        for (id, ex) in std::mem::take(&mut self.exchanges) {
+            abort.push(id);
+            // A request in flight on the transport left behind (a ping made during the
+            // handshake): lost after it may have been sent, by the at-most-once rule.
+            if let Some(request) = ex.kind.awaiting().filter(|r| self.protocol.is_pending(*r)) {
+                let reason = "the connection moved to the HTTP+SSE transport".into();
+                let signal = TransportSignal::LostAfterSending {
+                    id: request,
+                    reason,
+                };
+                self.protocol.handle_transport(at, signal);
+            }
+        }
         abort.sort_unstable();
+        let placeholder = ClientProtocol::new(ClientConfig::default());
         Some(Switch {
             protocol: std::mem::replace(&mut self.protocol, placeholder),
             url: self.url.clone(),

@@ -352,7 +352,11 @@ impl HttpSseClient {
             self.stream = None;
             self.stream_lost(now, format!("the SSE stream failed: {reason}"));
         } else if let Some(post) = self.posts.remove(&exchange) {
+            let taken = post.status.is_some_and(|s| (200..300).contains(&s));
             match post.request {
+                // Taken (a 2xx came): the answer comes on the stream; a failure reading the
+                // empty rest of the response loses nothing.
+                _ if taken => {}
                 Some(id) => {
                     let reason = format!("the POST failed: {reason}").into();
                     let signal = TransportSignal::LostAfterSending { id, reason };
@@ -372,7 +376,9 @@ impl HttpSseClient {
             self.stream = None;
             self.stream_lost(now, format!("the SSE stream could not be opened: {reason}"));
         } else if let Some(post) = self.posts.remove(&exchange) {
-            if post.resent || self.closing {
+            if post.request.is_some_and(|id| !self.protocol.is_pending(id)) {
+                // The request already ended here (cancelled, timed out): nothing goes again.
+            } else if post.resent || self.closing {
                 self.refused(now, post, format!("not sent: {reason}"));
             } else {
                 self.post(post.body, post.request, true);
@@ -389,7 +395,7 @@ impl HttpSseClient {
         }
         self.closing = true;
         self.endpoint_deadline = None;
-        let ids: Vec<ExchangeId> = self.posts.keys().copied().collect();
+        let ids: Vec<ExchangeId> = self.posts.keys().copied().chain(self.stream).collect();
         for id in ids {
             self.abort(id);
         }

@@ -266,11 +266,15 @@ impl ClientProtocol {
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.check_open(&method)?;
-        let retry = match (&method, self.handshake.era) {
-            (
-                Cow::Borrowed(m @ ("tools/call" | "prompts/get" | "resources/read")),
-                Some(ChosenEra::Stateless),
-            ) => Some(Box::new(Retry::new(
+        // The methods that may come back asking for input (however the name was spelled out).
+        let rounds: Option<&'static str> = match method.as_ref() {
+            "tools/call" => Some("tools/call"),
+            "prompts/get" => Some("prompts/get"),
+            "resources/read" => Some("resources/read"),
+            _ => None,
+        };
+        let retry = match (rounds, self.handshake.era) {
+            (Some(m), Some(ChosenEra::Stateless)) => Some(Box::new(Retry::new(
                 m,
                 params.cloned().unwrap_or_default(),
                 opts.clone(),
@@ -498,12 +502,16 @@ impl ClientProtocol {
 
     /// The earliest deadline.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.engine.poll_timeout()
+        [self.engine.poll_timeout(), self.header_fix_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Fires what is due.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.engine.handle_timeout(now);
+        self.expire_header_fixes(now);
         self.pump(now);
     }
 

@@ -521,3 +521,64 @@ fn a_missing_capability_is_a_typed_error_naming_it() {
     assert_eq!(required, "sampling");
     assert!(e.to_string().contains("sampling"), "{e}");
 }
+
+#[test]
+fn a_method_named_at_run_time_still_gets_its_input_rounds() {
+    let mut h = modern();
+    let now = h.now;
+    let mut p = serde_json::Map::new();
+    p.insert("name".into(), json!("t"));
+    p.insert("arguments".into(), json!({}));
+    let method = String::from("tools/call");
+    let call =
+        h.c.request(now, method, Some(p), CallOptions::default())
+            .unwrap();
+    h.pump();
+    let post = h.find("POST tools/call");
+    let id = id_of(&h, post);
+    h.json(
+        post,
+        json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "input_required",
+            "inputRequests": {"a": {"method": "elicitation/create", "params": {"mode": "form",
+                "message": "?", "requestedSchema": {"type": "object", "properties": {}}}}}}}),
+    );
+    assert!(h.outcome(call).is_none(), "{:?}", h.outcome(call));
+    assert!(h
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::ServerRequest(ServerRequest::Elicitation { .. }))));
+}
+
+#[test]
+fn a_call_waiting_for_the_tools_to_be_listed_again_keeps_its_own_timeout() {
+    let mut h = modern();
+    let now = h.now;
+    let short = CallOptions {
+        timeout: Duration::from_secs(1),
+        ..CallOptions::default()
+    };
+    let call = h.c.call_tool(now, "t", Some(json!({})), short).unwrap();
+    h.pump();
+    let post = h.find("POST tools/call");
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32020,"message":"Header mismatch"}}}}"#,
+        call.0
+    );
+    h.answer(
+        post,
+        400,
+        &[("Content-Type", "application/json")],
+        &[body.as_bytes()],
+    );
+    let list = h.find("POST tools/list");
+    assert_eq!(h.outcome(call), None);
+    // The list never answers; the call ends at its own deadline, not the list's.
+    let start = h.now;
+    h.advance_to_next_deadline();
+    assert!(h.now - start <= Duration::from_secs(1));
+    assert!(matches!(
+        h.outcome(call),
+        Some(Err(CallError::Local(LocalError::Timeout { .. })))
+    ));
+    assert!(h.open.contains_key(&list));
+}

@@ -21,8 +21,9 @@ type NotAMismatch = (Option<Box<Retry>>, Result<RawJson, CallError>);
 pub(super) struct HeaderFix {
     /// The connection's own `tools/list`, in flight.
     list: Option<CallId>,
-    /// The calls to send once more when it ends, with the error each met.
-    waiting: Vec<(CallId, Box<Retry>, ErrorObject)>,
+    /// The calls to send once more when it ends, with the error each met and when each gives
+    /// up waiting (its own timeout, counted from the mismatch).
+    waiting: Vec<(CallId, Box<Retry>, ErrorObject, Option<Instant>)>,
     /// Calls already sent once more for a mismatch.
     fixed: HashSet<CallId>,
     /// How the list ended (listed or not), until what waited goes on.
@@ -51,7 +52,8 @@ impl ClientProtocol {
             (retry, outcome) => return Some((retry, outcome)),
         };
         self.header_fix.fixed.insert(call);
-        self.header_fix.waiting.push((call, retry, error));
+        let deadline = now.checked_add(retry.opts.timeout);
+        self.header_fix.waiting.push((call, retry, error, deadline));
         if self.header_fix.list.is_none() {
             match self.list(now, "tools/list", "tools", CallOptions::default()) {
                 Ok(list) => self.header_fix.list = Some(list),
@@ -79,7 +81,7 @@ impl ClientProtocol {
         let Some(listed) = self.header_fix.ended.take() else {
             return;
         };
-        for (call, retry, error) in std::mem::take(&mut self.header_fix.waiting) {
+        for (call, retry, error, _) in std::mem::take(&mut self.header_fix.waiting) {
             if !listed {
                 self.end_call(call, Err(CallError::Server(error)));
                 continue;
@@ -103,6 +105,26 @@ impl ClientProtocol {
         self.header_fix.waiting.remove(i);
         self.end_call(call, Err(CallError::Local(error)));
         true
+    }
+
+    /// When the first waiting call gives up.
+    pub(super) fn header_fix_deadline(&self) -> Option<Instant> {
+        self.header_fix.waiting.iter().filter_map(|w| w.3).min()
+    }
+
+    /// Ends the waiting calls whose own timeout has passed.
+    pub(super) fn expire_header_fixes(&mut self, now: Instant) {
+        let (due, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.header_fix.waiting)
+            .into_iter()
+            .partition(|w| w.3.is_some_and(|d| d <= now));
+        self.header_fix.waiting = rest;
+        for (call, ..) in due {
+            let timeout = LocalError::Timeout {
+                which: crate::rpc::Deadline::Idle,
+                despite_progress: false,
+            };
+            self.end_call(call, Err(CallError::Local(timeout)));
+        }
     }
 
     /// Ends every call that waits for the list (the connection closes).

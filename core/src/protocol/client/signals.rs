@@ -49,7 +49,7 @@ impl ClientProtocol {
             TransportSignal::Restarted => {
                 // Whatever was queued for the old transport (a cancellation of the probe) is not
                 // for the new server, which must see `initialize` first.
-                self.transmit.clear();
+                self.drop_transmit(now);
                 let restarted = self.handshake.transport_restarted(now, cx!(self));
                 self.pump(now);
                 done(restarted)
@@ -66,7 +66,7 @@ impl ClientProtocol {
             }
             TransportSignal::TransportChanged => {
                 self.handshake.transport_changed(now, cx!(self));
-                self.transmit.clear();
+                self.drop_transmit(now);
                 self.pump(now);
                 Signalled::Done
             }
@@ -91,6 +91,21 @@ impl ClientProtocol {
                 }
                 self.handle_closed(now, LocalError::ConnectionClosed { reason });
                 Signalled::Done
+            }
+        }
+    }
+}
+
+impl ClientProtocol {
+    /// Drops what was queued for a transport that is being replaced (a cancellation of the
+    /// probe, a request made while the handshake moved): the new server must see the handshake
+    /// first. A request dropped so was never sent; it ends as lost.
+    fn drop_transmit(&mut self, now: Instant) {
+        for m in std::mem::take(&mut self.transmit) {
+            if let crate::jsonrpc::Message::Request(r) = m {
+                if let Some(id) = r.id.as_i64() {
+                    let _ = self.engine.fail(now, id, LocalError::StreamLost);
+                }
             }
         }
     }
