@@ -7,9 +7,11 @@
 //! ASCII goes as `=?base64?…?=`.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::time::Instant;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use super::exchange::{Exchange, ExchangeKind, Role};
 use super::request::ExchangeId;
@@ -22,21 +24,21 @@ use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
 use crate::transport::TransportNote;
 
-/// What the headers need from a request's params.
+/// What the headers need from a request's params: each member read on its own, so a member of
+/// an unexpected type (a caller's `name: 5`) loses only its own header.
 #[derive(Deserialize)]
 struct Peek<'a> {
     #[serde(rename = "_meta", borrow)]
-    meta: Option<MetaPeek<'a>>,
+    meta: Option<&'a RawValue>,
     #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
+    name: Option<&'a RawValue>,
     #[serde(borrow)]
-    uri: Option<Cow<'a, str>>,
+    uri: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
-struct MetaPeek<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
-    version: Option<Cow<'a, str>>,
+/// A member as a string, when it is one.
+fn text(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    raw.and_then(|r| serde_json::from_str::<Cow<'_, str>>(r.get()).ok())
 }
 
 /// The stateless era's headers for `request`, added to `out`.
@@ -44,23 +46,20 @@ pub(crate) fn request_headers(request: &Request, out: &mut Vec<(String, String)>
     let peek: Option<Peek<'_>> = request.params.as_ref().and_then(|p| p.parse().ok());
     let version = peek
         .as_ref()
-        .and_then(|p| p.meta.as_ref())
-        .and_then(|m| m.version.as_deref());
-    debug_assert!(
-        version.is_some(),
-        "a stateless request without {META_VERSION}"
-    );
+        .and_then(|p| p.meta)
+        .and_then(|m| serde_json::from_str::<HashMap<Cow<'_, str>, &RawValue>>(m.get()).ok())
+        .and_then(|m| text(m.get(META_VERSION).copied()).map(Cow::into_owned));
     if let Some(v) = version {
-        out.push(("MCP-Protocol-Version".into(), v.to_owned()));
+        out.push(("MCP-Protocol-Version".into(), header_value(&v)));
     }
     out.push(("Mcp-Method".into(), header_value(&request.method)));
     let name = match request.method.as_str() {
-        "tools/call" | "prompts/get" => peek.as_ref().and_then(|p| p.name.as_deref()),
-        "resources/read" => peek.as_ref().and_then(|p| p.uri.as_deref()),
+        "tools/call" | "prompts/get" => text(peek.as_ref().and_then(|p| p.name)),
+        "resources/read" => text(peek.as_ref().and_then(|p| p.uri)),
         _ => None,
     };
     if let Some(name) = name {
-        out.push(("Mcp-Name".into(), header_value(name)));
+        out.push(("Mcp-Name".into(), header_value(&name)));
     }
 }
 
@@ -188,6 +187,21 @@ mod tests {
     use super::*;
     use crate::jsonrpc::{Id, RawJson};
     use serde_json::json;
+
+    #[test]
+    fn a_member_of_an_unexpected_type_loses_only_its_own_header() {
+        let params = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"},
+            "name": 5, "arguments": {}});
+        let r = Request {
+            id: Id::Num(1),
+            method: "tools/call".into(),
+            params: Some(RawJson::new(&params).unwrap()),
+        };
+        let mut h = Vec::new();
+        request_headers(&r, &mut h);
+        let names: Vec<&str> = h.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["MCP-Protocol-Version", "Mcp-Method"]);
+    }
 
     #[test]
     fn a_tools_call_carries_its_version_method_and_name() {

@@ -25,6 +25,9 @@ fn connection_holds_on_inputs_that_once_failed() {
     // grace: what the close queued after was never given up, and the connection never
     // finished.
     connection(include_bytes!("regressions/renewal-gave-up.bin"));
+    // A stateless-era request whose params held a member of an unexpected type lost its
+    // `MCP-Protocol-Version` header with the rest (a debug assertion caught it).
+    connection(include_bytes!("regressions/stateless-params.bin"));
 }
 
 /// Hand-written sessions: the handshake answered well, calls with progress, answers (a
