@@ -401,8 +401,11 @@ impl HttpClient {
             let tag = ex.sent_in.clone();
             self.session_held(tag.as_ref());
         } else if status == 404 && post && ex.sent_in.is_some() {
-            // A 404 to a POST that carried a session: the server does not know it.
-            self.session_refused(now, exchange);
+            // A 404 to a POST that carried a session: the server does not know it, unless a
+            // JSON body says otherwise (then the body decides, when it has ended).
+            if media.as_deref() != Some("application/json") {
+                self.session_refused(now, exchange);
+            }
         }
         self.after_input(now);
     }
@@ -485,6 +488,13 @@ impl HttpClient {
                 let ex = self.exchanges.remove(&exchange).expect("present");
                 self.stream_ended(now, ex, None);
             }
+            Body::Error(buf)
+                if ex.status == Some(404)
+                    && ex.sent_in.is_some()
+                    && matches!(ex.kind, ExchangeKind::Post { .. }) =>
+            {
+                self.expired_or_answered(now, ex, &buf);
+            }
             Body::Error(buf) => {
                 let reason = match (ex.status, &ex.content_type) {
                     (Some(200..=299), Some(ct)) => format!("unexpected content type {ct}"),
@@ -522,6 +532,14 @@ impl HttpClient {
         let Some(ex) = self.exchanges.remove(&exchange) else {
             return;
         };
+        if ex.status == Some(404)
+            && ex.sent_in.is_some()
+            && matches!(ex.kind, ExchangeKind::Post { .. })
+        {
+            // A 404 in a session whose body was cut: not processed, whatever it said.
+            self.refused_in_session(now, ex);
+            return self.after_input(now);
+        }
         match &ex.body {
             Body::Sse(_) => self.stream_ended(now, ex, Some(reason)),
             _ => {

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::exchange::{ExchangeKind, Standalone};
+use super::exchange::{Exchange, ExchangeKind, Standalone};
 use super::request::ExchangeId;
 use super::HttpClient;
 use crate::jsonrpc::{self, Message, Parsed};
@@ -92,6 +92,25 @@ impl HttpClient {
             return;
         };
         self.actions.push_back(super::HttpAction::Abort(exchange));
+        self.refused_in_session(now, ex);
+    }
+
+    /// A 404 to a POST sent with a session whose JSON body has ended: the request's own
+    /// JSON-RPC error (a server that knows the session but not the method) is its answer;
+    /// anything else (an error with `id: null`, "session not found") is an expired session.
+    pub(super) fn expired_or_answered(&mut self, now: Instant, ex: Exchange, body: &[u8]) {
+        let request = ex.kind.awaiting();
+        if let Ok(Parsed::Single(Message::Response(r))) = jsonrpc::parse(body) {
+            if request.is_some() && r.id.as_ref().and_then(|i| i.as_i64()) == request {
+                let parsed = Parsed::Single(Message::Response(r));
+                return self.deliver_body(now, parsed, body);
+            }
+        }
+        self.refused_in_session(now, ex);
+    }
+
+    /// What a 404 in a session means for the exchange that met it (already removed).
+    pub(super) fn refused_in_session(&mut self, now: Instant, ex: Exchange) {
         let Some(tag) = ex.sent_in else { return };
         // Whether this 404 is the one that finds the session lost (and starts a renewal).
         let first = self.session.is_current(&tag);

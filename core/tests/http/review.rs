@@ -275,3 +275,44 @@ fn sse_a_ping_in_flight_when_the_connection_moves_ends() {
     assert!(h.outcome(ping).is_some(), "{:?}", h.events);
     assert_eq!(h.c.pending_requests(), 1, "only the new initialize");
 }
+
+#[test]
+fn a_404_answering_the_request_itself_is_its_answer_not_an_expired_session() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32601,"message":"Method not found"}}}}"#,
+        call.0
+    );
+    h.answer(
+        post,
+        404,
+        &[("Content-Type", "application/json")],
+        &[body.as_bytes()],
+    );
+    let Some(Err(CallError::Server(e))) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    assert_eq!(e.code, -32601);
+    assert!(
+        !h.log.iter().any(|l| l.starts_with("POST initialize")),
+        "{:?}",
+        h.log
+    );
+    assert_eq!(h.c.session(), Some("sess-1"));
+    // A 404 with "session not found" (id null) is still an expired session.
+    let call = h.call("y", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    h.answer(
+        post,
+        404,
+        &[("Content-Type", "application/json")],
+        &[EXPIRED],
+    );
+    assert!(
+        h.log.iter().any(|l| l.starts_with("POST initialize")),
+        "{:?}",
+        h.log
+    );
+}
