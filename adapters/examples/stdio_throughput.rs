@@ -3,11 +3,12 @@
 //! multi-threaded executor), and peak memory with many calls in flight.
 //!
 //! ```sh
-//! cargo build --release -p mcpwire
+//! cargo build --release -p mcpwire --bin mcpwire-demo-server
 //! cargo run --release -p mcpwire --example stdio_throughput -- [legacy|modern] [calls]
 //! ```
 //!
-//! The server is `target/release/mcpwire serve-demo` (override with `MCPWIRE_BIN`). CPU time is
+//! The server is `target/release/mcpwire-demo-server` (override with `MCPWIRE_DEMO_SERVER`, a
+//! program that serves the demo on stdin and stdout, without arguments). CPU time is
 //! this process's own (`getrusage(RUSAGE_SELF)`), so the server's work is not counted.
 
 use std::time::{Duration, Instant};
@@ -38,8 +39,9 @@ fn peak_rss_kib() -> u64 {
 }
 
 fn server() -> ServerConfig {
-    let bin = std::env::var("MCPWIRE_BIN").unwrap_or_else(|_| "target/release/mcpwire".into());
-    ServerConfig::stdio(bin, ["serve-demo"])
+    let bin = std::env::var("MCPWIRE_DEMO_SERVER")
+        .unwrap_or_else(|_| "target/release/mcpwire-demo-server".into());
+    ServerConfig::stdio(bin, Vec::<String>::new())
 }
 
 fn options(era: Era) -> ConnectOptions {

@@ -1,5 +1,5 @@
 //! The stdio driver and the async Client against real processes: the built-in demo server (this
-//! package's `mcpwire serve-demo`) and a scripted fault server.
+//! package's `mcpwire-demo-server`) and a scripted fault server.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,7 +16,10 @@ use mcpwire::{
 use serde_json::json;
 
 fn demo() -> ServerConfig {
-    ServerConfig::stdio(env!("CARGO_BIN_EXE_mcpwire"), ["serve-demo"])
+    ServerConfig::stdio(
+        env!("CARGO_BIN_EXE_mcpwire-demo-server"),
+        Vec::<String>::new(),
+    )
 }
 
 fn fault(mode: &str) -> ServerConfig {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 fn peers() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/peers")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers")
 }
 
 fn skipped(test: &str) -> bool {

@@ -1,4 +1,4 @@
-//! The command line's commands.
+//! The `mcpwire` command line: inspect and call any MCP server from a shell.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -188,7 +188,7 @@ impl From<Error> for Failure {
     }
 }
 
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     if matches!(cli.command, Command::ServeDemo) {
         let stdin = smol::Unblock::new(std::io::stdin());
