@@ -16,6 +16,7 @@ mod args;
 mod config_file;
 mod content;
 mod decode;
+mod demo;
 mod logs;
 mod show;
 mod verbose;
@@ -43,7 +44,8 @@ Exit codes:
   6  decode: the body yields no response for the request (or decodes differently
      when split another way)
 
-With no --stdio or --http, commands run against the demo server built into this binary.
+With no --stdio or --http, commands run against the demo server built into this binary;
+demo takes a guided tour of it.
 decode reads a captured response body and connects to no server.";
 
 /// Inspect and call any MCP server.
@@ -150,6 +152,10 @@ enum Command {
         #[arg(long)]
         answer_defaults: bool,
     },
+    /// A guided tour of MCP against the built-in demo server: each step shows what went over
+    /// the wire and what came back (both eras, tools, progress, elicitation, input rounds,
+    /// cancellation, resources, prompts, a notification, the close).
+    Demo,
     /// Runs the built-in demo server on stdin and stdout.
     ServeDemo,
     /// Checks a captured HTTP response body as the client receives it (no server involved).
@@ -203,6 +209,17 @@ fn main() -> ExitCode {
     }
     if let Command::Decode(args) = &cli.command {
         return decode::main(args);
+    }
+    if matches!(cli.command, Command::Demo) {
+        let s = &cli.server;
+        if s.stdio.is_some() || s.http.is_some() || s.config.is_some() {
+            eprintln!(
+                "mcpwire: demo runs against the built-in demo server; \
+                 it takes no --stdio, --http or --config"
+            );
+            return ExitCode::from(exit::USAGE);
+        }
+        return demo::main();
     }
     match smol::block_on(run(cli)) {
         Ok(code) => ExitCode::from(code),
@@ -376,7 +393,9 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 let max_time = max_time(&cli.server)?;
                 call(&client, request, &logs, timeout, max_time).await
             }
-            Command::ServeDemo | Command::Decode(_) => unreachable!("handled before connecting"),
+            Command::Demo | Command::ServeDemo | Command::Decode(_) => {
+                unreachable!("handled before connecting")
+            }
         }
     };
     // The server's log messages are printed while the command runs, and those left after.
