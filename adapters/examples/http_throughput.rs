@@ -3,8 +3,10 @@
 //!
 //! ```sh
 //! tests/peers/pyvenv/bin/python tests/peers/py_server.py http --port 8765 [--json] &
-//! cargo run --release -p mcpwire --example http_throughput -- http://127.0.0.1:8765/mcp [calls]
+//! cargo run --release -p mcpwire --example http_throughput -- http://127.0.0.1:8765/mcp [calls] [era]
 //! ```
+//!
+//! `era` is `auto` (the default: detected), `handshake` or `stateless`.
 //!
 //! The server is asked `add(1, 2)` each time. Connections are counted from `/proc/net/tcp`:
 //! every socket of this machine whose remote port is the server's (open or in TIME_WAIT), so run
@@ -13,7 +15,7 @@
 use std::time::{Duration, Instant};
 
 use futures_lite::future;
-use mcpwire::{ConnectOptions, ServerConfig};
+use mcpwire::{ConnectOptions, Era, ServerConfig};
 use serde_json::json;
 
 fn cpu_time() -> Duration {
@@ -46,6 +48,11 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let url = args.next().expect("the server's URL");
     let calls: u32 = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
+    let era = match args.next().as_deref() {
+        Some("handshake") => Era::Handshake,
+        Some("stateless") => Era::Stateless,
+        _ => Era::Auto,
+    };
     let port: u16 = url
         .rsplit(':')
         .next()
@@ -53,7 +60,11 @@ fn main() {
         .and_then(|p| p.parse().ok())
         .expect("a URL with a port");
     future::block_on(async {
-        let client = mcpwire::connect_smol(&ServerConfig::http(&url), ConnectOptions::default())
+        let options = ConnectOptions {
+            era,
+            ..ConnectOptions::default()
+        };
+        let client = mcpwire::connect_smol(&ServerConfig::http(&url), options)
             .await
             .unwrap();
         let before = connections_to(port);
@@ -65,8 +76,9 @@ fn main() {
                 .unwrap();
         }
         let (wall, cpu) = (t0.elapsed(), cpu_time() - c0);
+        let era = client.era().map(|e| e.to_string()).unwrap_or_default();
         println!(
-            "{calls} sequential calls: {:.0} calls/s, {:.0} µs client CPU per call, {} TCP connections (before the calls: {before})",
+            "{era} era, {calls} sequential calls: {:.0} calls/s, {:.0} µs client CPU per call, {} TCP connections (before the calls: {before})",
             calls as f64 / wall.as_secs_f64(),
             cpu.as_secs_f64() * 1e6 / calls as f64,
             connections_to(port),
