@@ -30,6 +30,10 @@ pub struct DemoConfig {
     pub engine: Limits,
     /// How long the server waits for the client's answer to an elicitation.
     pub elicitation_timeout: Duration,
+    /// Speak only the handshake era: a stateless-era request (the `server/discover` probe
+    /// included) is answered `-32601`, as servers that predate 2026-07-28 answer it, so a
+    /// client's era detection falls back to `initialize`.
+    pub handshake_only: bool,
 }
 
 impl Default for DemoConfig {
@@ -38,6 +42,7 @@ impl Default for DemoConfig {
             page_size: usize::MAX,
             engine: Limits::default(),
             elicitation_timeout: Duration::from_secs(300),
+            handshake_only: false,
         }
     }
 }
@@ -320,6 +325,11 @@ impl DemoServer {
         if let Some(version) =
             params.pointer(&format!("/_meta/{}", META_VERSION.replace('/', "~1")))
         {
+            if self.config.handshake_only {
+                let error = ErrorObject::new(codes::METHOD_NOT_FOUND, "Method not found");
+                let _ = self.engine.respond(now, &r.id, Err(error));
+                return;
+            }
             return self.modern_request(now, &r, &params, version.clone());
         }
         let answer = match r.method.as_str() {
@@ -800,5 +810,20 @@ mod tests {
         assert!(out.contains(r#""level":"debug""#), "{out}");
         let out = exchange(&mut s, now, &set("loud"), 0);
         assert!(out.contains(r#""code":-32602"#), "{out}");
+    }
+
+    #[test]
+    fn handshake_only_refuses_the_probe_as_an_older_server_does() {
+        let config = DemoConfig {
+            handshake_only: true,
+            ..DemoConfig::default()
+        };
+        let mut s = DemoServer::new(config);
+        let now = Instant::now();
+        let probe = r#"{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+        let out = exchange(&mut s, now, probe, 0);
+        assert!(out.contains(r#""code":-32601"#), "{out}");
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        assert!(exchange(&mut s, now, init, 0).contains(r#""protocolVersion":"2025-11-25""#));
     }
 }
