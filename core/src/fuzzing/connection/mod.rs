@@ -30,6 +30,8 @@ const MAX_CHUNK: usize = 4096;
 /// How many deadlines the final phase follows before it gives up.
 const FINAL_DEADLINES: usize = 64;
 const URL: &str = "http://127.0.0.1:1/mcp";
+/// The endpoint's origin, with the path's first slash.
+const ORIGIN: &str = "http://127.0.0.1:1/";
 
 /// How the body of an HTTP exchange was announced by its head.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,7 +360,8 @@ impl Harness {
     fn on_start(&mut self, r: HttpRequest) {
         assert!(self.http, "an HTTP exchange on a stdio connection");
         assert!(self.started.insert(r.exchange), "an exchange id reused");
-        assert_eq!(r.url, URL);
+        // The endpoint, or (HTTP+SSE) a URL the stream's `endpoint` event named on its origin.
+        assert!(r.url.starts_with(ORIGIN), "a request off the origin: {}", r.url);
         let mut names: Vec<String> = r.headers.iter().map(|(k, _)| k.to_lowercase()).collect();
         names.sort_unstable();
         let before = names.len();
@@ -499,6 +502,7 @@ impl Harness {
                 Some(())
             }
             22 => self.handshake(input),
+            23 => self.endpoint(input),
             _ if op >= 200 => {
                 self.close();
                 Some(())
@@ -622,6 +626,28 @@ impl Harness {
         } else if self.stdout_ready() {
             self.conn.handle_stdout(self.now, &bytes);
             self.drain();
+        }
+        Some(())
+    }
+
+    /// HTTP: an `endpoint` event (the 2024-11-05 HTTP+SSE transport's first event) on an
+    /// exchange whose head came: a path, a relative reference, another URL on the origin, one
+    /// on another origin, or no URL at all.
+    fn endpoint(&mut self, input: &mut Input<'_>) -> Option<()> {
+        let b = input.byte()?;
+        if !self.http {
+            return Some(());
+        }
+        const DATA: [&str; 5] = [
+            "/message?sessionId=1",
+            "message",
+            "http://127.0.0.1:1/other",
+            "http://elsewhere:1/m",
+            "://nowhere",
+        ];
+        let event = format!("event: endpoint\ndata: {}\n\n", DATA[usize::from(b % 5)]);
+        if let Some(ex) = self.pick_exchange(b >> 3, |e| e.head.is_some()) {
+            self.body(ex, event.as_bytes());
         }
         Some(())
     }
@@ -1278,6 +1304,7 @@ impl Harness {
 /// The whole connection: one [`Connection`] over stdio or Streamable HTTP (the first byte picks
 /// the transport, the era and the limits), driven by operations taken from the input: stdout
 /// bytes, HTTP heads, body chunks, ends and failures (on exchanges started, and unknown ones),
+/// the HTTP+SSE transport's `endpoint` events (good, relative, off-origin, not a URL),
 /// plausible server messages (handshake answers, results for requests in flight, progress,
 /// server requests, notifications, batches, noise, in JSONL lines or JSON and SSE bodies), the
 /// application's commands, process events, and time (jumps, and straight to the next deadline).
