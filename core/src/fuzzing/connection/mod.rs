@@ -361,7 +361,11 @@ impl Harness {
         assert!(self.http, "an HTTP exchange on a stdio connection");
         assert!(self.started.insert(r.exchange), "an exchange id reused");
         // The endpoint, or (HTTP+SSE) a URL the stream's `endpoint` event named on its origin.
-        assert!(r.url.starts_with(ORIGIN), "a request off the origin: {}", r.url);
+        assert!(
+            r.url.starts_with(ORIGIN),
+            "a request off the origin: {}",
+            r.url
+        );
         let mut names: Vec<String> = r.headers.iter().map(|(k, _)| k.to_lowercase()).collect();
         names.sort_unstable();
         let before = names.len();
