@@ -17,7 +17,7 @@ use mcpwire_core::jsonrpc::RawJson;
 use mcpwire_core::types::{
     typed_result, CallToolResult, GetPromptResult, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult,
-    Resource, Tool,
+    Resource, ResourceTemplate, Tool,
 };
 use mcpwire_core::{
     CallError, CallId, CallOutcome, ChosenEra, ClientError, Connection, Event, LocalError, McpCall,
@@ -472,6 +472,15 @@ impl Client {
         self.request(&method, params, CallOptions::default()).await
     }
 
+    /// Sends a typed call (its capability checked) and waits for its raw result.
+    pub(crate) async fn send_call(
+        &self,
+        opts: &CallOptions,
+        request: McpCall,
+    ) -> Result<RawJson, Error> {
+        self.call(opts, request, Box::new(send)).await
+    }
+
     /// Sends any request; its params without `_meta`.
     pub async fn request(
         &self,
@@ -545,7 +554,7 @@ impl Client {
     }
 
     /// Every resource template, over all pages.
-    pub async fn list_resource_templates(&self) -> Result<Vec<Value>, Error> {
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
         let opts = CallOptions::default();
         let call = McpCall::list_resource_templates();
         let raw = self.call(&opts, call, Box::new(send)).await?;

@@ -24,6 +24,7 @@
 //! gracefully; dropping the driver kills the server's process group at once.
 #![deny(missing_docs)]
 
+mod calls;
 mod client;
 pub mod config;
 mod dispatch;
@@ -40,6 +41,7 @@ mod trace;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use calls::CompletionRef;
 pub use client::{CallOptions, Client, Events, Notifications};
 pub use driver::Driver;
 pub use error::{Error, Reissue};

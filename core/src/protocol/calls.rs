@@ -131,6 +131,51 @@ impl McpCall {
         p.insert("uri".into(), Value::from(uri));
         Self::typed("resources", "resources/read", p)
     }
+
+    /// `completion/complete`: suggestions for the argument `name` whose value so far is
+    /// `value`, of the prompt or resource template `reference` (`{"type": "ref/prompt", "name":
+    /// …}` or `{"type": "ref/resource", "uri": …}`); `context` holds arguments already chosen.
+    pub fn complete(
+        reference: Value,
+        name: &str,
+        value: &str,
+        context: Option<Map<String, Value>>,
+    ) -> Self {
+        let mut p = Map::new();
+        p.insert("ref".into(), reference);
+        p.insert(
+            "argument".into(),
+            serde_json::json!({"name": name, "value": value}),
+        );
+        if let Some(arguments) = context {
+            p.insert(
+                "context".into(),
+                serde_json::json!({ "arguments": arguments }),
+            );
+        }
+        Self::typed("completions", "completion/complete", p)
+    }
+
+    /// `logging/setLevel` (handshake era): log messages at `level` and above.
+    pub fn set_log_level(level: &str) -> Self {
+        let mut p = Map::new();
+        p.insert("level".into(), Value::from(level));
+        Self::typed("logging", "logging/setLevel", p)
+    }
+
+    /// `resources/subscribe` (handshake era): `notifications/resources/updated` for `uri`.
+    pub fn subscribe_resource(uri: &str) -> Self {
+        let mut p = Map::new();
+        p.insert("uri".into(), Value::from(uri));
+        Self::typed("resources", "resources/subscribe", p)
+    }
+
+    /// `resources/unsubscribe` (handshake era).
+    pub fn unsubscribe_resource(uri: &str) -> Self {
+        let mut p = Map::new();
+        p.insert("uri".into(), Value::from(uri));
+        Self::typed("resources", "resources/unsubscribe", p)
+    }
 }
 
 /// Whether the server's capabilities offer `capability` (a key of its capabilities object).

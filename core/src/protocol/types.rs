@@ -347,12 +347,57 @@ pub struct ListResourcesResult {
     pub extra: Map<String, Value>,
 }
 
+/// A resource template the server offers (RFC 6570 URI template).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplate {
+    /// Its URI template, e.g. `file:///{path}`.
+    pub uri_template: String,
+    /// Its name.
+    #[serde(default)]
+    pub name: String,
+    /// A description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The MIME type of the resources it names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Other members (`title`, `annotations`, `icons`, `_meta`…).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The result of `completion/complete`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompleteResult {
+    /// The suggestions.
+    pub completion: Completion,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The suggestions of a `completion/complete` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Completion {
+    /// The values, at most 100.
+    #[serde(default)]
+    pub values: Vec<String>,
+    /// How many values there are in all, when the server knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// Whether there are more values than these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_more: Option<bool>,
+}
+
 /// One page of `resources/templates/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListResourceTemplatesResult {
     /// The templates on this page.
-    pub resource_templates: Vec<Value>,
+    pub resource_templates: Vec<ResourceTemplate>,
     /// The cursor of the next page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,

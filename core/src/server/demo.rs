@@ -5,7 +5,8 @@
 //! progress, and log messages once the client set a level with `logging/setLevel`; honours
 //! cancellation), `ask` (asks the client a question through an elicitation),
 //! `fail` (an `isError` result), `big` (a text payload of N MiB). One prompt (`greet`), one
-//! resource (`demo://readme`) and one resource template (`demo://echo/{text}`).
+//! resource (`demo://readme`) and one resource template (`demo://echo/{text}`), with completion
+//! of their arguments.
 //!
 //! The request handling is kept apart from the handshake so the stateless era can reuse it.
 
@@ -505,7 +506,8 @@ impl DemoServer {
     }
 
     fn capabilities() -> Value {
-        json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {}, "logging": {}})
+        json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {}, "logging": {},
+               "completions": {}})
     }
 
     fn server_info() -> Value {
@@ -571,6 +573,9 @@ impl DemoServer {
                 ]}))),
                 _ => Err(ErrorObject::new(-32002, "resource not found")),
             },
+            "completion/complete" => super::complete::complete(&params)
+                .map(|r| raw(&r))
+                .map_err(invalid),
             "logging/setLevel" => {
                 let level = params.get("level").and_then(Value::as_str);
                 match LOG_LEVELS.iter().position(|l| Some(*l) == level) {

@@ -1,6 +1,7 @@
 //! The server side of the same engine: enough for the built-in demo server and for deterministic
 //! client ↔ server tests in memory.
 
+mod complete;
 pub mod demo;
 
 pub use demo::{DemoConfig, DemoServer};

@@ -1,0 +1,99 @@
+//! The typed calls of [`Client`] beyond tools, prompts and resource reads: completion, the log
+//! level and resource subscriptions, each in both eras.
+//!
+//! The stateless era (2026-07-28) removed `logging/setLevel` and `resources/subscribe`: there,
+//! these calls fail at once with [`ClientError::NotSupported`] naming what replaces them (the
+//! per-request `io.modelcontextprotocol/logLevel`, and [`Client::listen`] with
+//! `resourceSubscriptions`), rather than sending a request the server must refuse.
+
+use mcpwire_core::types::{typed_result, CompleteResult};
+use mcpwire_core::{ChosenEra, ClientError, McpCall};
+use serde_json::{Map, Value};
+
+use crate::client::{CallOptions, Client};
+use crate::error::Error;
+
+/// What `completion/complete` completes an argument of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompletionRef {
+    /// A prompt, by name (`ref/prompt`).
+    Prompt(String),
+    /// A resource template, by its URI template (`ref/resource`).
+    Resource(String),
+}
+
+impl CompletionRef {
+    fn to_json(&self) -> Value {
+        match self {
+            CompletionRef::Prompt(name) => serde_json::json!({"type": "ref/prompt", "name": name}),
+            CompletionRef::Resource(uri) => serde_json::json!({"type": "ref/resource", "uri": uri}),
+        }
+    }
+}
+
+impl Client {
+    /// `completion/complete`: the server's suggestions for the argument `name` of `reference`,
+    /// whose value so far is `value`; `context` holds the arguments already chosen. Fails with
+    /// [`ClientError::NotSupported`] when the server does not offer `completions`.
+    pub async fn complete(
+        &self,
+        reference: &CompletionRef,
+        name: &str,
+        value: &str,
+        context: Option<Map<String, Value>>,
+        opts: CallOptions,
+    ) -> Result<CompleteResult, Error> {
+        let call = McpCall::complete(reference.to_json(), name, value, context);
+        let raw = self.send_call(&opts, call).await?;
+        Ok(typed_result(&raw, "completion/complete")?)
+    }
+
+    /// `logging/setLevel` (handshake era): the server sends log messages at `level` (`debug`,
+    /// `info`, `notice`, `warning`, `error`, `critical`, `alert`, `emergency`) and above. In the
+    /// stateless era it fails with [`ClientError::NotSupported`]: a level there belongs to each
+    /// request (`io.modelcontextprotocol/logLevel` in its `_meta`).
+    pub async fn set_log_level(&self, level: &str, opts: CallOptions) -> Result<(), Error> {
+        self.refuse_in_stateless_era(
+            "logging/setLevel (removed in 2026-07-28, where each request carries its own \
+             io.modelcontextprotocol/logLevel)",
+        )
+        .await?;
+        self.send_call(&opts, McpCall::set_log_level(level)).await?;
+        Ok(())
+    }
+
+    /// `resources/subscribe` (handshake era): `notifications/resources/updated` for `uri`
+    /// arrive on [`notifications`](Client::notifications). In the stateless era it fails with
+    /// [`ClientError::NotSupported`]: use [`listen`](Client::listen) with
+    /// `{"resourceSubscriptions": [uri]}`.
+    pub async fn subscribe_resource(&self, uri: &str, opts: CallOptions) -> Result<(), Error> {
+        self.refuse_in_stateless_era(
+            "resources/subscribe (removed in 2026-07-28; use subscriptions/listen with \
+             resourceSubscriptions)",
+        )
+        .await?;
+        self.send_call(&opts, McpCall::subscribe_resource(uri))
+            .await?;
+        Ok(())
+    }
+
+    /// `resources/unsubscribe` (handshake era); in the stateless era it fails like
+    /// [`subscribe_resource`](Client::subscribe_resource) (end the listen call instead).
+    pub async fn unsubscribe_resource(&self, uri: &str, opts: CallOptions) -> Result<(), Error> {
+        self.refuse_in_stateless_era(
+            "resources/unsubscribe (removed in 2026-07-28; end the subscriptions/listen call)",
+        )
+        .await?;
+        self.send_call(&opts, McpCall::unsubscribe_resource(uri))
+            .await?;
+        Ok(())
+    }
+
+    async fn refuse_in_stateless_era(&self, what: &'static str) -> Result<(), Error> {
+        self.ready().await?;
+        match self.era() {
+            Some(ChosenEra::Stateless) => Err(Error::Client(ClientError::NotSupported(what))),
+            _ => Ok(()),
+        }
+    }
+}
