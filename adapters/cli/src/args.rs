@@ -1,12 +1,41 @@
-//! A tool's arguments from the command line: `key=value` pairs typed and checked by the tool's
-//! input schema, and the tool's name checked against the tools the server lists.
+//! Arguments from the command line as users type them: `key=value` pairs typed and checked by
+//! the input schema, `key:=<json>` for a raw JSON value, one JSON object, or `-` for a JSON
+//! object read from stdin; and a tool's name checked against the tools the server lists.
+
+use std::io::Read;
 
 use mcpwire::Tool;
 use serde_json::{Map, Value};
 
 use super::{exit, Failure};
 
-/// Turns `key=value` pairs into arguments, typing each value by its property in `schema`.
+/// The arguments `args` give: `-` alone reads one JSON object from stdin, one word starting
+/// with `{` is a JSON object, anything else is `key=value` and `key:=<json>` pairs
+/// ([`typed_arguments`]).
+pub(super) fn arguments(args: &[String], schema: &Value) -> Result<Value, Failure> {
+    match args {
+        [one] if one == "-" => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| usage(format!("cannot read the arguments from stdin: {e}")))?;
+            json_object(&text, "the arguments on stdin")
+        }
+        [one] if one.trim_start().starts_with('{') => json_object(one, "the arguments"),
+        pairs => typed_arguments(pairs, schema),
+    }
+}
+
+fn json_object(text: &str, what: &str) -> Result<Value, Failure> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(usage(format!("{what} must be one JSON object"))),
+        Err(e) => Err(usage(format!("{what} are not JSON: {e}"))),
+    }
+}
+
+/// Turns `key=value` pairs into arguments, typing each value by its property in `schema`;
+/// `key:=<json>` gives a value as raw JSON, untouched by the schema.
 ///
 /// A key given twice is refused; so is a key the schema does not list, when it lists its
 /// properties and does not allow others (`additionalProperties` true or a schema).
@@ -18,9 +47,14 @@ pub(super) fn typed_arguments(pairs: &[String], schema: &Value) -> Result<Value,
     for pair in pairs {
         let (key, raw) = pair.split_once('=').ok_or_else(|| {
             usage(format!(
-                "argument {pair:?} is not key=value (or give one JSON object)"
+                "argument {pair:?} is not key=value or key:=<json> (or give one JSON object, \
+                 or - to read it from stdin)"
             ))
         })?;
+        let (key, json) = match key.strip_suffix(':') {
+            Some(key) => (key, true),
+            None => (key, false),
+        };
         if out.contains_key(key) {
             return Err(usage(format!(
                 "{key} is given twice; give each argument once"
@@ -34,7 +68,12 @@ pub(super) fn typed_arguments(pairs: &[String], schema: &Value) -> Result<Value,
             },
             None => None,
         };
-        out.insert(key.to_owned(), typed_value(key, raw, property)?);
+        let value = match json {
+            true => serde_json::from_str(raw)
+                .map_err(|e| usage(format!("{key}:= takes JSON; {raw:?} is not: {e}")))?,
+            false => typed_value(key, raw, property)?,
+        };
+        out.insert(key.to_owned(), value);
     }
     Ok(Value::Object(out))
 }
@@ -343,6 +382,43 @@ mod tests {
             .ok()
             .unwrap();
         assert_eq!(v, json!({"q": 1, "r": "x"}));
+    }
+
+    #[test]
+    fn raw_json_values_after_colon_equals() {
+        let schema = json!({"type": "object", "properties": {
+            "n": {"type": "string"}, "tags": {"type": "array"}, "o": {"type": "object"}}});
+        let v = typed_arguments(
+            &args(&["n:=42", "tags:=[1,\"a\"]", "o:={\"k\":null}"]),
+            &schema,
+        );
+        assert_eq!(
+            v.ok().unwrap(),
+            json!({"n": 42, "tags": [1, "a"], "o": {"k": null}})
+        );
+        // Plain = still types by the schema: a string stays a string.
+        let v = typed_arguments(&args(&["n=42"]), &schema).ok().unwrap();
+        assert_eq!(v, json!({"n": "42"}));
+        let (code, message) = error(&["n:=nope"], &schema);
+        assert_eq!(code, exit::USAGE);
+        assert!(message.contains("n:= takes JSON"), "{message}");
+        // A value may hold := itself.
+        let v = typed_arguments(&args(&["n=a:=b"]), &schema).ok().unwrap();
+        assert_eq!(v, json!({"n": "a:=b"}));
+        let (_, message) = error(&["x:=1"], &schema);
+        assert!(message.contains("unknown argument x"), "{message}");
+    }
+
+    #[test]
+    fn one_json_object_or_nothing_else() {
+        let v = arguments(&args(&[r#"{"a": 1}"#]), &Value::Null)
+            .ok()
+            .unwrap();
+        assert_eq!(v, json!({"a": 1}));
+        let Err(f) = arguments(&args(&["{nope"]), &Value::Null) else {
+            panic!("not JSON");
+        };
+        assert!(f.message.contains("not JSON"), "{}", f.message);
     }
 
     #[test]

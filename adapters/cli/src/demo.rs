@@ -430,11 +430,9 @@ async fn resources(t: &Tour) -> Result<(), Failure> {
     }
     let mut filled = Vec::new();
     for template in &templates {
-        if let Some(uri) = template.get("uriTemplate").and_then(Value::as_str) {
-            let uri = uri.replace("{text}", "hello");
-            let contents = t.client.read_resource(&uri).await?;
-            filled.push((uri, contents.contents.first().map(text_of)));
-        }
+        let uri = template.uri_template.replace("{text}", "hello");
+        let contents = t.client.read_resource(&uri).await?;
+        filled.push((uri, contents.contents.first().map(text_of)));
     }
     title(8, "Resources");
     line(format!("wire: {}", t.wire.summary(mark)));
@@ -452,10 +450,7 @@ async fn resources(t: &Tour) -> Result<(), Failure> {
             )
         })
         .collect();
-    let patterns: Vec<&str> = templates
-        .iter()
-        .filter_map(|t| t.get("uriTemplate").and_then(Value::as_str))
-        .collect();
+    let patterns: Vec<&str> = templates.iter().map(|t| t.uri_template.as_str()).collect();
     line(format!(
         "{} resource(s): {}; template(s): {}.",
         list.len(),

@@ -135,7 +135,8 @@ enum Command {
     Call {
         /// The tool's name.
         tool: String,
-        /// Arguments as key=value (typed by the tool's input schema), or one JSON object.
+        /// Arguments as key=value (typed by the tool's input schema) and key:=<json> (raw
+        /// JSON), or one JSON object, or - to read that object from stdin.
         args: Vec<String>,
         /// Print the whole result as JSON (instead of its text content); a JSON-RPC error
         /// from the server as `{"error": …}`.
@@ -622,12 +623,7 @@ async fn call(
         },
         Err(_) => Value::Null,
     };
-    let arguments = if args.len() == 1 && args[0].trim_start().starts_with('{') {
-        serde_json::from_str::<Value>(&args[0])
-            .map_err(|e| Failure::new(exit::USAGE, format!("arguments are not JSON: {e}")))?
-    } else {
-        args::typed_arguments(args, &schema)?
-    };
+    let arguments = args::arguments(args, &schema)?;
     // Progress extends the timeout (users of every SDK ask for it); --max-time still holds.
     let mut opts = CallOptions::default().timeout(timeout).reset_on_progress();
     opts.max_total = max_time;
