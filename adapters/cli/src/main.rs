@@ -18,8 +18,10 @@ mod content;
 mod decode;
 mod demo;
 mod logs;
+mod nouns;
 mod show;
 mod verbose;
+mod watch;
 mod words;
 
 /// Exit codes, listed in `--help`.
@@ -153,12 +155,41 @@ enum Command {
         #[arg(long)]
         answer_defaults: bool,
     },
+    /// The server's resources; `resources read URI`, `resources templates`.
+    Resources(nouns::ResourcesArgs),
+    /// The server's prompts; `prompts get NAME key=value…`.
+    Prompts(nouns::PromptsArgs),
+    /// Pings the server and prints the round trip's time (handshake era).
+    Ping {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The server's completions of a prompt's or resource template's argument:
+    /// `mcpwire complete --prompt greet name=A`.
+    Complete(nouns::CompleteArgs),
+    /// Sets the level of the server's log messages with logging/setLevel (handshake era).
+    LogLevel {
+        /// The least severe level to send.
+        #[arg(value_enum)]
+        level: logs::LogLevel,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prints the server's notifications and log messages as they come, until Ctrl-C.
+    Watch(watch::WatchArgs),
     /// A guided tour of MCP against the built-in demo server: each step shows what went over
     /// the wire and what came back (both eras, tools, progress, elicitation, input rounds,
     /// cancellation, resources, prompts, a notification, the close).
     Demo,
     /// Runs the built-in demo server on stdin and stdout.
-    ServeDemo,
+    ServeDemo {
+        /// Speak only the handshake era: stateless-era requests (the server/discover probe
+        /// included) are refused with -32601, as servers older than 2026-07-28 refuse them.
+        #[arg(long)]
+        handshake_only: bool,
+    },
     /// Checks a captured HTTP response body as the client receives it (no server involved).
     ///
     /// Reads FILE (or stdin), parses it by --content-type, lists its SSE events and JSON-RPC
@@ -197,10 +228,14 @@ impl From<Error> for Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::ServeDemo) {
+    if let Command::ServeDemo { handshake_only } = cli.command {
         let stdin = smol::Unblock::new(std::io::stdin());
         let stdout = smol::Unblock::new(std::io::stdout());
-        return match smol::block_on(mcpwire::serve_demo(stdin, stdout, Default::default())) {
+        let config = mcpwire::core::server::DemoConfig {
+            handshake_only,
+            ..Default::default()
+        };
+        return match smol::block_on(mcpwire::serve_demo(stdin, stdout, config)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("mcpwire serve-demo: {e}");
@@ -374,6 +409,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     }
     let min_level = cli.server.log_level.unwrap_or(logs::LogLevel::Info);
     let logs = logs::LogPrinter::new(&client, min_level, std::io::stderr().is_terminal());
+    let watching = matches!(cli.command, Command::Watch(_));
     let work = async {
         match cli.command {
             Command::Info { json } => info(&client, json),
@@ -394,13 +430,25 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 let max_time = max_time(&cli.server)?;
                 call(&client, request, &logs, timeout, max_time).await
             }
-            Command::Demo | Command::ServeDemo | Command::Decode(_) => {
+            Command::Resources(a) => nouns::resources(&client, a).await,
+            Command::Prompts(a) => nouns::prompts(&client, a).await,
+            Command::Ping { json } => nouns::ping(&client, json).await,
+            Command::Complete(a) => nouns::complete(&client, a, timeout).await,
+            Command::LogLevel { level, json } => {
+                nouns::log_level(&client, level, json, timeout).await
+            }
+            Command::Watch(a) => watch::run(&client, a, min_level, timeout).await,
+            Command::Demo | Command::ServeDemo { .. } | Command::Decode(_) => {
                 unreachable!("handled before connecting")
             }
         }
     };
     // The server's log messages are printed while the command runs, and those left after.
-    let code = futures_lite::future::or(work, logs.run()).await;
+    // Watch reads the notifications itself, log messages included.
+    let code = match watching {
+        true => work.await,
+        false => futures_lite::future::or(work, logs.run()).await,
+    };
     client.close().await;
     logs.drain().await;
     if let Some(printer) = printer {

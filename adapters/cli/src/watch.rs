@@ -1,0 +1,197 @@
+//! `mcpwire watch`: the server's notifications and log messages, one a line, until Ctrl-C (or
+//! `--count N`, or `--for SECONDS`).
+//!
+//! In the handshake era notifications come unasked and `--resource URI` sends
+//! `resources/subscribe`; in the stateless era it opens one `subscriptions/listen` for the
+//! three list changes and the `--resource` URIs (`resourceSubscriptions`), and reports the
+//! subset the server acknowledged. Log messages are shown at `--log-level` and above.
+
+use std::time::Duration;
+
+use clap::Args;
+use futures_lite::future;
+use mcpwire::{CallOptions, ChosenEra, Client, ServerNotification};
+use serde_json::{json, Value};
+
+use super::{exit, logs, Failure};
+
+/// `mcpwire watch`.
+#[derive(Args, Debug)]
+pub(super) struct WatchArgs {
+    /// Also follow this resource's updates (repeatable): resources/subscribe, or in the
+    /// stateless era resourceSubscriptions of subscriptions/listen.
+    #[arg(long = "resource", value_name = "URI")]
+    resources: Vec<String>,
+    /// Stop after N notifications (log messages count).
+    #[arg(long, value_name = "N")]
+    count: Option<u64>,
+    /// Stop after SECONDS.
+    #[arg(long = "for", value_name = "SECONDS")]
+    duration: Option<f64>,
+    /// One JSON object a line: {"method": …, "params": …}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A notification as a method and params; `None` for those that are not the server's own.
+fn as_message(n: &ServerNotification) -> Option<(String, Value)> {
+    Some(match n {
+        ServerNotification::ToolsListChanged => {
+            ("notifications/tools/list_changed".into(), json!({}))
+        }
+        ServerNotification::PromptsListChanged => {
+            ("notifications/prompts/list_changed".into(), json!({}))
+        }
+        ServerNotification::ResourcesListChanged => {
+            ("notifications/resources/list_changed".into(), json!({}))
+        }
+        ServerNotification::ResourceUpdated { uri } => (
+            "notifications/resources/updated".into(),
+            json!({ "uri": uri }),
+        ),
+        ServerNotification::Log(m) => (
+            "notifications/message".into(),
+            serde_json::to_value(m).unwrap_or(Value::Null),
+        ),
+        ServerNotification::Other(n) => {
+            let params = n
+                .params
+                .as_ref()
+                .and_then(|p| serde_json::from_str(p.get()).ok());
+            (n.method.clone(), params.unwrap_or(Value::Null))
+        }
+        ServerNotification::ForSubscription { notification, .. } => {
+            return as_message(notification)
+        }
+        _ => return None,
+    })
+}
+
+/// The line for one notification, or `None` for one not shown (a log message below `min`).
+fn line(n: &ServerNotification, min: logs::LogLevel, json: bool) -> Option<String> {
+    if let ServerNotification::ForSubscription { notification, .. } = n {
+        return line(notification, min, json);
+    }
+    if let ServerNotification::Log(m) = n {
+        logs::line(m, min)?;
+    }
+    let (method, params) = as_message(n)?;
+    if json {
+        return Some(json!({"method": method, "params": params}).to_string());
+    }
+    Some(match n {
+        ServerNotification::Log(m) => logs::line(m, min)?,
+        ServerNotification::ResourceUpdated { uri } => format!("{method} {uri}"),
+        _ if params.as_object().is_none_or(|p| p.is_empty()) => method,
+        _ => format!("{method} {params}"),
+    })
+}
+
+/// Prints notifications until the bound, the end of the connection, or Ctrl-C.
+pub(super) async fn run(
+    client: &Client,
+    a: WatchArgs,
+    min: logs::LogLevel,
+    timeout: Duration,
+) -> Result<u8, Failure> {
+    let limit = a
+        .duration
+        .map(|s| {
+            Duration::try_from_secs_f64(s).map_err(|_| {
+                Failure::new(exit::USAGE, "--for must be a positive number of seconds")
+            })
+        })
+        .transpose()?;
+    let mut notes = client.notifications();
+    let stateless = client.era() == Some(ChosenEra::Stateless);
+    if !stateless {
+        for uri in &a.resources {
+            let opts = CallOptions::default().timeout(timeout);
+            client.subscribe_resource(uri, opts).await?;
+            eprintln!("subscribed to {uri}");
+        }
+    }
+    let print = async {
+        let mut shown = 0u64;
+        while a.count.is_none_or(|n| shown < n) {
+            let Some(n) = notes.next().await else {
+                eprintln!("the connection ended");
+                return Ok(exit::OK);
+            };
+            match &n {
+                ServerNotification::SubscriptionAcknowledged { notifications, .. } => {
+                    eprintln!("listening for {notifications}");
+                }
+                ServerNotification::Dropped { count } => {
+                    eprintln!("({count} notifications dropped: read too slowly)");
+                }
+                n => {
+                    if let Some(text) = line(n, min, a.json) {
+                        println!("{text}");
+                        shown += 1;
+                    }
+                }
+            }
+        }
+        Ok(exit::OK)
+    };
+    let listen = async {
+        if !stateless {
+            return future::pending().await;
+        }
+        let mut asked = json!({"toolsListChanged": true, "promptsListChanged": true,
+                               "resourcesListChanged": true});
+        if !a.resources.is_empty() {
+            asked["resourceSubscriptions"] = json!(a.resources);
+        }
+        match client.listen(asked).await {
+            Ok(_) => {
+                eprintln!("the server ended the subscription");
+                Ok(exit::OK)
+            }
+            Err(e) => Err(Failure::from(e)),
+        }
+    };
+    let bound = async {
+        match limit {
+            Some(d) => {
+                smol::Timer::after(d).await;
+                Ok(exit::OK)
+            }
+            None => future::pending().await,
+        }
+    };
+    future::or(print, future::or(listen, bound)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notifications_one_a_line_as_text_or_json() {
+        let min = logs::LogLevel::Info;
+        let n = ServerNotification::ToolsListChanged;
+        assert_eq!(
+            line(&n, min, false).as_deref(),
+            Some("notifications/tools/list_changed")
+        );
+        let n = ServerNotification::ResourceUpdated {
+            uri: "a://b".into(),
+        };
+        assert_eq!(
+            line(&n, min, true).as_deref(),
+            Some(r#"{"method":"notifications/resources/updated","params":{"uri":"a://b"}}"#)
+        );
+        let log = |level: &str| {
+            ServerNotification::Log(mcpwire::core::types::LoggingMessageParams {
+                level: level.into(),
+                logger: None,
+                data: json!("x"),
+            })
+        };
+        assert_eq!(line(&log("info"), min, false).as_deref(), Some("[info] x"));
+        assert_eq!(line(&log("debug"), min, false), None);
+        assert_eq!(line(&log("debug"), min, true), None);
+    }
+}
