@@ -137,7 +137,7 @@ enum Command {
     Call {
         /// The tool's name.
         tool: String,
-        /// Arguments as key=value (typed by the tool's input schema) and key:=<json> (raw
+        /// Arguments as key=value (typed by the tool's input schema) and key:=JSON (raw
         /// JSON), or one JSON object, or - to read that object from stdin.
         args: Vec<String>,
         /// Print the whole result as JSON (instead of its text content); a JSON-RPC error

@@ -55,7 +55,7 @@ enum PromptsAction {
     Get {
         /// The prompt's name.
         name: String,
-        /// Arguments as key=value (strings) and key:=<json>, or one JSON object, or - to read
+        /// Arguments as key=value (strings) and key:=JSON, or one JSON object, or - to read
         /// it from stdin.
         args: Vec<String>,
     },
