@@ -191,10 +191,16 @@ struct Tour {
 }
 
 impl Tour {
-    async fn connect(era: Era) -> Result<Tour, Failure> {
+    /// Connects to a `serve-demo` child, one that speaks only the handshake era when
+    /// `handshake_only`.
+    async fn connect(era: Era, handshake_only: bool) -> Result<Tour, Failure> {
         let me = std::env::current_exe()
             .map_err(|e| Failure::new(exit::CONNECT, format!("cannot find this program: {e}")))?;
-        let server = ServerConfig::stdio(me.to_string_lossy().into_owned(), ["serve-demo"]);
+        let args = match handshake_only {
+            true => &["serve-demo", "--handshake-only"][..],
+            false => &["serve-demo"][..],
+        };
+        let server = ServerConfig::stdio(me.to_string_lossy().into_owned(), args.iter().copied());
         let wire = Wire::default();
         let asked = Asked::default();
         let options = ConnectOptions {
@@ -242,7 +248,7 @@ async fn run() -> Result<(), Failure> {
     println!("run as a child over stdio. \"→\" is a frame we sent, \"←\" one the server sent.");
 
     // 1. The handshake era, pinned.
-    let old = Tour::connect(Era::Handshake).await?;
+    let old = Tour::connect(Era::Handshake, false).await?;
     let (era, version, server) = old.identity()?;
     title(1, "The handshake era (pinned with Era::Handshake)");
     line(format!("wire: {}", old.wire.summary(0)));
@@ -254,7 +260,7 @@ async fn run() -> Result<(), Failure> {
     );
 
     // 2. The stateless era, detected.
-    let new = Tour::connect(Era::Auto).await?;
+    let new = Tour::connect(Era::Auto, false).await?;
     let (era, version, _) = new.identity()?;
     let frames = new.wire.since(0);
     let probe = frames
@@ -266,7 +272,10 @@ async fn run() -> Result<(), Failure> {
         .find_map(|(_, f)| f.pointer("/result/supportedVersions"))
         .map(|v| v.to_string())
         .unwrap_or_else(|| "not said".into());
-    title(2, "Era detection (Era::Auto): the stateless era");
+    title(
+        2,
+        "Era detection (Era::Auto): the stateless era, else initialize",
+    );
     line(format!("wire: {}", new.wire.summary(0)));
     line(format!(
         "the probe {probe} was answered, listing {supported};"
@@ -274,6 +283,7 @@ async fn run() -> Result<(), Failure> {
     line(format!(
         "so the era is {era}: protocol {version}, no initialize, each request carries its _meta."
     ));
+    fallback().await?;
 
     tools(&old).await?;
     progress(&old).await?;
@@ -286,6 +296,30 @@ async fn run() -> Result<(), Failure> {
     close(&old, &new).await;
     println!("\nThe tour is over. `mcpwire --help` lists the commands;");
     println!("`mcpwire --verbose call slow` prints every frame of a call.");
+    Ok(())
+}
+
+/// Step 2, continued: detection against a server that predates the stateless era.
+async fn fallback() -> Result<(), Failure> {
+    let older = Tour::connect(Era::Auto, true).await?;
+    let (era, version, _) = older.identity()?;
+    let frames = older.wire.since(0);
+    let refusal = frames
+        .iter()
+        .find_map(|(_, f)| f.get("error"))
+        .map(|e| {
+            let code = e.get("code").unwrap_or(&Value::Null);
+            let message = e.get("message").and_then(Value::as_str).unwrap_or("");
+            format!("{code} {message:?}")
+        })
+        .unwrap_or_else(|| "not refused".into());
+    line("Against `serve-demo --handshake-only`, a server that predates 2026-07-28:");
+    line(format!("wire: {}", older.wire.summary(0)));
+    line(format!(
+        "the probe was refused ({refusal}), so the client fell back to initialize: \
+         the era is {era}, protocol {version}."
+    ));
+    older.client.close().await;
     Ok(())
 }
 

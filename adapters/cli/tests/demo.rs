@@ -32,11 +32,16 @@ fn demo_tours_every_step_with_real_values_and_exits_0_quickly() {
             ],
         ),
         (
-            "2. Era detection (Era::Auto): the stateless era",
+            "2. Era detection (Era::Auto): the stateless era, else initialize",
             &[
                 "→ server/discover #0 · ← result #0",
                 "\"2026-07-28\"",
                 "the era is stateless: protocol 2026-07-28",
+                // Against serve-demo --handshake-only: the probe refused, then initialize.
+                "Against `serve-demo --handshake-only`",
+                "→ server/discover #0 · ← error #0 (-32601) · → initialize #1 · ← result #1",
+                "the probe was refused (-32601 \"Method not found\")",
+                "fell back to initialize: the era is handshake, protocol 2025-11-25.",
             ],
         ),
         (
