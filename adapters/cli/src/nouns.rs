@@ -421,7 +421,7 @@ pub(super) async fn log_level(
     json: bool,
     timeout: Duration,
 ) -> Result<u8, Failure> {
-    not_in_stateless(client, "logging/setLevel", "each request carries its own log level; give --log-level LEVEL to the command whose messages you want (watch, call…)")?;
+    not_in_stateless(client, "logging/setLevel", "a request asks for its own log messages there (io.modelcontextprotocol/logLevel in its _meta)")?;
     client.set_log_level(level.name(), opts(timeout)).await?;
     match json {
         true => print_json(serde_json::to_string_pretty(
