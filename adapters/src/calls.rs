@@ -63,15 +63,24 @@ impl Client {
     }
 
     /// `resources/subscribe` (handshake era): `notifications/resources/updated` for `uri`
-    /// arrive on [`notifications`](Client::notifications). In the stateless era it fails with
-    /// [`ClientError::NotSupported`]: use [`listen`](Client::listen) with
-    /// `{"resourceSubscriptions": [uri]}`.
+    /// arrive on [`notifications`](Client::notifications). Fails with
+    /// [`ClientError::NotSupported`], sending nothing, when the server's `resources`
+    /// capability lacks `subscribe: true`, and in the stateless era: there use
+    /// [`listen`](Client::listen) with `{"resourceSubscriptions": [uri]}`.
     pub async fn subscribe_resource(&self, uri: &str, opts: CallOptions) -> Result<(), Error> {
         self.refuse_in_stateless_era(
             "resources/subscribe (removed in 2026-07-28; use subscriptions/listen with \
              resourceSubscriptions)",
         )
         .await?;
+        let offered = self.server_info().is_some_and(|i| {
+            let resources = i.capabilities.resources.as_ref();
+            resources.and_then(|r| r.get("subscribe")) == Some(&Value::Bool(true))
+        });
+        if !offered {
+            let what = "resources/subscribe (its resources capability has no subscribe: true)";
+            return Err(Error::Client(ClientError::NotSupported(what)));
+        }
         self.send_call(&opts, McpCall::subscribe_resource(uri))
             .await?;
         Ok(())
