@@ -6,7 +6,10 @@
 //! per-request `io.modelcontextprotocol/logLevel`, and [`Client::listen`] with
 //! `resourceSubscriptions`), rather than sending a request the server must refuse.
 
-use mcpwire_core::types::{typed_result, CompleteResult};
+use mcpwire_core::types::{
+    typed_result, CompleteResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
+};
 use mcpwire_core::{ChosenEra, ClientError, McpCall};
 use serde_json::{Map, Value};
 
@@ -32,6 +35,53 @@ impl CompletionRef {
 }
 
 impl Client {
+    /// Every prompt, over all pages, with options (a timeout).
+    pub async fn list_prompts_with(&self, opts: CallOptions) -> Result<Vec<Prompt>, Error> {
+        let raw = self.send_call(&opts, McpCall::list_prompts()).await?;
+        Ok(typed_result::<ListPromptsResult>(&raw, "prompts/list")?.prompts)
+    }
+
+    /// Gets a prompt, with options.
+    pub async fn get_prompt_with(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        opts: CallOptions,
+    ) -> Result<GetPromptResult, Error> {
+        let raw = self
+            .send_call(&opts, McpCall::get_prompt(name, arguments))
+            .await?;
+        Ok(typed_result(&raw, "prompts/get")?)
+    }
+
+    /// Every resource, over all pages, with options.
+    pub async fn list_resources_with(&self, opts: CallOptions) -> Result<Vec<Resource>, Error> {
+        let raw = self.send_call(&opts, McpCall::list_resources()).await?;
+        Ok(typed_result::<ListResourcesResult>(&raw, "resources/list")?.resources)
+    }
+
+    /// Every resource template, over all pages, with options.
+    pub async fn list_resource_templates_with(
+        &self,
+        opts: CallOptions,
+    ) -> Result<Vec<ResourceTemplate>, Error> {
+        let raw = self
+            .send_call(&opts, McpCall::list_resource_templates())
+            .await?;
+        let method = "resources/templates/list";
+        Ok(typed_result::<ListResourceTemplatesResult>(&raw, method)?.resource_templates)
+    }
+
+    /// Reads a resource, with options.
+    pub async fn read_resource_with(
+        &self,
+        uri: &str,
+        opts: CallOptions,
+    ) -> Result<ReadResourceResult, Error> {
+        let raw = self.send_call(&opts, McpCall::read_resource(uri)).await?;
+        Ok(typed_result(&raw, "resources/read")?)
+    }
+
     /// `completion/complete`: the server's suggestions for the argument `name` of `reference`,
     /// whose value so far is `value`; `context` holds the arguments already chosen. Fails with
     /// [`ClientError::NotSupported`] when the server does not offer `completions`.

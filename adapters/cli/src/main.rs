@@ -430,8 +430,8 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 let max_time = max_time(&cli.server)?;
                 call(&client, request, &logs, timeout, max_time).await
             }
-            Command::Resources(a) => nouns::resources(&client, a).await,
-            Command::Prompts(a) => nouns::prompts(&client, a).await,
+            Command::Resources(a) => nouns::resources(&client, a, timeout).await,
+            Command::Prompts(a) => nouns::prompts(&client, a, timeout).await,
             Command::Ping { json } => nouns::ping(&client, json).await,
             Command::Complete(a) => nouns::complete(&client, a, timeout).await,
             Command::LogLevel { level, json } => {

@@ -123,10 +123,14 @@ fn first_line(text: Option<&str>) -> String {
 }
 
 /// `mcpwire resources …`.
-pub(super) async fn resources(client: &Client, a: ResourcesArgs) -> Result<u8, Failure> {
+pub(super) async fn resources(
+    client: &Client,
+    a: ResourcesArgs,
+    timeout: Duration,
+) -> Result<u8, Failure> {
     match a.action.unwrap_or(ResourcesAction::List) {
         ResourcesAction::List => {
-            let list = client.list_resources().await?;
+            let list = client.list_resources_with(opts(timeout)).await?;
             if a.json {
                 print_json(serde_json::to_string_pretty(&list));
                 return Ok(exit::OK);
@@ -146,7 +150,7 @@ pub(super) async fn resources(client: &Client, a: ResourcesArgs) -> Result<u8, F
             table(&["URI", "NAME", "TYPE", "DESCRIPTION"], &rows);
         }
         ResourcesAction::Templates => {
-            let list = client.list_resource_templates().await?;
+            let list = client.list_resource_templates_with(opts(timeout)).await?;
             if a.json {
                 print_json(serde_json::to_string_pretty(&list));
                 return Ok(exit::OK);
@@ -165,7 +169,7 @@ pub(super) async fn resources(client: &Client, a: ResourcesArgs) -> Result<u8, F
             table(&["URI TEMPLATE", "NAME", "TYPE", "DESCRIPTION"], &rows);
         }
         ResourcesAction::Read { uri, output } => {
-            let result = client.read_resource(&uri).await?;
+            let result = client.read_resource_with(&uri, opts(timeout)).await?;
             if let Some(file) = &output {
                 for (i, c) in result.contents.iter().enumerate() {
                     let path = numbered(file, i);
@@ -242,8 +246,12 @@ fn read_text(contents: &[Value]) -> String {
 }
 
 /// `mcpwire prompts …`.
-pub(super) async fn prompts(client: &Client, a: PromptsArgs) -> Result<u8, Failure> {
-    let list = client.list_prompts().await?;
+pub(super) async fn prompts(
+    client: &Client,
+    a: PromptsArgs,
+    timeout: Duration,
+) -> Result<u8, Failure> {
+    let list = client.list_prompts_with(opts(timeout)).await?;
     let (name, words) = match a.action.unwrap_or(PromptsAction::List) {
         PromptsAction::List => {
             if a.json {
@@ -301,7 +309,9 @@ pub(super) async fn prompts(client: &Client, a: PromptsArgs) -> Result<u8, Failu
         Value::Object(m) => Some(m),
         _ => None,
     };
-    let result = client.get_prompt(&name, arguments).await?;
+    let result = client
+        .get_prompt_with(&name, arguments, opts(timeout))
+        .await?;
     if a.json {
         print_json(serde_json::to_string_pretty(&result));
         return Ok(exit::OK);
