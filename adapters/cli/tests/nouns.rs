@@ -100,6 +100,42 @@ fn resources_read_writes_contents_to_a_file_with_output() {
 }
 
 #[test]
+fn binary_contents_are_never_printed_and_written_exactly_with_output() {
+    let server = notifier();
+    let dir = std::env::temp_dir().join(format!("mcpwire-blob-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for era in ["auto", "handshake"] {
+        let base = [
+            "--era",
+            era,
+            "--stdio",
+            &server,
+            "resources",
+            "read",
+            "file:///bin",
+        ];
+        let o = mcpwire(&base);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(
+            stdout(&o),
+            "[image/png, 4 B; write it with --output FILE]\n"
+        );
+        let file = dir.join(format!("{era}.png"));
+        let mut args = base.to_vec();
+        args.extend(["--output", file.to_str().unwrap()]);
+        let o = mcpwire(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(stdout(&o), "");
+        assert_eq!(std::fs::read(&file).unwrap(), [0, 1, 2, 255]);
+        // --json prints the contents as the server sent them, base64 and all.
+        let mut args = base.to_vec();
+        args.push("--json");
+        assert_eq!(json_of(&mcpwire(&args))["contents"][0]["blob"], "AAEC/w==");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn prompts_list_and_get_in_both_eras() {
     for o in both_eras(&["prompts"]) {
         let out = stdout(&o);
@@ -269,6 +305,14 @@ fn watch_ends_after_its_time_against_the_demo_server_in_both_eras() {
     }
     let o = mcpwire(&["watch", "--for", "-1"]);
     assert_eq!(o.status.code(), Some(2));
+    // The demo server does not offer resource subscriptions: said before anything is sent.
+    let o = mcpwire(&["--era", "handshake", "watch", "--resource", "demo://readme"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        stderr(&o).contains("its resources capability has no subscribe: true"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
