@@ -178,6 +178,10 @@ enum Command {
         json: bool,
     },
     /// Prints the server's notifications and log messages as they come, until Ctrl-C.
+    ///
+    /// Ends earlier with --count or --for. In the stateless era it listens with
+    /// subscriptions/listen, which carries list changes and resource updates; log messages
+    /// there belong to requests.
     Watch(watch::WatchArgs),
     /// A guided tour of MCP against the built-in demo server: each step shows what went over
     /// the wire and what came back (both eras, tools, progress, elicitation, input rounds,
