@@ -589,7 +589,11 @@ impl Client {
 
     /// Pings the server (handshake era; the stateless era has no ping).
     pub async fn ping(&self) -> Result<(), Error> {
-        let opts = CallOptions::default();
+        self.ping_with(CallOptions::default()).await
+    }
+
+    /// Pings the server with options (a timeout, …); handshake era.
+    pub async fn ping_with(&self, opts: CallOptions) -> Result<(), Error> {
         let issue = |c: &mut Connection, now, o, _: &McpCall| c.ping(now, o);
         let call = McpCall::request("ping", None);
         self.call(&opts, call, Box::new(issue)).await?;

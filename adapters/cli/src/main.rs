@@ -436,7 +436,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             }
             Command::Resources(a) => nouns::resources(&client, a, timeout).await,
             Command::Prompts(a) => nouns::prompts(&client, a, timeout).await,
-            Command::Ping { json } => nouns::ping(&client, json).await,
+            Command::Ping { json } => nouns::ping(&client, json, timeout).await,
             Command::Complete(a) => nouns::complete(&client, a, timeout).await,
             Command::LogLevel { level, json } => {
                 nouns::log_level(&client, level, json, timeout).await

@@ -347,14 +347,16 @@ fn not_in_stateless(client: &Client, what: &str, instead: &str) -> Result<(), Fa
 }
 
 /// `mcpwire ping`: the round trip's time.
-pub(super) async fn ping(client: &Client, json: bool) -> Result<u8, Failure> {
+pub(super) async fn ping(client: &Client, json: bool, timeout: Duration) -> Result<u8, Failure> {
     not_in_stateless(
         client,
         "ping",
         "every request stands on its own, so any request (mcpwire info) checks the server",
     )?;
     let started = Instant::now();
-    client.ping().await?;
+    client
+        .ping_with(CallOptions::default().timeout(timeout))
+        .await?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     match json {
         true => print_json(serde_json::to_string_pretty(&json!({"ok": true, "ms": ms}))),

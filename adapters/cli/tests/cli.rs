@@ -721,3 +721,28 @@ read l
         "{err}"
     );
 }
+
+#[test]
+fn ping_honours_the_timeout() {
+    // A server that answers the handshake and never the ping.
+    let script = std::env::temp_dir().join(format!("mcpwire-mute-{}.sh", std::process::id()));
+    let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"mute","version":"1"}}}"#;
+    std::fs::write(
+        &script,
+        format!("read l\ncat <<'EOF'\n{init}\nEOF\nread l\nread l\nsleep 20\n"),
+    )
+    .unwrap();
+    let line = format!("sh {}", script.display());
+    let started = std::time::Instant::now();
+    let o = mcpwire(&[
+        "--stdio",
+        &line,
+        "--era",
+        "handshake",
+        "--timeout",
+        "0.3",
+        "ping",
+    ]);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
