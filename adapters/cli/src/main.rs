@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use mcpwire::{
     CallOptions, Client, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Event,
-    Handlers, ServerConfig,
+    Handlers,
 };
 use serde_json::{Map, Value};
 
@@ -20,6 +20,7 @@ mod demo;
 mod logs;
 mod nouns;
 mod show;
+mod target;
 mod verbose;
 mod watch;
 mod words;
@@ -63,7 +64,8 @@ struct Cli {
 #[derive(Args, Debug)]
 struct ServerArgs {
     /// The server to run, as one command line ("CMD ARGS…", split like shell words, run
-    /// without a shell). Default: the built-in demo server.
+    /// without a shell), or as the last arguments: `--stdio -- CMD ARGS…`. Default: the
+    /// built-in demo server.
     #[arg(long, global = true, value_name = "COMMAND", conflicts_with = "http")]
     stdio: Option<String>,
     /// A host's configuration file (Claude, Cursor, VS Code, Windsurf, Zed, Codex, Gemini, the
@@ -73,6 +75,15 @@ struct ServerArgs {
     /// Which server of --config FILE.
     #[arg(long, global = true, value_name = "NAME", requires = "config")]
     server: Option<String>,
+    /// An environment variable for the stdio server, as `NAME=VALUE` (repeatable).
+    #[arg(long = "env", global = true, value_name = "NAME=VALUE", conflicts_with_all = ["http", "config"])]
+    env: Vec<String>,
+    /// The stdio server's working directory.
+    #[arg(long, global = true, value_name = "DIR", conflicts_with_all = ["http", "config"])]
+    cwd: Option<std::path::PathBuf>,
+    /// The words after `--stdio --`, the last arguments of the command line.
+    #[arg(skip)]
+    stdio_words: Option<Vec<String>>,
     /// A Streamable HTTP server's endpoint URL.
     #[arg(long, global = true, value_name = "URL")]
     http: Option<String>,
@@ -93,8 +104,9 @@ struct ServerArgs {
     /// default 16 MiB (64 MiB for a JSON body).
     #[arg(long, global = true, value_name = "BYTES")]
     max_message_size: Option<usize>,
-    /// Print every frame sent and received on stderr, and over HTTP each exchange (method,
-    /// URL without credentials, status, session id; never a header).
+    /// Print every frame sent and received on stderr, the stdio server's stderr (dimmed on a
+    /// terminal), and over HTTP each exchange (method, URL without credentials, status,
+    /// session id; never a header).
     #[arg(long, short, global = true)]
     verbose: bool,
     /// Show the server's log messages at LEVEL or above on stderr (default: info); when given,
@@ -231,7 +243,15 @@ impl From<Error> for Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let (argv, stdio_words) = target::split_stdio_words(std::env::args_os().collect());
+    let mut cli = Cli::parse_from(argv);
+    cli.server.stdio_words = stdio_words;
+    if cli.server.stdio_words.is_some()
+        && (cli.server.http.is_some() || cli.server.config.is_some())
+    {
+        eprintln!("mcpwire: --stdio cannot be used with --http or --config");
+        return ExitCode::from(exit::USAGE);
+    }
     if let Command::ServeDemo { handshake_only } = cli.command {
         let stdin = smol::Unblock::new(std::io::stdin());
         let stdout = smol::Unblock::new(std::io::stdout());
@@ -252,7 +272,7 @@ fn main() -> ExitCode {
     }
     if matches!(cli.command, Command::Demo) {
         let s = &cli.server;
-        if s.stdio.is_some() || s.http.is_some() || s.config.is_some() {
+        if s.stdio.is_some() || s.stdio_words.is_some() || s.http.is_some() || s.config.is_some() {
             eprintln!(
                 "mcpwire: demo runs against the built-in demo server; \
                  it takes no --stdio, --http or --config"
@@ -266,54 +286,6 @@ fn main() -> ExitCode {
         Err(f) => {
             eprintln!("mcpwire: {}", f.message);
             ExitCode::from(f.code)
-        }
-    }
-}
-
-fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> {
-    if let Some(url) = &args.http {
-        let mut headers = std::collections::BTreeMap::new();
-        for h in &args.headers {
-            let (k, v) = h.split_once(':').ok_or_else(|| {
-                Failure::new(exit::USAGE, format!("--header {h:?} is not Name: value"))
-            })?;
-            headers.insert(k.trim().to_owned(), v.trim().to_owned());
-        }
-        if let Some(var) = &args.bearer_env {
-            let token = std::env::var(var).map_err(|_| {
-                Failure::new(exit::USAGE, format!("--bearer-env: {var} is not set"))
-            })?;
-            headers.insert("Authorization".into(), format!("Bearer {token}"));
-        }
-        return Ok(ServerConfig::Http(mcpwire::core::config::HttpConfig {
-            kind: mcpwire::core::config::HttpKind::Http,
-            url: url.clone(),
-            headers,
-            extra: Default::default(),
-        }));
-    }
-    if !args.headers.is_empty() || args.bearer_env.is_some() {
-        return Err(Failure::new(
-            exit::USAGE,
-            "--header and --bearer-env need --http",
-        ));
-    }
-    match &args.stdio {
-        Some(line) => {
-            let words = words::split(line).map_err(|e| Failure::new(exit::USAGE, e))?;
-            let (command, rest) = words
-                .split_first()
-                .ok_or_else(|| Failure::new(exit::USAGE, "--stdio needs a command"))?;
-            Ok(ServerConfig::stdio(command.clone(), rest.iter().cloned()))
-        }
-        None => {
-            let me = std::env::current_exe().map_err(|e| {
-                Failure::new(exit::CONNECT, format!("cannot find this program: {e}"))
-            })?;
-            Ok(ServerConfig::stdio(
-                me.to_string_lossy().into_owned(),
-                ["serve-demo"],
-            ))
         }
     }
 }
@@ -343,7 +315,7 @@ fn timeout(args: &ServerArgs) -> Result<Duration, Failure> {
 async fn run(cli: Cli) -> Result<u8, Failure> {
     let (config, file_era) = match &cli.server.config {
         Some(file) => config_file::server(file, cli.server.server.as_deref(), cli.server.verbose)?,
-        None => (server_config(&cli.server)?, None),
+        None => (target::server_config(&cli.server)?, None),
     };
     let timeout = timeout(&cli.server)?;
     let mut options = ConnectOptions {
@@ -368,6 +340,12 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 Direction::Incoming => "←",
             };
             eprintln!("{arrow} {}", String::from_utf8_lossy(b));
+        }));
+        // The server's stderr, dimmed on a terminal.
+        let dim = std::io::stderr().is_terminal();
+        options.on_stderr = Some(Arc::new(move |line: &str| match dim {
+            true => eprintln!("\x1b[2mserver: {line}\x1b[0m"),
+            false => eprintln!("server: {line}"),
         }));
         // Over HTTP, each exchange too: method, URL (without credentials), status, session.
         options.on_http_exchange = Some(Arc::new(|note: &mcpwire::HttpExchangeNote| {

@@ -746,3 +746,54 @@ fn ping_honours_the_timeout() {
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
+
+#[test]
+fn stdio_as_last_arguments_with_env_and_cwd() {
+    let bin = env!("CARGO_BIN_EXE_mcpwire");
+    let o = mcpwire(&["tools", "--stdio", "--", bin, "serve-demo"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("add"), "{}", stdout(&o));
+    // The server sees --env and --cwd; what it says on stderr ends the connection error.
+    let dir = std::env::temp_dir().join(format!("mcpwire-cwd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    let cwd = dir.to_str().unwrap();
+    let o = mcpwire(&[
+        "--env",
+        "GREETING=hello there",
+        "--cwd",
+        cwd,
+        "info",
+        "--stdio",
+        "--",
+        "sh",
+        "-c",
+        "echo \"$GREETING from $(pwd)\" >&2; exit 7",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("hello there from {cwd}")),
+        "{}",
+        stderr(&o)
+    );
+    let o = mcpwire(&["--env", "A=1", "--http", "http://127.0.0.1:9/mcp", "info"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = mcpwire(&["--env", "novalue", "info"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = mcpwire(&["--stdio", "x", "info", "--stdio", "--", "y"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn the_server_s_stderr_is_shown_on_verbose() {
+    let line = format!(
+        "sh -c 'echo warming up >&2; exec {} serve-demo'",
+        env!("CARGO_BIN_EXE_mcpwire")
+    );
+    let o = mcpwire(&["--stdio", &line, "info"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warming up"), "{}", stderr(&o));
+    let o = mcpwire(&["--stdio", &line, "--verbose", "info"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("server: warming up"), "{}", stderr(&o));
+}
