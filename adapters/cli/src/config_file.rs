@@ -5,16 +5,16 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 use mcpwire::config::{InputSpec, LoadedServer, Loader};
-use mcpwire::{Era, ServerConfig};
 
 use super::{exit, Failure};
 
-/// The server named `name` (or the file's only enabled server) and the era the file asks for.
+/// The server named `name` (or the file's only enabled server), with what the file says about
+/// running it (its era, its timeouts).
 pub(super) fn server(
     path: &Path,
     name: Option<&str>,
     verbose: bool,
-) -> Result<(ServerConfig, Option<Era>), Failure> {
+) -> Result<LoadedServer, Failure> {
     let usage = |message: String| Failure::new(exit::USAGE, message);
     let mut loader = Loader::from_process()
         .map_err(|e| usage(e.to_string()))?
@@ -70,11 +70,11 @@ pub(super) fn server(
     if verbose {
         eprintln!("· {server}");
     }
-    Ok((server.config.clone(), server.settings.era))
+    Ok(server.clone())
 }
 
 /// Asks for an input on the terminal (hidden when it is a password).
-fn ask(spec: &InputSpec) -> Result<String, String> {
+pub(super) fn ask(spec: &InputSpec) -> Result<String, String> {
     if !std::io::stdin().is_terminal() {
         return Err("stdin is not a terminal to ask on".into());
     }

@@ -19,6 +19,7 @@ mod decode;
 mod demo;
 mod logs;
 mod nouns;
+mod servers;
 mod show;
 mod target;
 mod verbose;
@@ -72,14 +73,16 @@ struct ServerArgs {
     /// Inspector, any `mcpServers` JSON): its server --server NAME, or its only enabled one.
     #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["stdio", "http", "headers", "bearer_env"])]
     config: Option<std::path::PathBuf>,
-    /// Which server of --config FILE.
-    #[arg(long, global = true, value_name = "NAME", requires = "config")]
+    /// Which server of --config FILE; without --config, the first host (Claude Code, Cursor,
+    /// VS Code, …) whose usual files (the current directory's, then the home directory's)
+    /// have a server NAME.
+    #[arg(long, global = true, value_name = "NAME", conflicts_with_all = ["stdio", "http", "headers", "bearer_env", "env", "cwd"])]
     server: Option<String>,
     /// An environment variable for the stdio server, as `NAME=VALUE` (repeatable).
-    #[arg(long = "env", global = true, value_name = "NAME=VALUE", conflicts_with_all = ["http", "config"])]
+    #[arg(long = "env", global = true, value_name = "NAME=VALUE", conflicts_with_all = ["http", "config", "server"])]
     env: Vec<String>,
     /// The stdio server's working directory.
-    #[arg(long, global = true, value_name = "DIR", conflicts_with_all = ["http", "config"])]
+    #[arg(long, global = true, value_name = "DIR", conflicts_with_all = ["http", "config", "server"])]
     cwd: Option<std::path::PathBuf>,
     /// The words after `--stdio --`, the last arguments of the command line.
     #[arg(skip)]
@@ -95,8 +98,9 @@ struct ServerArgs {
     #[arg(long, global = true, value_name = "VAR")]
     bearer_env: Option<String>,
     /// Seconds to wait for each call (and for the handshake); a call's progress extends it.
-    #[arg(long, global = true, default_value_t = 30.0, value_name = "SECONDS")]
-    timeout: f64,
+    /// Default 30, or a configuration file's startup and tool timeouts for its server.
+    #[arg(long, global = true, value_name = "SECONDS")]
+    timeout: Option<f64>,
     /// The most seconds a call may take in all, however much progress it reports.
     #[arg(long, global = true, value_name = "SECONDS")]
     max_time: Option<f64>,
@@ -199,6 +203,14 @@ enum Command {
     /// the wire and what came back (both eras, tools, progress, elicitation, input rounds,
     /// cancellation, resources, prompts, a notification, the close).
     Demo,
+    /// The servers of --config FILE, or of every host's usual files (the current directory's,
+    /// then the home directory's): name, host, transport, enabled, era, command line or URL
+    /// and file. Secrets are shown as `***`; URLs without credentials.
+    Servers {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Runs the built-in demo server on stdin and stdout.
     ServeDemo {
         /// Speak only the handshake era: stateless-era requests (the server/discover probe
@@ -267,12 +279,26 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let Command::Servers { json } = &cli.command {
+        return match servers::list(cli.server.config.as_deref(), *json) {
+            Ok(code) => ExitCode::from(code),
+            Err(f) => {
+                eprintln!("mcpwire: {}", f.message);
+                ExitCode::from(f.code)
+            }
+        };
+    }
     if let Command::Decode(args) = &cli.command {
         return decode::main(args);
     }
     if matches!(cli.command, Command::Demo) {
         let s = &cli.server;
-        if s.stdio.is_some() || s.stdio_words.is_some() || s.http.is_some() || s.config.is_some() {
+        if s.stdio.is_some()
+            || s.stdio_words.is_some()
+            || s.http.is_some()
+            || s.config.is_some()
+            || s.server.is_some()
+        {
             eprintln!(
                 "mcpwire: demo runs against the built-in demo server; \
                  it takes no --stdio, --http or --config"
@@ -304,7 +330,7 @@ fn max_time(args: &ServerArgs) -> Result<Option<Duration>, Failure> {
 }
 
 fn timeout(args: &ServerArgs) -> Result<Duration, Failure> {
-    Duration::try_from_secs_f64(args.timeout).map_err(|_| {
+    Duration::try_from_secs_f64(args.timeout.unwrap_or(30.0)).map_err(|_| {
         Failure::new(
             exit::USAGE,
             "--timeout must be a positive number of seconds",
@@ -313,13 +339,31 @@ fn timeout(args: &ServerArgs) -> Result<Duration, Failure> {
 }
 
 async fn run(cli: Cli) -> Result<u8, Failure> {
-    let (config, file_era) = match &cli.server.config {
-        Some(file) => config_file::server(file, cli.server.server.as_deref(), cli.server.verbose)?,
-        None => (target::server_config(&cli.server)?, None),
+    let verbose = cli.server.verbose;
+    let from_file = match (&cli.server.config, &cli.server.server) {
+        (Some(file), name) => Some(config_file::server(file, name.as_deref(), verbose)?),
+        (None, Some(name)) => Some(servers::find(name, verbose)?),
+        (None, None) => None,
     };
+    let config = match &from_file {
+        Some(server) => server.config.clone(),
+        None => target::server_config(&cli.server)?,
+    };
+    let settings = from_file.as_ref().map(|s| &s.settings);
+    let file_era = settings.and_then(|s| s.era);
+    // The file's timeouts for its server, unless --timeout says otherwise.
+    let given = cli.server.timeout.is_some();
     let timeout = timeout(&cli.server)?;
+    let init_timeout = match settings.and_then(|s| s.startup_timeout) {
+        Some(t) if !given => t,
+        _ => timeout,
+    };
+    let timeout = match settings.and_then(|s| s.tool_timeout) {
+        Some(t) if !given => t,
+        _ => timeout,
+    };
     let mut options = ConnectOptions {
-        init_timeout: timeout,
+        init_timeout,
         era: match cli.server.era {
             // The file's `protocolEra`, unless --era says otherwise.
             EraArg::Auto => file_era.unwrap_or(mcpwire::Era::Auto),
@@ -420,7 +464,10 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 nouns::log_level(&client, level, json, timeout).await
             }
             Command::Watch(a) => watch::run(&client, a, min_level, timeout).await,
-            Command::Demo | Command::ServeDemo { .. } | Command::Decode(_) => {
+            Command::Demo
+            | Command::ServeDemo { .. }
+            | Command::Decode(_)
+            | Command::Servers { .. } => {
                 unreachable!("handled before connecting")
             }
         }

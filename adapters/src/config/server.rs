@@ -151,6 +151,15 @@ impl LoadedServer {
         }
     }
 
+    /// Where it runs, as it may be printed: the command line for stdio, else the URL without
+    /// credentials (what came from a secret as `***`).
+    pub fn target(&self) -> String {
+        match &self.config {
+            ServerConfig::Stdio(_) => self.shown_command().unwrap_or_default(),
+            ServerConfig::Http(h) => self.shown_url(&h.url),
+        }
+    }
+
     /// The field's value as it may be printed: as written when it held no secret, with `***`
     /// for what came from the environment, an input or a file otherwise.
     fn shown<'a>(&'a self, field: &str, value: &'a str) -> &'a str {

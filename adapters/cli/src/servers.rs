@@ -1,0 +1,181 @@
+//! `--server NAME` without `--config`: a server found in every host's usual places (the
+//! project's files in the current directory, then the user's in the home directory); and
+//! `mcpwire servers`: what a configuration holds, never a secret value.
+
+use std::path::Path;
+
+use mcpwire::config::{ConfigError, Host, Loaded, LoadedServer, Loader};
+use mcpwire::Era;
+use serde_json::json;
+
+use super::{config_file, exit, Failure};
+
+fn usage(e: impl ToString) -> Failure {
+    Failure::new(exit::USAGE, e.to_string())
+}
+
+/// What every host's usual files hold: each host with its servers, and the files that could
+/// not be read.
+type Survey = (Vec<(Host, Loaded)>, Vec<ConfigError>);
+
+/// Every host whose files exist, loaded without asking for inputs; a server that cannot be
+/// read is among `failed`. Files that cannot be read at all come back as errors.
+fn survey() -> Result<Survey, Failure> {
+    let mut loader = Loader::from_process().map_err(usage)?.isolate_failures();
+    let mut hosts: Vec<Host> = Vec::new();
+    for place in loader.discover() {
+        if !hosts.contains(&place.host) {
+            hosts.push(place.host);
+        }
+    }
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    for host in hosts {
+        match loader.load_host(host) {
+            Ok(loaded) => found.push((host, loaded)),
+            Err(e) => errors.push(e),
+        }
+    }
+    Ok((found, errors))
+}
+
+/// The names a load holds, the failed ones included.
+fn names(loaded: &Loaded) -> impl Iterator<Item = &str> {
+    let ok = loaded.servers.iter().map(|s| s.name.as_str());
+    ok.chain(loaded.failed.iter().filter_map(|e| e.server()))
+}
+
+/// The server named `name` in the first host that has one, read again with its inputs asked
+/// for.
+pub(super) fn find(name: &str, verbose: bool) -> Result<LoadedServer, Failure> {
+    let (found, errors) = survey()?;
+    if verbose {
+        for e in &errors {
+            eprintln!("· warning: {e}");
+        }
+    }
+    let Some((host, _)) = found.iter().find(|(_, l)| names(l).any(|n| n == name)) else {
+        let mut all: Vec<&str> = found.iter().flat_map(|(_, l)| names(l)).collect();
+        all.sort_unstable();
+        all.dedup();
+        let listed = match all.is_empty() {
+            true => "none was found".to_owned(),
+            false => format!("found: {}", all.join(", ")),
+        };
+        return Err(usage(format!(
+            "no server named `{name}` in any host's configuration ({listed})"
+        )));
+    };
+    let mut loader = Loader::from_process()
+        .map_err(usage)?
+        .only([name])
+        .on_input(config_file::ask);
+    let loaded = loader.load_host(*host).map_err(usage)?;
+    let server = match (loaded.get(name), loaded.failed.first()) {
+        (Some(server), _) => server.clone(),
+        (None, Some(e)) => return Err(usage(e)),
+        (None, None) => return Err(usage(format!("{host}: no server named `{name}`"))),
+    };
+    if verbose {
+        eprintln!(
+            "· {name}: from {} ({host}'s file)",
+            server.origin.path.display()
+        );
+    }
+    Ok(server)
+}
+
+fn era(e: Option<Era>) -> &'static str {
+    match e {
+        Some(Era::Handshake) => "handshake",
+        Some(Era::Stateless) => "stateless",
+        _ => "auto",
+    }
+}
+
+/// `mcpwire servers`: the servers of `file`, or of every host's usual places.
+pub(super) fn list(file: Option<&Path>, json: bool) -> Result<u8, Failure> {
+    let (loads, errors) = match file {
+        Some(path) => {
+            let mut loader = Loader::from_process().map_err(usage)?.isolate_failures();
+            let loaded = loader.load_file(path).map_err(usage)?;
+            let host = loaded.files.first().map(|f| f.host);
+            (vec![(host, loaded)], Vec::new())
+        }
+        None => {
+            let (found, errors) = survey()?;
+            let found = found.into_iter().map(|(h, l)| (Some(h), l)).collect();
+            (found, errors)
+        }
+    };
+    for e in &errors {
+        eprintln!("mcpwire: {e}");
+    }
+    let servers: Vec<&LoadedServer> = loads.iter().flat_map(|(_, l)| &l.servers).collect();
+    let failed: Vec<&ConfigError> = loads.iter().flat_map(|(_, l)| &l.failed).collect();
+    if json {
+        let rows: Vec<_> = servers
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name,
+                    "host": s.origin.host.name(),
+                    "file": s.origin.path,
+                    "transport": s.transport(),
+                    "target": s.target(),
+                    "enabled": s.settings.enabled,
+                    "era": era(s.settings.era),
+                })
+            })
+            .collect();
+        let failed: Vec<_> = failed
+            .iter()
+            .map(|e| json!({"name": e.server(), "error": e.to_string()}))
+            .collect();
+        let v = json!({"servers": rows, "failed": failed});
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(exit::OK);
+    }
+    let rows: Vec<[String; 7]> = servers
+        .iter()
+        .map(|s| {
+            [
+                s.name.clone(),
+                s.origin.host.name().to_owned(),
+                s.transport().to_owned(),
+                if s.settings.enabled { "yes" } else { "no" }.to_owned(),
+                era(s.settings.era).to_owned(),
+                s.target(),
+                s.origin.path.display().to_string(),
+            ]
+        })
+        .collect();
+    let head = [
+        "NAME",
+        "HOST",
+        "TRANSPORT",
+        "ENABLED",
+        "ERA",
+        "TARGET",
+        "FILE",
+    ]
+    .map(String::from);
+    let mut widths = [0usize; 7];
+    for row in std::iter::once(&head).chain(&rows) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for row in std::iter::once(&head).chain(&rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:w$}"))
+            .collect();
+        println!("{}", cells.join("  ").trim_end());
+    }
+    for e in failed {
+        eprintln!("mcpwire: {e}");
+    }
+    Ok(exit::OK)
+}

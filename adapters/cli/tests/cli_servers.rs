@@ -1,0 +1,178 @@
+//! `--server NAME` found in a host's usual places, `mcpwire servers`, and the timeouts a
+//! configuration file sets for its server. The binary runs with `HOME` set to a temporary
+//! directory and the current directory set to another: the real home is never read.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+fn temp(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "mcpwire-cli-servers-{tag}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `mcpwire` with `home` as the home directory and an empty current directory.
+fn mcpwire(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpwire"));
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .current_dir(temp("cwd"))
+        .env("HOME", home);
+    for var in ["CODEX_HOME", "XDG_CONFIG_HOME", "APPDATA", "USERPROFILE"] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A home directory holding `~/.codex/config.toml` with `body`; `{BIN}` stands for this
+/// build's `mcpwire`.
+fn codex_home(body: &str) -> PathBuf {
+    let home = temp("home");
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    let bin = serde_json::to_string(env!("CARGO_BIN_EXE_mcpwire")).unwrap();
+    let body = body.replace("\"{BIN}\"", &bin);
+    std::fs::write(home.join(".codex/config.toml"), body).unwrap();
+    home
+}
+
+/// A handshake-era server as a shell script that answers the handshake and never a request;
+/// it ends at the end of its input.
+fn mute_script() -> PathBuf {
+    let script = temp("mute").join("mute.sh");
+    let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"mute","version":"1"}}}"#;
+    std::fs::write(
+        &script,
+        format!("read l\ncat <<'EOF'\n{init}\nEOF\nwhile read l; do :; done\n"),
+    )
+    .unwrap();
+    script
+}
+
+#[test]
+fn server_name_alone_is_found_in_the_home_directory() {
+    let home = codex_home("[mcp_servers.demo]\ncommand = \"{BIN}\"\nargs = [\"serve-demo\"]\n");
+    let o = mcpwire(&home, &["--server", "demo", "--verbose", "tools"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("add"), "{}", text(&o.stdout));
+    let said = text(&o.stderr);
+    assert!(
+        said.contains("demo: from")
+            && said.contains(".codex/config.toml")
+            && said.contains("Codex"),
+        "{said}"
+    );
+    // A name that is nowhere: a usage error naming what there is.
+    let o = mcpwire(&home, &["--server", "other", "tools"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let said = text(&o.stderr);
+    assert!(
+        said.contains("`other`") && said.contains("found: demo"),
+        "{said}"
+    );
+    // With nothing configured at all.
+    let o = mcpwire(&temp("empty"), &["--server", "demo", "tools"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("none was found"),
+        "{}",
+        text(&o.stderr)
+    );
+    // --server names a configured server; it does not go with --stdio.
+    let o = mcpwire(&home, &["--server", "demo", "--stdio", "x", "tools"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn servers_lists_a_file_and_the_usual_places_without_secrets() {
+    let dir = temp("file");
+    let file = dir.join(".mcp.json");
+    std::fs::write(
+        &file,
+        r#"{"mcpServers": {
+            "remote": {"type": "http", "url": "https://user:pw@example.com/mcp?key=${SECRET_Q}",
+                       "headers": {"Authorization": "Bearer ${TOKEN}"}},
+            "local": {"command": "run-it", "args": ["--token", "${TOKEN}"], "disabled": true}
+        }}"#,
+    )
+    .unwrap();
+    let env = [("SECRET_Q", "s3cretq"), ("TOKEN", "t0kenvalue")];
+    let file_arg = file.to_str().unwrap();
+    let o = mcpwire(&temp("empty"), &["servers", "--config", file_arg], &env);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    for secret in ["s3cretq", "t0kenvalue", "pw@"] {
+        assert!(!out.contains(secret), "{secret} printed: {out}");
+    }
+    assert!(
+        out.contains("remote") && out.contains("example.com/mcp"),
+        "{out}"
+    );
+    assert!(out.contains("run-it --token ***"), "{out}");
+    let o = mcpwire(
+        &temp("empty"),
+        &["servers", "--config", file_arg, "--json"],
+        &env,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let servers = v["servers"].as_array().unwrap();
+    let local = servers.iter().find(|s| s["name"] == "local").unwrap();
+    assert_eq!(local["enabled"], false);
+    assert_eq!(local["transport"], "stdio");
+    assert_eq!(local["host"], "Claude Code");
+    let remote = servers.iter().find(|s| s["name"] == "remote").unwrap();
+    assert_eq!(remote["era"], "auto");
+    assert!(!v.to_string().contains("t0kenvalue"));
+    // Without --config: the home directory's hosts.
+    let home = codex_home("[mcp_servers.demo]\ncommand = \"{BIN}\"\nargs = [\"serve-demo\"]\n");
+    let o = mcpwire(&home, &["servers", "--json"], &[]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["servers"][0]["name"], "demo", "{v}");
+    assert_eq!(v["servers"][0]["host"], "Codex", "{v}");
+}
+
+#[test]
+fn the_file_s_timeouts_hold_unless_timeout_is_given() {
+    let mute = serde_json::to_string(mute_script().to_str().unwrap()).unwrap();
+    let home = codex_home(&format!(
+        "[mcp_servers.mute]\ncommand = \"sh\"\nargs = [{mute}]\ntool_timeout_sec = 0.3\n\n\
+         [mcp_servers.silent]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 20\"]\n\
+         startup_timeout_sec = 0.3\n"
+    ));
+    let ping = ["--server", "mute", "--era", "handshake", "ping"];
+    let started = Instant::now();
+    let o = mcpwire(&home, &ping, &[]);
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    // --timeout wins over the file's.
+    let started = Instant::now();
+    let o = mcpwire(&home, &[&ping[..], &["--timeout", "2"]].concat(), &[]);
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    // The startup timeout bounds the handshake.
+    let started = Instant::now();
+    let o = mcpwire(
+        &home,
+        &["--server", "silent", "--era", "handshake", "info"],
+        &[],
+    );
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{}",
+        text(&o.stderr)
+    );
+}
