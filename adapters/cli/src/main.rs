@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use mcpwire::{
     CallOptions, Client, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Event,
     Handlers,
@@ -132,6 +132,13 @@ enum EraArg {
     Stateless,
 }
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum ShellArg {
+    Bash,
+    Zsh,
+    Fish,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// The server's protocol era and version, identity, capabilities and instructions.
@@ -211,6 +218,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Prints a completion script for a shell: `mcpwire completions bash > …`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: ShellArg,
+    },
     /// Runs the built-in demo server on stdin and stdout.
     ServeDemo {
         /// Speak only the handshake era: stateless-era requests (the server/discover probe
@@ -278,6 +291,20 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         };
+    }
+    if let Command::Completions { shell } = cli.command {
+        let shell = match shell {
+            ShellArg::Bash => clap_complete::Shell::Bash,
+            ShellArg::Zsh => clap_complete::Shell::Zsh,
+            ShellArg::Fish => clap_complete::Shell::Fish,
+        };
+        clap_complete::generate(
+            shell,
+            &mut Cli::command(),
+            "mcpwire",
+            &mut std::io::stdout(),
+        );
+        return ExitCode::SUCCESS;
     }
     if let Command::Servers { json } = &cli.command {
         return match servers::list(cli.server.config.as_deref(), *json) {
@@ -467,7 +494,8 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             Command::Demo
             | Command::ServeDemo { .. }
             | Command::Decode(_)
-            | Command::Servers { .. } => {
+            | Command::Servers { .. }
+            | Command::Completions { .. } => {
                 unreachable!("handled before connecting")
             }
         }

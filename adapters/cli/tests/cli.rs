@@ -797,3 +797,28 @@ fn the_server_s_stderr_is_shown_on_verbose() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("server: warming up"), "{}", stderr(&o));
 }
+
+#[test]
+fn completion_scripts_for_bash_zsh_and_fish() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef mcpwire"),
+        ("fish", "complete -c mcpwire"),
+    ] {
+        let o = mcpwire(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let script = stdout(&o);
+        assert!(script.contains(marker), "{shell}: {script}");
+        for word in [
+            "tools",
+            "call",
+            "servers",
+            "completions",
+            "--stdio",
+            "--server",
+        ] {
+            assert!(script.contains(word), "{shell} lacks {word}");
+        }
+    }
+    assert_eq!(mcpwire(&["completions", "tcsh"]).status.code(), Some(2));
+}
