@@ -17,6 +17,7 @@ mod config_file;
 mod content;
 mod decode;
 mod demo;
+mod interrupt;
 mod logs;
 mod nouns;
 mod servers;
@@ -202,7 +203,8 @@ enum Command {
     },
     /// Prints the server's notifications and log messages as they come, until Ctrl-C.
     ///
-    /// Ends earlier with --count or --for. In the stateless era it listens with
+    /// Ctrl-C closes the connection as it should (an HTTP session is deleted) and exits with
+    /// 0; a second Ctrl-C ends at once. Ends earlier with --count or --for. In the stateless era it listens with
     /// subscriptions/listen, which carries list changes and resource updates; log messages
     /// there belong to requests.
     Watch(watch::WatchArgs),
@@ -333,6 +335,10 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
         return demo::main();
+    }
+    if matches!(cli.command, Command::Watch(_)) {
+        // Ctrl-C ends watch, and the connection closes as it should.
+        interrupt::catch();
     }
     match smol::block_on(run(cli)) {
         Ok(code) => ExitCode::from(code),

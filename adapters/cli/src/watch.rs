@@ -161,7 +161,12 @@ pub(super) async fn run(
             None => future::pending().await,
         }
     };
-    future::or(print, future::or(listen, bound)).await
+    let interrupted = async {
+        super::interrupt::wait().await;
+        eprintln!("interrupted; closing the connection");
+        Ok(exit::OK)
+    };
+    future::or(print, future::or(listen, future::or(bound, interrupted))).await
 }
 
 #[cfg(test)]

@@ -822,3 +822,32 @@ fn completion_scripts_for_bash_zsh_and_fish() {
     }
     assert_eq!(mcpwire(&["completions", "tcsh"]).status.code(), Some(2));
 }
+
+#[test]
+#[cfg(unix)]
+fn watch_closes_the_session_on_ctrl_c() {
+    let (addr, requests) = tiny_http_server();
+    let url = format!("http://{addr}/mcp");
+    let child = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+        .args(["--era", "handshake", "--http", &url, "watch"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first request comes after SIGINT is caught; wait for the session's GET.
+    let mut heads = Vec::new();
+    while !heads.iter().any(|h: &String| h.starts_with("GET ")) {
+        let head = requests
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("a request");
+        heads.push(head);
+    }
+    // SAFETY: kill(2) on the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+    heads.extend(requests.try_iter());
+    assert!(heads.iter().any(|h| h.starts_with("DELETE ")), "{heads:?}");
+}
