@@ -81,6 +81,7 @@ pub(super) fn find(name: &str, verbose: bool) -> Result<LoadedServer, Failure> {
             "· {name}: from {} ({host}'s file)",
             server.origin.path.display()
         );
+        eprintln!("· {server}");
     }
     Ok(server)
 }
