@@ -75,6 +75,7 @@ fn server_name_alone_is_found_in_the_home_directory() {
             && said.contains("Codex"),
         "{said}"
     );
+    assert!(said.contains("· demo: stdio `"), "{said}");
     // A name that is nowhere: a usage error naming what there is.
     let o = mcpwire(&home, &["--server", "other", "tools"], &[]);
     assert_eq!(o.status.code(), Some(2));
