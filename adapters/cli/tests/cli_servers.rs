@@ -158,6 +158,17 @@ fn the_file_s_timeouts_hold_unless_timeout_is_given() {
     let o = mcpwire(&home, &ping, &[]);
     assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
     assert!(started.elapsed() < Duration::from_millis(1500));
+    // The same with the file given by --config.
+    let file = home.join(".codex/config.toml");
+    let started = Instant::now();
+    let args = ["--config", file.to_str().unwrap(), "--server", "mute"];
+    let o = mcpwire(
+        &home,
+        &[&args[..], &["--era", "handshake", "ping"]].concat(),
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
+    assert!(started.elapsed() < Duration::from_millis(1500));
     // --timeout wins over the file's.
     let started = Instant::now();
     let o = mcpwire(&home, &[&ping[..], &["--timeout", "2"]].concat(), &[]);
