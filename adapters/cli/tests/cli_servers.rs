@@ -157,7 +157,7 @@ fn the_file_s_timeouts_hold_unless_timeout_is_given() {
     let started = Instant::now();
     let o = mcpwire(&home, &ping, &[]);
     assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
-    assert!(started.elapsed() < Duration::from_millis(1500));
+    assert!(started.elapsed() < Duration::from_secs(5));
     // The same with the file given by --config.
     let file = home.join(".codex/config.toml");
     let started = Instant::now();
@@ -168,7 +168,7 @@ fn the_file_s_timeouts_hold_unless_timeout_is_given() {
         &[],
     );
     assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
-    assert!(started.elapsed() < Duration::from_millis(1500));
+    assert!(started.elapsed() < Duration::from_secs(5));
     // --timeout wins over the file's.
     let started = Instant::now();
     let o = mcpwire(&home, &[&ping[..], &["--timeout", "2"]].concat(), &[]);
