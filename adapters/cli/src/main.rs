@@ -6,13 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use mcpwire::{
-    CallOptions, Client, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Event,
-    Handlers,
-};
+use mcpwire::{CallOptions, Client, ConnectOptions, Direction, Error, Event};
 use serde_json::{Map, Value};
 
+mod answers;
 mod args;
+mod ask;
 mod config_file;
 mod content;
 mod decode;
@@ -20,6 +19,7 @@ mod demo;
 mod interrupt;
 mod logs;
 mod nouns;
+mod progress;
 mod servers;
 mod show;
 mod target;
@@ -178,6 +178,10 @@ enum Command {
         /// Answer elicitations from the requested schema's defaults.
         #[arg(long)]
         answer_defaults: bool,
+        /// Answer the server's sampling requests with TEXT as the assistant's message
+        /// (otherwise they are declined).
+        #[arg(long, value_name = "TEXT")]
+        sampling_answer: Option<String>,
     },
     /// The server's resources; `resources read URI`, `resources templates`.
     Resources(nouns::ResourcesArgs),
@@ -434,10 +438,16 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     if let Command::Call {
         answer,
         answer_defaults,
+        sampling_answer,
         ..
     } = &cli.command
     {
-        options.handlers = elicitation_handlers(answer.as_deref(), *answer_defaults)?;
+        // On a terminal, elicitations are asked; without one, declined unless answered.
+        options.handlers = answers::handlers(answers::AnswerArgs {
+            answer: answer.as_deref(),
+            defaults: *answer_defaults,
+            sampling: sampling_answer.as_deref(),
+        })?;
     }
     let stateless = matches!(cli.server.era, EraArg::Stateless);
     let client = match mcpwire::connect_smol(&config, options).await {
@@ -554,45 +564,6 @@ fn describe(event: &Event) -> Option<String> {
         Event::Closed { reason } => format!("closed: {reason}"),
         _ => return None,
     })
-}
-
-fn elicitation_handlers(answer: Option<&str>, defaults: bool) -> Result<Handlers, Failure> {
-    let content: Option<Map<String, Value>> = match answer {
-        Some(text) => Some(serde_json::from_str(text).map_err(|e| {
-            Failure::new(exit::USAGE, format!("--answer must be a JSON object: {e}"))
-        })?),
-        None => None,
-    };
-    let content = Arc::new(content);
-    Ok(Handlers::new().on_elicitation(move |req| {
-        let content = content.clone();
-        async move {
-            if let Some(content) = content.as_ref() {
-                eprintln!("elicitation: {} → answered from --answer", req.message());
-                return Ok(ElicitResult {
-                    action: ElicitAction::Accept,
-                    content: Some(content.clone()),
-                });
-            }
-            if defaults {
-                let answer = req.answer_with_defaults();
-                eprintln!(
-                    "elicitation: {} → {}",
-                    req.message(),
-                    match answer.action {
-                        ElicitAction::Accept => "answered from the schema's defaults",
-                        _ => "declined: a required field has no default",
-                    }
-                );
-                return Ok(answer);
-            }
-            eprintln!(
-                "elicitation: {} → declined (answer with --answer JSON or --answer-defaults)",
-                req.message()
-            );
-            Ok(ElicitResult::decline())
-        }
-    }))
 }
 
 fn info(client: &Client, json: bool) -> Result<u8, Failure> {
@@ -738,12 +709,12 @@ async fn call(
     // Progress extends the timeout (users of every SDK ask for it); --max-time still holds.
     let mut opts = CallOptions::default().timeout(timeout).reset_on_progress();
     opts.max_total = max_time;
-    let opts = opts.on_progress(|p| {
-        let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-        let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
-        eprintln!("progress {}{total}{message}", p.progress);
-    });
+    // On a terminal a bar (or a spinner), cleared at the end; otherwise a line each.
+    let progress = progress::Printer::new(std::io::stderr().is_terminal());
+    let shown = progress.clone();
+    let opts = opts.on_progress(move |p| shown.show(p));
     let outcome = client.call_tool_with(tool, arguments, opts).await;
+    progress.clear();
     // The log messages that came before the result are printed before it.
     logs.drain().await;
     let result = match outcome {

@@ -229,3 +229,28 @@ fn the_cli_over_streamable_http_against_the_python_server() {
     assert_eq!(o.status.code(), Some(3), "{}", err(&o));
     assert_eq!(err(&o).lines().count(), 1, "{}", err(&o));
 }
+
+#[test]
+fn sampling_answered_with_the_flag_or_declined_saying_how() {
+    if skipped("sampling_answered_with_the_flag_or_declined_saying_how") {
+        return;
+    }
+    let server = everything();
+    let call = ["call", "trigger-sampling-request", "prompt=hi"];
+    let mut args = vec!["--stdio", &server];
+    args.extend(call);
+    let mut answered = args.clone();
+    answered.extend(["--sampling-answer", "forty-two"]);
+    let o = mcpwire(&answered);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(out(&o).contains(r#""text": "forty-two""#), "{}", out(&o));
+    assert!(out(&o).contains(r#""model": "mcpwire-cli""#), "{}", out(&o));
+    let o = mcpwire(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(out(&o).contains("--sampling-answer TEXT"), "{}", out(&o));
+    assert!(
+        err(&o).contains("declined (answer with --sampling-answer TEXT)"),
+        "{}",
+        err(&o)
+    );
+}

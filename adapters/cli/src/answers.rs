@@ -1,0 +1,149 @@
+//! How `mcpwire call` answers the server's requests: elicitations from `--answer`,
+//! `--answer-defaults`, or asked on a terminal (declined otherwise); sampling with
+//! `--sampling-answer` (declined otherwise).
+
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
+
+use mcpwire::core::jsonrpc::ErrorObject;
+use mcpwire::{ElicitAction, ElicitResult, ElicitationRequest, Handlers};
+use serde_json::{json, Map, Value};
+
+use crate::{ask, exit, Failure};
+
+/// What the command line says about answering.
+pub(crate) struct AnswerArgs<'a> {
+    /// `--answer JSON`.
+    pub answer: Option<&'a str>,
+    /// `--answer-defaults`.
+    pub defaults: bool,
+    /// `--sampling-answer TEXT`.
+    pub sampling: Option<&'a str>,
+}
+
+/// One prompt at a time on the terminal.
+static TERMINAL: Mutex<()> = Mutex::new(());
+
+/// Asks an elicitation on the terminal (stdin for the answers, stderr for the questions), on a
+/// thread of its own since reading blocks.
+async fn ask_on_terminal(req: ElicitationRequest) -> ElicitResult {
+    let answered = smol::unblock(move || {
+        let _one = TERMINAL.lock().unwrap_or_else(|e| e.into_inner());
+        let mut input = std::io::stdin().lock();
+        let mut out = std::io::stderr().lock();
+        match (req.mode(), req.url()) {
+            ("url", Some(url)) => ask::url(req.message(), url, &mut input, &mut out),
+            _ => {
+                let schema = req.requested_schema().cloned().unwrap_or(json!({}));
+                ask::form(req.message(), &schema, &mut input, &mut out)
+            }
+        }
+    })
+    .await;
+    answered.unwrap_or(ElicitResult {
+        action: ElicitAction::Cancel,
+        content: None,
+    })
+}
+
+/// The handlers for `mcpwire call`.
+pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
+    let content: Option<Map<String, Value>> = match args.answer {
+        Some(text) => Some(serde_json::from_str(text).map_err(|e| {
+            Failure::new(exit::USAGE, format!("--answer must be a JSON object: {e}"))
+        })?),
+        None => None,
+    };
+    let content = Arc::new(content);
+    let defaults = args.defaults;
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let handlers = Handlers::new().on_elicitation(move |req| {
+        let content = content.clone();
+        async move {
+            if let Some(content) = content.as_ref() {
+                eprintln!("elicitation: {} → answered from --answer", req.message());
+                return Ok(ElicitResult {
+                    action: ElicitAction::Accept,
+                    content: Some(content.clone()),
+                });
+            }
+            if defaults {
+                let answer = req.answer_with_defaults();
+                eprintln!(
+                    "elicitation: {} → {}",
+                    req.message(),
+                    match answer.action {
+                        ElicitAction::Accept => "answered from the schema's defaults",
+                        _ => "declined: a required field has no default",
+                    }
+                );
+                return Ok(answer);
+            }
+            if interactive {
+                return Ok(ask_on_terminal(req).await);
+            }
+            eprintln!(
+                "elicitation: {} → declined (answer with --answer JSON or --answer-defaults)",
+                req.message()
+            );
+            Ok(ElicitResult::decline())
+        }
+    });
+    // Url mode is asked on a terminal only: there is nothing to fill from flags.
+    let handlers = match interactive && args.answer.is_none() && !defaults {
+        true => handlers.with_url_elicitation(),
+        false => handlers,
+    };
+    let text = Arc::new(args.sampling.map(str::to_owned));
+    Ok(handlers.on_sampling(move |params| {
+        let text = text.clone();
+        async move { sample(text.as_deref(), &params) }
+    }))
+}
+
+/// The answer to `sampling/createMessage`: `text` as the assistant's message, or a refusal
+/// saying how to answer.
+fn sample(text: Option<&str>, params: &Value) -> Result<Value, ErrorObject> {
+    let asked = params
+        .pointer("/messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .and_then(|m| m.pointer("/content/text"))
+        .and_then(Value::as_str)
+        .unwrap_or("a message");
+    match text {
+        Some(text) => {
+            eprintln!("sampling: {asked} → answered from --sampling-answer");
+            Ok(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": text},
+                "model": "mcpwire-cli",
+                "stopReason": "endTurn",
+            }))
+        }
+        None => {
+            eprintln!("sampling: {asked} → declined (answer with --sampling-answer TEXT)");
+            Err(ErrorObject::new(
+                -1,
+                "the user declined the sampling request (mcpwire answers with --sampling-answer TEXT)",
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_is_answered_with_the_text_or_declined() {
+        let params =
+            json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]});
+        let r = sample(Some("hello"), &params).unwrap();
+        assert_eq!(r["content"]["text"], "hello");
+        assert_eq!(r["model"], "mcpwire-cli");
+        assert_eq!(r["role"], "assistant");
+        let e = sample(None, &params).unwrap_err();
+        assert!(e.message.contains("--sampling-answer"));
+    }
+}

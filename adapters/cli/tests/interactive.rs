@@ -1,0 +1,99 @@
+//! On a terminal: elicitations asked field by field, progress drawn as a bar. The binary runs
+//! on a pseudo-terminal (a small Python driver types the answers).
+
+use std::process::{Command, Output, Stdio};
+
+/// Runs `mcpwire ARGS` on a pseudo-terminal, typing `answers` at its prompts.
+fn on_terminal(answers: &[&str], args: &[&str]) -> (Option<i32>, String) {
+    let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pty_run.py");
+    let o = Command::new("python3")
+        .arg(driver)
+        .args(answers)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_mcpwire"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&o.stdout).replace("\r\n", "\n");
+    (o.status.code(), text)
+}
+
+fn piped(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("mcpwire runs")
+}
+
+#[test]
+fn an_elicitation_is_asked_and_accepted() {
+    for era in ["legacy", "modern"] {
+        let (code, out) = on_terminal(&["Ada", ""], &["--era", era, "call", "ask"]);
+        assert_eq!(code, Some(0), "{era}: {out}");
+        assert!(out.contains("The server asks: What is your name?"), "{out}");
+        // Required marked, the default shown.
+        assert!(out.contains("name * [world]: "), "{out}");
+        assert!(out.contains("accept / decline / cancel?"), "{out}");
+        assert!(out.ends_with("hello, Ada\n"), "{era}: {out}");
+    }
+}
+
+#[test]
+fn an_empty_answer_takes_the_default() {
+    let (code, out) = on_terminal(&["", ""], &["call", "ask"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.ends_with("hello, world\n"), "{out}");
+}
+
+#[test]
+fn an_elicitation_is_declined_or_cancelled() {
+    let (_, out) = on_terminal(&["Ada", "d"], &["call", "ask"]);
+    assert!(out.ends_with("the user chose decline\n"), "{out}");
+    let (_, out) = on_terminal(&["Ada", "c"], &["--era", "modern", "call", "ask"]);
+    assert!(out.ends_with("the user chose cancel\n"), "{out}");
+}
+
+#[test]
+fn without_a_terminal_an_elicitation_is_declined_saying_how_to_answer() {
+    let o = piped(&["call", "ask"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "the user chose decline\n"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("declined (answer with --answer JSON or --answer-defaults)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn flags_answer_on_a_terminal_too() {
+    let (code, out) = on_terminal(&[], &["call", "ask", "--answer", r#"{"name":"Bo"}"#]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!out.contains("The server asks"), "{out}");
+    assert!(out.ends_with("hello, Bo\n"), "{out}");
+}
+
+#[test]
+fn progress_is_a_bar_on_a_terminal() {
+    let (code, out) = on_terminal(&[], &["call", "slow", "steps=2", "interval_ms=10"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains(&format!("\r[{}] 2/2", "#".repeat(20))),
+        "{out:?}"
+    );
+    assert!(!out.contains("progress 2/2"), "{out:?}");
+    // Cleared before the result.
+    assert!(out.ends_with("\r\x1b[Kdone after 2 steps\n"), "{out:?}");
+}
+
+#[test]
+fn sampling_answer_is_accepted_as_a_flag() {
+    // The demo server does not sample (the answer itself is unit-tested); the flag is taken.
+    let o = piped(&["call", "echo", "message=hi", "--sampling-answer", "ok"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "hi\n");
+}
