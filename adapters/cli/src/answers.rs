@@ -4,8 +4,9 @@
 
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use mcpwire::core::jsonrpc::ErrorObject;
+use mcpwire::core::jsonrpc::{ErrorObject, RawJson};
 use mcpwire::{ElicitAction, ElicitResult, ElicitationRequest, Handlers};
 use serde_json::{json, Map, Value};
 
@@ -24,20 +25,87 @@ pub(crate) struct AnswerArgs<'a> {
 /// One prompt at a time on the terminal.
 static TERMINAL: Mutex<()> = Mutex::new(());
 
+/// The notification a server sends when a url-mode elicitation is done.
+pub(crate) const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+
+/// The ids of the url-mode elicitations the server said are complete.
+static COMPLETED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Notes a `notifications/elicitation/complete` (its params as received).
+pub(crate) fn elicitation_completed(params: Option<&RawJson>) {
+    let id = params.and_then(|p| p.parse::<Value>().ok()).and_then(|p| {
+        p.get("elicitationId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    if let Some(id) = id {
+        COMPLETED.lock().unwrap_or_else(|e| e.into_inner()).push(id);
+    }
+}
+
+/// Waits until the server says the elicitation `id` is complete.
+async fn completion(id: &str) {
+    loop {
+        if COMPLETED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|done| done == id)
+        {
+            return;
+        }
+        smol::Timer::after(Duration::from_millis(100)).await;
+    }
+}
+
+/// Shows a url-mode elicitation's URL (never opened here) and waits for Enter, or for the
+/// server's completion notification when the request has an `elicitationId`.
+async fn url_on_terminal(req: ElicitationRequest, url: String) -> ElicitResult {
+    let id = req
+        .params
+        .get("elicitationId")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let message = req.message().to_owned();
+    let typed = smol::unblock(move || {
+        let mut input = std::io::stdin().lock();
+        let mut out = std::io::stderr().lock();
+        ask::url(&message, &url, &mut input, &mut out)
+    });
+    let done = async {
+        match id {
+            Some(id) => {
+                completion(&id).await;
+                eprintln!("\nthe server says the elicitation is complete");
+                Ok(ElicitResult {
+                    action: ElicitAction::Accept,
+                    content: None,
+                })
+            }
+            None => std::future::pending().await,
+        }
+    };
+    futures_lite::future::or(typed, done)
+        .await
+        .unwrap_or(ElicitResult {
+            action: ElicitAction::Cancel,
+            content: None,
+        })
+}
+
 /// Asks an elicitation on the terminal (stdin for the answers, stderr for the questions), on a
 /// thread of its own since reading blocks.
 async fn ask_on_terminal(req: ElicitationRequest) -> ElicitResult {
+    if let ("url", Some(url)) = (req.mode(), req.url()) {
+        let url = url.to_owned();
+        return url_on_terminal(req, url).await;
+    }
     let answered = smol::unblock(move || {
         let _one = TERMINAL.lock().unwrap_or_else(|e| e.into_inner());
         let mut input = std::io::stdin().lock();
         let mut out = std::io::stderr().lock();
-        match (req.mode(), req.url()) {
-            ("url", Some(url)) => ask::url(req.message(), url, &mut input, &mut out),
-            _ => {
-                let schema = req.requested_schema().cloned().unwrap_or(json!({}));
-                ask::form(req.message(), &schema, &mut input, &mut out)
-            }
-        }
+        let schema = req.requested_schema().cloned().unwrap_or(json!({}));
+        ask::form(req.message(), &schema, &mut input, &mut out)
     })
     .await;
     answered.unwrap_or(ElicitResult {
@@ -134,6 +202,23 @@ fn sample(text: Option<&str>, params: &Value) -> Result<Value, ErrorObject> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_completion_notification_ends_the_wait() {
+        let params = RawJson::from_string(r#"{"elicitationId":"e-1"}"#.into()).unwrap();
+        elicitation_completed(Some(&params));
+        let waited = smol::block_on(futures_lite::future::or(
+            async {
+                completion("e-1").await;
+                true
+            },
+            async {
+                smol::Timer::after(Duration::from_secs(5)).await;
+                false
+            },
+        ));
+        assert!(waited);
+    }
 
     #[test]
     fn sampling_is_answered_with_the_text_or_declined() {

@@ -126,6 +126,11 @@ impl LogPrinter {
                 ServerNotification::Log(m) => m,
                 _ => return,
             },
+            // A url-mode elicitation finished: its prompt stops waiting.
+            ServerNotification::Other(n) if n.method == crate::answers::ELICITATION_COMPLETE => {
+                crate::answers::elicitation_completed(n.params.as_ref());
+                return;
+            }
             _ => return,
         };
         if let Some(line) = line(&message, self.min) {

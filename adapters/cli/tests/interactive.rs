@@ -97,3 +97,36 @@ fn sampling_answer_is_accepted_as_a_flag() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&o.stdout), "hi\n");
 }
+
+#[test]
+fn a_url_elicitation_shows_the_url_and_waits_for_enter() {
+    if std::env::var_os("MCPWIRE_SKIP_PEERS").is_some_and(|v| v == "1") {
+        eprintln!("skipped because MCPWIRE_SKIP_PEERS=1");
+        return;
+    }
+    let entry = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+    );
+    assert!(
+        std::path::Path::new(entry).exists(),
+        "server-everything is missing: run `npm ci` in tests/peers (or MCPWIRE_SKIP_PEERS=1)"
+    );
+    let server = format!("node {entry} stdio");
+    let call = [
+        "call",
+        "trigger-url-elicitation",
+        "url=https://example.test/auth",
+    ];
+    let mut args = vec!["--stdio", &server];
+    args.extend(call);
+    let (code, out) = on_terminal(&[""], &args);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("Open this URL to continue: https://example.test/auth"),
+        "{out}"
+    );
+    assert!(out.contains(r#""action": "accept""#), "{out}");
+    let (_, out) = on_terminal(&["d"], &args);
+    assert!(out.contains(r#""action": "decline""#), "{out}");
+}
