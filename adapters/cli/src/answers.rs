@@ -128,6 +128,8 @@ pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
     let handlers = Handlers::new().on_elicitation(move |req| {
         let content = content.clone();
         async move {
+            // Not over a progress bar.
+            crate::progress::make_room();
             if let Some(content) = content.as_ref() {
                 eprintln!("elicitation: {} → answered from --answer", req.message());
                 return Ok(ElicitResult {
@@ -165,7 +167,10 @@ pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
     let text = Arc::new(args.sampling.map(str::to_owned));
     Ok(handlers.on_sampling(move |params| {
         let text = text.clone();
-        async move { sample(text.as_deref(), &params) }
+        async move {
+            crate::progress::make_room();
+            sample(text.as_deref(), &params)
+        }
     }))
 }
 

@@ -134,6 +134,8 @@ impl LogPrinter {
             _ => return,
         };
         if let Some(line) = line(&message, self.min) {
+            let _held = std::io::stderr().lock();
+            crate::progress::make_room();
             eprintln!("{}", paint(&line, self.dim));
         }
     }

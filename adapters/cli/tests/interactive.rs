@@ -130,3 +130,25 @@ fn a_url_elicitation_shows_the_url_and_waits_for_enter() {
     let (_, out) = on_terminal(&["d"], &args);
     assert!(out.contains(r#""action": "decline""#), "{out}");
 }
+
+#[test]
+fn log_lines_are_not_printed_over_the_bar() {
+    let args = [
+        "--log-level",
+        "info",
+        "call",
+        "slow",
+        "steps=2",
+        "interval_ms=50",
+    ];
+    let (code, out) = on_terminal(&[], &args);
+    assert_eq!(code, Some(0), "{out:?}");
+    // A log line never follows a drawn bar on its line: the bar is cleared first.
+    assert!(out.contains("[info] demo: step 1 of 2 done"), "{out:?}");
+    assert!(out.contains("[info] demo: step 2 of 2 done"), "{out:?}");
+    assert!(!out.contains("of 2\x1b[K\x1b[2m"), "{out:?}");
+    assert!(
+        out.contains(&format!("\r[{}] 2/2", "#".repeat(20))),
+        "{out:?}"
+    );
+}
