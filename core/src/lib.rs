@@ -62,7 +62,10 @@ mod stdio;
 pub mod tap;
 mod transport;
 
+// The in-crate tests' shared harness lives with the tests (it reads the clock once, for their
+// epoch), outside the library's sources.
 #[cfg(test)]
+#[path = "../tests/in_crate/support.rs"]
 mod test_support;
 
 #[cfg(feature = "fuzzing")]

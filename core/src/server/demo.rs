@@ -784,7 +784,7 @@ mod tests {
     #[test]
     fn slow_logs_its_steps_at_the_level_the_client_set() {
         let mut s = DemoServer::new(DemoConfig::default());
-        let now = Instant::now();
+        let now = crate::test_support::epoch();
         let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
         assert!(exchange(&mut s, now, init, 0).contains(r#""logging":{}"#));
         let slow = |id: u32| {
@@ -824,7 +824,7 @@ mod tests {
             ..DemoConfig::default()
         };
         let mut s = DemoServer::new(config);
-        let now = Instant::now();
+        let now = crate::test_support::epoch();
         let probe = r#"{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
         let out = exchange(&mut s, now, probe, 0);
         assert!(out.contains(r#""code":-32601"#), "{out}");
