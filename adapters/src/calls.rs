@@ -2,15 +2,16 @@
 //! level and resource subscriptions, each in both eras.
 //!
 //! The stateless era (2026-07-28) removed `logging/setLevel` and `resources/subscribe`: there,
-//! these calls fail at once with [`ClientError::NotSupported`] naming what replaces them (the
+//! these calls fail at once with `ClientError::NotSupported` naming what replaces them (the
 //! per-request `io.modelcontextprotocol/logLevel`, and [`Client::listen`] with
-//! `resourceSubscriptions`), rather than sending a request the server must refuse.
+//! `resourceSubscriptions`), rather than sending a request the server must refuse. The core
+//! decides that, as it checks capabilities (its `McpCall` knows which calls the era dropped).
 
 use mcpwire_core::types::{
     typed_result, CompleteResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
 };
-use mcpwire_core::{ChosenEra, ClientError, McpCall};
+use mcpwire_core::McpCall;
 use serde_json::{Map, Value};
 
 use crate::client::{CallOptions, Client};
@@ -84,7 +85,7 @@ impl Client {
 
     /// `completion/complete`: the server's suggestions for the argument `name` of `reference`,
     /// whose value so far is `value`; `context` holds the arguments already chosen. Fails with
-    /// [`ClientError::NotSupported`] when the server does not offer `completions`.
+    /// [`ClientError::NotSupported`](mcpwire_core::ClientError::NotSupported) when the server does not offer `completions`.
     pub async fn complete(
         &self,
         reference: &CompletionRef,
@@ -100,37 +101,19 @@ impl Client {
 
     /// `logging/setLevel` (handshake era): the server sends log messages at `level` (`debug`,
     /// `info`, `notice`, `warning`, `error`, `critical`, `alert`, `emergency`) and above. In the
-    /// stateless era it fails with [`ClientError::NotSupported`]: a level there belongs to each
+    /// stateless era it fails with [`ClientError::NotSupported`](mcpwire_core::ClientError::NotSupported): a level there belongs to each
     /// request (`io.modelcontextprotocol/logLevel` in its `_meta`).
     pub async fn set_log_level(&self, level: &str, opts: CallOptions) -> Result<(), Error> {
-        self.refuse_in_stateless_era(
-            "logging/setLevel (removed in 2026-07-28, where each request carries its own \
-             io.modelcontextprotocol/logLevel)",
-        )
-        .await?;
         self.send_call(&opts, McpCall::set_log_level(level)).await?;
         Ok(())
     }
 
     /// `resources/subscribe` (handshake era): `notifications/resources/updated` for `uri`
     /// arrive on [`notifications`](Client::notifications). Fails with
-    /// [`ClientError::NotSupported`], sending nothing, when the server's `resources`
+    /// [`ClientError::NotSupported`](mcpwire_core::ClientError::NotSupported), sending nothing, when the server's `resources`
     /// capability lacks `subscribe: true`, and in the stateless era: there use
     /// [`listen`](Client::listen) with `{"resourceSubscriptions": [uri]}`.
     pub async fn subscribe_resource(&self, uri: &str, opts: CallOptions) -> Result<(), Error> {
-        self.refuse_in_stateless_era(
-            "resources/subscribe (removed in 2026-07-28; use subscriptions/listen with \
-             resourceSubscriptions)",
-        )
-        .await?;
-        let offered = self.server_info().is_some_and(|i| {
-            let resources = i.capabilities.resources.as_ref();
-            resources.and_then(|r| r.get("subscribe")) == Some(&Value::Bool(true))
-        });
-        if !offered {
-            let what = "resources/subscribe (its resources capability has no subscribe: true)";
-            return Err(Error::Client(ClientError::NotSupported(what)));
-        }
         self.send_call(&opts, McpCall::subscribe_resource(uri))
             .await?;
         Ok(())
@@ -139,20 +122,8 @@ impl Client {
     /// `resources/unsubscribe` (handshake era); in the stateless era it fails like
     /// [`subscribe_resource`](Client::subscribe_resource) (end the listen call instead).
     pub async fn unsubscribe_resource(&self, uri: &str, opts: CallOptions) -> Result<(), Error> {
-        self.refuse_in_stateless_era(
-            "resources/unsubscribe (removed in 2026-07-28; end the subscriptions/listen call)",
-        )
-        .await?;
         self.send_call(&opts, McpCall::unsubscribe_resource(uri))
             .await?;
         Ok(())
-    }
-
-    async fn refuse_in_stateless_era(&self, what: &'static str) -> Result<(), Error> {
-        self.ready().await?;
-        match self.era() {
-            Some(ChosenEra::Stateless) => Err(Error::Client(ClientError::NotSupported(what))),
-            _ => Ok(()),
-        }
     }
 }

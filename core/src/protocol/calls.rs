@@ -17,6 +17,11 @@ pub struct McpCall {
     method: Cow<'static, str>,
     params: Option<Map<String, Value>>,
     list_key: Option<&'static str>,
+    /// The member of the capability that must be `true` (`subscribe` of `resources`), and why
+    /// the call is refused without it.
+    member: Option<(&'static str, &'static str)>,
+    /// The call is gone from the stateless era: why it is refused there (and what replaces it).
+    handshake_only: Option<&'static str>,
 }
 
 impl McpCall {
@@ -26,6 +31,8 @@ impl McpCall {
             method: Cow::Borrowed(method),
             params: None,
             list_key: Some(key),
+            member: None,
+            handshake_only: None,
         }
     }
 
@@ -35,7 +42,15 @@ impl McpCall {
             method: Cow::Borrowed(method),
             params: Some(params),
             list_key: None,
+            member: None,
+            handshake_only: None,
         }
+    }
+
+    /// This call, refused in the stateless era with `why`.
+    fn handshake_only(mut self, why: &'static str) -> Self {
+        self.handshake_only = Some(why);
+        self
     }
 
     /// Any request: `method` with `params` (without `_meta`), no capability checked.
@@ -48,6 +63,8 @@ impl McpCall {
             method: method.into(),
             params,
             list_key: None,
+            member: None,
+            handshake_only: None,
         }
     }
 
@@ -69,6 +86,16 @@ impl McpCall {
     /// The server capability the call needs, if any.
     pub(crate) fn capability(&self) -> Option<&'static str> {
         self.capability
+    }
+
+    /// The member of the capability that must be `true`, and the refusal without it.
+    pub(crate) fn member(&self) -> Option<(&'static str, &'static str)> {
+        self.member
+    }
+
+    /// Why the call is refused in the stateless era, when it is.
+    pub(crate) fn removed_in_stateless_era(&self) -> Option<&'static str> {
+        self.handshake_only
     }
 
     /// For a list read over all its pages: its method and the key its items are under.
@@ -160,22 +187,46 @@ impl McpCall {
     pub fn set_log_level(level: &str) -> Self {
         let mut p = Map::new();
         p.insert("level".into(), Value::from(level));
-        Self::typed("logging", "logging/setLevel", p)
+        Self::typed("logging", "logging/setLevel", p).handshake_only(
+            "logging/setLevel (removed in 2026-07-28, where each request carries its own \
+             io.modelcontextprotocol/logLevel)",
+        )
     }
 
     /// `resources/subscribe` (handshake era): `notifications/resources/updated` for `uri`.
     pub fn subscribe_resource(uri: &str) -> Self {
         let mut p = Map::new();
         p.insert("uri".into(), Value::from(uri));
-        Self::typed("resources", "resources/subscribe", p)
+        let mut call = Self::typed("resources", "resources/subscribe", p).handshake_only(
+            "resources/subscribe (removed in 2026-07-28; use subscriptions/listen with \
+             resourceSubscriptions)",
+        );
+        call.member = Some((
+            "subscribe",
+            "resources/subscribe (its resources capability has no subscribe: true)",
+        ));
+        call
     }
 
     /// `resources/unsubscribe` (handshake era).
     pub fn unsubscribe_resource(uri: &str) -> Self {
         let mut p = Map::new();
         p.insert("uri".into(), Value::from(uri));
-        Self::typed("resources", "resources/unsubscribe", p)
+        Self::typed("resources", "resources/unsubscribe", p).handshake_only(
+            "resources/unsubscribe (removed in 2026-07-28; end the subscriptions/listen call)",
+        )
     }
+}
+
+/// Whether the server's `capability` has `member: true` (`resources.subscribe`).
+pub(crate) fn offered_member(caps: &ServerCapabilities, capability: &str, member: &str) -> bool {
+    let object = match capability {
+        "tools" => caps.tools.as_ref(),
+        "prompts" => caps.prompts.as_ref(),
+        "resources" => caps.resources.as_ref(),
+        other => caps.extra.get(other),
+    };
+    object.and_then(|o| o.get(member)) == Some(&Value::Bool(true))
 }
 
 /// Whether the server's capabilities offer `capability` (a key of its capabilities object).

@@ -26,7 +26,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::at_most_once::{decide, safe_to_repeat, tool_of, Lost, Repeat};
-use super::calls::{offered, McpCall};
+use super::calls::{offered, offered_member, McpCall};
 pub use super::client_config::ClientConfig;
 use super::era::ChosenEra;
 use super::events::{
@@ -342,8 +342,19 @@ impl ClientProtocol {
         call: &McpCall,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
+        if let Some(why) = call.removed_in_stateless_era() {
+            if self.handshake.era == Some(ChosenEra::Stateless) {
+                return Err(ClientError::NotSupported(why));
+            }
+        }
         if let Some(capability) = call.capability() {
             self.require(capability)?;
+            if let Some((member, why)) = call.member() {
+                let caps = self.server().map(|s| &s.capabilities);
+                if !caps.is_some_and(|c| offered_member(c, capability, member)) {
+                    return Err(ClientError::NotSupported(why));
+                }
+            }
         }
         match call.list() {
             Some((method, key)) => self.list(now, method, key, opts),
