@@ -307,10 +307,7 @@ impl HttpClient {
             Message::Request(r) if self.speaks_stateless(r) => {
                 // No session in this era, not even one the configuration names.
                 headers.retain(|(k, _)| !k.eq_ignore_ascii_case("mcp-session-id"));
-                stateless::request_headers(r, &mut headers);
-                if r.method == "tools/call" {
-                    headers.extend(self.protocol.tool_param_headers(r.params.as_ref()));
-                }
+                stateless::request_headers(r, self.protocol.tool_headers(), &mut headers);
                 (r.id.as_i64(), true)
             }
             Message::Request(r) => (r.id.as_i64(), false),

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use serde_json::Value;
 
 use super::exchange::{Exchange, ExchangeKind, Role};
 use super::request::ExchangeId;
@@ -19,7 +20,7 @@ use super::HttpClient;
 use crate::jsonrpc::{self, Message, Parsed, Request};
 use crate::protocol::client::TransportSignal;
 use crate::protocol::params::META_VERSION;
-use crate::protocol::tool_headers::header_value;
+use crate::protocol::tool_headers::{header_value, ToolHeaders};
 use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
 use crate::transport::TransportNote;
@@ -34,6 +35,8 @@ struct Peek<'a> {
     name: Option<&'a RawValue>,
     #[serde(borrow)]
     uri: Option<&'a RawValue>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
 }
 
 /// A member as a string, when it is one.
@@ -41,8 +44,13 @@ fn text(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
     raw.and_then(|r| serde_json::from_str::<Cow<'_, str>>(r.get()).ok())
 }
 
-/// The stateless era's headers for `request`, added to `out`.
-pub(crate) fn request_headers(request: &Request, out: &mut Vec<(String, String)>) {
+/// The stateless era's headers for `request`, added to `out`: with `marks`, a `tools/call`'s
+/// `Mcp-Param-*` too (its params are read once, its arguments only for a tool with marks).
+pub(crate) fn request_headers(
+    request: &Request,
+    marks: &ToolHeaders,
+    out: &mut Vec<(String, String)>,
+) {
     let peek: Option<Peek<'_>> = request.params.as_ref().and_then(|p| p.parse().ok());
     let version = peek
         .as_ref()
@@ -60,6 +68,13 @@ pub(crate) fn request_headers(request: &Request, out: &mut Vec<(String, String)>
     };
     if let Some(name) = name {
         out.push(("Mcp-Name".into(), header_value(&name)));
+        if request.method == "tools/call" && marks.has(&name) {
+            let arguments: Option<Value> = peek
+                .as_ref()
+                .and_then(|p| p.arguments)
+                .and_then(|a| serde_json::from_str(a.get()).ok());
+            out.extend(marks.for_call(&name, arguments.as_ref()));
+        }
     }
 }
 
@@ -198,7 +213,7 @@ mod tests {
             params: Some(RawJson::new(&params).unwrap()),
         };
         let mut h = Vec::new();
-        request_headers(&r, &mut h);
+        request_headers(&r, &ToolHeaders::default(), &mut h);
         let names: Vec<&str> = h.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["MCP-Protocol-Version", "Mcp-Method"]);
     }
@@ -213,7 +228,7 @@ mod tests {
             params: Some(RawJson::new(&params).unwrap()),
         };
         let mut h = Vec::new();
-        request_headers(&r, &mut h);
+        request_headers(&r, &ToolHeaders::default(), &mut h);
         let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         assert_eq!(
             h,
@@ -231,7 +246,7 @@ mod tests {
             params: Some(RawJson::new(&params).unwrap()),
         };
         let mut h = Vec::new();
-        request_headers(&r, &mut h);
+        request_headers(&r, &ToolHeaders::default(), &mut h);
         assert_eq!(h[2].1, "=?base64?ZmlsZTovLy90bXAvw7w=?=");
     }
 }

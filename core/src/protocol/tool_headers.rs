@@ -235,9 +235,9 @@ impl ToolHeaders {
             .collect()
     }
 
-    /// Whether any listed tool has marks.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.by_tool.is_empty()
+    /// Whether `tool` has marks.
+    pub(crate) fn has(&self, tool: &str) -> bool {
+        self.by_tool.contains_key(tool)
     }
 }
 

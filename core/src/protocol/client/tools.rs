@@ -2,14 +2,12 @@
 //! and (over HTTP, in the stateless era) which tools' `x-mcp-header` marks break the rules,
 //! leaving them out, and which headers the others' calls carry.
 
-use serde_json::Value;
-
 use super::ClientProtocol;
 use crate::jsonrpc::RawJson;
 use crate::protocol::at_most_once::repeatable_tools;
 use crate::protocol::era::ChosenEra;
 use crate::protocol::events::{ClientEvent, ProtocolDiagnostic};
-use crate::protocol::tool_headers::check_tools;
+use crate::protocol::tool_headers::{check_tools, ToolHeaders};
 
 impl ClientProtocol {
     /// A complete `tools/list` result, as the caller gets it.
@@ -31,18 +29,8 @@ impl ClientProtocol {
         all
     }
 
-    /// The `Mcp-Param-*` headers of a `tools/call` with these params, from the marks of the
-    /// last `tools/list` (none before one, or for a tool without marks).
-    pub fn tool_param_headers(&self, params: Option<&RawJson>) -> Vec<(String, String)> {
-        if self.tool_headers.is_empty() {
-            return Vec::new();
-        }
-        let Some(params) = params.and_then(|p| p.parse::<Value>().ok()) else {
-            return Vec::new();
-        };
-        let Some(tool) = params.get("name").and_then(Value::as_str) else {
-            return Vec::new();
-        };
-        self.tool_headers.for_call(tool, params.get("arguments"))
+    /// The `x-mcp-header` marks of the last `tools/list` (HTTP, stateless era).
+    pub(crate) fn tool_headers(&self) -> &ToolHeaders {
+        &self.tool_headers
     }
 }
