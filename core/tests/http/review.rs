@@ -1,4 +1,5 @@
-//! Regression tests for defects a review of the session, stateless and HTTP+SSE code found:
+//! Regression tests for defects a review of the session and stateless code found (the HTTP+SSE
+//! ones are in `sse.rs`, with that transport's harness):
 //! each failed before its fix.
 
 use super::*;
@@ -7,13 +8,6 @@ fn long() -> CallOptions {
     CallOptions {
         timeout: Duration::from_secs(300),
         ..CallOptions::default()
-    }
-}
-
-fn id_in(h: &H, x: ExchangeId) -> Id {
-    match mcpwire_core::jsonrpc::parse(&h.request(x).body) {
-        Ok(Parsed::Single(Message::Request(r))) => r.id,
-        other => panic!("not a request: {other:?}"),
     }
 }
 
@@ -175,144 +169,4 @@ fn configured_headers_never_repeat_ours_nor_bring_a_session_to_the_stateless_era
     assert_eq!(count("mcp-name"), 0);
     assert_eq!(count("mcp-param-region"), 0);
     assert_eq!(count("mcp-session-id"), 0);
-}
-
-// ----- HTTP+SSE -----
-
-fn sse_server() -> HttpConfig {
-    let mut c = endpoint();
-    c.kind = mcpwire_core::config::HttpKind::Sse;
-    c
-}
-
-#[test]
-fn sse_an_endpoint_that_is_not_a_url_ends_everything() {
-    let mut h = H::with(sse_server(), HttpOptions::default());
-    let get = h.find("GET");
-    h.c.handle_head(
-        h.now,
-        get,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_body(h.now, get, b"event: endpoint\ndata: ://nowhere\n\n");
-    h.pump();
-    let now = h.now;
-    h.c.close(now);
-    h.pump();
-    assert!(h.aborted.contains(&get));
-    assert!(h.c.is_finished());
-    assert_eq!(h.c.poll_timeout(), None);
-}
-
-#[test]
-fn sse_a_post_that_fails_after_its_2xx_loses_nothing() {
-    let mut h = H::with(sse_server(), HttpOptions::default());
-    let get = h.find("GET");
-    h.c.handle_head(
-        h.now,
-        get,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_body(h.now, get, b"event: endpoint\ndata: /m\n\n");
-    h.pump();
-    let init = h.find("POST initialize");
-    let id = id_in(&h, init);
-    h.accepted(init);
-    let result = json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2024-11-05",
-        "capabilities": {"tools": {}}, "serverInfo": {"name": "old", "version": "1"}}});
-    h.c.handle_body(h.now, get, format!("data: {result}\n\n").as_bytes());
-    h.pump();
-    let n = h.find("POST notifications/initialized");
-    h.accepted(n);
-    let call = h.call("x", CallOptions::default());
-    let post = h.find("POST tools/call");
-    h.c.handle_head(h.now, post, 202, &[]);
-    h.c.handle_failure(h.now, post, "connection reset");
-    h.open.remove(&post);
-    h.pump();
-    assert_eq!(h.outcome(call), None, "taken: the answer is to come");
-    h.c.handle_body(
-        h.now,
-        get,
-        format!("data: {}\n\n", result_line(call.0)).as_bytes(),
-    );
-    h.pump();
-    assert!(matches!(h.outcome(call), Some(Ok(_))), "{:?}", h.events);
-}
-
-#[test]
-fn sse_a_ping_in_flight_when_the_connection_moves_ends() {
-    let mut h = H::new();
-    let now = h.now;
-    let ping =
-        h.c.ping(
-            now,
-            CallOptions {
-                timeout: Duration::MAX,
-                ..CallOptions::default()
-            },
-        )
-        .unwrap();
-    h.pump();
-    let init = h.find("POST initialize");
-    h.answer(
-        init,
-        405,
-        &[("Content-Type", "text/plain")],
-        &[b"Method Not Allowed"],
-    );
-    let get = h.find("GET");
-    h.c.handle_head(
-        h.now,
-        get,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_body(h.now, get, b"event: endpoint\ndata: /m\n\n");
-    h.pump();
-    assert!(h.outcome(ping).is_some(), "{:?}", h.events);
-    assert_eq!(h.c.pending_requests(), 1, "only the new initialize");
-}
-
-#[test]
-fn a_404_answering_the_request_itself_is_its_answer_not_an_expired_session() {
-    let mut h = H::ready(405);
-    let call = h.call("x", CallOptions::default());
-    let post = h.find(&format!("POST tools/call #{}", call.0));
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32601,"message":"Method not found"}}}}"#,
-        call.0
-    );
-    h.answer(
-        post,
-        404,
-        &[("Content-Type", "application/json")],
-        &[body.as_bytes()],
-    );
-    let Some(Err(CallError::Server(e))) = h.outcome(call) else {
-        panic!("{:?}", h.events)
-    };
-    assert_eq!(e.code, -32601);
-    assert!(
-        !h.log.iter().any(|l| l.starts_with("POST initialize")),
-        "{:?}",
-        h.log
-    );
-    assert_eq!(h.c.session(), Some("sess-1"));
-    // A 404 with "session not found" (id null) is still an expired session.
-    let call = h.call("y", CallOptions::default());
-    let post = h.find(&format!("POST tools/call #{}", call.0));
-    h.answer(
-        post,
-        404,
-        &[("Content-Type", "application/json")],
-        &[EXPIRED],
-    );
-    assert!(
-        h.log.iter().any(|l| l.starts_with("POST initialize")),
-        "{:?}",
-        h.log
-    );
 }

@@ -324,3 +324,102 @@ fn when_neither_transport_is_there_the_error_is_the_refusal_of_initialize() {
     assert!(e.reason.contains("no HTTP+SSE transport"), "{e:?}");
     assert!(h.c.is_closed());
 }
+
+// ----- defects a review found (each failed before its fix) -----
+
+#[test]
+fn an_endpoint_that_is_not_a_url_ends_everything() {
+    let mut h = pinned();
+    let get = open_stream(&mut h, "://nowhere");
+    let now = h.now;
+    h.c.close(now);
+    h.pump();
+    assert!(h.aborted.contains(&get));
+    assert!(h.c.is_finished());
+    assert_eq!(h.c.poll_timeout(), None);
+}
+
+#[test]
+fn a_post_that_fails_after_its_2xx_loses_nothing() {
+    let (mut h, get) = ready();
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    h.c.handle_head(h.now, post, 202, &[]);
+    h.c.handle_failure(h.now, post, "connection reset");
+    h.open.remove(&post);
+    h.pump();
+    assert_eq!(h.outcome(call), None, "taken: the answer is to come");
+    on_stream(
+        &mut h,
+        get,
+        serde_json::from_str(&result_line(call.0)).unwrap(),
+    );
+    assert!(matches!(h.outcome(call), Some(Ok(_))), "{:?}", h.events);
+}
+
+#[test]
+fn a_ping_in_flight_when_the_connection_moves_ends() {
+    let mut h = H::new();
+    let now = h.now;
+    let ping =
+        h.c.ping(
+            now,
+            CallOptions {
+                timeout: Duration::MAX,
+                ..CallOptions::default()
+            },
+        )
+        .unwrap();
+    h.pump();
+    let init = h.find("POST initialize");
+    h.answer(
+        init,
+        405,
+        &[("Content-Type", "text/plain")],
+        &[b"Method Not Allowed"],
+    );
+    open_stream(&mut h, "/m");
+    assert!(h.outcome(ping).is_some(), "{:?}", h.events);
+    assert_eq!(h.c.pending_requests(), 1, "only the new initialize");
+}
+
+#[test]
+fn a_404_answering_the_request_itself_is_its_answer_not_an_expired_session() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32601,"message":"Method not found"}}}}"#,
+        call.0
+    );
+    h.answer(
+        post,
+        404,
+        &[("Content-Type", "application/json")],
+        &[body.as_bytes()],
+    );
+    let Some(Err(CallError::Server(e))) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    assert_eq!(e.code, -32601);
+    assert!(
+        !h.log.iter().any(|l| l.starts_with("POST initialize")),
+        "{:?}",
+        h.log
+    );
+    assert_eq!(h.c.session(), Some("sess-1"));
+    // A 404 with "session not found" (id null) is still an expired session.
+    let call = h.call("y", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    h.answer(
+        post,
+        404,
+        &[("Content-Type", "application/json")],
+        &[EXPIRED],
+    );
+    assert!(
+        h.log.iter().any(|l| l.starts_with("POST initialize")),
+        "{:?}",
+        h.log
+    );
+}
