@@ -15,6 +15,7 @@ use crate::client::ConnectionState;
 use crate::dispatch::AppWork;
 use crate::driver::TransportIo;
 use crate::handlers::BoxFuture;
+use crate::http_client::HttpClientOptions;
 
 /// A response head and its body, as a stream of bytes.
 pub struct HttpResponse {
@@ -156,13 +157,18 @@ pub struct IsahcBackend {
 }
 
 impl IsahcBackend {
-    /// A backend with isahc's defaults.
+    /// A backend with the default [`HttpClientOptions`].
     pub fn new() -> Result<Self, String> {
-        let client = isahc::HttpClient::builder()
-            .max_connections_per_host(256)
-            .build()
-            .map_err(|e| e.to_string())?;
-        Ok(IsahcBackend { client })
+        Self::with_options(&HttpClientOptions::default())
+    }
+
+    /// A backend with these options (TLS, proxy, versions, pool limits). Fails when an option
+    /// cannot be used (a proxy URL that does not parse, a CA or client certificate file that
+    /// cannot be read).
+    pub fn with_options(options: &HttpClientOptions) -> Result<Self, String> {
+        Ok(IsahcBackend {
+            client: options.build()?,
+        })
     }
 }
 

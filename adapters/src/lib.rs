@@ -31,6 +31,7 @@ mod dispatch;
 mod driver;
 mod error;
 mod handlers;
+mod http_client;
 mod http_io;
 mod pipe_io;
 mod serve;
@@ -46,6 +47,9 @@ pub use client::{CallOptions, Client, Events, Notifications};
 pub use driver::Driver;
 pub use error::{Error, Reissue};
 pub use handlers::{BoxFuture, ElicitationRequest, Handlers};
+pub use http_client::{
+    ClientCertificate, HttpClientOptions, HttpVersionChoice, ProxySetting, TlsOptions,
+};
 pub use http_io::{
     HttpBackend, HttpExchangeNote, HttpExchangeObserver, HttpFailure, HttpResponse, IsahcBackend,
 };
@@ -99,7 +103,11 @@ pub struct ConnectOptions {
     /// Sees every frame in and out (message bodies only: never HTTP headers, so never an
     /// `Authorization` value).
     pub observer: Option<Box<dyn FrameObserver>>,
-    /// The HTTP client for HTTP servers (default: [`IsahcBackend`]).
+    /// How the default HTTP backend reaches servers: TLS trust and client certificates, the
+    /// proxy, HTTP versions, the connection pool's limits.
+    pub http_client: HttpClientOptions,
+    /// The HTTP client for HTTP servers (default: [`IsahcBackend`] with
+    /// [`ConnectOptions::http_client`]).
     pub http_backend: Option<Arc<dyn HttpBackend>>,
     /// Sees each HTTP exchange go out and its response head come back (method, URL without
     /// credentials, status, content type, session id; never a request header).
@@ -122,6 +130,7 @@ impl Default for ConnectOptions {
             on_stderr: None,
             stderr_tail: 8 * 1024,
             observer: None,
+            http_client: HttpClientOptions::default(),
             http_backend: None,
             on_http_exchange: None,
         }
@@ -135,6 +144,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("init_timeout", &self.init_timeout)
             .field("era", &self.era)
             .field("http", &self.http)
+            .field("http_client", &self.http_client)
             .field("limits", &self.limits)
             .field("handlers", &self.handlers)
             .finish_non_exhaustive()
@@ -232,10 +242,12 @@ fn connect_http(
 ) -> Result<(Client, Driver), Error> {
     let backend = match options.http_backend.clone() {
         Some(b) => b,
-        None => Arc::new(IsahcBackend::new().map_err(|message| Error::Spawn {
-            command: config.url.clone(),
-            message,
-        })?),
+        None => Arc::new(
+            IsahcBackend::with_options(&options.http_client).map_err(|message| Error::Spawn {
+                command: config.url.clone(),
+                message,
+            })?,
+        ),
     };
     let conn = Connection::http(
         Instant::now(),

@@ -1,0 +1,215 @@
+//! How the default HTTP backend reaches servers: TLS trust and client certificates, proxies,
+//! HTTP versions, and the connection pool's limits. Each field has a documented default; the
+//! defaults are what a curl user expects.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How [`IsahcBackend`](crate::IsahcBackend) reaches servers (part of
+/// [`ConnectOptions`](crate::ConnectOptions)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpClientOptions {
+    /// Certificate trust and client certificates for `https://` URLs.
+    pub tls: TlsOptions,
+    /// Which proxy to go through (default: the environment's, as curl reads it).
+    pub proxy: ProxySetting,
+    /// Which HTTP versions to speak (default: HTTP/2 when TLS's ALPN agrees, HTTP/1.1
+    /// otherwise).
+    pub version: HttpVersionChoice,
+    /// The most connections open to one host at a time (default 16). Exchanges beyond what
+    /// they can carry wait in the connection's own queue, counted in
+    /// [`HttpCounters::queued`](crate::HttpCounters::queued); over HTTP/2 one connection carries
+    /// up to [`HttpClientOptions::streams_per_connection`] exchanges at once.
+    pub max_connections_per_host: usize,
+    /// The exchanges one HTTP/2 connection carries at once before more wait (default 100, the
+    /// usual `SETTINGS_MAX_CONCURRENT_STREAMS`).
+    pub streams_per_connection: usize,
+    /// How long a TCP connect and TLS handshake may take (default 10 s): libcurl's timeout,
+    /// reported as [`HttpFailureKind::ConnectTimeout`](crate::core::HttpFailureKind).
+    pub connect_timeout: Duration,
+    /// How long an idle connection stays in the pool for reuse (default 60 s).
+    pub idle_connection_lifetime: Duration,
+}
+
+impl Default for HttpClientOptions {
+    fn default() -> Self {
+        HttpClientOptions {
+            tls: TlsOptions::default(),
+            proxy: ProxySetting::default(),
+            version: HttpVersionChoice::default(),
+            max_connections_per_host: 16,
+            streams_per_connection: 100,
+            connect_timeout: Duration::from_secs(10),
+            idle_connection_lifetime: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Certificate trust and client certificates.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TlsOptions {
+    /// Certificate authorities trusted beside the platform's roots, as PEM files.
+    ///
+    /// On Linux and other Unix systems with a CA bundle file (`SSL_CERT_FILE`, or the
+    /// distribution's usual place), the bundle and these are trusted together. Where the
+    /// system has no bundle file (macOS, Windows), these replace the platform's roots for the
+    /// connection: name every authority the server's chain may need.
+    pub extra_ca_files: Vec<PathBuf>,
+    /// Certificate authorities trusted beside the platform's roots, as PEM text (the same rule
+    /// as [`TlsOptions::extra_ca_files`]).
+    pub extra_ca_pem: Vec<String>,
+    /// The client certificate for servers that ask for one (mutual TLS).
+    pub client_certificate: Option<ClientCertificate>,
+    /// Accept any server certificate: unknown issuer, wrong name, expired. Anyone on the path
+    /// can then read and change the traffic. For tests against throwaway servers only.
+    pub danger_accept_invalid_certificates: bool,
+}
+
+/// A client certificate and its private key, as PEM files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCertificate {
+    /// The certificate chain (PEM).
+    pub certificate_file: PathBuf,
+    /// Its private key (PEM, unencrypted).
+    pub key_file: PathBuf,
+}
+
+/// Which proxy requests go through.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProxySetting {
+    /// The environment's, as curl reads it: `https_proxy`/`HTTPS_PROXY` for `https://` URLs,
+    /// `http_proxy` (lower case only, as curl does) for `http://`, `ALL_PROXY` for both,
+    /// `NO_PROXY` for hosts to reach directly.
+    #[default]
+    FromEnvironment,
+    /// Never a proxy, whatever the environment says.
+    Direct,
+    /// This proxy (`http://host:port`; `socks5://…` and `socks5h://…` also work), with the
+    /// hosts to reach directly (`NO_PROXY` syntax: names, domains with a leading dot, `*`).
+    /// An `https://` URL goes through it in a CONNECT tunnel.
+    Url {
+        /// The proxy's URL; credentials in it are used and never shown.
+        url: String,
+        /// Hosts reached directly.
+        no_proxy: Vec<String>,
+    },
+}
+
+/// Which HTTP versions to speak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpVersionChoice {
+    /// HTTP/2 when the server's TLS offers it by ALPN, HTTP/1.1 otherwise (and always over
+    /// plain `http://`).
+    #[default]
+    Negotiate,
+    /// HTTP/1.1 only.
+    Http1Only,
+    /// HTTP/2 with prior knowledge over plain `http://` (h2c), for servers known to speak it;
+    /// over TLS, as [`HttpVersionChoice::Negotiate`].
+    Http2PriorKnowledge,
+}
+
+/// Where Unix systems keep their CA bundle, most common first.
+#[cfg(all(unix, not(target_os = "macos")))]
+const SYSTEM_BUNDLES: [&str; 5] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/pki/tls/cacert.pem",
+    "/etc/ssl/cert.pem",
+];
+
+/// The system's CA bundle, as PEM, when it keeps one in a file.
+fn system_bundle() -> Option<Vec<u8>> {
+    if let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) {
+        return std::fs::read(path).ok();
+    }
+    #[cfg(all(unix, not(target_os = "macos")))]
+    for path in SYSTEM_BUNDLES {
+        if let Ok(pem) = std::fs::read(path) {
+            return Some(pem);
+        }
+    }
+    None
+}
+
+impl HttpClientOptions {
+    /// The isahc client these options describe.
+    pub(crate) fn build(&self) -> Result<isahc::HttpClient, String> {
+        use isahc::config::{Configurable, RedirectPolicy, VersionNegotiation};
+        let mut builder = isahc::HttpClient::builder()
+            .max_connections_per_host(self.max_connections_per_host.max(1))
+            .connection_cache_ttl(self.idle_connection_lifetime)
+            .connect_timeout(self.connect_timeout)
+            // A redirect is reported with its location, never followed: a POST must not be
+            // sent again somewhere else behind the caller's back.
+            .redirect_policy(RedirectPolicy::None)
+            .automatic_decompression(false)
+            .version_negotiation(match self.version {
+                HttpVersionChoice::Negotiate => VersionNegotiation::latest_compatible(),
+                HttpVersionChoice::Http1Only => VersionNegotiation::http11(),
+                HttpVersionChoice::Http2PriorKnowledge => VersionNegotiation::http2(),
+            });
+        builder = match &self.proxy {
+            ProxySetting::FromEnvironment => builder,
+            ProxySetting::Direct => builder.proxy(None),
+            ProxySetting::Url { url, no_proxy } => {
+                let uri = url
+                    .parse::<isahc::http::Uri>()
+                    .map_err(|e| format!("the proxy URL is not valid: {e}"))?;
+                let builder = builder.proxy(Some(uri));
+                if no_proxy.is_empty() {
+                    builder
+                } else {
+                    builder.proxy_blacklist(no_proxy.iter().cloned())
+                }
+            }
+        };
+        builder = builder.tls_config(self.tls.config()?);
+        builder.build().map_err(|e| e.to_string())
+    }
+}
+
+impl TlsOptions {
+    /// The isahc TLS configuration.
+    fn config(&self) -> Result<isahc::tls::TlsConfig, String> {
+        use isahc::tls::{Identity, PrivateKey, TlsConfig, TrustStore};
+        let mut tls = TlsConfig::builder();
+        if !self.extra_ca_files.is_empty() || !self.extra_ca_pem.is_empty() {
+            let mut pem = system_bundle().unwrap_or_default();
+            for path in &self.extra_ca_files {
+                let extra = std::fs::read(path)
+                    .map_err(|e| format!("cannot read the CA file {}: {e}", path.display()))?;
+                pem.push(b'\n');
+                pem.extend_from_slice(&extra);
+            }
+            for extra in &self.extra_ca_pem {
+                pem.push(b'\n');
+                pem.extend_from_slice(extra.as_bytes());
+            }
+            tls = tls.trust_store(TrustStore::builder().certificate_from_pem(pem).build());
+        }
+        if let Some(cert) = &self.client_certificate {
+            for path in [&cert.certificate_file, &cert.key_file] {
+                if !path.is_file() {
+                    return Err(format!(
+                        "the client certificate file {} does not exist",
+                        path.display()
+                    ));
+                }
+            }
+            tls = tls.identity(Identity::from_pem_file(
+                &cert.certificate_file,
+                Some(PrivateKey::from_pem_file(cert.key_file.clone(), None)),
+            ));
+        }
+        if self.danger_accept_invalid_certificates {
+            tls = tls.danger_accept_invalid_certs(true);
+        }
+        Ok(tls.build())
+    }
+}
