@@ -182,6 +182,8 @@ pub(crate) struct ConnectionState {
     pub(crate) close_requested: bool,
     /// Set once the connection has ended for good.
     pub(crate) terminal: Option<Arc<str>>,
+    /// An HTTP connection's counters.
+    pub(crate) http_counters: Option<Arc<crate::http_counters::CounterCells>>,
     /// The driver has finished (the connection ended) or was dropped.
     pub(crate) finished: bool,
 }
@@ -207,6 +209,7 @@ impl ConnectionState {
             handles: 1,
             close_requested: false,
             terminal: None,
+            http_counters: None,
             finished: false,
         }
     }
@@ -653,6 +656,18 @@ impl Client {
     /// How many calls are in flight.
     pub fn calls_in_flight(&self) -> usize {
         self.shared.lock().slots.len()
+    }
+
+    /// What an HTTP connection's exchanges did so far: started, queued under the connection
+    /// limit, reused connections, HTTP/2 responses, failures before sending. `None` over
+    /// stdio or streams.
+    pub fn http_counters(&self) -> Option<crate::HttpCounters> {
+        let counters = self.shared.lock().http_counters.clone();
+        counters.map(|c| c.snapshot())
+    }
+
+    pub(crate) fn set_http_counters(&self, counters: Arc<crate::http_counters::CounterCells>) {
+        self.shared.lock().http_counters = Some(counters);
     }
 }
 

@@ -3,19 +3,23 @@
 //! ends and failures to the connection, chunk by chunk, as they arrive.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
 use futures_lite::AsyncRead;
-use mcpwire_core::{Connection, ExchangeId, HttpAction, HttpMethod, HttpRequest, Output};
+use mcpwire_core::error::{redact_url, ExchangeFailure, HttpErrorKind};
+use mcpwire_core::{Connection, ExchangeId, HttpAction, HttpRequest, Output};
 
 use crate::client::ConnectionState;
 use crate::dispatch::AppWork;
 use crate::driver::TransportIo;
 use crate::handlers::BoxFuture;
 use crate::http_client::HttpClientOptions;
+use crate::http_counters::{Admission, CounterCells};
+use crate::isahc_backend::io_failure;
 
 /// A response head and its body, as a stream of bytes.
 pub struct HttpResponse {
@@ -25,6 +29,40 @@ pub struct HttpResponse {
     pub headers: Vec<(String, String)>,
     /// The body, read as it arrives.
     pub body: Pin<Box<dyn AsyncRead + Send>>,
+    /// The HTTP version it came over, when the backend knows.
+    pub version: Option<HttpVersion>,
+    /// The local address of the connection it came on, when the backend knows (a reused
+    /// connection shows the same address again).
+    pub local_addr: Option<SocketAddr>,
+}
+
+impl HttpResponse {
+    /// A response with no version or connection details.
+    pub fn new(
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Pin<Box<dyn AsyncRead + Send>>,
+    ) -> Self {
+        HttpResponse {
+            status,
+            headers,
+            body,
+            version: None,
+            local_addr: None,
+        }
+    }
+}
+
+/// The HTTP version a response came over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpVersion {
+    /// HTTP/1.0 or HTTP/1.1.
+    Http1,
+    /// HTTP/2.
+    Http2,
+    /// HTTP/3.
+    Http3,
 }
 
 /// What an HTTP exchange shows of itself to
@@ -56,6 +94,20 @@ pub enum HttpExchangeNote {
         content_type: Option<String>,
         /// The session the response names (its `Mcp-Session-Id`), if any.
         session: Option<String>,
+        /// The HTTP version, when the backend knows.
+        version: Option<HttpVersion>,
+        /// Whether it came on a connection an earlier exchange had used.
+        reused_connection: bool,
+    },
+    /// A request waits: as many exchanges are in flight as the connection limit allows
+    /// ([`HttpClientOptions::max_connections_per_host`]); it goes when one ends.
+    Queued {
+        /// The request's method.
+        method: &'static str,
+        /// The URL, without credentials.
+        url: String,
+        /// How many wait, this one included.
+        waiting: usize,
     },
     /// It ended without a response head.
     Failed {
@@ -71,47 +123,6 @@ pub enum HttpExchangeNote {
 /// Sees each HTTP exchange start and get its response head (see [`HttpExchangeNote`]).
 pub type HttpExchangeObserver = Arc<dyn Fn(&HttpExchangeNote) + Send + Sync>;
 
-/// `url` without credentials: no `user:password@`, and the values of query parameters named
-/// like secrets replaced with `***`.
-pub(crate) fn redact_url(url: &str) -> String {
-    let (scheme, rest) = match url.find("://") {
-        Some(i) => url.split_at(i + 3),
-        None => ("", url),
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let (before_fragment, fragment) = tail.split_at(tail.find('#').unwrap_or(tail.len()));
-    let Some((path, query)) = before_fragment.split_once('?') else {
-        return format!("{scheme}{host}{tail}");
-    };
-    let query: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if secret_name(name) => format!("{name}=***"),
-            _ => pair.to_owned(),
-        })
-        .collect();
-    format!("{scheme}{host}{path}?{}{fragment}", query.join("&"))
-}
-
-/// Whether a query parameter's name suggests its value is a secret.
-fn secret_name(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    const PARTS: [&str; 7] = [
-        "token",
-        "secret",
-        "passw",
-        "auth",
-        "credential",
-        "signature",
-        "key",
-    ];
-    PARTS.iter().any(|p| name.contains(p)) || matches!(name.as_str(), "sig" | "pwd" | "code")
-}
-
 /// The value of header `name` (case-insensitive).
 fn header_value(headers: &[(String, String)], name: &str) -> Option<String> {
     headers
@@ -120,9 +131,11 @@ fn header_value(headers: &[(String, String)], name: &str) -> Option<String> {
         .map(|(_, v)| v.clone())
 }
 
-/// Why an exchange gave no response head.
+/// Why an exchange gave no response head, or its body ended early.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpFailure {
+    /// What kind of failure.
+    pub kind: HttpErrorKind,
     /// What went wrong, in words.
     pub message: String,
     /// Whether the request surely never reached the server: no connection could be made and no
@@ -133,12 +146,23 @@ pub struct HttpFailure {
 }
 
 impl HttpFailure {
+    /// A failure of this kind.
+    pub fn new(kind: HttpErrorKind, message: impl Into<String>, unsent: bool) -> Self {
+        HttpFailure {
+            kind,
+            message: message.into(),
+            unsent,
+        }
+    }
+
     /// A failure after which the request may have reached the server.
     pub fn maybe_sent(message: impl Into<String>) -> Self {
-        HttpFailure {
-            message: message.into(),
-            unsent: false,
-        }
+        Self::new(HttpErrorKind::Other, message, false)
+    }
+
+    /// The failure as the connection takes it.
+    fn exchange_failure(&self) -> ExchangeFailure {
+        ExchangeFailure::new(self.kind.clone(), self.message.clone())
     }
 }
 
@@ -148,112 +172,6 @@ impl HttpFailure {
 pub trait HttpBackend: Send + Sync + 'static {
     /// Starts `request`.
     fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>>;
-}
-
-/// The default backend: isahc (libcurl), with keep-alive connection reuse and no timeouts of
-/// its own (deadlines are the core's).
-pub struct IsahcBackend {
-    client: isahc::HttpClient,
-}
-
-impl IsahcBackend {
-    /// A backend with the default [`HttpClientOptions`].
-    pub fn new() -> Result<Self, String> {
-        Self::with_options(&HttpClientOptions::default())
-    }
-
-    /// A backend with these options (TLS, proxy, versions, pool limits). Fails when an option
-    /// cannot be used (a proxy URL that does not parse, a CA or client certificate file that
-    /// cannot be read).
-    pub fn with_options(options: &HttpClientOptions) -> Result<Self, String> {
-        Ok(IsahcBackend {
-            client: options.build()?,
-        })
-    }
-}
-
-impl HttpBackend for IsahcBackend {
-    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
-        let client = self.client.clone();
-        Box::pin(async move {
-            let mut builder = isahc::Request::builder()
-                .method(request.method.as_str())
-                .uri(&request.url);
-            for (k, v) in &request.headers {
-                builder = builder.header(k.as_str(), v.as_str());
-            }
-            let body = match request.method {
-                // A body libcurl cannot rewind: when a reused keep-alive connection dies before
-                // the first response byte, libcurl would send the request again on its own
-                // (any method); with this body it fails instead, and the core decides (at most
-                // once). The length is known, so the request keeps its Content-Length.
-                HttpMethod::Post => {
-                    let len = request.body.len() as u64;
-                    let body = futures_lite::io::Cursor::new(request.body);
-                    isahc::AsyncBody::from_reader_sized(body, len)
-                }
-                _ => isahc::AsyncBody::empty(),
-            };
-            let req = builder.body(body).map_err(|e| HttpFailure {
-                message: e.to_string(),
-                unsent: true,
-            })?;
-            let resp = client.send_async(req).await.map_err(|e| failure_of(&e))?;
-            let status = resp.status().as_u16();
-            let headers = resp
-                .headers()
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.as_str().to_owned(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect();
-            let body: Pin<Box<dyn AsyncRead + Send>> = Box::pin(resp.into_body());
-            Ok(HttpResponse {
-                status,
-                headers,
-                body,
-            })
-        })
-    }
-}
-
-/// What an isahc error means for the request: whether it surely never reached the server.
-fn failure_of(e: &isahc::Error) -> HttpFailure {
-    use isahc::error::ErrorKind as K;
-    let unsent = matches!(
-        e.kind(),
-        K::ConnectionFailed
-            | K::NameResolution
-            | K::BadClientCertificate
-            | K::BadServerCertificate
-            | K::InvalidTlsConfiguration
-            | K::TlsEngine
-            | K::ClientInitialization
-            | K::InvalidRequest
-    );
-    // libcurl's own words say more than isahc's "unknown error".
-    let detail = std::error::Error::source(e).map(|s| s.to_string());
-    let message = match detail {
-        // libcurl wanted to send the request again on a new connection and could not (the body
-        // cannot be rewound, on purpose): the first connection closed before any answer.
-        Some(d) if d.contains("rewinding") => {
-            "the connection closed after the request, before any response".to_owned()
-        }
-        Some(d) if !e.to_string().contains(&d) => format!("{e} ({d})"),
-        _ => e.to_string(),
-    };
-    HttpFailure { message, unsent }
-}
-
-/// A body read error in words, with its cause (isahc alone says "unknown error").
-fn io_failure(e: &std::io::Error) -> String {
-    match e.get_ref().and_then(|inner| inner.source()) {
-        Some(cause) => format!("the body was cut short: {e} ({cause})"),
-        None => format!("the body was cut short: {e}"),
-    }
 }
 
 enum Exchange {
@@ -269,12 +187,16 @@ struct Head {
     status: u16,
     content_type: Option<String>,
     session: Option<String>,
+    version: Option<HttpVersion>,
+    reused_connection: bool,
 }
 
-/// The exchanges in flight.
+/// The exchanges in flight, and those waiting for room under the connection limit.
 pub(crate) struct HttpIo {
     backend: Arc<dyn HttpBackend>,
     exchanges: HashMap<ExchangeId, Exchange>,
+    admission: Admission,
+    counters: Arc<CounterCells>,
     read_buf: Box<[u8]>,
     observer: Option<HttpExchangeObserver>,
     /// With an observer: each exchange's method and redacted URL, until its head or failure.
@@ -285,10 +207,18 @@ impl HttpIo {
     pub(crate) fn new(
         backend: Arc<dyn HttpBackend>,
         observer: Option<HttpExchangeObserver>,
+        options: &HttpClientOptions,
+        counters: Arc<CounterCells>,
     ) -> Self {
         HttpIo {
             backend,
             exchanges: HashMap::new(),
+            admission: Admission::new(
+                counters.clone(),
+                options.max_connections_per_host,
+                options.streams_per_connection,
+            ),
+            counters,
             read_buf: vec![0; 64 * 1024].into_boxed_slice(),
             observer,
             started: HashMap::new(),
@@ -306,12 +236,16 @@ impl HttpIo {
                 status,
                 content_type,
                 session,
+                version,
+                reused_connection,
             }) => HttpExchangeNote::Response {
                 method,
                 url,
                 status,
                 content_type,
                 session,
+                version,
+                reused_connection,
             },
             Err(message) => HttpExchangeNote::Failed {
                 method,
@@ -319,6 +253,30 @@ impl HttpIo {
                 message,
             },
         });
+    }
+
+    /// Hands `request` to the backend.
+    fn send(&mut self, request: HttpRequest) {
+        let id = request.exchange;
+        if let Some(observer) = &self.observer {
+            let method = request.method.as_str();
+            let url = redact_url(&request.url);
+            observer(&HttpExchangeNote::Request {
+                method,
+                url: url.clone(),
+                session: request.header("mcp-session-id").map(str::to_owned),
+            });
+            self.started.insert(id, (method, url));
+        }
+        let fut = self.backend.send(request);
+        self.exchanges.insert(id, Exchange::Sending(fut));
+    }
+
+    /// Sends what waited, as far as there is room.
+    fn admit_waiting(&mut self) {
+        while let Some(request) = self.admission.next() {
+            self.send(request);
+        }
     }
 }
 
@@ -332,34 +290,40 @@ impl TransportIo for HttpIo {
     ) -> bool {
         let mut progressed = false;
         let mut ended: Vec<(ExchangeId, Result<Head, String>)> = Vec::new();
+        let mut finished = 0usize;
+        let mut saw_http2 = false;
         let observed = self.observer.is_some();
+        let counters = &self.counters;
         self.exchanges.retain(|id, ex| {
             if let Exchange::Sending(fut) = ex {
                 match fut.as_mut().poll(cx) {
                     Poll::Ready(Ok(resp)) => {
                         progressed = true;
+                        let http2 = resp.version == Some(HttpVersion::Http2);
+                        saw_http2 |= http2;
+                        let reused = counters.response(resp.local_addr, http2);
                         conn.handle_head(now, *id, resp.status, &resp.headers);
                         if observed {
                             let head = Head {
                                 status: resp.status,
                                 content_type: header_value(&resp.headers, "content-type"),
                                 session: header_value(&resp.headers, "mcp-session-id"),
+                                version: resp.version,
+                                reused_connection: reused,
                             };
                             ended.push((*id, Ok(head)));
                         }
                         *ex = Exchange::Reading(resp.body);
                     }
-                    Poll::Ready(Err(e)) if e.unsent => {
-                        progressed = true;
-                        conn.handle_unsent(now, *id, &e.message);
-                        if observed {
-                            ended.push((*id, Err(e.message)));
-                        }
-                        return false;
-                    }
                     Poll::Ready(Err(e)) => {
                         progressed = true;
-                        conn.handle_failure(now, *id, &e.message);
+                        finished += 1;
+                        if e.unsent {
+                            counters.unsent();
+                            conn.handle_unsent(now, *id, e.exchange_failure());
+                        } else {
+                            conn.handle_failure(now, *id, e.exchange_failure());
+                        }
                         if observed {
                             ended.push((*id, Err(e.message)));
                         }
@@ -375,6 +339,7 @@ impl TransportIo for HttpIo {
                 match body.as_mut().poll_read(cx, &mut self.read_buf) {
                     Poll::Ready(Ok(0)) => {
                         progressed = true;
+                        finished += 1;
                         conn.handle_end(now, *id);
                         return false;
                     }
@@ -384,7 +349,9 @@ impl TransportIo for HttpIo {
                     }
                     Poll::Ready(Err(e)) => {
                         progressed = true;
-                        conn.handle_failure(now, *id, &io_failure(&e));
+                        finished += 1;
+                        let failure = io_failure(&e);
+                        conn.handle_failure(now, *id, failure.exchange_failure());
                         return false;
                     }
                     Poll::Pending => break,
@@ -395,29 +362,41 @@ impl TransportIo for HttpIo {
         for (id, head) in ended {
             self.observe_end(id, head);
         }
+        if saw_http2 {
+            self.admission.saw_http2();
+        }
+        for _ in 0..finished {
+            self.admission.ended();
+        }
+        self.admit_waiting();
         progressed
     }
 
     fn carry_out(&mut self, _st: &mut ConnectionState, _now: Instant, output: Output) {
         match output {
             Output::Http(HttpAction::Start(request)) => {
-                let id = request.exchange;
-                if let Some(observer) = &self.observer {
-                    let method = request.method.as_str();
-                    let url = redact_url(&request.url);
-                    observer(&HttpExchangeNote::Request {
-                        method,
-                        url: url.clone(),
-                        session: request.header("mcp-session-id").map(str::to_owned),
-                    });
-                    self.started.insert(id, (method, url));
+                let (method, url) = (request.method.as_str(), request.url.clone());
+                match self.admission.offer(request) {
+                    Some(request) => self.send(request),
+                    None => {
+                        if let Some(observer) = &self.observer {
+                            observer(&HttpExchangeNote::Queued {
+                                method,
+                                url: redact_url(&url),
+                                waiting: self.admission.waiting(),
+                            });
+                        }
+                    }
                 }
-                let fut = self.backend.send(request);
-                self.exchanges.insert(id, Exchange::Sending(fut));
             }
             // Dropping the future or the body aborts the exchange.
             Output::Http(HttpAction::Abort(id)) => {
-                self.exchanges.remove(&id);
+                if self.exchanges.remove(&id).is_some() {
+                    self.admission.ended();
+                    self.admit_waiting();
+                } else {
+                    self.admission.withdraw(id);
+                }
                 self.started.remove(&id);
             }
             other => debug_assert!(false, "not an HTTP output: {other:?}"),
@@ -429,37 +408,10 @@ impl TransportIo for HttpIo {
     }
 
     fn is_idle(&self) -> bool {
-        self.exchanges.is_empty()
+        self.exchanges.is_empty() && self.admission.waiting() == 0
     }
 
     fn finish_reason(&self) -> &'static str {
         "closed by the client"
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact_url;
-
-    #[test]
-    fn urls_lose_their_credentials() {
-        for (url, shown) in [
-            ("http://host/mcp", "http://host/mcp"),
-            ("https://user:pw@host:8080/mcp", "https://host:8080/mcp"),
-            ("http://user@host/mcp?x=1", "http://host/mcp?x=1"),
-            (
-                "http://h/mcp?api_key=abc&x=1&token=t&Password=p",
-                "http://h/mcp?api_key=***&x=1&token=***&Password=***",
-            ),
-            (
-                "http://h/mcp?sig=s&flag#frag?token=x",
-                "http://h/mcp?sig=***&flag#frag?token=x",
-            ),
-            ("http://h/a@b", "http://h/a@b"),
-            ("http://u:p@h", "http://h"),
-            ("http://u:p@h?access_token=1", "http://h?access_token=***"),
-        ] {
-            assert_eq!(redact_url(url), shown, "{url}");
-        }
     }
 }

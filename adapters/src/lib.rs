@@ -32,7 +32,9 @@ mod driver;
 mod error;
 mod handlers;
 mod http_client;
+mod http_counters;
 mod http_io;
+mod isahc_backend;
 mod pipe_io;
 mod serve;
 mod spawn;
@@ -50,9 +52,11 @@ pub use handlers::{BoxFuture, ElicitationRequest, Handlers};
 pub use http_client::{
     ClientCertificate, HttpClientOptions, HttpVersionChoice, ProxySetting, TlsOptions,
 };
+pub use http_counters::HttpCounters;
 pub use http_io::{
-    HttpBackend, HttpExchangeNote, HttpExchangeObserver, HttpFailure, HttpResponse, IsahcBackend,
+    HttpBackend, HttpExchangeNote, HttpExchangeObserver, HttpFailure, HttpResponse, HttpVersion,
 };
+pub use isahc_backend::IsahcBackend;
 pub use mcpwire_core as core;
 pub use mcpwire_core::config::ServerConfig;
 pub use mcpwire_core::tap::{Direction, FrameObserver};
@@ -255,11 +259,16 @@ fn connect_http(
         config,
         options.http.clone(),
     )?;
+    let counters = Arc::new(http_counters::CounterCells::default());
     let io = Box::new(http_io::HttpIo::new(
         backend,
         options.on_http_exchange.clone(),
+        &options.http_client,
+        counters.clone(),
     ));
-    Ok(options.finish(conn, config.url.clone(), 0, io))
+    let (client, driver) = options.finish(conn, config.url.clone(), 0, io);
+    client.set_http_counters(counters);
+    Ok((client, driver))
 }
 
 /// Connects to a server over any pair of byte streams that carry its stdout and stdin (JSONL):

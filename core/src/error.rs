@@ -5,6 +5,10 @@ use std::fmt;
 /// An HTTP exchange that did not give what the request needed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpError {
+    /// What kind of failure it was.
+    pub kind: HttpErrorKind,
+    /// The URL, without credentials (see [`redact_url`]).
+    pub url: String,
     /// The status, when a response head arrived.
     pub status: Option<u16>,
     /// The response's content type, if any.
@@ -20,14 +24,169 @@ pub struct HttpError {
 impl fmt::Display for HttpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.status {
-            Some(status) => write!(f, "HTTP {status}: {}", self.reason)?,
-            None => write!(f, "HTTP exchange failed: {}", self.reason)?,
+            Some(status) => write!(f, "HTTP {status} from {}: {}", self.url, self.reason)?,
+            None => write!(f, "HTTP exchange with {} failed: {}", self.url, self.reason)?,
+        }
+        if let HttpErrorKind::Redirect {
+            location: Some(location),
+        } = &self.kind
+        {
+            write!(f, " (to {location}; redirects are not followed)")?;
         }
         if !self.body_excerpt.is_empty() {
             write!(f, ": {}", self.body_excerpt)?;
         }
         Ok(())
     }
+}
+
+/// What kind of failure an HTTP exchange met.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpErrorKind {
+    /// A response came with a status the request cannot use.
+    Status,
+    /// A redirect (3xx), not followed: a POST is never sent somewhere else behind the
+    /// caller's back. Point the client at the new location.
+    Redirect {
+        /// The `Location` the server named, without credentials.
+        location: Option<String>,
+    },
+    /// A success status with a content type the request cannot use.
+    ContentType,
+    /// A body that is not what its content type says (not JSON-RPC, no answer in it).
+    BadBody,
+    /// A body over the cap on one message.
+    TooLarge,
+    /// The server refused the connection (nothing listens there).
+    ConnectionRefused,
+    /// The host name did not resolve.
+    NameResolution,
+    /// No connection within the connect timeout.
+    ConnectTimeout,
+    /// The TLS handshake failed.
+    Tls(TlsFailure),
+    /// The proxy failed: it could not be reached, or refused the tunnel or the request.
+    Proxy,
+    /// No response head within the head timeout.
+    HeadTimeout,
+    /// No body bytes within the idle timeout.
+    BodyTimeout,
+    /// The connection closed before the response head was complete (or with no response).
+    HeadCutShort,
+    /// The connection was reset or closed in the middle of the body.
+    BodyCutShort,
+    /// The request never left: the connection limit, a closing connection.
+    NotSent,
+    /// Any other failure the HTTP client reported (its words are in the reason).
+    Other,
+}
+
+/// Why a TLS handshake failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TlsFailure {
+    /// The server's certificate is signed by an authority that is not trusted.
+    UnknownIssuer,
+    /// The server's certificate does not name the host.
+    NameMismatch,
+    /// The server's certificate has expired.
+    Expired,
+    /// The server's certificate is not valid yet.
+    NotYetValid,
+    /// The server wants a client certificate, or refused the one given.
+    ClientCertificate,
+    /// The client certificate or key could not be used.
+    BadClientCertificate,
+    /// Another handshake failure (the reason says which).
+    Other,
+}
+
+impl fmt::Display for TlsFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TlsFailure::UnknownIssuer => {
+                "the server's certificate is signed by an unknown issuer \
+                 (trust its CA with an extra CA file)"
+            }
+            TlsFailure::NameMismatch => "the server's certificate is not valid for this host name",
+            TlsFailure::Expired => "the server's certificate has expired",
+            TlsFailure::NotYetValid => "the server's certificate is not valid yet",
+            TlsFailure::ClientCertificate => {
+                "the server wants a client certificate, or refused the one given"
+            }
+            TlsFailure::BadClientCertificate => "the client certificate or key cannot be used",
+            TlsFailure::Other => "the TLS handshake failed",
+        })
+    }
+}
+
+/// How an exchange failed, as the driver reports it
+/// ([`Connection::handle_failure`](crate::Connection::handle_failure)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExchangeFailure {
+    /// What kind of failure.
+    pub kind: HttpErrorKind,
+    /// In words.
+    pub message: String,
+}
+
+impl ExchangeFailure {
+    /// A failure of this kind.
+    pub fn new(kind: HttpErrorKind, message: impl Into<String>) -> Self {
+        ExchangeFailure {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<&str> for ExchangeFailure {
+    /// A failure known only by its words ([`HttpErrorKind::Other`]).
+    fn from(message: &str) -> Self {
+        ExchangeFailure::new(HttpErrorKind::Other, message)
+    }
+}
+
+/// `url` without credentials: no `user:password@`, and the values of query parameters named
+/// like secrets (`token`, `key`, `password`…) replaced with `***`.
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let (before_fragment, fragment) = tail.split_at(tail.find('#').unwrap_or(tail.len()));
+    let Some((path, query)) = before_fragment.split_once('?') else {
+        return format!("{scheme}{host}{tail}");
+    };
+    let query: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if secret_name(name) => format!("{name}=***"),
+            _ => pair.to_owned(),
+        })
+        .collect();
+    format!("{scheme}{host}{path}?{}{fragment}", query.join("&"))
+}
+
+/// Whether a query parameter's name suggests its value is a secret.
+fn secret_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    const PARTS: [&str; 7] = [
+        "token",
+        "secret",
+        "passw",
+        "auth",
+        "credential",
+        "signature",
+        "key",
+    ];
+    PARTS.iter().any(|p| name.contains(p)) || matches!(name.as_str(), "sig" | "pwd" | "code")
 }
 
 impl std::error::Error for HttpError {}
@@ -111,6 +270,28 @@ impl AuthChallenge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_lose_their_credentials() {
+        for (url, shown) in [
+            ("http://host/mcp", "http://host/mcp"),
+            ("https://user:pw@host:8080/mcp", "https://host:8080/mcp"),
+            ("http://user@host/mcp?x=1", "http://host/mcp?x=1"),
+            (
+                "http://h/mcp?api_key=abc&x=1&token=t&Password=p",
+                "http://h/mcp?api_key=***&x=1&token=***&Password=***",
+            ),
+            (
+                "http://h/mcp?sig=s&flag#frag?token=x",
+                "http://h/mcp?sig=***&flag#frag?token=x",
+            ),
+            ("http://h/a@b", "http://h/a@b"),
+            ("http://u:p@h", "http://h"),
+            ("http://u:p@h?access_token=1", "http://h?access_token=***"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
+    }
 
     #[test]
     fn parses_bearer_challenges() {

@@ -2,7 +2,7 @@
 //! `⇠ 200 text/event-stream session=1f2e3d4c… (POST)` when its response head comes. The URL
 //! comes without credentials, no header is shown, and the session id is cut short.
 
-use mcpwire::HttpExchangeNote;
+use mcpwire::{HttpExchangeNote, HttpVersion};
 
 /// The line for one step of an exchange.
 pub(super) fn exchange_line(note: &HttpExchangeNote) -> Option<String> {
@@ -17,6 +17,8 @@ pub(super) fn exchange_line(note: &HttpExchangeNote) -> Option<String> {
             status,
             content_type,
             session,
+            version,
+            reused_connection,
             ..
         } => {
             let kind = content_type
@@ -24,8 +26,23 @@ pub(super) fn exchange_line(note: &HttpExchangeNote) -> Option<String> {
                 .map(|c| format!(" {}", c.split(';').next().unwrap_or("").trim()))
                 .unwrap_or_default();
             let session = session_part(session.as_deref());
-            format!("⇠ {status}{kind}{session} ({method})")
+            let version = match version {
+                Some(HttpVersion::Http2) => ", HTTP/2",
+                Some(HttpVersion::Http3) => ", HTTP/3",
+                _ => "",
+            };
+            let reused = if *reused_connection {
+                ", reused connection"
+            } else {
+                ""
+            };
+            format!("⇠ {status}{kind}{session} ({method}{version}{reused})")
         }
+        HttpExchangeNote::Queued {
+            method,
+            url,
+            waiting,
+        } => format!("⋯ {method} {url} waits for a free connection ({waiting} waiting)"),
         HttpExchangeNote::Failed {
             method, message, ..
         } => format!("⇠ {method} failed: {message}"),
@@ -65,10 +82,12 @@ mod tests {
             status: 200,
             content_type: Some("text/event-stream; charset=utf-8".into()),
             session: Some("abc".into()),
+            version: Some(mcpwire::HttpVersion::Http2),
+            reused_connection: true,
         };
         assert_eq!(
             exchange_line(&response).unwrap(),
-            "⇠ 200 text/event-stream session=abc (POST)"
+            "⇠ 200 text/event-stream session=abc (POST, HTTP/2, reused connection)"
         );
         let bare = HttpExchangeNote::Response {
             method: "GET",
@@ -76,6 +95,8 @@ mod tests {
             status: 405,
             content_type: None,
             session: None,
+            version: None,
+            reused_connection: false,
         };
         assert_eq!(exchange_line(&bare).unwrap(), "⇠ 405 (GET)");
         let failed = HttpExchangeNote::Failed {

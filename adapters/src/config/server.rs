@@ -168,7 +168,7 @@ impl LoadedServer {
 
     /// The URL as it may be printed.
     fn shown_url(&self, url: &str) -> String {
-        crate::http_io::redact_url(self.shown("url", url))
+        mcpwire_core::error::redact_url(self.shown("url", url))
     }
 
     /// The command line as it may be printed.

@@ -1,6 +1,7 @@
 //! The HTTP side of a connection: Streamable HTTP, or the 2024-11-05 HTTP+SSE transport, and
 //! the move from the first to the second when `Era::Auto` finds an older server.
 
+use crate::error::ExchangeFailure;
 use std::time::Instant;
 
 use crate::http::{ExchangeId, HttpAction, HttpClient};
@@ -85,12 +86,22 @@ impl HttpTransport {
         each!(self, t => t.handle_end(now, exchange))
     }
 
-    pub(super) fn handle_failure(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
-        each!(self, t => t.handle_failure(now, exchange, reason))
+    pub(super) fn handle_failure(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        failure: &ExchangeFailure,
+    ) {
+        each!(self, t => t.handle_failure(now, exchange, failure))
     }
 
-    pub(super) fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
-        each!(self, t => t.handle_unsent(now, exchange, reason))
+    pub(super) fn handle_unsent(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        failure: &ExchangeFailure,
+    ) {
+        each!(self, t => t.handle_unsent(now, exchange, failure))
     }
 
     pub(super) fn close(&mut self, now: Instant) {

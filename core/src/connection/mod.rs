@@ -3,6 +3,7 @@
 mod event;
 mod http;
 
+use crate::error::ExchangeFailure;
 use std::borrow::Cow;
 use std::time::Instant;
 
@@ -354,9 +355,14 @@ impl Connection {
     /// a body cut short (HTTP). A call lost so ends as
     /// [`MaybeExecuted`](crate::LocalError::MaybeExecuted), or is re-issued once if it is safe to
     /// repeat (at most once).
-    pub fn handle_failure(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+    pub fn handle_failure(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        failure: impl Into<ExchangeFailure>,
+    ) {
         if let Some(h) = self.http_mut("handle_failure") {
-            h.handle_failure(now, exchange, reason);
+            h.handle_failure(now, exchange, &failure.into());
         }
     }
 
@@ -364,9 +370,14 @@ impl Connection {
     /// of it was sent (connection refused, a name that does not resolve, a TLS failure before
     /// the request). Report [`handle_failure`](Self::handle_failure) instead whenever the
     /// request may have gone out (HTTP).
-    pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+    pub fn handle_unsent(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        failure: impl Into<ExchangeFailure>,
+    ) {
         if let Some(h) = self.http_mut("handle_unsent") {
-            h.handle_unsent(now, exchange, reason);
+            h.handle_unsent(now, exchange, &failure.into());
         }
     }
 

@@ -3,7 +3,7 @@
 
 use super::session::SessionTag;
 use crate::codec::sse::McpSseDecoder;
-use crate::error::{AuthChallenge, HttpError};
+use crate::error::{AuthChallenge, HttpError, HttpErrorKind};
 
 /// The state of one SSE stream, kept across its resumes.
 #[derive(Debug, Clone, Default)]
@@ -64,7 +64,11 @@ pub(crate) struct Exchange {
     pub(crate) status: Option<u16>,
     pub(crate) content_type: Option<String>,
     pub(crate) challenge: Option<AuthChallenge>,
+    /// A redirect's `Location`.
+    pub(crate) location: Option<String>,
     pub(crate) body: Body,
+    /// The URL, without credentials, for errors.
+    pub(crate) url: std::sync::Arc<str>,
 }
 
 /// What a POST is to the connection's start.
@@ -132,21 +136,29 @@ impl Body {
 
 impl Exchange {
     /// An exchange whose response has not come yet.
-    pub(crate) fn new(kind: ExchangeKind, sent_in: Option<SessionTag>) -> Exchange {
+    pub(crate) fn new(
+        kind: ExchangeKind,
+        sent_in: Option<SessionTag>,
+        url: std::sync::Arc<str>,
+    ) -> Exchange {
         Exchange {
             kind,
             sent_in,
             status: None,
             content_type: None,
             challenge: None,
+            location: None,
             body: Body::Waiting,
+            url,
         }
     }
 
-    /// The error this exchange ends its request with: what came of the response, `reason`, and
-    /// the start of `body`.
-    pub(crate) fn error(&self, reason: String, body: &[u8]) -> HttpError {
+    /// The error this exchange ends its request with: its kind, what came of the response,
+    /// `reason`, and the start of `body`.
+    pub(crate) fn error(&self, kind: HttpErrorKind, reason: String, body: &[u8]) -> HttpError {
         HttpError {
+            kind,
+            url: self.url.to_string(),
             status: self.status,
             content_type: self.content_type.clone(),
             body_excerpt: excerpt(body),
@@ -159,4 +171,17 @@ impl Exchange {
 fn excerpt(bytes: &[u8]) -> String {
     let cut = &bytes[..bytes.len().min(512)];
     String::from_utf8_lossy(cut).trim().to_owned()
+}
+
+impl Exchange {
+    /// The kind of failure a response with this exchange's status is (a redirect, or a status
+    /// the request cannot use).
+    pub(crate) fn status_kind(&self) -> HttpErrorKind {
+        match self.status {
+            Some(300..=399) => HttpErrorKind::Redirect {
+                location: self.location.as_deref().map(crate::error::redact_url),
+            },
+            _ => HttpErrorKind::Status,
+        }
+    }
 }

@@ -31,7 +31,7 @@ pub use request::{ExchangeId, HttpAction, HttpMethod, HttpRequest};
 use resume::Resumes;
 use session::{Parked, Session, SessionTag};
 
-use crate::error::{AuthChallenge, HttpError};
+use crate::error::{AuthChallenge, ExchangeFailure, HttpError, HttpErrorKind};
 
 use crate::jsonrpc::{self, Message, Parsed};
 use crate::protocol::client::{ClientConfig, ClientProtocol, TransportSignal};
@@ -44,6 +44,8 @@ use crate::transport::{hand_over, TransportNote};
 pub struct HttpClient {
     protocol: ClientProtocol,
     url: String,
+    /// The URL without credentials, for errors.
+    shown_url: std::sync::Arc<str>,
     /// The configured headers.
     configured: Headers,
     config: HttpOptions,
@@ -110,6 +112,7 @@ impl HttpClient {
         HttpClient {
             protocol,
             url: server.url.clone(),
+            shown_url: crate::error::redact_url(&server.url).into(),
             configured: Headers::new(&server.headers),
             config: options,
             session: Session::default(),
@@ -220,7 +223,8 @@ impl HttpClient {
     ) -> ExchangeId {
         let id = self.next_exchange;
         self.next_exchange += 1;
-        self.exchanges.insert(id, Exchange::new(kind, sent_in));
+        let url = self.shown_url.clone();
+        self.exchanges.insert(id, Exchange::new(kind, sent_in, url));
         self.actions.push_back(HttpAction::Start(HttpRequest {
             exchange: id,
             method,
@@ -369,6 +373,9 @@ impl HttpClient {
         ex.status = Some(status);
         ex.content_type = content_type.clone();
         ex.challenge = challenge;
+        if (300..400).contains(&status) {
+            ex.location = header(headers, "location").map(str::to_owned);
+        }
         let media = content_type.as_deref().map(media_type);
         let ok = (200..300).contains(&status);
         if let ExchangeKind::Post {
@@ -416,8 +423,11 @@ impl HttpClient {
         match &mut ex.body {
             Body::Json(buf) => {
                 if buf.len() + bytes.len() > max_json {
-                    let e = self.exchanges[&exchange]
-                        .error(format!("JSON body over the {max_json}-byte cap"), &[]);
+                    let e = self.exchanges[&exchange].error(
+                        HttpErrorKind::TooLarge,
+                        format!("JSON body over the {max_json}-byte cap"),
+                        &[],
+                    );
                     self.fail_exchange(now, exchange, e);
                     self.abort(exchange);
                     return;
@@ -453,7 +463,7 @@ impl HttpClient {
         match std::mem::replace(&mut ex.body, Body::Ignored) {
             Body::Json(buf) if !(200..300).contains(&ex.status.unwrap_or(0)) => {
                 if !self.refusal_ended(now, &ex, &buf) {
-                    let err = ex.error("unexpected status".into(), &buf);
+                    let err = ex.error(ex.status_kind(), "unexpected status".into(), &buf);
                     self.fail_kind(now, &ex.kind, err);
                 }
             }
@@ -461,12 +471,17 @@ impl HttpClient {
                 match jsonrpc::parse(&buf) {
                     Ok(parsed) => self.deliver_body(now, parsed, &buf),
                     Err(e) => {
-                        let err = ex.error(format!("the JSON body is not a message: {e}"), &buf);
+                        let err = ex.error(
+                            HttpErrorKind::BadBody,
+                            format!("the JSON body is not a message: {e}"),
+                            &buf,
+                        );
                         self.fail_kind(now, &ex.kind, err);
                     }
                 }
                 // Routed by id: if the body did not answer the request, it never will.
                 let err = ex.error(
+                    HttpErrorKind::BadBody,
                     "the JSON body held no response for the request".into(),
                     &buf,
                 );
@@ -493,12 +508,18 @@ impl HttpClient {
                 self.expired_or_answered(now, ex, &buf);
             }
             Body::Error(buf) => {
-                let reason = match (ex.status, &ex.content_type) {
-                    (Some(200..=299), Some(ct)) => format!("unexpected content type {ct}"),
-                    (Some(200..=299), None) => "a response without a content type".into(),
-                    _ => "unexpected status".into(),
+                let (kind, reason) = match (ex.status, &ex.content_type) {
+                    (Some(200..=299), Some(ct)) => (
+                        HttpErrorKind::ContentType,
+                        format!("unexpected content type {ct}"),
+                    ),
+                    (Some(200..=299), None) => (
+                        HttpErrorKind::ContentType,
+                        "a response without a content type".into(),
+                    ),
+                    _ => (ex.status_kind(), "unexpected status".into()),
                 };
-                let err = ex.error(reason, &buf);
+                let err = ex.error(kind, reason, &buf);
                 if self.refusal_ended(now, &ex, &buf)
                     || self.refused_like_an_sse_server(now, &ex, &buf)
                 {
@@ -516,7 +537,11 @@ impl HttpClient {
                     request: Some(_), ..
                 } = ex.kind
                 {
-                    let err = ex.error("no response body for a request".into(), &[]);
+                    let err = ex.error(
+                        HttpErrorKind::BadBody,
+                        "no response body for a request".into(),
+                        &[],
+                    );
                     self.fail_kind(now, &ex.kind, err);
                 }
             }
@@ -525,7 +550,13 @@ impl HttpClient {
     }
 
     /// The exchange failed (connection refused or reset, a body cut short).
-    pub fn handle_failure(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+    pub fn handle_failure(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        failure: &ExchangeFailure,
+    ) {
+        let reason = failure.message.as_str();
         let Some(ex) = self.exchanges.remove(&exchange) else {
             return;
         };
@@ -540,13 +571,7 @@ impl HttpClient {
         match &ex.body {
             Body::Sse(_) => self.stream_ended(now, ex, Some(reason)),
             _ => {
-                let err = HttpError {
-                    status: ex.status,
-                    content_type: ex.content_type.clone(),
-                    body_excerpt: String::new(),
-                    challenge: ex.challenge.clone(),
-                    reason: reason.to_owned(),
-                };
+                let err = ex.error(failure.kind.clone(), reason.to_owned(), &[]);
                 match &ex.kind {
                     ExchangeKind::Get { stream } if stream.standalone => {
                         self.schedule_resume(now, stream.clone())
@@ -576,7 +601,7 @@ impl HttpClient {
     /// `exchange`'s request never reached the server: no connection could be made, no byte of
     /// it was sent. That is no repeat: it is sent once more on a new exchange; if that fails so
     /// too, its request ends with the HTTP error.
-    pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+    pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, failure: &ExchangeFailure) {
         let (again, bounces, request) = match self.exchanges.get(&exchange).map(|ex| &ex.kind) {
             Some(ExchangeKind::Post {
                 replay: Some(body),
@@ -585,7 +610,7 @@ impl HttpClient {
                 request,
                 ..
             }) if !self.closing => (body.clone(), *bounces, *request),
-            Some(_) => return self.unsent_for_good(now, exchange, reason),
+            Some(_) => return self.unsent_for_good(now, exchange, failure),
             None => return,
         };
         self.exchanges.remove(&exchange);
@@ -604,11 +629,12 @@ impl HttpClient {
     }
 
     /// A request that could not be sent ends with the HTTP error (a GET is resumed later).
-    fn unsent_for_good(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+    fn unsent_for_good(&mut self, now: Instant, exchange: ExchangeId, failure: &ExchangeFailure) {
         let Some(ex) = self.exchanges.remove(&exchange) else {
             return;
         };
-        let err = ex.error(format!("not sent: {reason}"), &[]);
+        let reason = format!("not sent: {}", failure.message);
+        let err = ex.error(failure.kind.clone(), reason, &[]);
         match &ex.kind {
             ExchangeKind::Get { stream } => self.schedule_resume(now, stream.clone()),
             ExchangeKind::Post { request: None, .. } => {

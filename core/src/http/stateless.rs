@@ -187,7 +187,11 @@ impl HttpClient {
             }
         }
         if role == Role::Probe && refused_by_an_older_server(status) {
-            let err = ex.error("the server does not speak 2026-07-28".into(), body);
+            let err = ex.error(
+                ex.status_kind(),
+                "the server does not speak 2026-07-28".into(),
+                body,
+            );
             let error = LocalError::Http(Box::new(err));
             let signal = TransportSignal::ProbeRefused { id, error };
             self.protocol.handle_transport(now, signal);

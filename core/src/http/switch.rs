@@ -47,7 +47,7 @@ impl HttpClient {
         }
         self.wants_sse = Some(now);
         let refused = "the Streamable HTTP initialize was refused".to_owned();
-        self.switch_error = Some(ex.error(refused, body));
+        self.switch_error = Some(ex.error(ex.status_kind(), refused, body));
         self.protocol
             .handle_transport(now, TransportSignal::TransportChanged);
         true

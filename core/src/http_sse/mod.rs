@@ -18,7 +18,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use crate::codec::sse::{McpSseDecoder, SseDiagnostic, SseItem};
-use crate::error::HttpError;
+use crate::error::{redact_url, ExchangeFailure, HttpError, HttpErrorKind};
 use crate::http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest};
 use crate::http::{HeaderSet, Switch};
 use crate::jsonrpc::Message;
@@ -321,15 +321,22 @@ impl HttpSseClient {
         } else if let Some(post) = self.posts.remove(&exchange) {
             let status = post.status.unwrap_or(0);
             if !(200..300).contains(&status) {
-                self.refused(now, post, "the message was refused".into());
+                let kind = match status {
+                    300..=399 => HttpErrorKind::Redirect { location: None },
+                    _ => HttpErrorKind::Status,
+                };
+                self.refused(now, post, kind, "the message was refused".into());
             }
         }
         self.flush();
     }
 
     /// A POST answered with an error status: its request was not taken.
-    fn refused(&mut self, now: Instant, post: Post, reason: String) {
+    fn refused(&mut self, now: Instant, post: Post, kind: HttpErrorKind, reason: String) {
+        let url = self.endpoint.as_deref().unwrap_or(&self.url);
         let err = HttpError {
+            kind,
+            url: redact_url(url),
             status: post.status,
             content_type: None,
             body_excerpt: String::from_utf8_lossy(&post.excerpt).trim().to_owned(),
@@ -347,7 +354,13 @@ impl HttpSseClient {
     }
 
     /// `exchange` failed after its request may have gone out.
-    pub fn handle_failure(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+    pub fn handle_failure(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        failure: &ExchangeFailure,
+    ) {
+        let reason = failure.message.as_str();
         if Some(exchange) == self.stream {
             self.stream = None;
             self.stream_lost(now, format!("the SSE stream failed: {reason}"));
@@ -371,7 +384,8 @@ impl HttpSseClient {
     }
 
     /// `exchange`'s request never reached the server: a POST goes once more.
-    pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, reason: &str) {
+    pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, failure: &ExchangeFailure) {
+        let reason = failure.message.as_str();
         if Some(exchange) == self.stream {
             self.stream = None;
             self.stream_lost(now, format!("the SSE stream could not be opened: {reason}"));
@@ -379,7 +393,12 @@ impl HttpSseClient {
             if post.request.is_some_and(|id| !self.protocol.is_pending(id)) {
                 // The request already ended here (cancelled, timed out): nothing goes again.
             } else if post.resent || self.closing {
-                self.refused(now, post, format!("not sent: {reason}"));
+                self.refused(
+                    now,
+                    post,
+                    failure.kind.clone(),
+                    format!("not sent: {reason}"),
+                );
             } else {
                 self.post(post.body, post.request, true);
             }

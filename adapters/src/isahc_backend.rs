@@ -1,0 +1,252 @@
+//! The default HTTP backend: isahc over libcurl, and what its failures mean, in words a
+//! person can act on and as an [`HttpErrorKind`].
+
+use std::pin::Pin;
+
+use futures_lite::AsyncRead;
+use isahc::ResponseExt;
+use mcpwire_core::error::{HttpErrorKind, TlsFailure};
+use mcpwire_core::{HttpMethod, HttpRequest};
+
+use crate::handlers::BoxFuture;
+use crate::http_client::HttpClientOptions;
+use crate::http_io::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
+
+/// The default backend: isahc (libcurl), with keep-alive connection reuse and no timeouts of
+/// its own (deadlines are the core's).
+pub struct IsahcBackend {
+    client: isahc::HttpClient,
+}
+
+impl IsahcBackend {
+    /// A backend with the default [`HttpClientOptions`].
+    pub fn new() -> Result<Self, String> {
+        Self::with_options(&HttpClientOptions::default())
+    }
+
+    /// A backend with these options (TLS, proxy, versions, pool limits). Fails when an option
+    /// cannot be used (a proxy URL that does not parse, a CA or client certificate file that
+    /// cannot be read).
+    pub fn with_options(options: &HttpClientOptions) -> Result<Self, String> {
+        Ok(IsahcBackend {
+            client: options.build()?,
+        })
+    }
+}
+
+impl HttpBackend for IsahcBackend {
+    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
+        let client = self.client.clone();
+        Box::pin(async move {
+            let mut builder = isahc::Request::builder()
+                .method(request.method.as_str())
+                .uri(&request.url);
+            for (k, v) in &request.headers {
+                builder = builder.header(k.as_str(), v.as_str());
+            }
+            let body = match request.method {
+                // A body libcurl cannot rewind: when a reused keep-alive connection dies before
+                // the first response byte, libcurl would send the request again on its own
+                // (any method); with this body it fails instead, and the core decides (at most
+                // once). The length is known, so the request keeps its Content-Length.
+                HttpMethod::Post => {
+                    let len = request.body.len() as u64;
+                    let body = futures_lite::io::Cursor::new(request.body);
+                    isahc::AsyncBody::from_reader_sized(body, len)
+                }
+                _ => isahc::AsyncBody::empty(),
+            };
+            let req = builder
+                .body(body)
+                .map_err(|e| HttpFailure::new(HttpErrorKind::Other, e.to_string(), true))?;
+            let resp = client.send_async(req).await.map_err(|e| failure_of(&e))?;
+            let status = resp.status().as_u16();
+            let version = match resp.version() {
+                isahc::http::Version::HTTP_2 => Some(HttpVersion::Http2),
+                isahc::http::Version::HTTP_3 => Some(HttpVersion::Http3),
+                isahc::http::Version::HTTP_10 | isahc::http::Version::HTTP_11 => {
+                    Some(HttpVersion::Http1)
+                }
+                _ => None,
+            };
+            let local_addr = resp.local_addr();
+            let headers = resp
+                .headers()
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_owned(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect();
+            let body: Pin<Box<dyn AsyncRead + Send>> = Box::pin(resp.into_body());
+            Ok(HttpResponse {
+                status,
+                headers,
+                body,
+                version,
+                local_addr,
+            })
+        })
+    }
+}
+
+/// What an isahc error means: its kind, its words, and whether the request surely never
+/// reached the server (then it may be sent again).
+pub(crate) fn failure_of(e: &isahc::Error) -> HttpFailure {
+    let curl = std::error::Error::source(e).and_then(|s| s.downcast_ref::<curl::Error>());
+    match curl {
+        Some(c) => classify(
+            c.code(),
+            c.extra_description().unwrap_or(""),
+            &e.to_string(),
+        ),
+        None => {
+            let unsent = matches!(
+                e.kind(),
+                isahc::error::ErrorKind::InvalidRequest
+                    | isahc::error::ErrorKind::ClientInitialization
+            );
+            HttpFailure::new(HttpErrorKind::Other, e.to_string(), unsent)
+        }
+    }
+}
+
+/// The kind of a libcurl failure from its code and its own words (`detail`, the error
+/// buffer), with a message that says what happened and, where one can, what to do.
+pub(crate) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -> HttpFailure {
+    use HttpErrorKind as K;
+    let words = if detail.is_empty() { fallback } else { detail };
+    let (kind, message, unsent) = match code {
+        curl_sys::CURLE_COULDNT_CONNECT => {
+            let refused = words.contains("refused")
+                || words.contains("Couldn't connect")
+                || words.contains("Could not connect");
+            let text = if refused {
+                format!("the connection was refused: nothing accepts connections there ({words})")
+            } else {
+                format!("could not connect ({words})")
+            };
+            (K::ConnectionRefused, text, true)
+        }
+        curl_sys::CURLE_COULDNT_RESOLVE_HOST => (
+            K::NameResolution,
+            format!("the host name does not resolve ({words})"),
+            true,
+        ),
+        curl_sys::CURLE_COULDNT_RESOLVE_PROXY => (
+            K::Proxy,
+            format!("the proxy's host name does not resolve ({words})"),
+            true,
+        ),
+        curl_sys::CURLE_OPERATION_TIMEDOUT => (
+            K::ConnectTimeout,
+            format!("no connection within the connect timeout ({words})"),
+            true,
+        ),
+        curl_sys::CURLE_PEER_FAILED_VERIFICATION
+        | curl_sys::CURLE_SSL_CONNECT_ERROR
+        | curl_sys::CURLE_SSL_CERTPROBLEM
+        | curl_sys::CURLE_SSL_CACERT_BADFILE
+        | curl_sys::CURLE_SSL_CIPHER
+        | curl_sys::CURLE_SSL_ISSUER_ERROR => {
+            let reason = tls_reason(code, words);
+            (K::Tls(reason.clone()), format!("{reason} ({words})"), true)
+        }
+        curl_sys::CURLE_GOT_NOTHING => (
+            K::HeadCutShort,
+            format!("the server closed the connection without a response ({words})"),
+            false,
+        ),
+        // 8 is CURLE_WEIRD_SERVER_REPLY (named for FTP in curl-sys).
+        curl_sys::CURLE_FTP_WEIRD_SERVER_REPLY | curl_sys::CURLE_UNSUPPORTED_PROTOCOL => (
+            K::HeadCutShort,
+            format!("the response head is not HTTP ({words})"),
+            false,
+        ),
+        // libcurl wanted to send the request again on a new connection and could not (the
+        // body cannot be rewound, on purpose): the first connection closed before any answer.
+        curl_sys::CURLE_SEND_FAIL_REWIND => (
+            K::HeadCutShort,
+            "the connection closed after the request, before any response".to_owned(),
+            false,
+        ),
+        curl_sys::CURLE_RECV_ERROR | curl_sys::CURLE_SEND_ERROR => (
+            K::HeadCutShort,
+            format!("the connection failed before the response head ({words})"),
+            false,
+        ),
+        curl_sys::CURLE_PARTIAL_FILE => (
+            K::BodyCutShort,
+            format!("the body was cut short ({words})"),
+            false,
+        ),
+        curl_sys::CURLE_HTTP2 | curl_sys::CURLE_HTTP2_STREAM => (
+            K::HeadCutShort,
+            format!("the HTTP/2 stream failed ({words})"),
+            false,
+        ),
+        curl_sys::CURLE_URL_MALFORMAT => {
+            (K::Other, format!("the URL is not valid ({words})"), true)
+        }
+        _ => (K::Other, words.to_owned(), false),
+    };
+    let kind = if is_proxy_failure(words) && !matches!(kind, K::Tls(_)) {
+        K::Proxy
+    } else {
+        kind
+    };
+    HttpFailure::new(kind, message, unsent)
+}
+
+/// Whether libcurl's words blame the proxy (a refused CONNECT, an unreachable proxy).
+fn is_proxy_failure(words: &str) -> bool {
+    let lower = words.to_ascii_lowercase();
+    lower.contains("proxy") || lower.contains("connect tunnel")
+}
+
+/// Why a TLS handshake failed, from libcurl's code and the TLS library's words.
+fn tls_reason(code: curl_sys::CURLcode, words: &str) -> TlsFailure {
+    let lower = words.to_ascii_lowercase();
+    if code == curl_sys::CURLE_SSL_CERTPROBLEM {
+        TlsFailure::BadClientCertificate
+    } else if lower.contains("unknownissuer") || lower.contains("unknown issuer") {
+        TlsFailure::UnknownIssuer
+    } else if lower.contains("notvalidforname") || lower.contains("not valid for name") {
+        TlsFailure::NameMismatch
+    } else if lower.contains("expired") {
+        TlsFailure::Expired
+    } else if lower.contains("notvalidyet") || lower.contains("not valid yet") {
+        TlsFailure::NotYetValid
+    } else if lower.contains("certificaterequired")
+        || lower.contains("certificate required")
+        || lower.contains("bad certificate")
+        || lower.contains("badcertificate")
+    {
+        TlsFailure::ClientCertificate
+    } else {
+        TlsFailure::Other
+    }
+}
+
+/// A body read error in words, with its cause (isahc alone says "unknown error").
+pub(crate) fn io_failure(e: &std::io::Error) -> HttpFailure {
+    let cause = e.get_ref().and_then(|inner| inner.source());
+    let curl = cause.and_then(|c| c.downcast_ref::<curl::Error>());
+    if let Some(c) = curl {
+        let mut failure = classify(
+            c.code(),
+            c.extra_description().unwrap_or(""),
+            &e.to_string(),
+        );
+        failure.kind = HttpErrorKind::BodyCutShort;
+        failure.message = format!("the body was cut short: {}", failure.message);
+        return failure;
+    }
+    let message = match cause {
+        Some(cause) => format!("the body was cut short: {e} ({cause})"),
+        None => format!("the body was cut short: {e}"),
+    };
+    HttpFailure::new(HttpErrorKind::BodyCutShort, message, false)
+}
