@@ -8,6 +8,7 @@
 
 pub mod fault_http;
 pub mod session_soak;
+pub mod tls;
 
 use std::path::PathBuf;
 

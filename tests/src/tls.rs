@@ -1,0 +1,112 @@
+//! TLS test servers: certificates generated per test by `tests/peers/py_tls_certs.py` into a
+//! temporary folder, and our Python test server (`py_server.py`'s MCP server) serving
+//! Streamable HTTP over TLS with one of them (`tests/peers/py_tls_server.py`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::{free_port, peers_dir, HttpPeer};
+
+/// The venv's Python; panics with the install command when it is missing.
+fn python() -> PathBuf {
+    let python = peers_dir().join("pyvenv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python peer is not installed at {}: run tests/peers/install-python.sh (the test \
+         command does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
+        python.display()
+    );
+    python
+}
+
+/// A folder of freshly generated certificates (see `py_tls_certs.py` for the full list),
+/// removed when dropped. The server certificates name `127.0.0.1` and `localhost` unless their
+/// name says otherwise.
+#[derive(Debug)]
+pub struct TlsCerts {
+    dir: PathBuf,
+}
+
+impl TlsCerts {
+    /// Generates every certificate into a new folder under the system's temporary directory.
+    /// Panics with the generator's output when it fails.
+    pub fn generate() -> TlsCerts {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mcpwire-tls-{}-{}-{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        ));
+        // From here on a panic drops the guard, which removes the folder.
+        let certs = TlsCerts { dir };
+        let out = std::process::Command::new(python())
+            .arg(peers_dir().join("py_tls_certs.py"))
+            .arg(&certs.dir)
+            .output()
+            .expect("run py_tls_certs.py");
+        assert!(
+            out.status.success(),
+            "py_tls_certs.py failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        certs
+    }
+
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A file of the folder, such as `ca.pem` or `client-key.pem`.
+    pub fn file(&self, name: &str) -> PathBuf {
+        let path = self.dir.join(name);
+        assert!(path.is_file(), "no certificate file {}", path.display());
+        path
+    }
+
+    /// The test CA's certificate, which signs `server`, `expired`, `notyetvalid` and
+    /// `wrongname`.
+    pub fn ca(&self) -> PathBuf {
+        self.file("ca.pem")
+    }
+
+    /// The test CA's certificate as PEM text.
+    pub fn ca_pem(&self) -> String {
+        std::fs::read_to_string(self.ca()).expect("read ca.pem")
+    }
+}
+
+impl Drop for TlsCerts {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Our Python test server over Streamable HTTP with TLS on a free port of 127.0.0.1, serving
+/// the certificate `server` of `certs` (`"server"`, `"expired"`, `"notyetvalid"`,
+/// `"wrongname"` or `"unknown-issuer"`, with its `-key.pem`). With `client_ca` (such as
+/// `"client-ca.pem"`), it requires a client certificate signed by that CA. The guard's
+/// [`HttpPeer::url`] is `https://127.0.0.1:PORT/mcp`. Panics with the install command when
+/// the venv is missing.
+pub fn python_https(certs: &TlsCerts, server: &str, client_ca: Option<&str>) -> HttpPeer {
+    let python = python();
+    let port = free_port();
+    let mut command = std::process::Command::new(python);
+    command
+        .arg(peers_dir().join("py_tls_server.py"))
+        .args(["--port", &port.to_string()])
+        .arg("--cert")
+        .arg(certs.file(&format!("{server}.pem")))
+        .arg("--key")
+        .arg(certs.file(&format!("{server}-key.pem")));
+    if let Some(ca) = client_ca {
+        command.arg("--client-ca").arg(certs.file(ca));
+    }
+    let url = format!("https://127.0.0.1:{port}/mcp");
+    HttpPeer::spawn(command, url, "Uvicorn running on")
+}

@@ -1,0 +1,334 @@
+//! Streamable HTTP over TLS against our Python test server with certificates the test generates
+//! (`tests/peers/py_tls_certs.py`): trust in an extra CA (file or PEM text) beside the
+//! platform's roots, refusals of bad server certificates (unknown issuer, wrong name, expired,
+//! not yet valid) and their acceptance only with `danger_accept_invalid_certificates`, and
+//! client certificates (mutual TLS). Both eras run over TLS: `Era::Auto` detects the stateless
+//! one, `Era::Handshake` pins the handshake.
+
+use std::time::Duration;
+
+use async_io::Timer;
+use futures_lite::future;
+use mcpwire::core::error::{HttpError, HttpErrorKind, TlsFailure};
+use mcpwire::core::{CallError, LocalError};
+use mcpwire::{ChosenEra, ClientCertificate, ConnectOptions, Era, ServerConfig};
+use mcpwire_tests::peers_skipped;
+use mcpwire_tests::tls::{python_https, TlsCerts};
+use mcpwire_tests::HttpPeer;
+use serde_json::json;
+
+/// Runs `fut` on smol, failing with the server's stderr after 30 s.
+fn block_on<T>(peer: &HttpPeer, fut: impl std::future::Future<Output = T>) -> T {
+    smol::block_on(future::or(fut, async {
+        Timer::after(Duration::from_secs(30)).await;
+        panic!(
+            "not done within 30 s; server stderr:\n{}",
+            peer.stderr().join("\n")
+        )
+    }))
+}
+
+/// Options trusting the test CA (as a file) beside the platform's roots.
+fn trusting(certs: &TlsCerts) -> ConnectOptions {
+    let mut options = ConnectOptions::default();
+    options.http_client.tls.extra_ca_files = vec![certs.ca()];
+    options
+}
+
+/// Options accepting any server certificate.
+fn accepting_anything() -> ConnectOptions {
+    let mut options = ConnectOptions::default();
+    options.http_client.tls.danger_accept_invalid_certificates = true;
+    options
+}
+
+/// Connects to `url`, lists the tools and calls `add`; checks the era `options` asked for.
+async fn use_server(url: &str, options: ConnectOptions) {
+    let era = options.era;
+    let client = mcpwire::connect_smol(&ServerConfig::http(url), options)
+        .await
+        .unwrap_or_else(|e| panic!("{url} ({era:?}): connect: {e}"));
+    let expected = match era {
+        Era::Handshake => ChosenEra::Handshake,
+        _ => ChosenEra::Stateless,
+    };
+    assert_eq!(client.era(), Some(expected), "{url}");
+    assert_eq!(
+        client.server_info().unwrap().server_info.name,
+        "mcpwire-py-server"
+    );
+    let tools = client.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "add"), "{tools:?}");
+    let r = client
+        .call_tool("add", json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "42");
+    client.close().await;
+}
+
+/// The error of a connection to `url` that must fail, shown with its source chain on stderr
+/// (the words libcurl and rustls give are what the reasons are read from).
+async fn refused(what: &str, url: &str, options: ConnectOptions) -> mcpwire::Error {
+    let err = match mcpwire::connect_smol(&ServerConfig::http(url), options).await {
+        Ok(client) => {
+            client.close().await;
+            panic!("{what}: {url} connected; it must be refused")
+        }
+        Err(err) => err,
+    };
+    eprintln!("{what}: {err}\n{what}: {err:?}");
+    let mut source = std::error::Error::source(&err);
+    while let Some(s) = source {
+        eprintln!("{what}: caused by: {s}");
+        source = s.source();
+    }
+    err
+}
+
+/// Whether the error's words contain each of `words` (ignoring case).
+fn says(err: &mcpwire::Error, words: &[&str]) -> bool {
+    let text = err.to_string().to_lowercase();
+    words.iter().all(|w| text.contains(&w.to_lowercase()))
+}
+
+/// The HTTP exchange's failure in `err`, if that is what ended the connection.
+fn http_error(err: &mcpwire::Error) -> Option<&HttpError> {
+    let call = match err {
+        mcpwire::Error::Handshake { error, .. } => error,
+        mcpwire::Error::Call(error) => error,
+        _ => return None,
+    };
+    match call {
+        CallError::Local(LocalError::Http(e)) => Some(e),
+        _ => None,
+    }
+}
+
+/// Why the TLS handshake failed, if that is what `err` is.
+fn tls_failure(err: &mcpwire::Error) -> Option<&TlsFailure> {
+    match &http_error(err)?.kind {
+        HttpErrorKind::Tls(failure) => Some(failure),
+        _ => None,
+    }
+}
+
+/// Asserts that `err` is a failed TLS handshake.
+fn assert_tls_failure(what: &str, err: &mcpwire::Error) {
+    assert!(
+        tls_failure(err).is_some(),
+        "{what}: not reported as a TLS failure: {err:?}"
+    );
+}
+
+/// Asserts that `err` is a failed TLS handshake for `reason`, and says so in words.
+fn assert_reason(what: &str, err: &mcpwire::Error, reason: TlsFailure, words: &[&str]) {
+    assert_eq!(tls_failure(err), Some(&reason), "{what}: {err:?}");
+    assert!(
+        says(err, words),
+        "{what}: the error does not say {words:?}: {err}"
+    );
+}
+
+/// Asserts that no MCP request reached the server (the refusal happened in the TLS handshake).
+fn assert_nothing_served(what: &str, peer: &HttpPeer) {
+    let served: Vec<String> = peer
+        .stderr()
+        .into_iter()
+        .filter(|l| l.contains("/mcp HTTP/"))
+        .collect();
+    assert!(served.is_empty(), "{what}: the server answered: {served:?}");
+}
+
+/// Starts one server per certificate in `servers`, side by side (each takes about a second).
+fn start_servers(certs: &TlsCerts, servers: &[&str]) -> Vec<HttpPeer> {
+    std::thread::scope(|s| {
+        let started: Vec<_> = servers
+            .iter()
+            .map(|name| s.spawn(move || python_https(certs, name, None)))
+            .collect();
+        started.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn an_extra_ca_file_or_pem_is_trusted_beside_the_platform_roots() {
+    if peers_skipped("an_extra_ca_file_or_pem_is_trusted_beside_the_platform_roots") {
+        return;
+    }
+    let certs = TlsCerts::generate();
+    let peer = python_https(&certs, "server", None);
+    let url = peer.url().to_owned();
+    block_on(&peer, async {
+        // The platform's roots alone do not know the test CA.
+        let err = refused("default trust", &url, ConnectOptions::default()).await;
+        assert_tls_failure("default trust", &err);
+        assert_nothing_served("default trust", &peer);
+
+        // Trusted as a file: both eras, by IP address and by name.
+        use_server(&url, trusting(&certs)).await;
+        let mut options = trusting(&certs);
+        options.era = Era::Handshake;
+        use_server(&url, options).await;
+        let by_name = url.replace("127.0.0.1", "localhost");
+        use_server(&by_name, trusting(&certs)).await;
+
+        // Trusted as PEM text.
+        let mut options = ConnectOptions::default();
+        options.http_client.tls.extra_ca_pem = vec![certs.ca_pem()];
+        use_server(&url, options).await;
+        let mut options = ConnectOptions::default();
+        options.http_client.tls.extra_ca_pem = vec![certs.ca_pem()];
+        options.era = Era::Handshake;
+        use_server(&url, options).await;
+    });
+}
+
+/// A server with the bad certificate `server` is refused even with the test CA trusted, before
+/// any request reaches it, and accepted with `danger_accept_invalid_certificates` (both eras).
+fn bad_certificate_is_refused(server: &str) {
+    let certs = TlsCerts::generate();
+    let peer = python_https(&certs, server, None);
+    let url = peer.url().to_owned();
+    block_on(&peer, async {
+        let err = refused(server, &url, trusting(&certs)).await;
+        assert_tls_failure(server, &err);
+        assert_nothing_served(server, &peer);
+
+        use_server(&url, accepting_anything()).await;
+        let mut options = accepting_anything();
+        options.era = Era::Handshake;
+        use_server(&url, options).await;
+    });
+}
+
+#[test]
+fn an_expired_certificate_is_refused() {
+    if !peers_skipped("an_expired_certificate_is_refused") {
+        bad_certificate_is_refused("expired");
+    }
+}
+
+#[test]
+fn a_certificate_not_yet_valid_is_refused() {
+    if !peers_skipped("a_certificate_not_yet_valid_is_refused") {
+        bad_certificate_is_refused("notyetvalid");
+    }
+}
+
+#[test]
+fn a_certificate_for_another_name_is_refused() {
+    if !peers_skipped("a_certificate_for_another_name_is_refused") {
+        bad_certificate_is_refused("wrongname");
+    }
+}
+
+#[test]
+fn a_certificate_from_an_unknown_ca_is_refused() {
+    if !peers_skipped("a_certificate_from_an_unknown_ca_is_refused") {
+        bad_certificate_is_refused("unknown-issuer");
+    }
+}
+
+/// Each refusal names its reason. libcurl's rustls backend says which (`invalid peer
+/// certificate: UnknownIssuer`, `NotValidForName`, `Expired`, `NotValidYet`) in its error
+/// buffer, but isahc 2.0.2 completes transfers with `curl::multi::Message::result`, which
+/// leaves that buffer out: the error holds only libcurl's code 60 (`SSL peer certificate or
+/// SSH remote key was not OK`), the same for every reason, so all four read
+/// `TlsFailure::Other`.
+#[test]
+#[ignore = "the reason does not reach the error yet: isahc drops libcurl's error buffer"]
+fn each_refused_certificate_names_its_reason() {
+    if peers_skipped("each_refused_certificate_names_its_reason") {
+        return;
+    }
+    let certs = TlsCerts::generate();
+    let servers = [
+        "server",
+        "unknown-issuer",
+        "wrongname",
+        "expired",
+        "notyetvalid",
+    ];
+    let peers = start_servers(&certs, &servers);
+    smol::block_on(async {
+        let url = peers[0].url();
+        let err = refused("default trust", url, ConnectOptions::default()).await;
+        let unknown = TlsFailure::UnknownIssuer;
+        assert_reason("default trust", &err, unknown, &["unknown issuer"]);
+        for (peer, (reason, words)) in peers[1..].iter().zip([
+            (TlsFailure::UnknownIssuer, &["unknown issuer"][..]),
+            (TlsFailure::NameMismatch, &["not valid for"]),
+            (TlsFailure::Expired, &["expired"]),
+            (TlsFailure::NotYetValid, &["not valid yet"]),
+        ]) {
+            let err = refused(peer.url(), peer.url(), trusting(&certs)).await;
+            assert_reason(peer.url(), &err, reason, words);
+        }
+    });
+}
+
+#[test]
+fn mutual_tls_needs_the_client_certificate() {
+    if peers_skipped("mutual_tls_needs_the_client_certificate") {
+        return;
+    }
+    let certs = TlsCerts::generate();
+    let peer = python_https(&certs, "server", Some("client-ca.pem"));
+    let url = peer.url().to_owned();
+    let with_client = |cert: &str, key: &str| {
+        let mut options = trusting(&certs);
+        options.http_client.tls.client_certificate = Some(ClientCertificate {
+            certificate_file: certs.dir().join(cert),
+            key_file: certs.dir().join(key),
+        });
+        options
+    };
+    block_on(&peer, async {
+        // Without a client certificate, or with one the server's CA did not sign: the server
+        // ends the connection after the handshake, before it reads the request.
+        refused("no client certificate", &url, trusting(&certs)).await;
+        refused(
+            "a stranger's client certificate",
+            &url,
+            with_client("stranger.pem", "stranger-key.pem"),
+        )
+        .await;
+        assert_nothing_served("refused client certificates", &peer);
+
+        // With it: both eras.
+        use_server(&url, with_client("client.pem", "client-key.pem")).await;
+        let mut options = with_client("client.pem", "client-key.pem");
+        options.era = Era::Handshake;
+        use_server(&url, options).await;
+
+        // A key that is not the certificate's.
+        let err = refused(
+            "a key that is not the certificate's",
+            &url,
+            with_client("client.pem", "stranger-key.pem"),
+        )
+        .await;
+        assert_eq!(
+            tls_failure(&err),
+            Some(&TlsFailure::BadClientCertificate),
+            "{err:?}"
+        );
+
+        // A missing file is reported at connect, by name, before any connection is made.
+        let err = refused(
+            "a missing certificate file",
+            &url,
+            with_client("missing.pem", "client-key.pem"),
+        )
+        .await;
+        assert!(says(&err, &["client certificate", "missing.pem"]), "{err}");
+        let err = refused(
+            "a missing key file",
+            &url,
+            with_client("client.pem", "missing-key.pem"),
+        )
+        .await;
+        assert!(says(&err, &["missing-key.pem"]), "{err}");
+    });
+}
