@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod fault_http;
+pub mod h2;
 pub mod session_soak;
 pub mod tls;
 
