@@ -139,7 +139,7 @@ fn system_bundle() -> Option<Vec<u8>> {
 
 impl HttpClientOptions {
     /// The isahc client these options describe.
-    pub(crate) fn build(&self) -> Result<isahc::HttpClient, String> {
+    pub(crate) fn build(&self, trust_pem: Option<&[u8]>) -> Result<isahc::HttpClient, String> {
         use isahc::config::{Configurable, RedirectPolicy, VersionNegotiation};
         let mut builder = isahc::HttpClient::builder()
             .max_connections_per_host(self.max_connections_per_host.max(1))
@@ -169,28 +169,37 @@ impl HttpClientOptions {
                 }
             }
         };
-        builder = builder.tls_config(self.tls.config()?);
+        builder = builder.tls_config(self.tls.config(trust_pem)?);
         builder.build().map_err(|e| e.to_string())
     }
 }
 
 impl TlsOptions {
-    /// The isahc TLS configuration.
-    fn config(&self) -> Result<isahc::tls::TlsConfig, String> {
+    /// The PEM bundle to trust instead of the platform's verifier: the system bundle and the
+    /// extra CAs, when there are extra CAs.
+    pub(crate) fn trust_pem(&self) -> Result<Option<Vec<u8>>, String> {
+        if self.extra_ca_files.is_empty() && self.extra_ca_pem.is_empty() {
+            return Ok(None);
+        }
+        let mut pem = system_bundle().unwrap_or_default();
+        for path in &self.extra_ca_files {
+            let extra = std::fs::read(path)
+                .map_err(|e| format!("cannot read the CA file {}: {e}", path.display()))?;
+            pem.push(b'\n');
+            pem.extend_from_slice(&extra);
+        }
+        for extra in &self.extra_ca_pem {
+            pem.push(b'\n');
+            pem.extend_from_slice(extra.as_bytes());
+        }
+        Ok(Some(pem))
+    }
+
+    /// The isahc TLS configuration, trusting `pem` (from [`TlsOptions::trust_pem`]) when given.
+    fn config(&self, pem: Option<&[u8]>) -> Result<isahc::tls::TlsConfig, String> {
         use isahc::tls::{Identity, PrivateKey, TlsConfig, TrustStore};
         let mut tls = TlsConfig::builder();
-        if !self.extra_ca_files.is_empty() || !self.extra_ca_pem.is_empty() {
-            let mut pem = system_bundle().unwrap_or_default();
-            for path in &self.extra_ca_files {
-                let extra = std::fs::read(path)
-                    .map_err(|e| format!("cannot read the CA file {}: {e}", path.display()))?;
-                pem.push(b'\n');
-                pem.extend_from_slice(&extra);
-            }
-            for extra in &self.extra_ca_pem {
-                pem.push(b'\n');
-                pem.extend_from_slice(extra.as_bytes());
-            }
+        if let Some(pem) = pem {
             tls = tls.trust_store(TrustStore::builder().certificate_from_pem(pem).build());
         }
         if let Some(cert) = &self.client_certificate {
@@ -211,5 +220,25 @@ impl TlsOptions {
             tls = tls.danger_accept_invalid_certs(true);
         }
         Ok(tls.build())
+    }
+}
+
+impl HttpClientOptions {
+    /// Whether requests may go through a proxy (an explicit one, or one the environment
+    /// names).
+    pub(crate) fn may_use_proxy(&self) -> bool {
+        match &self.proxy {
+            ProxySetting::Direct => false,
+            ProxySetting::Url { .. } => true,
+            ProxySetting::FromEnvironment => [
+                "https_proxy",
+                "HTTPS_PROXY",
+                "http_proxy",
+                "all_proxy",
+                "ALL_PROXY",
+            ]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty())),
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! person can act on and as an [`HttpErrorKind`].
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use futures_lite::AsyncRead;
 use isahc::ResponseExt;
@@ -9,13 +10,24 @@ use mcpwire_core::error::{HttpErrorKind, TlsFailure};
 use mcpwire_core::{HttpMethod, HttpRequest};
 
 use crate::handlers::BoxFuture;
-use crate::http_client::HttpClientOptions;
+use crate::http_client::{HttpClientOptions, TlsOptions};
 use crate::http_io::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
+use crate::tls_diagnosis;
 
 /// The default backend: isahc (libcurl), with keep-alive connection reuse and no timeouts of
 /// its own (deadlines are the core's).
 pub struct IsahcBackend {
     client: isahc::HttpClient,
+    /// What a TLS failure's diagnosis needs: the trust, the client certificate.
+    tls: Arc<TlsDiagnosis>,
+}
+
+/// What the second handshake that explains a TLS failure trusts and presents.
+struct TlsDiagnosis {
+    options: TlsOptions,
+    trust_pem: Option<Vec<u8>>,
+    /// Through a proxy the second handshake (made directly) would not see the same server.
+    proxied: bool,
 }
 
 impl IsahcBackend {
@@ -28,8 +40,14 @@ impl IsahcBackend {
     /// cannot be used (a proxy URL that does not parse, a CA or client certificate file that
     /// cannot be read).
     pub fn with_options(options: &HttpClientOptions) -> Result<Self, String> {
+        let trust_pem = options.tls.trust_pem()?;
         Ok(IsahcBackend {
-            client: options.build()?,
+            client: options.build(trust_pem.as_deref())?,
+            tls: Arc::new(TlsDiagnosis {
+                options: options.tls.clone(),
+                trust_pem,
+                proxied: options.may_use_proxy(),
+            }),
         })
     }
 }
@@ -37,7 +55,9 @@ impl IsahcBackend {
 impl HttpBackend for IsahcBackend {
     fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
         let client = self.client.clone();
+        let tls = self.tls.clone();
         Box::pin(async move {
+            let url = request.url.clone();
             let mut builder = isahc::Request::builder()
                 .method(request.method.as_str())
                 .uri(&request.url);
@@ -59,7 +79,10 @@ impl HttpBackend for IsahcBackend {
             let req = builder
                 .body(body)
                 .map_err(|e| HttpFailure::new(HttpErrorKind::Other, e.to_string(), true))?;
-            let resp = client.send_async(req).await.map_err(|e| failure_of(&e))?;
+            let resp = match client.send_async(req).await {
+                Ok(resp) => resp,
+                Err(e) => return Err(explained(failure_of(&e), &url, &tls).await),
+            };
             let status = resp.status().as_u16();
             let version = match resp.version() {
                 isahc::http::Version::HTTP_2 => Some(HttpVersion::Http2),
@@ -92,6 +115,23 @@ impl HttpBackend for IsahcBackend {
     }
 }
 
+/// A TLS failure explained by a second handshake, when one can be made.
+async fn explained(mut failure: HttpFailure, url: &str, tls: &Arc<TlsDiagnosis>) -> HttpFailure {
+    if !matches!(failure.kind, HttpErrorKind::Tls(TlsFailure::Other)) || tls.proxied {
+        return failure;
+    }
+    let (url, tls) = (url.to_owned(), tls.clone());
+    let diagnosis = smol::unblock(move || {
+        tls_diagnosis::diagnose(&url, &tls.options, tls.trust_pem.as_deref())
+    })
+    .await;
+    if let Some((reason, words)) = diagnosis {
+        failure.message = format!("{reason} ({words})");
+        failure.kind = HttpErrorKind::Tls(reason);
+    }
+    failure
+}
+
 /// What an isahc error means: its kind, its words, and whether the request surely never
 /// reached the server (then it may be sent again).
 pub(crate) fn failure_of(e: &isahc::Error) -> HttpFailure {
@@ -117,32 +157,29 @@ pub(crate) fn failure_of(e: &isahc::Error) -> HttpFailure {
 /// buffer), with a message that says what happened and, where one can, what to do.
 pub(crate) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -> HttpFailure {
     use HttpErrorKind as K;
-    let words = if detail.is_empty() { fallback } else { detail };
-    let (kind, message, unsent) = match code {
-        curl_sys::CURLE_COULDNT_CONNECT => {
-            let refused = words.contains("refused")
-                || words.contains("Couldn't connect")
-                || words.contains("Could not connect");
-            let text = if refused {
-                format!("the connection was refused: nothing accepts connections there ({words})")
-            } else {
-                format!("could not connect ({words})")
-            };
-            (K::ConnectionRefused, text, true)
+    // libcurl's own words, when isahc passed them on (it does not for finished transfers).
+    let said = |text: &str| {
+        if detail.is_empty() {
+            text.to_owned()
+        } else {
+            format!("{text} ({detail})")
         }
-        curl_sys::CURLE_COULDNT_RESOLVE_HOST => (
-            K::NameResolution,
-            format!("the host name does not resolve ({words})"),
+    };
+    let (kind, message, unsent) = match code {
+        curl_sys::CURLE_COULDNT_CONNECT => (
+            K::ConnectionRefused,
+            said("the connection was refused or the host cannot be reached: is the server running, on this port?"),
             true,
         ),
-        curl_sys::CURLE_COULDNT_RESOLVE_PROXY => (
-            K::Proxy,
-            format!("the proxy's host name does not resolve ({words})"),
-            true,
-        ),
+        curl_sys::CURLE_COULDNT_RESOLVE_HOST => {
+            (K::NameResolution, said("the host name does not resolve"), true)
+        }
+        curl_sys::CURLE_COULDNT_RESOLVE_PROXY => {
+            (K::Proxy, said("the proxy's host name does not resolve"), true)
+        }
         curl_sys::CURLE_OPERATION_TIMEDOUT => (
             K::ConnectTimeout,
-            format!("no connection within the connect timeout ({words})"),
+            said("no connection within the connect timeout"),
             true,
         ),
         curl_sys::CURLE_PEER_FAILED_VERIFICATION
@@ -151,48 +188,40 @@ pub(crate) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -
         | curl_sys::CURLE_SSL_CACERT_BADFILE
         | curl_sys::CURLE_SSL_CIPHER
         | curl_sys::CURLE_SSL_ISSUER_ERROR => {
-            let reason = tls_reason(code, words);
-            (K::Tls(reason.clone()), format!("{reason} ({words})"), true)
+            let reason = tls_reason(code, detail);
+            (K::Tls(reason.clone()), said(&reason.to_string()), true)
         }
         curl_sys::CURLE_GOT_NOTHING => (
             K::HeadCutShort,
-            format!("the server closed the connection without a response ({words})"),
+            said("the server closed the connection without a response"),
             false,
         ),
         // 8 is CURLE_WEIRD_SERVER_REPLY (named for FTP in curl-sys).
         curl_sys::CURLE_FTP_WEIRD_SERVER_REPLY | curl_sys::CURLE_UNSUPPORTED_PROTOCOL => (
             K::HeadCutShort,
-            format!("the response head is not HTTP ({words})"),
+            said("the response head is not HTTP"),
             false,
         ),
         // libcurl wanted to send the request again on a new connection and could not (the
         // body cannot be rewound, on purpose): the first connection closed before any answer.
         curl_sys::CURLE_SEND_FAIL_REWIND => (
             K::HeadCutShort,
-            "the connection closed after the request, before any response".to_owned(),
+            said("the connection closed after the request, before any response"),
             false,
         ),
         curl_sys::CURLE_RECV_ERROR | curl_sys::CURLE_SEND_ERROR => (
             K::HeadCutShort,
-            format!("the connection failed before the response head ({words})"),
+            said("the connection failed before the response head"),
             false,
         ),
-        curl_sys::CURLE_PARTIAL_FILE => (
-            K::BodyCutShort,
-            format!("the body was cut short ({words})"),
-            false,
-        ),
-        curl_sys::CURLE_HTTP2 | curl_sys::CURLE_HTTP2_STREAM => (
-            K::HeadCutShort,
-            format!("the HTTP/2 stream failed ({words})"),
-            false,
-        ),
-        curl_sys::CURLE_URL_MALFORMAT => {
-            (K::Other, format!("the URL is not valid ({words})"), true)
+        curl_sys::CURLE_PARTIAL_FILE => (K::BodyCutShort, said("the body was cut short"), false),
+        curl_sys::CURLE_HTTP2 | curl_sys::CURLE_HTTP2_STREAM => {
+            (K::HeadCutShort, said("the HTTP/2 stream failed"), false)
         }
-        _ => (K::Other, words.to_owned(), false),
+        curl_sys::CURLE_URL_MALFORMAT => (K::Other, said("the URL is not valid"), true),
+        _ => (K::Other, said(fallback), false),
     };
-    let kind = if is_proxy_failure(words) && !matches!(kind, K::Tls(_)) {
+    let kind = if is_proxy_failure(detail) && !matches!(kind, K::Tls(_)) {
         K::Proxy
     } else {
         kind
@@ -206,7 +235,8 @@ fn is_proxy_failure(words: &str) -> bool {
     lower.contains("proxy") || lower.contains("connect tunnel")
 }
 
-/// Why a TLS handshake failed, from libcurl's code and the TLS library's words.
+/// Why a TLS handshake failed, from libcurl's code and the TLS library's words (when there are
+/// none, [`TlsFailure::Other`]: the second handshake then tells).
 fn tls_reason(code: curl_sys::CURLcode, words: &str) -> TlsFailure {
     let lower = words.to_ascii_lowercase();
     if code == curl_sys::CURLE_SSL_CERTPROBLEM {

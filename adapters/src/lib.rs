@@ -39,6 +39,7 @@ mod pipe_io;
 mod serve;
 mod spawn;
 mod stderr;
+mod tls_diagnosis;
 mod trace;
 
 use std::sync::Arc;

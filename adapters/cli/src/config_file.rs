@@ -4,7 +4,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
-use mcpwire::config::{InputSpec, LoadedServer, Loader};
+use mcpwire::config::{Host, InputSpec, LoadedServer, Loader};
 
 use super::{exit, Failure};
 
@@ -28,9 +28,9 @@ pub(super) fn server(
     if verbose {
         for f in &loaded.files {
             eprintln!(
-                "· {}: read as {}'s file ({})",
+                "· {}: read as {} ({})",
                 f.path.display(),
-                f.host,
+                whose_file(f.host),
                 f.detection
             );
         }
@@ -71,6 +71,14 @@ pub(super) fn server(
         eprintln!("· {server}");
     }
     Ok(server.clone())
+}
+
+/// The kind of file a host's is, for a sentence: "Cursor's file", "a generic mcpServers file".
+fn whose_file(host: Host) -> String {
+    match host {
+        Host::Generic => host.name().to_owned(),
+        _ => format!("{host}'s file"),
+    }
 }
 
 /// Asks for an input on the terminal (hidden when it is a password).

@@ -154,3 +154,176 @@ fn inputs_need_a_terminal_and_verbose_output_hides_secrets() {
     assert!(err.contains("· demo: stdio `"), "{err}");
     assert!(!err.contains("SECRET-value"), "{err}");
 }
+
+/// One host's file: where it goes (under the project directory, or the home directory for
+/// `~/…`), its text (`{BIN}` stands for this build's `mcpwire` as a JSON string, `{PROJECT}`
+/// for the project directory), the server to run, what `--verbose` says it is read as, and
+/// the era the server is spoken to in.
+struct HostFile {
+    path: &'static str,
+    text: &'static str,
+    server: &'static str,
+    read_as: &'static str,
+    era: &'static str,
+}
+
+const HOST_FILES: &[HostFile] = &[
+    HostFile {
+        path: "~/.config/Claude/claude_desktop_config.json",
+        text: r#"{"mcpServers": {"demo": {"command": {BIN}, "args": ["serve-demo"]}}}"#,
+        server: "demo",
+        read_as: "Claude Desktop's file",
+        era: "stateless",
+    },
+    HostFile {
+        path: ".mcp.json",
+        text: r#"{"mcpServers": {"demo": {"type": "stdio", "command": "${MCPWIRE_TEST_BIN}",
+                  "args": ["${MCPWIRE_TEST_UNSET:-serve-demo}"]}}}"#,
+        server: "demo",
+        read_as: "Claude Code's file",
+        era: "stateless",
+    },
+    HostFile {
+        // The user's file, with this project's own servers under `projects`.
+        path: "~/.claude.json",
+        text: r#"{"projects": {"{PROJECT}": {"mcpServers": {
+                      "local": {"command": {BIN}, "args": ["serve-demo"]}}}},
+                  "mcpServers": {"user": {"command": "no-such-command"}}}"#,
+        server: "local",
+        read_as: "Claude Code's file",
+        era: "stateless",
+    },
+    HostFile {
+        path: ".cursor/mcp.json",
+        text: r#"{"mcpServers": {"demo": {"command": "${env:MCPWIRE_TEST_BIN}",
+                  "args": ["serve-demo"], "env": {"HOME_WAS": "${userHome}"}}}}"#,
+        server: "demo",
+        read_as: "Cursor's file",
+        era: "stateless",
+    },
+    HostFile {
+        path: ".vscode/mcp.json",
+        text: r#"{"inputs": [], "servers": {"demo": {"type": "stdio",
+                  "command": "${env:MCPWIRE_TEST_BIN}", "args": ["serve-demo"],
+                  "cwd": "${workspaceFolder}"}}}"#,
+        server: "demo",
+        read_as: "VS Code's file",
+        era: "stateless",
+    },
+    HostFile {
+        path: "~/.copilot/mcp-config.json",
+        text: r#"{"mcpServers": {"demo": {"type": "local", "command": {BIN},
+                  "args": ["serve-demo"], "tools": ["*"]}}}"#,
+        server: "demo",
+        read_as: "Copilot's file",
+        era: "stateless",
+    },
+    HostFile {
+        path: "~/.codeium/windsurf/mcp_config.json",
+        text: r#"{"mcpServers": {"demo": {"command": "${env:MCPWIRE_TEST_BIN}",
+                  "args": ["serve-demo"]}}}"#,
+        server: "demo",
+        read_as: "Windsurf's file",
+        era: "stateless",
+    },
+    HostFile {
+        // Zed's current form, and its older `command` object.
+        path: ".zed/settings.json",
+        text: r#"{"theme": "One Dark", "context_servers": {
+                  "demo": {"source": "custom", "command": {BIN}, "args": ["serve-demo"]},
+                  "older": {"command": {"path": {BIN}, "args": ["serve-demo"]}}}}"#,
+        server: "demo",
+        read_as: "Zed's file",
+        era: "stateless",
+    },
+    HostFile {
+        path: ".zed/settings.json",
+        text: r#"{"context_servers": {
+                  "older": {"command": {"path": {BIN}, "args": ["serve-demo"], "env": {}}}}}"#,
+        server: "older",
+        read_as: "Zed's file",
+        era: "stateless",
+    },
+    HostFile {
+        path: ".codex/config.toml",
+        text: "model = \"o3\"\n\n[mcp_servers.demo]\ncommand = {BIN}\nargs = [\"serve-demo\"]\n\
+               startup_timeout_sec = 20\n",
+        server: "demo",
+        read_as: "Codex's file",
+        era: "stateless",
+    },
+    HostFile {
+        path: ".gemini/settings.json",
+        text: r#"{"mcpServers": {"demo": {"command": "$MCPWIRE_TEST_BIN", "args": ["serve-demo"],
+                  "timeout": 20000}}}"#,
+        server: "demo",
+        read_as: "Gemini CLI's file",
+        era: "stateless",
+    },
+    HostFile {
+        path: "~/.mcp-inspector/mcp.json",
+        text: r#"{"mcpServers": {"demo": {"command": {BIN}, "args": ["serve-demo"],
+                  "protocolEra": "legacy", "connectionTimeout": 20000}}}"#,
+        server: "demo",
+        read_as: "the MCP Inspector's file",
+        // Its `protocolEra` holds.
+        era: "handshake",
+    },
+    HostFile {
+        path: "~/.config/mcp/mcp.json",
+        text: r#"{"mcpServers": {"demo": {"command": "${MCPWIRE_TEST_BIN}",
+                  "args": ["serve-demo"]}}}"#,
+        server: "demo",
+        read_as: "a generic mcpServers file",
+        era: "stateless",
+    },
+];
+
+#[test]
+fn a_file_of_every_host_s_format_runs_its_server() {
+    let root = config("{}").parent().unwrap().to_owned();
+    let bin = serde_json::to_string(env!("CARGO_BIN_EXE_mcpwire")).unwrap();
+    let mut failures = Vec::new();
+    for (i, f) in HOST_FILES.iter().enumerate() {
+        // Each file in a directory of its own, so that no other host's file is beside it.
+        let base = root.join(format!("case-{i}"));
+        let path = match f.path.strip_prefix("~/") {
+            Some(rest) => base.join("home").join(rest),
+            None => base.join("project").join(f.path),
+        };
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let project = base.join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let body = f
+            .text
+            .replace("{BIN}", &bin)
+            .replace("{PROJECT}", project.to_str().unwrap());
+        std::fs::write(&path, body).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+            .args(["-v", "--config", path.to_str().unwrap()])
+            .args(["--server", f.server, "tools"])
+            .current_dir(&project)
+            .env("HOME", base.join("home"))
+            .env("MCPWIRE_TEST_BIN", env!("CARGO_BIN_EXE_mcpwire"))
+            .env_remove("MCPWIRE_TEST_UNSET")
+            .stdin(Stdio::null())
+            .output()
+            .expect("the binary runs");
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        let read_as = format!(": read as {} (by its name)\n", f.read_as);
+        let era = format!("· ready: {} era", f.era);
+        let listed = ["echo ", "add ", "ask "]
+            .iter()
+            .all(|t| out.lines().any(|l| l.starts_with(t)));
+        if o.status.code() != Some(0) || !listed || !err.contains(&read_as) || !err.contains(&era) {
+            failures.push(format!(
+                "{} ({}, --server {}): exit {:?}\n{out}{err}",
+                f.path,
+                f.read_as,
+                f.server,
+                o.status.code()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -49,6 +49,13 @@ impl HttpTransport {
         each!(self, t => t.protocol())
     }
 
+    /// Tells the transport the time (Streamable HTTP times new exchanges from it).
+    pub(super) fn touch(&mut self, now: Instant) {
+        if let HttpTransport::Streamable(t) = self {
+            t.touch(now);
+        }
+    }
+
     pub(super) fn protocol_mut(&mut self) -> &mut ClientProtocol {
         each!(self, t => t.protocol_mut())
     }

@@ -188,6 +188,15 @@ impl Connection {
         }
     }
 
+    /// The protocol, for a command given at `now` (the HTTP machine times the exchanges it
+    /// starts from it).
+    fn protocol_at(&mut self, now: Instant) -> &mut ClientProtocol {
+        if let Transport::Http(h) = &mut self.transport {
+            h.touch(now);
+        }
+        self.protocol_mut()
+    }
+
     fn protocol_mut(&mut self) -> &mut ClientProtocol {
         self.drained = false;
         match &mut self.transport {
@@ -392,7 +401,7 @@ impl Connection {
         params: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut().request(now, method, params, options)
+        self.protocol_at(now).request(now, method, params, options)
     }
 
     /// One MCP call built with [`McpCall`]: its capability checked, a list read over all its
@@ -404,7 +413,7 @@ impl Connection {
         call: &McpCall,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut().call(now, call, options)
+        self.protocol_at(now).call(now, call, options)
     }
 
     /// `tools/list` over all pages; the call's result is `{"tools": [...]}` (with the smallest
@@ -414,7 +423,7 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut()
+        self.protocol_at(now)
             .call(now, &McpCall::list_tools(), options)
     }
 
@@ -424,7 +433,7 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut()
+        self.protocol_at(now)
             .call(now, &McpCall::list_prompts(), options)
     }
 
@@ -434,7 +443,7 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut()
+        self.protocol_at(now)
             .call(now, &McpCall::list_resources(), options)
     }
 
@@ -444,7 +453,7 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut()
+        self.protocol_at(now)
             .call(now, &McpCall::list_resource_templates(), options)
     }
 
@@ -456,7 +465,7 @@ impl Connection {
         arguments: Option<Value>,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut()
+        self.protocol_at(now)
             .call(now, &McpCall::call_tool(name, arguments), options)
     }
 
@@ -468,7 +477,7 @@ impl Connection {
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut()
+        self.protocol_at(now)
             .call(now, &McpCall::get_prompt(name, arguments), options)
     }
 
@@ -479,13 +488,13 @@ impl Connection {
         uri: &str,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_mut()
+        self.protocol_at(now)
             .call(now, &McpCall::read_resource(uri), options)
     }
 
     /// `ping`: allowed before the handshake completes; gone from the stateless era.
     pub fn ping(&mut self, now: Instant, options: CallOptions) -> Result<CallId, ClientError> {
-        self.protocol_mut().ping(now, options)
+        self.protocol_at(now).ping(now, options)
     }
 
     /// `subscriptions/listen` (stateless era): asks for the notifications named in
@@ -493,7 +502,7 @@ impl Connection {
     /// notifications arrive as [`ServerNotification::ForSubscription`](crate::ServerNotification)
     /// after an acknowledgement; [`cancel`](Self::cancel) ends it.
     pub fn listen(&mut self, now: Instant, notifications: Value) -> Result<CallId, ClientError> {
-        self.protocol_mut().listen(now, notifications)
+        self.protocol_at(now).listen(now, notifications)
     }
 
     /// Sends a notification.
@@ -503,7 +512,7 @@ impl Connection {
         method: &str,
         params: Option<RawJson>,
     ) -> Result<(), ClientError> {
-        self.protocol_mut().notify(now, method, params)
+        self.protocol_at(now).notify(now, method, params)
     }
 
     /// Cancels a call: it ends as cancelled, and the server is told (never for `initialize`).
@@ -513,7 +522,7 @@ impl Connection {
         call: CallId,
         reason: Option<String>,
     ) -> Result<(), ClientError> {
-        self.protocol_mut().cancel(now, call, reason)
+        self.protocol_at(now).cancel(now, call, reason)
     }
 
     /// Answers a server request ([`Event::ServerRequest`]) exactly once, in either era: in the
@@ -525,7 +534,7 @@ impl Connection {
         id: &Id,
         answer: Result<RawJson, ErrorObject>,
     ) -> Result<Responded, ClientError> {
-        self.protocol_mut().respond(now, id, answer)
+        self.protocol_at(now).respond(now, id, answer)
     }
 
     /// Closes the connection from our side: every pending call ends as closed; then, for stdio,

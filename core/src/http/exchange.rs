@@ -69,6 +69,8 @@ pub(crate) struct Exchange {
     pub(crate) body: Body,
     /// The URL, without credentials, for errors.
     pub(crate) url: std::sync::Arc<str>,
+    /// When it fails unless something comes (a head, body bytes), and as what.
+    pub(crate) deadline: Option<(std::time::Instant, HttpErrorKind)>,
 }
 
 /// What a POST is to the connection's start.
@@ -150,6 +152,7 @@ impl Exchange {
             location: None,
             body: Body::Waiting,
             url,
+            deadline: None,
         }
     }
 

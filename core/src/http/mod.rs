@@ -18,6 +18,7 @@ mod session;
 mod stateless;
 mod streams;
 mod switch;
+mod timeouts;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -62,6 +63,8 @@ pub struct HttpClient {
     delete_when_drained: bool,
     /// After a close, when whatever is still in flight (the DELETE) is given up.
     close_deadline: Option<Instant>,
+    /// The latest time given to the machine: new exchanges are timed from it.
+    clock: Option<Instant>,
     /// `initialize` was refused as an older server refuses it, at this time: the connection
     /// moves to the 2024-11-05 HTTP+SSE transport ([`take_switch`](Self::take_switch)).
     wants_sse: Option<Instant>,
@@ -126,6 +129,7 @@ impl HttpClient {
             closing: false,
             delete_when_drained: false,
             close_deadline: None,
+            clock: None,
             wants_sse: None,
             switch_error: None,
         }
@@ -224,7 +228,10 @@ impl HttpClient {
         let id = self.next_exchange;
         self.next_exchange += 1;
         let url = self.shown_url.clone();
-        self.exchanges.insert(id, Exchange::new(kind, sent_in, url));
+        let deadline = self.head_deadline(&kind);
+        let mut exchange = Exchange::new(kind, sent_in, url);
+        exchange.deadline = deadline;
+        self.exchanges.insert(id, exchange);
         self.actions.push_back(HttpAction::Start(HttpRequest {
             exchange: id,
             method,
@@ -411,6 +418,7 @@ impl HttpClient {
                 self.session_refused(now, exchange);
             }
         }
+        self.body_deadline(now, exchange);
         self.after_input(now);
     }
 
@@ -444,6 +452,7 @@ impl HttpClient {
             }
             Body::Waiting | Body::Ignored => {}
         }
+        self.body_deadline(now, exchange);
         self.after_input(now);
     }
 
@@ -669,6 +678,7 @@ impl HttpClient {
     /// After an input: a finished renewal releases what waited for it; then what the protocol
     /// wants sent goes.
     fn after_input(&mut self, now: Instant) {
+        self.touch(now);
         self.settle(now);
         self.flush();
     }
@@ -695,10 +705,15 @@ impl HttpClient {
     /// The earliest deadline: a request's or a resume's.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let close = self.close_deadline.filter(|_| !self.exchanges.is_empty());
-        [self.protocol.poll_timeout(), self.resumes.next_at(), close]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.protocol.poll_timeout(),
+            self.resumes.next_at(),
+            close,
+            self.next_exchange_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Fires what is due: request deadlines, and resumes whose wait is over.
@@ -712,6 +727,8 @@ impl HttpClient {
                 self.abort(id);
             }
         }
+        self.touch(now);
+        self.fire_exchange_deadlines(now);
         self.protocol.handle_timeout(now);
         if self.stateless() {
             self.abort_ended();

@@ -24,6 +24,14 @@ pub struct HttpOptions {
     /// `initialize` failed, before any request succeeded in it) before the connection gives
     /// up and closes (default 3).
     pub renewal_budget: u32,
+    /// How long an exchange that answers no call (a notification or response POSTed, a GET
+    /// stream, the session's DELETE) may wait for its response head (default 30 s; `None`:
+    /// no limit). A call's own answer is bounded by the call's deadlines instead.
+    pub head_timeout: Option<Duration>,
+    /// How long a body read whole (JSON, an error) may go without bytes once its head came
+    /// (default 30 s; `None`: no limit). SSE streams have none: they may be silent while
+    /// their calls run.
+    pub body_idle_timeout: Option<Duration>,
 }
 
 impl Default for HttpOptions {
@@ -35,6 +43,8 @@ impl Default for HttpOptions {
             default_retry: Duration::from_secs(1),
             standalone_stream: true,
             renewal_budget: 3,
+            head_timeout: Some(Duration::from_secs(30)),
+            body_idle_timeout: Some(Duration::from_secs(30)),
         }
     }
 }

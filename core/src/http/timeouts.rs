@@ -1,0 +1,80 @@
+//! The exchange-level deadlines: a response head that does not come, a body whose bytes stop.
+//!
+//! A request's own answer is bounded by its call's deadlines (a server may hold the head of a
+//! JSON answer as long as the tool runs), so the head timeout covers the exchanges that answer
+//! nobody's call: notifications and responses POSTed (a 202 is due at once), GET streams and the
+//! session's DELETE. The idle timeout covers the bodies read whole (JSON and error bodies) from
+//! the head on; an SSE stream may be silent for as long as its calls run, so it has none.
+
+use std::time::Instant;
+
+use super::exchange::{Body, ExchangeKind};
+use super::{ExchangeId, HttpClient};
+use crate::error::{ExchangeFailure, HttpErrorKind};
+
+impl HttpClient {
+    /// Tells the machine the time: the exchanges it starts next are timed from here.
+    pub(crate) fn touch(&mut self, now: Instant) {
+        self.clock = Some(now);
+    }
+
+    /// The head deadline for a new exchange of this kind, if it has one.
+    pub(super) fn head_deadline(&self, kind: &ExchangeKind) -> Option<(Instant, HttpErrorKind)> {
+        let timed = match kind {
+            ExchangeKind::Post { request, .. } => request.is_none(),
+            ExchangeKind::Get { .. } | ExchangeKind::Delete => true,
+        };
+        let at = self.clock? + self.config.head_timeout.filter(|_| timed)?;
+        Some((at, HttpErrorKind::HeadTimeout))
+    }
+
+    /// After a head or a body chunk of `exchange`: a body read whole must keep its bytes
+    /// coming; any other has no deadline of its own.
+    pub(super) fn body_deadline(&mut self, now: Instant, exchange: ExchangeId) {
+        let idle = self.config.body_idle_timeout;
+        let Some(ex) = self.exchanges.get_mut(&exchange) else {
+            return;
+        };
+        ex.deadline = match (&ex.body, idle) {
+            (Body::Json(_) | Body::Error(_), Some(idle)) => {
+                Some((now + idle, HttpErrorKind::BodyTimeout))
+            }
+            _ => None,
+        };
+    }
+
+    /// The earliest exchange deadline.
+    pub(super) fn next_exchange_deadline(&self) -> Option<Instant> {
+        self.exchanges
+            .values()
+            .filter_map(|ex| ex.deadline.as_ref().map(|(at, _)| *at))
+            .min()
+    }
+
+    /// Ends the exchanges whose deadline has passed, as failures of that kind: the driver is
+    /// told to abort them.
+    pub(super) fn fire_exchange_deadlines(&mut self, now: Instant) {
+        let due: Vec<(ExchangeId, HttpErrorKind)> = self
+            .exchanges
+            .iter()
+            .filter_map(|(id, ex)| match &ex.deadline {
+                Some((at, kind)) if *at <= now => Some((*id, kind.clone())),
+                _ => None,
+            })
+            .collect();
+        for (id, kind) in due {
+            let message = match kind {
+                HttpErrorKind::HeadTimeout => format!(
+                    "no response head within {:?}",
+                    self.config.head_timeout.unwrap_or_default()
+                ),
+                _ => format!(
+                    "no body bytes within {:?}",
+                    self.config.body_idle_timeout.unwrap_or_default()
+                ),
+            };
+            self.actions.push_back(super::HttpAction::Abort(id));
+            self.handle_failure(now, id, &ExchangeFailure::new(kind, message));
+        }
+    }
+}

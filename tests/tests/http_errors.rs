@@ -1,0 +1,343 @@
+//! Errors a person can act on: each way an HTTP exchange fails, through real sockets, ends with
+//! its typed kind, words that say what happened, and the URL without its credentials. One
+//! scenario per row of the table in the README ("HTTP errors").
+
+use std::future::Future;
+use std::net::TcpListener;
+use std::time::Duration;
+
+use async_io::Timer;
+use futures_lite::future;
+use mcpwire::core::error::{HttpError, HttpErrorKind};
+use mcpwire::core::{CallError, LocalError};
+use mcpwire::{CallOptions, Client, ConnectOptions, Diagnostic, Era, Error, Event, ServerConfig};
+use mcpwire_tests::fault_http::{FaultServer, Framing, Rule};
+use serde_json::json;
+
+const SESSION: &str = "sess-1";
+const INIT: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fault","version":"1"}}}"#;
+/// Credentials in the URL that no message may show.
+const SECRET_USER: &str = "alice:pa55word@";
+const SECRET_QUERY: &str = "?token=s3cret";
+
+fn result(text: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": "ID", "result": {"content": [{"type": "text", "text": text}]}})
+        .to_string()
+        .replace("\"ID\"", "{{id}}")
+}
+
+/// The scenario's rules, then a handshake-era server with no standalone stream.
+fn script(scenario: Vec<Rule>) -> Vec<Rule> {
+    scenario
+        .into_iter()
+        .chain([
+            Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", SESSION)], INIT),
+            Rule::notifications().status(202),
+            Rule::get().status(405),
+            Rule::delete().status(200),
+            Rule::post("tools/call")
+                .tool("fine")
+                .json(200, &result("ok")),
+        ])
+        .collect()
+}
+
+fn run<T>(f: impl Future<Output = T>) -> T {
+    smol::block_on(future::or(f, async {
+        Timer::after(Duration::from_secs(60)).await;
+        panic!("the scenario did not end within 60 s")
+    }))
+}
+
+/// The server's URL with credentials in it (user info and a secret query parameter).
+fn secret_url(server: &FaultServer) -> String {
+    let url = server.url();
+    let url = url.replacen("http://", &format!("http://{SECRET_USER}"), 1);
+    format!("{url}{SECRET_QUERY}")
+}
+
+fn options() -> ConnectOptions {
+    ConnectOptions {
+        era: Era::Handshake,
+        ..ConnectOptions::default()
+    }
+}
+
+async fn connect(server: &FaultServer, options: ConnectOptions) -> Client {
+    mcpwire::connect_smol(&ServerConfig::http(secret_url(server)), options)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"))
+}
+
+async fn call(client: &Client, tool: &str) -> Result<mcpwire::CallToolResult, Error> {
+    client
+        .call_tool_with(
+            tool,
+            json!({}),
+            CallOptions::default().timeout(Duration::from_secs(10)),
+        )
+        .await
+}
+
+/// No credential of the URL shows in `text`.
+fn no_secrets(text: &str) {
+    for secret in ["pa55word", "alice", "s3cret"] {
+        assert!(!text.contains(secret), "a credential shows: {text}");
+    }
+}
+
+fn http_error(e: &Error) -> &HttpError {
+    let h = match e {
+        Error::Call(CallError::Local(LocalError::Http(h))) => h,
+        Error::Handshake {
+            error: CallError::Local(LocalError::Http(h)),
+            ..
+        } => h,
+        other => panic!("expected an HTTP error, got {other:?}"),
+    };
+    assert!(h.url.starts_with("http://127.0.0.1:"), "{}", h.url);
+    assert!(h.url.contains("token=***"), "{}", h.url);
+    no_secrets(&h.to_string());
+    no_secrets(&format!("{h:?}"));
+    h
+}
+
+/// The reason of a call that may have run (its exchange failed after the request went).
+fn may_have_run(e: &Error) -> String {
+    match e {
+        Error::MayHaveRun { reason, .. } => {
+            no_secrets(reason);
+            reason.to_string()
+        }
+        other => panic!("expected MayHaveRun, got {other:?}"),
+    }
+}
+
+#[test]
+fn connection_refused_names_the_url_and_says_nothing_listens() {
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://{SECRET_USER}127.0.0.1:{port}/mcp{SECRET_QUERY}");
+    run(async {
+        for era in [Era::Auto, Era::Handshake] {
+            let options = ConnectOptions {
+                era,
+                ..ConnectOptions::default()
+            };
+            let e = mcpwire::connect_smol(&ServerConfig::http(url.clone()), options)
+                .await
+                .expect_err("nothing listens");
+            let h = http_error(&e);
+            assert_eq!(h.kind, HttpErrorKind::ConnectionRefused, "{era:?}: {h}");
+            assert_eq!(h.status, None);
+            assert!(h.to_string().contains("refused"), "{h}");
+        }
+    });
+}
+
+#[test]
+fn a_name_that_does_not_resolve_says_so() {
+    run(async {
+        let url = "http://mcpwire-test.invalid/mcp";
+        let e = mcpwire::connect_smol(&ServerConfig::http(url), options())
+            .await
+            .expect_err("no such host");
+        let h = match &e {
+            Error::Handshake {
+                error: CallError::Local(LocalError::Http(h)),
+                ..
+            } => h,
+            other => panic!("expected an HTTP error, got {other:?}"),
+        };
+        assert_eq!(h.kind, HttpErrorKind::NameResolution, "{h}");
+        assert!(h.to_string().contains("does not resolve"), "{h}");
+        assert_eq!(h.url, url);
+    });
+}
+
+#[test]
+fn an_error_status_keeps_its_status_and_body_excerpt() {
+    let server = FaultServer::start(script(vec![Rule::post("tools/call")
+        .tool("boom")
+        .status_with(502, &[("Content-Type", "text/plain")], "upstream exploded")]));
+    run(async {
+        let client = connect(&server, options()).await;
+        let e = call(&client, "boom").await.expect_err("502");
+        let h = http_error(&e);
+        assert_eq!(h.kind, HttpErrorKind::Status);
+        assert_eq!(h.status, Some(502));
+        assert_eq!(h.body_excerpt, "upstream exploded");
+        assert!(
+            h.to_string().starts_with("HTTP 502 from http://127.0.0.1:"),
+            "{h}"
+        );
+        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_redirect_is_not_followed_and_its_location_is_shown() {
+    let server = FaultServer::start(script(vec![Rule::post("tools/call")
+        .tool("moved")
+        .status_with(
+            307,
+            &[(
+                "Location",
+                "https://bob:hunter2@elsewhere.example/mcp?api_key=k",
+            )],
+            "",
+        )]));
+    run(async {
+        let client = connect(&server, options()).await;
+        let e = call(&client, "moved").await.expect_err("307");
+        let h = http_error(&e);
+        assert_eq!(
+            h.kind,
+            HttpErrorKind::Redirect {
+                location: Some("https://elsewhere.example/mcp?api_key=***".into())
+            }
+        );
+        let text = h.to_string();
+        assert!(
+            text.contains(
+                "to https://elsewhere.example/mcp?api_key=***; redirects are not followed"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("hunter2"), "{text}");
+        // Not followed: the one tools/call went to our server only.
+        let calls = server
+            .requests()
+            .iter()
+            .filter(|r| r.rpc_method().as_deref() == Some("tools/call"))
+            .count();
+        assert_eq!(calls, 1);
+        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_body_that_is_not_what_its_content_type_says() {
+    let server = FaultServer::start(script(vec![
+        Rule::post("tools/call")
+            .tool("liar")
+            .json(200, "<html>not json</html>"),
+        Rule::post("tools/call").tool("blob").status_with(
+            200,
+            &[("Content-Type", "application/octet-stream")],
+            "xx",
+        ),
+    ]));
+    run(async {
+        let client = connect(&server, options()).await;
+        let e = call(&client, "liar").await.expect_err("not JSON");
+        let h = http_error(&e);
+        assert_eq!(h.kind, HttpErrorKind::BadBody, "{h}");
+        assert_eq!(h.body_excerpt, "<html>not json</html>");
+        let e = call(&client, "blob")
+            .await
+            .expect_err("not a content type we read");
+        let h = http_error(&e);
+        assert_eq!(h.kind, HttpErrorKind::ContentType, "{h}");
+        assert!(h.to_string().contains("application/octet-stream"), "{h}");
+        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_head_cut_short_may_have_run_and_says_where_it_broke() {
+    let server = FaultServer::start(script(vec![Rule::post("tools/call")
+        .tool("half")
+        .once()
+        .raw("HTTP/1.1 2")
+        .close()]));
+    run(async {
+        let client = connect(&server, options()).await;
+        let e = call(&client, "half").await.expect_err("cut");
+        let reason = may_have_run(&e);
+        assert!(
+            ["before the response head", "without a response", "before any response"]
+                .iter()
+                .any(|w| reason.contains(w)),
+            "{reason}"
+        );
+        assert!(reason.contains("http://127.0.0.1:"), "{reason}");
+        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_body_reset_midway_may_have_run() {
+    let server = FaultServer::start(script(vec![Rule::post("tools/call")
+        .tool("reset")
+        .once()
+        .head_with(
+            200,
+            &[("Content-Type", "application/json")],
+            Framing::FixedLength(400),
+        )
+        .body(r#"{"jsonrpc":"2.0","#)
+        .close()]));
+    run(async {
+        let client = connect(&server, options()).await;
+        let e = call(&client, "reset").await.expect_err("cut");
+        let reason = may_have_run(&e);
+        assert!(reason.contains("the body was cut short"), "{reason}");
+        assert!(reason.contains("http://127.0.0.1:"), "{reason}");
+        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_body_whose_bytes_stop_ends_at_the_idle_timeout() {
+    let server = FaultServer::start(script(vec![Rule::post("tools/call")
+        .tool("stall")
+        .once()
+        .head_with(
+            200,
+            &[("Content-Type", "application/json")],
+            Framing::FixedLength(400),
+        )
+        .body(r#"{"jsonrpc":"2.0","#)
+        .silent()]));
+    let mut options = options();
+    options.http.body_idle_timeout = Some(Duration::from_millis(300));
+    run(async {
+        let client = connect(&server, options).await;
+        let e = call(&client, "stall").await.expect_err("stalled");
+        // The call's own deadline (10 s) did not end it: the body's idle timeout did.
+        let reason = may_have_run(&e);
+        assert!(reason.contains("no body bytes within 300ms"), "{reason}");
+        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_notification_with_no_response_head_ends_at_the_head_timeout() {
+    // The first notification (`notifications/initialized`) gets no answer at all.
+    let server = FaultServer::start(script(vec![Rule::notifications().once().silent()]));
+    let mut options = options();
+    options.http.head_timeout = Some(Duration::from_millis(300));
+    run(async {
+        let client = connect(&server, options).await;
+        let mut events = client.events();
+        let note = loop {
+            match events.next().await.expect("an event") {
+                Event::Diagnostic(Diagnostic::Http(note)) if note.contains("head") => break note,
+                _ => continue,
+            }
+        };
+        assert!(note.contains("no response head within 300ms"), "{note}");
+        no_secrets(&note);
+        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
+        client.close().await;
+    });
+}
