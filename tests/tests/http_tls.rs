@@ -184,6 +184,62 @@ fn an_extra_ca_file_or_pem_is_trusted_beside_the_platform_roots() {
     });
 }
 
+/// The platform's roots stay trusted beside an extra CA. The "platform" here is a CA bundle
+/// named by `SSL_CERT_FILE` (read by the extra-CA path and, on Linux, by the platform verifier
+/// used without one); a child run of this test binary gets it, since the variable is read per
+/// process. The server's certificate is signed by the unrelated CA that this bundle holds,
+/// while the extra CA is the test CA: the connection works only if both are trusted together.
+#[test]
+fn the_system_bundle_stays_trusted_beside_an_extra_ca() {
+    if peers_skipped("the_system_bundle_stays_trusted_beside_an_extra_ca") {
+        return;
+    }
+    let certs = TlsCerts::generate();
+    let peer = python_https(&certs, "unknown-issuer", None);
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "system_bundle_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("SSL_CERT_FILE", certs.file("other-ca.pem"))
+        .env(CHILD_URL, peer.url())
+        .env(CHILD_CA, certs.ca())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("1 passed") && stderr.contains("connected"),
+        "the child run failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}
+
+const CHILD_URL: &str = "MCPWIRE_TLS_TEST_CHILD_URL";
+const CHILD_CA: &str = "MCPWIRE_TLS_TEST_CHILD_CA";
+
+/// The child run of [`the_system_bundle_stays_trusted_beside_an_extra_ca`]; does nothing in
+/// an ordinary run (without its variables).
+#[test]
+fn system_bundle_child() {
+    let (Some(url), Some(ca)) = (std::env::var_os(CHILD_URL), std::env::var_os(CHILD_CA)) else {
+        return;
+    };
+    let url = url.into_string().unwrap();
+    smol::block_on(async {
+        let mut options = ConnectOptions::default();
+        options.http_client.tls.extra_ca_files = vec![ca.into()];
+        use_server(&url, options).await;
+        eprintln!("connected with an extra CA beside SSL_CERT_FILE");
+        if cfg!(target_os = "linux") {
+            use_server(&url, ConnectOptions::default()).await;
+            eprintln!("connected with the platform verifier reading SSL_CERT_FILE");
+        }
+    });
+}
+
 /// A server with the bad certificate `server` is refused even with the test CA trusted, before
 /// any request reaches it, and accepted with `danger_accept_invalid_certificates` (both eras).
 fn bad_certificate_is_refused(server: &str) {
