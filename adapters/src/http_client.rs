@@ -28,7 +28,8 @@ pub struct HttpClientOptions {
     /// How long a TCP connect and TLS handshake may take (default 10 s): libcurl's timeout,
     /// reported as [`HttpFailureKind::ConnectTimeout`](crate::core::HttpFailureKind).
     pub connect_timeout: Duration,
-    /// How long an idle connection stays in the pool for reuse (default 60 s).
+    /// How long an idle connection stays in the pool for reuse (default 60 s; libcurl counts
+    /// whole seconds, so it is rounded up to one at least).
     pub idle_connection_lifetime: Duration,
 }
 
@@ -143,7 +144,10 @@ impl HttpClientOptions {
         use isahc::config::{Configurable, RedirectPolicy, VersionNegotiation};
         let mut builder = isahc::HttpClient::builder()
             .max_connections_per_host(self.max_connections_per_host.max(1))
-            .connection_cache_ttl(self.idle_connection_lifetime)
+            .connection_cache_ttl(
+                Duration::from_secs(self.idle_connection_lifetime.as_secs_f64().ceil() as u64)
+                    .max(Duration::from_secs(1)),
+            )
             .connect_timeout(self.connect_timeout)
             // A redirect is reported with its location, never followed: a POST must not be
             // sent again somewhere else behind the caller's back.

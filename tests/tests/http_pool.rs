@@ -1,0 +1,168 @@
+//! The HTTP pool's hidden states, read from counters and the exchange observer, never from
+//! timing: requests beyond the connection limit wait in a queue that can be counted, a
+//! keep-alive connection is reused, and a request that surely never left is sent once more.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_io::Timer;
+use futures_lite::future;
+use mcpwire::core::error::HttpErrorKind;
+use mcpwire::core::{CallError, LocalError};
+use mcpwire::{
+    CallOptions, Client, ConnectOptions, Era, Error, HttpClientOptions, HttpExchangeNote,
+    ServerConfig,
+};
+use mcpwire_tests::fault_http::{FaultServer, Rule};
+use serde_json::json;
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fault","version":"1"}}}"#;
+
+fn result(text: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": "ID", "result": {"content": [{"type": "text", "text": text}]}})
+        .to_string()
+        .replace("\"ID\"", "{{id}}")
+}
+
+fn server() -> FaultServer {
+    FaultServer::start(vec![
+        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", "s-1")], INIT),
+        Rule::notifications().status(202),
+        Rule::get().status(405),
+        Rule::delete().status(200),
+        Rule::post("tools/call")
+            .tool("slow")
+            .pause(Duration::from_millis(500))
+            .json(200, &result("slow")),
+        Rule::post("tools/call")
+            .tool("fine")
+            .json(200, &result("ok")),
+    ])
+}
+
+fn run<T>(f: impl Future<Output = T>) -> T {
+    smol::block_on(future::or(f, async {
+        Timer::after(Duration::from_secs(60)).await;
+        panic!("the scenario did not end within 60 s")
+    }))
+}
+
+async fn connect(server: &FaultServer, options: ConnectOptions) -> Client {
+    let options = ConnectOptions {
+        era: Era::Handshake,
+        ..options
+    };
+    mcpwire::connect_smol(&ServerConfig::http(server.url()), options)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"))
+}
+
+async fn call(client: &Client, tool: &str) -> Result<mcpwire::CallToolResult, Error> {
+    client
+        .call_tool_with(
+            tool,
+            json!({}),
+            CallOptions::default().timeout(Duration::from_secs(20)),
+        )
+        .await
+}
+
+#[test]
+fn requests_beyond_the_connection_limit_wait_in_a_counted_queue() {
+    let server = server();
+    let notes: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let seen = notes.clone();
+    let mut http_client = HttpClientOptions::default();
+    http_client.max_connections_per_host = 2;
+    let options = ConnectOptions {
+        http_client,
+        on_http_exchange: Some(Arc::new(move |note: &HttpExchangeNote| {
+            if let HttpExchangeNote::Queued { waiting, .. } = note {
+                seen.lock().unwrap().push(*waiting);
+            }
+        })),
+        ..ConnectOptions::default()
+    };
+    run(async {
+        let client = connect(&server, options).await;
+        // The handshake's own exchanges (the notification, the GET) are over first.
+        while client
+            .http_counters()
+            .expect("an HTTP connection")
+            .in_flight
+            > 0
+        {
+            Timer::after(Duration::from_millis(10)).await;
+        }
+        assert_eq!(client.http_counters().unwrap().queued_total, 0);
+        // All six go at once: two take the connections, four wait.
+        let tasks: Vec<_> = (0..6)
+            .map(|_| {
+                let client = client.clone();
+                smol::spawn(async move { call(&client, "slow").await })
+            })
+            .collect();
+        for task in tasks {
+            assert_eq!(task.await.expect("answered").text(), "slow");
+        }
+        let after = client.http_counters().expect("an HTTP connection");
+        assert_eq!(after.queued_total, 4, "{after:?}");
+        assert_eq!(after.queued_peak, 4, "{after:?}");
+        assert_eq!((after.queued, after.in_flight), (0, 0), "{after:?}");
+        assert_eq!(*notes.lock().unwrap(), vec![1, 2, 3, 4]);
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_keep_alive_connection_is_reused_and_counted() {
+    let server = server();
+    run(async {
+        let client = connect(&server, ConnectOptions::default()).await;
+        for _ in 0..5 {
+            assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
+        }
+        let counters = client.http_counters().expect("an HTTP connection");
+        assert!(counters.reused_connections >= 5, "{counters:?}");
+        assert!(counters.connections >= 1, "{counters:?}");
+        assert!(
+            counters.connections <= server.connections() as u64,
+            "{counters:?} vs {} accepted",
+            server.connections()
+        );
+        assert_eq!(counters.http2_responses, 0);
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_request_that_never_left_is_sent_once_more_and_counted() {
+    let server = server();
+    run(async {
+        let client = connect(&server, ConnectOptions::default()).await;
+        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
+        let before = client.http_counters().expect("an HTTP connection");
+        drop(server);
+        // libcurl checks a pooled connection for a close by the server only when its last
+        // check is a second old; before that a request on it may have reached the server
+        // (and is reported so). After it, the closed connection is seen and a new one tried.
+        Timer::after(Duration::from_millis(1100)).await;
+        let e = call(&client, "fine")
+            .await
+            .expect_err("nothing listens now");
+        let Error::Call(CallError::Local(LocalError::Http(h))) = &e else {
+            panic!("expected an HTTP error, got {e:?}")
+        };
+        assert_eq!(h.kind, HttpErrorKind::ConnectionRefused, "{h}");
+        let after = client.http_counters().expect("an HTTP connection");
+        // Refused twice: the first attempt, and the one more it earned by never leaving.
+        assert_eq!(
+            after.unsent_failures - before.unsent_failures,
+            2,
+            "{after:?}"
+        );
+        assert_eq!(after.started - before.started, 2, "{after:?}");
+        client.close().await;
+    });
+}
