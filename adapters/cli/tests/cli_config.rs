@@ -299,16 +299,36 @@ fn a_file_of_every_host_s_format_runs_its_server() {
             .replace("{BIN}", &bin)
             .replace("{PROJECT}", project.to_str().unwrap());
         std::fs::write(&path, body).unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
-            .args(["-v", "--config", path.to_str().unwrap()])
-            .args(["--server", f.server, "tools"])
-            .current_dir(&project)
-            .env("HOME", base.join("home"))
-            .env("MCPWIRE_TEST_BIN", env!("CARGO_BIN_EXE_mcpwire"))
-            .env_remove("MCPWIRE_TEST_UNSET")
-            .stdin(Stdio::null())
-            .output()
-            .expect("the binary runs");
+        let file = path.to_str().unwrap();
+        let run = |args: &[&str]| {
+            Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+                .args(args)
+                .current_dir(&project)
+                .env("HOME", base.join("home"))
+                .env("MCPWIRE_TEST_BIN", env!("CARGO_BIN_EXE_mcpwire"))
+                .env_remove("MCPWIRE_TEST_UNSET")
+                .stdin(Stdio::null())
+                .output()
+                .expect("the binary runs")
+        };
+        // `servers` lists it…
+        let o = run(&["servers", "--json", "--config", file]);
+        let listed = serde_json::from_slice::<serde_json::Value>(&o.stdout)
+            .ok()
+            .and_then(|v| v["servers"].as_array().cloned())
+            .is_some_and(|l| l.iter().any(|s| s["name"] == f.server));
+        if !listed {
+            failures.push(format!(
+                "{} ({}): `servers` does not list {}:\n{}{}",
+                f.path,
+                f.read_as,
+                f.server,
+                text(&o.stdout),
+                text(&o.stderr)
+            ));
+        }
+        // …and `--server NAME` runs it.
+        let o = run(&["-v", "--config", file, "--server", f.server, "tools"]);
         let (out, err) = (text(&o.stdout), text(&o.stderr));
         let read_as = format!(": read as {} (by its name)\n", f.read_as);
         let era = format!("· ready: {} era", f.era);
