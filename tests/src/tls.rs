@@ -110,3 +110,27 @@ pub fn python_https(certs: &TlsCerts, server: &str, client_ca: Option<&str>) -> 
     let url = format!("https://127.0.0.1:{port}/mcp");
     HttpPeer::spawn(command, url, "Uvicorn running on")
 }
+
+/// A TLS endpoint on a free port of 127.0.0.1 that only makes handshakes, with the server
+/// certificate `server` and, with `client_ca`, requiring a client certificate signed by it
+/// (`py_tls_server.py --handshake-only`): unlike the MCP server under uvicorn, it sends the TLS
+/// alert when it refuses one. It logs `py_tls_server: refused: ...` or `py_tls_server:
+/// handshake done` per connection. The guard's [`HttpPeer::url`] is
+/// `https://127.0.0.1:PORT/mcp`.
+pub fn tls_handshake_only(certs: &TlsCerts, server: &str, client_ca: Option<&str>) -> HttpPeer {
+    let python = python();
+    let port = free_port();
+    let mut command = std::process::Command::new(python);
+    command
+        .arg(peers_dir().join("py_tls_server.py"))
+        .args(["--handshake-only", "--port", &port.to_string()])
+        .arg("--cert")
+        .arg(certs.file(&format!("{server}.pem")))
+        .arg("--key")
+        .arg(certs.file(&format!("{server}-key.pem")));
+    if let Some(ca) = client_ca {
+        command.arg("--client-ca").arg(certs.file(ca));
+    }
+    let url = format!("https://127.0.0.1:{port}/mcp");
+    HttpPeer::spawn(command, url, "py_tls_server: listening")
+}
