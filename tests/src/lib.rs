@@ -8,6 +8,7 @@
 
 pub mod fault_http;
 pub mod h2;
+pub mod proxy;
 pub mod session_soak;
 pub mod tls;
 

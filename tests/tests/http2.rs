@@ -276,7 +276,13 @@ fn fifty_concurrent_calls_share_one_http2_connection() {
         // At most 16 connections (one of them holding the standalone GET stream): the rest
         // waited in the client's queue, each announced to the exchange observer.
         assert!(all.len() <= 16, "{all:?}");
-        assert_eq!(counters.connections, all.len() as u64, "{counters:?}");
+        // The client saw the connections of its responses so far (the DELETE at close may
+        // open one more, after this reading).
+        assert!(
+            (used as u64..=all.len() as u64).contains(&counters.connections),
+            "{counters:?}: {used} connections for the calls, {} in all",
+            all.len()
+        );
         assert_eq!(counters.http2_responses, 0, "{counters:?}");
         assert!(counters.queued_total > 0, "{counters:?}");
         let queued = notes

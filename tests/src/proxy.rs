@@ -1,0 +1,446 @@
+//! A small loopback HTTP proxy on raw TCP, to see which requests a client sends through a
+//! proxy and how.
+//!
+//! It listens on `127.0.0.1` at a free port and serves each client connection on its own thread:
+//!
+//! - `CONNECT host:port` opens a tunnel (counted in [`ProxyCounts::tunnels`]): it answers
+//!   `200 Connection Established` and copies bytes both ways until either side closes;
+//! - an absolute-form request (`POST http://127.0.0.1:PORT/mcp HTTP/1.1`, counted in
+//!   [`ProxyCounts::requests`]) is forwarded on a new connection to the origin, in origin form,
+//!   with the client's headers except the hop-by-hop ones and with `Connection: close`; the
+//!   response is relayed as it comes, byte for byte (so a streamed SSE or chunked body streams
+//!   through), with `Connection: close` in its head, and the client connection is closed after
+//!   it.
+//!
+//! Only loopback targets (`127.0.0.1`, `localhost`, `[::1]`) are reached; any other gets `403`.
+//! Each request line is kept ([`Proxy::log`]). Dropping the proxy stops it: the listener and
+//! every socket are shut down and the threads joined within about two seconds (a thread that
+//! does not end by then is left detached, its sockets shut).
+//!
+//! ```no_run
+//! use mcpwire_tests::proxy::Proxy;
+//! let proxy = Proxy::start();
+//! println!("{}", proxy.url()); // http://127.0.0.1:PORT
+//! assert_eq!(proxy.counts().requests, 0);
+//! ```
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How often blocked reads look at the stop flag.
+const TICK: Duration = Duration::from_millis(25);
+/// How long a drop waits for the connection threads.
+const STOP_WAIT: Duration = Duration::from_secs(2);
+/// The largest request or response head accepted.
+const MAX_HEAD: usize = 64 * 1024;
+/// How long connecting to the origin may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one write may stay blocked by a peer that does not read.
+const WRITE_PATIENCE: Duration = Duration::from_secs(10);
+
+/// What the proxy has seen so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProxyCounts {
+    /// Client connections accepted.
+    pub connections: u64,
+    /// `CONNECT` tunnels opened.
+    pub tunnels: u64,
+    /// Absolute-form requests forwarded (or refused: see [`Proxy::log`]).
+    pub requests: u64,
+}
+
+#[derive(Default)]
+struct State {
+    counts: ProxyCounts,
+    log: Vec<String>,
+    /// The sockets of each connection being served, by its index.
+    sockets: Vec<(usize, TcpStream)>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+struct Shared {
+    stop: AtomicBool,
+    state: Mutex<State>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Keeps a clone of connection `index`'s socket `s` so that a drop can shut it down.
+    fn track(&self, index: usize, s: &TcpStream) {
+        if let Ok(clone) = s.try_clone() {
+            self.lock().sockets.push((index, clone));
+        }
+    }
+
+    /// Shuts down connection `index`'s sockets (which ends its helper threads) and forgets them.
+    fn finish(&self, index: usize) {
+        let mut st = self.lock();
+        st.sockets.retain(|(i, s)| {
+            if *i == index {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+            *i != index
+        });
+    }
+
+    fn spawn(self: &Arc<Self>, name: String, f: impl FnOnce() + Send + 'static) {
+        if let Ok(t) = std::thread::Builder::new().name(name).spawn(f) {
+            self.lock().threads.push(t);
+        }
+    }
+}
+
+/// The proxy; stops when dropped.
+pub struct Proxy {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proxy")
+            .field("addr", &self.addr)
+            .field("counts", &self.counts())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Proxy {
+    /// Starts the proxy on `127.0.0.1` at a free port.
+    pub fn start() -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let shared = Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            state: Mutex::new(State::default()),
+        });
+        let s = shared.clone();
+        let accept = std::thread::Builder::new()
+            .name("proxy-accept".into())
+            .spawn(move || accept_loop(listener, s))
+            .expect("spawn the accept thread");
+        Proxy {
+            addr,
+            shared,
+            accept: Some(accept),
+        }
+    }
+
+    /// Its address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Its URL, for a client's proxy setting: `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// What it has seen so far.
+    pub fn counts(&self) -> ProxyCounts {
+        self.shared.lock().counts.clone()
+    }
+
+    /// Each request line so far (`CONNECT 127.0.0.1:4433 HTTP/1.1`,
+    /// `POST http://127.0.0.1:8000/mcp HTTP/1.1`), with ` -> 403` and the like appended when
+    /// the proxy refused it.
+    pub fn log(&self) -> Vec<String> {
+        self.shared.lock().log.clone()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        // Wake the blocking accept.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(500));
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+        let deadline = Instant::now() + STOP_WAIT;
+        loop {
+            let (sockets, threads) = {
+                let mut st = self.shared.lock();
+                (
+                    std::mem::take(&mut st.sockets),
+                    std::mem::take(&mut st.threads),
+                )
+            };
+            for (_, s) in &sockets {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+            if threads.is_empty() {
+                break;
+            }
+            let mut running = threads;
+            while !running.is_empty() && Instant::now() < deadline {
+                let (done, rest): (Vec<_>, Vec<_>) =
+                    running.into_iter().partition(|t| t.is_finished());
+                for t in done {
+                    let _ = t.join();
+                }
+                running = rest;
+                if !running.is_empty() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            if Instant::now() >= deadline {
+                // Whatever is left is detached: its sockets are shut down.
+                break;
+            }
+        }
+    }
+}
+
+fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    for (index, conn) in listener.incoming().enumerate() {
+        if shared.stopped() {
+            return;
+        }
+        let Ok(stream) = conn else { continue };
+        let _ = stream.set_nodelay(true);
+        shared.lock().counts.connections += 1;
+        shared.track(index, &stream);
+        let s = shared.clone();
+        shared.spawn(format!("proxy-conn-{index}"), move || {
+            if let Err(e) = serve(stream, &s, index) {
+                if !s.stopped() {
+                    s.lock().log.push(format!("connection {index}: {e}"));
+                }
+            }
+            s.finish(index);
+        });
+    }
+}
+
+/// A request or response head: its first line and headers, and the bytes read past it.
+struct Head {
+    line: String,
+    headers: Vec<(String, String)>,
+    rest: Vec<u8>,
+}
+
+/// Reads a head (up to the blank line); `None` when the peer closed before sending one.
+fn read_head(stream: &mut TcpStream, shared: &Shared) -> io::Result<Option<Head>> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(io::Error::other("head too large"));
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) if buf.is_empty() => return Ok(None),
+            Ok(0) => return Err(io::Error::other("closed in the middle of the head")),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if is_timeout(&e) => {
+                if shared.stopped() {
+                    return Ok(None);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let text = String::from_utf8_lossy(&buf[..end]).into_owned();
+    let mut lines = text.split("\r\n");
+    let line = lines.next().unwrap_or_default().to_owned();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    Ok(Some(Head {
+        line,
+        headers,
+        rest: buf[end + 4..].to_vec(),
+    }))
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
+}
+
+/// Writes all of `data`, waiting out timeouts up to [`WRITE_PATIENCE`].
+fn write_all(stream: &mut TcpStream, mut data: &[u8], shared: &Shared) -> io::Result<()> {
+    let deadline = Instant::now() + WRITE_PATIENCE;
+    while !data.is_empty() {
+        match stream.write(data) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => data = &data[n..],
+            Err(e) if is_timeout(&e) => {
+                if shared.stopped() || Instant::now() >= deadline {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Copies `from` to `to` until `from` ends (or the proxy stops), then shuts `to`'s writing
+/// side.
+fn pipe(mut from: TcpStream, mut to: TcpStream, shared: &Shared) {
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                if write_all(&mut to, &buf[..n], shared).is_err() {
+                    break;
+                }
+            }
+            Err(e) if is_timeout(&e) => {
+                if shared.stopped() {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    let _ = to.shutdown(Shutdown::Write);
+}
+
+/// Whether `authority` (`host:port`) names this machine.
+fn loopback(authority: &str) -> bool {
+    let host = match authority.rsplit_once(':') {
+        Some((host, port)) if port.parse::<u16>().is_ok() => host,
+        _ => return false,
+    };
+    matches!(host, "127.0.0.1" | "localhost" | "[::1]")
+}
+
+fn connect_origin(authority: &str, shared: &Shared, index: usize) -> io::Result<TcpStream> {
+    let addr = std::net::ToSocketAddrs::to_socket_addrs(authority)?
+        .next()
+        .ok_or_else(|| io::Error::other("no address"))?;
+    let s = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT)?;
+    let _ = s.set_nodelay(true);
+    let _ = s.set_read_timeout(Some(TICK));
+    let _ = s.set_write_timeout(Some(TICK));
+    shared.track(index, &s);
+    Ok(s)
+}
+
+fn refuse(client: &mut TcpStream, shared: &Shared, line: &str, status: &str) -> io::Result<()> {
+    shared.lock().log.push(format!("{line} -> {status}"));
+    let answer = format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    write_all(client, answer.as_bytes(), shared)
+}
+
+/// Serves one client connection: one CONNECT tunnel or one forwarded request. Its sockets are
+/// shut down afterwards (by the caller), which ends the helper thread copying the other way.
+fn serve(mut client: TcpStream, shared: &Arc<Shared>, index: usize) -> io::Result<()> {
+    let _ = client.set_read_timeout(Some(TICK));
+    let _ = client.set_write_timeout(Some(TICK));
+    let Some(head) = read_head(&mut client, shared)? else {
+        return Ok(());
+    };
+    let mut parts = head.line.split_whitespace();
+    let (method, target) = (
+        parts.next().unwrap_or_default().to_owned(),
+        parts.next().unwrap_or_default().to_owned(),
+    );
+
+    if method.eq_ignore_ascii_case("CONNECT") {
+        if !loopback(&target) {
+            return refuse(&mut client, shared, &head.line, "403 Forbidden");
+        }
+        {
+            let mut st = shared.lock();
+            st.counts.tunnels += 1;
+            st.log.push(head.line.clone());
+        }
+        let mut origin = match connect_origin(&target, shared, index) {
+            Ok(o) => o,
+            Err(_) => return refuse(&mut client, shared, &head.line, "502 Bad Gateway"),
+        };
+        write_all(
+            &mut client,
+            b"HTTP/1.1 200 Connection Established\r\n\r\n",
+            shared,
+        )?;
+        write_all(&mut origin, &head.rest, shared)?;
+        let (c, o) = (client.try_clone()?, origin.try_clone()?);
+        let s = shared.clone();
+        shared.spawn(format!("proxy-tunnel-up-{index}"), move || pipe(c, o, &s));
+        pipe(origin, client, shared);
+        return Ok(());
+    }
+
+    // An absolute-form request: http://authority/path.
+    shared.lock().counts.requests += 1;
+    let Some(after_scheme) = target.strip_prefix("http://") else {
+        return refuse(&mut client, shared, &head.line, "400 Bad Request");
+    };
+    let (authority, path) = match after_scheme.find('/') {
+        Some(i) => after_scheme.split_at(i),
+        None => (after_scheme, "/"),
+    };
+    if !loopback(authority) {
+        return refuse(&mut client, shared, &head.line, "403 Forbidden");
+    }
+    shared.lock().log.push(head.line.clone());
+    let mut origin = match connect_origin(authority, shared, index) {
+        Ok(o) => o,
+        Err(_) => return refuse(&mut client, shared, &head.line, "502 Bad Gateway"),
+    };
+    let version = parts.next().unwrap_or("HTTP/1.1");
+    let mut out = format!("{method} {path} {version}\r\n");
+    for (k, v) in &head.headers {
+        let hop = [
+            "connection",
+            "proxy-connection",
+            "keep-alive",
+            "proxy-authorization",
+        ]
+        .iter()
+        .any(|h| k.eq_ignore_ascii_case(h));
+        if !hop {
+            out.push_str(&format!("{k}: {v}\r\n"));
+        }
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    write_all(&mut origin, out.as_bytes(), shared)?;
+    write_all(&mut origin, &head.rest, shared)?;
+    // The rest of the body (and nothing else: the client reads our `Connection: close`).
+    let (c, o) = (client.try_clone()?, origin.try_clone()?);
+    let s = shared.clone();
+    shared.spawn(format!("proxy-body-{index}"), move || pipe(c, o, &s));
+
+    // The response: its head with `Connection: close`, then the rest as it comes.
+    let Some(answer) = read_head(&mut origin, shared)? else {
+        return Ok(());
+    };
+    let mut out = format!("{}\r\n", answer.line);
+    for (k, v) in &answer.headers {
+        let hop = ["connection", "keep-alive"]
+            .iter()
+            .any(|h| k.eq_ignore_ascii_case(h));
+        if !hop {
+            out.push_str(&format!("{k}: {v}\r\n"));
+        }
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    write_all(&mut client, out.as_bytes(), shared)?;
+    write_all(&mut client, &answer.rest, shared)?;
+    let to_client = client.try_clone()?;
+    pipe(origin, to_client, shared);
+    Ok(())
+}

@@ -1,0 +1,271 @@
+//! Proxies set in the client's options (`ProxySetting::Url`), through a loopback proxy that
+//! counts what goes through it: plain `http://` requests in absolute form, `https://` in a
+//! CONNECT tunnel (HTTP/2 inside it), hosts on the no-proxy list reached directly, a proxy that
+//! is not there. The proxy from the environment is tested in `http_proxy_env.rs`, alone in its
+//! binary since it sets environment variables.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_io::Timer;
+use futures_lite::future;
+use mcpwire::{
+    CallOptions, Client, ConnectOptions, Era, HttpClientOptions, HttpExchangeNote, HttpVersion,
+    HttpVersionChoice, ProxySetting, ServerConfig,
+};
+use mcpwire_tests::h2::python_h2;
+use mcpwire_tests::proxy::Proxy;
+use mcpwire_tests::{peers_skipped, python_http};
+use serde_json::json;
+
+type Notes = Arc<Mutex<Vec<HttpExchangeNote>>>;
+
+fn within_a_minute<F: std::future::Future<Output = ()>>(test: F) {
+    smol::block_on(future::or(test, async {
+        Timer::after(Duration::from_secs(60)).await;
+        panic!("not done within 60 s")
+    }))
+}
+
+fn through(proxy: &Proxy, no_proxy: &[&str]) -> ProxySetting {
+    ProxySetting::Url {
+        url: proxy.url(),
+        no_proxy: no_proxy.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+async fn connect(
+    config: &ServerConfig,
+    http_client: HttpClientOptions,
+    era: Era,
+) -> (Client, Notes) {
+    let notes: Notes = Arc::default();
+    let tap = notes.clone();
+    let options = ConnectOptions {
+        era,
+        http_client,
+        on_http_exchange: Some(Arc::new(move |note: &HttpExchangeNote| {
+            tap.lock().unwrap().push(note.clone())
+        })),
+        ..ConnectOptions::default()
+    };
+    let client = mcpwire::connect_smol(config, options)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    (client, notes)
+}
+
+/// A list, a call, a call whose progress streams on SSE.
+async fn exercise(client: &Client) {
+    let tools = client.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "add"));
+    let r = client
+        .call_tool("add", json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "42");
+    let steps = Arc::new(Mutex::new(0));
+    let st = steps.clone();
+    let opts = CallOptions::default().on_progress(move |_| *st.lock().unwrap() += 1);
+    let r = client
+        .call_tool_with("slow", json!({"steps": 2, "delay": 0.05}), opts)
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "done after 2 steps");
+    assert_eq!(
+        *steps.lock().unwrap(),
+        2,
+        "progress streamed through the proxy"
+    );
+}
+
+/// Waits up to 5 s for `check` (the proxy counts a request once it has read its head, which
+/// may come a moment after the client handed it over).
+fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if check() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn an_explicit_proxy_carries_every_http_request() {
+    if peers_skipped("an_explicit_proxy_carries_every_http_request") {
+        return;
+    }
+    for era in [Era::Auto, Era::Handshake] {
+        // The Python peer's app under Hypercorn, cleartext: it logs each request it serves.
+        let server = python_h2(false, &[]);
+        let proxy = Proxy::start();
+        within_a_minute(async {
+            let mut options = HttpClientOptions::default();
+            options.proxy = through(&proxy, &[]);
+            let (client, notes) = connect(&server.config(), options, era).await;
+            exercise(&client).await;
+            let started = client.http_counters().unwrap().started;
+            assert!(
+                eventually(|| proxy.counts().requests == started),
+                "{era:?}: the client started {started} exchanges, the proxy forwarded {:?}: {:?}",
+                proxy.counts(),
+                proxy.log()
+            );
+            // The proxy closes each connection after its response: none is reused.
+            assert!(notes.lock().unwrap().iter().all(|n| !matches!(
+                n,
+                HttpExchangeNote::Response {
+                    reused_connection: true,
+                    ..
+                }
+            )));
+            client.close().await;
+        });
+        // The server served each request the proxy forwarded, the DELETE at close included.
+        assert!(
+            eventually(|| server.requests().len() as u64 == proxy.counts().requests),
+            "{era:?}: served {}, forwarded {:?}",
+            server.requests().len(),
+            proxy.counts()
+        );
+        let counts = proxy.counts();
+        eprintln!("{era:?}: {counts:?}");
+        assert_eq!(counts.tunnels, 0);
+        assert!(counts.requests >= 4, "{counts:?}");
+        let log = proxy.log();
+        assert!(
+            log.iter()
+                .any(|l| l == &format!("POST {} HTTP/1.1", server.url())),
+            "{log:?}"
+        );
+    }
+}
+
+#[test]
+fn hosts_on_the_no_proxy_list_are_reached_directly() {
+    if peers_skipped("hosts_on_the_no_proxy_list_are_reached_directly") {
+        return;
+    }
+    let (config, _server) = python_http(&[]);
+    for no_proxy in [&["127.0.0.1"][..], &["localhost", "127.0.0.1"], &["*"]] {
+        let proxy = Proxy::start();
+        within_a_minute(async {
+            let mut options = HttpClientOptions::default();
+            options.proxy = through(&proxy, no_proxy);
+            let (client, _notes) = connect(&config, options, Era::Handshake).await;
+            exercise(&client).await;
+            client.close().await;
+        });
+        assert_eq!(
+            proxy.counts(),
+            Default::default(),
+            "{no_proxy:?}: {:?}",
+            proxy.log()
+        );
+    }
+}
+
+#[test]
+fn https_goes_through_one_connect_tunnel_with_http2_inside() {
+    if peers_skipped("https_goes_through_one_connect_tunnel_with_http2_inside") {
+        return;
+    }
+    let server = python_h2(true, &[]);
+    let proxy = Proxy::start();
+    within_a_minute(async {
+        let mut options = server.client_options();
+        options.proxy = through(&proxy, &[]);
+        let (client, notes) = connect(&server.config(), options, Era::Handshake).await;
+        exercise(&client).await;
+        let counters = client.http_counters().unwrap();
+        eprintln!("through the tunnel: {counters:?}");
+        assert_eq!(counters.connections, 1, "{counters:?}");
+        let versions: Vec<_> = notes
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|n| match n {
+                HttpExchangeNote::Response { version, .. } => Some(*version),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            versions.iter().all(|v| *v == Some(HttpVersion::Http2)),
+            "{versions:?}"
+        );
+        client.close().await;
+    });
+    let counts = proxy.counts();
+    assert_eq!(counts.tunnels, 1, "{counts:?}: {:?}", proxy.log());
+    assert_eq!(counts.requests, 0, "{counts:?}");
+    let port = server
+        .url()
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        proxy.log(),
+        [format!("CONNECT 127.0.0.1:{port} HTTP/1.1")],
+        "{counts:?}"
+    );
+    // The server saw every request over HTTP/2, on the proxy's one connection.
+    let clients: std::collections::BTreeSet<String> =
+        server.requests().into_iter().map(|r| r.client).collect();
+    assert_eq!(clients.len(), 1, "{}", server.stderr_text());
+    assert!(server.requests().iter().all(|r| r.version == "2"));
+
+    // HTTP/1.1 only: one tunnel per connection the client opens.
+    let server = python_h2(true, &[]);
+    let proxy = Proxy::start();
+    within_a_minute(async {
+        let mut options = server.client_options();
+        options.proxy = through(&proxy, &[]);
+        options.version = HttpVersionChoice::Http1Only;
+        let (client, _notes) = connect(&server.config(), options, Era::Handshake).await;
+        exercise(&client).await;
+        let connections = client.http_counters().unwrap().connections;
+        client.close().await;
+        let counts = proxy.counts();
+        assert!(
+            counts.tunnels >= connections,
+            "{counts:?} for {connections} connections"
+        );
+        assert_eq!(counts.requests, 0, "{counts:?}");
+    });
+    assert!(server.requests().iter().all(|r| r.version == "1.1"));
+}
+
+#[test]
+fn a_proxy_that_is_not_there_fails_the_connect_unsent() {
+    if peers_skipped("a_proxy_that_is_not_there_fails_the_connect_unsent") {
+        return;
+    }
+    let (config, server) = python_http(&[]);
+    let gone = format!("http://127.0.0.1:{}", mcpwire_tests::free_port());
+    within_a_minute(async {
+        let mut options = ConnectOptions::default();
+        options.http_client.proxy = ProxySetting::Url {
+            url: gone.clone(),
+            no_proxy: Vec::new(),
+        };
+        let err = mcpwire::connect_smol(&config, options).await.unwrap_err();
+        let debug = format!("{err:?}");
+        eprintln!("{debug}\n{err}");
+        // Nothing reached anyone: a failure to connect, not sent.
+        assert!(!err.may_have_run(), "{debug}");
+        assert!(
+            debug.contains("kind: ConnectionRefused") || debug.contains("kind: Proxy"),
+            "{debug}"
+        );
+        assert!(err.to_string().contains("not sent"), "{err}");
+    });
+    drop(server);
+}

@@ -1,0 +1,253 @@
+//! The proxy from the environment, read as curl reads it: `http_proxy` (lower case only) for
+//! `http://` URLs, `https_proxy` or `HTTPS_PROXY` for `https://` (in a CONNECT tunnel),
+//! `ALL_PROXY` for both, `NO_PROXY` for hosts reached directly; an explicit setting
+//! (`ProxySetting::Direct`, `ProxySetting::Url`) wins over the environment.
+//!
+//! One test runs every case in turn, setting and removing the variables between cases: it is
+//! alone in this binary, so nothing else in the process reads the environment meanwhile.
+
+use std::time::Duration;
+
+use async_io::Timer;
+use futures_lite::future;
+use mcpwire::{ConnectOptions, Era, HttpClientOptions, ProxySetting, ServerConfig};
+use mcpwire_tests::h2::python_h2;
+use mcpwire_tests::proxy::{Proxy, ProxyCounts};
+use mcpwire_tests::{peers_skipped, python_http};
+use serde_json::json;
+
+/// Every variable libcurl reads for proxies, in both cases.
+const VARS: [&str; 8] = [
+    "http_proxy",
+    "HTTP_PROXY",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+];
+
+fn clear_env() {
+    for v in VARS {
+        std::env::remove_var(v);
+    }
+}
+
+/// Connects with `http_client`, lists the tools, calls one and closes. Returns how many
+/// exchanges the client started.
+fn use_server(what: &str, config: &ServerConfig, http_client: HttpClientOptions) -> u64 {
+    smol::block_on(future::or(
+        async {
+            let options = ConnectOptions {
+                era: Era::Handshake,
+                http_client,
+                ..ConnectOptions::default()
+            };
+            let client = mcpwire::connect_smol(config, options)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: connect: {e}"));
+            let tools = client.list_tools().await.unwrap();
+            assert!(tools.iter().any(|t| t.name == "add"), "{what}");
+            let r = client
+                .call_tool("add", json!({"a": 1, "b": 2}))
+                .await
+                .unwrap_or_else(|e| panic!("{what}: call: {e}"));
+            assert_eq!(r.text(), "3", "{what}");
+            let started = client.http_counters().unwrap().started;
+            client.close().await;
+            started
+        },
+        async {
+            Timer::after(Duration::from_secs(30)).await;
+            panic!("{what}: not done within 30 s")
+        },
+    ))
+}
+
+/// Which way a case's traffic must go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// Absolute-form requests through the proxy.
+    Requests,
+    /// One CONNECT tunnel through the proxy (HTTP/2 inside).
+    Tunnel,
+    /// Straight to the server: the proxy sees nothing.
+    Direct,
+}
+
+fn check(what: &str, way: Way, counts: &ProxyCounts, log: &[String]) {
+    match way {
+        Way::Requests => {
+            assert!(counts.requests >= 3, "{what}: {counts:?} {log:?}");
+            assert_eq!(counts.tunnels, 0, "{what}: {counts:?} {log:?}");
+        }
+        Way::Tunnel => {
+            assert_eq!(counts.tunnels, 1, "{what}: {counts:?} {log:?}");
+            assert_eq!(counts.requests, 0, "{what}: {counts:?} {log:?}");
+        }
+        Way::Direct => assert_eq!(counts, &ProxyCounts::default(), "{what}: {log:?}"),
+    }
+}
+
+#[test]
+fn the_environment_proxy_as_curl_reads_it() {
+    if peers_skipped("the_environment_proxy_as_curl_reads_it") {
+        return;
+    }
+    let (http_config, _http_server) = python_http(&[]);
+    let https = python_h2(true, &[]);
+    let https_config = https.config();
+
+    // (case, variables with `{proxy}` for the proxy's URL, https?, explicit setting, way)
+    type Case = (
+        &'static str,
+        &'static [(&'static str, &'static str)],
+        bool,
+        Option<&'static str>,
+        Way,
+    );
+    let cases: &[Case] = &[
+        (
+            "http_proxy for http",
+            &[("http_proxy", "{proxy}")],
+            false,
+            None,
+            Way::Requests,
+        ),
+        (
+            "HTTP_PROXY (upper case) is not read for http, as in curl",
+            &[("HTTP_PROXY", "{proxy}")],
+            false,
+            None,
+            Way::Direct,
+        ),
+        (
+            "ALL_PROXY for http",
+            &[("ALL_PROXY", "{proxy}")],
+            false,
+            None,
+            Way::Requests,
+        ),
+        (
+            "NO_PROXY names the host",
+            &[("http_proxy", "{proxy}"), ("NO_PROXY", "127.0.0.1")],
+            false,
+            None,
+            Way::Direct,
+        ),
+        (
+            "no_proxy (lower case) with a list",
+            &[
+                ("http_proxy", "{proxy}"),
+                ("no_proxy", "example.com, 127.0.0.1"),
+            ],
+            false,
+            None,
+            Way::Direct,
+        ),
+        (
+            "NO_PROXY=*",
+            &[("ALL_PROXY", "{proxy}"), ("NO_PROXY", "*")],
+            false,
+            None,
+            Way::Direct,
+        ),
+        (
+            "NO_PROXY naming another host leaves the proxy in use",
+            &[("http_proxy", "{proxy}"), ("NO_PROXY", "example.com")],
+            false,
+            None,
+            Way::Requests,
+        ),
+        (
+            "ProxySetting::Direct ignores http_proxy",
+            &[("http_proxy", "{proxy}"), ("ALL_PROXY", "{proxy}")],
+            false,
+            Some("direct"),
+            Way::Direct,
+        ),
+        (
+            "https_proxy for https",
+            &[("https_proxy", "{proxy}")],
+            true,
+            None,
+            Way::Tunnel,
+        ),
+        (
+            "HTTPS_PROXY for https",
+            &[("HTTPS_PROXY", "{proxy}")],
+            true,
+            None,
+            Way::Tunnel,
+        ),
+        (
+            "http_proxy is not for https",
+            &[("http_proxy", "{proxy}")],
+            true,
+            None,
+            Way::Direct,
+        ),
+        (
+            "NO_PROXY for https",
+            &[("https_proxy", "{proxy}"), ("NO_PROXY", "127.0.0.1")],
+            true,
+            None,
+            Way::Direct,
+        ),
+        (
+            "ProxySetting::Direct ignores https_proxy",
+            &[("https_proxy", "{proxy}")],
+            true,
+            Some("direct"),
+            Way::Direct,
+        ),
+    ];
+
+    for (what, vars, tls, explicit, way) in cases {
+        clear_env();
+        let proxy = Proxy::start();
+        for (name, value) in *vars {
+            std::env::set_var(name, value.replace("{proxy}", &proxy.url()));
+        }
+        let (config, mut options) = if *tls {
+            (&https_config, https.client_options())
+        } else {
+            (&http_config, HttpClientOptions::default())
+        };
+        if *explicit == Some("direct") {
+            options.proxy = ProxySetting::Direct;
+        }
+        let started = use_server(what, config, options);
+        clear_env();
+        let counts = proxy.counts();
+        eprintln!("{what}: {counts:?} ({started} exchanges)");
+        check(what, *way, &counts, &proxy.log());
+    }
+
+    // An explicit proxy wins over the environment's.
+    clear_env();
+    let from_env = Proxy::start();
+    let explicit = Proxy::start();
+    std::env::set_var("http_proxy", from_env.url());
+    std::env::set_var("ALL_PROXY", from_env.url());
+    let mut options = HttpClientOptions::default();
+    options.proxy = ProxySetting::Url {
+        url: explicit.url(),
+        no_proxy: Vec::new(),
+    };
+    use_server("an explicit proxy over http_proxy", &http_config, options);
+    clear_env();
+    check(
+        "the environment's proxy, unused",
+        Way::Direct,
+        &from_env.counts(),
+        &from_env.log(),
+    );
+    check(
+        "the explicit proxy",
+        Way::Requests,
+        &explicit.counts(),
+        &explicit.log(),
+    );
+}
