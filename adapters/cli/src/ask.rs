@@ -15,7 +15,8 @@ fn read_line(input: &mut impl BufRead) -> io::Result<Option<String>> {
     Ok(Some(line.trim_end_matches(['\r', '\n']).to_owned()))
 }
 
-/// The choices of an enum field: each value with its title, if it has one.
+/// The choices of an enum field: each value with its title, if it has one (`enum` with the
+/// legacy `enumNames`, or titled `oneOf`/`anyOf` consts).
 fn choices(prop: &Value) -> Option<Vec<(Value, Option<String>)>> {
     if let Some(values) = prop.get("enum").and_then(Value::as_array) {
         let titles = prop.get("enumNames").and_then(Value::as_array);
@@ -33,7 +34,10 @@ fn choices(prop: &Value) -> Option<Vec<(Value, Option<String>)>> {
                 .collect(),
         );
     }
-    let options = prop.get("oneOf").and_then(Value::as_array)?;
+    let options = prop
+        .get("oneOf")
+        .or_else(|| prop.get("anyOf"))
+        .and_then(Value::as_array)?;
     Some(
         options
             .iter()
@@ -46,27 +50,72 @@ fn choices(prop: &Value) -> Option<Vec<(Value, Option<String>)>> {
     )
 }
 
-/// A value as the user would type it.
+/// The choices of a multi-select field (`type: array` whose `items` are an enum).
+fn multi_choices(prop: &Value) -> Option<Vec<(Value, Option<String>)>> {
+    if prop.get("type").and_then(Value::as_str) != Some("array") {
+        return None;
+    }
+    choices(prop.get("items")?)
+}
+
+/// The one choice `text` names: its number (from 1) or its value.
+fn pick(choices: &[(Value, Option<String>)], text: &str) -> Result<Value, String> {
+    if let Ok(n) = text.parse::<usize>() {
+        if (1..=choices.len()).contains(&n) {
+            return Ok(choices[n - 1].0.clone());
+        }
+    }
+    choices
+        .iter()
+        .find(|(v, _)| shown(v) == text)
+        .map(|(v, _)| v.clone())
+        .ok_or_else(|| format!("choose a number from 1 to {}, or a value", choices.len()))
+}
+
+/// The choices `text` names, separated by commas, each once, within the field's `minItems`
+/// and `maxItems`.
+fn pick_several(
+    prop: &Value,
+    choices: &[(Value, Option<String>)],
+    text: &str,
+) -> Result<Value, String> {
+    let mut picked: Vec<Value> = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let v = pick(choices, part)?;
+        if !picked.contains(&v) {
+            picked.push(v);
+        }
+    }
+    let count = picked.len() as u64;
+    if let Some(min) = prop.get("minItems").and_then(Value::as_u64) {
+        if count < min {
+            return Err(format!("choose at least {min}"));
+        }
+    }
+    if let Some(max) = prop.get("maxItems").and_then(Value::as_u64) {
+        if count > max {
+            return Err(format!("choose at most {max}"));
+        }
+    }
+    Ok(Value::Array(picked))
+}
+
+/// A value as the user would type it (several choices separated by commas).
 fn shown(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(shown).collect::<Vec<_>>().join(", "),
         other => other.to_string(),
     }
 }
 
 /// The value typed for a field, or why it does not fit.
 fn parse(prop: &Value, text: &str) -> Result<Value, String> {
+    if let Some(choices) = multi_choices(prop) {
+        return pick_several(prop, &choices, text);
+    }
     if let Some(choices) = choices(prop) {
-        if let Ok(n) = text.parse::<usize>() {
-            if (1..=choices.len()).contains(&n) {
-                return Ok(choices[n - 1].0.clone());
-            }
-        }
-        return choices
-            .iter()
-            .find(|(v, _)| shown(v) == text)
-            .map(|(v, _)| v.clone())
-            .ok_or_else(|| format!("choose a number from 1 to {}, or a value", choices.len()));
+        return pick(&choices, text);
     }
     let number_bounds = |n: f64| -> Result<(), String> {
         if let Some(min) = prop.get("minimum").and_then(Value::as_f64) {
@@ -136,7 +185,11 @@ fn ask_field(
     if let Some(d) = prop.get("description").and_then(Value::as_str) {
         writeln!(out, "  {d}")?;
     }
-    if let Some(choices) = choices(prop) {
+    let several = multi_choices(prop);
+    if several.is_some() {
+        head.push_str(" (one or more, separated by commas)");
+    }
+    if let Some(choices) = several.or_else(|| choices(prop)) {
         for (i, (value, title)) in choices.iter().enumerate() {
             match title {
                 Some(t) => writeln!(out, "    {}) {} — {t}", i + 1, shown(value))?,
@@ -283,6 +336,43 @@ mod tests {
         assert!(out.contains("name [world]: "), "{out}");
         assert!(out.contains("answer y or n"), "{out}");
         assert!(out.contains("1) s — Small"), "{out}");
+    }
+
+    #[test]
+    fn multi_select_fields_take_several_choices_as_a_list() {
+        let schema = json!({"type": "object", "properties": {
+            "fish": {"type": "array", "minItems": 1, "maxItems": 2, "default": ["t"],
+                     "items": {"anyOf": [{"const": "t", "title": "Tuna"},
+                                         {"const": "s", "title": "Salmon"},
+                                         {"const": "r", "title": "Trout"}]}},
+            "tools": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}}
+        }});
+        // Too many, an unknown one, then two by number; then values, one given twice.
+        let (r, out) = run(schema.clone(), "1,2,3\n1, x\n3, 1\nc,a,c\n\n");
+        assert_eq!(r.action, ElicitAction::Accept);
+        assert_eq!(
+            Value::Object(r.content.unwrap()),
+            json!({"fish": ["r", "t"], "tools": ["c", "a"]})
+        );
+        assert!(
+            out.contains("fish (one or more, separated by commas) [t]: "),
+            "{out}"
+        );
+        assert!(out.contains("    2) s — Salmon"), "{out}");
+        assert!(out.contains("    3) c\n"), "{out}");
+        assert!(out.contains("choose at most 2"), "{out}");
+        assert!(
+            out.contains("choose a number from 1 to 3, or a value"),
+            "{out}"
+        );
+        // Enter takes the default list; nothing chosen is too few.
+        let (r, _) = run(schema.clone(), "\n\n\n");
+        assert_eq!(Value::Object(r.content.unwrap()), json!({"fish": ["t"]}));
+        let no_default = json!({"properties": {"fish": {"type": "array", "minItems": 1,
+            "items": {"enum": ["t", "s"]}}}, "required": ["fish"]});
+        let (r, out) = run(no_default, " , \n2\n\n");
+        assert!(out.contains("choose at least 1"), "{out}");
+        assert_eq!(Value::Object(r.content.unwrap()), json!({"fish": ["s"]}));
     }
 
     #[test]

@@ -49,10 +49,13 @@ fn an_empty_answer_takes_the_default() {
 
 #[test]
 fn an_elicitation_is_declined_or_cancelled() {
-    let (_, out) = on_terminal(&["Ada", "d"], &["call", "ask"]);
-    assert!(out.ends_with("the user chose decline\n"), "{out}");
-    let (_, out) = on_terminal(&["Ada", "c"], &["--era", "modern", "call", "ask"]);
-    assert!(out.ends_with("the user chose cancel\n"), "{out}");
+    for era in ["legacy", "modern"] {
+        let (code, out) = on_terminal(&["Ada", "d"], &["--era", era, "call", "ask"]);
+        assert!(out.ends_with("the user chose decline\n"), "{era}: {out}");
+        assert_eq!(code, Some(0), "{era}: {out}");
+        let (_, out) = on_terminal(&["Ada", "c"], &["--era", era, "call", "ask"]);
+        assert!(out.ends_with("the user chose cancel\n"), "{era}: {out}");
+    }
 }
 
 #[test]
@@ -98,11 +101,11 @@ fn sampling_answer_is_accepted_as_a_flag() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), "hi\n");
 }
 
-#[test]
-fn a_url_elicitation_shows_the_url_and_waits_for_enter() {
+/// server-everything over stdio, as `--stdio` takes it; `None` when the peers are skipped.
+fn everything() -> Option<String> {
     if std::env::var_os("MCPWIRE_SKIP_PEERS").is_some_and(|v| v == "1") {
         eprintln!("skipped because MCPWIRE_SKIP_PEERS=1");
-        return;
+        return None;
     }
     let entry = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -112,7 +115,90 @@ fn a_url_elicitation_shows_the_url_and_waits_for_enter() {
         std::path::Path::new(entry).exists(),
         "server-everything is missing: run `npm ci` in tests/peers (or MCPWIRE_SKIP_PEERS=1)"
     );
-    let server = format!("node {entry} stdio");
+    Some(format!("node {entry} stdio"))
+}
+
+/// The JSON after `Raw result: ` in server-everything's answer to an elicitation.
+fn raw_result(out: &str) -> serde_json::Value {
+    let (_, raw) = out
+        .split_once("Raw result: ")
+        .unwrap_or_else(|| panic!("no raw result: {out}"));
+    serde_json::from_str(raw.trim()).unwrap_or_else(|e| panic!("{e}: {raw}"))
+}
+
+#[test]
+fn a_form_of_every_field_kind_is_asked_on_a_terminal() {
+    let Some(server) = everything() else { return };
+    let args = ["--stdio", &server, "call", "trigger-elicitation-request"];
+    // The fields come in the order of their names (the schema's object is read into a map
+    // sorted by key), then accept / decline / cancel.
+    let fields = [
+        ("birthdate", ""),
+        ("check", "y"),
+        ("email", ""),
+        ("firstLine", ""), // its default
+        ("homepage", ""),
+        ("integer", "7"),
+        ("legacyTitledEnum", "3"), // by number
+        ("name", "Ada"),
+        ("number", "12.5"),
+        ("titledMultipleSelectEnum", "2, fish-3"), // by number and by value
+        ("titledSingleSelectEnum", "hero-2"),      // by value
+        ("untitledMultipleSelectEnum", "Piano,1"),
+        ("untitledSingleSelectEnum", "4"),
+    ];
+    let mut answers: Vec<&str> = fields.iter().map(|(_, answer)| *answer).collect();
+    answers.push(""); // accept
+    let (code, out) = on_terminal(&answers, &args);
+    assert_eq!(code, Some(0), "{out}");
+    // Each kind of choice is listed with its titles: legacy enumNames, oneOf, anyOf items.
+    for listed in [
+        "    3) pet-3 — Birds",
+        "    2) hero-2 — Green Lantern",
+        "    2) fish-2 — Salmon",
+        "    4) Chandler",
+        "    2) Piano",
+        "untitledMultipleSelectEnum (Untitled Multiple Select Enum) (one or more, separated by \
+         commas) [Guitar]: ",
+        "check (Boolean) (y/n): ",
+        "name (String) *: ",
+    ] {
+        assert!(out.contains(listed), "{listed:?} not in:\n{out}");
+    }
+    let raw = raw_result(&out);
+    assert_eq!(raw["action"], "accept", "{out}");
+    assert_eq!(
+        raw["content"],
+        serde_json::json!({
+            "check": true,
+            "firstLine": "It was a dark and stormy night.",
+            "integer": 7,
+            "legacyTitledEnum": "pet-3",
+            "name": "Ada",
+            "number": 12.5,
+            "titledMultipleSelectEnum": ["fish-2", "fish-3"],
+            "titledSingleSelectEnum": "hero-2",
+            "untitledMultipleSelectEnum": ["Piano", "Guitar"],
+            "untitledSingleSelectEnum": "Chandler"
+        }),
+        "{out}"
+    );
+    assert!(out.contains("- Name: Ada"), "{out}");
+    // The same form declined and cancelled at its end.
+    for (choice, action) in [("d", "decline"), ("c", "cancel")] {
+        let mut typed: Vec<&str> = vec![""; fields.len()];
+        typed[7] = "Bo"; // name, the one required field
+        typed.push(choice);
+        let (code, out) = on_terminal(&typed, &args);
+        assert_eq!(code, Some(0), "{out}");
+        assert_eq!(raw_result(&out)["action"], action, "{out}");
+        assert!(!out.contains("- Name: Bo"), "{out}");
+    }
+}
+
+#[test]
+fn a_url_elicitation_shows_the_url_and_waits_for_enter() {
+    let Some(server) = everything() else { return };
     let call = [
         "call",
         "trigger-url-elicitation",
