@@ -12,7 +12,8 @@
 //!   through), with `Connection: close` in its head, and the client connection is closed after
 //!   it.
 //!
-//! Only loopback targets (`127.0.0.1`, `localhost`, `[::1]`) are reached; any other gets `403`.
+//! A proxy made with [`Proxy::requiring`] wants Basic credentials and answers `407` without
+//! them. Only loopback targets (`127.0.0.1`, `localhost`, `[::1]`) are reached; any other gets `403`.
 //! Each request line is kept ([`Proxy::log`]). Dropping the proxy stops it: the listener and
 //! every socket are shut down and the threads joined within about two seconds (a thread that
 //! does not end by then is left detached, its sockets shut).
@@ -51,11 +52,16 @@ pub struct ProxyCounts {
     pub tunnels: u64,
     /// Absolute-form requests forwarded (or refused: see [`Proxy::log`]).
     pub requests: u64,
+    /// Requests and tunnels refused with `407` for want of the right credentials (see
+    /// [`Proxy::requiring`]).
+    pub unauthorized: u64,
 }
 
 #[derive(Default)]
 struct State {
     counts: ProxyCounts,
+    /// Each `Proxy-Authorization` value received (`None` when absent), in order.
+    authorizations: Vec<Option<String>>,
     log: Vec<String>,
     /// The sockets of each connection being served, by its index.
     sockets: Vec<(usize, TcpStream)>,
@@ -64,6 +70,8 @@ struct State {
 
 struct Shared {
     stop: AtomicBool,
+    /// The `Proxy-Authorization` value required, if any.
+    required: Option<String>,
     state: Mutex<State>,
 }
 
@@ -120,10 +128,21 @@ impl std::fmt::Debug for Proxy {
 impl Proxy {
     /// Starts the proxy on `127.0.0.1` at a free port.
     pub fn start() -> Proxy {
+        Self::start_with(None)
+    }
+
+    /// Starts a proxy that wants Basic credentials `user:password`: a request or CONNECT
+    /// without them (in `Proxy-Authorization`) gets `407 Proxy Authentication Required`.
+    pub fn requiring(user_password: &str) -> Proxy {
+        Self::start_with(Some(format!("Basic {}", base64(user_password.as_bytes()))))
+    }
+
+    fn start_with(required: Option<String>) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local address");
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
+            required,
             state: Mutex::new(State::default()),
         });
         let s = shared.clone();
@@ -151,6 +170,12 @@ impl Proxy {
     /// What it has seen so far.
     pub fn counts(&self) -> ProxyCounts {
         self.shared.lock().counts.clone()
+    }
+
+    /// Each `Proxy-Authorization` value received so far (`None` where there was none), one
+    /// per request or CONNECT.
+    pub fn authorizations(&self) -> Vec<Option<String>> {
+        self.shared.lock().authorizations.clone()
     }
 
     /// Each request line so far (`CONNECT 127.0.0.1:4433 HTTP/1.1`,
@@ -357,6 +382,22 @@ fn serve(mut client: TcpStream, shared: &Arc<Shared>, index: usize) -> io::Resul
         parts.next().unwrap_or_default().to_owned(),
         parts.next().unwrap_or_default().to_owned(),
     );
+    let authorization = head
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("proxy-authorization"))
+        .map(|(_, v)| v.clone());
+    shared.lock().authorizations.push(authorization.clone());
+    if let Some(required) = &shared.required {
+        if authorization.as_ref() != Some(required) {
+            shared.lock().counts.unauthorized += 1;
+            shared.lock().log.push(format!("{} -> 407", head.line));
+            let answer = "HTTP/1.1 407 Proxy Authentication Required\r\n\
+                          Proxy-Authenticate: Basic realm=\"test proxy\"\r\n\
+                          Content-Length: 0\r\nConnection: close\r\n\r\n";
+            return write_all(&mut client, answer.as_bytes(), shared);
+        }
+    }
 
     if method.eq_ignore_ascii_case("CONNECT") {
         if !loopback(&target) {
@@ -443,4 +484,36 @@ fn serve(mut client: TcpStream, shared: &Arc<Shared>, index: usize) -> io::Resul
     let to_client = client.try_clone()?;
     pipe(origin, to_client, shared);
     Ok(())
+}
+
+/// Standard base64 with padding.
+fn base64(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_pads() {
+        assert_eq!(super::base64(b"alice:s3cret"), "YWxpY2U6czNjcmV0");
+        assert_eq!(super::base64(b"ab"), "YWI=");
+        assert_eq!(super::base64(b"a"), "YQ==");
+    }
 }

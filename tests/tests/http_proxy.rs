@@ -269,3 +269,89 @@ fn a_proxy_that_is_not_there_fails_the_connect_unsent() {
     });
     drop(server);
 }
+
+#[test]
+fn proxy_credentials_are_sent_and_never_shown() {
+    if peers_skipped("proxy_credentials_are_sent_and_never_shown") {
+        return;
+    }
+    let proxy = Proxy::requiring("alice:s3cret");
+    let port = proxy.addr().port();
+    let setting = ProxySetting::Url {
+        url: format!("http://alice:s3cret@127.0.0.1:{port}"),
+        no_proxy: Vec::new(),
+    };
+    // http: each request carries the credentials.
+    let server = python_h2(false, &[]);
+    within_a_minute(async {
+        let mut options = HttpClientOptions::default();
+        options.proxy = setting.clone();
+        let (client, notes) = connect(&server.config(), options, Era::Handshake).await;
+        exercise(&client).await;
+        client.close().await;
+        let notes = format!("{:?}", notes.lock().unwrap());
+        assert!(!notes.contains("s3cret"), "{notes}");
+    });
+    // https: the CONNECT carries them.
+    let tls = python_h2(true, &[]);
+    within_a_minute(async {
+        let mut options = tls.client_options();
+        options.proxy = setting.clone();
+        let (client, _notes) = connect(&tls.config(), options, Era::Handshake).await;
+        exercise(&client).await;
+        client.close().await;
+    });
+    let counts = proxy.counts();
+    assert_eq!(counts.unauthorized, 0, "{counts:?}: {:?}", proxy.log());
+    assert!(counts.requests >= 4 && counts.tunnels == 1, "{counts:?}");
+    let expected = Some("Basic YWxpY2U6czNjcmV0".to_owned());
+    assert!(
+        proxy.authorizations().iter().all(|a| *a == expected),
+        "{:?}",
+        proxy.authorizations()
+    );
+
+    // Wrong credentials: the proxy refuses, and no error shows the password.
+    let wrong = format!("http://alice:wrong-s3cret@127.0.0.1:{port}");
+    for what in ["http", "https"] {
+        let config = if what == "http" {
+            server.config()
+        } else {
+            tls.config()
+        };
+        within_a_minute(async {
+            let mut http_client = tls.client_options();
+            http_client.proxy = ProxySetting::Url {
+                url: wrong.clone(),
+                no_proxy: Vec::new(),
+            };
+            let options = ConnectOptions {
+                http_client,
+                ..ConnectOptions::default()
+            };
+            let err = mcpwire::connect_smol(&config, options).await.unwrap_err();
+            let shown = format!("{err}\n{err:?}");
+            eprintln!("{what} through a proxy refusing the credentials: {shown}");
+            assert!(!shown.contains("s3cret"), "{shown}");
+            assert!(!err.may_have_run(), "{shown}");
+            if what == "http" {
+                // The proxy's answer comes back as the response.
+                assert!(shown.contains("407"), "{shown}");
+            } else {
+                // libcurl fails the CONNECT with CURLE_COULDNT_CONNECT ("CONNECT tunnel
+                // failed, response 407" stays in its error buffer, which isahc does not pass
+                // on): the request was not sent.
+                assert!(shown.contains("not sent"), "{shown}");
+            }
+        });
+    }
+    // Refused each time (libcurl tries a refused CONNECT a second time before it gives up);
+    // no further tunnel or request went through.
+    let after = proxy.counts();
+    assert!(after.unauthorized >= 2, "{after:?}: {:?}", proxy.log());
+    assert_eq!(
+        (after.tunnels, after.requests),
+        (counts.tunnels, counts.requests),
+        "{after:?}"
+    );
+}
