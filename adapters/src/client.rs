@@ -450,7 +450,7 @@ impl Client {
         outcome.map_err(|e| match e {
             CallError::Local(LocalError::ConnectionClosed { reason }) => Error::Closed(reason),
             // The call as made was kept for this: the caller may send it again.
-            CallError::Local(LocalError::MaybeExecuted { reason }) => {
+            CallError::Local(LocalError::MaybeExecuted { reason, http }) => {
                 let params = params.and_then(|p| serde_json::from_str(p.get()).ok());
                 let request = Reissue {
                     method: method.into_owned(),
@@ -459,6 +459,7 @@ impl Client {
                 Error::MayHaveRun {
                     reason,
                     request: Box::new(request),
+                    http,
                 }
             }
             other => Error::Call(other),

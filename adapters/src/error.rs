@@ -16,6 +16,15 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// The HTTP client could not be set up as the options ask: a proxy URL that does not
+    /// parse, a CA, certificate or key file that cannot be read.
+    #[error("`{target}`: the HTTP options cannot be used: {message}")]
+    HttpOptions {
+        /// The URL.
+        target: String,
+        /// Why.
+        message: String,
+    },
     /// The handshake failed: the server answered with an error or an unknown version, timed
     /// out, or exited (the reason then names the exit status and the end of its stderr).
     #[error("`{target}`: handshake failed: {error}")]
@@ -43,6 +52,8 @@ pub enum Error {
         reason: Arc<str>,
         /// The call, to send again.
         request: Box<Reissue>,
+        /// The HTTP failure that lost it (its kind, URL, status), when that is what it was.
+        http: Option<Box<mcpwire_core::error::HttpError>>,
     },
     /// The connection has ended (for a call: it ended while the call was in flight, or before
     /// it was made). The reason names how, for example the server's exit status and the end of

@@ -207,10 +207,13 @@ impl TlsOptions {
             tls = tls.trust_store(TrustStore::builder().certificate_from_pem(pem).build());
         }
         if let Some(cert) = &self.client_certificate {
-            for path in [&cert.certificate_file, &cert.key_file] {
+            for (what, path) in [
+                ("certificate", &cert.certificate_file),
+                ("key", &cert.key_file),
+            ] {
                 if !path.is_file() {
                     return Err(format!(
-                        "the client certificate file {} does not exist",
+                        "the client {what} file {} does not exist",
                         path.display()
                     ));
                 }

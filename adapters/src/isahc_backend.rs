@@ -116,8 +116,15 @@ impl HttpBackend for IsahcBackend {
 }
 
 /// A TLS failure explained by a second handshake, when one can be made.
+///
+/// A connection over TLS that fails before the response head may be a server that refused the
+/// client certificate: under TLS 1.3 its verdict comes after the client's side of the
+/// handshake, so libcurl sees only a failed read. The second handshake tells; when it was that,
+/// the request was never read.
 async fn explained(mut failure: HttpFailure, url: &str, tls: &Arc<TlsDiagnosis>) -> HttpFailure {
-    if !matches!(failure.kind, HttpErrorKind::Tls(TlsFailure::Other)) || tls.proxied {
+    let cut_over_tls = failure.kind == HttpErrorKind::HeadCutShort && url.starts_with("https://");
+    let unexplained = matches!(failure.kind, HttpErrorKind::Tls(TlsFailure::Other));
+    if !(unexplained || cut_over_tls) || tls.proxied {
         return failure;
     }
     let (url, tls) = (url.to_owned(), tls.clone());
@@ -125,9 +132,13 @@ async fn explained(mut failure: HttpFailure, url: &str, tls: &Arc<TlsDiagnosis>)
         tls_diagnosis::diagnose(&url, &tls.options, tls.trust_pem.as_deref())
     })
     .await;
-    if let Some((reason, words)) = diagnosis {
-        failure.message = format!("{reason} ({words})");
-        failure.kind = HttpErrorKind::Tls(reason);
+    match diagnosis {
+        Some((reason, words)) if unexplained || reason == TlsFailure::ClientCertificate => {
+            failure.message = format!("{reason} ({words})");
+            failure.kind = HttpErrorKind::Tls(reason);
+            failure.unsent = true;
+        }
+        _ => {}
     }
     failure
 }

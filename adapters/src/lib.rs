@@ -245,15 +245,16 @@ fn connect_http(
     config: &mcpwire_core::config::HttpConfig,
     options: ConnectOptions,
 ) -> Result<(Client, Driver), Error> {
-    let backend = match options.http_backend.clone() {
-        Some(b) => b,
-        None => Arc::new(
-            IsahcBackend::with_options(&options.http_client).map_err(|message| Error::Spawn {
-                command: config.url.clone(),
-                message,
-            })?,
-        ),
-    };
+    let backend =
+        match options.http_backend.clone() {
+            Some(b) => b,
+            None => Arc::new(IsahcBackend::with_options(&options.http_client).map_err(
+                |message| Error::HttpOptions {
+                    target: mcpwire_core::error::redact_url(&config.url),
+                    message,
+                },
+            )?),
+        };
     let conn = Connection::http(
         Instant::now(),
         options.client_config(),

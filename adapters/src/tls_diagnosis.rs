@@ -18,6 +18,8 @@ use crate::http_client::TlsOptions;
 
 /// How long the second handshake may take in all.
 const DIAGNOSIS_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long to wait, once the handshake is done, for a verdict on the client certificate.
+const VERDICT_WAIT: Duration = Duration::from_millis(500);
 
 /// The host and port of an `https://` URL.
 fn host_and_port(url: &str) -> Option<(String, u16)> {
@@ -99,6 +101,7 @@ pub(crate) fn diagnose(
         // Over TLS 1.3 the server judges a client certificate after the client's side of the
         // handshake is done: its verdict is the first thing it sends.
         let mut byte = [0u8; 1];
+        sock.set_read_timeout(Some(VERDICT_WAIT)).ok()?;
         outcome = match conn.complete_io(&mut sock) {
             Ok(_) => conn.reader().read(&mut byte).map(|_| ()),
             Err(e) => Err(e),

@@ -397,7 +397,7 @@ fn a_server_that_dies_mid_call_ends_the_call_as_maybe_executed() {
         _ => None,
     });
     // The call was written: the server may have run it before it died. It is not sent again.
-    let Some(Err(CallError::Local(LocalError::MaybeExecuted { reason }))) = outcome else {
+    let Some(Err(CallError::Local(LocalError::MaybeExecuted { reason, .. }))) = outcome else {
         panic!("{events:?}")
     };
     assert!(

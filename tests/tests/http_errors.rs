@@ -102,14 +102,21 @@ fn http_error(e: &Error) -> &HttpError {
     h
 }
 
-/// The reason of a call that may have run (its exchange failed after the request went).
-fn may_have_run(e: &Error) -> String {
+/// The reason of a call that may have run (its exchange failed after the request went), and
+/// the kind of the HTTP failure that lost it.
+fn may_have_run(e: &Error) -> (String, HttpErrorKind) {
     match e {
-        Error::MayHaveRun { reason, .. } => {
+        Error::MayHaveRun {
+            reason,
+            http: Some(h),
+            ..
+        } => {
             no_secrets(reason);
-            reason.to_string()
+            no_secrets(&format!("{h:?}"));
+            assert!(h.url.contains("token=***"), "{}", h.url);
+            (reason.to_string(), h.kind.clone())
         }
-        other => panic!("expected MayHaveRun, got {other:?}"),
+        other => panic!("expected MayHaveRun with its HTTP failure, got {other:?}"),
     }
 }
 
@@ -259,11 +266,16 @@ fn a_head_cut_short_may_have_run_and_says_where_it_broke() {
     run(async {
         let client = connect(&server, options()).await;
         let e = call(&client, "half").await.expect_err("cut");
-        let reason = may_have_run(&e);
+        let (reason, kind) = may_have_run(&e);
+        assert_eq!(kind, HttpErrorKind::HeadCutShort, "{reason}");
         assert!(
-            ["before the response head", "without a response", "before any response"]
-                .iter()
-                .any(|w| reason.contains(w)),
+            [
+                "before the response head",
+                "without a response",
+                "before any response"
+            ]
+            .iter()
+            .any(|w| reason.contains(w)),
             "{reason}"
         );
         assert!(reason.contains("http://127.0.0.1:"), "{reason}");
@@ -287,7 +299,8 @@ fn a_body_reset_midway_may_have_run() {
     run(async {
         let client = connect(&server, options()).await;
         let e = call(&client, "reset").await.expect_err("cut");
-        let reason = may_have_run(&e);
+        let (reason, kind) = may_have_run(&e);
+        assert_eq!(kind, HttpErrorKind::BodyCutShort, "{reason}");
         assert!(reason.contains("the body was cut short"), "{reason}");
         assert!(reason.contains("http://127.0.0.1:"), "{reason}");
         assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
@@ -313,7 +326,8 @@ fn a_body_whose_bytes_stop_ends_at_the_idle_timeout() {
         let client = connect(&server, options).await;
         let e = call(&client, "stall").await.expect_err("stalled");
         // The call's own deadline (10 s) did not end it: the body's idle timeout did.
-        let reason = may_have_run(&e);
+        let (reason, kind) = may_have_run(&e);
+        assert_eq!(kind, HttpErrorKind::BodyTimeout, "{reason}");
         assert!(reason.contains("no body bytes within 300ms"), "{reason}");
         assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
         client.close().await;

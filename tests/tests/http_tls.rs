@@ -347,8 +347,6 @@ fn mutual_tls_needs_the_client_certificate() {
 /// the request went out) is named as such: a TLS failure, so the request is known not to have
 /// run.
 #[test]
-#[ignore = "libcurl reports the alert as a failed read (code 56) after the handshake, which is \
-            not yet explained by the second handshake"]
 fn a_server_wanting_a_client_certificate_is_named() {
     if peers_skipped("a_server_wanting_a_client_certificate_is_named") {
         return;

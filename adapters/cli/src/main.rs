@@ -264,7 +264,9 @@ impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         let code = match &e {
             // A configuration this client cannot honour.
-            Error::Client(mcpwire::core::ClientError::Config(_)) => exit::USAGE,
+            Error::Client(mcpwire::core::ClientError::Config(_)) | Error::HttpOptions { .. } => {
+                exit::USAGE
+            }
             Error::Spawn { .. } | Error::Handshake { .. } => exit::CONNECT,
             e if e.is_timeout() => exit::TIMEOUT,
             _ => exit::CALL,

@@ -592,7 +592,8 @@ impl HttpClient {
                     } => {
                         let id = *id;
                         let reason = err.to_string().into();
-                        let signal = TransportSignal::LostAfterSending { id, reason };
+                        let http = Some(Box::new(err));
+                        let signal = TransportSignal::LostAfterSending { id, reason, http };
                         self.protocol.handle_transport(now, signal);
                     }
                     kind => {

@@ -95,7 +95,11 @@ impl HttpClient {
                 format!("the stream failed without the response: {r}")
             });
             let reason = reason.into();
-            let signal = TransportSignal::LostAfterSending { id, reason };
+            let signal = TransportSignal::LostAfterSending {
+                id,
+                reason,
+                http: None,
+            };
             self.protocol.handle_transport(now, signal);
             return;
         }
@@ -120,6 +124,7 @@ impl HttpClient {
             let signal = TransportSignal::LostAfterSending {
                 id,
                 reason: reason.into(),
+                http: None,
             };
             self.protocol.handle_transport(now, signal);
         }

@@ -71,6 +71,7 @@ impl HttpClient {
                 let signal = TransportSignal::LostAfterSending {
                     id: request,
                     reason,
+                    http: None,
                 };
                 self.protocol.handle_transport(at, signal);
             }

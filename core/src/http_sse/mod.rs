@@ -372,7 +372,11 @@ impl HttpSseClient {
                 _ if taken => {}
                 Some(id) => {
                     let reason = format!("the POST failed: {reason}").into();
-                    let signal = TransportSignal::LostAfterSending { id, reason };
+                    let signal = TransportSignal::LostAfterSending {
+                        id,
+                        reason,
+                        http: None,
+                    };
                     self.protocol.handle_transport(now, signal);
                 }
                 None => self

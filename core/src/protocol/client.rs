@@ -204,10 +204,16 @@ impl ClientProtocol {
     /// Request `id` was lost after it may have reached the server (at most once): a call safe to
     /// repeat is sent again once with a new id, and its caller sees nothing of it; any other
     /// ends as maybe executed.
-    fn lost_after_sending(&mut self, now: Instant, id: i64, reason: Arc<str>) {
+    fn lost_after_sending(
+        &mut self,
+        now: Instant,
+        id: i64,
+        reason: Arc<str>,
+        http: Option<Box<crate::error::HttpError>>,
+    ) {
         let repeat = self.calls.get(&id).and_then(|s| s.repeat.as_deref());
         if decide(repeat) == Lost::End {
-            return self.fail_request(now, id, LocalError::MaybeExecuted { reason });
+            return self.fail_request(now, id, LocalError::MaybeExecuted { reason, http });
         }
         let mut state = self.calls.remove(&id).expect("a call safe to repeat");
         // The old request ends here without a word: its call goes on under the new id.

@@ -21,6 +21,8 @@ pub(crate) enum TransportSignal {
         id: i64,
         /// What was lost, and how.
         reason: std::sync::Arc<str>,
+        /// The HTTP failure that lost it, when that is what it was.
+        http: Option<Box<crate::error::HttpError>>,
     },
     /// An answer was dropped for being over the cap on one message: the request it names ends
     /// with [`LocalError::ResponseTooLarge`]; when its id could not be read, every call in

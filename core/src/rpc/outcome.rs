@@ -99,6 +99,8 @@ pub enum LocalError {
     MaybeExecuted {
         /// What was lost, and how.
         reason: Arc<str>,
+        /// The HTTP failure that lost it (its kind, URL, status), when that is what it was.
+        http: Option<Box<crate::error::HttpError>>,
     },
     /// The server's answer was larger than the cap on one message, so it was dropped unread.
     #[error("the response is over the {limit}-byte cap on one message; raise the cap (the line or body limit, the CLI's --max-message-size) to read it")]

@@ -16,8 +16,8 @@ impl ClientProtocol {
                 self.fail_request(now, id, error);
                 Signalled::Done
             }
-            TransportSignal::LostAfterSending { id, reason } => {
-                self.lost_after_sending(now, id, reason);
+            TransportSignal::LostAfterSending { id, reason, http } => {
+                self.lost_after_sending(now, id, reason, http);
                 Signalled::Done
             }
             TransportSignal::AnswerTooLarge { id, limit } => {
@@ -85,9 +85,9 @@ impl ClientProtocol {
                 in_flight.sort_unstable();
                 for id in in_flight {
                     let reason = reason.clone();
-                    let _ = self
-                        .engine
-                        .fail(now, id, LocalError::MaybeExecuted { reason });
+                    let _ =
+                        self.engine
+                            .fail(now, id, LocalError::MaybeExecuted { reason, http: None });
                 }
                 self.handle_closed(now, LocalError::ConnectionClosed { reason });
                 Signalled::Done
