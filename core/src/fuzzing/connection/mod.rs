@@ -195,6 +195,9 @@ impl Harness {
                 },
                 standalone_stream: flags & 0x20 != 0,
                 renewal_budget: if short { 1 } else { 3 },
+                // Short enough that the fuzzer's clock reaches them.
+                head_timeout: Some(Duration::from_millis(if short { 20 } else { 2_000 })),
+                body_idle_timeout: Some(Duration::from_millis(if short { 20 } else { 2_000 })),
             };
             Connection::http(epoch, config, &server, options).expect("every era is spoken")
         } else {
