@@ -205,6 +205,52 @@ fn cleartext_speaks_h2c_only_with_prior_knowledge() {
 
 /// 50 calls in flight at once on one client, each held 200 ms by the server.
 #[test]
+fn calls_beyond_the_streams_of_a_connection_wait_in_the_counted_queue() {
+    if peers_skipped("calls_beyond_the_streams_of_a_connection_wait_in_the_counted_queue") {
+        return;
+    }
+    // One connection carrying 8 streams at once: of 50 calls offered together, 8 go and the
+    // others wait in the client's queue, each announced, on the same one connection.
+    let server = python_h2(true, &[]);
+    within_a_minute(&server, async {
+        let mut options = server.client_options();
+        options.max_connections_per_host = 1;
+        options.streams_per_connection = 8;
+        // The stateless era: no standalone stream holds a slot.
+        let (client, notes) = connect(&server, options, Era::Auto).await;
+        assert_eq!(client.era(), Some(ChosenEra::Stateless));
+        let calls: Vec<_> = (0..50)
+            .map(|k| {
+                let client = client.clone();
+                smol::spawn(async move {
+                    client
+                        .call_tool("slow", json!({"steps": 1, "delay": 0.3}))
+                        .await
+                        .unwrap_or_else(|e| panic!("call {k}: {e:?}"))
+                })
+            })
+            .collect();
+        for call in calls {
+            assert_eq!(call.await.text(), "done after 1 steps");
+        }
+        let counters = assert_one_connection_of(&client, &notes, HttpVersion::Http2);
+        eprintln!("8 streams per connection: {counters:?}");
+        assert!(counters.queued_total >= 42, "{counters:?}");
+        assert!(counters.queued_peak <= 42, "{counters:?}");
+        assert_eq!(counters.queued, 0, "{counters:?}");
+        let queued = notes
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|n| matches!(n, HttpExchangeNote::Queued { .. }))
+            .count();
+        assert_eq!(queued as u64, counters.queued_total, "{counters:?}");
+        client.close().await;
+    });
+    assert_eq!(connections_of(&server, "tools/call").len(), 1);
+}
+
+#[test]
 fn a_dropped_sse_stream_resumes_over_http2() {
     if peers_skipped("a_dropped_sse_stream_resumes_over_http2") {
         return;
