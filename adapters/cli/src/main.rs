@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 mod answers;
 mod args;
 mod ask;
+mod broken_pipe;
 mod config_file;
 mod content;
 mod decode;
@@ -276,6 +277,7 @@ impl From<Error> for Failure {
 }
 
 fn main() -> ExitCode {
+    broken_pipe::end_quietly();
     let (argv, stdio_words) = target::split_stdio_words(std::env::args_os().collect());
     let mut cli = Cli::parse_from(argv);
     cli.server.stdio_words = stdio_words;

@@ -825,6 +825,29 @@ fn completion_scripts_for_bash_zsh_and_fish() {
 
 #[test]
 #[cfg(unix)]
+fn a_reader_that_goes_away_ends_the_command_by_sigpipe_without_a_panic() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    // Both print more than a pipe holds (64 KiB), so the reader's going away is seen.
+    for args in [&["completions", "bash"][..], &["call", "big", "mib=1"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 1024];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        // The reader is gone: `mcpwire … | head -c 1024`.
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.signal(), Some(13), "{args:?}: {:?}", o.status);
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+}
+
+#[test]
+#[cfg(unix)]
 fn watch_closes_the_session_on_ctrl_c() {
     let (addr, requests) = tiny_http_server();
     let url = format!("http://{addr}/mcp");
