@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use futures_lite::future;
@@ -16,7 +16,7 @@ use mcpwire::{
     CallOptions, ChosenEra, Client, ConnectOptions, Era, HttpClientOptions, HttpCounters,
     HttpExchangeNote, HttpVersion, HttpVersionChoice,
 };
-use mcpwire_tests::h2::{h2_fault, python_h2, H2Peer};
+use mcpwire_tests::h2::{h2_fault, python_h2, H2Peer, ServedRequest};
 use mcpwire_tests::peers_skipped;
 use serde_json::json;
 
@@ -51,18 +51,46 @@ async fn connect(server: &H2Peer, http_client: HttpClientOptions, era: Era) -> (
     (client, notes)
 }
 
-/// The distinct client addresses (TCP connections) of the requests of JSON-RPC method `rpc`.
-fn connections_of(server: &H2Peer, rpc: &str) -> BTreeSet<String> {
-    server
-        .requests_of(rpc)
+/// Closes `client` and, in the handshake era, waits (up to 5 s) until the server has logged its
+/// DELETE: the log is read from the server's stderr as it comes, so the next client's requests
+/// are told apart from this one's by position.
+async fn close_and_settle(server: &H2Peer, client: Client, era: Era) {
+    let deletes = || {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.method == "DELETE")
+            .count()
+    };
+    let before = deletes();
+    client.close().await;
+    if era == Era::Handshake {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while deletes() == before && Instant::now() < deadline {
+            Timer::after(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// The requests the server logged after the first `from` (one server serves several clients
+/// in turn: see [`close_and_settle`]).
+fn requests_since(server: &H2Peer, from: usize) -> Vec<ServedRequest> {
+    server.requests().into_iter().skip(from).collect()
+}
+
+/// The distinct client addresses (TCP connections) of the requests after the first `from`
+/// whose JSON-RPC method is `rpc` (any, for `None`).
+fn connections_since(server: &H2Peer, from: usize, rpc: Option<&str>) -> BTreeSet<String> {
+    requests_since(server, from)
         .into_iter()
+        .filter(|r| rpc.is_none_or(|m| r.rpc == m))
         .map(|r| r.client)
         .collect()
 }
 
-/// Every request the server saw so far was HTTP/`version`.
-fn assert_all_version(server: &H2Peer, version: &str) {
-    let requests = server.requests();
+/// Every request the server logged after the first `from` was HTTP/`version`.
+fn assert_all_version(server: &H2Peer, from: usize, version: &str) {
+    let requests = requests_since(server, from);
     assert!(!requests.is_empty(), "{}", server.stderr_text());
     for r in &requests {
         assert_eq!(r.version, version, "{r:?}\n{}", server.stderr_text());
@@ -146,8 +174,9 @@ fn tls_negotiates_http2_in_both_eras() {
     if peers_skipped("tls_negotiates_http2_in_both_eras") {
         return;
     }
+    let server = python_h2(true, &[]);
     for era in [Era::Auto, Era::Handshake] {
-        let server = python_h2(true, &[]);
+        let from = server.requests().len();
         within_a_minute(&server, async {
             let (client, notes) = connect(&server, server.client_options(), era).await;
             let expected = match era {
@@ -157,13 +186,12 @@ fn tls_negotiates_http2_in_both_eras() {
             assert_eq!(client.era(), Some(expected));
             exercise(&client).await;
             let counters = assert_one_connection_of(&client, &notes, HttpVersion::Http2);
-            client.close().await;
-            assert_all_version(&server, "2");
-            let connections: BTreeSet<String> =
-                server.requests().into_iter().map(|r| r.client).collect();
+            close_and_settle(&server, client, era).await;
+            assert_all_version(&server, from, "2");
+            let connections = connections_since(&server, from, None);
             eprintln!(
                 "{era:?} over TLS: {} requests on {} connection(s); {counters:?}",
-                server.requests().len(),
+                requests_since(&server, from).len(),
                 connections.len(),
             );
             assert_eq!(connections.len(), 1, "{}", server.stderr_text());
@@ -176,6 +204,7 @@ fn cleartext_speaks_h2c_only_with_prior_knowledge() {
     if peers_skipped("cleartext_speaks_h2c_only_with_prior_knowledge") {
         return;
     }
+    let server = python_h2(false, &[]);
     for (version, expected, seen) in [
         (
             HttpVersionChoice::Http2PriorKnowledge,
@@ -185,7 +214,7 @@ fn cleartext_speaks_h2c_only_with_prior_knowledge() {
         (HttpVersionChoice::Negotiate, "1.1", HttpVersion::Http1),
     ] {
         for era in [Era::Auto, Era::Handshake] {
-            let server = python_h2(false, &[]);
+            let from = server.requests().len();
             within_a_minute(&server, async {
                 let mut options = HttpClientOptions::default();
                 options.version = version;
@@ -196,14 +225,13 @@ fn cleartext_speaks_h2c_only_with_prior_knowledge() {
                 if seen == HttpVersion::Http2 {
                     assert_one_connection_of(&client, &notes, seen);
                 }
-                client.close().await;
-                assert_all_version(&server, expected);
+                close_and_settle(&server, client, era).await;
+                assert_all_version(&server, from, expected);
             });
         }
     }
 }
 
-/// 50 calls in flight at once on one client, each held 200 ms by the server.
 #[test]
 fn calls_beyond_the_streams_of_a_connection_wait_in_the_counted_queue() {
     if peers_skipped("calls_beyond_the_streams_of_a_connection_wait_in_the_counted_queue") {
@@ -246,8 +274,15 @@ fn calls_beyond_the_streams_of_a_connection_wait_in_the_counted_queue() {
             .count();
         assert_eq!(queued as u64, counters.queued_total, "{counters:?}");
         client.close().await;
+        // Each call's log line was written before its answer; wait for the reader to have
+        // them all.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while server.requests_of("tools/call").len() < 50 && Instant::now() < deadline {
+            Timer::after(Duration::from_millis(10)).await;
+        }
     });
-    assert_eq!(connections_of(&server, "tools/call").len(), 1);
+    assert_eq!(server.requests_of("tools/call").len(), 50);
+    assert_eq!(connections_since(&server, 0, Some("tools/call")).len(), 1);
 }
 
 #[test]
@@ -272,7 +307,7 @@ fn a_dropped_sse_stream_resumes_over_http2() {
         assert_eq!(r.text(), "finished after the stream dropped");
         assert_eq!(*steps.lock().unwrap(), 2);
         assert_one_connection_of(&client, &notes, HttpVersion::Http2);
-        client.close().await;
+        close_and_settle(&server, client, Era::Handshake).await;
     });
     let resumed = server
         .requests()
@@ -284,9 +319,10 @@ fn a_dropped_sse_stream_resumes_over_http2() {
         "the standalone stream and the resumption: {}",
         server.stderr_text()
     );
-    assert_all_version(&server, "2");
+    assert_all_version(&server, 0, "2");
 }
 
+/// 50 calls in flight at once on one client, each held 200 ms by the server.
 async fn fifty_at_once(client: &Client) {
     let calls: Vec<_> = (0..50)
         .map(|k| {
@@ -309,44 +345,46 @@ fn fifty_concurrent_calls_share_one_http2_connection() {
     if peers_skipped("fifty_concurrent_calls_share_one_http2_connection") {
         return;
     }
+    let tls = python_h2(true, &[]);
+    let cleartext = python_h2(false, &[]);
     // HTTP/2 over TLS and h2c: one connection carries all 50 at once (the default pool allows
     // 16 per host; none more is opened).
-    for tls in [true, false] {
-        let server = python_h2(tls, &[]);
-        within_a_minute(&server, async {
+    for server in [&tls, &cleartext] {
+        let from = server.requests().len();
+        let url = server.url();
+        within_a_minute(server, async {
             let mut options = server.client_options();
             options.version = HttpVersionChoice::Http2PriorKnowledge;
-            let (client, notes) = connect(&server, options, Era::Handshake).await;
+            let (client, notes) = connect(server, options, Era::Handshake).await;
             fifty_at_once(&client).await;
             let counters = assert_one_connection_of(&client, &notes, HttpVersion::Http2);
-            eprintln!("HTTP/2 (tls={tls}): 50 calls: {counters:?}");
+            eprintln!("HTTP/2 ({url}): 50 calls: {counters:?}");
             // One connection carries them all at once: none waited in the client's queue.
             assert_eq!(counters.queued_total, 0, "{counters:?}");
-            client.close().await;
-            assert_eq!(server.requests_of("tools/call").len(), 50);
-            assert_all_version(&server, "2");
-            let all: BTreeSet<String> = server.requests().into_iter().map(|r| r.client).collect();
-            assert_eq!(
-                connections_of(&server, "tools/call").len(),
-                1,
-                "tls={tls}: {}",
-                server.stderr_text()
-            );
-            assert_eq!(all.len(), 1, "tls={tls}: {all:?}");
+            close_and_settle(server, client, Era::Handshake).await;
         });
+        let calls = requests_since(server, from)
+            .into_iter()
+            .filter(|r| r.rpc == "tools/call")
+            .count();
+        assert_eq!(calls, 50);
+        assert_all_version(server, from, "2");
+        let all = connections_since(server, from, None);
+        assert_eq!(all.len(), 1, "{url}: {all:?}\n{}", server.stderr_text());
     }
     // HTTP/1.1 only: the same load needs several connections, one exchange each at a time.
-    let server = python_h2(true, &[]);
-    within_a_minute(&server, async {
+    let server = &tls;
+    let from = server.requests().len();
+    within_a_minute(server, async {
         let mut options = server.client_options();
         options.version = HttpVersionChoice::Http1Only;
-        let (client, notes) = connect(&server, options, Era::Handshake).await;
+        let (client, notes) = connect(server, options, Era::Handshake).await;
         fifty_at_once(&client).await;
         let counters = client.http_counters().unwrap();
-        client.close().await;
-        assert_all_version(&server, "1.1");
-        let used = connections_of(&server, "tools/call").len();
-        let all: BTreeSet<String> = server.requests().into_iter().map(|r| r.client).collect();
+        close_and_settle(server, client, Era::Handshake).await;
+        assert_all_version(server, from, "1.1");
+        let used = connections_since(server, from, Some("tools/call")).len();
+        let all = connections_since(server, from, None);
         eprintln!(
             "HTTP/1.1: 50 calls on {used} connections ({} in all): {counters:?}",
             all.len()
@@ -392,7 +430,7 @@ fn call_fault(tool: &str) -> (Result<String, mcpwire::Error>, Vec<String>) {
         // The connection still works afterwards.
         let after = client.call_tool("add", json!({})).await;
         assert_eq!(after.unwrap().text(), "ok add", "{}", server.stderr_text());
-        client.close().await;
+        close_and_settle(&server, client, Era::Handshake).await;
         outcome = Some(r);
     });
     let actions = server

@@ -216,7 +216,12 @@ fn https_goes_through_one_connect_tunnel_with_http2_inside() {
         [format!("CONNECT 127.0.0.1:{port} HTTP/1.1")],
         "{counts:?}"
     );
-    // The server saw every request over HTTP/2, on the proxy's one connection.
+    // The server saw every request over HTTP/2, on the proxy's one connection (its log is
+    // read as it comes: the DELETE at close is the last line).
+    assert!(eventually(|| server
+        .requests()
+        .iter()
+        .any(|r| r.method == "DELETE")));
     let clients: std::collections::BTreeSet<String> =
         server.requests().into_iter().map(|r| r.client).collect();
     assert_eq!(clients.len(), 1, "{}", server.stderr_text());
