@@ -12,6 +12,9 @@
 //!   through), with `Connection: close` in its head, and the client connection is closed after
 //!   it.
 //!
+//! The same port also speaks SOCKS5 (no authentication, CONNECT only: counted in
+//! [`ProxyCounts::socks_tunnels`]) for `socks5://` and `socks5h://` proxy URLs.
+//!
 //! A proxy made with [`Proxy::requiring`] wants Basic credentials and answers `407` without
 //! them. Only loopback targets (`127.0.0.1`, `localhost`, `[::1]`) are reached; any other gets `403`.
 //! Each request line is kept ([`Proxy::log`]). Dropping the proxy stops it: the listener and
@@ -52,6 +55,8 @@ pub struct ProxyCounts {
     pub tunnels: u64,
     /// Absolute-form requests forwarded (or refused: see [`Proxy::log`]).
     pub requests: u64,
+    /// SOCKS5 tunnels opened (`socks5://` or `socks5h://` proxy URLs; no authentication).
+    pub socks_tunnels: u64,
     /// Requests and tunnels refused with `407` for want of the right credentials (see
     /// [`Proxy::requiring`]).
     pub unauthorized: u64,
@@ -374,6 +379,23 @@ fn refuse(client: &mut TcpStream, shared: &Shared, line: &str, status: &str) -> 
 fn serve(mut client: TcpStream, shared: &Arc<Shared>, index: usize) -> io::Result<()> {
     let _ = client.set_read_timeout(Some(TICK));
     let _ = client.set_write_timeout(Some(TICK));
+    // A SOCKS5 greeting starts with its version byte; an HTTP request with a letter.
+    let mut first = [0u8; 1];
+    loop {
+        match client.peek(&mut first) {
+            Ok(0) => return Ok(()),
+            Ok(_) => break,
+            Err(e) if is_timeout(&e) => {
+                if shared.stopped() {
+                    return Ok(());
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if first[0] == 5 {
+        return socks5(client, shared, index);
+    }
     let Some(head) = read_head(&mut client, shared)? else {
         return Ok(());
     };
@@ -483,6 +505,95 @@ fn serve(mut client: TcpStream, shared: &Arc<Shared>, index: usize) -> io::Resul
     write_all(&mut client, &answer.rest, shared)?;
     let to_client = client.try_clone()?;
     pipe(origin, to_client, shared);
+    Ok(())
+}
+
+/// Reads exactly `buf.len()` bytes, waiting out read timeouts until the proxy stops.
+fn read_exact(stream: &mut TcpStream, buf: &mut [u8], shared: &Shared) -> io::Result<()> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match stream.read(&mut buf[filled..]) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => filled += n,
+            Err(e) if is_timeout(&e) => {
+                if shared.stopped() {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// A SOCKS5 tunnel (RFC 1928): no authentication, CONNECT only, to a loopback target.
+fn socks5(mut client: TcpStream, shared: &Arc<Shared>, index: usize) -> io::Result<()> {
+    // Greeting: version, method count, methods. We take "no authentication" (0).
+    let mut greeting = [0u8; 2];
+    read_exact(&mut client, &mut greeting, shared)?;
+    let mut methods = vec![0u8; usize::from(greeting[1])];
+    read_exact(&mut client, &mut methods, shared)?;
+    if !methods.contains(&0) {
+        return write_all(&mut client, &[5, 0xff], shared);
+    }
+    write_all(&mut client, &[5, 0], shared)?;
+    // Request: version, command, reserved, address type, address, port.
+    let mut request = [0u8; 4];
+    read_exact(&mut client, &mut request, shared)?;
+    let host = match request[3] {
+        1 => {
+            let mut a = [0u8; 4];
+            read_exact(&mut client, &mut a, shared)?;
+            std::net::Ipv4Addr::from(a).to_string()
+        }
+        3 => {
+            let mut len = [0u8; 1];
+            read_exact(&mut client, &mut len, shared)?;
+            let mut name = vec![0u8; usize::from(len[0])];
+            read_exact(&mut client, &mut name, shared)?;
+            String::from_utf8_lossy(&name).into_owned()
+        }
+        4 => {
+            let mut a = [0u8; 16];
+            read_exact(&mut client, &mut a, shared)?;
+            format!("[{}]", std::net::Ipv6Addr::from(a))
+        }
+        _ => return Err(io::Error::other("unknown SOCKS5 address type")),
+    };
+    let mut port = [0u8; 2];
+    read_exact(&mut client, &mut port, shared)?;
+    let target = format!("{host}:{}", u16::from_be_bytes(port));
+    let line = format!("SOCKS5 CONNECT {target}");
+    // Replies: 0 success, 2 not allowed, 5 refused, 7 command not supported.
+    let reply = |code: u8| [5, code, 0, 1, 0, 0, 0, 0, 0, 0];
+    if request[1] != 1 {
+        shared
+            .lock()
+            .log
+            .push(format!("{line} -> unsupported command"));
+        return write_all(&mut client, &reply(7), shared);
+    }
+    if !loopback(&target) {
+        shared.lock().log.push(format!("{line} -> not allowed"));
+        return write_all(&mut client, &reply(2), shared);
+    }
+    {
+        let mut st = shared.lock();
+        st.counts.socks_tunnels += 1;
+        st.log.push(line.clone());
+    }
+    let origin = match connect_origin(&target, shared, index) {
+        Ok(o) => o,
+        Err(_) => {
+            shared.lock().log.push(format!("{line} -> refused"));
+            return write_all(&mut client, &reply(5), shared);
+        }
+    };
+    write_all(&mut client, &reply(0), shared)?;
+    let (c, o) = (client.try_clone()?, origin.try_clone()?);
+    let s = shared.clone();
+    shared.spawn(format!("proxy-socks-up-{index}"), move || pipe(c, o, &s));
+    pipe(origin, client, shared);
     Ok(())
 }
 

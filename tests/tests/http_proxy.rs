@@ -360,3 +360,42 @@ fn proxy_credentials_are_sent_and_never_shown() {
         "{after:?}"
     );
 }
+
+#[test]
+fn socks5_proxies_tunnel_http_and_https() {
+    if peers_skipped("socks5_proxies_tunnel_http_and_https") {
+        return;
+    }
+    let cleartext = python_h2(false, &[]);
+    let tls = python_h2(true, &[]);
+    for scheme in ["socks5", "socks5h"] {
+        for server in [&cleartext, &tls] {
+            let proxy = Proxy::start();
+            within_a_minute(async {
+                let mut options = server.client_options();
+                options.proxy = ProxySetting::Url {
+                    url: format!("{scheme}://127.0.0.1:{}", proxy.addr().port()),
+                    no_proxy: Vec::new(),
+                };
+                let (client, _notes) = connect(&server.config(), options, Era::Handshake).await;
+                exercise(&client).await;
+                let connections = client.http_counters().unwrap().connections;
+                client.close().await;
+                let counts = proxy.counts();
+                eprintln!("{scheme} to {}: {counts:?}", server.url());
+                // One SOCKS tunnel per connection the client opened (the DELETE at close may
+                // open one more).
+                assert!(
+                    counts.socks_tunnels >= connections.max(1),
+                    "{counts:?} for {connections} connections: {:?}",
+                    proxy.log()
+                );
+                assert_eq!((counts.tunnels, counts.requests), (0, 0), "{counts:?}");
+                if server.url().starts_with("https") {
+                    // HTTP/2 inside: one connection, one tunnel.
+                    assert_eq!(counts.socks_tunnels, 1, "{:?}", proxy.log());
+                }
+            });
+        }
+    }
+}

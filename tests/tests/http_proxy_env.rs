@@ -1,6 +1,6 @@
 //! The proxy from the environment, read as curl reads it: `http_proxy` (lower case only) for
 //! `http://` URLs, `https_proxy` or `HTTPS_PROXY` for `https://` (in a CONNECT tunnel),
-//! `ALL_PROXY` for both, `NO_PROXY` for hosts reached directly; an explicit setting
+//! `ALL_PROXY` for both (SOCKS5 too), `NO_PROXY` for hosts reached directly; an explicit setting
 //! (`ProxySetting::Direct`, `ProxySetting::Url`) wins over the environment.
 //!
 //! One test runs every case in turn, setting and removing the variables between cases: it is
@@ -72,6 +72,8 @@ enum Way {
     Requests,
     /// One CONNECT tunnel through the proxy (HTTP/2 inside).
     Tunnel,
+    /// A SOCKS5 tunnel per connection through the proxy.
+    Socks,
     /// Straight to the server: the proxy sees nothing.
     Direct,
 }
@@ -86,6 +88,14 @@ fn check(what: &str, way: Way, counts: &ProxyCounts, log: &[String]) {
             assert_eq!(counts.tunnels, 1, "{what}: {counts:?} {log:?}");
             assert_eq!(counts.requests, 0, "{what}: {counts:?} {log:?}");
         }
+        Way::Socks => {
+            assert!(counts.socks_tunnels >= 1, "{what}: {counts:?} {log:?}");
+            assert_eq!(
+                (counts.tunnels, counts.requests),
+                (0, 0),
+                "{what}: {counts:?}"
+            );
+        }
         Way::Direct => assert_eq!(counts, &ProxyCounts::default(), "{what}: {log:?}"),
     }
 }
@@ -99,7 +109,8 @@ fn the_environment_proxy_as_curl_reads_it() {
     let https = python_h2(true, &[]);
     let https_config = https.config();
 
-    // (case, variables with `{proxy}` for the proxy's URL, https?, explicit setting, way)
+    // (case, variables with `{proxy}` for the proxy's URL and `{socks}` for its SOCKS5 URL,
+    // https?, explicit setting, way)
     type Case = (
         &'static str,
         &'static [(&'static str, &'static str)],
@@ -168,6 +179,20 @@ fn the_environment_proxy_as_curl_reads_it() {
             Way::Direct,
         ),
         (
+            "ALL_PROXY with socks5h:// for http",
+            &[("ALL_PROXY", "{socks}")],
+            false,
+            None,
+            Way::Socks,
+        ),
+        (
+            "all_proxy (lower case) with socks5h:// for https",
+            &[("all_proxy", "{socks}")],
+            true,
+            None,
+            Way::Socks,
+        ),
+        (
             "https_proxy for https",
             &[("https_proxy", "{proxy}")],
             true,
@@ -208,7 +233,13 @@ fn the_environment_proxy_as_curl_reads_it() {
         clear_env();
         let proxy = Proxy::start();
         for (name, value) in *vars {
-            std::env::set_var(name, value.replace("{proxy}", &proxy.url()));
+            let socks = format!("socks5h://{}", proxy.addr());
+            std::env::set_var(
+                name,
+                value
+                    .replace("{proxy}", &proxy.url())
+                    .replace("{socks}", &socks),
+            );
         }
         let (config, mut options) = if *tls {
             (&https_config, https.client_options())
