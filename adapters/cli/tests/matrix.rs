@@ -8,8 +8,15 @@
 //! | `demo_handshake_only_over_stdio`   | `serve-demo --handshake-only`     | stdio     | handshake             |
 //! | `everything_over_stdio`            | server-everything (pinned)        | stdio     | handshake             |
 //! | `everything_over_http`             | server-everything `streamableHttp`| HTTP      | handshake             |
+//! | `everything_over_http_sse`         | server-everything `sse`           | HTTP+SSE  | handshake             |
 //! | `python_over_stdio`                | Python SDK server (pinned `mcp`)  | stdio     | stateless, handshake  |
 //! | `python_over_http`                 | Python SDK server                 | HTTP      | stateless, handshake  |
+//! | `python_over_http_sse`             | Python SDK server `sse`           | HTTP+SSE  | handshake             |
+//!
+//! HTTP is Streamable HTTP; HTTP+SSE is the 2024-11-05 transport, found at its `/sse` URL, which
+//! carries the handshake era only. The commands that need no server (`demo`, `servers`,
+//! `decode`, `completions`) are tested in `demo.rs`, `cli_servers.rs`, `cli_config.rs`,
+//! `decode.rs` and `cli.rs`.
 //!
 //! A server that speaks only the handshake era is asked for the stateless one too: the CLI's
 //! refusal (exit 3) is checked. A command a server or an era does not offer (ping and
@@ -110,8 +117,9 @@ fn http_peer(mut command: Command, url: String, ready: &'static str) -> HttpPeer
     peer
 }
 
-/// server-everything's Streamable HTTP transport, bound to 127.0.0.1 by the loopback preload.
-fn everything_http() -> HttpPeer {
+/// server-everything over HTTP in `mode` (`streamableHttp`, or `sse` for the 2024-11-05
+/// HTTP+SSE transport), bound to 127.0.0.1 by the loopback preload.
+fn everything_http(mode: &str) -> HttpPeer {
     let entry = everything_entry();
     let port = free_port();
     let mut command = Command::new("node");
@@ -119,24 +127,26 @@ fn everything_http() -> HttpPeer {
         .arg("--import")
         .arg(peers().join("loopback-preload.mjs"))
         .arg(entry)
-        .arg("streamableHttp")
+        .arg(mode)
         .env("PORT", port.to_string());
-    http_peer(
-        command,
-        format!("http://127.0.0.1:{port}/mcp"),
-        "listening on port",
-    )
+    let (path, ready) = match mode {
+        "sse" => ("sse", "running on port"),
+        _ => ("mcp", "listening on port"),
+    };
+    http_peer(command, format!("http://127.0.0.1:{port}/{path}"), ready)
 }
 
-fn python_http() -> HttpPeer {
+/// The Python server over HTTP in `mode` (`http`: Streamable HTTP, or `sse`).
+fn python_http(mode: &str) -> HttpPeer {
     let port = free_port();
     let mut command = Command::new(python());
     command
         .arg(peers().join("py_server.py"))
-        .args(["http", "--port", &port.to_string()]);
+        .args([mode, "--port", &port.to_string()]);
+    let path = if mode == "sse" { "sse" } else { "mcp" };
     http_peer(
         command,
-        format!("http://127.0.0.1:{port}/mcp"),
+        format!("http://127.0.0.1:{port}/{path}"),
         "Uvicorn running on",
     )
 }
@@ -645,7 +655,7 @@ fn everything_over_http() {
     if skipped("everything_over_http") {
         return;
     }
-    let peer = everything_http();
+    let peer = everything_http("streamableHttp");
     let steps = matrix(&EVERYTHING, &[Era::Handshake], "streamable-http", true);
     run(
         "server-everything over Streamable HTTP",
@@ -673,7 +683,7 @@ fn python_over_http() {
     if skipped("python_over_http") {
         return;
     }
-    let peer = python_http();
+    let peer = python_http("http");
     let steps = matrix(
         &PYTHON,
         &[Era::Stateless, Era::Handshake],
@@ -685,4 +695,34 @@ fn python_over_http() {
         &http(&peer.url),
         steps,
     );
+}
+
+#[test]
+fn everything_over_http_sse() {
+    if skipped("everything_over_http_sse") {
+        return;
+    }
+    let peer = everything_http("sse");
+    let steps = matrix(
+        &EVERYTHING,
+        &[Era::Handshake],
+        "sse (2024-11-05 HTTP+SSE)",
+        false,
+    );
+    run("server-everything over HTTP+SSE", &http(&peer.url), steps);
+}
+
+#[test]
+fn python_over_http_sse() {
+    if skipped("python_over_http_sse") {
+        return;
+    }
+    let peer = python_http("sse");
+    let steps = matrix(
+        &PYTHON,
+        &[Era::Handshake],
+        "sse (2024-11-05 HTTP+SSE)",
+        false,
+    );
+    run("the Python server over HTTP+SSE", &http(&peer.url), steps);
 }
