@@ -197,6 +197,40 @@ fn a_form_of_every_field_kind_is_asked_on_a_terminal() {
 }
 
 #[test]
+fn the_python_server_s_questions_are_asked_on_a_terminal_in_both_eras() {
+    if std::env::var_os("MCPWIRE_SKIP_PEERS").is_some_and(|v| v == "1") {
+        eprintln!("skipped because MCPWIRE_SKIP_PEERS=1");
+        return;
+    }
+    let peers = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/peers");
+    let python = format!("{peers}/pyvenv/bin/python");
+    assert!(
+        std::path::Path::new(&python).exists(),
+        "the Python peer is missing: run tests/peers/install-python.sh (or MCPWIRE_SKIP_PEERS=1)"
+    );
+    let server = format!("{python} {peers}/py_server.py stdio");
+    // Two questions, the second naming the first answer: two input_required rounds in the
+    // stateless era, two elicitation/create requests during the call in the handshake era.
+    for era in ["modern", "legacy"] {
+        let args = ["--era", era, "--stdio", &server, "call", "two_questions"];
+        let (code, out) = on_terminal(&["Ada", "", "blue", ""], &args);
+        assert_eq!(code, Some(0), "{era}: {out}");
+        assert!(out.contains("The server asks: What is your name?"), "{out}");
+        assert!(out.contains("name (Name) *: "), "{out}");
+        assert!(
+            out.contains("The server asks: Which colour do you like, Ada?"),
+            "{era}: {out}"
+        );
+        assert!(out.ends_with("Ada likes blue\n"), "{era}: {out}");
+    }
+    // Declined, in the middle of the call (handshake era).
+    let args = ["--era", "legacy", "--stdio", &server, "call", "ask_name"];
+    let (code, out) = on_terminal(&["Ada", "d"], &args);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.ends_with("decline\n"), "{out}");
+}
+
+#[test]
 fn a_url_elicitation_shows_the_url_and_waits_for_enter() {
     let Some(server) = everything() else { return };
     let call = [
