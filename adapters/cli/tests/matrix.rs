@@ -269,7 +269,7 @@ fn indent(text: &str) -> String {
     lines.join("\n")
 }
 
-/// `v[key]` equals `want`, or why not.
+/// The string at `pointer` in `v` is `want`, or why not.
 fn field(v: &Value, pointer: &str, want: &str) -> Result<(), String> {
     match v.pointer(pointer).and_then(Value::as_str) {
         Some(got) if got == want => Ok(()),
@@ -291,7 +291,7 @@ struct Profile {
     call: (&'static [&'static str], &'static str),
     /// A tool that reports an `isError` result, and that result's text.
     failing: Option<(&'static [&'static str], &'static str)>,
-    /// A call whose tool asks for input (answered with `--answer`), and what its stdout holds.
+    /// A call whose tool asks for input, the `--answer` it is given, and what its stdout holds.
     elicit: (&'static [&'static str], &'static str, &'static str),
     /// A call that reports progress, and its last progress line (on stderr).
     progress: (&'static [&'static str], &'static str),
