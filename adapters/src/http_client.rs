@@ -77,8 +77,8 @@ pub struct ClientCertificate {
     pub key_file: PathBuf,
 }
 
-/// Which proxy requests go through.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Which proxy requests go through (`Debug` shows the proxy URL without credentials).
+#[derive(Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProxySetting {
     /// The environment's, as curl reads it: `https_proxy`/`HTTPS_PROXY` for `https://` URLs,
@@ -230,22 +230,114 @@ impl TlsOptions {
     }
 }
 
-impl HttpClientOptions {
-    /// Whether requests may go through a proxy (an explicit one, or one the environment
-    /// names).
-    pub(crate) fn may_use_proxy(&self) -> bool {
-        match &self.proxy {
-            ProxySetting::Direct => false,
-            ProxySetting::Url { .. } => true,
-            ProxySetting::FromEnvironment => [
-                "https_proxy",
-                "HTTPS_PROXY",
-                "http_proxy",
-                "all_proxy",
-                "ALL_PROXY",
-            ]
-            .iter()
-            .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty())),
+impl ProxySetting {
+    /// The proxy a request to `url` goes through, as curl picks it, without credentials; `None`
+    /// when it goes directly.
+    pub(crate) fn proxy_for(&self, url: &str) -> Option<String> {
+        let (scheme, host) = scheme_and_host(url)?;
+        let (proxy, no_proxy) = match self {
+            ProxySetting::Direct => return None,
+            ProxySetting::Url { url, no_proxy } => (url.clone(), no_proxy.join(",")),
+            ProxySetting::FromEnvironment => {
+                let var = |names: &[&str]| {
+                    names
+                        .iter()
+                        .find_map(|n| std::env::var(n).ok().filter(|v| !v.is_empty()))
+                };
+                // curl reads `http_proxy` in lower case only.
+                let named = if scheme == "https" {
+                    var(&["https_proxy", "HTTPS_PROXY"])
+                } else {
+                    var(&["http_proxy"])
+                };
+                let proxy = named.or_else(|| var(&["all_proxy", "ALL_PROXY"]))?;
+                (proxy, var(&["no_proxy", "NO_PROXY"]).unwrap_or_default())
+            }
+        };
+        (!bypasses(&host, &no_proxy)).then(|| mcpwire_core::error::redact_url(&proxy))
+    }
+}
+
+impl std::fmt::Debug for ProxySetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProxySetting::FromEnvironment => f.write_str("FromEnvironment"),
+            ProxySetting::Direct => f.write_str("Direct"),
+            ProxySetting::Url { url, no_proxy } => f
+                .debug_struct("Url")
+                .field("url", &mcpwire_core::error::redact_url(url))
+                .field("no_proxy", no_proxy)
+                .finish(),
         }
+    }
+}
+
+/// The scheme and host of a URL (brackets of an IPv6 host removed).
+fn scheme_and_host(url: &str) -> Option<(String, String)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split_once(']')?.0,
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    Some((scheme.to_ascii_lowercase(), host.to_ascii_lowercase()))
+}
+
+/// Whether `host` is reached directly by a `NO_PROXY` list, as curl reads one: `*` for every
+/// host, else names and addresses separated by commas, each matching itself and (for names)
+/// its subdomains; a leading dot is the same.
+fn bypasses(host: &str, no_proxy: &str) -> bool {
+    no_proxy
+        .split(',')
+        .map(|entry| entry.trim().trim_start_matches('.').to_ascii_lowercase())
+        .filter(|entry| !entry.is_empty())
+        .any(|entry| {
+            entry == "*"
+                || host == entry
+                || host
+                    .strip_suffix(entry.as_str())
+                    .is_some_and(|before| before.ends_with('.'))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_proxy_lists_as_curl_reads_them() {
+        for (host, list, direct) in [
+            ("a.example", "*", true),
+            ("a.example", "example", true),
+            ("aexample", "example", false),
+            ("a.example", "a.example", true),
+            ("b.a.example", ".a.example", true),
+            ("b.a.example", "a.example", true),
+            ("ba.example", "a.example", false),
+            ("127.0.0.1", "localhost, 127.0.0.1", true),
+            ("127.0.0.1", "", false),
+        ] {
+            assert_eq!(bypasses(host, list), direct, "{host} in {list:?}");
+        }
+    }
+
+    #[test]
+    fn an_explicit_proxy_is_shown_without_credentials() {
+        let p = ProxySetting::Url {
+            url: "http://alice:s3cret@proxy:3128".into(),
+            no_proxy: vec!["internal".into()],
+        };
+        let shown = format!("{p:?}");
+        assert!(
+            !shown.contains("s3cret") && !shown.contains("alice"),
+            "{shown}"
+        );
+        assert_eq!(
+            p.proxy_for("https://mcp.example/mcp").as_deref(),
+            Some("http://proxy:3128")
+        );
+        assert_eq!(p.proxy_for("https://a.internal/mcp"), None);
+        assert_eq!(ProxySetting::Direct.proxy_for("http://x/"), None);
     }
 }

@@ -10,7 +10,7 @@ use mcpwire_core::error::{HttpErrorKind, TlsFailure};
 use mcpwire_core::{HttpMethod, HttpRequest};
 
 use crate::handlers::BoxFuture;
-use crate::http_client::{HttpClientOptions, TlsOptions};
+use crate::http_client::{HttpClientOptions, ProxySetting, TlsOptions};
 use crate::http_io::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 use crate::tls_diagnosis;
 
@@ -26,8 +26,9 @@ pub struct IsahcBackend {
 struct TlsDiagnosis {
     options: TlsOptions,
     trust_pem: Option<Vec<u8>>,
-    /// Through a proxy the second handshake (made directly) would not see the same server.
-    proxied: bool,
+    /// The proxy setting: through a proxy the second handshake (made directly) would not see
+    /// the same server, and a failed connect is the proxy's.
+    proxy: ProxySetting,
 }
 
 impl IsahcBackend {
@@ -46,7 +47,7 @@ impl IsahcBackend {
             tls: Arc::new(TlsDiagnosis {
                 options: options.tls.clone(),
                 trust_pem,
-                proxied: options.may_use_proxy(),
+                proxy: options.proxy.clone(),
             }),
         })
     }
@@ -124,7 +125,17 @@ impl HttpBackend for IsahcBackend {
 async fn explained(mut failure: HttpFailure, url: &str, tls: &Arc<TlsDiagnosis>) -> HttpFailure {
     let cut_over_tls = failure.kind == HttpErrorKind::HeadCutShort && url.starts_with("https://");
     let unexplained = matches!(failure.kind, HttpErrorKind::Tls(TlsFailure::Other));
-    if !(unexplained || cut_over_tls) || tls.proxied {
+    if let Some(proxy) = tls.proxy.proxy_for(url) {
+        if failure.kind == HttpErrorKind::ConnectionRefused {
+            failure.kind = HttpErrorKind::Proxy;
+            failure.message = format!(
+                "could not connect through the proxy {proxy}: it cannot be reached, or it \
+                 refused the tunnel (a 407 asks for credentials: put them in the proxy URL)"
+            );
+        }
+        return failure;
+    }
+    if !(unexplained || cut_over_tls) {
         return failure;
     }
     let (url, tls) = (url.to_owned(), tls.clone());

@@ -181,6 +181,8 @@ impl Exchange {
     /// the request cannot use).
     pub(crate) fn status_kind(&self) -> HttpErrorKind {
         match self.status {
+            // Only a proxy answers 407.
+            Some(407) => HttpErrorKind::Proxy,
             Some(300..=399) => HttpErrorKind::Redirect {
                 location: self.location.as_deref().map(crate::error::redact_url),
             },
