@@ -17,6 +17,7 @@ mod config_file;
 mod content;
 mod decode;
 mod demo;
+mod http_args;
 mod interrupt;
 mod logs;
 mod nouns;
@@ -123,6 +124,9 @@ struct ServerArgs {
     /// `legacy`) or the stateless era (stateless; also `modern`).
     #[arg(long, global = true, value_enum, default_value_t = EraArg::Auto)]
     era: EraArg,
+    /// How an HTTP server is reached (TLS, proxy, HTTP versions, connections).
+    #[command(flatten)]
+    http_client: http_args::HttpArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -413,6 +417,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         },
         ..ConnectOptions::default()
     };
+    cli.server.http_client.apply(&mut options)?;
     if let Some(max) = cli.server.max_message_size {
         options.max_line = max;
         options.http.max_json_body = max;

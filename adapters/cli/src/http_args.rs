@@ -1,0 +1,117 @@
+//! How an HTTP server is reached, as curl users spell it: `--cacert`, `--cert`/`--key`,
+//! `--proxy`, `--noproxy`, `--http1.1`, `--http2-prior-knowledge`, `--connect-timeout`,
+//! `--max-connections`, and the loudly named `--danger-accept-invalid-certificates`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use mcpwire::{ClientCertificate, ConnectOptions, HttpVersionChoice, ProxySetting};
+
+use super::{exit, Failure};
+
+/// The HTTP client's options on the command line.
+#[derive(Args, Debug, Default)]
+pub(super) struct HttpArgs {
+    /// A CA certificate (PEM) to trust beside the system's roots, for https (repeatable).
+    #[arg(long, global = true, value_name = "FILE")]
+    cacert: Vec<PathBuf>,
+    /// A client certificate (PEM) for servers that ask for one (mutual TLS); needs --key.
+    #[arg(long, global = true, value_name = "FILE", requires = "key")]
+    cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM, unencrypted); needs --cert.
+    #[arg(long, global = true, value_name = "FILE", requires = "cert")]
+    key: Option<PathBuf>,
+    /// Accept any server certificate (unknown issuer, wrong name, expired): anyone on the path
+    /// can read and change the traffic. For throwaway test servers only.
+    #[arg(long, global = true)]
+    danger_accept_invalid_certificates: bool,
+    /// The proxy to go through (`http://[user:pass@]host:port`, `socks5h://…`); `""` for none.
+    /// Default: the environment's, as curl reads it (`https_proxy`, `http_proxy`, `ALL_PROXY`,
+    /// `NO_PROXY`).
+    #[arg(long, short = 'x', global = true, value_name = "URL")]
+    proxy: Option<String>,
+    /// Hosts to reach without the proxy, comma-separated (`*` for all); with --proxy.
+    #[arg(long, global = true, value_name = "LIST", requires = "proxy")]
+    noproxy: Option<String>,
+    /// Speak HTTP/1.1 only.
+    #[arg(
+        long = "http1.1",
+        global = true,
+        conflicts_with = "http2_prior_knowledge"
+    )]
+    http1_1: bool,
+    /// Speak HTTP/2 to a plain `http://` server without asking first (h2c).
+    #[arg(long, global = true)]
+    http2_prior_knowledge: bool,
+    /// Seconds a TCP connect and TLS handshake may take (default 10).
+    #[arg(long, global = true, value_name = "SECONDS")]
+    connect_timeout: Option<f64>,
+    /// The most connections open to the server at once (default 16); more requests queue.
+    #[arg(long, global = true, value_name = "N")]
+    max_connections: Option<usize>,
+}
+
+impl HttpArgs {
+    /// Sets what was given on `options`; warns on stderr when certificates go unchecked.
+    pub(super) fn apply(&self, options: &mut ConnectOptions) -> Result<(), Failure> {
+        let http = &mut options.http_client;
+        http.tls.extra_ca_files.extend(self.cacert.iter().cloned());
+        if let (Some(cert), Some(key)) = (&self.cert, &self.key) {
+            http.tls.client_certificate = Some(ClientCertificate {
+                certificate_file: cert.clone(),
+                key_file: key.clone(),
+            });
+        }
+        if self.danger_accept_invalid_certificates {
+            eprintln!(
+                "warning: --danger-accept-invalid-certificates: the server's certificate is not \
+                 checked; anyone on the path can read and change this connection"
+            );
+            http.tls.danger_accept_invalid_certificates = true;
+        }
+        match self.proxy.as_deref() {
+            None => {}
+            Some("") => http.proxy = ProxySetting::Direct,
+            Some(url) => {
+                http.proxy = ProxySetting::Url {
+                    url: url.to_owned(),
+                    no_proxy: self
+                        .noproxy
+                        .iter()
+                        .flat_map(|l| l.split(','))
+                        .map(|h| h.trim().to_owned())
+                        .filter(|h| !h.is_empty())
+                        .collect(),
+                }
+            }
+        }
+        if self.http1_1 {
+            http.version = HttpVersionChoice::Http1Only;
+        }
+        if self.http2_prior_knowledge {
+            http.version = HttpVersionChoice::Http2PriorKnowledge;
+        }
+        if let Some(secs) = self.connect_timeout {
+            http.connect_timeout = Duration::try_from_secs_f64(secs)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    Failure::new(
+                        exit::USAGE,
+                        format!("--connect-timeout {secs}: give a positive number of seconds"),
+                    )
+                })?;
+        }
+        if let Some(n) = self.max_connections {
+            if n == 0 {
+                return Err(Failure::new(
+                    exit::USAGE,
+                    "--max-connections 0: give at least 1".to_owned(),
+                ));
+            }
+            http.max_connections_per_host = n;
+        }
+        Ok(())
+    }
+}
