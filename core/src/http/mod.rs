@@ -173,12 +173,13 @@ impl HttpClient {
         // exchanges are left to finish. Streams and the calls' own POSTs are aborted.
         self.flush();
         self.protocol.close(now, "closed by the client");
-        let ids: Vec<ExchangeId> = self
+        let mut ids: Vec<ExchangeId> = self
             .exchanges
             .iter()
             .filter(|(_, ex)| !matches!(ex.kind, ExchangeKind::Post { request: None, .. }))
             .map(|(id, _)| *id)
             .collect();
+        ids.sort_unstable();
         for id in ids {
             self.exchanges.remove(&id);
             self.actions.push_back(HttpAction::Abort(id));
@@ -723,7 +724,8 @@ impl HttpClient {
             // The grace is over: whatever is still in flight, the DELETE included, is given up.
             self.close_deadline = None;
             self.delete_when_drained = false;
-            let ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
+            let mut ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
+            ids.sort_unstable();
             for id in ids {
                 self.abort(id);
             }

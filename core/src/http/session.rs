@@ -238,7 +238,8 @@ impl HttpClient {
         // Closed as by the application: what the close queues still goes within the grace.
         self.closing = true;
         self.close_deadline = Some(now + super::CLOSE_GRACE);
-        let ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
+        let mut ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
+        ids.sort_unstable();
         for id in ids {
             self.abort(id);
         }

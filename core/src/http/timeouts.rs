@@ -54,7 +54,7 @@ impl HttpClient {
     /// Ends the exchanges whose deadline has passed, as failures of that kind: the driver is
     /// told to abort them.
     pub(super) fn fire_exchange_deadlines(&mut self, now: Instant) {
-        let due: Vec<(ExchangeId, HttpErrorKind)> = self
+        let mut due: Vec<(ExchangeId, HttpErrorKind)> = self
             .exchanges
             .iter()
             .filter_map(|(id, ex)| match &ex.deadline {
@@ -62,7 +62,13 @@ impl HttpClient {
                 _ => None,
             })
             .collect();
+        // In the order they started, whatever the map's order.
+        due.sort_unstable_by_key(|(id, _)| *id);
         for (id, kind) in due {
+            if !self.exchanges.contains_key(&id) {
+                // Ended by an earlier one's failure (its request's end aborts it).
+                continue;
+            }
             let message = match kind {
                 HttpErrorKind::HeadTimeout => format!(
                     "no response head within {:?}",

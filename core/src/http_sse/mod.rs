@@ -418,7 +418,8 @@ impl HttpSseClient {
         }
         self.closing = true;
         self.endpoint_deadline = None;
-        let ids: Vec<ExchangeId> = self.posts.keys().copied().chain(self.stream).collect();
+        let mut ids: Vec<ExchangeId> = self.posts.keys().copied().chain(self.stream).collect();
+        ids.sort_unstable();
         for id in ids {
             self.abort(id);
         }
@@ -456,7 +457,8 @@ impl HttpSseClient {
         self.closing = true;
         self.endpoint_deadline = None;
         self.protocol.close(now, "closed by the client");
-        let ids: Vec<ExchangeId> = self.posts.keys().copied().chain(self.stream).collect();
+        let mut ids: Vec<ExchangeId> = self.posts.keys().copied().chain(self.stream).collect();
+        ids.sort_unstable();
         for id in ids {
             self.abort(id);
         }

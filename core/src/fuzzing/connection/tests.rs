@@ -28,6 +28,8 @@ fn connection_holds_on_inputs_that_once_failed() {
     // A stateless-era request whose params held a member of an unexpected type lost its
     // `MCP-Protocol-Version` header with the rest (a debug assertion caught it).
     connection(include_bytes!("regressions/stateless-params.bin"));
+    // An exchange whose head deadline passed was aborted twice.
+    connection(include_bytes!("regressions/exchange-deadline.bin"));
 }
 
 /// Hand-written sessions: the handshake answered well, calls with progress, answers (a
