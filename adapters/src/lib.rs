@@ -35,6 +35,7 @@ mod http_client;
 mod http_counters;
 mod http_io;
 mod isahc_backend;
+pub mod manager;
 mod pipe_io;
 mod serve;
 mod spawn;

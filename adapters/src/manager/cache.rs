@@ -1,0 +1,1 @@
+//! What is served while a server starts and remembered between runs: its lists and its era.
