@@ -75,7 +75,7 @@ fn requests_beyond_the_connection_limit_wait_in_a_counted_queue() {
     let seen = notes.clone();
     let mut http_client = HttpClientOptions::default();
     http_client.max_connections_per_host = 2;
-    let options = ConnectOptions {
+    let mut options = ConnectOptions {
         http_client,
         on_http_exchange: Some(Arc::new(move |note: &HttpExchangeNote| {
             if let HttpExchangeNote::Queued { waiting, .. } = note {
@@ -84,6 +84,8 @@ fn requests_beyond_the_connection_limit_wait_in_a_counted_queue() {
         })),
         ..ConnectOptions::default()
     };
+    // No standalone stream: its GET, late under load, would take a connection.
+    options.http.standalone_stream = false;
     run(async {
         let client = connect(&server, options).await;
         // The handshake's own exchanges (the notification, the GET) are over first.
@@ -139,8 +141,11 @@ fn a_keep_alive_connection_is_reused_and_counted() {
 #[test]
 fn a_request_that_never_left_is_sent_once_more_and_counted() {
     let server = server();
+    // No standalone stream: its GET, late under load, would be one more exchange to count.
+    let mut options = ConnectOptions::default();
+    options.http.standalone_stream = false;
     run(async {
-        let client = connect(&server, ConnectOptions::default()).await;
+        let client = connect(&server, options).await;
         assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
         let before = client.http_counters().expect("an HTTP connection");
         drop(server);
