@@ -65,6 +65,9 @@ pub struct HttpClient {
     close_deadline: Option<Instant>,
     /// The latest time given to the machine: new exchanges are timed from it.
     clock: Option<Instant>,
+    /// Set while several exchanges fail at once: nothing new goes out until all have, so no
+    /// request leaves in a session one of them is about to lose.
+    holding: bool,
     /// `initialize` was refused as an older server refuses it, at this time: the connection
     /// moves to the 2024-11-05 HTTP+SSE transport ([`take_switch`](Self::take_switch)).
     wants_sse: Option<Instant>,
@@ -130,6 +133,7 @@ impl HttpClient {
             delete_when_drained: false,
             close_deadline: None,
             clock: None,
+            holding: false,
             wants_sse: None,
             switch_error: None,
         }
@@ -246,6 +250,9 @@ impl HttpClient {
     /// Moves what the protocol wants sent into POST exchanges, and opens the standalone stream
     /// once the handshake is done.
     fn flush(&mut self) {
+        if self.holding {
+            return;
+        }
         while let Some(m) = self.protocol.poll_transmit() {
             if self.stateless() && !matches!(m, Message::Request(_)) {
                 self.stateless_message(&m);
