@@ -26,7 +26,7 @@ pub struct HttpClientOptions {
     /// usual `SETTINGS_MAX_CONCURRENT_STREAMS`).
     pub streams_per_connection: usize,
     /// How long a TCP connect and TLS handshake may take (default 10 s): libcurl's timeout,
-    /// reported as [`HttpFailureKind::ConnectTimeout`](crate::core::HttpFailureKind).
+    /// reported as [`HttpErrorKind::ConnectTimeout`](crate::core::error::HttpErrorKind).
     pub connect_timeout: Duration,
     /// How long an idle connection stays in the pool for reuse (default 60 s; libcurl counts
     /// whole seconds, so it is rounded up to one at least).

@@ -5,7 +5,636 @@
 //! Its decisions are small pure types, testable without IO: [`backoff`] (when to try again),
 //! [`naming`] (one legal, collision-free name per tool), [`cache`] (what is served while a
 //! server starts, and what is remembered between runs).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use mcpwire::config::Loader;
+//! use mcpwire::manager::{Manager, ManagerOptions};
+//!
+//! let loaded = Loader::from_process()?.load_file(std::path::Path::new(".mcp.json"))?;
+//! let manager = Manager::from_loaded(&loaded, ManagerOptions::default());
+//! manager.wait_settled().await; // or use each server the moment it is ready
+//! for tool in manager.tools() {
+//!     println!("{} ({}{})", tool.qualified, tool.server, if tool.stale { ", cached" } else { "" });
+//! }
+//! let result = manager.call_tool("github__search", serde_json::json!({"q": "mcp"})).await?;
+//! println!("{}", result.text());
+//! manager.close().await;
+//! # Ok(()) }
+//! ```
 
 pub mod backoff;
 pub mod cache;
 pub mod naming;
+mod state;
+mod supervise;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mcpwire_core::config::ServerConfig;
+use mcpwire_core::types::{CallToolResult, Tool};
+use serde_json::Value;
+use smol::channel::Sender;
+
+use self::backoff::RestartPolicy;
+use self::cache::{cache_key, CachedList, Freshness, ListCache, ListKind};
+use self::naming::{qualify, resolve, NamingPolicy, Qualified};
+pub use self::state::{ManagerError, ManagerEvent, ServerState};
+use self::supervise::Control;
+use crate::config::{Loaded, ServerSettings};
+use crate::{Client, ConnectOptions};
+
+/// Makes the connect options of the server named (its handlers told which server asks).
+pub type OptionsFactory = Arc<dyn Fn(&str) -> ConnectOptions + Send + Sync>;
+
+/// Where the Manager keeps its lists and eras between runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CacheLocation {
+    /// The user's cache folder ([`cache::default_dir`]); memory only when there is none.
+    #[default]
+    UserCache,
+    /// This folder.
+    At(PathBuf),
+    /// Memory only.
+    MemoryOnly,
+}
+
+/// How the Manager runs its servers.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ManagerOptions {
+    /// How long a server may take to be ready, unless its configuration says (default 30 s).
+    pub startup_timeout: Duration,
+    /// How restarts are spaced and limited.
+    pub restart: RestartPolicy,
+    /// How tools are named in the one namespace.
+    pub naming: NamingPolicy,
+    /// Where lists and eras are remembered.
+    pub cache: CacheLocation,
+    /// The connect options of each server (default: [`ConnectOptions::default`]). Handlers
+    /// made here answer that server's requests: the name says which server asks.
+    pub connect_options: OptionsFactory,
+    /// The seed of the restart delays' jitter (default: from the clock).
+    pub jitter_seed: Option<u64>,
+    /// How many events wait unread before the oldest are dropped (default 1024).
+    pub max_events: usize,
+}
+
+impl Default for ManagerOptions {
+    fn default() -> Self {
+        ManagerOptions {
+            startup_timeout: Duration::from_secs(30),
+            restart: RestartPolicy::default(),
+            naming: NamingPolicy::default(),
+            cache: CacheLocation::default(),
+            connect_options: Arc::new(|_| ConnectOptions::default()),
+            jitter_seed: None,
+            max_events: 1024,
+        }
+    }
+}
+
+impl std::fmt::Debug for ManagerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagerOptions")
+            .field("startup_timeout", &self.startup_timeout)
+            .field("restart", &self.restart)
+            .field("naming", &self.naming)
+            .field("cache", &self.cache)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One tool in the host's namespace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManagedTool {
+    /// Its name in the namespace (`server__tool` by default).
+    pub qualified: String,
+    /// The server that offers it.
+    pub server: String,
+    /// The tool as the server lists it.
+    pub tool: Tool,
+    /// Served from the cache while the server is not ready.
+    pub stale: bool,
+}
+
+/// One server as the Manager holds it.
+struct Slot {
+    config: ServerConfig,
+    settings: ServerSettings,
+    key: String,
+    state: ServerState,
+    client: Option<Client>,
+    tools: Option<Vec<Tool>>,
+    control: Option<Sender<Control>>,
+    task: Option<smol::Task<()>>,
+}
+
+/// The Manager's state, shared with each server's supervisor.
+struct Inner {
+    servers: BTreeMap<String, Slot>,
+    cache: ListCache,
+    events: std::collections::VecDeque<ManagerEvent>,
+    dropped: u64,
+    seeds: u64,
+    /// The naming notes already reported.
+    notes_seen: Vec<naming::NamingNote>,
+}
+
+pub(super) struct Shared {
+    options: ManagerOptions,
+    inner: Mutex<Inner>,
+    changed: event_listener::Event,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().expect("not poisoned")
+    }
+
+    fn emit_locked(&self, inner: &mut Inner, event: ManagerEvent) {
+        if inner.events.len() >= self.options.max_events.max(1) {
+            inner.events.pop_front();
+            inner.dropped += 1;
+        }
+        inner.events.push_back(event);
+    }
+
+    pub(super) fn emit(&self, event: ManagerEvent) {
+        let mut inner = self.lock();
+        self.emit_locked(&mut inner, event);
+        drop(inner);
+        self.changed.notify(usize::MAX);
+    }
+
+    pub(super) fn set_state(&self, name: &str, state: ServerState) {
+        let mut inner = self.lock();
+        self.set_state_locked(&mut inner, name, state);
+        drop(inner);
+        self.changed.notify(usize::MAX);
+    }
+
+    fn set_state_locked(&self, inner: &mut Inner, name: &str, state: ServerState) {
+        let Some(slot) = inner.servers.get_mut(name) else {
+            return;
+        };
+        if slot.state == state {
+            return;
+        }
+        slot.state = state.clone();
+        self.emit_locked(
+            inner,
+            ManagerEvent::State {
+                server: name.to_owned(),
+                state,
+            },
+        );
+    }
+
+    /// A ready server's client and tools: the state becomes `ready`.
+    pub(super) fn set_tools(&self, name: &str, client: Client, tools: Vec<Tool>) {
+        let mut inner = self.lock();
+        let Some(slot) = inner.servers.get_mut(name) else {
+            return;
+        };
+        let count = tools
+            .iter()
+            .filter(|t| slot.settings.tools.allows(&t.name))
+            .count();
+        let era = client.era();
+        slot.client = Some(client);
+        slot.tools = Some(tools);
+        self.set_state_locked(&mut inner, name, ServerState::Ready { era, tools: count });
+        drop(inner);
+        self.changed.notify(usize::MAX);
+        self.emit(ManagerEvent::ToolsChanged {
+            server: name.to_owned(),
+        });
+        self.report_naming();
+    }
+
+    /// The run is over: no client until the next, and the state that follows, in one step
+    /// (never `ready` without a client).
+    pub(super) fn end_run(&self, name: &str, state: ServerState) {
+        let mut inner = self.lock();
+        if let Some(slot) = inner.servers.get_mut(name) {
+            slot.client = None;
+            slot.tools = None;
+        }
+        self.set_state_locked(&mut inner, name, state);
+        drop(inner);
+        self.changed.notify(usize::MAX);
+    }
+
+    pub(super) fn cached_era(&self, key: &str) -> Option<String> {
+        self.lock().cache.get(key).and_then(|c| c.era.clone())
+    }
+
+    pub(super) fn remember_era(&self, key: &str, era: &str) {
+        // A cache that cannot be written still serves from memory.
+        let _ = self.lock().cache.put_era(key, era);
+    }
+
+    pub(super) fn store_list(&self, key: &str, kind: ListKind, list: CachedList) {
+        let _ = self.lock().cache.put_list(key, kind, list);
+    }
+
+    pub(super) fn invalidate(&self, key: &str, kind: ListKind) {
+        self.lock().cache.invalidate(key, kind);
+    }
+
+    /// The namespace, and the notes on names that had to change.
+    fn namespace(&self) -> (Vec<ManagedTool>, Vec<naming::NamingNote>) {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let mut inner = self.lock();
+        let mut found: Vec<(String, Tool, bool)> = Vec::new();
+        let names: Vec<String> = inner.servers.keys().cloned().collect();
+        for name in names {
+            let slot = &inner.servers[&name];
+            let filter = slot.settings.tools.clone();
+            let listed = match (&slot.state, &slot.tools) {
+                (ServerState::Ready { .. }, Some(tools)) => Some((tools.clone(), false)),
+                (ServerState::Disabled | ServerState::Failed { .. }, _) => None,
+                _ => None,
+            };
+            let key = slot.key.clone();
+            let tools = match listed {
+                Some(t) => Some(t),
+                None if slot.state != ServerState::Disabled => inner
+                    .cache
+                    .get(&key)
+                    .and_then(|c| c.lists.get(&ListKind::Tools).cloned())
+                    .filter(|l| l.freshness(now_ms, None) != Freshness::Unusable)
+                    .map(|l| (tools_of(&l.items), true)),
+                None => None,
+            };
+            if let Some((tools, stale)) = tools {
+                for tool in tools.into_iter().filter(|t| filter.allows(&t.name)) {
+                    found.push((name.clone(), tool, stale));
+                }
+            }
+        }
+        drop(inner);
+        let pairs: Vec<(String, String)> = found
+            .iter()
+            .map(|(s, t, _)| (s.clone(), t.name.clone()))
+            .collect();
+        let (names, notes) = qualify(&self.options.naming, &pairs);
+        let mut out = Vec::with_capacity(found.len());
+        for (server, tool, stale) in found {
+            let qualified = names
+                .iter()
+                .find(|q| q.server == server && q.tool == tool.name)
+                .map_or_else(|| tool.name.clone(), |q| q.qualified.clone());
+            out.push(ManagedTool {
+                qualified,
+                server,
+                tool,
+                stale,
+            });
+        }
+        (out, notes)
+    }
+
+    /// Reports the names that had to change and were not reported yet.
+    fn report_naming(&self) {
+        let (_, notes) = self.namespace();
+        for note in notes {
+            let mut inner = self.lock();
+            if inner.notes_seen.contains(&note) {
+                continue;
+            }
+            inner.notes_seen.push(note.clone());
+            self.emit_locked(&mut inner, ManagerEvent::Naming(note));
+        }
+        self.changed.notify(usize::MAX);
+    }
+}
+
+/// Many servers, one face: see the [module](self).
+///
+/// Dropping the Manager stops every server at once (each process group is killed);
+/// [`Manager::close`] closes them gracefully.
+pub struct Manager {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manager")
+            .field("servers", &self.states())
+            .finish()
+    }
+}
+
+impl Manager {
+    /// A Manager with no servers yet.
+    pub fn new(options: ManagerOptions) -> Manager {
+        let cache = match &options.cache {
+            CacheLocation::UserCache => match cache::default_dir() {
+                Some(dir) => ListCache::on_disk(dir),
+                None => ListCache::in_memory(),
+            },
+            CacheLocation::At(dir) => ListCache::on_disk(dir.clone()),
+            CacheLocation::MemoryOnly => ListCache::in_memory(),
+        };
+        let seeds = options.jitter_seed.unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        });
+        Manager {
+            shared: Arc::new(Shared {
+                options,
+                inner: Mutex::new(Inner {
+                    servers: BTreeMap::new(),
+                    cache,
+                    events: Default::default(),
+                    dropped: 0,
+                    seeds,
+                    notes_seen: Vec::new(),
+                }),
+                changed: event_listener::Event::new(),
+            }),
+        }
+    }
+
+    /// A Manager running every server of a loaded configuration (a disabled one is held as
+    /// `disabled`), each with its settings (start-up and tool timeouts, tool filter, era).
+    pub fn from_loaded(loaded: &Loaded, options: ManagerOptions) -> Manager {
+        let manager = Manager::new(options);
+        for server in &loaded.servers {
+            manager.add_with(&server.name, server.config.clone(), server.settings.clone());
+        }
+        manager
+    }
+
+    /// Adds a server and starts it at once (replacing one of the same name).
+    pub fn add(&self, name: &str, config: ServerConfig) {
+        self.add_with(name, config, ServerSettings::default());
+    }
+
+    /// Adds a server with its settings; a disabled one is held, not started.
+    pub fn add_with(&self, name: &str, config: ServerConfig, settings: ServerSettings) {
+        self.remove(name);
+        let key = cache_key(&config);
+        let enabled = settings.enabled;
+        let mut inner = self.shared.lock();
+        inner.seeds = inner.seeds.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let seed = inner.seeds;
+        let (control, task) = if enabled {
+            let (tx, rx) = smol::channel::unbounded();
+            let task = smol::spawn(supervise::supervise(
+                self.shared.clone(),
+                name.to_owned(),
+                config.clone(),
+                settings.clone(),
+                rx,
+                seed,
+            ));
+            (Some(tx), Some(task))
+        } else {
+            (None, None)
+        };
+        let state = match enabled {
+            true => ServerState::Starting { attempt: 1 },
+            false => ServerState::Disabled,
+        };
+        inner.servers.insert(
+            name.to_owned(),
+            Slot {
+                config,
+                settings,
+                key,
+                state: state.clone(),
+                client: None,
+                tools: None,
+                control,
+                task,
+            },
+        );
+        self.shared.emit_locked(
+            &mut inner,
+            ManagerEvent::State {
+                server: name.to_owned(),
+                state,
+            },
+        );
+        drop(inner);
+        self.shared.changed.notify(usize::MAX);
+    }
+
+    /// Removes a server: its connection is closed in the background (its process group killed
+    /// if it does not end in time). Returns whether there was one.
+    pub fn remove(&self, name: &str) -> bool {
+        let Some(slot) = self.shared.lock().servers.remove(name) else {
+            return false;
+        };
+        if let Some(control) = &slot.control {
+            let _ = control.try_send(Control::Stop);
+        }
+        if let Some(task) = slot.task {
+            // The supervisor closes its connection on Stop; it is left to finish that.
+            task.detach();
+        }
+        self.shared.emit(ManagerEvent::State {
+            server: name.to_owned(),
+            state: ServerState::Disabled,
+        });
+        true
+    }
+
+    /// Asks a server to connect again now: one that gave up, one waiting for its next try,
+    /// or a ready one (its connection is closed and made again).
+    pub fn restart(&self, name: &str) -> Result<(), ManagerError> {
+        let inner = self.shared.lock();
+        let slot = inner
+            .servers
+            .get(name)
+            .ok_or_else(|| ManagerError::UnknownServer(name.to_owned()))?;
+        match &slot.control {
+            Some(control) => {
+                let _ = control.try_send(Control::Restart);
+                Ok(())
+            }
+            None => Err(ManagerError::NotReady {
+                server: name.to_owned(),
+                state: slot.state.clone(),
+            }),
+        }
+    }
+
+    /// Each server and its state, by name.
+    pub fn states(&self) -> Vec<(String, ServerState)> {
+        self.shared
+            .lock()
+            .servers
+            .iter()
+            .map(|(n, s)| (n.clone(), s.state.clone()))
+            .collect()
+    }
+
+    /// The state of server `name`.
+    pub fn state(&self, name: &str) -> Option<ServerState> {
+        self.shared
+            .lock()
+            .servers
+            .get(name)
+            .map(|s| s.state.clone())
+    }
+
+    /// How server `name` is reached.
+    pub fn config(&self, name: &str) -> Option<ServerConfig> {
+        Some(self.shared.lock().servers.get(name)?.config.clone())
+    }
+
+    /// The client of server `name`, while it is ready.
+    pub fn client(&self, name: &str) -> Option<Client> {
+        self.shared.lock().servers.get(name)?.client.clone()
+    }
+
+    /// The next event (`None` never: the Manager lives as long as this handle's borrow).
+    pub async fn next_event(&self) -> ManagerEvent {
+        loop {
+            let listener = self.shared.changed.listen();
+            {
+                let mut inner = self.shared.lock();
+                if inner.dropped > 0 {
+                    let count = std::mem::take(&mut inner.dropped);
+                    return ManagerEvent::Dropped { count };
+                }
+                if let Some(e) = inner.events.pop_front() {
+                    return e;
+                }
+            }
+            listener.await;
+        }
+    }
+
+    /// Waits until no server is starting: each is ready, failed, disabled, or waiting to try
+    /// again. Each server is usable the moment it is ready; this is for hosts that want all.
+    pub async fn wait_settled(&self) {
+        self.wait_until(|states| states.iter().all(|(_, s)| s.settled()))
+            .await
+    }
+
+    /// Waits until `done` holds for the states.
+    pub async fn wait_until(&self, done: impl Fn(&[(String, ServerState)]) -> bool) {
+        loop {
+            let listener = self.shared.changed.listen();
+            if done(&self.states()) {
+                return;
+            }
+            listener.await;
+        }
+    }
+
+    /// Every server's tools under their qualified names: a ready server's as listed (after its
+    /// tool filter), a starting or restarting one's from the cache (marked stale).
+    pub fn tools(&self) -> Vec<ManagedTool> {
+        let (all, _) = self.shared.namespace();
+        all
+    }
+
+    /// Calls a tool by its qualified name (or `server/tool`), on the server that offers it.
+    /// The Manager never retries a call: one in flight when its server went away ends with
+    /// [`ManagerError::ServerWentAway`].
+    pub async fn call_tool(
+        &self,
+        qualified: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, ManagerError> {
+        let (server, tool) = self.route(qualified)?;
+        let client = {
+            let inner = self.shared.lock();
+            let slot = inner
+                .servers
+                .get(&server)
+                .ok_or_else(|| ManagerError::UnknownServer(server.clone()))?;
+            match (&slot.state, &slot.client) {
+                (ServerState::Ready { .. }, Some(client)) => client.clone(),
+                (state, _) => {
+                    return Err(ManagerError::NotReady {
+                        server,
+                        state: state.clone(),
+                    })
+                }
+            }
+        };
+        client
+            .call_tool(&tool, arguments)
+            .await
+            .map_err(|e| ManagerError::of_call(&server, e, client.closed_reason().is_some()))
+    }
+
+    /// The server and tool a qualified (or `server/tool`) name stands for.
+    fn route(&self, typed: &str) -> Result<(String, String), ManagerError> {
+        let (tools, _) = self.shared.namespace();
+        let names: Vec<Qualified> = tools
+            .iter()
+            .map(|t| Qualified {
+                qualified: t.qualified.clone(),
+                server: t.server.clone(),
+                tool: t.tool.name.clone(),
+            })
+            .collect();
+        if let Some(q) = resolve(&names, typed) {
+            return Ok((q.server.clone(), q.tool.clone()));
+        }
+        // A tool the filter leaves out is named as such.
+        if let Some((server, tool)) = typed.split_once('/') {
+            let inner = self.shared.lock();
+            if let Some(slot) = inner.servers.get(server) {
+                if !slot.settings.tools.allows(tool) {
+                    return Err(ManagerError::NotAllowed {
+                        server: server.to_owned(),
+                        tool: tool.to_owned(),
+                    });
+                }
+            }
+        }
+        Err(ManagerError::UnknownTool(typed.to_owned()))
+    }
+
+    /// Closes every server concurrently and waits for them (each within its connection's
+    /// shutdown budget).
+    pub async fn close(&self) {
+        type Running = (Option<Sender<Control>>, Option<smol::Task<()>>);
+        let slots: Vec<Running> = {
+            let mut inner = self.shared.lock();
+            inner
+                .servers
+                .values_mut()
+                .map(|s| (s.control.take(), s.task.take()))
+                .collect()
+        };
+        for (control, _) in &slots {
+            if let Some(c) = control {
+                let _ = c.try_send(Control::Stop);
+            }
+        }
+        for (_, task) in slots {
+            if let Some(task) = task {
+                task.await;
+            }
+        }
+        let names: Vec<String> = self.shared.lock().servers.keys().cloned().collect();
+        for name in names {
+            self.shared.set_state(&name, ServerState::Disabled);
+        }
+    }
+}
+
+/// The tools in a cached list (items that do not parse are left out).
+fn tools_of(items: &[Value]) -> Vec<Tool> {
+    items
+        .iter()
+        .filter_map(|v| serde_json::from_value(v.clone()).ok())
+        .collect()
+}

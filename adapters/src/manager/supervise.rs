@@ -1,0 +1,309 @@
+//! One server's life under the Manager: connect within its start-up timeout, list its tools,
+//! watch it until its connection ends, then wait (backoff) and connect again, or give up after
+//! failures in a row until the host asks again.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use async_io::Timer;
+use futures_lite::future;
+use mcpwire_core::config::ServerConfig;
+use mcpwire_core::{ChosenEra, Era, ServerNotification};
+use smol::channel::Receiver;
+
+use super::backoff::{Jitter, Next, Restarts};
+use super::cache::{cache_key, CachedList, ListKind};
+use super::state::{ManagerEvent, ServerState};
+use super::Shared;
+use crate::config::ServerSettings;
+use crate::{CallOptions, Client, Error};
+
+/// What the host asks of one server's supervisor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Control {
+    /// Try again now (after giving up, or while waiting).
+    Restart,
+    /// Stop: close the connection and end.
+    Stop,
+}
+
+/// The end of a server's stderr, bounded.
+#[derive(Default)]
+pub(super) struct Tail {
+    lines: VecDeque<String>,
+    bytes: usize,
+}
+
+/// How much of a server's stderr the state keeps.
+const TAIL_BYTES: usize = 2048;
+
+impl Tail {
+    fn push(&mut self, line: &str) {
+        self.bytes += line.len() + 1;
+        self.lines.push_back(line.to_owned());
+        while self.bytes > TAIL_BYTES && self.lines.len() > 1 {
+            let gone = self.lines.pop_front().expect("not empty");
+            self.bytes -= gone.len() + 1;
+        }
+    }
+
+    fn text(&self) -> String {
+        self.lines.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// Milliseconds since the Unix epoch, for the cache's hints.
+fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The era to pin for the next start: the configuration's, else the one remembered (unless it
+/// failed last time), else detection.
+fn era_for(settings: &ServerSettings, remembered: Option<&str>, trust_memory: bool) -> Era {
+    if let Some(era) = settings.era {
+        return era;
+    }
+    match remembered.filter(|_| trust_memory) {
+        Some("stateless") => Era::Stateless,
+        Some("handshake") => Era::Handshake,
+        _ => Era::Auto,
+    }
+}
+
+/// Runs server `name` until told to stop.
+pub(super) async fn supervise(
+    shared: Arc<Shared>,
+    name: String,
+    config: ServerConfig,
+    settings: ServerSettings,
+    control: Receiver<Control>,
+    seed: u64,
+) {
+    let key = cache_key(&config);
+    let mut restarts = Restarts::new(shared.options.restart.clone());
+    let mut jitter = Jitter::new(seed);
+    let tail = Arc::new(Mutex::new(Tail::default()));
+    let mut trust_memory = true;
+    let mut attempt = 1;
+    loop {
+        shared.set_state(&name, ServerState::Starting { attempt });
+        let remembered = shared.cached_era(&key);
+        let era = era_for(&settings, remembered.as_deref(), trust_memory);
+        let pinned_from_memory = settings.era.is_none() && era != Era::Auto;
+        let started = start(&shared, &name, &key, &config, &settings, era, &tail);
+        let stop = async {
+            loop {
+                match control.recv().await {
+                    Ok(Control::Stop) | Err(_) => return None,
+                    Ok(Control::Restart) => continue,
+                }
+            }
+        };
+        let reason = match future::or(async { Some(started.await) }, stop).await {
+            None => return,
+            Some(Err(reason)) => {
+                // A remembered era that failed is not trusted again: the next start detects.
+                if pinned_from_memory {
+                    trust_memory = false;
+                }
+                reason
+            }
+            Some(Ok((client, driver))) => {
+                trust_memory = true;
+                restarts.ready(Instant::now());
+                match client.era() {
+                    Some(ChosenEra::Stateless) => shared.remember_era(&key, "stateless"),
+                    Some(ChosenEra::Handshake) => shared.remember_era(&key, "handshake"),
+                    _ => {}
+                }
+                let ended = watch(&shared, &name, &key, &settings, &client, &control).await;
+                let reason = match ended {
+                    Watched::Stopped => {
+                        shared.end_run(&name, ServerState::Disabled);
+                        client.close().await;
+                        drop(driver);
+                        return;
+                    }
+                    Watched::Ended(reason) => reason,
+                };
+                // The client goes with the state that follows (never `ready` without one).
+                drop(driver);
+                reason
+            }
+        };
+        match restarts.failed(Instant::now(), jitter.unit()) {
+            Next::RetryAt { at, attempt: next } => {
+                attempt = next;
+                shared.end_run(
+                    &name,
+                    ServerState::Restarting {
+                        attempt: next,
+                        next_try_at: at,
+                        reason,
+                    },
+                );
+                let wait = async {
+                    Timer::at(at).await;
+                    true
+                };
+                let asked = async { matches!(control.recv().await, Ok(Control::Restart)) };
+                if !future::or(wait, asked).await {
+                    return;
+                }
+            }
+            Next::GiveUp { .. } => {
+                let stderr_tail = tail.lock().expect("not poisoned").text();
+                shared.end_run(
+                    &name,
+                    ServerState::Failed {
+                        reason,
+                        stderr_tail,
+                    },
+                );
+                if !matches!(control.recv().await, Ok(Control::Restart)) {
+                    return;
+                }
+                restarts.reset();
+                attempt = 1;
+            }
+        }
+    }
+}
+
+/// Connects within the start-up timeout and lists the tools; gives the client and its
+/// driver's task (dropping it kills the server's process group), or why it failed.
+async fn start(
+    shared: &Arc<Shared>,
+    name: &str,
+    key: &str,
+    config: &ServerConfig,
+    settings: &ServerSettings,
+    era: Era,
+    tail: &Arc<Mutex<Tail>>,
+) -> Result<(Client, smol::Task<()>), String> {
+    let mut options = (shared.options.connect_options)(name);
+    options.era = era;
+    let timeout = settings
+        .startup_timeout
+        .unwrap_or(shared.options.startup_timeout);
+    options.init_timeout = timeout;
+    let theirs = options.on_stderr.take();
+    let keep = tail.clone();
+    options.on_stderr = Some(Arc::new(move |line: &str| {
+        keep.lock().expect("not poisoned").push(line);
+        if let Some(f) = &theirs {
+            f(line);
+        }
+    }));
+    let (client, driver) = crate::connect(config, options).map_err(|e| e.to_string())?;
+    let driver = smol::spawn(driver);
+    let ready = async {
+        client.ready().await.map_err(|e| e.to_string())?;
+        list_tools(shared, name, key, settings, &client)
+            .await
+            .map_err(|e| format!("listing its tools failed: {e}"))
+    };
+    let deadline = async {
+        Timer::after(timeout).await;
+        Err(format!("not ready within {timeout:?}"))
+    };
+    match future::or(ready, deadline).await {
+        Ok(()) => Ok((client, driver)),
+        Err(reason) => {
+            // The connection is given up: its process group goes with the driver.
+            drop(driver);
+            Err(reason)
+        }
+    }
+}
+
+/// Lists `client`'s tools into the Manager's view and cache.
+async fn list_tools(
+    shared: &Arc<Shared>,
+    name: &str,
+    key: &str,
+    settings: &ServerSettings,
+    client: &Client,
+) -> Result<(), Error> {
+    let timeout = settings.tool_timeout.unwrap_or(Duration::from_secs(30));
+    let tools = client
+        .list_tools_with(CallOptions::default().timeout(timeout))
+        .await?;
+    let items: Vec<serde_json::Value> = tools
+        .iter()
+        .filter_map(|t| serde_json::to_value(t).ok())
+        .collect();
+    shared.store_list(
+        key,
+        ListKind::Tools,
+        CachedList {
+            items,
+            received_at_ms: wall_ms(),
+            ttl_ms: None,
+            scope: None,
+            credentials: None,
+        },
+    );
+    shared.set_tools(name, client.clone(), tools);
+    Ok(())
+}
+
+/// How watching a ready server ended.
+enum Watched {
+    /// The host asked it to stop.
+    Stopped,
+    /// Its connection ended, for this reason.
+    Ended(String),
+}
+
+/// Watches a ready server: lists again when it says its tools changed; returns when its
+/// connection ends or the host stops it.
+async fn watch(
+    shared: &Arc<Shared>,
+    name: &str,
+    key: &str,
+    settings: &ServerSettings,
+    client: &Client,
+    control: &Receiver<Control>,
+) -> Watched {
+    let mut notes = client.notifications();
+    let mut events = client.events();
+    let ended = async {
+        while let Some(event) = events.next().await {
+            if let mcpwire_core::Event::Closed { reason } = event {
+                return reason.to_string();
+            }
+        }
+        client
+            .closed_reason()
+            .map_or_else(|| "the connection ended".to_owned(), |r| r.to_string())
+    };
+    let relist = async {
+        while let Some(n) = notes.next().await {
+            if matches!(n, ServerNotification::ToolsListChanged) {
+                shared.invalidate(key, ListKind::Tools);
+                // A failed listing leaves the stale list in place; the next change tries again.
+                let _ = list_tools(shared, name, key, settings, client).await;
+                shared.emit(ManagerEvent::ToolsChanged {
+                    server: name.to_owned(),
+                });
+            }
+        }
+        future::pending::<String>().await
+    };
+    let stop = async {
+        match control.recv().await {
+            Ok(Control::Stop) | Err(_) => Watched::Stopped,
+            // Asked to restart a ready server: its connection is closed and made again.
+            Ok(Control::Restart) => {
+                client.close().await;
+                Watched::Ended("restarted by the host".into())
+            }
+        }
+    };
+    let run = async { Watched::Ended(future::or(ended, relist).await) };
+    future::or(stop, run).await
+}

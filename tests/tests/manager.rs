@@ -1,0 +1,310 @@
+//! The Manager end to end: ten servers at once (demo servers, server-everything, the Python
+//! server over stdio and HTTP, one that hangs, one that cannot be spawned, one that crashes
+//! under its first call), restarts, crash/restart cycles that leave nothing behind, and the
+//! cache serving a slow starter's tools before it is ready.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use async_io::Timer;
+use futures_lite::future;
+use mcpwire::manager::backoff::RestartPolicy;
+use mcpwire::manager::{
+    CacheLocation, Manager, ManagerError, ManagerEvent, ManagerOptions, ServerState,
+};
+use mcpwire::ServerConfig;
+use mcpwire_tests::{everything_stdio, peers_skipped, python_http, python_stdio};
+use serde_json::json;
+
+fn demo() -> ServerConfig {
+    ServerConfig::stdio(env!("CARGO_BIN_EXE_demo-server"), Vec::<String>::new())
+}
+
+/// A demo server that exits the moment its `n`-th `tools/call` arrives.
+fn crasher(n: usize) -> ServerConfig {
+    ServerConfig::stdio(
+        env!("CARGO_BIN_EXE_demo-server"),
+        ["--crash-on-call".to_owned(), n.to_string()],
+    )
+}
+
+fn run<T>(limit: Duration, f: impl Future<Output = T>) -> T {
+    smol::block_on(future::or(f, async move {
+        Timer::after(limit).await;
+        panic!("the scenario did not end within {limit:?}")
+    }))
+}
+
+fn options() -> ManagerOptions {
+    let mut o = ManagerOptions::default();
+    o.cache = CacheLocation::MemoryOnly;
+    o.jitter_seed = Some(7);
+    o
+}
+
+/// Whether process `pid` is still alive (not gone, not a zombie).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z"),
+        Err(_) => false,
+    }
+}
+
+/// Records the pid of each ready server's process.
+fn note_pids(manager: &Manager, pids: &mut Vec<u32>) {
+    for (name, _) in manager.states() {
+        if let Some(pid) = manager.client(&name).map(|c| c.pid()).filter(|p| *p != 0) {
+            if !pids.contains(&pid) {
+                pids.push(pid);
+            }
+        }
+    }
+}
+
+/// Waits up to 5 s for every process in `pids` to be gone; gives those still alive.
+fn survivors(pids: &[u32]) -> Vec<u32> {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+        if left.is_empty() || Instant::now() > until {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ten_servers_start_at_once_and_a_hanging_one_holds_back_none() {
+    if peers_skipped("ten_servers_start_at_once_and_a_hanging_one_holds_back_none") {
+        return;
+    }
+    let (py_http, _py_peer) = python_http(&[]);
+    let good: Vec<(&str, ServerConfig)> = vec![
+        ("demo-a", demo()),
+        ("demo-b", demo()),
+        ("demo-c", demo()),
+        ("everything", everything_stdio()),
+        ("py-stdio", python_stdio()),
+        ("py-http", py_http),
+        ("crasher", crasher(1)),
+    ];
+    let mut options = options();
+    options.startup_timeout = Duration::from_secs(8);
+    // One failure is enough to give up on the ones that cannot start.
+    options.restart = RestartPolicy::default();
+    options.restart.max_failures = Some(1);
+    let manager = Manager::new(options);
+    let t0 = Instant::now();
+    manager.add("hangs", ServerConfig::stdio("sleep", ["600"]));
+    manager.add(
+        "missing",
+        ServerConfig::stdio("/nonexistent/mcpwire-no-such-server", Vec::<String>::new()),
+    );
+    for (name, config) in &good {
+        manager.add(name, config.clone());
+    }
+    let mut pids = Vec::new();
+    run(Duration::from_secs(90), async {
+        // Every good server is ready while the hanging one is still starting.
+        let mut timeline: Vec<(Duration, String, &'static str)> = Vec::new();
+        loop {
+            let ManagerEvent::State { server, state } = manager.next_event().await else {
+                continue;
+            };
+            timeline.push((t0.elapsed(), server.clone(), state.word()));
+            let ready = good
+                .iter()
+                .filter(|(n, _)| matches!(manager.state(n), Some(ServerState::Ready { .. })))
+                .count();
+            if ready == good.len() {
+                break;
+            }
+            assert!(
+                !(server == "hangs" && state.settled()),
+                "the hanging server's deadline fired before every good server was ready: {timeline:?}"
+            );
+        }
+        assert!(
+            matches!(manager.state("hangs"), Some(ServerState::Starting { .. })),
+            "{timeline:?}"
+        );
+        eprintln!("timeline: {timeline:#?}");
+        note_pids(&manager, &mut pids);
+        // The namespace: every ready server's tools, qualified.
+        let tools = manager.tools();
+        for (name, _) in &good {
+            assert!(
+                tools
+                    .iter()
+                    .any(|t| &t.server == name && t.qualified.starts_with(&format!("{name}__"))),
+                "{name} has no tools in {:?}",
+                tools.iter().map(|t| &t.qualified).collect::<Vec<_>>()
+            );
+        }
+        let r = manager
+            .call_tool("demo-b__add", json!({"a": 2, "b": 40}))
+            .await
+            .expect("routed to demo-b");
+        assert_eq!(r.text(), "42");
+        let r = manager
+            .call_tool("demo-c/add", json!({"a": 1, "b": 1}))
+            .await
+            .expect("server/tool accepted");
+        assert_eq!(r.text(), "2");
+        // The crasher dies under its call: a typed error, no retry; then it is restarted.
+        let e = manager
+            .call_tool("crasher__add", json!({"a": 1, "b": 1}))
+            .await
+            .expect_err("it crashed");
+        assert!(
+            matches!(e, ManagerError::ServerWentAway { ref server, .. } if server == "crasher"),
+            "{e:?}"
+        );
+        manager
+            .wait_until(|s| {
+                s.iter().any(|(n, st)| n == "hangs" && st.settled())
+                    && s.iter().any(|(n, st)| n == "missing" && st.settled())
+            })
+            .await;
+        let Some(ServerState::Failed { reason, .. }) = manager.state("missing") else {
+            panic!("missing: {:?}", manager.state("missing"))
+        };
+        assert!(reason.contains("cannot start"), "{reason}");
+        let Some(ServerState::Failed { reason, .. }) = manager.state("hangs") else {
+            panic!("hangs: {:?}", manager.state("hangs"))
+        };
+        assert!(reason.contains("not ready within"), "{reason}");
+        // Calls to a failed server say so, with the reason.
+        let e = manager
+            .call_tool("demo-a__nothing", json!({}))
+            .await
+            .expect_err("no such tool");
+        assert!(matches!(e, ManagerError::UnknownTool(_)), "{e:?}");
+        note_pids(&manager, &mut pids);
+        manager.close().await;
+    });
+    assert!(pids.len() >= 6, "{pids:?}");
+    assert_eq!(survivors(&pids), Vec::<u32>::new(), "left behind");
+}
+
+#[test]
+fn a_hundred_crash_and_restart_cycles_leave_nothing_behind() {
+    let cycles: usize = std::env::var("MCPWIRE_MANAGER_CYCLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let mut options = options();
+    options.restart = RestartPolicy::immediate();
+    let manager = Manager::new(options);
+    manager.add("crasher", crasher(1));
+    let t0 = Instant::now();
+    let mut latencies = Vec::new();
+    let mut pids = Vec::new();
+    run(Duration::from_secs(300), async {
+        manager
+            .wait_until(|s| matches!(s[0].1, ServerState::Ready { .. }))
+            .await;
+        pids.push(manager.client("crasher").expect("ready").pid());
+        for i in 0..cycles {
+            let e = manager
+                .call_tool("crasher__add", json!({"a": 1, "b": 2}))
+                .await
+                .expect_err("it crashes on its first call");
+            assert!(
+                matches!(e, ManagerError::ServerWentAway { .. }),
+                "cycle {i}: {e:?}"
+            );
+            let died = Instant::now();
+            let old = pids.last().copied();
+            // Ready again on a new process (the error can come before the state changes).
+            manager
+                .wait_until(|s| {
+                    let now = manager.client("crasher").map(|c| c.pid());
+                    matches!(s[0].1, ServerState::Ready { .. }) && now.is_some() && now != old
+                })
+                .await;
+            latencies.push(died.elapsed());
+            let client = manager.client("crasher").expect("ready");
+            assert_eq!(client.calls_in_flight(), 0);
+            pids.push(client.pid());
+        }
+        manager.close().await;
+    });
+    latencies.sort();
+    eprintln!(
+        "{cycles} cycles in {:?}; restart latency median {:?}, max {:?}",
+        t0.elapsed(),
+        latencies[latencies.len() / 2],
+        latencies.last().unwrap()
+    );
+    assert_eq!(pids.len(), cycles + 1);
+    assert_eq!(survivors(&pids), Vec::<u32>::new(), "left behind");
+}
+
+#[test]
+fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
+    let dir = std::env::temp_dir().join(format!("mcpwire-manager-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // One configuration (the same cache key) whose server is quick the first time and slow
+    // the second: a script whose body changes between the runs.
+    let script: PathBuf = dir.join("server.sh");
+    let quick = format!("#!/bin/sh\nexec '{}'\n", env!("CARGO_BIN_EXE_demo-server"));
+    std::fs::write(&script, &quick).unwrap();
+    let config = ServerConfig::stdio("sh", [script.display().to_string()]);
+    let cache = dir.join("cache");
+    let with_cache = || {
+        let mut o = options();
+        o.cache = CacheLocation::At(cache.clone());
+        o
+    };
+    run(Duration::from_secs(60), async {
+        let first = Manager::new(with_cache());
+        first.add("slow", config.clone());
+        first.wait_settled().await;
+        assert!(matches!(
+            first.state("slow"),
+            Some(ServerState::Ready { .. })
+        ));
+        let live: Vec<String> = first.tools().into_iter().map(|t| t.qualified).collect();
+        assert!(live.contains(&"slow__add".to_owned()), "{live:?}");
+        first.close().await;
+
+        std::fs::write(&script, format!("#!/bin/sh\nsleep 3\n{}", &quick[10..])).unwrap();
+        let second = Manager::new(with_cache());
+        second.add("slow", config.clone());
+        let cached = second.tools();
+        assert!(matches!(
+            second.state("slow"),
+            Some(ServerState::Starting { .. })
+        ));
+        assert!(
+            !cached.is_empty() && cached.iter().all(|t| t.stale),
+            "{cached:?}"
+        );
+        let names: Vec<String> = cached.iter().map(|t| t.qualified.clone()).collect();
+        assert_eq!(names, live, "the cached namespace is the live one");
+        // Not callable until ready: the state says why.
+        let e = second
+            .call_tool("slow__add", json!({"a": 1, "b": 1}))
+            .await
+            .expect_err("starting");
+        assert!(matches!(e, ManagerError::NotReady { .. }), "{e:?}");
+        second.wait_settled().await;
+        assert!(second.tools().iter().all(|t| !t.stale));
+        assert_eq!(
+            second
+                .call_tool("slow__add", json!({"a": 1, "b": 1}))
+                .await
+                .unwrap()
+                .text(),
+            "2"
+        );
+        second.close().await;
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
