@@ -60,7 +60,10 @@ impl HttpClient {
             .filter_map(|(id, ex)| match &ex.deadline {
                 Some((at, kind)) if *at <= now => {
                     let in_lost_session = ex.status == Some(404)
-                        && ex.sent_in.as_ref().is_some_and(|t| self.session.is_current(t));
+                        && ex
+                            .sent_in
+                            .as_ref()
+                            .is_some_and(|t| self.session.is_current(t));
                     Some((!in_lost_session, *id, kind.clone()))
                 }
                 _ => None,

@@ -32,7 +32,9 @@ fn connection_holds_on_inputs_that_once_failed() {
     connection(include_bytes!("regressions/exchange-deadline.bin"));
     // Several exchanges in a session passed their deadlines at once: one lost the session
     // after another's failure had already sent a request again in it.
-    connection(include_bytes!("regressions/deadlines-in-a-lost-session.bin"));
+    connection(include_bytes!(
+        "regressions/deadlines-in-a-lost-session.bin"
+    ));
 }
 
 /// Hand-written sessions: the handshake answered well, calls with progress, answers (a
