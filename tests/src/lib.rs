@@ -174,6 +174,11 @@ impl Drop for HttpPeer {
 /// extra `args` (`--json`, `--stateless`, `--resumable`). Returns its config and the guard that
 /// kills it. Panics with the install command when the venv is missing.
 pub fn python_http(args: &[&str]) -> (ServerConfig, HttpPeer) {
+    python_http_at(free_port(), args)
+}
+
+/// [`python_http`] on port `port` (to start a server again where a client knows it).
+pub fn python_http_at(port: u16, args: &[&str]) -> (ServerConfig, HttpPeer) {
     let python = peers_dir().join("pyvenv/bin/python");
     assert!(
         python.exists(),
@@ -181,7 +186,6 @@ pub fn python_http(args: &[&str]) -> (ServerConfig, HttpPeer) {
          command does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
         python.display()
     );
-    let port = free_port();
     let mut command = std::process::Command::new(python);
     command
         .arg(peers_dir().join("py_server.py"))

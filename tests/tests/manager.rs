@@ -14,7 +14,9 @@ use mcpwire::manager::{
     CacheLocation, Manager, ManagerError, ManagerEvent, ManagerOptions, ServerState,
 };
 use mcpwire::ServerConfig;
-use mcpwire_tests::{everything_stdio, peers_skipped, python_http, python_stdio};
+use mcpwire_tests::{
+    everything_stdio, free_port, peers_skipped, python_http, python_http_at, python_stdio,
+};
 use serde_json::json;
 
 fn demo() -> ServerConfig {
@@ -307,4 +309,64 @@ fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
         second.close().await;
     });
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_http_server_that_went_away_is_reconnected_with_a_new_session() {
+    if peers_skipped("an_http_server_that_went_away_is_reconnected_with_a_new_session") {
+        return;
+    }
+    let port = free_port();
+    let (config, peer) = python_http_at(port, &[]);
+    let mut options = options();
+    options.restart = RestartPolicy::immediate();
+    options.restart.initial = Duration::from_millis(200);
+    options.restart.max = Duration::from_millis(200);
+    let manager = Manager::new(options);
+    let mut handshake = mcpwire::config::ServerSettings::default();
+    handshake.era = Some(mcpwire::Era::Handshake);
+    manager.add_with("web", config, handshake);
+    run(Duration::from_secs(60), async {
+        manager.wait_settled().await;
+        let first = manager.client("web").expect("ready");
+        let session = first.server_info().map(|_| ());
+        assert!(session.is_some());
+        assert_eq!(
+            manager
+                .call_tool("web__add", json!({"a": 1, "b": 2}))
+                .await
+                .unwrap()
+                .text(),
+            "3"
+        );
+        // The server goes away: the call finds no connection, and the Manager reconnects.
+        drop(peer);
+        let e = manager
+            .call_tool("web__add", json!({"a": 1, "b": 2}))
+            .await
+            .expect_err("nobody listens");
+        // Refused, or (on the pooled connection the server just closed) cut off: either way
+        // the Manager finds it gone.
+        assert!(
+            e.to_string().contains("refused") || e.to_string().contains("may have run"),
+            "{e}"
+        );
+        manager
+            .wait_until(|s| !matches!(s[0].1, ServerState::Ready { .. }))
+            .await;
+        // It comes back on the same port: the Manager's next attempt connects, in a new session.
+        let (_config, _peer) = python_http_at(port, &[]);
+        manager
+            .wait_until(|s| matches!(s[0].1, ServerState::Ready { .. }))
+            .await;
+        assert_eq!(
+            manager
+                .call_tool("web__add", json!({"a": 2, "b": 2}))
+                .await
+                .unwrap()
+                .text(),
+            "4"
+        );
+        manager.close().await;
+    });
 }

@@ -230,6 +230,18 @@ impl Shared {
         self.changed.notify(usize::MAX);
     }
 
+    /// Tells server `name`'s supervisor that its server cannot be reached.
+    fn lost(&self, name: &str, reason: String) {
+        let control = self
+            .lock()
+            .servers
+            .get(name)
+            .and_then(|s| s.control.clone());
+        if let Some(control) = control {
+            let _ = control.try_send(Control::Lost(reason));
+        }
+    }
+
     pub(super) fn cached_era(&self, key: &str) -> Option<String> {
         self.lock().cache.get(key).and_then(|c| c.era.clone())
     }
@@ -470,6 +482,11 @@ impl Manager {
         }
     }
 
+    /// Tells server `name`'s supervisor that its server cannot be reached.
+    fn lost(&self, name: &str, reason: String) {
+        Shared::lost(&self.shared, name, reason);
+    }
+
     /// Each server and its state, by name.
     pub fn states(&self) -> Vec<(String, ServerState)> {
         self.shared
@@ -567,10 +584,31 @@ impl Manager {
                 }
             }
         };
-        client
-            .call_tool(&tool, arguments)
-            .await
-            .map_err(|e| ManagerError::of_call(&server, e, client.closed_reason().is_some()))
+        let result = client.call_tool(&tool, arguments).await;
+        result.map_err(|e| {
+            if let Some(reason) = unreachable(&e) {
+                // An HTTP server that cannot be reached: its connection is made again (a new
+                // session), after the backoff.
+                self.lost(&server, reason);
+            } else if cut_off(&e) {
+                // Cut off mid-exchange: one more request tells whether the server is there.
+                let (shared, server, client) =
+                    (self.shared.clone(), server.clone(), client.clone());
+                smol::spawn(async move {
+                    // A listing, not a ping: the stateless era has no ping.
+                    let ping = client
+                        .list_tools_with(
+                            crate::CallOptions::default().timeout(Duration::from_secs(5)),
+                        )
+                        .await;
+                    if let Some(reason) = ping.as_ref().err().and_then(unreachable) {
+                        Shared::lost(&shared, &server, reason);
+                    }
+                })
+                .detach();
+            }
+            ManagerError::of_call(&server, e, client.closed_reason().is_some())
+        })
     }
 
     /// The server and tool a qualified (or `server/tool`) name stands for.
@@ -629,6 +667,31 @@ impl Manager {
             self.shared.set_state(&name, ServerState::Disabled);
         }
     }
+}
+
+/// Why a call's error shows its server cannot be reached at all (no connection could be
+/// made), if it does.
+fn unreachable(e: &crate::Error) -> Option<String> {
+    use mcpwire_core::error::HttpErrorKind as K;
+    let http = match e {
+        crate::Error::Call(mcpwire_core::CallError::Local(mcpwire_core::LocalError::Http(h))) => h,
+        _ => return None,
+    };
+    matches!(
+        http.kind,
+        K::ConnectionRefused | K::NameResolution | K::ConnectTimeout | K::Tls(_) | K::Proxy
+    )
+    .then(|| http.to_string())
+}
+
+/// Whether a call's HTTP exchange was cut off in a way that may mean its server is gone.
+fn cut_off(e: &crate::Error) -> bool {
+    use mcpwire_core::error::HttpErrorKind as K;
+    matches!(
+        e,
+        crate::Error::MayHaveRun { http: Some(h), .. }
+            if matches!(h.kind, K::HeadCutShort | K::BodyCutShort)
+    )
 }
 
 /// The tools in a cached list (items that do not parse are left out).

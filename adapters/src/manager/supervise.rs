@@ -20,10 +20,13 @@ use crate::config::ServerSettings;
 use crate::{CallOptions, Client, Error};
 
 /// What the host asks of one server's supervisor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Control {
     /// Try again now (after giving up, or while waiting).
     Restart,
+    /// The server cannot be reached (an HTTP request found no connection): its connection
+    /// counts as failed, and is made again after the backoff.
+    Lost(String),
     /// Stop: close the connection and end.
     Stop,
 }
@@ -98,7 +101,7 @@ pub(super) async fn supervise(
             loop {
                 match control.recv().await {
                     Ok(Control::Stop) | Err(_) => return None,
-                    Ok(Control::Restart) => continue,
+                    Ok(Control::Restart | Control::Lost(_)) => continue,
                 }
             }
         };
@@ -149,7 +152,15 @@ pub(super) async fn supervise(
                     Timer::at(at).await;
                     true
                 };
-                let asked = async { matches!(control.recv().await, Ok(Control::Restart)) };
+                let asked = async {
+                    loop {
+                        match control.recv().await {
+                            Ok(Control::Restart) => return true,
+                            Ok(Control::Lost(_)) => continue,
+                            Ok(Control::Stop) | Err(_) => return false,
+                        }
+                    }
+                };
                 if !future::or(wait, asked).await {
                     return;
                 }
@@ -163,8 +174,12 @@ pub(super) async fn supervise(
                         stderr_tail,
                     },
                 );
-                if !matches!(control.recv().await, Ok(Control::Restart)) {
-                    return;
+                loop {
+                    match control.recv().await {
+                        Ok(Control::Restart) => break,
+                        Ok(Control::Lost(_)) => continue,
+                        Ok(Control::Stop) | Err(_) => return,
+                    }
                 }
                 restarts.reset();
                 attempt = 1;
@@ -301,6 +316,10 @@ async fn watch(
             Ok(Control::Restart) => {
                 client.close().await;
                 Watched::Ended("restarted by the host".into())
+            }
+            Ok(Control::Lost(reason)) => {
+                client.close().await;
+                Watched::Ended(reason)
             }
         }
     };
