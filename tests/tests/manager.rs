@@ -274,6 +274,14 @@ fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
         ));
         let live: Vec<String> = first.tools().into_iter().map(|t| t.qualified).collect();
         assert!(live.contains(&"slow__add".to_owned()), "{live:?}");
+        // Its prompts and resources too.
+        let prompts: Vec<String> = first.prompts().into_iter().map(|p| p.item.name).collect();
+        assert!(prompts.contains(&"greet".to_owned()), "{prompts:?}");
+        let resources: Vec<String> = first.resources().into_iter().map(|r| r.item.uri).collect();
+        assert!(
+            resources.contains(&"demo://readme".to_owned()),
+            "{resources:?}"
+        );
         first.close().await;
 
         std::fs::write(&script, format!("#!/bin/sh\nsleep 3\n{}", &quick[10..])).unwrap();
@@ -290,6 +298,11 @@ fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
         );
         let names: Vec<String> = cached.iter().map(|t| t.qualified.clone()).collect();
         assert_eq!(names, live, "the cached namespace is the live one");
+        let cached_prompts = second.prompts();
+        assert!(cached_prompts.iter().all(|p| p.stale), "{cached_prompts:?}");
+        let names: Vec<String> = cached_prompts.into_iter().map(|p| p.item.name).collect();
+        assert_eq!(names, prompts);
+        assert!(second.resources().iter().all(|r| r.stale));
         // Not callable until ready: the state says why.
         let e = second
             .call_tool("slow__add", json!({"a": 1, "b": 1}))

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcpwire_core::config::ServerConfig;
-use mcpwire_core::types::{CallToolResult, Tool};
+use mcpwire_core::types::{CallToolResult, Prompt, Resource, Tool};
 use serde_json::Value;
 use smol::channel::Sender;
 
@@ -122,6 +122,17 @@ pub struct ManagedTool {
     pub stale: bool,
 }
 
+/// A prompt or resource of one server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Managed<T> {
+    /// The server that offers it.
+    pub server: String,
+    /// The item as the server lists it.
+    pub item: T,
+    /// Served from the cache while the server is not ready.
+    pub stale: bool,
+}
+
 /// One server as the Manager holds it.
 struct Slot {
     config: ServerConfig,
@@ -130,6 +141,8 @@ struct Slot {
     state: ServerState,
     client: Option<Client>,
     tools: Option<Vec<Tool>>,
+    /// Its prompts and resources, as listed in this run (items as sent).
+    others: BTreeMap<ListKind, Vec<Value>>,
     control: Option<Sender<Control>>,
     task: Option<smol::Task<()>>,
 }
@@ -201,13 +214,30 @@ impl Shared {
         let Some(slot) = inner.servers.get_mut(name) else {
             return;
         };
-        let count = tools
-            .iter()
-            .filter(|t| slot.settings.tools.allows(&t.name))
-            .count();
-        let era = client.era();
         slot.client = Some(client);
         slot.tools = Some(tools);
+        // Listed again while ready: the count follows. The first listing waits for the rest
+        // of the server's lists ([`Shared::mark_ready`]).
+        let ready = matches!(slot.state, ServerState::Ready { .. });
+        drop(inner);
+        if ready {
+            self.mark_ready(name);
+        }
+    }
+
+    /// The server is ready: its client and lists are in place.
+    pub(super) fn mark_ready(&self, name: &str) {
+        let mut inner = self.lock();
+        let Some(slot) = inner.servers.get_mut(name) else {
+            return;
+        };
+        let count = slot.tools.as_ref().map_or(0, |tools| {
+            tools
+                .iter()
+                .filter(|t| slot.settings.tools.allows(&t.name))
+                .count()
+        });
+        let era = slot.client.as_ref().and_then(Client::era);
         self.set_state_locked(&mut inner, name, ServerState::Ready { era, tools: count });
         drop(inner);
         self.changed.notify(usize::MAX);
@@ -224,6 +254,7 @@ impl Shared {
         if let Some(slot) = inner.servers.get_mut(name) {
             slot.client = None;
             slot.tools = None;
+            slot.others.clear();
         }
         self.set_state_locked(&mut inner, name, state);
         drop(inner);
@@ -240,6 +271,56 @@ impl Shared {
         if let Some(control) = control {
             let _ = control.try_send(Control::Lost(reason));
         }
+    }
+
+    /// A ready server's prompts or resources, as just listed.
+    pub(super) fn set_others(&self, name: &str, kind: ListKind, items: Vec<Value>) {
+        if let Some(slot) = self.lock().servers.get_mut(name) {
+            slot.others.insert(kind, items);
+        }
+    }
+
+    /// Every server's prompts or resources: a ready server's as listed, a starting one's from
+    /// the cache (stale).
+    fn items<T: serde::de::DeserializeOwned>(&self, kind: ListKind) -> Vec<Managed<T>> {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let mut inner = self.lock();
+        let mut out = Vec::new();
+        let names: Vec<String> = inner.servers.keys().cloned().collect();
+        for name in names {
+            let slot = &inner.servers[&name];
+            let (items, stale) = match &slot.state {
+                ServerState::Ready { .. } => match slot.others.get(&kind) {
+                    Some(items) => (items.clone(), false),
+                    None => continue,
+                },
+                ServerState::Starting { .. } | ServerState::Restarting { .. } => {
+                    let key = slot.key.clone();
+                    match inner
+                        .cache
+                        .get(&key)
+                        .and_then(|c| c.lists.get(&kind).cloned())
+                        .filter(|l| l.freshness(now_ms, None) != Freshness::Unusable)
+                    {
+                        Some(list) => (list.items, true),
+                        None => continue,
+                    }
+                }
+                _ => continue,
+            };
+            for item in items {
+                if let Ok(item) = serde_json::from_value(item) {
+                    out.push(Managed {
+                        server: name.clone(),
+                        item,
+                        stale,
+                    });
+                }
+            }
+        }
+        out
     }
 
     pub(super) fn cached_era(&self, key: &str) -> Option<String> {
@@ -427,6 +508,7 @@ impl Manager {
                 state: state.clone(),
                 client: None,
                 tools: None,
+                others: BTreeMap::new(),
                 control,
                 task,
             },
@@ -557,6 +639,18 @@ impl Manager {
     pub fn tools(&self) -> Vec<ManagedTool> {
         let (all, _) = self.shared.namespace();
         all
+    }
+
+    /// Every server's prompts (a starting one's from the cache, stale). Get one through
+    /// [`Manager::client`] of its server.
+    pub fn prompts(&self) -> Vec<Managed<Prompt>> {
+        self.shared.items(ListKind::Prompts)
+    }
+
+    /// Every server's resources (a starting one's from the cache, stale). Read one through
+    /// [`Manager::client`] of its server.
+    pub fn resources(&self) -> Vec<Managed<Resource>> {
+        self.shared.items(ListKind::Resources)
     }
 
     /// Calls a tool by its qualified name (or `server/tool`), on the server that offers it.

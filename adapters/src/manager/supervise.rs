@@ -219,7 +219,17 @@ async fn start(
         client.ready().await.map_err(|e| e.to_string())?;
         list_tools(shared, name, key, settings, &client)
             .await
-            .map_err(|e| format!("listing its tools failed: {e}"))
+            .map_err(|e| format!("listing its tools failed: {e}"))?;
+        // Its prompts and resources, when it offers them (a failure leaves them unlisted).
+        let caps = client.server_info().map(|i| i.capabilities.clone());
+        if caps.as_ref().is_some_and(|c| c.prompts.is_some()) {
+            let _ = list_other(shared, name, key, ListKind::Prompts, &client).await;
+        }
+        if caps.as_ref().is_some_and(|c| c.resources.is_some()) {
+            let _ = list_other(shared, name, key, ListKind::Resources, &client).await;
+        }
+        shared.mark_ready(name);
+        Ok(())
     };
     let deadline = async {
         Timer::after(timeout).await;
@@ -266,6 +276,44 @@ async fn list_tools(
     Ok(())
 }
 
+/// Lists `client`'s prompts or resources into the Manager's view and cache.
+async fn list_other(
+    shared: &Arc<Shared>,
+    name: &str,
+    key: &str,
+    kind: ListKind,
+    client: &Client,
+) -> Result<(), Error> {
+    let items: Vec<serde_json::Value> = match kind {
+        ListKind::Prompts => client
+            .list_prompts()
+            .await?
+            .iter()
+            .filter_map(|p| serde_json::to_value(p).ok())
+            .collect(),
+        ListKind::Resources => client
+            .list_resources()
+            .await?
+            .iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .collect(),
+        ListKind::Tools => return Ok(()),
+    };
+    shared.store_list(
+        key,
+        kind,
+        CachedList {
+            items: items.clone(),
+            received_at_ms: wall_ms(),
+            ttl_ms: None,
+            scope: None,
+            credentials: None,
+        },
+    );
+    shared.set_others(name, kind, items);
+    Ok(())
+}
+
 /// How watching a ready server ended.
 enum Watched {
     /// The host asked it to stop.
@@ -298,6 +346,15 @@ async fn watch(
     };
     let relist = async {
         while let Some(n) = notes.next().await {
+            let other = match n {
+                ServerNotification::PromptsListChanged => Some(ListKind::Prompts),
+                ServerNotification::ResourcesListChanged => Some(ListKind::Resources),
+                _ => None,
+            };
+            if let Some(kind) = other {
+                shared.invalidate(key, kind);
+                let _ = list_other(shared, name, key, kind, client).await;
+            }
             if matches!(n, ServerNotification::ToolsListChanged) {
                 shared.invalidate(key, ListKind::Tools);
                 // A failed listing leaves the stale list in place; the next change tries again.
