@@ -4,7 +4,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
-use mcpwire::config::{Host, InputSpec, LoadedServer, Loader};
+use mcpwire::config::{Host, InputSpec, Loaded, LoadedServer, Loader};
 
 use super::{exit, Failure};
 
@@ -15,6 +15,14 @@ pub(super) fn server(
     name: Option<&str>,
     verbose: bool,
 ) -> Result<LoadedServer, Failure> {
+    let loaded = load(path, name, verbose)?;
+    pick(path, &loaded, name, verbose)
+}
+
+/// Reads `path`: only the server `name` if given (no other server's variables or inputs are
+/// needed), else every server, a server that cannot be read kept among the failures. Inputs
+/// are asked on the terminal; with `verbose`, the file's reading and its warnings are told.
+pub(super) fn load(path: &Path, name: Option<&str>, verbose: bool) -> Result<Loaded, Failure> {
     let usage = |message: String| Failure::new(exit::USAGE, message);
     let mut loader = Loader::from_process()
         .map_err(|e| usage(e.to_string()))?
@@ -38,14 +46,24 @@ pub(super) fn server(
             eprintln!("· warning: {w}");
         }
     }
+    Ok(loaded)
+}
+
+/// The server named `name` in `loaded` (read from `path`), or its only enabled server.
+fn pick(
+    path: &Path,
+    loaded: &Loaded,
+    name: Option<&str>,
+    verbose: bool,
+) -> Result<LoadedServer, Failure> {
+    let usage = |message: String| Failure::new(exit::USAGE, message);
     let server: &LoadedServer = match name {
         Some(name) => loaded
             .get(name)
             .ok_or_else(|| usage(format!("{}: no server named `{name}`", path.display())))?,
         None => {
             let enabled: Vec<&LoadedServer> = loaded.enabled().collect();
-            let mut names: Vec<&str> = enabled.iter().map(|s| s.name.as_str()).collect();
-            names.extend(loaded.failed.iter().filter_map(|e| e.server()));
+            let names = candidates(loaded);
             match (enabled.as_slice(), names.len()) {
                 ([one], 1) => one,
                 (_, 0) => return Err(usage(format!("{}: no enabled server", path.display()))),
@@ -71,6 +89,14 @@ pub(super) fn server(
         eprintln!("· {server}");
     }
     Ok(server.clone())
+}
+
+/// The names of the servers to start in `loaded`: the enabled ones, and those that could not
+/// be read.
+pub(super) fn candidates(loaded: &Loaded) -> Vec<&str> {
+    let mut names: Vec<&str> = loaded.enabled().map(|s| s.name.as_str()).collect();
+    names.extend(loaded.failed.iter().filter_map(|e| e.server()));
+    names
 }
 
 /// The kind of file a host's is, for a sentence: "Cursor's file", "a generic mcpServers file".

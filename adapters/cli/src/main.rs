@@ -20,6 +20,7 @@ mod demo;
 mod http_args;
 mod interrupt;
 mod logs;
+mod many;
 mod nouns;
 mod progress;
 mod servers;
@@ -73,7 +74,8 @@ struct ServerArgs {
     #[arg(long, global = true, value_name = "COMMAND", conflicts_with = "http")]
     stdio: Option<String>,
     /// A host's configuration file (Claude, Cursor, VS Code, Windsurf, Zed, Codex, Gemini, the
-    /// Inspector, any `mcpServers` JSON): its server --server NAME, or its only enabled one.
+    /// Inspector, any `mcpServers` JSON): its server --server NAME, or its only enabled one;
+    /// with several, `servers`, `tools` and `call server__tool` run them all.
     #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["stdio", "http", "headers", "bearer_env"])]
     config: Option<std::path::PathBuf>,
     /// Which server of --config FILE; without --config, the first host (Claude Code, Cursor,
@@ -221,13 +223,19 @@ enum Command {
     /// the wire and what came back (both eras, tools, progress, elicitation, input rounds,
     /// cancellation, resources, prompts, a notification, the close).
     Demo,
-    /// The servers of --config FILE, or of every host's usual files (the current directory's,
-    /// then the home directory's): name, host, transport, enabled, era, command line or URL
+    /// With --config FILE, starts each of its enabled servers and prints its state, era,
+    /// transport and tool count, and for one that failed its reason and the end of its stderr
+    /// (exit 0 whatever the states). With --no-connect, or without --config (every host's
+    /// usual files, the current directory's then the home directory's), starts nothing and
+    /// prints what the files hold: name, host, transport, enabled, era, command line or URL
     /// and file. Secrets are shown as `***`; URLs without credentials.
     Servers {
         /// Print as JSON.
         #[arg(long)]
         json: bool,
+        /// Start no server: print what the configuration holds.
+        #[arg(long)]
+        no_connect: bool,
     },
     /// Prints a completion script for a shell: `mcpwire completions bash > …`.
     Completions {
@@ -320,7 +328,11 @@ fn main() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    if let Command::Servers { json } = &cli.command {
+    // --config FILE with several servers: `servers`, `tools` and `call` run them all.
+    if let Some(code) = many::main(&cli) {
+        return code;
+    }
+    if let Command::Servers { json, .. } = &cli.command {
         return match servers::list(cli.server.config.as_deref(), *json) {
             Ok(code) => ExitCode::from(code),
             Err(f) => {

@@ -112,7 +112,11 @@ fn servers_lists_a_file_and_the_usual_places_without_secrets() {
     .unwrap();
     let env = [("SECRET_Q", "s3cretq"), ("TOKEN", "t0kenvalue")];
     let file_arg = file.to_str().unwrap();
-    let o = mcpwire(&temp("empty"), &["servers", "--config", file_arg], &env);
+    let o = mcpwire(
+        &temp("empty"),
+        &["servers", "--no-connect", "--config", file_arg],
+        &env,
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let out = text(&o.stdout);
     for secret in ["s3cretq", "t0kenvalue", "pw@"] {
@@ -125,7 +129,7 @@ fn servers_lists_a_file_and_the_usual_places_without_secrets() {
     assert!(out.contains("run-it --token ***"), "{out}");
     let o = mcpwire(
         &temp("empty"),
-        &["servers", "--config", file_arg, "--json"],
+        &["servers", "--no-connect", "--config", file_arg, "--json"],
         &env,
     );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
