@@ -11,6 +11,7 @@ use mcpwire_core::types::{
     typed_result, CompleteResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
 };
+use mcpwire_core::jsonrpc::RawJson;
 use mcpwire_core::McpCall;
 use serde_json::{Map, Value};
 
@@ -36,6 +37,12 @@ impl CompletionRef {
 }
 
 impl Client {
+    /// Makes any MCP call built with [`McpCall`] (a list over all its pages, with the
+    /// smallest `ttlMs` and the `cacheScope` of the pages kept) and gives its result as sent.
+    pub async fn mcp_call(&self, call: McpCall, opts: CallOptions) -> Result<RawJson, Error> {
+        self.send_call(&opts, call).await
+    }
+
     /// Every prompt, over all pages, with options (a timeout).
     pub async fn list_prompts_with(&self, opts: CallOptions) -> Result<Vec<Prompt>, Error> {
         let raw = self.send_call(&opts, McpCall::list_prompts()).await?;

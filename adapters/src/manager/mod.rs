@@ -273,6 +273,12 @@ impl Shared {
         }
     }
 
+    /// The fingerprint of the credentials server `name` is reached with (its
+    /// `Authorization` header), for lists the server marks private.
+    pub(super) fn credentials_of(&self, name: &str) -> Option<String> {
+        credentials_of_config(&self.lock().servers.get(name)?.config)
+    }
+
     /// A ready server's prompts or resources, as just listed.
     pub(super) fn set_others(&self, name: &str, kind: ListKind, items: Vec<Value>) {
         if let Some(slot) = self.lock().servers.get_mut(name) {
@@ -298,12 +304,14 @@ impl Shared {
                 },
                 ServerState::Starting { .. } | ServerState::Restarting { .. } => {
                     let key = slot.key.clone();
+                    let credentials = credentials_of_config(&slot.config);
                     match inner
                         .cache
                         .get(&key)
                         .and_then(|c| c.lists.get(&kind).cloned())
-                        .filter(|l| l.freshness(now_ms, None) != Freshness::Unusable)
-                    {
+                        .filter(|l| {
+                            l.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable
+                        }) {
                         Some(list) => (list.items, true),
                         None => continue,
                     }
@@ -357,13 +365,14 @@ impl Shared {
                 _ => None,
             };
             let key = slot.key.clone();
+            let credentials = credentials_of_config(&slot.config);
             let tools = match listed {
                 Some(t) => Some(t),
                 None if slot.state != ServerState::Disabled => inner
                     .cache
                     .get(&key)
                     .and_then(|c| c.lists.get(&ListKind::Tools).cloned())
-                    .filter(|l| l.freshness(now_ms, None) != Freshness::Unusable)
+                    .filter(|l| l.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable)
                     .map(|l| (tools_of(&l.items), true)),
                 None => None,
             };
@@ -776,6 +785,18 @@ fn unreachable(e: &crate::Error) -> Option<String> {
         K::ConnectionRefused | K::NameResolution | K::ConnectTimeout | K::Tls(_) | K::Proxy
     )
     .then(|| http.to_string())
+}
+
+/// The fingerprint of the credentials a configuration reaches its server with (an HTTP
+/// `Authorization` header).
+fn credentials_of_config(config: &ServerConfig) -> Option<String> {
+    let ServerConfig::Http(http) = config else {
+        return None;
+    };
+    http.headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+        .map(|(_, v)| cache::credentials_fingerprint(v))
 }
 
 /// Whether a call's HTTP exchange was cut off in a way that may mean its server is gone.

@@ -18,6 +18,8 @@ use super::state::{ManagerEvent, ServerState};
 use super::Shared;
 use crate::config::ServerSettings;
 use crate::{CallOptions, Client, Error};
+use mcpwire_core::types::Tool;
+use mcpwire_core::McpCall;
 
 /// What the host asks of one server's supervisor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -254,24 +256,23 @@ async fn list_tools(
     client: &Client,
 ) -> Result<(), Error> {
     let timeout = settings.tool_timeout.unwrap_or(Duration::from_secs(30));
-    let tools = client
-        .list_tools_with(CallOptions::default().timeout(timeout))
+    let raw = client
+        .mcp_call(
+            McpCall::list_tools(),
+            CallOptions::default().timeout(timeout),
+        )
         .await?;
-    let items: Vec<serde_json::Value> = tools
-        .iter()
-        .filter_map(|t| serde_json::to_value(t).ok())
-        .collect();
-    shared.store_list(
-        key,
-        ListKind::Tools,
-        CachedList {
-            items,
-            received_at_ms: wall_ms(),
-            ttl_ms: None,
-            scope: None,
-            credentials: None,
-        },
-    );
+    let result: serde_json::Value = serde_json::from_str(raw.get()).unwrap_or_default();
+    let tools: Vec<Tool> = result
+        .get("tools")
+        .and_then(|t| serde_json::from_value(t.clone()).ok())
+        .unwrap_or_default();
+    let credentials = shared.credentials_of(name);
+    if let Some(list) =
+        CachedList::from_result(ListKind::Tools, &result, wall_ms(), credentials.as_deref())
+    {
+        shared.store_list(key, ListKind::Tools, list);
+    }
     shared.set_tools(name, client.clone(), tools);
     Ok(())
 }
@@ -284,32 +285,20 @@ async fn list_other(
     kind: ListKind,
     client: &Client,
 ) -> Result<(), Error> {
-    let items: Vec<serde_json::Value> = match kind {
-        ListKind::Prompts => client
-            .list_prompts()
-            .await?
-            .iter()
-            .filter_map(|p| serde_json::to_value(p).ok())
-            .collect(),
-        ListKind::Resources => client
-            .list_resources()
-            .await?
-            .iter()
-            .filter_map(|r| serde_json::to_value(r).ok())
-            .collect(),
+    let call = match kind {
+        ListKind::Prompts => McpCall::list_prompts(),
+        ListKind::Resources => McpCall::list_resources(),
         ListKind::Tools => return Ok(()),
     };
-    shared.store_list(
-        key,
-        kind,
-        CachedList {
-            items: items.clone(),
-            received_at_ms: wall_ms(),
-            ttl_ms: None,
-            scope: None,
-            credentials: None,
-        },
-    );
+    let raw = client.mcp_call(call, CallOptions::default()).await?;
+    let result: serde_json::Value = serde_json::from_str(raw.get()).unwrap_or_default();
+    let credentials = shared.credentials_of(name);
+    let Some(list) = CachedList::from_result(kind, &result, wall_ms(), credentials.as_deref())
+    else {
+        return Ok(());
+    };
+    let items = list.items.clone();
+    shared.store_list(key, kind, list);
     shared.set_others(name, kind, items);
     Ok(())
 }
