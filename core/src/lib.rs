@@ -55,6 +55,8 @@ pub mod error;
 mod http;
 mod http_sse;
 pub mod jsonrpc;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod protocol;
 mod rpc;
 pub mod server;

@@ -1,0 +1,14 @@
+//! OAuth 2.1 for MCP servers, sans IO: what a client must parse, plan, build and check to reach
+//! a server that answers `401` (the flow of the 2025-11-25 and 2026-07-28 authorization specs).
+//! No IO, no clock, no randomness: time and random bytes are inputs.
+//!
+//! The parts, each pure and tested on its own: [`challenge`] (`WWW-Authenticate`, RFC 9110),
+//! [`discovery`] (where Protected Resource Metadata and authorization-server metadata are
+//! looked for, in order, and how they are checked), [`pkce`] (S256 and `state`), [`register`]
+//! (dynamic client registration), [`token`] (token requests and responses, expiry).
+
+pub mod challenge;
+pub mod discovery;
+pub mod pkce;
+pub mod register;
+pub mod token;
