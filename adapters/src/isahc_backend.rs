@@ -292,8 +292,10 @@ pub(crate) fn io_failure(e: &std::io::Error) -> HttpFailure {
             c.extra_description().unwrap_or(""),
             &e.to_string(),
         );
-        failure.kind = HttpErrorKind::BodyCutShort;
-        failure.message = format!("the body was cut short: {}", failure.message);
+        if failure.kind != HttpErrorKind::BodyCutShort {
+            failure.message = format!("the body was cut short: {}", failure.message);
+            failure.kind = HttpErrorKind::BodyCutShort;
+        }
         return failure;
     }
     let message = match cause {
