@@ -52,6 +52,12 @@ Exit codes:
   6  decode: the body yields no response for the request (or decodes differently
      when split another way)
 
+With --config FILE, `servers` starts its enabled servers and tells their states (exit 0
+whatever they are). With several enabled servers there (and no --server), `tools` lists them
+all as SERVER__TOOL and `call SERVER__TOOL` (or SERVER/TOOL) routes: a server that fails is
+told with its reason and the end of its stderr, and `tools` exits 0 when at least one server
+answered, else 3.
+
 With no --stdio or --http, commands run against the demo server built into this binary;
 demo takes a guided tour of it.
 decode reads a captured response body and connects to no server.";
@@ -155,7 +161,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The server's tools; with a NAME, that tool's arguments in detail.
+    /// The server's tools; with a NAME, that tool's arguments in detail. With --config FILE
+    /// of several servers, every server's tools under their qualified names.
     Tools {
         /// One tool to show: its description, annotations, and each argument's type, whether
         /// it is required, description, default and allowed values.
@@ -166,7 +173,8 @@ enum Command {
     },
     /// Calls a tool: `mcpwire call add a=1 b=2`, or with a JSON object of arguments.
     Call {
-        /// The tool's name.
+        /// The tool's name; with --config FILE of several servers, its qualified name
+        /// (`server__tool`, as `tools` lists it) or `server/tool`.
         tool: String,
         /// Arguments as key=value (typed by the tool's input schema) and key:=JSON (raw
         /// JSON), or one JSON object, or - to read that object from stdin.

@@ -104,11 +104,19 @@ async fn run(cli: &Cli, file: &Path) -> Result<u8, Failure> {
         .max()
         .unwrap_or(timeout);
     let work = async {
-        // Every server has started or failed, or the longest start-up timeout is over.
+        // Every server has started or failed (for `call`, as soon as the tool is found, or
+        // its server failed), or the longest start-up timeout is over.
         let limit = async {
             smol::Timer::after(longest + GRACE).await;
         };
-        future::or(manager.wait_settled(), limit).await;
+        let typed = match &cli.command {
+            Command::Call { tool, .. } => Some(tool.as_str()),
+            _ => None,
+        };
+        let settled = manager.wait_until(|states| {
+            states.iter().all(|(_, s)| s.settled()) || typed.is_some_and(|t| routed(&manager, t))
+        });
+        future::or(settled, limit).await;
         match &cli.command {
             Command::Servers { json, .. } => servers(&manager, &loaded, *json),
             Command::Tools { name, json } => tools(&manager, &loaded, name.as_deref(), *json),
@@ -137,8 +145,16 @@ async fn run(cli: &Cli, file: &Path) -> Result<u8, Failure> {
         }
         loop {
             if let ManagerEvent::State { server, state } = manager.next_event().await {
-                match reason(&state) {
-                    Some(why) => eprintln!("· {server}: {} ({why})", state.word()),
+                let detail = match &state {
+                    ServerState::Ready { era, tools } => {
+                        let era = era.map_or_else(|| "era unknown".into(), |e| e.to_string());
+                        Some(format!("{era}, {tools} tools"))
+                    }
+                    ServerState::Starting { .. } => None,
+                    _ => reason(&state),
+                };
+                match detail {
+                    Some(detail) => eprintln!("· {server}: {} ({detail})", state.word()),
                     None => eprintln!("· {server}: {}", state.word()),
                 }
             }
@@ -478,28 +494,44 @@ fn tools(
     Ok(exit::OK)
 }
 
+/// Whether the tool a user typed can be routed now: a ready server offers it, or the server
+/// its name begins with has failed (nothing more to wait for).
+fn routed(manager: &Manager, typed: &str) -> bool {
+    let names = qualified(&ready_tools(manager));
+    if naming::resolve(&names, typed).is_some() {
+        return true;
+    }
+    manager.states().iter().any(|(name, state)| {
+        let named = [format!("{name}__"), format!("{name}/")];
+        let ours = named.iter().any(|p| typed.starts_with(p.as_str()));
+        ours && state.settled() && !matches!(state, ServerState::Ready { .. })
+    })
+}
+
+/// The names the Manager's naming resolves among.
+fn qualified(tools: &[ManagedTool]) -> Vec<Qualified> {
+    tools
+        .iter()
+        .map(|t| Qualified {
+            qualified: t.qualified.clone(),
+            server: t.server.clone(),
+            tool: t.tool.name.clone(),
+        })
+        .collect()
+}
+
 /// The tool a user typed (its qualified name, or `server/tool`) among the ready servers'; a
 /// tool of a server that is not ready is told with that server's state and reason (exit 3),
 /// an unknown name is a usage error naming the closest names.
 fn find(manager: &Manager, typed: &str) -> Result<ManagedTool, Failure> {
     let all = manager.tools();
-    let names = |tools: &[ManagedTool]| -> Vec<Qualified> {
-        tools
-            .iter()
-            .map(|t| Qualified {
-                qualified: t.qualified.clone(),
-                server: t.server.clone(),
-                tool: t.tool.name.clone(),
-            })
-            .collect()
-    };
     let ready: Vec<ManagedTool> = all.iter().filter(|t| !t.stale).cloned().collect();
-    if let Some(q) = naming::resolve(&names(&ready), typed) {
+    if let Some(q) = naming::resolve(&qualified(&ready), typed) {
         let found = ready.iter().find(|t| t.qualified == q.qualified);
         return Ok(found.expect("resolved among them").clone());
     }
     // A tool of a server that is not ready (known from the cache, or by its server's name).
-    let cached = naming::resolve(&names(&all), typed).map(|q| q.server.clone());
+    let cached = naming::resolve(&qualified(&all), typed).map(|q| q.server.clone());
     let by_prefix = manager.states().into_iter().find_map(|(name, _)| {
         let prefixed = [format!("{name}__"), format!("{name}/")];
         prefixed

@@ -199,6 +199,23 @@ fn call_routes_by_qualified_name_or_server_slash_tool() {
 }
 
 #[test]
+fn a_call_waits_for_its_own_server_only() {
+    let file = config(
+        r#"{"a": {"command": "{BIN}", "args": ["serve-demo"]},
+            "mute": {"command": "sh", "args": ["-c", "sleep 20"]}}"#,
+    );
+    let started = std::time::Instant::now();
+    let o = mcpwire(&file, &["call", "a/add", "a=2", "b=3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim(), "5");
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    // The start-up timeout is --timeout: the mute server fails within it.
+    let o = mcpwire(&file, &["--timeout", "0.5", "servers"]);
+    let out = text(&o.stdout);
+    assert!(row(&out, "mute").contains("not ready within"), "{out}");
+}
+
+#[test]
 fn one_enabled_server_keeps_the_single_server_commands() {
     let file = config(
         r#"{"a": {"command": "{BIN}", "args": ["serve-demo"]},
