@@ -1,1 +1,693 @@
-//! (to be written)
+//! The token endpoint (RFC 6749 §3.2, OAuth 2.1): client authentication, the requests of the
+//! `authorization_code`, `refresh_token` and `client_credentials` grants, the RFC 8707
+//! `resource`, and the parsed response with its expiry.
+//!
+//! Also the vocabulary the other parts share: [`HttpRequestSpec`] (a request for the driver to
+//! make, whose `Debug` hides every secret), [`Resource`] (the resource indicator, kept verbatim)
+//! and [`OAuthError`] (the RFC 6749 §5.2 error body, also used by authorization responses and
+//! registration).
+//!
+//! Time is an argument: a response is parsed with the Unix time it was received at, and expiry
+//! is decided at the Unix time the caller passes.
+
+use std::fmt;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use serde_json::{Map, Value};
+use url::form_urlencoded;
+use url::Url;
+
+/// Form fields and JSON members whose values never appear in `Debug` output.
+const SECRET_FIELDS: &[&str] = &[
+    "code",
+    "code_verifier",
+    "client_secret",
+    "refresh_token",
+    "access_token",
+    "id_token",
+    "assertion",
+    "client_assertion",
+    "subject_token",
+    "actor_token",
+    "registration_access_token",
+    "software_statement",
+];
+
+/// What `Debug` prints in place of a secret.
+pub(crate) const REDACTED: &str = "***";
+
+/// An HTTP request for the driver to make: the token, registration or metadata request,
+/// complete (the driver adds only `Content-Length`).
+///
+/// Its `Debug` hides the `Authorization` header and the values of secret form fields and JSON
+/// members (`code`, `code_verifier`, `client_secret`, `refresh_token`, `access_token`,
+/// `assertion`, `client_assertion`, `subject_token`, …), so a request can be logged.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpRequestSpec {
+    /// `GET` or `POST`.
+    pub method: &'static str,
+    /// The URL.
+    pub url: Url,
+    /// The headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body (empty for `GET`).
+    pub body: Vec<u8>,
+}
+
+impl HttpRequestSpec {
+    /// A `POST` of `fields` as `application/x-www-form-urlencoded`, asking for JSON.
+    fn form(url: &Url, fields: &[(&str, &str)], authorization: Option<String>) -> HttpRequestSpec {
+        let mut body = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in fields {
+            body.append_pair(name, value);
+        }
+        let mut headers = vec![
+            (
+                "Content-Type".to_owned(),
+                "application/x-www-form-urlencoded".to_owned(),
+            ),
+            ("Accept".to_owned(), "application/json".to_owned()),
+        ];
+        if let Some(value) = authorization {
+            headers.push(("Authorization".to_owned(), value));
+        }
+        HttpRequestSpec {
+            method: "POST",
+            url: url.clone(),
+            headers,
+            body: body.finish().into_bytes(),
+        }
+    }
+
+    /// The value of header `name` (case-insensitive), if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+impl fmt::Debug for HttpRequestSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, String)> = self
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let shown = if name.eq_ignore_ascii_case("authorization") {
+                    // Keep the scheme (`Basic`, `Bearer`): it tells which auth was used.
+                    match value.split_once(' ') {
+                        Some((scheme, _)) => format!("{scheme} {REDACTED}"),
+                        None => REDACTED.to_owned(),
+                    }
+                } else {
+                    value.clone()
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("HttpRequestSpec")
+            .field("method", &self.method)
+            .field("url", &crate::error::redact_url(self.url.as_str()))
+            .field("headers", &headers)
+            .field("body", &redacted_body(self))
+            .finish()
+    }
+}
+
+/// The body as text with secret values replaced, or its length when it is neither a form nor
+/// JSON.
+fn redacted_body(request: &HttpRequestSpec) -> String {
+    if request.body.is_empty() {
+        return String::new();
+    }
+    let content_type = request.header("content-type").unwrap_or("");
+    if content_type.starts_with("application/json") {
+        if let Ok(mut value) = serde_json::from_slice::<Value>(&request.body) {
+            redact_json(&mut value);
+            return value.to_string();
+        }
+    } else if content_type.starts_with("application/x-www-form-urlencoded") {
+        let mut shown = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in form_urlencoded::parse(&request.body) {
+            let value = if SECRET_FIELDS.contains(&name.as_ref()) {
+                REDACTED.into()
+            } else {
+                value
+            };
+            shown.append_pair(&name, &value);
+        }
+        return shown.finish();
+    }
+    format!("<{} bytes>", request.body.len())
+}
+
+/// Replaces the values of secret members, at any depth.
+fn redact_json(value: &mut Value) {
+    match value {
+        Value::Object(members) => {
+            for (name, member) in members.iter_mut() {
+                if SECRET_FIELDS.contains(&name.as_str()) {
+                    *member = Value::String(REDACTED.to_owned());
+                } else {
+                    redact_json(member);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_json),
+        _ => {}
+    }
+}
+
+/// An RFC 8707 resource indicator: the MCP server's canonical URI, **kept verbatim**.
+///
+/// The `url` crate would turn `http://host:8080` into `http://host:8080/`, and an authorization
+/// server that compares exactly rejects the added `/` (oauth.md §1.5, §5.7), so the string the
+/// Protected Resource Metadata gave (or the server URL, on the legacy path) is sent as is, in the
+/// authorization request and in every token request alike.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Resource(String);
+
+/// Why a string cannot be a resource indicator (RFC 8707 §2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidResource {
+    /// Not an absolute URI (or with spaces around it).
+    #[error("the resource indicator {0:?} is not an absolute URI")]
+    NotAbsolute(String),
+    /// RFC 8707 §2: it "MUST NOT include a fragment component".
+    #[error("the resource indicator {0:?} has a fragment")]
+    Fragment(String),
+}
+
+impl Resource {
+    /// Checks `raw` (an absolute URI without a fragment, RFC 8707 §2) and keeps it unchanged.
+    pub fn parse(raw: &str) -> Result<Resource, InvalidResource> {
+        if raw.trim() != raw || Url::parse(raw).is_err() {
+            return Err(InvalidResource::NotAbsolute(raw.to_owned()));
+        }
+        if raw.contains('#') {
+            return Err(InvalidResource::Fragment(raw.to_owned()));
+        }
+        Ok(Resource(raw.to_owned()))
+    }
+
+    /// The indicator, exactly as given.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// How the client authenticates at the token endpoint (RFC 6749 §2.3, OAuth 2.1 §2.4).
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientAuth {
+    /// A public client (`none`): `client_id` in the body, no secret anywhere.
+    None {
+        /// The client identifier.
+        client_id: String,
+    },
+    /// `client_secret_basic`: `Authorization: Basic base64(urlenc(id) ":" urlenc(secret))`,
+    /// nothing in the body.
+    SecretBasic {
+        /// The client identifier.
+        client_id: String,
+        /// The client secret.
+        secret: String,
+    },
+    /// `client_secret_post`: `client_id` and `client_secret` in the body, no `Authorization`.
+    SecretPost {
+        /// The client identifier.
+        client_id: String,
+        /// The client secret.
+        secret: String,
+    },
+}
+
+impl ClientAuth {
+    /// The client identifier, whatever the method.
+    pub fn client_id(&self) -> &str {
+        match self {
+            ClientAuth::None { client_id }
+            | ClientAuth::SecretBasic { client_id, .. }
+            | ClientAuth::SecretPost { client_id, .. } => client_id,
+        }
+    }
+
+    /// The method's registered name (`none`, `client_secret_basic`, `client_secret_post`).
+    pub fn method(&self) -> &'static str {
+        match self {
+            ClientAuth::None { .. } => "none",
+            ClientAuth::SecretBasic { .. } => "client_secret_basic",
+            ClientAuth::SecretPost { .. } => "client_secret_post",
+        }
+    }
+
+    /// The `Authorization` header value of `client_secret_basic` (RFC 6749 §2.3.1: the id and
+    /// the secret are form-urlencoded before they are joined with `:` and base64-encoded).
+    pub fn basic_header(&self) -> Option<String> {
+        match self {
+            ClientAuth::SecretBasic { client_id, secret } => {
+                let pair = format!("{}:{}", form_encode(client_id), form_encode(secret));
+                Some(format!("Basic {}", STANDARD.encode(pair)))
+            }
+            _ => None,
+        }
+    }
+
+    /// Adds this method's body fields to `fields`.
+    fn body_fields<'a>(&'a self, fields: &mut Vec<(&'static str, &'a str)>) {
+        match self {
+            ClientAuth::None { client_id } => fields.push(("client_id", client_id)),
+            ClientAuth::SecretPost { client_id, secret } => {
+                fields.push(("client_id", client_id));
+                fields.push(("client_secret", secret));
+            }
+            ClientAuth::SecretBasic { .. } => {}
+        }
+    }
+}
+
+impl fmt::Debug for ClientAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct(self.method());
+        s.field("client_id", &self.client_id());
+        if !matches!(self, ClientAuth::None { .. }) {
+            s.field("secret", &REDACTED);
+        }
+        s.finish()
+    }
+}
+
+/// `application/x-www-form-urlencoded` encoding of one value (space as `+`).
+fn form_encode(value: &str) -> String {
+    form_urlencoded::byte_serialize(value.as_bytes()).collect()
+}
+
+/// Chooses the token-endpoint authentication method (oauth.md §1.7, the TypeScript SDK's
+/// `selectClientAuthMethod`, which the conformance suite passes):
+///
+/// 1. the method the registration returned (`registered_method`), when the authorization
+///    server lists it or lists nothing, and the client has what it needs (a secret for the
+///    secret methods);
+/// 2. otherwise, with a secret: `client_secret_basic`, then `client_secret_post`, whichever the
+///    server lists;
+/// 3. otherwise `none`.
+///
+/// A server that lists no methods (`as_methods` absent or empty) defaults to
+/// `client_secret_basic` (RFC 8414 §2), so a client with a secret uses Basic and one without
+/// uses `none`. A secret the server offers no way to send is not sent (oauth.md §5.10: DCR may
+/// return a secret to a server that lists only `none`). An empty secret counts as none.
+pub fn choose_client_auth(
+    client_id: &str,
+    client_secret: Option<&str>,
+    registered_method: Option<&str>,
+    as_methods: Option<&[String]>,
+) -> ClientAuth {
+    let secret = client_secret.filter(|s| !s.is_empty());
+    let methods = as_methods.filter(|m| !m.is_empty());
+    let supports = |method: &str| methods.is_none_or(|m| m.iter().any(|x| x == method));
+    let registered = registered_method.filter(|m| supports(m));
+    let method = match (registered, secret) {
+        (Some("none"), _) => "none",
+        (Some(m @ ("client_secret_basic" | "client_secret_post")), Some(_)) => m,
+        (_, Some(_)) if supports("client_secret_basic") => "client_secret_basic",
+        (_, Some(_)) if supports("client_secret_post") => "client_secret_post",
+        _ => "none",
+    };
+    let client_id = client_id.to_owned();
+    match (method, secret) {
+        ("client_secret_basic", Some(secret)) => ClientAuth::SecretBasic {
+            client_id,
+            secret: secret.to_owned(),
+        },
+        ("client_secret_post", Some(secret)) => ClientAuth::SecretPost {
+            client_id,
+            secret: secret.to_owned(),
+        },
+        _ => ClientAuth::None { client_id },
+    }
+}
+
+/// A token request: the grant's fields, then `resource`, then the client's, posted as a form.
+fn token_request<'a>(
+    token_endpoint: &Url,
+    auth: &'a ClientAuth,
+    mut fields: Vec<(&'static str, &'a str)>,
+    resource: Option<&'a Resource>,
+) -> HttpRequestSpec {
+    if let Some(resource) = resource {
+        fields.push(("resource", resource.as_str()));
+    }
+    auth.body_fields(&mut fields);
+    HttpRequestSpec::form(token_endpoint, &fields, auth.basic_header())
+}
+
+/// The authorization-code exchange (RFC 6749 §4.1.3, RFC 7636 §4.5): `grant_type`, `code`,
+/// `redirect_uri` (the same string as in the authorization request), `code_verifier`, the RFC
+/// 8707 `resource` (identical to the authorization request's, oauth.md §1.5), and the client
+/// authentication.
+pub fn authorization_code_request(
+    token_endpoint: &Url,
+    auth: &ClientAuth,
+    code: &str,
+    redirect_uri: &str,
+    verifier: &str,
+    resource: Option<&Resource>,
+) -> HttpRequestSpec {
+    let fields = vec![
+        ("grant_type", "authorization_code"),
+        ("code", code),
+        ("redirect_uri", redirect_uri),
+        ("code_verifier", verifier),
+    ];
+    token_request(token_endpoint, auth, fields, resource)
+}
+
+/// A refresh (RFC 6749 §6): `grant_type=refresh_token`, `refresh_token`, `scope` when `scopes`
+/// is given and not empty (a refresh cannot widen scope; omitted, it means the scope granted
+/// before), the RFC 8707 `resource` (oauth.md §1.5, §1.8), and the client authentication.
+pub fn refresh_request(
+    token_endpoint: &Url,
+    auth: &ClientAuth,
+    refresh_token: &str,
+    scopes: Option<&[String]>,
+    resource: Option<&Resource>,
+) -> HttpRequestSpec {
+    let scope = scopes.map(|s| s.join(" ")).filter(|s| !s.is_empty());
+    let mut fields = vec![
+        ("grant_type", "refresh_token"),
+        ("refresh_token", refresh_token),
+    ];
+    if let Some(scope) = &scope {
+        fields.push(("scope", scope));
+    }
+    token_request(token_endpoint, auth, fields, resource)
+}
+
+/// The `client_credentials` grant (RFC 6749 §4.4; the MCP extension
+/// `io.modelcontextprotocol/oauth-client-credentials`, oauth.md §1.10) with a client secret:
+/// `grant_type`, `scope` when given and not empty, `resource`, and the client authentication.
+pub fn client_credentials_request(
+    token_endpoint: &Url,
+    auth: &ClientAuth,
+    scopes: Option<&[String]>,
+    resource: Option<&Resource>,
+) -> HttpRequestSpec {
+    let scope = scopes.map(|s| s.join(" ")).filter(|s| !s.is_empty());
+    let mut fields = vec![("grant_type", "client_credentials")];
+    if let Some(scope) = &scope {
+        fields.push(("scope", scope));
+    }
+    token_request(token_endpoint, auth, fields, resource)
+}
+
+/// An OAuth error code (RFC 6749 §4.1.2.1 and §5.2, RFC 7591 §3.2.2), typed where the client
+/// acts on it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OAuthErrorCode {
+    /// `invalid_request`.
+    InvalidRequest,
+    /// `invalid_client`: drop the registration and register again (oauth.md §1.7).
+    InvalidClient,
+    /// `invalid_grant`: the code or refresh token is no good; on refresh, drop the tokens and
+    /// run the whole flow (oauth.md §1.7).
+    InvalidGrant,
+    /// `unauthorized_client`.
+    UnauthorizedClient,
+    /// `unsupported_grant_type`.
+    UnsupportedGrantType,
+    /// `invalid_scope`.
+    InvalidScope,
+    /// `access_denied` (authorization response): the user or the server said no.
+    AccessDenied,
+    /// `unsupported_response_type` (authorization response).
+    UnsupportedResponseType,
+    /// `server_error` (authorization response).
+    ServerError,
+    /// `temporarily_unavailable` (authorization response).
+    TemporarilyUnavailable,
+    /// `invalid_redirect_uri` (registration, RFC 7591): the server rejected the redirect URI.
+    InvalidRedirectUri,
+    /// `invalid_client_metadata` (registration, RFC 7591).
+    InvalidClientMetadata,
+    /// Any other code, as sent.
+    Other(String),
+}
+
+impl OAuthErrorCode {
+    /// The code for its wire name.
+    pub fn from_name(name: &str) -> OAuthErrorCode {
+        match name {
+            "invalid_request" => OAuthErrorCode::InvalidRequest,
+            "invalid_client" => OAuthErrorCode::InvalidClient,
+            "invalid_grant" => OAuthErrorCode::InvalidGrant,
+            "unauthorized_client" => OAuthErrorCode::UnauthorizedClient,
+            "unsupported_grant_type" => OAuthErrorCode::UnsupportedGrantType,
+            "invalid_scope" => OAuthErrorCode::InvalidScope,
+            "access_denied" => OAuthErrorCode::AccessDenied,
+            "unsupported_response_type" => OAuthErrorCode::UnsupportedResponseType,
+            "server_error" => OAuthErrorCode::ServerError,
+            "temporarily_unavailable" => OAuthErrorCode::TemporarilyUnavailable,
+            "invalid_redirect_uri" => OAuthErrorCode::InvalidRedirectUri,
+            "invalid_client_metadata" => OAuthErrorCode::InvalidClientMetadata,
+            other => OAuthErrorCode::Other(other.to_owned()),
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            OAuthErrorCode::InvalidRequest => "invalid_request",
+            OAuthErrorCode::InvalidClient => "invalid_client",
+            OAuthErrorCode::InvalidGrant => "invalid_grant",
+            OAuthErrorCode::UnauthorizedClient => "unauthorized_client",
+            OAuthErrorCode::UnsupportedGrantType => "unsupported_grant_type",
+            OAuthErrorCode::InvalidScope => "invalid_scope",
+            OAuthErrorCode::AccessDenied => "access_denied",
+            OAuthErrorCode::UnsupportedResponseType => "unsupported_response_type",
+            OAuthErrorCode::ServerError => "server_error",
+            OAuthErrorCode::TemporarilyUnavailable => "temporarily_unavailable",
+            OAuthErrorCode::InvalidRedirectUri => "invalid_redirect_uri",
+            OAuthErrorCode::InvalidClientMetadata => "invalid_client_metadata",
+            OAuthErrorCode::Other(name) => name,
+        }
+    }
+}
+
+/// An OAuth error as the server sent it: `error`, `error_description`, `error_uri`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}", code.as_str(), description.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
+pub struct OAuthError {
+    /// `error`.
+    pub code: OAuthErrorCode,
+    /// `error_description`, if any.
+    pub description: Option<String>,
+    /// `error_uri`, if any.
+    pub uri: Option<String>,
+}
+
+impl OAuthError {
+    /// The error in a JSON object's `error` member (a string), if there is one.
+    pub(crate) fn from_json(members: &Map<String, Value>) -> Option<OAuthError> {
+        let code = members.get("error")?.as_str()?;
+        let text = |name: &str| members.get(name).and_then(Value::as_str).map(str::to_owned);
+        Some(OAuthError {
+            code: OAuthErrorCode::from_name(code),
+            description: text("error_description"),
+            uri: text("error_uri"),
+        })
+    }
+}
+
+/// A token response that gave no tokens.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// The server answered with an OAuth error (RFC 6749 §5.2), whatever the status.
+    #[error("the token endpoint answered {status}: {error}")]
+    OAuth {
+        /// The HTTP status.
+        status: u16,
+        /// The error.
+        error: OAuthError,
+    },
+    /// A non-2xx status without an OAuth error body.
+    #[error("the token endpoint answered {status}")]
+    Status {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The body is not JSON (or not a JSON object).
+    #[error("the token endpoint answered {status} with a body that is not a JSON object")]
+    NotJson {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// A 2xx JSON object without a non-empty string `access_token`.
+    #[error("the token response has no access_token")]
+    MissingAccessToken,
+}
+
+/// The tokens of one token response.
+///
+/// Its `Debug` hides the access, refresh and ID tokens and the values of unknown members.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TokenSet {
+    /// The access token.
+    pub access_token: String,
+    /// `token_type`: `Bearer` whatever its case on the wire (RFC 6749 §5.1 says it is
+    /// case-insensitive), any other value as sent (the ID-JAG exchange returns `N_A`), `Bearer`
+    /// when absent (some servers leave it out; the token is used as a bearer token anyway).
+    pub token_type: String,
+    /// When the access token expires, in Unix seconds (`received_at + expires_in`), if the
+    /// response gave a positive lifetime.
+    pub expires_at: Option<u64>,
+    /// The refresh token, if one was issued (never assumed, oauth.md §1.8).
+    pub refresh_token: Option<String>,
+    /// The granted scopes from `scope`; `None` when absent, which means "as requested"
+    /// (RFC 6749 §5.1).
+    pub scopes: Option<Vec<String>>,
+    /// `id_token`, when the server is also an OpenID provider.
+    pub id_token: Option<String>,
+    /// `issued_token_type` (RFC 8693 token exchange), if any.
+    pub issued_token_type: Option<String>,
+    /// Every other member, kept.
+    pub extra: Map<String, Value>,
+}
+
+impl fmt::Debug for TokenSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hidden = |token: &Option<String>| token.as_ref().map(|_| REDACTED);
+        let extra: Vec<&String> = self.extra.keys().collect();
+        f.debug_struct("TokenSet")
+            .field("access_token", &REDACTED)
+            .field("token_type", &self.token_type)
+            .field("expires_at", &self.expires_at)
+            .field("refresh_token", &hidden(&self.refresh_token))
+            .field("scopes", &self.scopes)
+            .field("id_token", &hidden(&self.id_token))
+            .field("issued_token_type", &self.issued_token_type)
+            .field("extra", &extra)
+            .finish()
+    }
+}
+
+impl TokenSet {
+    /// Whether `token_type` is `Bearer` (any case).
+    pub fn is_bearer(&self) -> bool {
+        self.token_type.eq_ignore_ascii_case("bearer")
+    }
+
+    /// Whether the access token expires within `margin_secs` of `now_unix` (or has expired),
+    /// so that it should be refreshed before the next request. A token of unknown lifetime is
+    /// used until the server answers `401`.
+    pub fn needs_refresh(&self, now_unix: u64, margin_secs: u64) -> bool {
+        self.expires_at
+            .is_some_and(|at| now_unix.saturating_add(margin_secs) >= at)
+    }
+
+    /// `self`, the response to a refresh, completed from `previous`: the old refresh token
+    /// when the response has none (oauth.md §1.8: keep it; a rotated one replaces it), and the
+    /// old granted scopes when the response states none (RFC 6749 §6: the scope is unchanged).
+    pub fn merged_refresh(mut self, previous: &TokenSet) -> TokenSet {
+        if self.refresh_token.is_none() {
+            self.refresh_token.clone_from(&previous.refresh_token);
+        }
+        if self.scopes.is_none() {
+            self.scopes.clone_from(&previous.scopes);
+        }
+        self
+    }
+}
+
+/// Parses a token response (RFC 6749 §5.1, §5.2) received at `received_at_unix`.
+///
+/// A JSON object with a string `error` is an [`OAuthError`] whatever the status (some servers
+/// answer errors with `200`). Tolerant where servers differ: `expires_in` as a number or a
+/// numeric string (`0`, negative or unreadable means "not stated"; huge values saturate),
+/// `scope` as a space-separated string or an array of strings, an empty `refresh_token` as
+/// none, `token_type` as described on [`TokenSet::token_type`].
+pub fn parse_token_response(
+    status: u16,
+    body: &[u8],
+    received_at_unix: u64,
+) -> Result<TokenSet, TokenError> {
+    let Ok(Value::Object(mut members)) = serde_json::from_slice::<Value>(body) else {
+        if (200..300).contains(&status) {
+            return Err(TokenError::NotJson { status });
+        }
+        return Err(TokenError::Status { status });
+    };
+    if let Some(error) = OAuthError::from_json(&members) {
+        return Err(TokenError::OAuth { status, error });
+    }
+    if !(200..300).contains(&status) {
+        return Err(TokenError::Status { status });
+    }
+    let mut take_text = |name: &str| match members.remove(name) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    };
+    let access_token = take_text("access_token").ok_or(TokenError::MissingAccessToken)?;
+    let token_type = match take_text("token_type") {
+        Some(t) if !t.eq_ignore_ascii_case("bearer") => t,
+        _ => "Bearer".to_owned(),
+    };
+    let refresh_token = take_text("refresh_token");
+    let id_token = take_text("id_token");
+    let issued_token_type = take_text("issued_token_type");
+    let expires_at = members
+        .remove("expires_in")
+        .and_then(|v| lifetime(&v))
+        .map(|secs| received_at_unix.saturating_add(secs));
+    let scopes = match members.remove("scope") {
+        Some(Value::String(s)) => Some(s.split_whitespace().map(str::to_owned).collect()),
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        ),
+        _ => None,
+    };
+    Ok(TokenSet {
+        access_token,
+        token_type,
+        expires_at,
+        refresh_token,
+        scopes,
+        id_token,
+        issued_token_type,
+        extra: members,
+    })
+}
+
+/// A positive lifetime in seconds from a JSON number or numeric string.
+fn lifetime(value: &Value) -> Option<u64> {
+    let secs = match value {
+        Value::Number(n) => match n.as_u64() {
+            Some(n) => n,
+            // Floats (3600.0, 1e30) are truncated and saturate; negatives are not a lifetime.
+            None => n.as_f64().filter(|f| *f >= 1.0).map(|f| f as u64)?,
+        },
+        Value::String(s) => {
+            let s = s.trim();
+            match s.parse::<u64>() {
+                Ok(n) => n,
+                Err(_) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => u64::MAX,
+                Err(_) => return None,
+            }
+        }
+        _ => return None,
+    };
+    (secs > 0).then_some(secs)
+}
