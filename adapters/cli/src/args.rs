@@ -256,19 +256,7 @@ pub(super) fn unknown_tool(tool: &str, tools: &[Tool]) -> Failure {
     let hint = closest(tool, &names)
         .map(|n| format!(" (did you mean {n}?)"))
         .unwrap_or_default();
-    const SHOWN: usize = 30;
-    let mut list = names
-        .iter()
-        .take(SHOWN)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > SHOWN {
-        list.push_str(&format!(
-            ", … ({} more; see `mcpwire tools`)",
-            names.len() - SHOWN
-        ));
-    }
+    let list = shown_names(&names, "; see `mcpwire tools`");
     usage(format!(
         "no tool named {tool}{hint}; the server lists {}: {list}",
         if names.len() == 1 {
@@ -277,6 +265,22 @@ pub(super) fn unknown_tool(tool: &str, tools: &[Tool]) -> Failure {
             format!("{} tools", names.len())
         }
     ))
+}
+
+/// The first thirty of `names`, comma-separated, and how many more there are (with `more`
+/// after the count).
+pub(super) fn shown_names(names: &[&str], more: &str) -> String {
+    const SHOWN: usize = 30;
+    let mut list = names
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        list.push_str(&format!(", … ({} more{more})", names.len() - SHOWN));
+    }
+    list
 }
 
 /// The known name closest to `typed` when it looks like a typo of it: a few edits away

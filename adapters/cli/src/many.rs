@@ -558,16 +558,7 @@ fn find(manager: &Manager, typed: &str) -> Result<ManagedTool, Failure> {
             .unwrap_or_default(),
         names => format!(" (did you mean {}?)", names.join(" or ")),
     };
-    const SHOWN: usize = 30;
-    let mut list = known
-        .iter()
-        .take(SHOWN)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if known.len() > SHOWN {
-        list.push_str(&format!(", … ({} more)", known.len() - SHOWN));
-    }
+    let list = args::shown_names(&known, "");
     let message = match known.is_empty() {
         true => format!("no tool named {typed}: no server lists a tool"),
         false => format!("no tool named {typed}{hint}; the servers list: {list}"),
