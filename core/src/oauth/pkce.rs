@@ -252,3 +252,369 @@ pub fn check_callback(
         _ => Err(CallbackError::MissingCode),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn rfc7636_appendix_b_vector() {
+        let bytes = [
+            116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186, 22, 212,
+            37, 77, 105, 214, 191, 240, 91, 88, 5, 88, 83, 132, 141, 121,
+        ];
+        let pkce = Pkce::from_random(&bytes);
+        assert_eq!(pkce.verifier, "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk");
+        assert_eq!(
+            pkce.challenge,
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+        assert_eq!(Pkce::METHOD, "S256");
+    }
+
+    #[test]
+    fn verifier_and_state_are_unpadded_base64url_of_the_right_length() {
+        let pkce = Pkce::from_random(&[0xff; 32]);
+        assert_eq!(pkce.verifier.len(), 43);
+        assert_eq!(pkce.challenge.len(), 43);
+        let state = state_from_random(&[0xfb; 16]);
+        assert_eq!(state.len(), 22);
+        for text in [&pkce.verifier, &pkce.challenge, &state] {
+            assert!(text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        }
+        assert_ne!(state_from_random(&[1; 16]), state_from_random(&[2; 16]));
+    }
+
+    #[test]
+    fn pkce_debug_hides_the_verifier() {
+        let pkce = Pkce::from_random(&[7; 32]);
+        let shown = format!("{pkce:?}");
+        assert!(!shown.contains(&pkce.verifier), "{shown}");
+        assert!(shown.contains(&pkce.challenge), "{shown}");
+    }
+
+    #[test]
+    fn revision_from_protocol_version() {
+        assert_eq!(
+            Revision::for_protocol_version("2026-07-28"),
+            Revision::V2026_07_28
+        );
+        assert_eq!(
+            Revision::for_protocol_version("DRAFT-2026-v1"),
+            Revision::V2026_07_28
+        );
+        for old in ["2025-11-25", "2025-06-18", "2025-03-26"] {
+            assert_eq!(Revision::for_protocol_version(old), Revision::V2025_11_25);
+        }
+    }
+
+    fn request() -> AuthorizationRequest {
+        AuthorizationRequest {
+            authorization_endpoint: Url::parse("https://as.example/authorize").unwrap(),
+            client_id: "client 1&2".to_owned(),
+            redirect_uri: "http://127.0.0.1:5555/callback?x=1&y=2".to_owned(),
+            scopes: vec!["mcp:basic".to_owned(), "mcp:write".to_owned()],
+            state: "st-ate_1".to_owned(),
+            code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".to_owned(),
+            resource: Some(Resource::parse("http://localhost:3000").unwrap()),
+        }
+    }
+
+    fn pairs(url: &Url) -> Vec<(String, String)> {
+        url.query_pairs()
+            .map(|(n, v)| (n.into_owned(), v.into_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn authorization_url_has_every_parameter_escaped() {
+        let url = request().url();
+        assert_eq!(
+            pairs(&url),
+            params(&[
+                ("response_type", "code"),
+                ("client_id", "client 1&2"),
+                ("redirect_uri", "http://127.0.0.1:5555/callback?x=1&y=2"),
+                (
+                    "code_challenge",
+                    "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+                ),
+                ("code_challenge_method", "S256"),
+                ("state", "st-ate_1"),
+                ("resource", "http://localhost:3000"),
+                ("scope", "mcp:basic mcp:write"),
+            ])
+        );
+        let raw = url.as_str();
+        assert!(raw.starts_with("https://as.example/authorize?response_type=code&"));
+        assert!(raw.contains("client_id=client+1%262"), "{raw}");
+        assert!(
+            raw.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A5555%2Fcallback%3Fx%3D1%26y%3D2"),
+            "{raw}"
+        );
+        // The resource goes verbatim: no `/` added to an origin-only URI.
+        assert!(
+            raw.contains("resource=http%3A%2F%2Flocalhost%3A3000&"),
+            "{raw}"
+        );
+        assert!(raw.ends_with("&scope=mcp%3Abasic+mcp%3Awrite"), "{raw}");
+    }
+
+    #[test]
+    fn authorization_url_omits_empty_scope_and_absent_resource() {
+        let mut req = request();
+        req.scopes.clear();
+        req.resource = None;
+        let names: Vec<String> = pairs(&req.url()).into_iter().map(|(n, _)| n).collect();
+        assert!(!names.iter().any(|n| n == "scope" || n == "resource"));
+        assert_eq!(names.len(), 6);
+    }
+
+    #[test]
+    fn authorization_url_keeps_the_endpoint_query_and_drops_its_fragment() {
+        let mut req = request();
+        req.authorization_endpoint =
+            Url::parse("https://as.example/oauth/authorize?tenant=a%20b#frag").unwrap();
+        let url = req.url();
+        assert!(url
+            .as_str()
+            .starts_with("https://as.example/oauth/authorize?tenant=a%20b&response_type=code&"));
+        assert_eq!(url.fragment(), None);
+        assert_eq!(pairs(&url)[0], ("tenant".to_owned(), "a b".to_owned()));
+    }
+
+    #[test]
+    fn callback_params_from_location_url_path_or_bare_query() {
+        let expected = params(&[("code", "a b/c"), ("state", "s+1"), ("iss", "https://as")]);
+        for text in [
+            "http://127.0.0.1:5555/callback?code=a+b%2Fc&state=s%2B1&iss=https%3A%2F%2Fas",
+            "/callback?code=a%20b/c&state=s%2B1&iss=https://as#ignored",
+            "?code=a+b%2Fc&state=s%2B1&iss=https%3A%2F%2Fas",
+            "code=a+b%2Fc&state=s%2B1&iss=https%3A%2F%2Fas",
+            "  code=a+b%2Fc&state=s%2B1&iss=https%3A%2F%2Fas\n",
+        ] {
+            assert_eq!(callback_params(text), expected, "{text}");
+        }
+        assert!(callback_params("http://127.0.0.1:5555/callback").is_empty());
+        assert!(callback_params("").is_empty());
+        assert_eq!(
+            callback_params("x?a=1&a=2"),
+            params(&[("a", "1"), ("a", "2")])
+        );
+    }
+
+    const AS: &str = "https://as.example/tenant";
+
+    fn check(
+        pairs: &[(&str, &str)],
+        supported: bool,
+        revision: Revision,
+    ) -> Result<String, CallbackError> {
+        check_callback(&params(pairs), "s1", Some(AS), supported, revision)
+    }
+
+    #[test]
+    fn iss_present_and_equal_is_accepted_whatever_is_advertised() {
+        for revision in [Revision::V2025_11_25, Revision::V2026_07_28] {
+            for supported in [true, false] {
+                let got = check(
+                    &[("code", "c"), ("state", "s1"), ("iss", AS)],
+                    supported,
+                    revision,
+                );
+                assert_eq!(got, Ok("c".to_owned()));
+            }
+        }
+    }
+
+    #[test]
+    fn iss_present_and_different_is_rejected_whatever_is_advertised() {
+        for revision in [Revision::V2025_11_25, Revision::V2026_07_28] {
+            for supported in [true, false] {
+                let got = check(
+                    &[
+                        ("code", "c"),
+                        ("state", "s1"),
+                        ("iss", "https://evil.example"),
+                    ],
+                    supported,
+                    revision,
+                );
+                assert_eq!(
+                    got,
+                    Err(CallbackError::IssuerMismatch {
+                        expected: AS.to_owned(),
+                        received: "https://evil.example".to_owned()
+                    })
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn iss_is_compared_without_normalization() {
+        for received in [
+            "https://as.example/tenant/",
+            "HTTPS://as.example/tenant",
+            "https://AS.example/tenant",
+            "https://as.example:443/tenant",
+            "https://as.example/%74enant",
+        ] {
+            let got = check(
+                &[("code", "c"), ("state", "s1"), ("iss", received)],
+                true,
+                Revision::V2026_07_28,
+            );
+            assert!(
+                matches!(got, Err(CallbackError::IssuerMismatch { .. })),
+                "{received}"
+            );
+        }
+    }
+
+    #[test]
+    fn iss_absent_while_advertised_is_rejected_at_2026_only() {
+        let pairs = [("code", "c"), ("state", "s1")];
+        assert_eq!(
+            check(&pairs, true, Revision::V2026_07_28),
+            Err(CallbackError::MissingIssuer)
+        );
+        assert_eq!(
+            check(&pairs, true, Revision::V2025_11_25),
+            Ok("c".to_owned())
+        );
+    }
+
+    #[test]
+    fn iss_absent_and_not_advertised_is_accepted() {
+        for revision in [Revision::V2025_11_25, Revision::V2026_07_28] {
+            assert_eq!(
+                check(&[("code", "c"), ("state", "s1")], false, revision),
+                Ok("c".to_owned())
+            );
+        }
+    }
+
+    #[test]
+    fn iss_is_ignored_when_no_issuer_is_known() {
+        let got = check_callback(
+            &params(&[("code", "c"), ("state", "s1"), ("iss", "https://x")]),
+            "s1",
+            None,
+            false,
+            Revision::V2026_07_28,
+        );
+        assert_eq!(got, Ok("c".to_owned()));
+    }
+
+    #[test]
+    fn state_is_checked_first() {
+        let revision = Revision::V2026_07_28;
+        assert_eq!(
+            check(&[("code", "c"), ("iss", AS)], true, revision),
+            Err(CallbackError::MissingState)
+        );
+        assert_eq!(
+            check(
+                &[("code", "c"), ("state", "s2"), ("iss", AS)],
+                true,
+                revision
+            ),
+            Err(CallbackError::StateMismatch)
+        );
+        // A wrong state wins over a missing iss and over an error.
+        assert_eq!(
+            check(
+                &[("error", "access_denied"), ("state", "S1")],
+                true,
+                revision
+            ),
+            Err(CallbackError::StateMismatch)
+        );
+    }
+
+    #[test]
+    fn error_response_is_typed_after_state_and_iss_pass() {
+        let got = check(
+            &[
+                ("error", "access_denied"),
+                ("error_description", "the user said no"),
+                ("error_uri", "https://as.example/help"),
+                ("state", "s1"),
+                ("iss", AS),
+            ],
+            true,
+            Revision::V2026_07_28,
+        );
+        assert_eq!(
+            got,
+            Err(CallbackError::Refused(OAuthError {
+                code: OAuthErrorCode::AccessDenied,
+                description: Some("the user said no".to_owned()),
+                uri: Some("https://as.example/help".to_owned()),
+            }))
+        );
+        // From the wrong issuer, the error is neither acted on nor shown.
+        let got = check(
+            &[
+                ("error", "access_denied"),
+                ("error_description", "click https://phish"),
+                ("state", "s1"),
+                ("iss", "https://evil"),
+            ],
+            false,
+            Revision::V2025_11_25,
+        )
+        .unwrap_err();
+        assert!(matches!(got, CallbackError::IssuerMismatch { .. }));
+        assert!(!got.to_string().contains("phish"));
+    }
+
+    #[test]
+    fn repeated_or_missing_parameters_are_refused() {
+        let revision = Revision::V2025_11_25;
+        for name in ["state", "code", "iss", "error"] {
+            let mut pairs = vec![("code", "c"), ("state", "s1"), ("iss", AS)];
+            pairs.push((name, if name == "state" { "s1" } else { "x" }));
+            if name == "error" {
+                pairs.push(("error", "y"));
+            }
+            assert_eq!(
+                check(&pairs, false, revision),
+                Err(CallbackError::Repeated(name.to_owned())),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            check(&[("state", "s1")], false, revision),
+            Err(CallbackError::MissingCode)
+        );
+        assert_eq!(
+            check(&[("state", "s1"), ("code", "")], false, revision),
+            Err(CallbackError::MissingCode)
+        );
+    }
+
+    #[test]
+    fn the_conformance_redirect_passes() {
+        // oauth.md §0.2: `Location: <redirect_uri>?code=test-auth-code&state=<state>`, no iss.
+        let location = "http://127.0.0.1:1/callback?code=test-auth-code&state=s1";
+        let got = check_callback(
+            &callback_params(location),
+            "s1",
+            Some("http://localhost:4000"),
+            false,
+            Revision::V2026_07_28,
+        );
+        assert_eq!(got, Ok("test-auth-code".to_owned()));
+    }
+}

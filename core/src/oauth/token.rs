@@ -691,3 +691,597 @@ fn lifetime(value: &Value) -> Option<u64> {
     };
     (secs > 0).then_some(secs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint() -> Url {
+        Url::parse("https://as.example/token").unwrap()
+    }
+
+    fn form(request: &HttpRequestSpec) -> Vec<(String, String)> {
+        form_urlencoded::parse(&request.body)
+            .map(|(n, v)| (n.into_owned(), v.into_owned()))
+            .collect()
+    }
+
+    fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+        fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn methods(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    fn basic(id: &str, secret: &str) -> ClientAuth {
+        ClientAuth::SecretBasic {
+            client_id: id.to_owned(),
+            secret: secret.to_owned(),
+        }
+    }
+
+    fn post(id: &str, secret: &str) -> ClientAuth {
+        ClientAuth::SecretPost {
+            client_id: id.to_owned(),
+            secret: secret.to_owned(),
+        }
+    }
+
+    fn none(id: &str) -> ClientAuth {
+        ClientAuth::None {
+            client_id: id.to_owned(),
+        }
+    }
+
+    #[test]
+    fn client_auth_follows_the_registered_method_when_listed_or_nothing_is_listed() {
+        let listed = methods(&["client_secret_basic", "client_secret_post"]);
+        let choose =
+            |method, listed: Option<&[String]>| choose_client_auth("id", Some("s"), method, listed);
+        assert_eq!(
+            choose(Some("client_secret_post"), Some(&listed)),
+            post("id", "s")
+        );
+        assert_eq!(choose(Some("client_secret_post"), None), post("id", "s"));
+        assert_eq!(
+            choose(Some("client_secret_basic"), Some(&listed)),
+            basic("id", "s")
+        );
+        assert_eq!(choose(Some("none"), Some(&methods(&["none"]))), none("id"));
+        // Registered but not listed: the server's own list decides.
+        assert_eq!(
+            choose(
+                Some("client_secret_basic"),
+                Some(&methods(&["client_secret_post"]))
+            ),
+            post("id", "s")
+        );
+        // A method this client cannot do falls through to the secret methods.
+        assert_eq!(
+            choose(
+                Some("private_key_jwt"),
+                Some(&methods(&["private_key_jwt", "client_secret_post"]))
+            ),
+            post("id", "s")
+        );
+    }
+
+    #[test]
+    fn client_auth_without_registered_method() {
+        // Nothing listed (absent or empty): RFC 8414 default, Basic with a secret.
+        assert_eq!(
+            choose_client_auth("id", Some("s"), None, None),
+            basic("id", "s")
+        );
+        assert_eq!(
+            choose_client_auth("id", Some("s"), None, Some(&[])),
+            basic("id", "s")
+        );
+        assert_eq!(choose_client_auth("id", None, None, None), none("id"));
+        // Pre-registration scenario: only Basic listed.
+        assert_eq!(
+            choose_client_auth(
+                "pre-registered-client",
+                Some("pre-registered-secret"),
+                None,
+                Some(&methods(&["client_secret_basic"]))
+            ),
+            basic("pre-registered-client", "pre-registered-secret")
+        );
+        // Basic preferred over post when both are listed.
+        assert_eq!(
+            choose_client_auth(
+                "id",
+                Some("s"),
+                None,
+                Some(&methods(&["client_secret_post", "client_secret_basic"]))
+            ),
+            basic("id", "s")
+        );
+    }
+
+    #[test]
+    fn a_secret_the_server_cannot_take_is_not_sent() {
+        // oauth.md §5.10: metadata lists only `none`, DCR returned a secret and no method.
+        let only_none = methods(&["none"]);
+        assert_eq!(
+            choose_client_auth("id", Some("s"), None, Some(&only_none)),
+            none("id")
+        );
+        assert_eq!(
+            choose_client_auth("id", Some("s"), Some("none"), None),
+            none("id")
+        );
+        // A secret method registered without a secret, or an empty secret: `none`.
+        assert_eq!(
+            choose_client_auth("id", None, Some("client_secret_basic"), None),
+            none("id")
+        );
+        assert_eq!(choose_client_auth("id", Some(""), None, None), none("id"));
+    }
+
+    fn decoded_basic(auth: &ClientAuth) -> String {
+        let header = auth.basic_header().unwrap();
+        let encoded = header.strip_prefix("Basic ").unwrap();
+        String::from_utf8(STANDARD.decode(encoded).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn basic_form_encodes_id_and_secret_before_base64() {
+        let auth = basic("my client:1", "p%ss w:rd+/é");
+        let pair = decoded_basic(&auth);
+        assert_eq!(pair, "my+client%3A1:p%25ss+w%3Ard%2B%2F%C3%A9");
+        // Exactly one `:` survives, so the server can split, then form-decode each half.
+        let (id, secret) = pair.split_once(':').unwrap();
+        assert!(!secret.contains(':'));
+        let decode = |s: &str| -> String {
+            form_urlencoded::parse(format!("x={s}").as_bytes())
+                .next()
+                .unwrap()
+                .1
+                .into_owned()
+        };
+        assert_eq!(decode(id), "my client:1");
+        assert_eq!(decode(secret), "p%ss w:rd+/é");
+        // Plain ids and secrets are unchanged (what the conformance servers compare).
+        assert_eq!(
+            decoded_basic(&basic("conformance-test-client", "conformance-test-secret")),
+            "conformance-test-client:conformance-test-secret"
+        );
+        assert_eq!(post("a", "b").basic_header(), None);
+        assert_eq!(none("a").basic_header(), None);
+    }
+
+    fn resource() -> Resource {
+        Resource::parse("http://localhost:3000").unwrap()
+    }
+
+    #[test]
+    fn authorization_code_request_per_client_auth() {
+        let resource = resource();
+        let make = |auth: &ClientAuth| {
+            authorization_code_request(
+                &endpoint(),
+                auth,
+                "the code",
+                "http://127.0.0.1:5555/callback",
+                "verifier-1",
+                Some(&resource),
+            )
+        };
+        let request = make(&basic("id", "secret"));
+        assert_eq!(request.method, "POST");
+        assert_eq!(request.url, endpoint());
+        assert_eq!(
+            request.header("content-type"),
+            Some("application/x-www-form-urlencoded")
+        );
+        assert_eq!(request.header("ACCEPT"), Some("application/json"));
+        assert!(request
+            .header("authorization")
+            .unwrap()
+            .starts_with("Basic "));
+        let fields = form(&request);
+        assert_eq!(
+            fields,
+            vec![
+                ("grant_type".to_owned(), "authorization_code".to_owned()),
+                ("code".to_owned(), "the code".to_owned()),
+                (
+                    "redirect_uri".to_owned(),
+                    "http://127.0.0.1:5555/callback".to_owned()
+                ),
+                ("code_verifier".to_owned(), "verifier-1".to_owned()),
+                ("resource".to_owned(), "http://localhost:3000".to_owned()),
+            ]
+        );
+        assert!(String::from_utf8(request.body.clone())
+            .unwrap()
+            .contains("code=the+code&"));
+
+        let request = make(&post("id", "secret"));
+        assert_eq!(request.header("authorization"), None);
+        let fields = form(&request);
+        assert_eq!(field(&fields, "client_id"), Some("id"));
+        assert_eq!(field(&fields, "client_secret"), Some("secret"));
+
+        let request = make(&none("id"));
+        assert_eq!(request.header("authorization"), None);
+        let fields = form(&request);
+        assert_eq!(field(&fields, "client_id"), Some("id"));
+        assert_eq!(field(&fields, "client_secret"), None);
+
+        let request = authorization_code_request(&endpoint(), &none("id"), "c", "r", "v", None);
+        assert_eq!(field(&form(&request), "resource"), None);
+    }
+
+    #[test]
+    fn refresh_request_fields() {
+        let resource = resource();
+        let scopes = methods(&["mcp:basic", "offline_access"]);
+        let request = refresh_request(
+            &endpoint(),
+            &basic("id", "s"),
+            "rt-1",
+            Some(&scopes),
+            Some(&resource),
+        );
+        let fields = form(&request);
+        assert_eq!(field(&fields, "grant_type"), Some("refresh_token"));
+        assert_eq!(field(&fields, "refresh_token"), Some("rt-1"));
+        assert_eq!(field(&fields, "scope"), Some("mcp:basic offline_access"));
+        assert_eq!(field(&fields, "resource"), Some("http://localhost:3000"));
+        assert_eq!(field(&fields, "client_id"), None);
+        assert!(request.header("authorization").is_some());
+        for scopes in [None, Some(&[][..])] {
+            let request = refresh_request(&endpoint(), &none("id"), "rt", scopes, None);
+            let fields = form(&request);
+            assert_eq!(field(&fields, "scope"), None);
+            assert_eq!(field(&fields, "client_id"), Some("id"));
+        }
+    }
+
+    #[test]
+    fn client_credentials_request_fields() {
+        let resource = resource();
+        let request = client_credentials_request(
+            &endpoint(),
+            &basic("conformance-test-client", "conformance-test-secret"),
+            None,
+            Some(&resource),
+        );
+        assert_eq!(
+            form(&request),
+            vec![
+                ("grant_type".to_owned(), "client_credentials".to_owned()),
+                ("resource".to_owned(), "http://localhost:3000".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn resource_is_kept_verbatim_and_checked() {
+        for raw in [
+            "http://localhost:3000",
+            "https://mcp.example/mcp/",
+            "https://mcp.example/mcp?tenant=1",
+        ] {
+            assert_eq!(Resource::parse(raw).unwrap().as_str(), raw);
+        }
+        assert_eq!(
+            Resource::parse("https://mcp.example/mcp#x"),
+            Err(InvalidResource::Fragment(
+                "https://mcp.example/mcp#x".to_owned()
+            ))
+        );
+        for raw in ["/mcp", "mcp.example/mcp", " https://mcp.example", ""] {
+            assert!(
+                matches!(Resource::parse(raw), Err(InvalidResource::NotAbsolute(_))),
+                "{raw:?}"
+            );
+        }
+    }
+
+    const SECRETS: &[&str] = &[
+        "S3CRET-code",
+        "S3CRET-verifier",
+        "S3CRET-client",
+        "S3CRET-refresh",
+        "S3CRET-access",
+        "S3CRET-id-token",
+    ];
+
+    fn assert_hidden(shown: &str) {
+        for secret in SECRETS {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        // Nor in the base64 of a Basic header.
+        assert!(
+            !shown.contains(&STANDARD.encode("id:S3CRET-client")[..8]),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn request_debug_hides_secrets() {
+        let resource = resource();
+        for auth in [
+            basic("id", "S3CRET-client"),
+            post("id", "S3CRET-client"),
+            none("id"),
+        ] {
+            let request = authorization_code_request(
+                &endpoint(),
+                &auth,
+                "S3CRET-code",
+                "http://127.0.0.1:1/cb",
+                "S3CRET-verifier",
+                Some(&resource),
+            );
+            let shown = format!("{request:?}");
+            assert_hidden(&shown);
+            assert!(shown.contains("authorization_code"), "{shown}");
+            assert!(shown.contains("code_verifier=***"), "{shown}");
+            assert_hidden(&format!("{auth:?}"));
+            let request = refresh_request(&endpoint(), &auth, "S3CRET-refresh", None, None);
+            assert_hidden(&format!("{request:?}"));
+        }
+        let request = authorization_code_request(
+            &endpoint(),
+            &basic("id", "S3CRET-client"),
+            "c",
+            "r",
+            "v",
+            None,
+        );
+        assert!(format!("{request:?}").contains("\"Basic ***\""));
+    }
+
+    #[test]
+    fn json_and_opaque_bodies_are_redacted_in_debug() {
+        let mut request = HttpRequestSpec {
+            method: "POST",
+            url: endpoint(),
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: br#"{"client_name":"x","nested":[{"client_secret":"S3CRET-client"}],"access_token":"S3CRET-access"}"#.to_vec(),
+        };
+        let shown = format!("{request:?}");
+        assert_hidden(&shown);
+        assert!(shown.contains("client_name"), "{shown}");
+        request.headers.clear();
+        let shown = format!("{request:?}");
+        assert_hidden(&shown);
+        assert!(shown.contains("bytes"), "{shown}");
+        request.url = Url::parse("https://as.example/token?access_token=S3CRET-access").unwrap();
+        assert_hidden(&format!("{request:?}"));
+    }
+
+    fn parse(body: &str) -> Result<TokenSet, TokenError> {
+        parse_token_response(200, body.as_bytes(), 1_000)
+    }
+
+    #[test]
+    fn token_response_fields() {
+        let set = parse(
+            r#"{"access_token":"at","token_type":"Bearer","expires_in":3600,
+                "refresh_token":"rt","scope":"mcp:basic  mcp:write","id_token":"it","x":1}"#,
+        )
+        .unwrap();
+        assert_eq!(set.access_token, "at");
+        assert!(set.is_bearer());
+        assert_eq!(set.expires_at, Some(4_600));
+        assert_eq!(set.refresh_token.as_deref(), Some("rt"));
+        assert_eq!(set.scopes, Some(methods(&["mcp:basic", "mcp:write"])));
+        assert_eq!(set.id_token.as_deref(), Some("it"));
+        assert_eq!(set.extra.get("x"), Some(&Value::from(1)));
+        // The conformance server's response: no refresh token, no scope.
+        let set =
+            parse(r#"{"access_token":"test-token-1","token_type":"Bearer","expires_in":3600}"#)
+                .unwrap();
+        assert_eq!(set.refresh_token, None);
+        assert_eq!(set.scopes, None);
+    }
+
+    #[test]
+    fn token_type_is_tolerant() {
+        for (body, shown, bearer) in [
+            (
+                r#"{"access_token":"a","token_type":"bearer"}"#,
+                "Bearer",
+                true,
+            ),
+            (
+                r#"{"access_token":"a","token_type":"BEARER"}"#,
+                "Bearer",
+                true,
+            ),
+            (r#"{"access_token":"a"}"#, "Bearer", true),
+            (r#"{"access_token":"a","token_type":"N_A"}"#, "N_A", false),
+            (r#"{"access_token":"a","token_type":"DPoP"}"#, "DPoP", false),
+        ] {
+            let set = parse(body).unwrap();
+            assert_eq!(set.token_type, shown, "{body}");
+            assert_eq!(set.is_bearer(), bearer, "{body}");
+        }
+        let set = parse(r#"{"access_token":"a","token_type":"N_A","issued_token_type":"urn:ietf:params:oauth:token-type:id-jag"}"#).unwrap();
+        assert_eq!(
+            set.issued_token_type.as_deref(),
+            Some("urn:ietf:params:oauth:token-type:id-jag")
+        );
+    }
+
+    #[test]
+    fn expires_in_in_every_shape() {
+        for (expires_in, expected) in [
+            ("", None),
+            (r#","expires_in":0"#, None),
+            (r#","expires_in":"0""#, None),
+            (r#","expires_in":-5"#, None),
+            (r#","expires_in":null"#, None),
+            (r#","expires_in":"soon""#, None),
+            (r#","expires_in":true"#, None),
+            (r#","expires_in":60"#, Some(1_060)),
+            (r#","expires_in":"60""#, Some(1_060)),
+            (r#","expires_in":" 60 ""#, Some(1_060)),
+            (r#","expires_in":60.9"#, Some(1_060)),
+            (r#","expires_in":0.5"#, None),
+            (r#","expires_in":18446744073709551615"#, Some(u64::MAX)),
+            (r#","expires_in":99999999999999999999999"#, Some(u64::MAX)),
+            (r#","expires_in":1e300"#, Some(u64::MAX)),
+            (r#","expires_in":"99999999999999999999999""#, Some(u64::MAX)),
+        ] {
+            let body = format!(r#"{{"access_token":"a"{expires_in}}}"#);
+            assert_eq!(parse(&body).unwrap().expires_at, expected, "{body}");
+        }
+    }
+
+    #[test]
+    fn scope_and_refresh_token_shapes() {
+        let set = parse(r#"{"access_token":"a","scope":["a","b",3],"refresh_token":""}"#).unwrap();
+        assert_eq!(set.scopes, Some(methods(&["a", "b"])));
+        assert_eq!(set.refresh_token, None);
+        let set = parse(r#"{"access_token":"a","scope":""}"#).unwrap();
+        assert_eq!(set.scopes, Some(Vec::new()));
+    }
+
+    #[test]
+    fn oauth_errors_are_typed_whatever_the_status() {
+        let body =
+            br#"{"error":"invalid_grant","error_description":"expired","error_uri":"https://e"}"#;
+        for status in [400, 401, 200] {
+            assert_eq!(
+                parse_token_response(status, body, 0),
+                Err(TokenError::OAuth {
+                    status,
+                    error: OAuthError {
+                        code: OAuthErrorCode::InvalidGrant,
+                        description: Some("expired".to_owned()),
+                        uri: Some("https://e".to_owned()),
+                    }
+                })
+            );
+        }
+        let err = parse_token_response(401, br#"{"error":"invalid_client"}"#, 0).unwrap_err();
+        assert!(matches!(
+            err,
+            TokenError::OAuth {
+                error: OAuthError {
+                    code: OAuthErrorCode::InvalidClient,
+                    ..
+                },
+                ..
+            }
+        ));
+        assert_eq!(
+            err.to_string(),
+            "the token endpoint answered 401: invalid_client"
+        );
+        let err = parse_token_response(400, br#"{"error":"slow_down"}"#, 0).unwrap_err();
+        assert!(matches!(
+            err,
+            TokenError::OAuth { error: OAuthError { code: OAuthErrorCode::Other(ref c), .. }, .. } if c == "slow_down"
+        ));
+        for name in [
+            "invalid_request",
+            "unauthorized_client",
+            "unsupported_grant_type",
+            "invalid_scope",
+            "access_denied",
+            "server_error",
+            "invalid_redirect_uri",
+        ] {
+            assert_eq!(OAuthErrorCode::from_name(name).as_str(), name);
+            assert!(!matches!(
+                OAuthErrorCode::from_name(name),
+                OAuthErrorCode::Other(_)
+            ));
+        }
+    }
+
+    #[test]
+    fn garbage_and_incomplete_responses_are_typed() {
+        assert_eq!(
+            parse_token_response(200, b"<html>hi</html>", 0),
+            Err(TokenError::NotJson { status: 200 })
+        );
+        assert_eq!(
+            parse_token_response(200, b"[1,2]", 0),
+            Err(TokenError::NotJson { status: 200 })
+        );
+        assert_eq!(
+            parse_token_response(200, b"", 0),
+            Err(TokenError::NotJson { status: 200 })
+        );
+        assert_eq!(
+            parse_token_response(502, b"<html>bad gateway</html>", 0),
+            Err(TokenError::Status { status: 502 })
+        );
+        assert_eq!(
+            parse_token_response(500, br#"{"message":"oops"}"#, 0),
+            Err(TokenError::Status { status: 500 })
+        );
+        for body in [r#"{}"#, r#"{"access_token":""}"#, r#"{"access_token":5}"#] {
+            assert_eq!(parse(body), Err(TokenError::MissingAccessToken), "{body}");
+        }
+        assert_eq!(
+            parse("{\"access_token\":\"a\"").unwrap_err(),
+            TokenError::NotJson { status: 200 }
+        );
+    }
+
+    #[test]
+    fn refresh_is_due_within_the_margin_as_time_moves() {
+        let set = parse(r#"{"access_token":"a","expires_in":3600}"#).unwrap();
+        assert_eq!(set.expires_at, Some(4_600));
+        let margin = 60;
+        let mut now = 1_000;
+        assert!(!set.needs_refresh(now, margin));
+        now += 3_539;
+        assert!(!set.needs_refresh(now, margin));
+        now += 1;
+        assert!(set.needs_refresh(now, margin));
+        now += 10_000;
+        assert!(set.needs_refresh(now, margin));
+        assert!(set.needs_refresh(4_600, 0));
+        assert!(!set.needs_refresh(4_599, 0));
+        assert!(set.needs_refresh(u64::MAX, u64::MAX));
+        let unknown = parse(r#"{"access_token":"a"}"#).unwrap();
+        assert!(!unknown.needs_refresh(u64::MAX, u64::MAX));
+    }
+
+    #[test]
+    fn a_refresh_keeps_what_its_response_leaves_out() {
+        let previous =
+            parse(r#"{"access_token":"a1","refresh_token":"r1","scope":"s1 s2"}"#).unwrap();
+        let merged = parse(r#"{"access_token":"a2","expires_in":10}"#)
+            .unwrap()
+            .merged_refresh(&previous);
+        assert_eq!(merged.access_token, "a2");
+        assert_eq!(merged.refresh_token.as_deref(), Some("r1"));
+        assert_eq!(merged.scopes, Some(methods(&["s1", "s2"])));
+        assert_eq!(merged.expires_at, Some(1_010));
+        let rotated = parse(r#"{"access_token":"a3","refresh_token":"r2","scope":"s1"}"#)
+            .unwrap()
+            .merged_refresh(&previous);
+        assert_eq!(rotated.refresh_token.as_deref(), Some("r2"));
+        assert_eq!(rotated.scopes, Some(methods(&["s1"])));
+    }
+
+    #[test]
+    fn token_set_debug_hides_tokens() {
+        let set = parse(
+            r#"{"access_token":"S3CRET-access","refresh_token":"S3CRET-refresh",
+                "id_token":"S3CRET-id-token","other":"S3CRET-code","expires_in":5}"#,
+        )
+        .unwrap();
+        let shown = format!("{set:?}");
+        assert_hidden(&shown);
+        assert!(shown.contains("expires_at: Some(1005)"), "{shown}");
+        assert!(shown.contains("other"), "{shown}");
+        assert_hidden(&format!("{:?}", Err::<(), _>(parse("{}").unwrap_err())));
+    }
+}
