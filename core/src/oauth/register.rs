@@ -433,3 +433,331 @@ pub fn choose_identity(
     }
     Err(IdentityError::NoIdentity)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oauth::token::OAuthErrorCode;
+
+    fn body(request: &HttpRequestSpec) -> Map<String, Value> {
+        match serde_json::from_slice(&request.body).unwrap() {
+            Value::Object(members) => members,
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn registration_request_body() {
+        let registration = ClientRegistration::authorization_code(
+            "mcpwire",
+            "http://127.0.0.1:5555/callback",
+            Some("mcp:basic offline_access"),
+        );
+        let endpoint = Url::parse("https://as.example/register").unwrap();
+        let request = registration.request(&endpoint);
+        assert_eq!(request.method, "POST");
+        assert_eq!(request.url, endpoint);
+        assert_eq!(request.header("content-type"), Some("application/json"));
+        assert_eq!(request.header("accept"), Some("application/json"));
+        assert_eq!(
+            Value::Object(body(&request)),
+            serde_json::json!({
+                "client_name": "mcpwire",
+                "redirect_uris": ["http://127.0.0.1:5555/callback"],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "scope": "mcp:basic offline_access",
+                "application_type": "native",
+            })
+        );
+        // No scope: omitted, not empty (oauth.md §5.4).
+        for scope in [None, Some("")] {
+            let registration =
+                ClientRegistration::authorization_code("m", "http://[::1]:1/", scope);
+            assert!(!body(&registration.request(&endpoint)).contains_key("scope"));
+        }
+    }
+
+    #[test]
+    fn extra_metadata_never_overrides_the_typed_fields() {
+        let mut registration =
+            ClientRegistration::authorization_code("m", "http://localhost:1/cb", None);
+        registration
+            .extra
+            .insert("logo_uri".into(), "https://l".into());
+        registration
+            .extra
+            .insert("client_name".into(), "other".into());
+        registration.extra.insert("scope".into(), "sneaky".into());
+        registration.software_id = Some("mcpwire-cli".into());
+        let members = body(&registration.request(&Url::parse("https://as/r").unwrap()));
+        assert_eq!(members["logo_uri"], "https://l");
+        assert_eq!(members["client_name"], "m");
+        assert_eq!(members["software_id"], "mcpwire-cli");
+        assert!(!members.contains_key("scope"));
+    }
+
+    #[test]
+    fn application_type_is_native_for_loopback_and_private_schemes() {
+        for (redirect, expected) in [
+            ("http://127.0.0.1:5555/callback", "native"),
+            ("http://localhost:1/cb", "native"),
+            ("http://[::1]:1/cb", "native"),
+            ("https://127.0.0.1/cb", "native"),
+            ("https://LOCALHOST/cb", "native"),
+            ("com.example.app:/oauth2redirect", "native"),
+            ("not a url", "native"),
+            ("https://app.example/callback", "web"),
+        ] {
+            let registration = ClientRegistration::authorization_code("m", redirect, None);
+            assert_eq!(
+                registration.application_type.as_deref(),
+                Some(expected),
+                "{redirect}"
+            );
+        }
+    }
+
+    #[test]
+    fn registration_response_fields() {
+        let client = parse_registration(
+            201,
+            br#"{"client_id":"c1","client_secret":"s1","client_id_issued_at":1700000000,
+                 "client_secret_expires_at":"1800000000","token_endpoint_auth_method":"client_secret_basic",
+                 "redirect_uris":["http://127.0.0.1:1/cb"],"grant_types":["authorization_code"],
+                 "registration_access_token":"rat","registration_client_uri":"https://as/r/c1",
+                 "client_name":"m"}"#,
+        )
+        .unwrap();
+        assert_eq!(client.client_id, "c1");
+        assert_eq!(client.client_secret.as_deref(), Some("s1"));
+        assert_eq!(client.client_id_issued_at, Some(1_700_000_000));
+        assert_eq!(client.client_secret_expires_at, Some(1_800_000_000));
+        assert!(!client.secret_expired(1_799_999_999));
+        assert!(client.secret_expired(1_800_000_000));
+        assert_eq!(
+            client.token_endpoint_auth_method.as_deref(),
+            Some("client_secret_basic")
+        );
+        assert_eq!(client.redirect_uris, vec!["http://127.0.0.1:1/cb"]);
+        assert_eq!(client.grant_types, vec!["authorization_code"]);
+        assert_eq!(client.registration_access_token.as_deref(), Some("rat"));
+        assert_eq!(
+            client.registration_client_uri.as_deref(),
+            Some("https://as/r/c1")
+        );
+        assert_eq!(client.extra["client_name"], "m");
+
+        // An empty secret is none; 0 means the secret does not expire; 200 is success too.
+        let client = parse_registration(
+            200,
+            br#"{"client_id":"c2","client_secret":"","client_secret_expires_at":0}"#,
+        )
+        .unwrap();
+        assert_eq!(client.client_secret, None);
+        assert_eq!(client.client_secret_expires_at, None);
+        assert!(!client.secret_expired(u64::MAX));
+        assert_eq!(client.token_endpoint_auth_method, None);
+    }
+
+    #[test]
+    fn registration_failures_are_typed() {
+        let err = parse_registration(
+            400,
+            br#"{"error":"invalid_redirect_uri","error_description":"loopback only"}"#,
+        )
+        .unwrap_err();
+        assert!(err.is_redirect_uri_rejection());
+        assert_eq!(
+            err.to_string(),
+            "the registration was refused (400): invalid_redirect_uri: loopback only"
+        );
+        let err = parse_registration(400, br#"{"error":"invalid_client_metadata"}"#).unwrap_err();
+        assert!(!err.is_redirect_uri_rejection());
+        assert!(matches!(
+            err,
+            RegisterError::Refused {
+                error: OAuthError {
+                    code: OAuthErrorCode::InvalidClientMetadata,
+                    ..
+                },
+                ..
+            }
+        ));
+        assert_eq!(
+            parse_registration(500, b"<html>"),
+            Err(RegisterError::Status { status: 500 })
+        );
+        assert_eq!(
+            parse_registration(404, br#"{"message":"no"}"#),
+            Err(RegisterError::Status { status: 404 })
+        );
+        assert_eq!(
+            parse_registration(201, b"ok"),
+            Err(RegisterError::NotJson { status: 201 })
+        );
+        for body in [&br#"{}"#[..], br#"{"client_id":""}"#, br#"{"client_id":7}"#] {
+            assert_eq!(
+                parse_registration(201, body),
+                Err(RegisterError::MissingClientId)
+            );
+        }
+    }
+
+    #[test]
+    fn registered_client_auth_follows_the_server() {
+        // token-endpoint-auth-basic: DCR returns the secret and the method; only Basic listed.
+        let client = parse_registration(
+            201,
+            br#"{"client_id":"c","client_secret":"s","token_endpoint_auth_method":"client_secret_basic"}"#,
+        )
+        .unwrap();
+        let basic = vec!["client_secret_basic".to_owned()];
+        assert_eq!(
+            client.client_auth(Some(&basic)).method(),
+            "client_secret_basic"
+        );
+        // Default metadata lists only `none`; the DCR secret is not sent (oauth.md §5.10).
+        let client = parse_registration(201, br#"{"client_id":"c","client_secret":"s"}"#).unwrap();
+        let only_none = vec!["none".to_owned()];
+        assert_eq!(
+            client.client_auth(Some(&only_none)),
+            ClientAuth::None {
+                client_id: "c".to_owned()
+            }
+        );
+    }
+
+    fn pre() -> PreRegisteredClient {
+        PreRegisteredClient {
+            client_id: "pre-registered-client".to_owned(),
+            client_secret: Some("S3CRET-pre".to_owned()),
+        }
+    }
+
+    fn cimd() -> Url {
+        Url::parse("https://conformance-test.local/client-metadata.json").unwrap()
+    }
+
+    #[test]
+    fn identity_order_pre_registered_then_cimd_then_dynamic() {
+        let cimd = cimd();
+        for (supports, registration) in [(true, true), (false, false), (true, false)] {
+            assert_eq!(
+                choose_identity(Some(pre()), Some(&cimd), supports, registration),
+                Ok(ClientIdentity::PreRegistered {
+                    client_id: "pre-registered-client".to_owned(),
+                    client_secret: Some("S3CRET-pre".to_owned()),
+                })
+            );
+        }
+        let metadata = Ok(ClientIdentity::MetadataDocument {
+            client_id_url: cimd.clone(),
+        });
+        assert_eq!(choose_identity(None, Some(&cimd), true, true), metadata);
+        assert_eq!(choose_identity(None, Some(&cimd), true, false), metadata);
+        assert_eq!(
+            choose_identity(None, Some(&cimd), false, true),
+            Ok(ClientIdentity::Dynamic)
+        );
+        assert_eq!(
+            choose_identity(None, None, true, true),
+            Ok(ClientIdentity::Dynamic)
+        );
+        assert_eq!(
+            choose_identity(None, Some(&cimd), false, false),
+            Err(IdentityError::NoIdentity)
+        );
+        assert_eq!(
+            choose_identity(None, None, false, false),
+            Err(IdentityError::NoIdentity)
+        );
+        // A configured empty secret is a public client.
+        let public = PreRegisteredClient {
+            client_id: "p".to_owned(),
+            client_secret: Some(String::new()),
+        };
+        assert_eq!(
+            choose_identity(Some(public), None, false, false),
+            Ok(ClientIdentity::PreRegistered {
+                client_id: "p".to_owned(),
+                client_secret: None
+            })
+        );
+    }
+
+    #[test]
+    fn a_metadata_document_url_must_follow_the_cimd_rules() {
+        for bad in [
+            "http://conformance-test.local/client-metadata.json",
+            "https://conformance-test.local/",
+            "https://conformance-test.local",
+            "https://conformance-test.local/m.json#x",
+            "https://user:pw@conformance-test.local/m.json",
+        ] {
+            let url = Url::parse(bad).unwrap();
+            assert!(
+                matches!(
+                    choose_identity(None, Some(&url), true, true),
+                    Err(IdentityError::BadMetadataDocumentUrl(_))
+                ),
+                "{bad}"
+            );
+            // Unused when the server does not support CIMD: no error.
+            assert_eq!(
+                choose_identity(None, Some(&url), false, true),
+                Ok(ClientIdentity::Dynamic)
+            );
+        }
+    }
+
+    #[test]
+    fn identity_client_auth() {
+        let cimd = ClientIdentity::MetadataDocument {
+            client_id_url: cimd(),
+        };
+        assert_eq!(
+            cimd.client_auth(Some(&["none".to_owned()])),
+            Some(ClientAuth::None {
+                client_id: "https://conformance-test.local/client-metadata.json".to_owned()
+            })
+        );
+        let pre = choose_identity(Some(pre()), None, false, false).unwrap();
+        let basic = vec!["client_secret_basic".to_owned()];
+        assert_eq!(
+            pre.client_auth(Some(&basic)).map(|a| a.method()),
+            Some("client_secret_basic")
+        );
+        assert_eq!(ClientIdentity::Dynamic.client_auth(None), None);
+    }
+
+    #[test]
+    fn debug_hides_client_secrets() {
+        let client = parse_registration(
+            201,
+            br#"{"client_id":"c","client_secret":"S3CRET-pre","registration_access_token":"S3CRET-rat","x":"S3CRET-x"}"#,
+        )
+        .unwrap();
+        let identity = choose_identity(Some(pre()), None, false, false).unwrap();
+        for shown in [
+            format!("{client:?}"),
+            format!("{:?}", pre()),
+            format!("{identity:?}"),
+            format!("{:?}", client.client_auth(None)),
+        ] {
+            assert!(!shown.contains("S3CRET"), "{shown}");
+            assert!(shown.contains("***"), "{shown}");
+        }
+        let mut registration =
+            ClientRegistration::authorization_code("m", "http://127.0.0.1/", None);
+        registration
+            .extra
+            .insert("software_statement".into(), "S3CRET-jwt".into());
+        let shown = format!(
+            "{:?}",
+            registration.request(&Url::parse("https://as/r").unwrap())
+        );
+        assert!(!shown.contains("S3CRET"), "{shown}");
+        assert!(shown.contains("client_name"), "{shown}");
+    }
+}
