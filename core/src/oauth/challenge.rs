@@ -474,7 +474,7 @@ mod tests {
             let started = std::time::Instant::now();
             let _ = one(input);
             assert!(
-                started.elapsed().as_secs() < 2,
+                started.elapsed().as_secs() < 10,
                 "slow on {:?}…",
                 &input[..20]
             );

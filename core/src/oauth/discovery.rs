@@ -137,7 +137,8 @@ pub enum Probe {
     Use,
     /// 4xx (404 in practice): try the next candidate, if any.
     TryNext,
-    /// Anything else (5xx, a redirect, which is not followed): stop discovery with an error.
+    /// Anything else: stop discovery with an error. That includes 5xx and a 3xx the driver
+    /// chose not to follow (following one for these credential-free GETs is the driver's call).
     Stop,
 }
 
@@ -506,6 +507,9 @@ impl AuthorizationServerMetadata {
 ///   (so `https://as` and `https://as/` pass, another host or path does not);
 /// - 2025-03-26 (no PRM): not checked. The suite's legacy AS serves `issuer: <origin>/oauth`
 ///   from the root (oauth.md §5 trap (a)).
+///
+/// On a mismatch, stop: the document is not used, and nothing in the spec asks for the next
+/// candidate URL to be tried.
 pub fn check_issuer(
     metadata: &AuthorizationServerMetadata,
     expected: &str,
