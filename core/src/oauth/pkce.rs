@@ -11,30 +11,8 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 use url::{form_urlencoded, Url};
 
+use super::discovery::Revision;
 use super::token::{OAuthError, OAuthErrorCode, Resource, REDACTED};
-
-/// Which authorization spec's client rules apply: they differ in the callback's `iss` check
-/// (oauth.md §1.6, §1.13).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Revision {
-    /// 2025-11-25 (and the revisions before it): RFC 9207 is not among its standards.
-    V2025_11_25,
-    /// 2026-07-28 (and the draft): RFC 9207 `iss` validation is a MUST.
-    V2026_07_28,
-}
-
-impl Revision {
-    /// The rules for a negotiated MCP protocol version: 2026-07-28 and later (dates compare as
-    /// strings; `DRAFT-…` counts as the newest) get [`Revision::V2026_07_28`], older dates
-    /// [`Revision::V2025_11_25`].
-    pub fn for_protocol_version(version: &str) -> Revision {
-        if version.starts_with("DRAFT") || version >= "2026-07-28" {
-            Revision::V2026_07_28
-        } else {
-            Revision::V2025_11_25
-        }
-    }
-}
 
 /// A PKCE pair (RFC 7636) with the `S256` method, the only one used (oauth.md §1.4).
 ///
@@ -135,7 +113,7 @@ pub fn callback_params(location_or_url: &str) -> Vec<(String, String)> {
     let query = match text.split_once('?') {
         Some((_, query)) => query,
         // No `?`: a bare query, unless it looks like a URL or a path without one.
-        None if text.contains('=') && !text.contains('/') => text,
+        None if text.contains('=') && !text.contains("://") && !text.starts_with('/') => text,
         None => "",
     };
     form_urlencoded::parse(query.as_bytes())
@@ -189,7 +167,7 @@ pub enum CallbackError {
 ///    | `iss_supported` | `iss` | result |
 ///    |---|---|---|
 ///    | any | present | equal to `expected_issuer`, else [`CallbackError::IssuerMismatch`] |
-///    | true | absent | [`CallbackError::MissingIssuer`] at 2026-07-28; accepted at 2025-11-25, which does not adopt RFC 9207 |
+///    | true | absent | [`CallbackError::MissingIssuer`] from [`Revision::V2026_07_28`] on; accepted before, as those revisions do not adopt RFC 9207 |
 ///    | false | absent | accepted |
 ///
 ///    `expected_issuer` is the validated `issuer` of the metadata the request was built from;
@@ -302,21 +280,6 @@ mod tests {
         assert!(shown.contains(&pkce.challenge), "{shown}");
     }
 
-    #[test]
-    fn revision_from_protocol_version() {
-        assert_eq!(
-            Revision::for_protocol_version("2026-07-28"),
-            Revision::V2026_07_28
-        );
-        assert_eq!(
-            Revision::for_protocol_version("DRAFT-2026-v1"),
-            Revision::V2026_07_28
-        );
-        for old in ["2025-11-25", "2025-06-18", "2025-03-26"] {
-            assert_eq!(Revision::for_protocol_version(old), Revision::V2025_11_25);
-        }
-    }
-
     fn request() -> AuthorizationRequest {
         AuthorizationRequest {
             authorization_endpoint: Url::parse("https://as.example/authorize").unwrap(),
@@ -405,6 +368,11 @@ mod tests {
             assert_eq!(callback_params(text), expected, "{text}");
         }
         assert!(callback_params("http://127.0.0.1:5555/callback").is_empty());
+        assert!(callback_params("/callback").is_empty());
+        assert_eq!(
+            callback_params("code=a/b&state=s"),
+            params(&[("code", "a/b"), ("state", "s")])
+        );
         assert!(callback_params("").is_empty());
         assert_eq!(
             callback_params("x?a=1&a=2"),
@@ -488,10 +456,9 @@ mod tests {
             check(&pairs, true, Revision::V2026_07_28),
             Err(CallbackError::MissingIssuer)
         );
-        assert_eq!(
-            check(&pairs, true, Revision::V2025_11_25),
-            Ok("c".to_owned())
-        );
+        for earlier in [Revision::V2025_11_25, Revision::V2025_03_26] {
+            assert_eq!(check(&pairs, true, earlier), Ok("c".to_owned()));
+        }
     }
 
     #[test]
