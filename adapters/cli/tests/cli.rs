@@ -1,26 +1,14 @@
 //! The `mcpwire` binary as a subprocess: every command against the built-in demo server, exit
 //! codes, and the host killed with SIGKILL taking its server with it.
 
+mod common;
+
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn mcpwire(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcpwire"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{mcpwire, spawn, stderr, stdout};
 
 #[test]
 fn info_shows_era_version_server_and_instructions() {
@@ -830,13 +818,7 @@ fn a_reader_that_goes_away_ends_the_command_by_sigpipe_without_a_panic() {
     use std::os::unix::process::ExitStatusExt;
     // Both print more than a pipe holds (64 KiB), so the reader's going away is seen.
     for args in [&["completions", "bash"][..], &["call", "big", "mib=1"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn(args, Stdio::null());
         let mut first = [0u8; 1024];
         child.stdout.take().unwrap().read_exact(&mut first).unwrap();
         // The reader is gone: `mcpwire … | head -c 1024`.
@@ -851,13 +833,10 @@ fn a_reader_that_goes_away_ends_the_command_by_sigpipe_without_a_panic() {
 fn watch_closes_the_session_on_ctrl_c() {
     let (addr, requests) = tiny_http_server();
     let url = format!("http://{addr}/mcp");
-    let child = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
-        .args(["--era", "handshake", "--http", &url, "watch"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(
+        &["--era", "handshake", "--http", &url, "watch"],
+        Stdio::null(),
+    );
     // The first request comes after SIGINT is caught; wait for the session's GET.
     let mut heads = Vec::new();
     while !heads.iter().any(|h: &String| h.starts_with("GET ")) {

@@ -1,36 +1,18 @@
 //! `mcpwire --config FILE [--server NAME]`: a server from a host's configuration file, run as
 //! a subprocess against the built-in demo server.
 
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::{Command, Stdio};
 
-fn mcpwire(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpwire"));
-    cmd.args(args).stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use common::{mcpwire_env, temp, text, with_bin, BIN};
 
 /// Writes `servers` (the value of `mcpServers`) as a Claude Code project file; `{BIN}` stands
 /// for this build's `mcpwire`.
 fn config(servers: &str) -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "mcpwire-cli-config-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bin = serde_json::to_string(env!("CARGO_BIN_EXE_mcpwire")).unwrap();
-    let path = dir.join(".mcp.json");
-    let body = format!("{{\"mcpServers\": {}}}", servers.replace("\"{BIN}\"", &bin));
+    let path = temp("config").join(".mcp.json");
+    let body = format!("{{\"mcpServers\": {}}}", with_bin(servers));
     std::fs::write(&path, body).unwrap();
     path
 }
@@ -38,7 +20,7 @@ fn config(servers: &str) -> PathBuf {
 #[test]
 fn the_only_server_of_a_file_is_used_with_its_variables_expanded() {
     let path = config(r#"{"demo": {"command": "{BIN}", "args": ["${DEMO_COMMAND}"]}}"#);
-    let o = mcpwire(
+    let o = mcpwire_env(
         &["--config", path.to_str().unwrap(), "tools"],
         &[("DEMO_COMMAND", "serve-demo")],
     );
@@ -57,19 +39,19 @@ fn server_picks_one_of_several_and_the_files_era_applies() {
         }"#,
     );
     let file = path.to_str().unwrap();
-    let o = mcpwire(&["--config", file, "info"], &[]);
+    let o = mcpwire_env(&["--config", file, "info"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         text(&o.stderr).contains("several servers; choose one with --server: modern, legacy"),
         "{}",
         text(&o.stderr)
     );
-    let o = mcpwire(&["--config", file, "--server", "legacy", "info"], &[]);
+    let o = mcpwire_env(&["--config", file, "--server", "legacy", "info"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("era:          handshake"));
-    let o = mcpwire(&["--config", file, "--server", "modern", "info"], &[]);
+    let o = mcpwire_env(&["--config", file, "--server", "modern", "info"], &[]);
     assert!(text(&o.stdout).contains("era:          stateless"));
-    let o = mcpwire(
+    let o = mcpwire_env(
         &[
             "--config",
             file,
@@ -85,7 +67,7 @@ fn server_picks_one_of_several_and_the_files_era_applies() {
         text(&o.stdout).contains("era:          stateless"),
         "--era wins over the file"
     );
-    let o = mcpwire(&["--config", file, "--server", "nope", "info"], &[]);
+    let o = mcpwire_env(&["--config", file, "--server", "nope", "info"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("no server named `nope`"));
 }
@@ -96,7 +78,7 @@ fn configuration_errors_are_usage_errors_that_print_no_value() {
         r#"{"remote": {"type": "http", "url": "http://127.0.0.1:9/mcp",
             "headers": {"Authorization": "Bearer ${MCPWIRE_TEST_UNSET_TOKEN}"}}}"#,
     );
-    let o = mcpwire(&["--config", path.to_str().unwrap(), "tools"], &[]);
+    let o = mcpwire_env(&["--config", path.to_str().unwrap(), "tools"], &[]);
     assert_eq!(o.status.code(), Some(2));
     let err = text(&o.stderr);
     assert!(
@@ -105,10 +87,10 @@ fn configuration_errors_are_usage_errors_that_print_no_value() {
         ),
         "{err}"
     );
-    let o = mcpwire(&["--config", "/no/such/file.json", "tools"], &[]);
+    let o = mcpwire_env(&["--config", "/no/such/file.json", "tools"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("cannot read"));
-    let o = mcpwire(
+    let o = mcpwire_env(
         &["--config", path.to_str().unwrap(), "--stdio", "x", "tools"],
         &[],
     );
@@ -120,7 +102,7 @@ fn inputs_need_a_terminal_and_verbose_output_hides_secrets() {
     let dir = config("{}").parent().unwrap().to_owned();
     let vscode = dir.join(".vscode");
     std::fs::create_dir_all(&vscode).unwrap();
-    let bin = serde_json::to_string(env!("CARGO_BIN_EXE_mcpwire")).unwrap();
+    let bin = serde_json::to_string(BIN).unwrap();
     std::fs::write(
         vscode.join("mcp.json"),
         format!(
@@ -130,7 +112,7 @@ fn inputs_need_a_terminal_and_verbose_output_hides_secrets() {
     )
     .unwrap();
     let file = vscode.join("mcp.json");
-    let o = mcpwire(&["--config", file.to_str().unwrap(), "tools"], &[]);
+    let o = mcpwire_env(&["--config", file.to_str().unwrap(), "tools"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         text(&o.stderr).contains("the input `key` was not given: stdin is not a terminal"),
@@ -140,7 +122,7 @@ fn inputs_need_a_terminal_and_verbose_output_hides_secrets() {
     let path = config(
         r#"{"demo": {"command": "{BIN}", "args": ["serve-demo"], "env": {"TOKEN": "${DEMO_SECRET}"}, "extra": 1}}"#,
     );
-    let o = mcpwire(
+    let o = mcpwire_env(
         &["--config", path.to_str().unwrap(), "-v", "tools"],
         &[("DEMO_SECRET", "SECRET-value")],
     );
@@ -282,7 +264,7 @@ const HOST_FILES: &[HostFile] = &[
 #[test]
 fn a_file_of_every_host_s_format_runs_its_server() {
     let root = config("{}").parent().unwrap().to_owned();
-    let bin = serde_json::to_string(env!("CARGO_BIN_EXE_mcpwire")).unwrap();
+    let bin = serde_json::to_string(BIN).unwrap();
     let mut failures = Vec::new();
     for (i, f) in HOST_FILES.iter().enumerate() {
         // Each file in a directory of its own, so that no other host's file is beside it.
@@ -301,11 +283,11 @@ fn a_file_of_every_host_s_format_runs_its_server() {
         std::fs::write(&path, body).unwrap();
         let file = path.to_str().unwrap();
         let run = |args: &[&str]| {
-            Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+            Command::new(BIN)
                 .args(args)
                 .current_dir(&project)
                 .env("HOME", base.join("home"))
-                .env("MCPWIRE_TEST_BIN", env!("CARGO_BIN_EXE_mcpwire"))
+                .env("MCPWIRE_TEST_BIN", BIN)
                 .env_remove("MCPWIRE_TEST_UNSET")
                 .stdin(Stdio::null())
                 .output()

@@ -4,53 +4,13 @@
 //! `--proxy`, `--http1.1`, and the errors each failure ends with. A missing peer fails the test
 //! unless `MCPWIRE_SKIP_PEERS=1`.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
-fn peers() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers")
-}
-
-fn python() -> PathBuf {
-    let python = peers().join("pyvenv/bin/python");
-    assert!(
-        python.exists(),
-        "the Python peer is missing: run tests/peers/install-python.sh (or MCPWIRE_SKIP_PEERS=1)"
-    );
-    python
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn mcpwire(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcpwire"))
-        .args(args)
-        // The environment's proxies stay out of it.
-        .env_remove("https_proxy")
-        .env_remove("HTTPS_PROXY")
-        .env_remove("http_proxy")
-        .env_remove("ALL_PROXY")
-        .env_remove("all_proxy")
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::peers::{free_port, http_peer, peers, python, skipped, HttpPeer};
+use common::{mcpwire_without_proxies, stdout_and_stderr};
 
 /// A folder of certificates, removed when dropped.
 struct Certs(PathBuf);
@@ -85,53 +45,26 @@ impl Drop for Certs {
 
 /// The Python server over TLS with mutual TLS (client certificates from `client-ca.pem`),
 /// killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn mtls_server(certs: &Certs) -> Server {
+fn mtls_server(certs: &Certs) -> HttpPeer {
     let port = free_port();
-    let mut child = Command::new(python())
+    let mut command = Command::new(python());
+    command
         .arg(peers().join("py_tls_server.py"))
         .args(["--port", &port.to_string()])
         .args(["--cert", &certs.file("server.pem")])
         .args(["--key", &certs.file("server-key.pem")])
         .args(["--client-ca", &certs.file("client-ca.pem")])
-        .current_dir(peers())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains("Uvicorn running on") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("the TLS server did not start in 30 s");
-    Server {
-        child,
-        url: format!("https://127.0.0.1:{port}/mcp"),
-    }
+        .current_dir(peers());
+    http_peer(
+        command,
+        format!("https://127.0.0.1:{port}/mcp"),
+        "Uvicorn running on",
+    )
 }
 
 #[test]
 fn https_with_an_extra_ca_and_a_client_certificate() {
-    if std::env::var_os("MCPWIRE_SKIP_PEERS").is_some_and(|v| v == "1") {
-        eprintln!("skipped because MCPWIRE_SKIP_PEERS=1");
+    if skipped("https_with_an_extra_ca_and_a_client_certificate") {
         return;
     }
     let certs = Certs::generate();
@@ -144,18 +77,26 @@ fn https_with_an_extra_ca_and_a_client_certificate() {
     );
 
     // Not trusted: the reason, and what to do.
-    let o = mcpwire(&["--http", url, "tools"]);
-    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
-    assert!(text(&o).contains("unknown issuer"), "{}", text(&o));
+    let o = mcpwire_without_proxies(&["--http", url, "tools"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout_and_stderr(&o));
+    assert!(
+        stdout_and_stderr(&o).contains("unknown issuer"),
+        "{}",
+        stdout_and_stderr(&o)
+    );
 
     // Trusted, with the client certificate: the server's tools, in both eras' detection.
     let ok = [
         "--http", url, "--cacert", &ca, "--cert", &cert, "--key", &key,
     ];
-    let o = mcpwire(&[&ok[..], &["tools"]].concat());
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(text(&o).contains("add"), "{}", text(&o));
-    let o = mcpwire(
+    let o = mcpwire_without_proxies(&[&ok[..], &["tools"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stdout_and_stderr(&o));
+    assert!(
+        stdout_and_stderr(&o).contains("add"),
+        "{}",
+        stdout_and_stderr(&o)
+    );
+    let o = mcpwire_without_proxies(
         &[
             &ok[..],
             &[
@@ -170,11 +111,15 @@ fn https_with_an_extra_ca_and_a_client_certificate() {
         ]
         .concat(),
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(text(&o).contains("42"), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout_and_stderr(&o));
+    assert!(
+        stdout_and_stderr(&o).contains("42"),
+        "{}",
+        stdout_and_stderr(&o)
+    );
 
     // Unchecked certificates only when asked for by name, and said so.
-    let o = mcpwire(&[
+    let o = mcpwire_without_proxies(&[
         "--http",
         url,
         "--danger-accept-invalid-certificates",
@@ -184,42 +129,50 @@ fn https_with_an_extra_ca_and_a_client_certificate() {
         &key,
         "tools",
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(text(&o).contains("warning: --danger-accept-invalid-certificates"));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout_and_stderr(&o));
+    assert!(stdout_and_stderr(&o).contains("warning: --danger-accept-invalid-certificates"));
 
     // --cert needs --key; a missing key file is a usage error naming it.
-    let o = mcpwire(&["--http", url, "--cert", &cert, "tools"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = mcpwire_without_proxies(&["--http", url, "--cert", &cert, "tools"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout_and_stderr(&o));
     let missing = Path::new(&certs.0)
         .join("nowhere-key.pem")
         .display()
         .to_string();
-    let o = mcpwire(&[
+    let o = mcpwire_without_proxies(&[
         "--http", url, "--cacert", &ca, "--cert", &cert, "--key", &missing, "tools",
     ]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("the client key file"), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stdout_and_stderr(&o));
+    assert!(
+        stdout_and_stderr(&o).contains("the client key file"),
+        "{}",
+        stdout_and_stderr(&o)
+    );
 
     // A proxy that is not there: the proxy is named, and its credentials are not.
     let proxy = format!("http://alice:s3cret@127.0.0.1:{}", free_port());
-    let o = mcpwire(&[&ok[..], &["--proxy", &proxy, "tools"]].concat());
-    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let o = mcpwire_without_proxies(&[&ok[..], &["--proxy", &proxy, "tools"]].concat());
+    assert_eq!(o.status.code(), Some(3), "{}", stdout_and_stderr(&o));
     assert!(
-        text(&o).contains("through the proxy http://127.0.0.1:"),
+        stdout_and_stderr(&o).contains("through the proxy http://127.0.0.1:"),
         "{}",
-        text(&o)
+        stdout_and_stderr(&o)
     );
-    assert!(!text(&o).contains("s3cret"), "{}", text(&o));
+    assert!(
+        !stdout_and_stderr(&o).contains("s3cret"),
+        "{}",
+        stdout_and_stderr(&o)
+    );
     // ... and bypassed for this host with --noproxy.
-    let o = mcpwire(
+    let o = mcpwire_without_proxies(
         &[
             &ok[..],
             &["--proxy", &proxy, "--noproxy", "127.0.0.1", "tools"],
         ]
         .concat(),
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stdout_and_stderr(&o));
 
-    let o = mcpwire(&["--http", url, "--max-connections", "0", "tools"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = mcpwire_without_proxies(&["--http", url, "--max-connections", "0", "tools"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout_and_stderr(&o));
 }

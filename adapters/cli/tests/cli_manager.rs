@@ -4,29 +4,20 @@
 //! cannot be spawned and one that exits at once with words on its stderr. The binary runs with
 //! `HOME` and the cache in a temporary directory.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
-fn temp(tag: &str) -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "mcpwire-cli-manager-{tag}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{temp, text, with_bin, BIN};
 
 /// A Claude Desktop file with `servers` (the value of `mcpServers`); `{BIN}` stands for this
 /// build's `mcpwire`.
 fn config(servers: &str) -> PathBuf {
-    let bin = serde_json::to_string(env!("CARGO_BIN_EXE_mcpwire")).unwrap();
-    let path = temp("file").join("claude_desktop_config.json");
-    let body = format!("{{\"mcpServers\": {}}}", servers.replace("\"{BIN}\"", &bin));
+    let path = temp("manager-file").join("claude_desktop_config.json");
+    let body = format!("{{\"mcpServers\": {}}}", with_bin(servers));
     std::fs::write(&path, body).unwrap();
     path
 }
@@ -46,8 +37,8 @@ fn four() -> PathBuf {
 
 /// Runs `mcpwire --config FILE ARGS…` with a fresh home and cache.
 fn mcpwire(file: &std::path::Path, args: &[&str]) -> Output {
-    let home = temp("home");
-    Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+    let home = temp("manager-home");
+    Command::new(BIN)
         .arg("--config")
         .arg(file)
         .args(args)
@@ -56,10 +47,6 @@ fn mcpwire(file: &std::path::Path, args: &[&str]) -> Output {
         .env("XDG_CACHE_HOME", home.join("cache"))
         .output()
         .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The line of `out` that starts with `name` and a space.

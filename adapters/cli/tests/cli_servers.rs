@@ -2,25 +2,22 @@
 //! configuration file sets for its server. The binary runs with `HOME` set to a temporary
 //! directory and the current directory set to another: the real home is never read.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use common::{text, with_bin, BIN};
+
+/// A new empty folder for this file's tests.
 fn temp(tag: &str) -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "mcpwire-cli-servers-{tag}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::temp(&format!("servers-{tag}"))
 }
 
 /// Runs `mcpwire` with `home` as the home directory and an empty current directory.
 fn mcpwire(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpwire"));
+    let mut cmd = Command::new(BIN);
     cmd.args(args)
         .stdin(Stdio::null())
         .current_dir(temp("cwd"))
@@ -34,18 +31,12 @@ fn mcpwire(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.output().expect("the binary runs")
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// A home directory holding `~/.codex/config.toml` with `body`; `{BIN}` stands for this
 /// build's `mcpwire`.
 fn codex_home(body: &str) -> PathBuf {
     let home = temp("home");
     std::fs::create_dir_all(home.join(".codex")).unwrap();
-    let bin = serde_json::to_string(env!("CARGO_BIN_EXE_mcpwire")).unwrap();
-    let body = body.replace("\"{BIN}\"", &bin);
-    std::fs::write(home.join(".codex/config.toml"), body).unwrap();
+    std::fs::write(home.join(".codex/config.toml"), with_bin(body)).unwrap();
     home
 }
 

@@ -7,31 +7,23 @@
 //! exchanges: status line and headers, then the exact de-chunked body) and `everything-http-*.txt`
 //! (`curl -i` output: status, headers and body in one file).
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
+
+use common::{mcpwire_with_stdin_maybe_unread, stderr, stdout};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/decode");
 
 /// Runs `mcpwire ARGS`, with `stdin` as its standard input.
 fn mcpwire(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
     // The command reads all of stdin before it writes anything; one that fails on its
     // arguments reads none of it.
-    let written = child.stdin.take().expect("stdin is piped").write_all(stdin);
-    if let Err(e) = written {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
-    }
-    child.wait_with_output().expect("the binary ends")
+    mcpwire_with_stdin_maybe_unread(args, stdin)
 }
 
 /// `mcpwire decode --content-type TYPE [--request-id ID]` on `body`, given on stdin.
@@ -41,14 +33,6 @@ fn decode(content_type: &str, request_id: Option<&str>, body: &[u8]) -> Output {
         args.extend(["--request-id", id]);
     }
     mcpwire(&args, body)
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Asserts the exit code, showing both streams when it is wrong.

@@ -1,7 +1,12 @@
 //! On a terminal: elicitations asked field by field, progress drawn as a bar. The binary runs
 //! on a pseudo-terminal (a small Python driver types the answers).
 
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::{Command, Stdio};
+
+use common::mcpwire;
+use common::peers::{everything_stdio, skipped};
 
 /// Runs `mcpwire ARGS` on a pseudo-terminal, typing `answers` at its prompts.
 fn on_terminal(answers: &[&str], args: &[&str]) -> (Option<i32>, String) {
@@ -17,14 +22,6 @@ fn on_terminal(answers: &[&str], args: &[&str]) -> (Option<i32>, String) {
         .expect("python3 runs");
     let text = String::from_utf8_lossy(&o.stdout).replace("\r\n", "\n");
     (o.status.code(), text)
-}
-
-fn piped(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mcpwire"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("mcpwire runs")
 }
 
 #[test]
@@ -60,7 +57,7 @@ fn an_elicitation_is_declined_or_cancelled() {
 
 #[test]
 fn without_a_terminal_an_elicitation_is_declined_saying_how_to_answer() {
-    let o = piped(&["call", "ask"]);
+    let o = mcpwire(&["call", "ask"]);
     assert_eq!(
         String::from_utf8_lossy(&o.stdout),
         "the user chose decline\n"
@@ -96,26 +93,14 @@ fn progress_is_a_bar_on_a_terminal() {
 #[test]
 fn sampling_answer_is_accepted_as_a_flag() {
     // The demo server does not sample (the answer itself is unit-tested); the flag is taken.
-    let o = piped(&["call", "echo", "message=hi", "--sampling-answer", "ok"]);
+    let o = mcpwire(&["call", "echo", "message=hi", "--sampling-answer", "ok"]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&o.stdout), "hi\n");
 }
 
-/// server-everything over stdio, as `--stdio` takes it; `None` when the peers are skipped.
-fn everything() -> Option<String> {
-    if std::env::var_os("MCPWIRE_SKIP_PEERS").is_some_and(|v| v == "1") {
-        eprintln!("skipped because MCPWIRE_SKIP_PEERS=1");
-        return None;
-    }
-    let entry = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-    );
-    assert!(
-        std::path::Path::new(entry).exists(),
-        "server-everything is missing: run `npm ci` in tests/peers (or MCPWIRE_SKIP_PEERS=1)"
-    );
-    Some(format!("node {entry} stdio"))
+/// server-everything over stdio, or `None` when `MCPWIRE_SKIP_PEERS=1` skips `test`.
+fn everything(test: &str) -> Option<String> {
+    (!skipped(test)).then(everything_stdio)
 }
 
 /// The JSON after `Raw result: ` in server-everything's answer to an elicitation.
@@ -128,7 +113,9 @@ fn raw_result(out: &str) -> serde_json::Value {
 
 #[test]
 fn a_form_of_every_field_kind_is_asked_on_a_terminal() {
-    let Some(server) = everything() else { return };
+    let Some(server) = everything("a_form_of_every_field_kind_is_asked_on_a_terminal") else {
+        return;
+    };
     let args = ["--stdio", &server, "call", "trigger-elicitation-request"];
     // The fields come in the order of their names (the schema's object is read into a map
     // sorted by key), then accept / decline / cancel.
@@ -232,7 +219,9 @@ fn the_python_server_s_questions_are_asked_on_a_terminal_in_both_eras() {
 
 #[test]
 fn a_url_elicitation_shows_the_url_and_waits_for_enter() {
-    let Some(server) = everything() else { return };
+    let Some(server) = everything("a_url_elicitation_shows_the_url_and_waits_for_enter") else {
+        return;
+    };
     let call = [
         "call",
         "trigger-url-elicitation",

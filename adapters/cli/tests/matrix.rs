@@ -25,97 +25,19 @@
 //! failing one together. The peers are installed by the test command; a missing peer fails the
 //! test unless `MCPWIRE_SKIP_PEERS=1`.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+mod common;
+
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Instant;
 
 use serde_json::Value;
 
-fn peers() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/peers")
-}
-
-fn skipped(test: &str) -> bool {
-    let skip = std::env::var_os("MCPWIRE_SKIP_PEERS").is_some_and(|v| v == "1");
-    if skip {
-        eprintln!("{test}: skipped because MCPWIRE_SKIP_PEERS=1");
-    }
-    skip
-}
-
-fn everything_entry() -> PathBuf {
-    let entry = peers().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        entry.exists(),
-        "server-everything is missing: run `npm ci` in tests/peers (or MCPWIRE_SKIP_PEERS=1)"
-    );
-    entry
-}
-
-fn python() -> PathBuf {
-    let python = peers().join("pyvenv/bin/python");
-    assert!(
-        python.exists(),
-        "the Python peer is missing: run tests/peers/install-python.sh (or MCPWIRE_SKIP_PEERS=1)"
-    );
-    python
-}
-
-/// A peer serving Streamable HTTP on a free loopback port; killed (by its PID) when dropped.
-struct HttpPeer {
-    child: Child,
-    url: String,
-}
-
-impl Drop for HttpPeer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts `command` and waits up to 30 s for a line on its stderr holding `ready`.
-fn http_peer(mut command: Command, url: String, ready: &'static str) -> HttpPeer {
-    let what = format!("{command:?}");
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-    let stderr = child.stderr.take().unwrap();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let lines = seen.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains(ready) {
-                let _ = tx.send(());
-            }
-            lines.lock().unwrap().push(line);
-        }
-    });
-    // From here on a panic drops the guard, which kills the peer.
-    let peer = HttpPeer { child, url };
-    if rx.recv_timeout(Duration::from_secs(30)).is_err() {
-        panic!(
-            "{what} did not print {ready:?} within 30 s:\n{}",
-            seen.lock().unwrap().join("\n")
-        );
-    }
-    peer
-}
+use common::peers::{
+    everything_entry, free_port, http_peer, peers, python, python_http, skipped, HttpPeer,
+};
+use common::BIN;
 
 /// server-everything over HTTP in `mode` (`streamableHttp`, or `sse` for the 2024-11-05
 /// HTTP+SSE transport), bound to 127.0.0.1 by the loopback preload.
@@ -134,21 +56,6 @@ fn everything_http(mode: &str) -> HttpPeer {
         _ => ("mcp", "listening on port"),
     };
     http_peer(command, format!("http://127.0.0.1:{port}/{path}"), ready)
-}
-
-/// The Python server over HTTP in `mode` (`http`: Streamable HTTP, or `sse`).
-fn python_http(mode: &str) -> HttpPeer {
-    let port = free_port();
-    let mut command = Command::new(python());
-    command
-        .arg(peers().join("py_server.py"))
-        .args([mode, "--port", &port.to_string()]);
-    let path = if mode == "sse" { "sse" } else { "mcp" };
-    http_peer(
-        command,
-        format!("http://127.0.0.1:{port}/{path}"),
-        "Uvicorn running on",
-    )
 }
 
 // ---- the steps -------------------------------------------------------------------------------
@@ -583,7 +490,7 @@ fn run(label: &str, server: &[String], steps: Vec<Step>) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(step) = steps.get(i) else { break };
-                let o = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+                let o = Command::new(BIN)
                     .args(server)
                     .args(["--timeout", "20"])
                     .args(&step.args)

@@ -2,33 +2,17 @@
 //! eras where the noun exists: resources, prompts, ping, completion, the log level, watch, and
 //! the ways arguments are typed.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::Output;
 
 use serde_json::{json, Value};
 
+use common::{mcpwire_with_stdin, stderr, stdout};
+
+/// `mcpwire ARGS` with an empty stdin.
 fn mcpwire(args: &[&str]) -> Output {
     mcpwire_with_stdin(args, b"")
-}
-
-fn mcpwire_with_stdin(args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Runs `args` in each era (auto, which picks stateless against the demo, and handshake).
