@@ -4,9 +4,13 @@
 mod codec;
 mod connection;
 mod engine;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod sse;
 
 pub use codec::{jsonl, jsonrpc};
 pub use connection::connection;
 pub use engine::engine_ops;
+#[cfg(feature = "oauth")]
+pub use oauth::oauth;
 pub use sse::sse;
