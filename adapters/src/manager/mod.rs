@@ -26,11 +26,11 @@
 pub mod backoff;
 pub mod cache;
 pub mod naming;
+mod options;
 mod state;
 mod supervise;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -39,75 +39,13 @@ use mcpwire_core::types::{CallToolResult, Prompt, Resource, Tool};
 use serde_json::Value;
 use smol::channel::Sender;
 
-use self::backoff::RestartPolicy;
 use self::cache::{cache_key, CachedList, Freshness, ListCache, ListKind};
-use self::naming::{qualify, resolve, NamingPolicy, Qualified};
+use self::naming::{qualify, resolve, Qualified};
+pub use self::options::{CacheLocation, ManagerOptions, OptionsFactory};
 pub use self::state::{ManagerError, ManagerEvent, ServerState};
 use self::supervise::Control;
 use crate::config::{Loaded, ServerSettings};
-use crate::{Client, ConnectOptions};
-
-/// Makes the connect options of the server named (its handlers told which server asks).
-pub type OptionsFactory = Arc<dyn Fn(&str) -> ConnectOptions + Send + Sync>;
-
-/// Where the Manager keeps its lists and eras between runs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CacheLocation {
-    /// The user's cache folder ([`cache::default_dir`]); memory only when there is none.
-    #[default]
-    UserCache,
-    /// This folder.
-    At(PathBuf),
-    /// Memory only.
-    MemoryOnly,
-}
-
-/// How the Manager runs its servers.
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct ManagerOptions {
-    /// How long a server may take to be ready, unless its configuration says (default 30 s).
-    pub startup_timeout: Duration,
-    /// How restarts are spaced and limited.
-    pub restart: RestartPolicy,
-    /// How tools are named in the one namespace.
-    pub naming: NamingPolicy,
-    /// Where lists and eras are remembered.
-    pub cache: CacheLocation,
-    /// The connect options of each server (default: [`ConnectOptions::default`]). Handlers
-    /// made here answer that server's requests: the name says which server asks.
-    pub connect_options: OptionsFactory,
-    /// The seed of the restart delays' jitter (default: from the clock).
-    pub jitter_seed: Option<u64>,
-    /// How many events wait unread before the oldest are dropped (default 1024).
-    pub max_events: usize,
-}
-
-impl Default for ManagerOptions {
-    fn default() -> Self {
-        ManagerOptions {
-            startup_timeout: Duration::from_secs(30),
-            restart: RestartPolicy::default(),
-            naming: NamingPolicy::default(),
-            cache: CacheLocation::default(),
-            connect_options: Arc::new(|_| ConnectOptions::default()),
-            jitter_seed: None,
-            max_events: 1024,
-        }
-    }
-}
-
-impl std::fmt::Debug for ManagerOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ManagerOptions")
-            .field("startup_timeout", &self.startup_timeout)
-            .field("restart", &self.restart)
-            .field("naming", &self.naming)
-            .field("cache", &self.cache)
-            .finish_non_exhaustive()
-    }
-}
+use crate::Client;
 
 /// One tool in the host's namespace.
 #[derive(Debug, Clone, PartialEq)]
