@@ -6,9 +6,11 @@
 //! [`discovery`] (where Protected Resource Metadata and authorization-server metadata are
 //! looked for, in order, and how they are checked), [`pkce`] (S256 and `state`), [`register`]
 //! (dynamic client registration), [`token`] (token requests and responses, expiry).
+//! [`flow`] puts them together: the whole flow as a sans-IO state machine ([`flow::OAuthFlow`]).
 
 pub mod challenge;
 pub mod discovery;
+pub mod flow;
 pub mod pkce;
 pub mod register;
 pub mod token;

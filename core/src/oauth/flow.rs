@@ -1,0 +1,1532 @@
+//! The authorization-code flow as a sans-IO state machine (oauth.md §1.14): from the `401`
+//! that triggers it to the tokens, with the same verbs as [`crate::connection::Connection`].
+//!
+//! The driver feeds it and carries out what it asks:
+//! - [`OAuthFlow::poll_output`] yields [`FlowOutput`]s: an HTTP request to make (redirects not
+//!   followed) and report with [`OAuthFlow::handle_response`] or [`OAuthFlow::handle_failure`]
+//!   under its `exchange` number; the authorization URL to send the user to, whose redirect
+//!   comes back through [`OAuthFlow::handle_redirect`]; and at the end [`FlowOutput::Done`] or
+//!   [`FlowOutput::Failed`], once.
+//! - [`OAuthFlow::poll_timeout`] / [`OAuthFlow::handle_timeout`]: one deadline per HTTP exchange
+//!   ([`FlowConfig::exchange_timeout`]) and one for the user's authorization
+//!   ([`FlowConfig::authorization_timeout`]).
+//!
+//! Time, wall-clock and randomness are inputs: `now` ([`Instant`]) for deadlines, Unix seconds
+//! for token expiry, and 48 random bytes (32 for the PKCE verifier, 16 for `state`).
+//!
+//! The steps, each one a building block of this module's siblings: Protected Resource Metadata
+//! probed in the planned order and its `resource` checked before anything else; the
+//! authorization server's metadata probed in order, its `issuer` and PKCE support checked per
+//! [`Revision`] (no PRM: the 2025-03-26 rules, the server's origin as the authorization base
+//! and, without metadata, its default endpoints); the client identity (pre-registered, a
+//! metadata document, or dynamic registration); the scopes (oauth.md §1.9); the authorization
+//! URL; the redirect checked (`state`, RFC 9207 `iss`); the code exchanged.
+//!
+//! Three entry points: [`OAuthFlow::start`] (after a `401`), [`OAuthFlow::step_up`] (after a
+//! `403 insufficient_scope`) and [`OAuthFlow::refresh`]. Authorizations are counted in
+//! [`Credentials::authorizations`], which a step-up continues, so that
+//! [`FlowConfig::max_authorizations`] bounds every authorization made for one logical request
+//! (oauth.md §5 trap (e)).
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use url::Url;
+
+mod steps;
+use steps::Authorization;
+
+use super::discovery::{DiscoveryError, Revision};
+use super::pkce::CallbackError;
+use super::register::{IdentityError, PreRegisteredClient, RegisterError, RegisteredClient};
+use super::token::{
+    self, ClientAuth, HttpRequestSpec, OAuthError, OAuthErrorCode, Resource, TokenError, TokenSet,
+};
+
+/// What the flow needs to know about the client and the server it reaches.
+#[derive(Debug, Clone)]
+pub struct FlowConfig {
+    /// The MCP endpoint that answered `401`.
+    pub server_url: Url,
+    /// The authorization rules in force (the protocol version spoken, or aimed at). Without
+    /// Protected Resource Metadata the 2025-03-26 rules apply whatever this says.
+    pub revision: Revision,
+    /// `client_name` for dynamic registration.
+    pub client_name: String,
+    /// The redirect URI, verbatim (the authorization and token requests repeat this string).
+    pub redirect_uri: String,
+    /// Credentials configured for the authorization server this flow will reach (the caller
+    /// keys them by issuer); used before anything else.
+    pub pre_registered: Option<PreRegisteredClient>,
+    /// The client's metadata-document URL (CIMD), used as `client_id` where the authorization
+    /// server supports it.
+    pub client_id_metadata_url: Option<Url>,
+    /// Scopes to request when the challenge names none (before the PRM's `scopes_supported`).
+    pub scopes: Option<Vec<String>>,
+    /// Whether to add `offline_access` when the authorization server lists it (SEP-2207).
+    pub offline_access: bool,
+    /// How long one HTTP exchange may take (default 30 s).
+    pub exchange_timeout: Duration,
+    /// How long the user may take to authorize (default 5 min).
+    pub authorization_timeout: Duration,
+    /// How many authorizations one logical request may cause, step-ups included (default 3,
+    /// oauth.md §1.9, §5 trap (e)).
+    pub max_authorizations: u32,
+}
+
+impl FlowConfig {
+    /// A configuration with the defaults: no pre-registered client, no metadata document, no
+    /// configured scopes, `offline_access` when offered, 30 s per exchange, 5 min for the
+    /// user, 3 authorizations.
+    pub fn new(
+        server_url: Url,
+        revision: Revision,
+        client_name: &str,
+        redirect_uri: &str,
+    ) -> FlowConfig {
+        FlowConfig {
+            server_url,
+            revision,
+            client_name: client_name.to_owned(),
+            redirect_uri: redirect_uri.to_owned(),
+            pre_registered: None,
+            client_id_metadata_url: None,
+            scopes: None,
+            offline_access: true,
+            exchange_timeout: Duration::from_secs(30),
+            authorization_timeout: Duration::from_secs(300),
+            max_authorizations: 3,
+        }
+    }
+}
+
+/// What a successful flow yields: the tokens and everything needed to use, refresh and
+/// step them up. Keep it per (issuer, resource).
+///
+/// Its `Debug` hides the tokens and the client secret.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Credentials {
+    /// The tokens.
+    pub tokens: TokenSet,
+    /// How the client authenticates at the token endpoint (its identity, with any secret).
+    pub client_auth: ClientAuth,
+    /// The dynamic registration that gave the client, to keep for this issuer.
+    pub registration: Option<RegisteredClient>,
+    /// The authorization server's issuer: the validated metadata `issuer`, or the
+    /// authorization base on the 2025-03-26 fallback without metadata.
+    pub issuer: String,
+    /// The RFC 8707 resource the tokens are for (sent again on refresh).
+    pub resource: Option<Resource>,
+    /// Where tokens are refreshed.
+    pub token_endpoint: Url,
+    /// The scopes requested in the authorization that gave these tokens.
+    pub requested_scopes: Vec<String>,
+    /// How many authorizations were made for the logical request that got these tokens (1
+    /// after [`OAuthFlow::start`], one more per [`OAuthFlow::step_up`]).
+    pub authorizations: u32,
+}
+
+/// Why a flow failed for good.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FlowError {
+    /// The server URL is not an `http(s)` URL with a host.
+    #[error("the server URL {0} is not an http(s) URL")]
+    InvalidServerUrl(String),
+    /// A metadata document is malformed or fails a check (resource, issuer, PKCE).
+    #[error(transparent)]
+    Discovery(#[from] DiscoveryError),
+    /// A metadata probe answered a status that stops discovery (5xx, 3xx).
+    #[error("the {document} at {url} answered {status}")]
+    MetadataStatus {
+        /// Which document was probed.
+        document: &'static str,
+        /// The URL probed.
+        url: String,
+        /// The status.
+        status: u16,
+    },
+    /// None of the authorization server's metadata URLs had a document.
+    #[error("no metadata found for the authorization server {issuer}")]
+    NoAuthorizationServerMetadata {
+        /// The issuer looked up.
+        issuer: String,
+    },
+    /// The authorization server metadata lacks an endpoint, or it is not a URL.
+    #[error("the authorization server metadata has no usable {0}")]
+    MissingEndpoint(&'static str),
+    /// No client identity for this authorization server.
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
+    /// Dynamic registration failed.
+    #[error(transparent)]
+    Registration(#[from] RegisterError),
+    /// The redirect was refused (state, `iss`, an error from the server, no code).
+    #[error(transparent)]
+    Callback(#[from] CallbackError),
+    /// The token endpoint gave no tokens.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// The refresh token was refused (`invalid_grant`): drop the tokens and run the full flow.
+    #[error("the refresh token was refused ({0}): the full authorization flow is needed")]
+    ReauthorizationRequired(OAuthError),
+    /// There is no refresh token: the full authorization flow is needed.
+    #[error("no refresh token: the full authorization flow is needed")]
+    NoRefreshToken,
+    /// The authorization budget of the logical request is spent.
+    #[error("gave up after {limit} authorizations")]
+    TooManyAuthorizations {
+        /// [`FlowConfig::max_authorizations`].
+        limit: u32,
+    },
+    /// A step-up asks only for scopes already requested or granted: asking again is futile.
+    #[error("the server asks for scopes {scopes:?} that were already requested or granted")]
+    ScopeNotGrantable {
+        /// The challenge's scopes.
+        scopes: Vec<String>,
+    },
+    /// No answer in time.
+    #[error("no answer in time during the {during}")]
+    Timeout {
+        /// The step waited on.
+        during: &'static str,
+    },
+    /// The driver could not carry out a request.
+    #[error("the {during} request failed: {reason}")]
+    Transport {
+        /// The step.
+        during: &'static str,
+        /// The driver's reason.
+        reason: String,
+    },
+}
+
+/// What the flow asks of the driver, or how it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlowOutput {
+    /// Carry out this request and report its response under `exchange` (redirects not
+    /// followed).
+    Http {
+        /// The number to report the response under.
+        exchange: u64,
+        /// The request.
+        request: HttpRequestSpec,
+    },
+    /// Send the user (or, for the conformance harness, an HTTP `GET` without following
+    /// redirects) to this URL; report the redirect with [`OAuthFlow::handle_redirect`].
+    Authorize {
+        /// The authorization URL.
+        url: Url,
+    },
+    /// Done: the tokens, the client identity and registration to keep, the issuer and resource
+    /// they belong to.
+    Done(Box<Credentials>),
+    /// Failed for good.
+    Failed(FlowError),
+}
+
+/// The HTTP exchange in flight, the deadline, and the outputs not yet polled.
+struct Io {
+    out: VecDeque<FlowOutput>,
+    next_exchange: u64,
+    in_flight: Option<u64>,
+    deadline: Option<Instant>,
+    waiting_for: &'static str,
+    exchange_timeout: Duration,
+}
+
+impl Io {
+    fn new(exchange_timeout: Duration, waiting_for: &'static str) -> Io {
+        Io {
+            out: VecDeque::new(),
+            next_exchange: 0,
+            in_flight: None,
+            deadline: None,
+            waiting_for,
+            exchange_timeout,
+        }
+    }
+
+    fn send(&mut self, now: Instant, during: &'static str, request: HttpRequestSpec) {
+        self.next_exchange += 1;
+        let exchange = self.next_exchange;
+        self.in_flight = Some(exchange);
+        self.deadline = Some(now + self.exchange_timeout);
+        self.waiting_for = during;
+        self.out.push_back(FlowOutput::Http { exchange, request });
+    }
+
+    fn get(&mut self, now: Instant, during: &'static str, url: Url) {
+        let request = HttpRequestSpec {
+            method: "GET",
+            url,
+            headers: vec![("Accept".to_owned(), "application/json".to_owned())],
+            body: Vec::new(),
+        };
+        self.send(now, during, request);
+    }
+}
+
+const PRM: &str = "protected resource metadata";
+const ASM: &str = "authorization server metadata";
+
+enum Kind {
+    Authorization(Box<Authorization>),
+    Refresh(Box<Credentials>),
+    Finished,
+}
+
+/// The OAuth flow, sans IO (see the module docs).
+///
+/// Its `Debug` shows where it is, never a token, secret, verifier or `state`.
+pub struct OAuthFlow {
+    io: Io,
+    kind: Kind,
+}
+
+/// A step's result: wait for more, finished with credentials, or failed.
+type Outcome = Result<Option<Credentials>, FlowError>;
+
+impl OAuthFlow {
+    /// Starts from a `401` (or a `403` the caller treats as one): `challenges` are the
+    /// `WWW-Authenticate` values of the response that triggered it, `random` 48 random bytes
+    /// (32 for the PKCE verifier, 16 for `state`).
+    pub fn start(
+        now: Instant,
+        config: FlowConfig,
+        challenges: &[&str],
+        random: &[u8; 48],
+    ) -> OAuthFlow {
+        OAuthFlow::begin(now, config, challenges, random, None)
+    }
+
+    /// Starts a step-up after a `403` with `error="insufficient_scope"` (oauth.md §1.9): the
+    /// scopes requested are the union of those requested and granted for `previous` and the
+    /// challenge's. Fails at once when the challenge adds no scope (asking again is futile) or
+    /// when `previous.authorizations` already reached [`FlowConfig::max_authorizations`]. The
+    /// client of `previous` is reused when discovery leads to the same issuer.
+    pub fn step_up(
+        now: Instant,
+        config: FlowConfig,
+        previous: &Credentials,
+        challenges: &[&str],
+        random: &[u8; 48],
+    ) -> OAuthFlow {
+        OAuthFlow::begin(now, config, challenges, random, Some(previous.clone()))
+    }
+
+    fn begin(
+        now: Instant,
+        config: FlowConfig,
+        challenges: &[&str],
+        random: &[u8; 48],
+        previous: Option<Credentials>,
+    ) -> OAuthFlow {
+        let mut io = Io::new(config.exchange_timeout, PRM);
+        let mut flow = Authorization::new(config, challenges, random, previous);
+        let first = flow.begin(&mut io, now);
+        let mut machine = OAuthFlow {
+            io,
+            kind: Kind::Authorization(Box::new(flow)),
+        };
+        machine.settle(first);
+        machine
+    }
+
+    /// Refreshes `credentials` (oauth.md §1.8): a `refresh_token` grant with the same client
+    /// authentication and `resource`. Ends [`FlowOutput::Done`] with the new tokens (the old
+    /// refresh token and scopes kept where the response has none), or
+    /// [`FlowOutput::Failed`]: [`FlowError::ReauthorizationRequired`] on `invalid_grant`,
+    /// [`FlowError::NoRefreshToken`] at once when there is none.
+    pub fn refresh(
+        now: Instant,
+        credentials: &Credentials,
+        exchange_timeout: Duration,
+    ) -> OAuthFlow {
+        let mut flow = OAuthFlow {
+            io: Io::new(exchange_timeout, "refresh"),
+            kind: Kind::Refresh(Box::new(credentials.clone())),
+        };
+        match &credentials.tokens.refresh_token {
+            None => flow.settle(Err(FlowError::NoRefreshToken)),
+            Some(refresh_token) => {
+                let request = token::refresh_request(
+                    &credentials.token_endpoint,
+                    &credentials.client_auth,
+                    refresh_token,
+                    None,
+                    credentials.resource.as_ref(),
+                );
+                flow.io.send(now, "refresh", request);
+            }
+        }
+        flow
+    }
+
+    /// The next thing to do, or the end ([`FlowOutput::Done`] or [`FlowOutput::Failed`],
+    /// yielded once).
+    pub fn poll_output(&mut self) -> Option<FlowOutput> {
+        self.io.out.pop_front()
+    }
+
+    /// Whether the flow has ended (its last output may still be waiting in
+    /// [`OAuthFlow::poll_output`]).
+    pub fn is_finished(&self) -> bool {
+        matches!(self.kind, Kind::Finished)
+    }
+
+    /// The response to request `exchange`, received at `now` and at Unix time `unix_now`.
+    /// A response to anything but the request in flight is ignored. The headers are not used
+    /// by the steps so far; pass them all.
+    pub fn handle_response(
+        &mut self,
+        now: Instant,
+        exchange: u64,
+        status: u16,
+        _headers: &[(String, String)],
+        body: &[u8],
+        unix_now: u64,
+    ) {
+        if self.io.in_flight != Some(exchange) {
+            return;
+        }
+        self.io.in_flight = None;
+        self.io.deadline = None;
+        let outcome = match &mut self.kind {
+            Kind::Authorization(flow) => {
+                flow.on_response(&mut self.io, now, status, body, unix_now)
+            }
+            Kind::Refresh(previous) => refreshed(previous, status, body, unix_now),
+            Kind::Finished => return,
+        };
+        self.settle(outcome);
+    }
+
+    /// Request `exchange` could not be carried out (connection refused, TLS, …): the flow
+    /// fails with [`FlowError::Transport`].
+    pub fn handle_failure(&mut self, _now: Instant, exchange: u64, reason: &str) {
+        if self.io.in_flight != Some(exchange) || self.is_finished() {
+            return;
+        }
+        let during = self.io.waiting_for;
+        self.settle(Err(FlowError::Transport {
+            during,
+            reason: reason.to_owned(),
+        }));
+    }
+
+    /// The redirect came back: a `Location` header, a URL, or a pasted query. It is checked
+    /// (`state`, RFC 9207 `iss`, an error response) and the code exchanged; a refused redirect
+    /// ends the flow with [`FlowError::Callback`]. Ignored unless the flow waits for one.
+    pub fn handle_redirect(&mut self, now: Instant, location: &str) {
+        let Kind::Authorization(flow) = &mut self.kind else {
+            return;
+        };
+        if !flow.waits_for_redirect() {
+            return;
+        }
+        self.io.deadline = None;
+        let outcome = flow.on_redirect(&mut self.io, now, location);
+        self.settle(outcome);
+    }
+
+    /// When [`OAuthFlow::handle_timeout`] must be called next, if ever.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.io.deadline
+    }
+
+    /// Time passed: at or after the deadline, the flow fails with [`FlowError::Timeout`].
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.io.deadline.is_some_and(|deadline| now >= deadline) && !self.is_finished() {
+            let during = self.io.waiting_for;
+            self.settle(Err(FlowError::Timeout { during }));
+        }
+    }
+
+    /// Ends the flow on a result, or does nothing while it waits.
+    fn settle(&mut self, outcome: Outcome) {
+        let end = match outcome {
+            Ok(None) => return,
+            Ok(Some(credentials)) => FlowOutput::Done(Box::new(credentials)),
+            Err(error) => FlowOutput::Failed(error),
+        };
+        self.io.in_flight = None;
+        self.io.deadline = None;
+        self.io.out.push_back(end);
+        self.kind = Kind::Finished;
+    }
+}
+
+impl fmt::Debug for OAuthFlow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("OAuthFlow");
+        match &self.kind {
+            Kind::Authorization(flow) => s.field("flow", flow),
+            Kind::Refresh(previous) => s
+                .field("step", &"refresh")
+                .field("issuer", &previous.issuer),
+            Kind::Finished => s.field("step", &"finished"),
+        };
+        s.field("in_flight", &self.io.in_flight)
+            .field("pending", &self.io.out)
+            .finish()
+    }
+}
+
+/// The end of a refresh.
+fn refreshed(previous: &Credentials, status: u16, body: &[u8], unix_now: u64) -> Outcome {
+    match token::parse_token_response(status, body, unix_now) {
+        Ok(tokens) => Ok(Some(Credentials {
+            tokens: tokens.merged_refresh(&previous.tokens),
+            ..previous.clone()
+        })),
+        Err(TokenError::OAuth { error, .. }) if error.code == OAuthErrorCode::InvalidGrant => {
+            Err(FlowError::ReauthorizationRequired(error))
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oauth::pkce::{self, Pkce};
+    use serde_json::{json, Value};
+
+    const SERVER: &str = "http://localhost:3000/mcp";
+    const AS: &str = "http://localhost:4000";
+    const REDIRECT: &str = "http://127.0.0.1:5555/callback";
+    const PRM_PATH: &str = "http://localhost:3000/.well-known/oauth-protected-resource/mcp";
+    const PRM_ROOT: &str = "http://localhost:3000/.well-known/oauth-protected-resource";
+    const ASM_ROOT: &str = "http://localhost:4000/.well-known/oauth-authorization-server";
+    const OIDC_ROOT: &str = "http://localhost:4000/.well-known/openid-configuration";
+    const UNIX: u64 = 1_800_000_000;
+    const RANDOM: [u8; 48] = [7; 48];
+
+    fn config(revision: Revision) -> FlowConfig {
+        FlowConfig::new(Url::parse(SERVER).unwrap(), revision, "mcpwire", REDIRECT)
+    }
+
+    fn challenge_for(prm: &str) -> String {
+        format!(r#"Bearer error="invalid_token", resource_metadata="{prm}""#)
+    }
+
+    fn prm(resource: &str, issuer: &str) -> Value {
+        json!({"resource": resource, "authorization_servers": [issuer]})
+    }
+
+    /// AS metadata at issuer `issuer` with endpoints under `base`, and `extra` members.
+    fn asm(issuer: &str, base: &str, extra: Value) -> Value {
+        let mut doc = json!({
+            "issuer": issuer,
+            "authorization_endpoint": format!("{base}/authorize"),
+            "token_endpoint": format!("{base}/token"),
+            "registration_endpoint": format!("{base}/register"),
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none"],
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            if v.is_null() {
+                doc.as_object_mut().unwrap().remove(k);
+            } else {
+                doc[k] = v.clone();
+            }
+        }
+        doc
+    }
+
+    fn state() -> String {
+        pkce::state_from_random(&[7; 16])
+    }
+
+    fn pkce_pair() -> Pkce {
+        Pkce::from_random(&[7; 32])
+    }
+
+    /// Drives a flow and keeps the transcript: `GET url`, `POST url`, `AUTHORIZE url`.
+    struct T {
+        flow: OAuthFlow,
+        now: Instant,
+        log: Vec<String>,
+    }
+
+    impl T {
+        fn start(config: FlowConfig, challenge: &str) -> T {
+            let now = Instant::now();
+            T::new(OAuthFlow::start(now, config, &[challenge], &RANDOM), now)
+        }
+
+        fn new(flow: OAuthFlow, now: Instant) -> T {
+            T {
+                flow,
+                now,
+                log: Vec::new(),
+            }
+        }
+
+        fn http(&mut self) -> (u64, HttpRequestSpec) {
+            match self.flow.poll_output() {
+                Some(FlowOutput::Http { exchange, request }) => {
+                    self.log.push(format!("{} {}", request.method, request.url));
+                    (exchange, request)
+                }
+                other => panic!("expected a request, got {other:?}"),
+            }
+        }
+
+        /// Answers the next request, which must be `method url`; returns it.
+        fn answer(
+            &mut self,
+            method: &str,
+            url: &str,
+            status: u16,
+            body: &Value,
+        ) -> HttpRequestSpec {
+            let (exchange, request) = self.http();
+            assert_eq!((request.method, request.url.as_str()), (method, url));
+            let body = if body.is_null() {
+                Vec::new()
+            } else {
+                body.to_string().into_bytes()
+            };
+            self.flow
+                .handle_response(self.now, exchange, status, &[], &body, UNIX);
+            request
+        }
+
+        fn get(&mut self, url: &str, status: u16, body: &Value) {
+            self.answer("GET", url, status, body);
+        }
+
+        fn authorize(&mut self) -> Url {
+            match self.flow.poll_output() {
+                Some(FlowOutput::Authorize { url }) => {
+                    self.log.push(format!("AUTHORIZE {}", url.path()));
+                    url
+                }
+                other => panic!("expected the authorization URL, got {other:?}"),
+            }
+        }
+
+        /// Authorizes and brings the code back with the right state.
+        fn authorize_ok(&mut self) -> Url {
+            let url = self.authorize();
+            let location = format!("{REDIRECT}?code=test-auth-code&state={}", state());
+            self.flow.handle_redirect(self.now, &location);
+            url
+        }
+
+        fn end(&mut self) -> FlowOutput {
+            let end = self.flow.poll_output().expect("an end");
+            assert!(
+                matches!(end, FlowOutput::Done(_) | FlowOutput::Failed(_)),
+                "{end:?}"
+            );
+            assert_eq!(self.flow.poll_output(), None, "nothing after the end");
+            assert!(self.flow.is_finished());
+            assert_eq!(self.flow.poll_timeout(), None);
+            end
+        }
+
+        fn done(&mut self) -> Credentials {
+            match self.end() {
+                FlowOutput::Done(credentials) => *credentials,
+                other => panic!("expected Done, got {other:?}"),
+            }
+        }
+
+        fn failed(&mut self) -> FlowError {
+            match self.end() {
+                FlowOutput::Failed(error) => error,
+                other => panic!("expected Failed, got {other:?}"),
+            }
+        }
+    }
+
+    fn query(url: &Url, name: &str) -> Option<String> {
+        url.query_pairs()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.into_owned())
+    }
+
+    fn field(request: &HttpRequestSpec, name: &str) -> Option<String> {
+        url::form_urlencoded::parse(&request.body)
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.into_owned())
+    }
+
+    fn token_ok() -> Value {
+        json!({"access_token": "test-token-1", "token_type": "Bearer", "expires_in": 3600})
+    }
+
+    /// The token request of a standard flow: the fields every grant of code must carry.
+    fn assert_code_exchange(request: &HttpRequestSpec, resource: &str) {
+        assert_eq!(
+            field(request, "grant_type").as_deref(),
+            Some("authorization_code")
+        );
+        assert_eq!(field(request, "code").as_deref(), Some("test-auth-code"));
+        assert_eq!(field(request, "redirect_uri").as_deref(), Some(REDIRECT));
+        assert_eq!(field(request, "code_verifier"), Some(pkce_pair().verifier));
+        assert_eq!(field(request, "resource").as_deref(), Some(resource));
+    }
+
+    #[test]
+    fn metadata_default_uses_the_header_prm_alone_then_registers() {
+        let mut t = T::start(config(Revision::V2025_11_25), &challenge_for(PRM_PATH));
+        t.get(PRM_PATH, 200, &prm(SERVER, AS));
+        t.get(ASM_ROOT, 200, &asm(AS, AS, json!({})));
+        let registration = t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "dcr-client"}),
+        );
+        let body: Value = serde_json::from_slice(&registration.body).unwrap();
+        assert_eq!(body["redirect_uris"], json!([REDIRECT]));
+        assert_eq!(
+            body["grant_types"],
+            json!(["authorization_code", "refresh_token"])
+        );
+        assert!(body.get("scope").is_none());
+        let url = t.authorize_ok();
+        assert_eq!(
+            url.as_str().split('?').next(),
+            Some("http://localhost:4000/authorize")
+        );
+        assert_eq!(query(&url, "response_type").as_deref(), Some("code"));
+        assert_eq!(query(&url, "client_id").as_deref(), Some("dcr-client"));
+        assert_eq!(query(&url, "redirect_uri").as_deref(), Some(REDIRECT));
+        assert_eq!(query(&url, "code_challenge"), Some(pkce_pair().challenge));
+        assert_eq!(
+            query(&url, "code_challenge_method").as_deref(),
+            Some("S256")
+        );
+        assert_eq!(query(&url, "state"), Some(state()));
+        assert_eq!(query(&url, "resource").as_deref(), Some(SERVER));
+        assert_eq!(query(&url, "scope"), None, "scope omitted when undefined");
+        let token = t.answer("POST", "http://localhost:4000/token", 200, &token_ok());
+        assert_code_exchange(&token, SERVER);
+        assert_eq!(field(&token, "client_id").as_deref(), Some("dcr-client"));
+        assert_eq!(token.header("authorization"), None);
+        let credentials = t.done();
+        assert_eq!(credentials.tokens.access_token, "test-token-1");
+        assert_eq!(credentials.tokens.expires_at, Some(UNIX + 3600));
+        assert_eq!(credentials.issuer, AS);
+        assert_eq!(
+            credentials.resource.as_ref().map(Resource::as_str),
+            Some(SERVER)
+        );
+        assert_eq!(credentials.authorizations, 1);
+        assert_eq!(
+            credentials
+                .registration
+                .as_ref()
+                .map(|r| r.client_id.as_str()),
+            Some("dcr-client")
+        );
+        // Trap (c): no root PRM probe, no other well-known.
+        assert_eq!(
+            t.log,
+            [
+                format!("GET {PRM_PATH}"),
+                format!("GET {ASM_ROOT}"),
+                "POST http://localhost:4000/register".into(),
+                "AUTHORIZE /authorize".into(),
+                "POST http://localhost:4000/token".into(),
+            ]
+        );
+    }
+
+    #[test]
+    fn metadata_var1_probes_the_path_prm_then_falls_to_openid_configuration() {
+        let mut t = T::start(
+            config(Revision::V2025_11_25),
+            r#"Bearer error="invalid_token""#,
+        );
+        t.get(PRM_PATH, 200, &prm(SERVER, AS));
+        t.get(ASM_ROOT, 404, &Value::Null);
+        t.get(
+            OIDC_ROOT,
+            200,
+            &asm(AS, AS, json!({"jwks_uri": "http://localhost:4000/jwks"})),
+        );
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        t.authorize_ok();
+        t.answer("POST", "http://localhost:4000/token", 200, &token_ok());
+        t.done();
+        assert_eq!(
+            &t.log[..3],
+            [
+                format!("GET {PRM_PATH}"),
+                format!("GET {ASM_ROOT}"),
+                format!("GET {OIDC_ROOT}")
+            ]
+        );
+    }
+
+    #[test]
+    fn metadata_var2_root_prm_with_origin_resource_and_a_path_issuer() {
+        let issuer = "http://localhost:4000/tenant1";
+        let mut t = T::start(config(Revision::V2026_07_28), "Bearer");
+        t.get(PRM_PATH, 404, &Value::Null);
+        t.get(PRM_ROOT, 200, &prm("http://localhost:3000", issuer));
+        t.get(
+            "http://localhost:4000/.well-known/oauth-authorization-server/tenant1",
+            200,
+            &asm(issuer, issuer, json!({})),
+        );
+        t.answer(
+            "POST",
+            "http://localhost:4000/tenant1/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        let url = t.authorize_ok();
+        assert_eq!(
+            query(&url, "resource").as_deref(),
+            Some("http://localhost:3000"),
+            "verbatim, no slash added"
+        );
+        let token = t.answer(
+            "POST",
+            "http://localhost:4000/tenant1/token",
+            200,
+            &token_ok(),
+        );
+        assert_code_exchange(&token, "http://localhost:3000");
+        assert_eq!(t.done().issuer, issuer);
+    }
+
+    #[test]
+    fn metadata_var3_custom_prm_and_path_appended_oidc_and_never_the_root() {
+        let custom = "http://localhost:3000/custom/metadata/location.json";
+        let issuer = "http://localhost:4000/tenant1";
+        let plan = [
+            "http://localhost:4000/.well-known/oauth-authorization-server/tenant1",
+            "http://localhost:4000/.well-known/openid-configuration/tenant1",
+            "http://localhost:4000/tenant1/.well-known/openid-configuration",
+        ];
+        let mut t = T::start(config(Revision::V2025_11_25), &challenge_for(custom));
+        t.get(custom, 200, &prm(SERVER, issuer));
+        t.get(plan[0], 404, &Value::Null);
+        t.get(plan[1], 404, &Value::Null);
+        t.get(plan[2], 200, &asm(issuer, issuer, json!({})));
+        t.answer(
+            "POST",
+            "http://localhost:4000/tenant1/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        t.authorize_ok();
+        t.answer(
+            "POST",
+            "http://localhost:4000/tenant1/token",
+            200,
+            &token_ok(),
+        );
+        t.done();
+
+        // All three missing: fail, without probing the root (trap (c)).
+        let mut t = T::start(config(Revision::V2025_11_25), &challenge_for(custom));
+        t.get(custom, 200, &prm(SERVER, issuer));
+        for url in plan {
+            t.get(url, 404, &Value::Null);
+        }
+        assert_eq!(
+            t.failed(),
+            FlowError::NoAuthorizationServerMetadata {
+                issuer: issuer.into()
+            }
+        );
+        assert_eq!(t.log.len(), 4);
+    }
+
+    #[test]
+    fn legacy_endpoint_fallback_uses_default_endpoints_with_pkce() {
+        // Trap (b): no PRM, no metadata: the origin's /register, /authorize, /token.
+        let mut t = T::start(config(Revision::V2026_07_28), r#"Bearer realm="mcp""#);
+        t.get(PRM_PATH, 404, &Value::Null);
+        t.get(PRM_ROOT, 404, &Value::Null);
+        t.get(
+            "http://localhost:3000/.well-known/oauth-authorization-server",
+            404,
+            &Value::Null,
+        );
+        t.get(
+            "http://localhost:3000/.well-known/openid-configuration",
+            404,
+            &Value::Null,
+        );
+        t.answer(
+            "POST",
+            "http://localhost:3000/register",
+            201,
+            &json!({"client_id": "legacy", "client_secret": "s3cret"}),
+        );
+        let url = t.authorize_ok();
+        assert_eq!(
+            url.as_str().split('?').next(),
+            Some("http://localhost:3000/authorize")
+        );
+        assert_eq!(
+            query(&url, "code_challenge_method").as_deref(),
+            Some("S256")
+        );
+        assert_eq!(query(&url, "resource").as_deref(), Some(SERVER));
+        let token = t.answer(
+            "POST",
+            "http://localhost:3000/token",
+            200,
+            &json!({"access_token": "test-token"}),
+        );
+        assert_code_exchange(&token, SERVER);
+        // No metadata lists no methods: a secret goes with Basic (RFC 8414 default).
+        assert!(token
+            .header("authorization")
+            .is_some_and(|h| h.starts_with("Basic ")));
+        let credentials = t.done();
+        assert_eq!(credentials.issuer, "http://localhost:3000");
+        assert_eq!(
+            credentials.token_endpoint.as_str(),
+            "http://localhost:3000/token"
+        );
+    }
+
+    #[test]
+    fn legacy_metadata_backcompat_does_not_check_the_issuer() {
+        // Trap (a): the 0.1.16 mock says issuer <origin>/oauth at the root well-known.
+        let origin = "http://localhost:3000";
+        let mut t = T::start(config(Revision::V2026_07_28), "Bearer");
+        t.get(PRM_PATH, 404, &Value::Null);
+        t.get(PRM_ROOT, 404, &Value::Null);
+        let doc = asm(
+            "http://localhost:3000/oauth",
+            "http://localhost:3000/oauth",
+            json!({}),
+        );
+        t.get(
+            &format!("{origin}/.well-known/oauth-authorization-server"),
+            200,
+            &doc,
+        );
+        t.answer(
+            "POST",
+            "http://localhost:3000/oauth/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        t.authorize_ok();
+        t.answer(
+            "POST",
+            "http://localhost:3000/oauth/token",
+            200,
+            &token_ok(),
+        );
+        assert_eq!(t.done().issuer, "http://localhost:3000/oauth");
+    }
+
+    #[test]
+    fn issuer_mismatch_fails_at_2026_and_passes_at_2025_11_25() {
+        let doc = asm("http://localhost:4000/", AS, json!({}));
+        let mut t = T::start(config(Revision::V2026_07_28), &challenge_for(PRM_PATH));
+        t.get(PRM_PATH, 200, &prm(SERVER, AS));
+        t.get(ASM_ROOT, 200, &doc);
+        assert!(matches!(
+            t.failed(),
+            FlowError::Discovery(DiscoveryError::IssuerMismatch { .. })
+        ));
+        assert_eq!(t.log.len(), 2, "nothing after the mismatch");
+
+        let mut t = T::start(config(Revision::V2025_11_25), &challenge_for(PRM_PATH));
+        t.get(PRM_PATH, 200, &prm(SERVER, AS));
+        t.get(ASM_ROOT, 200, &doc);
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        t.authorize();
+    }
+
+    #[test]
+    fn pkce_absent_fails_and_resource_mismatch_makes_no_authorization() {
+        let mut t = T::start(config(Revision::V2025_11_25), &challenge_for(PRM_PATH));
+        t.get(PRM_PATH, 200, &prm(SERVER, AS));
+        t.get(
+            ASM_ROOT,
+            200,
+            &asm(AS, AS, json!({"code_challenge_methods_supported": null})),
+        );
+        assert_eq!(
+            t.failed(),
+            FlowError::Discovery(DiscoveryError::PkceNotSupported {
+                advertised: "absent".into()
+            })
+        );
+
+        let mut t = T::start(config(Revision::V2025_11_25), &challenge_for(PRM_PATH));
+        t.get(PRM_PATH, 200, &prm("https://evil.example.com/mcp", AS));
+        assert!(matches!(
+            t.failed(),
+            FlowError::Discovery(DiscoveryError::ResourceMismatch { .. })
+        ));
+        assert_eq!(t.log, [format!("GET {PRM_PATH}")]);
+
+        // A 5xx stops discovery.
+        let mut t = T::start(config(Revision::V2025_11_25), "Bearer");
+        t.get(PRM_PATH, 503, &Value::Null);
+        assert_eq!(
+            t.failed(),
+            FlowError::MetadataStatus {
+                document: PRM,
+                url: PRM_PATH.into(),
+                status: 503
+            }
+        );
+    }
+
+    /// Runs discovery with AS metadata `extra` and config `config`, up to the first request
+    /// after the metadata.
+    fn discovered(config: FlowConfig, extra: Value) -> T {
+        let mut t = T::start(config, &challenge_for(PRM_PATH));
+        t.get(PRM_PATH, 200, &prm(SERVER, AS));
+        t.get(ASM_ROOT, 200, &asm(AS, AS, extra));
+        t
+    }
+
+    #[test]
+    fn identity_pre_registered_then_cimd_then_dcr() {
+        // pre-registration: no registration endpoint, Basic with the configured pair.
+        let mut c = config(Revision::V2025_11_25);
+        c.pre_registered = Some(PreRegisteredClient {
+            client_id: "pre-registered-client".into(),
+            client_secret: Some("pre-registered-secret".into()),
+        });
+        c.client_id_metadata_url =
+            Some(Url::parse("https://conformance-test.local/client-metadata.json").unwrap());
+        let extra = json!({"registration_endpoint": null, "token_endpoint_auth_methods_supported": ["client_secret_basic"], "client_id_metadata_document_supported": true});
+        let mut t = discovered(c.clone(), extra.clone());
+        assert_eq!(
+            query(&t.authorize_ok(), "client_id").as_deref(),
+            Some("pre-registered-client")
+        );
+        let token = t.answer("POST", "http://localhost:4000/token", 200, &token_ok());
+        let basic = ClientAuth::SecretBasic {
+            client_id: "pre-registered-client".into(),
+            secret: "pre-registered-secret".into(),
+        };
+        assert_eq!(
+            token.header("authorization"),
+            basic.basic_header().as_deref()
+        );
+        assert_eq!(field(&token, "client_secret"), None);
+        assert_eq!(field(&token, "client_id"), None);
+        t.done();
+
+        // CIMD: the URL is the client_id; no registration, auth none.
+        c.pre_registered = None;
+        let mut t = discovered(
+            c.clone(),
+            json!({"client_id_metadata_document_supported": true}),
+        );
+        let cimd = "https://conformance-test.local/client-metadata.json";
+        assert_eq!(query(&t.authorize_ok(), "client_id").as_deref(), Some(cimd));
+        let token = t.answer("POST", "http://localhost:4000/token", 200, &token_ok());
+        assert_eq!(field(&token, "client_id").as_deref(), Some(cimd));
+        assert_eq!(token.header("authorization"), None);
+        assert!(t.log.iter().all(|l| !l.contains("register")));
+
+        // Neither configured nor a registration endpoint: a typed failure.
+        c.client_id_metadata_url = None;
+        let mut t = discovered(c, json!({"registration_endpoint": null}));
+        assert_eq!(t.failed(), FlowError::Identity(IdentityError::NoIdentity));
+    }
+
+    #[test]
+    fn token_endpoint_auth_basic_post_and_none() {
+        let dcr = |method: &str| json!({"client_id": "dcr", "client_secret": "dcr-secret", "token_endpoint_auth_method": method});
+        for (method, basic, body_secret) in [
+            ("client_secret_basic", true, false),
+            ("client_secret_post", false, true),
+            ("none", false, false),
+        ] {
+            let mut t = discovered(
+                config(Revision::V2025_11_25),
+                json!({"token_endpoint_auth_methods_supported": [method]}),
+            );
+            t.answer("POST", "http://localhost:4000/register", 201, &dcr(method));
+            let url = t.authorize_ok();
+            let token = t.answer("POST", "http://localhost:4000/token", 200, &token_ok());
+            assert_eq!(token.header("authorization").is_some(), basic, "{method}");
+            assert_eq!(
+                field(&token, "client_secret").is_some(),
+                body_secret,
+                "{method}"
+            );
+            assert_eq!(field(&token, "client_id").is_some(), !basic, "{method}");
+            // resource identical in both requests.
+            assert_eq!(query(&url, "resource"), field(&token, "resource"));
+            assert_eq!(t.done().client_auth.method(), method);
+        }
+    }
+
+    #[test]
+    fn callback_with_wrong_state_or_mismatching_iss_is_refused_before_any_token_request() {
+        let mut t = discovered(config(Revision::V2026_07_28), json!({}));
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        t.authorize();
+        t.flow
+            .handle_redirect(t.now, &format!("{REDIRECT}?code=x&state=forged"));
+        assert_eq!(
+            t.failed(),
+            FlowError::Callback(CallbackError::StateMismatch)
+        );
+
+        let mut t = discovered(
+            config(Revision::V2026_07_28),
+            json!({"authorization_response_iss_parameter_supported": true}),
+        );
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        t.authorize();
+        let location = format!(
+            "{REDIRECT}?code=x&state={}&iss=http%3A%2F%2Fevil.example",
+            state()
+        );
+        t.flow.handle_redirect(t.now, &location);
+        assert_eq!(
+            t.failed(),
+            FlowError::Callback(CallbackError::IssuerMismatch {
+                expected: AS.into(),
+                received: "http://evil.example".into()
+            })
+        );
+        assert!(t.log.iter().all(|l| !l.ends_with("/token")));
+
+        // The right iss, as a pasted bare query, passes.
+        let mut t = discovered(
+            config(Revision::V2026_07_28),
+            json!({"authorization_response_iss_parameter_supported": true}),
+        );
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        t.authorize();
+        let pasted = format!(
+            "code=test-auth-code&state={}&iss=http%3A%2F%2Flocalhost%3A4000",
+            state()
+        );
+        t.flow.handle_redirect(t.now, &pasted);
+        assert_code_exchange(
+            &t.answer("POST", "http://localhost:4000/token", 200, &token_ok()),
+            SERVER,
+        );
+        t.done();
+    }
+
+    #[test]
+    fn a_token_error_fails_the_flow() {
+        let mut t = discovered(config(Revision::V2025_11_25), json!({}));
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        t.authorize_ok();
+        t.answer(
+            "POST",
+            "http://localhost:4000/token",
+            400,
+            &json!({"error": "invalid_grant", "error_description": "bad code"}),
+        );
+        let FlowError::Token(TokenError::OAuth { status: 400, error }) = t.failed() else {
+            panic!("expected a token error");
+        };
+        assert_eq!(error.code, OAuthErrorCode::InvalidGrant);
+
+        // A registration refusal is typed too.
+        let mut t = discovered(config(Revision::V2025_11_25), json!({}));
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            400,
+            &json!({"error": "invalid_redirect_uri"}),
+        );
+        assert!(matches!(t.failed(), FlowError::Registration(e) if e.is_redirect_uri_rejection()));
+    }
+
+    /// Credentials from a complete flow with scope `mcp:basic` and a refresh token.
+    fn first_credentials() -> Credentials {
+        let challenge = format!(r#"Bearer scope="mcp:basic", resource_metadata="{PRM_PATH}""#);
+        let mut t = T::start(config(Revision::V2026_07_28), &challenge);
+        t.get(PRM_PATH, 200, &prm(SERVER, AS));
+        t.get(
+            ASM_ROOT,
+            200,
+            &asm(
+                AS,
+                AS,
+                json!({"token_endpoint_auth_methods_supported": ["client_secret_post"]}),
+            ),
+        );
+        let reg = json!({"client_id": "dcr", "client_secret": "dcr-secret", "token_endpoint_auth_method": "client_secret_post"});
+        let registration = t.answer("POST", "http://localhost:4000/register", 201, &reg);
+        let body: Value = serde_json::from_slice(&registration.body).unwrap();
+        assert_eq!(body["scope"], "mcp:basic");
+        assert_eq!(
+            query(&t.authorize_ok(), "scope").as_deref(),
+            Some("mcp:basic")
+        );
+        let tokens = json!({"access_token": "at-1", "token_type": "bearer", "refresh_token": "rt-1", "scope": "mcp:basic"});
+        t.answer("POST", "http://localhost:4000/token", 200, &tokens);
+        t.done()
+    }
+
+    #[test]
+    fn refresh_keeps_the_old_refresh_token_and_invalid_grant_asks_for_the_full_flow() {
+        let credentials = first_credentials();
+        let now = Instant::now();
+        let mut t = T::new(
+            OAuthFlow::refresh(now, &credentials, Duration::from_secs(30)),
+            now,
+        );
+        let request = t.answer(
+            "POST",
+            "http://localhost:4000/token",
+            200,
+            &json!({"access_token": "at-2", "expires_in": 60}),
+        );
+        assert_eq!(
+            field(&request, "grant_type").as_deref(),
+            Some("refresh_token")
+        );
+        assert_eq!(field(&request, "refresh_token").as_deref(), Some("rt-1"));
+        assert_eq!(field(&request, "resource").as_deref(), Some(SERVER));
+        assert_eq!(
+            field(&request, "client_secret").as_deref(),
+            Some("dcr-secret")
+        );
+        let refreshed = t.done();
+        assert_eq!(refreshed.tokens.access_token, "at-2");
+        assert_eq!(refreshed.tokens.refresh_token.as_deref(), Some("rt-1"));
+        assert_eq!(refreshed.tokens.scopes, Some(vec!["mcp:basic".to_owned()]));
+        assert_eq!(refreshed.issuer, credentials.issuer);
+
+        let mut t = T::new(
+            OAuthFlow::refresh(now, &credentials, Duration::from_secs(30)),
+            now,
+        );
+        t.answer(
+            "POST",
+            "http://localhost:4000/token",
+            400,
+            &json!({"error": "invalid_grant"}),
+        );
+        assert!(
+            matches!(t.failed(), FlowError::ReauthorizationRequired(e) if e.code == OAuthErrorCode::InvalidGrant)
+        );
+
+        let mut without = credentials;
+        without.tokens.refresh_token = None;
+        let mut t = T::new(
+            OAuthFlow::refresh(now, &without, Duration::from_secs(30)),
+            now,
+        );
+        assert_eq!(t.failed(), FlowError::NoRefreshToken);
+    }
+
+    fn step_up_challenge(scope: &str) -> String {
+        format!(
+            r#"Bearer scope="{scope}", resource_metadata="{PRM_PATH}", error="insufficient_scope""#
+        )
+    }
+
+    /// A step-up from `previous` to a 403 with `scope`, completed.
+    fn stepped_up(previous: &Credentials, scope: &str) -> (T, Url) {
+        let now = Instant::now();
+        let challenge = step_up_challenge(scope);
+        let flow = OAuthFlow::step_up(
+            now,
+            config(Revision::V2026_07_28),
+            previous,
+            &[challenge.as_str()],
+            &RANDOM,
+        );
+        let mut t = T::new(flow, now);
+        t.get(PRM_PATH, 200, &prm(SERVER, AS));
+        t.get(
+            ASM_ROOT,
+            200,
+            &asm(
+                AS,
+                AS,
+                json!({"token_endpoint_auth_methods_supported": ["client_secret_post"]}),
+            ),
+        );
+        let url = t.authorize_ok();
+        t.answer(
+            "POST",
+            "http://localhost:4000/token",
+            200,
+            &json!({"access_token": "at-up"}),
+        );
+        (t, url)
+    }
+
+    #[test]
+    fn step_up_requests_the_union_reuses_the_client_and_counts_authorizations() {
+        let first = first_credentials();
+        let (mut t, url) = stepped_up(&first, "mcp:basic mcp:write");
+        // The same client at the same issuer: no new registration.
+        assert!(t.log.iter().all(|l| !l.contains("register")));
+        assert_eq!(query(&url, "client_id").as_deref(), Some("dcr"));
+        assert_eq!(query(&url, "scope").as_deref(), Some("mcp:basic mcp:write"));
+        let second = t.done();
+        assert_eq!(second.authorizations, 2);
+        assert_eq!(second.requested_scopes, ["mcp:basic", "mcp:write"]);
+
+        // Trap (e): a third authorization is allowed, a fourth is not (no request made).
+        let (mut t, url) = stepped_up(&second, "mcp:admin");
+        assert_eq!(
+            query(&url, "scope").as_deref(),
+            Some("mcp:basic mcp:write mcp:admin")
+        );
+        let third = t.done();
+        assert_eq!(third.authorizations, 3);
+        let now = Instant::now();
+        let challenge = step_up_challenge("mcp:root");
+        let flow = OAuthFlow::step_up(
+            now,
+            config(Revision::V2026_07_28),
+            &third,
+            &[challenge.as_str()],
+            &RANDOM,
+        );
+        let mut t = T::new(flow, now);
+        assert_eq!(t.failed(), FlowError::TooManyAuthorizations { limit: 3 });
+
+        // Asking again for what was already requested is futile.
+        let challenge = step_up_challenge("mcp:write");
+        let flow = OAuthFlow::step_up(
+            now,
+            config(Revision::V2026_07_28),
+            &second,
+            &[challenge.as_str()],
+            &RANDOM,
+        );
+        let mut t = T::new(flow, now);
+        assert_eq!(
+            t.failed(),
+            FlowError::ScopeNotGrantable {
+                scopes: vec!["mcp:write".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn scopes_from_prm_and_offline_access_only_when_the_as_lists_it() {
+        let mut t = T::start(config(Revision::V2026_07_28), &challenge_for(PRM_PATH));
+        let mut doc = prm(SERVER, AS);
+        doc["scopes_supported"] = json!(["mcp:basic", "mcp:read", "mcp:write"]);
+        t.get(PRM_PATH, 200, &doc);
+        t.get(
+            ASM_ROOT,
+            200,
+            &asm(
+                AS,
+                AS,
+                json!({"scopes_supported": ["mcp:basic", "offline_access"]}),
+            ),
+        );
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        assert_eq!(
+            query(&t.authorize(), "scope").as_deref(),
+            Some("mcp:basic mcp:read mcp:write offline_access")
+        );
+
+        let mut t = T::start(config(Revision::V2026_07_28), &challenge_for(PRM_PATH));
+        t.get(PRM_PATH, 200, &doc);
+        t.get(
+            ASM_ROOT,
+            200,
+            &asm(
+                AS,
+                AS,
+                json!({"scopes_supported": ["mcp:basic", "mcp:read"]}),
+            ),
+        );
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        assert_eq!(
+            query(&t.authorize(), "scope").as_deref(),
+            Some("mcp:basic mcp:read mcp:write")
+        );
+    }
+
+    #[test]
+    fn timeouts_and_failures_end_the_flow() {
+        let mut t = T::start(config(Revision::V2025_11_25), &challenge_for(PRM_PATH));
+        let (exchange, _) = t.http();
+        let deadline = t.now + Duration::from_secs(30);
+        assert_eq!(t.flow.poll_timeout(), Some(deadline));
+        t.flow.handle_timeout(deadline - Duration::from_millis(1));
+        assert_eq!(t.flow.poll_output(), None);
+        t.flow.handle_timeout(deadline);
+        assert_eq!(t.failed(), FlowError::Timeout { during: PRM });
+        // A late response changes nothing.
+        t.flow
+            .handle_response(deadline, exchange, 200, &[], b"{}", UNIX);
+        assert_eq!(t.flow.poll_output(), None);
+
+        // The user's time is bounded too.
+        let mut t = discovered(config(Revision::V2025_11_25), json!({}));
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        t.authorize();
+        let deadline = t.now + Duration::from_secs(300);
+        assert_eq!(t.flow.poll_timeout(), Some(deadline));
+        t.flow.handle_timeout(deadline);
+        assert_eq!(
+            t.failed(),
+            FlowError::Timeout {
+                during: "authorization"
+            }
+        );
+
+        // The token exchange times out on its own deadline.
+        let mut t = discovered(config(Revision::V2025_11_25), json!({}));
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        t.authorize_ok();
+        let (exchange, _) = t.http();
+        // A response to another exchange is ignored.
+        t.flow
+            .handle_response(t.now, exchange + 1, 200, &[], b"{}", UNIX);
+        assert_eq!(t.flow.poll_output(), None);
+        t.flow.handle_timeout(t.now + Duration::from_secs(30));
+        assert_eq!(t.failed(), FlowError::Timeout { during: "token" });
+
+        // A transport failure.
+        let mut t = T::start(config(Revision::V2025_11_25), "Bearer");
+        let (exchange, _) = t.http();
+        t.flow.handle_failure(t.now, exchange, "connection refused");
+        assert_eq!(
+            t.failed(),
+            FlowError::Transport {
+                during: PRM,
+                reason: "connection refused".into()
+            }
+        );
+    }
+
+    #[test]
+    fn debug_shows_no_token_or_secret() {
+        let secrets = ["dcr-secret", "at-1", "rt-1", "test-auth-code", "at-2"];
+        let verifier = pkce_pair().verifier;
+        let mut seen = String::new();
+        let challenge = format!(r#"Bearer scope="mcp:basic", resource_metadata="{PRM_PATH}""#);
+        let mut t = T::start(config(Revision::V2026_07_28), &challenge);
+        let step =
+            |t: &mut T, seen: &mut String, method: &str, url: &str, status: u16, body: Value| {
+                seen.push_str(&format!("{:?}", t.flow));
+                let (exchange, request) = t.http();
+                assert_eq!((request.method, request.url.as_str()), (method, url));
+                seen.push_str(&format!("{request:?}"));
+                t.flow.handle_response(
+                    t.now,
+                    exchange,
+                    status,
+                    &[],
+                    body.to_string().as_bytes(),
+                    UNIX,
+                );
+                seen.push_str(&format!("{:?}", t.flow));
+            };
+        step(&mut t, &mut seen, "GET", PRM_PATH, 200, prm(SERVER, AS));
+        let doc = asm(
+            AS,
+            AS,
+            json!({"token_endpoint_auth_methods_supported": ["client_secret_post"]}),
+        );
+        step(&mut t, &mut seen, "GET", ASM_ROOT, 200, doc);
+        let reg = json!({"client_id": "dcr", "client_secret": "dcr-secret", "token_endpoint_auth_method": "client_secret_post"});
+        step(
+            &mut t,
+            &mut seen,
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            reg,
+        );
+        t.authorize_ok();
+        let tokens = json!({"access_token": "at-1", "refresh_token": "rt-1"});
+        step(
+            &mut t,
+            &mut seen,
+            "POST",
+            "http://localhost:4000/token",
+            200,
+            tokens,
+        );
+        let end = t.flow.poll_output().unwrap();
+        seen.push_str(&format!("{end:?}"));
+        let FlowOutput::Done(credentials) = end else {
+            panic!("expected Done")
+        };
+        let mut t = T::new(
+            OAuthFlow::refresh(t.now, &credentials, Duration::from_secs(1)),
+            t.now,
+        );
+        step(
+            &mut t,
+            &mut seen,
+            "POST",
+            "http://localhost:4000/token",
+            200,
+            json!({"access_token": "at-2"}),
+        );
+        seen.push_str(&format!("{:?}", t.flow.poll_output()));
+        for secret in secrets.iter().copied().chain([verifier.as_str()]) {
+            assert!(!seen.contains(secret), "{secret} leaked: {seen}");
+        }
+        assert!(seen.contains("dcr") && seen.contains("client_secret_post"));
+    }
+}
