@@ -417,18 +417,33 @@ impl OAuthFlow {
     }
 
     /// The redirect came back: a `Location` header, a URL, or a pasted query. It is checked
-    /// (`state`, RFC 9207 `iss`, an error response) and the code exchanged; a refused redirect
-    /// ends the flow with [`FlowError::Callback`]. Ignored unless the flow waits for one.
-    pub fn handle_redirect(&mut self, now: Instant, location: &str) {
+    /// (`state`, RFC 9207 `iss`, an error response) and its code exchanged (`Ok`).
+    ///
+    /// A redirect without the `state` sent is discarded (`Err`, oauth.md §1.4): the flow keeps
+    /// waiting, so a stray or forged request to the redirect URI cannot end it. Any other
+    /// refusal (`iss` mismatch, an error from the server, no code) ends the flow with
+    /// [`FlowError::Callback`] and is returned too. Ignored (`Ok`) unless the flow waits for a
+    /// redirect.
+    pub fn handle_redirect(&mut self, now: Instant, location: &str) -> Result<(), CallbackError> {
         let Kind::Authorization(flow) = &mut self.kind else {
-            return;
+            return Ok(());
         };
         if !flow.waits_for_redirect() {
-            return;
+            return Ok(());
         }
-        self.io.deadline = None;
-        let outcome = flow.on_redirect(&mut self.io, now, location);
-        self.settle(outcome);
+        match flow.on_redirect(&mut self.io, now, location) {
+            Err(FlowError::Callback(
+                error @ (CallbackError::MissingState | CallbackError::StateMismatch),
+            )) => Err(error),
+            Err(FlowError::Callback(error)) => {
+                self.settle(Err(FlowError::Callback(error.clone())));
+                Err(error)
+            }
+            outcome => {
+                self.settle(outcome);
+                Ok(())
+            }
+        }
     }
 
     /// When [`OAuthFlow::handle_timeout`] must be called next, if ever.
@@ -613,7 +628,7 @@ mod tests {
         fn authorize_ok(&mut self) -> Url {
             let url = self.authorize();
             let location = format!("{REDIRECT}?code=test-auth-code&state={}", state());
-            self.flow.handle_redirect(self.now, &location);
+            assert_eq!(self.flow.handle_redirect(self.now, &location), Ok(()));
             url
         }
 
@@ -1088,11 +1103,47 @@ mod tests {
             &json!({"client_id": "c"}),
         );
         t.authorize();
-        t.flow
-            .handle_redirect(t.now, &format!("{REDIRECT}?code=x&state=forged"));
+        // A forged or stray redirect is discarded; the flow keeps waiting for the real one.
+        let forged = format!("{REDIRECT}?code=x&state=forged");
         assert_eq!(
-            t.failed(),
-            FlowError::Callback(CallbackError::StateMismatch)
+            t.flow.handle_redirect(t.now, &forged),
+            Err(CallbackError::StateMismatch)
+        );
+        let stray = format!("{REDIRECT}?code=x");
+        assert_eq!(
+            t.flow.handle_redirect(t.now, &stray),
+            Err(CallbackError::MissingState)
+        );
+        assert_eq!(t.flow.poll_output(), None);
+        assert!(!t.flow.is_finished());
+        assert!(
+            t.flow.poll_timeout().is_some(),
+            "still bounded by the authorization deadline"
+        );
+        let right = format!("{REDIRECT}?code=test-auth-code&state={}", state());
+        assert_eq!(t.flow.handle_redirect(t.now, &right), Ok(()));
+        assert_code_exchange(
+            &t.answer("POST", "http://localhost:4000/token", 200, &token_ok()),
+            SERVER,
+        );
+        t.done();
+
+        // The server's refusal, with the right state, ends the flow.
+        let mut t = discovered(config(Revision::V2026_07_28), json!({}));
+        t.answer(
+            "POST",
+            "http://localhost:4000/register",
+            201,
+            &json!({"client_id": "c"}),
+        );
+        t.authorize();
+        let denied = format!("{REDIRECT}?error=access_denied&state={}", state());
+        assert!(matches!(
+            t.flow.handle_redirect(t.now, &denied),
+            Err(CallbackError::Refused(_))
+        ));
+        assert!(
+            matches!(t.failed(), FlowError::Callback(CallbackError::Refused(e)) if e.code == OAuthErrorCode::AccessDenied)
         );
 
         let mut t = discovered(
@@ -1110,7 +1161,7 @@ mod tests {
             "{REDIRECT}?code=x&state={}&iss=http%3A%2F%2Fevil.example",
             state()
         );
-        t.flow.handle_redirect(t.now, &location);
+        assert!(t.flow.handle_redirect(t.now, &location).is_err());
         assert_eq!(
             t.failed(),
             FlowError::Callback(CallbackError::IssuerMismatch {
@@ -1136,7 +1187,7 @@ mod tests {
             "code=test-auth-code&state={}&iss=http%3A%2F%2Flocalhost%3A4000",
             state()
         );
-        t.flow.handle_redirect(t.now, &pasted);
+        assert_eq!(t.flow.handle_redirect(t.now, &pasted), Ok(()));
         assert_code_exchange(
             &t.answer("POST", "http://localhost:4000/token", 200, &token_ok()),
             SERVER,
