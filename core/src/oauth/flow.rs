@@ -704,6 +704,7 @@ mod tests {
             body["grant_types"],
             json!(["authorization_code", "refresh_token"])
         );
+        assert_eq!(body["application_type"], "native");
         assert!(body.get("scope").is_none());
         let url = t.authorize_ok();
         assert_eq!(
@@ -1396,6 +1397,46 @@ mod tests {
     }
 
     #[test]
+    fn step_up_to_another_issuer_registers_again() {
+        // 2026-07-28: credentials are bound to their issuer; another AS means a new client.
+        let first = first_credentials();
+        let now = Instant::now();
+        let challenge = step_up_challenge("mcp:write");
+        let flow = OAuthFlow::step_up(
+            now,
+            config(Revision::V2026_07_28),
+            &first,
+            &[challenge.as_str()],
+            &RANDOM,
+        );
+        let mut t = T::new(flow, now);
+        let other = "http://localhost:4001";
+        t.get(PRM_PATH, 200, &prm(SERVER, other));
+        t.get(
+            "http://localhost:4001/.well-known/oauth-authorization-server",
+            200,
+            &asm(other, other, json!({})),
+        );
+        t.answer(
+            "POST",
+            "http://localhost:4001/register",
+            201,
+            &json!({"client_id": "other-client"}),
+        );
+        let url = t.authorize_ok();
+        assert_eq!(query(&url, "client_id").as_deref(), Some("other-client"));
+        assert_eq!(query(&url, "scope").as_deref(), Some("mcp:basic mcp:write"));
+        let token = t.answer("POST", "http://localhost:4001/token", 200, &token_ok());
+        assert_eq!(
+            field(&token, "client_secret"),
+            None,
+            "the first AS's secret stays there"
+        );
+        let second = t.done();
+        assert_eq!((second.issuer.as_str(), second.authorizations), (other, 2));
+    }
+
+    #[test]
     fn scopes_from_prm_and_offline_access_only_when_the_as_lists_it() {
         let mut t = T::start(config(Revision::V2026_07_28), &challenge_for(PRM_PATH));
         let mut doc = prm(SERVER, AS);
@@ -1575,7 +1616,25 @@ mod tests {
             json!({"access_token": "at-2"}),
         );
         seen.push_str(&format!("{:?}", t.flow.poll_output()));
-        for secret in secrets.iter().copied().chain([verifier.as_str()]) {
+        let mut configured = config(Revision::V2025_11_25);
+        configured.pre_registered = Some(PreRegisteredClient {
+            client_id: "pre".into(),
+            client_secret: Some("pre-secret".into()),
+        });
+        seen.push_str(&format!("{configured:?}"));
+        let mut t = discovered(
+            configured,
+            json!({"token_endpoint_auth_methods_supported": ["client_secret_basic"]}),
+        );
+        t.authorize_ok();
+        let (_, request) = t.http();
+        seen.push_str(&format!("{request:?} {:?}", t.flow));
+        assert!(request.header("authorization").is_some());
+        for secret in secrets
+            .iter()
+            .copied()
+            .chain([verifier.as_str(), "pre-secret"])
+        {
             assert!(!seen.contains(secret), "{secret} leaked: {seen}");
         }
         assert!(seen.contains("dcr") && seen.contains("client_secret_post"));

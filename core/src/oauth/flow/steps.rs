@@ -87,7 +87,8 @@ impl fmt::Debug for Authorization {
 }
 
 impl Authorization {
-    /// The flow before its first request (see [`OAuthFlow::start`], [`OAuthFlow::step_up`]).
+    /// The flow before its first request (see [`super::OAuthFlow::start`] and
+    /// [`super::OAuthFlow::step_up`]).
     pub(super) fn new(
         config: FlowConfig,
         challenges: &[&str],
