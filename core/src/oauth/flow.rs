@@ -66,7 +66,8 @@ pub struct FlowConfig {
     pub scopes: Option<Vec<String>>,
     /// Whether to add `offline_access` when the authorization server lists it (SEP-2207).
     pub offline_access: bool,
-    /// How long one HTTP exchange may take (default 30 s).
+    /// How long one HTTP exchange may take (default 30 s; one too long to add to `now` means
+    /// no deadline).
     pub exchange_timeout: Duration,
     /// How long the user may take to authorize (default 5 min).
     pub authorization_timeout: Duration,
@@ -252,7 +253,7 @@ impl Io {
         self.next_exchange += 1;
         let exchange = self.next_exchange;
         self.in_flight = Some(exchange);
-        self.deadline = Some(now + self.exchange_timeout);
+        self.deadline = now.checked_add(self.exchange_timeout);
         self.waiting_for = during;
         self.out.push_back(FlowOutput::Http { exchange, request });
     }
@@ -1535,6 +1536,13 @@ mod tests {
         assert_eq!(t.flow.poll_output(), None);
         t.flow.handle_timeout(t.now + Duration::from_secs(30));
         assert_eq!(t.failed(), FlowError::Timeout { during: "token" });
+
+        // A timeout too long to represent is no deadline, not a panic.
+        let mut forever = config(Revision::V2025_11_25);
+        forever.exchange_timeout = Duration::MAX;
+        let mut t = T::start(forever, "Bearer");
+        t.http();
+        assert_eq!(t.flow.poll_timeout(), None);
 
         // A transport failure.
         let mut t = T::start(config(Revision::V2025_11_25), "Bearer");

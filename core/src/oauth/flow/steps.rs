@@ -444,7 +444,7 @@ impl Authorization {
         };
         io.out
             .push_back(FlowOutput::Authorize { url: request.url() });
-        io.deadline = Some(now + self.config.authorization_timeout);
+        io.deadline = now.checked_add(self.config.authorization_timeout);
         io.waiting_for = "authorization";
         self.step = Step::Redirect;
         Ok(None)
