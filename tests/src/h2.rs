@@ -13,11 +13,10 @@
 //! connections server-side ([`H2Peer::requests`]).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcpwire::{HttpClientOptions, ServerConfig};
 
-use crate::{free_port, peers_dir, HttpPeer};
+use crate::{free_port, peers_dir, python, temp_dir, HttpPeer};
 
 /// One request as the server logged it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,32 +131,6 @@ fn parse_request(fields: &str) -> ServedRequest {
         *slot = v.to_owned();
     }
     r
-}
-
-/// The venv's Python; panics with the install command when it is missing.
-fn python() -> PathBuf {
-    let python = peers_dir().join("pyvenv/bin/python");
-    assert!(
-        python.exists(),
-        "the Python peer is not installed at {}: run tests/peers/install-python.sh (the test \
-         command does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
-        python.display()
-    );
-    python
-}
-
-/// A new, not yet created folder under the system's temporary directory.
-fn temp_dir(what: &str) -> PathBuf {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    std::env::temp_dir().join(format!(
-        "mcpwire-{what}-{}-{}-{nanos}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::SeqCst)
-    ))
 }
 
 /// Our Python test server's MCP app under Hypercorn on a free port of 127.0.0.1, with the extra

@@ -9,10 +9,12 @@
 pub mod fault_http;
 pub mod h2;
 pub mod proxy;
+pub mod scenario;
 pub mod session_soak;
 pub mod tls;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcpwire::ServerConfig;
 
@@ -30,26 +32,24 @@ pub fn peers_skipped(test: &str) -> bool {
     false
 }
 
-/// The TypeScript "everything" server over stdio (`@modelcontextprotocol/server-everything`,
-/// pinned). Panics with the install command when it is missing.
-pub fn everything_stdio() -> ServerConfig {
+/// The entry point of the TypeScript "everything" server
+/// (`@modelcontextprotocol/server-everything`, pinned). Panics with the install command when it
+/// is missing.
+pub fn everything_entry() -> PathBuf {
     let entry =
         peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
         entry.exists(),
-        "server-everything is not installed at {}: run `npm ci` in tests/peers (the test command does), \
-         or set MCPWIRE_SKIP_PEERS=1 to opt out",
+        "server-everything is not installed at {}: run `npm ci` in tests/peers (the test command \
+         does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
         entry.display()
     );
-    ServerConfig::stdio(
-        "node",
-        [entry.to_string_lossy().into_owned(), "stdio".to_string()],
-    )
+    entry
 }
 
-/// Our Python test server (`tests/peers/py_server.py` on the pinned `mcp` 2.3.0) over stdio.
-/// Panics with the install command when the venv is missing.
-pub fn python_stdio() -> ServerConfig {
+/// The venv's Python, which runs our Python peers. Panics with the install command when it is
+/// missing.
+pub fn python() -> PathBuf {
     let python = peers_dir().join("pyvenv/bin/python");
     assert!(
         python.exists(),
@@ -57,9 +57,41 @@ pub fn python_stdio() -> ServerConfig {
          command does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
         python.display()
     );
+    python
+}
+
+/// A new, not yet created folder `mcpwire-{what}-…` under the system's temporary directory.
+pub fn temp_dir(what: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    std::env::temp_dir().join(format!(
+        "mcpwire-{what}-{}-{}-{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    ))
+}
+
+/// The TypeScript "everything" server over stdio (`@modelcontextprotocol/server-everything`,
+/// pinned). Panics with the install command when it is missing.
+pub fn everything_stdio() -> ServerConfig {
+    ServerConfig::stdio(
+        "node",
+        [
+            everything_entry().to_string_lossy().into_owned(),
+            "stdio".to_string(),
+        ],
+    )
+}
+
+/// Our Python test server (`tests/peers/py_server.py` on the pinned `mcp` 2.3.0) over stdio.
+/// Panics with the install command when the venv is missing.
+pub fn python_stdio() -> ServerConfig {
     let script = peers_dir().join("py_server.py");
     ServerConfig::stdio(
-        python.to_string_lossy().into_owned(),
+        python().to_string_lossy().into_owned(),
         [script.to_string_lossy().into_owned(), "stdio".to_string()],
     )
 }
@@ -179,42 +211,27 @@ pub fn python_http(args: &[&str]) -> (ServerConfig, HttpPeer) {
 
 /// [`python_http`] on port `port` (to start a server again where a client knows it).
 pub fn python_http_at(port: u16, args: &[&str]) -> (ServerConfig, HttpPeer) {
-    let python = peers_dir().join("pyvenv/bin/python");
-    assert!(
-        python.exists(),
-        "the Python peer is not installed at {}: run tests/peers/install-python.sh (the test \
-         command does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
-        python.display()
-    );
-    let mut command = std::process::Command::new(python);
-    command
-        .arg(peers_dir().join("py_server.py"))
-        .args(["http", "--port", &port.to_string()])
-        .args(args);
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let peer = HttpPeer::spawn(command, url.clone(), "Uvicorn running on");
-    (ServerConfig::http(url), peer)
+    let peer = py_server("http", "mcp", port, args);
+    (ServerConfig::http(peer.url()), peer)
 }
 
 /// Our Python test server's 2024-11-05 HTTP+SSE transport (`py_server.py sse`) on a free port of
 /// 127.0.0.1: its stream's URL (`/sse`) and the guard that kills it. Panics with the install
 /// command when the venv is missing.
 pub fn python_sse() -> (String, HttpPeer) {
-    let python = peers_dir().join("pyvenv/bin/python");
-    assert!(
-        python.exists(),
-        "the Python peer is not installed at {}: run tests/peers/install-python.sh (the test \
-         command does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
-        python.display()
-    );
-    let port = free_port();
-    let mut command = std::process::Command::new(python);
+    let peer = py_server("sse", "sse", free_port(), &[]);
+    (peer.url().to_owned(), peer)
+}
+
+/// `py_server.py MODE --port PORT ARGS` under uvicorn, its endpoint at `/PATH`.
+fn py_server(mode: &str, path: &str, port: u16, args: &[&str]) -> HttpPeer {
+    let mut command = std::process::Command::new(python());
     command
         .arg(peers_dir().join("py_server.py"))
-        .args(["sse", "--port", &port.to_string()]);
-    let url = format!("http://127.0.0.1:{port}/sse");
-    let peer = HttpPeer::spawn(command, url.clone(), "Uvicorn running on");
-    (url, peer)
+        .args([mode, "--port", &port.to_string()])
+        .args(args);
+    let url = format!("http://127.0.0.1:{port}/{path}");
+    HttpPeer::spawn(command, url, "Uvicorn running on")
 }
 
 /// server-everything (pinned) serving HTTP in `mode` (`streamableHttp` or `sse`) on a free port
@@ -222,14 +239,7 @@ pub fn python_sse() -> (String, HttpPeer) {
 /// Returns the guard that kills it and its endpoint: `/mcp`, or the stream's `/sse`. Panics
 /// with the install command when it is missing.
 pub fn everything_http_mode(mode: &str) -> (HttpPeer, String) {
-    let entry =
-        peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        entry.exists(),
-        "server-everything is not installed at {}: run `npm ci` in tests/peers (the test command \
-         does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
-        entry.display()
-    );
+    let entry = everything_entry();
     let port = free_port();
     let mut command = std::process::Command::new("node");
     command

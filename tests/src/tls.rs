@@ -3,21 +3,8 @@
 //! Streamable HTTP over TLS with one of them (`tests/peers/py_tls_server.py`).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::{free_port, peers_dir, HttpPeer};
-
-/// The venv's Python; panics with the install command when it is missing.
-fn python() -> PathBuf {
-    let python = peers_dir().join("pyvenv/bin/python");
-    assert!(
-        python.exists(),
-        "the Python peer is not installed at {}: run tests/peers/install-python.sh (the test \
-         command does), or set MCPWIRE_SKIP_PEERS=1 to opt out",
-        python.display()
-    );
-    python
-}
+use crate::{free_port, peers_dir, python, temp_dir, HttpPeer};
 
 /// A folder of freshly generated certificates (see `py_tls_certs.py` for the full list),
 /// removed when dropped. The server certificates name `127.0.0.1` and `localhost` unless their
@@ -31,16 +18,7 @@ impl TlsCerts {
     /// Generates every certificate into a new folder under the system's temporary directory.
     /// Panics with the generator's output when it fails.
     pub fn generate() -> TlsCerts {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!(
-            "mcpwire-tls-{}-{}-{nanos}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        ));
+        let dir = temp_dir("tls");
         // From here on a panic drops the guard, which removes the folder.
         let certs = TlsCerts { dir };
         let out = std::process::Command::new(python())
@@ -94,21 +72,7 @@ impl Drop for TlsCerts {
 /// [`HttpPeer::url`] is `https://127.0.0.1:PORT/mcp`. Panics with the install command when
 /// the venv is missing.
 pub fn python_https(certs: &TlsCerts, server: &str, client_ca: Option<&str>) -> HttpPeer {
-    let python = python();
-    let port = free_port();
-    let mut command = std::process::Command::new(python);
-    command
-        .arg(peers_dir().join("py_tls_server.py"))
-        .args(["--port", &port.to_string()])
-        .arg("--cert")
-        .arg(certs.file(&format!("{server}.pem")))
-        .arg("--key")
-        .arg(certs.file(&format!("{server}-key.pem")));
-    if let Some(ca) = client_ca {
-        command.arg("--client-ca").arg(certs.file(ca));
-    }
-    let url = format!("https://127.0.0.1:{port}/mcp");
-    HttpPeer::spawn(command, url, "Uvicorn running on")
+    py_tls_server(certs, server, client_ca, &[], "Uvicorn running on")
 }
 
 /// A TLS endpoint on a free port of 127.0.0.1 that only makes handshakes, with the server
@@ -118,12 +82,30 @@ pub fn python_https(certs: &TlsCerts, server: &str, client_ca: Option<&str>) -> 
 /// handshake done` per connection. The guard's [`HttpPeer::url`] is
 /// `https://127.0.0.1:PORT/mcp`.
 pub fn tls_handshake_only(certs: &TlsCerts, server: &str, client_ca: Option<&str>) -> HttpPeer {
-    let python = python();
+    py_tls_server(
+        certs,
+        server,
+        client_ca,
+        &["--handshake-only"],
+        "py_tls_server: listening",
+    )
+}
+
+/// `py_tls_server.py ARGS` on a free port with the certificate `server` of `certs` (and the
+/// client CA `client_ca`), ready once its stderr holds `ready`.
+fn py_tls_server(
+    certs: &TlsCerts,
+    server: &str,
+    client_ca: Option<&str>,
+    args: &[&str],
+    ready: &str,
+) -> HttpPeer {
     let port = free_port();
-    let mut command = std::process::Command::new(python);
+    let mut command = std::process::Command::new(python());
     command
         .arg(peers_dir().join("py_tls_server.py"))
-        .args(["--handshake-only", "--port", &port.to_string()])
+        .args(args)
+        .args(["--port", &port.to_string()])
         .arg("--cert")
         .arg(certs.file(&format!("{server}.pem")))
         .arg("--key")
@@ -132,5 +114,5 @@ pub fn tls_handshake_only(certs: &TlsCerts, server: &str, client_ca: Option<&str
         command.arg("--client-ca").arg(certs.file(ca));
     }
     let url = format!("https://127.0.0.1:{port}/mcp");
-    HttpPeer::spawn(command, url, "py_tls_server: listening")
+    HttpPeer::spawn(command, url, ready)
 }

@@ -16,6 +16,7 @@ use mcpwire::{
     CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers,
     Root, ServerConfig, ServerNotification,
 };
+use mcpwire_tests::scenario::run_against;
 use mcpwire_tests::{peers_skipped, HttpPeer};
 use serde_json::json;
 
@@ -24,16 +25,6 @@ type Frames = Arc<Mutex<Vec<(Direction, String)>>>;
 /// server-everything's Streamable HTTP transport on a free port of 127.0.0.1.
 fn everything_http() -> HttpPeer {
     mcpwire_tests::everything_http_mode("streamableHttp").0
-}
-
-fn bounded<T>(peer: &HttpPeer, f: impl std::future::Future<Output = T>) -> T {
-    smol::block_on(future::or(f, async {
-        Timer::after(Duration::from_secs(60)).await;
-        panic!(
-            "not done within 60 s; server stderr:\n{}",
-            peer.stderr().join("\n")
-        )
-    }))
 }
 
 #[test]
@@ -76,7 +67,7 @@ fn everything_over_http() {
                 .unwrap()
                 .push((d, String::from_utf8_lossy(b).into_owned()))
         });
-    bounded(&peer, async {
+    run_against(&peer, Duration::from_secs(60), async {
         let client = mcpwire::connect_smol(&ServerConfig::http(peer.url()), options)
             .await
             .unwrap();
@@ -246,7 +237,7 @@ fn an_unknown_session_is_a_typed_400() {
         h.headers
             .insert("Mcp-Session-Id".into(), "no-such-session".into());
     }
-    let err = bounded(&peer, async {
+    let err = run_against(&peer, Duration::from_secs(60), async {
         mcpwire::connect_smol(&config, ConnectOptions::default())
             .await
             .expect_err("a handshake on an unknown session")

@@ -11,26 +11,22 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_io::Timer;
-use futures_lite::future;
 use mcpwire::{
     CallOptions, ChosenEra, Client, ConnectOptions, Era, HttpClientOptions, HttpCounters,
     HttpExchangeNote, HttpVersion, HttpVersionChoice,
 };
 use mcpwire_tests::h2::{h2_fault, python_h2, H2Peer, ServedRequest};
 use mcpwire_tests::peers_skipped;
+use mcpwire_tests::scenario::{exercise_py_server, run_within};
 use serde_json::json;
 
 type Notes = Arc<Mutex<Vec<HttpExchangeNote>>>;
 
 /// Runs `test` with a 60 s limit, showing the server's stderr when it is exceeded.
 fn within_a_minute<F: std::future::Future<Output = ()>>(server: &H2Peer, test: F) {
-    smol::block_on(future::or(test, async {
-        Timer::after(Duration::from_secs(60)).await;
-        panic!(
-            "not done within 60 s; server stderr:\n{}",
-            server.stderr_text()
-        )
-    }))
+    run_within(Duration::from_secs(60), test, || {
+        format!("; server stderr:\n{}", server.stderr_text())
+    })
 }
 
 /// Connects with these client options and era, keeping every exchange note.
@@ -143,32 +139,6 @@ fn assert_one_connection_of(client: &Client, notes: &Notes, version: HttpVersion
     counters
 }
 
-/// A few calls of each kind: a list, a plain call, a call with progress on its SSE stream.
-async fn exercise(client: &Client) {
-    let names: Vec<String> = client
-        .list_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    assert!(names.iter().any(|n| n == "add"), "{names:?}");
-    let r = client
-        .call_tool("add", json!({"a": 2, "b": 40}))
-        .await
-        .unwrap();
-    assert_eq!(r.text(), "42");
-    let steps = Arc::new(Mutex::new(0));
-    let st = steps.clone();
-    let opts = CallOptions::default().on_progress(move |_| *st.lock().unwrap() += 1);
-    let r = client
-        .call_tool_with("slow", json!({"steps": 2, "delay": 0.05}), opts)
-        .await
-        .unwrap();
-    assert_eq!(r.text(), "done after 2 steps");
-    assert_eq!(*steps.lock().unwrap(), 2, "progress over HTTP/2");
-}
-
 #[test]
 fn tls_negotiates_http2_in_both_eras() {
     if peers_skipped("tls_negotiates_http2_in_both_eras") {
@@ -184,7 +154,7 @@ fn tls_negotiates_http2_in_both_eras() {
                 _ => ChosenEra::Handshake,
             };
             assert_eq!(client.era(), Some(expected));
-            exercise(&client).await;
+            exercise_py_server(&client, "over HTTP/2").await;
             let counters = assert_one_connection_of(&client, &notes, HttpVersion::Http2);
             close_and_settle(&server, client, era).await;
             assert_all_version(&server, from, "2");
@@ -219,7 +189,7 @@ fn cleartext_speaks_h2c_only_with_prior_knowledge() {
                 let mut options = HttpClientOptions::default();
                 options.version = version;
                 let (client, notes) = connect(&server, options, era).await;
-                exercise(&client).await;
+                exercise_py_server(&client, "over HTTP/2").await;
                 let (versions, _) = response_versions(&notes);
                 assert!(versions.iter().all(|v| *v == Some(seen)), "{versions:?}");
                 if seen == HttpVersion::Http2 {
@@ -247,20 +217,7 @@ fn calls_beyond_the_streams_of_a_connection_wait_in_the_counted_queue() {
         // The stateless era: no standalone stream holds a slot.
         let (client, notes) = connect(&server, options, Era::Auto).await;
         assert_eq!(client.era(), Some(ChosenEra::Stateless));
-        let calls: Vec<_> = (0..50)
-            .map(|k| {
-                let client = client.clone();
-                smol::spawn(async move {
-                    client
-                        .call_tool("slow", json!({"steps": 1, "delay": 0.3}))
-                        .await
-                        .unwrap_or_else(|e| panic!("call {k}: {e:?}"))
-                })
-            })
-            .collect();
-        for call in calls {
-            assert_eq!(call.await.text(), "done after 1 steps");
-        }
+        fifty_at_once(&client, 0.3).await;
         let counters = assert_one_connection_of(&client, &notes, HttpVersion::Http2);
         eprintln!("8 streams per connection: {counters:?}");
         assert!(counters.queued_total >= 42, "{counters:?}");
@@ -322,14 +279,14 @@ fn a_dropped_sse_stream_resumes_over_http2() {
     assert_all_version(&server, 0, "2");
 }
 
-/// 50 calls in flight at once on one client, each held 200 ms by the server.
-async fn fifty_at_once(client: &Client) {
+/// 50 calls in flight at once on one client, each held `delay` seconds by the server.
+async fn fifty_at_once(client: &Client, delay: f64) {
     let calls: Vec<_> = (0..50)
         .map(|k| {
             let client = client.clone();
             smol::spawn(async move {
                 client
-                    .call_tool("slow", json!({"steps": 1, "delay": 0.2}))
+                    .call_tool("slow", json!({"steps": 1, "delay": delay}))
                     .await
                     .unwrap_or_else(|e| panic!("call {k}: {e:?}"))
             })
@@ -356,7 +313,7 @@ fn fifty_concurrent_calls_share_one_http2_connection() {
             let mut options = server.client_options();
             options.version = HttpVersionChoice::Http2PriorKnowledge;
             let (client, notes) = connect(server, options, Era::Handshake).await;
-            fifty_at_once(&client).await;
+            fifty_at_once(&client, 0.2).await;
             let counters = assert_one_connection_of(&client, &notes, HttpVersion::Http2);
             eprintln!("HTTP/2 ({url}): 50 calls: {counters:?}");
             // One connection carries them all at once: none waited in the client's queue.
@@ -379,7 +336,7 @@ fn fifty_concurrent_calls_share_one_http2_connection() {
         let mut options = server.client_options();
         options.version = HttpVersionChoice::Http1Only;
         let (client, notes) = connect(server, options, Era::Handshake).await;
-        fifty_at_once(&client).await;
+        fifty_at_once(&client, 0.2).await;
         let counters = client.http_counters().unwrap();
         close_and_settle(server, client, Era::Handshake).await;
         assert_all_version(server, from, "1.1");

@@ -12,10 +12,10 @@ use async_io::Timer;
 use futures_lite::future;
 use mcpwire::{CallOptions, ConnectOptions, ElicitAction, ElicitResult, Handlers, ServerConfig};
 use mcpwire_tests::fault_http::{FaultServer, Matcher, Rule};
+use mcpwire_tests::scenario::HANDSHAKE_INIT;
 use serde_json::json;
 
 const SESSION: &str = "sess-elicit";
-const INIT: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fault","version":"1"}}}"#;
 const ELICIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"mode":"form","message":"What is your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}}"#;
 /// How long the server waits for the answer; the call's own deadline is the same.
 const GENEROUS: Duration = Duration::from_secs(30);
@@ -26,7 +26,7 @@ fn an_elicitation_on_the_call_stream_without_a_get_stream_is_answered_and_the_ca
     let result =
         r#"{"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"text","text":"thanks"}]}}"#;
     let server = FaultServer::start(vec![
-        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", SESSION)], INIT),
+        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", SESSION)], HANDSHAKE_INIT),
         Rule::notifications().status(202),
         Rule::responses().status(202),
         // No standalone stream.

@@ -2,51 +2,29 @@
 //! its typed kind, words that say what happened, and the URL without its credentials. One
 //! scenario per row of the table in the README ("HTTP errors").
 
-use std::future::Future;
 use std::net::TcpListener;
 use std::time::Duration;
 
-use async_io::Timer;
-use futures_lite::future;
 use mcpwire::core::error::{HttpError, HttpErrorKind};
 use mcpwire::core::{CallError, LocalError};
-use mcpwire::{CallOptions, Client, ConnectOptions, Diagnostic, Era, Error, Event, ServerConfig};
+use mcpwire::{Client, ConnectOptions, Diagnostic, Era, Error, Event, ServerConfig};
 use mcpwire_tests::fault_http::{FaultServer, Framing, Rule};
-use serde_json::json;
+use mcpwire_tests::scenario::{call_within, connect_handshake, handshake_rules, run, tool_result};
 
 const SESSION: &str = "sess-1";
-const INIT: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fault","version":"1"}}}"#;
 /// Credentials in the URL that no message may show.
 const SECRET_USER: &str = "alice:pa55word@";
 const SECRET_QUERY: &str = "?token=s3cret";
-
-fn result(text: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": "ID", "result": {"content": [{"type": "text", "text": text}]}})
-        .to_string()
-        .replace("\"ID\"", "{{id}}")
-}
 
 /// The scenario's rules, then a handshake-era server with no standalone stream.
 fn script(scenario: Vec<Rule>) -> Vec<Rule> {
     scenario
         .into_iter()
-        .chain([
-            Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", SESSION)], INIT),
-            Rule::notifications().status(202),
-            Rule::get().status(405),
-            Rule::delete().status(200),
-            Rule::post("tools/call")
-                .tool("fine")
-                .json(200, &result("ok")),
-        ])
+        .chain(handshake_rules(SESSION, 405))
+        .chain([Rule::post("tools/call")
+            .tool("fine")
+            .json(200, &tool_result("ok"))])
         .collect()
-}
-
-fn run<T>(f: impl Future<Output = T>) -> T {
-    smol::block_on(future::or(f, async {
-        Timer::after(Duration::from_secs(60)).await;
-        panic!("the scenario did not end within 60 s")
-    }))
 }
 
 /// The server's URL with credentials in it (user info and a secret query parameter).
@@ -64,19 +42,43 @@ fn options() -> ConnectOptions {
 }
 
 async fn connect(server: &FaultServer, options: ConnectOptions) -> Client {
-    mcpwire::connect_smol(&ServerConfig::http(secret_url(server)), options)
-        .await
-        .unwrap_or_else(|e| panic!("connect: {e}"))
+    connect_handshake(&ServerConfig::http(secret_url(server)), options).await
 }
 
 async fn call(client: &Client, tool: &str) -> Result<mcpwire::CallToolResult, Error> {
-    client
-        .call_tool_with(
-            tool,
-            json!({}),
-            CallOptions::default().timeout(Duration::from_secs(10)),
+    call_within(client, tool, Duration::from_secs(10)).await
+}
+
+/// A tools/call answer for `tool`, once: a JSON head promising 400 bytes, then only the first
+/// few of them.
+fn partial_json_body(tool: &str) -> Rule {
+    Rule::post("tools/call")
+        .tool(tool)
+        .once()
+        .head_with(
+            200,
+            &[("Content-Type", "application/json")],
+            Framing::FixedLength(400),
         )
-        .await
+        .body(r#"{"jsonrpc":"2.0","#)
+}
+
+/// A tool to call, and the check of the error its call ends with.
+type FailingCall<'a> = (&'a str, &'a dyn Fn(&Error));
+
+/// Calls each tool on one new connection of `server`: each call fails, and its check looks at
+/// the error. A call that follows goes through on the same client (each failure was that
+/// call's only), then the client closes.
+fn failed_calls(server: &FaultServer, options: ConnectOptions, calls: &[FailingCall<'_>]) {
+    run(async {
+        let client = connect(server, options).await;
+        for (tool, check) in calls {
+            let e = call(&client, tool).await.expect_err(tool);
+            check(&e);
+        }
+        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
+        client.close().await;
+    });
 }
 
 /// No credential of the URL shows in `text`.
@@ -169,20 +171,20 @@ fn an_error_status_keeps_its_status_and_body_excerpt() {
     let server = FaultServer::start(script(vec![Rule::post("tools/call")
         .tool("boom")
         .status_with(502, &[("Content-Type", "text/plain")], "upstream exploded")]));
-    run(async {
-        let client = connect(&server, options()).await;
-        let e = call(&client, "boom").await.expect_err("502");
-        let h = http_error(&e);
-        assert_eq!(h.kind, HttpErrorKind::Status);
-        assert_eq!(h.status, Some(502));
-        assert_eq!(h.body_excerpt, "upstream exploded");
-        assert!(
-            h.to_string().starts_with("HTTP 502 from http://127.0.0.1:"),
-            "{h}"
-        );
-        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
-        client.close().await;
-    });
+    failed_calls(
+        &server,
+        options(),
+        &[("boom", &|e| {
+            let h = http_error(e);
+            assert_eq!(h.kind, HttpErrorKind::Status);
+            assert_eq!(h.status, Some(502));
+            assert_eq!(h.body_excerpt, "upstream exploded");
+            assert!(
+                h.to_string().starts_with("HTTP 502 from http://127.0.0.1:"),
+                "{h}"
+            );
+        })],
+    );
 }
 
 #[test]
@@ -197,34 +199,34 @@ fn a_redirect_is_not_followed_and_its_location_is_shown() {
             )],
             "",
         )]));
-    run(async {
-        let client = connect(&server, options()).await;
-        let e = call(&client, "moved").await.expect_err("307");
-        let h = http_error(&e);
-        assert_eq!(
-            h.kind,
-            HttpErrorKind::Redirect {
-                location: Some("https://elsewhere.example/mcp?api_key=***".into())
-            }
-        );
-        let text = h.to_string();
-        assert!(
-            text.contains(
-                "to https://elsewhere.example/mcp?api_key=***; redirects are not followed"
-            ),
-            "{text}"
-        );
-        assert!(!text.contains("hunter2"), "{text}");
-        // Not followed: the one tools/call went to our server only.
-        let calls = server
-            .requests()
-            .iter()
-            .filter(|r| r.rpc_method().as_deref() == Some("tools/call"))
-            .count();
-        assert_eq!(calls, 1);
-        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
-        client.close().await;
-    });
+    failed_calls(
+        &server,
+        options(),
+        &[("moved", &|e| {
+            let h = http_error(e);
+            assert_eq!(
+                h.kind,
+                HttpErrorKind::Redirect {
+                    location: Some("https://elsewhere.example/mcp?api_key=***".into())
+                }
+            );
+            let text = h.to_string();
+            assert!(
+                text.contains(
+                    "to https://elsewhere.example/mcp?api_key=***; redirects are not followed"
+                ),
+                "{text}"
+            );
+            assert!(!text.contains("hunter2"), "{text}");
+            // Not followed: the one tools/call went to our server only.
+            let calls = server
+                .requests()
+                .iter()
+                .filter(|r| r.rpc_method().as_deref() == Some("tools/call"))
+                .count();
+            assert_eq!(calls, 1);
+        })],
+    );
 }
 
 #[test]
@@ -239,21 +241,22 @@ fn a_body_that_is_not_what_its_content_type_says() {
             "xx",
         ),
     ]));
-    run(async {
-        let client = connect(&server, options()).await;
-        let e = call(&client, "liar").await.expect_err("not JSON");
-        let h = http_error(&e);
-        assert_eq!(h.kind, HttpErrorKind::BadBody, "{h}");
-        assert_eq!(h.body_excerpt, "<html>not json</html>");
-        let e = call(&client, "blob")
-            .await
-            .expect_err("not a content type we read");
-        let h = http_error(&e);
-        assert_eq!(h.kind, HttpErrorKind::ContentType, "{h}");
-        assert!(h.to_string().contains("application/octet-stream"), "{h}");
-        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
-        client.close().await;
-    });
+    failed_calls(
+        &server,
+        options(),
+        &[
+            ("liar", &|e| {
+                let h = http_error(e);
+                assert_eq!(h.kind, HttpErrorKind::BadBody, "{h}");
+                assert_eq!(h.body_excerpt, "<html>not json</html>");
+            }),
+            ("blob", &|e| {
+                let h = http_error(e);
+                assert_eq!(h.kind, HttpErrorKind::ContentType, "{h}");
+                assert!(h.to_string().contains("application/octet-stream"), "{h}");
+            }),
+        ],
+    );
 }
 
 #[test]
@@ -263,75 +266,57 @@ fn a_head_cut_short_may_have_run_and_says_where_it_broke() {
         .once()
         .raw("HTTP/1.1 2")
         .close()]));
-    run(async {
-        let client = connect(&server, options()).await;
-        let e = call(&client, "half").await.expect_err("cut");
-        let (reason, kind) = may_have_run(&e);
-        assert_eq!(kind, HttpErrorKind::HeadCutShort, "{reason}");
-        assert!(
-            [
-                "before the response head",
-                "without a response",
-                "before any response"
-            ]
-            .iter()
-            .any(|w| reason.contains(w)),
-            "{reason}"
-        );
-        assert!(reason.contains("http://127.0.0.1:"), "{reason}");
-        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
-        client.close().await;
-    });
+    failed_calls(
+        &server,
+        options(),
+        &[("half", &|e| {
+            let (reason, kind) = may_have_run(e);
+            assert_eq!(kind, HttpErrorKind::HeadCutShort, "{reason}");
+            assert!(
+                [
+                    "before the response head",
+                    "without a response",
+                    "before any response"
+                ]
+                .iter()
+                .any(|w| reason.contains(w)),
+                "{reason}"
+            );
+            assert!(reason.contains("http://127.0.0.1:"), "{reason}");
+        })],
+    );
 }
 
 #[test]
 fn a_body_reset_midway_may_have_run() {
-    let server = FaultServer::start(script(vec![Rule::post("tools/call")
-        .tool("reset")
-        .once()
-        .head_with(
-            200,
-            &[("Content-Type", "application/json")],
-            Framing::FixedLength(400),
-        )
-        .body(r#"{"jsonrpc":"2.0","#)
-        .close()]));
-    run(async {
-        let client = connect(&server, options()).await;
-        let e = call(&client, "reset").await.expect_err("cut");
-        let (reason, kind) = may_have_run(&e);
-        assert_eq!(kind, HttpErrorKind::BodyCutShort, "{reason}");
-        assert!(reason.contains("the body was cut short"), "{reason}");
-        assert!(reason.contains("http://127.0.0.1:"), "{reason}");
-        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
-        client.close().await;
-    });
+    let server = FaultServer::start(script(vec![partial_json_body("reset").close()]));
+    failed_calls(
+        &server,
+        options(),
+        &[("reset", &|e| {
+            let (reason, kind) = may_have_run(e);
+            assert_eq!(kind, HttpErrorKind::BodyCutShort, "{reason}");
+            assert!(reason.contains("the body was cut short"), "{reason}");
+            assert!(reason.contains("http://127.0.0.1:"), "{reason}");
+        })],
+    );
 }
 
 #[test]
 fn a_body_whose_bytes_stop_ends_at_the_idle_timeout() {
-    let server = FaultServer::start(script(vec![Rule::post("tools/call")
-        .tool("stall")
-        .once()
-        .head_with(
-            200,
-            &[("Content-Type", "application/json")],
-            Framing::FixedLength(400),
-        )
-        .body(r#"{"jsonrpc":"2.0","#)
-        .silent()]));
+    let server = FaultServer::start(script(vec![partial_json_body("stall").silent()]));
     let mut options = options();
     options.http.body_idle_timeout = Some(Duration::from_millis(300));
-    run(async {
-        let client = connect(&server, options).await;
-        let e = call(&client, "stall").await.expect_err("stalled");
-        // The call's own deadline (10 s) did not end it: the body's idle timeout did.
-        let (reason, kind) = may_have_run(&e);
-        assert_eq!(kind, HttpErrorKind::BodyTimeout, "{reason}");
-        assert!(reason.contains("no body bytes within 300ms"), "{reason}");
-        assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
-        client.close().await;
-    });
+    failed_calls(
+        &server,
+        options,
+        &[("stall", &|e| {
+            // The call's own deadline (10 s) did not end it: the body's idle timeout did.
+            let (reason, kind) = may_have_run(e);
+            assert_eq!(kind, HttpErrorKind::BodyTimeout, "{reason}");
+            assert!(reason.contains("no body bytes within 300ms"), "{reason}");
+        })],
+    );
 }
 
 #[test]

@@ -2,13 +2,11 @@
 //! fault server, one scenario per way an exchange can go, each asserting the typed outcome and
 //! what went over the wire.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_io::Timer;
-use futures_lite::future;
 use mcpwire::core::error::HttpError;
 use mcpwire::core::CallError;
 use mcpwire::core::LocalError;
@@ -16,41 +14,23 @@ use mcpwire::{
     CallOptions, ChosenEra, Client, ConnectOptions, Error, ServerConfig, ServerNotification,
 };
 use mcpwire_tests::fault_http::{FaultServer, Framing, Matcher, Recorded, Rule};
+use mcpwire_tests::scenario::{
+    call_within, connect_handshake, handshake_rules, run, tool_result, HANDSHAKE_INIT,
+};
 use serde_json::json;
 
 const SESSION: &str = "sess-1";
 const VERSION: &str = "2025-11-25";
-const INIT: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fault","version":"1"}}}"#;
-
-/// A tools/call result echoing the request's id, with `text`.
-fn result(text: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": "ID", "result": {"content": [{"type": "text", "text": text}]}})
-        .to_string()
-        .replace("\"ID\"", "{{id}}")
-}
 
 /// The handshake (initialize with a session, 202 for notifications), the optional GET answered
 /// `get`, and DELETE answered 200.
 fn base(get: u16) -> Vec<Rule> {
-    vec![
-        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", SESSION)], INIT),
-        Rule::notifications().status(202),
-        Rule::get().status(get),
-        Rule::delete().status(200),
-    ]
+    handshake_rules(SESSION, get)
 }
 
 /// The scenario's rules first, then the base with no standalone stream (405).
 fn script(scenario: Vec<Rule>) -> Vec<Rule> {
     scenario.into_iter().chain(base(405)).collect()
-}
-
-/// Runs a scenario on smol with a bound: nothing may hang the test run.
-fn run<T>(f: impl Future<Output = T>) -> T {
-    smol::block_on(future::or(f, async {
-        Timer::after(Duration::from_secs(60)).await;
-        panic!("the scenario did not end within 60 s")
-    }))
 }
 
 async fn connect(server: &FaultServer) -> Client {
@@ -60,24 +40,12 @@ async fn connect(server: &FaultServer) -> Client {
 /// Connects in the handshake era: the scripted servers here are of that era (the probe of
 /// `Era::Auto` is tested on its own).
 async fn connect_to(config: &ServerConfig) -> Client {
-    let options = ConnectOptions {
-        era: mcpwire::Era::Handshake,
-        ..ConnectOptions::default()
-    };
-    mcpwire::connect_smol(config, options)
-        .await
-        .unwrap_or_else(|e| panic!("connect: {e}"))
+    connect_handshake(config, ConnectOptions::default()).await
 }
 
 /// A call with a short per-call timeout, so that a driver that loses track fails fast.
 async fn call(client: &Client, tool: &str) -> Result<mcpwire::CallToolResult, Error> {
-    client
-        .call_tool_with(
-            tool,
-            json!({}),
-            CallOptions::default().timeout(Duration::from_secs(10)),
-        )
-        .await
+    call_within(client, tool, Duration::from_secs(10)).await
 }
 
 fn http_error(e: &Error) -> &HttpError {
@@ -102,7 +70,7 @@ async fn still_works(client: &Client) {
 fn ok_rule() -> Rule {
     Rule::post("tools/call")
         .tool("add")
-        .json(200, &result("ok"))
+        .json(200, &tool_result("ok"))
 }
 
 #[test]
@@ -197,7 +165,7 @@ fn json_responses_results_and_errors() {
         Rule::post("tools/call")
             .tool("charset")
             .head(200, &[("Content-Type", "application/json; charset=utf-8")])
-            .body(result("with charset")),
+            .body(tool_result("with charset")),
         ok_rule(),
     ]));
     run(async {
@@ -221,7 +189,7 @@ fn sse_body(eol: &str, text: &str) -> Vec<u8> {
     let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":{{/params/_meta/progressToken}},"progress":1,"total":2,"message":"half"}}"#;
     format!(
         ": keep-alive{eol}id: ev-1{eol}data: {eol}{eol}event: message{eol}id: ev-2{eol}data: {progress}{eol}{eol}id: ev-3{eol}data: {}{eol}{eol}",
-        result(text)
+        tool_result(text)
     )
     .into_bytes()
 }
@@ -271,7 +239,10 @@ fn sse_responses_in_any_split_and_line_ending() {
     let log = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"before init"}}"#;
     rules.push(Rule::post("initialize").once().sse_with(
         &[("Mcp-Session-Id", SESSION)],
-        &[format!("data: {log}\n\n"), format!("data: {INIT}\n\n")],
+        &[
+            format!("data: {log}\n\n"),
+            format!("data: {HANDSHAKE_INIT}\n\n"),
+        ],
         Duration::from_millis(5),
     ));
     let server = FaultServer::start(script(rules));
@@ -325,7 +296,7 @@ fn an_error_response_on_sse_is_final_while_the_stream_stays_open() {
         Rule::post("tools/call")
             .tool("res")
             .head_chunked(200, &[("Content-Type", "text/event-stream")])
-            .body(format!("data: {}\n\n", result("early")))
+            .body(format!("data: {}\n\n", tool_result("early")))
             .silent(),
         ok_rule(),
     ]));
@@ -345,7 +316,7 @@ fn a_refused_get_means_no_standalone_stream_and_the_connection_lives_on() {
     for status in [405u16, 404, 400] {
         let body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"no GET here"}}"#;
         let rules = vec![
-            Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", SESSION)], INIT),
+            Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", SESSION)], HANDSHAKE_INIT),
             Rule::notifications().status(202),
             Rule::get().json(status, body),
             Rule::delete().status(200),
@@ -504,16 +475,18 @@ fn session_expiry_makes_a_new_session_and_sends_the_call_once_more() {
     let expired =
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#;
     let server = FaultServer::start(vec![
-        Rule::post("initialize")
-            .once()
-            .json_with(200, &[("Mcp-Session-Id", "sess-1")], INIT),
-        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", "sess-2")], INIT),
+        Rule::post("initialize").once().json_with(
+            200,
+            &[("Mcp-Session-Id", "sess-1")],
+            HANDSHAKE_INIT,
+        ),
+        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", "sess-2")], HANDSHAKE_INIT),
         Rule::post("tools/call")
             .header("mcp-session-id", "sess-1")
             .json(404, expired),
         Rule::post("tools/call")
             .header("mcp-session-id", "sess-2")
-            .json(200, &result("on the new session")),
+            .json(200, &tool_result("on the new session")),
         Rule::notifications().status(202),
         Rule::get().status(405),
         Rule::delete().status(200),
@@ -760,7 +733,7 @@ fn the_caller_reissues_a_call_that_may_have_run_in_one_call() {
         Rule::post("tools/call").tool("charge").once().close(),
         Rule::post("tools/call")
             .tool("charge")
-            .json(200, &result("charged")),
+            .json(200, &tool_result("charged")),
         ok_rule(),
     ]));
     run(async {
@@ -964,7 +937,7 @@ fn an_endless_event_keeps_the_client_bounded() {
             .endless(64 * 1024, Duration::from_secs(20), 20 * MIB)
             .body(format!(
                 "\n\nid: 2\ndata: {}\n\n",
-                result("after the big one")
+                tool_result("after the big one")
             )),
         ok_rule(),
     ]));

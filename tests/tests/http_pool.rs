@@ -2,70 +2,36 @@
 //! timing: requests beyond the connection limit wait in a queue that can be counted, a
 //! keep-alive connection is reused, and a request that surely never left is sent once more.
 
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_io::Timer;
-use futures_lite::future;
 use mcpwire::core::error::HttpErrorKind;
 use mcpwire::core::{CallError, LocalError};
-use mcpwire::{
-    CallOptions, Client, ConnectOptions, Era, Error, HttpClientOptions, HttpExchangeNote,
-    ServerConfig,
-};
+use mcpwire::{Client, ConnectOptions, Error, HttpClientOptions, HttpExchangeNote, ServerConfig};
 use mcpwire_tests::fault_http::{FaultServer, Rule};
-use serde_json::json;
-
-const INIT: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fault","version":"1"}}}"#;
-
-fn result(text: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": "ID", "result": {"content": [{"type": "text", "text": text}]}})
-        .to_string()
-        .replace("\"ID\"", "{{id}}")
-}
+use mcpwire_tests::scenario::{call_within, connect_handshake, handshake_rules, run, tool_result};
 
 fn server() -> FaultServer {
-    FaultServer::start(vec![
-        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", "s-1")], INIT),
-        Rule::notifications().status(202),
-        Rule::get().status(405),
-        Rule::delete().status(200),
+    let mut rules = handshake_rules("s-1", 405);
+    rules.extend([
         Rule::post("tools/call")
             .tool("slow")
             .pause(Duration::from_millis(500))
-            .json(200, &result("slow")),
+            .json(200, &tool_result("slow")),
         Rule::post("tools/call")
             .tool("fine")
-            .json(200, &result("ok")),
-    ])
-}
-
-fn run<T>(f: impl Future<Output = T>) -> T {
-    smol::block_on(future::or(f, async {
-        Timer::after(Duration::from_secs(60)).await;
-        panic!("the scenario did not end within 60 s")
-    }))
+            .json(200, &tool_result("ok")),
+    ]);
+    FaultServer::start(rules)
 }
 
 async fn connect(server: &FaultServer, options: ConnectOptions) -> Client {
-    let options = ConnectOptions {
-        era: Era::Handshake,
-        ..options
-    };
-    mcpwire::connect_smol(&ServerConfig::http(server.url()), options)
-        .await
-        .unwrap_or_else(|e| panic!("connect: {e}"))
+    connect_handshake(&ServerConfig::http(server.url()), options).await
 }
 
 async fn call(client: &Client, tool: &str) -> Result<mcpwire::CallToolResult, Error> {
-    client
-        .call_tool_with(
-            tool,
-            json!({}),
-            CallOptions::default().timeout(Duration::from_secs(20)),
-        )
-        .await
+    call_within(client, tool, Duration::from_secs(20)).await
 }
 
 #[test]

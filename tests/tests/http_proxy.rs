@@ -7,25 +7,16 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
-use futures_lite::future;
 use mcpwire::{
-    CallOptions, Client, ConnectOptions, Era, HttpClientOptions, HttpExchangeNote, HttpVersion,
+    Client, ConnectOptions, Era, HttpClientOptions, HttpExchangeNote, HttpVersion,
     HttpVersionChoice, ProxySetting, ServerConfig,
 };
 use mcpwire_tests::h2::python_h2;
 use mcpwire_tests::proxy::Proxy;
+use mcpwire_tests::scenario::{exercise_py_server, run};
 use mcpwire_tests::{peers_skipped, python_http};
-use serde_json::json;
 
 type Notes = Arc<Mutex<Vec<HttpExchangeNote>>>;
-
-fn within_a_minute<F: std::future::Future<Output = ()>>(test: F) {
-    smol::block_on(future::or(test, async {
-        Timer::after(Duration::from_secs(60)).await;
-        panic!("not done within 60 s")
-    }))
-}
 
 fn through(proxy: &Proxy, no_proxy: &[&str]) -> ProxySetting {
     ProxySetting::Url {
@@ -55,30 +46,6 @@ async fn connect(
     (client, notes)
 }
 
-/// A list, a call, a call whose progress streams on SSE.
-async fn exercise(client: &Client) {
-    let tools = client.list_tools().await.unwrap();
-    assert!(tools.iter().any(|t| t.name == "add"));
-    let r = client
-        .call_tool("add", json!({"a": 2, "b": 40}))
-        .await
-        .unwrap();
-    assert_eq!(r.text(), "42");
-    let steps = Arc::new(Mutex::new(0));
-    let st = steps.clone();
-    let opts = CallOptions::default().on_progress(move |_| *st.lock().unwrap() += 1);
-    let r = client
-        .call_tool_with("slow", json!({"steps": 2, "delay": 0.05}), opts)
-        .await
-        .unwrap();
-    assert_eq!(r.text(), "done after 2 steps");
-    assert_eq!(
-        *steps.lock().unwrap(),
-        2,
-        "progress streamed through the proxy"
-    );
-}
-
 /// Waits up to 5 s for `check` (the proxy counts a request once it has read its head, which
 /// may come a moment after the client handed it over).
 fn eventually(mut check: impl FnMut() -> bool) -> bool {
@@ -103,11 +70,11 @@ fn an_explicit_proxy_carries_every_http_request() {
         // The Python peer's app under Hypercorn, cleartext: it logs each request it serves.
         let server = python_h2(false, &[]);
         let proxy = Proxy::start();
-        within_a_minute(async {
+        run(async {
             let mut options = HttpClientOptions::default();
             options.proxy = through(&proxy, &[]);
             let (client, notes) = connect(&server.config(), options, era).await;
-            exercise(&client).await;
+            exercise_py_server(&client, "streamed through the proxy").await;
             let started = client.http_counters().unwrap().started;
             assert!(
                 eventually(|| proxy.counts().requests == started),
@@ -153,11 +120,11 @@ fn hosts_on_the_no_proxy_list_are_reached_directly() {
     let (config, _server) = python_http(&[]);
     for no_proxy in [&["127.0.0.1"][..], &["localhost", "127.0.0.1"], &["*"]] {
         let proxy = Proxy::start();
-        within_a_minute(async {
+        run(async {
             let mut options = HttpClientOptions::default();
             options.proxy = through(&proxy, no_proxy);
             let (client, _notes) = connect(&config, options, Era::Handshake).await;
-            exercise(&client).await;
+            exercise_py_server(&client, "streamed through the proxy").await;
             client.close().await;
         });
         assert_eq!(
@@ -176,11 +143,11 @@ fn https_goes_through_one_connect_tunnel_with_http2_inside() {
     }
     let server = python_h2(true, &[]);
     let proxy = Proxy::start();
-    within_a_minute(async {
+    run(async {
         let mut options = server.client_options();
         options.proxy = through(&proxy, &[]);
         let (client, notes) = connect(&server.config(), options, Era::Handshake).await;
-        exercise(&client).await;
+        exercise_py_server(&client, "streamed through the proxy").await;
         let counters = client.http_counters().unwrap();
         eprintln!("through the tunnel: {counters:?}");
         assert_eq!(counters.connections, 1, "{counters:?}");
@@ -230,12 +197,12 @@ fn https_goes_through_one_connect_tunnel_with_http2_inside() {
     // HTTP/1.1 only: one tunnel per connection the client opens.
     let server = python_h2(true, &[]);
     let proxy = Proxy::start();
-    within_a_minute(async {
+    run(async {
         let mut options = server.client_options();
         options.proxy = through(&proxy, &[]);
         options.version = HttpVersionChoice::Http1Only;
         let (client, _notes) = connect(&server.config(), options, Era::Handshake).await;
-        exercise(&client).await;
+        exercise_py_server(&client, "streamed through the proxy").await;
         let connections = client.http_counters().unwrap().connections;
         client.close().await;
         let counts = proxy.counts();
@@ -266,7 +233,7 @@ fn a_proxy_that_is_not_there_fails_the_connect_unsent() {
         ),
     ];
     for (url, kinds) in cases {
-        within_a_minute(async {
+        run(async {
             let mut options = ConnectOptions::default();
             options.http_client.proxy = ProxySetting::Url {
                 url: url.clone(),
@@ -297,22 +264,22 @@ fn proxy_credentials_are_sent_and_never_shown() {
     };
     // http: each request carries the credentials.
     let server = python_h2(false, &[]);
-    within_a_minute(async {
+    run(async {
         let mut options = HttpClientOptions::default();
         options.proxy = setting.clone();
         let (client, notes) = connect(&server.config(), options, Era::Handshake).await;
-        exercise(&client).await;
+        exercise_py_server(&client, "streamed through the proxy").await;
         client.close().await;
         let notes = format!("{:?}", notes.lock().unwrap());
         assert!(!notes.contains("s3cret"), "{notes}");
     });
     // https: the CONNECT carries them.
     let tls = python_h2(true, &[]);
-    within_a_minute(async {
+    run(async {
         let mut options = tls.client_options();
         options.proxy = setting.clone();
         let (client, _notes) = connect(&tls.config(), options, Era::Handshake).await;
-        exercise(&client).await;
+        exercise_py_server(&client, "streamed through the proxy").await;
         client.close().await;
     });
     let counts = proxy.counts();
@@ -333,7 +300,7 @@ fn proxy_credentials_are_sent_and_never_shown() {
         } else {
             tls.config()
         };
-        within_a_minute(async {
+        run(async {
             let mut http_client = tls.client_options();
             http_client.proxy = ProxySetting::Url {
                 url: wrong.clone(),
@@ -382,14 +349,14 @@ fn socks5_proxies_tunnel_http_and_https() {
     for scheme in ["socks5", "socks5h"] {
         for server in [&cleartext, &tls] {
             let proxy = Proxy::start();
-            within_a_minute(async {
+            run(async {
                 let mut options = server.client_options();
                 options.proxy = ProxySetting::Url {
                     url: format!("{scheme}://127.0.0.1:{}", proxy.addr().port()),
                     no_proxy: Vec::new(),
                 };
                 let (client, _notes) = connect(&server.config(), options, Era::Handshake).await;
-                exercise(&client).await;
+                exercise_py_server(&client, "streamed through the proxy").await;
                 let connections = client.http_counters().unwrap().connections;
                 client.close().await;
                 let counts = proxy.counts();

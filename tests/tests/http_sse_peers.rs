@@ -7,28 +7,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
-use futures_lite::future;
 use mcpwire::core::config::{HttpConfig, HttpKind};
 use mcpwire::{
     CallOptions, ChosenEra, ConnectOptions, ElicitAction, ElicitResult, Era, Handlers,
     HttpTransportKind, ServerConfig,
 };
+use mcpwire_tests::scenario::run_against;
 use mcpwire_tests::{peers_skipped, HttpPeer};
 use serde_json::json;
 
 fn everything_sse() -> (HttpPeer, String) {
     mcpwire_tests::everything_http_mode("sse")
-}
-
-fn bounded<T>(peer: &HttpPeer, f: impl std::future::Future<Output = T>) -> T {
-    smol::block_on(future::or(f, async {
-        Timer::after(Duration::from_secs(60)).await;
-        panic!(
-            "not done within 60 s; server stderr:\n{}",
-            peer.stderr().join("\n")
-        )
-    }))
 }
 
 fn handlers() -> Handlers {
@@ -54,7 +43,7 @@ fn everything_over_http_sse_found_from_its_url() {
         return;
     }
     let (peer, url) = everything_sse();
-    bounded(&peer, async {
+    run_against(&peer, Duration::from_secs(60), async {
         let start = Instant::now();
         let options = ConnectOptions::default().handlers(handlers());
         let client = mcpwire::connect_smol(&ServerConfig::http(url.clone()), options)
@@ -116,7 +105,7 @@ fn everything_over_http_sse_pinned_sends_no_probe() {
         return;
     }
     let (peer, url) = everything_sse();
-    bounded(&peer, async {
+    run_against(&peer, Duration::from_secs(60), async {
         let config = ServerConfig::Http(HttpConfig {
             kind: HttpKind::Sse,
             url,
@@ -164,7 +153,7 @@ fn the_python_sdk_s_http_sse_transport_found_from_its_url() {
     }
     // `mcp` 2.3.0 still serves the 2024-11-05 transport (`server.run("sse")`).
     let (url, peer) = mcpwire_tests::python_sse();
-    bounded(&peer, async {
+    run_against(&peer, Duration::from_secs(60), async {
         let options = ConnectOptions::default().handlers(handlers());
         let client = mcpwire::connect_smol(&ServerConfig::http(url), options)
             .await

@@ -2,27 +2,19 @@
 //! `Client` (with `Era::Auto`, the default) against the scripted fault server playing a
 //! 2026-07-28 server or an older one.
 
-use std::future::Future;
 use std::time::{Duration, Instant};
 
 use async_io::Timer;
-use futures_lite::future;
 use mcpwire::core::{CallError, LocalError};
 use mcpwire::{ChosenEra, Client, ConnectOptions, Error, ServerConfig};
 use mcpwire_tests::fault_http::{FaultServer, Recorded, Rule};
+use mcpwire_tests::scenario::run;
 use serde_json::json;
 
 const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"modern","version":"1"}},"ttlMs":0}}"#;
 const INIT: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"older","version":"1"}}}"#;
 const RESULT: &str =
     r#"{"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"text","text":"ok"}]}}"#;
-
-fn run<T>(f: impl Future<Output = T>) -> T {
-    smol::block_on(future::or(f, async {
-        Timer::after(Duration::from_secs(60)).await;
-        panic!("the scenario did not end within 60 s")
-    }))
-}
 
 async fn connect(server: &FaultServer) -> Result<Client, Error> {
     mcpwire::connect_smol(&ServerConfig::http(server.url()), ConnectOptions::default()).await

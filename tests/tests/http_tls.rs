@@ -7,25 +7,18 @@
 
 use std::time::Duration;
 
-use async_io::Timer;
-use futures_lite::future;
 use mcpwire::core::error::{HttpError, HttpErrorKind, TlsFailure};
 use mcpwire::core::{CallError, LocalError};
 use mcpwire::{ChosenEra, ClientCertificate, ConnectOptions, Era, ServerConfig};
 use mcpwire_tests::peers_skipped;
+use mcpwire_tests::scenario::run_against;
 use mcpwire_tests::tls::{python_https, tls_handshake_only, TlsCerts};
 use mcpwire_tests::HttpPeer;
 use serde_json::json;
 
 /// Runs `fut` on smol, failing with the server's stderr after 30 s.
 fn block_on<T>(peer: &HttpPeer, fut: impl std::future::Future<Output = T>) -> T {
-    smol::block_on(future::or(fut, async {
-        Timer::after(Duration::from_secs(30)).await;
-        panic!(
-            "not done within 30 s; server stderr:\n{}",
-            peer.stderr().join("\n")
-        )
-    }))
+    run_against(peer, Duration::from_secs(30), fut)
 }
 
 /// Options trusting the test CA (as a file) beside the platform's roots.

@@ -7,13 +7,12 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
-use futures_lite::future;
 use mcpwire::manager::backoff::RestartPolicy;
 use mcpwire::manager::{
     CacheLocation, Manager, ManagerError, ManagerEvent, ManagerOptions, ServerState,
 };
 use mcpwire::ServerConfig;
+use mcpwire_tests::scenario::run_within;
 use mcpwire_tests::{
     everything_stdio, free_port, peers_skipped, python_http, python_http_at, python_stdio,
 };
@@ -32,10 +31,7 @@ fn crasher(n: usize) -> ServerConfig {
 }
 
 fn run<T>(limit: Duration, f: impl Future<Output = T>) -> T {
-    smol::block_on(future::or(f, async move {
-        Timer::after(limit).await;
-        panic!("the scenario did not end within {limit:?}")
-    }))
+    run_within(limit, f, String::new)
 }
 
 fn options() -> ManagerOptions {

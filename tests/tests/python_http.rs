@@ -12,6 +12,7 @@ use futures_lite::future;
 use mcpwire::{
     CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Era, Handlers,
 };
+use mcpwire_tests::scenario::tool_names;
 use mcpwire_tests::{peers_skipped, python_http, HttpPeer};
 use serde_json::{json, Map, Value};
 
@@ -119,13 +120,7 @@ async fn scenario(mode: Mode, era: Era, config: mcpwire::ServerConfig, peer: &Ht
     }
     assert_eq!(info.server_info.name, "mcpwire-py-server");
 
-    let names: Vec<String> = client
-        .list_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let names = tool_names(&client).await;
     for t in ["add", "greet", "slow"] {
         assert!(
             names.iter().any(|n| n == t),

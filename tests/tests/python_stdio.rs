@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use mcpwire::{
     CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Era, Handlers,
 };
+use mcpwire_tests::scenario::tool_names;
 use mcpwire_tests::{peers_skipped, python_stdio};
 use serde_json::{json, Map, Value};
 
@@ -63,13 +64,7 @@ fn run(era: Era) {
         }
         assert_eq!(info.server_info.name, "mcpwire-py-server");
 
-        let names: Vec<String> = client
-            .list_tools()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
+        let names = tool_names(&client).await;
         for t in ["add", "greet", "two_questions", "slow"] {
             assert!(names.iter().any(|n| n == t), "{t} missing: {names:?}");
         }

@@ -1,0 +1,116 @@
+//! The pieces every scripted scenario repeats: a bound on the time it may take, a handshake-era
+//! connection, a call with a short timeout, and the fault server's handshake and results.
+
+use std::future::Future;
+use std::time::Duration;
+
+use async_io::Timer;
+use futures_lite::future;
+use mcpwire::{CallOptions, CallToolResult, Client, ConnectOptions, Era, Error, ServerConfig};
+use serde_json::json;
+
+use crate::fault_http::Rule;
+use crate::HttpPeer;
+
+/// A handshake-era `initialize` result for the fault server, echoing the request's id.
+pub const HANDSHAKE_INIT: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fault","version":"1"}}}"#;
+
+/// Runs `f` on smol; panics when it has not ended within `limit`, with `context()` after the
+/// message (such as a server's stderr).
+pub fn run_within<T>(
+    limit: Duration,
+    f: impl Future<Output = T>,
+    context: impl FnOnce() -> String,
+) -> T {
+    smol::block_on(future::or(f, async {
+        Timer::after(limit).await;
+        panic!("not done within {} s{}", limit.as_secs(), context())
+    }))
+}
+
+/// Runs a scenario on smol with a bound of 60 s: nothing may hang the test run.
+pub fn run<T>(f: impl Future<Output = T>) -> T {
+    run_within(Duration::from_secs(60), f, String::new)
+}
+
+/// Runs `f` on smol with a bound of `limit`, failing with `peer`'s stderr.
+pub fn run_against<T>(peer: &HttpPeer, limit: Duration, f: impl Future<Output = T>) -> T {
+    run_within(limit, f, || {
+        format!("; server stderr:\n{}", peer.stderr().join("\n"))
+    })
+}
+
+/// Connects in the handshake era (whatever `options` says of the era): the scripted servers
+/// are of that era (the probe of `Era::Auto` is tested on its own). Panics when it fails.
+pub async fn connect_handshake(config: &ServerConfig, options: ConnectOptions) -> Client {
+    let options = ConnectOptions {
+        era: Era::Handshake,
+        ..options
+    };
+    mcpwire::connect_smol(config, options)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"))
+}
+
+/// Calls `tool` with no arguments and a per-call `timeout`, so that a driver that loses track
+/// fails fast.
+pub async fn call_within(
+    client: &Client,
+    tool: &str,
+    timeout: Duration,
+) -> Result<CallToolResult, Error> {
+    client
+        .call_tool_with(tool, json!({}), CallOptions::default().timeout(timeout))
+        .await
+}
+
+/// A tools/call result echoing the request's id, with `text`.
+pub fn tool_result(text: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": "ID", "result": {"content": [{"type": "text", "text": text}]}})
+        .to_string()
+        .replace("\"ID\"", "{{id}}")
+}
+
+/// A handshake-era server's rules: initialize answered with session `session`, 202 for
+/// notifications, the optional GET answered `get`, and DELETE answered 200.
+pub fn handshake_rules(session: &str, get: u16) -> Vec<Rule> {
+    vec![
+        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", session)], HANDSHAKE_INIT),
+        Rule::notifications().status(202),
+        Rule::get().status(get),
+        Rule::delete().status(200),
+    ]
+}
+
+/// The names of the server's tools.
+pub async fn tool_names(client: &Client) -> Vec<String> {
+    client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect()
+}
+
+/// A few calls of each kind against our Python test server: a list (holding `add`), a plain
+/// call, and a call whose two progress notifications come on its SSE stream (`progress_how`
+/// says how, should they not all arrive).
+pub async fn exercise_py_server(client: &Client, progress_how: &str) {
+    let names = tool_names(client).await;
+    assert!(names.iter().any(|n| n == "add"), "{names:?}");
+    let r = client
+        .call_tool("add", json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "42");
+    let steps = std::sync::Arc::new(std::sync::Mutex::new(0));
+    let st = steps.clone();
+    let opts = CallOptions::default().on_progress(move |_| *st.lock().unwrap() += 1);
+    let r = client
+        .call_tool_with("slow", json!({"steps": 2, "delay": 0.05}), opts)
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "done after 2 steps");
+    assert_eq!(*steps.lock().unwrap(), 2, "progress {progress_how}");
+}
