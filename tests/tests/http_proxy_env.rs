@@ -100,6 +100,45 @@ fn check(what: &str, way: Way, counts: &ProxyCounts, log: &[String]) {
     }
 }
 
+/// One case: the variables set, whether the server is the HTTPS one, whether the client's
+/// setting is `ProxySetting::Direct`, and the way its requests must go.
+struct Case {
+    what: &'static str,
+    vars: &'static [(&'static str, &'static str)],
+    tls: bool,
+    setting_direct: bool,
+    way: Way,
+}
+
+/// A case against the plain-HTTP server.
+fn over_http(what: &'static str, vars: &'static [(&'static str, &'static str)], way: Way) -> Case {
+    Case {
+        what,
+        vars,
+        tls: false,
+        setting_direct: false,
+        way,
+    }
+}
+
+/// A case against the HTTPS server.
+fn over_https(what: &'static str, vars: &'static [(&'static str, &'static str)], way: Way) -> Case {
+    Case {
+        tls: true,
+        ..over_http(what, vars, way)
+    }
+}
+
+impl Case {
+    /// The client's setting is `ProxySetting::Direct`.
+    fn setting_direct(self) -> Case {
+        Case {
+            setting_direct: true,
+            ..self
+        }
+    }
+}
+
 #[test]
 fn the_environment_proxy_as_curl_reads_it() {
     if peers_skipped("the_environment_proxy_as_curl_reads_it") {
@@ -109,130 +148,101 @@ fn the_environment_proxy_as_curl_reads_it() {
     let https = python_h2(true, &[]);
     let https_config = https.config();
 
-    // (case, variables with `{proxy}` for the proxy's URL and `{socks}` for its SOCKS5 URL,
-    // https?, explicit setting, way)
-    type Case = (
-        &'static str,
-        &'static [(&'static str, &'static str)],
-        bool,
-        Option<&'static str>,
-        Way,
-    );
-    let cases: &[Case] = &[
-        (
+    // Variables hold `{proxy}` for the proxy's URL and `{socks}` for its SOCKS5 URL.
+    let cases = [
+        over_http(
             "http_proxy for http",
             &[("http_proxy", "{proxy}")],
-            false,
-            None,
             Way::Requests,
         ),
-        (
+        over_http(
             "HTTP_PROXY (upper case) is not read for http, as in curl",
             &[("HTTP_PROXY", "{proxy}")],
-            false,
-            None,
             Way::Direct,
         ),
-        (
+        over_http(
             "ALL_PROXY for http",
             &[("ALL_PROXY", "{proxy}")],
-            false,
-            None,
             Way::Requests,
         ),
-        (
+        over_http(
             "NO_PROXY names the host",
             &[("http_proxy", "{proxy}"), ("NO_PROXY", "127.0.0.1")],
-            false,
-            None,
             Way::Direct,
         ),
-        (
+        over_http(
             "no_proxy (lower case) with a list",
             &[
                 ("http_proxy", "{proxy}"),
                 ("no_proxy", "example.com, 127.0.0.1"),
             ],
-            false,
-            None,
             Way::Direct,
         ),
-        (
+        over_http(
             "NO_PROXY=*",
             &[("ALL_PROXY", "{proxy}"), ("NO_PROXY", "*")],
-            false,
-            None,
             Way::Direct,
         ),
-        (
+        over_http(
             "NO_PROXY naming another host leaves the proxy in use",
             &[("http_proxy", "{proxy}"), ("NO_PROXY", "example.com")],
-            false,
-            None,
             Way::Requests,
         ),
-        (
+        over_http(
             "ProxySetting::Direct ignores http_proxy",
             &[("http_proxy", "{proxy}"), ("ALL_PROXY", "{proxy}")],
-            false,
-            Some("direct"),
             Way::Direct,
-        ),
-        (
+        )
+        .setting_direct(),
+        over_http(
             "ALL_PROXY with socks5h:// for http",
             &[("ALL_PROXY", "{socks}")],
-            false,
-            None,
             Way::Socks,
         ),
-        (
+        over_https(
             "all_proxy (lower case) with socks5h:// for https",
             &[("all_proxy", "{socks}")],
-            true,
-            None,
             Way::Socks,
         ),
-        (
+        over_https(
             "https_proxy for https",
             &[("https_proxy", "{proxy}")],
-            true,
-            None,
             Way::Tunnel,
         ),
-        (
+        over_https(
             "HTTPS_PROXY for https",
             &[("HTTPS_PROXY", "{proxy}")],
-            true,
-            None,
             Way::Tunnel,
         ),
-        (
+        over_https(
             "http_proxy is not for https",
             &[("http_proxy", "{proxy}")],
-            true,
-            None,
             Way::Direct,
         ),
-        (
+        over_https(
             "NO_PROXY for https",
             &[("https_proxy", "{proxy}"), ("NO_PROXY", "127.0.0.1")],
-            true,
-            None,
             Way::Direct,
         ),
-        (
+        over_https(
             "ProxySetting::Direct ignores https_proxy",
             &[("https_proxy", "{proxy}")],
-            true,
-            Some("direct"),
             Way::Direct,
-        ),
+        )
+        .setting_direct(),
     ];
 
-    for (what, vars, tls, explicit, way) in cases {
+    for Case {
+        what,
+        vars,
+        tls,
+        setting_direct,
+        way,
+    } in cases
+    {
         clear_env();
         let proxy = Proxy::start();
-        for (name, value) in *vars {
+        for (name, value) in vars {
             let socks = format!("socks5h://{}", proxy.addr());
             std::env::set_var(
                 name,
@@ -241,19 +251,19 @@ fn the_environment_proxy_as_curl_reads_it() {
                     .replace("{socks}", &socks),
             );
         }
-        let (config, mut options) = if *tls {
+        let (config, mut options) = if tls {
             (&https_config, https.client_options())
         } else {
             (&http_config, HttpClientOptions::default())
         };
-        if *explicit == Some("direct") {
+        if setting_direct {
             options.proxy = ProxySetting::Direct;
         }
         let started = use_server(what, config, options);
         clear_env();
         let counts = proxy.counts();
         eprintln!("{what}: {counts:?} ({started} exchanges)");
-        check(what, *way, &counts, &proxy.log());
+        check(what, way, &counts, &proxy.log());
     }
 
     // An explicit proxy wins over the environment's.
