@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use async_io::Timer;
 use futures_lite::future;
-use mcpwire::{CallOptions, CallToolResult, Client, ConnectOptions, Era, Error, ServerConfig};
+use mcpwire::{
+    CallOptions, CallToolResult, Client, ConnectOptions, Era, Error, HttpClientOptions,
+    HttpExchangeNote, ServerConfig,
+};
 use serde_json::json;
 
 use crate::fault_http::Rule;
@@ -113,4 +116,23 @@ pub async fn exercise_py_server(client: &Client, progress_how: &str) {
         .unwrap();
     assert_eq!(r.text(), "done after 2 steps");
     assert_eq!(*steps.lock().unwrap(), 2, "progress {progress_how}");
+}
+
+/// Every HTTP exchange note of a client, in order.
+pub type Notes = std::sync::Arc<std::sync::Mutex<Vec<HttpExchangeNote>>>;
+
+/// Connect options for `era` with `http_client` that keep every HTTP exchange note in the
+/// returned list.
+pub fn noting_exchanges(http_client: HttpClientOptions, era: Era) -> (ConnectOptions, Notes) {
+    let notes: Notes = Notes::default();
+    let tap = notes.clone();
+    let options = ConnectOptions {
+        era,
+        http_client,
+        on_http_exchange: Some(std::sync::Arc::new(move |note: &HttpExchangeNote| {
+            tap.lock().unwrap().push(note.clone())
+        })),
+        ..ConnectOptions::default()
+    };
+    (options, notes)
 }

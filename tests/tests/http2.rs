@@ -12,15 +12,13 @@ use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use mcpwire::{
-    CallOptions, ChosenEra, Client, ConnectOptions, Era, HttpClientOptions, HttpCounters,
-    HttpExchangeNote, HttpVersion, HttpVersionChoice,
+    CallOptions, ChosenEra, Client, Era, HttpClientOptions, HttpCounters, HttpExchangeNote,
+    HttpVersion, HttpVersionChoice,
 };
 use mcpwire_tests::h2::{h2_fault, python_h2, H2Peer, ServedRequest};
 use mcpwire_tests::peers_skipped;
-use mcpwire_tests::scenario::{exercise_py_server, run_within};
+use mcpwire_tests::scenario::{exercise_py_server, noting_exchanges, run_within, Notes};
 use serde_json::json;
-
-type Notes = Arc<Mutex<Vec<HttpExchangeNote>>>;
 
 /// Runs `test` with a 60 s limit, showing the server's stderr when it is exceeded.
 fn within_a_minute<F: std::future::Future<Output = ()>>(server: &H2Peer, test: F) {
@@ -31,16 +29,7 @@ fn within_a_minute<F: std::future::Future<Output = ()>>(server: &H2Peer, test: F
 
 /// Connects with these client options and era, keeping every exchange note.
 async fn connect(server: &H2Peer, http_client: HttpClientOptions, era: Era) -> (Client, Notes) {
-    let notes: Notes = Arc::default();
-    let tap = notes.clone();
-    let options = ConnectOptions {
-        era,
-        http_client,
-        on_http_exchange: Some(Arc::new(move |note: &HttpExchangeNote| {
-            tap.lock().unwrap().push(note.clone())
-        })),
-        ..ConnectOptions::default()
-    };
+    let (options, notes) = noting_exchanges(http_client, era);
     let client = mcpwire::connect_smol(&server.config(), options)
         .await
         .unwrap_or_else(|e| panic!("connect: {e}\n{}", server.stderr_text()));
@@ -379,9 +368,7 @@ fn call_fault(tool: &str) -> (Result<String, mcpwire::Error>, Vec<String>) {
     let server = h2_fault();
     let mut outcome = None;
     within_a_minute(&server, async {
-        let mut options = HttpClientOptions::default();
-        options.version = HttpVersionChoice::Http2PriorKnowledge;
-        let (client, notes) = connect(&server, options, Era::Handshake).await;
+        let (client, notes) = connect(&server, prior_knowledge(), Era::Handshake).await;
         let r = client.call_tool(tool, json!({})).await.map(|r| r.text());
         eprintln!("{tool}: {r:?}\nnotes: {:?}", notes.lock().unwrap());
         // The connection still works afterwards.
@@ -390,14 +377,26 @@ fn call_fault(tool: &str) -> (Result<String, mcpwire::Error>, Vec<String>) {
         close_and_settle(&server, client, Era::Handshake).await;
         outcome = Some(r);
     });
-    let actions = server
+    let actions = actions_of(&server, tool);
+    eprintln!("{tool}: server:\n{}", server.stderr_text());
+    (outcome.unwrap(), actions)
+}
+
+/// Client options speaking HTTP/2 by prior knowledge, the fault server's only version.
+fn prior_knowledge() -> HttpClientOptions {
+    let mut options = HttpClientOptions::default();
+    options.version = HttpVersionChoice::Http2PriorKnowledge;
+    options
+}
+
+/// What the fault server did with each `tools/call` of `tool`, in order.
+fn actions_of(server: &H2Peer, tool: &str) -> Vec<String> {
+    server
         .requests_of("tools/call")
         .into_iter()
         .filter(|r| r.tool == tool)
         .map(|r| r.action)
-        .collect();
-    eprintln!("{tool}: server:\n{}", server.stderr_text());
-    (outcome.unwrap(), actions)
+        .collect()
 }
 
 // A stream the server refused (RST_STREAM REFUSED_STREAM, RFC 9113 8.7) or left out of a
@@ -437,20 +436,14 @@ fn call_fault_and_reissue(tool: &str) -> (Result<String, mcpwire::Error>, Vec<St
     let server = h2_fault();
     let mut outcome = None;
     within_a_minute(&server, async {
-        let mut options = HttpClientOptions::default();
-        options.version = HttpVersionChoice::Http2PriorKnowledge;
-        let (client, _notes) = connect(&server, options, Era::Handshake).await;
+        let (client, _notes) = connect(&server, prior_knowledge(), Era::Handshake).await;
         let err = client
             .call_tool(tool, json!({}))
             .await
             .expect_err("lost after sending");
         assert!(err.may_have_run(), "{err:?}");
         // Not repeated behind the caller's back: one attempt reached the server so far.
-        let so_far = server
-            .requests_of("tools/call")
-            .into_iter()
-            .filter(|r| r.tool == tool)
-            .count();
+        let so_far = actions_of(&server, tool).len();
         assert_eq!(so_far, 1, "{}", server.stderr_text());
         let again = client.reissue(&err).await.map(|raw| {
             let v: serde_json::Value = serde_json::from_str(raw.get()).expect("JSON");
@@ -462,13 +455,7 @@ fn call_fault_and_reissue(tool: &str) -> (Result<String, mcpwire::Error>, Vec<St
         close_and_settle(&server, client, Era::Handshake).await;
         outcome = Some(again);
     });
-    let actions = server
-        .requests_of("tools/call")
-        .into_iter()
-        .filter(|r| r.tool == tool)
-        .map(|r| r.action)
-        .collect();
-    (outcome.unwrap(), actions)
+    (outcome.unwrap(), actions_of(&server, tool))
 }
 
 #[test]

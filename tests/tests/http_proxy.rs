@@ -4,7 +4,6 @@
 //! is not there. The proxy from the environment is tested in `http_proxy_env.rs`, alone in its
 //! binary since it sets environment variables.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcpwire::{
@@ -13,10 +12,8 @@ use mcpwire::{
 };
 use mcpwire_tests::h2::python_h2;
 use mcpwire_tests::proxy::Proxy;
-use mcpwire_tests::scenario::{exercise_py_server, run};
+use mcpwire_tests::scenario::{exercise_py_server, noting_exchanges, run, Notes};
 use mcpwire_tests::{peers_skipped, python_http};
-
-type Notes = Arc<Mutex<Vec<HttpExchangeNote>>>;
 
 fn through(proxy: &Proxy, no_proxy: &[&str]) -> ProxySetting {
     ProxySetting::Url {
@@ -30,16 +27,7 @@ async fn connect(
     http_client: HttpClientOptions,
     era: Era,
 ) -> (Client, Notes) {
-    let notes: Notes = Arc::default();
-    let tap = notes.clone();
-    let options = ConnectOptions {
-        era,
-        http_client,
-        on_http_exchange: Some(Arc::new(move |note: &HttpExchangeNote| {
-            tap.lock().unwrap().push(note.clone())
-        })),
-        ..ConnectOptions::default()
-    };
+    let (options, notes) = noting_exchanges(http_client, era);
     let client = mcpwire::connect_smol(config, options)
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"));
