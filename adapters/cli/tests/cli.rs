@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use common::{mcpwire, spawn, stderr, stdout};
+use common::{assert_contains, mcpwire, spawn, stderr, stdout};
 
 #[test]
 fn info_shows_era_version_server_and_instructions() {
@@ -75,11 +75,7 @@ arguments:
     assert_eq!(v["inputSchema"]["required"][0], "message");
     let o = mcpwire(&["tools", "eco"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("no tool named eco (did you mean echo?)"),
-        "{}",
-        stderr(&o)
-    );
+    assert_contains(&stderr(&o), "no tool named eco (did you mean echo?)");
     assert!(stdout(&o).is_empty());
 }
 
@@ -114,27 +110,23 @@ fn arguments_and_tool_names_are_checked_before_the_call() {
     for args in [&["call", "nope", "{}"][..], &["call", "nope"]] {
         let o = mcpwire(args);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        assert!(stderr(&o).contains("no tool named nope;"), "{}", stderr(&o));
+        assert_contains(&stderr(&o), "no tool named nope;");
     }
     // A typo in a key, a key given twice, an integer too large.
     let o = mcpwire(&["call", "slow", "stesp=2"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains(
-            "unknown argument stesp (did you mean steps?); the tool's arguments: interval_ms, steps"
-        ),
-        "{}",
-        stderr(&o)
+    assert_contains(
+        &stderr(&o),
+        "unknown argument stesp (did you mean steps?); the tool's arguments: interval_ms, steps",
     );
     let o = mcpwire(&["call", "add", "a=1", "a=2"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("a is given twice"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "a is given twice");
     let o = mcpwire(&["call", "slow", "steps=99999999999999999999"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("steps: 99999999999999999999 is too large for an integer"),
-        "{}",
-        stderr(&o)
+    assert_contains(
+        &stderr(&o),
+        "steps: 99999999999999999999 is too large for an integer",
     );
     let o = mcpwire(&["call", "fail", "x=1"]);
     assert_eq!(o.status.code(), Some(2));
@@ -281,10 +273,9 @@ fn log_messages_at_the_level_asked_for() {
     assert!(logs(&o).is_empty(), "{:?}", logs(&o));
     assert!(!stderr(&o).contains("logging/setLevel"));
     let o = mcpwire(&["-v", "--log-level", "warning", "call", "slow", "steps=1"]);
-    assert!(
-        stderr(&o).contains(r#""method":"logging/setLevel","params":{"level":"warning""#),
-        "{}",
-        stderr(&o)
+    assert_contains(
+        &stderr(&o),
+        r#""method":"logging/setLevel","params":{"level":"warning""#,
     );
     assert!(logs(&o).is_empty(), "{:?}", logs(&o));
 }
@@ -334,7 +325,7 @@ fn call_shows_progress_on_stderr() {
     let o = mcpwire(&["call", "slow", "steps=2", "interval_ms=10"]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(stdout(&o), "done after 2 steps\n");
-    assert!(stderr(&o).contains("progress 2/2"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "progress 2/2");
 }
 
 #[test]
@@ -386,7 +377,7 @@ fn exit_codes() {
         "steps=100",
     ]);
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
-    assert!(stderr(&o).contains("maximum total time"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "maximum total time");
     let help = stdout(&mcpwire(&["--help"]));
     assert!(help.contains("Exit codes:"), "{help}");
 }
@@ -638,11 +629,7 @@ fn over_http_auto_detects_an_older_server_and_stateless_says_it_does_not_speak_i
     let url = format!("http://{addr}/mcp");
     let o = mcpwire(&["--http", &url, "info"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("era:          handshake"),
-        "{}",
-        stdout(&o)
-    );
+    assert_contains(&stdout(&o), "era:          handshake");
     let (addr, _requests) = tiny_http_server();
     let url = format!("http://{addr}/mcp");
     for era in ["stateless", "modern"] {
@@ -740,7 +727,7 @@ fn stdio_as_last_arguments_with_env_and_cwd() {
     let bin = env!("CARGO_BIN_EXE_mcpwire");
     let o = mcpwire(&["tools", "--stdio", "--", bin, "serve-demo"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stdout(&o).contains("add"), "{}", stdout(&o));
+    assert_contains(&stdout(&o), "add");
     // The server sees --env and --cwd; what it says on stderr ends the connection error.
     let dir = std::env::temp_dir().join(format!("mcpwire-cwd-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -759,11 +746,7 @@ fn stdio_as_last_arguments_with_env_and_cwd() {
         "echo \"$GREETING from $(pwd)\" >&2; exit 7",
     ]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains(&format!("hello there from {cwd}")),
-        "{}",
-        stderr(&o)
-    );
+    assert_contains(&stderr(&o), &format!("hello there from {cwd}"));
     let o = mcpwire(&["--env", "A=1", "--http", "http://127.0.0.1:9/mcp", "info"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = mcpwire(&["--env", "novalue", "info"]);
@@ -783,7 +766,7 @@ fn the_server_s_stderr_is_shown_on_verbose() {
     assert!(!stderr(&o).contains("warming up"), "{}", stderr(&o));
     let o = mcpwire(&["--stdio", &line, "--verbose", "info"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("server: warming up"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "server: warming up");
 }
 
 #[test]
@@ -849,7 +832,7 @@ fn watch_closes_the_session_on_ctrl_c() {
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "interrupted");
     heads.extend(requests.try_iter());
     assert!(heads.iter().any(|h| h.starts_with("DELETE ")), "{heads:?}");
 }

@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use common::{mcpwire_env, temp, text, with_bin, BIN};
+use common::{assert_contains, mcpwire_env, temp, text, with_bin, BIN};
 
 /// Writes `servers` (the value of `mcpServers`) as a Claude Code project file; `{BIN}` stands
 /// for this build's `mcpwire`.
@@ -41,10 +41,9 @@ fn server_picks_one_of_several_and_the_files_era_applies() {
     let file = path.to_str().unwrap();
     let o = mcpwire_env(&["--config", file, "info"], &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("several servers; choose one with --server: modern, legacy"),
-        "{}",
-        text(&o.stderr)
+    assert_contains(
+        &text(&o.stderr),
+        "several servers; choose one with --server: modern, legacy",
     );
     let o = mcpwire_env(&["--config", file, "--server", "legacy", "info"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -114,10 +113,9 @@ fn inputs_need_a_terminal_and_verbose_output_hides_secrets() {
     let file = vscode.join("mcp.json");
     let o = mcpwire_env(&["--config", file.to_str().unwrap(), "tools"], &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("the input `key` was not given: stdin is not a terminal"),
-        "{}",
-        text(&o.stderr)
+    assert_contains(
+        &text(&o.stderr),
+        "the input `key` was not given: stdin is not a terminal",
     );
     let path = config(
         r#"{"demo": {"command": "{BIN}", "args": ["serve-demo"], "env": {"TOKEN": "${DEMO_SECRET}"}, "extra": 1}}"#,

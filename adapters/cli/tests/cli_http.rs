@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::peers::{free_port, http_peer, peers, python, skipped, HttpPeer};
-use common::{mcpwire_without_proxies, stdout_and_stderr};
+use common::{assert_contains, mcpwire_without_proxies, stdout_and_stderr};
 
 /// A folder of certificates, removed when dropped.
 struct Certs(PathBuf);
@@ -79,11 +79,7 @@ fn https_with_an_extra_ca_and_a_client_certificate() {
     // Not trusted: the reason, and what to do.
     let o = mcpwire_without_proxies(&["--http", url, "tools"]);
     assert_eq!(o.status.code(), Some(3), "{}", stdout_and_stderr(&o));
-    assert!(
-        stdout_and_stderr(&o).contains("unknown issuer"),
-        "{}",
-        stdout_and_stderr(&o)
-    );
+    assert_contains(&stdout_and_stderr(&o), "unknown issuer");
 
     // Trusted, with the client certificate: the server's tools, in both eras' detection.
     let ok = [
@@ -91,11 +87,7 @@ fn https_with_an_extra_ca_and_a_client_certificate() {
     ];
     let o = mcpwire_without_proxies(&[&ok[..], &["tools"]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", stdout_and_stderr(&o));
-    assert!(
-        stdout_and_stderr(&o).contains("add"),
-        "{}",
-        stdout_and_stderr(&o)
-    );
+    assert_contains(&stdout_and_stderr(&o), "add");
     let o = mcpwire_without_proxies(
         &[
             &ok[..],
@@ -112,11 +104,7 @@ fn https_with_an_extra_ca_and_a_client_certificate() {
         .concat(),
     );
     assert_eq!(o.status.code(), Some(0), "{}", stdout_and_stderr(&o));
-    assert!(
-        stdout_and_stderr(&o).contains("42"),
-        "{}",
-        stdout_and_stderr(&o)
-    );
+    assert_contains(&stdout_and_stderr(&o), "42");
 
     // Unchecked certificates only when asked for by name, and said so.
     let o = mcpwire_without_proxies(&[
@@ -143,20 +131,15 @@ fn https_with_an_extra_ca_and_a_client_certificate() {
         "--http", url, "--cacert", &ca, "--cert", &cert, "--key", &missing, "tools",
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stdout_and_stderr(&o));
-    assert!(
-        stdout_and_stderr(&o).contains("the client key file"),
-        "{}",
-        stdout_and_stderr(&o)
-    );
+    assert_contains(&stdout_and_stderr(&o), "the client key file");
 
     // A proxy that is not there: the proxy is named, and its credentials are not.
     let proxy = format!("http://alice:s3cret@127.0.0.1:{}", free_port());
     let o = mcpwire_without_proxies(&[&ok[..], &["--proxy", &proxy, "tools"]].concat());
     assert_eq!(o.status.code(), Some(3), "{}", stdout_and_stderr(&o));
-    assert!(
-        stdout_and_stderr(&o).contains("through the proxy http://127.0.0.1:"),
-        "{}",
-        stdout_and_stderr(&o)
+    assert_contains(
+        &stdout_and_stderr(&o),
+        "through the proxy http://127.0.0.1:",
     );
     assert!(
         !stdout_and_stderr(&o).contains("s3cret"),

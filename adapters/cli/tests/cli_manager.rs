@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use common::{temp, text, with_bin, BIN};
+use common::{assert_contains, temp, text, with_bin, BIN};
 
 /// A Claude Desktop file with `servers` (the value of `mcpServers`); `{BIN}` stands for this
 /// build's `mcpwire`.
@@ -163,18 +163,13 @@ fn call_routes_by_qualified_name_or_server_slash_tool() {
     // An unknown name: a usage error naming the close ones.
     let o = mcpwire(&file, &["call", "a__ad", "a=1", "b=1"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("no tool named a__ad (did you mean a__add?)"),
-        "{}",
-        text(&o.stderr)
+    assert_contains(
+        &text(&o.stderr),
+        "no tool named a__ad (did you mean a__add?)",
     );
     let o = mcpwire(&file, &["call", "add", "a=1", "b=1"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("did you mean a__add or b__add?"),
-        "{}",
-        text(&o.stderr)
-    );
+    assert_contains(&text(&o.stderr), "did you mean a__add or b__add?");
     // A server that is not ready: its state and reason.
     let o = mcpwire(&file, &["call", "d__add", "a=1", "b=1"]);
     assert_eq!(o.status.code(), Some(3));

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 use common::peers::{everything_stdio, python_http, skipped};
-use common::{mcpwire, stderr, stdout, BIN};
+use common::{assert_contains, mcpwire, stderr, stdout, BIN};
 
 #[test]
 fn every_command_against_server_everything_over_stdio() {
@@ -61,7 +61,7 @@ fn every_command_against_server_everything_over_stdio() {
         "--answer",
         r#"{"name":"Ann"}"#,
     ]);
-    assert!(stdout(&o).contains("Name: Ann"), "{}", stdout(&o));
+    assert_contains(&stdout(&o), "Name: Ann");
     let o = mcpwire(&[
         "--stdio",
         &server,
@@ -71,17 +71,13 @@ fn every_command_against_server_everything_over_stdio() {
         "steps=2",
     ]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(stderr(&o).contains("progress 2/2"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "progress 2/2");
     // A tool the server does not list is refused before any call (this server would report
     // it as an isError result): a usage error naming the tools it lists.
     let o = mcpwire(&["--stdio", &server, "call", "no-such-tool"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("no tool named no-such-tool"),
-        "{}",
-        stderr(&o)
-    );
-    assert!(stderr(&o).contains("get-sum"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "no tool named no-such-tool");
+    assert_contains(&stderr(&o), "get-sum");
 }
 
 #[test]
@@ -93,24 +89,12 @@ fn the_cli_over_streamable_http_against_the_python_server() {
     // Detected: the Python SDK server speaks 2026-07-28; pinned, the handshake era works too.
     let o = mcpwire(&["--http", &py.url, "info"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("era:          stateless"),
-        "{}",
-        stdout(&o)
-    );
-    assert!(
-        stdout(&o).contains("protocol:     2026-07-28"),
-        "{}",
-        stdout(&o)
-    );
+    assert_contains(&stdout(&o), "era:          stateless");
+    assert_contains(&stdout(&o), "protocol:     2026-07-28");
     assert!(stdout(&o).contains("mcpwire-py-server"));
     let o = mcpwire(&["--http", &py.url, "--era", "handshake", "info"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("protocol:     2025-11-25"),
-        "{}",
-        stdout(&o)
-    );
+    assert_contains(&stdout(&o), "protocol:     2025-11-25");
     for era in ["auto", "handshake"] {
         let o = mcpwire(&[
             "--http",
@@ -174,26 +158,10 @@ fn sampling_answered_with_the_flag_or_declined_saying_how() {
     answered.extend(["--sampling-answer", "forty-two"]);
     let o = mcpwire(&answered);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains(r#""text": "forty-two""#),
-        "{}",
-        stdout(&o)
-    );
-    assert!(
-        stdout(&o).contains(r#""model": "mcpwire-cli""#),
-        "{}",
-        stdout(&o)
-    );
+    assert_contains(&stdout(&o), r#""text": "forty-two""#);
+    assert_contains(&stdout(&o), r#""model": "mcpwire-cli""#);
     let o = mcpwire(&args);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    assert!(
-        stdout(&o).contains("--sampling-answer TEXT"),
-        "{}",
-        stdout(&o)
-    );
-    assert!(
-        stderr(&o).contains("declined (answer with --sampling-answer TEXT)"),
-        "{}",
-        stderr(&o)
-    );
+    assert_contains(&stdout(&o), "--sampling-answer TEXT");
+    assert_contains(&stderr(&o), "declined (answer with --sampling-answer TEXT)");
 }

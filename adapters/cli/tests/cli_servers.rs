@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{text, with_bin, BIN};
+use common::{assert_contains, text, with_bin, BIN};
 
 /// A new empty folder for this file's tests.
 fn temp(tag: &str) -> PathBuf {
@@ -58,7 +58,7 @@ fn server_name_alone_is_found_in_the_home_directory() {
     let home = codex_home("[mcp_servers.demo]\ncommand = \"{BIN}\"\nargs = [\"serve-demo\"]\n");
     let o = mcpwire(&home, &["--server", "demo", "--verbose", "tools"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("add"), "{}", text(&o.stdout));
+    assert_contains(&text(&o.stdout), "add");
     let said = text(&o.stderr);
     assert!(
         said.contains("demo: from")
@@ -78,11 +78,7 @@ fn server_name_alone_is_found_in_the_home_directory() {
     // With nothing configured at all.
     let o = mcpwire(&temp("empty"), &["--server", "demo", "tools"], &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o.stderr).contains("none was found"),
-        "{}",
-        text(&o.stderr)
-    );
+    assert_contains(&text(&o.stderr), "none was found");
     // --server names a configured server; it does not go with --stdio.
     let o = mcpwire(&home, &["--server", "demo", "--stdio", "x", "tools"], &[]);
     assert_eq!(o.status.code(), Some(2));

@@ -15,7 +15,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use common::{mcpwire_with_stdin_maybe_unread, stderr, stdout};
+use common::{assert_contains, mcpwire_with_stdin_maybe_unread, stderr, stdout};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/decode");
 
@@ -544,11 +544,7 @@ fn every_capture_decodes_as_expected() {
                 if let Some(t) = &c.content_type {
                     let o = decode(t, None, &c.body);
                     assert_exit(&o, 6, &c.name);
-                    assert!(
-                        stdout(&o).contains("diagnostic not-a-message: not JSON"),
-                        "{}",
-                        stdout(&o)
-                    );
+                    assert_contains(&stdout(&o), "diagnostic not-a-message: not JSON");
                 }
             }
             Expect::Decodes {
@@ -741,11 +737,7 @@ fn only_a_response_to_another_request_is_no_response() {
         ],
         "SSE, other id",
     );
-    assert!(
-        stderr(&o).contains("no response for request 4"),
-        "{}",
-        stderr(&o)
-    );
+    assert_contains(&stderr(&o), "no response for request 4");
     let c = capture("py-2026-07-28-02-tools-list");
     let o = decode("application/json", Some("99"), &c.body);
     assert_exit(&o, 6, "JSON, other id");
@@ -792,11 +784,7 @@ fn the_content_type_alone_chooses_the_parser() {
     for t in ["text/html", "text/plain", "application/json-seq", ""] {
         let o = decode(t, Some("3"), &sse);
         assert_exit(&o, 2, t);
-        assert!(
-            stderr(&o).contains("unsupported content type"),
-            "{}",
-            stderr(&o)
-        );
+        assert_contains(&stderr(&o), "unsupported content type");
         assert!(stdout(&o).is_empty());
     }
     assert_exit(&mcpwire(&["decode"], &sse), 2, "no --content-type");
@@ -810,16 +798,12 @@ fn the_content_type_alone_chooses_the_parser() {
     // An event stream labelled as JSON is not sniffed and repaired: it is not a JSON text.
     let o = decode("application/json", Some("3"), &sse);
     assert_exit(&o, 6, "SSE labelled JSON");
-    assert!(
-        stdout(&o).contains("diagnostic not-a-message: not JSON"),
-        "{}",
-        stdout(&o)
-    );
+    assert_contains(&stdout(&o), "diagnostic not-a-message: not JSON");
     // Nor is a JSON body an event stream: it has no blank line, so no event ends.
     let json = capture("py-2026-07-28-02-tools-list").body;
     let o = decode("text/event-stream", Some("2"), &json);
     assert_exit(&o, 6, "JSON labelled SSE");
-    assert!(stdout(&o).contains("unfinished-event"), "{}", stdout(&o));
+    assert_contains(&stdout(&o), "unfinished-event");
 }
 
 #[test]
@@ -906,7 +890,7 @@ fn a_file_argument_and_no_server_needed() {
         b"",
     );
     assert_exit(&o, 2, "a missing file");
-    assert!(stderr(&o).contains("cannot read"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "cannot read");
 }
 
 #[test]
@@ -969,5 +953,5 @@ fn help_lists_decode_and_its_exit_code() {
         "{help}"
     );
     let o = mcpwire(&["decode", "--help"], b"");
-    assert!(stdout(&o).contains("--request-id"), "{}", stdout(&o));
+    assert_contains(&stdout(&o), "--request-id");
 }

@@ -8,7 +8,7 @@ use std::process::Output;
 
 use serde_json::{json, Value};
 
-use common::{mcpwire_with_stdin, stderr, stdout};
+use common::{assert_contains, mcpwire_with_stdin, stderr, stdout};
 
 /// `mcpwire ARGS` with an empty stdin.
 fn mcpwire(args: &[&str]) -> Output {
@@ -62,7 +62,7 @@ fn resources_list_read_and_templates_in_both_eras() {
     // An unknown resource is the server's error: exit 4.
     let o = mcpwire(&["resources", "read", "demo://nope"]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
-    assert!(stderr(&o).contains("resource not found"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "resource not found");
 }
 
 #[test]
@@ -75,7 +75,7 @@ fn resources_read_writes_contents_to_a_file_with_output() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // Nothing on stdout: the contents went to the file.
     assert_eq!(stdout(&o), "");
-    assert!(stderr(&o).contains("wrote"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "wrote");
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         "mcpwire demo server"
@@ -143,10 +143,10 @@ fn prompts_list_and_get_in_both_eras() {
     assert_eq!(stdout(&o), "user: Say hello to 42.\n", "{}", stderr(&o));
     let o = mcpwire(&["prompts", "get", "gret", "name=x"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("did you mean greet?"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "did you mean greet?");
     let o = mcpwire(&["prompts", "get", "greet", "nme=x"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("did you mean name?"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "did you mean name?");
 }
 
 #[test]
@@ -160,11 +160,7 @@ fn ping_in_the_handshake_era_and_a_clear_refusal_in_the_stateless_one() {
     assert!(v["ms"].as_f64().unwrap() >= 0.0);
     let o = mcpwire(&["ping"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("ping does not exist in the stateless era"),
-        "{}",
-        stderr(&o)
-    );
+    assert_contains(&stderr(&o), "ping does not exist in the stateless era");
 }
 
 #[test]
@@ -201,10 +197,9 @@ fn log_level_in_the_handshake_era_and_a_clear_refusal_in_the_stateless_one() {
     assert_eq!(json_of(&o)["level"], "warning");
     let o = mcpwire(&["log-level", "debug"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("logging/setLevel does not exist in the stateless era"),
-        "{}",
-        stderr(&o)
+    assert_contains(
+        &stderr(&o),
+        "logging/setLevel does not exist in the stateless era",
     );
     let o = mcpwire(&["--era", "handshake", "log-level", "loud"]);
     assert_eq!(o.status.code(), Some(2));
@@ -240,11 +235,7 @@ fn watch_prints_notifications_and_log_messages_in_the_handshake_era() {
         lines.contains(&"notifications/resources/updated file:///x"),
         "{out}"
     );
-    assert!(
-        stderr(&o).contains("subscribed to file:///x"),
-        "{}",
-        stderr(&o)
-    );
+    assert_contains(&stderr(&o), "subscribed to file:///x");
 }
 
 #[test]
@@ -274,10 +265,9 @@ fn watch_listens_in_the_stateless_era_and_prints_json_lines() {
         ]
     );
     // The acknowledged subset is reported.
-    assert!(
-        stderr(&o).contains(r#"listening for {"resourceSubscriptions":["file:///y"]"#),
-        "{}",
-        stderr(&o)
+    assert_contains(
+        &stderr(&o),
+        r#"listening for {"resourceSubscriptions":["file:///y"]"#,
     );
 }
 
@@ -292,10 +282,9 @@ fn watch_ends_after_its_time_against_the_demo_server_in_both_eras() {
     // The demo server does not offer resource subscriptions: said before anything is sent.
     let o = mcpwire(&["--era", "handshake", "watch", "--resource", "demo://readme"]);
     assert_eq!(o.status.code(), Some(4));
-    assert!(
-        stderr(&o).contains("its resources capability has no subscribe: true"),
-        "{}",
-        stderr(&o)
+    assert_contains(
+        &stderr(&o),
+        "its resources capability has no subscribe: true",
     );
 }
 
@@ -310,8 +299,8 @@ fn call_arguments_as_raw_json_or_from_stdin() {
     assert_eq!(json_of(&o)["structuredContent"]["sum"], 5.0);
     let o = mcpwire_with_stdin(&["call", "add", "-"], b"[1, 2]");
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("one JSON object"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "one JSON object");
     let o = mcpwire(&["call", "add", "a:=oops", "b=1"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("a:= takes JSON"), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "a:= takes JSON");
 }

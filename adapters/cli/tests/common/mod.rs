@@ -106,3 +106,9 @@ pub fn temp(tag: &str) -> PathBuf {
 pub fn with_bin(body: &str) -> String {
     body.replace("\"{BIN}\"", &serde_json::to_string(BIN).unwrap())
 }
+
+/// Asserts that `text` holds `part`, showing `text` when it does not.
+#[track_caller]
+pub fn assert_contains(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} is missing from:\n{text}");
+}
