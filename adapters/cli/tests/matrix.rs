@@ -35,7 +35,8 @@ use std::time::Instant;
 use serde_json::Value;
 
 use common::peers::{
-    everything_entry, free_port, http_peer, peers, python, python_http, skipped, HttpPeer,
+    everything_entry, everything_stdio, free_port, http_peer, peers, python, python_http, skipped,
+    HttpPeer,
 };
 use common::BIN;
 
@@ -530,20 +531,24 @@ fn http(url: &str) -> Vec<String> {
     vec!["--http".into(), url.into()]
 }
 
+/// Both eras, the stateless one first.
+const BOTH_ERAS: &[Era] = &[Era::Stateless, Era::Handshake];
+/// The handshake era only.
+const HANDSHAKE_ERA: &[Era] = &[Era::Handshake];
+/// The transport `info` names for the 2024-11-05 HTTP+SSE transport.
+const HTTP_SSE: &str = "sse (2024-11-05 HTTP+SSE)";
+
 #[test]
 fn demo_over_stdio() {
-    let server = stdio(format!("{} serve-demo", env!("CARGO_BIN_EXE_mcpwire")));
-    let steps = matrix(&DEMO, &[Era::Stateless, Era::Handshake], "stdio", true);
+    let server = stdio(format!("{BIN} serve-demo"));
+    let steps = matrix(&DEMO, BOTH_ERAS, "stdio", true);
     run("the demo server over stdio", &server, steps);
 }
 
 #[test]
 fn demo_handshake_only_over_stdio() {
-    let server = stdio(format!(
-        "{} serve-demo --handshake-only",
-        env!("CARGO_BIN_EXE_mcpwire")
-    ));
-    let steps = matrix(&DEMO, &[Era::Handshake], "stdio", false);
+    let server = stdio(format!("{BIN} serve-demo --handshake-only"));
+    let steps = matrix(&DEMO, HANDSHAKE_ERA, "stdio", false);
     run("serve-demo --handshake-only over stdio", &server, steps);
 }
 
@@ -552,8 +557,8 @@ fn everything_over_stdio() {
     if skipped("everything_over_stdio") {
         return;
     }
-    let server = stdio(format!("node {} stdio", everything_entry().display()));
-    let steps = matrix(&EVERYTHING, &[Era::Handshake], "stdio", false);
+    let server = stdio(everything_stdio());
+    let steps = matrix(&EVERYTHING, HANDSHAKE_ERA, "stdio", false);
     run("server-everything over stdio", &server, steps);
 }
 
@@ -563,7 +568,7 @@ fn everything_over_http() {
         return;
     }
     let peer = everything_http("streamableHttp");
-    let steps = matrix(&EVERYTHING, &[Era::Handshake], "streamable-http", true);
+    let steps = matrix(&EVERYTHING, HANDSHAKE_ERA, "streamable-http", true);
     run(
         "server-everything over Streamable HTTP",
         &http(&peer.url),
@@ -581,7 +586,7 @@ fn python_over_stdio() {
         python().display(),
         peers().join("py_server.py").display()
     ));
-    let steps = matrix(&PYTHON, &[Era::Stateless, Era::Handshake], "stdio", false);
+    let steps = matrix(&PYTHON, BOTH_ERAS, "stdio", false);
     run("the Python server over stdio", &server, steps);
 }
 
@@ -591,12 +596,7 @@ fn python_over_http() {
         return;
     }
     let peer = python_http("http");
-    let steps = matrix(
-        &PYTHON,
-        &[Era::Stateless, Era::Handshake],
-        "streamable-http",
-        true,
-    );
+    let steps = matrix(&PYTHON, BOTH_ERAS, "streamable-http", true);
     run(
         "the Python server over Streamable HTTP",
         &http(&peer.url),
@@ -610,12 +610,7 @@ fn everything_over_http_sse() {
         return;
     }
     let peer = everything_http("sse");
-    let steps = matrix(
-        &EVERYTHING,
-        &[Era::Handshake],
-        "sse (2024-11-05 HTTP+SSE)",
-        false,
-    );
+    let steps = matrix(&EVERYTHING, HANDSHAKE_ERA, HTTP_SSE, false);
     run("server-everything over HTTP+SSE", &http(&peer.url), steps);
 }
 
@@ -625,11 +620,6 @@ fn python_over_http_sse() {
         return;
     }
     let peer = python_http("sse");
-    let steps = matrix(
-        &PYTHON,
-        &[Era::Handshake],
-        "sse (2024-11-05 HTTP+SSE)",
-        false,
-    );
+    let steps = matrix(&PYTHON, HANDSHAKE_ERA, HTTP_SSE, false);
     run("the Python server over HTTP+SSE", &http(&peer.url), steps);
 }
