@@ -33,13 +33,15 @@
 //! ```
 
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+use crate::accept::Acceptor;
 
 /// How often blocked reads, writes and waits look at the stop flag.
 const TICK: Duration = Duration::from_millis(25);
@@ -569,15 +571,14 @@ impl Shared {
 
 /// The scripted server; see the [module documentation](self).
 pub struct FaultServer {
-    addr: SocketAddr,
+    acceptor: Acceptor,
     shared: Arc<Shared>,
-    accept: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for FaultServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FaultServer")
-            .field("addr", &self.addr)
+            .field("addr", &self.addr())
             .finish_non_exhaustive()
     }
 }
@@ -585,8 +586,6 @@ impl std::fmt::Debug for FaultServer {
 impl FaultServer {
     /// Starts serving `rules` on `127.0.0.1` at a free port.
     pub fn start(rules: Vec<Rule>) -> FaultServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        let addr = listener.local_addr().expect("local address");
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             endless_bytes: AtomicU64::new(0),
@@ -603,26 +602,23 @@ impl FaultServer {
             }),
             changed: Condvar::new(),
         });
-        let s = shared.clone();
-        let accept = std::thread::Builder::new()
-            .name("fault-http-accept".into())
-            .spawn(move || accept_loop(listener, s))
-            .expect("spawn the accept thread");
-        FaultServer {
-            addr,
-            shared,
-            accept: Some(accept),
-        }
+        let (s, stop) = (shared.clone(), shared.clone());
+        let acceptor = Acceptor::start(
+            "fault-http-accept",
+            move || stop.stopped(),
+            move |stream, _| accepted(&s, stream),
+        );
+        FaultServer { acceptor, shared }
     }
 
     /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.acceptor.addr()
     }
 
     /// The MCP endpoint: `http://127.0.0.1:<port>/mcp`.
     pub fn url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
+        format!("http://{}/mcp", self.addr())
     }
 
     /// Every request read so far, in order.
@@ -714,11 +710,7 @@ impl Drop for FaultServer {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
         self.shared.changed.notify_all();
-        // Wake the blocking accept.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(500));
-        if let Some(t) = self.accept.take() {
-            let _ = t.join();
-        }
+        self.acceptor.stop();
         let (streams, threads) = {
             let mut st = self.shared.lock();
             (
@@ -746,26 +738,20 @@ impl Drop for FaultServer {
     }
 }
 
-fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
-    for conn in listener.incoming() {
-        if shared.stopped() {
-            return;
-        }
-        let Ok(stream) = conn else { continue };
-        let _ = stream.set_nodelay(true);
-        let mut st = shared.lock();
-        let index = st.connections;
-        st.connections += 1;
-        if let Ok(clone) = stream.try_clone() {
-            st.streams.push(clone);
-        }
-        let s = shared.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("fault-http-conn-{index}"))
-            .spawn(move || serve_connection(stream, index, s));
-        if let Ok(t) = spawned {
-            st.threads.push(t);
-        }
+/// Counts, keeps and serves an accepted connection on a thread of its own.
+fn accepted(shared: &Arc<Shared>, stream: TcpStream) {
+    let mut st = shared.lock();
+    let index = st.connections;
+    st.connections += 1;
+    if let Ok(clone) = stream.try_clone() {
+        st.streams.push(clone);
+    }
+    let s = shared.clone();
+    let spawned = std::thread::Builder::new()
+        .name(format!("fault-http-conn-{index}"))
+        .spawn(move || serve_connection(stream, index, s));
+    if let Ok(t) = spawned {
+        st.threads.push(t);
     }
 }
 

@@ -6,6 +6,7 @@
 //! tested.
 #![deny(missing_docs)]
 
+mod accept;
 pub mod fault_http;
 pub mod h2;
 pub mod proxy;

@@ -29,11 +29,13 @@
 //! ```
 
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use crate::accept::Acceptor;
 
 /// How often blocked reads look at the stop flag.
 const TICK: Duration = Duration::from_millis(25);
@@ -116,15 +118,14 @@ impl Shared {
 
 /// The proxy; stops when dropped.
 pub struct Proxy {
-    addr: SocketAddr,
+    acceptor: Acceptor,
     shared: Arc<Shared>,
-    accept: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Proxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Proxy")
-            .field("addr", &self.addr)
+            .field("addr", &self.addr())
             .field("counts", &self.counts())
             .finish_non_exhaustive()
     }
@@ -143,33 +144,28 @@ impl Proxy {
     }
 
     fn start_with(required: Option<String>) -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        let addr = listener.local_addr().expect("local address");
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             required,
             state: Mutex::new(State::default()),
         });
-        let s = shared.clone();
-        let accept = std::thread::Builder::new()
-            .name("proxy-accept".into())
-            .spawn(move || accept_loop(listener, s))
-            .expect("spawn the accept thread");
-        Proxy {
-            addr,
-            shared,
-            accept: Some(accept),
-        }
+        let (s, stop) = (shared.clone(), shared.clone());
+        let acceptor = Acceptor::start(
+            "proxy-accept",
+            move || stop.stopped(),
+            move |stream, index| accepted(&s, stream, index),
+        );
+        Proxy { acceptor, shared }
     }
 
     /// Its address.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.acceptor.addr()
     }
 
     /// Its URL, for a client's proxy setting: `http://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.addr())
     }
 
     /// What it has seen so far.
@@ -194,11 +190,7 @@ impl Proxy {
 impl Drop for Proxy {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
-        // Wake the blocking accept.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(500));
-        if let Some(t) = self.accept.take() {
-            let _ = t.join();
-        }
+        self.acceptor.stop();
         let deadline = Instant::now() + STOP_WAIT;
         loop {
             let (sockets, threads) = {
@@ -234,25 +226,19 @@ impl Drop for Proxy {
     }
 }
 
-fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
-    for (index, conn) in listener.incoming().enumerate() {
-        if shared.stopped() {
-            return;
-        }
-        let Ok(stream) = conn else { continue };
-        let _ = stream.set_nodelay(true);
-        shared.lock().counts.connections += 1;
-        shared.track(index, &stream);
-        let s = shared.clone();
-        shared.spawn(format!("proxy-conn-{index}"), move || {
-            if let Err(e) = serve(stream, &s, index) {
-                if !s.stopped() {
-                    s.lock().log.push(format!("connection {index}: {e}"));
-                }
+/// Counts and serves connection `index` on a thread of its own.
+fn accepted(shared: &Arc<Shared>, stream: TcpStream, index: usize) {
+    shared.lock().counts.connections += 1;
+    shared.track(index, &stream);
+    let s = shared.clone();
+    shared.spawn(format!("proxy-conn-{index}"), move || {
+        if let Err(e) = serve(stream, &s, index) {
+            if !s.stopped() {
+                s.lock().log.push(format!("connection {index}: {e}"));
             }
-            s.finish(index);
-        });
-    }
+        }
+        s.finish(index);
+    });
 }
 
 /// A request or response head: its first line and headers, and the bytes read past it.
