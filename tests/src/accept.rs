@@ -3,7 +3,7 @@
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A listener and its accept thread; [`Acceptor::stop`] ends the thread.
 pub(crate) struct Acceptor {
@@ -53,4 +53,21 @@ impl Acceptor {
             let _ = t.join();
         }
     }
+}
+
+/// Joins the connection threads that end by `deadline`; whatever is still running then is
+/// detached. Whether all of them ended.
+pub(crate) fn join_until(threads: Vec<JoinHandle<()>>, deadline: Instant) -> bool {
+    let mut running = threads;
+    while !running.is_empty() && Instant::now() < deadline {
+        let (done, rest): (Vec<_>, Vec<_>) = running.into_iter().partition(|t| t.is_finished());
+        for t in done {
+            let _ = t.join();
+        }
+        running = rest;
+        if !running.is_empty() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    running.is_empty()
 }

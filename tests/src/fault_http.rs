@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::accept::Acceptor;
+use crate::accept::{join_until, Acceptor};
 
 /// How often blocked reads, writes and waits look at the stop flag.
 const TICK: Duration = Duration::from_millis(25);
@@ -721,20 +721,8 @@ impl Drop for FaultServer {
         for s in &streams {
             let _ = s.shutdown(Shutdown::Both);
         }
-        let deadline = Instant::now() + STOP_WAIT;
-        let mut threads = threads;
-        while !threads.is_empty() && Instant::now() < deadline {
-            let (done, running): (Vec<_>, Vec<_>) =
-                threads.into_iter().partition(|t| t.is_finished());
-            for t in done {
-                let _ = t.join();
-            }
-            threads = running;
-            if !threads.is_empty() {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
-        // Whatever is left is detached: its sockets are shut down, so it ends on its own.
+        // Whatever is left then is detached: its sockets are shut down, so it ends on its own.
+        join_until(threads, Instant::now() + STOP_WAIT);
     }
 }
 

@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::accept::Acceptor;
+use crate::accept::{join_until, Acceptor};
 
 /// How often blocked reads look at the stop flag.
 const TICK: Duration = Duration::from_millis(25);
@@ -203,23 +203,8 @@ impl Drop for Proxy {
             for (_, s) in &sockets {
                 let _ = s.shutdown(Shutdown::Both);
             }
-            if threads.is_empty() {
-                break;
-            }
-            let mut running = threads;
-            while !running.is_empty() && Instant::now() < deadline {
-                let (done, rest): (Vec<_>, Vec<_>) =
-                    running.into_iter().partition(|t| t.is_finished());
-                for t in done {
-                    let _ = t.join();
-                }
-                running = rest;
-                if !running.is_empty() {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-            }
-            if Instant::now() >= deadline {
-                // Whatever is left is detached: its sockets are shut down.
+            // Past the deadline, whatever is left is detached: its sockets are shut down.
+            if threads.is_empty() || !join_until(threads, deadline) {
                 break;
             }
         }
