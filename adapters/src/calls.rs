@@ -7,11 +7,11 @@
 //! `resourceSubscriptions`), rather than sending a request the server must refuse. The core
 //! decides that, as it checks capabilities (its `McpCall` knows which calls the era dropped).
 
+use mcpwire_core::jsonrpc::RawJson;
 use mcpwire_core::types::{
     typed_result, CompleteResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
 };
-use mcpwire_core::jsonrpc::RawJson;
 use mcpwire_core::McpCall;
 use serde_json::{Map, Value};
 
