@@ -460,7 +460,7 @@ mod tests {
     }
 
     #[test]
-    fn hostile_input_is_linear() {
+    fn hostile_input_is_read_without_a_panic() {
         let inputs = [
             "a ".repeat(200_000),
             ",".repeat(400_000),
@@ -470,12 +470,14 @@ mod tests {
             "\"\\".repeat(200_000),
             "Neg ".to_string() + &"a".repeat(400_000) + " b",
         ];
+        // Read without a panic, each giving at most one challenge per comma-separated element
+        // (a quadratic parser would show here as a test that takes minutes, not as a failure:
+        // speed is for the benchmarks).
         for input in &inputs {
-            let started = std::time::Instant::now();
-            let _ = one(input);
+            let got = one(input);
             assert!(
-                started.elapsed().as_secs() < 10,
-                "slow on {:?}…",
+                got.len() <= input.matches(',').count() + 1,
+                "{:?}…",
                 &input[..20]
             );
         }
