@@ -226,6 +226,7 @@ impl Engine {
                 total,
                 reset_on_progress: opts.reset_on_progress,
                 progress_seen: false,
+                last_progress: None,
                 cancel_on_wire: opts.cancel_on_wire,
                 progress_token: opts.progress_token,
             },
@@ -487,6 +488,15 @@ impl Engine {
             });
             return;
         };
+        if let Some(previous) = pending.last_progress.filter(|p| update.progress <= *p) {
+            self.diagnose(Diagnostic::ProgressNotIncreasing {
+                token: update.token,
+                progress: update.progress,
+                previous,
+            });
+            return;
+        }
+        pending.last_progress = Some(update.progress);
         let mut moved = false;
         pending.progress_seen = true;
         if pending.reset_on_progress {

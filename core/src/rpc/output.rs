@@ -101,6 +101,16 @@ pub enum Diagnostic {
         /// The token.
         token: ProgressToken,
     },
+    /// A progress update whose value does not increase on the last one its request got (the
+    /// spec says progress MUST increase). It is not delivered, and it extends no deadline.
+    ProgressNotIncreasing {
+        /// The token.
+        token: ProgressToken,
+        /// The value it carried.
+        progress: f64,
+        /// The last value delivered for the request.
+        previous: f64,
+    },
     /// A `notifications/progress` whose params are not a progress update.
     MalformedProgress {
         /// Why they are not.

@@ -54,6 +54,8 @@ pub(crate) struct Pending {
     pub(crate) reset_on_progress: bool,
     /// Whether a progress update came for it.
     pub(crate) progress_seen: bool,
+    /// The last progress value delivered for it (each must be greater).
+    pub(crate) last_progress: Option<f64>,
     pub(crate) cancel_on_wire: bool,
     pub(crate) progress_token: Option<ProgressToken>,
 }

@@ -516,6 +516,50 @@ fn progress_after_the_request_ended_is_a_diagnostic_and_its_token_is_free_again(
 }
 
 #[test]
+fn progress_that_does_not_increase_is_a_diagnostic_and_extends_nothing() {
+    let t0 = crate::test_support::epoch();
+    let mut engine = Engine::default();
+    let id = send(
+        &mut engine,
+        t0,
+        "tools/call",
+        RequestOptions::new()
+            .progress_token(4)
+            .timeout(Duration::from_millis(100))
+            .reset_on_progress(true),
+    );
+    engine.handle_message(t0 + ms(50), progress("4", 10.0));
+    engine.handle_message(t0 + ms(90), progress("4", 10.0));
+    engine.handle_message(t0 + ms(95), progress("4", 3.0));
+    let out = drain(&mut engine);
+    let delivered: Vec<f64> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::Progress(p) if p.id == id => Some(p.progress),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delivered, vec![10.0]);
+    assert_eq!(
+        diagnostics(&out),
+        vec![
+            Diagnostic::ProgressNotIncreasing {
+                token: ProgressToken::Num(4),
+                progress: 10.0,
+                previous: 10.0
+            },
+            Diagnostic::ProgressNotIncreasing {
+                token: ProgressToken::Num(4),
+                progress: 3.0,
+                previous: 10.0
+            },
+        ]
+    );
+    // Only the first update moved the idle deadline: 50 + 100 ms.
+    assert_eq!(engine.poll_timeout(), Some(t0 + ms(150)));
+}
+
+#[test]
 fn malformed_progress_is_a_diagnostic() {
     let t0 = crate::test_support::epoch();
     let mut engine = Engine::default();
