@@ -545,7 +545,8 @@ impl Manager {
         self.shared.lock().servers.get(name)?.client.clone()
     }
 
-    /// The next event (`None` never: the Manager lives as long as this handle's borrow).
+    /// The next event, waiting for one (events are kept in a bounded queue; when the host falls
+    /// behind, the oldest are dropped and a [`ManagerEvent::Dropped`] says how many).
     pub async fn next_event(&self) -> ManagerEvent {
         loop {
             let listener = self.shared.changed.listen();
