@@ -667,6 +667,17 @@ impl Client {
         counters.map(|c| c.snapshot())
     }
 
+    /// Tells the server the host's roots changed (`notifications/roots/list_changed`): it asks
+    /// for them again through the roots handler. Handshake era only; refused, sending nothing,
+    /// without a roots handler or in the stateless era (where the server asks for roots in each
+    /// round).
+    pub fn roots_changed(&self) -> Result<(), Error> {
+        let mut st = self.shared.lock();
+        st.conn.roots_changed(std::time::Instant::now())?;
+        st.wake_driver();
+        Ok(())
+    }
+
     pub(crate) fn set_http_counters(&self, counters: Arc<crate::http_counters::CounterCells>) {
         self.shared.lock().http_counters = Some(counters);
     }

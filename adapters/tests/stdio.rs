@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use futures_lite::future;
 use mcpwire::core::jsonrpc::ErrorObject;
-use mcpwire::core::CallError;
+use mcpwire::core::{CallError, ClientError};
 use mcpwire::core::{Deadline, LocalError};
 use mcpwire::{
     connect, CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Era,
@@ -314,8 +314,73 @@ fn handlers_for_sampling_and_roots_declare_their_capabilities() {
         let v: serde_json::Value = serde_json::from_str(&probe).unwrap();
         assert_eq!(
             v["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
-            json!({"sampling": {}, "roots": {"listChanged": false}})
+            json!({"sampling": {}, "roots": {}})
         );
+    });
+}
+
+#[test]
+fn a_change_of_roots_is_announced_in_the_handshake_era_and_refused_elsewhere() {
+    smol::block_on(async {
+        let frames = Arc::new(Mutex::new(Vec::<String>::new()));
+        let tap = frames.clone();
+        let roots = || {
+            Handlers::new().on_roots(|| async {
+                Ok(vec![Root {
+                    uri: "file:///srv/project".into(),
+                    name: None,
+                }])
+            })
+        };
+        let opts = ConnectOptions {
+            era: mcpwire::Era::Handshake,
+            ..ConnectOptions::default()
+        }
+        .handlers(roots())
+        .observer(move |d, b: &[u8]| {
+            if d == Direction::Outgoing {
+                tap.lock().unwrap().push(String::from_utf8_lossy(b).into())
+            }
+        });
+        let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
+        client.roots_changed().expect("announced");
+        // It goes out before the next call's request.
+        client.ping().await.unwrap();
+        client.close().await;
+        let sent: Vec<serde_json::Value> = frames
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|f| serde_json::from_str(f).unwrap())
+            .collect();
+        assert_eq!(
+            sent[0]["params"]["capabilities"]["roots"],
+            json!({"listChanged": true}),
+            "initialize declares it"
+        );
+        assert!(
+            sent.iter()
+                .any(|m| m["method"] == "notifications/roots/list_changed"),
+            "{sent:?}"
+        );
+
+        // The stateless era has no session to tell; a connection without roots has none to
+        // announce.
+        let stateless = mcpwire::connect_smol(&demo(), ConnectOptions::default().handlers(roots()))
+            .await
+            .unwrap();
+        let e = stateless.roots_changed().unwrap_err();
+        assert!(
+            matches!(e, Error::Client(ClientError::NotSupported(_))),
+            "{e:?}"
+        );
+        stateless.close().await;
+        let plain = mcpwire::connect_smol(&demo(), ConnectOptions::default())
+            .await
+            .unwrap();
+        let e = plain.roots_changed().unwrap_err();
+        assert!(matches!(e, Error::Client(ClientError::Config(_))), "{e:?}");
+        plain.close().await;
     });
 }
 

@@ -505,6 +505,25 @@ impl Connection {
         self.protocol_at(now).listen(now, notifications)
     }
 
+    /// Tells the server the host's roots changed (`notifications/roots/list_changed`, handshake
+    /// era): it asks for them again with `roots/list`. Refused, sending nothing, when the
+    /// connection declared no roots, and in the stateless era (no session to tell: the server
+    /// asks for roots in each round).
+    pub fn roots_changed(&mut self, now: Instant) -> Result<(), ClientError> {
+        if self.protocol().config().capabilities.roots.is_none() {
+            return Err(ClientError::Config(
+                "roots changed, but the connection declared no roots (set a roots handler)".into(),
+            ));
+        }
+        if self.era() == Some(ChosenEra::Stateless) {
+            return Err(ClientError::NotSupported(
+                "announced roots changes in the stateless era (it asks for roots in each round)",
+            ));
+        }
+        self.protocol_at(now)
+            .notify(now, "notifications/roots/list_changed", None)
+    }
+
     /// Sends a notification.
     pub fn notify(
         &mut self,

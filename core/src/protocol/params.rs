@@ -21,10 +21,13 @@ pub(crate) fn stateless_meta(
 ) -> Map<String, Value> {
     let mut meta = Map::new();
     meta.insert(META_VERSION.into(), Value::from(LATEST_VERSION));
-    meta.insert(
-        META_CAPABILITIES.into(),
-        serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new())),
-    );
+    let mut capabilities =
+        serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new()));
+    // No session to announce a change of roots in: the server asks for them in each round.
+    if let Some(Value::Object(roots)) = capabilities.get_mut("roots") {
+        roots.remove("listChanged");
+    }
+    meta.insert(META_CAPABILITIES.into(), capabilities);
     meta.insert(
         META_CLIENT_INFO.into(),
         serde_json::to_value(client_info).unwrap_or(Value::Null),

@@ -83,9 +83,10 @@ impl ClientCapabilities {
         self
     }
 
-    /// Declares roots (`roots/list`); the list is not announced as changing.
+    /// Declares roots (`roots/list`), with `listChanged` in the handshake era: the host
+    /// announces a change with [`Connection::roots_changed`](crate::Connection::roots_changed).
     pub fn with_roots(mut self) -> Self {
-        self.roots = Some(serde_json::json!({"listChanged": false}));
+        self.roots = Some(serde_json::json!({"listChanged": true}));
         self
     }
 }
