@@ -273,15 +273,13 @@ impl std::fmt::Debug for ProxySetting {
 }
 
 /// The scheme and host of a URL (brackets of an IPv6 host removed).
-fn scheme_and_host(url: &str) -> Option<(String, String)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split_once(']')?.0,
-        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+pub(crate) fn scheme_and_host(url: &str) -> Option<(String, String)> {
+    let url = url::Url::parse(url).ok()?;
+    let host = match url.host()? {
+        url::Host::Ipv6(addr) => addr.to_string(),
+        host => host.to_string(),
     };
-    Some((scheme.to_ascii_lowercase(), host.to_ascii_lowercase()))
+    Some((url.scheme().to_owned(), host))
 }
 
 /// Whether `host` is reached directly by a `NO_PROXY` list, as curl reads one: `*` for every

@@ -23,20 +23,9 @@ const VERDICT_WAIT: Duration = Duration::from_millis(500);
 
 /// The host and port of an `https://` URL.
 fn host_and_port(url: &str) -> Option<(String, u16)> {
-    let rest = url.strip_prefix("https://")?;
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    if let Some(v6) = authority.strip_prefix('[') {
-        let (host, after) = v6.split_once(']')?;
-        let port = after
-            .strip_prefix(':')
-            .map_or(Some(443), |p| p.parse().ok())?;
-        return Some((host.to_owned(), port));
-    }
-    match authority.rsplit_once(':') {
-        Some((host, port)) => Some((host.to_owned(), port.parse().ok()?)),
-        None => Some((authority.to_owned(), 443)),
-    }
+    let (scheme, host) = crate::http_client::scheme_and_host(url)?;
+    let port = url::Url::parse(url).ok()?.port_or_known_default()?;
+    (scheme == "https").then_some((host, port))
 }
 
 /// The client configuration that trusts what the backend trusts.
