@@ -241,16 +241,8 @@ impl Shared {
                     None => continue,
                 },
                 ServerState::Starting { .. } | ServerState::Restarting { .. } => {
-                    let key = slot.key.clone();
-                    let credentials = credentials_of_config(&slot.config);
-                    match inner
-                        .cache
-                        .get(&key)
-                        .and_then(|c| c.lists.get(&kind).cloned())
-                        .filter(|l| {
-                            l.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable
-                        }) {
-                        Some(list) => (list.items, true),
+                    match cached(&mut inner, &name, kind, now_ms) {
+                        Some(items) => (items, true),
                         None => continue,
                     }
                 }
@@ -302,16 +294,12 @@ impl Shared {
                 (ServerState::Disabled | ServerState::Failed { .. }, _) => None,
                 _ => None,
             };
-            let key = slot.key.clone();
-            let credentials = credentials_of_config(&slot.config);
             let tools = match listed {
                 Some(t) => Some(t),
-                None if slot.state != ServerState::Disabled => inner
-                    .cache
-                    .get(&key)
-                    .and_then(|c| c.lists.get(&ListKind::Tools).cloned())
-                    .filter(|l| l.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable)
-                    .map(|l| (tools_of(&l.items), true)),
+                None if slot.state != ServerState::Disabled => {
+                    cached(&mut inner, &name, ListKind::Tools, now_ms)
+                        .map(|items| (tools_of(&items), true))
+                }
                 None => None,
             };
             if let Some((tools, stale)) = tools {
@@ -326,12 +314,15 @@ impl Shared {
             .map(|(s, t, _)| (s.clone(), t.name.clone()))
             .collect();
         let (names, notes) = qualify(&self.options.naming, &pairs);
+        let by_pair: std::collections::HashMap<(&str, &str), &str> = names
+            .iter()
+            .map(|q| ((q.server.as_str(), q.tool.as_str()), q.qualified.as_str()))
+            .collect();
         let mut out = Vec::with_capacity(found.len());
         for (server, tool, stale) in found {
-            let qualified = names
-                .iter()
-                .find(|q| q.server == server && q.tool == tool.name)
-                .map_or_else(|| tool.name.clone(), |q| q.qualified.clone());
+            let qualified = by_pair
+                .get(&(server.as_str(), tool.name.as_str()))
+                .map_or_else(|| tool.name.clone(), |q| (*q).to_owned());
             out.push(ManagedTool {
                 qualified,
                 server,
@@ -724,6 +715,15 @@ fn unreachable(e: &crate::Error) -> Option<String> {
         K::ConnectionRefused | K::NameResolution | K::ConnectTimeout | K::Tls(_) | K::Proxy
     )
     .then(|| http.to_string())
+}
+
+/// Server `name`'s cached list of `kind`, unless it is private to other credentials.
+fn cached(inner: &mut Inner, name: &str, kind: ListKind, now_ms: u64) -> Option<Vec<Value>> {
+    let slot = inner.servers.get(name)?;
+    let (key, credentials) = (slot.key.clone(), credentials_of_config(&slot.config));
+    let list = inner.cache.get(&key)?.lists.get(&kind)?;
+    (list.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable)
+        .then(|| list.items.clone())
 }
 
 /// The fingerprint of the credentials a configuration reaches its server with (an HTTP
