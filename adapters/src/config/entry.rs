@@ -72,6 +72,13 @@ pub(crate) struct Cx<'a> {
 }
 
 impl Cx<'_> {
+    /// The file's root as an object, else the file is not one this host writes.
+    pub(crate) fn root_object<'n>(&self, root: &'n Node) -> Result<&'n Object, ConfigError> {
+        root.as_object().ok_or_else(|| ConfigError::Unrecognised {
+            path: self.path.to_owned(),
+        })
+    }
+
     /// The directory relative paths in the file are taken against: the project's, else the
     /// file's own.
     pub(crate) fn base_dir(&self) -> PathBuf {

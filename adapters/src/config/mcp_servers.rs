@@ -315,11 +315,7 @@ pub(crate) fn read(
     root: &Node,
     only: Option<&dyn Fn(&str) -> bool>,
 ) -> Result<Vec<Outcome>, ConfigError> {
-    let Some(root) = root.as_object() else {
-        return Err(ConfigError::Unrecognised {
-            path: cx.path.to_owned(),
-        });
-    };
+    let root = cx.root_object(root)?;
     let plain = |_: &mut Cx<'_>, _: &str, o: Object| Ok(Some(o));
     let mut out = Vec::new();
     if cx.rules.host == Host::ClaudeCode {

@@ -13,11 +13,7 @@ pub(crate) fn read(
     root: &Node,
     only: Option<&dyn Fn(&str) -> bool>,
 ) -> Result<Vec<Outcome>, ConfigError> {
-    let Some(root) = root.as_object() else {
-        return Err(ConfigError::Unrecognised {
-            path: cx.path.to_owned(),
-        });
-    };
+    let root = cx.root_object(root)?;
     // `settings.json` nests both under `mcp`.
     let (servers, inputs, prefix) = match (root.get("servers"), root.get("mcp")) {
         (None, Some(Node::Object(mcp))) => (mcp.get("servers"), mcp.get("inputs"), "mcp."),

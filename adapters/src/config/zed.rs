@@ -13,11 +13,7 @@ pub(crate) fn read(
     root: &Node,
     only: Option<&dyn Fn(&str) -> bool>,
 ) -> Result<Vec<Outcome>, ConfigError> {
-    let Some(root) = root.as_object() else {
-        return Err(ConfigError::Unrecognised {
-            path: cx.path.to_owned(),
-        });
-    };
+    let root = cx.root_object(root)?;
     read_servers(
         cx,
         root.get("context_servers"),
