@@ -210,7 +210,12 @@ pub(crate) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -
         | curl_sys::CURLE_SSL_CACERT_BADFILE
         | curl_sys::CURLE_SSL_CIPHER
         | curl_sys::CURLE_SSL_ISSUER_ERROR => {
-            let reason = tls_reason(code, detail);
+            // libcurl's code says only that the handshake failed (its words, which would say
+            // why, do not come through isahc): the second handshake tells the reason.
+            let reason = match code {
+                curl_sys::CURLE_SSL_CERTPROBLEM => TlsFailure::BadClientCertificate,
+                _ => TlsFailure::Other,
+            };
             (K::Tls(reason.clone()), said(&reason.to_string()), true)
         }
         curl_sys::CURLE_GOT_NOTHING => (
@@ -243,43 +248,8 @@ pub(crate) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -
         curl_sys::CURLE_URL_MALFORMAT => (K::Other, said("the URL is not valid"), true),
         _ => (K::Other, said(fallback), false),
     };
-    let kind = if is_proxy_failure(detail) && !matches!(kind, K::Tls(_)) {
-        K::Proxy
-    } else {
-        kind
-    };
+    // A failure through a proxy is named the proxy's by the backend, which knows the proxy.
     HttpFailure::new(kind, message, unsent)
-}
-
-/// Whether libcurl's words blame the proxy (a refused CONNECT, an unreachable proxy).
-fn is_proxy_failure(words: &str) -> bool {
-    let lower = words.to_ascii_lowercase();
-    lower.contains("proxy") || lower.contains("connect tunnel")
-}
-
-/// Why a TLS handshake failed, from libcurl's code and the TLS library's words (when there are
-/// none, [`TlsFailure::Other`]: the second handshake then tells).
-fn tls_reason(code: curl_sys::CURLcode, words: &str) -> TlsFailure {
-    let lower = words.to_ascii_lowercase();
-    if code == curl_sys::CURLE_SSL_CERTPROBLEM {
-        TlsFailure::BadClientCertificate
-    } else if lower.contains("unknownissuer") || lower.contains("unknown issuer") {
-        TlsFailure::UnknownIssuer
-    } else if lower.contains("notvalidforname") || lower.contains("not valid for name") {
-        TlsFailure::NameMismatch
-    } else if lower.contains("expired") {
-        TlsFailure::Expired
-    } else if lower.contains("notvalidyet") || lower.contains("not valid yet") {
-        TlsFailure::NotYetValid
-    } else if lower.contains("certificaterequired")
-        || lower.contains("certificate required")
-        || lower.contains("bad certificate")
-        || lower.contains("badcertificate")
-    {
-        TlsFailure::ClientCertificate
-    } else {
-        TlsFailure::Other
-    }
 }
 
 /// A body read error in words, with its cause (isahc alone says "unknown error").

@@ -82,6 +82,22 @@ pub enum HttpErrorKind {
     Other,
 }
 
+impl HttpErrorKind {
+    /// Whether no connection to the server could be made at all (refused, a name that does
+    /// not resolve, the connect timeout, a failed TLS handshake, the proxy): the server cannot
+    /// be reached, as opposed to a server that answered badly.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self,
+            HttpErrorKind::ConnectionRefused
+                | HttpErrorKind::NameResolution
+                | HttpErrorKind::ConnectTimeout
+                | HttpErrorKind::Tls(_)
+                | HttpErrorKind::Proxy
+        )
+    }
+}
+
 /// Why a TLS handshake failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

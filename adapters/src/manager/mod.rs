@@ -705,16 +705,11 @@ impl Manager {
 /// Why a call's error shows its server cannot be reached at all (no connection could be
 /// made), if it does.
 fn unreachable(e: &crate::Error) -> Option<String> {
-    use mcpwire_core::error::HttpErrorKind as K;
     let http = match e {
         crate::Error::Call(mcpwire_core::CallError::Local(mcpwire_core::LocalError::Http(h))) => h,
         _ => return None,
     };
-    matches!(
-        http.kind,
-        K::ConnectionRefused | K::NameResolution | K::ConnectTimeout | K::Tls(_) | K::Proxy
-    )
-    .then(|| http.to_string())
+    http.kind.is_unreachable().then(|| http.to_string())
 }
 
 /// Server `name`'s cached list of `kind`, unless it is private to other credentials.
