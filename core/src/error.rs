@@ -78,6 +78,9 @@ pub enum HttpErrorKind {
     BodyCutShort,
     /// The request never left: the connection limit, a closing connection.
     NotSent,
+    /// The server refused the request for want of authorization (`401`, or `403` with
+    /// `error="insufficient_scope"`) and no token could be had (the reason says why).
+    Unauthorized,
     /// Any other failure the HTTP client reported (its words are in the reason).
     Other,
 }

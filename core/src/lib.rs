@@ -76,7 +76,10 @@ pub mod fuzzing;
 pub use connection::{
     Connection, Diagnostic, Event, HttpTransportKind, Output, Progress, StdioOptions,
 };
-pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
+pub use http::{
+    AuthorizationRequired, ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest,
+    CLOSE_GRACE,
+};
 pub use protocol::calls::McpCall;
 pub use protocol::types;
 pub use protocol::{

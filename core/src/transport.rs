@@ -20,6 +20,8 @@ pub(crate) enum TransportNote {
     Http(String),
     /// The server process is being started again, and why.
     Restarting(String),
+    /// A request was refused for want of authorization (HTTP).
+    AuthorizationRequired(Box<crate::http::AuthorizationRequired>),
 }
 
 /// Splits what one frame held into its messages and the batch elements that were not messages,

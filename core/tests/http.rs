@@ -16,6 +16,8 @@ use mcpwire_core::{
 };
 use serde_json::{json, Value};
 
+#[path = "http/auth.rs"]
+mod auth;
 #[path = "http/review.rs"]
 mod review;
 #[path = "http/sessions.rs"]

@@ -90,6 +90,12 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// The server refused a request for want of authorization (HTTP): authorize, then hand
+    /// the token to [`Connection::set_access_token`](super::Connection::set_access_token), or
+    /// give up with [`Connection::authorization_failed`](super::Connection::authorization_failed).
+    /// The refused request and every message after it wait until then (their own deadlines
+    /// still run). Only with [`HttpOptions::authorization`](crate::HttpOptions::authorization).
+    AuthorizationRequired(Box<crate::http::AuthorizationRequired>),
     /// The connection ended; every call has ended before this (the last event).
     Closed {
         /// Why.
@@ -202,6 +208,7 @@ impl Event {
             TransportNote::Sse(e) => Diagnostic::Sse(e),
             TransportNote::Http(s) => Diagnostic::Http(s),
             TransportNote::Restarting(reason) => return Event::Restarting { reason },
+            TransportNote::AuthorizationRequired(r) => return Event::AuthorizationRequired(r),
         })
     }
 }

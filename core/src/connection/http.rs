@@ -111,6 +111,21 @@ impl HttpTransport {
         each!(self, t => t.handle_unsent(now, exchange, failure))
     }
 
+    /// Streamable HTTP parks what a server refuses for want of authorization; the HTTP+SSE
+    /// transport only carries the token.
+    pub(super) fn set_access_token(&mut self, now: Instant, token: &str) {
+        match self {
+            HttpTransport::Streamable(t) => t.set_access_token(now, token),
+            HttpTransport::Sse(t) => t.set_access_token(token),
+        }
+    }
+
+    pub(super) fn authorization_failed(&mut self, now: Instant, reason: &str) {
+        if let HttpTransport::Streamable(t) = self {
+            t.authorization_failed(now, reason);
+        }
+    }
+
     pub(super) fn close(&mut self, now: Instant) {
         each!(self, t => t.close(now))
     }

@@ -390,6 +390,29 @@ impl Connection {
         }
     }
 
+    /// The token of an authorization (HTTP, after [`Event::AuthorizationRequired`], or ahead
+    /// of any refusal): from now on every request carries it as `Authorization: Bearer …`
+    /// (replacing a configured `Authorization` header), and what waited for it goes again,
+    /// each request with its own id (it was refused, not executed). Setting a new token (a
+    /// refresh) changes what the next requests carry. Ignored over stdio.
+    pub fn set_access_token(&mut self, now: Instant, token: &str) {
+        self.input();
+        if let Transport::Http(h) = &mut self.transport {
+            h.set_access_token(now, token);
+        }
+    }
+
+    /// No token could be had after [`Event::AuthorizationRequired`]: every request that waited
+    /// ends with an [`HttpError`](crate::error::HttpError) of kind
+    /// [`Unauthorized`](crate::error::HttpErrorKind::Unauthorized) carrying `reason`; the
+    /// connection lives on (a later refusal asks again). Ignored over stdio.
+    pub fn authorization_failed(&mut self, now: Instant, reason: &str) {
+        self.input();
+        if let Transport::Http(h) = &mut self.transport {
+            h.authorization_failed(now, reason);
+        }
+    }
+
     // ---- commands ----
 
     /// Sends any request; `params` without `_meta` (the stateless era's is added). Before the

@@ -71,6 +71,8 @@ pub(crate) struct Exchange {
     pub(crate) url: std::sync::Arc<str>,
     /// When it fails unless something comes (a head, body bytes), and as what.
     pub(crate) deadline: Option<(std::time::Instant, HttpErrorKind)>,
+    /// The token it went with (see `auth`).
+    pub(crate) auth_generation: u64,
 }
 
 /// What a POST is to the connection's start.
@@ -153,6 +155,7 @@ impl Exchange {
             body: Body::Waiting,
             url,
             deadline: None,
+            auth_generation: 0,
         }
     }
 

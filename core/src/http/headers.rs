@@ -14,10 +14,23 @@ const OURS: [&str; 6] = [
     "mcp-name",
 ];
 
-/// The configured headers (for example `Authorization`), in order.
-#[derive(Debug, Clone, Default)]
+/// The configured headers (for example `Authorization`), in order, and the token's
+/// `Authorization` once authorization gave one (it replaces a configured one).
+#[derive(Clone, Default)]
 pub(crate) struct Headers {
     configured: Vec<(String, String)>,
+    authorization: Option<String>,
+}
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Header values may be secrets: only the names show.
+        let names: Vec<&str> = self.configured.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("Headers")
+            .field("configured", &names)
+            .field("token", &self.authorization.as_ref().map(|_| "***"))
+            .finish()
+    }
 }
 
 impl Headers {
@@ -28,7 +41,13 @@ impl Headers {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            authorization: None,
         }
+    }
+
+    /// Sets the `Authorization` value every request carries from now on.
+    pub(crate) fn set_authorization(&mut self, value: Option<String>) {
+        self.authorization = value;
     }
 
     /// The headers of a request: `Accept` (SSE only for a GET), the session, the negotiated
@@ -61,12 +80,17 @@ impl Headers {
     /// `Mcp-Session-Id` goes only until the server assigns a session of its own (`own_session`),
     /// so no header ever goes twice.
     pub(crate) fn extend(&self, h: &mut Vec<(String, String)>, own_session: bool) {
+        let token = self.authorization.as_ref();
+        if let Some(value) = token {
+            h.push(("Authorization".into(), value.clone()));
+        }
         h.extend(
             self.configured
                 .iter()
                 .filter(|(k, _)| !OURS.iter().any(|o| k.eq_ignore_ascii_case(o)))
                 .filter(|(k, _)| !k.to_ascii_lowercase().starts_with("mcp-param-"))
                 .filter(|(k, _)| !(own_session && k.eq_ignore_ascii_case("mcp-session-id")))
+                .filter(|(k, _)| !(token.is_some() && k.eq_ignore_ascii_case("authorization")))
                 .cloned(),
         );
     }

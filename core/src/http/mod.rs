@@ -9,6 +9,7 @@
 //! [`Connection`](crate::Connection) drives it: the exchanges it asks for are started, and
 //! each one's head, body chunks, end or failure come back as inputs.
 
+mod auth;
 mod exchange;
 mod headers;
 mod options;
@@ -23,6 +24,7 @@ mod timeouts;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
+pub use auth::AuthorizationRequired;
 use exchange::{Body, Exchange, ExchangeKind, Role, Standalone, Stream};
 pub(crate) use headers::Headers as HeaderSet;
 use headers::Headers;
@@ -73,6 +75,8 @@ pub struct HttpClient {
     wants_sse: Option<Instant>,
     /// Why the move was decided: the refusal of `initialize`.
     switch_error: Option<HttpError>,
+    /// Authorization: the token, and what waits for one.
+    auth: auth::Auth,
 }
 
 /// What a connection that moves to the HTTP+SSE transport takes along.
@@ -115,6 +119,7 @@ impl HttpClient {
     ) -> Self {
         let mut protocol = ClientProtocol::new(client);
         protocol.set_over_http();
+        let auth = auth::Auth::new(options.authorization);
         HttpClient {
             protocol,
             url: server.url.clone(),
@@ -136,6 +141,7 @@ impl HttpClient {
             holding: false,
             wants_sse: None,
             switch_error: None,
+            auth,
         }
     }
 
@@ -190,6 +196,7 @@ impl HttpClient {
         }
         self.resumes.take_all();
         self.session.parked.clear();
+        self.auth.clear();
         self.delete_when_drained = self.session.id.is_some();
         self.delete_if_drained();
     }
@@ -236,6 +243,7 @@ impl HttpClient {
         let deadline = self.head_deadline(&kind);
         let mut exchange = Exchange::new(kind, sent_in, url);
         exchange.deadline = deadline;
+        exchange.auth_generation = self.auth.generation;
         self.exchanges.insert(id, exchange);
         self.actions.push_back(HttpAction::Start(HttpRequest {
             exchange: id,
@@ -260,6 +268,15 @@ impl HttpClient {
             }
             let body = m.to_bytes();
             let is_initialize = m.method() == Some("initialize");
+            if self.auth.is_waiting() {
+                // Everything waits for the authorization under way.
+                self.auth.park_post(Parked {
+                    body,
+                    bounces: 0,
+                    resent: false,
+                });
+                continue;
+            }
             if self.session.renewing && !is_initialize {
                 if matches!(m, Message::Response(_)) {
                     // An answer to a server request of the session being replaced: the new
@@ -284,6 +301,7 @@ impl HttpClient {
             && self.protocol.era() == Some(ChosenEra::Handshake)
             && self.protocol.is_ready()
             && !self.session.renewing
+            && !self.auth.is_waiting()
             && !self.closing
         {
             self.standalone = Standalone::Open;
@@ -337,9 +355,11 @@ impl HttpClient {
             Some("server/discover") if self.protocol.era().is_none() => Role::Probe,
             _ => Role::Message,
         };
+        // Kept to send it once more: after a 404 in a lost session, an exchange that never
+        // left, or a refusal for want of authorization (`initialize` included).
         let kind = ExchangeKind::Post {
             request,
-            replay: (!is_initialize).then(|| body.clone()),
+            replay: Some(body.clone()),
             bounces,
             role,
             stateless,
@@ -357,6 +377,9 @@ impl HttpClient {
     /// Opens a GET for `stream`, in the session it belongs to (one sent before any session,
     /// such as the `initialize` stream, belongs to the session in use).
     fn open_get(&mut self, mut stream: Stream) {
+        if self.auth.is_waiting() {
+            return self.auth.park_get(stream);
+        }
         if stream.session.is_none() {
             stream.session = self.session.tag();
         }
@@ -380,7 +403,12 @@ impl HttpClient {
     ) {
         let session_header = header(headers, "mcp-session-id").map(str::to_owned);
         let content_type = header(headers, "content-type").map(str::to_owned);
-        let challenge = header(headers, "www-authenticate").and_then(AuthChallenge::parse);
+        let challenges: Vec<String> = headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate"))
+            .map(|(_, v)| v.clone())
+            .collect();
+        let challenge = challenges.first().and_then(|v| AuthChallenge::parse(v));
         let max_event = self.config.max_event;
         let Some(ex) = self.exchanges.get_mut(&exchange) else {
             return;
@@ -391,6 +419,10 @@ impl HttpClient {
         if (300..400).contains(&status) {
             ex.location = header(headers, "location").map(str::to_owned);
         }
+        if self.refused_for_authorization(exchange, status, challenges) {
+            return self.after_input(now);
+        }
+        let ex = self.exchanges.get_mut(&exchange).expect("present");
         let media = content_type.as_deref().map(media_type);
         let ok = (200..300).contains(&status);
         if let ExchangeKind::Post {
@@ -626,8 +658,9 @@ impl HttpClient {
                 resent: false,
                 bounces,
                 request,
+                role,
                 ..
-            }) if !self.closing => (body.clone(), *bounces, *request),
+            }) if !self.closing && *role != Role::Initialize => (body.clone(), *bounces, *request),
             Some(_) => return self.unsent_for_good(now, exchange, failure),
             None => return,
         };

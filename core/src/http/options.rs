@@ -32,6 +32,11 @@ pub struct HttpOptions {
     /// (default 30 s; `None`: no limit). SSE streams have none: they may be silent while
     /// their calls run.
     pub body_idle_timeout: Option<Duration>,
+    /// Whether a `401` (or a `403` with `error="insufficient_scope"`) to a POST or GET parks
+    /// the request and asks the driver to authorize
+    /// ([`Event::AuthorizationRequired`](crate::Event::AuthorizationRequired)), instead of
+    /// ending it with the HTTP error (default no: turn it on when the driver can authorize).
+    pub authorization: bool,
 }
 
 impl Default for HttpOptions {
@@ -45,6 +50,7 @@ impl Default for HttpOptions {
             renewal_budget: 3,
             head_timeout: Some(Duration::from_secs(30)),
             body_idle_timeout: Some(Duration::from_secs(30)),
+            authorization: false,
         }
     }
 }

@@ -26,7 +26,9 @@ impl HttpMethod {
 }
 
 /// An HTTP request for the driver to make.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Its `Debug` hides the values of `Authorization`, `Proxy-Authorization` and `Cookie`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct HttpRequest {
     /// The exchange this request starts; report its response under this id.
     pub exchange: ExchangeId,
@@ -38,6 +40,28 @@ pub struct HttpRequest {
     pub headers: Vec<(String, String)>,
     /// The body (empty for GET and DELETE).
     pub body: Vec<u8>,
+}
+
+impl std::fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                let secret = ["authorization", "proxy-authorization", "cookie"]
+                    .iter()
+                    .any(|s| k.eq_ignore_ascii_case(s));
+                (k.as_str(), if secret { "***" } else { v.as_str() })
+            })
+            .collect();
+        f.debug_struct("HttpRequest")
+            .field("exchange", &self.exchange)
+            .field("method", &self.method)
+            .field("url", &crate::error::redact_url(&self.url))
+            .field("headers", &headers)
+            .field("body", &String::from_utf8_lossy(&self.body))
+            .finish()
+    }
 }
 
 impl HttpRequest {

@@ -223,7 +223,15 @@ impl HttpClient {
                 return;
             }
         }
-        self.post_attempt(parked.body, &m, false, parked.resent, parked.bounces);
+        // `initialize` waits only for an authorization.
+        let is_initialize = m.method() == Some("initialize");
+        self.post_attempt(
+            parked.body,
+            &m,
+            is_initialize,
+            parked.resent,
+            parked.bounces,
+        );
     }
 
     /// The session cannot be renewed: the connection closes, every pending call ends.

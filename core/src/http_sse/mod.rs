@@ -143,6 +143,12 @@ impl HttpSseClient {
         self.observer = Some(observer);
     }
 
+    /// The token every request carries from now on (`Authorization: Bearer …`).
+    pub fn set_access_token(&mut self, token: &str) {
+        self.headers
+            .set_authorization(Some(format!("Bearer {token}")));
+    }
+
     /// The protocol layer.
     pub fn protocol(&self) -> &ClientProtocol {
         &self.protocol
