@@ -45,6 +45,8 @@
 //! - [`tap`]: the frame observer, which sees every frame in and out.
 //! - [`error`]: the details of a failed HTTP exchange.
 //! - [`server`]: the demo server, on the same engine, with the same verbs.
+//! - [`skills`]: Skills over MCP (SEP-2640): the skill entries, and with the `skills` feature
+//!   the verification of a skill's files against its entry.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -60,6 +62,7 @@ pub mod oauth;
 mod protocol;
 mod rpc;
 pub mod server;
+pub mod skills;
 mod stdio;
 pub mod tap;
 mod transport;

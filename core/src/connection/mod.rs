@@ -480,6 +480,17 @@ impl Connection {
             .call(now, &McpCall::list_resource_templates(), options)
     }
 
+    /// `skills/list` over all pages (the skills extension, which the server must declare); the
+    /// result is `{"skills": [...]}` (see [`skills`](crate::skills)). No skill file is read.
+    pub fn list_skills(
+        &mut self,
+        now: Instant,
+        options: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.protocol_at(now)
+            .call(now, &McpCall::list_skills(), options)
+    }
+
     /// `tools/call`. An `isError` result is a result.
     pub fn call_tool(
         &mut self,

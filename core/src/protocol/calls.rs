@@ -132,6 +132,19 @@ impl McpCall {
         Self::listing("resources", "resources/templates/list", "resourceTemplates")
     }
 
+    /// `skills/list` over all pages (the `io.modelcontextprotocol/skills` extension); the
+    /// result is `{"skills": [...]}`. It reads no skill file.
+    pub fn list_skills() -> Self {
+        Self::listing(crate::skills::SKILLS_EXTENSION, "skills/list", "skills")
+    }
+
+    /// `skills/get`: the entry of the skill whose `SKILL.md` is `uri`. It reads no skill file.
+    pub fn get_skill(uri: &str) -> Self {
+        let mut p = Map::new();
+        p.insert("uri".into(), Value::from(uri));
+        Self::typed(crate::skills::SKILLS_EXTENSION, "skills/get", p)
+    }
+
     /// `tools/call`. An `isError` result is a result.
     pub fn call_tool(name: &str, arguments: Option<Value>) -> Self {
         let mut p = Map::new();
@@ -229,9 +242,15 @@ pub(crate) fn offered_member(caps: &ServerCapabilities, capability: &str, member
     object.and_then(|o| o.get(member)) == Some(&Value::Bool(true))
 }
 
-/// Whether the server's capabilities offer `capability` (a key of its capabilities object).
+/// Whether the server's capabilities offer `capability`: a key of its capabilities object, or an
+/// extension's identifier (`io.modelcontextprotocol/skills`), declared under `extensions`.
 pub(crate) fn offered(caps: &ServerCapabilities, capability: &str) -> bool {
     match capability {
+        extension if extension.contains('/') => caps
+            .extra
+            .get("extensions")
+            .and_then(|e| e.get(extension))
+            .is_some_and(Value::is_object),
         "tools" => caps.tools.is_some(),
         "prompts" => caps.prompts.is_some(),
         "resources" => caps.resources.is_some(),

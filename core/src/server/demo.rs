@@ -6,7 +6,7 @@
 //! cancellation), `ask` (asks the client a question through an elicitation),
 //! `fail` (an `isError` result), `big` (a text payload of N MiB). One prompt (`greet`), one
 //! resource (`demo://readme`) and one resource template (`demo://echo/{text}`), with completion
-//! of their arguments.
+//! of their arguments. One skill (`skill://demo-guide/SKILL.md`, SEP-2640).
 //!
 //! The request handling is kept apart from the handshake so the stateless era can reuse it.
 
@@ -507,7 +507,8 @@ impl DemoServer {
 
     fn capabilities() -> Value {
         json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {}, "logging": {},
-               "completions": {}})
+               "completions": {},
+               "extensions": {crate::skills::SKILLS_EXTENSION: {}}})
     }
 
     fn server_info() -> Value {
@@ -564,7 +565,12 @@ impl DemoServer {
             "resources/templates/list" => Ok(raw(&json!({"resourceTemplates": [
                 {"uriTemplate": "demo://echo/{text}", "name": "echo"}
             ]}))),
+            "skills/list" => Ok(raw(&super::skills::list())),
+            "skills/get" => super::skills::get(&params).map(|r| raw(&r)),
             "resources/read" => match params.get("uri").and_then(Value::as_str) {
+                Some(uri) if uri.starts_with("skill://") => super::skills::read(uri)
+                    .map(|r| raw(&r))
+                    .ok_or_else(|| ErrorObject::new(-32002, "resource not found")),
                 Some("demo://readme") => Ok(raw(&json!({"contents": [
                     {"uri": "demo://readme", "mimeType": "text/plain", "text": "mcpwire demo server"}
                 ]}))),

@@ -3,5 +3,6 @@
 
 mod complete;
 pub mod demo;
+mod skills;
 
 pub use demo::{DemoConfig, DemoServer};

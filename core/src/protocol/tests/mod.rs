@@ -3,3 +3,4 @@
 
 mod modern;
 mod pair;
+mod skills;
