@@ -3,7 +3,8 @@
 # tests/peers) against mcpwire's `conformance-client` for the client scenarios we support.
 #
 # Two versions of the suite are pinned side by side in tests/peers:
-# - 0.1.16 (`@modelcontextprotocol/conformance`): the four scenarios below, always run.
+# - 0.1.16 (`@modelcontextprotocol/conformance`): the four scenarios below and the 19
+#   authorization scenarios that are not extensions, always run.
 # - 0.2.0-alpha.12 (npm alias `conformance-next`): the 2025-11-25 scenarios again plus the
 #   2026-07-28 ones, each run at an explicit `--spec-version` (the suite hands it to the client
 #   as MCP_CONFORMANCE_PROTOCOL_VERSION), always run.
@@ -41,6 +42,23 @@ NEXT_RUNS=(
     "2026-07-28 json-schema-ref-no-deref"
     "2026-07-28 json-schema-2020-12-preservation"
 )
+# Authorization: every auth scenario that is not an extension, on 0.1.16 as it tags them, and
+# on 0.2.0-alpha.12 at each revision that requires it (14 at 2025-11-25, 25 at 2026-07-28) and
+# the two 2025-03-26 back-compatibility scenarios.
+AUTH_2025_11_25=(metadata-default metadata-var1 metadata-var2 metadata-var3 basic-cimd
+    scope-from-www-authenticate scope-from-scopes-supported scope-omitted-when-undefined
+    scope-step-up scope-retry-limit token-endpoint-auth-basic token-endpoint-auth-post
+    token-endpoint-auth-none pre-registration)
+AUTH_2026_07_28=("${AUTH_2025_11_25[@]}" resource-mismatch offline-access-scope
+    offline-access-not-supported authorization-server-migration iss-supported iss-not-advertised
+    iss-supported-missing iss-wrong-issuer iss-unexpected iss-normalized metadata-issuer-mismatch)
+AUTH_BACKCOMPAT=(2025-03-26-oauth-metadata-backcompat 2025-03-26-oauth-endpoint-fallback)
+AUTH_SCENARIOS=("${AUTH_2025_11_25[@]}" "${AUTH_BACKCOMPAT[@]}" resource-mismatch
+    offline-access-scope offline-access-not-supported)
+for s in "${AUTH_SCENARIOS[@]}"; do SCENARIOS+=("auth/$s"); done
+for s in "${AUTH_2025_11_25[@]}"; do NEXT_RUNS+=("2025-11-25 auth/$s"); done
+for s in "${AUTH_2026_07_28[@]}"; do NEXT_RUNS+=("2026-07-28 auth/$s"); done
+for s in "${AUTH_BACKCOMPAT[@]}"; do NEXT_RUNS+=("2025-03-26 auth/$s"); done
 PEERS=tests/peers
 SUITE_JS=$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js
 NEXT_SUITE_JS=$PEERS/node_modules/conformance-next/dist/index.js

@@ -47,6 +47,12 @@ pub(crate) struct Dispatch {
     tasks: Vec<HandlerTask>,
     held: Vec<Held>,
     answers: Vec<(Id, Result<RawJson, ErrorObject>)>,
+    /// Authorization, when the connection does it (HTTP with OAuth).
+    #[cfg(feature = "oauth")]
+    auth: Option<crate::oauth::AuthSession>,
+    /// What authorization came to, for the connection at the next step.
+    #[cfg(feature = "oauth")]
+    authorized: Vec<crate::oauth::AuthOutcome>,
 }
 
 impl Dispatch {
@@ -56,13 +62,23 @@ impl Dispatch {
             tasks: Vec::new(),
             held: Vec::new(),
             answers: Vec::new(),
+            #[cfg(feature = "oauth")]
+            auth: None,
+            #[cfg(feature = "oauth")]
+            authorized: Vec::new(),
         }
+    }
+
+    /// Authorizes when the connection asks.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn set_auth(&mut self, auth: crate::oauth::AuthSession) {
+        self.auth = Some(auth);
     }
 
     /// Under the lock, first in a step: what the last step left for it (ends held behind
     /// progress callbacks, handlers' answers). Returns whether there was any.
     pub(crate) fn settle(&mut self, st: &mut ConnectionState, now: Instant) -> bool {
-        let any = !self.held.is_empty() || !self.answers.is_empty();
+        let any = !self.held.is_empty() || !self.answers.is_empty() || self.authorize(st, now);
         for held in self.held.drain(..) {
             match held {
                 Held::Done(call, outcome) => st.complete(call, outcome),
@@ -75,6 +91,28 @@ impl Dispatch {
             let _ = st.conn.respond(now, &id, answer);
         }
         any
+    }
+
+    /// Under the lock: hands the connection what authorization came to. Returns whether there
+    /// was anything.
+    #[cfg(feature = "oauth")]
+    fn authorize(&mut self, st: &mut ConnectionState, now: Instant) -> bool {
+        let any = !self.authorized.is_empty();
+        for outcome in self.authorized.drain(..) {
+            match outcome {
+                crate::oauth::AuthOutcome::Token(token) => st.conn.set_access_token(now, &token),
+                crate::oauth::AuthOutcome::Failed(reason) => {
+                    st.conn.authorization_failed(now, &reason)
+                }
+                crate::oauth::AuthOutcome::Nothing => {}
+            }
+        }
+        any
+    }
+
+    #[cfg(not(feature = "oauth"))]
+    fn authorize(&mut self, _st: &mut ConnectionState, _now: Instant) -> bool {
+        false
     }
 
     /// Under the lock: one event of the connection.
@@ -105,6 +143,13 @@ impl Dispatch {
                         let error = error.clone();
                         st.set_ready(Ready::Failed(Error::Handshake { target, error }));
                     }
+                    #[cfg(feature = "oauth")]
+                    Event::AuthorizationRequired(refusal) => match self.auth.as_mut() {
+                        Some(auth) => auth.required((**refusal).clone()),
+                        None => self
+                            .authorized
+                            .push(crate::oauth::AuthOutcome::Failed("no authorizer".into())),
+                    },
                     Event::Closed { reason } => {
                         if work.progress.is_empty() && self.held.is_empty() {
                             st.set_terminal(reason.clone());
@@ -139,6 +184,11 @@ impl Dispatch {
             if let Some(task) = self.start_handler(r) {
                 self.tasks.push(task);
             }
+        }
+        #[cfg(feature = "oauth")]
+        if let Some(outcome) = self.auth.as_mut().and_then(|a| a.poll(cx)) {
+            self.authorized.push(outcome);
+            progressed = true;
         }
         let mut i = 0;
         while i < self.tasks.len() {

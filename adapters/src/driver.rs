@@ -93,6 +93,12 @@ impl Driver {
         }
     }
 
+    /// Authorizes when the connection asks (HTTP with OAuth).
+    #[cfg(feature = "oauth")]
+    pub(crate) fn set_auth(&mut self, auth: crate::oauth::AuthSession) {
+        self.dispatch.set_auth(auth);
+    }
+
     /// One step under the lock. Returns whether anything happened, the work for outside the
     /// lock, and whether the connection is finished.
     fn step(&mut self, cx: &mut Context<'_>, st: &mut ConnectionState) -> (bool, AppWork, bool) {

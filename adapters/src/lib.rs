@@ -36,6 +36,8 @@ mod http_counters;
 mod http_io;
 mod isahc_backend;
 pub mod manager;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod pipe_io;
 mod serve;
 mod spawn;
@@ -118,6 +120,10 @@ pub struct ConnectOptions {
     /// Sees each HTTP exchange go out and its response head come back (method, URL without
     /// credentials, status, content type, session id; never a request header).
     pub on_http_exchange: Option<HttpExchangeObserver>,
+    /// OAuth for HTTP servers that answer `401` (default none: such a refusal ends the
+    /// request with the HTTP error). See [`oauth`].
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<oauth::OAuthOptions>,
 }
 
 impl Default for ConnectOptions {
@@ -139,6 +145,8 @@ impl Default for ConnectOptions {
             http_client: HttpClientOptions::default(),
             http_backend: None,
             on_http_exchange: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 }
@@ -256,20 +264,29 @@ fn connect_http(
                 },
             )?),
         };
-    let conn = Connection::http(
-        Instant::now(),
-        options.client_config(),
-        config,
-        options.http.clone(),
-    )?;
+    let mut http = options.http.clone();
+    #[cfg(feature = "oauth")]
+    let oauth = options.oauth.clone();
+    #[cfg(feature = "oauth")]
+    {
+        http.authorization |= oauth.is_some();
+    }
+    let conn = Connection::http(Instant::now(), options.client_config(), config, http)?;
     let counters = Arc::new(http_counters::CounterCells::default());
+    #[cfg(feature = "oauth")]
+    let auth_backend = backend.clone();
     let io = Box::new(http_io::HttpIo::new(
         backend,
         options.on_http_exchange.clone(),
         &options.http_client,
         counters.clone(),
     ));
-    let (client, driver) = options.finish(conn, config.url.clone(), 0, io);
+    #[allow(unused_mut)]
+    let (client, mut driver) = options.finish(conn, config.url.clone(), 0, io);
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = oauth {
+        driver.set_auth(oauth::AuthSession::new(oauth, auth_backend, &config.url));
+    }
     client.set_http_counters(counters);
     Ok((client, driver))
 }

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 mod accept;
+pub mod conformance_auth;
 pub mod fault_http;
 pub mod h2;
 pub mod proxy;

@@ -59,6 +59,10 @@ pub struct FlowConfig {
     /// Credentials configured for the authorization server this flow will reach (the caller
     /// keys them by issuer); used before anything else.
     pub pre_registered: Option<PreRegisteredClient>,
+    /// Clients kept from earlier flows (a dynamic registration, with its secret), by issuer:
+    /// used after [`pre_registered`](Self::pre_registered) when discovery leads to one's
+    /// issuer and, for a registration, it lists [`redirect_uri`](Self::redirect_uri).
+    pub known_clients: Vec<KnownClient>,
     /// The client's metadata-document URL (CIMD), used as `client_id` where the authorization
     /// server supports it.
     pub client_id_metadata_url: Option<Url>,
@@ -92,12 +96,38 @@ impl FlowConfig {
             client_name: client_name.to_owned(),
             redirect_uri: redirect_uri.to_owned(),
             pre_registered: None,
+            known_clients: Vec::new(),
             client_id_metadata_url: None,
             scopes: None,
             offline_access: true,
             exchange_timeout: Duration::from_secs(30),
             authorization_timeout: Duration::from_secs(300),
             max_authorizations: 3,
+        }
+    }
+}
+
+/// A client identity kept for an authorization server: what a flow's [`Credentials`] say of
+/// the client, to use again at the same issuer.
+///
+/// Its `Debug` hides the client secret.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownClient {
+    /// The authorization server's issuer.
+    pub issuer: String,
+    /// How the client authenticates there (its identity, with any secret).
+    pub client_auth: ClientAuth,
+    /// The dynamic registration that made it, if one did.
+    pub registration: Option<RegisteredClient>,
+}
+
+impl KnownClient {
+    /// The client of `credentials`.
+    pub fn of(credentials: &Credentials) -> KnownClient {
+        KnownClient {
+            issuer: credentials.issuer.clone(),
+            client_auth: credentials.client_auth.clone(),
+            registration: credentials.registration.clone(),
         }
     }
 }

@@ -376,8 +376,8 @@ impl Authorization {
         self.scopes = scopes;
     }
 
-    /// The client identity: the previous one at the same issuer, pre-registered, a metadata
-    /// document, or a registration request.
+    /// The client identity: the previous one at the same issuer, pre-registered, one kept for
+    /// the issuer, a metadata document, or a registration request.
     fn choose_client(&mut self, io: &mut Io, now: Instant) -> Outcome {
         self.choose_scopes();
         if let Some(previous) = self
@@ -387,6 +387,19 @@ impl Authorization {
         {
             self.client_auth = Some(previous.client_auth.clone());
             self.registration.clone_from(&previous.registration);
+            return self.authorize(io, now);
+        }
+        let issuer = self.recorded_issuer();
+        let redirect_uri = &self.config.redirect_uri;
+        let known = self.config.known_clients.iter().find(|k| {
+            k.issuer == issuer
+                && k.registration.as_ref().is_none_or(|r| {
+                    r.redirect_uris.is_empty() || r.redirect_uris.contains(redirect_uri)
+                })
+        });
+        if let (None, Some(known)) = (&self.config.pre_registered, known) {
+            self.client_auth = Some(known.client_auth.clone());
+            self.registration.clone_from(&known.registration);
             return self.authorize(io, now);
         }
         let Some(endpoints) = &self.endpoints else {

@@ -1,0 +1,147 @@
+//! Carries out one [`OAuthFlow`]: its HTTP requests over the connection's backend (redirects
+//! never followed, bodies read whole under a cap), the user's part through the
+//! [`Authorizer`](super::Authorizer), each under the flow's own deadline.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use futures_lite::{AsyncReadExt, FutureExt};
+use mcpwire_core::oauth::flow::{Credentials, FlowError, FlowOutput, OAuthFlow};
+use mcpwire_core::oauth::token::HttpRequestSpec;
+use mcpwire_core::{HttpMethod, HttpRequest};
+
+use super::OAuthOptions;
+use crate::HttpBackend;
+
+/// The largest metadata, registration or token response read (1 MiB).
+const MAX_BODY: u64 = 1024 * 1024;
+
+/// Seconds since the Unix epoch, for token expiry.
+pub(super) fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Runs `flow` to its end.
+pub(super) async fn drive(
+    mut flow: OAuthFlow,
+    backend: Arc<dyn HttpBackend>,
+    options: &OAuthOptions,
+) -> Result<Credentials, FlowError> {
+    loop {
+        let Some(output) = flow.poll_output() else {
+            // The flow always asks for something until it ends.
+            return Err(FlowError::Transport {
+                during: "authorization",
+                reason: "the flow stopped without an outcome".into(),
+            });
+        };
+        match output {
+            FlowOutput::Done(credentials) => return Ok(*credentials),
+            FlowOutput::Failed(error) => return Err(error),
+            FlowOutput::Http { exchange, request } => {
+                let deadline = flow.poll_timeout();
+                match within(deadline, exchange_http(&*backend, request, options)).await {
+                    None => timed_out(&mut flow, deadline),
+                    Some(Ok((status, headers, body))) => {
+                        let now = Instant::now();
+                        flow.handle_response(now, exchange, status, &headers, &body, unix_now());
+                    }
+                    Some(Err(reason)) => flow.handle_failure(Instant::now(), exchange, &reason),
+                }
+            }
+            FlowOutput::Authorize { url } => {
+                let deadline = flow.poll_timeout();
+                match within(deadline, options.authorizer.authorize(&url)).await {
+                    None => timed_out(&mut flow, deadline),
+                    Some(Ok(redirect)) => {
+                        if let Err(error) = flow.handle_redirect(Instant::now(), &redirect) {
+                            if !flow.is_finished() {
+                                // Not the redirect this flow waits for (another `state`): with
+                                // one answer from the authorizer there is no other to wait for.
+                                return Err(FlowError::Callback(error));
+                            }
+                        }
+                    }
+                    Some(Err(error)) => {
+                        return Err(FlowError::Transport {
+                            during: "user's authorization",
+                            reason: error.0,
+                        })
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The deadline passed: the flow is told at (or after) it.
+fn timed_out(flow: &mut OAuthFlow, deadline: Option<Instant>) {
+    let now = Instant::now();
+    flow.handle_timeout(deadline.map_or(now, |d| d.max(now)));
+}
+
+/// `future`'s output, or `None` when `deadline` passes first.
+async fn within<T>(deadline: Option<Instant>, future: impl Future<Output = T>) -> Option<T> {
+    let Some(deadline) = deadline else {
+        return Some(future.await);
+    };
+    async { Some(future.await) }
+        .or(async {
+            async_io::Timer::at(deadline).await;
+            None
+        })
+        .await
+}
+
+/// Whether `url` may be reached: `https`, or `http` on a loopback host (or anywhere when
+/// allowed).
+fn allowed(url: &url::Url, options: &OAuthOptions) -> Result<(), String> {
+    let loopback = match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if loopback || options.allow_insecure_http => Ok(()),
+        _ => Err(format!(
+            "{} is not https (authorization servers must use TLS; \
+             OAuthOptions::allow_insecure_http allows plain http)",
+            mcpwire_core::error::redact_url(url.as_str())
+        )),
+    }
+}
+
+/// One request of the flow: its status, headers and whole body.
+async fn exchange_http(
+    backend: &dyn HttpBackend,
+    spec: HttpRequestSpec,
+    options: &OAuthOptions,
+) -> Result<(u16, Vec<(String, String)>, Vec<u8>), String> {
+    allowed(&spec.url, options)?;
+    let method = match spec.method {
+        "POST" => HttpMethod::Post,
+        "DELETE" => HttpMethod::Delete,
+        _ => HttpMethod::Get,
+    };
+    let request = HttpRequest {
+        exchange: 0,
+        method,
+        url: spec.url.to_string(),
+        headers: spec.headers,
+        body: spec.body,
+    };
+    let response = backend.send(request).await.map_err(|f| f.message)?;
+    let mut body = Vec::new();
+    response
+        .body
+        .take(MAX_BODY)
+        .read_to_end(&mut body)
+        .await
+        .map_err(|e| format!("reading the response: {e}"))?;
+    Ok((response.status, response.headers, body))
+}

@@ -1,0 +1,100 @@
+//! The conformance suite's authorization scenarios (`auth/*`), as the conformance client plays
+//! them: mcpwire's public OAuth options, configured from the scenario's context (never from
+//! the wire), with an [`Authorizer`] that does what the suite's authorization server expects of
+//! a browser: it GETs the authorization URL and reads the `302`'s `Location` without
+//! following it.
+
+use std::sync::Arc;
+
+use mcpwire::core::{HttpMethod, HttpRequest};
+use mcpwire::oauth::{
+    AuthorizeError, Authorizer, OAuthOptions, PreRegisteredClient, Revision, Url,
+};
+use mcpwire::{BoxFuture, HttpBackend, IsahcBackend};
+use serde_json::Value;
+
+/// The metadata-document URL the suite's authorization servers expect as `client_id` (fixed
+/// by the suite).
+pub const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// Any absolute URL does: the suite never calls it, it only redirects to it.
+pub const REDIRECT_URI: &str = "http://127.0.0.1:3000/callback";
+
+/// Whether a scenario is one of the authorization scenarios.
+pub fn is_auth(scenario: &str) -> bool {
+    scenario.starts_with("auth/")
+}
+
+/// Whether the scenario expects the client to give up (a non-zero exit is its pass).
+pub fn may_fail(scenario: &str) -> bool {
+    matches!(
+        scenario,
+        "auth/scope-retry-limit" | "auth/resource-mismatch"
+    )
+}
+
+/// A browser stand-in: GET the authorization URL, hand back the redirect's `Location`.
+struct FollowOnce {
+    backend: Arc<dyn HttpBackend>,
+}
+
+impl Authorizer for FollowOnce {
+    fn authorize(&self, url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
+        let request = HttpRequest {
+            exchange: 0,
+            method: HttpMethod::Get,
+            url: url.to_string(),
+            headers: Vec::new(),
+            body: Vec::new(),
+        };
+        let sent = self.backend.send(request);
+        Box::pin(async move {
+            let response = sent.await.map_err(|f| AuthorizeError(f.message))?;
+            let location = response
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("location"))
+                .map(|(_, v)| v.clone());
+            location.ok_or_else(|| {
+                AuthorizeError(format!(
+                    "the authorization endpoint answered {} without a redirect",
+                    response.status
+                ))
+            })
+        })
+    }
+}
+
+/// The OAuth options for an authorization scenario, from its context (`MCP_CONFORMANCE_CONTEXT`) and the
+/// spec version under test (`MCP_CONFORMANCE_PROTOCOL_VERSION`).
+pub fn options() -> Result<OAuthOptions, String> {
+    let backend: Arc<dyn HttpBackend> = Arc::new(IsahcBackend::new()?);
+    let mut options = OAuthOptions::new(FollowOnce { backend }, REDIRECT_URI);
+    options.client_name = "mcpwire conformance client".into();
+    options.client_id_metadata_url = Some(Url::parse(CLIENT_METADATA_URL).expect("valid"));
+    options.revision = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
+        Ok("2026-07-28") => Revision::V2026_07_28,
+        Ok("2025-03-26") => Revision::V2025_03_26,
+        _ => Revision::V2025_11_25,
+    };
+    if let Some(context) = context()? {
+        let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
+        if let Some(client_id) = field("client_id") {
+            options.pre_registered = Some(PreRegisteredClient {
+                client_id,
+                client_secret: field("client_secret"),
+            });
+        }
+    }
+    Ok(options)
+}
+
+/// The scenario's context, if the suite gave one.
+fn context() -> Result<Option<Value>, String> {
+    match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+        Ok(text) if !text.is_empty() => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| format!("MCP_CONFORMANCE_CONTEXT is not JSON: {e}")),
+        _ => Ok(None),
+    }
+}
