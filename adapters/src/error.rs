@@ -60,6 +60,12 @@ pub enum Error {
     /// its stderr.
     #[error("connection closed: {0}")]
     Closed(Arc<str>),
+    /// A skill was not found, or was rejected: a file read did not match its entry (size,
+    /// digest, `SKILL.md` frontmatter), or the entry breaks the extension's rules. Nothing of
+    /// a rejected skill is given out.
+    #[cfg(feature = "skills")]
+    #[error(transparent)]
+    Skill(#[from] mcpwire_core::skills::SkillError),
 }
 
 /// A call as it was made: what [`Client::reissue`](crate::Client::reissue) sends again.

@@ -40,6 +40,7 @@ pub mod manager;
 pub mod oauth;
 mod pipe_io;
 mod serve;
+mod skills;
 mod spawn;
 mod stderr;
 mod tls_diagnosis;

@@ -24,8 +24,8 @@ mod verify;
 
 #[cfg(feature = "skills")]
 pub use verify::{
-    digest_of, verify_file, verify_skill, verify_skill_md, FieldDiff, SkillError, SkillFile,
-    VerifiedSkill,
+    digest_of, verify_file, verify_skill, verify_skill_md, FieldDiff, LoadedSkill, SkillError,
+    SkillFile, VerifiedSkill,
 };
 
 /// The extension's identifier, the key of `capabilities.extensions` a server declares it under.

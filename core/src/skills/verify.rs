@@ -102,6 +102,20 @@ pub enum SkillError {
         /// The file.
         uri: String,
     },
+    /// No skill the server lists has that name, path or URI.
+    #[error("no skill named `{name}`")]
+    NotFound {
+        /// The name asked for.
+        name: String,
+    },
+    /// Several skills the server lists have that name: ask for one by its path or URI.
+    #[error("several skills are named `{name}`: {}", .uris.join(", "))]
+    Ambiguous {
+        /// The name asked for.
+        name: String,
+        /// The `SKILL.md` URIs of the skills of that name.
+        uris: Vec<String>,
+    },
 }
 
 /// One frontmatter field that differs: its value in the file and in the entry (`None`: absent).
@@ -167,6 +181,51 @@ impl VerifiedSkill {
     /// The skill's `SKILL.md`.
     pub fn skill_md(&self) -> Option<&SkillFile> {
         self.files.iter().find(|f| f.uri == self.entry.uri)
+    }
+}
+
+/// A loaded skill: the entry it was loaded from, held while acting on it, and its verified
+/// `SKILL.md`. Its other files are read when needed, each verified against the same entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedSkill {
+    /// The entry held.
+    pub entry: Skill,
+    /// The verified `SKILL.md`.
+    pub skill_md: SkillFile,
+}
+
+impl LoadedSkill {
+    /// Loads a skill from its entry and the `resources/read` result of its `SKILL.md`
+    /// ([`verify_skill_md`]).
+    pub fn new(entry: Skill, read: &ReadResourceResult) -> Result<Self, SkillError> {
+        let skill_md = verify_skill_md(&entry, read)?;
+        Ok(LoadedSkill { entry, skill_md })
+    }
+
+    /// The URI of a file of the skill: `path` relative to the skill's root
+    /// (`references/FORMS.md`), or a URI as it is.
+    pub fn resolve(&self, path: &str) -> String {
+        match self.entry.root() {
+            Some(root) if !path.contains("://") => {
+                format!("{root}{}", path.trim_start_matches('/'))
+            }
+            _ => path.to_owned(),
+        }
+    }
+
+    /// Verifies a file of the skill read with `resources/read` ([`verify_file`]).
+    pub fn verify(&self, uri: &str, read: &ReadResourceResult) -> Result<SkillFile, SkillError> {
+        verify_file(&self.entry, uri, read)
+    }
+
+    /// The files of the skill other than its `SKILL.md`, in the entry's order.
+    pub fn other_files(&self) -> impl Iterator<Item = &SkillResource> {
+        let md = self.entry.uri.as_str();
+        self.entry
+            .files()
+            .unwrap_or(&[])
+            .iter()
+            .filter(move |f| f.uri != md)
     }
 }
 

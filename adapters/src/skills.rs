@@ -1,0 +1,132 @@
+//! Skills over MCP (SEP-2640) on [`Client`]: the listing, and the loading of a skill with every
+//! file it reads verified against the skill's entry.
+//!
+//! Files are read only when asked for: [`Client::list_skills`] reads none,
+//! [`Client::load_skill`] reads the `SKILL.md` alone, [`Client::read_skill_file`] one supporting
+//! file, and [`Client::get_skill`] (load, then every file) all of them. A file that does not
+//! match its entry, or a `SKILL.md` whose frontmatter differs from the entry's, is
+//! [`Error::Skill`] and nothing more of that skill is read.
+
+use mcpwire_core::skills::{GetSkillResult, ListSkillsResult, Skill};
+use mcpwire_core::types::typed_result;
+use mcpwire_core::McpCall;
+
+use crate::client::{CallOptions, Client};
+use crate::error::Error;
+
+impl Client {
+    /// Every skill the server lists (`skills/list` over all pages); no skill file is read.
+    /// The server must declare the `io.modelcontextprotocol/skills` extension.
+    pub async fn list_skills(&self) -> Result<Vec<Skill>, Error> {
+        let raw = self
+            .send_call(&CallOptions::default(), McpCall::list_skills())
+            .await?;
+        Ok(typed_result::<ListSkillsResult>(&raw, "skills/list")?.skills)
+    }
+
+    /// The entry of the skill whose `SKILL.md` is `uri` (`skills/get`), listed or not; no skill
+    /// file is read.
+    pub async fn skill_entry(&self, uri: &str) -> Result<Skill, Error> {
+        let raw = self
+            .send_call(&CallOptions::default(), McpCall::get_skill(uri))
+            .await?;
+        Ok(typed_result::<GetSkillResult>(&raw, "skills/get")?.skill)
+    }
+}
+
+#[cfg(feature = "skills")]
+mod verified {
+    use mcpwire_core::skills::{LoadedSkill, Skill, SkillError, SkillFile, VerifiedSkill};
+
+    use crate::client::Client;
+    use crate::error::Error;
+
+    impl Client {
+        /// The entry of the skill `name`: a `SKILL.md` URI is asked for with `skills/get`; a
+        /// name or a skill path (`acme/billing/refunds`) is looked up in the listing, where it
+        /// must name one skill.
+        pub async fn find_skill(&self, name: &str) -> Result<Skill, Error> {
+            if name.contains("://") {
+                return self.skill_entry(name).await;
+            }
+            let mut found: Vec<Skill> = self
+                .list_skills()
+                .await?
+                .into_iter()
+                .filter(|s| s.is_named(name))
+                .collect();
+            // A path or URI names one skill even when names collide.
+            if found.len() > 1 {
+                found.retain(|s| s.path() == Some(name));
+            }
+            match found.len() {
+                1 => Ok(found.remove(0)),
+                0 => Err(SkillError::NotFound { name: name.into() }.into()),
+                _ => Err(SkillError::Ambiguous {
+                    name: name.into(),
+                    uris: found.into_iter().map(|s| s.uri).collect(),
+                }
+                .into()),
+            }
+        }
+
+        /// Loads the skill `name` (see [`find_skill`](Self::find_skill)): its entry is
+        /// checked, then its `SKILL.md` alone is read and verified (size, digest, frontmatter
+        /// field by field). Its other files are read later, when needed, with
+        /// [`read_skill_file`](Self::read_skill_file).
+        pub async fn load_skill(&self, name: &str) -> Result<LoadedSkill, Error> {
+            let entry = self.find_skill(name).await?;
+            self.load_skill_entry(entry).await
+        }
+
+        /// Loads a skill from an entry already held (from [`list_skills`](Self::list_skills)
+        /// or [`skill_entry`](Self::skill_entry)): as [`load_skill`](Self::load_skill).
+        pub async fn load_skill_entry(&self, entry: Skill) -> Result<LoadedSkill, Error> {
+            entry.check()?;
+            let read = self.read_resource(&entry.uri).await?;
+            Ok(LoadedSkill::new(entry, &read)?)
+        }
+
+        /// Reads one file of a loaded skill, by its path in the skill (`references/FORMS.md`)
+        /// or its URI, and verifies it against the entry held. A file the entry does not list is
+        /// refused before anything is read.
+        pub async fn read_skill_file(
+            &self,
+            skill: &LoadedSkill,
+            path: &str,
+        ) -> Result<SkillFile, Error> {
+            let uri = skill.resolve(path);
+            if uri == skill.entry.uri {
+                return Ok(skill.skill_md.clone());
+            }
+            let files = skill.entry.files().unwrap_or(&[]);
+            if !files.iter().any(|f| f.uri == uri) {
+                return Err(SkillError::NotListed { uri }.into());
+            }
+            let read = self.read_resource(&uri).await?;
+            Ok(skill.verify(&uri, &read)?)
+        }
+
+        /// The skill `name` (see [`find_skill`](Self::find_skill)) with every file read and
+        /// verified, as [`get_skill_from`](Self::get_skill_from).
+        pub async fn get_skill(&self, name: &str) -> Result<VerifiedSkill, Error> {
+            let entry = self.find_skill(name).await?;
+            self.get_skill_from(entry).await
+        }
+
+        /// A skill from an entry already held, with every file read and verified: its
+        /// `SKILL.md` first (a mismatch there reads nothing more), then each other file in the
+        /// entry's order, stopping at the first that does not match.
+        pub async fn get_skill_from(&self, entry: Skill) -> Result<VerifiedSkill, Error> {
+            let loaded = self.load_skill_entry(entry).await?;
+            let mut files = Vec::new();
+            for file in loaded.entry.files().unwrap_or(&[]) {
+                files.push(self.read_skill_file(&loaded, &file.uri).await?);
+            }
+            Ok(VerifiedSkill {
+                entry: loaded.entry,
+                files,
+            })
+        }
+    }
+}
