@@ -265,13 +265,13 @@ fn connect_http(
                 },
             )?),
         };
-    let mut http = options.http.clone();
     #[cfg(feature = "oauth")]
     let oauth = options.oauth.clone();
-    #[cfg(feature = "oauth")]
-    {
-        http.authorization |= oauth.is_some();
-    }
+    let http = HttpOptions {
+        #[cfg(feature = "oauth")]
+        authorization: options.http.authorization || oauth.is_some(),
+        ..options.http.clone()
+    };
     let conn = Connection::http(Instant::now(), options.client_config(), config, http)?;
     let counters = Arc::new(http_counters::CounterCells::default());
     #[cfg(feature = "oauth")]
