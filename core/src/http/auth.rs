@@ -148,6 +148,7 @@ impl HttpClient {
         };
         if !self.auth.enabled
             || self.closing
+            || self.protocol.is_closed()
             || !asks_for_authorization(status, ex.challenge.as_ref())
             || matches!(ex.kind, ExchangeKind::Delete)
         {
@@ -192,6 +193,10 @@ impl HttpClient {
         self.auth.header = Some(format!("Bearer {token}"));
         self.configured.set_authorization(self.auth.header.clone());
         self.auth.generation += 1;
+        if self.protocol.is_closed() {
+            // The connection ended while it waited: nothing goes any more.
+            self.auth.clear();
+        }
         if let Some(waiting) = self.auth.waiting.take() {
             for parked in waiting.parked {
                 self.release(parked);

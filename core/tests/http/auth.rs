@@ -335,3 +335,30 @@ fn a_refused_probe_is_no_sign_of_the_era_it_goes_again_with_the_token() {
         Some("Bearer tok-1")
     );
 }
+
+#[test]
+fn a_connection_that_ended_while_waiting_sends_nothing_when_the_token_comes() {
+    let config = ClientConfig {
+        capabilities: caps(),
+        era: Era::Handshake,
+        init_timeout: Duration::from_secs(5),
+        ..ClientConfig::default()
+    };
+    let mut h = H::connect(config, endpoint(), authorizing());
+    let init = h.find("POST initialize");
+    refuse(&mut h, init, 401, CHALLENGE);
+    h.advance_to_next_deadline();
+    assert!(h.c.is_closed(), "{:?}", h.events);
+    assert!(h.events.iter().any(|e| matches!(e, Event::Closed { .. })));
+    h.log.clear();
+    h.c.set_access_token(h.now, "late");
+    h.c.authorization_failed(h.now, "late");
+    h.pump();
+    assert!(h.log.is_empty(), "{:?}", h.log);
+    assert!(!h
+        .events
+        .iter()
+        .skip_while(|e| !matches!(e, Event::Closed { .. }))
+        .skip(1)
+        .any(|e| !matches!(e, Event::Diagnostic(_))));
+}

@@ -97,6 +97,11 @@ struct Harness {
     out_bytes: usize,
     /// Every session the connection has had (a resume goes in the session of its stream).
     sessions: Vec<String>,
+    /// HTTP: whether refusals ask for authorization.
+    authorizing: bool,
+    /// An authorization was asked for and not yet given or refused.
+    auth_asked: bool,
+    tokens: u32,
 }
 
 /// A server message as text, with the id of our request it answers (if any).
@@ -198,6 +203,7 @@ impl Harness {
                 // Short enough that the fuzzer's clock reaches them.
                 head_timeout: Some(Duration::from_millis(if short { 20 } else { 2_000 })),
                 body_idle_timeout: Some(Duration::from_millis(if short { 20 } else { 2_000 })),
+                authorization: extra & 0x01 != 0,
             };
             Connection::http(epoch, config, &server, options).expect("every era is spoken")
         } else {
@@ -238,6 +244,9 @@ impl Harness {
             closed_seen: false,
             out_bytes: 0,
             sessions: Vec::new(),
+            authorizing: http && extra & 0x01 != 0,
+            auth_asked: false,
+            tokens: 0,
         }
     }
 
@@ -481,11 +490,36 @@ impl Harness {
                 assert!(!self.http, "a restart over HTTP");
                 assert!(!self.closed_seen, "a restart after Closed");
             }
+            Event::AuthorizationRequired(r) => {
+                assert!(
+                    self.http && self.authorizing,
+                    "an authorization asked out of place"
+                );
+                assert!(!self.auth_asked, "asked twice for one authorization");
+                assert!(matches!(r.status, 401 | 403), "{r:?}");
+                self.auth_asked = true;
+            }
             Event::Closed { .. } => {
                 assert!(!self.closed_seen, "Closed twice");
                 self.closed_seen = true;
             }
         }
+    }
+
+    /// Answers an authorization asked for: a token, or a refusal.
+    fn authorize(&mut self, op: u8) {
+        if !self.auth_asked {
+            return;
+        }
+        self.auth_asked = false;
+        if op & 0x10 == 0 {
+            self.tokens += 1;
+            let token = format!("tok-{}", self.tokens);
+            self.conn.set_access_token(self.now, &token);
+        } else {
+            self.conn.authorization_failed(self.now, "refused");
+        }
+        self.drain();
     }
 
     // ---- operations ----
@@ -589,6 +623,12 @@ impl Harness {
             headers.push((
                 "WWW-Authenticate".to_owned(),
                 r#"Bearer resource_metadata="http://127.0.0.1:1/.well-known/x""#.to_owned(),
+            ));
+        }
+        if status == 403 {
+            headers.push((
+                "WWW-Authenticate".to_owned(),
+                r#"Bearer error="insufficient_scope", scope="more""#.to_owned(),
             ));
         }
         if let Some(e) = self.exchanges.get_mut(&ex) {
@@ -933,6 +973,8 @@ impl Harness {
     }
 
     fn jump(&mut self, op: u8, input: &mut Input<'_>) -> Option<()> {
+        // The driver's authorization ends at some point in time, as a timer would.
+        self.authorize(op);
         let by = if op & 0x20 == 0 {
             Duration::from_millis(u64::from(input.u16()?))
         } else {
