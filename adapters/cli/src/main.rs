@@ -25,6 +25,7 @@ mod nouns;
 mod progress;
 mod servers;
 mod show;
+mod skills;
 mod target;
 mod verbose;
 mod watch;
@@ -39,6 +40,7 @@ mod exit {
     pub const CALL: u8 = 4;
     pub const TIMEOUT: u8 = 5;
     pub const NO_RESPONSE: u8 = 6;
+    pub const UNVERIFIED: u8 = 7;
 }
 
 const EXIT_CODES: &str = "\
@@ -51,6 +53,8 @@ Exit codes:
   5  the call timed out
   6  decode: the body yields no response for the request (or decodes differently
      when split another way)
+  7  skills NAME: a file of the skill does not match the skill's entry (size, digest,
+     SKILL.md frontmatter); nothing of the skill is printed
 
 With --config FILE, `servers` starts its enabled servers and tells their states (exit 0
 whatever they are). With several enabled servers there (and no --server), `tools` lists them
@@ -202,6 +206,9 @@ enum Command {
     Resources(nouns::ResourcesArgs),
     /// The server's prompts; `prompts get NAME key=value…`.
     Prompts(nouns::PromptsArgs),
+    /// The server's skills (SEP-2640); with a NAME, that skill's files, each verified against
+    /// the skill's entry. Listing reads no file.
+    Skills(skills::SkillsArgs),
     /// Pings the server and prints the round trip's time (handshake era).
     Ping {
         /// Print as JSON.
@@ -530,6 +537,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             }
             Command::Resources(a) => nouns::resources(&client, a, timeout).await,
             Command::Prompts(a) => nouns::prompts(&client, a, timeout).await,
+            Command::Skills(a) => skills::skills(&client, a, timeout).await,
             Command::Ping { json } => nouns::ping(&client, json, timeout).await,
             Command::Complete(a) => nouns::complete(&client, a, timeout).await,
             Command::LogLevel { level, json } => {

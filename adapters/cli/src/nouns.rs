@@ -94,7 +94,7 @@ fn opts(timeout: Duration) -> CallOptions {
 }
 
 /// Prints rows as columns, each as wide as its widest cell; the last column is not padded.
-fn table(header: &[&str], rows: &[Vec<String>]) {
+pub(super) fn table(header: &[&str], rows: &[Vec<String>]) {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -118,7 +118,8 @@ fn table(header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
-fn first_line(text: Option<&str>) -> String {
+/// The first line of a text, cut at 80 characters.
+pub(super) fn first_line(text: Option<&str>) -> String {
     truncate(text.unwrap_or("").lines().next().unwrap_or(""), 80)
 }
 
