@@ -1050,6 +1050,55 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_client_for_the_issuer_is_used_unless_registered_for_another_redirect() {
+        let registered = |uris: &[&str]| RegisteredClient {
+            client_id: "kept-client".into(),
+            client_secret: Some("kept-secret".into()),
+            client_id_issued_at: None,
+            client_secret_expires_at: None,
+            token_endpoint_auth_method: Some("client_secret_post".into()),
+            redirect_uris: uris.iter().map(|u| u.to_string()).collect(),
+            grant_types: Vec::new(),
+            registration_access_token: None,
+            registration_client_uri: None,
+            extra: Default::default(),
+        };
+        let kept = |issuer: &str, uris: &[&str]| KnownClient {
+            issuer: issuer.into(),
+            client_auth: ClientAuth::SecretPost {
+                client_id: "kept-client".into(),
+                secret: "kept-secret".into(),
+            },
+            registration: Some(registered(uris)),
+        };
+        // Kept for this issuer and this redirect URI: no registration.
+        let mut c = config(Revision::V2025_11_25);
+        c.known_clients = vec![kept("http://elsewhere", &[REDIRECT]), kept(AS, &[REDIRECT])];
+        let mut t = discovered(c.clone(), json!({}));
+        let url = t.authorize_ok();
+        assert_eq!(query(&url, "client_id").as_deref(), Some("kept-client"));
+        let token = t.answer("POST", "http://localhost:4000/token", 200, &token_ok());
+        assert_eq!(
+            field(&token, "client_secret").as_deref(),
+            Some("kept-secret")
+        );
+        assert!(t.log.iter().all(|l| !l.contains("register")), "{:?}", t.log);
+        let done = t.done();
+        assert_eq!(done.registration, Some(registered(&[REDIRECT])));
+
+        // Registered for another redirect URI, or kept for another issuer: registers anew.
+        for known in [
+            kept(AS, &["http://127.0.0.1:1/other"]),
+            kept("http://elsewhere", &[REDIRECT]),
+        ] {
+            c.known_clients = vec![known];
+            let mut t = discovered(c.clone(), json!({}));
+            let (_, request) = t.http();
+            assert_eq!(request.url.as_str(), "http://localhost:4000/register");
+        }
+    }
+
+    #[test]
     fn identity_pre_registered_then_cimd_then_dcr() {
         // pre-registration: no registration endpoint, Basic with the configured pair.
         let mut c = config(Revision::V2025_11_25);
