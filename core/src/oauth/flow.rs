@@ -111,7 +111,7 @@ impl FlowConfig {
 /// the client, to use again at the same issuer.
 ///
 /// Its `Debug` hides the client secret.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KnownClient {
     /// The authorization server's issuer.
     pub issuer: String,
@@ -136,7 +136,7 @@ impl KnownClient {
 /// step them up. Keep it per (issuer, resource).
 ///
 /// Its `Debug` hides the tokens and the client secret.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Credentials {
     /// The tokens.
     pub tokens: TokenSet,

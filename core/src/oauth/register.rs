@@ -128,7 +128,7 @@ fn application_type_for(redirect_uri: &str) -> &'static str {
 /// A client as the authorization server registered it (RFC 7591 §3.2.1).
 ///
 /// Its `Debug` hides the client secret and the registration access token.
-#[derive(Clone, PartialEq)]
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RegisteredClient {
     /// `client_id`.
     pub client_id: String,
@@ -151,6 +151,7 @@ pub struct RegisteredClient {
     /// `registration_client_uri` (RFC 7592), if any.
     pub registration_client_uri: Option<String>,
     /// Every other member, kept.
+    #[serde(default)]
     pub extra: Map<String, Value>,
 }
 

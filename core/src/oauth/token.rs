@@ -166,8 +166,23 @@ fn redact_json(value: &mut Value) {
 /// server that compares exactly rejects the added `/` (oauth.md §1.5, §5.7), so the string the
 /// Protected Resource Metadata gave (or the server URL, on the legacy path) is sent as is, in the
 /// authorization request and in every token request alike.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Resource(String);
+
+impl TryFrom<String> for Resource {
+    type Error = InvalidResource;
+
+    fn try_from(raw: String) -> Result<Resource, InvalidResource> {
+        Resource::parse(&raw)
+    }
+}
+
+impl From<Resource> for String {
+    fn from(resource: Resource) -> String {
+        resource.0
+    }
+}
 
 /// Why a string cannot be a resource indicator (RFC 8707 §2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -205,7 +220,11 @@ impl fmt::Display for Resource {
 }
 
 /// How the client authenticates at the token endpoint (RFC 6749 §2.3, OAuth 2.1 §2.4).
-#[derive(Clone, PartialEq, Eq)]
+///
+/// Serialized (for a token store) with its method as `"method"`: `none`, `secret_basic`,
+/// `secret_post`.
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "method", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ClientAuth {
     /// A public client (`none`): `client_id` in the body, no secret anywhere.
@@ -539,7 +558,7 @@ pub enum TokenError {
 /// The tokens of one token response.
 ///
 /// Its `Debug` hides the access, refresh and ID tokens and the values of unknown members.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TokenSet {
     /// The access token.
     pub access_token: String,
@@ -560,6 +579,7 @@ pub struct TokenSet {
     /// `issued_token_type` (RFC 8693 token exchange), if any.
     pub issued_token_type: Option<String>,
     /// Every other member, kept.
+    #[serde(default)]
     pub extra: Map<String, Value>,
 }
 
