@@ -409,3 +409,12 @@ mod verification {
         assert!(check(only_forms).contains("do not list its SKILL.md"));
     }
 }
+
+proptest::proptest! {
+    /// Whatever the text, reading it ends with a mapping or an error, never a panic.
+    #[test]
+    fn reading_any_frontmatter_never_panics(text in "[ a-z0-9:#'\"|>+.~!&*\\-\\[\\]{},\t\n\\\\]{0,120}") {
+        let _ = split(&text);
+        let _ = parse(&text);
+    }
+}
