@@ -27,6 +27,7 @@
 mod calls;
 mod client;
 pub mod config;
+mod disk;
 mod dispatch;
 mod driver;
 mod error;

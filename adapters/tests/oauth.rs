@@ -346,10 +346,13 @@ fn a_second_connection_uses_the_stored_token_without_signing_in() {
 
 #[test]
 fn a_token_is_refreshed_ahead_of_its_expiry() {
-    // Expires in 61 s; refreshed 60 s ahead, so about a second after it is had.
-    let setup = Setup::new(61);
+    // Expires in 2 s, refreshed 1 s ahead (the margin is never more than half the token's
+    // life, so a short-lived token is not refreshed over and over).
+    let setup = Setup::new(2);
+    let mut options = setup.options();
+    options.oauth.as_mut().unwrap().refresh_margin = Duration::from_secs(1);
     smol::block_on(async {
-        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), setup.options())
+        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), options)
             .await
             .expect("connected");
         for _ in 0..200 {
@@ -396,4 +399,253 @@ async fn join_all<T>(futures: Vec<impl std::future::Future<Output = T>>) -> Vec<
     })
     .await;
     out.into_iter().map(Option::unwrap).collect()
+}
+
+// ---- stores and the terminal's sign-in ----
+
+/// A fresh folder under the system's temporary folder, removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::SeqCst);
+        let dir = std::env::temp_dir().join(format!(
+            "mcpwire-oauth-test-{}-{name}-{n}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        }
+        out.push(p);
+    }
+    out
+}
+
+#[test]
+fn a_sign_in_is_kept_in_files_and_survives_a_restart_with_an_expired_token_refreshed() {
+    let tmp = TempDir::new("restart");
+    // Tokens that are already stale when the next run starts.
+    let setup = Setup::new(30);
+    let file_store = || Arc::new(mcpwire::oauth::FileTokenStore::new(&tmp.0));
+    let options = |setup: &Setup| {
+        let mut o = setup.options();
+        o.oauth.as_mut().unwrap().store = file_store();
+        o
+    };
+    smol::block_on(async {
+        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), options(&setup))
+            .await
+            .expect("connected");
+        client.call_tool("echo", json!({})).await.expect("called");
+        client.close().await;
+    });
+    // The layout: a 0700 folder, 0600 files named by hashes, no token or URL in a name.
+    let files = files_under(&tmp.0);
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.strip_prefix(&tmp.0).unwrap().display().to_string())
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with("tokens/")), "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("clients/")), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.contains("access") && !n.contains("127.0.0.1")),
+        "{names:?}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&tmp.0), 0o700);
+        for f in files.iter().filter(|p| p.is_file()) {
+            assert_eq!(mode(f), 0o600, "{}", f.display());
+        }
+    }
+    let sign_ins = file_store().sign_ins().unwrap();
+    assert_eq!(sign_ins.len(), 1);
+    assert_eq!(
+        (sign_ins[0].server.as_str(), sign_ins[0].issuer.as_str()),
+        (MCP, AS)
+    );
+    assert!(sign_ins[0].refreshable);
+
+    // The next run: the server no longer takes the old token; the kept refresh token does,
+    // with no sign-in and no registration.
+    setup.fake.revoke();
+    smol::block_on(async {
+        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), options(&setup))
+            .await
+            .expect("connected");
+        client.call_tool("echo", json!({})).await.expect("called");
+        client.close().await;
+    });
+    let s = setup.server();
+    assert_eq!(
+        (s.authorizations, s.registrations, s.refresh_grants),
+        (1, 1, 1)
+    );
+    drop(s);
+    // Logging out forgets the tokens, not the client.
+    smol::block_on(mcpwire::oauth::TokenStore::remove(&*file_store(), MCP)).unwrap();
+    assert!(file_store().sign_ins().unwrap().is_empty());
+}
+
+/// Run by the crash test as a child: saves credentials in a loop until killed.
+#[test]
+#[ignore = "a child process of a_write_killed_halfway_leaves_the_old_token_whole"]
+fn store_writer_child() {
+    let Some(dir) = std::env::var_os("MCPWIRE_TEST_STORE_DIR") else {
+        panic!("MCPWIRE_TEST_STORE_DIR is not set: this runs as a child of the crash test");
+    };
+    let store = mcpwire::oauth::FileTokenStore::new(dir);
+    let big = "x".repeat(256 * 1024);
+    for i in 0u64.. {
+        let mut c = sample_credentials(&format!("token-{i}"));
+        c.tokens.extra.insert("padding".into(), json!(big));
+        smol::block_on(mcpwire::oauth::TokenStore::save(&store, MCP, c)).unwrap();
+        if i == 0 {
+            println!("first written");
+        }
+    }
+}
+
+fn sample_credentials(token: &str) -> mcpwire::oauth::Credentials {
+    let tokens = serde_json::from_value(json!({"access_token": token, "token_type": "Bearer",
+        "expires_at": 4_000_000_000u64, "refresh_token": "r", "scopes": ["a"], "id_token": null,
+        "issued_token_type": null}))
+    .unwrap();
+    mcpwire::oauth::Credentials {
+        tokens,
+        client_auth: serde_json::from_value(json!({"method": "none", "client_id": "c"})).unwrap(),
+        registration: None,
+        issuer: AS.into(),
+        resource: None,
+        token_endpoint: Url::parse("http://127.0.0.1:9/as/token").unwrap(),
+        requested_scopes: vec!["a".into()],
+        authorizations: 1,
+    }
+}
+
+#[test]
+fn a_write_killed_halfway_leaves_the_old_token_whole() {
+    use std::io::BufRead;
+    let tmp = TempDir::new("crash");
+    let store = mcpwire::oauth::FileTokenStore::new(&tmp.0);
+    for round in 0..10u64 {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--ignored", "--exact", "store_writer_child", "--nocapture"])
+            .env("MCPWIRE_TEST_STORE_DIR", &tmp.0)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the test binary runs again");
+        // Wait until it has written once, then kill it at some point of a later write.
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        while !line.contains("first written") {
+            line.clear();
+            assert!(
+                out.read_line(&mut line).unwrap() > 0,
+                "the writer ended early"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5 + round * 7));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let loaded = smol::block_on(mcpwire::oauth::TokenStore::load(&store, MCP))
+            .unwrap()
+            .expect("a whole token after the kill");
+        assert!(loaded.tokens.access_token.starts_with("token-"));
+        assert_eq!(
+            loaded.tokens.extra["padding"].as_str().map(str::len),
+            Some(256 * 1024)
+        );
+    }
+}
+
+#[test]
+fn the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests() {
+    use std::io::{Read, Write};
+    let setup = Setup::new(3600);
+    let authorizer = mcpwire::oauth::LoopbackAuthorizer::bind(0)
+        .expect("a port on 127.0.0.1")
+        .open_browser(false);
+    let redirect = authorizer.redirect_uri();
+    assert!(redirect.starts_with("http://127.0.0.1:") && redirect.ends_with("/callback"));
+    let port: u16 = redirect
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/callback")
+        .parse()
+        .unwrap();
+    // A browser that follows the authorization server's redirect itself: stray requests
+    // first, then the redirect with the code.
+    let statuses = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = statuses.clone();
+    let authorizer = authorizer.show_url(move |url: &Url| {
+        let state = url
+            .query_pairs()
+            .find(|(k, _)| k == "state")
+            .map(|(_, v)| v.into_owned())
+            .unwrap();
+        let redirect_uri = url
+            .query_pairs()
+            .find(|(k, _)| k == "redirect_uri")
+            .map(|(_, v)| v.into_owned())
+            .unwrap();
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let get = |target: &str| {
+                let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+                write!(s, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+                let mut answer = String::new();
+                s.read_to_string(&mut answer).unwrap();
+                let status = answer.lines().next().unwrap_or("").to_owned();
+                seen.lock().unwrap().push(status);
+            };
+            get("/favicon.ico");
+            get("/callback?code=forged&state=not-yours");
+            // The `302` the authorization server answers, followed.
+            let location = format!("{redirect_uri}?code=the-code&state={state}");
+            let target = location.trim_start_matches(&format!("http://127.0.0.1:{port}"));
+            get(target);
+        });
+    });
+    let mut options = setup.options();
+    let mut oauth = OAuthOptions::new(authorizer, &redirect);
+    oauth.store = setup.store.clone();
+    options.oauth = Some(oauth);
+    smol::block_on(async {
+        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), options)
+            .await
+            .expect("connected");
+        client.call_tool("echo", json!({})).await.expect("called");
+        client.close().await;
+    });
+    let statuses = statuses.lock().unwrap().clone();
+    assert_eq!(
+        statuses,
+        [
+            "HTTP/1.1 404 Not Found",
+            "HTTP/1.1 400 Bad Request",
+            "HTTP/1.1 200 OK"
+        ]
+    );
+    assert_eq!(setup.server().code_grants, 1);
 }

@@ -13,6 +13,8 @@
 //!
 //! Tokens never appear in a URL, a log line, an error or a `Debug`.
 
+mod file_store;
+mod loopback;
 mod run;
 mod session;
 mod store;
@@ -20,6 +22,8 @@ mod store;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use file_store::{FileTokenStore, StoredSignIn};
+pub use loopback::{LoopbackAuthorizer, UrlShower};
 pub use mcpwire_core::oauth::discovery::Revision;
 pub use mcpwire_core::oauth::flow::{Credentials, FlowError};
 pub use mcpwire_core::oauth::register::PreRegisteredClient;

@@ -131,8 +131,14 @@ impl AuthSession {
         let (Some(expires_at), Some(_)) = (c.tokens.expires_at, &c.tokens.refresh_token) else {
             return;
         };
+        // A margin longer than the token's life would refresh it over and over: then it is
+        // refreshed halfway to its expiry instead, and never sooner than a second from now.
         let margin = self.options.refresh_margin.as_secs();
-        let wait = expires_at.saturating_sub(margin).saturating_sub(unix_now());
+        let remaining = expires_at.saturating_sub(unix_now());
+        let wait = remaining
+            .saturating_sub(margin)
+            .max(remaining / 2)
+            .max(1);
         let at = Instant::now().checked_add(Duration::from_secs(wait));
         if let Some(at) = at {
             self.refresh = Some((at, async_io::Timer::at(at)));

@@ -1,0 +1,239 @@
+//! Signing a person in from a terminal (RFC 8252, native apps): the sign-in page's URL shown
+//! (and opened in a browser when there is a display), the redirect caught by a listener on
+//! `127.0.0.1`, or the redirect's URL pasted on stdin for a remote shell.
+
+use std::io::{self, BufRead};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_io::{Async, Timer};
+use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
+
+use super::{AuthorizeError, Authorizer, Url};
+use crate::handlers::BoxFuture;
+
+/// The path the redirect comes back to.
+const CALLBACK: &str = "/callback";
+
+/// How long one connection to the listener may take to send its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest request head read.
+const MAX_HEAD: usize = 16 * 1024;
+
+/// Shows the user where to sign in.
+pub type UrlShower = Arc<dyn Fn(&Url) + Send + Sync>;
+
+/// An [`Authorizer`] for a person at a terminal (see the module docs). Its redirect URI is
+/// [`redirect_uri`](Self::redirect_uri): give that to
+/// [`OAuthOptions::new`](super::OAuthOptions::new).
+///
+/// Requests to the listener that are not the awaited redirect (another path, another `state`)
+/// are answered `404` or `400` and ignored: a stray or forged request cannot end the sign-in.
+/// How long the user may take is the flow's
+/// [`authorization_timeout`](super::OAuthOptions::authorization_timeout).
+#[derive(Clone)]
+pub struct LoopbackAuthorizer {
+    listener: Arc<Async<TcpListener>>,
+    port: u16,
+    open_browser: bool,
+    read_stdin: bool,
+    show: UrlShower,
+}
+
+impl std::fmt::Debug for LoopbackAuthorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopbackAuthorizer")
+            .field("port", &self.port)
+            .field("open_browser", &self.open_browser)
+            .field("read_stdin", &self.read_stdin)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoopbackAuthorizer {
+    /// Listens on `127.0.0.1:port` (`0`: a port the system picks; a fixed one for
+    /// authorization servers that compare redirect URIs exactly). By default the URL is
+    /// written to stderr, a browser is opened when there is a display, and stdin is not read.
+    pub fn bind(port: u16) -> io::Result<LoopbackAuthorizer> {
+        let listener = Async::<TcpListener>::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port))?;
+        let port = listener.get_ref().local_addr()?.port();
+        Ok(LoopbackAuthorizer {
+            listener: Arc::new(listener),
+            port,
+            open_browser: true,
+            read_stdin: false,
+            show: Arc::new(|url: &Url| {
+                eprintln!("Sign in at this address (it opens in your browser if it can):\n  {url}")
+            }),
+        })
+    }
+
+    /// The redirect URI: `http://127.0.0.1:<port>/callback`.
+    pub fn redirect_uri(&self) -> String {
+        format!("http://127.0.0.1:{}{CALLBACK}", self.port)
+    }
+
+    /// Whether to open a browser (when there is a display; default yes).
+    pub fn open_browser(mut self, open: bool) -> Self {
+        self.open_browser = open;
+        self
+    }
+
+    /// Whether to take the redirect's URL (or its query) pasted on stdin too, for a shell on
+    /// another machine than the browser (default no).
+    pub fn read_stdin(mut self, read: bool) -> Self {
+        self.read_stdin = read;
+        self
+    }
+
+    /// How to show the user the sign-in URL (default: a line on stderr).
+    pub fn show_url(mut self, show: impl Fn(&Url) + Send + Sync + 'static) -> Self {
+        self.show = Arc::new(show);
+        self
+    }
+}
+
+impl Authorizer for LoopbackAuthorizer {
+    fn authorize(&self, url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
+        let state = url
+            .query_pairs()
+            .find(|(k, _)| k == "state")
+            .map(|(_, v)| v.into_owned());
+        (self.show)(url);
+        if self.open_browser && has_display() {
+            open_in_browser(url);
+        }
+        let listener = self.listener.clone();
+        let redirect_uri = self.redirect_uri();
+        let caught =
+            async move { catch_redirect(&listener, &redirect_uri, state.as_deref()).await };
+        if !self.read_stdin {
+            return Box::pin(caught);
+        }
+        Box::pin(caught.or(pasted()))
+    }
+}
+
+/// Accepts connections until the redirect with the awaited `state` comes.
+async fn catch_redirect(
+    listener: &Async<TcpListener>,
+    redirect_uri: &str,
+    state: Option<&str>,
+) -> Result<String, AuthorizeError> {
+    loop {
+        let (stream, _) = listener
+            .accept()
+            .await
+            .map_err(|e| AuthorizeError(format!("the redirect listener failed: {e}")))?;
+        let handled = async { Some(one_request(stream, state).await) }
+            .or(async {
+                Timer::after(REQUEST_TIMEOUT).await;
+                None
+            })
+            .await;
+        if let Some(Some(query)) = handled {
+            return Ok(format!("{redirect_uri}?{query}"));
+        }
+    }
+}
+
+/// Reads one request; answers it; the query when it is the awaited redirect.
+async fn one_request(mut stream: Async<TcpStream>, state: Option<&str>) -> Option<String> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 2048];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
+        let n = stream.read(&mut buf).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let line = head.split(|b| *b == b'\n').next().unwrap_or_default();
+    let line = String::from_utf8_lossy(line);
+    let mut words = line.split_whitespace();
+    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let got_state = url::form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == "state")
+        .map(|(_, v)| v.into_owned());
+    let awaited = method == "GET" && path == CALLBACK && got_state.as_deref() == state;
+    let (status, page) = match (awaited, path == CALLBACK) {
+        (true, _) => (
+            "200 OK",
+            "Signed in. You can close this window and go back to the terminal.",
+        ),
+        (false, true) => (
+            "400 Bad Request",
+            "This is not the sign-in being waited for.",
+        ),
+        (false, false) => ("404 Not Found", "Nothing here."),
+    };
+    let body = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>mcpwire</title></head>\
+         <body><p>{page}</p></body></html>"
+    );
+    let response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
+         Connection: close\r\nCache-Control: no-store\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.flush().await;
+    awaited.then(|| query.to_owned())
+}
+
+/// A line pasted on stdin: the redirect's URL, or its query.
+async fn pasted() -> Result<String, AuthorizeError> {
+    loop {
+        let line = smol::unblock(|| {
+            let mut line = String::new();
+            io::stdin().lock().read_line(&mut line).map(|n| (n, line))
+        })
+        .await;
+        match line {
+            Ok((0, _)) => {
+                // No stdin (closed): only the listener is left; wait for it.
+                return std::future::pending().await;
+            }
+            Ok((_, line)) if line.trim().is_empty() => continue,
+            Ok((_, line)) => return Ok(line.trim().to_owned()),
+            Err(e) => return Err(AuthorizeError(format!("reading stdin: {e}"))),
+        }
+    }
+}
+
+/// Whether a browser can be shown: a graphical session on Linux and other Unix; always on
+/// macOS and Windows.
+fn has_display() -> bool {
+    if cfg!(any(target_os = "macos", windows)) {
+        return true;
+    }
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()))
+}
+
+/// Opens `url` in the user's browser, best effort (the URL was shown anyway).
+fn open_in_browser(url: &Url) {
+    let url = url.as_str();
+    #[cfg(target_os = "macos")]
+    let command = std::process::Command::new("open").arg(url).spawn();
+    // `rundll32` takes the URL as one argument: no shell reads its `&`s.
+    #[cfg(windows)]
+    let command = std::process::Command::new("rundll32")
+        .args(["url.dll,FileProtocolHandler", url])
+        .spawn();
+    #[cfg(not(any(target_os = "macos", windows)))]
+    let command = std::process::Command::new("xdg-open")
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Ok(mut child) = command {
+        // Reaped off the async threads; its outcome does not matter.
+        std::thread::spawn(move || child.wait());
+    }
+}
