@@ -27,6 +27,13 @@
 //! [`Credentials::authorizations`], which a step-up continues, so that
 //! [`FlowConfig::max_authorizations`] bounds every authorization made for one logical request
 //! (oauth.md §5 trap (e)).
+//!
+//! [`FlowConfig::grant`] chooses how the tokens are had once the authorization server is known:
+//! the authorization code (the default, with the user), or one of the extensions' grants with
+//! no user ([`Grant`]: client credentials with a secret or a signed JWT, enterprise-managed
+//! authorization, a workload's JWT). Those need no registration and no redirect; their
+//! authorizations count against the same budget, and a client assertion is signed at the Unix
+//! time of the response that led to it.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -38,6 +45,7 @@ mod steps;
 use steps::Authorization;
 
 use super::discovery::{DiscoveryError, Revision};
+use super::grants::Grant;
 use super::pkce::CallbackError;
 use super::register::{IdentityError, PreRegisteredClient, RegisterError, RegisteredClient};
 use super::token::{
@@ -78,6 +86,9 @@ pub struct FlowConfig {
     /// How many authorizations one logical request may cause, step-ups included (default 3,
     /// oauth.md §1.9, §5 trap (e)).
     pub max_authorizations: u32,
+    /// How tokens are had (default: the authorization-code flow, with the user). The other
+    /// grants do the same discovery, then their own token requests (see [`Grant`]).
+    pub grant: Grant,
 }
 
 impl FlowConfig {
@@ -103,6 +114,7 @@ impl FlowConfig {
             exchange_timeout: Duration::from_secs(30),
             authorization_timeout: Duration::from_secs(300),
             max_authorizations: 3,
+            grant: Grant::AuthorizationCode,
         }
     }
 }
@@ -216,6 +228,14 @@ pub enum FlowError {
     ScopeNotGrantable {
         /// The challenge's scopes.
         scopes: Vec<String>,
+    },
+    /// The identity provider's token exchange gave a token of another type than asked.
+    #[error("the token exchange gave a {got} where {expected} was asked")]
+    UnexpectedTokenType {
+        /// The type asked for.
+        expected: &'static str,
+        /// The `issued_token_type` received.
+        got: String,
     },
     /// No answer in time.
     #[error("no answer in time during the {during}")]
@@ -533,6 +553,9 @@ fn refreshed(previous: &Credentials, status: u16, body: &[u8], unix_now: u64) ->
         Err(error) => Err(error.into()),
     }
 }
+
+#[cfg(test)]
+mod grant_tests;
 
 #[cfg(test)]
 mod tests {

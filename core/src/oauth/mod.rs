@@ -5,12 +5,17 @@
 //! The parts, each pure and tested on its own: [`challenge`] (`WWW-Authenticate`, RFC 9110),
 //! [`discovery`] (where Protected Resource Metadata and authorization-server metadata are
 //! looked for, in order, and how they are checked), [`pkce`] (S256 and `state`), [`register`]
-//! (dynamic client registration), [`token`] (token requests and responses, expiry).
+//! (dynamic client registration), [`token`] (token requests and responses, expiry), [`jwt`]
+//! (ES256 JWTs the client signs: `private_key_jwt` assertions), [`grants`] (the extensions'
+//! grants, with no user: client credentials, enterprise-managed authorization, workload
+//! identity).
 //! [`flow`] puts them together: the whole flow as a sans-IO state machine ([`flow::OAuthFlow`]).
 
 pub mod challenge;
 pub mod discovery;
 pub mod flow;
+pub mod grants;
+pub mod jwt;
 pub mod pkce;
 pub mod register;
 pub mod token;

@@ -57,7 +57,11 @@ pub struct HttpRequestSpec {
 
 impl HttpRequestSpec {
     /// A `POST` of `fields` as `application/x-www-form-urlencoded`, asking for JSON.
-    fn form(url: &Url, fields: &[(&str, &str)], authorization: Option<String>) -> HttpRequestSpec {
+    pub(crate) fn form(
+        url: &Url,
+        fields: &[(&str, &str)],
+        authorization: Option<String>,
+    ) -> HttpRequestSpec {
         let mut body = form_urlencoded::Serializer::new(String::new());
         for (name, value) in fields {
             body.append_pair(name, value);
@@ -281,7 +285,7 @@ impl ClientAuth {
     }
 
     /// Adds this method's body fields to `fields`.
-    fn body_fields<'a>(&'a self, fields: &mut Vec<(&'static str, &'a str)>) {
+    pub(crate) fn body_fields<'a>(&'a self, fields: &mut Vec<(&'static str, &'a str)>) {
         match self {
             ClientAuth::None { client_id } => fields.push(("client_id", client_id)),
             ClientAuth::SecretPost { client_id, secret } => {

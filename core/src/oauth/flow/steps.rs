@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use url::Url;
 
+mod machine;
+
 use super::{Credentials, FlowConfig, FlowError, FlowOutput, Io, Outcome, ASM, PRM};
 use crate::oauth::challenge::{bearer, parse_challenges, Challenge};
 use crate::oauth::discovery::{
@@ -25,6 +27,8 @@ pub(super) enum Step {
     Register,
     /// Waiting for [`super::OAuthFlow::handle_redirect`].
     Redirect,
+    /// Waiting for the identity provider's token exchange (enterprise-managed).
+    Exchange,
     /// Waiting for the token response.
     Token,
 }
@@ -130,6 +134,7 @@ impl Authorization {
             Step::AsMetadata { .. } => ASM,
             Step::Register => "registration",
             Step::Redirect => "authorization",
+            Step::Exchange => "token exchange",
             Step::Token => "token",
         }
     }
@@ -200,15 +205,20 @@ impl Authorization {
     ) -> Outcome {
         match self.step {
             Step::Prm { .. } => self.on_prm(io, now, status, body),
-            Step::AsMetadata { .. } => self.on_metadata(io, now, status, body),
+            Step::AsMetadata { .. } => self.on_metadata(io, now, status, body, unix_now),
             Step::Register => {
                 let registered = register::parse_registration(status, body)?;
                 self.client_auth = Some(registered.client_auth(self.as_methods()));
                 self.registration = Some(registered);
                 self.authorize(io, now)
             }
+            Step::Exchange => self.on_id_jag(io, now, status, body, unix_now),
             Step::Token => {
-                let tokens = token::parse_token_response(status, body, unix_now)?;
+                let mut tokens = token::parse_token_response(status, body, unix_now)?;
+                if self.config.grant.is_client_credentials() {
+                    // A new token is fetched instead (RFC 6749 §4.4.3: none should be issued).
+                    tokens.refresh_token = None;
+                }
                 Ok(Some(self.credentials(tokens)))
             }
             Step::Redirect => Ok(None),
@@ -291,7 +301,14 @@ impl Authorization {
 
     /// An AS metadata probe answered: check and use it, try the next URL, or (legacy only)
     /// use the default endpoints.
-    fn on_metadata(&mut self, io: &mut Io, now: Instant, status: u16, body: &[u8]) -> Outcome {
+    fn on_metadata(
+        &mut self,
+        io: &mut Io,
+        now: Instant,
+        status: u16,
+        body: &[u8],
+        unix_now: u64,
+    ) -> Outcome {
         let revision = self.revision();
         let Step::AsMetadata { urls, next } = &mut self.step else {
             return Ok(None);
@@ -320,7 +337,7 @@ impl Authorization {
                     registration,
                 });
                 self.metadata = Some(metadata);
-                self.choose_client(io, now)
+                self.choose_client(io, now, unix_now)
             }
             Probe::TryNext if *next < urls.len() => {
                 let url = urls[*next].clone();
@@ -338,7 +355,7 @@ impl Authorization {
                     token,
                     registration: Some(registration),
                 });
-                self.choose_client(io, now)
+                self.choose_client(io, now, unix_now)
             }
             Probe::TryNext => Err(FlowError::NoAuthorizationServerMetadata {
                 issuer: self.issuer.clone(),
@@ -351,8 +368,9 @@ impl Authorization {
         }
     }
 
-    /// The scopes to request (oauth.md §1.8, §1.9).
-    fn choose_scopes(&mut self) {
+    /// The scopes to request (oauth.md §1.8, §1.9); `offline_access` only when `offline` (a
+    /// grant with a user).
+    fn choose_scopes(&mut self, with_offline: bool) {
         let challenged = self.challenge.as_ref().and_then(Challenge::scope);
         let mut scopes = Vec::new();
         if let Some(previous) = &self.previous {
@@ -370,16 +388,21 @@ impl Authorization {
             .metadata
             .as_ref()
             .is_some_and(|m| m.supports_scope(&offline));
-        if self.config.offline_access && offered {
+        if with_offline && self.config.offline_access && offered {
             union(&mut scopes, [&offline]);
         }
         self.scopes = scopes;
     }
 
     /// The client identity: the previous one at the same issuer, pre-registered, one kept for
-    /// the issuer, a metadata document, or a registration request.
-    fn choose_client(&mut self, io: &mut Io, now: Instant) -> Outcome {
-        self.choose_scopes();
+    /// the issuer, a metadata document, or a registration request. A grant without a user goes
+    /// its own way from here.
+    fn choose_client(&mut self, io: &mut Io, now: Instant, unix_now: u64) -> Outcome {
+        if !self.config.grant.is_interactive() {
+            self.choose_scopes(false);
+            return self.machine_grant(io, now, unix_now);
+        }
+        self.choose_scopes(true);
         if let Some(previous) = self
             .previous
             .as_ref()
