@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use mcpwire::core::{HttpMethod, HttpRequest};
 use mcpwire::oauth::{
-    AuthorizeError, Authorizer, OAuthOptions, PreRegisteredClient, Revision, Url,
+    AuthorizeError, Authorizer, Grant, OAuthOptions, PreRegisteredClient, Revision, Url,
 };
 use mcpwire::{BoxFuture, HttpBackend, IsahcBackend};
 use serde_json::Value;
@@ -79,14 +79,63 @@ pub fn options() -> Result<OAuthOptions, String> {
     };
     if let Some(context) = context()? {
         let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
-        if let Some(client_id) = field("client_id") {
-            options.pre_registered = Some(PreRegisteredClient {
-                client_id,
-                client_secret: field("client_secret"),
-            });
+        let scenario = field("name").unwrap_or_default();
+        match grant(&scenario, &field)? {
+            Some(grant) => options.grant = grant,
+            None => {
+                if let Some(client_id) = field("client_id") {
+                    options.pre_registered = Some(PreRegisteredClient {
+                        client_id,
+                        client_secret: field("client_secret"),
+                    });
+                }
+            }
         }
     }
     Ok(options)
+}
+
+/// The grant without a user an extension scenario's context calls for (oauth.md §2.1), or
+/// `None` for the authorization code:
+/// - `client-credentials-*`: `client_id` with `private_key_pem` (and `signing_algorithm`
+///   ES256) or `client_secret`;
+/// - enterprise-managed (`cross-app-access-complete-flow` in 0.1.16): the `idp_*` fields, the
+///   ID token the identity provider would have given at sign-in, and `client_id` and
+///   `client_secret` at the authorization server;
+/// - `wif-jwt-bearer`: `client_id` and the workload's `valid_jwt`.
+fn grant(scenario: &str, field: &dyn Fn(&str) -> Option<String>) -> Result<Option<Grant>, String> {
+    let need = |name: &str| field(name).ok_or_else(|| format!("the context has no {name}"));
+    if scenario.contains("client-credentials") {
+        let client_id = need("client_id")?;
+        if let Some(pem) = field("private_key_pem") {
+            match field("signing_algorithm").as_deref() {
+                None | Some("ES256") => {}
+                Some(other) => return Err(format!("signing algorithm {other} is not supported")),
+            }
+            return Grant::private_key_jwt(&client_id, &pem)
+                .map(Some)
+                .map_err(|e| e.to_string());
+        }
+        return Ok(Some(Grant::client_secret(
+            &client_id,
+            &need("client_secret")?,
+        )));
+    }
+    if let Some(endpoint) = field("idp_token_endpoint") {
+        let endpoint = Url::parse(&endpoint).map_err(|e| format!("idp_token_endpoint: {e}"))?;
+        return Ok(Some(Grant::enterprise_managed(
+            endpoint,
+            &need("idp_client_id")?,
+            &need("idp_id_token")?,
+            &need("client_id")?,
+            &need("client_secret")?,
+        )));
+    }
+    if let Some(jwt) = field("valid_jwt") {
+        let client_id = field("client_id");
+        return Ok(Some(Grant::workload_identity(client_id.as_deref(), &jwt)));
+    }
+    Ok(None)
 }
 
 /// The scenario's context, if the suite gave one.

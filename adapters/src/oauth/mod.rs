@@ -26,6 +26,8 @@ pub use file_store::{FileTokenStore, StoredSignIn};
 pub use loopback::{LoopbackAuthorizer, UrlShower};
 pub use mcpwire_core::oauth::discovery::Revision;
 pub use mcpwire_core::oauth::flow::{Credentials, FlowError};
+pub use mcpwire_core::oauth::grants::{ClientCredential, EnterpriseManaged, Grant};
+pub use mcpwire_core::oauth::jwt::{Es256Key, JwtError};
 pub use mcpwire_core::oauth::register::PreRegisteredClient;
 pub(crate) use session::{AuthOutcome, AuthSession};
 pub use store::{KnownClient, MemoryTokenStore, StoreError, TokenStore};
@@ -84,6 +86,10 @@ pub struct OAuthOptions {
     /// loopback ones (default no: the spec requires HTTPS; `http://localhost`, `127.0.0.1`
     /// and `[::1]` are always allowed).
     pub allow_insecure_http: bool,
+    /// How tokens are had (default [`Grant::AuthorizationCode`], with the user). With a grant
+    /// without a user (client credentials, enterprise-managed, workload identity) the
+    /// authorizer is never asked, and a refused or expired token is simply fetched again.
+    pub grant: Grant,
 }
 
 impl OAuthOptions {
@@ -104,7 +110,15 @@ impl OAuthOptions {
             max_authorizations: 3,
             refresh_margin: Duration::from_secs(60),
             allow_insecure_http: false,
+            grant: Grant::AuthorizationCode,
         }
+    }
+
+    /// Options for a grant without a user (see [`OAuthOptions::grant`]), with the defaults.
+    pub fn without_user(grant: Grant) -> OAuthOptions {
+        let mut options = OAuthOptions::new(NoUser, "http://127.0.0.1/unused");
+        options.grant = grant;
+        options
     }
 
     /// The flow's configuration for `server_url`, with the clients kept for known issuers.
@@ -127,7 +141,17 @@ impl OAuthOptions {
         config.exchange_timeout = self.exchange_timeout;
         config.authorization_timeout = self.authorization_timeout;
         config.max_authorizations = self.max_authorizations;
+        config.grant = self.grant.clone();
         config
+    }
+}
+
+/// The authorizer of options without a user: never asked (the grant has no user's part).
+struct NoUser;
+
+impl Authorizer for NoUser {
+    fn authorize(&self, _url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
+        Box::pin(async { Err(AuthorizeError("no user to authorize".into())) })
     }
 }
 
@@ -140,6 +164,7 @@ impl std::fmt::Debug for OAuthOptions {
             .field("client_id_metadata_url", &self.client_id_metadata_url)
             .field("scopes", &self.scopes)
             .field("revision", &self.revision)
+            .field("grant", &self.grant)
             .finish_non_exhaustive()
     }
 }

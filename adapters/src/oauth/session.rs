@@ -178,7 +178,7 @@ async fn authorize(
         {
             let flow = OAuthFlow::refresh(Instant::now(), p, options.exchange_timeout);
             if let Ok(c) = drive(flow, backend.clone(), &options).await {
-                return keep(&*store, &server, c).await;
+                return keep(&options, &server, c).await;
             }
         }
     }
@@ -199,7 +199,7 @@ async fn authorize(
         None => OAuthFlow::start(now, config, &challenges, &random),
     };
     match drive(flow, backend, &options).await {
-        Ok(c) => keep(&*store, &server, c).await,
+        Ok(c) => keep(&options, &server, c).await,
         Err(e) => failed(e),
     }
 }
@@ -229,16 +229,19 @@ async fn refresh_ahead(
     }
     let flow = OAuthFlow::refresh(Instant::now(), &current, options.exchange_timeout);
     match drive(flow, backend, &options).await {
-        Ok(c) => keep(&*store, &server, c).await,
+        Ok(c) => keep(&options, &server, c).await,
         Err(_) => (AuthOutcome::Nothing, None),
     }
 }
 
-/// Stores new credentials (and their client) and hands their token on.
-async fn keep(store: &dyn super::TokenStore, server: &str, c: Credentials) -> TaskResult {
+/// Stores new credentials (and, for a grant with a user, their client) and hands their token
+/// on. A client of a grant without a user is never one a sign-in should reuse.
+async fn keep(options: &OAuthOptions, server: &str, c: Credentials) -> TaskResult {
     // A store that cannot write costs the next run a sign-in, not this one its token.
-    let _ = store.save_client(KnownClient::of(&c)).await;
-    let _ = store.save(server, c.clone()).await;
+    if options.grant.is_interactive() {
+        let _ = options.store.save_client(KnownClient::of(&c)).await;
+    }
+    let _ = options.store.save(server, c.clone()).await;
     (AuthOutcome::Token(c.tokens.access_token.clone()), Some(c))
 }
 
@@ -246,7 +249,8 @@ fn failed(error: FlowError) -> TaskResult {
     (AuthOutcome::Failed(error.to_string()), None)
 }
 
-/// 48 random bytes from the system: 32 for the PKCE verifier, 16 for `state`.
+/// 48 random bytes from the system: 32 for the PKCE verifier, 16 for `state` (or a client
+/// assertion's `jti`).
 fn random_bytes() -> Result<[u8; 48], String> {
     let mut random = [0u8; 48];
     getrandom::getrandom(&mut random).map_err(|e| format!("no randomness from the system: {e}"))?;

@@ -132,6 +132,54 @@ impl fmt::Debug for EnterpriseManaged {
 }
 
 impl Grant {
+    /// `client_credentials` with a client secret.
+    pub fn client_secret(client_id: &str, secret: &str) -> Grant {
+        Grant::ClientCredentials {
+            client_id: client_id.to_owned(),
+            credential: ClientCredential::Secret(secret.to_owned()),
+        }
+    }
+
+    /// `client_credentials` with `private_key_jwt`: assertions signed (ES256) with the P-256
+    /// key of a PKCS#8 PEM.
+    pub fn private_key_jwt(client_id: &str, pem: &str) -> Result<Grant, jwt::JwtError> {
+        Ok(Grant::ClientCredentials {
+            client_id: client_id.to_owned(),
+            credential: ClientCredential::PrivateKeyJwt(Es256Key::from_pkcs8_pem(pem)?),
+        })
+    }
+
+    /// Enterprise-managed authorization: `id_token` exchanged at `idp_token_endpoint` (as
+    /// public client `idp_client_id` there), then the ID-JAG presented with
+    /// `client_secret_basic` as `client_id`.
+    pub fn enterprise_managed(
+        idp_token_endpoint: Url,
+        idp_client_id: &str,
+        id_token: &str,
+        client_id: &str,
+        client_secret: &str,
+    ) -> Grant {
+        Grant::EnterpriseManaged(Box::new(EnterpriseManaged {
+            idp_token_endpoint,
+            idp_client: ClientAuth::None {
+                client_id: idp_client_id.to_owned(),
+            },
+            id_token: id_token.to_owned(),
+            client: ClientAuth::SecretBasic {
+                client_id: client_id.to_owned(),
+                secret: client_secret.to_owned(),
+            },
+        }))
+    }
+
+    /// The JWT-bearer grant with a workload's JWT (workload identity federation).
+    pub fn workload_identity(client_id: Option<&str>, assertion: &str) -> Grant {
+        Grant::JwtBearer {
+            client_id: client_id.map(str::to_owned),
+            assertion: assertion.to_owned(),
+        }
+    }
+
     /// Whether a user takes part (the authorization-code flow).
     pub fn is_interactive(&self) -> bool {
         matches!(self, Grant::AuthorizationCode)
@@ -365,5 +413,26 @@ mod tests {
             );
         }
         assert_eq!(format!("{:?}", Grant::default()), "AuthorizationCode");
+        let made = [
+            Grant::client_secret("c", "hunter2"),
+            Grant::private_key_jwt("c", TEST_PEM).unwrap(),
+            Grant::enterprise_managed(
+                Url::parse("http://idp/token").unwrap(),
+                "i",
+                "eyJhbGciOi.id.token",
+                "c",
+                "hunter2",
+            ),
+            Grant::workload_identity(Some("w"), "eyJhbGciOi.w.sig"),
+        ];
+        for grant in made {
+            assert!(!grant.is_interactive());
+            let debug = format!("{grant:?}");
+            assert!(
+                !debug.contains("hunter2") && !debug.contains("eyJhbGciOi"),
+                "{debug}"
+            );
+        }
+        assert!(Grant::private_key_jwt("c", "not a key").is_err());
     }
 }
