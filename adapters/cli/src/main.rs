@@ -12,12 +12,14 @@ use serde_json::{Map, Value};
 mod answers;
 mod args;
 mod ask;
+mod auth;
 mod broken_pipe;
 mod config_file;
 mod content;
 mod decode;
 mod demo;
 mod http_args;
+mod inspect;
 mod interrupt;
 mod logs;
 mod many;
@@ -139,6 +141,9 @@ struct ServerArgs {
     /// How an HTTP server is reached (TLS, proxy, HTTP versions, connections).
     #[command(flatten)]
     http_client: http_args::HttpArgs,
+    /// How a sign-in happens when an HTTP server asks for one (OAuth).
+    #[command(flatten)]
+    sign_in: auth::SignInArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -209,6 +214,10 @@ enum Command {
     /// The server's skills (SEP-2640); with a NAME, that skill's files, each verified against
     /// the skill's entry. Listing reads no file.
     Skills(skills::SkillsArgs),
+    /// Sign-ins to HTTP servers that need them (OAuth): `auth login` signs in now, `auth list`
+    /// shows the sign-ins kept, `auth logout` forgets one. Any command signs in when its
+    /// server asks, on a terminal.
+    Auth(auth::AuthArgs),
     /// Pings the server and prints the round trip's time (handshake era).
     Ping {
         /// Print as JSON.
@@ -359,6 +368,19 @@ fn main() -> ExitCode {
     if let Command::Decode(args) = &cli.command {
         return decode::main(args);
     }
+    if let Command::Auth(a) = &cli.command {
+        if !matches!(a.command, auth::AuthCommand::Login) {
+            let outcome = target_config(&cli.server)
+                .and_then(|config| auth::offline(&a.command, config.as_ref().map(|(c, _)| c)));
+            return match outcome {
+                Ok(code) => ExitCode::from(code),
+                Err(f) => {
+                    eprintln!("mcpwire: {}", f.message);
+                    ExitCode::from(f.code)
+                }
+            };
+        }
+    }
     if matches!(cli.command, Command::Demo) {
         let s = &cli.server;
         if s.stdio.is_some()
@@ -410,16 +432,27 @@ fn timeout(args: &ServerArgs) -> Result<Duration, Failure> {
     })
 }
 
-async fn run(cli: Cli) -> Result<u8, Failure> {
-    let verbose = cli.server.verbose;
-    let from_file = match (&cli.server.config, &cli.server.server) {
-        (Some(file), name) => Some(config_file::server(file, name.as_deref(), verbose)?),
-        (None, Some(name)) => Some(servers::find(name, verbose)?),
+/// The server named on the command line (`--config`, `--server` or `--http`), with its file's
+/// settings; `None` when none is named (the demo server, or `--stdio`).
+fn target_config(
+    args: &ServerArgs,
+) -> Result<Option<(mcpwire::ServerConfig, Option<mcpwire::config::LoadedServer>)>, Failure> {
+    let from_file = match (&args.config, &args.server) {
+        (Some(file), name) => Some(config_file::server(file, name.as_deref(), args.verbose)?),
+        (None, Some(name)) => Some(servers::find(name, args.verbose)?),
         (None, None) => None,
     };
-    let config = match &from_file {
-        Some(server) => server.config.clone(),
-        None => target::server_config(&cli.server)?,
+    Ok(match from_file {
+        Some(server) => Some((server.config.clone(), Some(server))),
+        None if args.http.is_some() => Some((target::server_config(args)?, None)),
+        None => None,
+    })
+}
+
+async fn run(cli: Cli) -> Result<u8, Failure> {
+    let (config, from_file) = match target_config(&cli.server)? {
+        Some(found) => found,
+        None => (target::server_config(&cli.server)?, None),
     };
     let settings = from_file.as_ref().map(|s| &s.settings);
     let file_era = settings.and_then(|s| s.era);
@@ -445,6 +478,12 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         ..ConnectOptions::default()
     };
     cli.server.http_client.apply(&mut options)?;
+    let login =
+        matches!(&cli.command, Command::Auth(a) if matches!(a.command, auth::AuthCommand::Login));
+    if login {
+        auth::forget(&config)?;
+    }
+    auth::apply(&cli.server.sign_in, &config, &mut options, login)?;
     if let Some(max) = cli.server.max_message_size {
         options.max_line = max;
         options.http.max_json_body = max;
@@ -517,8 +556,10 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     let watching = matches!(cli.command, Command::Watch(_));
     let work = async {
         match cli.command {
-            Command::Info { json } => info(&client, json),
-            Command::Tools { name, json } => tools(&client, name.as_deref(), json, timeout).await,
+            Command::Info { json } => inspect::info(&client, json),
+            Command::Tools { name, json } => {
+                inspect::tools(&client, name.as_deref(), json, timeout).await
+            }
             Command::Call {
                 tool,
                 args,
@@ -544,6 +585,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 nouns::log_level(&client, level, json, timeout).await
             }
             Command::Watch(a) => watch::run(&client, a, min_level, timeout).await,
+            Command::Auth(_) => auth::logged_in(&config),
             Command::Demo
             | Command::ServeDemo { .. }
             | Command::Decode(_)
@@ -601,104 +643,6 @@ fn describe(event: &Event) -> Option<String> {
         Event::Closed { reason } => format!("closed: {reason}"),
         _ => return None,
     })
-}
-
-fn info(client: &Client, json: bool) -> Result<u8, Failure> {
-    let init = client
-        .server_info()
-        .ok_or_else(|| Failure::new(exit::CONNECT, "no handshake"))?;
-    let era = client
-        .era()
-        .map(|e| e.to_string())
-        .unwrap_or_else(|| "unknown".into());
-    let transport = match client.http_transport() {
-        None => "stdio",
-        Some(mcpwire::HttpTransportKind::Streamable) => "streamable-http",
-        Some(_) => "sse (2024-11-05 HTTP+SSE)",
-    };
-    if json {
-        let v = serde_json::json!({
-            "era": era,
-            "transport": transport,
-            "protocolVersion": init.protocol_version,
-            "serverInfo": init.server_info,
-            "capabilities": init.capabilities,
-            "instructions": init.instructions,
-        });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-        return Ok(exit::OK);
-    }
-    println!("era:          {era}");
-    println!("transport:    {transport}");
-    println!("protocol:     {}", init.protocol_version);
-    let s = &init.server_info;
-    match &s.title {
-        Some(t) => println!("server:       {} {} ({t})", s.name, s.version),
-        None => println!("server:       {} {}", s.name, s.version),
-    }
-    let caps = serde_json::to_value(&init.capabilities).unwrap_or(Value::Null);
-    let names: Vec<&str> = caps
-        .as_object()
-        .map(|m| m.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    println!("capabilities: {}", names.join(", "));
-    if let Some(text) = &init.instructions {
-        println!("instructions:");
-        for line in text.lines() {
-            println!("  {line}");
-        }
-    }
-    Ok(exit::OK)
-}
-
-async fn tools(
-    client: &Client,
-    name: Option<&str>,
-    json: bool,
-    timeout: Duration,
-) -> Result<u8, Failure> {
-    let tools = client
-        .list_tools_with(CallOptions::default().timeout(timeout))
-        .await?;
-    if let Some(name) = name {
-        let tool = tools
-            .iter()
-            .find(|t| t.name == name)
-            .ok_or_else(|| args::unknown_tool(name, &tools))?;
-        match json {
-            true => println!("{}", serde_json::to_string_pretty(tool).unwrap_or_default()),
-            false => print!("{}", show::tool_detail(tool)),
-        }
-        return Ok(exit::OK);
-    }
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&tools).unwrap_or_default()
-        );
-        return Ok(exit::OK);
-    }
-    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
-    println!("{:width$}  DESCRIPTION", "NAME");
-    for t in &tools {
-        let description = t
-            .description
-            .as_deref()
-            .unwrap_or("")
-            .lines()
-            .next()
-            .unwrap_or("");
-        println!("{:width$}  {}", t.name, truncate(description, 100));
-    }
-    Ok(exit::OK)
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
-    }
-    let cut: String = s.chars().take(max - 1).collect();
-    format!("{cut}…")
 }
 
 /// What `mcpwire call` was asked.

@@ -487,7 +487,7 @@ fn tools(
             "{:w0$}  {:w1$}  {}",
             t.qualified,
             t.server,
-            super::truncate(first, 100)
+            super::inspect::truncate(first, 100)
         );
         println!("{}", line.trim_end());
     }

@@ -8,7 +8,8 @@ use clap::{Args, Subcommand};
 use mcpwire::{CallOptions, ChosenEra, Client, CompletionRef, Error};
 use serde_json::{json, Map, Value};
 
-use super::{args, content, exit, logs, truncate, Failure};
+use super::inspect::truncate;
+use super::{args, content, exit, logs, Failure};
 
 /// `mcpwire resources`.
 #[derive(Args, Debug)]

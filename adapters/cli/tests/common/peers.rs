@@ -112,3 +112,18 @@ pub fn python_http(mode: &str) -> HttpPeer {
         "Uvicorn running on",
     )
 }
+
+/// The Python MCP server that needs OAuth, with its own authorization server
+/// (`py_oauth_server.py`); its URL is the MCP endpoint.
+pub fn python_oauth() -> HttpPeer {
+    let port = free_port();
+    let mut command = Command::new(python());
+    command
+        .arg(peers().join("py_oauth_server.py"))
+        .args(["--port", &port.to_string()]);
+    http_peer(
+        command,
+        format!("http://127.0.0.1:{port}/mcp"),
+        "oauth server ready on",
+    )
+}

@@ -1,0 +1,275 @@
+//! Signing in to HTTP servers that need it: `mcpwire auth login|list|logout`, and the OAuth
+//! options every command uses against an HTTP server.
+//!
+//! A server that answers `401` gets the OAuth flow: a token kept from an earlier sign-in (or
+//! refreshed) when there is one, else, on a terminal, a sign-in in the browser (the page's
+//! address on stderr; the redirect caught on 127.0.0.1, or pasted). Sign-ins are kept in the
+//! user's state folder (`mcpwire::oauth::FileTokenStore`). A static token (`--bearer-env`,
+//! `--header "Authorization: …"`, a configuration file's headers) skips all of it.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+use mcpwire::oauth::{
+    AuthorizeError, Authorizer, FileTokenStore, LoopbackAuthorizer, MemoryTokenStore, OAuthOptions,
+    TokenStore, Url,
+};
+use mcpwire::{BoxFuture, ConnectOptions, ServerConfig};
+use serde_json::json;
+
+use super::{exit, Failure};
+
+/// How a sign-in may happen (for every command against an HTTP server).
+#[derive(Args, Debug, Default)]
+pub(super) struct SignInArgs {
+    /// Do not open a browser to sign in: only print the sign-in page's address.
+    #[arg(long, global = true)]
+    no_browser: bool,
+    /// Never sign in: a server that asks for a sign-in fails the command (kept sign-ins are
+    /// still used and refreshed).
+    #[arg(long, global = true, conflicts_with = "no_browser")]
+    no_sign_in: bool,
+    /// The port on 127.0.0.1 the sign-in's redirect comes back to (default: any free port;
+    /// set it for an authorization server that only takes a registered redirect URI).
+    #[arg(long, global = true, value_name = "PORT")]
+    redirect_port: Option<u16>,
+}
+
+/// `mcpwire auth …`.
+#[derive(Args, Debug)]
+pub(super) struct AuthArgs {
+    #[command(subcommand)]
+    pub(super) command: AuthCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub(super) enum AuthCommand {
+    /// Signs in to the --http server (or --server NAME, --config FILE) now, forgetting any
+    /// sign-in kept for it: the sign-in page opens in the browser (or its address is printed
+    /// with --no-browser); paste the address the browser ends on if it cannot reach this
+    /// machine.
+    Login,
+    /// The sign-ins kept: server, authorization server, expiry, scopes (never a token).
+    List {
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forgets the sign-in kept for the --http server (or every one with --all).
+    Logout {
+        /// Forget every sign-in.
+        #[arg(long)]
+        all: bool,
+    },
+}
+
+/// The store of sign-ins: the user's state folder, or (with a warning) memory.
+fn store() -> Arc<dyn TokenStore> {
+    match FileTokenStore::open_default() {
+        Ok(store) => Arc::new(store),
+        Err(e) => {
+            eprintln!("mcpwire: {e}; this sign-in will not be kept");
+            Arc::new(MemoryTokenStore::default())
+        }
+    }
+}
+
+/// Refuses every sign-in, saying how to sign in.
+struct NoSignIn(&'static str);
+
+impl Authorizer for NoSignIn {
+    fn authorize(&self, _url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
+        let why = self.0;
+        Box::pin(async move { Err(AuthorizeError(why.into())) })
+    }
+}
+
+/// Whether the server's configuration carries a token of its own.
+fn static_token(config: &ServerConfig) -> bool {
+    match config {
+        ServerConfig::Http(h) => h
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization")),
+        _ => true,
+    }
+}
+
+/// Sets `options.oauth` for an HTTP server without a static token. `login`: the command is
+/// `auth login` (a sign-in is what it is for, on a terminal or not).
+pub(super) fn apply(
+    args: &SignInArgs,
+    config: &ServerConfig,
+    options: &mut ConnectOptions,
+    login: bool,
+) -> Result<(), Failure> {
+    if static_token(config) {
+        return Ok(());
+    }
+    let interactive = login || std::io::stderr().is_terminal();
+    let (authorizer, redirect): (Arc<dyn Authorizer>, String) = if args.no_sign_in {
+        let why = "the server asks for a sign-in and --no-sign-in forbids one";
+        (Arc::new(NoSignIn(why)), "http://127.0.0.1/callback".into())
+    } else if !interactive {
+        let why = "the server asks for a sign-in: run `mcpwire auth login` with the same \
+                   server options on a terminal first";
+        (Arc::new(NoSignIn(why)), "http://127.0.0.1/callback".into())
+    } else {
+        let listener = LoopbackAuthorizer::bind(args.redirect_port.unwrap_or(0)).map_err(|e| {
+            Failure::new(
+                exit::CONNECT,
+                format!("cannot listen on 127.0.0.1 for the sign-in's redirect: {e}"),
+            )
+        })?;
+        let redirect = listener.redirect_uri();
+        let listener = listener
+            .open_browser(!args.no_browser)
+            .read_stdin(login || std::io::stdin().is_terminal())
+            .show_url(|url: &Url| {
+                eprintln!(
+                    "mcpwire: sign in at this address (or paste here where the browser ends):"
+                );
+                eprintln!("  {url}");
+            });
+        (Arc::new(listener), redirect)
+    };
+    let mut oauth = OAuthOptions::new(Shared(authorizer), &redirect);
+    oauth.store = store();
+    oauth.client_name = "mcpwire (command line)".into();
+    options.oauth = Some(oauth);
+    Ok(())
+}
+
+/// An authorizer chosen at run time.
+struct Shared(Arc<dyn Authorizer>);
+
+impl Authorizer for Shared {
+    fn authorize(&self, url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
+        self.0.authorize(url)
+    }
+}
+
+/// Before `auth login` connects: the sign-in kept for the server is forgotten, so a new one
+/// is made.
+pub(super) fn forget(config: &ServerConfig) -> Result<(), Failure> {
+    let ServerConfig::Http(h) = config else {
+        return Err(Failure::new(
+            exit::USAGE,
+            "auth login needs an HTTP server (--http URL, or --server NAME / --config FILE)",
+        ));
+    };
+    if static_token(config) {
+        return Err(Failure::new(
+            exit::USAGE,
+            "this server is given a token of its own (an Authorization header): nothing to sign in to",
+        ));
+    }
+    smol::block_on(store().remove(&h.url)).map_err(|e| Failure::new(exit::CONNECT, e.to_string()))
+}
+
+/// What `auth login` prints once connected: whether a sign-in happened.
+pub(super) fn logged_in(config: &ServerConfig) -> Result<u8, Failure> {
+    let ServerConfig::Http(h) = config else {
+        return Ok(exit::OK);
+    };
+    let kept = FileTokenStore::open_default()
+        .and_then(|s| s.sign_ins())
+        .unwrap_or_default();
+    match kept.iter().find(|s| s.server == h.url) {
+        Some(s) => {
+            println!(
+                "Signed in to {} (authorization server {}; {})",
+                s.server,
+                s.issuer,
+                expiry(s.expires_at)
+            );
+        }
+        None => println!("{} did not ask for a sign-in", h.url),
+    }
+    Ok(exit::OK)
+}
+
+/// `auth list` and `auth logout`, which connect to nothing.
+pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> Result<u8, Failure> {
+    let store =
+        FileTokenStore::open_default().map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+    match command {
+        AuthCommand::List { json } => {
+            let all = store
+                .sign_ins()
+                .map_err(|e| Failure::new(exit::CONNECT, e.to_string()))?;
+            if *json {
+                let items: Vec<_> = all
+                    .iter()
+                    .map(|s| {
+                        json!({"server": s.server, "issuer": s.issuer, "expiresAt": s.expires_at,
+                            "refreshable": s.refreshable, "scopes": s.scopes})
+                    })
+                    .collect();
+                println!("{}", serde_json::Value::Array(items));
+            } else if all.is_empty() {
+                println!("no sign-ins kept (in {})", store.dir().display());
+            } else {
+                for s in &all {
+                    let scopes = if s.scopes.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; scopes {}", s.scopes.join(" "))
+                    };
+                    let refresh = if s.refreshable { "; refreshable" } else { "" };
+                    println!(
+                        "{}  (authorization server {}; {}{refresh}{scopes})",
+                        s.server,
+                        s.issuer,
+                        expiry(s.expires_at)
+                    );
+                }
+            }
+            Ok(exit::OK)
+        }
+        AuthCommand::Logout { all } => {
+            let servers: Vec<String> = if *all {
+                let mut v: Vec<String> = store
+                    .sign_ins()
+                    .map_err(|e| Failure::new(exit::CONNECT, e.to_string()))?
+                    .into_iter()
+                    .map(|s| s.server)
+                    .collect();
+                v.dedup();
+                v
+            } else {
+                match config {
+                    Some(ServerConfig::Http(h)) => vec![h.url.clone()],
+                    _ => return Err(Failure::new(
+                        exit::USAGE,
+                        "auth logout needs --http URL (or --server NAME, --config FILE), or --all",
+                    )),
+                }
+            };
+            for server in &servers {
+                smol::block_on(store.remove(server))
+                    .map_err(|e| Failure::new(exit::CONNECT, e.to_string()))?;
+                println!("signed out of {server}");
+            }
+            Ok(exit::OK)
+        }
+        AuthCommand::Login => unreachable!("auth login connects"),
+    }
+}
+
+/// When a token expires, in words.
+fn expiry(expires_at: Option<u64>) -> String {
+    let Some(at) = expires_at else {
+        return "no expiry given".into();
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    match at.checked_sub(now) {
+        Some(left) if left >= 3600 => format!("expires in {} h", left / 3600),
+        Some(left) if left >= 60 => format!("expires in {} min", left / 60),
+        Some(left) => format!("expires in {left} s"),
+        None => "expired (refreshed when next used)".into(),
+    }
+}
