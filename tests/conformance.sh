@@ -3,8 +3,8 @@
 # tests/peers) against mcpwire's `conformance-client` for the client scenarios we support.
 #
 # Two versions of the suite are pinned side by side in tests/peers:
-# - 0.1.16 (`@modelcontextprotocol/conformance`): the four scenarios below and the 19
-#   authorization scenarios that are not extensions, always run.
+# - 0.1.16 (`@modelcontextprotocol/conformance`): the four scenarios below, the 19
+#   authorization scenarios that are not extensions and the 3 that are, always run.
 # - 0.2.0-alpha.12 (npm alias `conformance-next`): the 2025-11-25 scenarios again plus the
 #   2026-07-28 ones, each run at an explicit `--spec-version` (the suite hands it to the client
 #   as MCP_CONFORMANCE_PROTOCOL_VERSION), always run.
@@ -59,6 +59,17 @@ for s in "${AUTH_SCENARIOS[@]}"; do SCENARIOS+=("auth/$s"); done
 for s in "${AUTH_2025_11_25[@]}"; do NEXT_RUNS+=("2025-11-25 auth/$s"); done
 for s in "${AUTH_2026_07_28[@]}"; do NEXT_RUNS+=("2026-07-28 auth/$s"); done
 for s in "${AUTH_BACKCOMPAT[@]}"; do NEXT_RUNS+=("2025-03-26 auth/$s"); done
+# The authorization extensions (oauth.md §6), with no user: on 0.1.16 as it names them, and on
+# 0.2.0-alpha.12 at both revisions. Extension scenarios are on no spec timeline, so 0.2.0 runs
+# them at a spec version only when forced (FORCED_RUNS, `<spec version> <scenario>`).
+SCENARIOS+=(auth/client-credentials-jwt auth/client-credentials-basic
+    auth/cross-app-access-complete-flow)
+AUTH_EXTENSIONS=(client-credentials-jwt client-credentials-basic enterprise-managed-authorization
+    wif-jwt-bearer)
+FORCED_RUNS=()
+for s in "${AUTH_EXTENSIONS[@]}"; do
+    FORCED_RUNS+=("2025-11-25 auth/$s" "2026-07-28 auth/$s")
+done
 PEERS=tests/peers
 SUITE_JS=$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js
 NEXT_SUITE_JS=$PEERS/node_modules/conformance-next/dist/index.js
@@ -161,6 +172,14 @@ if [ "$NEXT" = 1 ]; then
         spec=${run%% *}
         scenario=${run#* }
         run_scenario "$scenario ($NEXT_SUITE_VERSION, spec $spec)" "$NEXT_SUITE_JS" "$scenario" --spec-version "$spec"
+    done
+fi
+
+if [ "$NEXT" = 1 ]; then
+    for run in "${FORCED_RUNS[@]}"; do
+        spec=${run%% *}
+        scenario=${run#* }
+        run_scenario "$scenario ($NEXT_SUITE_VERSION, spec $spec)" "$NEXT_SUITE_JS" "$scenario" --spec-version "$spec" --force
     done
 fi
 

@@ -21,6 +21,8 @@
 //! - `http-custom-headers`: list the tools, then make the calls `MCP_CONFORMANCE_CONTEXT` names.
 //! - `http-invalid-tool-headers`: list the tools and call every tool the list kept.
 //! - `json-schema-ref-no-deref`: list the tools.
+//! - `auth/*`: authorize as the server asks (the options from the scenario's context, see
+//!   `mcpwire_tests::conformance_auth`), then list the tools and call the first.
 //!
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` names the version under test: 2026-07-28 pins the
 //! stateless era, anything else (or nothing) the handshake era.
@@ -54,6 +56,8 @@ enum Scenario {
     CustomHeaders,
     InvalidToolHeaders,
     RefNoDeref,
+    /// Any `auth/*` scenario: authorize as the server asks, then list and call its tool.
+    Auth,
 }
 
 impl Scenario {
@@ -72,6 +76,7 @@ impl Scenario {
             "http-custom-headers" => Some(Scenario::CustomHeaders),
             "http-invalid-tool-headers" => Some(Scenario::InvalidToolHeaders),
             "json-schema-ref-no-deref" => Some(Scenario::RefNoDeref),
+            auth if mcpwire_tests::conformance_auth::is_auth(auth) => Some(Scenario::Auth),
             _ => None,
         }
     }
@@ -123,6 +128,12 @@ async fn run(scenario: Scenario, url: &str) -> Result<(), String> {
         // scenario is about resuming the call's stream, so this client opens none.
         options.http.standalone_stream = false;
     }
+    if scenario == Scenario::Auth {
+        // The suite's authorization scenarios serve either era: detect it (a refused probe is
+        // an authorization matter, never a sign of the era).
+        options.era = Era::Auto;
+        options.oauth = Some(mcpwire_tests::conformance_auth::options()?);
+    }
     if matches!(
         scenario,
         Scenario::ElicitationDefaults | Scenario::RequestState
@@ -147,6 +158,14 @@ async fn run(scenario: Scenario, url: &str) -> Result<(), String> {
 async fn exercise(client: &Client, scenario: Scenario) -> Result<(), String> {
     match scenario {
         Scenario::Initialize => Ok(()),
+        Scenario::Auth => {
+            let tools = list_tools(client).await?;
+            let tool = tools.first().ok_or("the server lists no tool")?;
+            let arguments = example_arguments(&tool.input_schema_value());
+            call(client, &tool.name.clone(), arguments)
+                .await
+                .map(|_| ())
+        }
         Scenario::ToolsCall => {
             let tools = client.list_tools().await.map_err(|e| e.to_string())?;
             if !tools.iter().any(|t| t.name == "add_numbers") {
