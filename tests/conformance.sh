@@ -70,6 +70,11 @@ FORCED_RUNS=()
 for s in "${AUTH_EXTENSIONS[@]}"; do
     FORCED_RUNS+=("2025-11-25 auth/$s" "2026-07-28 auth/$s")
 done
+# Skills (SEP-2640), an extension too: written against 2026-07-28; its scenario servers answer
+# the handshake era as well, so both revisions.
+for s in no-prefetch verify-digest verify-size verify-frontmatter; do
+    FORCED_RUNS+=("2026-07-28 sep-2640-client-$s" "2025-11-25 sep-2640-client-$s")
+done
 PEERS=tests/peers
 SUITE_JS=$PEERS/node_modules/@modelcontextprotocol/conformance/dist/index.js
 NEXT_SUITE_JS=$PEERS/node_modules/conformance-next/dist/index.js

@@ -21,6 +21,9 @@
 //! - `http-custom-headers`: list the tools, then make the calls `MCP_CONFORMANCE_CONTEXT` names.
 //! - `http-invalid-tool-headers`: list the tools and call every tool the list kept.
 //! - `json-schema-ref-no-deref`: list the tools.
+//! - `sep-2640-client-no-prefetch`: list the skills (and read none of their files).
+//! - `sep-2640-client-verify-{digest,size,frontmatter}`: load each listed skill, which must be
+//!   rejected: its `SKILL.md` does not match the entry, so nothing more of it is read.
 //! - `auth/*`: authorize as the server asks (the options from the scenario's context, see
 //!   `mcpwire_tests::conformance_auth`), then list the tools and call the first.
 //!
@@ -56,6 +59,8 @@ enum Scenario {
     CustomHeaders,
     InvalidToolHeaders,
     RefNoDeref,
+    SkillsNoPrefetch,
+    SkillsVerify,
     /// Any `auth/*` scenario: authorize as the server asks, then list and call its tool.
     Auth,
 }
@@ -76,6 +81,10 @@ impl Scenario {
             "http-custom-headers" => Some(Scenario::CustomHeaders),
             "http-invalid-tool-headers" => Some(Scenario::InvalidToolHeaders),
             "json-schema-ref-no-deref" => Some(Scenario::RefNoDeref),
+            "sep-2640-client-no-prefetch" => Some(Scenario::SkillsNoPrefetch),
+            "sep-2640-client-verify-digest"
+            | "sep-2640-client-verify-size"
+            | "sep-2640-client-verify-frontmatter" => Some(Scenario::SkillsVerify),
             auth if mcpwire_tests::conformance_auth::is_auth(auth) => Some(Scenario::Auth),
             _ => None,
         }
@@ -248,6 +257,26 @@ async fn exercise(client: &Client, scenario: Scenario) -> Result<(), String> {
             Ok(())
         }
         Scenario::RefNoDeref => list_tools(client).await.map(drop),
+        Scenario::SkillsNoPrefetch => {
+            let skills = client.list_skills().await.map_err(|e| e.to_string())?;
+            if skills.is_empty() {
+                return Err("the server lists no skill".into());
+            }
+            Ok(())
+        }
+        Scenario::SkillsVerify => {
+            let skills = client.list_skills().await.map_err(|e| e.to_string())?;
+            for skill in skills {
+                let uri = skill.uri.clone();
+                match client.get_skill_from(skill).await {
+                    // The tampered skill is rejected, as it must be.
+                    Err(mcpwire::Error::Skill(e)) => eprintln!("conformance-client: rejected: {e}"),
+                    Err(e) => return Err(format!("{uri}: {e}")),
+                    Ok(_) => return Err(format!("{uri}: the tampered skill verified")),
+                }
+            }
+            Ok(())
+        }
     }
 }
 
