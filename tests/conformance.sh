@@ -59,13 +59,14 @@ for s in "${AUTH_SCENARIOS[@]}"; do SCENARIOS+=("auth/$s"); done
 for s in "${AUTH_2025_11_25[@]}"; do NEXT_RUNS+=("2025-11-25 auth/$s"); done
 for s in "${AUTH_2026_07_28[@]}"; do NEXT_RUNS+=("2026-07-28 auth/$s"); done
 for s in "${AUTH_BACKCOMPAT[@]}"; do NEXT_RUNS+=("2025-03-26 auth/$s"); done
-# The authorization extensions (oauth.md §6), with no user: on 0.1.16 as it names them, and on
-# 0.2.0-alpha.12 at both revisions. Extension scenarios are on no spec timeline, so 0.2.0 runs
+# The authorization extensions (oauth.md §6): with no user (client credentials, enterprise-managed,
+# workload identity) and DPoP-bound tokens; on 0.1.16 as it names them, and on 0.2.0-alpha.12 at
+# both revisions. Extension scenarios are on no spec timeline, so 0.2.0 runs
 # them at a spec version only when forced (FORCED_RUNS, `<spec version> <scenario>`).
 SCENARIOS+=(auth/client-credentials-jwt auth/client-credentials-basic
     auth/cross-app-access-complete-flow)
 AUTH_EXTENSIONS=(client-credentials-jwt client-credentials-basic enterprise-managed-authorization
-    wif-jwt-bearer)
+    wif-jwt-bearer dpop dpop-nonce)
 FORCED_RUNS=()
 for s in "${AUTH_EXTENSIONS[@]}"; do
     FORCED_RUNS+=("2025-11-25 auth/$s" "2026-07-28 auth/$s")

@@ -268,6 +268,14 @@ fn connect_http(
         };
     #[cfg(feature = "oauth")]
     let oauth = options.oauth.clone();
+    #[cfg(feature = "oauth")]
+    let backend = match &oauth {
+        Some(o) if o.dpop => oauth::dpop_backend(backend).map_err(|message| Error::HttpOptions {
+            target: mcpwire_core::error::redact_url(&config.url),
+            message,
+        })?,
+        _ => backend,
+    };
     let http = HttpOptions {
         #[cfg(feature = "oauth")]
         authorization: options.http.authorization || oauth.is_some(),

@@ -77,6 +77,9 @@ pub fn options() -> Result<OAuthOptions, String> {
         Ok("2025-03-26") => Revision::V2025_03_26,
         _ => Revision::V2025_11_25,
     };
+    // DPoP scenarios (RFC 9449): tokens bound to the connection's key.
+    options.dpop =
+        std::env::var("MCP_CONFORMANCE_SCENARIO").is_ok_and(|s| s.starts_with("auth/dpop"));
     if let Some(context) = context()? {
         let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
         let scenario = field("name").unwrap_or_default();

@@ -13,6 +13,7 @@
 //!
 //! Tokens never appear in a URL, a log line, an error or a `Debug`.
 
+mod dpop;
 mod file_store;
 mod loopback;
 mod run;
@@ -29,6 +30,7 @@ pub use mcpwire_core::oauth::flow::{Credentials, FlowError};
 pub use mcpwire_core::oauth::grants::{ClientCredential, EnterpriseManaged, Grant};
 pub use mcpwire_core::oauth::jwt::{Es256Key, JwtError};
 pub use mcpwire_core::oauth::register::PreRegisteredClient;
+pub(crate) use dpop::dpop_backend;
 pub(crate) use session::{AuthOutcome, AuthSession};
 pub use store::{KnownClient, MemoryTokenStore, StoreError, TokenStore};
 /// URLs, as the authorization steps take them.
@@ -90,6 +92,10 @@ pub struct OAuthOptions {
     /// without a user (client credentials, enterprise-managed, workload identity) the
     /// authorizer is never asked, and a refused or expired token is simply fetched again.
     pub grant: Grant,
+    /// Whether tokens are bound to a key of the connection (DPoP, RFC 9449; default no): each
+    /// token request and each request with the token carries a fresh proof, the token goes
+    /// with the `DPoP` scheme, and a server's nonce is honoured (the request sent once more).
+    pub dpop: bool,
 }
 
 impl OAuthOptions {
@@ -111,6 +117,7 @@ impl OAuthOptions {
             refresh_margin: Duration::from_secs(60),
             allow_insecure_http: false,
             grant: Grant::AuthorizationCode,
+            dpop: false,
         }
     }
 
@@ -165,6 +172,7 @@ impl std::fmt::Debug for OAuthOptions {
             .field("scopes", &self.scopes)
             .field("revision", &self.revision)
             .field("grant", &self.grant)
+            .field("dpop", &self.dpop)
             .finish_non_exhaustive()
     }
 }

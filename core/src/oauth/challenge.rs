@@ -87,9 +87,14 @@ pub fn parse_challenges(header_values: &[&str]) -> Vec<Challenge> {
     out
 }
 
-/// The first `Bearer` challenge (scheme compared case-insensitively).
+/// The first `Bearer` challenge, else the first `DPoP` one (a server that takes only
+/// DPoP-bound tokens challenges with that scheme, RFC 9449 §7.1); schemes compared
+/// case-insensitively.
 pub fn bearer(challenges: &[Challenge]) -> Option<&Challenge> {
-    challenges.iter().find(|c| c.is_scheme("Bearer"))
+    challenges
+        .iter()
+        .find(|c| c.is_scheme("Bearer"))
+        .or_else(|| challenges.iter().find(|c| c.is_scheme("DPoP")))
 }
 
 /// RFC 9110 §5.6.2 `tchar`.
@@ -400,6 +405,13 @@ mod tests {
             ]
         );
         assert!(bearer(&one(r#"Basic realm="Bearer x""#)).is_none());
+
+        // A server that takes only DPoP-bound tokens challenges with `DPoP` (RFC 9449 §7.1).
+        let got = one(r#"Basic realm="x", DPoP resource_metadata="https://s/prm""#);
+        assert_eq!(
+            bearer(&got).unwrap().param("resource_metadata"),
+            Some("https://s/prm")
+        );
     }
 
     #[test]

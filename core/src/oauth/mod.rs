@@ -6,13 +6,14 @@
 //! [`discovery`] (where Protected Resource Metadata and authorization-server metadata are
 //! looked for, in order, and how they are checked), [`pkce`] (S256 and `state`), [`register`]
 //! (dynamic client registration), [`token`] (token requests and responses, expiry), [`jwt`]
-//! (ES256 JWTs the client signs: `private_key_jwt` assertions), [`grants`] (the extensions'
-//! grants, with no user: client credentials, enterprise-managed authorization, workload
-//! identity).
+//! (ES256 JWTs the client signs: `private_key_jwt` assertions), [`dpop`] (proofs of possession,
+//! RFC 9449), [`grants`] (the extensions' grants, with no user: client credentials,
+//! enterprise-managed authorization, workload identity).
 //! [`flow`] puts them together: the whole flow as a sans-IO state machine ([`flow::OAuthFlow`]).
 
 pub mod challenge;
 pub mod discovery;
+pub mod dpop;
 pub mod flow;
 pub mod grants;
 pub mod jwt;
