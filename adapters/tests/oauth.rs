@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcpwire::core::{HttpMethod, HttpRequest};
-use mcpwire::oauth::{AuthorizeError, Authorizer, MemoryTokenStore, OAuthOptions, Url};
+use mcpwire::oauth::{
+    AuthorizeError, Authorizer, Grant, MemoryTokenStore, OAuthOptions, TokenStore, Url,
+};
 use mcpwire::{
     BoxFuture, ConnectOptions, Era, HttpBackend, HttpExchangeNote, HttpFailure, HttpResponse,
     ServerConfig,
@@ -34,6 +36,7 @@ struct Server {
     authorizations: usize,
     code_grants: usize,
     refresh_grants: usize,
+    client_credentials_grants: usize,
     /// Every header value any request carried, and every URL.
     seen: Vec<String>,
     /// Each MCP request's method and whether it carried a valid token.
@@ -117,6 +120,14 @@ impl Fake {
                 };
                 match f.get("grant_type").map(String::as_str) {
                     Some("authorization_code") => s.code_grants += 1,
+                    Some("client_credentials") => {
+                        let known = f.get("client_id").map(String::as_str) == Some("service-1")
+                            && f.get("client_secret").map(String::as_str) == Some("s3cret");
+                        if !known {
+                            return refused();
+                        }
+                        s.client_credentials_grants += 1;
+                    }
                     Some("refresh_token") => {
                         let known = f
                             .get("refresh_token")
@@ -274,6 +285,40 @@ fn the_first_refusal_runs_the_flow_and_every_request_after_carries_the_token() {
             !notes.contains("access-1") && !debug.contains("access-1"),
             "{notes}"
         );
+    });
+}
+
+#[test]
+fn client_credentials_get_a_token_without_the_user_and_a_new_one_when_refused() {
+    let setup = Setup::new(3600);
+    let mut options = setup.options();
+    if let Some(oauth) = options.oauth.as_mut() {
+        oauth.grant = Grant::client_secret("service-1", "s3cret");
+    }
+    smol::block_on(async {
+        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), options)
+            .await
+            .expect("connected");
+        client.call_tool("echo", json!({})).await.expect("called");
+        setup.fake.revoke();
+        client.call_tool("echo", json!({})).await.expect("called");
+        client.close().await;
+        let s = setup.server();
+        // No registration, no user, no refresh (a client-credentials token is fetched anew).
+        assert_eq!(
+            (
+                s.registrations,
+                s.authorizations,
+                s.code_grants,
+                s.refresh_grants
+            ),
+            (0, 0, 0, 0)
+        );
+        assert_eq!(s.client_credentials_grants, 2);
+        assert!(s.seen.iter().any(|v| v == "Bearer access-2"));
+        drop(s);
+        // Its client is no client for a sign-in to reuse.
+        assert!(setup.store.clients().await.unwrap().is_empty());
     });
 }
 
