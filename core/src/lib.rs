@@ -87,7 +87,7 @@ pub use protocol::calls::McpCall;
 pub use protocol::types;
 pub use protocol::{
     CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig, ClientError, Era,
-    ServerNotification, ServerRequest, MAX_PAGES,
+    ServerNotification, ServerRequest, TaskStatus, MAX_PAGES, TASKS_EXTENSION,
 };
 pub use rpc::{
     Deadline, Diagnostic as RpcDiagnostic, EndedAs, EngineError, Limits, LocalError, ProgressToken,

@@ -73,6 +73,14 @@ pub enum Event {
     /// The server asks something of us: answer with
     /// [`Connection::respond`](super::Connection::respond), exactly once.
     ServerRequest(ServerRequest),
+    /// The server answered a call with a task, or the task changed status; the call goes on
+    /// until the task ends (its result is the call's).
+    TaskStatus {
+        /// The call.
+        call: CallId,
+        /// Where its task stands.
+        status: crate::protocol::TaskStatus,
+    },
     /// The server cancelled one of its requests to us; an answer to it is no longer sent.
     ServerRequestCancelled {
         /// The server's request id.
@@ -183,6 +191,7 @@ impl Event {
                 },
             },
             ClientEvent::ServerRequest(r) => Event::ServerRequest(r),
+            ClientEvent::TaskStatus { call, status } => Event::TaskStatus { call, status },
             ClientEvent::ServerRequestCancelled { id, reason } => {
                 Event::ServerRequestCancelled { id, reason }
             }

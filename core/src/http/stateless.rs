@@ -28,6 +28,7 @@ use crate::transport::TransportNote;
 /// What the headers need from a request's params: each member read on its own, so a member of
 /// an unexpected type (a caller's `name: 5`) loses only its own header.
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Peek<'a> {
     #[serde(rename = "_meta", borrow)]
     meta: Option<&'a RawValue>,
@@ -37,6 +38,8 @@ struct Peek<'a> {
     uri: Option<&'a RawValue>,
     #[serde(borrow)]
     arguments: Option<&'a RawValue>,
+    #[serde(borrow)]
+    task_id: Option<&'a RawValue>,
 }
 
 /// A member as a string, when it is one.
@@ -64,6 +67,10 @@ pub(crate) fn request_headers(
     let name = match request.method.as_str() {
         "tools/call" | "prompts/get" => text(peek.as_ref().and_then(|p| p.name)),
         "resources/read" => text(peek.as_ref().and_then(|p| p.uri)),
+        // The tasks extension routes by the task.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => {
+            text(peek.as_ref().and_then(|p| p.task_id))
+        }
         _ => None,
     };
     if let Some(name) = name {

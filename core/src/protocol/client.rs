@@ -34,12 +34,13 @@ use super::events::{
     ServerNotification,
 };
 use super::handshake::{Ctx, Handshake, Phase};
-use super::input::{classify, Answered, AwaitingInputs, Classified, Retry};
-use super::listing::{Listing, PageStep};
+use super::input::{classify, AwaitingInputs, Classified, Retry};
+use super::listing::Listing;
 use super::notifications::typed_notification;
 use super::params::{self, raw};
 use super::server_requests::admit;
 pub(crate) use super::signal::{Signalled, TransportSignal};
+use super::tasks::{self, Shape};
 use super::tool_headers::ToolHeaders;
 use super::types::InitializeResult;
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson, Request};
@@ -54,6 +55,8 @@ struct CallState {
     retry: Option<Box<Retry>>,
     /// For a call safe to repeat: the request in flight, to send again once if it is lost.
     repeat: Option<Box<Repeat>>,
+    /// A handshake-era `tools/call` sent in task mode: its options, to follow the task.
+    task: Option<Box<CallOptions>>,
 }
 
 /// The handshake's view of the connection's parts (disjoint borrows of `self`).
@@ -69,7 +72,9 @@ macro_rules! cx {
 }
 
 mod header_fix;
+mod rounds;
 mod signals;
+mod task_calls;
 mod tools;
 
 /// The client protocol over one connection, in either era.
@@ -95,6 +100,10 @@ pub struct ClientProtocol {
     over_http: bool,
     /// `tools/call`s refused for their headers, waiting for the tools to be listed again.
     header_fix: header_fix::HeaderFix,
+    /// Calls answered with a task, followed to their end.
+    tasks: crate::protocol::tasks::Tasks,
+    /// The tools the last `tools/list` says must be called in task mode (2025-11-25).
+    task_tools: HashSet<String>,
     events: VecDeque<ClientEvent>,
     transmit: VecDeque<Message>,
 }
@@ -115,6 +124,8 @@ impl ClientProtocol {
             tool_headers: ToolHeaders::default(),
             over_http: false,
             header_fix: Default::default(),
+            tasks: Default::default(),
+            task_tools: HashSet::new(),
             events: VecDeque::new(),
             transmit: VecDeque::new(),
         }
@@ -291,7 +302,17 @@ impl ClientProtocol {
             let (method, params) = (method.clone(), params.cloned());
             Box::new(Repeat::new(method, params, opts.clone()))
         });
-        let id = self.send(now, method, params, &opts, &[])?;
+        // A tool that must run as a task (2025-11-25) is called in task mode.
+        let task = (method == "tools/call"
+            && self.handshake.era == Some(ChosenEra::Handshake)
+            && self.task_mode(params))
+        .then(|| Box::new(opts.clone()));
+        let task_member = serde_json::value::RawValue::from_string("{}".into()).expect("JSON");
+        let members: &[(&str, &RawValue)] = match task {
+            Some(_) => &[("task", &*task_member)],
+            None => &[],
+        };
+        let id = self.send(now, method, params, &opts, members)?;
         let call = CallId(id);
         self.calls.insert(
             id,
@@ -300,6 +321,7 @@ impl ClientProtocol {
                 listing: None,
                 retry,
                 repeat,
+                task,
             },
         );
         self.pump(now);
@@ -418,6 +440,7 @@ impl ClientProtocol {
                 listing,
                 retry: None,
                 repeat,
+                task: None,
             },
         );
         self.pump(now);
@@ -435,6 +458,9 @@ impl ClientProtocol {
             reason: reason.clone(),
         };
         if self.end_header_fix(call, cancelled.clone()) {
+            return Ok(());
+        }
+        if self.cancel_task(now, call, reason.clone()) {
             return Ok(());
         }
         if self.awaiting.remove(call).is_some() {
@@ -467,6 +493,10 @@ impl ClientProtocol {
                 self.input_answered(now, answered);
                 return Ok(Responded::Sent);
             }
+            Err(answer) => answer,
+        };
+        let answer = match self.task_input(now, id, answer) {
+            Ok(()) => return Ok(Responded::Sent),
             Err(answer) => answer,
         };
         let r = self.engine.respond(now, id, answer)?;
@@ -514,21 +544,27 @@ impl ClientProtocol {
         for call in self.awaiting.drain() {
             self.end_call(call, Err(CallError::Local(error.clone())));
         }
+        self.fail_tasks(error);
         self.end_header_fixes(error);
     }
 
     /// The earliest deadline.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.engine.poll_timeout(), self.header_fix_deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.engine.poll_timeout(),
+            self.header_fix_deadline(),
+            self.tasks.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Fires what is due.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.engine.handle_timeout(now);
         self.expire_header_fixes(now);
+        self.tasks_due(now);
         self.pump(now);
     }
 
@@ -576,6 +612,10 @@ impl ClientProtocol {
                     .events
                     .push_back(ClientEvent::Diagnostic(ProtocolDiagnostic::Engine(d))),
                 Output::Closed { reason } => {
+                    // Calls following a task end before the close is told.
+                    self.fail_tasks(&LocalError::ConnectionClosed {
+                        reason: reason.clone(),
+                    });
                     self.handshake.phase = Phase::Closed;
                     self.calls.clear();
                     self.current.clear();
@@ -590,13 +630,16 @@ impl ClientProtocol {
         let Some(outcome) = self.handshake.completed(now, cx!(self), id, outcome) else {
             return;
         };
-        let Some(state) = self.calls.remove(&id) else {
-            return;
-        };
         let outcome = match outcome {
             Ok(Reply::Result(r)) => Ok(r),
             Ok(Reply::Error(e)) => Err(CallError::from_server(e)),
             Err(e) => Err(CallError::Local(e)),
+        };
+        if let Some((call, purpose)) = self.tasks.take_request(id) {
+            return self.task_reply(now, call, purpose, outcome);
+        }
+        let Some(state) = self.calls.remove(&id) else {
+            return;
         };
         let call = state.call;
         let Some((retry, outcome)) = self.header_mismatch(now, call, state.retry, outcome) else {
@@ -610,6 +653,10 @@ impl ClientProtocol {
             },
             (None, Some(retry), Ok(result)) => match classify(result, Some(retry.method)) {
                 Ok(Classified::Complete(result)) => Ok(result),
+                Ok(Classified::Task(result)) => {
+                    let opts = retry.opts.clone();
+                    return self.task_started(now, call, Shape::Extension, &result, opts);
+                }
                 Ok(Classified::InputRequired { requests, state }) => {
                     match self.input_round(now, call, retry, requests, state) {
                         Ok(()) => return,
@@ -621,8 +668,16 @@ impl ClientProtocol {
             (None, None, Ok(result)) if self.handshake.era == Some(ChosenEra::Stateless) => {
                 classify(result, None).map(|c| match c {
                     Classified::Complete(result) => result,
-                    Classified::InputRequired { .. } => unreachable!("refused by classify"),
+                    Classified::InputRequired { .. } | Classified::Task(_) => {
+                        unreachable!("refused by classify")
+                    }
                 })
+            }
+            (None, None, Ok(result))
+                if state.task.is_some() && tasks::created_task(&result).is_some() =>
+            {
+                let opts = *state.task.expect("a task-mode call");
+                return self.task_started(now, call, Shape::Utility, &result, opts);
             }
             (_, _, outcome) => outcome,
         };
@@ -651,132 +706,6 @@ impl ClientProtocol {
         }
         self.events
             .push_back(ClientEvent::CallDone { call, outcome });
-    }
-
-    /// Surfaces one round's input requests; a round that asks for nothing (state only) is sent
-    /// again at once.
-    fn input_round(
-        &mut self,
-        now: Instant,
-        call: CallId,
-        mut retry: Box<Retry>,
-        requests: Map<String, Value>,
-        state: Option<Box<RawValue>>,
-    ) -> Result<(), CallError> {
-        let caps = &self.config.capabilities;
-        let max = self.config.max_input_rounds;
-        let surfaced = retry.begin_round(call, requests, state, caps, max)?;
-        if surfaced.is_empty() {
-            return self.send_retry(now, call, retry);
-        }
-        let requests = self.awaiting.wait(call, retry, surfaced);
-        let events = requests.into_iter().map(ClientEvent::ServerRequest);
-        self.events.extend(events);
-        Ok(())
-    }
-
-    fn input_answered(&mut self, now: Instant, answered: Answered) {
-        let outcome = match answered {
-            Answered::Waiting => return,
-            Answered::Complete(call, retry) => match self.send_retry(now, call, retry) {
-                Ok(()) => return self.pump(now),
-                Err(e) => (call, e),
-            },
-            Answered::Failed(call, e) => (call, e),
-        };
-        let (call, error) = outcome;
-        self.end_call(call, Err(error));
-    }
-
-    /// Sends the call again with a new id: the same method and params, the inputs, and the
-    /// request state echoed byte for byte.
-    fn send_retry(
-        &mut self,
-        now: Instant,
-        call: CallId,
-        retry: Box<Retry>,
-    ) -> Result<(), CallError> {
-        self.send_round(now, call, retry, false)
-    }
-
-    /// [`send_retry`](Self::send_retry); `reissued` when the round is sent again after a loss
-    /// (then it is not re-issued a second time).
-    fn send_round(
-        &mut self,
-        now: Instant,
-        call: CallId,
-        retry: Box<Retry>,
-        reissued: bool,
-    ) -> Result<(), CallError> {
-        let repeatable = self.repeatable(retry.method, Some(&retry.params), &retry.opts);
-        let repeat = repeatable.then(|| {
-            let mut repeat = Repeat::new(retry.method.into(), None, retry.opts.clone());
-            repeat.used = reissued;
-            Box::new(repeat)
-        });
-        let owned = retry.resend_members()?;
-        let members: Vec<(&str, &RawValue)> = owned.iter().map(|(k, v)| (*k, &**v)).collect();
-        let sent = self.send(
-            now,
-            Cow::Borrowed(retry.method),
-            Some(&retry.params),
-            &retry.opts,
-            &members,
-        );
-        match sent {
-            Ok(id) => {
-                self.calls.insert(
-                    id,
-                    CallState {
-                        call,
-                        listing: None,
-                        retry: Some(retry),
-                        repeat,
-                    },
-                );
-                self.current.insert(call, id);
-                self.pump(now);
-                Ok(())
-            }
-            Err(e) => Err(CallError::of_refused(e)),
-        }
-    }
-
-    /// Takes one page of a list; sends the next request, or gives the whole list.
-    fn next_page(
-        &mut self,
-        now: Instant,
-        call: CallId,
-        mut listing: Box<Listing>,
-        page: &RawJson,
-    ) -> Result<Option<RawJson>, CallError> {
-        let stateless = self.handshake.era == Some(ChosenEra::Stateless);
-        let params = match listing.take_page(page, stateless)? {
-            PageStep::Done(all) if listing.method == "tools/list" => {
-                return Ok(Some(self.tools_listed(all)));
-            }
-            PageStep::Done(all) => return Ok(Some(all)),
-            PageStep::Next(params) => params,
-        };
-        let opts = listing.opts.clone();
-        let method = Cow::Borrowed(listing.method);
-        match self.send(now, method.clone(), Some(&params), &opts, &[]) {
-            Ok(id) => {
-                let repeat = Some(Box::new(Repeat::new(method, Some(params), opts)));
-                self.calls.insert(
-                    id,
-                    CallState {
-                        call,
-                        listing: Some(listing),
-                        retry: None,
-                        repeat,
-                    },
-                );
-                self.current.insert(call, id);
-                Ok(None)
-            }
-            Err(e) => Err(CallError::of_refused(e)),
-        }
     }
 
     fn server_request(&mut self, now: Instant, r: Request) {

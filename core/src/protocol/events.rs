@@ -68,6 +68,17 @@ pub enum CallError {
         /// The server's error.
         error: ErrorObject,
     },
+    /// The task the server answered the call with ended without a result: the server
+    /// cancelled it, its time to live ran out, or the call's overall limit passed.
+    #[error("task {task_id} ({status}): {reason}")]
+    Task {
+        /// The task's id.
+        task_id: String,
+        /// Its last status.
+        status: String,
+        /// Why the call ended.
+        reason: String,
+    },
     /// An input the server asked for (stateless era) could not be given: the handler failed.
     #[error("the input {key:?} could not be given: {error}")]
     InputFailed {
@@ -257,6 +268,13 @@ pub(crate) enum ClientEvent {
     },
     /// The server asks something of us.
     ServerRequest(ServerRequest),
+    /// The task a call follows changed status.
+    TaskStatus {
+        /// The call.
+        call: CallId,
+        /// The task's status.
+        status: TaskStatus,
+    },
     /// The server cancelled one of its requests to us.
     ServerRequestCancelled {
         /// The server's request id.
@@ -271,6 +289,18 @@ pub(crate) enum ClientEvent {
         /// Why.
         reason: Arc<str>,
     },
+}
+
+/// Where a task a call follows stands (see [`Event::TaskStatus`](crate::Event::TaskStatus)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskStatus {
+    /// The task's id.
+    pub task_id: String,
+    /// `working`, `input_required`, `completed`, `failed`, `cancelled` (or another the server
+    /// names).
+    pub status: String,
+    /// The server's words about it, if any.
+    pub message: Option<String>,
 }
 
 /// Peer misbehaviour noted by the protocol layer.

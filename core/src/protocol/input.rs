@@ -16,6 +16,7 @@ use crate::jsonrpc::{ErrorObject, Id, RawJson};
 /// How a stateless-era result reads.
 enum ResultKind {
     Complete,
+    Task,
     InputRequired {
         requests: Map<String, Value>,
         state: Option<Box<RawValue>>,
@@ -41,6 +42,7 @@ fn result_kind(raw: &RawJson) -> Result<ResultKind, String> {
     let head: Head = raw.parse().map_err(|e| e.to_string())?;
     Ok(match head.result_type.as_deref() {
         None | Some("complete") => ResultKind::Complete,
+        Some("task") => ResultKind::Task,
         Some("input_required") => ResultKind::InputRequired {
             requests: head.input_requests.unwrap_or_default(),
             state: head.request_state,
@@ -53,6 +55,8 @@ fn result_kind(raw: &RawJson) -> Result<ResultKind, String> {
 pub(crate) enum Classified {
     /// The call's result.
     Complete(RawJson),
+    /// A task in place of the result (`tools/call`, the tasks extension).
+    Task(RawJson),
     /// The server asks for input before it can answer.
     InputRequired {
         /// The input requests, by the server's keys.
@@ -69,6 +73,10 @@ pub(crate) fn classify(result: RawJson, method: Option<&str>) -> Result<Classifi
     let prefix = method.map(|m| format!("{m}: ")).unwrap_or_default();
     match result_kind(&result) {
         Ok(ResultKind::Complete) => Ok(Classified::Complete(result)),
+        Ok(ResultKind::Task) if method == Some("tools/call") => Ok(Classified::Task(result)),
+        Ok(ResultKind::Task) => Err(CallError::InvalidResult(format!(
+            "{prefix}a task is not a valid answer to this method"
+        ))),
         Ok(ResultKind::InputRequired { requests, state }) if method.is_some() => {
             Ok(Classified::InputRequired { requests, state })
         }

@@ -14,6 +14,7 @@ mod notifications;
 pub(crate) mod params;
 mod server_requests;
 mod signal;
+pub(crate) mod tasks;
 pub(crate) mod tool_headers;
 pub mod types;
 
@@ -21,8 +22,10 @@ pub use client::{ClientConfig, ClientProtocol};
 pub use era::{ChosenEra, Era};
 pub use events::{
     CallError, CallId, CallOptions, CallOutcome, ClientError, ServerNotification, ServerRequest,
+    TaskStatus,
 };
 pub use listing::MAX_PAGES;
+pub use tasks::EXTENSION as TASKS_EXTENSION;
 
 #[cfg(test)]
 mod tests;

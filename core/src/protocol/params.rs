@@ -27,6 +27,15 @@ pub(crate) fn stateless_meta(
     if let Some(Value::Object(roots)) = capabilities.get_mut("roots") {
         roots.remove("listChanged");
     }
+    // Calls answered with a task are followed to their end: the extension is declared.
+    if let Value::Object(caps) = &mut capabilities {
+        let extensions = caps
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(extensions) = extensions {
+            extensions.insert(super::tasks::EXTENSION.into(), Value::Object(Map::new()));
+        }
+    }
     meta.insert(META_CAPABILITIES.into(), capabilities);
     meta.insert(
         META_CLIENT_INFO.into(),

@@ -58,6 +58,9 @@ struct SlowTask {
     token: Option<Value>,
 }
 
+#[path = "tasks.rs"]
+mod tasks;
+
 /// The demo server's protocol state.
 #[derive(Debug)]
 pub struct DemoServer {
@@ -67,6 +70,12 @@ pub struct DemoServer {
     slow: HashMap<Id, SlowTask>,
     /// Our elicitation requests, by our id, with the `ask` call waiting for each.
     asks: HashMap<i64, Id>,
+    /// The tasks of the task tools.
+    tasks: tasks::DemoTasks,
+    /// `tasks/result` requests waiting for their task to end (2025-11-25).
+    task_results: Vec<(Id, String)>,
+    /// Our approval elicitations (2025-11-25), by our id, with their task.
+    task_asks: HashMap<i64, String>,
     /// Open `subscriptions/listen` requests (stateless era), with what each asked for.
     listens: Vec<(Id, Value)>,
     /// The least severe log level the client asked for (an index in [`LOG_LEVELS`]); no log
@@ -92,7 +101,7 @@ const SURVEY_STATE_2: &str = "survey:2";
 
 /// The tools the demo server offers.
 pub fn tools() -> Value {
-    json!([
+    let mut all = json!([
         {"name": "echo", "description": "Returns its message.",
          "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}},
         {"name": "add", "description": "Adds two numbers.",
@@ -107,8 +116,10 @@ pub fn tools() -> Value {
         {"name": "fail", "description": "Always fails with an isError result.",
          "inputSchema": {"type": "object", "properties": {}}},
         {"name": "big", "description": "Returns a text payload of N MiB.",
-         "inputSchema": {"type": "object", "properties": {"mib": {"type": "integer", "default": 1}}}}
-    ])
+         "inputSchema": {"type": "object", "properties": {"mib": {"type": "integer", "default": 1}}}},
+    ]);
+    all.as_array_mut().expect("a list").extend(tasks::tools());
+    all
 }
 
 impl DemoServer {
@@ -120,6 +131,9 @@ impl DemoServer {
             initialized: None,
             slow: HashMap::new(),
             asks: HashMap::new(),
+            tasks: Default::default(),
+            task_results: Vec::new(),
+            task_asks: HashMap::new(),
             listens: Vec::new(),
             log_level: None,
             transmit: VecDeque::new(),
@@ -236,10 +250,10 @@ impl DemoServer {
     /// The earliest deadline: a `slow` step or an engine timer.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let slow = self.slow.values().map(|t| t.next).min();
-        match (slow, self.engine.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [slow, self.engine.poll_timeout(), self.tasks.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Runs what is due at `now`.
@@ -254,6 +268,7 @@ impl DemoServer {
         for id in due {
             self.slow_step(now, id);
         }
+        self.tasks_due(now);
         self.pump(now);
     }
 
@@ -299,11 +314,14 @@ impl DemoServer {
                 Output::InboundRequest(r) => self.request(now, r),
                 Output::InboundCancelled { id, .. } => {
                     self.slow.remove(&id);
+                    self.forget_task_result(&id);
                     self.listens.retain(|(l, _)| *l != id);
                     self.asks.retain(|_, waiting| *waiting != id);
                 }
                 Output::Completed { id, outcome, .. } => {
-                    if let Some(call) = self.asks.remove(&id) {
+                    if self.task_asked(now, id, &outcome) {
+                        self.tasks_due(now);
+                    } else if let Some(call) = self.asks.remove(&id) {
                         let result = match outcome {
                             Ok(Reply::Result(r)) => ask_answer(&r),
                             Ok(Reply::Error(e)) => {
@@ -360,6 +378,10 @@ impl DemoServer {
                 data: Some(raw(&json!({"supported": supported, "requested": version}))),
             };
             let _ = self.engine.respond(now, &r.id, Err(error));
+            return;
+        }
+        if let Some(answer) = self.modern_tasks(now, r, params) {
+            let _ = self.engine.respond(now, &r.id, answer);
             return;
         }
         let answer = match r.method.as_str() {
@@ -508,7 +530,9 @@ impl DemoServer {
     fn capabilities() -> Value {
         json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {}, "logging": {},
                "completions": {},
-               "extensions": {crate::skills::SKILLS_EXTENSION: {}}})
+               "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+               "extensions": {crate::skills::SKILLS_EXTENSION: {},
+                              crate::protocol::TASKS_EXTENSION: {}}})
     }
 
     fn server_info() -> Value {
@@ -543,6 +567,11 @@ impl DemoServer {
     /// Serves one request; `None` when the answer comes later.
     fn serve(&mut self, now: Instant, r: &Request) -> Option<Result<RawJson, ErrorObject>> {
         let params: Value = r.params_as().unwrap_or(Value::Null);
+        if self.initialized.is_some() {
+            if let Some(answer) = self.handshake_tasks(now, r, &params) {
+                return answer;
+            }
+        }
         Some(match r.method.as_str() {
             "tools/list" => self.list_tools(&params),
             "tools/call" => return self.call_tool(now, r, &params),
@@ -721,8 +750,8 @@ const LOG_LEVELS: [&str; 8] = [
     "emergency",
 ];
 
-const INSTRUCTIONS: &str =
-    "A demo server: try the echo, add, slow, ask, survey, fail and big tools.";
+const INSTRUCTIONS: &str = "A demo server: try the echo, add, slow, ask, survey, fail and big \
+     tools, and the task tools build, crawl, approve and doomed.";
 
 /// The text a JSON string literal (without its quotes) stands for.
 fn decode_state(literal: &str) -> String {

@@ -481,6 +481,13 @@ impl Harness {
                 );
             }
             Event::ServerRequest(r) => self.surfaced.push(r.id().clone()),
+            Event::TaskStatus { call, .. } => {
+                assert_eq!(
+                    self.calls.get(&call),
+                    Some(&false),
+                    "a task status for {call:?}, which is not an open call"
+                );
+            }
             Event::ServerRequestCancelled { .. } | Event::Notification(_) => {}
             Event::Diagnostic(d) => {
                 // Its text must be producible and bounded too.

@@ -26,6 +26,9 @@ impl ClientProtocol {
         if self.config.trust_tool_annotations {
             self.repeatable_tools = repeatable_tools(&all);
         }
+        if self.handshake.era == Some(ChosenEra::Handshake) {
+            self.task_tools = super::task_calls::task_required_tools(&all);
+        }
         all
     }
 

@@ -4,3 +4,4 @@
 mod modern;
 mod pair;
 mod skills;
+mod tasks;
