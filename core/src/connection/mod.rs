@@ -390,6 +390,12 @@ impl Connection {
         }
     }
 
+    /// Whether the tools should be listed before a tool is called: the server (handshake era)
+    /// runs tool calls as tasks, and its list says which tools must be called in task mode.
+    pub fn wants_tool_list(&self) -> bool {
+        self.protocol().wants_tool_list()
+    }
+
     /// The token of an authorization (HTTP, after [`Event::AuthorizationRequired`], or ahead
     /// of any refusal): from now on every request carries it as `Authorization: Bearer …`
     /// (replacing a configured `Authorization` header), and what waited for it goes again,

@@ -104,6 +104,8 @@ pub struct ClientProtocol {
     tasks: crate::protocol::tasks::Tasks,
     /// The tools the last `tools/list` says must be called in task mode (2025-11-25).
     task_tools: HashSet<String>,
+    /// Whether a `tools/list` completed on this connection.
+    tools_listed: bool,
     events: VecDeque<ClientEvent>,
     transmit: VecDeque<Message>,
 }
@@ -126,6 +128,7 @@ impl ClientProtocol {
             header_fix: Default::default(),
             tasks: Default::default(),
             task_tools: HashSet::new(),
+            tools_listed: false,
             events: VecDeque::new(),
             transmit: VecDeque::new(),
         }

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::ClientProtocol;
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
+use crate::protocol::era::ChosenEra;
 use crate::protocol::events::{CallError, CallId, CallOptions, ClientEvent, TaskStatus};
 use crate::protocol::tasks::{InputAnswer, Next, Purpose, Shape};
 
@@ -47,6 +48,18 @@ pub(super) fn task_required_tools(all: &RawJson) -> std::collections::HashSet<St
 }
 
 impl ClientProtocol {
+    /// Whether the tools should be listed before a tool is called: a handshake-era server that
+    /// runs tool calls as tasks marks in its list the tools that must be called in task mode,
+    /// and no list was had yet.
+    pub fn wants_tool_list(&self) -> bool {
+        let tasks = self
+            .server()
+            .and_then(|s| s.capabilities.extra.get("tasks"))
+            .and_then(|t| t.pointer("/requests/tools/call"))
+            .is_some();
+        tasks && !self.tools_listed && self.handshake.era == Some(ChosenEra::Handshake)
+    }
+
     /// Whether a handshake-era `tools/call` of `params` goes in task mode: its tool's last
     /// listed `taskSupport` is `required`.
     pub(super) fn task_mode(&self, params: Option<&Map<String, Value>>) -> bool {

@@ -29,6 +29,7 @@ impl ClientProtocol {
         if self.handshake.era == Some(ChosenEra::Handshake) {
             self.task_tools = super::task_calls::task_required_tools(&all);
         }
+        self.tools_listed = true;
         all
     }
 

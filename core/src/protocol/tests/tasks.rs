@@ -270,3 +270,14 @@ fn without_listing_a_required_task_tool_is_refused_by_the_server() {
     let c = call(&mut p, "build", json!({}), CallOptions::default());
     assert!(matches!(p.finish(c), Err(CallError::Server(_))));
 }
+
+#[test]
+fn the_tools_are_wanted_listed_first_only_where_they_decide_task_mode() {
+    let mut p = handshake();
+    assert!(p.client.wants_tool_list());
+    let now = p.now;
+    let listed = p.client.list_tools(now, CallOptions::default()).unwrap();
+    p.finish(listed).unwrap();
+    assert!(!p.client.wants_tool_list());
+    assert!(!modern().client.wants_tool_list());
+}
