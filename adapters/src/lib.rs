@@ -270,9 +270,11 @@ fn connect_http(
     let oauth = options.oauth.clone();
     #[cfg(feature = "oauth")]
     let backend = match &oauth {
-        Some(o) if o.dpop => oauth::dpop_backend(backend).map_err(|message| Error::HttpOptions {
-            target: mcpwire_core::error::redact_url(&config.url),
-            message,
+        Some(o) if o.dpop => oauth::dpop_backend(backend, &config.url).map_err(|message| {
+            Error::HttpOptions {
+                target: mcpwire_core::error::redact_url(&config.url),
+                message,
+            }
         })?,
         _ => backend,
     };

@@ -3,10 +3,11 @@
 //! [`proof`](mcpwire_core::oauth::dpop::proof)) to each token request and each request that
 //! carries the access token, presents that token with the `DPoP` scheme, and, when a server
 //! asks for a nonce (`400` or `401` with a new `DPoP-Nonce`), sends the request once more with
-//! it. The key is made for the connection from the system's randomness and never leaves it.
+//! it. The key is made from the system's randomness, one per server in the process, and never
+//! leaves it.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use mcpwire_core::oauth::dpop::{self, ProofTarget};
 use mcpwire_core::oauth::jwt::Es256Key;
@@ -25,17 +26,34 @@ struct State {
     nonces: Mutex<HashMap<String, String>>,
 }
 
-/// `inner` with DPoP proofs (see the module docs), under a new key.
-pub(crate) fn dpop_backend(inner: Arc<dyn HttpBackend>) -> Result<Arc<dyn HttpBackend>, String> {
+/// `inner` with DPoP proofs (see the module docs), under the key of `server` in this process.
+pub(crate) fn dpop_backend(
+    inner: Arc<dyn HttpBackend>,
+    server: &str,
+) -> Result<Arc<dyn HttpBackend>, String> {
+    let state = State {
+        inner,
+        key: key_for(server)?,
+        nonces: Mutex::new(HashMap::new()),
+    };
+    Ok(Arc::new(Dpop(Arc::new(state))))
+}
+
+/// One key per server in this process, made when first needed: connections to the same
+/// server share tokens (through the store), and a token is bound to the key it was issued
+/// for; another server never sees the key.
+fn key_for(server: &str) -> Result<Es256Key, String> {
+    static KEYS: OnceLock<Mutex<HashMap<String, Es256Key>>> = OnceLock::new();
+    let keys = KEYS.get_or_init(Default::default);
+    let mut keys = keys.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(key) = keys.get(server) {
+        return Ok(key.clone());
+    }
     // A random scalar is a valid key but for odds of about 2^-128; try again then.
     for _ in 0..4 {
         if let Ok(key) = Es256Key::from_scalar(&random::<32>()?) {
-            let state = State {
-                inner,
-                key,
-                nonces: Mutex::new(HashMap::new()),
-            };
-            return Ok(Arc::new(Dpop(Arc::new(state))));
+            keys.insert(server.to_owned(), key.clone());
+            return Ok(key);
         }
     }
     Err("no DPoP key could be made".into())
@@ -215,7 +233,7 @@ mod tests {
                 (200, vec![]),
             ]),
         });
-        let backend = dpop_backend(script.clone()).unwrap();
+        let backend = dpop_backend(script.clone(), "http://localhost:3000/mcp").unwrap();
         let request = post(
             "http://localhost:3000/mcp",
             &[
@@ -259,12 +277,25 @@ mod tests {
     }
 
     #[test]
+    fn connections_to_one_server_share_its_key_and_no_other_server_sees_it() {
+        let a = key_for("http://a/mcp").unwrap();
+        assert_eq!(
+            a.public_jwk(),
+            key_for("http://a/mcp").unwrap().public_jwk()
+        );
+        assert_ne!(
+            a.public_jwk(),
+            key_for("http://b/mcp").unwrap().public_jwk()
+        );
+    }
+
+    #[test]
     fn a_token_request_gets_a_proof_without_ath_and_its_basic_auth_stays() {
         let script = Arc::new(Script {
             sent: StdMutex::new(Vec::new()),
             answers: StdMutex::new(vec![(200, vec![])]),
         });
-        let backend = dpop_backend(script.clone()).unwrap();
+        let backend = dpop_backend(script.clone(), "http://localhost:3000/mcp").unwrap();
         let request = post(
             "http://localhost:4000/token?x=1",
             &[

@@ -23,6 +23,7 @@ mod store;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub(crate) use dpop::dpop_backend;
 pub use file_store::{FileTokenStore, StoredSignIn};
 pub use loopback::{LoopbackAuthorizer, UrlShower};
 pub use mcpwire_core::oauth::discovery::Revision;
@@ -30,7 +31,6 @@ pub use mcpwire_core::oauth::flow::{Credentials, FlowError};
 pub use mcpwire_core::oauth::grants::{ClientCredential, EnterpriseManaged, Grant};
 pub use mcpwire_core::oauth::jwt::{Es256Key, JwtError};
 pub use mcpwire_core::oauth::register::PreRegisteredClient;
-pub(crate) use dpop::dpop_backend;
 pub(crate) use session::{AuthOutcome, AuthSession};
 pub use store::{KnownClient, MemoryTokenStore, StoreError, TokenStore};
 /// URLs, as the authorization steps take them.
@@ -92,9 +92,10 @@ pub struct OAuthOptions {
     /// without a user (client credentials, enterprise-managed, workload identity) the
     /// authorizer is never asked, and a refused or expired token is simply fetched again.
     pub grant: Grant,
-    /// Whether tokens are bound to a key of the connection (DPoP, RFC 9449; default no): each
-    /// token request and each request with the token carries a fresh proof, the token goes
-    /// with the `DPoP` scheme, and a server's nonce is honoured (the request sent once more).
+    /// Whether tokens are bound to a key (DPoP, RFC 9449; default no; one key per server in
+    /// the process): each token request and each request with the token carries a fresh proof,
+    /// the token goes with the `DPoP` scheme, and a server's nonce is honoured (the request
+    /// sent once more).
     pub dpop: bool,
 }
 
