@@ -47,6 +47,8 @@
 //! - [`server`]: the demo server, on the same engine, with the same verbs.
 //! - [`skills`]: Skills over MCP (SEP-2640): the skill entries, and with the `skills` feature
 //!   the verification of a skill's files against its entry.
+//! - [`schema`] (feature `schemas`): tool calls checked against the tools' output and input
+//!   schemas.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -61,6 +63,8 @@ pub mod jsonrpc;
 pub mod oauth;
 mod protocol;
 mod rpc;
+#[cfg(feature = "schemas")]
+pub mod schema;
 pub mod server;
 pub mod skills;
 mod stdio;

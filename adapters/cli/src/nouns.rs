@@ -140,7 +140,7 @@ pub(super) async fn resources(
             let rows: Vec<Vec<String>> = list
                 .iter()
                 .map(|r| {
-                    let description = r.extra.get("description").and_then(Value::as_str);
+                    let description = r.description.as_deref();
                     vec![
                         r.uri.clone(),
                         r.name.clone(),

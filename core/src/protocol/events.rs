@@ -214,6 +214,12 @@ pub enum ServerNotification {
     },
     /// `notifications/message`: a log line.
     Log(LoggingMessageParams),
+    /// `notifications/elicitation/complete` (2025-11-25): the out-of-band step of a URL-mode
+    /// elicitation has finished; an id the host never saw is to be ignored.
+    ElicitationComplete {
+        /// The `elicitationId` of the URL-mode elicitation.
+        elicitation_id: String,
+    },
     /// Any other notification.
     Other(Notification),
     /// The server acknowledged a `subscriptions/listen` with the notifications it will send.

@@ -58,6 +58,19 @@ fn typed_unsubscribed(n: Notification) -> ServerNotification {
                 Err(_) => ServerNotification::Other(n),
             }
         }
+        "notifications/elicitation/complete" => {
+            #[derive(Deserialize)]
+            struct P {
+                #[serde(rename = "elicitationId")]
+                elicitation_id: String,
+            }
+            match n.params_as::<P>() {
+                Ok(p) => ServerNotification::ElicitationComplete {
+                    elicitation_id: p.elicitation_id,
+                },
+                Err(_) => ServerNotification::Other(n),
+            }
+        }
         "notifications/message" => match n.params_as::<LoggingMessageParams>() {
             Ok(p) => ServerNotification::Log(p),
             Err(_) => ServerNotification::Other(n),

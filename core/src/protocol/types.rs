@@ -9,6 +9,10 @@ use serde_json::{Map, Value};
 
 use crate::jsonrpc::RawJson;
 
+#[path = "types_more.rs"]
+mod more;
+pub use more::*;
+
 /// The latest protocol version: the stateless era.
 pub const LATEST_VERSION: &str = "2026-07-28";
 /// The latest handshake-era version, offered in `initialize`.
@@ -195,6 +199,12 @@ pub struct Tool {
     /// Hints (untrusted unless the server is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// Icons to show for it, exactly as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<RawJson>,
+    /// `_meta`, exactly as sent (an MCP App's `ui` lives here: [`Tool::ui`]).
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RawJson>,
     /// Other members.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -278,12 +288,21 @@ impl CallToolResult {
 pub struct Prompt {
     /// Its name.
     pub name: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// What it is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Its arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Vec<Value>>,
+    /// Icons to show for it, exactly as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<RawJson>,
+    /// `_meta`, exactly as sent.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RawJson>,
     /// Other members.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -326,10 +345,22 @@ pub struct Resource {
     /// Its name.
     #[serde(default)]
     pub name: String,
-    /// Its MIME type.
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its MIME type (`text/html;profile=mcp-app` for an MCP App's UI).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
-    /// Other members.
+    /// Icons to show for it, exactly as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<RawJson>,
+    /// `_meta`, exactly as sent.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RawJson>,
+    /// Other members (`annotations`, `size`, …).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -357,13 +388,22 @@ pub struct ResourceTemplate {
     /// Its name.
     #[serde(default)]
     pub name: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// A description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The MIME type of the resources it names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
-    /// Other members (`title`, `annotations`, `icons`, `_meta`…).
+    /// Icons to show for it, exactly as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<RawJson>,
+    /// `_meta`, exactly as sent.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RawJson>,
+    /// Other members (`annotations`, …).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

@@ -119,6 +119,7 @@ pub fn tools() -> Value {
          "inputSchema": {"type": "object", "properties": {"mib": {"type": "integer", "default": 1}}}},
     ]);
     all.as_array_mut().expect("a list").extend(tasks::tools());
+    all.as_array_mut().expect("a list").extend(super::apps::tools());
     all
 }
 
@@ -532,7 +533,8 @@ impl DemoServer {
                "completions": {},
                "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
                "extensions": {crate::skills::SKILLS_EXTENSION: {},
-                              crate::protocol::TASKS_EXTENSION: {}}})
+                              crate::protocol::TASKS_EXTENSION: {},
+                              super::apps::extension().0: super::apps::extension().1}})
     }
 
     fn server_info() -> Value {
@@ -588,15 +590,22 @@ impl DemoServer {
                     _ => Err(invalid("unknown prompt")),
                 }
             }
-            "resources/list" => Ok(raw(&json!({"resources": [
-                {"uri": "demo://readme", "name": "readme", "mimeType": "text/plain"}
-            ]}))),
+            "resources/list" => {
+                let mut all = vec![json!(
+                    {"uri": "demo://readme", "name": "readme", "mimeType": "text/plain"}
+                )];
+                all.extend(super::apps::resources());
+                Ok(raw(&json!({"resources": all})))
+            }
             "resources/templates/list" => Ok(raw(&json!({"resourceTemplates": [
                 {"uriTemplate": "demo://echo/{text}", "name": "echo"}
             ]}))),
             "skills/list" => Ok(raw(&super::skills::list())),
             "skills/get" => super::skills::get(&params).map(|r| raw(&r)),
             "resources/read" => match params.get("uri").and_then(Value::as_str) {
+                Some(uri) if uri.starts_with("ui://") => super::apps::read(uri)
+                    .map(|r| raw(&r))
+                    .ok_or_else(|| ErrorObject::new(-32002, "resource not found")),
                 Some(uri) if uri.starts_with("skill://") => super::skills::read(uri)
                     .map(|r| raw(&r))
                     .ok_or_else(|| ErrorObject::new(-32002, "resource not found")),
@@ -659,6 +668,10 @@ impl DemoServer {
         let args = params.get("arguments").cloned().unwrap_or(json!({}));
         let int = |k: &str, d: u64| args.get(k).and_then(Value::as_u64).unwrap_or(d);
         let token = params.pointer("/_meta/progressToken").cloned();
+        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+        if let Some(answer) = super::apps::call_tool(name, &args) {
+            return Some(answer.map(|r| raw(&r)));
+        }
         Some(match params.get("name").and_then(Value::as_str) {
             Some("echo") => match args.get("message").and_then(Value::as_str) {
                 Some(m) => Ok(text_result(m, false)),

@@ -1,0 +1,378 @@
+//! The rest of the client's surface as typed views: extensions in capabilities (both eras), MCP
+//! Apps (`io.modelcontextprotocol/ui`), sampling with tools, and the URL-mode elicitation's
+//! `-32042` error.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{ClientCapabilities, Resource, ServerCapabilities, Tool};
+use crate::jsonrpc::ErrorObject;
+
+/// The MCP Apps extension's identifier, as declared under `capabilities.extensions`.
+pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
+/// The MIME type of an MCP App's HTML (`ui://` resources).
+pub const UI_MIME_TYPE: &str = "text/html;profile=mcp-app";
+/// The error code of a call that needs a URL-mode elicitation first (2025-11-25).
+pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+
+fn extensions_of(extra: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    extra.get("extensions").and_then(Value::as_object)
+}
+
+impl ClientCapabilities {
+    /// Declares an extension the host supports, with its settings (`{}` for none), under
+    /// `extensions`: sent in `initialize` (handshake era) and on every request (stateless era).
+    pub fn with_extension(mut self, id: &str, settings: Value) -> Self {
+        let extensions = self
+            .extra
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !extensions.is_object() {
+            *extensions = Value::Object(Map::new());
+        }
+        if let Value::Object(map) = extensions {
+            map.insert(id.to_owned(), settings);
+        }
+        self
+    }
+
+    /// Declares MCP Apps: the host renders `text/html;profile=mcp-app` UI resources.
+    pub fn with_ui(self) -> Self {
+        self.with_extension(
+            UI_EXTENSION,
+            serde_json::json!({"mimeTypes": [UI_MIME_TYPE]}),
+        )
+    }
+
+    /// Declares sampling with tools (`sampling.tools`): the host's model may be given tools
+    /// (`tools`, `toolChoice`) and answer with `tool_use` content.
+    pub fn with_sampling_tools(mut self) -> Self {
+        let mut sampling = match self.sampling.take() {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        sampling.insert("tools".into(), Value::Object(Map::new()));
+        self.sampling = Some(Value::Object(sampling));
+        self
+    }
+
+    /// The extensions declared, by identifier.
+    pub fn extensions(&self) -> Option<&Map<String, Value>> {
+        extensions_of(&self.extra)
+    }
+
+    /// Whether sampling with tools is declared.
+    pub fn sampling_tools(&self) -> bool {
+        self.sampling
+            .as_ref()
+            .is_some_and(|s| s.get("tools").is_some())
+    }
+}
+
+impl ServerCapabilities {
+    /// The extensions the server declares, by identifier (`capabilities.extensions`).
+    pub fn extensions(&self) -> Option<&Map<String, Value>> {
+        extensions_of(&self.extra)
+    }
+
+    /// The settings of one extension the server declares.
+    pub fn extension(&self, id: &str) -> Option<&Value> {
+        self.extensions().and_then(|e| e.get(id))
+    }
+}
+
+/// Who may call a tool of an MCP App (`_meta.ui.visibility`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UiVisibility {
+    /// The model (the agent) may call it.
+    pub model: bool,
+    /// The App's UI may call it.
+    pub app: bool,
+}
+
+impl Tool {
+    /// `_meta` as a JSON value, when the tool has one.
+    pub fn meta_value(&self) -> Option<Map<String, Value>> {
+        self.meta.as_ref().and_then(|m| m.parse().ok())
+    }
+
+    /// The MCP App settings of this tool (`_meta.ui`), untouched.
+    pub fn ui(&self) -> Option<Value> {
+        self.meta_value()?.remove("ui")
+    }
+
+    /// The `ui://` resource that renders this tool's results: `_meta.ui.resourceUri`, or the
+    /// older flat `_meta["ui/resourceUri"]`.
+    pub fn ui_resource_uri(&self) -> Option<String> {
+        let meta = self.meta_value()?;
+        let nested = meta.get("ui").and_then(|u| u.get("resourceUri"));
+        nested
+            .or_else(|| meta.get("ui/resourceUri"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+
+    /// Who may call the tool: `_meta.ui.visibility` (`"model"`, `"app"`); both when absent.
+    pub fn ui_visibility(&self) -> UiVisibility {
+        let listed = self
+            .ui()
+            .and_then(|u| u.get("visibility").and_then(Value::as_array).cloned());
+        match listed {
+            Some(list) => {
+                let has = |w: &str| list.iter().any(|v| v.as_str() == Some(w));
+                UiVisibility {
+                    model: has("model"),
+                    app: has("app"),
+                }
+            }
+            None => UiVisibility {
+                model: true,
+                app: true,
+            },
+        }
+    }
+
+    /// Whether the tool is for its App's UI only: a host keeps it from the model.
+    pub fn is_app_only(&self) -> bool {
+        !self.ui_visibility().model
+    }
+}
+
+impl Resource {
+    /// Whether this is an MCP App's UI: a `ui://` URI or the App MIME type.
+    pub fn is_ui(&self) -> bool {
+        self.uri.starts_with("ui://") || self.mime_type.as_deref() == Some(UI_MIME_TYPE)
+    }
+}
+
+/// `sampling/createMessage` params as a typed view; every member kept (`extra`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateMessageParams {
+    /// The conversation: `role` and `content` (one block or a list: text, image, audio,
+    /// `tool_use`, `tool_result`).
+    #[serde(default)]
+    pub messages: Vec<Value>,
+    /// The most tokens to sample.
+    #[serde(default)]
+    pub max_tokens: u64,
+    /// A system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Tools the model may use (sampling with tools), as the server described them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<Tool>>,
+    /// How the model may use them: `{"mode": "auto" | "required" | "none"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<Value>,
+    /// Other members (`modelPreferences`, `temperature`, `_meta`…).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The content blocks of one sampling message (one block or a list).
+fn blocks(message: &Value) -> Vec<&Value> {
+    match message.get("content") {
+        Some(Value::Array(list)) => list.iter().collect(),
+        Some(one) => vec![one],
+        None => Vec::new(),
+    }
+}
+
+fn block_type(block: &Value) -> Option<&str> {
+    block.get("type").and_then(Value::as_str)
+}
+
+impl CreateMessageParams {
+    /// Checks the tool messages as the spec asks of a client, giving the `-32602` error to
+    /// answer with: a user message with `tool_result` blocks holds nothing else, and each
+    /// assistant `tool_use` is answered by a `tool_result` with its id in the next message.
+    pub fn check_tool_messages(&self) -> Result<(), ErrorObject> {
+        let invalid = |m: String| ErrorObject::new(crate::jsonrpc::codes::INVALID_PARAMS, m);
+        for (i, message) in self.messages.iter().enumerate() {
+            let content = blocks(message);
+            let results = content
+                .iter()
+                .filter(|b| block_type(b) == Some("tool_result"))
+                .count();
+            if results > 0 && results < content.len() {
+                return Err(invalid(format!(
+                    "message {i}: tool_result content mixed with other content"
+                )));
+            }
+            let uses: Vec<&str> = content
+                .iter()
+                .filter(|b| block_type(b) == Some("tool_use"))
+                .filter_map(|b| b.get("id").and_then(Value::as_str))
+                .collect();
+            if uses.is_empty() {
+                continue;
+            }
+            let Some(next) = self.messages.get(i + 1) else {
+                continue; // the last message: the model's own turn to answer
+            };
+            let answered: Vec<&str> = blocks(next)
+                .iter()
+                .filter(|b| block_type(b) == Some("tool_result"))
+                .filter_map(|b| b.get("toolUseId").and_then(Value::as_str))
+                .collect();
+            if let Some(missing) = uses.iter().find(|id| !answered.contains(id)) {
+                return Err(invalid(format!(
+                    "message {i}: tool_use {missing} has no tool_result in the next message"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The URL-mode elicitations a `-32042` error asks for (`data.elicitations`, 2025-11-25): each
+/// with `mode: "url"`, `elicitationId`, `url` and `message`. `None` for any other error.
+pub fn url_elicitations_required(error: &ErrorObject) -> Option<Vec<Value>> {
+    if error.code != URL_ELICITATION_REQUIRED {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct Data {
+        #[serde(default)]
+        elicitations: Vec<Value>,
+    }
+    let data: Data = error.data_as().and_then(Result::ok).unwrap_or(Data {
+        elicitations: Vec::new(),
+    });
+    Some(data.elicitations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn extensions_are_declared_and_read_in_capabilities() {
+        let caps = ClientCapabilities::default()
+            .with_ui()
+            .with_extension("com.example/x", json!({"on": true}));
+        let sent = serde_json::to_value(&caps).unwrap();
+        assert_eq!(
+            sent["extensions"],
+            json!({UI_EXTENSION: {"mimeTypes": [UI_MIME_TYPE]}, "com.example/x": {"on": true}})
+        );
+        assert!(caps.extensions().unwrap().contains_key(UI_EXTENSION));
+        let server: ServerCapabilities =
+            serde_json::from_value(json!({"tools": {}, "extensions": {UI_EXTENSION: {}}})).unwrap();
+        assert_eq!(server.extension(UI_EXTENSION), Some(&json!({})));
+        assert_eq!(server.extension("other"), None);
+    }
+
+    #[test]
+    fn sampling_tools_keeps_what_sampling_had() {
+        let caps = ClientCapabilities {
+            sampling: Some(json!({"context": {}})),
+            ..ClientCapabilities::default()
+        }
+        .with_sampling_tools();
+        assert_eq!(caps.sampling, Some(json!({"context": {}, "tools": {}})));
+        assert!(caps.sampling_tools());
+        assert!(!ClientCapabilities::default()
+            .with_sampling()
+            .sampling_tools());
+    }
+
+    #[test]
+    fn a_tool_s_ui_meta_is_kept_byte_for_byte_and_read() {
+        let meta = r#"{"ui":{"resourceUri":"ui://demo/app.html","visibility":["app"],"csp":{"connectDomains":[]}},"z":1,"a":2}"#;
+        let text = format!(
+            r#"{{"name":"t","title":"T","inputSchema":{{}},"icons":[{{"src":"data:x","sizes":["16x16"]}}],"_meta":{meta}}}"#
+        );
+        let tool: Tool = serde_json::from_str(&text).unwrap();
+        assert_eq!(tool.meta.as_ref().unwrap().get(), meta);
+        assert_eq!(tool.title.as_deref(), Some("T"));
+        assert!(tool.icons.is_some());
+        assert_eq!(
+            tool.ui_resource_uri().as_deref(),
+            Some("ui://demo/app.html")
+        );
+        assert!(tool.is_app_only());
+        let again = serde_json::to_string(&tool).unwrap();
+        assert!(again.contains(meta), "{again}");
+        // No `_meta.ui`: callable by both; the older flat key is read too.
+        let plain: Tool = serde_json::from_value(json!({"name": "p", "inputSchema": {},
+            "_meta": {"ui/resourceUri": "ui://old"}}))
+        .unwrap();
+        assert!(!plain.is_app_only());
+        assert_eq!(plain.ui_resource_uri().as_deref(), Some("ui://old"));
+    }
+
+    #[test]
+    fn prompts_and_resources_keep_titles_icons_and_meta() {
+        let p: super::super::Prompt = serde_json::from_value(json!({"name": "p", "title": "P",
+            "icons": [{"src": "https://x/i.png"}], "_meta": {"k": 1}}))
+        .unwrap();
+        assert_eq!(p.title.as_deref(), Some("P"));
+        assert_eq!(p.meta.unwrap().get(), r#"{"k":1}"#);
+        let r: Resource = serde_json::from_value(json!({"uri": "ui://demo/app.html",
+            "name": "app", "title": "App", "description": "d", "mimeType": UI_MIME_TYPE,
+            "icons": [], "_meta": {"ui": {"prefersBorder": true}}, "size": 3}))
+        .unwrap();
+        assert!(r.is_ui());
+        assert_eq!(r.description.as_deref(), Some("d"));
+        assert_eq!(r.extra["size"], 3);
+    }
+
+    #[test]
+    fn sampling_params_carry_tools_and_tool_choice() {
+        let p: CreateMessageParams = serde_json::from_value(json!({
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": "weather?"}},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "u1",
+                    "name": "forecast", "input": {"city": "Paris"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "toolUseId": "u1",
+                    "content": [{"type": "text", "text": "sunny"}]}]}
+            ],
+            "maxTokens": 100,
+            "tools": [{"name": "forecast", "inputSchema": {"type": "object"}}],
+            "toolChoice": {"mode": "auto"},
+            "temperature": 0.5
+        }))
+        .unwrap();
+        assert_eq!(p.tools.as_ref().unwrap()[0].name, "forecast");
+        assert_eq!(p.tool_choice, Some(json!({"mode": "auto"})));
+        assert_eq!(p.extra["temperature"], 0.5);
+        assert_eq!(p.check_tool_messages(), Ok(()));
+    }
+
+    #[test]
+    fn sampling_tool_messages_that_break_the_rules_are_invalid_params() {
+        let mixed: CreateMessageParams = serde_json::from_value(json!({"maxTokens": 1,
+            "messages": [{"role": "user", "content": [
+                {"type": "tool_result", "toolUseId": "u1", "content": []},
+                {"type": "text", "text": "and more"}]}]}))
+        .unwrap();
+        assert_eq!(mixed.check_tool_messages().unwrap_err().code, -32602);
+        let unanswered: CreateMessageParams = serde_json::from_value(json!({"maxTokens": 1,
+            "messages": [
+                {"role": "assistant", "content": {"type": "tool_use", "id": "u1", "name": "f", "input": {}}},
+                {"role": "user", "content": {"type": "text", "text": "no result"}}]}))
+        .unwrap();
+        let e = unanswered.check_tool_messages().unwrap_err();
+        assert!(e.message.contains("u1"), "{}", e.message);
+    }
+
+    #[test]
+    fn url_elicitation_required_is_read_from_the_error() {
+        let e = ErrorObject {
+            code: URL_ELICITATION_REQUIRED,
+            message: "needs a sign-in".into(),
+            data: Some(
+                crate::jsonrpc::RawJson::new(&json!({"elicitations": [{"mode": "url",
+                "elicitationId": "e1", "url": "https://example.com/go", "message": "Sign in"}]}))
+                .unwrap(),
+            ),
+        };
+        let list = url_elicitations_required(&e).unwrap();
+        assert_eq!(list[0]["elicitationId"], "e1");
+        let other = ErrorObject::new(-32602, "no");
+        assert_eq!(url_elicitations_required(&other), None);
+    }
+}

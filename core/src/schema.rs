@@ -1,0 +1,341 @@
+//! Tool schemas checked: a call's `structuredContent` against the tool's `outputSchema`, and a
+//! call's arguments against its `inputSchema` (feature `schemas`).
+//!
+//! [`ToolSchemas::compile`] compiles the schemas of one `tools/list` once; each call is then
+//! checked against them. JSON Schema 2020-12 is assumed when a schema names no `$schema`; drafts
+//! 2019-09, 7, 6 and 4 are honoured when named. A `$ref` to anything outside the schema itself
+//! (another URL, a file) is never loaded: such a schema cannot be used, and a call of its tool
+//! fails with [`SchemaViolation::UnusableSchema`] rather than passing unchecked.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::types::{CallToolResult, Tool};
+
+/// Why a call does not meet its tool's schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemaViolation {
+    /// The tool declares an `outputSchema` and its (successful) result has no
+    /// `structuredContent`.
+    #[error("the tool declares an output schema and the result has no structuredContent")]
+    MissingStructuredContent,
+    /// The value does not match the schema; the text says where and how.
+    #[error("does not match the schema: {0}")]
+    DoesNotMatch(String),
+    /// The schema itself cannot be used: it is not a valid schema, or it refers to a document
+    /// that is never fetched.
+    #[error("the schema cannot be used: {0}")]
+    UnusableSchema(String),
+}
+
+/// Which of a tool's schemas a check was against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaKind {
+    /// `inputSchema`: the call's arguments.
+    Input,
+    /// `outputSchema`: the result's `structuredContent`.
+    Output,
+}
+
+impl fmt::Display for SchemaKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SchemaKind::Input => "arguments",
+            SchemaKind::Output => "structured output",
+        })
+    }
+}
+
+/// A call of `tool` that breaks one of its schemas.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool `{tool}`: {kind} {violation}")]
+pub struct SchemaError {
+    /// The tool.
+    pub tool: String,
+    /// Which schema.
+    pub kind: SchemaKind,
+    /// How it was broken.
+    pub violation: SchemaViolation,
+}
+
+/// One schema: compiled, or why it could not be.
+#[derive(Debug, Clone)]
+enum Compiled {
+    Ready(boon::SchemaIndex),
+    Unusable(String),
+}
+
+/// The compiled schemas of one `tools/list`, by tool name.
+pub struct ToolSchemas {
+    schemas: boon::Schemas,
+    output: HashMap<String, Compiled>,
+    input: HashMap<String, Compiled>,
+}
+
+impl fmt::Debug for ToolSchemas {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolSchemas")
+            .field("output", &self.output.len())
+            .field("input", &self.input.len())
+            .finish()
+    }
+}
+
+/// The loader of documents a schema refers to: refuses every one, so nothing is ever fetched
+/// or read.
+struct NoLoader;
+
+impl boon::UrlLoader for NoLoader {
+    fn load(&self, url: &str) -> Result<Value, Box<dyn std::error::Error>> {
+        Err(format!("`{url}` is outside the schema and is not fetched").into())
+    }
+}
+
+impl ToolSchemas {
+    /// Compiles the schemas of `tools` (a complete `tools/list`). A schema that cannot be
+    /// compiled is remembered as unusable: a call of its tool is then refused, never passed.
+    pub fn compile(tools: &[Tool]) -> ToolSchemas {
+        let mut this = ToolSchemas {
+            schemas: boon::Schemas::new(),
+            output: HashMap::new(),
+            input: HashMap::new(),
+        };
+        for (i, tool) in tools.iter().enumerate() {
+            if let Some(raw) = &tool.output_schema {
+                let compiled = this.compile_one(&format!("output/{i}"), raw.get());
+                this.output.insert(tool.name.clone(), compiled);
+            }
+            let compiled = this.compile_one(&format!("input/{i}"), tool.input_schema.get());
+            this.input.insert(tool.name.clone(), compiled);
+        }
+        this
+    }
+
+    fn compile_one(&mut self, name: &str, text: &str) -> Compiled {
+        let json: Value = match serde_json::from_str(text) {
+            Ok(json) => json,
+            Err(e) => return Compiled::Unusable(e.to_string()),
+        };
+        // Each schema is its own document under a base no loader serves; relative `$ref`s
+        // resolve against it and are refused.
+        let location = format!("mcpwire-tool:///{name}.json");
+        let mut compiler = boon::Compiler::new();
+        compiler.set_default_draft(boon::Draft::V2020_12);
+        compiler.use_loader(Box::new(NoLoader));
+        if let Err(e) = compiler.add_resource(&location, json) {
+            return Compiled::Unusable(format!("{e:#}"));
+        }
+        match compiler.compile(&location, &mut self.schemas) {
+            Ok(index) => Compiled::Ready(index),
+            Err(e) => Compiled::Unusable(format!("{e:#}")),
+        }
+    }
+
+    /// Whether `tool` declared an `outputSchema`.
+    pub fn has_output_schema(&self, tool: &str) -> bool {
+        self.output.contains_key(tool)
+    }
+
+    /// Whether `tool` was in the list.
+    pub fn knows(&self, tool: &str) -> bool {
+        self.input.contains_key(tool)
+    }
+
+    /// Checks a result of `tool` against its `outputSchema`: a tool without one, or a result
+    /// with `isError`, passes; a result without `structuredContent` or whose
+    /// `structuredContent` does not match fails.
+    pub fn check_output(&self, tool: &str, result: &CallToolResult) -> Result<(), SchemaError> {
+        let Some(compiled) = self.output.get(tool) else {
+            return Ok(());
+        };
+        if result.is_error {
+            return Ok(());
+        }
+        let fail = |violation| SchemaError {
+            tool: tool.to_owned(),
+            kind: SchemaKind::Output,
+            violation,
+        };
+        let Some(value) = &result.structured_content else {
+            return Err(fail(SchemaViolation::MissingStructuredContent));
+        };
+        self.check(compiled, value).map_err(fail)
+    }
+
+    /// Checks the arguments of a call of `tool` against its `inputSchema` (absent arguments
+    /// are checked as `{}`). A tool not in the list passes: the server will say.
+    pub fn check_input(&self, tool: &str, arguments: Option<&Value>) -> Result<(), SchemaError> {
+        let Some(compiled) = self.input.get(tool) else {
+            return Ok(());
+        };
+        let empty = Value::Object(serde_json::Map::new());
+        self.check(compiled, arguments.unwrap_or(&empty))
+            .map_err(|violation| SchemaError {
+                tool: tool.to_owned(),
+                kind: SchemaKind::Input,
+                violation,
+            })
+    }
+
+    fn check(&self, compiled: &Compiled, value: &Value) -> Result<(), SchemaViolation> {
+        match compiled {
+            Compiled::Unusable(why) => Err(SchemaViolation::UnusableSchema(why.clone())),
+            Compiled::Ready(index) => self
+                .schemas
+                .validate(value, *index)
+                .map_err(|e| SchemaViolation::DoesNotMatch(describe(&e))),
+        }
+    }
+}
+
+/// Each leaf error on one line: where in the value, and what is wrong.
+fn describe(error: &boon::ValidationError<'_, '_>) -> String {
+    fn leaves(e: &boon::ValidationError<'_, '_>, out: &mut Vec<String>) {
+        if e.causes.is_empty() {
+            out.push(format!("at '{}': {}", e.instance_location, e.kind));
+        } else {
+            e.causes.iter().for_each(|c| leaves(c, out));
+        }
+    }
+    let mut out = Vec::new();
+    leaves(error, &mut out);
+    out.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tools(list: Value) -> Vec<Tool> {
+        serde_json::from_value(list).unwrap()
+    }
+
+    fn result(v: Value) -> CallToolResult {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn weather() -> ToolSchemas {
+        ToolSchemas::compile(&tools(json!([{
+            "name": "weather",
+            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}},
+                            "required": ["city"], "additionalProperties": false},
+            "outputSchema": {"type": "object", "properties": {
+                "temperature": {"type": "number"}, "conditions": {"type": "string"}},
+                "required": ["temperature", "conditions"]}
+        }, {"name": "plain", "inputSchema": {"type": "object"}}])))
+    }
+
+    #[test]
+    fn matching_structured_content_passes() {
+        let r = result(json!({"content": [],
+            "structuredContent": {"temperature": 21.5, "conditions": "sunny"}}));
+        assert_eq!(weather().check_output("weather", &r), Ok(()));
+    }
+
+    #[test]
+    fn mismatching_structured_content_names_the_place() {
+        let r = result(json!({"content": [],
+            "structuredContent": {"temperature": "warm", "conditions": "sunny"}}));
+        let e = weather().check_output("weather", &r).unwrap_err();
+        assert_eq!(e.kind, SchemaKind::Output);
+        let SchemaViolation::DoesNotMatch(why) = &e.violation else {
+            panic!("{e:?}")
+        };
+        assert!(why.contains("/temperature"), "{why}");
+    }
+
+    #[test]
+    fn a_result_without_structured_content_fails_when_a_schema_is_declared() {
+        let r = result(json!({"content": [{"type": "text", "text": "21.5"}]}));
+        let e = weather().check_output("weather", &r).unwrap_err();
+        assert_eq!(e.violation, SchemaViolation::MissingStructuredContent);
+        // Without a schema, or as an error result, nothing is asked of it.
+        assert_eq!(weather().check_output("plain", &r), Ok(()));
+        let failed = result(json!({"content": [], "isError": true}));
+        assert_eq!(weather().check_output("weather", &failed), Ok(()));
+    }
+
+    #[test]
+    fn arguments_are_checked_against_the_input_schema() {
+        let s = weather();
+        assert_eq!(
+            s.check_input("weather", Some(&json!({"city": "Paris"}))),
+            Ok(())
+        );
+        let e = s.check_input("weather", Some(&json!({"town": "Paris"})));
+        assert!(matches!(
+            e.unwrap_err().violation,
+            SchemaViolation::DoesNotMatch(_)
+        ));
+        assert!(s.check_input("weather", None).is_err());
+        assert_eq!(s.check_input("unknown", None), Ok(()));
+    }
+
+    #[test]
+    fn older_drafts_are_honoured() {
+        // Draft 4's boolean `exclusiveMaximum`, draft 7's `definitions`.
+        let s = ToolSchemas::compile(&tools(json!([{
+            "name": "d4", "inputSchema": {},
+            "outputSchema": {"$schema": "http://json-schema.org/draft-04/schema#",
+                "type": "object", "properties": {"n": {"type": "number", "maximum": 10,
+                "exclusiveMaximum": true}}}
+        }, {
+            "name": "d7", "inputSchema": {},
+            "outputSchema": {"$schema": "http://json-schema.org/draft-07/schema#",
+                "definitions": {"n": {"type": "integer"}},
+                "type": "object", "properties": {"n": {"$ref": "#/definitions/n"}}}
+        }])));
+        let ten = result(json!({"structuredContent": {"n": 10}}));
+        assert!(s.check_output("d4", &ten).is_err());
+        assert_eq!(s.check_output("d7", &ten), Ok(()));
+        let half = result(json!({"structuredContent": {"n": 0.5}}));
+        assert!(s.check_output("d7", &half).is_err());
+    }
+
+    #[test]
+    fn a_network_ref_is_never_fetched_and_the_tool_fails_instead() {
+        let s = ToolSchemas::compile(&tools(json!([{
+            "name": "remote", "inputSchema": {},
+            "outputSchema": {"$ref": "https://example.com/schema.json"}
+        }, {
+            "name": "file", "inputSchema": {},
+            "outputSchema": {"$ref": "other.json"}
+        }, {
+            "name": "local", "inputSchema": {},
+            "outputSchema": {"$defs": {"a": {"type": "string"}}, "$ref": "#/$defs/a"}
+        }])));
+        let r = result(json!({"structuredContent": "x"}));
+        for tool in ["remote", "file"] {
+            let e = s.check_output(tool, &r).unwrap_err();
+            assert!(
+                matches!(e.violation, SchemaViolation::UnusableSchema(_)),
+                "{e}"
+            );
+        }
+        assert_eq!(s.check_output("local", &r), Ok(()));
+    }
+
+    #[test]
+    fn a_schema_that_is_not_a_schema_is_unusable_not_a_panic() {
+        let s = ToolSchemas::compile(&tools(json!([{
+            "name": "bad", "inputSchema": {"type": 12},
+            "outputSchema": {"type": "no-such-type", "minimum": "x"}
+        }])));
+        let r = result(json!({"structuredContent": {}}));
+        assert!(matches!(
+            s.check_output("bad", &r).unwrap_err().violation,
+            SchemaViolation::UnusableSchema(_)
+        ));
+        assert!(s.check_input("bad", None).is_err());
+    }
+
+    #[test]
+    fn compiled_schemas_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<ToolSchemas>();
+    }
+}
