@@ -1,0 +1,101 @@
+//! Tasks through the public API against the built-in demo server over stdio, in both eras: a
+//! call answered with a task returns the task's result as any call does, its status changes
+//! are events, its input is asked through the elicitation handler, a failed task is the
+//! server's error, and a call past its limit ends typed with the task cancelled.
+
+use std::time::Duration;
+
+use mcpwire::core::CallError;
+use mcpwire::{
+    connect_smol, CallOptions, ConnectOptions, ElicitAction, ElicitResult, Era, Error, Event,
+    Handlers, ServerConfig,
+};
+use serde_json::json;
+
+fn demo() -> ServerConfig {
+    ServerConfig::stdio(
+        env!("CARGO_BIN_EXE_mcpwire-demo-server"),
+        Vec::<String>::new(),
+    )
+}
+
+/// Approves every elicitation (the `approve` tool's question) with `approve`.
+fn options(era: Era, approve: bool) -> ConnectOptions {
+    ConnectOptions {
+        era,
+        ..ConnectOptions::default()
+    }
+    .handlers(Handlers::new().on_elicitation(move |_req| async move {
+        Ok(ElicitResult {
+            action: ElicitAction::Accept,
+            content: Some(json!({"approve": approve}).as_object().unwrap().clone()),
+        })
+    }))
+}
+
+#[test]
+fn task_tools_end_like_any_call_in_both_eras() {
+    smol::block_on(async {
+        for era in [Era::Stateless, Era::Handshake] {
+            let client = connect_smol(&demo(), options(era, true)).await.unwrap();
+            let mut events = client.events();
+            if era == Era::Handshake {
+                // The server marks which tools need task mode in its list.
+                client.list_tools().await.unwrap();
+            }
+            let r = client.call_tool("build", json!({"ms": 100})).await.unwrap();
+            assert_eq!(r.text(), "build: done after 100 ms", "{era:?}");
+            let r = client
+                .call_tool("approve", json!({"ms": 100}))
+                .await
+                .unwrap();
+            assert_eq!(r.text(), "approve: done after 100 ms", "{era:?}");
+            match client.call_tool("doomed", json!({"ms": 50})).await {
+                Err(Error::Call(CallError::Server(e))) => {
+                    assert!(e.message.contains("failed"), "{era:?}: {e:?}")
+                }
+                other => panic!("{era:?}: {other:?}"),
+            }
+            let r = client.call_tool("crawl", json!({"ms": 50})).await.unwrap();
+            assert!(r.text().starts_with("crawl: done"), "{era:?}: {}", r.text());
+            client.close().await;
+            // The host saw each task's status.
+            let mut told = Vec::new();
+            while let Some(e) = events.next().await {
+                if let Event::TaskStatus { status, .. } = e {
+                    told.push(status.status);
+                }
+            }
+            assert!(told.iter().any(|s| s == "working"), "{era:?}: {told:?}");
+        }
+    });
+}
+
+#[test]
+fn a_task_past_its_call_s_limit_ends_typed_in_both_eras() {
+    smol::block_on(async {
+        for era in [Era::Stateless, Era::Handshake] {
+            let client = connect_smol(&demo(), options(era, true)).await.unwrap();
+            if era == Era::Handshake {
+                client.list_tools().await.unwrap();
+            }
+            let opts = CallOptions::default().max_total(Duration::from_millis(300));
+            match client
+                .call_tool_with("build", json!({"ms": 10_000}), opts)
+                .await
+            {
+                Err(Error::Call(CallError::Task { reason, .. })) => {
+                    assert!(reason.contains("time limit"), "{era:?}: {reason}")
+                }
+                other => panic!("{era:?}: {other:?}"),
+            }
+            // The connection goes on.
+            let r = client
+                .call_tool("echo", json!({"message": "hi"}))
+                .await
+                .unwrap();
+            assert_eq!(r.text(), "hi");
+            client.close().await;
+        }
+    });
+}
