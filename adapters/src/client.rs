@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use mcpwire_core::jsonrpc::RawJson;
 use mcpwire_core::types::{
-    typed_result, CallToolResult, GetPromptResult, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult,
-    Resource, ResourceTemplate, Tool,
+    typed_result, GetPromptResult, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
 };
 use mcpwire_core::{
     CallError, CallId, CallOutcome, ChosenEra, ClientError, Connection, Event, LocalError, McpCall,
@@ -47,6 +47,9 @@ pub struct CallOptions {
     /// "may have been executed". Reads (`ping`, the lists, `resources/read`, `prompts/get`,
     /// `completion/complete`) always are; mark a call only if running it twice does no harm.
     pub safe_to_repeat: bool,
+    /// Whether a tool call's arguments are checked against the tool's `inputSchema` (from the
+    /// last `tools/list`) before anything is sent (feature `schemas`).
+    pub check_arguments: bool,
 }
 
 impl Default for CallOptions {
@@ -57,6 +60,7 @@ impl Default for CallOptions {
             reset_on_progress: false,
             on_progress: None,
             safe_to_repeat: false,
+            check_arguments: false,
         }
     }
 }
@@ -69,6 +73,7 @@ impl std::fmt::Debug for CallOptions {
             .field("reset_on_progress", &self.reset_on_progress)
             .field("on_progress", &self.on_progress.is_some())
             .field("safe_to_repeat", &self.safe_to_repeat)
+            .field("check_arguments", &self.check_arguments)
             .finish()
     }
 }
@@ -95,6 +100,12 @@ impl CallOptions {
     /// Marks the call safe to repeat (see the field).
     pub fn safe_to_repeat(mut self) -> Self {
         self.safe_to_repeat = true;
+        self
+    }
+
+    /// Checks a tool call's arguments before sending (see the field).
+    pub fn check_arguments(mut self) -> Self {
+        self.check_arguments = true;
         self
     }
 
@@ -186,6 +197,9 @@ pub(crate) struct ConnectionState {
     pub(crate) http_counters: Option<Arc<crate::http_counters::CounterCells>>,
     /// The driver has finished (the connection ended) or was dropped.
     pub(crate) finished: bool,
+    /// The tools' schemas, compiled from the last complete `tools/list`.
+    #[cfg(feature = "schemas")]
+    pub(crate) tool_schemas: Option<Arc<mcpwire_core::schema::ToolSchemas>>,
 }
 
 impl ConnectionState {
@@ -211,6 +225,8 @@ impl ConnectionState {
             terminal: None,
             http_counters: None,
             finished: false,
+            #[cfg(feature = "schemas")]
+            tool_schemas: None,
         }
     }
 
@@ -310,7 +326,7 @@ impl SharedConnection {
 /// A handle on one MCP connection. Cheap to clone and `Send`; dropping the last handle closes
 /// the connection gracefully.
 pub struct Client {
-    shared: Arc<SharedConnection>,
+    pub(crate) shared: Arc<SharedConnection>,
 }
 
 impl Clone for Client {
@@ -499,32 +515,6 @@ impl Client {
     /// Every tool, over all pages.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
         self.list_tools_with(CallOptions::default()).await
-    }
-
-    /// Every tool, over all pages, with options.
-    pub async fn list_tools_with(&self, opts: CallOptions) -> Result<Vec<Tool>, Error> {
-        let raw = self
-            .call(&opts, McpCall::list_tools(), Box::new(send))
-            .await?;
-        Ok(typed_result::<ListToolsResult>(&raw, "tools/list")?.tools)
-    }
-
-    /// Calls a tool. An `isError` result is `Ok`: the tool ran and reported failure.
-    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
-        self.call_tool_with(name, arguments, CallOptions::default())
-            .await
-    }
-
-    /// Calls a tool with options (timeouts, progress).
-    pub async fn call_tool_with(
-        &self,
-        name: &str,
-        arguments: Value,
-        opts: CallOptions,
-    ) -> Result<CallToolResult, Error> {
-        let call = McpCall::call_tool(name, Some(arguments));
-        let raw = self.call(&opts, call, Box::new(send)).await?;
-        Ok(typed_result(&raw, "tools/call")?)
     }
 
     /// Every prompt, over all pages.

@@ -66,6 +66,18 @@ pub enum Error {
     #[cfg(feature = "skills")]
     #[error(transparent)]
     Skill(#[from] mcpwire_core::skills::SkillError),
+    /// A tool call broke the tool's schema (feature `schemas`): its result's
+    /// `structuredContent` is missing or does not match the `outputSchema`, or (when
+    /// [`CallOptions::check_arguments`](crate::CallOptions::check_arguments) asked) its arguments
+    /// do not match the `inputSchema` and nothing was sent.
+    #[cfg(feature = "schemas")]
+    #[error("{error}")]
+    Schema {
+        /// The tool, the schema and how it was broken.
+        error: mcpwire_core::schema::SchemaError,
+        /// The result as the server sent it (an output check), for whoever wants it anyway.
+        result: Option<Box<mcpwire_core::types::CallToolResult>>,
+    },
 }
 
 /// A call as it was made: what [`Client::reissue`](crate::Client::reissue) sends again.
@@ -92,6 +104,18 @@ impl Error {
     /// to send it again.
     pub fn may_have_run(&self) -> bool {
         matches!(self, Error::MayHaveRun { .. })
+    }
+
+    /// The URL-mode elicitations the server asks for first, when this is its `-32042` error
+    /// (2025-11-25): each with `mode: "url"`, `elicitationId`, `url` and `message`. Once the
+    /// user has been through them, the call may be made again.
+    pub fn url_elicitations_required(&self) -> Option<Vec<crate::ElicitationRequest>> {
+        let list = mcpwire_core::types::url_elicitations_required(self.server_error()?)?;
+        Some(
+            list.into_iter()
+                .map(|params| crate::ElicitationRequest { params })
+                .collect(),
+        )
     }
 
     /// Whether the call ended because its deadline passed.

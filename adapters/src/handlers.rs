@@ -50,6 +50,13 @@ impl ElicitationRequest {
         self.params.get("url").and_then(Value::as_str)
     }
 
+    /// The id of a URL-mode elicitation (2025-11-25): the
+    /// [`ElicitationComplete`](mcpwire_core::ServerNotification::ElicitationComplete)
+    /// notification names it when the out-of-band step is done.
+    pub fn elicitation_id(&self) -> Option<&str> {
+        self.params.get("elicitationId").and_then(Value::as_str)
+    }
+
     /// An `accept` answer filled from the schema's defaults; `decline` when a required field
     /// has no default.
     pub fn answer_with_defaults(&self) -> ElicitResult {
@@ -76,7 +83,10 @@ pub struct Handlers {
     pub(crate) elicitation: Option<Arc<ElicitFn>>,
     pub(crate) url_elicitation: bool,
     pub(crate) sampling: Option<Arc<SamplingFn>>,
+    pub(crate) sampling_tools: bool,
     pub(crate) roots: Option<Arc<RootsFn>>,
+    /// The extensions declared (`capabilities.extensions`), by identifier.
+    pub(crate) extensions: Vec<(String, Value)>,
 }
 
 impl std::fmt::Debug for Handlers {
@@ -85,7 +95,9 @@ impl std::fmt::Debug for Handlers {
             .field("elicitation", &self.elicitation.is_some())
             .field("url_elicitation", &self.url_elicitation)
             .field("sampling", &self.sampling.is_some())
+            .field("sampling_tools", &self.sampling_tools)
             .field("roots", &self.roots.is_some())
+            .field("extensions", &self.extensions)
             .finish()
     }
 }
@@ -122,6 +134,32 @@ impl Handlers {
         self
     }
 
+    /// Also declares sampling with tools (`sampling.tools`): the handler then receives
+    /// requests with `tools` and `toolChoice` (read them with
+    /// [`CreateMessageParams`](mcpwire_core::types::CreateMessageParams)) and may answer with
+    /// `tool_use` content and `stopReason: "toolUse"`. Without it, a request that gives tools is
+    /// refused with `-32602`, as is one whose tool messages break the rules.
+    pub fn with_sampling_tools(mut self) -> Self {
+        self.sampling_tools = true;
+        self
+    }
+
+    /// Declares an extension the host supports (`capabilities.extensions`, in both eras), with
+    /// its settings (`{}` for none).
+    pub fn with_extension(mut self, id: &str, settings: Value) -> Self {
+        self.extensions.retain(|(known, _)| known != id);
+        self.extensions.push((id.to_owned(), settings));
+        self
+    }
+
+    /// Declares MCP Apps: the host renders `ui://` resources of type
+    /// `text/html;profile=mcp-app` (see [`Tool::ui`](mcpwire_core::types::Tool::ui) and
+    /// [`Tool::is_app_only`](mcpwire_core::types::Tool::is_app_only)).
+    pub fn with_ui(self) -> Self {
+        let settings = json!({"mimeTypes": [mcpwire_core::types::UI_MIME_TYPE]});
+        self.with_extension(mcpwire_core::types::UI_EXTENSION, settings)
+    }
+
     /// Answers `roots/list`.
     pub fn on_roots<F, Fut>(mut self, f: F) -> Self
     where
@@ -140,9 +178,15 @@ impl Handlers {
         }
         if self.sampling.is_some() {
             caps = caps.with_sampling();
+            if self.sampling_tools {
+                caps = caps.with_sampling_tools();
+            }
         }
         if self.roots.is_some() {
             caps = caps.with_roots();
+        }
+        for (id, settings) in &self.extensions {
+            caps = caps.with_extension(id, settings.clone());
         }
         caps
     }

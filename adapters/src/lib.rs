@@ -45,6 +45,7 @@ mod skills;
 mod spawn;
 mod stderr;
 mod tls_diagnosis;
+mod tools;
 mod trace;
 
 use std::sync::Arc;
