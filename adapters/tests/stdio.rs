@@ -96,7 +96,8 @@ fn end_to_end(era: Era) {
         }
 
         let tools = client.list_tools().await.unwrap();
-        assert_eq!(tools.len(), 7);
+        let served = mcpwire::core::server::demo::tools();
+        assert_eq!(tools.len(), served.as_array().unwrap().len());
         let r = client
             .call_tool("echo", json!({"message": "hi"}))
             .await

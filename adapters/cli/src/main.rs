@@ -56,7 +56,8 @@ Exit codes:
   6  decode: the body yields no response for the request (or decodes differently
      when split another way)
   7  skills NAME: a file of the skill does not match the skill's entry (size, digest,
-     SKILL.md frontmatter); nothing of the skill is printed
+     SKILL.md frontmatter); nothing of the skill is printed. call: the result breaks the
+     tool's outputSchema (no structuredContent, or one that does not match it)
 
 With --config FILE, `servers` starts its enabled servers and tells their states (exit 0
 whatever they are). With several enabled servers there (and no --server), `tools` lists them
@@ -305,6 +306,7 @@ impl From<Error> for Failure {
                 exit::USAGE
             }
             Error::Spawn { .. } | Error::Handshake { .. } => exit::CONNECT,
+            Error::Schema { .. } => exit::UNVERIFIED,
             e if e.is_timeout() => exit::TIMEOUT,
             _ => exit::CALL,
         };
