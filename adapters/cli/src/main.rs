@@ -29,6 +29,7 @@ mod servers;
 mod show;
 mod skills;
 mod target;
+mod tasks;
 mod verbose;
 mod watch;
 mod words;
@@ -215,6 +216,10 @@ enum Command {
     /// The server's skills (SEP-2640); with a NAME, that skill's files, each verified against
     /// the skill's entry. Listing reads no file.
     Skills(skills::SkillsArgs),
+    /// The server's tasks: `tasks` lists them (2025-11-25), `tasks get ID` shows one,
+    /// `tasks cancel ID` asks the server to cancel it. A call that runs as a task waits for
+    /// it on its own and tells its status on stderr.
+    Tasks(tasks::TasksArgs),
     /// Sign-ins to HTTP servers that need them (OAuth): `auth login` signs in now, `auth list`
     /// shows the sign-ins kept, `auth logout` forgets one. Any command signs in when its
     /// server asks, on a terminal.
@@ -539,12 +544,16 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         Err(e) => return Err(e.into()),
     };
     // With --verbose, what the connection reports beside the frames: readiness and the era,
-    // every diagnostic, session renewals, the close.
-    let printer = cli.server.verbose.then(|| {
+    // every diagnostic, session renewals, the close. A call that runs as a task tells its
+    // task's status as it changes, verbose or not.
+    let verbose = cli.server.verbose;
+    let calling = matches!(cli.command, Command::Call { .. });
+    let printer = (verbose || calling).then(|| {
         let mut events = client.events();
         smol::spawn(async move {
             while let Some(event) = events.next().await {
-                if let Some(line) = describe(&event) {
+                let task = matches!(event, Event::TaskStatus { .. });
+                if let Some(line) = describe(&event).filter(|_| verbose || task) {
                     eprintln!("· {line}");
                 }
             }
@@ -588,6 +597,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             }
             Command::Watch(a) => watch::run(&client, a, min_level, timeout).await,
             Command::Auth(_) => auth::logged_in(&config),
+            Command::Tasks(a) => tasks::tasks(&client, a, timeout).await,
             Command::Demo
             | Command::ServeDemo { .. }
             | Command::Decode(_)
@@ -642,6 +652,10 @@ fn describe(event: &Event) -> Option<String> {
         }
         Event::Diagnostic(d) => format!("diagnostic: {d}"),
         Event::Restarting { reason } => format!("restarting the server: {reason}"),
+        Event::TaskStatus { status, .. } => match &status.message {
+            Some(m) => format!("task {}: {} ({m})", status.task_id, status.status),
+            None => format!("task {}: {}", status.task_id, status.status),
+        },
         Event::Closed { reason } => format!("closed: {reason}"),
         _ => return None,
     })

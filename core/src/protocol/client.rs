@@ -676,9 +676,7 @@ impl ClientProtocol {
                     }
                 })
             }
-            (None, None, Ok(result))
-                if state.task.is_some() && tasks::created_task(&result).is_some() =>
-            {
+            (None, None, Ok(result)) if state.task.is_some() && tasks::created_task(&result) => {
                 let opts = *state.task.expect("a task-mode call");
                 return self.task_started(now, call, Shape::Utility, &result, opts);
             }

@@ -102,17 +102,16 @@ fn extension_task(result: &RawJson) -> Result<Fields, CallError> {
         .map_err(|e| CallError::InvalidResult(format!("tools/call: a task result: {e}")))
 }
 
-/// Reads a 2025-11-25 `CreateTaskResult` (`{task: {…}}`), if `result` is one.
-pub(crate) fn created_task(result: &RawJson) -> Option<Result<(), CallError>> {
+/// Whether `result` is a 2025-11-25 `CreateTaskResult` (`{task: {…}}`).
+pub(crate) fn created_task(result: &RawJson) -> bool {
     if memchr::memmem::find(result.get().as_bytes(), b"\"task\"").is_none() {
-        return None;
+        return false;
     }
     #[derive(Deserialize)]
     struct Created {
         task: Option<Box<RawValue>>,
     }
-    let created: Created = result.parse().ok()?;
-    created.task.map(|_| Ok(()))
+    result.parse::<Created>().is_ok_and(|c| c.task.is_some())
 }
 
 /// Why a followed request goes: to learn the task's state, to answer its inputs, or (2025-11-25)
@@ -158,8 +157,8 @@ pub(crate) enum Next {
     Inputs(Vec<ServerRequest>, Option<TaskStatus>),
     /// Fetch the result with `tasks/result` (2025-11-25).
     FetchResult(Option<TaskStatus>),
-    /// The call ends.
-    End(Result<RawJson, CallError>),
+    /// The call ends (after the last status, if it changed).
+    End(Result<RawJson, CallError>, Option<TaskStatus>),
 }
 
 /// The tasks being followed, the requests in flight for them, and the inputs they wait for.
@@ -305,13 +304,21 @@ impl Tasks {
         };
         let fields: Fields = match result.parse() {
             Ok(fields) => fields,
-            Err(e) => return Next::End(Err(CallError::InvalidResult(format!("tasks/get: {e}")))),
+            Err(e) => {
+                return Next::End(
+                    Err(CallError::InvalidResult(format!("tasks/get: {e}"))),
+                    None,
+                )
+            }
         };
         if fields.task_id != f.task_id {
-            return Next::End(Err(CallError::InvalidResult(format!(
-                "tasks/get answered for task {:?}, not {:?}",
-                fields.task_id, f.task_id
-            ))));
+            return Next::End(
+                Err(CallError::InvalidResult(format!(
+                    "tasks/get answered for task {:?}, not {:?}",
+                    fields.task_id, f.task_id
+                ))),
+                None,
+            );
         }
         if let Some(poll) = fields.poll() {
             f.poll = poll.max(MIN_POLL);
@@ -326,24 +333,33 @@ impl Tasks {
                 Next::FetchResult(told)
             }
             ("completed", Shape::Extension) => match fields.result {
-                Some(r) => Next::End(Ok(RawJson::from(r))),
-                None => Next::End(Err(CallError::InvalidResult(
-                    "tasks/get: a completed task without its result".into(),
-                ))),
+                Some(r) => Next::End(Ok(RawJson::from(r)), told),
+                None => Next::End(
+                    Err(CallError::InvalidResult(
+                        "tasks/get: a completed task without its result".into(),
+                    )),
+                    told,
+                ),
             },
             ("failed", Shape::Extension) => match fields.error {
-                Some(e) => Next::End(Err(CallError::from_server(e))),
-                None => Next::End(Err(CallError::InvalidResult(
-                    "tasks/get: a failed task without its error".into(),
-                ))),
+                Some(e) => Next::End(Err(CallError::from_server(e)), told),
+                None => Next::End(
+                    Err(CallError::InvalidResult(
+                        "tasks/get: a failed task without its error".into(),
+                    )),
+                    told,
+                ),
             },
-            ("cancelled", Shape::Extension) => Next::End(Err(CallError::Task {
-                task_id: fields.task_id,
-                status: fields.status,
-                reason: fields
-                    .status_message
-                    .unwrap_or_else(|| "the server cancelled it".into()),
-            })),
+            ("cancelled", Shape::Extension) => Next::End(
+                Err(CallError::Task {
+                    task_id: fields.task_id,
+                    status: fields.status,
+                    reason: fields
+                        .status_message
+                        .unwrap_or_else(|| "the server cancelled it".into()),
+                }),
+                told,
+            ),
             ("input_required", Shape::Extension) => {
                 let requests = fields.input_requests.unwrap_or_default();
                 match self.surface(call, requests, caps) {
@@ -352,7 +368,7 @@ impl Tasks {
                         told.map_or(Next::Wait, Next::Status)
                     }
                     Ok(surfaced) => Next::Inputs(surfaced, told),
-                    Err(e) => Next::End(Err(e)),
+                    Err(e) => Next::End(Err(e), told),
                 }
             }
             _ => {

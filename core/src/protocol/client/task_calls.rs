@@ -105,8 +105,8 @@ impl ClientProtocol {
                 self.tasks.schedule(now, call);
                 Next::Wait
             }
-            (Purpose::Result, outcome) => Next::End(outcome),
-            (_, Err(e)) => Next::End(Err(e)),
+            (Purpose::Result, outcome) => Next::End(outcome, None),
+            (_, Err(e)) => Next::End(Err(e), None),
         };
         self.task_next(now, call, next);
     }
@@ -126,7 +126,8 @@ impl ClientProtocol {
                 self.tell(call, status);
                 self.task_request(now, call, "tasks/result", Purpose::Result, None);
             }
-            Next::End(outcome) => {
+            Next::End(outcome, status) => {
+                self.tell(call, status);
                 self.tasks.stop(call);
                 self.end_call(call, outcome);
             }
