@@ -149,9 +149,40 @@ pub(super) fn result_for(method: Option<&str>, p: u8, q: u8, state: &str) -> Res
                 r
             }
             5 => json!({"resultType": "input_required", "requestState": state}),
-            6 => json!({"resultType": "task", "taskId": "t"}),
+            6 if q & 1 == 0 => json!({"resultType": "task", "taskId": "t"}),
+            6 => json!({"resultType": "task", "taskId": format!("t{}", q % 3),
+                "status": "working", "pollIntervalMs": q, "ttlMs": u64::from(q) * 10}),
+            _ if q & 0x40 != 0 => json!({"task": {"taskId": "t", "status": "working",
+                "pollInterval": q}}),
             _ => json!({"resultType": 7}),
         }),
+        "tasks/get" => {
+            let status = [
+                "working",
+                "input_required",
+                "completed",
+                "failed",
+                "cancelled",
+            ][usize::from(q % 5)];
+            let mut task = json!({"resultType": "complete", "taskId": format!("t{}", p % 3),
+                "status": status, "pollIntervalMs": p});
+            match status {
+                "input_required" => {
+                    task["inputRequests"] = json!({format!("k{}", p % 4): {
+                        "method": "elicitation/create",
+                        "params": {"mode": "form", "message": "ok?", "requestedSchema": {}}}})
+                }
+                "completed" if p & 0x40 == 0 => {
+                    task["result"] = json!({"content": [{"type": "text", "text": state}]})
+                }
+                "failed" if p & 0x40 == 0 => {
+                    task["error"] = json!({"code": -32000, "message": "failed"})
+                }
+                _ => {}
+            }
+            Ok(task)
+        }
+        "tasks/result" => Ok(json!({"content": [{"type": "text", "text": state}]})),
         _ => Ok(json!({})),
     }
 }
