@@ -14,12 +14,15 @@ use mcpwire::{
 use mcpwire_tests::{everything_stdio, peers_skipped, python_stdio};
 use serde_json::json;
 
+type Asked = (String, Option<String>);
+
 #[test]
 fn everything_s_structured_output_is_checked_and_its_url_elicitations_are_typed() {
     if peers_skipped("everything_s_structured_output_is_checked") {
         return;
     }
-    let seen: Arc<Mutex<Vec<(String, Option<String>)>>> = Default::default();
+    // Each elicitation's mode and id, as the handler saw them.
+    let seen: Arc<Mutex<Vec<Asked>>> = Default::default();
     let log = seen.clone();
     let handlers = Handlers::new()
         .on_elicitation(move |req| {

@@ -1,0 +1,177 @@
+//! Sampling with tools and URL-mode elicitation's completion through the public `Client`, in
+//! both eras, against a scripted server joined by in-memory streams: `sampling.tools` is
+//! declared, `tools` and `toolChoice` reach the handler, its `tool_use` answer reaches the
+//! server intact; a host that did not declare tools is never asked; the completion of a URL
+//! elicitation arrives as a typed notification.
+
+use std::sync::{Arc, Mutex};
+
+use futures_lite::{AsyncBufReadExt, AsyncWriteExt, StreamExt};
+use mcpwire::core::types::CreateMessageParams;
+use mcpwire::{connect_streams, ConnectOptions, Era, Handlers, ServerNotification};
+use serde_json::{json, Value};
+
+/// What the scripted server saw: the capabilities declared, and the sampling answers.
+#[derive(Default)]
+struct Seen {
+    capabilities: Vec<Value>,
+    answers: Vec<Value>,
+}
+
+fn sampling_params() -> Value {
+    json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Weather in Paris?"}}],
+        "maxTokens": 50,
+        "tools": [{"name": "forecast", "inputSchema": {"type": "object",
+                   "properties": {"city": {"type": "string"}}}}],
+        "toolChoice": {"mode": "required"}
+    })
+}
+
+/// A server that answers the handshake (either era) and a `plan` call that samples with
+/// tools: a `sampling/createMessage` request (handshake era) or an `input_required` round
+/// (stateless era). Its result's text is the sampling answer it got.
+async fn scripted(
+    input: piper::Reader,
+    mut output: piper::Writer,
+    seen: Arc<Mutex<Seen>>,
+) -> std::io::Result<()> {
+    let mut lines = futures_lite::io::BufReader::new(input).lines();
+    let mut waiting: Option<Value> = None;
+    while let Some(line) = lines.next().await {
+        let m: Value = serde_json::from_str(&line?).unwrap_or_default();
+        let id = m.get("id").cloned().unwrap_or(Value::Null);
+        let mut out = Vec::new();
+        let method = m.get("method").and_then(Value::as_str).unwrap_or("");
+        if let Some(caps) = m.pointer("/params/capabilities") {
+            seen.lock().unwrap().capabilities.push(caps.clone());
+        }
+        if let Some(caps) = m.pointer("/params/_meta/io.modelcontextprotocol~1clientCapabilities") {
+            seen.lock().unwrap().capabilities.push(caps.clone());
+        }
+        match method {
+            "initialize" => out.push(json!({"jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "scripted", "version": "1"}}})),
+            "server/discover" => out.push(json!({"jsonrpc": "2.0", "id": id, "result": {
+                "resultType": "complete", "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "scripted", "version": "1"}}}})),
+            "tools/call" if m.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion").is_some() => {
+                match m.pointer("/params/inputResponses/s1") {
+                    None => out.push(json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "resultType": "input_required",
+                        "inputRequests": {"s1": {"method": "sampling/createMessage",
+                                                 "params": sampling_params()}}}})),
+                    Some(answer) => {
+                        seen.lock().unwrap().answers.push(answer.clone());
+                        out.push(json!({"jsonrpc": "2.0", "id": id, "result": {
+                            "resultType": "complete",
+                            "content": [{"type": "text", "text": answer.to_string()}]}}));
+                    }
+                }
+            }
+            "tools/call" => {
+                waiting = Some(id);
+                out.push(json!({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage",
+                                "params": sampling_params()}));
+            }
+            "" if id == json!("s1") => {
+                let answer = m.get("result").or(m.get("error")).cloned().unwrap_or_default();
+                seen.lock().unwrap().answers.push(answer.clone());
+                let call = waiting.take().unwrap_or_default();
+                out.push(json!({"jsonrpc": "2.0", "id": call, "result": {
+                    "content": [{"type": "text", "text": answer.to_string()}]}}));
+                out.push(json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+                                "params": {"elicitationId": "e-7"}}));
+            }
+            _ => {}
+        }
+        for m in out {
+            output.write_all(format!("{m}\n").as_bytes()).await?;
+        }
+        output.flush().await?;
+    }
+    Ok(())
+}
+
+/// Connects to the scripted server in `era` with `handlers`; gives the client and what the
+/// server saw.
+fn connect(era: Era, handlers: Handlers) -> (mcpwire::Client, Arc<Mutex<Seen>>) {
+    let (server_reads, client_writes) = piper::pipe(64 * 1024);
+    let (client_reads, server_writes) = piper::pipe(64 * 1024);
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    smol::spawn(scripted(server_reads, server_writes, seen.clone())).detach();
+    let options = ConnectOptions {
+        era,
+        handlers,
+        ..ConnectOptions::default()
+    };
+    let (client, driver) = connect_streams("scripted", client_reads, client_writes, options);
+    smol::spawn(driver).detach();
+    (client, seen)
+}
+
+fn tool_using_model() -> Handlers {
+    Handlers::new()
+        .on_sampling(|params: Value| async move {
+            let p: CreateMessageParams = serde_json::from_value(params).unwrap();
+            assert_eq!(p.tools.as_ref().unwrap()[0].name, "forecast");
+            assert_eq!(p.tool_choice, Some(json!({"mode": "required"})));
+            Ok(
+                json!({"role": "assistant", "model": "fake", "stopReason": "toolUse",
+                      "content": [{"type": "tool_use", "id": "u1", "name": "forecast",
+                                   "input": {"city": "Paris"}}]}),
+            )
+        })
+        .with_sampling_tools()
+}
+
+#[test]
+fn sampling_with_tools_reaches_the_handler_and_its_tool_use_the_server_in_both_eras() {
+    for era in [Era::Handshake, Era::Stateless] {
+        smol::block_on(async {
+            let (client, seen) = connect(era, tool_using_model());
+            let mut notifications = client.notifications();
+            let r = client.call_tool("plan", json!({})).await.unwrap();
+            let answer: Value = serde_json::from_str(&r.text()).unwrap();
+            assert_eq!(answer["stopReason"], "toolUse", "{era:?}");
+            assert_eq!(answer["content"][0]["input"], json!({"city": "Paris"}));
+            let declared = std::mem::take(&mut seen.lock().unwrap().capabilities);
+            assert!(!declared.is_empty());
+            for caps in &declared {
+                assert_eq!(caps["sampling"]["tools"], json!({}), "{era:?}: {caps}");
+            }
+            if era == Era::Handshake {
+                let n = notifications.next().await.unwrap();
+                assert_eq!(
+                    n,
+                    ServerNotification::ElicitationComplete {
+                        elicitation_id: "e-7".into()
+                    }
+                );
+            }
+            client.close().await;
+        });
+    }
+}
+
+#[test]
+fn a_host_that_did_not_declare_tools_is_not_asked_to_sample_with_them() {
+    smol::block_on(async {
+        let asked = Arc::new(Mutex::new(0));
+        let count = asked.clone();
+        let handlers = Handlers::new().on_sampling(move |_params: Value| {
+            *count.lock().unwrap() += 1;
+            async { Ok(json!({"role": "assistant", "model": "fake", "content": {"type": "text", "text": "-"}})) }
+        });
+        let (client, seen) = connect(Era::Handshake, handlers);
+        let r = client.call_tool("plan", json!({})).await.unwrap();
+        let answer: Value = serde_json::from_str(&r.text()).unwrap();
+        assert_eq!(answer["code"], -32602, "{answer}");
+        assert_eq!(*asked.lock().unwrap(), 0);
+        let declared = std::mem::take(&mut seen.lock().unwrap().capabilities);
+        assert_eq!(declared[0]["sampling"], json!({}));
+        client.close().await;
+    });
+}
