@@ -31,11 +31,14 @@
 //! stateless era, anything else (or nothing) the handshake era.
 
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_lite::future;
 use mcpwire::{
-    CallOptions, CallToolResult, Client, ConnectOptions, Era, Handlers, ServerConfig, Tool,
+    CallOptions, CallToolResult, Client, ConnectOptions, Era, Handlers, HttpExchangeNote,
+    ServerConfig, Tool,
 };
 use serde_json::{json, Value};
 
@@ -152,9 +155,29 @@ async fn run(scenario: Scenario, url: &str) -> Result<(), String> {
                 .on_elicitation(|request| async move { Ok(request.answer_with_defaults()) }),
         );
     }
+    // The elicitation scenario's server sends its request on the standalone GET stream (it is
+    // related to no request of ours): the stream must be open before the call, as a host that
+    // expects server requests would see to.
+    let stream_open = Arc::new(AtomicBool::new(false));
+    if scenario == Scenario::ElicitationDefaults {
+        let open = stream_open.clone();
+        options.on_http_exchange = Some(Arc::new(move |note: &HttpExchangeNote| {
+            if matches!(note, HttpExchangeNote::Response { method: "GET", .. }) {
+                open.store(true, Ordering::SeqCst);
+            }
+        }));
+    }
     let client = mcpwire::connect_smol(&ServerConfig::http(url), options)
         .await
         .map_err(|e| e.to_string())?;
+    if scenario == Scenario::ElicitationDefaults && era() == Era::Handshake {
+        for _ in 0..500 {
+            if stream_open.load(Ordering::SeqCst) {
+                break;
+            }
+            async_io::Timer::after(Duration::from_millis(10)).await;
+        }
+    }
     let outcome = exercise(&client, scenario).await;
     // Close either way, but do not let a slow session end hide the outcome.
     future::or(client.close(), async {
