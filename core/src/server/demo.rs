@@ -119,7 +119,9 @@ pub fn tools() -> Value {
          "inputSchema": {"type": "object", "properties": {"mib": {"type": "integer", "default": 1}}}},
     ]);
     all.as_array_mut().expect("a list").extend(tasks::tools());
-    all.as_array_mut().expect("a list").extend(super::apps::tools());
+    all.as_array_mut()
+        .expect("a list")
+        .extend(super::apps::tools());
     all
 }
 
@@ -603,12 +605,11 @@ impl DemoServer {
             "skills/list" => Ok(raw(&super::skills::list())),
             "skills/get" => super::skills::get(&params).map(|r| raw(&r)),
             "resources/read" => match params.get("uri").and_then(Value::as_str) {
-                Some(uri) if uri.starts_with("ui://") => super::apps::read(uri)
-                    .map(|r| raw(&r))
-                    .ok_or_else(|| ErrorObject::new(-32002, "resource not found")),
-                Some(uri) if uri.starts_with("skill://") => super::skills::read(uri)
-                    .map(|r| raw(&r))
-                    .ok_or_else(|| ErrorObject::new(-32002, "resource not found")),
+                Some(uri) if uri.starts_with("skill://") || uri.starts_with("ui://") => {
+                    let read = super::skills::read(uri).or_else(|| super::apps::read(uri));
+                    read.map(|r| raw(&r))
+                        .ok_or_else(|| ErrorObject::new(-32002, "resource not found"))
+                }
                 Some("demo://readme") => Ok(raw(&json!({"contents": [
                     {"uri": "demo://readme", "mimeType": "text/plain", "text": "mcpwire demo server"}
                 ]}))),
@@ -668,7 +669,10 @@ impl DemoServer {
         let args = params.get("arguments").cloned().unwrap_or(json!({}));
         let int = |k: &str, d: u64| args.get(k).and_then(Value::as_u64).unwrap_or(d);
         let token = params.pointer("/_meta/progressToken").cloned();
-        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if let Some(answer) = super::apps::call_tool(name, &args) {
             return Some(answer.map(|r| raw(&r)));
         }
