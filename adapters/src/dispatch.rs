@@ -132,7 +132,14 @@ impl Dispatch {
                 }
             }
             Event::ServerRequest(r) => work.requests.push(r),
-            Event::Notification(n) => st.notifications.push(n),
+            Event::Notification(n) => {
+                // The tools may have changed: their schemas are known again at the next listing.
+                #[cfg(feature = "schemas")]
+                if tools_changed(&n) {
+                    st.tool_schemas = None;
+                }
+                st.notifications.push(n)
+            }
             event => {
                 match &event {
                     Event::Ready { server, .. } => {
@@ -237,6 +244,17 @@ impl Dispatch {
             _ => return None,
         };
         Some(HandlerTask { id, future })
+    }
+}
+
+/// Whether a notification says the server's tools changed (on a subscription or not).
+#[cfg(feature = "schemas")]
+fn tools_changed(n: &mcpwire_core::ServerNotification) -> bool {
+    use mcpwire_core::ServerNotification as N;
+    match n {
+        N::ToolsListChanged => true,
+        N::ForSubscription { notification, .. } => tools_changed(notification),
+        _ => false,
     }
 }
 

@@ -4,8 +4,9 @@
 //! A listing compiles the tools' schemas once; a call of a listed tool that declares an
 //! `outputSchema` then fails with [`Error::Schema`] when its result has no
 //! `structuredContent` or one that does not match (the result kept in the error). A tool not
-//! in the last list (or with no list yet) is not checked: the client does not list tools on its
-//! own for that, as a listing costs a round trip per page. Arguments are checked before
+//! in the last list (or with no list yet, or since `notifications/tools/list_changed`) is not
+//! checked: the client does not list tools on its own for that, as a listing costs a round trip
+//! per page. Arguments are checked before
 //! sending only when [`CallOptions::check_arguments`] asks; then the tools are listed first if
 //! they never were.
 

@@ -2,7 +2,7 @@
 //! both eras, against a scripted server joined by in-memory streams: `sampling.tools` is
 //! declared, `tools` and `toolChoice` reach the handler, its `tool_use` answer reaches the
 //! server intact; a host that did not declare tools is never asked; the completion of a URL
-//! elicitation arrives as a typed notification.
+//! elicitation arrives as a typed notification; a list change forgets the tools' schemas.
 
 use std::sync::{Arc, Mutex};
 
@@ -70,6 +70,17 @@ async fn scripted(
                             "content": [{"type": "text", "text": answer.to_string()}]}}));
                     }
                 }
+            }
+            "tools/list" => out.push(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
+                {"name": "shaped", "inputSchema": {},
+                 "outputSchema": {"type": "object", "required": ["x"]}}]}})),
+            "tools/call" if m.pointer("/params/name") == Some(&json!("shaped")) => {
+                out.push(json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "content": [], "structuredContent": {"y": 1}}}))
+            }
+            "tools/call" if m.pointer("/params/name") == Some(&json!("change")) => {
+                out.push(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+                out.push(json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}));
             }
             "tools/call" => {
                 waiting = Some(id);
@@ -172,6 +183,29 @@ fn a_host_that_did_not_declare_tools_is_not_asked_to_sample_with_them() {
         assert_eq!(*asked.lock().unwrap(), 0);
         let declared = std::mem::take(&mut seen.lock().unwrap().capabilities);
         assert_eq!(declared[0]["sampling"], json!({}));
+        client.close().await;
+    });
+}
+
+#[cfg(feature = "schemas")]
+#[test]
+fn a_list_change_forgets_the_schemas_until_the_tools_are_listed_again() {
+    smol::block_on(async {
+        let (client, _) = connect(Era::Handshake, Handlers::new());
+        let mut notifications = client.notifications();
+        client.list_tools().await.unwrap();
+        let e = client.call_tool("shaped", json!({})).await.unwrap_err();
+        assert!(matches!(e, mcpwire::Error::Schema { .. }), "{e:?}");
+        client.call_tool("change", json!({})).await.unwrap();
+        assert_eq!(
+            notifications.next().await,
+            Some(ServerNotification::ToolsListChanged)
+        );
+        // The schema it had may be gone: the result is not held to it.
+        assert!(client.tool_schemas().is_none());
+        assert!(client.call_tool("shaped", json!({})).await.is_ok());
+        client.list_tools().await.unwrap();
+        assert!(client.call_tool("shaped", json!({})).await.is_err());
         client.close().await;
     });
 }
