@@ -214,3 +214,58 @@ fn a_url_elicitation_s_completion_is_a_typed_notification() {
     assert!(matches!(&n[1], ServerNotification::Other(o)
         if o.method == "notifications/elicitation/complete"));
 }
+
+#[test]
+fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
+    use crate::jsonrpc::{Id, Message, RawJson};
+    use crate::protocol::events::ClientEvent;
+    use crate::protocol::types::CreateMessageParams;
+    use crate::protocol::{ClientProtocol, ServerRequest};
+    let now = epoch();
+    let caps = crate::types::ClientCapabilities::default()
+        .with_sampling()
+        .with_sampling_tools();
+    let mut c = ClientProtocol::new(crate::ClientConfig {
+        capabilities: caps,
+        ..legacy()
+    });
+    c.start(now).unwrap();
+    let init = c.poll_transmit().unwrap();
+    let Message::Request(init) = init else {
+        panic!("{init:?}")
+    };
+    let params: Value = init.params_as().unwrap();
+    assert_eq!(params["capabilities"]["sampling"], json!({"tools": {}}));
+    let answer = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                        "serverInfo": {"name": "s", "version": "1"}});
+    c.handle_message(
+        now,
+        Message::result(init.id, RawJson::new(&answer).unwrap()),
+    );
+    while c.poll_transmit().is_some() {}
+    while c.poll_event().is_some() {}
+    let asked = r#"{"messages":[{"role":"user","content":{"type":"text","text":"Paris?"}}],"maxTokens":9,"tools":[{"name":"forecast","inputSchema":{"type":"object"},"_meta":{"z":1,"a":2}}],"toolChoice":{"mode":"auto"}}"#;
+    let request = Message::request(
+        Id::Str("s1".into()),
+        "sampling/createMessage",
+        Some(RawJson::from_string(asked.into()).unwrap()),
+    );
+    c.handle_message(now, request);
+    let Some(ClientEvent::ServerRequest(ServerRequest::Sampling { id, params })) = c.poll_event()
+    else {
+        panic!("no sampling request")
+    };
+    let typed: CreateMessageParams = serde_json::from_value(params).unwrap();
+    assert_eq!(
+        typed.tools.unwrap()[0].meta.as_ref().unwrap().get(),
+        r#"{"a":2,"z":1}"#
+    );
+    assert_eq!(typed.tool_choice, Some(json!({"mode": "auto"})));
+    let reply = r#"{"role":"assistant","content":[{"type":"tool_use","id":"u1","name":"forecast","input":{"city":"Paris"}}],"model":"m","stopReason":"toolUse"}"#;
+    c.respond(now, &id, Ok(RawJson::from_string(reply.into()).unwrap()))
+        .unwrap();
+    let sent = c.poll_transmit().unwrap().to_bytes();
+    let sent = String::from_utf8(sent).unwrap();
+    assert!(sent.contains(reply), "{sent}");
+    assert!(sent.contains(r#""id":"s1""#), "{sent}");
+}
