@@ -37,7 +37,7 @@ fn tools_as_a_table_and_as_json() {
     assert_eq!(o.status.code(), Some(0));
     let out = stdout(&o);
     assert!(out.starts_with("NAME"), "{out}");
-    assert_eq!(out.lines().count(), 8, "{out}");
+    assert_eq!(out.lines().count(), 1 + ALL_TOOLS.len(), "{out}");
     let o = mcpwire(&["tools", "--json"]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     let names: Vec<_> = v
@@ -46,11 +46,25 @@ fn tools_as_a_table_and_as_json() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        ["echo", "add", "slow", "ask", "survey", "fail", "big"]
-    );
+    assert_eq!(names, ALL_TOOLS);
 }
+
+/// The demo server's tools, in its order.
+const ALL_TOOLS: [&str; 13] = [
+    "echo",
+    "add",
+    "slow",
+    "ask",
+    "survey",
+    "fail",
+    "big",
+    "build",
+    "crawl",
+    "approve",
+    "doomed",
+    "forecast",
+    "forecast-refresh",
+];
 
 #[test]
 fn one_tool_in_detail_and_as_json() {
@@ -100,8 +114,9 @@ fn arguments_and_tool_names_are_checked_before_the_call() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains(
-            "mcpwire: no tool named ehco (did you mean echo?); the server lists 7 tools: \
-             echo, add, slow, ask, survey, fail, big"
+            "mcpwire: no tool named ehco (did you mean echo?); the server lists 13 tools: \
+             echo, add, slow, ask, survey, fail, big, build, crawl, approve, doomed, forecast, \
+             forecast-refresh"
         ),
         "{err}"
     );

@@ -36,11 +36,15 @@ fn resources_list_read_and_templates_in_both_eras() {
         let out = stdout(&o);
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(
-            lines[0], "URI            NAME    TYPE        DESCRIPTION",
+            lines,
+            [
+                "URI                      NAME         TYPE                       DESCRIPTION",
+                "demo://readme            readme       text/plain",
+                "ui://demo/forecast.html  forecast-ui  text/html;profile=mcp-app  The forecast \
+                 tool's UI.",
+            ],
             "{out}"
         );
-        assert_eq!(lines[1], "demo://readme  readme  text/plain", "{out}");
-        assert_eq!(lines.len(), 2, "{out}");
     }
     for o in both_eras(&["resources", "--json"]) {
         assert_eq!(json_of(&o)[0]["uri"], "demo://readme");
