@@ -168,6 +168,7 @@ mod tests {
             level: level.into(),
             logger: logger.map(Into::into),
             data,
+            meta: None,
         }
     }
 

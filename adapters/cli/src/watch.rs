@@ -193,6 +193,7 @@ mod tests {
                 level: level.into(),
                 logger: None,
                 data: json!("x"),
+                meta: None,
             })
         };
         assert_eq!(line(&log("info"), min, false).as_deref(), Some("[info] x"));

@@ -472,6 +472,9 @@ pub struct ProgressParams {
     /// A human-readable message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// `_meta`, when the server sent one.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 /// `notifications/message` params (a log line from the server).
@@ -485,6 +488,9 @@ pub struct LoggingMessageParams {
     /// The payload.
     #[serde(default)]
     pub data: Value,
+    /// `_meta`, when the server sent one.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 /// The answer to an elicitation.

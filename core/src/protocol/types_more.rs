@@ -321,6 +321,22 @@ mod tests {
     }
 
     #[test]
+    fn log_and_progress_notifications_keep_their_meta() {
+        let log: super::super::LoggingMessageParams = serde_json::from_value(
+            json!({"level": "info", "data": "x", "_meta": {"trace": "t-1"}}),
+        )
+        .unwrap();
+        assert_eq!(log.meta, Some(json!({"trace": "t-1"})));
+        let progress: super::super::ProgressParams = serde_json::from_value(
+            json!({"progressToken": 1, "progress": 0.5, "_meta": {"k": true}}),
+        )
+        .unwrap();
+        assert_eq!(progress.meta, Some(json!({"k": true})));
+        let again = serde_json::to_value(&progress).unwrap();
+        assert_eq!(again["_meta"], json!({"k": true}));
+    }
+
+    #[test]
     fn sampling_params_carry_tools_and_tool_choice() {
         let p: CreateMessageParams = serde_json::from_value(json!({
             "messages": [
