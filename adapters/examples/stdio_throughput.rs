@@ -66,6 +66,8 @@ fn main() {
         _ => Era::Stateless,
     };
     let calls: u32 = args.next().and_then(|n| n.parse().ok()).unwrap_or(20_000);
+    // `one`: only the sequential run on one thread (to count its syscalls, say).
+    let only_one_thread = args.next().as_deref() == Some("one");
     println!("era {era:?}, {calls} calls per run");
 
     // Driver and caller on one thread (smol::block_on also drives the IO reactor here, so no
@@ -97,6 +99,9 @@ fn main() {
         drop(client);
         driver.await;
     }));
+    if only_one_thread {
+        return;
+    }
 
     // The driver on smol's multi-threaded executor, the caller on this thread.
     smol::block_on(async {

@@ -127,13 +127,15 @@ impl Driver {
             }
         }
         progressed |= self.io.write(cx);
-        // The one timer of the connection: the core's next deadline.
+        // The one timer of the connection, moved only when the core's next deadline comes
+        // sooner than the one armed: each call brings a later deadline, and re-arming for each
+        // would cost a syscall per call. A timer left armed for a deadline that went away fires
+        // early once, finds nothing due, and is armed for the next one.
         let next = st.conn.poll_timeout();
-        if next != self.timer_at {
-            self.timer_at = next;
-            match next {
-                Some(t) => self.timer.set_at(t),
-                None => self.timer = Timer::never(),
+        if let Some(t) = next {
+            if self.timer_at.is_none_or(|armed| t < armed) {
+                self.timer_at = Some(t);
+                self.timer.set_at(t);
             }
         }
         let finished = st.conn.is_finished() && self.io.is_idle();

@@ -41,6 +41,7 @@ pub mod manager;
 pub mod oauth;
 mod pipe_io;
 mod serve;
+mod signal;
 mod skills;
 mod spawn;
 mod stderr;

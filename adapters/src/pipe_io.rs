@@ -15,6 +15,7 @@ use crate::client::ConnectionState;
 use crate::dispatch::AppWork;
 use crate::driver::TransportIo;
 use crate::handlers::BoxFuture;
+use crate::signal::Signal;
 use crate::spawn::{signal_group, Spawned, SIGKILL, SIGTERM};
 use crate::stderr::StderrTail;
 
@@ -30,7 +31,12 @@ struct Process {
     /// Kept so that async-process reaps the child when it goes.
     _child: async_process::Child,
     stderr: Option<async_process::ChildStderr>,
+    /// Polled only when it was signalled.
+    stderr_signal: Signal,
     status: Option<BoxFuture<io::Result<ExitStatus>>>,
+    /// The exit status is polled only when async-process's reaper signals it (each poll is a
+    /// `wait4`).
+    status_signal: Signal,
     stderr_tail: StderrTail,
     /// How to start the server again (after an unanswered `server/discover` probe).
     config: StdioConfig,
@@ -39,7 +45,12 @@ struct Process {
 /// Pipes to a server: stdin, stdout, and the process behind them when there is one.
 pub(crate) struct PipeIo {
     stdin: Option<Writer>,
+    /// Set when stdin said `Pending`: written again only once signalled.
+    stdin_blocked: bool,
+    stdin_signal: Signal,
     stdout: Option<Reader>,
+    /// stdout is read only when it was signalled (see [`Signal`]).
+    stdout_signal: Signal,
     unwritten: Vec<u8>,
     written: usize,
     /// The connection asked for stdin's end: it comes once everything queued is written (a
@@ -62,7 +73,10 @@ impl PipeIo {
     pub(crate) fn streams(stdout: Option<Reader>, stdin: Option<Writer>) -> Self {
         PipeIo {
             stdin,
+            stdin_blocked: false,
+            stdin_signal: Signal::new(),
             stdout,
+            stdout_signal: Signal::new(),
             unwritten: Vec::new(),
             written: 0,
             close_stdin: false,
@@ -75,7 +89,9 @@ impl PipeIo {
     fn attach(&mut self, spawned: Spawned, stderr_tail: StderrTail, config: StdioConfig) {
         let mut child = spawned.child;
         self.stdin = child.stdin.take().map(|w| Box::pin(w) as Writer);
+        self.stdin_blocked = false;
         self.stdout = child.stdout.take().map(|r| Box::pin(r) as Reader);
+        self.stdout_signal.raise();
         self.close_stdin = false;
         let stderr = child.stderr.take();
         let status: BoxFuture<io::Result<ExitStatus>> = Box::pin(child.status());
@@ -84,7 +100,9 @@ impl PipeIo {
             pid: spawned.pid,
             _child: child,
             stderr,
+            stderr_signal: Signal::new(),
             status: Some(status),
+            status_signal: Signal::new(),
             stderr_tail,
             config,
         });
@@ -118,11 +136,17 @@ impl PipeIo {
     /// Reads stdout into the connection. Returns whether anything was read.
     fn read_stdout(&mut self, cx: &mut Context<'_>, conn: &mut Connection, now: Instant) -> bool {
         let mut progressed = false;
+        if self.stdout.is_none() || !self.stdout_signal.take(cx.waker()) {
+            return false;
+        }
+        let mut scx = self.stdout_signal.context();
+        let mut pending = false;
         for _ in 0..READS_PER_STEP {
             let Some(stdout) = self.stdout.as_mut() else {
+                pending = true;
                 break;
             };
-            match stdout.as_mut().poll_read(cx, &mut self.read_buf) {
+            match stdout.as_mut().poll_read(&mut scx, &mut self.read_buf) {
                 Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
                     self.stdout = None;
                     conn.handle_stdout_eof(now);
@@ -137,8 +161,15 @@ impl PipeIo {
                     conn.handle_stdout(now, &self.read_buf[..n]);
                     progressed = true;
                 }
-                Poll::Pending => break,
+                Poll::Pending => {
+                    pending = true;
+                    break;
+                }
             }
+        }
+        if !pending {
+            // Left with more to read: nothing will signal it, so it is read at the next pass.
+            self.stdout_signal.raise();
         }
         progressed
     }
@@ -155,27 +186,41 @@ impl PipeIo {
         let Some(p) = self.process.as_mut() else {
             return false;
         };
-        for _ in 0..READS_PER_STEP {
-            let Some(stderr) = p.stderr.as_mut() else {
-                break;
-            };
-            match Pin::new(stderr).poll_read(cx, &mut self.read_buf) {
-                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
-                    p.stderr = None;
-                    progressed = true;
+        if p.stderr.is_some() && p.stderr_signal.take(cx.waker()) {
+            let mut scx = p.stderr_signal.context();
+            let mut pending = false;
+            for _ in 0..READS_PER_STEP {
+                let Some(stderr) = p.stderr.as_mut() else {
+                    pending = true;
+                    break;
+                };
+                match Pin::new(stderr).poll_read(&mut scx, &mut self.read_buf) {
+                    Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
+                        p.stderr = None;
+                        progressed = true;
+                    }
+                    Poll::Ready(Ok(n)) => {
+                        work.stderr_lines
+                            .extend(p.stderr_tail.push(&self.read_buf[..n]));
+                        progressed = true;
+                    }
+                    Poll::Pending => {
+                        pending = true;
+                        break;
+                    }
                 }
-                Poll::Ready(Ok(n)) => {
-                    work.stderr_lines
-                        .extend(p.stderr_tail.push(&self.read_buf[..n]));
-                    progressed = true;
-                }
-                Poll::Pending => break,
+            }
+            if !pending {
+                p.stderr_signal.raise();
             }
         }
         let Some(status) = p.status.as_mut() else {
             return progressed;
         };
-        let Poll::Ready(result) = status.as_mut().poll(cx) else {
+        if !p.status_signal.take(cx.waker()) {
+            return progressed;
+        }
+        let Poll::Ready(result) = status.as_mut().poll(&mut p.status_signal.context()) else {
             return progressed;
         };
         p.status = None;
@@ -243,13 +288,20 @@ impl TransportIo for PipeIo {
 
     fn write(&mut self, cx: &mut Context<'_>) -> bool {
         let mut progressed = false;
+        // A pipe that said `Pending` is tried again only once it is signalled writable.
+        let signalled = self.stdin_signal.take(cx.waker());
+        if self.stdin_blocked && !signalled {
+            return false;
+        }
+        self.stdin_blocked = false;
+        let mut scx = self.stdin_signal.context();
         while self.written < self.unwritten.len() {
             let Some(stdin) = self.stdin.as_mut() else {
                 break;
             };
             match stdin
                 .as_mut()
-                .poll_write(cx, &self.unwritten[self.written..])
+                .poll_write(&mut scx, &self.unwritten[self.written..])
             {
                 Poll::Ready(Ok(n)) if n > 0 => {
                     self.written += n;
@@ -260,7 +312,10 @@ impl TransportIo for PipeIo {
                     self.stdin = None;
                     progressed = true;
                 }
-                Poll::Pending => break,
+                Poll::Pending => {
+                    self.stdin_blocked = true;
+                    break;
+                }
             }
         }
         if self.written == self.unwritten.len() || self.stdin.is_none() {

@@ -303,20 +303,21 @@ fn client_credentials_get_a_token_without_the_user_and_a_new_one_when_refused() 
         setup.fake.revoke();
         client.call_tool("echo", json!({})).await.expect("called");
         client.close().await;
-        let s = setup.server();
-        // No registration, no user, no refresh (a client-credentials token is fetched anew).
-        assert_eq!(
-            (
-                s.registrations,
-                s.authorizations,
-                s.code_grants,
-                s.refresh_grants
-            ),
-            (0, 0, 0, 0)
-        );
-        assert_eq!(s.client_credentials_grants, 2);
-        assert!(s.seen.iter().any(|v| v == "Bearer access-2"));
-        drop(s);
+        {
+            let s = setup.server();
+            // No registration, no user, no refresh (a client-credentials token is fetched anew).
+            assert_eq!(
+                (
+                    s.registrations,
+                    s.authorizations,
+                    s.code_grants,
+                    s.refresh_grants
+                ),
+                (0, 0, 0, 0)
+            );
+            assert_eq!(s.client_credentials_grants, 2);
+            assert!(s.seen.iter().any(|v| v == "Bearer access-2"));
+        }
         // Its client is no client for a sign-in to reuse.
         assert!(setup.store.clients().await.unwrap().is_empty());
     });

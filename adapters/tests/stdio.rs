@@ -315,7 +315,8 @@ fn handlers_for_sampling_and_roots_declare_their_capabilities() {
         let v: serde_json::Value = serde_json::from_str(&probe).unwrap();
         assert_eq!(
             v["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
-            json!({"sampling": {}, "roots": {}})
+            json!({"sampling": {}, "roots": {},
+                "extensions": {"io.modelcontextprotocol/tasks": {}}})
         );
     });
 }
