@@ -20,6 +20,15 @@ pub(super) fn tool_detail(tool: &Tool) -> String {
     if let Some(hints) = tool.annotations.as_ref().and_then(annotations) {
         out.push_str(&format!("annotations: {hints}\n"));
     }
+    // An MCP App's UI, and whether only that UI may call the tool.
+    if let Some(uri) = tool.ui_resource_uri() {
+        let only = if tool.is_app_only() {
+            " (app only: not for the model)"
+        } else {
+            ""
+        };
+        out.push_str(&format!("app: {uri}{only}\n"));
+    }
     out.push('\n');
     let schema = &tool.input_schema_value();
     let properties = schema.get("properties").and_then(Value::as_object);

@@ -64,3 +64,23 @@ fn the_app_s_tools_and_ui_resource_are_listed_and_read() {
         assert_contains(&stdout(&o), "<h1>Forecast</h1>");
     }
 }
+
+#[test]
+fn a_tool_s_app_is_named_in_its_detail() {
+    for o in both_eras(&["tools", "forecast-refresh"]) {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_contains(
+            &stdout(&o),
+            "app: ui://demo/forecast.html (app only: not for the model)\n",
+        );
+    }
+    for o in both_eras(&["tools", "forecast"]) {
+        let out = stdout(&o);
+        assert_contains(&out, "forecast (Weather forecast)\n");
+        assert_contains(&out, "app: ui://demo/forecast.html\n");
+        assert_contains(
+            &out,
+            "structured output: city (string), conditions (string), temperature (number)",
+        );
+    }
+}
