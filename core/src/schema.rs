@@ -191,17 +191,26 @@ impl ToolSchemas {
     }
 }
 
-/// Each leaf error on one line: where in the value, and what is wrong.
+/// How many of a value's errors are named (a large value may break its schema everywhere).
+const MAX_NAMED: usize = 10;
+
+/// The leaf errors, each as where in the value and what is wrong; past [`MAX_NAMED`], a count.
 fn describe(error: &boon::ValidationError<'_, '_>) -> String {
-    fn leaves(e: &boon::ValidationError<'_, '_>, out: &mut Vec<String>) {
+    fn leaves(e: &boon::ValidationError<'_, '_>, out: &mut Vec<String>, total: &mut usize) {
         if e.causes.is_empty() {
-            out.push(format!("at '{}': {}", e.instance_location, e.kind));
+            *total += 1;
+            if out.len() < MAX_NAMED {
+                out.push(format!("at '{}': {}", e.instance_location, e.kind));
+            }
         } else {
-            e.causes.iter().for_each(|c| leaves(c, out));
+            e.causes.iter().for_each(|c| leaves(c, out, total));
         }
     }
-    let mut out = Vec::new();
-    leaves(error, &mut out);
+    let (mut out, mut total) = (Vec::new(), 0);
+    leaves(error, &mut out, &mut total);
+    if total > out.len() {
+        out.push(format!("and {} more", total - out.len()));
+    }
     out.join("; ")
 }
 
@@ -331,6 +340,19 @@ mod tests {
             SchemaViolation::UnusableSchema(_)
         ));
         assert!(s.check_input("bad", None).is_err());
+    }
+
+    #[test]
+    fn a_value_wrong_everywhere_names_ten_errors_and_counts_the_rest() {
+        let s = ToolSchemas::compile(&tools(json!([{"name": "list", "inputSchema": {},
+            "outputSchema": {"type": "array", "items": {"type": "integer"}}}])));
+        let r = result(json!({"structuredContent": vec!["x"; 25]}));
+        let e = s.check_output("list", &r).unwrap_err();
+        let SchemaViolation::DoesNotMatch(why) = &e.violation else {
+            panic!("{e:?}")
+        };
+        assert_eq!(why.matches("at '").count(), 10, "{why}");
+        assert!(why.ends_with("and 15 more"), "{why}");
     }
 
     #[test]
