@@ -356,6 +356,103 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_that_refers_to_itself_forever_never_overflows() {
+        let s = ToolSchemas::compile(&tools(json!([
+            {"name": "loop", "inputSchema": {}, "outputSchema": {"$ref": "#"}},
+            {"name": "pair", "inputSchema": {}, "outputSchema": {
+                "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+                "$ref": "#/$defs/a"}}
+        ])));
+        let r = result(json!({"structuredContent": {"x": [1, 2, 3]}}));
+        for tool in ["loop", "pair"] {
+            // Refused or passed, but answered.
+            let _ = s.check_output(tool, &r);
+        }
+    }
+
+    /// Any JSON, weighted towards schema keywords and their usual kinds of values.
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let keys = prop::sample::select(vec![
+            "type",
+            "properties",
+            "items",
+            "required",
+            "$ref",
+            "$defs",
+            "anyOf",
+            "allOf",
+            "oneOf",
+            "not",
+            "if",
+            "then",
+            "else",
+            "enum",
+            "const",
+            "minimum",
+            "maxLength",
+            "pattern",
+            "format",
+            "additionalProperties",
+            "$schema",
+            "$id",
+            "$anchor",
+            "$dynamicRef",
+            "prefixItems",
+            "contains",
+            "dependentSchemas",
+            "x",
+        ]);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            prop::sample::select(vec![
+                "object",
+                "string",
+                "#",
+                "#/$defs/a",
+                "integer",
+                "^a+$",
+                "(",
+                "email",
+                "http://json-schema.org/draft-04/schema#",
+                "https://x.invalid/s.json",
+                "urn:x",
+            ])
+            .prop_map(|s| json!(s)),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((keys.clone(), inner), 0..5).prop_map(|kv| {
+                    Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_schema_and_any_value_give_an_answer_never_a_panic(
+            schema in any_json(),
+            value in any_json(),
+        ) {
+            let list = json!([{"name": "t", "inputSchema": schema, "outputSchema": schema}]);
+            let Ok(list) = serde_json::from_value::<Vec<Tool>>(list) else { return Ok(()) };
+            let s = ToolSchemas::compile(&list);
+            let r = CallToolResult {
+                content: Vec::new(),
+                structured_content: Some(value.clone()),
+                is_error: false,
+                extra: serde_json::Map::new(),
+            };
+            let _ = s.check_output("t", &r);
+            let _ = s.check_input("t", Some(&value));
+        }
+    }
+
+    #[test]
     fn compiled_schemas_cross_threads() {
         fn send_sync<T: Send + Sync>() {}
         send_sync::<ToolSchemas>();
