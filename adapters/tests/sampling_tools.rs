@@ -167,16 +167,19 @@ fn sampling_with_tools_reaches_the_handler_and_its_tool_use_the_server_in_both_e
     }
 }
 
+/// A sampling handler that counts its calls.
+fn counting_model(asked: Arc<Mutex<usize>>) -> Handlers {
+    Handlers::new().on_sampling(move |_params: Value| {
+        *asked.lock().unwrap() += 1;
+        async { Ok(json!({"role": "assistant", "model": "fake", "content": {"type": "text", "text": "-"}})) }
+    })
+}
+
 #[test]
 fn a_host_that_did_not_declare_tools_is_not_asked_to_sample_with_them() {
     smol::block_on(async {
         let asked = Arc::new(Mutex::new(0));
-        let count = asked.clone();
-        let handlers = Handlers::new().on_sampling(move |_params: Value| {
-            *count.lock().unwrap() += 1;
-            async { Ok(json!({"role": "assistant", "model": "fake", "content": {"type": "text", "text": "-"}})) }
-        });
-        let (client, seen) = connect(Era::Handshake, handlers);
+        let (client, seen) = connect(Era::Handshake, counting_model(asked.clone()));
         let r = client.call_tool("plan", json!({})).await.unwrap();
         let answer: Value = serde_json::from_str(&r.text()).unwrap();
         assert_eq!(answer["code"], -32602, "{answer}");
@@ -206,6 +209,22 @@ fn a_list_change_forgets_the_schemas_until_the_tools_are_listed_again() {
         assert!(client.call_tool("shaped", json!({})).await.is_ok());
         client.list_tools().await.unwrap();
         assert!(client.call_tool("shaped", json!({})).await.is_err());
+        client.close().await;
+    });
+}
+
+#[test]
+fn in_the_stateless_era_the_refused_input_fails_the_call_typed() {
+    smol::block_on(async {
+        let asked = Arc::new(Mutex::new(0));
+        let (client, _) = connect(Era::Stateless, counting_model(asked.clone()));
+        let e = client.call_tool("plan", json!({})).await.unwrap_err();
+        assert!(
+            matches!(&e, mcpwire::Error::Call(mcpwire::core::CallError::InputFailed { key, error })
+                if key == "s1" && error.code == -32602),
+            "{e:?}"
+        );
+        assert_eq!(*asked.lock().unwrap(), 0);
         client.close().await;
     });
 }
