@@ -84,7 +84,7 @@ pub struct ClientProtocol {
     engine: Engine,
     handshake: Handshake,
     /// The stateless era's `_meta` for every request.
-    meta: Map<String, Value>,
+    meta: params::StatelessMeta,
     /// Calls by the id of their request now in flight.
     calls: HashMap<i64, CallState>,
     /// For calls past their first request: the request now in flight.
@@ -113,7 +113,7 @@ pub struct ClientProtocol {
 impl ClientProtocol {
     /// A client that has not started.
     pub fn new(config: ClientConfig) -> Self {
-        let meta = params::stateless_meta(&config.client_info, &config.capabilities);
+        let meta = params::StatelessMeta::new(&config.client_info, &config.capabilities);
         ClientProtocol {
             engine: Engine::new(config.limits.clone()),
             config,
@@ -565,9 +565,11 @@ impl ClientProtocol {
 
     /// Fires what is due.
     pub fn handle_timeout(&mut self, now: Instant) {
+        // Polls that come due go first: a poll's own deadline (a zero timeout) is then fired
+        // by this same pass rather than left armed in the past.
+        self.tasks_due(now);
         self.engine.handle_timeout(now);
         self.expire_header_fixes(now);
-        self.tasks_due(now);
         self.pump(now);
     }
 

@@ -35,6 +35,8 @@ fn connection_holds_on_inputs_that_once_failed() {
     connection(include_bytes!(
         "regressions/deadlines-in-a-lost-session.bin"
     ));
+    // A task whose poll came due while the request of its call was still being sent.
+    connection(include_bytes!("regressions/task-deadline.bin"));
 }
 
 /// Hand-written sessions: the handshake answered well, calls with progress, answers (a
