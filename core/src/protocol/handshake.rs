@@ -6,8 +6,6 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use serde_json::{Map, Value};
-
 use super::client_config::ClientConfig;
 use super::era::{
     described_server, initialize_answer, judge_probe, probe_failure, ChosenEra, Era, Verdict,
@@ -35,7 +33,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) events: &'a mut VecDeque<ClientEvent>,
     pub(crate) config: &'a ClientConfig,
     /// The stateless era's `_meta`.
-    pub(crate) meta: &'a Map<String, Value>,
+    pub(crate) meta: &'a super::params::StatelessMeta,
 }
 
 /// The handshake's part of a connection.

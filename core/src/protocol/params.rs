@@ -15,7 +15,24 @@ pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub(crate) const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The stateless era's `_meta` for every request: who we are, what we speak and offer.
-pub(crate) fn stateless_meta(
+/// The stateless era's `_meta` of a connection: as a map (to merge a caller's into), and
+/// serialized once (what most requests carry unchanged).
+#[derive(Debug)]
+pub(crate) struct StatelessMeta {
+    map: Map<String, Value>,
+    raw: Box<RawValue>,
+}
+
+impl StatelessMeta {
+    /// The `_meta` for `client_info` and `capabilities`.
+    pub(crate) fn new(client_info: &Implementation, capabilities: &ClientCapabilities) -> Self {
+        let map = stateless_meta(client_info, capabilities);
+        let raw = serde_json::value::to_raw_value(&map).expect("protocol values serialize");
+        StatelessMeta { map, raw }
+    }
+}
+
+fn stateless_meta(
     client_info: &Implementation,
     capabilities: &ClientCapabilities,
 ) -> Map<String, Value> {
@@ -49,7 +66,7 @@ pub(crate) fn stateless_meta(
 /// asked for), then `raw` members.
 pub(crate) fn encode(
     params: Option<&Map<String, Value>>,
-    stateless_meta: Option<&Map<String, Value>>,
+    stateless_meta: Option<&StatelessMeta>,
     progress_token: Option<i64>,
     raw_members: &[(&str, &RawValue)],
 ) -> Option<RawJson> {
@@ -57,17 +74,26 @@ pub(crate) fn encode(
         Some(Value::Object(theirs)) => Some(theirs),
         _ => None,
     };
-    let mut meta = stateless_meta.map(|ours| {
-        let mut meta = ours.clone();
-        for (k, v) in theirs.into_iter().flatten() {
-            meta.entry(k.clone()).or_insert_with(|| v.clone());
+    let meta = match (stateless_meta, theirs, progress_token) {
+        // The common case: ours alone, serialized once per connection.
+        (Some(ours), None, None) => Some(Meta::Raw(&ours.raw)),
+        (Some(ours), _, _) => {
+            let mut meta = ours.map.clone();
+            for (k, v) in theirs.into_iter().flatten() {
+                meta.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            if let Some(token) = progress_token {
+                meta.insert("progressToken".into(), Value::from(token));
+            }
+            Some(Meta::Map(meta))
         }
-        meta
-    });
-    if let Some(token) = progress_token {
-        let m = meta.get_or_insert_with(|| theirs.cloned().unwrap_or_default());
-        m.insert("progressToken".into(), Value::from(token));
-    }
+        (None, _, Some(token)) => {
+            let mut meta = theirs.cloned().unwrap_or_default();
+            meta.insert("progressToken".into(), Value::from(token));
+            Some(Meta::Map(meta))
+        }
+        (None, _, None) => None,
+    };
     if params.is_none() && meta.is_none() && raw_members.is_empty() {
         return None;
     }
@@ -78,10 +104,18 @@ pub(crate) fn encode(
     }))
 }
 
+/// The `_meta` a request carries.
+enum Meta<'a> {
+    /// The connection's, serialized once.
+    Raw(&'a RawValue),
+    /// Merged for this request.
+    Map(Map<String, Value>),
+}
+
 /// Params as sent: the caller's members, our `_meta`, and raw members echoed byte for byte.
 struct Params<'a> {
     base: Option<&'a Map<String, Value>>,
-    meta: Option<Map<String, Value>>,
+    meta: Option<Meta<'a>>,
     raw: &'a [(&'a str, &'a RawValue)],
 }
 
@@ -95,8 +129,10 @@ impl serde::Serialize for Params<'_> {
                 }
             }
         }
-        if let Some(meta) = &self.meta {
-            m.serialize_entry("_meta", meta)?;
+        match &self.meta {
+            Some(Meta::Raw(meta)) => m.serialize_entry("_meta", meta)?,
+            Some(Meta::Map(meta)) => m.serialize_entry("_meta", meta)?,
+            None => {}
         }
         for (k, v) in self.raw {
             m.serialize_entry(k, v)?;
