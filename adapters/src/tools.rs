@@ -45,6 +45,13 @@ impl Client {
         arguments: Value,
         opts: CallOptions,
     ) -> Result<CallToolResult, Error> {
+        // A handshake-era server that runs tool calls as tasks marks in its list the tools
+        // that must be called in task mode: the tools are listed first if they never were.
+        let wants_list = self.shared.lock().conn.wants_tool_list();
+        if wants_list {
+            self.list_tools_with(CallOptions::default().timeout(opts.timeout))
+                .await?;
+        }
         #[cfg(feature = "schemas")]
         if opts.check_arguments {
             if self.tool_schemas().is_none() {
