@@ -37,7 +37,7 @@ fn modern_pair(caps: ClientCapabilities) -> Pair {
 }
 
 /// The JSON of every message the client sent.
-fn sent(p: &Pair) -> Vec<Value> {
+pub(super) fn sent(p: &Pair) -> Vec<Value> {
     p.frames
         .iter()
         .filter(|(from_client, _)| *from_client)

@@ -13,13 +13,11 @@ use crate::protocol::{
 use crate::rpc::LocalError;
 use crate::server::DemoConfig;
 
+use super::modern::sent;
 use crate::test_support::*;
 
-fn modern() -> Pair {
-    let config = ClientConfig {
-        capabilities: caps_all(),
-        ..ClientConfig::default()
-    };
+/// A pair past its handshake (or detection) with `config`, its transcript cleared.
+fn ready(config: ClientConfig) -> Pair {
     let mut p = Pair::with_config(config, DemoConfig::default());
     p.client.start(p.now).unwrap();
     p.drive();
@@ -28,30 +26,20 @@ fn modern() -> Pair {
     p.events.clear();
     p.frames.clear();
     p
+}
+
+fn modern() -> Pair {
+    ready(ClientConfig {
+        capabilities: caps_all(),
+        ..ClientConfig::default()
+    })
 }
 
 fn handshake() -> Pair {
-    let config = ClientConfig {
+    ready(ClientConfig {
         capabilities: caps_all(),
         ..legacy()
-    };
-    let mut p = Pair::with_config(config, DemoConfig::default());
-    p.client.start(p.now).unwrap();
-    p.drive();
-    assert!(p.client.is_ready(), "{:?}", p.events);
-    p.wire.clear();
-    p.events.clear();
-    p.frames.clear();
-    p
-}
-
-/// The client's messages, as JSON.
-fn sent(p: &Pair) -> Vec<Value> {
-    p.frames
-        .iter()
-        .filter(|(from_client, _)| *from_client)
-        .map(|(_, f)| serde_json::from_str(f).unwrap())
-        .collect()
+    })
 }
 
 fn methods(p: &Pair) -> Vec<String> {
