@@ -63,6 +63,7 @@ impl ElicitationRequest {
         let schema = self.requested_schema().cloned().unwrap_or(json!({}));
         match fill_from_defaults(&schema) {
             Ok(content) => ElicitResult {
+                meta: None,
                 action: ElicitAction::Accept,
                 content: Some(content),
             },

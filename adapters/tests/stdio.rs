@@ -61,6 +61,7 @@ fn with_elicitation() -> ConnectOptions {
             .unwrap_or("Ada")
             .to_string();
         Ok(ElicitResult {
+            meta: None,
             action: ElicitAction::Accept,
             content: Some(serde_json::from_value(json!({ "name": name })).unwrap()),
         })
@@ -300,6 +301,7 @@ fn handlers_for_sampling_and_roots_declare_their_capabilities() {
             .on_sampling(|_| async { Err(ErrorObject::new(-1, "no model")) })
             .on_roots(|| async {
                 Ok(vec![Root {
+                    meta: None,
                     uri: "file:///tmp".into(),
                     name: None,
                 }])
@@ -329,6 +331,7 @@ fn a_change_of_roots_is_announced_in_the_handshake_era_and_refused_elsewhere() {
         let roots = || {
             Handlers::new().on_roots(|| async {
                 Ok(vec![Root {
+                    meta: None,
                     uri: "file:///srv/project".into(),
                     name: None,
                 }])

@@ -27,6 +27,7 @@ fn options(era: Era, approve: bool) -> ConnectOptions {
     }
     .handlers(Handlers::new().on_elicitation(move |_req| async move {
         Ok(ElicitResult {
+            meta: None,
             action: ElicitAction::Accept,
             content: Some(json!({"approve": approve}).as_object().unwrap().clone()),
         })

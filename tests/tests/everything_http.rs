@@ -40,6 +40,7 @@ fn everything_over_http() {
         .on_elicitation(|req| async move {
             assert!(req.message().contains("Please provide inputs"));
             Ok(ElicitResult {
+                meta: None,
                 action: ElicitAction::Accept,
                 content: Some(serde_json::from_value(json!({"name": "Ann"})).unwrap()),
             })
@@ -55,6 +56,7 @@ fn everything_over_http() {
             r.fetch_add(1, Ordering::SeqCst);
             async {
                 Ok(vec![Root {
+                    meta: None,
                     uri: "file:///tmp".into(),
                     name: Some("tmp".into()),
                 }])

@@ -22,6 +22,7 @@ fn options(frames: &Frames) -> ConnectOptions {
         .on_elicitation(|req| async move {
             assert!(req.message().contains("Please provide inputs"));
             Ok(ElicitResult {
+                meta: None,
                 action: ElicitAction::Accept,
                 content: Some(serde_json::from_value(json!({"name": "Ann"})).unwrap()),
             })
@@ -35,6 +36,7 @@ fn options(frames: &Frames) -> ConnectOptions {
         })
         .on_roots(|| async {
             Ok(vec![Root {
+                meta: None,
                 uri: "file:///tmp".into(),
                 name: Some("tmp".into()),
             }])

@@ -49,6 +49,7 @@ fn an_elicitation_on_the_call_stream_without_a_get_stream_is_answered_and_the_ca
             .push((Instant::now(), req.message().to_owned()));
         async move {
             Ok(ElicitResult {
+                meta: None,
                 action: ElicitAction::Accept,
                 content: Some(serde_json::from_value(json!({"name": "Ada"})).unwrap()),
             })

@@ -24,6 +24,7 @@ fn handlers() -> Handlers {
     Handlers::new()
         .on_elicitation(|_req| async move {
             Ok(ElicitResult {
+                meta: None,
                 action: ElicitAction::Accept,
                 content: Some(serde_json::from_value(json!({"name": "Ann"})).unwrap()),
             })

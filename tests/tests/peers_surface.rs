@@ -31,6 +31,7 @@ fn everything_s_structured_output_is_checked_and_its_url_elicitations_are_typed(
                 let id = req.elicitation_id().map(str::to_owned);
                 log.lock().unwrap().push((req.mode().to_owned(), id));
                 Ok(ElicitResult {
+                    meta: None,
                     action: ElicitAction::Accept,
                     content: None,
                 })

@@ -64,6 +64,7 @@ fn handlers(asked: Arc<AtomicUsize>) -> Handlers {
                 }
             }
             Ok(ElicitResult {
+                meta: None,
                 action: ElicitAction::Accept,
                 content: Some(content),
             })

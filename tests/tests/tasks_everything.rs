@@ -21,6 +21,7 @@ fn a_research_task_runs_to_its_result_and_asks_its_question_on_the_way() {
         seen.lock().unwrap().push(req.message().to_owned());
         async move {
             Ok(ElicitResult {
+                meta: None,
                 action: ElicitAction::Accept,
                 content: Some(
                     serde_json::from_value(json!({"interpretation": "the chosen one"})).unwrap(),

@@ -78,6 +78,7 @@ async fn url_on_terminal(req: ElicitationRequest, url: String) -> ElicitResult {
                 completion(&id).await;
                 eprintln!("\nthe server says the elicitation is complete");
                 Ok(ElicitResult {
+                    meta: None,
                     action: ElicitAction::Accept,
                     content: None,
                 })
@@ -88,6 +89,7 @@ async fn url_on_terminal(req: ElicitationRequest, url: String) -> ElicitResult {
     futures_lite::future::or(typed, done)
         .await
         .unwrap_or(ElicitResult {
+            meta: None,
             action: ElicitAction::Cancel,
             content: None,
         })
@@ -109,6 +111,7 @@ async fn ask_on_terminal(req: ElicitationRequest) -> ElicitResult {
     })
     .await;
     answered.unwrap_or(ElicitResult {
+        meta: None,
         action: ElicitAction::Cancel,
         content: None,
     })
@@ -133,6 +136,7 @@ pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
             if let Some(content) = content.as_ref() {
                 eprintln!("elicitation: {} → answered from --answer", req.message());
                 return Ok(ElicitResult {
+                    meta: None,
                     action: ElicitAction::Accept,
                     content: Some(content.clone()),
                 });

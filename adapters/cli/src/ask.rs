@@ -237,6 +237,7 @@ pub(crate) fn form(
     out: &mut impl Write,
 ) -> io::Result<ElicitResult> {
     let cancel = ElicitResult {
+        meta: None,
         action: ElicitAction::Cancel,
         content: None,
     };
@@ -272,7 +273,11 @@ pub(crate) fn form(
             _ => continue,
         };
         let content = (action == ElicitAction::Accept).then_some(content);
-        return Ok(ElicitResult { action, content });
+        return Ok(ElicitResult {
+            action,
+            content,
+            meta: None,
+        });
     }
 }
 
@@ -297,6 +302,7 @@ pub(crate) fn url(
         Some(_) => ElicitAction::Accept,
     };
     Ok(ElicitResult {
+        meta: None,
         action,
         content: None,
     })

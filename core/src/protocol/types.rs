@@ -103,6 +103,9 @@ pub struct Root {
     /// A display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// `_meta`, sent as given.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
 }
 
 /// The answer to `roots/list`.
@@ -501,6 +504,9 @@ pub struct ElicitResult {
     /// The user's answers (form mode, on accept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<Map<String, Value>>,
+    /// `_meta`, sent as given.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
 }
 
 /// What the user did with an elicitation.
@@ -519,6 +525,7 @@ impl ElicitResult {
     /// A declined elicitation.
     pub fn decline() -> Self {
         ElicitResult {
+            meta: None,
             action: ElicitAction::Decline,
             content: None,
         }
@@ -564,6 +571,26 @@ pub fn fill_from_defaults(requested_schema: &Value) -> Result<Map<String, Value>
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn answers_carry_their_meta_both_ways() {
+        let meta: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(r#"{"trace":"t-1"}"#).unwrap();
+        let answer = super::ElicitResult {
+            action: super::ElicitAction::Accept,
+            content: None,
+            meta: Some(meta.clone()),
+        };
+        let text = serde_json::to_string(&answer).unwrap();
+        assert_eq!(text, r#"{"action":"accept","_meta":{"trace":"t-1"}}"#);
+        let root: super::Root =
+            serde_json::from_str(r#"{"uri":"file:///w","_meta":{"trace":"t-1"}}"#).unwrap();
+        assert_eq!(root.meta, Some(meta));
+        assert_eq!(
+            serde_json::to_string(&root).unwrap(),
+            r#"{"uri":"file:///w","_meta":{"trace":"t-1"}}"#
+        );
+    }
 
     #[test]
     fn a_tool_s_schemas_are_kept_exactly_as_sent() {
