@@ -224,11 +224,22 @@ impl Tasks {
     }
 
     /// Stops following `call`'s task.
-    pub(crate) fn stop(&mut self, call: CallId) -> Option<Follow> {
+    ///
+    /// Returns the follow and the ids of its requests still in flight (to be ended: no call
+    /// waits for them any more).
+    pub(crate) fn stop(&mut self, call: CallId) -> Option<(Follow, Vec<i64>)> {
         let follow = self.follows.remove(&call)?;
-        self.requests.retain(|_, (c, _)| *c != call);
+        let mut pending = Vec::new();
+        self.requests.retain(|id, (c, _)| {
+            let mine = *c == call;
+            if mine {
+                pending.push(*id);
+            }
+            !mine
+        });
+        pending.sort_unstable();
         self.inputs.retain(|_, (c, _)| *c != call);
-        Some(follow)
+        Some((follow, pending))
     }
 
     /// Every followed call, in order, and forgets them all (the connection ended).

@@ -302,8 +302,9 @@ impl Harness {
             .count();
         assert!(
             self.conn.pending_requests() <= open_calls + 1 + cancels,
-            "requests pending without their call: {} for {open_calls} calls",
-            self.conn.pending_requests()
+            "requests pending without their call: {} for {open_calls} calls ({:?})",
+            self.conn.pending_requests(),
+            self.in_flight
         );
         assert!(
             self.out_bytes <= self.output_bound(),

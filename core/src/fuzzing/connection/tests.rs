@@ -40,6 +40,7 @@ fn connection_holds_on_inputs_that_once_failed() {
     // A task cancelled with `tasks/cancel` leaves that request pending after its call ended
     // (counted as its own, not as a leak).
     connection(include_bytes!("regressions/task-cancel.bin"));
+    connection(include_bytes!("regressions/task-leak.bin"));
 }
 
 /// Hand-written sessions: the handshake answered well, calls with progress, answers (a

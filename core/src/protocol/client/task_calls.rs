@@ -128,7 +128,7 @@ impl ClientProtocol {
             }
             Next::End(outcome, status) => {
                 self.tell(call, status);
-                self.tasks.stop(call);
+                self.drop_task(now, call);
                 self.end_call(call, outcome);
             }
         }
@@ -168,7 +168,7 @@ impl ClientProtocol {
         match self.send(now, Cow::Borrowed(method), Some(&params), &opts, &members) {
             Ok(id) => self.tasks.sent(id, call, purpose),
             Err(e) => {
-                self.tasks.stop(call);
+                self.drop_task(now, call);
                 self.end_call(call, Err(CallError::of_refused(e)));
             }
         }
@@ -190,7 +190,7 @@ impl ClientProtocol {
     /// never `notifications/cancelled`; 2025-11-25: `tasks/cancel` too). Its answer is not
     /// awaited.
     fn abandon_task(&mut self, now: Instant, call: CallId) {
-        let Some(follow) = self.tasks.stop(call) else {
+        let Some(follow) = self.drop_task(now, call) else {
             return;
         };
         let mut params = Map::new();
@@ -202,6 +202,19 @@ impl ClientProtocol {
             &CallOptions::default(),
             &[],
         );
+    }
+
+    /// Stops following `call`'s task; its requests still in flight (a poll, an update) end here,
+    /// unanswered and unsent again: no call waits for them.
+    fn drop_task(&mut self, now: Instant, call: CallId) -> Option<crate::protocol::tasks::Follow> {
+        let (follow, pending) = self.tasks.stop(call)?;
+        for id in pending {
+            let reason = Some("the task's call ended".to_owned());
+            let _ = self
+                .engine
+                .fail(now, id, crate::rpc::LocalError::Cancelled { reason });
+        }
+        Some(follow)
     }
 
     /// Cancels a call that follows a task: the task is cancelled and the call ends now.
