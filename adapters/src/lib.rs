@@ -272,12 +272,12 @@ fn connect_http(
     let oauth = options.oauth.clone();
     #[cfg(feature = "oauth")]
     let backend = match &oauth {
-        Some(o) if o.dpop => oauth::dpop_backend(backend, &config.url).map_err(|message| {
-            Error::HttpOptions {
+        Some(o) if o.dpop => {
+            oauth::dpop_backend(backend, &config.url).map_err(|message| Error::HttpOptions {
                 target: mcpwire_core::error::redact_url(&config.url),
                 message,
-            }
-        })?,
+            })?
+        }
         _ => backend,
     };
     let http = HttpOptions {

@@ -135,10 +135,7 @@ impl AuthSession {
         // refreshed halfway to its expiry instead, and never sooner than a second from now.
         let margin = self.options.refresh_margin.as_secs();
         let remaining = expires_at.saturating_sub(unix_now());
-        let wait = remaining
-            .saturating_sub(margin)
-            .max(remaining / 2)
-            .max(1);
+        let wait = remaining.saturating_sub(margin).max(remaining / 2).max(1);
         let at = Instant::now().checked_add(Duration::from_secs(wait));
         if let Some(at) = at {
             self.refresh = Some((at, async_io::Timer::at(at)));
