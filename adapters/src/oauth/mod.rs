@@ -1,6 +1,7 @@
-//! OAuth 2.1 for HTTP servers that answer `401`: the core's [`OAuthFlow`] driven over the
-//! connection's own HTTP backend, the host's [`Authorizer`] for the user's part, a
-//! [`TokenStore`] for what is kept, and one authorization at a time per server.
+//! OAuth 2.1 for HTTP servers that answer `401`: the core's
+//! [`OAuthFlow`](mcpwire_core::oauth::flow::OAuthFlow) driven over the connection's own HTTP
+//! backend, the host's [`Authorizer`] for the user's part, a [`TokenStore`] for what is kept,
+//! and one authorization at a time per server.
 //!
 //! Turn it on with [`ConnectOptions::oauth`](crate::ConnectOptions::oauth). Then a refusal
 //! (`401`, or `403` with `error="insufficient_scope"`) parks the request in the core and this
