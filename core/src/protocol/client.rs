@@ -521,6 +521,9 @@ impl ClientProtocol {
 
     /// A message from the server.
     pub fn handle_message(&mut self, now: Instant, message: Message) {
+        if let Message::Notification(n) = &message {
+            self.task_pushed(now, n);
+        }
         self.engine.handle_message(now, message);
         self.pump(now);
     }

@@ -213,6 +213,13 @@ impl Tasks {
         Ok(fields.status())
     }
 
+    /// Whether `call`'s `tasks/result` is in flight (2025-11-25).
+    pub(crate) fn awaits_result(&self, call: CallId) -> bool {
+        self.requests
+            .values()
+            .any(|(c, purpose)| *c == call && *purpose == Purpose::Result)
+    }
+
     /// Whether `call` follows a task.
     pub(crate) fn follows(&self, call: CallId) -> bool {
         self.follows.contains_key(&call)
@@ -375,7 +382,11 @@ impl Tasks {
                 let requests = fields.input_requests.unwrap_or_default();
                 match self.surface(call, requests, caps) {
                     Ok(surfaced) if surfaced.is_empty() => {
-                        self.schedule(now, call);
+                        // Nothing new: look again later, unless inputs are still awaited.
+                        let awaiting = self.follows.get(&call).is_some_and(|f| f.awaited > 0);
+                        if !awaiting {
+                            self.schedule(now, call);
+                        }
                         told.map_or(Next::Wait, Next::Status)
                     }
                     Ok(surfaced) => Next::Inputs(surfaced, told),
@@ -387,6 +398,20 @@ impl Tasks {
                 told.map_or(Next::Wait, Next::Status)
             }
         }
+    }
+
+    /// The call that follows the task named in a pushed status, if any.
+    pub(crate) fn call_of(&self, params: &RawJson) -> Option<CallId> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Id {
+            task_id: String,
+        }
+        let id: Id = params.parse().ok()?;
+        self.follows
+            .values()
+            .find(|f| f.task_id == id.task_id)
+            .map(|f| f.call)
     }
 
     /// Schedules `call`'s next poll.

@@ -1167,6 +1167,22 @@ impl Harness {
                         "notifications/tools/list_changed",
                         json!({"_meta": {"io.modelcontextprotocol/subscriptionId": subscription}}),
                     ),
+                    _ if q & 0x20 != 0 => {
+                        // A pushed task status, for one of the tasks the templates create.
+                        let status = ["working", "input_required", "completed", "failed"]
+                            [usize::from(q % 4)];
+                        let method = if q & 0x40 == 0 {
+                            "notifications/tasks"
+                        } else {
+                            "notifications/tasks/status"
+                        };
+                        (
+                            method,
+                            json!({"taskId": format!("t{}", p % 3), "status": status,
+                                "result": {"content": []},
+                                "error": {"code": -1, "message": "m"}}),
+                        )
+                    }
                     _ => ("notifications/x", json!([1])),
                 };
                 Msg {

@@ -204,6 +204,29 @@ impl ClientProtocol {
         );
     }
 
+    /// A status the server pushed (`notifications/tasks` through `subscriptions/listen` in
+    /// 2026-07-28, `notifications/tasks/status` in 2025-11-25), taken as a poll's answer for the
+    /// task a call follows. The notification still reaches the host.
+    pub(super) fn task_pushed(&mut self, now: Instant, n: &crate::jsonrpc::Notification) {
+        if !matches!(
+            n.method.as_str(),
+            "notifications/tasks" | "notifications/tasks/status"
+        ) {
+            return;
+        }
+        let Some(params) = &n.params else { return };
+        let Some(call) = self.tasks.call_of(params) else {
+            return;
+        };
+        if self.tasks.awaits_result(call) {
+            // `tasks/result` is already asked: its answer ends the call.
+            return;
+        }
+        let caps = self.config.capabilities.clone();
+        let next = self.tasks.report(now, call, params, &caps);
+        self.task_next(now, call, next);
+    }
+
     /// Stops following `call`'s task; its requests still in flight (a poll, an update) end here,
     /// unanswered and unsent again: no call waits for them.
     fn drop_task(&mut self, now: Instant, call: CallId) -> Option<crate::protocol::tasks::Follow> {

@@ -269,3 +269,67 @@ fn the_tools_are_wanted_listed_first_only_where_they_decide_task_mode() {
     assert!(!p.client.wants_tool_list());
     assert!(!modern().client.wants_tool_list());
 }
+
+#[test]
+fn a_pushed_status_ends_the_call_without_waiting_for_the_next_poll() {
+    use crate::jsonrpc::{Message, Notification};
+    let mut p = modern();
+    let c = call(
+        &mut p,
+        "build",
+        json!({"ms": 60_000}),
+        CallOptions::default(),
+    );
+    p.drive();
+    assert!(p.done(c).is_none());
+    let pushed = json!({"taskId": "task-1", "status": "completed",
+        "createdAt": "x", "lastUpdatedAt": "y", "ttlMs": null,
+        "result": {"content": [{"type": "text", "text": "pushed"}]}});
+    let now = p.now;
+    p.client.handle_message(
+        now,
+        Message::Notification(Notification {
+            method: "notifications/tasks".into(),
+            params: Some(RawJson::new(&pushed).unwrap()),
+        }),
+    );
+    p.drive();
+    assert_eq!(text_of(&p.done(c).unwrap().clone().unwrap()), "pushed");
+    // A push for a task no call follows changes nothing.
+    let now = p.now;
+    p.client.handle_message(
+        now,
+        Message::Notification(Notification {
+            method: "notifications/tasks".into(),
+            params: Some(RawJson::new(&json!({"taskId": "nobody", "status": "working"})).unwrap()),
+        }),
+    );
+    p.drive();
+
+    // 2025-11-25: a pushed terminal status fetches the result at once.
+    let mut p = handshake();
+    let now = p.now;
+    let listed = p.client.list_tools(now, CallOptions::default()).unwrap();
+    p.finish(listed).unwrap();
+    p.frames.clear();
+    let c = call(
+        &mut p,
+        "build",
+        json!({"ms": 60_000}),
+        CallOptions::default(),
+    );
+    p.drive();
+    let status = json!({"taskId": "task-1", "status": "completed", "createdAt": "x",
+        "lastUpdatedAt": "y", "ttl": 60000});
+    let now = p.now;
+    p.client.handle_message(
+        now,
+        Message::Notification(Notification {
+            method: "notifications/tasks/status".into(),
+            params: Some(RawJson::new(&status).unwrap()),
+        }),
+    );
+    p.drive();
+    assert_eq!(methods(&p).last().map(String::as_str), Some("tasks/result"));
+    assert!(p.done(c).is_none(), "the result is the server's to give");
+}
