@@ -50,6 +50,9 @@ pub struct CallOptions {
     /// Whether a tool call's arguments are checked against the tool's `inputSchema` (from the
     /// last `tools/list`) before anything is sent (feature `schemas`).
     pub check_arguments: bool,
+    /// Whether a tool call the server answers with a task ends at once with the task (see
+    /// [`Client::start_tool_task`]) instead of being followed to its end.
+    pub detach_task: bool,
 }
 
 impl Default for CallOptions {
@@ -61,6 +64,7 @@ impl Default for CallOptions {
             on_progress: None,
             safe_to_repeat: false,
             check_arguments: false,
+            detach_task: false,
         }
     }
 }
@@ -74,6 +78,7 @@ impl std::fmt::Debug for CallOptions {
             .field("on_progress", &self.on_progress.is_some())
             .field("safe_to_repeat", &self.safe_to_repeat)
             .field("check_arguments", &self.check_arguments)
+            .field("detach_task", &self.detach_task)
             .finish()
     }
 }
@@ -122,6 +127,7 @@ impl CallOptions {
             reset_on_progress: self.reset_on_progress,
             progress: self.on_progress.is_some(),
             safe_to_repeat: self.safe_to_repeat,
+            detach_task: self.detach_task,
         }
     }
 }

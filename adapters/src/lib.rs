@@ -44,6 +44,7 @@ mod serve;
 mod signal;
 mod skills;
 mod spawn;
+mod task_handle;
 mod stderr;
 mod tls_diagnosis;
 mod tools;
@@ -74,6 +75,7 @@ pub use mcpwire_core::{
     ServerNotification, ShutdownTimeouts,
 };
 pub use serve::serve_demo;
+pub use task_handle::{TaskHandle, TaskStart};
 pub use stderr::StderrCallback;
 
 use client::{ConnectionState, SharedConnection};

@@ -98,3 +98,60 @@ fn a_task_past_its_call_s_limit_ends_typed_in_both_eras() {
         }
     });
 }
+
+#[test]
+fn a_host_can_follow_a_task_itself_in_both_eras() {
+    use mcpwire::TaskStart;
+    smol::block_on(async {
+        for era in [Era::Stateless, Era::Handshake] {
+            let client = connect_smol(&demo(), options(era, true)).await.unwrap();
+            let TaskStart::Task(mut build) = client
+                .start_tool_task("build", json!({"ms": 150}))
+                .await
+                .unwrap()
+            else {
+                panic!("{era:?}: no task")
+            };
+            assert_eq!(build.status(), "working", "{era:?}");
+            assert!(build.task_id().starts_with("task-"));
+            let r = build.result().await.unwrap();
+            assert_eq!(r.text(), "build: done after 150 ms", "{era:?}");
+
+            let TaskStart::Task(mut long) = client
+                .start_tool_task("build", json!({"ms": 10_000}))
+                .await
+                .unwrap()
+            else {
+                panic!("{era:?}: no task")
+            };
+            long.cancel().await.unwrap();
+            long.refresh().await.unwrap();
+            assert_eq!(long.status(), "cancelled", "{era:?}");
+            client.close().await;
+        }
+        // The 2026-07-28 shape: the host answers the task's question itself.
+        let client = connect_smol(&demo(), options(Era::Stateless, true))
+            .await
+            .unwrap();
+        let TaskStart::Task(mut approve) = client
+            .start_tool_task("approve", json!({"ms": 100}))
+            .await
+            .unwrap()
+        else {
+            panic!("no task")
+        };
+        while approve.status() != "input_required" {
+            async_io::Timer::after(Duration::from_millis(20)).await;
+            approve.refresh().await.unwrap();
+        }
+        assert!(approve.last()["inputRequests"]["approval"].is_object());
+        let answer = json!({"approval": {"action": "accept", "content": {"approve": true}}});
+        approve
+            .answer(answer.as_object().unwrap().clone())
+            .await
+            .unwrap();
+        let r = approve.result().await.unwrap();
+        assert_eq!(r.text(), "approve: done after 100 ms");
+        client.close().await;
+    });
+}

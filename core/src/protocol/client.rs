@@ -308,7 +308,7 @@ impl ClientProtocol {
         // A tool that must run as a task (2025-11-25) is called in task mode.
         let task = (method == "tools/call"
             && self.handshake.era == Some(ChosenEra::Handshake)
-            && self.task_mode(params))
+            && (opts.detach_task || self.task_mode(params)))
         .then(|| Box::new(opts.clone()));
         let task_member = serde_json::value::RawValue::from_string("{}".into()).expect("JSON");
         let members: &[(&str, &RawValue)] = match task {
@@ -661,6 +661,8 @@ impl ClientProtocol {
             },
             (None, Some(retry), Ok(result)) => match classify(result, Some(retry.method)) {
                 Ok(Classified::Complete(result)) => Ok(result),
+                // A detached task is the caller's to follow.
+                Ok(Classified::Task(result)) if retry.opts.detach_task => Ok(result),
                 Ok(Classified::Task(result)) => {
                     let opts = retry.opts.clone();
                     return self.task_started(now, call, Shape::Extension, &result, opts);
@@ -681,7 +683,10 @@ impl ClientProtocol {
                     }
                 })
             }
-            (None, None, Ok(result)) if state.task.is_some() && tasks::created_task(&result) => {
+            (None, None, Ok(result))
+                if state.task.as_ref().is_some_and(|o| !o.detach_task)
+                    && tasks::created_task(&result) =>
+            {
                 let opts = *state.task.expect("a task-mode call");
                 return self.task_started(now, call, Shape::Utility, &result, opts);
             }

@@ -31,6 +31,10 @@ pub struct CallOptions {
     /// [`LocalError::MaybeExecuted`]. `ping`, the lists, `resources/read`, `prompts/get` and
     /// `completion/complete` always are; mark a call only if running it twice does no harm.
     pub safe_to_repeat: bool,
+    /// Whether a tool call answered with a task ends at once with the task (the
+    /// `CreateTaskResult`) instead of being followed to its end, for a host that follows it
+    /// itself; in the handshake era the call then asks for task mode.
+    pub detach_task: bool,
 }
 
 impl Default for CallOptions {
@@ -41,6 +45,7 @@ impl Default for CallOptions {
             reset_on_progress: false,
             progress: false,
             safe_to_repeat: false,
+            detach_task: false,
         }
     }
 }

@@ -824,6 +824,7 @@ impl Harness {
             reset_on_progress: b & 0x10 != 0,
             progress: b & 0x20 != 0,
             safe_to_repeat: b & 0x40 != 0,
+            detach_task: b & 0x80 != 0,
         }
     }
 
