@@ -44,8 +44,8 @@ mod serve;
 mod signal;
 mod skills;
 mod spawn;
-mod task_handle;
 mod stderr;
+mod task_handle;
 mod tls_diagnosis;
 mod tools;
 mod trace;
@@ -75,8 +75,8 @@ pub use mcpwire_core::{
     ServerNotification, ShutdownTimeouts,
 };
 pub use serve::serve_demo;
-pub use task_handle::{TaskHandle, TaskStart};
 pub use stderr::StderrCallback;
+pub use task_handle::{TaskHandle, TaskStart};
 
 use client::{ConnectionState, SharedConnection};
 use futures_lite::{AsyncRead, AsyncWrite};

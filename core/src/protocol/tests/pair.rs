@@ -408,6 +408,7 @@ fn progress_resets_the_idle_timeout_only_when_asked_and_max_total_holds() {
         progress: true,
         max_total: Some(Duration::from_millis(1050)),
         safe_to_repeat: false,
+        detach_task: false,
     };
     let call = p
         .client
