@@ -41,6 +41,7 @@ fn connection_holds_on_inputs_that_once_failed() {
     // (counted as its own, not as a leak).
     connection(include_bytes!("regressions/task-cancel.bin"));
     connection(include_bytes!("regressions/task-leak.bin"));
+    connection(include_bytes!("regressions/task-leak-2.bin"));
 }
 
 /// Hand-written sessions: the handshake answered well, calls with progress, answers (a
