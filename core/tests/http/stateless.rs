@@ -582,3 +582,51 @@ fn a_call_waiting_for_the_tools_to_be_listed_again_keeps_its_own_timeout() {
     ));
     assert!(h.open.contains_key(&list));
 }
+
+#[test]
+fn a_task_is_polled_with_its_id_as_mcp_name_and_cancelled_without_notifications_cancelled() {
+    let mut h = modern();
+    let call = h.call("build", CallOptions::default());
+    let post = h.find("POST tools/call");
+    let id = id_of(&h, post);
+    let task = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"task","taskId":"job/42 é","status":"working","createdAt":"a","lastUpdatedAt":"b","ttlMs":null,"pollIntervalMs":100}}}}"#
+    );
+    h.answer(
+        post,
+        200,
+        &[("Content-Type", "application/json")],
+        &[task.as_bytes()],
+    );
+    assert!(h.outcome(call).is_none(), "{:?}", h.events);
+    h.advance_to_next_deadline();
+    let get = h.find("POST tasks/get");
+    let r = h.request(get);
+    assert_eq!(r.header("mcp-method"), Some("tasks/get"));
+    // A value that is not plain ASCII goes base64-encoded, as every Mcp-Name does.
+    assert_eq!(r.header("mcp-name"), Some("=?base64?am9iLzQyIMOp?="));
+    assert_eq!(params_of(&h, get)["taskId"], "job/42 é");
+    let done = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"resultType":"complete","taskId":"job/42 é","status":"working","createdAt":"a","lastUpdatedAt":"b","ttlMs":null}}}}"#,
+        id_of(&h, get)
+    );
+    h.answer(
+        get,
+        200,
+        &[("Content-Type", "application/json")],
+        &[done.as_bytes()],
+    );
+    h.c.cancel(h.now, call, None).unwrap();
+    h.pump();
+    let cancel = h.find("POST tasks/cancel");
+    assert_eq!(
+        h.request(cancel).header("mcp-name"),
+        Some("=?base64?am9iLzQyIMOp?=")
+    );
+    assert!(
+        !h.log.iter().any(|l| l.contains("notifications/cancelled")),
+        "{:?}",
+        h.log
+    );
+    assert!(matches!(h.outcome(call), Some(Err(_))));
+}
