@@ -47,6 +47,8 @@ pub(crate) struct Dispatch {
     tasks: Vec<HandlerTask>,
     held: Vec<Held>,
     answers: Vec<(Id, Result<RawJson, ErrorObject>)>,
+    /// Task status changes told to each call's progress callback so far.
+    task_updates: std::collections::HashMap<CallId, f64>,
     /// Authorization, when the connection does it (HTTP with OAuth).
     #[cfg(feature = "oauth")]
     auth: Option<crate::oauth::AuthSession>,
@@ -62,6 +64,7 @@ impl Dispatch {
             tasks: Vec::new(),
             held: Vec::new(),
             answers: Vec::new(),
+            task_updates: std::collections::HashMap::new(),
             #[cfg(feature = "oauth")]
             auth: None,
             #[cfg(feature = "oauth")]
@@ -120,6 +123,7 @@ impl Dispatch {
         crate::trace::event(&st.target, &event);
         match event {
             Event::CallDone { call, outcome } => {
+                self.task_updates.remove(&call);
                 if work.progress.is_empty() && self.held.is_empty() {
                     st.complete(call, outcome);
                 } else {
@@ -130,6 +134,25 @@ impl Dispatch {
                 if let Some(cb) = st.slots.get(&call).and_then(|s| s.on_progress.clone()) {
                     work.progress.push((cb, progress));
                 }
+            }
+            Event::TaskStatus { call, status } => {
+                // A call that runs as a task gets no progress notifications: its task's status
+                // goes to the same callback, as a message, counted as progress.
+                if let Some(cb) = st.slots.get(&call).and_then(|s| s.on_progress.clone()) {
+                    let seen = self.task_updates.entry(call).or_insert(0.0);
+                    *seen += 1.0;
+                    let message = match &status.message {
+                        Some(m) => format!("task {}: {} ({m})", status.task_id, status.status),
+                        None => format!("task {}: {}", status.task_id, status.status),
+                    };
+                    let update = Progress {
+                        progress: *seen,
+                        total: None,
+                        message: Some(message),
+                    };
+                    work.progress.push((cb, update));
+                }
+                st.events.push(Event::TaskStatus { call, status });
             }
             Event::ServerRequest(r) => work.requests.push(r),
             Event::Notification(n) => {

@@ -155,3 +155,31 @@ fn a_host_can_follow_a_task_itself_in_both_eras() {
         client.close().await;
     });
 }
+
+#[test]
+fn a_task_s_status_reaches_the_call_s_progress_callback() {
+    use std::sync::{Arc, Mutex};
+    smol::block_on(async {
+        for era in [Era::Stateless, Era::Handshake] {
+            let client = connect_smol(&demo(), options(era, true)).await.unwrap();
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let tap = seen.clone();
+            let opts = CallOptions::default().on_progress(move |p| {
+                tap.lock()
+                    .unwrap()
+                    .push((p.progress, p.message.unwrap_or_default()))
+            });
+            let r = client
+                .call_tool_with("build", json!({"ms": 100}), opts)
+                .await
+                .unwrap();
+            assert_eq!(r.text(), "build: done after 100 ms");
+            let seen = seen.lock().unwrap().clone();
+            assert!(seen.len() >= 2, "{era:?}: {seen:?}");
+            assert!(seen[0].1.starts_with("task task-1: working"), "{seen:?}");
+            assert!(seen.last().unwrap().1.contains("completed"), "{seen:?}");
+            assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "{seen:?}");
+            client.close().await;
+        }
+    });
+}
