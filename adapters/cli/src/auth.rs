@@ -141,6 +141,21 @@ pub(super) fn apply(
     Ok(())
 }
 
+/// The OAuth options of the servers a configuration file runs together (the Manager): kept
+/// sign-ins are used and refreshed, but none is made (several servers cannot all ask at once);
+/// a server that needs one fails saying how to sign in to it.
+pub(super) fn for_manager(args: &SignInArgs) -> Option<OAuthOptions> {
+    if args.no_sign_in {
+        return None;
+    }
+    let why = "the server asks for a sign-in: run `mcpwire auth login` with \
+               --config FILE --server NAME first";
+    let mut oauth = OAuthOptions::new(NoSignIn(why), "http://127.0.0.1/callback");
+    oauth.store = store();
+    oauth.client_name = "mcpwire (command line)".into();
+    Some(oauth)
+}
+
 /// An authorizer chosen at run time.
 struct Shared(Arc<dyn Authorizer>);
 

@@ -189,11 +189,13 @@ fn options(cli: &Cli, timeout: Duration) -> Result<ManagerOptions, Failure> {
     };
     let max = args.max_message_size;
     let verbose = args.verbose;
+    let oauth = super::auth::for_manager(&args.sign_in);
     let dim = std::io::stderr().is_terminal();
     let factory = move |name: &str| {
         let mut o = ConnectOptions {
             http_client: http_client.clone(),
             handlers: handlers.clone(),
+            oauth: oauth.clone(),
             ..ConnectOptions::default()
         };
         if let Some(max) = max {

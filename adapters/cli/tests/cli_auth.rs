@@ -141,6 +141,20 @@ fn sign_in_keep_use_list_and_sign_out_with_no_token_shown() {
     assert_eq!(list[0]["server"], url.as_str());
     outputs.push(o);
 
+    // Servers run together from a configuration file use the kept sign-in too.
+    let config = state.join("servers.json");
+    let file = serde_json::json!({"mcpServers": {
+        "guarded": {"type": "http", "url": url},
+        "demo": {"command": BIN, "args": ["serve-demo"]}
+    }});
+    std::fs::write(&config, file.to_string()).unwrap();
+    let config = config.to_str().unwrap().to_owned();
+    let o = run(&state, &["--config", &config, "tools"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_contains(&stdout(&o), "guarded__whoami");
+    assert_contains(&stdout(&o), "demo__echo");
+    outputs.push(o);
+
     // Signing in again, by pasting the address the browser ended on.
     let o = login(&state, &url, |address, stdin| {
         let (_, location, _) = get(address);
@@ -159,6 +173,12 @@ fn sign_in_keep_use_list_and_sign_out_with_no_token_shown() {
     let o = run(&state, &["--no-sign-in", "--http", &url, "tools"]);
     assert_eq!(o.status.code(), Some(3));
     assert_contains(&stderr(&o), "--no-sign-in");
+    outputs.push(o);
+    // Run together, the server that needs a sign-in says how to give it; the others answer.
+    let o = run(&state, &["--config", &config, "tools"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_contains(&stdout(&o), "demo__echo");
+    assert_contains(&format!("{}{}", stdout(&o), stderr(&o)), "auth login");
     outputs.push(o);
 
     // No token the server issued shows anywhere.
