@@ -134,6 +134,14 @@ pub(super) fn apply(
             });
         (Arc::new(listener), redirect)
     };
+    let authorizer: Arc<dyn Authorizer> = if login && !args.no_sign_in {
+        // `auth login` waits for the person: Ctrl-C cancels the sign-in (a second one ends
+        // the process at once).
+        super::interrupt::catch();
+        Arc::new(Interruptible(authorizer))
+    } else {
+        authorizer
+    };
     let mut oauth = OAuthOptions::new(Shared(authorizer), &redirect);
     oauth.store = store();
     oauth.client_name = "mcpwire (command line)".into();
@@ -162,6 +170,19 @@ struct Shared(Arc<dyn Authorizer>);
 impl Authorizer for Shared {
     fn authorize(&self, url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
         self.0.authorize(url)
+    }
+}
+
+/// An authorizer that Ctrl-C cancels, as a typed outcome of the sign-in.
+struct Interruptible(Arc<dyn Authorizer>);
+
+impl Authorizer for Interruptible {
+    fn authorize(&self, url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
+        let sign_in = self.0.authorize(url);
+        Box::pin(futures_lite::future::or(sign_in, async {
+            super::interrupt::wait().await;
+            Err(AuthorizeError("the sign-in was cancelled (Ctrl-C)".into()))
+        }))
     }
 }
 

@@ -195,3 +195,41 @@ fn sign_in_keep_use_list_and_sign_out_with_no_token_shown() {
     }
     let _ = std::fs::remove_dir_all(&state);
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_cancels_a_sign_in_as_a_typed_outcome() {
+    if skipped("ctrl_c_cancels_a_sign_in_as_a_typed_outcome") {
+        return;
+    }
+    let server = python_oauth();
+    let state = temp("auth-ctrl-c");
+    let mut child = Command::new(BIN)
+        .args(["--no-browser", "--http", &server.url, "auth", "login"])
+        .env("MCPWIRE_STATE_DIR", &state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("/authorize?") {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "{seen}");
+        seen.push_str(&line);
+    }
+    // SAFETY: kill(2) signals the child this test started, by its PID.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(3), "{seen}{rest}");
+    assert_contains(&rest, "the sign-in was cancelled (Ctrl-C)");
+    // Nothing was kept.
+    let o = run(&state, &["auth", "list"]);
+    assert_contains(&stdout(&o), "no sign-ins kept");
+    let _ = std::fs::remove_dir_all(&state);
+}
