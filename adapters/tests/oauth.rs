@@ -253,6 +253,13 @@ impl Setup {
         }
     }
 
+    /// A client of the guarded server with these options.
+    async fn connect(&self) -> mcpwire::Client {
+        mcpwire::connect_smol(&ServerConfig::http(MCP), self.options())
+            .await
+            .expect("connected")
+    }
+
     fn server(&self) -> std::sync::MutexGuard<'_, Server> {
         self.fake.server.lock().unwrap()
     }
@@ -262,9 +269,7 @@ impl Setup {
 fn the_first_refusal_runs_the_flow_and_every_request_after_carries_the_token() {
     let setup = Setup::new(3600);
     smol::block_on(async {
-        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), setup.options())
-            .await
-            .expect("connected");
+        let client = setup.connect().await;
         let result = client.call_tool("echo", json!({})).await.expect("called");
         assert_eq!(result.text(), "done");
         let debug = format!("{client:?}");
@@ -327,9 +332,7 @@ fn client_credentials_get_a_token_without_the_user_and_a_new_one_when_refused() 
 fn a_hundred_calls_refused_together_cause_one_refresh() {
     let setup = Setup::new(3600);
     smol::block_on(async {
-        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), setup.options())
-            .await
-            .expect("connected");
+        let client = setup.connect().await;
         setup.fake.revoke();
         let calls = (0..100).map(|_| client.call_tool("echo", json!({})));
         let results = join_all(calls.collect()).await;
@@ -348,9 +351,7 @@ fn a_hundred_calls_refused_together_cause_one_refresh() {
 fn a_declined_authorization_ends_what_waited_and_the_next_call_asks_again() {
     let setup = Setup::new(3600);
     smol::block_on(async {
-        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), setup.options())
-            .await
-            .expect("connected");
+        let client = setup.connect().await;
         setup.fake.revoke();
         setup.decline.store(1, Ordering::SeqCst);
         break_refresh(&setup);
@@ -376,12 +377,8 @@ fn a_declined_authorization_ends_what_waited_and_the_next_call_asks_again() {
 fn a_second_connection_uses_the_stored_token_without_signing_in() {
     let setup = Setup::new(3600);
     smol::block_on(async {
-        let first = mcpwire::connect_smol(&ServerConfig::http(MCP), setup.options())
-            .await
-            .expect("connected");
-        let second = mcpwire::connect_smol(&ServerConfig::http(MCP), setup.options())
-            .await
-            .expect("connected");
+        let first = setup.connect().await;
+        let second = setup.connect().await;
         second.call_tool("echo", json!({})).await.expect("called");
         first.close().await;
         second.close().await;

@@ -59,6 +59,15 @@ fn statuses(p: &Pair) -> Vec<TaskStatus> {
         .collect()
 }
 
+/// Runs the pair until the client surfaces a server request (an input the task asks for).
+fn until_asked(p: &mut Pair) {
+    p.run_until(|p| {
+        p.events
+            .iter()
+            .any(|e| matches!(e, ClientEvent::ServerRequest(_)))
+    });
+}
+
 fn call(p: &mut Pair, tool: &str, args: Value, opts: CallOptions) -> crate::protocol::CallId {
     let now = p.now;
     p.client.call_tool(now, tool, Some(args), opts).unwrap()
@@ -96,11 +105,7 @@ fn a_task_asking_for_input_surfaces_it_once_and_answers_with_tasks_update() {
         json!({"ms": 200}),
         CallOptions::default(),
     );
-    p.run_until(|p| {
-        p.events
-            .iter()
-            .any(|e| matches!(e, ClientEvent::ServerRequest(_)))
-    });
+    until_asked(&mut p);
     let asks: Vec<_> = p
         .events
         .iter()
@@ -228,11 +233,7 @@ fn a_handshake_era_task_asks_for_input_while_its_result_is_awaited() {
         json!({"ms": 200}),
         CallOptions::default(),
     );
-    p.run_until(|p| {
-        p.events
-            .iter()
-            .any(|e| matches!(e, ClientEvent::ServerRequest(_)))
-    });
+    until_asked(&mut p);
     let id = p
         .events
         .iter()
