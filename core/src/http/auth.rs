@@ -246,7 +246,13 @@ impl HttpClient {
         match parked {
             AuthParked::Post(p) => self.park_or_send(p),
             AuthParked::Get(stream) => {
-                let wanted = stream.standalone
+                // The standalone stream belongs to its session: once that session is lost, the
+                // new session opens its own.
+                let current = match &stream.session {
+                    Some(tag) => self.session.is_current(tag),
+                    None => self.session.id.is_none() && !self.session.renewing,
+                };
+                let wanted = (stream.standalone && current)
                     || stream
                         .awaiting
                         .is_some_and(|id| self.protocol.is_pending(id));

@@ -42,6 +42,9 @@ fn connection_holds_on_inputs_that_once_failed() {
     connection(include_bytes!("regressions/task-cancel.bin"));
     connection(include_bytes!("regressions/task-leak.bin"));
     connection(include_bytes!("regressions/task-leak-2.bin"));
+    // The standalone stream, refused for want of authorization, was opened again in its old
+    // session after that session was lost.
+    connection(include_bytes!("regressions/auth-standalone.bin"));
 }
 
 /// Hand-written sessions: the handshake answered well, calls with progress, answers (a
