@@ -634,8 +634,14 @@ impl Manager {
                             crate::CallOptions::default().timeout(Duration::from_secs(5)),
                         )
                         .await;
-                    if let Some(reason) = ping.as_ref().err().and_then(unreachable) {
-                        Shared::lost(&shared, &server, reason);
+                    // Any failure but the server's own answer (refused, cut off again, no
+                    // answer in time) means it cannot be counted on: it is connected again.
+                    match ping {
+                        Ok(_) | Err(crate::Error::Call(mcpwire_core::CallError::Server(_))) => {}
+                        Err(e) => {
+                            let reason = unreachable(&e).unwrap_or_else(|| e.to_string());
+                            Shared::lost(&shared, &server, reason);
+                        }
                     }
                 })
                 .detach();
