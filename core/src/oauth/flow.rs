@@ -622,7 +622,7 @@ mod tests {
 
     impl T {
         fn start(config: FlowConfig, challenge: &str) -> T {
-            let now = Instant::now();
+            let now = crate::test_support::epoch();
             T::new(OAuthFlow::start(now, config, &[challenge], &RANDOM), now)
         }
 
@@ -1361,7 +1361,7 @@ mod tests {
     #[test]
     fn refresh_keeps_the_old_refresh_token_and_invalid_grant_asks_for_the_full_flow() {
         let credentials = first_credentials();
-        let now = Instant::now();
+        let now = crate::test_support::epoch();
         let mut t = T::new(
             OAuthFlow::refresh(now, &credentials, Duration::from_secs(30)),
             now,
@@ -1419,7 +1419,7 @@ mod tests {
 
     /// A step-up from `previous` to a 403 with `scope`, completed.
     fn stepped_up(previous: &Credentials, scope: &str) -> (T, Url) {
-        let now = Instant::now();
+        let now = crate::test_support::epoch();
         let challenge = step_up_challenge(scope);
         let flow = OAuthFlow::step_up(
             now,
@@ -1469,7 +1469,7 @@ mod tests {
         );
         let third = t.done();
         assert_eq!(third.authorizations, 3);
-        let now = Instant::now();
+        let now = crate::test_support::epoch();
         let challenge = step_up_challenge("mcp:root");
         let flow = OAuthFlow::step_up(
             now,
@@ -1503,7 +1503,7 @@ mod tests {
     fn step_up_to_another_issuer_registers_again() {
         // 2026-07-28: credentials are bound to their issuer; another AS means a new client.
         let first = first_credentials();
-        let now = Instant::now();
+        let now = crate::test_support::epoch();
         let challenge = step_up_challenge("mcp:write");
         let flow = OAuthFlow::step_up(
             now,

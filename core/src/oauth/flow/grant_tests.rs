@@ -66,7 +66,7 @@ struct T {
 
 impl T {
     fn start(grant: Grant, unix: u64) -> T {
-        let now = Instant::now();
+        let now = crate::test_support::epoch();
         let flow = OAuthFlow::start(now, config(grant), &[&challenge()], &RANDOM);
         T { flow, now, unix }
     }
@@ -261,7 +261,7 @@ fn client_credentials_with_a_jwt_signs_for_the_issuer_at_the_time_given() {
 
 #[test]
 fn client_credentials_scopes_come_from_the_challenge_without_offline_access() {
-    let now = Instant::now();
+    let now = crate::test_support::epoch();
     let challenge = format!(r#"Bearer scope="mcp:read mcp:write", resource_metadata="{PRM_PATH}""#);
     let flow = OAuthFlow::start(now, config(secret_grant()), &[&challenge], &RANDOM);
     let mut t = T {
@@ -484,7 +484,7 @@ fn grants_without_a_user_count_against_the_authorization_budget() {
     );
     let mut previous = t.done();
     previous.authorizations = 3;
-    let now = Instant::now();
+    let now = crate::test_support::epoch();
     let challenge = format!(
         r#"Bearer error="insufficient_scope", scope="more", resource_metadata="{PRM_PATH}""#
     );
