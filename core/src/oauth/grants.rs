@@ -282,18 +282,20 @@ pub fn jwt_bearer_request(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::oauth::jwt::tests::{verified, TEST_PEM};
     use serde_json::json;
 
-    fn fields(request: &HttpRequestSpec) -> Vec<(String, String)> {
+    /// A form request's fields, in order.
+    pub(crate) fn fields(request: &HttpRequestSpec) -> Vec<(String, String)> {
         url::form_urlencoded::parse(&request.body)
             .map(|(n, v)| (n.into_owned(), v.into_owned()))
             .collect()
     }
 
-    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    /// Owned name and value pairs.
+    pub(crate) fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         list.iter()
             .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
             .collect()

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use url::Url;
 
 use super::*;
+use crate::oauth::grants::tests::{fields, pairs};
 use crate::oauth::grants::{
     ClientCredential, EnterpriseManaged, ID_JAG, ID_TOKEN, JWT_BEARER, TOKEN_EXCHANGE,
 };
@@ -103,18 +104,6 @@ impl T {
             other => panic!("expected Done, got {other:?}"),
         }
     }
-}
-
-fn fields(request: &HttpRequestSpec) -> Vec<(String, String)> {
-    url::form_urlencoded::parse(&request.body)
-        .map(|(n, v)| (n.into_owned(), v.into_owned()))
-        .collect()
-}
-
-fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    list.iter()
-        .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-        .collect()
 }
 
 fn token_response(token: &str) -> Value {
