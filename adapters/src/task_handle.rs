@@ -42,13 +42,8 @@ impl Client {
         let raw = self
             .send_call(&opts, McpCall::call_tool(name, Some(arguments)))
             .await?;
-        let value: Value = raw.parse().map_err(invalid)?;
-        let task = match value.get("task") {
-            // 2025-11-25: `{task: {…}}`.
-            Some(task) if task.is_object() => task.clone(),
-            // 2026-07-28: the task's fields with `resultType: "task"`.
-            _ if value.get("resultType").and_then(Value::as_str) == Some("task") => value,
-            _ => return Ok(TaskStart::Done(typed_result(&raw, "tools/call")?)),
+        let Some(task) = mcpwire_core::task_of(&raw) else {
+            return Ok(TaskStart::Done(typed_result(&raw, "tools/call")?));
         };
         let task_id = task
             .get("taskId")

@@ -90,8 +90,8 @@ pub use http::{
 pub use protocol::calls::McpCall;
 pub use protocol::types;
 pub use protocol::{
-    CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig, ClientError, Era,
-    ServerNotification, ServerRequest, TaskStatus, MAX_PAGES, TASKS_EXTENSION,
+    task_of, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig, ClientError,
+    Era, ServerNotification, ServerRequest, TaskStatus, MAX_PAGES, TASKS_EXTENSION,
 };
 pub use rpc::{
     Deadline, Diagnostic as RpcDiagnostic, EndedAs, EngineError, Limits, LocalError, ProgressToken,

@@ -25,7 +25,7 @@ pub use events::{
     TaskStatus,
 };
 pub use listing::MAX_PAGES;
-pub use tasks::EXTENSION as TASKS_EXTENSION;
+pub use tasks::{task_of, EXTENSION as TASKS_EXTENSION};
 
 #[cfg(test)]
 mod tests;

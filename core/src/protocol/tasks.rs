@@ -114,6 +114,21 @@ pub(crate) fn created_task(result: &RawJson) -> bool {
     result.parse::<Created>().is_ok_and(|c| c.task.is_some())
 }
 
+/// The task a `tools/call` result stands for, in either shape: the 2025-11-25
+/// `CreateTaskResult`'s `task`, or the 2026-07-28 result with `resultType: "task"` (its own
+/// fields). `None` for a result that is no task. For a host that follows a task itself.
+pub fn task_of(result: &RawJson) -> Option<Value> {
+    if memchr::memmem::find(result.get().as_bytes(), b"task").is_none() {
+        return None;
+    }
+    let value: Value = result.parse().ok()?;
+    match value.get("task") {
+        Some(task) if task.is_object() => Some(task.clone()),
+        _ if value.get("resultType").and_then(Value::as_str) == Some("task") => Some(value),
+        _ => None,
+    }
+}
+
 /// Why a followed request goes: to learn the task's state, to answer its inputs, or (2025-11-25)
 /// to fetch its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

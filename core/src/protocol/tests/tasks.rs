@@ -334,3 +334,13 @@ fn a_pushed_status_ends_the_call_without_waiting_for_the_next_poll() {
     assert_eq!(methods(&p).last().map(String::as_str), Some("tasks/result"));
     assert!(p.done(c).is_none(), "the result is the server's to give");
 }
+
+#[test]
+fn a_task_is_read_from_a_result_in_either_shape() {
+    let read = |text: &str| crate::protocol::task_of(&RawJson::from_string(text.into()).unwrap());
+    let modern = read(r#"{"resultType":"task","taskId":"a","status":"working"}"#).unwrap();
+    assert_eq!(modern["taskId"], "a");
+    let legacy = read(r#"{"task":{"taskId":"b","status":"working"}}"#).unwrap();
+    assert_eq!(legacy["taskId"], "b");
+    assert_eq!(read(r#"{"content":[{"type":"text","text":"task"}]}"#), None);
+}
