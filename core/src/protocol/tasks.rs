@@ -118,9 +118,7 @@ pub(crate) fn created_task(result: &RawJson) -> bool {
 /// `CreateTaskResult`'s `task`, or the 2026-07-28 result with `resultType: "task"` (its own
 /// fields). `None` for a result that is no task. For a host that follows a task itself.
 pub fn task_of(result: &RawJson) -> Option<Value> {
-    if memchr::memmem::find(result.get().as_bytes(), b"task").is_none() {
-        return None;
-    }
+    memchr::memmem::find(result.get().as_bytes(), b"task")?;
     let value: Value = result.parse().ok()?;
     match value.get("task") {
         Some(task) if task.is_object() => Some(task.clone()),
