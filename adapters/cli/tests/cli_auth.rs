@@ -101,7 +101,7 @@ fn sign_in_keep_use_list_and_sign_out_with_no_token_shown() {
         return;
     }
     let server = python_oauth();
-    let url = server.url.clone();
+    let url = server.url().to_owned();
     let state = temp("auth-state");
     let mut outputs = Vec::new();
 
@@ -205,7 +205,7 @@ fn ctrl_c_cancels_a_sign_in_as_a_typed_outcome() {
     let server = python_oauth();
     let state = temp("auth-ctrl-c");
     let mut child = Command::new(BIN)
-        .args(["--no-browser", "--http", &server.url, "auth", "login"])
+        .args(["--no-browser", "--http", server.url(), "auth", "login"])
         .env("MCPWIRE_STATE_DIR", &state)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

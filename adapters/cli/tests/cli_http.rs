@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::peers::{free_port, http_peer, peers, python, skipped, HttpPeer};
+use common::peers::{free_port, peers, python, skipped, HttpPeer};
 use common::{assert_contains, mcpwire_without_proxies, stdout_and_stderr};
 
 /// A folder of certificates, removed when dropped.
@@ -55,7 +55,7 @@ fn mtls_server(certs: &Certs) -> HttpPeer {
         .args(["--key", &certs.file("server-key.pem")])
         .args(["--client-ca", &certs.file("client-ca.pem")])
         .current_dir(peers());
-    http_peer(
+    HttpPeer::spawn(
         command,
         format!("https://127.0.0.1:{port}/mcp"),
         "Uvicorn running on",
@@ -69,7 +69,7 @@ fn https_with_an_extra_ca_and_a_client_certificate() {
     }
     let certs = Certs::generate();
     let server = mtls_server(&certs);
-    let url = server.url.as_str();
+    let url = server.url();
     let (ca, cert, key) = (
         certs.file("ca.pem"),
         certs.file("client.pem"),

@@ -87,18 +87,18 @@ fn the_cli_over_streamable_http_against_the_python_server() {
     }
     let py = python_http("http");
     // Detected: the Python SDK server speaks 2026-07-28; pinned, the handshake era works too.
-    let o = mcpwire(&["--http", &py.url, "info"]);
+    let o = mcpwire(&["--http", py.url(), "info"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_contains(&stdout(&o), "era:          stateless");
     assert_contains(&stdout(&o), "protocol:     2026-07-28");
     assert!(stdout(&o).contains("mcpwire-py-server"));
-    let o = mcpwire(&["--http", &py.url, "--era", "handshake", "info"]);
+    let o = mcpwire(&["--http", py.url(), "--era", "handshake", "info"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_contains(&stdout(&o), "protocol:     2025-11-25");
     for era in ["auto", "handshake"] {
         let o = mcpwire(&[
             "--http",
-            &py.url,
+            py.url(),
             "--era",
             era,
             "call",
@@ -108,11 +108,11 @@ fn the_cli_over_streamable_http_against_the_python_server() {
         ]);
         assert_eq!(stdout(&o), "Hello, Ada!\n", "{era}: {}", stderr(&o));
     }
-    let o = mcpwire(&["--http", &py.url, "call", "add", "a=2", "b=40"]);
+    let o = mcpwire(&["--http", py.url(), "call", "add", "a=2", "b=40"]);
     assert_eq!(stdout(&o), "42\n", "{}", stderr(&o));
     let o = mcpwire(&[
         "--http",
-        &py.url,
+        py.url(),
         "call",
         "greet",
         "--answer",
@@ -124,7 +124,7 @@ fn the_cli_over_streamable_http_against_the_python_server() {
         .args([
             "--verbose",
             "--http",
-            &py.url,
+            py.url(),
             "--bearer-env",
             "MCPWIRE_TEST_TOKEN",
         ])

@@ -34,29 +34,13 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use common::peers::{
-    everything_entry, everything_stdio, free_port, http_peer, peers, python, python_http, skipped,
-    HttpPeer,
-};
+use common::peers::{everything_stdio, peers, python, python_http, skipped, HttpPeer};
 use common::BIN;
 
 /// server-everything over HTTP in `mode` (`streamableHttp`, or `sse` for the 2024-11-05
 /// HTTP+SSE transport), bound to 127.0.0.1 by the loopback preload.
 fn everything_http(mode: &str) -> HttpPeer {
-    let entry = everything_entry();
-    let port = free_port();
-    let mut command = Command::new("node");
-    command
-        .arg("--import")
-        .arg(peers().join("loopback-preload.mjs"))
-        .arg(entry)
-        .arg(mode)
-        .env("PORT", port.to_string());
-    let (path, ready) = match mode {
-        "sse" => ("sse", "running on port"),
-        _ => ("mcp", "listening on port"),
-    };
-    http_peer(command, format!("http://127.0.0.1:{port}/{path}"), ready)
+    mcpwire_tests::everything_http_mode(mode).0
 }
 
 // ---- the steps -------------------------------------------------------------------------------
@@ -571,7 +555,7 @@ fn everything_over_http() {
     let steps = matrix(&EVERYTHING, HANDSHAKE_ERA, "streamable-http", true);
     run(
         "server-everything over Streamable HTTP",
-        &http(&peer.url),
+        &http(peer.url()),
         steps,
     );
 }
@@ -599,7 +583,7 @@ fn python_over_http() {
     let steps = matrix(&PYTHON, BOTH_ERAS, "streamable-http", true);
     run(
         "the Python server over Streamable HTTP",
-        &http(&peer.url),
+        &http(peer.url()),
         steps,
     );
 }
@@ -611,7 +595,7 @@ fn everything_over_http_sse() {
     }
     let peer = everything_http("sse");
     let steps = matrix(&EVERYTHING, HANDSHAKE_ERA, HTTP_SSE, false);
-    run("server-everything over HTTP+SSE", &http(&peer.url), steps);
+    run("server-everything over HTTP+SSE", &http(peer.url()), steps);
 }
 
 #[test]
@@ -621,5 +605,5 @@ fn python_over_http_sse() {
     }
     let peer = python_http("sse");
     let steps = matrix(&PYTHON, HANDSHAKE_ERA, HTTP_SSE, false);
-    run("the Python server over HTTP+SSE", &http(&peer.url), steps);
+    run("the Python server over HTTP+SSE", &http(peer.url()), steps);
 }
