@@ -4,16 +4,19 @@
 //! A server that answers `401` gets the OAuth flow: a token kept from an earlier sign-in (or
 //! refreshed) when there is one, else, on a terminal, a sign-in in the browser (the page's
 //! address on stderr; the redirect caught on 127.0.0.1, or pasted). Sign-ins are kept in the
-//! user's state folder (`mcpwire::oauth::FileTokenStore`). A static token (`--bearer-env`,
+//! user's state folder (`mcpwire::oauth::FileTokenStore`), or with the `keychain` feature in
+//! the OS keychain when there is one (`mcpwire::oauth::KeychainTokenStore`). A static token (`--bearer-env`,
 //! `--header "Authorization: …"`, a configuration file's headers) skips all of it.
 
 use std::io::IsTerminal;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use clap::{Args, Subcommand};
+#[cfg(feature = "keychain")]
+use mcpwire::oauth::KeychainTokenStore;
 use mcpwire::oauth::{
     AuthorizeError, Authorizer, FileTokenStore, LoopbackAuthorizer, MemoryTokenStore, OAuthOptions,
-    TokenStore, Url,
+    StoreError, StoredSignIn, TokenStore, Url,
 };
 use mcpwire::{BoxFuture, ConnectOptions, ServerConfig};
 use serde_json::json;
@@ -64,10 +67,69 @@ pub(super) enum AuthCommand {
     },
 }
 
-/// The store of sign-ins: the user's state folder, or (with a warning) memory.
+/// Where sign-ins are kept between runs.
+#[derive(Clone)]
+enum Kept {
+    /// Files in the user's state folder.
+    Files(FileTokenStore),
+    /// The OS keychain, with its index in the state folder.
+    #[cfg(feature = "keychain")]
+    Keychain(KeychainTokenStore),
+}
+
+impl Kept {
+    fn sign_ins(&self) -> Result<Vec<StoredSignIn>, StoreError> {
+        match self {
+            Kept::Files(s) => s.sign_ins(),
+            #[cfg(feature = "keychain")]
+            Kept::Keychain(s) => s.sign_ins(),
+        }
+    }
+
+    fn token_store(&self) -> Arc<dyn TokenStore> {
+        match self {
+            Kept::Files(s) => Arc::new(s.clone()),
+            #[cfg(feature = "keychain")]
+            Kept::Keychain(s) => Arc::new(s.clone()),
+        }
+    }
+
+    /// Where, in words.
+    fn place(&self) -> String {
+        match self {
+            Kept::Files(s) => s.dir().display().to_string(),
+            #[cfg(feature = "keychain")]
+            Kept::Keychain(_) => "the OS keychain".into(),
+        }
+    }
+}
+
+/// Where sign-ins are kept, chosen once per run: the OS keychain when the `keychain` feature is
+/// on and there is one, else the user's state folder (with a one-line warning when the
+/// keychain was wanted).
+fn kept() -> Result<Kept, StoreError> {
+    static KEPT: OnceLock<Result<Kept, StoreError>> = OnceLock::new();
+    KEPT.get_or_init(|| {
+        let files = FileTokenStore::open_default()?;
+        #[cfg(feature = "keychain")]
+        match KeychainTokenStore::open_in(files.dir()) {
+            Ok(keychain) => return Ok(Kept::Keychain(keychain)),
+            Err(e) => eprintln!(
+                "mcpwire: {}; keeping sign-ins in {}",
+                e.0,
+                files.dir().display()
+            ),
+        }
+        Ok(Kept::Files(files))
+    })
+    .clone()
+}
+
+/// The store of sign-ins: the keychain or the user's state folder ([`kept`]), or (with a
+/// warning) memory.
 fn store() -> Arc<dyn TokenStore> {
-    match FileTokenStore::open_default() {
-        Ok(store) => Arc::new(store),
+    match kept() {
+        Ok(kept) => kept.token_store(),
         Err(e) => {
             eprintln!("mcpwire: {e}; this sign-in will not be kept");
             Arc::new(MemoryTokenStore::default())
@@ -209,9 +271,7 @@ pub(super) fn logged_in(config: &ServerConfig) -> Result<u8, Failure> {
     let ServerConfig::Http(h) = config else {
         return Ok(exit::OK);
     };
-    let kept = FileTokenStore::open_default()
-        .and_then(|s| s.sign_ins())
-        .unwrap_or_default();
+    let kept = kept().and_then(|s| s.sign_ins()).unwrap_or_default();
     match kept.iter().find(|s| s.server == h.url) {
         Some(s) => {
             println!(
@@ -228,11 +288,10 @@ pub(super) fn logged_in(config: &ServerConfig) -> Result<u8, Failure> {
 
 /// `auth list` and `auth logout`, which connect to nothing.
 pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> Result<u8, Failure> {
-    let store =
-        FileTokenStore::open_default().map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+    let kept = kept().map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
     match command {
         AuthCommand::List { json } => {
-            let all = store
+            let all = kept
                 .sign_ins()
                 .map_err(|e| Failure::new(exit::CONNECT, e.to_string()))?;
             if *json {
@@ -245,7 +304,7 @@ pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> R
                     .collect();
                 println!("{}", serde_json::Value::Array(items));
             } else if all.is_empty() {
-                println!("no sign-ins kept (in {})", store.dir().display());
+                println!("no sign-ins kept (in {})", kept.place());
             } else {
                 for s in &all {
                     let scopes = if s.scopes.is_empty() {
@@ -266,7 +325,7 @@ pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> R
         }
         AuthCommand::Logout { all } => {
             let servers: Vec<String> = if *all {
-                let mut v: Vec<String> = store
+                let mut v: Vec<String> = kept
                     .sign_ins()
                     .map_err(|e| Failure::new(exit::CONNECT, e.to_string()))?
                     .into_iter()
@@ -283,6 +342,7 @@ pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> R
                     )),
                 }
             };
+            let store = kept.token_store();
             for server in &servers {
                 smol::block_on(store.remove(server))
                     .map_err(|e| Failure::new(exit::CONNECT, e.to_string()))?;

@@ -3,7 +3,8 @@
 //! `auth login` signs in through the loopback redirect (a browser stand-in follows the
 //! authorization server's `302` itself) or with the address pasted on stdin; the sign-in is kept
 //! and used by later commands; `auth list` shows it without a token; `auth logout` forgets it;
-//! no token shows in any output, `--verbose` included.
+//! no token shows in any output, `--verbose` included. Built with the `keychain` feature, where
+//! there is no OS keychain: one warning line, and the sign-in kept in the state folder.
 
 mod common;
 
@@ -16,11 +17,21 @@ use serde_json::Value;
 use common::peers::{python_oauth, skipped};
 use common::{assert_contains, stderr, stdout, temp, BIN};
 
+/// `mcpwire` with its sign-ins kept in `state`, and no OS keychain to find (no session bus:
+/// built with the `keychain` feature, it falls back to `state`, never the developer's keychain).
+fn mcpwire(state: &Path) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .env("MCPWIRE_STATE_DIR", state)
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .env("XDG_RUNTIME_DIR", state);
+    command
+}
+
 /// Runs `mcpwire ARGS` with its sign-ins kept in `state`, stdin closed.
 fn run(state: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
+    mcpwire(state)
         .args(args)
-        .env("MCPWIRE_STATE_DIR", state)
         .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
@@ -60,9 +71,8 @@ fn login(
     url: &str,
     finish: impl FnOnce(&str, &mut std::process::ChildStdin),
 ) -> Output {
-    let mut child = Command::new(BIN)
+    let mut child = mcpwire(state)
         .args(["--no-browser", "--http", url, "auth", "login"])
-        .env("MCPWIRE_STATE_DIR", state)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -204,9 +214,8 @@ fn ctrl_c_cancels_a_sign_in_as_a_typed_outcome() {
     }
     let server = python_oauth();
     let state = temp("auth-ctrl-c");
-    let mut child = Command::new(BIN)
+    let mut child = mcpwire(&state)
         .args(["--no-browser", "--http", server.url(), "auth", "login"])
-        .env("MCPWIRE_STATE_DIR", &state)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -231,5 +240,60 @@ fn ctrl_c_cancels_a_sign_in_as_a_typed_outcome() {
     // Nothing was kept.
     let o = run(&state, &["auth", "list"]);
     assert_contains(&stdout(&o), "no sign-ins kept");
+    let _ = std::fs::remove_dir_all(&state);
+}
+
+/// The lines of `text` that are the keychain fallback's warning.
+#[cfg(feature = "keychain")]
+fn keychain_warnings(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("mcpwire: no OS keychain"))
+        .collect()
+}
+
+#[cfg(feature = "keychain")]
+#[test]
+fn keychain_absent_one_warning_line_and_the_sign_in_kept_in_files() {
+    let state = temp("auth-keychain");
+    let folder = state.join("oauth");
+    let o = run(&state, &["auth", "list"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let line = err.trim_end();
+    assert!(line.starts_with("mcpwire: no OS keychain ("), "{line}");
+    let tail = format!("); keeping sign-ins in {}", folder.display());
+    assert!(line.ends_with(&tail), "{line}");
+    assert_contains(
+        &stdout(&o),
+        &format!("no sign-ins kept (in {})", folder.display()),
+    );
+
+    if skipped("keychain_absent_one_warning_line_and_the_sign_in_kept_in_files") {
+        let _ = std::fs::remove_dir_all(&state);
+        return;
+    }
+    let server = python_oauth();
+    let url = server.url().to_owned();
+    // `auth login` opens the store more than once (forgetting, then signing in): one warning.
+    let o = login(&state, &url, |address, _| {
+        let (_, location, _) = get(address);
+        let (status, _, page) = get(&location.expect("a redirect"));
+        assert_eq!(status, 200, "{page}");
+    });
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(keychain_warnings(&stderr(&o)).len(), 1, "{}", stderr(&o));
+    // Kept in the file store's folder, nothing in the keychain index.
+    let tokens: Vec<_> = std::fs::read_dir(folder.join("tokens"))
+        .expect("the file store's tokens")
+        .flatten()
+        .collect();
+    assert_eq!(tokens.len(), 1, "{tokens:?}");
+    assert!(!folder.join("keychain").exists());
+    let o = run(&state, &["auth", "list"]);
+    assert_contains(&stdout(&o), &url);
+    assert_eq!(keychain_warnings(&stderr(&o)).len(), 1, "{}", stderr(&o));
+    let o = run(&state, &["--http", &url, "auth", "logout"]);
+    assert_contains(&stdout(&o), &format!("signed out of {url}"));
     let _ = std::fs::remove_dir_all(&state);
 }

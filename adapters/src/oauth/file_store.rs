@@ -263,7 +263,7 @@ impl TokenStore for FileTokenStore {
 }
 
 /// A file name for these parts: a hash, so no URL or issuer appears in a name.
-fn key(parts: &[&str]) -> String {
+pub(super) fn key(parts: &[&str]) -> String {
     let mut enc = Encoder(Vec::new());
     enc.field(b"mcpwire oauth 1");
     for p in parts {

@@ -16,6 +16,8 @@
 
 mod dpop;
 mod file_store;
+#[cfg(feature = "keychain")]
+mod keychain_store;
 mod loopback;
 mod run;
 mod session;
@@ -26,6 +28,8 @@ use std::time::Duration;
 
 pub(crate) use dpop::dpop_backend;
 pub use file_store::{FileTokenStore, StoredSignIn};
+#[cfg(feature = "keychain")]
+pub use keychain_store::KeychainTokenStore;
 pub use loopback::{LoopbackAuthorizer, UrlShower};
 pub use mcpwire_core::oauth::discovery::Revision;
 pub use mcpwire_core::oauth::flow::{Credentials, FlowError};
