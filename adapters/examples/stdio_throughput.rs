@@ -16,14 +16,18 @@ use std::time::{Duration, Instant};
 use mcpwire::{connect, ConnectOptions, Era, ServerConfig};
 use serde_json::json;
 
-fn cpu_time() -> Duration {
+/// This process's CPU time (all threads) and context switches (voluntary and not).
+fn usage() -> (Duration, i64) {
     // SAFETY: getrusage writes into the struct we pass and has no other preconditions.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe {
         libc::getrusage(libc::RUSAGE_SELF, &mut usage);
     }
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    (
+        tv(usage.ru_utime) + tv(usage.ru_stime),
+        usage.ru_nvcsw + usage.ru_nivcsw,
+    )
 }
 
 fn peak_rss_kib() -> u64 {
@@ -51,11 +55,13 @@ fn options(era: Era) -> ConnectOptions {
     }
 }
 
-fn report(label: &str, calls: u32, wall: Duration, cpu: Duration) {
+fn report(label: &str, calls: u32, wall: Duration, since: (Duration, i64)) {
+    let (cpu, switches) = usage();
     println!(
-        "{label:<34} {:>9.0} calls/s   {:>6.1} µs client CPU per call",
+        "{label:<34} {:>9.0} calls/s   {:>6.1} µs client CPU per call   {:>4.1} context switches per call",
         calls as f64 / wall.as_secs_f64(),
-        cpu.as_secs_f64() * 1e6 / calls as f64
+        (cpu - since.0).as_secs_f64() * 1e6 / calls as f64,
+        (switches - since.1) as f64 / calls as f64,
     );
 }
 
@@ -83,19 +89,14 @@ fn main() {
                 .await
                 .unwrap();
         }
-        let (t0, c0) = (Instant::now(), cpu_time());
+        let (t0, c0) = (Instant::now(), usage());
         for _ in 0..calls {
             client
                 .call_tool("echo", json!({"message": "hi"}))
                 .await
                 .unwrap();
         }
-        report(
-            "sequential, one thread",
-            calls,
-            t0.elapsed(),
-            cpu_time() - c0,
-        );
+        report("sequential, one thread", calls, t0.elapsed(), c0);
         drop(client);
         driver.await;
     }));
@@ -114,22 +115,17 @@ fn main() {
                 .await
                 .unwrap();
         }
-        let (t0, c0) = (Instant::now(), cpu_time());
+        let (t0, c0) = (Instant::now(), usage());
         for _ in 0..calls {
             client
                 .call_tool("echo", json!({"message": "hi"}))
                 .await
                 .unwrap();
         }
-        report(
-            "sequential, multi-threaded",
-            calls,
-            t0.elapsed(),
-            cpu_time() - c0,
-        );
+        report("sequential, multi-threaded", calls, t0.elapsed(), c0);
 
         // 100 in flight at a time.
-        let (t0, c0) = (Instant::now(), cpu_time());
+        let (t0, c0) = (Instant::now(), usage());
         let rounds = calls / 100;
         for _ in 0..rounds {
             let batch: Vec<_> = (0..100)
@@ -148,7 +144,7 @@ fn main() {
             "100 in flight, multi-threaded",
             rounds * 100,
             t0.elapsed(),
-            cpu_time() - c0,
+            c0,
         );
 
         // 10 000 in flight at once.

@@ -25,7 +25,9 @@ use mcpwire_core::{
 };
 use serde_json::{Map, Value};
 
+use crate::driver::Engine;
 use crate::error::{Error, Reissue};
+use crate::route::{Claim, Route};
 
 pub(crate) type ProgressFn = dyn Fn(Progress) + Send + Sync;
 
@@ -313,13 +315,25 @@ impl ConnectionState {
 
 pub(crate) struct SharedConnection {
     state: Mutex<ConnectionState>,
+    /// The connection's engine, run by whoever holds this lock (see the `route` module); `None`
+    /// once the connection has ended or the driver was dropped.
+    pub(crate) engine: Mutex<Option<Engine>>,
+    /// Where the connection's wake-ups go.
+    pub(crate) route: Arc<Route>,
 }
 
 impl SharedConnection {
     pub(crate) fn new(state: ConnectionState) -> Arc<SharedConnection> {
         Arc::new(SharedConnection {
             state: Mutex::new(state),
+            engine: Mutex::new(None),
+            route: Route::new(),
         })
+    }
+
+    /// The engine's lock, waited for (to set the engine up or take it away).
+    pub(crate) fn engine(&self) -> MutexGuard<'_, Option<Engine>> {
+        self.engine.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, ConnectionState> {
@@ -396,18 +410,34 @@ impl Client {
     /// Waits for the handshake; gives what the server said about itself (its `initialize`
     /// answer, or in the stateless era what `server/discover` said).
     pub async fn ready(&self) -> Result<Arc<InitializeResult>, Error> {
-        std::future::poll_fn(|cx| {
+        let ready_now = |cx: &Context<'_>| {
             let mut st = self.shared.lock();
             match &mut st.ready {
-                Ready::Done(init) => Poll::Ready(Ok(init.clone())),
-                Ready::Failed(e) => Poll::Ready(Err(e.clone())),
+                Ready::Done(init) => Some(Ok(init.clone())),
+                Ready::Failed(e) => Some(Err(e.clone())),
                 Ready::Waiting(wakers) => {
                     if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
                         wakers.push(cx.waker().clone());
                     }
-                    Poll::Pending
+                    None
                 }
             }
+        };
+        // While the handshake goes on, the waiter runs the connection itself when it can
+        // claim it (see the `route` module).
+        let mut claim = None;
+        std::future::poll_fn(|cx| {
+            if let Some(ready) = ready_now(cx) {
+                return Poll::Ready(ready);
+            }
+            let claim = claim.get_or_insert_with(|| Claim::new(&self.shared.route));
+            if claim.take(Some(cx.waker())) {
+                crate::driver::run_engine(&self.shared);
+                if let Some(ready) = ready_now(cx) {
+                    return Poll::Ready(ready);
+                }
+            }
+            Poll::Pending
         })
         .await
     }
@@ -441,6 +471,7 @@ impl Client {
         issue: Issue<'_>,
     ) -> Result<RawJson, Error> {
         self.ready().await?;
+        let claim = Claim::new(&self.shared.route);
         let call = {
             let mut st = self.shared.lock();
             let now = Instant::now();
@@ -456,7 +487,11 @@ impl Client {
                     on_progress: opts.on_progress.clone(),
                 },
             );
-            st.wake_driver();
+            // The caller sends its request itself at its first poll when it can claim the
+            // connection; otherwise the one running it is told.
+            if !claim.take(None) {
+                st.wake_driver();
+            }
             id
         };
         // The call is kept for a re-issue as compact JSON text, not as the maps it was built
@@ -466,6 +501,7 @@ impl Client {
         let outcome = CallFuture {
             shared: &self.shared,
             call,
+            claim,
             done: false,
         }
         .await;
@@ -679,23 +715,24 @@ impl Client {
     }
 }
 
-/// Waits for one call's slot; cancels the call if dropped before it ends.
+/// Waits for one call's slot; cancels the call if dropped before it ends. While it waits it
+/// runs the connection itself when it holds the claim (see the `route` module).
 struct CallFuture<'a> {
     shared: &'a Arc<SharedConnection>,
     call: CallId,
+    claim: Claim,
     done: bool,
 }
 
-impl Future for CallFuture<'_> {
-    type Output = CallOutcome;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<CallOutcome> {
+impl CallFuture<'_> {
+    /// The call's outcome if it has one; otherwise `cx`'s waker is kept in its slot.
+    fn outcome(&mut self, cx: &Context<'_>) -> Option<CallOutcome> {
         let mut st = self.shared.lock();
         let call = self.call;
         let Some(slot) = st.slots.get_mut(&call) else {
             drop(st);
             self.done = true;
-            return Poll::Ready(Err(CallError::Local(LocalError::ConnectionClosed {
+            return Some(Err(CallError::Local(LocalError::ConnectionClosed {
                 reason: "the call was lost".into(),
             })));
         };
@@ -703,11 +740,28 @@ impl Future for CallFuture<'_> {
             st.slots.remove(&call);
             drop(st);
             self.done = true;
-            return Poll::Ready(outcome);
+            return Some(outcome);
         }
         match &slot.waker {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => slot.waker = Some(cx.waker().clone()),
+        }
+        None
+    }
+}
+
+impl Future for CallFuture<'_> {
+    type Output = CallOutcome;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<CallOutcome> {
+        if let Some(outcome) = self.outcome(cx) {
+            return Poll::Ready(outcome);
+        }
+        if self.claim.take(Some(cx.waker())) {
+            crate::driver::run_engine(self.shared);
+            if let Some(outcome) = self.outcome(cx) {
+                return Poll::Ready(outcome);
+            }
         }
         Poll::Pending
     }

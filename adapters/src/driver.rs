@@ -11,7 +11,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use async_io::Timer;
@@ -20,6 +20,7 @@ use mcpwire_core::{Connection, Output};
 use crate::client::{ConnectionState, SharedConnection};
 use crate::dispatch::{AppWork, Dispatch};
 use crate::handlers::Handlers;
+use crate::route::{Seen, Watch, WATCH_PERIOD};
 use crate::StderrCallback;
 
 /// How many steps one poll makes before yielding to other tasks.
@@ -55,22 +56,23 @@ pub(crate) trait TransportIo: Send {
 /// `block_on`); it completes when the connection has ended (for stdio, when the server process
 /// has exited). Dropping it ends the connection at once (for stdio, the process group is
 /// killed).
+///
+/// A caller waiting for its answer runs the connection itself while the driver is idle, so a
+/// sequential call makes no hop to the driver's thread; the driver runs it the rest of the time
+/// (see the `route` module).
 #[must_use = "the connection makes no progress unless its driver is polled"]
 pub struct Driver {
     shared: Arc<SharedConnection>,
-    io: Box<dyn TransportIo>,
-    dispatch: Dispatch,
-    on_stderr: Option<StderrCallback>,
-    timer: Timer,
-    timer_at: Option<Instant>,
-    closing: bool,
+    watch: Watch,
+    /// Armed while callers are claiming the connection: the driver's watch over them.
+    watch_timer: Timer,
+    watching: bool,
 }
 
 impl std::fmt::Debug for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Driver")
-            .field("closing", &self.closing)
-            .field("timer_at", &self.timer_at)
+            .field("watching", &self.watching)
             .finish_non_exhaustive()
     }
 }
@@ -82,23 +84,115 @@ impl Driver {
         handlers: Handlers,
         on_stderr: Option<StderrCallback>,
     ) -> Driver {
-        Driver {
-            shared,
+        let engine = Engine {
             io,
             dispatch: Dispatch::new(handlers),
             on_stderr,
             timer: Timer::never(),
             timer_at: None,
             closing: false,
+            waker: shared.route.waker(),
+        };
+        *shared.engine() = Some(engine);
+        Driver {
+            shared,
+            watch: Watch::default(),
+            watch_timer: Timer::never(),
+            watching: false,
         }
     }
 
     /// Authorizes when the connection asks (HTTP with OAuth).
     #[cfg(feature = "oauth")]
     pub(crate) fn set_auth(&mut self, auth: crate::oauth::AuthSession) {
-        self.dispatch.set_auth(auth);
+        if let Some(engine) = self.shared.engine().as_mut() {
+            engine.dispatch.set_auth(auth);
+        }
     }
+}
 
+impl Future for Driver {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let shared = this.shared.clone();
+        shared.route.register_task(cx.waker());
+        loop {
+            if run_engine(&shared) {
+                return Poll::Ready(());
+            }
+            match shared.route.watch(&mut this.watch) {
+                Seen::Idle => {
+                    if this.watching {
+                        this.watching = false;
+                        this.watch_timer = Timer::never();
+                    }
+                    return Poll::Pending;
+                }
+                Seen::Watching => {
+                    if !this.watching {
+                        this.watching = true;
+                        this.watch_timer.set_after(WATCH_PERIOD);
+                    }
+                    while Pin::new(&mut this.watch_timer).poll(cx).is_ready() {
+                        this.watch_timer.set_after(WATCH_PERIOD);
+                    }
+                    return Poll::Pending;
+                }
+                // The claim was taken back from a caller that stopped polling: run the
+                // connection now (its wake-ups come here from now on).
+                Seen::Stale => continue,
+            }
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // The transport's own drop ends its IO (for stdio, kills the process group).
+        let engine = self.shared.engine().take();
+        drop(engine);
+        self.shared
+            .lock()
+            .finish("the connection driver was dropped");
+    }
+}
+
+/// Runs the connection's engine if nobody else is (the driver task, or a caller waiting for its
+/// answer). Returns whether the connection has ended (the engine is gone).
+pub(crate) fn run_engine(shared: &SharedConnection) -> bool {
+    let route = &shared.route;
+    let Some(mut guard) = route.try_lock(&shared.engine) else {
+        return false;
+    };
+    let ended = match guard.as_mut() {
+        None => true,
+        Some(engine) => engine.poll(shared).is_ready(),
+    };
+    let engine = if ended { guard.take() } else { None };
+    route.unlock(guard);
+    if ended {
+        drop(engine);
+        route.wake_task();
+    }
+    ended
+}
+
+/// The connection's engine: its transport, the application's code it runs, its timer. Whoever
+/// holds the engine's lock runs it, always with the connection's own waker (the route's), so
+/// its wake-ups go where the route sends them.
+pub(crate) struct Engine {
+    io: Box<dyn TransportIo>,
+    dispatch: Dispatch,
+    on_stderr: Option<StderrCallback>,
+    timer: Timer,
+    timer_at: Option<Instant>,
+    closing: bool,
+    waker: Waker,
+}
+
+impl Engine {
     /// One step under the lock. Returns whether anything happened, the work for outside the
     /// lock, and whether the connection is finished.
     fn step(&mut self, cx: &mut Context<'_>, st: &mut ConnectionState) -> (bool, AppWork, bool) {
@@ -141,25 +235,23 @@ impl Driver {
         let finished = st.conn.is_finished() && self.io.is_idle();
         (progressed, work, finished)
     }
-}
 
-impl Future for Driver {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        let shared = this.shared.clone();
+    /// Makes steps until nothing happens (or enough were made for one go). Ready when the
+    /// connection has ended.
+    fn poll(&mut self, shared: &SharedConnection) -> Poll<()> {
+        let waker = self.waker.clone();
+        let cx = &mut Context::from_waker(&waker);
         for _ in 0..STEPS_PER_POLL {
-            let (mut progressed, work, finished) = this.step(cx, &mut shared.lock());
-            progressed |= this.dispatch.run(cx, work, this.on_stderr.as_ref());
-            if this.timer_at.is_some() && Pin::new(&mut this.timer).poll(cx).is_ready() {
-                this.timer_at = None;
+            let (mut progressed, work, finished) = self.step(cx, &mut shared.lock());
+            progressed |= self.dispatch.run(cx, work, self.on_stderr.as_ref());
+            if self.timer_at.is_some() && Pin::new(&mut self.timer).poll(cx).is_ready() {
+                self.timer_at = None;
                 progressed = true;
             }
             if finished {
                 let mut st = shared.lock();
-                this.dispatch.settle(&mut st, Instant::now());
-                st.finish(this.io.finish_reason());
+                self.dispatch.settle(&mut st, Instant::now());
+                st.finish(self.io.finish_reason());
                 return Poll::Ready(());
             }
             if !progressed {
@@ -169,14 +261,5 @@ impl Future for Driver {
         // Plenty done in one go: let other tasks run, and come back.
         cx.waker().wake_by_ref();
         Poll::Pending
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        // The transport's own drop ends its IO (for stdio, kills the process group).
-        self.shared
-            .lock()
-            .finish("the connection driver was dropped");
     }
 }

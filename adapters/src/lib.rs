@@ -20,8 +20,11 @@
 //!
 //! [`connect`] spawns the server and returns the [`Client`] handle and the connection's
 //! [`Driver`]: a future that does all of the connection's IO. Spawn it on any executor, or let
-//! [`connect_smol`] spawn it on smol's. Dropping the last handle closes the connection
-//! gracefully; dropping the driver kills the server's process group at once.
+//! [`connect_smol`] spawn it on smol's. A caller waiting for its answer runs the connection
+//! itself while nobody else does, so a call made on another thread than the driver's costs no
+//! hop to the driver's thread and back; the driver runs it the rest of the time (notifications,
+//! server requests, a caller that stopped polling). Dropping the last handle closes the
+//! connection gracefully; dropping the driver kills the server's process group at once.
 #![deny(missing_docs)]
 
 mod calls;
@@ -40,6 +43,7 @@ pub mod manager;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod pipe_io;
+mod route;
 mod serve;
 mod signal;
 mod skills;

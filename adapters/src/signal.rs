@@ -2,9 +2,12 @@
 //! waker of its own that raises a flag before it wakes the driver, so a pass polls only the
 //! sources that were signalled (a pipe that was not costs a `read` returning `EAGAIN`, the
 //! exit status a `wait4`).
+//!
+//! The driver's waker is the connection's route (see the `route` module), the same for the
+//! connection's whole life: it is kept at the first poll and read without a lock.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Wake, Waker};
 
 /// A source's flag and its waker.
@@ -16,7 +19,7 @@ pub(crate) struct Signal {
 struct Inner {
     raised: AtomicBool,
     /// The driver to wake when the source is signalled.
-    driver: Mutex<Option<Waker>>,
+    driver: OnceLock<Waker>,
 }
 
 impl Wake for Inner {
@@ -26,8 +29,7 @@ impl Wake for Inner {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.raised.store(true, Ordering::Release);
-        let driver = self.driver.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(w) = driver.as_ref() {
+        if let Some(w) = self.driver.get() {
             w.wake_by_ref();
         }
     }
@@ -38,22 +40,18 @@ impl Signal {
     pub(crate) fn new() -> Signal {
         let inner = Arc::new(Inner {
             raised: AtomicBool::new(true),
-            driver: Mutex::new(None),
+            driver: OnceLock::new(),
         });
         let waker = Waker::from(inner.clone());
         Signal { inner, waker }
     }
 
     /// Whether the source was signalled since it was last polled (and so must be polled now:
-    /// the flag is lowered). `driver` is the waker the source's signal is passed on to.
+    /// the flag is lowered). `driver` is the waker the source's signal is passed on to: the
+    /// connection's route, the same at every pass.
     pub(crate) fn take(&self, driver: &Waker) -> bool {
-        {
-            let mut stored = self.inner.driver.lock().unwrap_or_else(|e| e.into_inner());
-            match stored.as_ref() {
-                Some(w) if w.will_wake(driver) => {}
-                _ => *stored = Some(driver.clone()),
-            }
-        }
+        let kept = self.inner.driver.get_or_init(|| driver.clone());
+        debug_assert!(kept.will_wake(driver), "a source polled with another waker");
         self.inner.raised.swap(false, Ordering::AcqRel)
     }
 
