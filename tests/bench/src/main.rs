@@ -1,0 +1,23 @@
+//! `mcpwire-bench run ...` (the runner) and `mcpwire-bench client ...` (any implementation).
+
+use mcpwire_bench::{
+    client_main, floor, mcpwire_client, rmcp_client, runner, usage, ClientArgs, Impl, Outcome,
+};
+
+fn any_client(args: &ClientArgs) -> Result<Outcome, String> {
+    match args.imp {
+        Impl::Mcpwire | Impl::Mcpwire1t => mcpwire_client::run(args),
+        Impl::Rmcp | Impl::RmcpCt | Impl::RmcpKa => rmcp_client::run(args),
+        Impl::Floor => floor::run(args),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = match args.first().map(String::as_str) {
+        Some("client") => client_main(&args[1..], any_client),
+        Some("run") => runner::main(&args[1..]),
+        _ => usage(),
+    };
+    std::process::exit(code);
+}

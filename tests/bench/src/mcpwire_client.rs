@@ -1,0 +1,109 @@
+//! mcpwire as a host uses it: `connect_smol` (default) or `connect` with the driver and the
+//! caller polled on one thread (`mcpwire-1t`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mcpwire::{Client, ConnectOptions, ServerConfig};
+
+use crate::{announce_ready, begin, check_echo, servers, ClientArgs, Impl, Outcome, Workload};
+
+fn config(args: &ClientArgs) -> ServerConfig {
+    match &args.url {
+        Some(url) => ServerConfig::http(url.clone()),
+        None => {
+            let (command, argv) = servers::stdio_command(args.server);
+            ServerConfig::stdio(command, argv)
+        }
+    }
+}
+
+fn err(e: mcpwire::Error) -> String {
+    e.to_string()
+}
+
+async fn echo(client: &Client, message: &str) -> Result<(), String> {
+    let result = client
+        .call_tool("echo", serde_json::json!({ "message": message }))
+        .await
+        .map_err(err)?;
+    check_echo(message, &result.text())
+}
+
+/// Everything after the handshake: the workload, then the close.
+async fn session(client: &Client, args: &ClientArgs) -> Result<Outcome, String> {
+    let mut out = Outcome::default();
+    let tools = client.list_tools().await.map_err(err)?;
+    out.ready_ms = crate::since_start_ms();
+    announce_ready(args);
+    if !tools.iter().any(|t| t.name == "echo") {
+        return Err("the server has no echo tool".into());
+    }
+    out.era = match (client.era(), client.server_info()) {
+        (Some(era), Some(info)) => format!("{era} {}", info.protocol_version),
+        (Some(era), None) => era.to_string(),
+        _ => String::new(),
+    };
+    let message = args.message();
+    if args.workload != Workload::Startup {
+        echo(client, "warm-up").await?;
+    }
+    match args.workload {
+        Workload::Startup => {}
+        Workload::Idle => {
+            smol::Timer::after(std::time::Duration::from_secs(1)).await;
+            crate::idle_figures(&mut out);
+        }
+        Workload::W1 | Workload::W3 => {
+            let n = args.calls();
+            let meter = begin();
+            for _ in 0..n {
+                echo(client, &message).await?;
+            }
+            out.end(meter, n);
+        }
+        Workload::W2 => {
+            let n = args.calls();
+            let next = AtomicU64::new(0);
+            let meter = begin();
+            let workers = (0..args.inflight).map(|_| async {
+                while next.fetch_add(1, Ordering::Relaxed) < n {
+                    echo(client, &message).await?;
+                }
+                Ok::<(), String>(())
+            });
+            futures::future::try_join_all(workers).await?;
+            out.end(meter, n);
+        }
+    }
+    out.connections = client.http_counters().map(|c| c.connections);
+    client.close().await;
+    Ok(out)
+}
+
+pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
+    let config = config(args);
+    let options = ConnectOptions::default();
+    match args.imp {
+        Impl::Mcpwire => smol::block_on(async {
+            let client = mcpwire::connect_smol(&config, options).await.map_err(err)?;
+            session(&client, args).await
+        }),
+        Impl::Mcpwire1t => {
+            let (client, driver) = mcpwire::connect(&config, options).map_err(err)?;
+            let ex = smol::LocalExecutor::new();
+            let driver = ex.spawn(driver);
+            smol::block_on(ex.run(async {
+                client.ready().await.map_err(err)?;
+                let out = session(&client, args).await;
+                drop(client);
+                // The driver ends once the connection is closed; never wait long for it.
+                futures_lite::future::or(driver, async {
+                    smol::Timer::after(std::time::Duration::from_secs(5)).await;
+                })
+                .await;
+                out
+            }))
+        }
+        _ => unreachable!("not an mcpwire implementation"),
+    }
+}

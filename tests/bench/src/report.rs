@@ -1,0 +1,296 @@
+//! The client's JSON line, and the runner's tables: per combination the median and range over
+//! batches, and ratios to the floor and to rmcp computed within each batch.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use crate::{ClientArgs, Impl, Outcome, Server, Workload};
+
+/// The line a client prints.
+pub fn client_line(args: &ClientArgs, out: &Outcome) -> Value {
+    let w = &out.window;
+    let mut line = json!({
+        "impl": args.imp.name(),
+        "server": args.server.name(),
+        "workload": args.workload.name(),
+        "ok": true,
+        "calls": out.calls,
+        "inflight": if args.workload == Workload::W2 { args.inflight } else { 1 },
+        "bytes": args.message().len(),
+        "wall_us": w.wall.as_secs_f64() * 1e6,
+        "user_us": w.user.as_secs_f64() * 1e6,
+        "sys_us": w.sys.as_secs_f64() * 1e6,
+        "vcsw": w.voluntary,
+        "ivcsw": w.involuntary,
+        "ready_ms": out.ready_ms,
+        "peak_rss_kib": out.peak_rss_kib,
+        "rss_kib": out.rss_kib,
+        "threads": out.threads,
+        "era": out.era,
+        "connections": out.connections,
+    });
+    match &w.syscalls {
+        Some(Ok(c)) => {
+            line["syscalls"] = json!(c.syscalls);
+            line["connects"] = json!(c.connects);
+            line["threads_new"] = json!(c.threads_new);
+        }
+        Some(Err(e)) => line["syscalls_error"] = json!(e),
+        None => {}
+    }
+    line
+}
+
+/// One metric of a combination over batches.
+fn f(v: &Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(Value::as_f64)
+}
+
+/// The metrics the tables show, computed from one record.
+fn metric(rec: &Value, name: &str) -> Option<f64> {
+    let calls = f(rec, "calls")?;
+    let per_call = |x: f64| (calls > 0.0).then(|| x / calls);
+    match name {
+        "calls_per_s" => {
+            let wall = f(rec, "wall_us")?;
+            (wall > 0.0 && calls > 0.0).then(|| calls / (wall / 1e6))
+        }
+        "cpu_us" => per_call(f(rec, "user_us")? + f(rec, "sys_us")?),
+        "ctx" => per_call(f(rec, "vcsw")? + f(rec, "ivcsw")?),
+        "wall_ms" => Some(f(rec, "wall_us")? / 1e3),
+        "peak_mib" => Some(f(rec, "peak_rss_kib")? / 1024.0),
+        "rss_mib" => Some(f(rec, "rss_kib")? / 1024.0),
+        "startup_ms" => f(rec, "startup_ms"),
+        "threads" => f(rec, "threads"),
+        _ => None,
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> Option<(f64, f64, f64)> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(|a, b| a.total_cmp(b));
+    let n = xs.len();
+    let med = if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    };
+    Some((med, xs[0], xs[n - 1]))
+}
+
+/// A number with about three significant digits.
+fn num(x: f64) -> String {
+    let a = x.abs();
+    if a >= 10_000.0 {
+        format!("{:.1}k", x / 1e3)
+    } else if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+fn cell(stats: Option<(f64, f64, f64)>, batches: usize) -> String {
+    match stats {
+        None => "–".into(),
+        Some((m, lo, hi)) if batches > 1 && lo != hi => {
+            format!("{} ({}–{})", num(m), num(lo), num(hi))
+        }
+        Some((m, _, _)) => num(m),
+    }
+}
+
+fn ratio_cell(stats: Option<(f64, f64, f64)>, batches: usize) -> String {
+    match stats {
+        None => "–".into(),
+        Some((m, lo, hi)) if batches > 1 && lo != hi => {
+            format!("{m:.2}× ({lo:.2}–{hi:.2})")
+        }
+        Some((m, _, _)) => format!("{m:.2}×"),
+    }
+}
+
+type Key = (Server, Impl, Workload);
+
+/// The records of the timed passes by combination and batch, and of the perf pass by
+/// combination.
+pub struct Results {
+    pub timed: BTreeMap<Key, BTreeMap<u32, Value>>,
+    pub perf: BTreeMap<Key, Value>,
+    pub failed: Vec<String>,
+    pub batches: usize,
+}
+
+impl Results {
+    pub fn new(batches: usize) -> Results {
+        Results {
+            timed: BTreeMap::new(),
+            perf: BTreeMap::new(),
+            failed: Vec::new(),
+            batches,
+        }
+    }
+
+    fn stats(&self, key: Key, name: &str) -> Option<(f64, f64, f64)> {
+        let runs = self.timed.get(&key)?;
+        median(runs.values().filter_map(|r| metric(r, name)).collect())
+    }
+
+    /// The ratio of `name` to the same metric of `base` in the same batch, over batches.
+    fn ratio(&self, key: Key, base: Impl, name: &str) -> Option<(f64, f64, f64)> {
+        let runs = self.timed.get(&key)?;
+        let bases = self.timed.get(&(key.0, base, key.2))?;
+        median(
+            runs.iter()
+                .filter_map(|(b, r)| {
+                    let x = metric(r, name)?;
+                    let y = metric(bases.get(b)?, name)?;
+                    (y > 0.0).then(|| x / y)
+                })
+                .collect(),
+        )
+    }
+
+    fn perf(&self, key: Key, event: &str) -> Option<f64> {
+        let rec = self.perf.get(&key)?;
+        let calls = f(rec, "calls")?;
+        let count = f(rec, event)?;
+        match event {
+            "connects" => Some(count),
+            _ => (calls > 0.0).then(|| count / calls),
+        }
+    }
+
+    fn perf_cell(&self, key: Key, event: &str) -> String {
+        self.perf(key, event).map_or_else(|| "–".into(), num)
+    }
+
+    fn keys(&self, workload: Workload) -> Vec<Key> {
+        let mut keys: Vec<Key> = self
+            .timed
+            .keys()
+            .filter(|k| k.2 == workload)
+            .copied()
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// The markdown tables.
+    pub fn tables(&self) -> String {
+        let b = self.batches;
+        let mut s = String::new();
+        let base_rmcp = Impl::Rmcp;
+        for workload in Workload::ALL {
+            let keys = self.keys(workload);
+            if keys.is_empty() {
+                continue;
+            }
+            let (title, header) = match workload {
+                Workload::W1 => (
+                    "W1: sequential calls",
+                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
+                ),
+                Workload::W2 => (
+                    "W2: calls with many in flight",
+                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
+                ),
+                Workload::W3 => (
+                    "W3: one big echo",
+                    "| server | client | time ms | CPU ms | peak RSS MiB | syscalls | time ÷ floor | time ÷ rmcp | peak RSS ÷ floor | peak RSS ÷ rmcp |",
+                ),
+                Workload::Startup => (
+                    "Startup: process spawn to the first tools/list answered",
+                    "| server | client | startup ms | startup ÷ floor | startup ÷ rmcp |",
+                ),
+                Workload::Idle => (
+                    "Idle: resident memory after connect, one call and 1 s idle",
+                    "| server | client | RSS MiB | threads | RSS ÷ floor | RSS ÷ rmcp |",
+                ),
+            };
+            let _ = writeln!(s, "\n### {title}\n");
+            let _ = writeln!(s, "{header}");
+            let cols = header.matches('|').count() - 1;
+            let _ = writeln!(s, "|{}", "---|".repeat(cols));
+            for key in keys {
+                let (server, imp, _) = key;
+                let mut row = format!("| {} | {} |", server.name(), imp.name());
+                let mut push = |c: String| {
+                    let _ = write!(row, " {c} |");
+                };
+                match workload {
+                    Workload::W1 | Workload::W2 => {
+                        push(cell(self.stats(key, "calls_per_s"), b));
+                        push(cell(self.stats(key, "cpu_us"), b));
+                        push(cell(self.stats(key, "ctx"), b));
+                        push(self.perf_cell(key, "syscalls"));
+                        push(cell(self.stats(key, "peak_mib"), b));
+                        push(ratio_cell(self.ratio(key, Impl::Floor, "cpu_us"), b));
+                        push(ratio_cell(self.ratio(key, base_rmcp, "cpu_us"), b));
+                        push(ratio_cell(self.ratio(key, Impl::Floor, "calls_per_s"), b));
+                        push(ratio_cell(self.ratio(key, base_rmcp, "calls_per_s"), b));
+                        push(self.connections(key));
+                    }
+                    Workload::W3 => {
+                        push(cell(self.stats(key, "wall_ms"), b));
+                        push(cell(
+                            self.stats(key, "cpu_us")
+                                .map(|(m, l, h)| (m / 1e3, l / 1e3, h / 1e3)),
+                            b,
+                        ));
+                        push(cell(self.stats(key, "peak_mib"), b));
+                        push(self.perf_cell(key, "syscalls"));
+                        push(ratio_cell(self.ratio(key, Impl::Floor, "wall_ms"), b));
+                        push(ratio_cell(self.ratio(key, base_rmcp, "wall_ms"), b));
+                        push(ratio_cell(self.ratio(key, Impl::Floor, "peak_mib"), b));
+                        push(ratio_cell(self.ratio(key, base_rmcp, "peak_mib"), b));
+                    }
+                    Workload::Startup => {
+                        push(cell(self.stats(key, "startup_ms"), b));
+                        push(ratio_cell(self.ratio(key, Impl::Floor, "startup_ms"), b));
+                        push(ratio_cell(self.ratio(key, base_rmcp, "startup_ms"), b));
+                    }
+                    Workload::Idle => {
+                        push(cell(self.stats(key, "rss_mib"), b));
+                        push(cell(self.stats(key, "threads"), b));
+                        push(ratio_cell(self.ratio(key, Impl::Floor, "rss_mib"), b));
+                        push(ratio_cell(self.ratio(key, base_rmcp, "rss_mib"), b));
+                    }
+                }
+                let _ = writeln!(s, "{row}");
+            }
+        }
+        if !self.failed.is_empty() {
+            let _ = writeln!(s, "\n### Runs that failed\n");
+            for f in &self.failed {
+                let _ = writeln!(s, "- {f}");
+            }
+        }
+        s
+    }
+
+    /// TCP connections: opened during the measured window (the count of `connect` calls), and
+    /// the client's own count for the whole connection where it keeps one (mcpwire, floor).
+    fn connections(&self, key: Key) -> String {
+        if !key.0.is_http() {
+            return "–".into();
+        }
+        let window = self.perf(key, "connects");
+        let own = self
+            .timed
+            .get(&key)
+            .and_then(|runs| runs.values().find_map(|r| f(r, "connections")));
+        match (window, own) {
+            (Some(w), Some(o)) => format!("{w:.0} (all: {o:.0})"),
+            (Some(w), None) => format!("{w:.0}"),
+            (None, Some(o)) => format!("all: {o:.0}"),
+            (None, None) => "–".into(),
+        }
+    }
+}

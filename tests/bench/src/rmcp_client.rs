@@ -1,0 +1,123 @@
+//! rmcp 3.11 as its documentation shows it: `().serve(transport)` on a tokio runtime.
+//! `rmcp` = the multi-thread runtime, `rmcp-ct` = current_thread; over HTTP both use rmcp's
+//! default transport (`from_uri`: a reqwest client that keeps no idle connection, 16 requests in
+//! flight at most); `rmcp-ka` = multi-thread with a pooling reqwest client and 128 in flight.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::ServiceExt;
+
+use crate::{announce_ready, begin, check_echo, servers, ClientArgs, Impl, Outcome, Workload};
+
+type Client = RunningService<RoleClient, ()>;
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+async fn connect(args: &ClientArgs) -> Result<Client, String> {
+    match (&args.url, args.imp) {
+        (None, _) => {
+            let (command, argv) = servers::stdio_command(args.server);
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(argv);
+            let (transport, _stderr) = TokioChildProcess::builder(cmd)
+                .stderr(std::process::Stdio::inherit())
+                .spawn()
+                .map_err(err)?;
+            ().serve(transport).await.map_err(err)
+        }
+        (Some(url), Impl::RmcpKa) => {
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .max_concurrent_requests(128);
+            let transport =
+                StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+            ().serve(transport).await.map_err(err)
+        }
+        (Some(url), _) => {
+            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            ().serve(transport).await.map_err(err)
+        }
+    }
+}
+
+async fn echo(client: &Client, message: &str) -> Result<(), String> {
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("message".into(), serde_json::Value::from(message));
+    let result = client
+        .call_tool(CallToolRequestParams::new("echo").with_arguments(arguments))
+        .await
+        .map_err(err)?;
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .unwrap_or_default();
+    check_echo(message, text)
+}
+
+async fn session(args: &ClientArgs) -> Result<Outcome, String> {
+    let client = connect(args).await?;
+    let mut out = Outcome::default();
+    let tools = client.list_tools(None).await.map_err(err)?;
+    out.ready_ms = crate::since_start_ms();
+    announce_ready(args);
+    if !tools.tools.iter().any(|t| t.name == "echo") {
+        return Err("the server has no echo tool".into());
+    }
+    if let Some(info) = client.peer_info() {
+        out.era = format!("handshake {}", info.protocol_version);
+    }
+    let message = args.message();
+    if args.workload != Workload::Startup {
+        echo(&client, "warm-up").await?;
+    }
+    match args.workload {
+        Workload::Startup => {}
+        Workload::Idle => {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            crate::idle_figures(&mut out);
+        }
+        Workload::W1 | Workload::W3 => {
+            let n = args.calls();
+            let meter = begin();
+            for _ in 0..n {
+                echo(&client, &message).await?;
+            }
+            out.end(meter, n);
+        }
+        Workload::W2 => {
+            let n = args.calls();
+            let next = AtomicU64::new(0);
+            let meter = begin();
+            let workers = (0..args.inflight).map(|_| async {
+                while next.fetch_add(1, Ordering::Relaxed) < n {
+                    echo(&client, &message).await?;
+                }
+                Ok::<(), String>(())
+            });
+            futures::future::try_join_all(workers).await?;
+            out.end(meter, n);
+        }
+    }
+    let _ = client.cancel().await;
+    Ok(out)
+}
+
+pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
+    let runtime = match args.imp {
+        Impl::RmcpCt => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        _ => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    }
+    .map_err(err)?;
+    runtime.block_on(session(args))
+}
