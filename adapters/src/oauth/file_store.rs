@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::store::{KnownClient, StoreError, TokenStore};
+use super::store::{BlockingStore, KnownClient, StoreError};
 use super::Credentials;
 use crate::disk::{hex, sha256, write_atomic, Encoder};
 use crate::handlers::BoxFuture;
@@ -155,6 +155,19 @@ impl FileTokenStore {
         Ok(files)
     }
 
+    /// The store's own folder, `0700` on Unix.
+    fn create_root(&self) -> Result<(), StoreError> {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(&self.dir)
+            .map_err(|e| io_error("creating", &self.dir, &e))
+    }
+}
+
+impl BlockingStore for FileTokenStore {
     fn load_now(&self, server: &str) -> Result<Option<Credentials>, StoreError> {
         Ok(self
             .token_files()?
@@ -184,6 +197,7 @@ impl FileTokenStore {
                 std::fs::remove_file(&path).map_err(|e| io_error("removing", &path, &e))?;
             }
         }
+
         Ok(())
     }
 
@@ -216,49 +230,13 @@ impl FileTokenStore {
         write_atomic(&dir, &key, &bytes).map_err(|e| io_error("writing", &dir, &e))
     }
 
-    /// The store's own folder, `0700` on Unix.
-    fn create_root(&self) -> Result<(), StoreError> {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder
-            .create(&self.dir)
-            .map_err(|e| io_error("creating", &self.dir, &e))
-    }
-
     /// Runs `f` off the async threads (file IO blocks).
-    fn blocking<T: Send + 'static>(
+    fn run<T: Send + 'static>(
         &self,
-        f: impl FnOnce(FileTokenStore) -> Result<T, StoreError> + Send + 'static,
+        f: impl FnOnce(Self) -> Result<T, StoreError> + Send + 'static,
     ) -> BoxFuture<Result<T, StoreError>> {
         let store = self.clone();
         Box::pin(smol::unblock(move || f(store)))
-    }
-}
-
-impl TokenStore for FileTokenStore {
-    fn load(&self, server: &str) -> BoxFuture<Result<Option<Credentials>, StoreError>> {
-        let server = server.to_owned();
-        self.blocking(move |s| s.load_now(&server))
-    }
-
-    fn save(&self, server: &str, credentials: Credentials) -> BoxFuture<Result<(), StoreError>> {
-        let server = server.to_owned();
-        self.blocking(move |s| s.save_now(&server, credentials))
-    }
-
-    fn remove(&self, server: &str) -> BoxFuture<Result<(), StoreError>> {
-        let server = server.to_owned();
-        self.blocking(move |s| s.remove_now(&server))
-    }
-
-    fn clients(&self) -> BoxFuture<Result<Vec<KnownClient>, StoreError>> {
-        self.blocking(|s| s.clients_now())
-    }
-
-    fn save_client(&self, client: KnownClient) -> BoxFuture<Result<(), StoreError>> {
-        self.blocking(move |s| s.save_client_now(client))
     }
 }
 

@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::file_store::{key, FileTokenStore, StoredSignIn};
-use super::store::{KnownClient, StoreError, TokenStore};
+use super::store::{BlockingStore, KnownClient, StoreError};
 use super::Credentials;
 use crate::disk::write_atomic;
 use crate::handlers::BoxFuture;
@@ -136,7 +136,9 @@ impl KeychainTokenStore {
             .filter(|(_, i)| i.format == FORMAT)
             .collect())
     }
+}
 
+impl BlockingStore for KeychainTokenStore {
     fn load_now(&self, server: &str) -> Result<Option<Credentials>, StoreError> {
         let mut kept: Vec<_> = self
             .token_index()?
@@ -154,6 +156,7 @@ impl KeychainTokenStore {
                 _ => continue,
             }
         }
+
         Ok(None)
     }
 
@@ -190,6 +193,7 @@ impl KeychainTokenStore {
                 remove_index(&dir, &key)?;
             }
         }
+
         Ok(())
     }
 
@@ -199,6 +203,7 @@ impl KeychainTokenStore {
             if index.format != FORMAT {
                 continue;
             }
+
             let Some(bytes) = read_parts(&client_account(&key), index.parts)? else {
                 continue;
             };
@@ -207,6 +212,7 @@ impl KeychainTokenStore {
                 _ => {}
             }
         }
+
         Ok(all)
     }
 
@@ -225,9 +231,9 @@ impl KeychainTokenStore {
     }
 
     /// Runs `f` off the async threads (keychain calls and file IO block), one at a time.
-    fn blocking<T: Send + 'static>(
+    fn run<T: Send + 'static>(
         &self,
-        f: impl FnOnce(KeychainTokenStore) -> Result<T, StoreError> + Send + 'static,
+        f: impl FnOnce(Self) -> Result<T, StoreError> + Send + 'static,
     ) -> BoxFuture<Result<T, StoreError>> {
         let store = self.clone();
         Box::pin(smol::unblock(move || {
@@ -235,31 +241,6 @@ impl KeychainTokenStore {
             let _one = KEYCHAIN.lock().unwrap_or_else(|e| e.into_inner());
             f(store)
         }))
-    }
-}
-
-impl TokenStore for KeychainTokenStore {
-    fn load(&self, server: &str) -> BoxFuture<Result<Option<Credentials>, StoreError>> {
-        let server = server.to_owned();
-        self.blocking(move |s| s.load_now(&server))
-    }
-
-    fn save(&self, server: &str, credentials: Credentials) -> BoxFuture<Result<(), StoreError>> {
-        let server = server.to_owned();
-        self.blocking(move |s| s.save_now(&server, credentials))
-    }
-
-    fn remove(&self, server: &str) -> BoxFuture<Result<(), StoreError>> {
-        let server = server.to_owned();
-        self.blocking(move |s| s.remove_now(&server))
-    }
-
-    fn clients(&self) -> BoxFuture<Result<Vec<KnownClient>, StoreError>> {
-        self.blocking(|s| s.clients_now())
-    }
-
-    fn save_client(&self, client: KnownClient) -> BoxFuture<Result<(), StoreError>> {
-        self.blocking(move |s| s.save_client_now(client))
     }
 }
 

@@ -33,6 +33,51 @@ pub trait TokenStore: Send + Sync + 'static {
     fn save_client(&self, client: KnownClient) -> BoxFuture<Result<(), StoreError>>;
 }
 
+/// A store whose steps block (files, an OS keychain): each [`TokenStore`] method is one of these
+/// steps, run off the async threads by [`BlockingStore::run`].
+pub(crate) trait BlockingStore: Clone + Send + Sync + 'static {
+    /// [`TokenStore::load`], blocking.
+    fn load_now(&self, server: &str) -> Result<Option<Credentials>, StoreError>;
+    /// [`TokenStore::save`], blocking.
+    fn save_now(&self, server: &str, credentials: Credentials) -> Result<(), StoreError>;
+    /// [`TokenStore::remove`], blocking.
+    fn remove_now(&self, server: &str) -> Result<(), StoreError>;
+    /// [`TokenStore::clients`], blocking.
+    fn clients_now(&self) -> Result<Vec<KnownClient>, StoreError>;
+    /// [`TokenStore::save_client`], blocking.
+    fn save_client_now(&self, client: KnownClient) -> Result<(), StoreError>;
+    /// Runs `f` on a copy of the store, off the async threads.
+    fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(Self) -> Result<T, StoreError> + Send + 'static,
+    ) -> BoxFuture<Result<T, StoreError>>;
+}
+
+impl<S: BlockingStore> TokenStore for S {
+    fn load(&self, server: &str) -> BoxFuture<Result<Option<Credentials>, StoreError>> {
+        let server = server.to_owned();
+        self.run(move |s| s.load_now(&server))
+    }
+
+    fn save(&self, server: &str, credentials: Credentials) -> BoxFuture<Result<(), StoreError>> {
+        let server = server.to_owned();
+        self.run(move |s| s.save_now(&server, credentials))
+    }
+
+    fn remove(&self, server: &str) -> BoxFuture<Result<(), StoreError>> {
+        let server = server.to_owned();
+        self.run(move |s| s.remove_now(&server))
+    }
+
+    fn clients(&self) -> BoxFuture<Result<Vec<KnownClient>, StoreError>> {
+        self.run(|s| s.clients_now())
+    }
+
+    fn save_client(&self, client: KnownClient) -> BoxFuture<Result<(), StoreError>> {
+        self.run(move |s| s.save_client_now(client))
+    }
+}
+
 /// A [`TokenStore`] in memory, for the life of the process (the default).
 #[derive(Debug, Default)]
 pub struct MemoryTokenStore {
