@@ -15,4 +15,4 @@ command -v node >/dev/null || { echo "node is required (the stdio servers and se
   || { echo "the Python peer is missing: run tests/peers/install-python.sh"; exit 1; }
 
 cargo build --release --bins
-exec target/release/mcpwire-bench run "$@"
+exec "${CARGO_TARGET_DIR:-target}/release/mcpwire-bench" run "$@"

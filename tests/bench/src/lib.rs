@@ -258,7 +258,7 @@ pub fn usage() -> ! {
         "usage:\n  mcpwire-bench client --impl <{}> --server <{}> --workload <{}> [--url URL] \
          [--w1-calls N] [--w2-calls N] [--inflight N] [--w3-bytes N]\n  mcpwire-bench run \
          [--batches N] [--quick] [--only a,b] [--impls a,b] [--servers a,b] [--no-syscalls] [--timeout SECS] \
-         [--out FILE]",
+         [--out FILE]\n  mcpwire-bench report RESULTS.jsonl",
         Impl::ALL.map(Impl::name).join("|"),
         Server::ALL.map(Server::name).join("|"),
         Workload::ALL.map(Workload::name).join("|"),

@@ -1,7 +1,9 @@
-//! `mcpwire-bench run ...` (the runner) and `mcpwire-bench client ...` (any implementation).
+//! `mcpwire-bench run ...` (the runner), `mcpwire-bench client ...` (any implementation) and
+//! `mcpwire-bench report FILE` (the tables of a raw results file again).
 
 use mcpwire_bench::{
-    client_main, floor, mcpwire_client, rmcp_client, runner, usage, ClientArgs, Impl, Outcome,
+    client_main, floor, mcpwire_client, report, rmcp_client, runner, usage, ClientArgs, Impl,
+    Outcome,
 };
 
 fn any_client(args: &ClientArgs) -> Result<Outcome, String> {
@@ -17,6 +19,16 @@ fn main() {
     let code = match args.first().map(String::as_str) {
         Some("client") => client_main(&args[1..], any_client),
         Some("run") => runner::main(&args[1..]),
+        Some("report") if args.len() == 2 => match std::fs::read_to_string(&args[1]) {
+            Ok(text) => {
+                println!("{}", report::Results::from_jsonl(&text).tables());
+                0
+            }
+            Err(e) => {
+                eprintln!("{}: {e}", args[1]);
+                1
+            }
+        },
         _ => usage(),
     };
     std::process::exit(code);

@@ -128,6 +128,45 @@ pub struct Results {
 }
 
 impl Results {
+    /// Results read back from a raw JSON lines file (`mcpwire-bench report FILE`).
+    pub fn from_jsonl(text: &str) -> Results {
+        let mut r = Results::new(0);
+        let mut batches = std::collections::BTreeSet::new();
+        for line in text.lines() {
+            let Ok(rec) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let name = |k: &str| rec.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+            let (Some(server), Some(imp), Some(workload)) = (
+                Server::parse(&name("server")),
+                Impl::parse(&name("impl")),
+                Workload::parse(&name("workload")),
+            ) else {
+                continue;
+            };
+            let batch = rec.get("batch").and_then(Value::as_u64).unwrap_or(0) as u32;
+            if rec.get("ok") != Some(&Value::Bool(true)) {
+                r.failed.push(format!(
+                    "{}/{}/{} (batch {batch}): {}",
+                    server.name(),
+                    imp.name(),
+                    workload.name(),
+                    name("error")
+                ));
+                continue;
+            }
+            let key = (server, imp, workload);
+            if rec.get("pass").and_then(Value::as_str) == Some("syscalls") {
+                r.perf.insert(key, rec);
+            } else {
+                batches.insert(batch);
+                r.timed.entry(key).or_default().insert(batch, rec);
+            }
+        }
+        r.batches = batches.len();
+        r
+    }
+
     pub fn new(batches: usize) -> Results {
         Results {
             timed: BTreeMap::new(),
@@ -258,7 +297,10 @@ impl Results {
                     }
                     Workload::Idle => {
                         push(cell(self.stats(key, "rss_mib"), b));
-                        push(cell(self.stats(key, "threads"), b));
+                        push(
+                            self.stats(key, "threads")
+                                .map_or_else(|| "–".into(), |(m, _, _)| format!("{m:.0}")),
+                        );
                         push(ratio_cell(self.ratio(key, Impl::Floor, "rss_mib"), b));
                         push(ratio_cell(self.ratio(key, base_rmcp, "rss_mib"), b));
                     }
