@@ -725,8 +725,11 @@ struct CallFuture<'a> {
 }
 
 impl CallFuture<'_> {
-    /// The call's outcome if it has one; otherwise `cx`'s waker is kept in its slot.
-    fn outcome(&mut self, cx: &Context<'_>) -> Option<CallOutcome> {
+    /// The call's outcome if it has one. Otherwise `cx`'s waker is kept in its slot, or, when
+    /// `wait` is false (the caller is about to run the connection itself and looks again after),
+    /// none is: the caller's own step completing the call then wakes nobody, which would only
+    /// cost the caller's thread another round of its reactor.
+    fn outcome(&mut self, cx: &Context<'_>, wait: bool) -> Option<CallOutcome> {
         let mut st = self.shared.lock();
         let call = self.call;
         let Some(slot) = st.slots.get_mut(&call) else {
@@ -743,6 +746,7 @@ impl CallFuture<'_> {
             return Some(outcome);
         }
         match &slot.waker {
+            _ if !wait => slot.waker = None,
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => slot.waker = Some(cx.waker().clone()),
         }
@@ -754,12 +758,15 @@ impl Future for CallFuture<'_> {
     type Output = CallOutcome;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<CallOutcome> {
-        if let Some(outcome) = self.outcome(cx) {
+        let helping = self.claim.take(Some(cx.waker()));
+        if let Some(outcome) = self.outcome(cx, !helping) {
             return Poll::Ready(outcome);
         }
-        if self.claim.take(Some(cx.waker())) {
+        if helping {
             crate::driver::run_engine(self.shared);
-            if let Some(outcome) = self.outcome(cx) {
+            // Whoever ran the connection, the outcome is looked for again under the lock, and
+            // the waker kept if there is none yet.
+            if let Some(outcome) = self.outcome(cx, true) {
                 return Poll::Ready(outcome);
             }
         }
