@@ -157,6 +157,8 @@ pub struct ClientArgs {
     pub inflight: usize,
     /// W3's message size in bytes.
     pub w3_bytes: usize,
+    /// Whether `--w3-bytes` was given.
+    pub w3_bytes_set: bool,
 }
 
 impl ClientArgs {
@@ -276,6 +278,7 @@ pub fn parse_client(args: &[String]) -> ClientArgs {
         w2_calls: 10_000,
         inflight: 100,
         w3_bytes: 8 << 20,
+        w3_bytes_set: false,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -289,7 +292,12 @@ pub fn parse_client(args: &[String]) -> ClientArgs {
             "--w1-calls" => c.w1_calls = num(),
             "--w2-calls" => c.w2_calls = num(),
             "--inflight" => c.inflight = num() as usize,
-            "--w3-bytes" => c.w3_bytes = num() as usize,
+            // Given twice, the smaller wins (the runner caps it for a server).
+            "--w3-bytes" if c.w3_bytes_set => c.w3_bytes = c.w3_bytes.min(num() as usize),
+            "--w3-bytes" => {
+                c.w3_bytes = num() as usize;
+                c.w3_bytes_set = true;
+            }
             _ => usage(),
         }
     }

@@ -64,6 +64,7 @@ fn metric(rec: &Value, name: &str) -> Option<f64> {
         "rss_mib" => Some(f(rec, "rss_kib")? / 1024.0),
         "startup_ms" => f(rec, "startup_ms"),
         "threads" => f(rec, "threads"),
+        "echo_mib" => Some(f(rec, "bytes")? / 1048576.0),
         _ => None,
     }
 }
@@ -242,7 +243,7 @@ impl Results {
                 ),
                 Workload::W3 => (
                     "W3: one big echo",
-                    "| server | client | time ms | CPU ms | peak RSS MiB | syscalls | time ÷ floor | time ÷ rmcp | peak RSS ÷ floor | peak RSS ÷ rmcp |",
+                    "| server | client | echo MiB | time ms | CPU ms | peak RSS MiB | syscalls | time ÷ floor | time ÷ rmcp | peak RSS ÷ floor | peak RSS ÷ rmcp |",
                 ),
                 Workload::Startup => (
                     "Startup: process spawn to the first tools/list answered",
@@ -277,6 +278,7 @@ impl Results {
                         push(self.connections(key));
                     }
                     Workload::W3 => {
+                        push(cell(self.stats(key, "echo_mib"), 1));
                         push(cell(self.stats(key, "wall_ms"), b));
                         push(cell(
                             self.stats(key, "cpu_us")
