@@ -11,13 +11,40 @@
 //! program that serves the demo on stdin and stdout, without arguments). CPU time is
 //! this process's own (`getrusage(RUSAGE_SELF)`), so the server's work is not counted.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use mcpwire::{connect, ConnectOptions, Era, ServerConfig};
 use serde_json::json;
 
-/// This process's CPU time (all threads) and context switches (voluntary and not).
-fn usage() -> (Duration, i64) {
+/// The system allocator, counting allocations and reallocations (every thread's).
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call goes straight to the system allocator with the caller's arguments; the
+// counter has no effect on memory.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// This process's CPU time and context switches (voluntary and not), and the allocations
+/// made so far (all threads).
+fn usage() -> (Duration, i64, u64) {
     // SAFETY: getrusage writes into the struct we pass and has no other preconditions.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe {
@@ -27,6 +54,7 @@ fn usage() -> (Duration, i64) {
     (
         tv(usage.ru_utime) + tv(usage.ru_stime),
         usage.ru_nvcsw + usage.ru_nivcsw,
+        ALLOCATIONS.load(Ordering::Relaxed),
     )
 }
 
@@ -55,13 +83,15 @@ fn options(era: Era) -> ConnectOptions {
     }
 }
 
-fn report(label: &str, calls: u32, wall: Duration, since: (Duration, i64)) {
-    let (cpu, switches) = usage();
+fn report(label: &str, calls: u32, wall: Duration, since: (Duration, i64, u64)) {
+    let (cpu, switches, allocations) = usage();
+    let per_call = |n: f64| n / calls as f64;
     println!(
-        "{label:<34} {:>9.0} calls/s   {:>6.1} µs client CPU per call   {:>4.1} context switches per call",
+        "{label:<30} {:>7.0} calls/s  {:>5.1} µs client CPU/call  {:>4.1} context switches/call  {:>5.1} allocations/call",
         calls as f64 / wall.as_secs_f64(),
-        (cpu - since.0).as_secs_f64() * 1e6 / calls as f64,
-        (switches - since.1) as f64 / calls as f64,
+        per_call((cpu - since.0).as_secs_f64() * 1e6),
+        per_call((switches - since.1) as f64),
+        per_call((allocations - since.2) as f64),
     );
 }
 

@@ -52,12 +52,15 @@ impl ClientProtocol {
     /// runs tool calls as tasks marks in its list the tools that must be called in task mode,
     /// and no list was had yet.
     pub fn wants_tool_list(&self) -> bool {
-        let tasks = self
-            .server()
-            .and_then(|s| s.capabilities.extra.get("tasks"))
-            .and_then(|t| t.pointer("/requests/tools/call"))
-            .is_some();
-        tasks && !self.tools_listed && self.handshake.era == Some(ChosenEra::Handshake)
+        // Asked before every call: the cheap conditions first, and the capability read by keys
+        // (a JSON pointer allocates for each of its segments).
+        !self.tools_listed
+            && self.handshake.era == Some(ChosenEra::Handshake)
+            && self
+                .server()
+                .and_then(|s| s.capabilities.extra.get("tasks"))
+                .and_then(|t| t.get("requests")?.get("tools")?.get("call"))
+                .is_some()
     }
 
     /// Whether a handshake-era `tools/call` of `params` goes in task mode: its tool's last
