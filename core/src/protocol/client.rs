@@ -310,9 +310,12 @@ impl ClientProtocol {
             && self.handshake.era == Some(ChosenEra::Handshake)
             && (opts.detach_task || self.task_mode(params)))
         .then(|| Box::new(opts.clone()));
-        let task_member = serde_json::value::RawValue::from_string("{}".into()).expect("JSON");
-        let members: &[(&str, &RawValue)] = match task {
-            Some(_) => &[("task", &*task_member)],
+        // `"task": {}` only for a call in task mode (made only then: it is an allocation).
+        let task_member = task
+            .is_some()
+            .then(|| RawValue::from_string("{}".into()).expect("JSON"));
+        let members: &[(&str, &RawValue)] = match &task_member {
+            Some(member) => &[("task", member)],
             None => &[],
         };
         let id = self.send(now, method, params, &opts, members)?;
