@@ -35,12 +35,16 @@ pub enum Impl {
     RmcpKa,
     /// No SDK: blocking JSONL over the pipes, or HTTP/1.1 keep-alive over one socket.
     Floor,
+    /// `connect_smol` in the stateless era (2026-07-28), against the servers that speak it (the
+    /// Python server): the era's request path beside the handshake era's in the same batch.
+    McpwireStateless,
 }
 
 impl Impl {
-    pub const ALL: [Impl; 6] = [
+    pub const ALL: [Impl; 7] = [
         Impl::Mcpwire,
         Impl::Mcpwire1t,
+        Impl::McpwireStateless,
         Impl::Rmcp,
         Impl::RmcpCt,
         Impl::RmcpKa,
@@ -55,6 +59,7 @@ impl Impl {
             Impl::RmcpCt => "rmcp-ct",
             Impl::RmcpKa => "rmcp-ka",
             Impl::Floor => "floor",
+            Impl::McpwireStateless => "mcpwire-2026",
         }
     }
 

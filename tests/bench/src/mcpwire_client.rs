@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use mcpwire::{Client, ConnectOptions, ServerConfig};
+use mcpwire::{Client, ConnectOptions, Era, ServerConfig};
 
 use crate::{announce_ready, begin, check_echo, servers, ClientArgs, Impl, Outcome, Workload};
 
@@ -82,9 +82,19 @@ async fn session(client: &Client, args: &ClientArgs) -> Result<Outcome, String> 
 
 pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
     let config = config(args);
-    let options = ConnectOptions::default();
+    // The handshake era pinned, like for like with rmcp and the floor (which speak only that
+    // era; `Era::Auto` would settle on the stateless era against the Python server); the
+    // stateless era is `mcpwire-2026`'s. Pinning skips the `server/discover` probe.
+    let era = match args.imp {
+        Impl::McpwireStateless => Era::Stateless,
+        _ => Era::Handshake,
+    };
+    let options = ConnectOptions {
+        era,
+        ..ConnectOptions::default()
+    };
     match args.imp {
-        Impl::Mcpwire => smol::block_on(async {
+        Impl::Mcpwire | Impl::McpwireStateless => smol::block_on(async {
             let client = mcpwire::connect_smol(&config, options).await.map_err(err)?;
             session(&client, args).await
         }),

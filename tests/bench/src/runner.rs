@@ -143,7 +143,7 @@ fn shuffle<T>(items: &mut [T], seed: u64) {
 fn client_exe(runner: &Path, imp: Impl) -> PathBuf {
     let family = match imp {
         Impl::Floor => "floor",
-        Impl::Mcpwire | Impl::Mcpwire1t => "mcpwire",
+        Impl::Mcpwire | Impl::Mcpwire1t | Impl::McpwireStateless => "mcpwire",
         Impl::Rmcp | Impl::RmcpCt | Impl::RmcpKa => "rmcp",
     };
     let own = runner.with_file_name(format!("mcpwire-bench-{family}"));
@@ -247,6 +247,9 @@ fn combos(o: &Options) -> Vec<Combo> {
     for &server in &o.servers {
         for &imp in &o.impls {
             if imp == Impl::RmcpKa && !server.is_http() {
+                continue;
+            }
+            if imp == Impl::McpwireStateless && server != Server::PythonHttp {
                 continue;
             }
             for &workload in &o.workloads {
