@@ -317,6 +317,17 @@ pub fn parse_client(args: &[String]) -> ClientArgs {
 pub type ClientFn = fn(&ClientArgs) -> Result<Outcome, String>;
 
 /// Runs one client measurement with `client` and prints its line; the exit code.
+/// The `main` of a one-implementation binary: its arguments (after an optional `client`) are a
+/// client's; exits with [`client_main`]'s code.
+pub fn client_binary(client: ClientFn) -> ! {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = match args.first().map(String::as_str) {
+        Some("client") => &args[1..],
+        _ => &args[..],
+    };
+    std::process::exit(client_main(args, client))
+}
+
 pub fn client_main(args: &[String], client: ClientFn) -> i32 {
     START.get_or_init(Instant::now);
     let args = parse_client(args);

@@ -2,13 +2,5 @@
 //! links no other client, so its resident memory is its own).
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args = match args.first().map(String::as_str) {
-        Some("client") => &args[1..],
-        _ => &args[..],
-    };
-    std::process::exit(mcpwire_bench::client_main(
-        args,
-        mcpwire_bench::rmcp_client::run,
-    ));
+    mcpwire_bench::client_binary(mcpwire_bench::rmcp_client::run)
 }
