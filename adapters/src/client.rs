@@ -193,6 +193,7 @@ pub(crate) struct ConnectionState {
     pub(crate) pid: u32,
     pub(crate) slots: HashMap<CallId, Slot>,
     pub(crate) ready: Ready,
+    /// The connection's route (see the `route` module), set once the state is shared.
     pub(crate) driver_waker: Option<Waker>,
     pub(crate) notifications: Bounded<ServerNotification>,
     pub(crate) events: Bounded<Event>,
@@ -238,9 +239,10 @@ impl ConnectionState {
         }
     }
 
+    /// Tells whoever runs the connection (the driver task or the claiming caller) to step.
     pub(crate) fn wake_driver(&mut self) {
-        if let Some(w) = self.driver_waker.take() {
-            w.wake();
+        if let Some(w) = &self.driver_waker {
+            w.wake_by_ref();
         }
     }
 
@@ -323,11 +325,13 @@ pub(crate) struct SharedConnection {
 }
 
 impl SharedConnection {
-    pub(crate) fn new(state: ConnectionState) -> Arc<SharedConnection> {
+    pub(crate) fn new(mut state: ConnectionState) -> Arc<SharedConnection> {
+        let route = Route::new();
+        state.driver_waker = Some(route.waker());
         Arc::new(SharedConnection {
             state: Mutex::new(state),
             engine: Mutex::new(None),
-            route: Route::new(),
+            route,
         })
     }
 

@@ -196,10 +196,6 @@ impl Engine {
     /// One step under the lock. Returns whether anything happened, the work for outside the
     /// lock, and whether the connection is finished.
     fn step(&mut self, cx: &mut Context<'_>, st: &mut ConnectionState) -> (bool, AppWork, bool) {
-        match &st.driver_waker {
-            Some(w) if w.will_wake(cx.waker()) => {}
-            _ => st.driver_waker = Some(cx.waker().clone()),
-        }
         let now = Instant::now();
         let mut work = AppWork::default();
         let mut progressed = self.dispatch.settle(st, now);
