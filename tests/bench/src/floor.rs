@@ -161,19 +161,15 @@ fn stdio(args: &ClientArgs) -> Result<Outcome, String> {
             std::thread::sleep(std::time::Duration::from_secs(1));
             crate::idle_figures(&mut out);
         }
-        Workload::W1 | Workload::W3 => {
-            let n = args.calls();
-            let meter = begin();
-            for _ in 0..n {
-                call(&mut buf, id, &message);
-                buf.push(b'\n');
-                p.send(&buf)?;
-                p.answer_to(id)?;
-                check_len(&p.line, sent)?;
-                id += 1;
-            }
-            out.end(meter, n);
-        }
+        Workload::W1 | Workload::W3 => crate::sequential(args, &mut out, || {
+            call(&mut buf, id, &message);
+            buf.push(b'\n');
+            p.send(&buf)?;
+            p.answer_to(id)?;
+            check_len(&p.line, sent)?;
+            id += 1;
+            Ok(())
+        })?,
         Workload::W2 => {
             let n = args.calls();
             let meter = begin();
@@ -494,18 +490,14 @@ fn http(args: &ClientArgs, url: &str) -> Result<Outcome, String> {
             std::thread::sleep(std::time::Duration::from_secs(1));
             crate::idle_figures(&mut out);
         }
-        Workload::W1 | Workload::W3 => {
-            let n = args.calls();
-            let meter = begin();
-            for _ in 0..n {
-                call(&mut buf, id, &message);
-                let r = conn.roundtrip(&req, "POST", &buf)?;
-                ok(&r, "tools/call")?;
-                check_len(&r.json, sent)?;
-                id += 1;
-            }
-            out.end(meter, n);
-        }
+        Workload::W1 | Workload::W3 => crate::sequential(args, &mut out, || {
+            call(&mut buf, id, &message);
+            let r = conn.roundtrip(&req, "POST", &buf)?;
+            ok(&r, "tools/call")?;
+            check_len(&r.json, sent)?;
+            id += 1;
+            Ok(())
+        })?,
         Workload::W2 => {
             let n = args.calls();
             let k = args.inflight.max(1);

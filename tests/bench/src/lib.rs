@@ -242,6 +242,52 @@ pub fn idle_figures(out: &mut Outcome) {
     out.threads = measure::threads();
 }
 
+/// W1 and W3 for a blocking client: `calls` made one after the other in the measured window.
+pub fn sequential(
+    args: &ClientArgs,
+    out: &mut Outcome,
+    mut call: impl FnMut() -> Result<(), String>,
+) -> Result<(), String> {
+    let n = args.calls();
+    let meter = begin();
+    for _ in 0..n {
+        call()?;
+    }
+    out.end(meter, n);
+    Ok(())
+}
+
+/// W1, W2 and W3 for a client with an async `echo`: the calls one after the other, or (W2)
+/// `inflight` workers taking calls from one counter, in the measured window.
+pub async fn echo_workload<F, Fut>(
+    args: &ClientArgs,
+    out: &mut Outcome,
+    echo: F,
+) -> Result<(), String>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let n = args.calls();
+    let meter = begin();
+    if args.workload == Workload::W2 {
+        let next = std::sync::atomic::AtomicU64::new(0);
+        let workers = (0..args.inflight).map(|_| async {
+            while next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < n {
+                echo().await?;
+            }
+            Ok::<(), String>(())
+        });
+        futures::future::try_join_all(workers).await?;
+    } else {
+        for _ in 0..n {
+            echo().await?;
+        }
+    }
+    out.end(meter, n);
+    Ok(())
+}
+
 /// Opens the measured window.
 pub fn begin() -> Meter {
     let mut meter = Meter::default();

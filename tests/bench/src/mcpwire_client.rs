@@ -1,11 +1,9 @@
 //! mcpwire as a host uses it: `connect_smol` (default) or `connect` with the driver and the
 //! caller polled on one thread (`mcpwire-1t`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use mcpwire::{Client, ConnectOptions, Era, ServerConfig};
 
-use crate::{announce_ready, begin, check_echo, servers, ClientArgs, Impl, Outcome, Workload};
+use crate::{announce_ready, check_echo, servers, ClientArgs, Impl, Outcome, Workload};
 
 fn config(args: &ClientArgs) -> ServerConfig {
     match &args.url {
@@ -53,26 +51,9 @@ async fn session(client: &Client, args: &ClientArgs) -> Result<Outcome, String> 
             smol::Timer::after(std::time::Duration::from_secs(1)).await;
             crate::idle_figures(&mut out);
         }
-        Workload::W1 | Workload::W3 => {
-            let n = args.calls();
-            let meter = begin();
-            for _ in 0..n {
-                echo(client, &message).await?;
-            }
-            out.end(meter, n);
-        }
-        Workload::W2 => {
-            let n = args.calls();
-            let next = AtomicU64::new(0);
-            let meter = begin();
-            let workers = (0..args.inflight).map(|_| async {
-                while next.fetch_add(1, Ordering::Relaxed) < n {
-                    echo(client, &message).await?;
-                }
-                Ok::<(), String>(())
-            });
-            futures::future::try_join_all(workers).await?;
-            out.end(meter, n);
+        Workload::W1 | Workload::W2 | Workload::W3 => {
+            let message = message.as_str();
+            crate::echo_workload(args, &mut out, move || echo(client, message)).await?;
         }
     }
     out.connections = client.http_counters().map(|c| c.connections);

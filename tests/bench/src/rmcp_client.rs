@@ -3,15 +3,13 @@
 //! default transport (`from_uri`: a reqwest client that keeps no idle connection, 16 requests in
 //! flight at most); `rmcp-ka` = multi-thread with a pooling reqwest client and 128 in flight.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;
 
-use crate::{announce_ready, begin, check_echo, servers, ClientArgs, Impl, Outcome, Workload};
+use crate::{announce_ready, check_echo, servers, ClientArgs, Impl, Outcome, Workload};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -83,26 +81,9 @@ async fn session(args: &ClientArgs) -> Result<Outcome, String> {
             tokio::time::sleep(std::time::Duration::from_secs(1)).await;
             crate::idle_figures(&mut out);
         }
-        Workload::W1 | Workload::W3 => {
-            let n = args.calls();
-            let meter = begin();
-            for _ in 0..n {
-                echo(&client, &message).await?;
-            }
-            out.end(meter, n);
-        }
-        Workload::W2 => {
-            let n = args.calls();
-            let next = AtomicU64::new(0);
-            let meter = begin();
-            let workers = (0..args.inflight).map(|_| async {
-                while next.fetch_add(1, Ordering::Relaxed) < n {
-                    echo(&client, &message).await?;
-                }
-                Ok::<(), String>(())
-            });
-            futures::future::try_join_all(workers).await?;
-            out.end(meter, n);
+        Workload::W1 | Workload::W2 | Workload::W3 => {
+            let (client, message) = (&client, message.as_str());
+            crate::echo_workload(args, &mut out, move || echo(client, message)).await?;
         }
     }
     let _ = client.cancel().await;
