@@ -43,6 +43,7 @@ pub mod manager;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod pipe_io;
+mod pipe_reader;
 mod route;
 mod serve;
 mod signal;

@@ -7,7 +7,7 @@ use std::process::ExitStatus;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use futures_lite::{AsyncRead, AsyncWrite};
+use futures_lite::AsyncWrite;
 use mcpwire_core::config::StdioConfig;
 use mcpwire_core::{Connection, Output, ProcessAction, ProcessExit};
 
@@ -15,6 +15,7 @@ use crate::client::ConnectionState;
 use crate::dispatch::AppWork;
 use crate::driver::TransportIo;
 use crate::handlers::BoxFuture;
+use crate::pipe_reader::{PipeReader, Read};
 use crate::signal::Signal;
 use crate::spawn::{signal_group, Spawned, SIGKILL, SIGTERM};
 use crate::stderr::StderrTail;
@@ -22,7 +23,7 @@ use crate::stderr::StderrTail;
 /// How many reads of one pipe a step makes before moving on.
 const READS_PER_STEP: usize = 64;
 
-type Reader = Pin<Box<dyn AsyncRead + Send>>;
+type Reader = crate::pipe_reader::Stream;
 type Writer = Pin<Box<dyn AsyncWrite + Send>>;
 
 /// The server process behind the pipes.
@@ -30,7 +31,7 @@ struct Process {
     pid: i32,
     /// Kept so that async-process reaps the child when it goes.
     _child: async_process::Child,
-    stderr: Option<async_process::ChildStderr>,
+    stderr: Option<PipeReader>,
     /// Polled only when it was signalled.
     stderr_signal: Signal,
     status: Option<BoxFuture<io::Result<ExitStatus>>>,
@@ -48,7 +49,7 @@ pub(crate) struct PipeIo {
     /// Set when stdin said `Pending`: written again only once signalled.
     stdin_blocked: bool,
     stdin_signal: Signal,
-    stdout: Option<Reader>,
+    stdout: Option<PipeReader>,
     /// stdout is read only when it was signalled (see [`Signal`]).
     stdout_signal: Signal,
     unwritten: Vec<u8>,
@@ -75,7 +76,7 @@ impl PipeIo {
             stdin,
             stdin_blocked: false,
             stdin_signal: Signal::new(),
-            stdout,
+            stdout: stdout.map(PipeReader::Stream),
             stdout_signal: Signal::new(),
             unwritten: Vec::new(),
             written: 0,
@@ -90,10 +91,10 @@ impl PipeIo {
         let mut child = spawned.child;
         self.stdin = child.stdin.take().map(|w| Box::pin(w) as Writer);
         self.stdin_blocked = false;
-        self.stdout = child.stdout.take().map(|r| Box::pin(r) as Reader);
+        self.stdout = child.stdout.take().map(PipeReader::pipe);
         self.stdout_signal.raise();
         self.close_stdin = false;
-        let stderr = child.stderr.take();
+        let stderr = child.stderr.take().map(PipeReader::pipe);
         let status: BoxFuture<io::Result<ExitStatus>> = Box::pin(child.status());
         self.exited = false;
         self.process = Some(Process {
@@ -146,8 +147,8 @@ impl PipeIo {
                 pending = true;
                 break;
             };
-            match stdout.as_mut().poll_read(&mut scx, &mut self.read_buf) {
-                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
+            match stdout.read(&mut scx, &mut self.read_buf) {
+                Read::End => {
                     self.stdout = None;
                     conn.handle_stdout_eof(now);
                     if self.process.is_none() && !self.exited {
@@ -157,11 +158,15 @@ impl PipeIo {
                     }
                     progressed = true;
                 }
-                Poll::Ready(Ok(n)) => {
+                Read::Bytes { n, drained } => {
                     conn.handle_stdout(now, &self.read_buf[..n]);
                     progressed = true;
+                    if drained {
+                        pending = true;
+                        break;
+                    }
                 }
-                Poll::Pending => {
+                Read::Pending => {
                     pending = true;
                     break;
                 }
@@ -194,17 +199,21 @@ impl PipeIo {
                     pending = true;
                     break;
                 };
-                match Pin::new(stderr).poll_read(&mut scx, &mut self.read_buf) {
-                    Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => {
+                match stderr.read(&mut scx, &mut self.read_buf) {
+                    Read::End => {
                         p.stderr = None;
                         progressed = true;
                     }
-                    Poll::Ready(Ok(n)) => {
+                    Read::Bytes { n, drained } => {
                         work.stderr_lines
                             .extend(p.stderr_tail.push(&self.read_buf[..n]));
                         progressed = true;
+                        if drained {
+                            pending = true;
+                            break;
+                        }
                     }
-                    Poll::Pending => {
+                    Read::Pending => {
                         pending = true;
                         break;
                     }
@@ -227,9 +236,14 @@ impl PipeIo {
         self.exited = true;
         // Whatever the server wrote before exiting is still in the pipe: read it first.
         while let Some(stdout) = self.stdout.as_mut() {
-            match stdout.as_mut().poll_read(cx, &mut self.read_buf) {
-                Poll::Ready(Ok(n)) if n > 0 => conn.handle_stdout(now, &self.read_buf[..n]),
-                _ => break,
+            match stdout.read(cx, &mut self.read_buf) {
+                Read::Bytes { n, drained } => {
+                    conn.handle_stdout(now, &self.read_buf[..n]);
+                    if drained {
+                        break;
+                    }
+                }
+                Read::End | Read::Pending => break,
             }
         }
         // Nothing of the group may outlive its leader.

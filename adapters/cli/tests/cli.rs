@@ -733,6 +733,7 @@ fn ping_honours_the_timeout() {
         "0.3",
         "ping",
     ]);
+    let _ = std::fs::remove_file(&script);
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }

@@ -1,0 +1,191 @@
+//! Reading a child's stdout or stderr with the fewest syscalls: one `read` per readiness event
+//! when the answer is short, none on a pipe that was not signalled.
+//!
+//! A pipe's `read` returns what the pipe holds, up to the buffer: a read that fills less than
+//! the buffer has emptied it. So after a short read the reader goes straight to waiting for
+//! readiness (the reactor's interest is level-triggered: bytes that came in meanwhile are
+//! reported at once) instead of reading again to see `EAGAIN`. A generic `AsyncRead` (async-io's
+//! own loop) makes two more `read`s per event: one that drains, one after the readiness it had
+//! already consumed.
+//!
+//! On Unix a child's pipe is read through its own file descriptor; any other stream (and every
+//! pipe on Windows, where async-process reads on a blocking thread) goes through `AsyncRead`.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_lite::AsyncRead;
+
+/// A byte stream given by the caller (`connect_streams`), or a child's pipe on Windows.
+pub(crate) type Stream = Pin<Box<dyn AsyncRead + Send>>;
+
+/// What one read gave.
+pub(crate) enum Read {
+    /// `n` bytes at the start of the buffer; `drained` when the source holds no more for now
+    /// (the reader is already waiting for the next readiness).
+    Bytes { n: usize, drained: bool },
+    /// The end of the stream (or an error reading it, which ends it the same way).
+    End,
+    /// Nothing to read: the context's waker is woken when there is.
+    Pending,
+}
+
+/// A child's stdout or stderr, or any byte stream.
+pub(crate) enum PipeReader {
+    /// A pipe read through its descriptor.
+    #[cfg(unix)]
+    Pipe(async_io::Async<std::fs::File>),
+    /// Anything else, through `AsyncRead`.
+    Stream(Stream),
+}
+
+impl PipeReader {
+    /// A reader for a child's pipe (on Unix, its descriptor taken over from async-process).
+    #[cfg(unix)]
+    pub(crate) fn pipe<P>(pipe: P) -> PipeReader
+    where
+        P: std::os::fd::AsFd + AsyncRead + Send + 'static,
+    {
+        // The descriptor is duplicated, then async-process's handle dropped (it leaves the
+        // reactor and closes its copy): the pipe is registered once, as ours.
+        let own = pipe
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(|fd| async_io::Async::new(std::fs::File::from(fd)));
+        match own {
+            Ok(file) => PipeReader::Pipe(file),
+            Err(_) => PipeReader::Stream(Box::pin(pipe)),
+        }
+    }
+
+    /// A reader for a child's pipe.
+    #[cfg(not(unix))]
+    pub(crate) fn pipe<P>(pipe: P) -> PipeReader
+    where
+        P: AsyncRead + Send + 'static,
+    {
+        PipeReader::Stream(Box::pin(pipe))
+    }
+
+    /// Reads once into `buf`.
+    pub(crate) fn read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Read {
+        match self {
+            #[cfg(unix)]
+            PipeReader::Pipe(file) => read_pipe(file, cx, buf),
+            PipeReader::Stream(stream) => match stream.as_mut().poll_read(cx, buf) {
+                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => Read::End,
+                // Only `Pending` tells a stream is drained.
+                Poll::Ready(Ok(n)) => Read::Bytes { n, drained: false },
+                Poll::Pending => Read::Pending,
+            },
+        }
+    }
+}
+
+#[cfg(unix)]
+fn read_pipe(file: &async_io::Async<std::fs::File>, cx: &mut Context<'_>, buf: &mut [u8]) -> Read {
+    use std::io::Read as _;
+    loop {
+        match file.get_ref().read(buf) {
+            Ok(0) => return Read::End,
+            Ok(n) if n < buf.len() => {
+                return match wait_readable(file, cx) {
+                    Ok(()) => Read::Bytes { n, drained: true },
+                    // The next read reports what went wrong.
+                    Err(_) => Read::Bytes { n, drained: false },
+                };
+            }
+            Ok(n) => return Read::Bytes { n, drained: false },
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                return match wait_readable(file, cx) {
+                    Ok(()) => Read::Pending,
+                    Err(_) => Read::End,
+                };
+            }
+            Err(_) => return Read::End,
+        }
+    }
+}
+
+/// Registers interest in the pipe's next readiness. The reactor reports the readiness that
+/// woke us once more (it cannot know it was consumed by the read just made): that report is
+/// taken and dropped, and the second call registers. Interest is level-triggered, so bytes that
+/// arrived after the read are reported at once, never lost.
+#[cfg(unix)]
+fn wait_readable(file: &async_io::Async<std::fs::File>, cx: &mut Context<'_>) -> io::Result<()> {
+    for _ in 0..2 {
+        match file.poll_readable(cx) {
+            Poll::Pending => return Ok(()),
+            Poll::Ready(Err(e)) => return Err(e),
+            Poll::Ready(Ok(())) => {}
+        }
+    }
+    // Not reached with async-io's reactor (a second call always registers); should it ever
+    // be, the caller reads again, which is correct, only one `read` dearer.
+    cx.waker().wake_by_ref();
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    /// Reads a child's stdout to its end, the way the driver does: after a drained read or
+    /// `Pending` it waits to be woken. Returns the bytes and how many reads ended drained.
+    fn read_all(script: &str) -> (Vec<u8>, usize) {
+        smol::block_on(async {
+            let mut child = async_process::Command::new("sh")
+                .arg("-c")
+                .arg(script)
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut reader = PipeReader::pipe(child.stdout.take().unwrap());
+            assert!(matches!(reader, PipeReader::Pipe(_)));
+            let mut buf = vec![0; 64 * 1024];
+            let (mut out, mut drained_reads) = (Vec::new(), 0);
+            let read = std::future::poll_fn(|cx| loop {
+                match reader.read(cx, &mut buf) {
+                    Read::Bytes { n, drained } => {
+                        out.extend_from_slice(&buf[..n]);
+                        if drained {
+                            drained_reads += 1;
+                            // Waiting now must not lose what comes next: nothing reads
+                            // until the pipe wakes us.
+                            return Poll::Pending;
+                        }
+                    }
+                    Read::End => return Poll::Ready(()),
+                    Read::Pending => return Poll::Pending,
+                }
+            });
+            let timeout = async {
+                async_io::Timer::after(Duration::from_secs(20)).await;
+                panic!("the reader was never woken for what followed");
+            };
+            futures_lite::future::or(read, timeout).await;
+            child.status().await.unwrap();
+            (out, drained_reads)
+        })
+    }
+
+    #[test]
+    fn short_reads_wait_for_readiness_and_lose_nothing() {
+        let (out, drained) =
+            read_all("printf one; sleep 0.05; printf two; sleep 0.05; printf three");
+        assert_eq!(out, b"onetwothree");
+        assert!(drained >= 2, "each short read waits: {drained}");
+    }
+
+    #[test]
+    fn a_full_buffer_is_read_again_at_once() {
+        // 200 000 bytes: more than the buffer, so some reads fill it and are not drained.
+        let (out, _) = read_all("head -c 200000 /dev/zero");
+        assert_eq!(out.len(), 200_000);
+        assert!(out.iter().all(|&b| b == 0));
+    }
+}
