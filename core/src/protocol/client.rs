@@ -293,14 +293,7 @@ impl ClientProtocol {
             "resources/read" => Some("resources/read"),
             _ => None,
         };
-        let retry = match (rounds, self.handshake.era) {
-            (Some(m), Some(ChosenEra::Stateless)) => Some(Box::new(Retry::new(
-                m,
-                params.cloned().unwrap_or_default(),
-                opts.clone(),
-            ))),
-            _ => None,
-        };
+        let rounds = rounds.filter(|_| self.handshake.era == Some(ChosenEra::Stateless));
         let repeat = self.repeatable(&method, params, &opts).then(|| {
             let (method, params) = (method.clone(), params.cloned());
             Box::new(Repeat::new(method, params, opts.clone()))
@@ -318,7 +311,10 @@ impl ClientProtocol {
             Some(member) => &[("task", member)],
             None => &[],
         };
-        let id = self.send(now, method, params, &opts, members)?;
+        let (body, ropts) = self.encode(params, &opts, members);
+        // A call that may be asked for input keeps what it sent, to send it again.
+        let retry = rounds.map(|m| Box::new(Retry::new(m, body.clone(), opts.clone())));
+        let id = self.engine.request(now, method, body, ropts)?;
         let call = CallId(id);
         self.calls.insert(
             id,
@@ -344,6 +340,17 @@ impl ClientProtocol {
         opts: &CallOptions,
         raw_members: &[(&str, &RawValue)],
     ) -> Result<i64, ClientError> {
+        let (body, ropts) = self.encode(params, opts, raw_members);
+        Ok(self.engine.request(now, method, body, ropts)?)
+    }
+
+    /// The params of one request as sent (see [`send`](Self::send)) and its options.
+    fn encode(
+        &mut self,
+        params: Option<&Map<String, Value>>,
+        opts: &CallOptions,
+        raw_members: &[(&str, &RawValue)],
+    ) -> (Option<RawJson>, RequestOptions) {
         let mut ropts = RequestOptions::new()
             .timeout(opts.timeout)
             .reset_on_progress(opts.reset_on_progress);
@@ -356,8 +363,10 @@ impl ClientProtocol {
             ropts = ropts.progress_token(token);
         }
         let meta = stateless.then_some(&self.meta);
-        let body = params::encode(params, meta, progress_token, raw_members);
-        Ok(self.engine.request(now, method, body, ropts)?)
+        (
+            params::encode(params, meta, progress_token, raw_members),
+            ropts,
+        )
     }
 
     /// Checks that the server offered `capability` (a key of its capabilities).

@@ -94,7 +94,11 @@ pub(crate) fn classify(result: RawJson, method: Option<&str>) -> Result<Classifi
 #[derive(Debug)]
 pub(crate) struct Retry {
     pub(crate) method: &'static str,
-    pub(crate) params: Map<String, Value>,
+    /// The params as first sent, our `_meta` in them. Most calls never need them again: they
+    /// are kept as those bytes (one copy, where a map would be cloned member by member) and
+    /// read back at the first round, into `params`.
+    sent: Option<RawJson>,
+    params: Option<Map<String, Value>>,
     pub(crate) opts: CallOptions,
     rounds: usize,
     answers: Vec<(String, Box<RawValue>)>,
@@ -103,11 +107,13 @@ pub(crate) struct Retry {
 }
 
 impl Retry {
-    /// A call of `method` that may come back asking for input.
-    pub(crate) fn new(method: &'static str, params: Map<String, Value>, opts: CallOptions) -> Self {
+    /// A call of `method` that may come back asking for input; `sent` its params as first sent
+    /// (with the connection's `_meta`).
+    pub(crate) fn new(method: &'static str, sent: Option<RawJson>, opts: CallOptions) -> Self {
         Retry {
             method,
-            params,
+            sent,
+            params: None,
             opts,
             rounds: 0,
             answers: Vec::new(),
@@ -149,6 +155,25 @@ impl Retry {
             surfaced.push((id, key, r));
         }
         Ok(surfaced)
+    }
+
+    /// The params to send again (without `_meta` members that are `ours`, which the request
+    /// gets again). Read back from the bytes first sent when first asked for.
+    pub(crate) fn params(&mut self, ours: &Map<String, Value>) -> &Map<String, Value> {
+        self.params.get_or_insert_with(|| {
+            let mut params: Map<String, Value> = self
+                .sent
+                .take()
+                .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                .unwrap_or_default();
+            if let Some(Value::Object(meta)) = params.get_mut("_meta") {
+                meta.retain(|k, _| !ours.contains_key(k));
+                if meta.is_empty() {
+                    params.remove("_meta");
+                }
+            }
+            params
+        })
     }
 
     /// One input given. Returns whether the round is complete.

@@ -30,6 +30,11 @@ impl StatelessMeta {
         let raw = serde_json::value::to_raw_value(&map).expect("protocol values serialize");
         StatelessMeta { map, raw }
     }
+
+    /// The `_meta` members every request of the connection carries.
+    pub(crate) fn members(&self) -> &Map<String, Value> {
+        &self.map
+    }
 }
 
 fn stateless_meta(

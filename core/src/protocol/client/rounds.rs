@@ -67,24 +67,20 @@ impl ClientProtocol {
         &mut self,
         now: Instant,
         call: CallId,
-        retry: Box<Retry>,
+        mut retry: Box<Retry>,
         reissued: bool,
     ) -> Result<(), CallError> {
-        let repeatable = self.repeatable(retry.method, Some(&retry.params), &retry.opts);
+        let (method, opts) = (retry.method, retry.opts.clone());
+        let owned = retry.resend_members()?;
+        let members: Vec<(&str, &RawValue)> = owned.iter().map(|(k, v)| (*k, &**v)).collect();
+        let params = retry.params(self.meta.members());
+        let repeatable = self.repeatable(method, Some(params), &opts);
         let repeat = repeatable.then(|| {
-            let mut repeat = Repeat::new(retry.method.into(), None, retry.opts.clone());
+            let mut repeat = Repeat::new(method.into(), None, opts.clone());
             repeat.used = reissued;
             Box::new(repeat)
         });
-        let owned = retry.resend_members()?;
-        let members: Vec<(&str, &RawValue)> = owned.iter().map(|(k, v)| (*k, &**v)).collect();
-        let sent = self.send(
-            now,
-            Cow::Borrowed(retry.method),
-            Some(&retry.params),
-            &retry.opts,
-            &members,
-        );
+        let sent = self.send(now, Cow::Borrowed(method), Some(params), &opts, &members);
         match sent {
             Ok(id) => {
                 self.calls.insert(

@@ -517,6 +517,56 @@ fn request_state_is_left_out_when_none_was_given_and_state_only_rounds_retry_at_
 }
 
 #[test]
+fn a_round_sends_the_callers_params_and_meta_again_with_a_fresh_progress_token() {
+    let (mut c, now) = modern_scripted();
+    let params = json!({"name": "t", "arguments": {"n": 1, "s": "é"},
+                        "_meta": {"example.com/trace": "abc"}});
+    let Value::Object(params) = params else {
+        unreachable!()
+    };
+    let opts = CallOptions {
+        progress: true,
+        ..CallOptions::default()
+    };
+    c.request(now, "tools/call", Some(params), opts).unwrap();
+    let Some(Message::Request(first)) = c.poll_transmit() else {
+        panic!()
+    };
+    let first: Value = first.params_as().unwrap();
+    drain_sent(&mut c);
+    c.handle_message(
+        now,
+        result(
+            1,
+            json!({"resultType": "input_required", "requestState": "s1"}),
+        ),
+    );
+    let Some(Message::Request(retry)) = c.poll_transmit() else {
+        panic!()
+    };
+    let retry: Value = retry.params_as().unwrap();
+    assert_eq!(retry["name"], "t");
+    assert_eq!(retry["arguments"], json!({"n": 1, "s": "é"}));
+    assert_eq!(retry["requestState"], "s1");
+    let (m1, m2) = (&first["_meta"], &retry["_meta"]);
+    assert_eq!(m2["example.com/trace"], "abc", "{retry}");
+    assert_eq!(
+        m2["io.modelcontextprotocol/protocolVersion"],
+        m1["io.modelcontextprotocol/protocolVersion"]
+    );
+    assert_eq!(
+        m2["io.modelcontextprotocol/clientCapabilities"],
+        m1["io.modelcontextprotocol/clientCapabilities"]
+    );
+    assert!(m1["progressToken"].is_number() && m2["progressToken"].is_number());
+    assert_ne!(
+        m1["progressToken"], m2["progressToken"],
+        "a token per request"
+    );
+    assert_eq!(m1.as_object().unwrap().len(), m2.as_object().unwrap().len());
+}
+
+#[test]
 fn an_unknown_result_type_is_a_typed_error_and_rounds_are_capped() {
     let (mut c, now) = modern_scripted();
     let call = c.call_tool(now, "t", None, CallOptions::default()).unwrap();
