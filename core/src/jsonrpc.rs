@@ -21,6 +21,7 @@ use serde_json::value::RawValue;
 mod parse;
 
 use parse::IdField;
+pub(crate) use parse::StrRef;
 pub use parse::{parse, parse_one, parse_ref, sniff_id, ParseError, Parsed};
 
 /// The value of the `jsonrpc` member in every message.

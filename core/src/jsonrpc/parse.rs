@@ -204,23 +204,33 @@ struct Envelope<'a> {
 
 /// A string member, borrowed from the input unless it holds escapes.
 fn borrowed_str<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = Cow<'de, str>;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a string")
+    StrRef::deserialize(d).map(|s| Some(s.0))
+}
+
+/// A string read without a copy where the input allows it (no escapes in it, read from text
+/// that outlives the value): for keys and tags compared and dropped.
+pub(crate) struct StrRef<'de>(pub(crate) Cow<'de, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for StrRef<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = StrRef<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(StrRef(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(StrRef(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(StrRef(Cow::Owned(v)))
+            }
         }
-        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-            Ok(Cow::Borrowed(v))
-        }
-        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-            Ok(Cow::Owned(v.to_owned()))
-        }
-        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-            Ok(Cow::Owned(v))
-        }
+        d.deserialize_str(V(std::marker::PhantomData))
     }
-    d.deserialize_str(V).map(Some)
 }
 
 /// A present member is kept raw even when it is `null` (so `"result": null` is a result).

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::events::{CallError, CallId, CallOptions, ServerRequest};
 use super::server_requests::admit;
 use super::types::ClientCapabilities;
-use crate::jsonrpc::{ErrorObject, Id, RawJson};
+use crate::jsonrpc::{ErrorObject, Id, RawJson, StrRef};
 
 /// How a stateless-era result reads.
 enum ResultKind {
@@ -31,16 +31,16 @@ fn result_kind(raw: &RawJson) -> Result<ResultKind, String> {
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
-    struct Head {
-        #[serde(default)]
-        result_type: Option<String>,
+    struct Head<'a> {
+        #[serde(default, borrow)]
+        result_type: Option<StrRef<'a>>,
         #[serde(default)]
         input_requests: Option<Map<String, Value>>,
         #[serde(default)]
         request_state: Option<Box<RawValue>>,
     }
     let head: Head = raw.parse().map_err(|e| e.to_string())?;
-    Ok(match head.result_type.as_deref() {
+    Ok(match head.result_type.as_ref().map(|t| t.0.as_ref()) {
         None | Some("complete") => ResultKind::Complete,
         Some("task") => ResultKind::Task,
         Some("input_required") => ResultKind::InputRequired {
@@ -70,12 +70,13 @@ pub(crate) enum Classified {
 /// input (`None`): an unknown `resultType`, or input asked where it is not allowed, is an
 /// invalid result.
 pub(crate) fn classify(result: RawJson, method: Option<&str>) -> Result<Classified, CallError> {
-    let prefix = method.map(|m| format!("{m}: ")).unwrap_or_default();
+    let prefix = || method.map(|m| format!("{m}: ")).unwrap_or_default();
     match result_kind(&result) {
         Ok(ResultKind::Complete) => Ok(Classified::Complete(result)),
         Ok(ResultKind::Task) if method == Some("tools/call") => Ok(Classified::Task(result)),
         Ok(ResultKind::Task) => Err(CallError::InvalidResult(format!(
-            "{prefix}a task is not a valid answer to this method"
+            "{}a task is not a valid answer to this method",
+            prefix()
         ))),
         Ok(ResultKind::InputRequired { requests, state }) if method.is_some() => {
             Ok(Classified::InputRequired { requests, state })
@@ -84,9 +85,10 @@ pub(crate) fn classify(result: RawJson, method: Option<&str>) -> Result<Classifi
             "input_required is not allowed for this method".into(),
         )),
         Ok(ResultKind::Unknown(t)) => Err(CallError::InvalidResult(format!(
-            "{prefix}unknown resultType {t:?}"
+            "{}unknown resultType {t:?}",
+            prefix()
         ))),
-        Err(e) => Err(CallError::InvalidResult(format!("{prefix}{e}"))),
+        Err(e) => Err(CallError::InvalidResult(format!("{}{e}", prefix()))),
     }
 }
 

@@ -256,7 +256,7 @@ pub struct CallToolParams {
 }
 
 /// The result of `tools/call`. An `isError` result is a result: the tool ran and failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// Content blocks (text, image, audio, resource links, embedded resources).
@@ -271,6 +271,52 @@ pub struct CallToolResult {
     /// Other members.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// Read by hand rather than derived: a derived `flatten` buffers every member before sorting
+/// them out (allocations for each key and value of every result); here the known members are
+/// read in place and only the others are kept, their keys borrowed until then.
+impl<'de> Deserialize<'de> for CallToolResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CallToolResult;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a tools/call result (an object)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CallToolResult, A::Error> {
+                let (mut content, mut structured, mut is_error) = (None, None, None);
+                let mut extra = Map::new();
+                while let Some(key) = map.next_key::<crate::jsonrpc::StrRef<'de>>()? {
+                    match key.0.as_ref() {
+                        "content" if content.is_none() => content = Some(map.next_value()?),
+                        "structuredContent" if structured.is_none() => {
+                            structured = Some(map.next_value::<Option<Value>>()?)
+                        }
+                        "isError" if is_error.is_none() => is_error = Some(map.next_value()?),
+                        "content" | "structuredContent" | "isError" => {
+                            return Err(A::Error::custom(format_args!(
+                                "duplicate field `{}`",
+                                key.0
+                            )))
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.0.into_owned(), value);
+                        }
+                    }
+                }
+                Ok(CallToolResult {
+                    content: content.unwrap_or_default(),
+                    structured_content: structured.flatten(),
+                    is_error: is_error.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 impl CallToolResult {
@@ -659,5 +705,43 @@ mod tests {
         assert_eq!(r.next_cursor.as_deref(), Some(""));
         let r: ListToolsResult = serde_json::from_value(json!({"tools": []})).unwrap();
         assert_eq!(r.next_cursor, None);
+    }
+}
+
+#[cfg(test)]
+mod call_tool_result_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_call_tool_result_reads_its_members_and_keeps_the_others() {
+        let text = r#"{"content":[{"type":"text","text":"hi"}],"structuredContent":{"n":1},
+            "isError":true,"_meta":{"k":"v"},"caf\u00e9":2,"resultType":"complete"}"#;
+        let r: CallToolResult = serde_json::from_str(text).unwrap();
+        assert_eq!(r.content, vec![json!({"type": "text", "text": "hi"})]);
+        assert_eq!(r.structured_content, Some(json!({"n": 1})));
+        assert!(r.is_error);
+        assert_eq!(r.extra["_meta"], json!({"k": "v"}));
+        assert_eq!(r.extra["café"], 2, "an escaped key is read");
+        assert_eq!(r.extra.len(), 3);
+        // What it writes reads back the same.
+        let again: CallToolResult =
+            serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+        assert_eq!(again, r);
+    }
+
+    #[test]
+    fn a_call_tool_result_defaults_and_refusals() {
+        let r: CallToolResult = serde_json::from_str(r#"{"structuredContent":null}"#).unwrap();
+        assert!(r.content.is_empty() && r.structured_content.is_none() && !r.is_error);
+        assert!(r.extra.is_empty());
+        let dup = serde_json::from_str::<CallToolResult>(r#"{"isError":true,"isError":false}"#);
+        assert!(dup
+            .unwrap_err()
+            .to_string()
+            .contains("duplicate field `isError`"));
+        assert!(serde_json::from_str::<CallToolResult>(r#"{"content":null}"#).is_err());
+        assert!(serde_json::from_str::<CallToolResult>(r#"{"isError":"yes"}"#).is_err());
+        assert!(serde_json::from_str::<CallToolResult>("[]").is_err());
     }
 }
