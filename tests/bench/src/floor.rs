@@ -11,12 +11,12 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use crate::{announce_ready, begin, servers, ClientArgs, Outcome, Workload};
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpwire-bench-floor","version":"0.1.0"}}}"#;
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpwire-bench-floor","version":"0.1.0"}}}"#;
+pub(crate) const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+pub(crate) const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
 
 /// A `tools/call echo` request (`message` already a JSON string literal).
-fn call(out: &mut Vec<u8>, id: u64, message_json: &str) {
+pub(crate) fn call(out: &mut Vec<u8>, id: u64, message_json: &str) {
     out.clear();
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(id.to_string().as_bytes());
@@ -40,11 +40,11 @@ fn id_of(line: &[u8]) -> Option<u64> {
     digits
 }
 
-fn memfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
+pub(crate) fn memfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-fn check_len(body: &[u8], sent: usize) -> Result<(), String> {
+pub(crate) fn check_len(body: &[u8], sent: usize) -> Result<(), String> {
     if body.len() >= sent && memfind(&body[..body.len().min(200)], b"\"error\"").is_none() {
         Ok(())
     } else {
@@ -248,7 +248,7 @@ struct Conn {
     sse: bool,
 }
 
-fn header_value<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn header_value<'a>(head: &'a str, name: &str) -> Option<&'a str> {
     head.split("\r\n").skip(1).find_map(|line| {
         let (k, v) = line.split_once(':')?;
         k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
@@ -257,7 +257,7 @@ fn header_value<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 
 /// The data of the SSE event that carries a JSON-RPC message (the last `data:` line that
 /// starts with `{`).
-fn sse_data(body: &[u8]) -> Vec<u8> {
+pub(crate) fn sse_data(body: &[u8]) -> Vec<u8> {
     let mut found: &[u8] = &[];
     for line in body.split(|&b| b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);

@@ -9,6 +9,7 @@
 //! memory is not inflated by the others' code; the runner uses those.
 
 pub mod floor;
+pub mod isahc_floor;
 pub mod mcpwire_client;
 pub mod measure;
 pub mod report;
@@ -35,13 +36,16 @@ pub enum Impl {
     RmcpKa,
     /// No SDK: blocking JSONL over the pipes, or HTTP/1.1 keep-alive over one socket.
     Floor,
+    /// HTTP only: isahc (libcurl) with keep-alive and no MCP client above it, the floor of
+    /// mcpwire's HTTP design.
+    IsahcFloor,
     /// `connect_smol` in the stateless era (2026-07-28), against the servers that speak it (the
     /// Python server): the era's request path beside the handshake era's in the same batch.
     McpwireStateless,
 }
 
 impl Impl {
-    pub const ALL: [Impl; 7] = [
+    pub const ALL: [Impl; 8] = [
         Impl::Mcpwire,
         Impl::Mcpwire1t,
         Impl::McpwireStateless,
@@ -49,6 +53,7 @@ impl Impl {
         Impl::RmcpCt,
         Impl::RmcpKa,
         Impl::Floor,
+        Impl::IsahcFloor,
     ];
 
     pub fn name(self) -> &'static str {
@@ -59,6 +64,7 @@ impl Impl {
             Impl::RmcpCt => "rmcp-ct",
             Impl::RmcpKa => "rmcp-ka",
             Impl::Floor => "floor",
+            Impl::IsahcFloor => "isahc-floor",
             Impl::McpwireStateless => "mcpwire-2026",
         }
     }

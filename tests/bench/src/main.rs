@@ -2,8 +2,8 @@
 //! `mcpwire-bench report FILE` (the tables of a raw results file again).
 
 use mcpwire_bench::{
-    client_main, floor, mcpwire_client, report, rmcp_client, runner, usage, ClientArgs, Impl,
-    Outcome,
+    client_main, floor, isahc_floor, mcpwire_client, report, rmcp_client, runner, usage,
+    ClientArgs, Impl, Outcome,
 };
 
 fn any_client(args: &ClientArgs) -> Result<Outcome, String> {
@@ -11,6 +11,7 @@ fn any_client(args: &ClientArgs) -> Result<Outcome, String> {
         Impl::Mcpwire | Impl::Mcpwire1t | Impl::McpwireStateless => mcpwire_client::run(args),
         Impl::Rmcp | Impl::RmcpCt | Impl::RmcpKa => rmcp_client::run(args),
         Impl::Floor => floor::run(args),
+        Impl::IsahcFloor => isahc_floor::run(args),
     }
 }
 

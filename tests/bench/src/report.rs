@@ -235,11 +235,11 @@ impl Results {
             let (title, header) = match workload {
                 Workload::W1 => (
                     "W1: sequential calls",
-                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
+                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
                 ),
                 Workload::W2 => (
                     "W2: calls with many in flight",
-                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
+                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
                 ),
                 Workload::W3 => (
                     "W3: one big echo",
@@ -273,6 +273,7 @@ impl Results {
                         push(cell(self.stats(key, "peak_mib"), b));
                         push(ratio_cell(self.ratio(key, Impl::Floor, "cpu_us"), b));
                         push(ratio_cell(self.ratio(key, base_rmcp, "cpu_us"), b));
+                        push(ratio_cell(self.ratio(key, Impl::IsahcFloor, "cpu_us"), b));
                         push(ratio_cell(self.ratio(key, Impl::Floor, "calls_per_s"), b));
                         push(ratio_cell(self.ratio(key, base_rmcp, "calls_per_s"), b));
                         push(self.connections(key));

@@ -143,7 +143,7 @@ fn shuffle<T>(items: &mut [T], seed: u64) {
 fn client_exe(runner: &Path, imp: Impl) -> PathBuf {
     let family = match imp {
         Impl::Floor => "floor",
-        Impl::Mcpwire | Impl::Mcpwire1t | Impl::McpwireStateless => "mcpwire",
+        Impl::Mcpwire | Impl::Mcpwire1t | Impl::McpwireStateless | Impl::IsahcFloor => "mcpwire",
         Impl::Rmcp | Impl::RmcpCt | Impl::RmcpKa => "rmcp",
     };
     let own = runner.with_file_name(format!("mcpwire-bench-{family}"));
@@ -246,7 +246,7 @@ fn combos(o: &Options) -> Vec<Combo> {
     let mut v = Vec::new();
     for &server in &o.servers {
         for &imp in &o.impls {
-            if imp == Impl::RmcpKa && !server.is_http() {
+            if matches!(imp, Impl::RmcpKa | Impl::IsahcFloor) && !server.is_http() {
                 continue;
             }
             if imp == Impl::McpwireStateless && server != Server::PythonHttp {

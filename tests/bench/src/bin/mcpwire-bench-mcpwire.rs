@@ -1,6 +1,10 @@
-//! One client measurement with the mcpwire implementation only (the runner's choice: this binary
+//! One client measurement with the mcpwire implementations (and the isahc floor, which links
+//! only what mcpwire's HTTP backend does) (the runner's choice: this binary
 //! links no other client, so its resident memory is its own).
 
 fn main() {
-    mcpwire_bench::client_binary(mcpwire_bench::mcpwire_client::run)
+    mcpwire_bench::client_binary(|args| match args.imp {
+        mcpwire_bench::Impl::IsahcFloor => mcpwire_bench::isahc_floor::run(args),
+        _ => mcpwire_bench::mcpwire_client::run(args),
+    })
 }
