@@ -34,6 +34,7 @@ mod disk;
 mod dispatch;
 mod driver;
 mod error;
+mod h1_backend;
 mod handlers;
 mod http_client;
 mod http_counters;
@@ -125,8 +126,9 @@ pub struct ConnectOptions {
     /// How the default HTTP backend reaches servers: TLS trust and client certificates, the
     /// proxy, HTTP versions, the connection pool's limits.
     pub http_client: HttpClientOptions,
-    /// The HTTP client for HTTP servers (default: [`IsahcBackend`] with
-    /// [`ConnectOptions::http_client`]).
+    /// The HTTP client for HTTP servers (default: mcpwire's own HTTP/1.1 client for a plain
+    /// `http://` server reached directly, [`IsahcBackend`] for the rest, both with
+    /// [`ConnectOptions::http_client`]; see [`HttpClientOptions::native_http1`]).
     pub http_backend: Option<Arc<dyn HttpBackend>>,
     /// Sees each HTTP exchange go out and its response head come back (method, URL without
     /// credentials, status, content type, session id; never a request header).
@@ -261,20 +263,32 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
     Ok(options.finish(conn, command, pid, io))
 }
 
+/// The default HTTP backend: mcpwire's own HTTP/1.1 client for a plain `http://` server
+/// reached directly, isahc (libcurl) for the rest. The options are checked here either way
+/// (a CA file that cannot be read fails the connection, whatever the URL).
+fn default_backend(options: &HttpClientOptions, url: &str) -> Result<Arc<dyn HttpBackend>, String> {
+    if url.starts_with("http://") {
+        if let Some(h1) = h1_backend::Http1Backend::for_options(options) {
+            options.tls.trust_pem()?;
+            return Ok(Arc::new(h1));
+        }
+    }
+    Ok(Arc::new(IsahcBackend::with_options(options)?))
+}
+
 fn connect_http(
     config: &mcpwire_core::config::HttpConfig,
     options: ConnectOptions,
 ) -> Result<(Client, Driver), Error> {
-    let backend =
-        match options.http_backend.clone() {
-            Some(b) => b,
-            None => Arc::new(IsahcBackend::with_options(&options.http_client).map_err(
-                |message| Error::HttpOptions {
-                    target: mcpwire_core::error::redact_url(&config.url),
-                    message,
-                },
-            )?),
-        };
+    let backend = match options.http_backend.clone() {
+        Some(b) => b,
+        None => default_backend(&options.http_client, &config.url).map_err(|message| {
+            Error::HttpOptions {
+                target: mcpwire_core::error::redact_url(&config.url),
+                message,
+            }
+        })?,
+    };
     #[cfg(feature = "oauth")]
     let oauth = options.oauth.clone();
     #[cfg(feature = "oauth")]

@@ -2,10 +2,12 @@
 //!
 //! - [`jsonl`]: newline-delimited JSON, the stdio framing.
 //! - [`sse`]: Server-Sent Events, the framing of Streamable HTTP response streams.
+//! - [`http1`]: HTTP/1.1 itself, for the adapters' own client of plain `http://` servers.
 //!
-//! Both are incremental and bounded: they take bytes in chunks of any size, remember how far they
+//! All are incremental and bounded: they take bytes in chunks of any size, remember how far they
 //! scanned, and cap what one frame may hold.
 
+pub mod http1;
 pub mod jsonl;
 mod scan;
 pub mod sse;

@@ -8,7 +8,7 @@ mod engine;
 mod oauth;
 mod sse;
 
-pub use codec::{jsonl, jsonrpc};
+pub use codec::{http1, jsonl, jsonrpc};
 pub use connection::connection;
 pub use engine::engine_ops;
 #[cfg(feature = "oauth")]

@@ -1,0 +1,653 @@
+//! mcpwire's own HTTP/1.1 client, for plain `http://` servers reached directly (most local
+//! servers): the request written with one `write`, the response read on the caller's own
+//! reactor, no thread in between. Everything else (`https://`, a proxy, HTTP/2) goes to the
+//! backend it wraps (isahc). The protocol itself is the core's sans-IO codec
+//! ([`mcpwire_core::codec::http1`]); this is sockets, a pool of idle keep-alive connections,
+//! and the errors in the words the isahc backend uses.
+//!
+//! At most once: a request is never sent twice by this backend. An idle connection is checked
+//! before it is reused (a server that closed it is seen at once and a new one is opened); a
+//! connection that fails after the request went out is the caller's to decide about.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use async_io::{Async, Timer};
+use futures_lite::{AsyncRead, AsyncWriteExt, FutureExt};
+use mcpwire_core::codec::http1::{self, BodyDecoder, Http1Error};
+use mcpwire_core::error::HttpErrorKind;
+use mcpwire_core::HttpRequest;
+
+use crate::handlers::BoxFuture;
+use crate::http_client::{HttpClientOptions, HttpVersionChoice, ProxySetting};
+use crate::http_io::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
+use crate::IsahcBackend;
+
+/// How much one read of a response takes.
+const READ_SIZE: usize = 16 * 1024;
+/// The most idle connections kept per host.
+const MAX_IDLE_PER_HOST: usize = 32;
+
+/// Plain `http://` over mcpwire's own HTTP/1.1 client; the rest through isahc, made when
+/// first needed (its agent thread is not started for a connection that never uses it).
+pub(crate) struct Http1Backend {
+    pool: Arc<Pool>,
+    connect_timeout: Duration,
+    options: HttpClientOptions,
+    fallback: OnceLock<Result<Arc<IsahcBackend>, String>>,
+}
+
+/// Idle connections by `host:port`.
+#[derive(Default)]
+struct Pool {
+    idle: Mutex<HashMap<String, Vec<Idle>>>,
+    lifetime: Duration,
+}
+
+struct Idle {
+    stream: Async<TcpStream>,
+    since: Instant,
+}
+
+impl Http1Backend {
+    /// The backend for `options`, or `None` when a plain `http://` request would go through a
+    /// proxy or speak HTTP/2 (then isahc alone is the backend).
+    pub(crate) fn for_options(options: &HttpClientOptions) -> Option<Self> {
+        if !options.native_http1 || options.version == HttpVersionChoice::Http2PriorKnowledge {
+            return None;
+        }
+        let direct = match &options.proxy {
+            ProxySetting::Direct => true,
+            // curl's variables for `http://` URLs: any of them set, curl decides.
+            ProxySetting::FromEnvironment => ["http_proxy", "all_proxy", "ALL_PROXY"]
+                .iter()
+                .all(|v| std::env::var_os(v).is_none_or(|s| s.is_empty())),
+            ProxySetting::Url { .. } => false,
+        };
+        direct.then(|| Http1Backend {
+            pool: Arc::new(Pool {
+                idle: Mutex::default(),
+                lifetime: options.idle_connection_lifetime,
+            }),
+            connect_timeout: options.connect_timeout,
+            options: options.clone(),
+            fallback: OnceLock::new(),
+        })
+    }
+}
+
+/// The parts of a plain `http://` URL this client handles itself.
+struct Target {
+    /// `host:port` as written (the `Host` header and the pool's key).
+    authority: String,
+    host: String,
+    port: u16,
+    /// Path and query (`/` when empty).
+    path: String,
+}
+
+fn target_of(url: &str) -> Option<Target> {
+    let rest = url.strip_prefix("http://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    // Credentials in the URL, odd characters: libcurl's business.
+    if authority.is_empty() || authority.contains(['@', '%', ' ']) {
+        return None;
+    }
+    let path = path.split('#').next().unwrap_or("");
+    let path = match path {
+        "" => "/".to_owned(),
+        p if p.starts_with('?') => format!("/{p}"),
+        p => p.to_owned(),
+    };
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (host, rest) = v6.split_once(']')?;
+            let port = match rest.strip_prefix(':') {
+                Some(p) => p.parse().ok()?,
+                None if rest.is_empty() => 80,
+                None => return None,
+            };
+            (host.to_owned(), port)
+        }
+        None => match authority.rsplit_once(':') {
+            Some((h, p)) => (h.to_owned(), p.parse().ok()?),
+            None => (authority.to_owned(), 80),
+        },
+    };
+    Some(Target {
+        authority: authority.to_owned(),
+        host,
+        port,
+        path,
+    })
+}
+
+impl HttpBackend for Http1Backend {
+    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
+        let Some(target) = target_of(&request.url) else {
+            let fallback = self
+                .fallback
+                .get_or_init(|| IsahcBackend::with_options(&self.options).map(Arc::new));
+            return match fallback {
+                Ok(isahc) => isahc.send(request),
+                Err(e) => {
+                    let failure = HttpFailure::new(HttpErrorKind::Other, e.clone(), true);
+                    Box::pin(async move { Err(failure) })
+                }
+            };
+        };
+        let pool = self.pool.clone();
+        let connect_timeout = self.connect_timeout;
+        Box::pin(async move { exchange(pool, connect_timeout, target, request).await })
+    }
+}
+
+async fn exchange(
+    pool: Arc<Pool>,
+    connect_timeout: Duration,
+    target: Target,
+    request: HttpRequest,
+) -> Result<HttpResponse, HttpFailure> {
+    let method = request.method.as_str();
+    let mut out = Vec::new();
+    http1::write_request(
+        &mut out,
+        method,
+        &target.path,
+        &target.authority,
+        &request.headers,
+        &request.body,
+    )
+    .map_err(|e| HttpFailure::new(HttpErrorKind::Other, e.to_string(), true))?;
+    drop(request);
+    let (mut stream, reused) = match pool.take(&target.authority) {
+        Some(stream) => (stream, true),
+        None => (connect(&target, connect_timeout).await?, false),
+    };
+    let local_addr = stream.get_ref().local_addr().ok();
+    let mut buf = Vec::with_capacity(READ_SIZE);
+    let mut sent = true;
+    let head = match stream.write_all(&out).await {
+        Ok(()) => {
+            drop(out);
+            read_head(&mut stream, &mut buf, reused).await?
+        }
+        // A server may answer before it has read the whole request (a 413 for a body too
+        // big) and close: its answer, when it came, is the response.
+        Err(e) => match read_head(&mut stream, &mut buf, reused).await {
+            Ok(head) => {
+                sent = false;
+                head
+            }
+            Err(_) => {
+                return Err(HttpFailure::new(
+                    HttpErrorKind::HeadCutShort,
+                    format!("the connection failed while sending the request ({e})"),
+                    false,
+                ))
+            }
+        },
+    };
+    let body = Body {
+        stream: Some(stream),
+        buf,
+        at: 0,
+        decoder: BodyDecoder::new(head.framing),
+        // A connection whose request was not all written is never reused.
+        keep_alive: head.keep_alive && sent,
+        pool,
+        authority: target.authority,
+    };
+    Ok(HttpResponse {
+        status: head.status,
+        headers: head.headers,
+        body: Box::pin(body),
+        version: Some(HttpVersion::Http1),
+        local_addr,
+    })
+}
+
+/// Reads the response head (after any interim `1xx`), leaving what follows it in `buf`.
+async fn read_head(
+    stream: &mut Async<TcpStream>,
+    buf: &mut Vec<u8>,
+    reused: bool,
+) -> Result<http1::ResponseHead, HttpFailure> {
+    loop {
+        match http1::parse_response_head(buf, false) {
+            Ok(Some((head, used))) => {
+                buf.drain(..used);
+                if head.is_interim() {
+                    continue;
+                }
+                return Ok(head);
+            }
+            Ok(None) => {}
+            Err(e) => return Err(bad_head(e)),
+        }
+        match read_more(stream, buf).await {
+            Ok(0) => {
+                let message = if buf.is_empty() {
+                    "the server closed the connection without a response"
+                } else {
+                    "the connection closed in the middle of the response head"
+                };
+                let message = match reused {
+                    true => format!("{message} (on a reused connection)"),
+                    false => message.to_owned(),
+                };
+                return Err(HttpFailure::new(
+                    HttpErrorKind::HeadCutShort,
+                    message,
+                    false,
+                ));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Err(HttpFailure::new(
+                    HttpErrorKind::HeadCutShort,
+                    format!("the connection failed before the response head ({e})"),
+                    false,
+                ))
+            }
+        }
+    }
+}
+
+fn bad_head(e: Http1Error) -> HttpFailure {
+    HttpFailure::new(
+        HttpErrorKind::HeadCutShort,
+        format!("the response head is not HTTP ({e})"),
+        false,
+    )
+}
+
+/// One read into the spare room of `buf`.
+async fn read_more(stream: &mut Async<TcpStream>, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let len = buf.len();
+    buf.resize(len + READ_SIZE, 0);
+    let n = futures_lite::AsyncReadExt::read(stream, &mut buf[len..]).await;
+    buf.truncate(len + *n.as_ref().unwrap_or(&0));
+    n
+}
+
+/// Connects to the first of the host's addresses that answers, within `timeout` in all.
+async fn connect(target: &Target, timeout: Duration) -> Result<Async<TcpStream>, HttpFailure> {
+    let addrs = resolve(target).await?;
+    let attempt = async {
+        let mut last = None;
+        for addr in addrs {
+            match Async::<TcpStream>::connect(addr).await {
+                Ok(stream) => return Ok(stream),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::other("no address")))
+    };
+    let timer = async {
+        Timer::after(timeout).await;
+        Err(io::Error::from(io::ErrorKind::TimedOut))
+    };
+    match attempt.or(timer).await {
+        Ok(stream) => {
+            // Small requests go out at once.
+            let _ = stream.get_ref().set_nodelay(true);
+            Ok(stream)
+        }
+        Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(HttpFailure::new(
+            HttpErrorKind::ConnectTimeout,
+            "no connection within the connect timeout",
+            true,
+        )),
+        Err(e) => Err(HttpFailure::new(
+            HttpErrorKind::ConnectionRefused,
+            format!(
+                "the connection was refused or the host cannot be reached: is the server running, on this port? ({e})"
+            ),
+            true,
+        )),
+    }
+}
+
+/// The host's addresses: an IP literal as it is, a name through the system's resolver (on a
+/// blocking thread: it may take a while).
+async fn resolve(target: &Target) -> Result<Vec<SocketAddr>, HttpFailure> {
+    if let Ok(ip) = target.host.parse::<std::net::IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, target.port)]);
+    }
+    let (host, port) = (target.host.clone(), target.port);
+    let found = smol::unblock(move || (host.as_str(), port).to_socket_addrs()).await;
+    match found.map(|a| a.collect::<Vec<_>>()) {
+        Ok(addrs) if !addrs.is_empty() => Ok(addrs),
+        Ok(_) | Err(_) => Err(HttpFailure::new(
+            HttpErrorKind::NameResolution,
+            "the host name does not resolve",
+            true,
+        )),
+    }
+}
+
+impl Pool {
+    /// An idle connection to `authority` that is still open, if there is one.
+    fn take(&self, authority: &str) -> Option<Async<TcpStream>> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let list = idle.get_mut(authority)?;
+        while let Some(conn) = list.pop() {
+            if conn.since.elapsed() < self.lifetime && is_open(&conn.stream) {
+                return Some(conn.stream);
+            }
+        }
+        None
+    }
+
+    fn put(&self, authority: String, stream: Async<TcpStream>) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let list = idle.entry(authority).or_default();
+        if list.len() < MAX_IDLE_PER_HOST {
+            list.push(Idle {
+                stream,
+                since: Instant::now(),
+            });
+        }
+    }
+}
+
+/// Whether an idle connection is still open: nothing to read (a server that closed it has
+/// sent its end, which reads at once; one that sent anything unasked is not to be trusted).
+fn is_open(stream: &Async<TcpStream>) -> bool {
+    let mut probe = [0u8; 1];
+    matches!(stream.get_ref().peek(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+}
+
+/// A response body: what came with the head, then the connection, its framing undone. At its
+/// end a keep-alive connection goes back to the pool; dropped before, the connection closes.
+struct Body {
+    stream: Option<Async<TcpStream>>,
+    buf: Vec<u8>,
+    /// How much of `buf` was decoded.
+    at: usize,
+    decoder: BodyDecoder,
+    keep_alive: bool,
+    pool: Arc<Pool>,
+    authority: String,
+}
+
+impl Body {
+    fn finish(&mut self) {
+        if let Some(stream) = self.stream.take() {
+            // Anything after the body was not asked for: that connection is not reused.
+            if self.keep_alive && self.at == self.buf.len() {
+                self.pool.put(std::mem::take(&mut self.authority), stream);
+            }
+        }
+    }
+}
+
+impl AsyncRead for Body {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        if out.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        loop {
+            if this.decoder.is_done() {
+                this.finish();
+                return Poll::Ready(Ok(0));
+            }
+            if this.at < this.buf.len() {
+                let step = this
+                    .decoder
+                    .decode(&this.buf[this.at..], out.len())
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                let data = &this.buf[this.at + step.data.start..this.at + step.data.end];
+                let n = data.len();
+                out[..n].copy_from_slice(data);
+                this.at += step.consumed;
+                if n > 0 {
+                    if this.decoder.is_done() {
+                        this.finish();
+                    }
+                    return Poll::Ready(Ok(n));
+                }
+                if step.consumed > 0 {
+                    continue;
+                }
+            }
+            // All of the buffer is decoded (or waits for more): read again.
+            this.buf.drain(..this.at);
+            this.at = 0;
+            let Some(stream) = this.stream.as_mut() else {
+                return Poll::Ready(Ok(0));
+            };
+            let len = this.buf.len();
+            this.buf.resize(len + READ_SIZE, 0);
+            let read = Pin::new(&mut *stream).poll_read(cx, &mut this.buf[len..]);
+            let n = match &read {
+                Poll::Ready(Ok(n)) => *n,
+                _ => 0,
+            };
+            this.buf.truncate(len + n);
+            match read {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(0)) => {
+                    this.stream = None;
+                    return match this.decoder.end_of_input() {
+                        Ok(()) if this.at == this.buf.len() => Poll::Ready(Ok(0)),
+                        Ok(()) => continue,
+                        Err(e) => Poll::Ready(Err(io::Error::new(io::ErrorKind::UnexpectedEof, e))),
+                    };
+                }
+                Poll::Ready(Ok(_)) => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_lite::AsyncReadExt;
+    use mcpwire_core::HttpMethod;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A server on 127.0.0.1 that answers each request of each connection with `answer(n)`
+    /// (n counts requests over all connections) and closes the connection after the answer
+    /// when `close_after` says so. Returns its URL and the count of connections accepted.
+    fn server(
+        answer: impl Fn(usize) -> Vec<u8> + Send + Sync + 'static,
+        close_after: impl Fn(usize) -> bool + Send + Sync + 'static,
+    ) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let (answer, close_after) = (Arc::new(answer), Arc::new(close_after));
+        let count = accepted.clone();
+        let requests = Arc::new(AtomicUsize::new(0));
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { return };
+                count.fetch_add(1, Ordering::SeqCst);
+                let (answer, close_after, requests) =
+                    (answer.clone(), close_after.clone(), requests.clone());
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(conn.try_clone().unwrap());
+                    let mut conn = conn;
+                    loop {
+                        let mut length = 0;
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            if let Some(v) =
+                                line.to_ascii_lowercase().strip_prefix("content-length:")
+                            {
+                                length = v.trim().parse().unwrap();
+                            }
+                            if line == "\r\n" {
+                                break;
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        std::io::Read::read_exact(&mut reader, &mut body).unwrap();
+                        let n = requests.fetch_add(1, Ordering::SeqCst);
+                        conn.write_all(&answer(n)).unwrap();
+                        if close_after(n) {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (url, accepted)
+    }
+
+    fn post(url: &str) -> HttpRequest {
+        HttpRequest {
+            exchange: 0,
+            method: HttpMethod::Post,
+            url: url.to_owned(),
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: b"{}".to_vec(),
+        }
+    }
+
+    fn backend() -> Http1Backend {
+        let options = HttpClientOptions {
+            proxy: ProxySetting::Direct,
+            ..HttpClientOptions::default()
+        };
+        Http1Backend::for_options(&options).expect("direct http://")
+    }
+
+    async fn body_of(resp: HttpResponse) -> io::Result<Vec<u8>> {
+        let mut body = Vec::new();
+        let mut reader = resp.body;
+        reader.read_to_end(&mut body).await?;
+        Ok(body)
+    }
+
+    #[test]
+    fn sequential_requests_share_one_connection_and_chunked_bodies_arrive_whole() {
+        let (url, accepted) = server(
+            |n| {
+                match n % 2 {
+                0 => b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec(),
+                _ => b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+                    .to_vec(),
+            }
+            },
+            |_| false,
+        );
+        let backend = backend();
+        smol::block_on(async {
+            for i in 0..6 {
+                let resp = backend.send(post(&url)).await.unwrap();
+                assert_eq!(resp.status, 200);
+                let want: &[u8] = if i % 2 == 0 { b"ok" } else { b"abcde" };
+                assert_eq!(body_of(resp).await.unwrap(), want);
+            }
+        });
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            1,
+            "one keep-alive connection"
+        );
+    }
+
+    #[test]
+    fn a_connection_the_server_closed_while_idle_is_not_reused() {
+        // The server closes each connection after its answer (an idle timeout in short).
+        let (url, accepted) = server(
+            |_| b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec(),
+            |_| true,
+        );
+        let backend = backend();
+        smol::block_on(async {
+            for _ in 0..3 {
+                let resp = backend.send(post(&url)).await.unwrap();
+                assert_eq!(body_of(resp).await.unwrap(), b"ok");
+                // Let the close arrive before the next request.
+                Timer::after(Duration::from_millis(50)).await;
+            }
+        });
+        assert_eq!(accepted.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_body_until_the_close_and_a_cut_one() {
+        let (url, _) = server(
+            |n| match n {
+                0 => b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it".to_vec(),
+                _ => b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort".to_vec(),
+            },
+            |_| true,
+        );
+        let backend = backend();
+        smol::block_on(async {
+            let resp = backend.send(post(&url)).await.unwrap();
+            assert_eq!(body_of(resp).await.unwrap(), b"all of it");
+            let resp = backend.send(post(&url)).await.unwrap();
+            let err = body_of(resp).await.unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof, "{err}");
+        });
+    }
+
+    #[test]
+    fn nothing_listening_is_refused_and_unsent() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let backend = backend();
+        let failure = smol::block_on(backend.send(post(&format!("http://127.0.0.1:{port}/mcp"))))
+            .err()
+            .expect("refused");
+        assert_eq!(failure.kind, HttpErrorKind::ConnectionRefused);
+        assert!(failure.unsent);
+    }
+
+    #[test]
+    fn urls_it_leaves_to_libcurl() {
+        assert!(target_of("https://h/mcp").is_none());
+        assert!(target_of("http://user:pw@h/mcp").is_none());
+        let t = target_of("http://[::1]:8080?x=1").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.port, t.path.as_str()),
+            ("::1", 8080, "/?x=1")
+        );
+        let t = target_of("http://localhost/a/b#frag").unwrap();
+        assert_eq!(
+            (t.authority.as_str(), t.port, t.path.as_str()),
+            ("localhost", 80, "/a/b")
+        );
+        let through_proxy = HttpClientOptions {
+            proxy: ProxySetting::Url {
+                url: "http://proxy:3128".into(),
+                no_proxy: vec![],
+            },
+            ..HttpClientOptions::default()
+        };
+        assert!(Http1Backend::for_options(&through_proxy).is_none());
+        let off = HttpClientOptions {
+            native_http1: false,
+            ..HttpClientOptions::default()
+        };
+        assert!(Http1Backend::for_options(&off).is_none());
+    }
+}
