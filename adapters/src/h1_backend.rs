@@ -277,42 +277,38 @@ async fn read_more(stream: &mut Async<TcpStream>, buf: &mut Vec<u8>) -> io::Resu
     n
 }
 
-/// Connects to the first of the host's addresses that answers, within `timeout` in all.
+/// Connects to the first of the host's addresses that answers; the name's resolution and the
+/// connects together within `timeout`.
 async fn connect(target: &Target, timeout: Duration) -> Result<Async<TcpStream>, HttpFailure> {
-    let addrs = resolve(target).await?;
     let attempt = async {
         let mut last = None;
-        for addr in addrs {
+        for addr in resolve(target).await? {
             match Async::<TcpStream>::connect(addr).await {
                 Ok(stream) => return Ok(stream),
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.unwrap_or_else(|| io::Error::other("no address")))
-    };
-    let timer = async {
-        Timer::after(timeout).await;
-        Err(io::Error::from(io::ErrorKind::TimedOut))
-    };
-    match attempt.or(timer).await {
-        Ok(stream) => {
-            // Small requests go out at once.
-            let _ = stream.get_ref().set_nodelay(true);
-            Ok(stream)
-        }
-        Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(HttpFailure::new(
-            HttpErrorKind::ConnectTimeout,
-            "no connection within the connect timeout",
-            true,
-        )),
-        Err(e) => Err(HttpFailure::new(
+        let e = last.unwrap_or_else(|| io::Error::other("no address"));
+        Err(HttpFailure::new(
             HttpErrorKind::ConnectionRefused,
             format!(
                 "the connection was refused or the host cannot be reached: is the server running, on this port? ({e})"
             ),
             true,
-        )),
-    }
+        ))
+    };
+    let timer = async {
+        Timer::after(timeout).await;
+        Err(HttpFailure::new(
+            HttpErrorKind::ConnectTimeout,
+            "no connection within the connect timeout",
+            true,
+        ))
+    };
+    let stream = attempt.or(timer).await?;
+    // Small requests go out at once.
+    let _ = stream.get_ref().set_nodelay(true);
+    Ok(stream)
 }
 
 /// The host's addresses: an IP literal as it is, a name through the system's resolver (on a
