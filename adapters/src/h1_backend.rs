@@ -50,8 +50,83 @@ struct Pool {
 }
 
 struct Idle {
-    stream: Async<TcpStream>,
+    conn: Conn,
     since: Instant,
+}
+
+/// One connection, and whether it may have bytes to read. A read that fills less than it was
+/// given has emptied the socket, so the next one waits for readiness instead of seeing
+/// `EAGAIN` first; one that is not signalled is not read at all (a silent stream costs no
+/// syscall when the driver passes over it).
+struct Conn {
+    stream: Async<TcpStream>,
+    readable: bool,
+    local_addr: Option<SocketAddr>,
+}
+
+impl Conn {
+    fn new(stream: Async<TcpStream>) -> Conn {
+        let local_addr = stream.get_ref().local_addr().ok();
+        Conn {
+            stream,
+            readable: true,
+            local_addr,
+        }
+    }
+
+    /// Reads what is there into `buf` (`Ok(0)`: the connection's end).
+    fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        use std::io::Read as _;
+        loop {
+            if !self.readable {
+                match self.stream.poll_readable(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Ready(Ok(())) => self.readable = true,
+                }
+            }
+            match self.stream.get_ref().read(buf) {
+                Ok(n) => {
+                    if n > 0 && n < buf.len() {
+                        self.drained(cx);
+                    }
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.drained(cx),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+
+    /// The socket was emptied by the last read: wait for readiness from now on. The reactor
+    /// still holds the readiness that read consumed and reports it once more: that report is
+    /// taken and dropped, and the next call registers interest (level-triggered: bytes that
+    /// came in meanwhile are reported at once).
+    fn drained(&mut self, cx: &mut Context<'_>) {
+        self.readable = false;
+        for _ in 0..2 {
+            match self.stream.poll_readable(cx) {
+                Poll::Ready(Ok(())) => {}
+                // An error is read by the next read.
+                Poll::Pending | Poll::Ready(Err(_)) => return,
+            }
+        }
+        self.readable = true;
+    }
+
+    /// A request was just sent: nothing can be there before the server answers it.
+    fn sent(&mut self) {
+        self.readable = false;
+    }
+
+    /// Whether an idle connection is still open: nothing to read (a server that closed it has
+    /// sent its end, which reads at once; one that sent anything unasked is not to be
+    /// trusted).
+    fn is_open(&self) -> bool {
+        let mut probe = [0u8; 1];
+        matches!(self.stream.get_ref().peek(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+    }
 }
 
 impl Http1Backend {
@@ -166,21 +241,22 @@ async fn exchange(
     )
     .map_err(|e| HttpFailure::new(HttpErrorKind::Other, e.to_string(), true))?;
     drop(request);
-    let (mut stream, reused) = match pool.take(&target.authority) {
-        Some(stream) => (stream, true),
-        None => (connect(&target, connect_timeout).await?, false),
+    let (mut conn, reused) = match pool.take(&target.authority) {
+        Some(conn) => (conn, true),
+        None => (Conn::new(connect(&target, connect_timeout).await?), false),
     };
-    let local_addr = stream.get_ref().local_addr().ok();
+    let local_addr = conn.local_addr;
     let mut buf = Vec::with_capacity(READ_SIZE);
     let mut sent = true;
-    let head = match stream.write_all(&out).await {
+    let head = match conn.stream.write_all(&out).await {
         Ok(()) => {
             drop(out);
-            read_head(&mut stream, &mut buf, reused).await?
+            conn.sent();
+            read_head(&mut conn, &mut buf, reused).await?
         }
         // A server may answer before it has read the whole request (a 413 for a body too
         // big) and close: its answer, when it came, is the response.
-        Err(e) => match read_head(&mut stream, &mut buf, reused).await {
+        Err(e) => match read_head(&mut conn, &mut buf, reused).await {
             Ok(head) => {
                 sent = false;
                 head
@@ -195,7 +271,7 @@ async fn exchange(
         },
     };
     let body = Body {
-        stream: Some(stream),
+        conn: Some(conn),
         buf,
         at: 0,
         decoder: BodyDecoder::new(head.framing),
@@ -215,7 +291,7 @@ async fn exchange(
 
 /// Reads the response head (after any interim `1xx`), leaving what follows it in `buf`.
 async fn read_head(
-    stream: &mut Async<TcpStream>,
+    conn: &mut Conn,
     buf: &mut Vec<u8>,
     reused: bool,
 ) -> Result<http1::ResponseHead, HttpFailure> {
@@ -231,7 +307,7 @@ async fn read_head(
             Ok(None) => {}
             Err(e) => return Err(bad_head(e)),
         }
-        match read_more(stream, buf).await {
+        match read_more(conn, buf).await {
             Ok(0) => {
                 let message = if buf.is_empty() {
                     "the server closed the connection without a response"
@@ -269,12 +345,25 @@ fn bad_head(e: Http1Error) -> HttpFailure {
 }
 
 /// One read into the spare room of `buf`.
-async fn read_more(stream: &mut Async<TcpStream>, buf: &mut Vec<u8>) -> io::Result<usize> {
+async fn read_more(conn: &mut Conn, buf: &mut Vec<u8>) -> io::Result<usize> {
+    std::future::poll_fn(|cx| poll_read_more(conn, cx, buf)).await
+}
+
+/// One read into the spare room of `buf` (grown by [`READ_SIZE`] for it).
+fn poll_read_more(
+    conn: &mut Conn,
+    cx: &mut Context<'_>,
+    buf: &mut Vec<u8>,
+) -> Poll<io::Result<usize>> {
     let len = buf.len();
     buf.resize(len + READ_SIZE, 0);
-    let n = futures_lite::AsyncReadExt::read(stream, &mut buf[len..]).await;
-    buf.truncate(len + *n.as_ref().unwrap_or(&0));
-    n
+    let read = conn.poll_read(cx, &mut buf[len..]);
+    let n = match &read {
+        Poll::Ready(Ok(n)) => *n,
+        _ => 0,
+    };
+    buf.truncate(len + n);
+    read
 }
 
 /// Connects to the first of the host's addresses that answers; the name's resolution and the
@@ -331,40 +420,33 @@ async fn resolve(target: &Target) -> Result<Vec<SocketAddr>, HttpFailure> {
 
 impl Pool {
     /// An idle connection to `authority` that is still open, if there is one.
-    fn take(&self, authority: &str) -> Option<Async<TcpStream>> {
+    fn take(&self, authority: &str) -> Option<Conn> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = idle.get_mut(authority)?;
         while let Some(conn) = list.pop() {
-            if conn.since.elapsed() < self.lifetime && is_open(&conn.stream) {
-                return Some(conn.stream);
+            if conn.since.elapsed() < self.lifetime && conn.conn.is_open() {
+                return Some(conn.conn);
             }
         }
         None
     }
 
-    fn put(&self, authority: String, stream: Async<TcpStream>) {
+    fn put(&self, authority: String, conn: Conn) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = idle.entry(authority).or_default();
         if list.len() < MAX_IDLE_PER_HOST {
             list.push(Idle {
-                stream,
+                conn,
                 since: Instant::now(),
             });
         }
     }
 }
 
-/// Whether an idle connection is still open: nothing to read (a server that closed it has
-/// sent its end, which reads at once; one that sent anything unasked is not to be trusted).
-fn is_open(stream: &Async<TcpStream>) -> bool {
-    let mut probe = [0u8; 1];
-    matches!(stream.get_ref().peek(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
-}
-
 /// A response body: what came with the head, then the connection, its framing undone. At its
 /// end a keep-alive connection goes back to the pool; dropped before, the connection closes.
 struct Body {
-    stream: Option<Async<TcpStream>>,
+    conn: Option<Conn>,
     buf: Vec<u8>,
     /// How much of `buf` was decoded.
     at: usize,
@@ -376,10 +458,10 @@ struct Body {
 
 impl Body {
     fn finish(&mut self) {
-        if let Some(stream) = self.stream.take() {
+        if let Some(conn) = self.conn.take() {
             // Anything after the body was not asked for: that connection is not reused.
             if self.keep_alive && self.at == self.buf.len() {
-                self.pool.put(std::mem::take(&mut self.authority), stream);
+                self.pool.put(std::mem::take(&mut self.authority), conn);
             }
         }
     }
@@ -422,22 +504,15 @@ impl AsyncRead for Body {
             // All of the buffer is decoded (or waits for more): read again.
             this.buf.drain(..this.at);
             this.at = 0;
-            let Some(stream) = this.stream.as_mut() else {
+            let Some(conn) = this.conn.as_mut() else {
                 return Poll::Ready(Ok(0));
             };
-            let len = this.buf.len();
-            this.buf.resize(len + READ_SIZE, 0);
-            let read = Pin::new(&mut *stream).poll_read(cx, &mut this.buf[len..]);
-            let n = match &read {
-                Poll::Ready(Ok(n)) => *n,
-                _ => 0,
-            };
-            this.buf.truncate(len + n);
+            let read = poll_read_more(conn, cx, &mut this.buf);
             match read {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                 Poll::Ready(Ok(0)) => {
-                    this.stream = None;
+                    this.conn = None;
                     return match this.decoder.end_of_input() {
                         Ok(()) if this.at == this.buf.len() => Poll::Ready(Ok(0)),
                         Ok(()) => continue,
