@@ -61,6 +61,8 @@ struct Idle {
 struct Conn {
     stream: Async<TcpStream>,
     readable: bool,
+    /// Interest could not be registered: the next read reports it (waiting would never end).
+    broken: Option<io::Error>,
     local_addr: Option<SocketAddr>,
 }
 
@@ -70,6 +72,7 @@ impl Conn {
         Conn {
             stream,
             readable: true,
+            broken: None,
             local_addr,
         }
     }
@@ -77,6 +80,9 @@ impl Conn {
     /// Reads what is there into `buf` (`Ok(0)`: the connection's end).
     fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         use std::io::Read as _;
+        if let Some(e) = self.broken.take() {
+            return Poll::Ready(Err(e));
+        }
         loop {
             if !self.readable {
                 match self.stream.poll_readable(cx) {
@@ -92,7 +98,12 @@ impl Conn {
                     }
                     return Poll::Ready(Ok(n));
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.drained(cx),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.drained(cx);
+                    if let Some(e) = self.broken.take() {
+                        return Poll::Ready(Err(e));
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Poll::Ready(Err(e)),
             }
@@ -108,8 +119,11 @@ impl Conn {
         for _ in 0..2 {
             match self.stream.poll_readable(cx) {
                 Poll::Ready(Ok(())) => {}
-                // An error is read by the next read.
-                Poll::Pending | Poll::Ready(Err(_)) => return,
+                Poll::Pending => return,
+                Poll::Ready(Err(e)) => {
+                    self.broken = Some(e);
+                    return;
+                }
             }
         }
         self.readable = true;
@@ -170,10 +184,17 @@ fn target_of(url: &str) -> Option<Target> {
     let rest = url.strip_prefix("http://")?;
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
-    // Credentials in the URL, odd characters: libcurl's business.
-    if authority.is_empty() || authority.contains(['@', '%', ' ']) {
+    // Credentials in the URL, anything but visible ASCII (a name to encode, a space to
+    // escape): libcurl's business.
+    let visible = |t: &str| t.bytes().all(|b| (0x21..0x7f).contains(&b));
+    if authority.is_empty() || authority.contains(['@', '%']) || !visible(rest) {
         return None;
     }
+    let port_of = |p: &str| {
+        (!p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| p.parse::<u16>().ok())
+            .flatten()
+    };
     let path = path.split('#').next().unwrap_or("");
     let path = match path {
         "" => "/".to_owned(),
@@ -183,15 +204,16 @@ fn target_of(url: &str) -> Option<Target> {
     let (host, port) = match authority.strip_prefix('[') {
         Some(v6) => {
             let (host, rest) = v6.split_once(']')?;
+            host.parse::<std::net::Ipv6Addr>().ok()?;
             let port = match rest.strip_prefix(':') {
-                Some(p) => p.parse().ok()?,
+                Some(p) => port_of(p)?,
                 None if rest.is_empty() => 80,
                 None => return None,
             };
             (host.to_owned(), port)
         }
         None => match authority.rsplit_once(':') {
-            Some((h, p)) => (h.to_owned(), p.parse().ok()?),
+            Some((h, p)) => (h.to_owned(), port_of(p)?),
             None => (authority.to_owned(), 80),
         },
     };
@@ -277,6 +299,7 @@ async fn exchange(
         decoder: BodyDecoder::new(head.framing),
         // A connection whose request was not all written is never reused.
         keep_alive: head.keep_alive && sent,
+        failed: None,
         pool,
         authority: target.authority,
     };
@@ -295,45 +318,54 @@ async fn read_head(
     buf: &mut Vec<u8>,
     reused: bool,
 ) -> Result<http1::ResponseHead, HttpFailure> {
+    // Where the search for the head's end goes on from: a server that sends its head a byte
+    // at a time costs one pass over it, not one per byte.
+    let mut scanned: usize = 0;
     loop {
+        let from = scanned.saturating_sub(3).min(buf.len());
+        let ended = |end: &[u8]| buf[from..].windows(end.len()).any(|w| w == end);
+        if buf.len() <= http1::MAX_HEAD && !ended(b"\n\n") && !ended(b"\n\r\n") {
+            scanned = buf.len();
+            match read_more(conn, buf).await {
+                Ok(0) => return Err(cut_head(buf, reused)),
+                Ok(_) => continue,
+                Err(e) => return Err(failed_head(e)),
+            }
+        }
         match http1::parse_response_head(buf, false) {
             Ok(Some((head, used))) => {
                 buf.drain(..used);
-                if head.is_interim() {
-                    continue;
+                scanned = 0;
+                if !head.is_interim() {
+                    return Ok(head);
                 }
-                return Ok(head);
             }
-            Ok(None) => {}
+            // Not reached once an end was seen; read on all the same.
+            Ok(None) => scanned = buf.len() + 3,
             Err(e) => return Err(bad_head(e)),
         }
-        match read_more(conn, buf).await {
-            Ok(0) => {
-                let message = if buf.is_empty() {
-                    "the server closed the connection without a response"
-                } else {
-                    "the connection closed in the middle of the response head"
-                };
-                let message = match reused {
-                    true => format!("{message} (on a reused connection)"),
-                    false => message.to_owned(),
-                };
-                return Err(HttpFailure::new(
-                    HttpErrorKind::HeadCutShort,
-                    message,
-                    false,
-                ));
-            }
-            Ok(_) => {}
-            Err(e) => {
-                return Err(HttpFailure::new(
-                    HttpErrorKind::HeadCutShort,
-                    format!("the connection failed before the response head ({e})"),
-                    false,
-                ))
-            }
-        }
     }
+}
+
+fn cut_head(buf: &[u8], reused: bool) -> HttpFailure {
+    let message = if buf.is_empty() {
+        "the server closed the connection without a response"
+    } else {
+        "the connection closed in the middle of the response head"
+    };
+    let message = match reused {
+        true => format!("{message} (on a reused connection)"),
+        false => message.to_owned(),
+    };
+    HttpFailure::new(HttpErrorKind::HeadCutShort, message, false)
+}
+
+fn failed_head(e: io::Error) -> HttpFailure {
+    HttpFailure::new(
+        HttpErrorKind::HeadCutShort,
+        format!("the connection failed before the response head ({e})"),
+        false,
+    )
 }
 
 fn bad_head(e: Http1Error) -> HttpFailure {
@@ -452,6 +484,8 @@ struct Body {
     at: usize,
     decoder: BodyDecoder,
     keep_alive: bool,
+    /// The body failed: every later read says so again (never a clean end).
+    failed: Option<io::ErrorKind>,
     pool: Arc<Pool>,
     authority: String,
 }
@@ -474,9 +508,24 @@ impl AsyncRead for Body {
         out: &mut [u8],
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
+        if let Some(kind) = this.failed {
+            return Poll::Ready(Err(io::Error::new(kind, "the body failed before")));
+        }
         if out.is_empty() {
             return Poll::Ready(Ok(0));
         }
+        let read = this.read(cx, out);
+        if let Poll::Ready(Err(e)) = &read {
+            this.failed = Some(e.kind());
+            this.conn = None;
+        }
+        read
+    }
+}
+
+impl Body {
+    fn read(&mut self, cx: &mut Context<'_>, out: &mut [u8]) -> Poll<io::Result<usize>> {
+        let this = self;
         loop {
             if this.decoder.is_done() {
                 this.finish();
@@ -697,6 +746,15 @@ mod tests {
     fn urls_it_leaves_to_libcurl() {
         assert!(target_of("https://h/mcp").is_none());
         assert!(target_of("http://user:pw@h/mcp").is_none());
+        for odd in [
+            "http://h/a b",
+            "http://h:+80/",
+            "http://[localhost]/",
+            "http://h/\u{e9}",
+            "http://h:/",
+        ] {
+            assert!(target_of(odd).is_none(), "{odd}");
+        }
         let t = target_of("http://[::1]:8080?x=1").unwrap();
         assert_eq!(
             (t.host.as_str(), t.port, t.path.as_str()),

@@ -33,9 +33,13 @@ pub(crate) enum Read {
 
 /// A child's stdout or stderr, or any byte stream.
 pub(crate) enum PipeReader {
-    /// A pipe read through its descriptor.
+    /// A pipe read through its descriptor; `broken` once interest in it could not be
+    /// registered (its next read ends it: waiting would never end).
     #[cfg(unix)]
-    Pipe(async_io::Async<std::fs::File>),
+    Pipe {
+        file: async_io::Async<std::fs::File>,
+        broken: bool,
+    },
     /// Anything else, through `AsyncRead`.
     Stream(Stream),
 }
@@ -54,7 +58,10 @@ impl PipeReader {
             .try_clone_to_owned()
             .and_then(|fd| async_io::Async::new(std::fs::File::from(fd)));
         match own {
-            Ok(file) => PipeReader::Pipe(file),
+            Ok(file) => PipeReader::Pipe {
+                file,
+                broken: false,
+            },
             Err(_) => PipeReader::Stream(Box::pin(pipe)),
         }
     }
@@ -72,7 +79,9 @@ impl PipeReader {
     pub(crate) fn read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Read {
         match self {
             #[cfg(unix)]
-            PipeReader::Pipe(file) => read_pipe(file, cx, buf),
+            PipeReader::Pipe { broken: true, .. } => Read::End,
+            #[cfg(unix)]
+            PipeReader::Pipe { file, broken } => read_pipe(file, broken, cx, buf),
             PipeReader::Stream(stream) => match stream.as_mut().poll_read(cx, buf) {
                 Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => Read::End,
                 // Only `Pending` tells a stream is drained.
@@ -84,7 +93,12 @@ impl PipeReader {
 }
 
 #[cfg(unix)]
-fn read_pipe(file: &async_io::Async<std::fs::File>, cx: &mut Context<'_>, buf: &mut [u8]) -> Read {
+fn read_pipe(
+    file: &async_io::Async<std::fs::File>,
+    broken: &mut bool,
+    cx: &mut Context<'_>,
+    buf: &mut [u8],
+) -> Read {
     use std::io::Read as _;
     loop {
         match file.get_ref().read(buf) {
@@ -92,8 +106,11 @@ fn read_pipe(file: &async_io::Async<std::fs::File>, cx: &mut Context<'_>, buf: &
             Ok(n) if n < buf.len() => {
                 return match wait_readable(file, cx) {
                     Ok(()) => Read::Bytes { n, drained: true },
-                    // The next read reports what went wrong.
-                    Err(_) => Read::Bytes { n, drained: false },
+                    // These bytes count; the next read ends the stream.
+                    Err(_) => {
+                        *broken = true;
+                        Read::Bytes { n, drained: false }
+                    }
                 };
             }
             Ok(n) => return Read::Bytes { n, drained: false },
@@ -145,7 +162,7 @@ mod tests {
                 .spawn()
                 .unwrap();
             let mut reader = PipeReader::pipe(child.stdout.take().unwrap());
-            assert!(matches!(reader, PipeReader::Pipe(_)));
+            assert!(matches!(reader, PipeReader::Pipe { .. }));
             let mut buf = vec![0; 64 * 1024];
             let (mut out, mut drained_reads) = (Vec::new(), 0);
             let read = std::future::poll_fn(|cx| loop {

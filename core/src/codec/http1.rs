@@ -43,9 +43,13 @@ pub enum Http1Error {
     /// The connection ended before the body did.
     #[error("the connection closed before the end of the body")]
     CutShort,
-    /// A request header holds a line break (it would start another header).
-    #[error("the request header {0:?} holds a line break")]
-    RequestHeader(String),
+    /// A transfer coding other than `chunked` (none is asked for).
+    #[error("the response uses a transfer coding that was not asked for: {0:?}")]
+    TransferCoding(String),
+    /// A part of the request is not valid in HTTP/1.1 (a header name that is not a token, a
+    /// control character in a value, a space in the target).
+    #[error("the request's {0} is not valid in HTTP/1.1")]
+    Request(String),
 }
 
 /// Writes a request into `out`: the request line, `Host`, the headers given (a `Host`,
@@ -59,14 +63,22 @@ pub fn write_request(
     headers: &[(String, String)],
     body: &[u8],
 ) -> Result<(), Http1Error> {
-    let breaks = |s: &str| s.bytes().any(|b| b == b'\r' || b == b'\n');
+    let token = |s: &str| !s.is_empty() && s.bytes().all(is_token_byte);
+    let visible = |s: &str| !s.is_empty() && s.bytes().all(|b| (0x21..0x7f).contains(&b));
     for (name, value) in headers {
-        if breaks(name) || breaks(value) {
-            return Err(Http1Error::RequestHeader(name.clone()));
+        // No control character but a tab: a CR or LF would start another header.
+        if !token(name) || value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+            return Err(Http1Error::Request(format!("header {name:?}")));
         }
     }
-    if breaks(target) || breaks(host) || breaks(method) {
-        return Err(Http1Error::RequestHeader("Host".into()));
+    if !token(method) {
+        return Err(Http1Error::Request("method".into()));
+    }
+    if !visible(target) {
+        return Err(Http1Error::Request("target".into()));
+    }
+    if !visible(host) {
+        return Err(Http1Error::Request("host".into()));
     }
     out.reserve(256 + body.len());
     let mut head = String::with_capacity(256);
@@ -85,6 +97,11 @@ pub fn write_request(
     out.extend_from_slice(head.as_bytes());
     out.extend_from_slice(body);
     Ok(())
+}
+
+/// A byte of an HTTP token (a method, a header name).
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 /// How a response's body is delimited.
@@ -164,13 +181,17 @@ pub fn parse_response_head(
     };
     let framing = if head_request || status == 204 || status == 304 || status < 200 {
         Framing::Empty
-    } else if let Some((_, te)) = value(&headers, "transfer-encoding").last() {
-        // Chunked only when it is the last coding; anything else runs to the close.
-        let last = te.rsplit(',').next().unwrap_or("").trim();
-        if last.eq_ignore_ascii_case("chunked") {
-            Framing::Chunked
-        } else {
-            Framing::UntilClose
+    } else if value(&headers, "transfer-encoding").next().is_some() {
+        // This client asks for no transfer coding (no `TE`): chunked alone is understood, any
+        // other would hand on bytes still encoded.
+        let codings: Vec<&str> = value(&headers, "transfer-encoding")
+            .flat_map(|(_, v)| v.split(','))
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        match codings.as_slice() {
+            [c] if c.eq_ignore_ascii_case("chunked") => Framing::Chunked,
+            _ => return Err(Http1Error::TransferCoding(codings.join(", "))),
         }
     } else {
         let mut length = None;
@@ -189,12 +210,14 @@ pub fn parse_response_head(
         }
         length.map_or(Framing::UntilClose, Framing::Length)
     };
+    // A `Transfer-Encoding` from HTTP/1.0, or beside a `Content-Length`, is a sign of a
+    // confused (or smuggling) peer: that response is read, its connection never reused.
+    let suspect = value(&headers, "transfer-encoding").next().is_some()
+        && (minor_version == 0 || value(&headers, "content-length").next().is_some());
     let keep_alive = framing != Framing::UntilClose
-        && if minor_version == 0 {
-            has_token("connection", "keep-alive")
-        } else {
-            !has_token("connection", "close")
-        };
+        && !suspect
+        && !has_token("connection", "close")
+        && (minor_version == 1 || has_token("connection", "keep-alive"));
     let head = ResponseHead {
         status,
         minor_version,
@@ -226,9 +249,10 @@ fn head_end(buf: &[u8]) -> Option<usize> {
 fn status_of(line: &str) -> Result<(u16, u8), Http1Error> {
     let bad = || Http1Error::StatusLine(line.chars().take(80).collect());
     let rest = line.strip_prefix("HTTP/1.").ok_or_else(bad)?;
+    // A later HTTP/1.x is read as the highest one known (RFC 9110 §2.5).
     let minor = match rest.as_bytes().first() {
         Some(b'0') => 0,
-        Some(b'1') => 1,
+        Some(b'1'..=b'9') => 1,
         _ => return Err(bad()),
     };
     let rest = rest[1..].strip_prefix(' ').ok_or_else(bad)?;
@@ -248,13 +272,16 @@ fn status_of(line: &str) -> Result<(u16, u8), Http1Error> {
 fn header_of(line: &str) -> Result<(String, String), Http1Error> {
     let bad = || Http1Error::HeaderLine(line.chars().take(80).collect());
     let (name, value) = line.split_once(':').ok_or_else(bad)?;
-    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-    if name.is_empty() || !name.bytes().all(token) {
+    if name.is_empty() || !name.bytes().all(is_token_byte) {
         // A line starting with whitespace is a folded continuation: forbidden, and a smuggling
         // risk.
         return Err(bad());
     }
     let value = value.trim_matches(|c| c == ' ' || c == '\t');
+    // Control characters other than a tab (a lone CR, NUL) are refused (RFC 9110 §5.5).
+    if value.chars().any(|c| c.is_ascii_control() && c != '\t') {
+        return Err(bad());
+    }
     Ok((name.to_ascii_lowercase(), value.to_owned()))
 }
 
@@ -271,8 +298,8 @@ enum State {
     Length(u64),
     /// Until the connection closes.
     UntilClose,
-    /// A chunk-size line: how many of its bytes were seen so far.
-    Size { seen: usize },
+    /// A chunk-size line (read once its line end is in; until then its bytes stay unread).
+    Size,
     /// Bytes left of a chunk's data.
     Data(u64),
     /// The CRLF after a chunk's data.
@@ -299,7 +326,7 @@ impl BodyDecoder {
         let state = match framing {
             Framing::Empty | Framing::Length(0) => State::Done,
             Framing::Length(n) => State::Length(n),
-            Framing::Chunked => State::Size { seen: 0 },
+            Framing::Chunked => State::Size,
             Framing::UntilClose => State::UntilClose,
         };
         BodyDecoder { state }
@@ -375,11 +402,11 @@ impl BodyDecoder {
                 State::DataEnd => match rest {
                     [b'\n', ..] => {
                         at += 1;
-                        self.state = State::Size { seen: 0 };
+                        self.state = State::Size;
                     }
                     [b'\r', b'\n', ..] => {
                         at += 2;
-                        self.state = State::Size { seen: 0 };
+                        self.state = State::Size;
                     }
                     [b'\r'] => {
                         return Ok(Decoded {
@@ -389,10 +416,10 @@ impl BodyDecoder {
                     }
                     _ => return Err(Http1Error::Chunked("no line end after a chunk's data")),
                 },
-                State::Size { seen } => {
+                State::Size => {
                     // The line is parsed once whole: wait for its LF, keeping what was seen.
                     let Some(lf) = memchr::memchr(b'\n', rest) else {
-                        if seen + rest.len() > MAX_CHUNK_LINE {
+                        if rest.len() > MAX_CHUNK_LINE {
                             return Err(Http1Error::Chunked("a chunk-size line is too long"));
                         }
                         return Ok(Decoded {
@@ -400,7 +427,7 @@ impl BodyDecoder {
                             data: at..at,
                         });
                     };
-                    if seen + lf > MAX_CHUNK_LINE {
+                    if lf > MAX_CHUNK_LINE {
                         return Err(Http1Error::Chunked("a chunk-size line is too long"));
                     }
                     let size = chunk_size(&rest[..lf])?;
@@ -531,8 +558,12 @@ mod tests {
         let evil = vec![("Mcp-Session-Id".to_string(), "a\r\nX-Evil: 1".to_string())];
         assert!(matches!(
             write_request(&mut Vec::new(), "POST", "/", "h", &evil, b""),
-            Err(Http1Error::RequestHeader(_))
+            Err(Http1Error::Request(_))
         ));
+        let bad_name = vec![("Bad Name".to_string(), "v".to_string())];
+        assert!(write_request(&mut Vec::new(), "POST", "/", "h", &bad_name, b"").is_err());
+        assert!(write_request(&mut Vec::new(), "POST", "/a b", "h", &[], b"").is_err());
+        assert!(write_request(&mut Vec::new(), "PO ST", "/", "h", &[], b"").is_err());
     }
 
     #[test]
@@ -608,6 +639,33 @@ mod tests {
             parse_response_head(b"HTTP/1.1 101 Switching\r\n\r\n", false),
             Err(Http1Error::Switched)
         );
+        // Codings: chunked alone (an empty element ignored); anything else refused.
+        let h = head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, \r\n\r\n");
+        assert_eq!(h.framing, Framing::Chunked);
+        for bad in ["gzip, chunked", "gzip", "chunked, chunked"] {
+            let text = format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: {bad}\r\n\r\n");
+            assert!(matches!(
+                parse_response_head(text.as_bytes(), false),
+                Err(Http1Error::TransferCoding(_))
+            ));
+        }
+        // Suspect framing is read but its connection not reused; close wins over keep-alive.
+        let h = head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n");
+        assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
+        let h =
+            head("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n");
+        assert!(!h.keep_alive);
+        let h =
+            head("HTTP/1.0 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 1\r\n\r\n");
+        assert!(!h.keep_alive);
+        let h = head("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\n");
+        assert!(h.keep_alive);
+        // A later 1.x reads as 1.1; control characters in a value are refused.
+        assert_eq!(head("HTTP/1.2 200 OK\r\n\r\n").minor_version, 1);
+        assert!(matches!(
+            parse_response_head(b"HTTP/1.1 200 OK\r\nA: b\rc\r\n\r\n", false),
+            Err(Http1Error::HeaderLine(_))
+        ));
     }
 
     #[test]
