@@ -159,7 +159,7 @@ pub fn parse_response_head(
     let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
     let status_line = lines.next().unwrap_or("");
     let (status, minor_version) = status_of(status_line)?;
-    let mut headers = Vec::new();
+    let mut headers = Vec::with_capacity(memchr::memchr_iter(b'\n', &buf[..end]).count());
     for line in lines.filter(|l| !l.is_empty()) {
         if headers.len() == MAX_HEADERS {
             return Err(Http1Error::HeaderLine("too many headers".into()));

@@ -7,7 +7,6 @@
 //! ASCII goes as `=?base64?…?=`.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::time::Instant;
 
 use serde::Deserialize;
@@ -17,9 +16,8 @@ use serde_json::Value;
 use super::exchange::{Exchange, ExchangeKind, Role};
 use super::request::ExchangeId;
 use super::HttpClient;
-use crate::jsonrpc::{self, Message, Parsed, Request};
+use crate::jsonrpc::{self, Message, Parsed, Request, StrRef};
 use crate::protocol::client::TransportSignal;
-use crate::protocol::params::META_VERSION;
 use crate::protocol::tool_headers::{header_value, ToolHeaders};
 use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
@@ -42,9 +40,18 @@ struct Peek<'a> {
     task_id: Option<&'a RawValue>,
 }
 
-/// A member as a string, when it is one.
+/// The one member of `_meta` the headers need: the version it names (the key is
+/// `params::META_VERSION`, spelled out for serde; a test holds them equal).
+#[derive(Deserialize)]
+struct MetaPeek<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+    version: Option<&'a RawValue>,
+}
+
+/// A member as a string, when it is one (borrowed unless it holds escapes).
 fn text(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    raw.and_then(|r| serde_json::from_str::<Cow<'_, str>>(r.get()).ok())
+    raw.and_then(|r| serde_json::from_str::<StrRef<'_>>(r.get()).ok())
+        .map(|s| s.0)
 }
 
 /// The stateless era's headers for `request`, added to `out`: with `marks`, a `tools/call`'s
@@ -55,12 +62,11 @@ pub(crate) fn request_headers(
     out: &mut Vec<(String, String)>,
 ) {
     let peek: Option<Peek<'_>> = request.params.as_ref().and_then(|p| p.parse().ok());
-    let version = peek
+    let meta: Option<MetaPeek<'_>> = peek
         .as_ref()
         .and_then(|p| p.meta)
-        .and_then(|m| serde_json::from_str::<HashMap<Cow<'_, str>, &RawValue>>(m.get()).ok())
-        .and_then(|m| text(m.get(META_VERSION).copied()).map(Cow::into_owned));
-    if let Some(v) = version {
+        .and_then(|m| serde_json::from_str(m.get()).ok());
+    if let Some(v) = text(meta.and_then(|m| m.version)) {
         out.push(("MCP-Protocol-Version".into(), header_value(&v)));
     }
     out.push(("Mcp-Method".into(), header_value(&request.method)));
@@ -259,5 +265,18 @@ mod tests {
         let mut h = Vec::new();
         request_headers(&r, &ToolHeaders::default(), &mut h);
         assert_eq!(h[2].1, "=?base64?ZmlsZTovLy90bXAvw7w=?=");
+    }
+}
+
+#[cfg(test)]
+mod meta_peek_tests {
+    #[test]
+    fn the_peeked_key_is_the_version_key() {
+        let meta = format!(
+            r#"{{"{}":"2026-07-28","x":1}}"#,
+            crate::protocol::params::META_VERSION
+        );
+        let peek: super::MetaPeek<'_> = serde_json::from_str(&meta).unwrap();
+        assert_eq!(super::text(peek.version).as_deref(), Some("2026-07-28"));
     }
 }
