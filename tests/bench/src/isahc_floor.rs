@@ -7,7 +7,7 @@
 use isahc::{AsyncReadResponseExt, HttpClient, Request};
 
 use crate::floor::{call, check_len, memfind, sse_data, INITIALIZE, INITIALIZED, TOOLS_LIST};
-use crate::{announce_ready, ClientArgs, Outcome, Workload};
+use crate::{announce_ready, ClientArgs, Outcome};
 
 /// What every request carries after the handshake.
 struct Session {
@@ -93,19 +93,10 @@ pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
             let (_, _, json) = post(&client, &s, "POST", body).await?;
             check_len(&json, sent)
         };
-        if args.workload != Workload::Startup {
-            echo().await?;
-        }
-        match args.workload {
-            Workload::Startup => {}
-            Workload::Idle => {
-                smol::Timer::after(std::time::Duration::from_secs(1)).await;
-                crate::idle_figures(&mut out);
-            }
-            Workload::W1 | Workload::W2 | Workload::W3 => {
-                crate::echo_workload(args, &mut out, echo).await?;
-            }
-        }
+        let idle = async {
+            smol::Timer::after(std::time::Duration::from_secs(1)).await;
+        };
+        crate::workload(args, &mut out, echo(), idle, echo).await?;
         let _ = post(&client, &s, "DELETE", Vec::new()).await;
         Ok(out)
     })

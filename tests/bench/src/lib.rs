@@ -263,6 +263,34 @@ pub fn sequential(
     Ok(())
 }
 
+/// After the handshake and `tools/list`, the workload of an async client: the warm-up call
+/// (but for startup), then nothing (startup), `idle` and the idle figures, or the echo loops
+/// ([`echo_workload`]). The futures are only awaited when the workload needs them.
+pub async fn workload<E, Fut>(
+    args: &ClientArgs,
+    out: &mut Outcome,
+    warm_up: impl std::future::Future<Output = Result<(), String>>,
+    idle: impl std::future::Future<Output = ()>,
+    echo: E,
+) -> Result<(), String>
+where
+    E: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    if args.workload != Workload::Startup {
+        warm_up.await?;
+    }
+    match args.workload {
+        Workload::Startup => {}
+        Workload::Idle => {
+            idle.await;
+            idle_figures(out);
+        }
+        Workload::W1 | Workload::W2 | Workload::W3 => echo_workload(args, out, echo).await?,
+    }
+    Ok(())
+}
+
 /// W1, W2 and W3 for a client with an async `echo`: the calls one after the other, or (W2)
 /// `inflight` workers taking calls from one counter, in the measured window.
 pub async fn echo_workload<F, Fut>(

@@ -3,7 +3,7 @@
 
 use mcpwire::{Client, ConnectOptions, Era, ServerConfig};
 
-use crate::{announce_ready, check_echo, servers, ClientArgs, Impl, Outcome, Workload};
+use crate::{announce_ready, check_echo, servers, ClientArgs, Impl, Outcome};
 
 fn config(args: &ClientArgs) -> ServerConfig {
     match &args.url {
@@ -42,20 +42,15 @@ async fn session(client: &Client, args: &ClientArgs) -> Result<Outcome, String> 
         _ => String::new(),
     };
     let message = args.message();
-    if args.workload != Workload::Startup {
-        echo(client, "warm-up").await?;
-    }
-    match args.workload {
-        Workload::Startup => {}
-        Workload::Idle => {
-            smol::Timer::after(std::time::Duration::from_secs(1)).await;
-            crate::idle_figures(&mut out);
-        }
-        Workload::W1 | Workload::W2 | Workload::W3 => {
-            let message = message.as_str();
-            crate::echo_workload(args, &mut out, move || echo(client, message)).await?;
-        }
-    }
+    let message = message.as_str();
+    let idle = smol::Timer::after(std::time::Duration::from_secs(1));
+    let idle = async {
+        idle.await;
+    };
+    crate::workload(args, &mut out, echo(client, "warm-up"), idle, move || {
+        echo(client, message)
+    })
+    .await?;
     out.connections = client.http_counters().map(|c| c.connections);
     client.close().await;
     Ok(out)

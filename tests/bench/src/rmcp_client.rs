@@ -9,7 +9,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::ServiceExt;
 
-use crate::{announce_ready, check_echo, servers, ClientArgs, Impl, Outcome, Workload};
+use crate::{announce_ready, check_echo, servers, ClientArgs, Impl, Outcome};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -72,20 +72,12 @@ async fn session(args: &ClientArgs) -> Result<Outcome, String> {
         out.era = format!("handshake {}", info.protocol_version);
     }
     let message = args.message();
-    if args.workload != Workload::Startup {
-        echo(&client, "warm-up").await?;
-    }
-    match args.workload {
-        Workload::Startup => {}
-        Workload::Idle => {
-            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            crate::idle_figures(&mut out);
-        }
-        Workload::W1 | Workload::W2 | Workload::W3 => {
-            let (client, message) = (&client, message.as_str());
-            crate::echo_workload(args, &mut out, move || echo(client, message)).await?;
-        }
-    }
+    let (c, message) = (&client, message.as_str());
+    let idle = tokio::time::sleep(std::time::Duration::from_secs(1));
+    crate::workload(args, &mut out, echo(c, "warm-up"), idle, move || {
+        echo(c, message)
+    })
+    .await?;
     let _ = client.cancel().await;
     Ok(out)
 }
