@@ -23,6 +23,7 @@ use mcpwire_core::codec::http1::{self, BodyDecoder, Http1Error};
 use mcpwire_core::error::HttpErrorKind;
 use mcpwire_core::HttpRequest;
 
+use crate::drain_read::DrainRead;
 use crate::handlers::BoxFuture;
 use crate::http_client::{HttpClientOptions, HttpVersionChoice, ProxySetting};
 use crate::http_io::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
@@ -54,15 +55,10 @@ struct Idle {
     since: Instant,
 }
 
-/// One connection, and whether it may have bytes to read. A read that fills less than it was
-/// given has emptied the socket, so the next one waits for readiness instead of seeing
-/// `EAGAIN` first; one that is not signalled is not read at all (a silent stream costs no
-/// syscall when the driver passes over it).
+/// One connection: read only when it may hold bytes (see [`DrainRead`]), its local address
+/// kept for the exchange observer.
 struct Conn {
-    stream: Async<TcpStream>,
-    readable: bool,
-    /// Interest could not be registered: the next read reports it (waiting would never end).
-    broken: Option<io::Error>,
+    stream: DrainRead<TcpStream>,
     local_addr: Option<SocketAddr>,
 }
 
@@ -70,68 +66,9 @@ impl Conn {
     fn new(stream: Async<TcpStream>) -> Conn {
         let local_addr = stream.get_ref().local_addr().ok();
         Conn {
-            stream,
-            readable: true,
-            broken: None,
+            stream: DrainRead::new(stream),
             local_addr,
         }
-    }
-
-    /// Reads what is there into `buf` (`Ok(0)`: the connection's end).
-    fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        use std::io::Read as _;
-        if let Some(e) = self.broken.take() {
-            return Poll::Ready(Err(e));
-        }
-        loop {
-            if !self.readable {
-                match self.stream.poll_readable(cx) {
-                    Poll::Pending => return Poll::Pending,
-                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                    Poll::Ready(Ok(())) => self.readable = true,
-                }
-            }
-            match self.stream.get_ref().read(buf) {
-                Ok(n) => {
-                    if n > 0 && n < buf.len() {
-                        self.drained(cx);
-                    }
-                    return Poll::Ready(Ok(n));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.drained(cx);
-                    if let Some(e) = self.broken.take() {
-                        return Poll::Ready(Err(e));
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
-    }
-
-    /// The socket was emptied by the last read: wait for readiness from now on. The reactor
-    /// still holds the readiness that read consumed and reports it once more: that report is
-    /// taken and dropped, and the next call registers interest (level-triggered: bytes that
-    /// came in meanwhile are reported at once).
-    fn drained(&mut self, cx: &mut Context<'_>) {
-        self.readable = false;
-        for _ in 0..2 {
-            match self.stream.poll_readable(cx) {
-                Poll::Ready(Ok(())) => {}
-                Poll::Pending => return,
-                Poll::Ready(Err(e)) => {
-                    self.broken = Some(e);
-                    return;
-                }
-            }
-        }
-        self.readable = true;
-    }
-
-    /// A request was just sent: nothing can be there before the server answers it.
-    fn sent(&mut self) {
-        self.readable = false;
     }
 
     /// Whether an idle connection is still open: nothing to read (a server that closed it has
@@ -139,7 +76,8 @@ impl Conn {
     /// trusted).
     fn is_open(&self) -> bool {
         let mut probe = [0u8; 1];
-        matches!(self.stream.get_ref().peek(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+        let peeked = self.stream.get_ref().get_ref().peek(&mut probe);
+        matches!(peeked, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
 }
 
@@ -270,10 +208,11 @@ async fn exchange(
     let local_addr = conn.local_addr;
     let mut buf = Vec::with_capacity(READ_SIZE);
     let mut sent = true;
-    let head = match conn.stream.write_all(&out).await {
+    let head = match conn.stream.get_mut().write_all(&out).await {
         Ok(()) => {
             drop(out);
-            conn.sent();
+            // Nothing can be there before the server answers.
+            conn.stream.expect_nothing();
             read_head(&mut conn, &mut buf, reused).await?
         }
         // A server may answer before it has read the whole request (a 413 for a body too
@@ -318,30 +257,20 @@ async fn read_head(
     buf: &mut Vec<u8>,
     reused: bool,
 ) -> Result<http1::ResponseHead, HttpFailure> {
-    // Where the search for the head's end goes on from: a server that sends its head a byte
-    // at a time costs one pass over it, not one per byte.
-    let mut scanned: usize = 0;
+    let mut reader = http1::HeadReader::default();
     loop {
-        let from = scanned.saturating_sub(3).min(buf.len());
-        let ended = |end: &[u8]| buf[from..].windows(end.len()).any(|w| w == end);
-        if buf.len() <= http1::MAX_HEAD && !ended(b"\n\n") && !ended(b"\n\r\n") {
-            scanned = buf.len();
-            match read_more(conn, buf).await {
-                Ok(0) => return Err(cut_head(buf, reused)),
-                Ok(_) => continue,
-                Err(e) => return Err(failed_head(e)),
-            }
-        }
-        match http1::parse_response_head(buf, false) {
+        match reader.read(buf, false) {
             Ok(Some((head, used))) => {
                 buf.drain(..used);
-                scanned = 0;
                 if !head.is_interim() {
                     return Ok(head);
                 }
             }
-            // Not reached once an end was seen; read on all the same.
-            Ok(None) => scanned = buf.len() + 3,
+            Ok(None) => match read_more(conn, buf).await {
+                Ok(0) => return Err(cut_head(buf, reused)),
+                Ok(_) => {}
+                Err(e) => return Err(failed_head(e)),
+            },
             Err(e) => return Err(bad_head(e)),
         }
     }
@@ -389,7 +318,7 @@ fn poll_read_more(
 ) -> Poll<io::Result<usize>> {
     let len = buf.len();
     buf.resize(len + READ_SIZE, 0);
-    let read = conn.poll_read(cx, &mut buf[len..]);
+    let read = conn.stream.poll_read(cx, &mut buf[len..]);
     let n = match &read {
         Poll::Ready(Ok(n)) => *n,
         _ => 0,

@@ -32,6 +32,7 @@ mod client;
 pub mod config;
 mod disk;
 mod dispatch;
+mod drain_read;
 mod driver;
 mod error;
 mod h1_backend;

@@ -1,21 +1,15 @@
-//! Reading a child's stdout or stderr with the fewest syscalls: one `read` per readiness event
-//! when the answer is short, none on a pipe that was not signalled.
-//!
-//! A pipe's `read` returns what the pipe holds, up to the buffer: a read that fills less than
-//! the buffer has emptied it. So after a short read the reader goes straight to waiting for
-//! readiness (the reactor's interest is level-triggered: bytes that came in meanwhile are
-//! reported at once) instead of reading again to see `EAGAIN`. A generic `AsyncRead` (async-io's
-//! own loop) makes two more `read`s per event: one that drains, one after the readiness it had
-//! already consumed.
-//!
-//! On Unix a child's pipe is read through its own file descriptor; any other stream (and every
-//! pipe on Windows, where async-process reads on a blocking thread) goes through `AsyncRead`.
+//! A child's stdout or stderr as the stdio driver reads it: on Unix through its own file
+//! descriptor, one `read` per readiness event when the answer is short (see
+//! [`DrainRead`](crate::drain_read::DrainRead)); any other stream (and every pipe on Windows,
+//! where async-process reads on a blocking thread) through `AsyncRead`.
 
-use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures_lite::AsyncRead;
+
+#[cfg(unix)]
+use crate::drain_read::DrainRead;
 
 /// A byte stream given by the caller (`connect_streams`), or a child's pipe on Windows.
 pub(crate) type Stream = Pin<Box<dyn AsyncRead + Send>>;
@@ -33,13 +27,9 @@ pub(crate) enum Read {
 
 /// A child's stdout or stderr, or any byte stream.
 pub(crate) enum PipeReader {
-    /// A pipe read through its descriptor; `broken` once interest in it could not be
-    /// registered (its next read ends it: waiting would never end).
+    /// A pipe read through its descriptor.
     #[cfg(unix)]
-    Pipe {
-        file: async_io::Async<std::fs::File>,
-        broken: bool,
-    },
+    Pipe(DrainRead<std::fs::File>),
     /// Anything else, through `AsyncRead`.
     Stream(Stream),
 }
@@ -58,10 +48,7 @@ impl PipeReader {
             .try_clone_to_owned()
             .and_then(|fd| async_io::Async::new(std::fs::File::from(fd)));
         match own {
-            Ok(file) => PipeReader::Pipe {
-                file,
-                broken: false,
-            },
+            Ok(file) => PipeReader::Pipe(DrainRead::new(file)),
             Err(_) => PipeReader::Stream(Box::pin(pipe)),
         }
     }
@@ -79,9 +66,14 @@ impl PipeReader {
     pub(crate) fn read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Read {
         match self {
             #[cfg(unix)]
-            PipeReader::Pipe { broken: true, .. } => Read::End,
-            #[cfg(unix)]
-            PipeReader::Pipe { file, broken } => read_pipe(file, broken, cx, buf),
+            PipeReader::Pipe(pipe) => match pipe.poll_read(cx, buf) {
+                Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => Read::End,
+                Poll::Ready(Ok(n)) => Read::Bytes {
+                    n,
+                    drained: pipe.drained(),
+                },
+                Poll::Pending => Read::Pending,
+            },
             PipeReader::Stream(stream) => match stream.as_mut().poll_read(cx, buf) {
                 Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => Read::End,
                 // Only `Pending` tells a stream is drained.
@@ -90,59 +82,6 @@ impl PipeReader {
             },
         }
     }
-}
-
-#[cfg(unix)]
-fn read_pipe(
-    file: &async_io::Async<std::fs::File>,
-    broken: &mut bool,
-    cx: &mut Context<'_>,
-    buf: &mut [u8],
-) -> Read {
-    use std::io::Read as _;
-    loop {
-        match file.get_ref().read(buf) {
-            Ok(0) => return Read::End,
-            Ok(n) if n < buf.len() => {
-                return match wait_readable(file, cx) {
-                    Ok(()) => Read::Bytes { n, drained: true },
-                    // These bytes count; the next read ends the stream.
-                    Err(_) => {
-                        *broken = true;
-                        Read::Bytes { n, drained: false }
-                    }
-                };
-            }
-            Ok(n) => return Read::Bytes { n, drained: false },
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                return match wait_readable(file, cx) {
-                    Ok(()) => Read::Pending,
-                    Err(_) => Read::End,
-                };
-            }
-            Err(_) => return Read::End,
-        }
-    }
-}
-
-/// Registers interest in the pipe's next readiness. The reactor reports the readiness that
-/// woke us once more (it cannot know it was consumed by the read just made): that report is
-/// taken and dropped, and the second call registers. Interest is level-triggered, so bytes that
-/// arrived after the read are reported at once, never lost.
-#[cfg(unix)]
-fn wait_readable(file: &async_io::Async<std::fs::File>, cx: &mut Context<'_>) -> io::Result<()> {
-    for _ in 0..2 {
-        match file.poll_readable(cx) {
-            Poll::Pending => return Ok(()),
-            Poll::Ready(Err(e)) => return Err(e),
-            Poll::Ready(Ok(())) => {}
-        }
-    }
-    // Not reached with async-io's reactor (a second call always registers); should it ever
-    // be, the caller reads again, which is correct, only one `read` dearer.
-    cx.waker().wake_by_ref();
-    Ok(())
 }
 
 #[cfg(all(test, unix))]
@@ -162,7 +101,7 @@ mod tests {
                 .spawn()
                 .unwrap();
             let mut reader = PipeReader::pipe(child.stdout.take().unwrap());
-            assert!(matches!(reader, PipeReader::Pipe { .. }));
+            assert!(matches!(reader, PipeReader::Pipe(_)));
             let mut buf = vec![0; 64 * 1024];
             let (mut out, mut drained_reads) = (Vec::new(), 0);
             let read = std::future::poll_fn(|cx| loop {

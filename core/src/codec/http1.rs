@@ -145,13 +145,41 @@ pub fn parse_response_head(
     buf: &[u8],
     head_request: bool,
 ) -> Result<Option<(ResponseHead, usize)>, Http1Error> {
-    let Some(end) = head_end(buf) else {
-        return if buf.len() > MAX_HEAD {
-            Err(Http1Error::HeadTooLarge)
-        } else {
-            Ok(None)
+    HeadReader::default().read(buf, head_request)
+}
+
+/// A response head read as its bytes come in: the search for its end goes on from where it
+/// stopped, so a head that arrives a byte at a time is scanned once, not once per byte.
+#[derive(Debug, Clone, Default)]
+pub struct HeadReader {
+    /// How much of the buffer is known to hold no end of head.
+    scanned: usize,
+}
+
+impl HeadReader {
+    /// [`parse_response_head`] of `buf`, which holds what the last call saw and more. After a
+    /// head is read (its bytes taken off the buffer), the next call starts afresh.
+    pub fn read(
+        &mut self,
+        buf: &[u8],
+        head_request: bool,
+    ) -> Result<Option<(ResponseHead, usize)>, Http1Error> {
+        let Some(end) = head_end(buf, self.scanned) else {
+            self.scanned = buf.len();
+            return if buf.len() > MAX_HEAD {
+                Err(Http1Error::HeadTooLarge)
+            } else {
+                Ok(None)
+            };
         };
-    };
+        self.scanned = 0;
+        parse_head(&buf[..end], head_request).map(|head| Some((head, end)))
+    }
+}
+
+/// The head that ends at `buf`'s end.
+fn parse_head(buf: &[u8], head_request: bool) -> Result<ResponseHead, Http1Error> {
+    let end = buf.len();
     if end > MAX_HEAD {
         return Err(Http1Error::HeadTooLarge);
     }
@@ -218,19 +246,19 @@ pub fn parse_response_head(
         && !suspect
         && !has_token("connection", "close")
         && (minor_version == 1 || has_token("connection", "keep-alive"));
-    let head = ResponseHead {
+    Ok(ResponseHead {
         status,
         minor_version,
         headers,
         framing,
         keep_alive,
-    };
-    Ok(Some((head, end)))
+    })
 }
 
-/// Where the head ends (after its empty line), lines ended by CRLF or a bare LF.
-fn head_end(buf: &[u8]) -> Option<usize> {
-    let mut from = 0;
+/// Where the head ends (after its empty line), lines ended by CRLF or a bare LF; `scanned`
+/// bytes are known to hold no end (one may start in their last two).
+fn head_end(buf: &[u8], scanned: usize) -> Option<usize> {
+    let mut from = scanned.saturating_sub(2).min(buf.len());
     while let Some(i) = memchr::memchr(b'\n', &buf[from..]) {
         let at = from + i + 1;
         match buf.get(at) {
@@ -689,6 +717,21 @@ mod tests {
         }
         many.extend_from_slice(b"\r\n");
         assert!(parse_response_head(&many, false).is_err());
+    }
+
+    #[test]
+    fn a_head_fed_a_byte_at_a_time_is_found_once_complete() {
+        let text = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\nA: b\n\nbody";
+        let mut reader = HeadReader::default();
+        let mut found = Vec::new();
+        let mut from = 0;
+        for n in 1..=text.len() {
+            if let Some((head, used)) = reader.read(&text[from..n], false).unwrap() {
+                found.push((head.status, from + used));
+                from += used;
+            }
+        }
+        assert_eq!(found, vec![(100, 25), (200, 47)]);
     }
 
     #[test]
