@@ -41,6 +41,8 @@ pub(crate) struct Http1Backend {
     connect_timeout: Duration,
     options: HttpClientOptions,
     fallback: OnceLock<Result<Arc<IsahcBackend>, String>>,
+    /// The last URL read (a connection sends most of its requests to one URL).
+    last: Mutex<Option<Arc<Target>>>,
 }
 
 /// Idle connections by `host:port`.
@@ -104,12 +106,15 @@ impl Http1Backend {
             connect_timeout: options.connect_timeout,
             options: options.clone(),
             fallback: OnceLock::new(),
+            last: Mutex::new(None),
         })
     }
 }
 
 /// The parts of a plain `http://` URL this client handles itself.
 struct Target {
+    /// The URL it was read from.
+    url: String,
     /// `host:port` as written (the `Host` header and the pool's key).
     authority: String,
     host: String,
@@ -156,6 +161,7 @@ fn target_of(url: &str) -> Option<Target> {
         },
     };
     Some(Target {
+        url: url.to_owned(),
         authority: authority.to_owned(),
         host,
         port,
@@ -163,9 +169,22 @@ fn target_of(url: &str) -> Option<Target> {
     })
 }
 
+impl Http1Backend {
+    /// `url`'s parts when this client handles it, read once for a URL used again.
+    fn target(&self, url: &str) -> Option<Arc<Target>> {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = last.as_ref().filter(|t| t.url == url) {
+            return Some(t.clone());
+        }
+        let target = Arc::new(target_of(url)?);
+        *last = Some(target.clone());
+        Some(target)
+    }
+}
+
 impl HttpBackend for Http1Backend {
     fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
-        let Some(target) = target_of(&request.url) else {
+        let Some(target) = self.target(&request.url) else {
             let fallback = self
                 .fallback
                 .get_or_init(|| IsahcBackend::with_options(&self.options).map(Arc::new));
@@ -186,7 +205,7 @@ impl HttpBackend for Http1Backend {
 async fn exchange(
     pool: Arc<Pool>,
     connect_timeout: Duration,
-    target: Target,
+    target: Arc<Target>,
     request: HttpRequest,
 ) -> Result<HttpResponse, HttpFailure> {
     let method = request.method.as_str();
@@ -240,7 +259,7 @@ async fn exchange(
         keep_alive: head.keep_alive && sent,
         failed: None,
         pool,
-        authority: target.authority,
+        target,
     };
     Ok(HttpResponse {
         status: head.status,
@@ -392,9 +411,12 @@ impl Pool {
         None
     }
 
-    fn put(&self, authority: String, conn: Conn) {
+    fn put(&self, authority: &str, conn: Conn) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let list = idle.entry(authority).or_default();
+        if !idle.contains_key(authority) {
+            idle.insert(authority.to_owned(), Vec::new());
+        }
+        let list = idle.get_mut(authority).expect("inserted above");
         if list.len() < MAX_IDLE_PER_HOST {
             list.push(Idle {
                 conn,
@@ -416,7 +438,8 @@ struct Body {
     /// The body failed: every later read says so again (never a clean end).
     failed: Option<io::ErrorKind>,
     pool: Arc<Pool>,
-    authority: String,
+    /// Where it came from: its connection goes back to the pool under its authority.
+    target: Arc<Target>,
 }
 
 impl Body {
@@ -424,7 +447,7 @@ impl Body {
         if let Some(conn) = self.conn.take() {
             // Anything after the body was not asked for: that connection is not reused.
             if self.keep_alive && self.at == self.buf.len() {
-                self.pool.put(std::mem::take(&mut self.authority), conn);
+                self.pool.put(&self.target.authority, conn);
             }
         }
     }

@@ -7,7 +7,7 @@
 //! of headers are capped. Bytes that break the grammar are a typed [`Http1Error`], never a
 //! panic, whatever the input.
 
-use std::fmt::Write as _;
+use std::io::Write as _;
 use std::ops::Range;
 
 /// The most bytes a response head may take (status line and headers).
@@ -81,20 +81,19 @@ pub fn write_request(
         return Err(Http1Error::Request("host".into()));
     }
     out.reserve(256 + body.len());
-    let mut head = String::with_capacity(256);
-    let _ = write!(head, "{method} {target} HTTP/1.1\r\nHost: {host}\r\n");
+    // Writing into a `Vec` cannot fail.
+    let _ = write!(out, "{method} {target} HTTP/1.1\r\nHost: {host}\r\n");
     for (name, value) in headers {
         let ours = ["host", "content-length", "transfer-encoding", "connection"];
         if ours.iter().any(|o| name.eq_ignore_ascii_case(o)) {
             continue;
         }
-        let _ = write!(head, "{name}: {value}\r\n");
+        let _ = write!(out, "{name}: {value}\r\n");
     }
     if !body.is_empty() || method == "POST" {
-        let _ = write!(head, "Content-Length: {}\r\n", body.len());
+        let _ = write!(out, "Content-Length: {}\r\n", body.len());
     }
-    head.push_str("\r\n");
-    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(b"\r\n");
     out.extend_from_slice(body);
     Ok(())
 }
@@ -392,29 +391,27 @@ impl BodyDecoder {
                         data: at..at,
                     })
                 }
-                State::Length(left) => {
-                    let n = take(left, rest.len(), max);
-                    self.state = match left - n as u64 {
-                        0 => State::Done,
-                        l => State::Length(l),
-                    };
-                    return Ok(Decoded {
-                        consumed: at + n,
-                        data: at..at + n,
-                    });
-                }
-                State::UntilClose => {
+                // A run of body bytes: as many as there are, up to `max` and to the run's end.
+                State::Length(_) | State::UntilClose | State::Data(_) => {
                     let n = rest.len().min(max);
-                    return Ok(Decoded {
-                        consumed: at + n,
-                        data: at..at + n,
-                    });
-                }
-                State::Data(left) => {
-                    let n = take(left, rest.len(), max);
-                    self.state = match left - n as u64 {
-                        0 => State::DataEnd,
-                        l => State::Data(l),
+                    let n = match self.state {
+                        State::Length(left) => {
+                            let n = take(left, n);
+                            self.state = match left - n as u64 {
+                                0 => State::Done,
+                                l => State::Length(l),
+                            };
+                            n
+                        }
+                        State::Data(left) => {
+                            let n = take(left, n);
+                            self.state = match left - n as u64 {
+                                0 => State::DataEnd,
+                                l => State::Data(l),
+                            };
+                            n
+                        }
+                        _ => n,
                     };
                     return Ok(Decoded {
                         consumed: at + n,
@@ -494,9 +491,8 @@ impl BodyDecoder {
     }
 }
 
-/// How many bytes of a run of `left` to take from `available`, at most `max`.
-fn take(left: u64, available: usize, max: usize) -> usize {
-    let n = available.min(max);
+/// How many bytes of a run of `left` to take when `n` could be.
+fn take(left: u64, n: usize) -> usize {
     usize::try_from(left).map_or(n, |l| l.min(n))
 }
 
