@@ -49,6 +49,12 @@ where
         !self.readable
     }
 
+    /// Bytes may be there though no readiness was reported yet (the writer is known to be
+    /// gone): the next read is tried at once.
+    pub(crate) fn expect_something(&mut self) {
+        self.readable = true;
+    }
+
     /// Nothing can be there yet (a request was just sent): the next read waits for readiness
     /// first.
     pub(crate) fn expect_nothing(&mut self) {

@@ -43,6 +43,37 @@ struct Process {
     config: StdioConfig,
 }
 
+impl Process {
+    /// Reads stderr until it is drained (or for [`READS_PER_STEP`] reads), keeping its tail
+    /// and the lines for the callback. Returns whether anything was read.
+    fn read_stderr(&mut self, buf: &mut [u8], work: &mut AppWork) -> bool {
+        let mut scx = self.stderr_signal.context();
+        let mut progressed = false;
+        for _ in 0..READS_PER_STEP {
+            let Some(stderr) = self.stderr.as_mut() else {
+                return progressed;
+            };
+            match stderr.read(&mut scx, buf) {
+                Read::End => {
+                    self.stderr = None;
+                    return true;
+                }
+                Read::Bytes { n, drained } => {
+                    work.stderr_lines.extend(self.stderr_tail.push(&buf[..n]));
+                    progressed = true;
+                    if drained {
+                        return true;
+                    }
+                }
+                Read::Pending => return progressed,
+            }
+        }
+        // Left with more to read: nothing will signal it, so it is read at the next pass.
+        self.stderr_signal.raise();
+        progressed
+    }
+}
+
 /// Pipes to a server: stdin, stdout, and the process behind them when there is one.
 pub(crate) struct PipeIo {
     stdin: Option<Writer>,
@@ -192,36 +223,7 @@ impl PipeIo {
             return false;
         };
         if p.stderr.is_some() && p.stderr_signal.take(cx.waker()) {
-            let mut scx = p.stderr_signal.context();
-            let mut pending = false;
-            for _ in 0..READS_PER_STEP {
-                let Some(stderr) = p.stderr.as_mut() else {
-                    pending = true;
-                    break;
-                };
-                match stderr.read(&mut scx, &mut self.read_buf) {
-                    Read::End => {
-                        p.stderr = None;
-                        progressed = true;
-                    }
-                    Read::Bytes { n, drained } => {
-                        work.stderr_lines
-                            .extend(p.stderr_tail.push(&self.read_buf[..n]));
-                        progressed = true;
-                        if drained {
-                            pending = true;
-                            break;
-                        }
-                    }
-                    Read::Pending => {
-                        pending = true;
-                        break;
-                    }
-                }
-            }
-            if !pending {
-                p.stderr_signal.raise();
-            }
+            progressed |= p.read_stderr(&mut self.read_buf, work);
         }
         let Some(status) = p.status.as_mut() else {
             return progressed;
@@ -234,8 +236,15 @@ impl PipeIo {
         };
         p.status = None;
         self.exited = true;
-        // Whatever the server wrote before exiting is still in the pipe: read it first.
-        while let Some(stdout) = self.stdout.as_mut() {
+        // Whatever the server wrote before exiting is still in the pipe: read it first (a
+        // grandchild that goes on writing is read at the next passes).
+        if let Some(stdout) = self.stdout.as_mut() {
+            stdout.writer_gone();
+        }
+        for _ in 0..READS_PER_STEP {
+            let Some(stdout) = self.stdout.as_mut() else {
+                break;
+            };
             match stdout.read(cx, &mut self.read_buf) {
                 Read::Bytes { n, drained } => {
                     conn.handle_stdout(now, &self.read_buf[..n]);
@@ -245,6 +254,14 @@ impl PipeIo {
                 }
                 Read::End | Read::Pending => break,
             }
+        }
+        // Read at the next pass too: a spurious read costs one call, a missed one the rest.
+        self.stdout_signal.raise();
+        // And what it wrote to stderr, though its readiness may not have been signalled yet:
+        // the tail must hold the server's last words.
+        if let Some(stderr) = p.stderr.as_mut() {
+            stderr.writer_gone();
+            p.read_stderr(&mut self.read_buf, work);
         }
         // Nothing of the group may outlive its leader.
         signal_group(p.pid, SIGKILL);

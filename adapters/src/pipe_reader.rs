@@ -62,6 +62,16 @@ impl PipeReader {
         PipeReader::Stream(Box::pin(pipe))
     }
 
+    /// The writer has exited: what it wrote is read at once, not after the reactor reports
+    /// it (which may come later than its exit).
+    pub(crate) fn writer_gone(&mut self) {
+        match self {
+            #[cfg(unix)]
+            PipeReader::Pipe(pipe) => pipe.expect_something(),
+            PipeReader::Stream(_) => {}
+        }
+    }
+
     /// Reads once into `buf`.
     pub(crate) fn read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Read {
         match self {

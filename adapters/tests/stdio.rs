@@ -537,6 +537,38 @@ fn exit_in_the_middle_of_a_request_ends_it_with_the_status_and_stderr_tail() {
 }
 
 #[test]
+fn an_answer_and_stderr_written_just_before_exit_are_not_lost() {
+    // The exit may be reported before the pipes' readiness: what the server wrote before it
+    // exited is read all the same. Several rounds, for the order varies.
+    for round in 0..8 {
+        smol::block_on(async {
+            let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+            let seen = lines.clone();
+            let opts = ConnectOptions::default()
+                .on_stderr(move |l| seen.lock().unwrap().push(l.to_owned()));
+            let client = mcpwire::connect_smol(&fault("last-words"), opts)
+                .await
+                .unwrap();
+            let message = format!("round {round}");
+            let result = client
+                .call_tool("echo", json!({ "message": message }))
+                .await
+                .unwrap();
+            assert_eq!(result.text(), message);
+            // The server is gone: the next call says so, and its stderr was read to the end.
+            let err = client.ping().await.unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains(&format!("goodbye after {message}")),
+                "{err}"
+            );
+            let lines = lines.lock().unwrap();
+            assert_eq!(*lines, [format!("goodbye after {message}")]);
+        });
+    }
+}
+
+#[test]
 fn close_reaps_a_grandchild() {
     smol::block_on(async {
         let grandchild = Arc::new(Mutex::new(None));
