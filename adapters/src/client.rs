@@ -498,10 +498,10 @@ impl Client {
             }
             id
         };
-        // The call is kept for a re-issue as compact JSON text, not as the maps it was built
-        // from (those weigh about a kilobyte a call while it is in flight).
+        // The call is kept as it was built, for a re-issue: the core wrote its frame from it
+        // by reference, so keeping it costs no copy (a second serialization would be one more
+        // pass over a large argument, and two allocations a call).
         let (method, params) = request.into_parts();
-        let params = params.and_then(|p| serde_json::value::to_raw_value(&p).ok());
         let outcome = CallFuture {
             shared: &self.shared,
             call,
@@ -513,7 +513,6 @@ impl Client {
             CallError::Local(LocalError::ConnectionClosed { reason }) => Error::Closed(reason),
             // The call as made was kept for this: the caller may send it again.
             CallError::Local(LocalError::MaybeExecuted { reason, http }) => {
-                let params = params.and_then(|p| serde_json::from_str(p.get()).ok());
                 let request = Reissue {
                     method: method.into_owned(),
                     params,
