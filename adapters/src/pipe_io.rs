@@ -45,7 +45,7 @@ struct Process {
 
 impl Process {
     /// Reads stderr until it is drained (or for [`READS_PER_STEP`] reads), keeping its tail
-    /// and the lines for the callback. Returns whether anything was read.
+    /// and the lines for the callback. Returns whether it progressed (bytes, or the end).
     fn read_stderr(&mut self, buf: &mut [u8], work: &mut AppWork) -> bool {
         let mut scx = self.stderr_signal.context();
         let mut progressed = false;
@@ -236,29 +236,26 @@ impl PipeIo {
         };
         p.status = None;
         self.exited = true;
-        // Whatever the server wrote before exiting is still in the pipe: read it first (a
-        // grandchild that goes on writing is read at the next passes).
-        if let Some(stdout) = self.stdout.as_mut() {
-            stdout.writer_gone();
-        }
+        // Whatever the server wrote before exiting is still in its pipes, though the reactor
+        // may not have reported them yet: read them now, before the exit reaches the core (it
+        // ends the connection). stdout is read to its end, so a last line without a line end
+        // is released too; a grandchild that keeps a pipe open and writing is read only up to
+        // the bound, and the rest is dropped with the connection.
+        let mut scx = self.stdout_signal.context();
         for _ in 0..READS_PER_STEP {
             let Some(stdout) = self.stdout.as_mut() else {
                 break;
             };
-            match stdout.read(cx, &mut self.read_buf) {
-                Read::Bytes { n, drained } => {
-                    conn.handle_stdout(now, &self.read_buf[..n]);
-                    if drained {
-                        break;
-                    }
+            stdout.writer_gone();
+            match stdout.read(&mut scx, &mut self.read_buf) {
+                Read::Bytes { n, .. } => conn.handle_stdout(now, &self.read_buf[..n]),
+                Read::End => {
+                    self.stdout = None;
+                    conn.handle_stdout_eof(now);
                 }
-                Read::End | Read::Pending => break,
+                Read::Pending => break,
             }
         }
-        // Read at the next pass too: a spurious read costs one call, a missed one the rest.
-        self.stdout_signal.raise();
-        // And what it wrote to stderr, though its readiness may not have been signalled yet:
-        // the tail must hold the server's last words.
         if let Some(stderr) = p.stderr.as_mut() {
             stderr.writer_gone();
             p.read_stderr(&mut self.read_buf, work);

@@ -63,7 +63,9 @@ impl PipeReader {
     }
 
     /// The writer has exited: what it wrote is read at once, not after the reactor reports
-    /// it (which may come later than its exit).
+    /// it (which may come later than its exit). A `Stream` is read as it is: through
+    /// `AsyncRead`, which tries a read first on Unix; on Windows async-process's reading thread
+    /// may still be delivering the last bytes, and the driver does not wait for them.
     pub(crate) fn writer_gone(&mut self) {
         match self {
             #[cfg(unix)]
@@ -145,6 +147,36 @@ mod tests {
             read_all("printf one; sleep 0.05; printf two; sleep 0.05; printf three");
         assert_eq!(out, b"onetwothree");
         assert!(drained >= 2, "each short read waits: {drained}");
+    }
+
+    #[test]
+    fn a_writer_gone_is_read_at_once_without_waiting_for_readiness() {
+        smol::block_on(async {
+            let mut child = async_process::Command::new("sh")
+                .arg("-c")
+                .arg("read l; printf 'last words'")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut reader = PipeReader::pipe(child.stdout.take().unwrap());
+            let mut buf = vec![0; 1024];
+            let waker = std::task::Waker::noop();
+            let mut cx = Context::from_waker(waker);
+            // Nothing yet: the reader waits for readiness.
+            assert!(matches!(reader.read(&mut cx, &mut buf), Read::Pending));
+            drop(child.stdin.take());
+            assert!(child.status().await.unwrap().success());
+            // The writer has exited: its bytes are read now, whatever the reactor has seen,
+            // and then the end.
+            reader.writer_gone();
+            let Read::Bytes { n, .. } = reader.read(&mut cx, &mut buf) else {
+                panic!("the bytes of a writer that is gone were not read at once");
+            };
+            assert_eq!(&buf[..n], b"last words");
+            reader.writer_gone();
+            assert!(matches!(reader.read(&mut cx, &mut buf), Read::End));
+        });
     }
 
     #[test]
