@@ -500,8 +500,8 @@ impl Client {
         };
         // The call is kept as it was built, for a re-issue: the core wrote its frame from it
         // by reference, so keeping it costs no copy (a second serialization would be one more
-        // pass over a large argument, and two allocations a call).
-        let (method, params) = request.into_parts();
+        // pass over a large argument, and two allocations a call). It is taken apart only for
+        // a re-issue (a tool call's params become a map then, not for every call).
         let outcome = CallFuture {
             shared: &self.shared,
             call,
@@ -513,6 +513,7 @@ impl Client {
             CallError::Local(LocalError::ConnectionClosed { reason }) => Error::Closed(reason),
             // The call as made was kept for this: the caller may send it again.
             CallError::Local(LocalError::MaybeExecuted { reason, http }) => {
+                let (method, params) = request.into_parts();
                 let request = Reissue {
                     method: method.into_owned(),
                     params,
@@ -620,7 +621,7 @@ impl Client {
         params.insert("notifications".into(), notifications);
         let call = McpCall::request("subscriptions/listen", Some(params));
         let issue = |c: &mut Connection, now, _, m: &McpCall| {
-            let notifications = m.params().and_then(|p| p.get("notifications")).cloned();
+            let notifications = m.params().and_then(|p| p.get("notifications").cloned());
             c.listen(now, notifications.unwrap_or(Value::Null))
         };
         self.call(&opts, call, Box::new(issue)).await

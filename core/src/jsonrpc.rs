@@ -222,8 +222,8 @@ impl fmt::Display for ErrorObject {
 pub struct Request {
     /// The request id.
     pub id: Id,
-    /// The method name.
-    pub method: String,
+    /// The method name (borrowed when it is one of ours, so sending costs no copy).
+    pub method: Cow<'static, str>,
     /// The parameters, raw.
     pub params: Option<RawJson>,
 }
@@ -303,7 +303,7 @@ impl MessageRef<'_> {
         match self {
             MessageRef::Request { id, method, params } => Message::Request(Request {
                 id: id.clone(),
-                method: method.to_string(),
+                method: Cow::Owned(method.to_string()),
                 params: params.map(RawJson::from),
             }),
             MessageRef::Notification { method, params } => Message::Notification(Notification {
@@ -343,7 +343,11 @@ impl MessageRef<'_> {
 
 impl Message {
     /// A request (`None` params leave the member out).
-    pub fn request(id: impl Into<Id>, method: impl Into<String>, params: Option<RawJson>) -> Self {
+    pub fn request(
+        id: impl Into<Id>,
+        method: impl Into<Cow<'static, str>>,
+        params: Option<RawJson>,
+    ) -> Self {
         Message::Request(Request {
             id: id.into(),
             method: method.into(),

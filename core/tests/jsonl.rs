@@ -256,7 +256,7 @@ fn encoder_writes_one_line_per_message() {
 /// (kind, id, method) of a message, for comparing transcripts.
 fn signature(m: &Message) -> (&'static str, Option<Id>, Option<String>) {
     match m {
-        Message::Request(r) => ("request", Some(r.id.clone()), Some(r.method.clone())),
+        Message::Request(r) => ("request", Some(r.id.clone()), Some(r.method.to_string())),
         Message::Notification(n) => ("notification", None, Some(n.method.clone())),
         Message::Response(r) => (
             if r.outcome.is_ok() { "result" } else { "error" },

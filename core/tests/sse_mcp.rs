@@ -333,7 +333,7 @@ fn json_over_several_data_lines_is_one_message() {
     );
     match messages(&decoded)[..] {
         [Message::Request(r)] => {
-            assert_eq!((r.id.clone(), r.method.as_str()), (Id::Num(7), "ping"))
+            assert_eq!((r.id.clone(), r.method.as_ref()), (Id::Num(7), "ping"))
         }
         ref other => panic!("{other:?}"),
     }

@@ -70,7 +70,7 @@ pub(crate) fn request_headers(
         out.push(("MCP-Protocol-Version".into(), header_value(&v)));
     }
     out.push(("Mcp-Method".into(), header_value(&request.method)));
-    let name = match request.method.as_str() {
+    let name = match request.method.as_ref() {
         "tools/call" | "prompts/get" => text(peek.as_ref().and_then(|p| p.name)),
         "resources/read" => text(peek.as_ref().and_then(|p| p.uri)),
         // The tasks extension routes by the task.

@@ -66,11 +66,6 @@ pub(crate) fn repeatable_tools(list: &crate::jsonrpc::RawJson) -> HashSet<String
         .collect()
 }
 
-/// The tool a `tools/call` names.
-pub(crate) fn tool_of(params: Option<&Map<String, Value>>) -> Option<&str> {
-    params?.get("name")?.as_str()
-}
-
 /// What a safe call needs to be sent again: the request now in flight, and whether the one
 /// re-issue it is allowed was used.
 #[derive(Debug, Clone)]

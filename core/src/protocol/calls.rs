@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
+use super::params::{tool_call_map, ParamsRef};
 use super::types::ServerCapabilities;
 
 /// One MCP call as made: its method, its params (without `_meta`), the server capability it
@@ -15,13 +16,43 @@ use super::types::ServerCapabilities;
 pub struct McpCall {
     capability: Option<&'static str>,
     method: Cow<'static, str>,
-    params: Option<Map<String, Value>>,
+    params: Option<CallParams>,
     list_key: Option<&'static str>,
     /// The member of the capability that must be `true` (`subscribe` of `resources`), and why
     /// the call is refused without it.
     member: Option<(&'static str, &'static str)>,
     /// The call is gone from the stateless era: why it is refused there (and what replaces it).
     handshake_only: Option<&'static str>,
+}
+
+/// A call's params as built.
+#[derive(Debug, Clone, PartialEq)]
+enum CallParams {
+    Map(Map<String, Value>),
+    /// `tools/call`'s, apart (see [`ParamsRef::Tool`]).
+    Tool {
+        name: String,
+        arguments: Option<Value>,
+    },
+}
+
+impl CallParams {
+    fn as_ref(&self) -> ParamsRef<'_> {
+        match self {
+            CallParams::Map(m) => ParamsRef::Map(m),
+            CallParams::Tool { name, arguments } => ParamsRef::Tool {
+                name,
+                arguments: arguments.as_ref(),
+            },
+        }
+    }
+
+    fn into_map(self) -> Map<String, Value> {
+        match self {
+            CallParams::Map(m) => m,
+            CallParams::Tool { name, arguments } => tool_call_map(&name, arguments),
+        }
+    }
 }
 
 impl McpCall {
@@ -37,6 +68,10 @@ impl McpCall {
     }
 
     fn typed(capability: &'static str, method: &'static str, params: Map<String, Value>) -> Self {
+        Self::with_params(capability, method, CallParams::Map(params))
+    }
+
+    fn with_params(capability: &'static str, method: &'static str, params: CallParams) -> Self {
         McpCall {
             capability: Some(capability),
             method: Cow::Borrowed(method),
@@ -61,7 +96,7 @@ impl McpCall {
         McpCall {
             capability: None,
             method: method.into(),
-            params,
+            params: params.map(CallParams::Map),
             list_key: None,
             member: None,
             handshake_only: None,
@@ -73,14 +108,22 @@ impl McpCall {
         &self.method
     }
 
-    /// The params, without `_meta`.
-    pub fn params(&self) -> Option<&Map<String, Value>> {
-        self.params.as_ref()
+    /// The params, without `_meta` (for a tool call, made into a map now).
+    pub fn params(&self) -> Option<Cow<'_, Map<String, Value>>> {
+        Some(match self.params.as_ref()? {
+            CallParams::Map(m) => Cow::Borrowed(m),
+            tool => Cow::Owned(tool.as_ref().to_map()),
+        })
     }
 
     /// The method and the params, taken apart.
     pub fn into_parts(self) -> (Cow<'static, str>, Option<Map<String, Value>>) {
-        (self.method, self.params)
+        (self.method, self.params.map(CallParams::into_map))
+    }
+
+    /// The params as the protocol sends them.
+    pub(crate) fn params_ref(&self) -> Option<ParamsRef<'_>> {
+        self.params.as_ref().map(CallParams::as_ref)
     }
 
     /// The server capability the call needs, if any.
@@ -147,12 +190,11 @@ impl McpCall {
 
     /// `tools/call`. An `isError` result is a result.
     pub fn call_tool(name: &str, arguments: Option<Value>) -> Self {
-        let mut p = Map::new();
-        p.insert("name".into(), Value::from(name));
-        if let Some(args) = arguments {
-            p.insert("arguments".into(), args);
-        }
-        Self::typed("tools", "tools/call", p)
+        let params = CallParams::Tool {
+            name: name.to_owned(),
+            arguments,
+        };
+        Self::with_params("tools", "tools/call", params)
     }
 
     /// `prompts/get`.

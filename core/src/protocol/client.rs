@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::at_most_once::{decide, safe_to_repeat, tool_of, Lost, Repeat};
+use super::at_most_once::{decide, safe_to_repeat, Lost, Repeat};
 use super::calls::{offered, offered_member, McpCall};
 pub use super::client_config::ClientConfig;
 use super::era::ChosenEra;
@@ -37,7 +37,7 @@ use super::handshake::{Ctx, Handshake, Phase};
 use super::input::{classify, AwaitingInputs, Classified, Retry};
 use super::listing::Listing;
 use super::notifications::typed_notification;
-use super::params::{self, raw};
+use super::params::{self, raw, ParamsRef};
 use super::server_requests::admit;
 pub(crate) use super::signal::{Signalled, TransportSignal};
 use super::tasks::{self, Shape};
@@ -273,7 +273,12 @@ impl ClientProtocol {
         params: Option<Map<String, Value>>,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.request_ref(now, method.into(), params.as_ref(), opts)
+        self.request_ref(
+            now,
+            method.into(),
+            params.as_ref().map(ParamsRef::Map),
+            opts,
+        )
     }
 
     /// [`request`](Self::request) with borrowed params: they are copied only where the call
@@ -282,7 +287,7 @@ impl ClientProtocol {
         &mut self,
         now: Instant,
         method: Cow<'static, str>,
-        params: Option<&Map<String, Value>>,
+        params: Option<ParamsRef<'_>>,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.check_open(&method)?;
@@ -295,7 +300,7 @@ impl ClientProtocol {
         };
         let rounds = rounds.filter(|_| self.handshake.era == Some(ChosenEra::Stateless));
         let repeat = self.repeatable(&method, params, &opts).then(|| {
-            let (method, params) = (method.clone(), params.cloned());
+            let (method, params) = (method.clone(), params.map(ParamsRef::to_map));
             Box::new(Repeat::new(method, params, opts.clone()))
         });
         // A tool that must run as a task (2025-11-25) is called in task mode.
@@ -340,14 +345,14 @@ impl ClientProtocol {
         opts: &CallOptions,
         raw_members: &[(&str, &RawValue)],
     ) -> Result<i64, ClientError> {
-        let (body, ropts) = self.encode(params, opts, raw_members);
+        let (body, ropts) = self.encode(params.map(ParamsRef::Map), opts, raw_members);
         Ok(self.engine.request(now, method, body, ropts)?)
     }
 
     /// The params of one request as sent (see [`send`](Self::send)) and its options.
     fn encode(
         &mut self,
-        params: Option<&Map<String, Value>>,
+        params: Option<ParamsRef<'_>>,
         opts: &CallOptions,
         raw_members: &[(&str, &RawValue)],
     ) -> (Option<RawJson>, RequestOptions) {
@@ -403,7 +408,7 @@ impl ClientProtocol {
             Some((method, key)) => self.list(now, method, key, opts),
             None => {
                 let method = call.method_cow().clone();
-                self.request_ref(now, method, call.params(), opts)
+                self.request_ref(now, method, call.params_ref(), opts)
             }
         }
     }
@@ -709,15 +714,12 @@ impl ClientProtocol {
 
     /// Whether a call may be re-issued by the connection: a safe method, a call marked safe, or
     /// (when the configuration trusts them) a tool the server annotates read-only or idempotent.
-    fn repeatable(
-        &self,
-        method: &str,
-        params: Option<&Map<String, Value>>,
-        opts: &CallOptions,
-    ) -> bool {
+    fn repeatable(&self, method: &str, params: Option<ParamsRef<'_>>, opts: &CallOptions) -> bool {
         let trusted = self.config.trust_tool_annotations
             && method == "tools/call"
-            && tool_of(params).is_some_and(|t| self.repeatable_tools.contains(t));
+            && params
+                .and_then(ParamsRef::tool)
+                .is_some_and(|t| self.repeatable_tools.contains(t));
         trusted || safe_to_repeat(method, opts)
     }
 
@@ -744,7 +746,7 @@ impl ClientProtocol {
                 self.events.push_back(ClientEvent::Diagnostic(
                     ProtocolDiagnostic::RefusedServerRequest {
                         id: r.id,
-                        method: r.method,
+                        method: r.method.into_owned(),
                         error: refusal,
                     },
                 ));

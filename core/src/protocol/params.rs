@@ -70,15 +70,12 @@ fn stateless_meta(
 /// `_meta` (ours in the stateless era, merged over the caller's, and the progress token when
 /// asked for), then `raw` members.
 pub(crate) fn encode(
-    params: Option<&Map<String, Value>>,
+    params: Option<ParamsRef<'_>>,
     stateless_meta: Option<&StatelessMeta>,
     progress_token: Option<i64>,
     raw_members: &[(&str, &RawValue)],
 ) -> Option<RawJson> {
-    let theirs = match params.and_then(|p| p.get("_meta")) {
-        Some(Value::Object(theirs)) => Some(theirs),
-        _ => None,
-    };
+    let theirs = params.and_then(ParamsRef::meta);
     let meta = match (stateless_meta, theirs, progress_token) {
         // The common case: ours alone, serialized once per connection.
         (Some(ours), None, None) => Some(Meta::Raw(&ours.raw)),
@@ -117,9 +114,63 @@ enum Meta<'a> {
     Map(Map<String, Value>),
 }
 
+/// The params of a call as the caller gave them (without our `_meta`), borrowed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ParamsRef<'a> {
+    /// Any members.
+    Map(&'a Map<String, Value>),
+    /// The two members of `tools/call`, kept apart: no map is built for them (a map, its node
+    /// and its keys are three allocations a call).
+    Tool {
+        /// The tool's name.
+        name: &'a str,
+        /// Its arguments.
+        arguments: Option<&'a Value>,
+    },
+}
+
+impl<'a> ParamsRef<'a> {
+    /// The tool a `tools/call` names.
+    pub(crate) fn tool(self) -> Option<&'a str> {
+        match self {
+            ParamsRef::Map(m) => m.get("name")?.as_str(),
+            ParamsRef::Tool { name, .. } => Some(name),
+        }
+    }
+
+    /// The caller's own `_meta`, when it is an object.
+    fn meta(self) -> Option<&'a Map<String, Value>> {
+        match self {
+            ParamsRef::Map(m) => match m.get("_meta") {
+                Some(Value::Object(theirs)) => Some(theirs),
+                _ => None,
+            },
+            ParamsRef::Tool { .. } => None,
+        }
+    }
+
+    /// The members as a map of their own.
+    pub(crate) fn to_map(self) -> Map<String, Value> {
+        match self {
+            ParamsRef::Map(m) => m.clone(),
+            ParamsRef::Tool { name, arguments } => tool_call_map(name, arguments.cloned()),
+        }
+    }
+}
+
+/// `tools/call`'s params as a map.
+pub(crate) fn tool_call_map(name: &str, arguments: Option<Value>) -> Map<String, Value> {
+    let mut p = Map::new();
+    p.insert("name".into(), Value::from(name));
+    if let Some(args) = arguments {
+        p.insert("arguments".into(), args);
+    }
+    p
+}
+
 /// Params as sent: the caller's members, our `_meta`, and raw members echoed byte for byte.
 struct Params<'a> {
-    base: Option<&'a Map<String, Value>>,
+    base: Option<ParamsRef<'a>>,
     meta: Option<Meta<'a>>,
     raw: &'a [(&'a str, &'a RawValue)],
 }
@@ -127,12 +178,22 @@ struct Params<'a> {
 impl serde::Serialize for Params<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(None)?;
-        if let Some(base) = self.base {
-            for (k, v) in base {
-                if !(k == "_meta" && self.meta.is_some()) {
-                    m.serialize_entry(k, v)?;
+        match self.base {
+            Some(ParamsRef::Map(base)) => {
+                for (k, v) in base {
+                    if !(k == "_meta" && self.meta.is_some()) {
+                        m.serialize_entry(k, v)?;
+                    }
                 }
             }
+            // In a map's order (its keys sorted), so the bytes are the same either way.
+            Some(ParamsRef::Tool { name, arguments }) => {
+                if let Some(arguments) = arguments {
+                    m.serialize_entry("arguments", arguments)?;
+                }
+                m.serialize_entry("name", name)?;
+            }
+            None => {}
         }
         match &self.meta {
             Some(Meta::Raw(meta)) => m.serialize_entry("_meta", meta)?,
@@ -149,4 +210,37 @@ impl serde::Serialize for Params<'_> {
 /// Serializes a value we built; our own types always serialize.
 pub(crate) fn raw<T: serde::Serialize + ?Sized>(value: &T) -> RawJson {
     RawJson::new(value).expect("protocol values serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::calls::McpCall;
+    use serde_json::json;
+
+    /// A tool call's params, kept apart, go out as the same bytes as the map they stand for,
+    /// with and without `_meta` and arguments; and the call still shows them as that map.
+    #[test]
+    fn a_tool_calls_params_are_the_bytes_of_their_map() {
+        let meta = StatelessMeta::new(
+            &Implementation {
+                name: "t".into(),
+                version: "1".into(),
+                ..Default::default()
+            },
+            &ClientCapabilities::default(),
+        );
+        for arguments in [Some(json!({"b": [1, "x"], "a": null})), None] {
+            let call = McpCall::call_tool("echo", arguments.clone());
+            let map = tool_call_map("echo", arguments);
+            assert_eq!(call.params().as_deref(), Some(&map));
+            for (meta, token) in [(None, None), (Some(&meta), None), (Some(&meta), Some(7))] {
+                let apart = encode(call.params_ref(), meta, token, &[]).unwrap();
+                let whole = encode(Some(ParamsRef::Map(&map)), meta, token, &[]).unwrap();
+                assert_eq!(apart.get(), whole.get());
+            }
+        }
+        let (_, parts) = McpCall::call_tool("echo", None).into_parts();
+        assert_eq!(parts, Some(tool_call_map("echo", None)));
+    }
 }

@@ -162,7 +162,7 @@ impl Engine {
     /// Sends a request: records it as pending with its deadlines (counted from `now`) and queues
     /// the [`Message::Request`] for the transport. Returns its id.
     ///
-    /// A `&'static str` method is kept without copying; the message itself owns its own copy.
+    /// A `&'static str` method is kept without copying, in the pending map and in the message.
     pub fn request(
         &mut self,
         now: Instant,
@@ -212,7 +212,7 @@ impl Engine {
         self.outputs
             .push_back(Output::Send(Message::Request(Request {
                 id: Id::Num(id),
-                method: method.as_ref().to_owned(),
+                method: method.clone(),
                 params,
             })));
         self.pending.insert(
@@ -428,7 +428,7 @@ impl Engine {
         if self.inbound.contains(&request.id) {
             self.diagnose(Diagnostic::DuplicateInboundRequest {
                 id: request.id,
-                method: request.method,
+                method: request.method.into_owned(),
             });
             return;
         }
@@ -445,7 +445,7 @@ impl Engine {
             )));
             self.diagnose(Diagnostic::InboundRejected {
                 id: request.id,
-                method: request.method,
+                method: request.method.into_owned(),
                 limit,
             });
             return;

@@ -356,7 +356,7 @@ impl DemoServer {
             }
             return self.modern_request(now, &r, &params, version.clone());
         }
-        let answer = match r.method.as_str() {
+        let answer = match r.method.as_ref() {
             "initialize" => Ok(self.initialize(&r)),
             "ping" => Ok(raw(&json!({}))),
             _ if self.initialized.is_none() => Err(ErrorObject::new(
@@ -389,7 +389,7 @@ impl DemoServer {
             let _ = self.engine.respond(now, &r.id, answer);
             return;
         }
-        let answer = match r.method.as_str() {
+        let answer = match r.method.as_ref() {
             "server/discover" => Ok(raw(&json!({
                 "supportedVersions": [MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
                 "capabilities": Self::capabilities(),
@@ -490,7 +490,7 @@ impl DemoServer {
                 return answer;
             }
         }
-        Some(match r.method.as_str() {
+        Some(match r.method.as_ref() {
             "tools/list" => self.list_tools(&params),
             "tools/call" => return self.call_tool(now, r, &params),
             "prompts/list" => Ok(raw(&json!({"prompts": [

@@ -336,7 +336,7 @@ impl DemoServer {
             .is_some();
         let complete = |v: Value| Ok(with_result_type(&raw(&v)));
         self.tasks.advance(now);
-        Some(match (r.method.as_str(), task_id) {
+        Some(match (r.method.as_ref(), task_id) {
             ("tools/call", _) => {
                 let tool = params.get("name").and_then(Value::as_str)?;
                 let required = task_support(tool)?;
@@ -383,7 +383,7 @@ impl DemoServer {
     ) -> Option<Option<Result<RawJson, ErrorObject>>> {
         let task_id = params.get("taskId").and_then(Value::as_str);
         self.tasks.advance(now);
-        Some(Some(match (r.method.as_str(), task_id) {
+        Some(Some(match (r.method.as_ref(), task_id) {
             ("tools/call", _) => {
                 let tool = params.get("name").and_then(Value::as_str)?;
                 let required = task_support(tool)?;

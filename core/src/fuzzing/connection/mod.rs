@@ -326,7 +326,7 @@ impl Harness {
             if r.method == "tasks/cancel" {
                 self.task_cancels += 1;
             }
-            self.in_flight.push((id, r.method.clone()));
+            self.in_flight.push((id, r.method.to_string()));
         }
     }
 

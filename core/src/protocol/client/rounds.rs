@@ -13,6 +13,7 @@ use crate::protocol::era::ChosenEra;
 use crate::protocol::events::{CallError, CallId, ClientEvent};
 use crate::protocol::input::{Answered, Retry};
 use crate::protocol::listing::{Listing, PageStep};
+use crate::protocol::params::ParamsRef;
 
 impl ClientProtocol {
     /// Surfaces one round's input requests; a round that asks for nothing (state only) is sent
@@ -74,7 +75,7 @@ impl ClientProtocol {
         let owned = retry.resend_members()?;
         let members: Vec<(&str, &RawValue)> = owned.iter().map(|(k, v)| (*k, &**v)).collect();
         let params = retry.params(self.meta.members());
-        let repeatable = self.repeatable(method, Some(params), &opts);
+        let repeatable = self.repeatable(method, Some(ParamsRef::Map(params)), &opts);
         let repeat = repeatable.then(|| {
             let mut repeat = Repeat::new(method.into(), None, opts.clone());
             repeat.used = reissued;

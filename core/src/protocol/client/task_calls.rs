@@ -12,6 +12,7 @@ use super::ClientProtocol;
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::protocol::era::ChosenEra;
 use crate::protocol::events::{CallError, CallId, CallOptions, ClientEvent, TaskStatus};
+use crate::protocol::params::ParamsRef;
 use crate::protocol::tasks::{InputAnswer, Next, Purpose, Shape};
 
 /// The names of the tools whose `execution.taskSupport` is `required` in a `tools/list`
@@ -65,8 +66,8 @@ impl ClientProtocol {
 
     /// Whether a handshake-era `tools/call` of `params` goes in task mode: its tool's last
     /// listed `taskSupport` is `required`.
-    pub(super) fn task_mode(&self, params: Option<&Map<String, Value>>) -> bool {
-        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+    pub(super) fn task_mode(&self, params: Option<ParamsRef<'_>>) -> bool {
+        let name = params.and_then(ParamsRef::tool);
         name.is_some_and(|n| self.task_tools.contains(n))
     }
 
