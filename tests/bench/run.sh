@@ -14,5 +14,11 @@ command -v node >/dev/null || { echo "node is required (the stdio servers and se
 [ -x ../peers/pyvenv/bin/python ] \
   || { echo "the Python peer is missing: run tests/peers/install-python.sh"; exit 1; }
 
+# The syscall pass reads the kernel's tracepoints: mount tracefs where it is not (as root; an
+# unprivileged run reports the syscall columns as missing, with the reason, and goes on).
+if [ ! -e /sys/kernel/tracing/events/raw_syscalls ] && [ "$(id -u)" = 0 ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+
 cargo build --release --bins
 exec "${CARGO_TARGET_DIR:-target}/release/mcpwire-bench" run "$@"

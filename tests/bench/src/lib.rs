@@ -8,6 +8,9 @@
 //! `mcpwire-bench-mcpwire`, `mcpwire-bench-rmcp`) that links only its client, so that resident
 //! memory is not inflated by the others' code; the runner uses those.
 
+#[global_allocator]
+static ALLOCATOR: measure::CountingAlloc = measure::CountingAlloc;
+
 pub mod floor;
 pub mod isahc_floor;
 pub mod mcpwire_client;
@@ -201,6 +204,8 @@ pub struct Outcome {
     pub ready_ms: f64,
     pub peak_rss_kib: u64,
     pub rss_kib: u64,
+    /// Of the resident memory, what is the process's own (heap, stacks), not mapped files.
+    pub rss_anon_kib: u64,
     pub threads: u64,
     /// The protocol era or version the connection settled on, when the client says.
     pub era: String,
@@ -244,6 +249,7 @@ pub fn announce_ready(args: &ClientArgs) {
 /// its peak.
 pub fn idle_figures(out: &mut Outcome) {
     out.rss_kib = measure::status_kib("VmRSS");
+    out.rss_anon_kib = measure::status_kib("RssAnon");
     out.peak_rss_kib = measure::status_kib("VmHWM");
     out.threads = measure::threads();
 }
@@ -336,6 +342,7 @@ impl Outcome {
         self.calls = calls;
         self.peak_rss_kib = measure::status_kib("VmHWM");
         self.rss_kib = measure::status_kib("VmRSS");
+        self.rss_anon_kib = measure::status_kib("RssAnon");
         self.threads = measure::threads();
     }
 }

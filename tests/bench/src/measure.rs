@@ -1,8 +1,10 @@
 //! What a client process measures of itself: wall time, CPU and context switches from
 //! `getrusage(RUSAGE_SELF)` (every thread of the process, live or ended), resident memory from
 //! `/proc/self/status`, and, in the runner's syscall pass, the syscalls of the process's own
-//! threads counted with `perf_event_open` over the window.
+//! threads counted with `perf_event_open` over the window, and the allocations of all of them.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The environment variable naming perf's control and ack fifos, `CTL:ACK`.
@@ -47,6 +49,40 @@ pub fn threads() -> u64 {
     std::fs::read_dir("/proc/self/task")
         .map(|d| d.count() as u64)
         .unwrap_or(0)
+}
+
+/// The global allocator of every client binary: the system's, counting allocations (and
+/// reallocations) over the window of the runner's counting pass, so that pass also tells how
+/// many a call costs. Outside that pass the count is off: one relaxed load per allocation.
+pub struct CountingAlloc;
+
+static COUNT_ALLOCATIONS: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+fn note_allocation() {
+    if COUNT_ALLOCATIONS.load(Ordering::Relaxed) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every call goes straight to the system allocator with the caller's arguments; the
+// counter has no effect on memory.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
 }
 
 /// The environment variable that turns on syscall counting for the window.
@@ -176,6 +212,8 @@ impl SyscallCounter {
 pub struct Window {
     /// The syscall counts, when they were asked for (or why they could not be had).
     pub syscalls: Option<Result<SyscallCounts, String>>,
+    /// Allocations and reallocations of every thread, counted in the same pass.
+    pub allocations: Option<u64>,
     pub wall: Duration,
     pub user: Duration,
     pub sys: Duration,
@@ -195,6 +233,8 @@ impl Meter {
     pub fn start(&mut self) {
         if std::env::var_os(COUNT_SYSCALLS_ENV).is_some_and(|v| v == "1") {
             self.syscalls = Some(SyscallCounter::start());
+            ALLOCATIONS.store(0, Ordering::Relaxed);
+            COUNT_ALLOCATIONS.store(true, Ordering::Relaxed);
         }
         self.started = Some((Instant::now(), usage()));
     }
@@ -202,10 +242,14 @@ impl Meter {
     /// Closes the window (the last sample, then the syscall counters).
     pub fn stop(&mut self) -> Window {
         let end = (Instant::now(), usage());
+        let allocations = COUNT_ALLOCATIONS
+            .swap(false, Ordering::Relaxed)
+            .then(|| ALLOCATIONS.load(Ordering::Relaxed));
         let syscalls = self.syscalls.take().map(|c| c.map(SyscallCounter::stop));
         let (t0, u0) = self.started.take().expect("Meter::start first");
         Window {
             syscalls,
+            allocations,
             wall: end.0 - t0,
             user: end.1.user.saturating_sub(u0.user),
             sys: end.1.sys.saturating_sub(u0.sys),

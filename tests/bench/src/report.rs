@@ -27,6 +27,7 @@ pub fn client_line(args: &ClientArgs, out: &Outcome) -> Value {
         "ready_ms": out.ready_ms,
         "peak_rss_kib": out.peak_rss_kib,
         "rss_kib": out.rss_kib,
+        "rss_anon_kib": out.rss_anon_kib,
         "threads": out.threads,
         "era": out.era,
         "connections": out.connections,
@@ -39,6 +40,9 @@ pub fn client_line(args: &ClientArgs, out: &Outcome) -> Value {
         }
         Some(Err(e)) => line["syscalls_error"] = json!(e),
         None => {}
+    }
+    if let Some(n) = w.allocations {
+        line["allocations"] = json!(n);
     }
     line
 }
@@ -62,6 +66,7 @@ fn metric(rec: &Value, name: &str) -> Option<f64> {
         "wall_ms" => Some(f(rec, "wall_us")? / 1e3),
         "peak_mib" => Some(f(rec, "peak_rss_kib")? / 1024.0),
         "rss_mib" => Some(f(rec, "rss_kib")? / 1024.0),
+        "rss_anon_mib" => Some(f(rec, "rss_anon_kib")? / 1024.0),
         "startup_ms" => f(rec, "startup_ms"),
         "threads" => f(rec, "threads"),
         "echo_mib" => Some(f(rec, "bytes")? / 1048576.0),
@@ -235,11 +240,11 @@ impl Results {
             let (title, header) = match workload {
                 Workload::W1 => (
                     "W1: sequential calls",
-                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
+                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | allocs/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
                 ),
                 Workload::W2 => (
                     "W2: calls with many in flight",
-                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
+                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | allocs/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
                 ),
                 Workload::W3 => (
                     "W3: one big echo",
@@ -251,7 +256,7 @@ impl Results {
                 ),
                 Workload::Idle => (
                     "Idle: resident memory after connect, one call and 1 s idle",
-                    "| server | client | RSS MiB | threads | RSS ÷ floor | RSS ÷ rmcp |",
+                    "| server | client | RSS MiB | of it anonymous MiB | threads | RSS ÷ floor | RSS ÷ rmcp | anonymous ÷ floor | anonymous ÷ rmcp |",
                 ),
             };
             let _ = writeln!(s, "\n### {title}\n");
@@ -270,6 +275,7 @@ impl Results {
                         push(cell(self.stats(key, "cpu_us"), b));
                         push(cell(self.stats(key, "ctx"), b));
                         push(self.perf_cell(key, "syscalls"));
+                        push(self.perf_cell(key, "allocations"));
                         push(cell(self.stats(key, "peak_mib"), b));
                         push(ratio_cell(self.ratio(key, Impl::Floor, "cpu_us"), b));
                         push(ratio_cell(self.ratio(key, base_rmcp, "cpu_us"), b));
@@ -300,12 +306,15 @@ impl Results {
                     }
                     Workload::Idle => {
                         push(cell(self.stats(key, "rss_mib"), b));
+                        push(cell(self.stats(key, "rss_anon_mib"), b));
                         push(
                             self.stats(key, "threads")
                                 .map_or_else(|| "–".into(), |(m, _, _)| format!("{m:.0}")),
                         );
                         push(ratio_cell(self.ratio(key, Impl::Floor, "rss_mib"), b));
                         push(ratio_cell(self.ratio(key, base_rmcp, "rss_mib"), b));
+                        push(ratio_cell(self.ratio(key, Impl::Floor, "rss_anon_mib"), b));
+                        push(ratio_cell(self.ratio(key, base_rmcp, "rss_anon_mib"), b));
                     }
                 }
                 let _ = writeln!(s, "{row}");
