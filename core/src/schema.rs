@@ -1,17 +1,19 @@
 //! Tool schemas checked: a call's `structuredContent` against the tool's `outputSchema`, and a
 //! call's arguments against its `inputSchema` (feature `schemas`).
 //!
-//! [`ToolSchemas::compile`] compiles the schemas of one `tools/list` once; each call is then
-//! checked against them. JSON Schema 2020-12 is assumed when a schema names no `$schema`; drafts
+//! [`ToolSchemas::compile`] keeps the schemas of one `tools/list`; each is compiled once, at
+//! the first check against it, and each call is then checked against them. JSON Schema 2020-12 is assumed when a schema names no `$schema`; drafts
 //! 2019-09, 7, 6 and 4 are honoured when named. A `$ref` to anything outside the schema itself
 //! (another URL, a file) is never loaded: such a schema cannot be used, and a call of its tool
 //! fails with [`SchemaViolation::UnusableSchema`] rather than passing unchecked.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use crate::jsonrpc::RawJson;
 use crate::types::{CallToolResult, Tool};
 
 /// Why a call does not meet its tool's schema.
@@ -68,11 +70,39 @@ enum Compiled {
     Unusable(String),
 }
 
-/// The compiled schemas of one `tools/list`, by tool name.
+/// One of a tool's schemas, compiled at the first check against it: a listing compiles
+/// nothing (a host may call few of the tools listed, and the first schema compiled loads the
+/// JSON Schema meta-schemas, about a mebibyte kept for the process's life).
+struct LazySchema {
+    name: String,
+    text: RawJson,
+    compiled: OnceLock<(boon::Schemas, Compiled)>,
+}
+
+impl LazySchema {
+    fn new(name: String, text: &RawJson) -> Self {
+        LazySchema {
+            name,
+            text: text.clone(),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// Checks `value` against the schema, compiling it first if this is its first check.
+    fn check(&self, value: &Value) -> Result<(), SchemaViolation> {
+        let (schemas, compiled) = self.compiled.get_or_init(|| {
+            let mut schemas = boon::Schemas::new();
+            let compiled = compile_into(&mut schemas, &self.name, self.text.get());
+            (schemas, compiled)
+        });
+        check(schemas, compiled, value)
+    }
+}
+
+/// The schemas of one `tools/list`, by tool name, each compiled when first needed.
 pub struct ToolSchemas {
-    schemas: boon::Schemas,
-    output: HashMap<String, Compiled>,
-    input: HashMap<String, Compiled>,
+    output: HashMap<String, LazySchema>,
+    input: HashMap<String, LazySchema>,
 }
 
 impl fmt::Debug for ToolSchemas {
@@ -95,43 +125,23 @@ impl boon::UrlLoader for NoLoader {
 }
 
 impl ToolSchemas {
-    /// Compiles the schemas of `tools` (a complete `tools/list`). A schema that cannot be
-    /// compiled is remembered as unusable: a call of its tool is then refused, never passed.
+    /// Keeps the schemas of `tools` (a complete `tools/list`); each is compiled at the first
+    /// check against it. A schema that cannot be compiled is unusable: a call of its tool is
+    /// then refused, never passed.
     pub fn compile(tools: &[Tool]) -> ToolSchemas {
         let mut this = ToolSchemas {
-            schemas: boon::Schemas::new(),
             output: HashMap::new(),
             input: HashMap::new(),
         };
         for (i, tool) in tools.iter().enumerate() {
             if let Some(raw) = &tool.output_schema {
-                let compiled = this.compile_one(&format!("output/{i}"), raw.get());
-                this.output.insert(tool.name.clone(), compiled);
+                let schema = LazySchema::new(format!("output/{i}"), raw);
+                this.output.insert(tool.name.clone(), schema);
             }
-            let compiled = this.compile_one(&format!("input/{i}"), tool.input_schema.get());
-            this.input.insert(tool.name.clone(), compiled);
+            let schema = LazySchema::new(format!("input/{i}"), &tool.input_schema);
+            this.input.insert(tool.name.clone(), schema);
         }
         this
-    }
-
-    fn compile_one(&mut self, name: &str, text: &str) -> Compiled {
-        let json: Value = match serde_json::from_str(text) {
-            Ok(json) => json,
-            Err(e) => return Compiled::Unusable(e.to_string()),
-        };
-        // Each schema is its own document under a base no loader serves; relative `$ref`s
-        // resolve against it and are refused.
-        let location = format!("mcpwire-tool:///{name}.json");
-        let mut compiler = boon::Compiler::new();
-        compiler.set_default_draft(boon::Draft::V2020_12);
-        compiler.use_loader(Box::new(NoLoader));
-        if let Err(e) = compiler.add_resource(&location, json) {
-            return Compiled::Unusable(format!("{e:#}"));
-        }
-        match compiler.compile(&location, &mut self.schemas) {
-            Ok(index) => Compiled::Ready(index),
-            Err(e) => Compiled::Unusable(format!("{e:#}")),
-        }
     }
 
     /// Whether `tool` declared an `outputSchema`.
@@ -148,7 +158,7 @@ impl ToolSchemas {
     /// with `isError`, passes; a result without `structuredContent` or whose
     /// `structuredContent` does not match fails.
     pub fn check_output(&self, tool: &str, result: &CallToolResult) -> Result<(), SchemaError> {
-        let Some(compiled) = self.output.get(tool) else {
+        let Some(schema) = self.output.get(tool) else {
             return Ok(());
         };
         if result.is_error {
@@ -162,32 +172,58 @@ impl ToolSchemas {
         let Some(value) = &result.structured_content else {
             return Err(fail(SchemaViolation::MissingStructuredContent));
         };
-        self.check(compiled, value).map_err(fail)
+        schema.check(value).map_err(fail)
     }
 
     /// Checks the arguments of a call of `tool` against its `inputSchema` (absent arguments
     /// are checked as `{}`). A tool not in the list passes: the server will say.
     pub fn check_input(&self, tool: &str, arguments: Option<&Value>) -> Result<(), SchemaError> {
-        let Some(compiled) = self.input.get(tool) else {
+        let Some(schema) = self.input.get(tool) else {
             return Ok(());
         };
         let empty = Value::Object(serde_json::Map::new());
-        self.check(compiled, arguments.unwrap_or(&empty))
+        schema
+            .check(arguments.unwrap_or(&empty))
             .map_err(|violation| SchemaError {
                 tool: tool.to_owned(),
                 kind: SchemaKind::Input,
                 violation,
             })
     }
+}
 
-    fn check(&self, compiled: &Compiled, value: &Value) -> Result<(), SchemaViolation> {
-        match compiled {
-            Compiled::Unusable(why) => Err(SchemaViolation::UnusableSchema(why.clone())),
-            Compiled::Ready(index) => self
-                .schemas
-                .validate(value, *index)
-                .map_err(|e| SchemaViolation::DoesNotMatch(describe(&e))),
-        }
+/// Compiles one schema, `text`, into `schemas`.
+fn compile_into(schemas: &mut boon::Schemas, name: &str, text: &str) -> Compiled {
+    let json: Value = match serde_json::from_str(text) {
+        Ok(json) => json,
+        Err(e) => return Compiled::Unusable(e.to_string()),
+    };
+    // Each schema is its own document under a base no loader serves; relative `$ref`s
+    // resolve against it and are refused.
+    let location = format!("mcpwire-tool:///{name}.json");
+    let mut compiler = boon::Compiler::new();
+    compiler.set_default_draft(boon::Draft::V2020_12);
+    compiler.use_loader(Box::new(NoLoader));
+    if let Err(e) = compiler.add_resource(&location, json) {
+        return Compiled::Unusable(format!("{e:#}"));
+    }
+    match compiler.compile(&location, schemas) {
+        Ok(index) => Compiled::Ready(index),
+        Err(e) => Compiled::Unusable(format!("{e:#}")),
+    }
+}
+
+/// Checks `value` against a schema compiled into `schemas`.
+fn check(
+    schemas: &boon::Schemas,
+    compiled: &Compiled,
+    value: &Value,
+) -> Result<(), SchemaViolation> {
+    match compiled {
+        Compiled::Unusable(why) => Err(SchemaViolation::UnusableSchema(why.clone())),
+        Compiled::Ready(index) => schemas
+            .validate(value, *index)
+            .map_err(|e| SchemaViolation::DoesNotMatch(describe(&e))),
     }
 }
 
@@ -236,6 +272,29 @@ mod tests {
                 "temperature": {"type": "number"}, "conditions": {"type": "string"}},
                 "required": ["temperature", "conditions"]}
         }, {"name": "plain", "inputSchema": {"type": "object"}}])))
+    }
+
+    #[test]
+    fn a_schema_is_compiled_at_the_first_check_against_it_only() {
+        let schemas = weather();
+        let compiled = |s: &LazySchema| s.compiled.get().is_some();
+        assert!(!schemas
+            .input
+            .values()
+            .chain(schemas.output.values())
+            .any(compiled));
+        let wrong = schemas.check_input("weather", Some(&json!({"town": "Oslo"})));
+        assert_eq!(wrong.unwrap_err().kind, SchemaKind::Input);
+        assert!(schemas.input["weather"].compiled.get().is_some());
+        assert!(schemas.input["plain"].compiled.get().is_none());
+        let right = json!({"city": "Oslo"});
+        assert_eq!(schemas.check_input("weather", Some(&right)), Ok(()));
+        assert_eq!(schemas.check_input("plain", None), Ok(()));
+        assert!(!compiled(&schemas.output["weather"]));
+        let r = result(json!({"content": [],
+            "structuredContent": {"temperature": 21.5, "conditions": "sunny"}}));
+        assert_eq!(schemas.check_output("weather", &r), Ok(()));
+        assert!(compiled(&schemas.output["weather"]));
     }
 
     #[test]
