@@ -1,9 +1,10 @@
 //! Tools: listing them and calling them, each call checked against the tool's schemas from the
 //! last complete `tools/list` (feature `schemas`, on by default).
 //!
-//! A listing compiles the tools' schemas once; a call of a listed tool that declares an
-//! `outputSchema` then fails with [`Error::Schema`] when its result has no
-//! `structuredContent` or one that does not match (the result kept in the error). A tool not
+//! A listing keeps the tools' schemas, each compiled at the first check against it; a call of
+//! a listed tool that declares an `outputSchema` then fails with [`Error::Schema`] when its
+//! result has no `structuredContent` or one that does not match (the result kept in the
+//! error). A tool not
 //! in the last list (or with no list yet, or since `notifications/tools/list_changed`) is not
 //! checked: the client does not list tools on its own for that, as a listing costs a round trip
 //! per page. Arguments are checked before
@@ -18,8 +19,8 @@ use crate::client::{CallOptions, Client};
 use crate::error::Error;
 
 impl Client {
-    /// Every tool, over all pages, with options. The tools' schemas are compiled for the
-    /// calls that follow (feature `schemas`).
+    /// Every tool, over all pages, with options. The tools' schemas are kept for the
+    /// calls that follow, each compiled at its first check (feature `schemas`).
     pub async fn list_tools_with(&self, opts: CallOptions) -> Result<Vec<Tool>, Error> {
         let raw = self.send_call(&opts, McpCall::list_tools()).await?;
         let tools = typed_result::<ListToolsResult>(&raw, "tools/list")?.tools;
