@@ -12,7 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use mcpwire_core::{Connection, Output};
@@ -20,7 +20,7 @@ use mcpwire_core::{Connection, Output};
 use crate::client::{ConnectionState, SharedConnection};
 use crate::dispatch::{AppWork, Dispatch};
 use crate::handlers::Handlers;
-use crate::route::{Seen, Watch, WATCH_PERIOD};
+use crate::route::{Seen, Watch, WATCH_PERIOD, WATCH_PERIOD_MAX};
 use crate::StderrCallback;
 
 /// How many steps one poll makes before yielding to other tasks.
@@ -67,6 +67,8 @@ pub struct Driver {
     /// Armed while callers are claiming the connection: the driver's watch over them.
     watch_timer: Timer,
     watching: bool,
+    /// The watch's period now.
+    period: Duration,
 }
 
 impl std::fmt::Debug for Driver {
@@ -99,6 +101,7 @@ impl Driver {
             watch: Watch::default(),
             watch_timer: Timer::never(),
             watching: false,
+            period: WATCH_PERIOD,
         }
     }
 
@@ -130,13 +133,17 @@ impl Future for Driver {
                     }
                     return Poll::Pending;
                 }
-                Seen::Watching => {
+                Seen::Watching { unanswered } => {
                     if !this.watching {
                         this.watching = true;
-                        this.watch_timer.set_after(WATCH_PERIOD);
+                        this.period = WATCH_PERIOD;
+                        this.watch_timer.set_after(this.period);
                     }
                     while Pin::new(&mut this.watch_timer).poll(cx).is_ready() {
-                        this.watch_timer.set_after(WATCH_PERIOD);
+                        // All well: look less often; a wake-up not answered yet: look again
+                        // soon, to take the claim back if it still is not.
+                        this.period = next_watch(this.period, unanswered);
+                        this.watch_timer.set_after(this.period);
                     }
                     return Poll::Pending;
                 }
@@ -145,6 +152,14 @@ impl Future for Driver {
                 Seen::Stale => continue,
             }
         }
+    }
+}
+
+/// The period of the watch after one that saw a wake-up `unanswered` or not.
+fn next_watch(period: Duration, unanswered: bool) -> Duration {
+    match unanswered {
+        true => WATCH_PERIOD,
+        false => (period * 2).min(WATCH_PERIOD_MAX),
     }
 }
 
@@ -257,5 +272,26 @@ impl Engine {
         // Plenty done in one go: let other tasks run, and come back.
         cx.waker().wake_by_ref();
         Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The watch looks less often while the claimer answers, up to the longest period, and
+    /// soon again once a wake-up is seen unanswered: a claimer that stopped polling is found
+    /// within the longest period and a short one.
+    #[test]
+    fn the_watch_backs_off_while_all_is_well_and_comes_back_soon_when_not() {
+        let mut period = WATCH_PERIOD;
+        let mut seen = vec![period];
+        for _ in 0..8 {
+            period = next_watch(period, false);
+            seen.push(period);
+        }
+        let ms: Vec<u128> = seen.iter().map(Duration::as_millis).collect();
+        assert_eq!(ms, [20, 40, 80, 160, 320, 320, 320, 320, 320]);
+        assert_eq!(next_watch(WATCH_PERIOD_MAX, true), WATCH_PERIOD);
     }
 }

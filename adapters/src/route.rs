@@ -15,7 +15,8 @@
 //! A caller that holds the claim but is no longer polled (a future kept in a `select!` that went
 //! the other way) would leave the wake-ups sent to it unanswered. The driver task watches while
 //! claims are being made: when a wake-up sent to the claimer has waited a whole watch period
-//! without a step, the task takes the claim back and runs the connection itself.
+//! without a step, the task takes the claim back and runs the connection itself. The period
+//! grows while every watch finds the claimer answering (see [`WATCH_PERIOD_MAX`]).
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
@@ -24,8 +25,17 @@ use std::time::Duration;
 
 use atomic_waker::AtomicWaker;
 
-/// How long a wake-up may wait for the claimer's step before the driver task takes over.
+/// How long a wake-up may wait for the claimer's step before the driver task takes over: the
+/// watch's period once a wake-up was seen unanswered, and its first.
 pub(crate) const WATCH_PERIOD: Duration = Duration::from_millis(20);
+
+/// The longest period between two watches while every watch finds the claimer answering. Each
+/// watch wakes the driver task, and on a multi-threaded executor that wake-up costs more than
+/// itself: the executor's thread, woken, takes async-io's reactor for a while and hands the
+/// caller's wake-ups over a thread (at one watch every 20 ms, sequential HTTP calls paid 3-4
+/// context switches each instead of 1.5). So the period doubles while all is well, up to this,
+/// and a claimer that stops polling is found within this and one [`WATCH_PERIOD`].
+pub(crate) const WATCH_PERIOD_MAX: Duration = Duration::from_millis(320);
 
 /// Someone failed to take the engine's lock and wants a step when it is let go.
 const WANTED: u8 = 1;
@@ -206,7 +216,9 @@ impl Route {
         }
         last.owner = owner;
         last.unanswered = (owner != 0 && wakes != stepped).then_some(wakes);
-        Seen::Watching
+        Seen::Watching {
+            unanswered: last.unanswered.is_some(),
+        }
     }
 
     /// The route as a waker.
@@ -228,8 +240,9 @@ pub(crate) struct Watch {
 pub(crate) enum Seen {
     /// No claims: the task stops watching.
     Idle,
-    /// Claims go on: watch again in a period.
-    Watching,
+    /// Claims go on: watch again in a period (a short one when a wake-up sent to the claimer
+    /// was not answered yet).
+    Watching { unanswered: bool },
     /// The claimer left a wake-up unanswered a whole period: the claim was taken back.
     Stale,
 }
