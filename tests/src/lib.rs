@@ -98,10 +98,41 @@ pub fn python_stdio() -> ServerConfig {
     )
 }
 
-/// A free TCP port on 127.0.0.1 (bound once to learn it, then released for the peer to take).
+/// A free TCP port on 127.0.0.1 for a peer to listen on, checked free by binding it once and
+/// released for the peer to take. It lies below the system's range of ephemeral ports: a port
+/// the system hands out (`bind` to port 0) may meanwhile become the local port of an outgoing
+/// connection of another test, and the peer then fails with "Address already in use". Never the
+/// same port twice in one process; the system's choice when that range leaves no room.
 pub fn free_port() -> u16 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let low = 10_000u32;
+    let high = ephemeral_ports_start().min(u32::from(u16::MAX));
+    if high > low + 1_000 {
+        let span = high - low;
+        // Processes that run at the same time start at other places.
+        let seed = std::process::id().wrapping_mul(7_919) % span;
+        for _ in 0..span {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let port = (low + (seed + n) % span) as u16;
+            if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                return port;
+            }
+        }
+    }
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     l.local_addr().expect("local address").port()
+}
+
+/// The first port of the system's ephemeral range (Linux: `ip_local_port_range`; elsewhere
+/// 49152, where macOS and Windows start).
+fn ephemeral_ports_start() -> u32 {
+    #[cfg(target_os = "linux")]
+    if let Ok(range) = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range") {
+        if let Some(start) = range.split_whitespace().next().and_then(|n| n.parse().ok()) {
+            return start;
+        }
+    }
+    49_152
 }
 
 /// A peer serving Streamable HTTP on 127.0.0.1, run as a child process. It is killed by its
