@@ -242,5 +242,12 @@ mod tests {
         }
         let (_, parts) = McpCall::call_tool("echo", None).into_parts();
         assert_eq!(parts, Some(tool_call_map("echo", None)));
+        // However it was built, the same call is equal.
+        let by_hand = McpCall::request("tools/call", Some(tool_call_map("echo", None)));
+        assert_eq!(by_hand.params(), McpCall::call_tool("echo", None).params());
+        assert_ne!(
+            McpCall::call_tool("echo", None).params(),
+            McpCall::call_tool("other", None).params()
+        );
     }
 }
