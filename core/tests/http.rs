@@ -249,6 +249,62 @@ fn result_line(id: i64) -> String {
         .to_string()
 }
 
+/// Concurrent POSTs reach a server in any order, and a server may finish setting up the
+/// session when it takes `notifications/initialized` (server-everything adds the tools the
+/// client's capabilities allow then): a request made meanwhile waits for that POST's response
+/// head, and goes at once after it. The GET stream does not wait.
+#[test]
+fn the_first_request_waits_until_the_initialized_notification_is_accepted() {
+    for refused in [false, true] {
+        let mut h = H::new();
+        let init = h.find("POST initialize");
+        let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
+        .to_string();
+        let headers = [
+            ("content-type", "application/json"),
+            ("mcp-session-id", "abc"),
+        ];
+        h.answer(init, 200, &headers, &[body.as_bytes()]);
+        let n = h.find("POST notifications/initialized");
+        let first = h.call("x", CallOptions::default());
+        let second = h.call("y", CallOptions::default());
+        assert_eq!(
+            h.log,
+            [
+                "POST initialize #0",
+                "POST notifications/initialized",
+                "GET"
+            ]
+        );
+        // Accepted, or refused: either way the server has had it, and the requests go.
+        match refused {
+            false => h.accepted(n),
+            true => h.answer(n, 400, &[("content-type", "text/plain")], &[b"no"]),
+        }
+        let mut calls = Vec::new();
+        for call in [first, second] {
+            let post = h.find(&format!("POST tools/call #{}", call.0));
+            calls.push(post);
+            h.json(post, serde_json::from_str(&result_line(call.0)).unwrap());
+            assert!(matches!(h.outcome(call), Some(Ok(_))), "{:?}", h.events);
+        }
+        assert_eq!(h.log.len(), 5, "{:?}", h.log);
+        // Later notifications do not hold anything back.
+        h.c.notify(h.now, "notifications/roots/list_changed", None)
+            .unwrap();
+        let third = h.call("z", CallOptions::default());
+        h.pump();
+        assert!(
+            h.log
+                .iter()
+                .any(|l| l == &format!("POST tools/call #{}", third.0)),
+            "{:?}",
+            h.log
+        );
+    }
+}
+
 #[test]
 fn handshake_headers_session_and_no_standalone_stream() {
     let mut h = H::new();

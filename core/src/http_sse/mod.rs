@@ -61,6 +61,10 @@ pub struct HttpSseClient {
     decoder: McpSseDecoder,
     stream_status: Option<u16>,
     posts: HashMap<ExchangeId, Post>,
+    /// The POST of `notifications/initialized`, until its acceptance: nothing else is POSTed
+    /// meanwhile, so that the first request cannot reach the server before it (as with
+    /// Streamable HTTP).
+    initialized_post: Option<ExchangeId>,
     next_exchange: ExchangeId,
     actions: VecDeque<HttpAction>,
     notes: VecDeque<TransportNote>,
@@ -123,6 +127,7 @@ impl HttpSseClient {
             stream: None,
             stream_status: None,
             posts: HashMap::new(),
+            initialized_post: None,
             next_exchange: switch.next_exchange,
             actions: switch.abort.into_iter().map(HttpAction::Abort).collect(),
             notes: VecDeque::new(),
@@ -183,19 +188,28 @@ impl HttpSseClient {
         if self.endpoint.is_none() || self.closing {
             return;
         }
+        if let Some(id) = self.initialized_post {
+            if self.posts.get(&id).is_some_and(|p| p.status.is_none()) {
+                return;
+            }
+            self.initialized_post = None;
+        }
         while let Some(m) = self.protocol.poll_transmit() {
             let request = match &m {
                 Message::Request(r) => r.id.as_i64(),
                 _ => None,
             };
-            self.post(m.to_bytes(), request, false);
+            let initialized = m.method() == Some("notifications/initialized");
+            let id = self.post(m.to_bytes(), request, false);
+            if initialized && id.is_some() {
+                self.initialized_post = id;
+                return;
+            }
         }
     }
 
-    fn post(&mut self, body: Vec<u8>, request: Option<i64>, resent: bool) {
-        let Some(endpoint) = self.endpoint.clone() else {
-            return;
-        };
+    fn post(&mut self, body: Vec<u8>, request: Option<i64>, resent: bool) -> Option<ExchangeId> {
+        let endpoint = self.endpoint.clone()?;
         let mut headers = vec![
             (
                 "Accept".to_string(),
@@ -216,6 +230,7 @@ impl HttpSseClient {
             excerpt: Vec::new(),
         };
         self.posts.insert(id, post);
+        Some(id)
     }
 
     /// The response head of `exchange`.

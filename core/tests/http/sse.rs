@@ -72,6 +72,34 @@ fn ready() -> (H, ExchangeId) {
     (h, get)
 }
 
+/// As over Streamable HTTP: a request made while `notifications/initialized` is being POSTed
+/// waits for that POST's acceptance, so the server has taken it first.
+#[test]
+fn the_first_request_waits_until_the_initialized_notification_is_accepted() {
+    let mut h = pinned();
+    let get = open_stream(&mut h, "/message?sessionId=abc");
+    let init = h.find("POST initialize");
+    let id = request_id(&h, init);
+    h.accepted(init);
+    on_stream(&mut h, get, init_result(id));
+    let n = h.find("POST notifications/initialized");
+    let call = h.call("x", CallOptions::default());
+    assert!(
+        !h.log.iter().any(|l| l.starts_with("POST tools/call")),
+        "{:?}",
+        h.log
+    );
+    h.accepted(n);
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    h.accepted(post);
+    on_stream(
+        &mut h,
+        get,
+        serde_json::from_str(&result_line(call.0)).unwrap(),
+    );
+    assert!(matches!(h.outcome(call), Some(Ok(_))), "{:?}", h.events);
+}
+
 #[test]
 fn pinned_the_stream_comes_first_and_messages_go_to_its_endpoint() {
     let mut h = pinned();
