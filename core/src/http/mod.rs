@@ -12,6 +12,7 @@
 mod auth;
 mod exchange;
 mod headers;
+mod initialized;
 mod options;
 mod request;
 mod resume;
@@ -28,6 +29,7 @@ pub use auth::AuthorizationRequired;
 use exchange::{Body, Exchange, ExchangeKind, Role, Standalone, Stream};
 pub(crate) use headers::Headers as HeaderSet;
 use headers::Headers;
+pub(crate) use initialized::InitializedGate;
 pub use options::HttpOptions;
 pub(crate) use request::{header, media_type};
 pub use request::{ExchangeId, HttpAction, HttpMethod, HttpRequest};
@@ -70,14 +72,8 @@ pub struct HttpClient {
     /// Set while several exchanges fail at once: nothing new goes out until all have, so no
     /// request leaves in a session one of them is about to lose.
     holding: bool,
-    /// The POST of the first `notifications/initialized`, until its response head: nothing
-    /// else is POSTed meanwhile. Concurrent POSTs reach a server in any order, and a server may
-    /// finish setting up the session when it takes that notification (server-everything then
-    /// adds the tools the client's capabilities allow): the first request must not overtake
-    /// it. (A renewed session sends what waited for it at once, as before.)
-    initialized_post: Option<ExchangeId>,
-    /// The first `notifications/initialized` was sent.
-    initialized_sent: bool,
+    /// Nothing else is POSTed until the first `notifications/initialized` is accepted.
+    initialized: InitializedGate,
     /// `initialize` was refused as an older server refuses it, at this time: the connection
     /// moves to the 2024-11-05 HTTP+SSE transport ([`take_switch`](Self::take_switch)).
     wants_sse: Option<Instant>,
@@ -147,8 +143,7 @@ impl HttpClient {
             close_deadline: None,
             clock: None,
             holding: false,
-            initialized_post: None,
-            initialized_sent: false,
+            initialized: InitializedGate::default(),
             wants_sse: None,
             switch_error: None,
             auth,
@@ -384,29 +379,19 @@ impl HttpClient {
         if let Some(o) = self.observer.as_mut() {
             o.frame(Direction::Outgoing, &body);
         }
-        let first_initialized =
-            !self.initialized_sent && m.method() == Some("notifications/initialized");
         let id = self.start_exchange(HttpMethod::Post, headers, body, kind, tag);
-        if first_initialized {
-            self.initialized_sent = true;
-            self.initialized_post = Some(id);
-        }
+        self.initialized.posted(m.method(), id);
     }
 
     /// Whether the POST of `notifications/initialized` still waits for its response head (an
     /// exchange with no head deadline is not waited for: nothing would end the wait).
     fn initialized_in_flight(&mut self) -> bool {
-        let Some(id) = self.initialized_post else {
-            return false;
-        };
-        let waiting = self
-            .exchanges
-            .get(&id)
-            .is_some_and(|ex| ex.status.is_none() && ex.deadline.is_some());
-        if !waiting {
-            self.initialized_post = None;
-        }
-        waiting
+        let exchanges = &self.exchanges;
+        self.initialized.holds(|id| {
+            exchanges
+                .get(&id)
+                .is_some_and(|ex| ex.status.is_none() && ex.deadline.is_some())
+        })
     }
 
     /// Opens a GET for `stream`, in the session it belongs to (one sent before any session,

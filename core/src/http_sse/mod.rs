@@ -20,7 +20,7 @@ use std::time::Instant;
 use crate::codec::sse::{McpSseDecoder, SseDiagnostic, SseItem};
 use crate::error::{redact_url, ExchangeFailure, HttpError, HttpErrorKind};
 use crate::http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest};
-use crate::http::{HeaderSet, Switch};
+use crate::http::{HeaderSet, InitializedGate, Switch};
 use crate::jsonrpc::Message;
 use crate::protocol::client::{ClientProtocol, TransportSignal};
 use crate::rpc::LocalError;
@@ -61,10 +61,8 @@ pub struct HttpSseClient {
     decoder: McpSseDecoder,
     stream_status: Option<u16>,
     posts: HashMap<ExchangeId, Post>,
-    /// The POST of `notifications/initialized`, until its acceptance: nothing else is POSTed
-    /// meanwhile, so that the first request cannot reach the server before it (as with
-    /// Streamable HTTP).
-    initialized_post: Option<ExchangeId>,
+    /// Nothing else is POSTed until `notifications/initialized` is accepted.
+    initialized: InitializedGate,
     next_exchange: ExchangeId,
     actions: VecDeque<HttpAction>,
     notes: VecDeque<TransportNote>,
@@ -127,7 +125,7 @@ impl HttpSseClient {
             stream: None,
             stream_status: None,
             posts: HashMap::new(),
-            initialized_post: None,
+            initialized: InitializedGate::default(),
             next_exchange: switch.next_exchange,
             actions: switch.abort.into_iter().map(HttpAction::Abort).collect(),
             notes: VecDeque::new(),
@@ -188,22 +186,23 @@ impl HttpSseClient {
         if self.endpoint.is_none() || self.closing {
             return;
         }
-        if let Some(id) = self.initialized_post {
-            if self.posts.get(&id).is_some_and(|p| p.status.is_none()) {
+        loop {
+            let posts = &self.posts;
+            if self
+                .initialized
+                .holds(|id| posts.get(&id).is_some_and(|p| p.status.is_none()))
+            {
                 return;
             }
-            self.initialized_post = None;
-        }
-        while let Some(m) = self.protocol.poll_transmit() {
+            let Some(m) = self.protocol.poll_transmit() else {
+                return;
+            };
             let request = match &m {
                 Message::Request(r) => r.id.as_i64(),
                 _ => None,
             };
-            let initialized = m.method() == Some("notifications/initialized");
-            let id = self.post(m.to_bytes(), request, false);
-            if initialized && id.is_some() {
-                self.initialized_post = id;
-                return;
+            if let Some(id) = self.post(m.to_bytes(), request, false) {
+                self.initialized.posted(m.method(), id);
             }
         }
     }

@@ -56,8 +56,9 @@ fn init_result(id: Id) -> Value {
         "capabilities": {"tools": {}}, "serverInfo": {"name": "old", "version": "1"}}})
 }
 
-/// A pinned connection, ready.
-fn ready() -> (H, ExchangeId) {
+/// A pinned connection whose `initialize` was answered: its stream, and the POST of
+/// `notifications/initialized`, not answered yet.
+fn initialized() -> (H, ExchangeId, ExchangeId) {
     let mut h = pinned();
     let get = open_stream(&mut h, "/message?sessionId=abc");
     let init = h.find("POST initialize");
@@ -66,6 +67,12 @@ fn ready() -> (H, ExchangeId) {
     on_stream(&mut h, get, init_result(id));
     assert!(h.c.is_ready(), "{:?}", h.events);
     let n = h.find("POST notifications/initialized");
+    (h, get, n)
+}
+
+/// A pinned connection, ready.
+fn ready() -> (H, ExchangeId) {
+    let (mut h, get, n) = initialized();
     h.accepted(n);
     h.log.clear();
     h.events.clear();
@@ -76,13 +83,7 @@ fn ready() -> (H, ExchangeId) {
 /// waits for that POST's acceptance, so the server has taken it first.
 #[test]
 fn the_first_request_waits_until_the_initialized_notification_is_accepted() {
-    let mut h = pinned();
-    let get = open_stream(&mut h, "/message?sessionId=abc");
-    let init = h.find("POST initialize");
-    let id = request_id(&h, init);
-    h.accepted(init);
-    on_stream(&mut h, get, init_result(id));
-    let n = h.find("POST notifications/initialized");
+    let (mut h, get, n) = initialized();
     let call = h.call("x", CallOptions::default());
     assert!(
         !h.log.iter().any(|l| l.starts_with("POST tools/call")),
