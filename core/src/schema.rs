@@ -2,10 +2,11 @@
 //! call's arguments against its `inputSchema` (feature `schemas`).
 //!
 //! [`ToolSchemas::compile`] keeps the schemas of one `tools/list`; each is compiled once, at
-//! the first check against it, and each call is then checked against them. JSON Schema 2020-12 is assumed when a schema names no `$schema`; drafts
-//! 2019-09, 7, 6 and 4 are honoured when named. A `$ref` to anything outside the schema itself
-//! (another URL, a file) is never loaded: such a schema cannot be used, and a call of its tool
-//! fails with [`SchemaViolation::UnusableSchema`] rather than passing unchecked.
+//! the first check against it, and each call is then checked against them. JSON Schema 2020-12
+//! is assumed when a schema names no `$schema`; drafts 2019-09, 7, 6 and 4 are honoured when
+//! named. A `$ref` to anything outside the schema itself (another URL, a file) is never loaded:
+//! such a schema cannot be used, and a call of its tool fails with
+//! [`SchemaViolation::UnusableSchema`] rather than passing unchecked.
 
 use std::collections::HashMap;
 use std::fmt;

@@ -47,6 +47,9 @@ pub fn client_line(args: &ClientArgs, out: &Outcome) -> Value {
     line
 }
 
+/// The header of the W1 and W2 tables.
+const CALLS_HEADER: &str = "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | allocs/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |";
+
 /// One metric of a combination over batches.
 fn f(v: &Value, key: &str) -> Option<f64> {
     v.get(key).and_then(Value::as_f64)
@@ -240,11 +243,11 @@ impl Results {
             let (title, header) = match workload {
                 Workload::W1 => (
                     "W1: sequential calls",
-                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | allocs/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
+                    CALLS_HEADER,
                 ),
                 Workload::W2 => (
                     "W2: calls with many in flight",
-                    "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | allocs/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |",
+                    CALLS_HEADER,
                 ),
                 Workload::W3 => (
                     "W3: one big echo",
