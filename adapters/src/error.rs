@@ -118,11 +118,13 @@ impl Error {
         )
     }
 
-    /// Whether the call ended because its deadline passed.
+    /// Whether the call ended because its deadline passed (whether or not it had been sent).
     pub fn is_timeout(&self) -> bool {
         matches!(
             self,
-            Error::Call(CallError::Local(LocalError::Timeout { .. }))
+            Error::Call(CallError::Local(
+                LocalError::Timeout { .. } | LocalError::NotSent { which: Some(_), .. }
+            ))
         )
     }
 }

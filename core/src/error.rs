@@ -81,6 +81,9 @@ pub enum HttpErrorKind {
     /// The server refused the request for want of authorization (`401`, or `403` with
     /// `error="insufficient_scope"`) and no token could be had (the reason says why).
     Unauthorized,
+    /// A header of the request cannot be sent (a value HTTP cannot carry, a name that is not
+    /// a token, a header the HTTP client sets itself): the request never left.
+    Header(crate::header::HeaderError),
     /// Any other failure the HTTP client reported (its words are in the reason).
     Other,
 }

@@ -44,6 +44,7 @@
 //! - [`config`]: [`config::ServerConfig`], one entry of a host's `mcpServers` JSON.
 //! - [`tap`]: the frame observer, which sees every frame in and out.
 //! - [`error`]: the details of a failed HTTP exchange.
+//! - [`header`]: the rules every request header obeys before any HTTP backend sees it.
 //! - [`server`]: the demo server, on the same engine, with the same verbs.
 //! - [`skills`]: Skills over MCP (SEP-2640): the skill entries, and with the `skills` feature
 //!   the verification of a skill's files against its entry.
@@ -56,6 +57,7 @@ pub mod codec;
 pub mod config;
 mod connection;
 pub mod error;
+pub mod header;
 mod http;
 mod http_sse;
 pub mod jsonrpc;

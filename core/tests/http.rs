@@ -18,6 +18,8 @@ use serde_json::{json, Value};
 
 #[path = "http/auth.rs"]
 mod auth;
+#[path = "http/hostile.rs"]
+mod hostile;
 #[path = "http/review.rs"]
 mod review;
 #[path = "http/sessions.rs"]

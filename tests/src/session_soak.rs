@@ -3,7 +3,7 @@
 //!
 //! It serves one tool, `echo`, whose result is its `token` argument, so a misrouted answer is
 //! visible. Every request is decided by a seeded generator: the session may expire (404, not
-//! processed), the call may be refused with a 500 (not processed), or processed and then
+//! processed; its JSON-RPC error body carries the request's own id half the time), the call may be refused with a 500 (not processed), or processed and then
 //! answered with JSON or SSE (random pieces, random line endings, a duplicate answer, an answer
 //! to an unknown id), or its SSE stream dropped after the priming event (the client resumes
 //! with `Last-Event-ID`; if the session has expired by then, the resume gets a 404), or its
@@ -371,8 +371,13 @@ fn post(
     };
     match answer {
         Answer::NotFound => {
-            let body = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#;
-            respond(stream, 404, &[("Content-Type", "application/json")], body)
+            // Half of them carry the request's own id, as some servers answer: still a
+            // session the server forgot (the client must renew it, whatever the body says).
+            let own = id.as_i64().is_some_and(|n| n % 2 == 0);
+            let body = json!({"jsonrpc": "2.0", "id": if own { id.clone() } else { Value::Null },
+                "error": {"code": -32001, "message": "Session not found"}});
+            let headers = [("Content-Type", "application/json")];
+            respond(stream, 404, &headers, body.to_string().as_bytes())
         }
         Answer::Error500 => respond(stream, 500, &[("Content-Type", "text/plain")], b"oops"),
         Answer::Reset => Ok(()),

@@ -128,11 +128,21 @@ async fn exchange_http(
         "DELETE" => HttpMethod::Delete,
         _ => HttpMethod::Get,
     };
+    let mut headers = spec.headers;
+    if !headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("user-agent"))
+    {
+        headers.push((
+            "User-Agent".into(),
+            mcpwire_core::header::USER_AGENT.into(),
+        ));
+    }
     let request = HttpRequest {
         exchange: 0,
         method,
         url: spec.url.to_string(),
-        headers: spec.headers,
+        headers,
         body: spec.body,
     };
     let response = backend.send(request).await.map_err(|f| f.message)?;

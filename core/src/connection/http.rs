@@ -49,11 +49,10 @@ impl HttpTransport {
         each!(self, t => t.protocol())
     }
 
-    /// Tells the transport the time (Streamable HTTP times new exchanges from it).
+    /// Tells the transport the time (new exchanges are timed from it, and a request refused as
+    /// it is handed out ends at it).
     pub(super) fn touch(&mut self, now: Instant) {
-        if let HttpTransport::Streamable(t) = self {
-            t.touch(now);
-        }
+        each!(self, t => t.touch(now))
     }
 
     pub(super) fn protocol_mut(&mut self) -> &mut ClientProtocol {
@@ -82,14 +81,17 @@ impl HttpTransport {
         status: u16,
         headers: &[(String, String)],
     ) {
+        self.touch(now);
         each!(self, t => t.handle_head(now, exchange, status, headers))
     }
 
     pub(super) fn handle_body(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
+        self.touch(now);
         each!(self, t => t.handle_body(now, exchange, bytes))
     }
 
     pub(super) fn handle_end(&mut self, now: Instant, exchange: ExchangeId) {
+        self.touch(now);
         each!(self, t => t.handle_end(now, exchange))
     }
 
@@ -99,6 +101,7 @@ impl HttpTransport {
         exchange: ExchangeId,
         failure: &ExchangeFailure,
     ) {
+        self.touch(now);
         each!(self, t => t.handle_failure(now, exchange, failure))
     }
 
@@ -108,12 +111,14 @@ impl HttpTransport {
         exchange: ExchangeId,
         failure: &ExchangeFailure,
     ) {
+        self.touch(now);
         each!(self, t => t.handle_unsent(now, exchange, failure))
     }
 
     /// Streamable HTTP parks what a server refuses for want of authorization; the HTTP+SSE
     /// transport only carries the token.
     pub(super) fn set_access_token(&mut self, now: Instant, token: &str) {
+        self.touch(now);
         match self {
             HttpTransport::Streamable(t) => t.set_access_token(now, token),
             HttpTransport::Sse(t) => t.set_access_token(token),
@@ -121,12 +126,14 @@ impl HttpTransport {
     }
 
     pub(super) fn authorization_failed(&mut self, now: Instant, reason: &str) {
+        self.touch(now);
         if let HttpTransport::Streamable(t) = self {
             t.authorization_failed(now, reason);
         }
     }
 
     pub(super) fn close(&mut self, now: Instant) {
+        self.touch(now);
         each!(self, t => t.close(now))
     }
 
@@ -153,6 +160,7 @@ impl HttpTransport {
     }
 
     pub(super) fn handle_timeout(&mut self, now: Instant) {
+        self.touch(now);
         each!(self, t => t.handle_timeout(now))
     }
 }

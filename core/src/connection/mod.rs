@@ -136,12 +136,21 @@ impl Connection {
     /// era; a 400, 404 or 405 whose body is not a 2026-07-28 error means an older server, and
     /// `initialize` follows; 401, 403 and 5xx are failures, never signs of the era, and so is
     /// no answer within the probe timeout.
+    ///
+    /// A configured header that HTTP cannot carry, or that the HTTP client sets itself
+    /// (`Content-Length`, `Host`, …: see [`header::check_configured`](crate::header::check_configured)),
+    /// is refused with [`ClientError::Header`].
     pub fn http(
         now: Instant,
         config: ClientConfig,
         server: &crate::config::HttpConfig,
         options: HttpOptions,
     ) -> Result<Connection, ClientError> {
+        // A header HTTP cannot carry, or one the HTTP client sets itself, is refused here,
+        // before any backend sees it.
+        for (name, value) in &server.headers {
+            crate::header::check_configured(name, value).map_err(ClientError::Header)?;
+        }
         if server.kind == crate::config::HttpKind::Sse {
             // Pinned to the 2024-11-05 transport: no probe; the handshake era.
             let config = ClientConfig {
@@ -401,10 +410,19 @@ impl Connection {
     /// (replacing a configured `Authorization` header), and what waited for it goes again,
     /// each request with its own id (it was refused, not executed). Setting a new token (a
     /// refresh) changes what the next requests carry. Ignored over stdio.
+    ///
+    /// A token that cannot go in a header (a control or non-ASCII character: it came from an
+    /// authorization server) is refused as [`authorization_failed`](Self::authorization_failed)
+    /// would be, with the reason naming the header.
     pub fn set_access_token(&mut self, now: Instant, token: &str) {
         self.input();
         if let Transport::Http(h) = &mut self.transport {
-            h.set_access_token(now, token);
+            match crate::header::check("Authorization", &format!("Bearer {token}")) {
+                Ok(()) => h.set_access_token(now, token),
+                Err(e) => {
+                    h.authorization_failed(now, &format!("the access token is not usable: {e}"))
+                }
+            }
         }
     }
 

@@ -20,6 +20,8 @@ const OURS: [&str; 6] = [
 pub(crate) struct Headers {
     configured: Vec<(String, String)>,
     authorization: Option<String>,
+    /// Whether the configured headers name a `User-Agent` (it wins over ours).
+    user_agent: bool,
 }
 
 impl std::fmt::Debug for Headers {
@@ -42,6 +44,9 @@ impl Headers {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             authorization: None,
+            user_agent: configured
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("user-agent")),
         }
     }
 
@@ -75,7 +80,8 @@ impl Headers {
         h
     }
 
-    /// Adds the configured headers, except those the transport itself sets: `Accept`,
+    /// Adds `User-Agent: mcpwire/<version>` unless one is configured, then the configured
+    /// headers, except those the transport itself sets: `Accept`,
     /// `Content-Type`, the version and `Last-Event-ID` are always ours, and a configured
     /// `Mcp-Session-Id` goes only until the server assigns a session of its own (`own_session`),
     /// so no header ever goes twice.
@@ -83,6 +89,9 @@ impl Headers {
         let token = self.authorization.as_ref();
         if let Some(value) = token {
             h.push(("Authorization".into(), value.clone()));
+        }
+        if !self.user_agent {
+            h.push(("User-Agent".into(), crate::header::USER_AGENT.into()));
         }
         h.extend(
             self.configured

@@ -8,6 +8,9 @@
 
 use super::ExchangeId;
 
+/// What a request held by the gate waits for, in its error.
+pub(crate) const BEHIND: &str = "for the server to answer notifications/initialized";
+
 /// The POST of the first `notifications/initialized`, until its response head.
 #[derive(Debug, Default)]
 pub(crate) struct InitializedGate {
@@ -22,6 +25,11 @@ impl InitializedGate {
             self.sent = true;
             self.post = Some(exchange);
         }
+    }
+
+    /// Whether `exchange` is the notification's POST, still awaited.
+    pub(crate) fn is_gate(&self, exchange: ExchangeId) -> bool {
+        self.post == Some(exchange)
     }
 
     /// Whether nothing else may be POSTed yet: the notification's POST is `waiting` (no

@@ -29,9 +29,9 @@ pub use auth::AuthorizationRequired;
 use exchange::{Body, Exchange, ExchangeKind, Role, Standalone, Stream};
 pub(crate) use headers::Headers as HeaderSet;
 use headers::Headers;
-pub(crate) use initialized::InitializedGate;
+pub(crate) use initialized::{InitializedGate, BEHIND as INITIALIZED_BEHIND};
 pub use options::HttpOptions;
-pub(crate) use request::{header, media_type};
+pub(crate) use request::{header, media_type, unsendable};
 pub use request::{ExchangeId, HttpAction, HttpMethod, HttpRequest};
 use resume::Resumes;
 use session::{Parked, Session, SessionTag};
@@ -173,6 +173,7 @@ impl HttpClient {
 
     /// Starts the handshake.
     pub fn start(&mut self, now: Instant) -> Result<(), crate::protocol::ClientError> {
+        self.touch(now);
         self.protocol.start(now)
     }
 
@@ -266,6 +267,7 @@ impl HttpClient {
         if self.holding {
             return;
         }
+        self.withdraw_ended();
         while !self.initialized_in_flight() {
             let Some(m) = self.protocol.poll_transmit() else {
                 break;
@@ -304,6 +306,17 @@ impl HttpClient {
             }
             self.post_attempt(body, &m, is_initialize, false, 0);
         }
+        // What a request not yet sent waits for, for its error if its deadline passes first.
+        let behind = if self.auth.is_waiting() {
+            Some("for an authorization")
+        } else if self.session.renewing {
+            Some("for a new session (the server had forgotten the previous one)")
+        } else if self.initialized_in_flight() {
+            Some(INITIALIZED_BEHIND)
+        } else {
+            None
+        };
+        self.protocol.hold(behind);
         if self.standalone == Standalone::NotYet
             && self.config.standalone_stream
             && self.protocol.era() == Some(ChosenEra::Handshake)
@@ -336,6 +349,15 @@ impl HttpClient {
         resent: bool,
         bounces: u8,
     ) {
+        let request = match m {
+            Message::Request(r) => r.id.as_i64(),
+            _ => None,
+        };
+        if !self.protocol.may_send(request) {
+            // It ended while it waited (behind `notifications/initialized`, a renewal, an
+            // authorization): it is dropped here, never sent.
+            return;
+        }
         let mut headers = if is_initialize {
             // The handshake goes without a session and before a version is agreed.
             let mut h = vec![(
@@ -454,6 +476,11 @@ impl HttpClient {
             // Only the `initialize` still awaited brings the session: a late answer to one
             // given up (timed out, replaced) must not take the place of the current one.
             if ok && session_header.is_some() && self.protocol.is_pending(id) {
+                let assigned = session_header.as_deref().unwrap_or_default();
+                if let Err(e) = crate::header::check_session_id(assigned) {
+                    // An id HTTP cannot carry back: the session cannot be used.
+                    return self.unusable_session(now, exchange, e);
+                }
                 self.session.id = session_header.map(Into::into);
             }
         }
@@ -472,11 +499,10 @@ impl HttpClient {
             let tag = ex.sent_in.clone();
             self.session_held(tag.as_ref());
         } else if status == 404 && post && ex.sent_in.is_some() {
-            // A 404 to a POST that carried a session: the server does not know it, unless a
-            // JSON body says otherwise (then the body decides, when it has ended).
-            if media.as_deref() != Some("application/json") {
-                self.session_refused(now, exchange);
-            }
+            // A 404 to a POST that carried a session: the server no longer knows it, whatever
+            // the body says (the specification's MUST; a JSON-RPC error carrying the request's
+            // own id included). The body is not read: it could only delay the renewal.
+            return self.session_refused(now, exchange);
         }
         self.body_deadline(now, exchange);
         self.after_input(now);
@@ -569,13 +595,6 @@ impl HttpClient {
                 let ex = self.exchanges.remove(&exchange).expect("present");
                 self.stream_ended(now, ex, None);
             }
-            Body::Error(buf)
-                if ex.status == Some(404)
-                    && ex.sent_in.is_some()
-                    && matches!(ex.kind, ExchangeKind::Post { .. }) =>
-            {
-                self.expired_or_answered(now, ex, &buf);
-            }
             Body::Error(buf) => {
                 let (kind, reason) = match (ex.status, &ex.content_type) {
                     (Some(200..=299), Some(ct)) => (
@@ -629,13 +648,10 @@ impl HttpClient {
         let Some(ex) = self.exchanges.remove(&exchange) else {
             return;
         };
-        if ex.status == Some(404)
-            && ex.sent_in.is_some()
-            && matches!(ex.kind, ExchangeKind::Post { .. })
-        {
-            // A 404 in a session whose body was cut: not processed, whatever it said.
-            self.refused_in_session(now, ex);
-            return self.after_input(now);
+        if self.initialized.is_gate(exchange) && ex.status.is_none() {
+            // What waited behind the notification never left; it ends, saying why.
+            let why = format!("the server never answered notifications/initialized ({reason})");
+            self.protocol.fail_unsent(now, &why);
         }
         match &ex.body {
             Body::Sse(_) => self.stream_ended(now, ex, Some(reason)),
@@ -672,23 +688,19 @@ impl HttpClient {
     /// it was sent. That is no repeat: it is sent once more on a new exchange; if that fails so
     /// too, its request ends with the HTTP error.
     pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, failure: &ExchangeFailure) {
-        let (again, bounces, request) = match self.exchanges.get(&exchange).map(|ex| &ex.kind) {
+        let (again, bounces) = match self.exchanges.get(&exchange).map(|ex| &ex.kind) {
             Some(ExchangeKind::Post {
                 replay: Some(body),
                 resent: false,
                 bounces,
-                request,
                 role,
                 ..
-            }) if !self.closing && *role != Role::Initialize => (body.clone(), *bounces, *request),
+            }) if !self.closing && *role != Role::Initialize => (body.clone(), *bounces),
             Some(_) => return self.unsent_for_good(now, exchange, failure),
             None => return,
         };
         self.exchanges.remove(&exchange);
-        if request.is_some_and(|id| !self.protocol.is_pending(id)) {
-            // The request already ended here (cancelled, timed out): nothing goes again.
-            return self.after_input(now);
-        }
+        // A request that ended meanwhile is dropped where it is sent (at most once).
         // Once more, in the session in use (or the next one, when it is being made).
         let parked = Parked {
             body: again,
@@ -753,10 +765,20 @@ impl HttpClient {
     /// The next thing for the driver to do (this also picks up the messages of commands given
     /// through [`protocol_mut`](Self::protocol_mut)).
     pub fn poll_action(&mut self) -> Option<HttpAction> {
-        if self.actions.is_empty() {
-            self.flush();
+        loop {
+            if self.actions.is_empty() {
+                self.flush();
+            }
+            let action = self.actions.pop_front()?;
+            if let (HttpAction::Start(r), Some(now)) = (&action, self.clock) {
+                if let Some(failure) = request::unsendable(r) {
+                    // Never handed to the backend: it ends as a request that did not leave.
+                    self.handle_unsent(now, r.exchange, &failure);
+                    continue;
+                }
+            }
+            return Some(action);
         }
-        self.actions.pop_front()
     }
 
     /// The next HTTP-level note for the application.
@@ -793,9 +815,6 @@ impl HttpClient {
         self.touch(now);
         self.fire_exchange_deadlines(now);
         self.protocol.handle_timeout(now);
-        if self.stateless() {
-            self.abort_ended();
-        }
         for stream in self.resumes.take_due(now) {
             let still_due = stream.standalone
                 || stream

@@ -81,6 +81,21 @@ pub enum HttpAction {
     Abort(ExchangeId),
 }
 
+/// Why `request` cannot be handed to a backend: a header HTTP cannot carry. Every source of
+/// a header is checked where it enters (the configuration, the session id, an event id, a
+/// token); this is the last check before a backend, whoever gave the header.
+pub(crate) fn unsendable(request: &HttpRequest) -> Option<crate::error::ExchangeFailure> {
+    let error = request
+        .headers
+        .iter()
+        .find_map(|(name, value)| crate::header::check(name, value).err())?;
+    let message = format!("the request was not sent: {error}");
+    Some(crate::error::ExchangeFailure::new(
+        crate::error::HttpErrorKind::Header(error),
+        message,
+    ))
+}
+
 pub(crate) fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
     headers
         .iter()
@@ -96,4 +111,71 @@ pub(crate) fn media_type(value: &str) -> String {
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{HttpConfig, ServerConfig};
+    use crate::error::HttpErrorKind;
+    use crate::http::{HttpAction, HttpClient, HttpOptions};
+    use crate::http_sse::HttpSseClient;
+    use crate::protocol::{ClientConfig, ClientProtocol, Era};
+    use crate::test_support::epoch;
+
+    /// An endpoint whose configured header HTTP cannot carry, made without the checks of
+    /// `Connection::http`: the last check, as requests are handed out, still holds.
+    fn careless() -> HttpConfig {
+        let ServerConfig::Http(mut server) = ServerConfig::http("http://127.0.0.1:1/mcp") else {
+            unreachable!()
+        };
+        server.headers.insert("X-Name".into(), "caf\u{e9}".into());
+        server
+    }
+
+    #[test]
+    fn no_request_with_a_header_http_cannot_carry_is_handed_out() {
+        let now = epoch();
+        let config = ClientConfig {
+            era: Era::Handshake,
+            ..ClientConfig::default()
+        };
+        let mut client = HttpClient::new(config, &careless(), HttpOptions::default());
+        client.start(now).unwrap();
+        while let Some(action) = client.poll_action() {
+            assert!(!matches!(action, HttpAction::Start(_)), "{action:?}");
+        }
+        assert!(client.protocol().is_closed());
+        let mut events = Vec::new();
+        while let Some(e) = client.protocol_mut().poll_event() {
+            events.push(format!("{e:?}"));
+        }
+        assert!(
+            events
+                .iter()
+                .any(|e| e.contains("X-Name") && e.contains("U+00E9")),
+            "{events:?}"
+        );
+    }
+
+    #[test]
+    fn the_http_sse_transport_hands_out_none_either() {
+        let now = epoch();
+        let config = ClientConfig {
+            era: Era::Handshake,
+            ..ClientConfig::default()
+        };
+        let protocol = ClientProtocol::new(config);
+        let mut client = HttpSseClient::new(now, protocol, &careless(), HttpOptions::default());
+        while let Some(action) = client.poll_action() {
+            assert!(!matches!(action, HttpAction::Start(_)), "{action:?}");
+        }
+        assert!(super::unsendable(&super::HttpRequest {
+            exchange: 0,
+            method: super::HttpMethod::Get,
+            url: String::new(),
+            headers: vec![("X".into(), "\r".into())],
+            body: Vec::new(),
+        })
+        .is_some_and(|f| matches!(f.kind, HttpErrorKind::Header(_))));
+    }
 }

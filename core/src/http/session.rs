@@ -16,7 +16,8 @@ use std::time::Instant;
 use super::exchange::{Exchange, ExchangeKind, Standalone};
 use super::request::ExchangeId;
 use super::HttpClient;
-use crate::jsonrpc::{self, Message, Parsed};
+use crate::error::HttpErrorKind;
+use crate::jsonrpc::{self, Parsed};
 use crate::protocol::client::{Signalled, TransportSignal};
 use crate::rpc::LocalError;
 use crate::transport::TransportNote;
@@ -92,21 +93,20 @@ impl HttpClient {
             return;
         };
         self.actions.push_back(super::HttpAction::Abort(exchange));
-        self.refused_in_session(now, ex);
-    }
-
-    /// A 404 to a POST sent with a session whose JSON body has ended: the request's own
-    /// JSON-RPC error (a server that knows the session but not the method) is its answer;
-    /// anything else (an error with `id: null`, "session not found") is an expired session.
-    pub(super) fn expired_or_answered(&mut self, now: Instant, ex: Exchange, body: &[u8]) {
-        let request = ex.kind.awaiting();
-        if let Ok(Parsed::Single(Message::Response(r))) = jsonrpc::parse(body) {
-            if request.is_some() && r.id.as_ref().and_then(|i| i.as_i64()) == request {
-                let parsed = Parsed::Single(Message::Response(r));
-                return self.deliver_body(now, parsed, body);
-            }
+        if ex
+            .sent_in
+            .as_ref()
+            .is_some_and(|t| self.session.is_current(t))
+        {
+            let note = format!(
+                "HTTP 404 from {} to a POST in the session: the server no longer knows it, \
+                 a new session is made",
+                ex.url
+            );
+            self.notes.push_back(TransportNote::Http(note));
         }
         self.refused_in_session(now, ex);
+        self.after_input(now);
     }
 
     /// What a 404 in a session means for the exchange that met it (already removed).
@@ -218,11 +218,6 @@ impl HttpClient {
         let Ok(Parsed::Single(m)) = jsonrpc::parse(&parked.body) else {
             return;
         };
-        if let Message::Request(r) = &m {
-            if !r.id.as_i64().is_some_and(|id| self.protocol.is_pending(id)) {
-                return;
-            }
-        }
         // `initialize` waits only for an authorization.
         let is_initialize = m.method() == Some("initialize");
         self.post_attempt(
@@ -232,6 +227,29 @@ impl HttpClient {
             parked.resent,
             parked.bounces,
         );
+    }
+
+    /// The server assigned a session id that cannot be sent back (see
+    /// [`check_session_id`](crate::header::check_session_id)): the handshake fails with the
+    /// error naming the header, or, when it came with a renewal, the connection ends.
+    pub(super) fn unusable_session(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        error: crate::header::HeaderError,
+    ) {
+        let Some(ex) = self.exchanges.remove(&exchange) else {
+            return;
+        };
+        self.actions.push_back(super::HttpAction::Abort(exchange));
+        let reason = format!("the server assigned a session id that cannot be used: {error}");
+        if self.session.renewing {
+            self.give_up(now, reason);
+        } else {
+            let err = ex.error(HttpErrorKind::Header(error), reason, &[]);
+            self.fail_kind(now, &ex.kind, err);
+        }
+        self.after_input(now);
     }
 
     /// The session cannot be renewed: the connection closes, every pending call ends.

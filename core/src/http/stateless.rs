@@ -154,24 +154,12 @@ impl HttpClient {
         }
     }
 
-    /// Aborts the stateless exchanges whose request has ended here (a deadline passed): the
-    /// closed stream tells the server.
-    pub(super) fn abort_ended(&mut self) {
-        let ended: Vec<ExchangeId> = self
-            .exchanges
-            .iter()
-            .filter(|(_, e)| match e.kind {
-                ExchangeKind::Post {
-                    request: Some(id),
-                    stateless: true,
-                    ..
-                } => !self.protocol.is_pending(id),
-                _ => false,
-            })
-            .map(|(x, _)| *x)
-            .collect();
-        for x in ended {
-            self.abort(x);
+    /// Aborts the exchanges whose request left and then ended here before its answer (a
+    /// deadline passed, a cancel): an exchange still waiting for a connection is never sent,
+    /// and in the stateless era the closed stream tells the server.
+    pub(super) fn withdraw_ended(&mut self) {
+        while let Some(id) = self.protocol.poll_withdrawn() {
+            self.abort_request(id);
         }
     }
 

@@ -14,6 +14,15 @@ use crate::rpc::LocalError;
 use crate::tap::Direction;
 use crate::transport::TransportNote;
 
+/// An event id to resume from, when it can go back as `Last-Event-ID`. One HTTP cannot carry
+/// (a control or non-ASCII character) leaves the stream with nothing to resume from: resuming
+/// from an earlier id would replay what was already handled.
+fn resumable(id: &str) -> Option<String> {
+    crate::header::check("Last-Event-ID", id)
+        .ok()
+        .map(|()| id.to_owned())
+}
+
 impl HttpClient {
     /// Hands each message decoded from an SSE exchange to the protocol, at once.
     pub(super) fn drain_sse(&mut self, now: Instant, exchange: ExchangeId) {
@@ -35,7 +44,7 @@ impl HttpClient {
             let retry = dec.retry();
             if let ExchangeKind::Get { stream } = &mut ex.kind {
                 if !last_id.is_empty() {
-                    stream.last_event_id = Some(last_id.clone());
+                    stream.last_event_id = resumable(&last_id);
                 }
                 if retry.is_some() {
                     stream.retry_ms = retry;
@@ -77,7 +86,7 @@ impl HttpClient {
             ExchangeKind::Delete => return,
         };
         if !dec.last_event_id().is_empty() {
-            stream.last_event_id = Some(dec.last_event_id().to_owned());
+            stream.last_event_id = resumable(dec.last_event_id());
         }
         if dec.retry().is_some() {
             stream.retry_ms = dec.retry();

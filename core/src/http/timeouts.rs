@@ -54,27 +54,18 @@ impl HttpClient {
     /// Ends the exchanges whose deadline has passed, as failures of that kind: the driver is
     /// told to abort them.
     pub(super) fn fire_exchange_deadlines(&mut self, now: Instant) {
-        let mut due: Vec<(bool, ExchangeId, HttpErrorKind)> = self
+        let mut due: Vec<(ExchangeId, HttpErrorKind)> = self
             .exchanges
             .iter()
             .filter_map(|(id, ex)| match &ex.deadline {
-                Some((at, kind)) if *at <= now => {
-                    let in_lost_session = ex.status == Some(404)
-                        && ex
-                            .sent_in
-                            .as_ref()
-                            .is_some_and(|t| self.session.is_current(t));
-                    Some((!in_lost_session, *id, kind.clone()))
-                }
+                Some((at, kind)) if *at <= now => Some((*id, kind.clone())),
                 _ => None,
             })
             .collect();
-        // A 404 in the current session (its body stalled) loses the session first, so that
-        // nothing the others' failures send again leaves in it; then in the order they
-        // started.
-        due.sort_unstable_by_key(|(later, id, _)| (*later, *id));
+        // In the order they started.
+        due.sort_unstable_by_key(|(id, _)| *id);
         self.holding = true;
-        for (_, id, kind) in due {
+        for (id, kind) in due {
             if !self.exchanges.contains_key(&id) {
                 // Ended by an earlier one's failure (its request's end aborts it).
                 continue;

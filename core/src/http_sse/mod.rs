@@ -72,6 +72,8 @@ pub struct HttpSseClient {
     closing: bool,
     /// Why Streamable HTTP was left, when it was: its refusal of `initialize`.
     refused: Option<HttpError>,
+    /// The latest time given to the machine, for a request refused as it is handed out.
+    clock: Instant,
 }
 
 impl std::fmt::Debug for HttpSseClient {
@@ -133,6 +135,7 @@ impl HttpSseClient {
             endpoint_deadline: Some(deadline),
             closing: false,
             refused: switch.refused,
+            clock: now,
         };
         let mut headers = vec![("Accept".to_string(), "text/event-stream".to_string())];
         client.headers.extend(&mut headers, false);
@@ -183,7 +186,24 @@ impl HttpSseClient {
 
     /// POSTs what the protocol wants sent, once the endpoint is known.
     fn flush(&mut self) {
-        if self.endpoint.is_none() || self.closing {
+        // A POST still waiting for a connection whose request ended is withdrawn.
+        while let Some(id) = self.protocol.poll_withdrawn() {
+            let carrying: Vec<ExchangeId> = self
+                .posts
+                .iter()
+                .filter(|(_, p)| p.request == Some(id) && p.status.is_none())
+                .map(|(x, _)| *x)
+                .collect();
+            for x in carrying {
+                self.abort(x);
+            }
+        }
+        if self.closing {
+            return;
+        }
+        if self.endpoint.is_none() {
+            self.protocol
+                .hold(Some("for the server to name its message endpoint"));
             return;
         }
         loop {
@@ -192,8 +212,10 @@ impl HttpSseClient {
                 .initialized
                 .holds(|id| posts.get(&id).is_some_and(|p| p.status.is_none()))
             {
+                self.protocol.hold(Some(crate::http::INITIALIZED_BEHIND));
                 return;
             }
+            self.protocol.hold(None);
             let Some(m) = self.protocol.poll_transmit() else {
                 return;
             };
@@ -209,6 +231,10 @@ impl HttpSseClient {
 
     fn post(&mut self, body: Vec<u8>, request: Option<i64>, resent: bool) -> Option<ExchangeId> {
         let endpoint = self.endpoint.clone()?;
+        if !self.protocol.may_send(request) {
+            // It ended while it waited: dropped here, never sent.
+            return None;
+        }
         let mut headers = vec![
             (
                 "Accept".to_string(),
@@ -385,6 +411,11 @@ impl HttpSseClient {
             self.stream = None;
             self.stream_lost(now, format!("the SSE stream failed: {reason}"));
         } else if let Some(post) = self.posts.remove(&exchange) {
+            if self.initialized.is_gate(exchange) && post.status.is_none() {
+                // What waited behind the notification never left; it ends, saying why.
+                let why = format!("the server never answered notifications/initialized ({reason})");
+                self.protocol.fail_unsent(now, &why);
+            }
             let taken = post.status.is_some_and(|s| (200..300).contains(&s));
             match post.request {
                 // Taken (a 2xx came): the answer comes on the stream; a failure reading the
@@ -414,9 +445,7 @@ impl HttpSseClient {
             self.stream = None;
             self.stream_lost(now, format!("the SSE stream could not be opened: {reason}"));
         } else if let Some(post) = self.posts.remove(&exchange) {
-            if post.request.is_some_and(|id| !self.protocol.is_pending(id)) {
-                // The request already ended here (cancelled, timed out): nothing goes again.
-            } else if post.resent || self.closing {
+            if post.resent || self.closing {
                 self.refused(
                     now,
                     post,
@@ -491,10 +520,25 @@ impl HttpSseClient {
 
     /// The next thing for the driver to do.
     pub fn poll_action(&mut self) -> Option<HttpAction> {
-        if self.actions.is_empty() {
-            self.flush();
+        loop {
+            if self.actions.is_empty() {
+                self.flush();
+            }
+            let action = self.actions.pop_front()?;
+            if let HttpAction::Start(r) = &action {
+                if let Some(failure) = crate::http::unsendable(r) {
+                    // Never handed to the backend: it ends as a request that did not leave.
+                    self.handle_unsent(self.clock, r.exchange, &failure);
+                    continue;
+                }
+            }
+            return Some(action);
         }
-        self.actions.pop_front()
+    }
+
+    /// Tells the machine the time.
+    pub(crate) fn touch(&mut self, now: Instant) {
+        self.clock = now;
     }
 
     /// The next HTTP-level note for the application.

@@ -151,6 +151,9 @@ pub enum ClientError {
     /// The configuration asks for something this client cannot do.
     #[error("unsupported configuration: {0}")]
     Config(String),
+    /// A configured request header cannot be sent (see [`crate::header`]).
+    #[error("configuration: {0}")]
+    Header(crate::header::HeaderError),
     /// The request engine refused (caps, duplicate token, unknown inbound id).
     #[error(transparent)]
     Engine(EngineError),

@@ -42,6 +42,9 @@ pub struct Engine {
     inbound: InboundTable,
     notifications: NotificationQueue,
     outputs: VecDeque<Output>,
+    /// What requests not yet on the wire wait for, as the transport said
+    /// ([`hold`](Self::hold)).
+    held_by: Option<&'static str>,
     /// Set once, by `close`: the engine is then closed for good.
     closed: Option<Arc<str>>,
     /// Inputs and commands that found outputs left undrained since the queue was last empty.
@@ -120,6 +123,7 @@ impl Engine {
             progress: HashMap::new(),
             inbound: InboundTable::default(),
             outputs: VecDeque::new(),
+            held_by: None,
             closed: None,
             undrained_calls: 0,
         }
@@ -229,9 +233,33 @@ impl Engine {
                 last_progress: None,
                 cancel_on_wire: opts.cancel_on_wire,
                 progress_token: opts.progress_token,
+                on_wire: false,
             },
         );
         Ok(id)
+    }
+
+    /// The transport is about to put request `id` on the wire: `true` while it is pending,
+    /// and from now on ending it early tells the peer (`notifications/cancelled`). `false`
+    /// once it has ended (timed out, cancelled, the connection closing) while it waited to be
+    /// sent: it must not go, and no cancellation is sent for it.
+    ///
+    /// This is the rule of at most once: a request goes on the wire only while it is pending.
+    pub fn leave(&mut self, id: i64) -> bool {
+        match self.pending.get_mut(&id) {
+            Some(p) => {
+                p.on_wire = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// What the transport holds requests back for, now (`None`: nothing; for example "for
+    /// the server to answer notifications/initialized"): a request whose deadline passes before
+    /// it left ends as [`LocalError::NotSent`] saying so.
+    pub fn hold(&mut self, behind: Option<&'static str>) {
+        self.held_by = behind;
     }
 
     /// Queues a notification for the peer.
@@ -603,9 +631,21 @@ impl Engine {
                 self.send_cancel(timer.id, Some(reason));
             }
             let despite_progress = pending.progress_seen && !pending.reset_on_progress;
-            let error = LocalError::Timeout {
-                which: timer.which,
-                despite_progress,
+            let error = if pending.on_wire {
+                LocalError::Timeout {
+                    which: timer.which,
+                    despite_progress,
+                }
+            } else {
+                let behind = self.held_by.unwrap_or("to be sent");
+                LocalError::NotSent {
+                    which: Some(timer.which),
+                    reason: format!(
+                        "its {} deadline passed while it waited {behind}",
+                        timer.which
+                    )
+                    .into(),
+                }
             };
             self.end(timer.id, pending, Err(error));
         }
@@ -651,6 +691,9 @@ impl Engine {
     /// token, remembers how it ended and queues its one outcome. Callers then call `tidy`.
     fn end(&mut self, id: i64, pending: Pending, outcome: Outcome) {
         self.timers.disarmed(pending.armed());
+        if pending.on_wire && outcome.is_err() && self.closed.is_none() {
+            self.outputs.push_back(Output::Withdraw { id });
+        }
         if let Some(token) = &pending.progress_token {
             self.progress.remove(token);
         }

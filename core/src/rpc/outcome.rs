@@ -77,6 +77,17 @@ pub enum LocalError {
         /// did not ask for that (`reset_on_progress`).
         despite_progress: bool,
     },
+    /// The request never left: it waited to be sent (behind the server's answer to
+    /// `notifications/initialized`, a new session, an authorization) until its own deadline
+    /// passed (`which`), or until what it waited for failed (`which` is `None`). The server
+    /// never saw it: it did not run.
+    #[error("not sent, so it did not run: {reason}")]
+    NotSent {
+        /// The deadline that passed, when one did.
+        which: Option<Deadline>,
+        /// What it waited for, and how that ended.
+        reason: Arc<str>,
+    },
     /// The caller cancelled it.
     #[error("request cancelled{}", reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
     Cancelled {
@@ -167,7 +178,10 @@ impl EndedAs {
     pub(crate) fn of(outcome: &Outcome) -> Self {
         match outcome {
             Ok(_) => EndedAs::Answered,
-            Err(LocalError::Timeout { which, .. }) => EndedAs::TimedOut(*which),
+            Err(LocalError::Timeout { which, .. })
+            | Err(LocalError::NotSent {
+                which: Some(which), ..
+            }) => EndedAs::TimedOut(*which),
             Err(LocalError::Cancelled { .. }) => EndedAs::Cancelled,
             Err(LocalError::ConnectionClosed { .. }) => EndedAs::Closed,
             Err(_) => EndedAs::Failed,

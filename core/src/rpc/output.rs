@@ -24,6 +24,14 @@ pub enum Output {
         /// The server's reply, or why it ended without one.
         outcome: Outcome,
     },
+    /// Request `id` went on the wire and ends here before its answer (its deadline passed, it
+    /// was cancelled or failed): the transport withdraws whatever still carries it (an
+    /// exchange waiting for a connection, a stream). Its [`Output::Completed`] follows. Not
+    /// given for requests ended by [`Engine::close`](super::Engine::close).
+    Withdraw {
+        /// Our id for the request.
+        id: i64,
+    },
     /// A progress notification for one of our pending requests.
     Progress(Progress),
     /// The peer sent us a request. Answer it once with

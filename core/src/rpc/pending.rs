@@ -58,6 +58,8 @@ pub(crate) struct Pending {
     pub(crate) last_progress: Option<f64>,
     pub(crate) cancel_on_wire: bool,
     pub(crate) progress_token: Option<ProgressToken>,
+    /// Whether the transport put it on the wire ([`Engine::leave`](super::Engine::leave)).
+    pub(crate) on_wire: bool,
 }
 
 impl Pending {
@@ -76,10 +78,10 @@ impl Pending {
         }
     }
 
-    /// Whether ending this request early should send `notifications/cancelled`: never for
-    /// `initialize`, which must not be cancelled.
+    /// Whether ending this request early should send `notifications/cancelled`: only when it
+    /// went on the wire, and never for `initialize`, which must not be cancelled.
     pub(crate) fn cancels_on_wire(&self) -> bool {
-        self.cancel_on_wire && self.method != "initialize"
+        self.on_wire && self.cancel_on_wire && self.method != "initialize"
     }
 }
 

@@ -23,8 +23,15 @@ fn raw(text: &str) -> RawJson {
     RawJson::from_string(text.to_owned()).unwrap()
 }
 
+/// Drains the outputs, putting each request on the wire as a transport would.
 fn drain(engine: &mut Engine) -> Vec<Output> {
-    std::iter::from_fn(|| engine.poll_output()).collect()
+    let out: Vec<Output> = std::iter::from_fn(|| engine.poll_output()).collect();
+    for o in &out {
+        if let Output::Send(Message::Request(r)) = o {
+            engine.leave(r.id.as_i64().expect("our ids are integers"));
+        }
+    }
+    out
 }
 
 fn parse_message(text: &str) -> Message {
@@ -260,7 +267,8 @@ fn stream_lost_ends_the_request_and_sends_nothing() {
     let id = send(&mut engine, t0, "tools/call", RequestOptions::new());
     engine.fail(t0 + ms(1), id, LocalError::StreamLost).unwrap();
     let out = drain(&mut engine);
-    assert_eq!(out.len(), 1, "only the outcome: {out:?}");
+    assert_eq!(out.len(), 2, "only the withdrawal and the outcome: {out:?}");
+    assert_eq!(out[0], Output::Withdraw { id });
     assert_eq!(completions(&out), vec![(id, Err(LocalError::StreamLost))]);
     assert_nothing_left(&engine);
 }
@@ -793,7 +801,7 @@ fn initialize_is_never_cancelled_on_the_wire() {
         )]
     );
     assert!(matches!(
-        out[0],
+        out[1],
         Output::Completed {
             origin: Origin {
                 requester: Requester::Protocol,
@@ -823,7 +831,7 @@ fn cancel_on_wire_off_ends_without_a_notification() {
     assert!(out.iter().all(|o| matches!(
         o,
         Output::Completed { origin, .. } if origin.exchange == Some(9)
-    )));
+    ) || matches!(o, Output::Withdraw { .. })));
 }
 
 #[test]
@@ -1267,4 +1275,73 @@ fn notifications_past_the_cap_drop_the_oldest_and_count_them() {
     );
     assert_eq!(engine.stats().notifications_dropped, 7);
     assert_eq!(engine.unread_notifications(), 0);
+}
+
+// ----- at most once: a request goes on the wire only while it is pending -----
+
+#[test]
+fn a_request_that_ended_before_it_left_never_leaves_and_is_never_cancelled() {
+    let t0 = crate::test_support::epoch();
+    let mut engine = Engine::default();
+    // Made and queued, but the transport holds it (behind a gate): not yet on the wire.
+    let timed = engine
+        .request(t0, "tools/list", None, RequestOptions::new().timeout(ms(3)))
+        .unwrap();
+    let cancelled = engine
+        .request(t0, "tools/call", None, RequestOptions::new())
+        .unwrap();
+    let _ = std::iter::from_fn(|| engine.poll_output()).count();
+    engine.handle_timeout(t0 + ms(3));
+    engine.cancel(t0 + ms(3), cancelled, None).unwrap();
+    let out: Vec<Output> = std::iter::from_fn(|| engine.poll_output()).collect();
+    assert!(cancels_sent(&out).is_empty(), "{out:?}");
+    assert!(
+        !out.iter().any(|o| matches!(o, Output::Withdraw { .. })),
+        "nothing to withdraw: {out:?}"
+    );
+    assert_eq!(completions(&out).len(), 2);
+    // The gate opens: neither may go.
+    assert!(!engine.leave(timed));
+    assert!(!engine.leave(cancelled));
+    assert_nothing_left(&engine);
+}
+
+#[test]
+fn a_request_that_left_and_ended_is_cancelled_and_withdrawn_once() {
+    let t0 = crate::test_support::epoch();
+    let mut engine = Engine::default();
+    let id = engine
+        .request(t0, "tools/call", None, RequestOptions::new().timeout(ms(3)))
+        .unwrap();
+    let _ = std::iter::from_fn(|| engine.poll_output()).count();
+    assert!(engine.leave(id));
+    engine.handle_timeout(t0 + ms(3));
+    let out: Vec<Output> = std::iter::from_fn(|| engine.poll_output()).collect();
+    assert_eq!(cancels_sent(&out), vec![id]);
+    let withdrawn: Vec<_> = out
+        .iter()
+        .filter(|o| matches!(o, Output::Withdraw { .. }))
+        .collect();
+    assert_eq!(withdrawn, [&Output::Withdraw { id }]);
+    // Answered: nothing to withdraw.
+    let answered = send(&mut engine, t0, "ping", RequestOptions::new());
+    engine.handle_message(
+        t0,
+        parse_message(&format!(
+            r#"{{"jsonrpc":"2.0","id":{answered},"result":{{}}}}"#
+        )),
+    );
+    let out = drain(&mut engine);
+    assert!(
+        !out.iter().any(|o| matches!(o, Output::Withdraw { .. })),
+        "{out:?}"
+    );
+    // Closed: the transport withdraws everything itself.
+    let _open = send(&mut engine, t0, "tools/call", RequestOptions::new());
+    engine.close(t0, "bye");
+    let out = drain(&mut engine);
+    assert!(
+        !out.iter().any(|o| matches!(o, Output::Withdraw { .. })),
+        "{out:?}"
+    );
 }

@@ -249,7 +249,16 @@ impl DemoServer {
     /// The next message for the client (the message-level face; see
     /// [`poll_output`](Self::poll_output) for bytes).
     pub fn poll_transmit(&mut self) -> Option<Message> {
-        self.transmit.pop_front()
+        loop {
+            let m = self.transmit.pop_front()?;
+            // A request of ours goes only while it is pending (it may have ended while queued).
+            if let Message::Request(r) = &m {
+                if !r.id.as_i64().is_some_and(|id| self.engine.leave(id)) {
+                    continue;
+                }
+            }
+            return Some(m);
+        }
     }
 
     /// The earliest deadline: a `slow` step or an engine timer.
@@ -316,6 +325,8 @@ impl DemoServer {
         while let Some(out) = self.engine.poll_output() {
             match out {
                 Output::Send(m) => self.transmit.push_back(m),
+                // Nothing of ours waits to be withdrawn: messages go as soon as they are taken.
+                Output::Withdraw { .. } => {}
                 Output::InboundRequest(r) => self.request(now, r),
                 Output::InboundCancelled { id, .. } => {
                     self.slow.remove(&id);

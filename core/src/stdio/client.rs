@@ -293,6 +293,13 @@ impl StdioClient {
         // A buffer the driver gave back, when there is one: no allocation per write.
         let mut out = std::mem::take(&mut self.spare);
         while let Some(m) = self.protocol.poll_transmit() {
+            let request = match &m {
+                crate::jsonrpc::Message::Request(r) => r.id.as_i64(),
+                _ => None,
+            };
+            if !self.protocol.may_send(request) {
+                continue;
+            }
             let start = out.len();
             jsonl::encode(&m, &mut out);
             if let Some(o) = self.observer.as_mut() {

@@ -335,7 +335,15 @@ fn a_request_whose_deadline_passes_while_it_waits_is_not_sent() {
     };
     let waiting = h.call("y", short);
     h.advance_to_next_deadline();
-    assert!(matches!(error_for(&h, waiting), LocalError::Timeout { .. }));
+    let error = error_for(&h, waiting);
+    let LocalError::NotSent {
+        which: Some(_),
+        reason,
+    } = &error
+    else {
+        panic!("{error:?}")
+    };
+    assert!(reason.contains("for a new session"), "{error}");
     h.renewed(init, "sess-2");
     assert!(
         !h.log

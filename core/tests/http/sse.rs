@@ -413,12 +413,15 @@ fn a_ping_in_flight_when_the_connection_moves_ends() {
 }
 
 #[test]
-fn a_404_answering_the_request_itself_is_its_answer_not_an_expired_session() {
+fn a_404_in_the_session_renews_it_whatever_its_body_says() {
+    // A 404 to a POST that carried the session means the server forgot the session (the
+    // specification's MUST), even when its JSON body is an error carrying the request's own id:
+    // taking that as the call's answer left every later call failing "session not found".
     let mut h = H::ready(405);
     let call = h.call("x", CallOptions::default());
     let post = h.find(&format!("POST tools/call #{}", call.0));
     let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32601,"message":"Method not found"}}}}"#,
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32001,"message":"session expired"}}}}"#,
         call.0
     );
     h.answer(
@@ -427,28 +430,15 @@ fn a_404_answering_the_request_itself_is_its_answer_not_an_expired_session() {
         &[("Content-Type", "application/json")],
         &[body.as_bytes()],
     );
-    let Some(Err(CallError::Server(e))) = h.outcome(call) else {
-        panic!("{:?}", h.events)
-    };
-    assert_eq!(e.code, -32601);
-    assert!(
-        !h.log.iter().any(|l| l.starts_with("POST initialize")),
-        "{:?}",
-        h.log
-    );
-    assert_eq!(h.c.session(), Some("sess-1"));
-    // A 404 with "session not found" (id null) is still an expired session.
-    let call = h.call("y", CallOptions::default());
-    let post = h.find(&format!("POST tools/call #{}", call.0));
-    h.answer(
-        post,
-        404,
-        &[("Content-Type", "application/json")],
-        &[EXPIRED],
-    );
-    assert!(
-        h.log.iter().any(|l| l.starts_with("POST initialize")),
-        "{:?}",
-        h.log
-    );
+    assert_eq!(h.outcome(call), None, "not an answer: {:?}", h.events);
+    let init = h.find("POST initialize");
+    assert_eq!(h.request(init).header("mcp-session-id"), None);
+    h.renewed(init, "sess-2");
+    // Not processed: sent once more, in the new session, and answered there.
+    let again = h.find(&format!("POST tools/call #{}", call.0));
+    assert_ne!(again, post);
+    assert_eq!(h.request(again).header("mcp-session-id"), Some("sess-2"));
+    h.json(again, serde_json::from_str(&result_line(call.0)).unwrap());
+    assert!(matches!(h.outcome(call), Some(Ok(_))), "{:?}", h.events);
+    assert_eq!(h.c.session(), Some("sess-2"));
 }

@@ -135,7 +135,7 @@ impl Pair {
     pub fn drive(&mut self) {
         for _ in 0..100_000 {
             let mut moved = false;
-            while let Some(m) = self.client.poll_transmit() {
+            while let Some(m) = self.client.poll_sent() {
                 moved = true;
                 let mut bytes = Vec::new();
                 jsonl::encode(&m, &mut bytes);

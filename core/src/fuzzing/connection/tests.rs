@@ -45,6 +45,9 @@ fn connection_holds_on_inputs_that_once_failed() {
     // The standalone stream, refused for want of authorization, was opened again in its old
     // session after that session was lost.
     connection(include_bytes!("regressions/auth-standalone.bin"));
+    // An HTTP connection was not finished after its close and every deadline: a driver
+    // waiting on it would never end.
+    connection(include_bytes!("regressions/never-finished.bin"));
 }
 
 /// Hand-written sessions: the handshake answered well, calls with progress, answers (a

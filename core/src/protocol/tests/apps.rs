@@ -230,7 +230,7 @@ fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
         ..legacy()
     });
     c.start(now).unwrap();
-    let init = c.poll_transmit().unwrap();
+    let init = c.poll_sent().unwrap();
     let Message::Request(init) = init else {
         panic!("{init:?}")
     };
@@ -242,7 +242,7 @@ fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
         now,
         Message::result(init.id, RawJson::new(&answer).unwrap()),
     );
-    while c.poll_transmit().is_some() {}
+    while c.poll_sent().is_some() {}
     while c.poll_event().is_some() {}
     let asked = r#"{"messages":[{"role":"user","content":{"type":"text","text":"Paris?"}}],"maxTokens":9,"tools":[{"name":"forecast","inputSchema":{"type":"object"},"_meta":{"z":1,"a":2}}],"toolChoice":{"mode":"auto"}}"#;
     let request = Message::request(
@@ -264,7 +264,7 @@ fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
     let reply = r#"{"role":"assistant","content":[{"type":"tool_use","id":"u1","name":"forecast","input":{"city":"Paris"}}],"model":"m","stopReason":"toolUse"}"#;
     c.respond(now, &id, Ok(RawJson::from_string(reply.into()).unwrap()))
         .unwrap();
-    let sent = c.poll_transmit().unwrap().to_bytes();
+    let sent = c.poll_sent().unwrap().to_bytes();
     let sent = String::from_utf8(sent).unwrap();
     assert!(sent.contains(reply), "{sent}");
     assert!(sent.contains(r#""id":"s1""#), "{sent}");

@@ -363,7 +363,7 @@ fn started(config: ClientConfig) -> (ClientProtocol, Instant) {
 }
 
 fn drain_sent(c: &mut ClientProtocol) -> Vec<String> {
-    std::iter::from_fn(|| c.poll_transmit())
+    std::iter::from_fn(|| c.poll_sent())
         .map(|m| sig(&m))
         .collect()
 }
@@ -416,7 +416,7 @@ fn unsupported_version_with_only_old_versions_means_the_handshake_at_one_of_them
             Some(json!({"supported": ["2025-03-26"], "requested": "2026-07-28"})),
         ),
     );
-    let Some(Message::Request(init)) = c.poll_transmit() else {
+    let Some(Message::Request(init)) = c.poll_sent() else {
         panic!()
     };
     let p: Value = init.params_as().unwrap();
@@ -479,7 +479,7 @@ fn request_state_is_left_out_when_none_was_given_and_state_only_rounds_retry_at_
             json!({"resultType": "input_required", "requestState": "s1"}),
         ),
     );
-    let Some(Message::Request(r)) = c.poll_transmit() else {
+    let Some(Message::Request(r)) = c.poll_sent() else {
         panic!()
     };
     let p: Value = r.params_as().unwrap();
@@ -501,7 +501,7 @@ fn request_state_is_left_out_when_none_was_given_and_state_only_rounds_retry_at_
         Ok(RawJson::new(&json!({"action": "decline"})).unwrap()),
     )
     .unwrap();
-    let Some(Message::Request(r)) = c.poll_transmit() else {
+    let Some(Message::Request(r)) = c.poll_sent() else {
         panic!()
     };
     let p: Value = r.params_as().unwrap();
@@ -529,7 +529,7 @@ fn a_round_sends_the_callers_params_and_meta_again_with_a_fresh_progress_token()
         ..CallOptions::default()
     };
     c.request(now, "tools/call", Some(params), opts).unwrap();
-    let Some(Message::Request(first)) = c.poll_transmit() else {
+    let Some(Message::Request(first)) = c.poll_sent() else {
         panic!()
     };
     let first: Value = first.params_as().unwrap();
@@ -541,7 +541,7 @@ fn a_round_sends_the_callers_params_and_meta_again_with_a_fresh_progress_token()
             json!({"resultType": "input_required", "requestState": "s1"}),
         ),
     );
-    let Some(Message::Request(retry)) = c.poll_transmit() else {
+    let Some(Message::Request(retry)) = c.poll_sent() else {
         panic!()
     };
     let retry: Value = retry.params_as().unwrap();
@@ -580,7 +580,7 @@ fn an_unknown_result_type_is_a_typed_error_and_rounds_are_capped() {
     // A server that asks forever.
     let call = c.call_tool(now, "t", None, CallOptions::default()).unwrap();
     for _ in 0..100 {
-        let Some(Message::Request(r)) = c.poll_transmit() else {
+        let Some(Message::Request(r)) = c.poll_sent() else {
             break;
         };
         let id = r.id.as_i64().unwrap();

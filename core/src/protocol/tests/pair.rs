@@ -57,12 +57,12 @@ fn scripted_handshake(answer: Value) -> (ClientProtocol, Vec<ClientEvent>, Vec<M
     let now = crate::test_support::epoch();
     let mut c = ClientProtocol::new(legacy());
     c.start(now).unwrap();
-    let mut sent: Vec<Message> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    let mut sent: Vec<Message> = std::iter::from_fn(|| c.poll_sent()).collect();
     c.handle_message(
         now,
         Message::result(Id::Num(0), RawJson::new(&answer).unwrap()),
     );
-    sent.extend(std::iter::from_fn(|| c.poll_transmit()));
+    sent.extend(std::iter::from_fn(|| c.poll_sent()));
     let events = std::iter::from_fn(|| c.poll_event()).collect();
     (c, events, sent)
 }
@@ -139,13 +139,13 @@ fn a_later_page_s_request_id_is_no_call_to_cancel() {
         json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
     );
     let call = c.list_tools(now, CallOptions::default()).unwrap();
-    let _: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    let _: Vec<_> = std::iter::from_fn(|| c.poll_sent()).collect();
     let first = json!({"tools": [], "nextCursor": "c"});
     c.handle_message(
         now,
         Message::result(Id::Num(call.0), RawJson::new(&first).unwrap()),
     );
-    let sent: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    let sent: Vec<_> = std::iter::from_fn(|| c.poll_sent()).collect();
     assert_eq!(sent.iter().map(sig).collect::<Vec<_>>(), ["tools/list #2"]);
     // Request 2 carries the call's second page, but no call has id 2: misuse, nothing changes.
     let not_a_call = crate::protocol::CallId(2);
@@ -153,11 +153,11 @@ fn a_later_page_s_request_id_is_no_call_to_cancel() {
         c.cancel(now, not_a_call, None),
         Err(ClientError::UnknownCall(not_a_call))
     );
-    assert_eq!(c.poll_transmit(), None, "no cancellation went out");
+    assert_eq!(c.poll_sent(), None, "no cancellation went out");
     assert_eq!(c.poll_event(), None, "the list goes on");
     // The call itself is cancelled through its own id, whichever page is in flight.
     c.cancel(now, call, None).unwrap();
-    let sent: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    let sent: Vec<_> = std::iter::from_fn(|| c.poll_sent()).collect();
     assert_eq!(
         sent.iter().map(sig).collect::<Vec<_>>(),
         ["notifications/cancelled"]
@@ -177,14 +177,14 @@ fn an_empty_string_cursor_continues_the_list() {
             Message::result(Id::Num(id), RawJson::new(&body).unwrap()),
         )
     };
-    let sent: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    let sent: Vec<_> = std::iter::from_fn(|| c.poll_sent()).collect();
     assert_eq!(sent.iter().map(sig).collect::<Vec<_>>(), ["tools/list #1"]);
     page(
         &mut c,
         1,
         json!({"tools": [{"name": "a", "inputSchema": {}}], "nextCursor": ""}),
     );
-    let sent: Vec<_> = std::iter::from_fn(|| c.poll_transmit()).collect();
+    let sent: Vec<_> = std::iter::from_fn(|| c.poll_sent()).collect();
     let Message::Request(r) = &sent[0] else {
         panic!()
     };
@@ -337,7 +337,7 @@ fn a_cancel_crossing_the_response_is_reported_not_delivered() {
         .unwrap();
     // The request reaches the server, which answers; the answer is still on its way when the
     // client cancels.
-    let request = p.client.poll_transmit().unwrap();
+    let request = p.client.poll_sent().unwrap();
     p.server.handle_message(p.now, request);
     let response = p.server.poll_transmit().unwrap();
     p.client

@@ -77,20 +77,20 @@ fn a_server_without_the_extension_is_not_asked() {
     let now = epoch();
     let mut c = ClientProtocol::new(legacy());
     c.start(now).unwrap();
-    while c.poll_transmit().is_some() {}
+    while c.poll_sent().is_some() {}
     let answer = json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": "s", "version": "1"},
                         "capabilities": {"resources": {}, "extensions": {"other/ext": {}}}});
     c.handle_message(
         now,
         Message::result(Id::Num(0), RawJson::new(&answer).unwrap()),
     );
-    while c.poll_transmit().is_some() {}
+    while c.poll_sent().is_some() {}
     assert!(c.is_ready());
     for call in [McpCall::list_skills(), McpCall::get_skill(URI)] {
         let refused = c.call(now, &call, CallOptions::default()).unwrap_err();
         assert_eq!(refused, ClientError::NotSupported(SKILLS_EXTENSION));
     }
-    assert!(c.poll_transmit().is_none());
+    assert!(c.poll_sent().is_none());
     // The declaration must be an object under `extensions`.
     let mut caps = c.server().unwrap().capabilities.clone();
     caps.extra
