@@ -193,6 +193,8 @@ fn described(c: char) -> String {
         ' ' => "a space".into(),
         c if c.is_ascii_control() => format!("the control character {:?}", c),
         c if c.is_ascii() => format!("{c:?}"),
+        // What a backend reads from a byte that is not UTF-8 (a raw Latin-1 `0xE9`, say).
+        '\u{fffd}' => "a byte outside ASCII that is not UTF-8 (read as U+FFFD)".into(),
         c => format!(
             "the non-ASCII character U+{:04X} (header values are ASCII: encode it first)",
             c as u32

@@ -7,11 +7,15 @@
 //! body) and the first rule that matches and is not used up answers it with its [`Step`]s: an
 //! exact head, a body in chosen pieces with chosen pauses (chunked, or with a length that may
 //! lie), silence, a close in the middle of the head or the body, an endless SSE event, or a wait
-//! for another request. Bodies may name the request's JSON-RPC id as `{{id}}`, any value of the
+//! for another request. For hostile servers there are also heads written byte for byte with the
+//! body framing they claim ([`Step::RawHead`]), bytes dribbled out one at a time
+//! ([`Step::Dribble`]) and a unit of bytes repeated without end ([`Step::Flood`]). Bodies may
+//! name the request's JSON-RPC id as `{{id}}` (and a later one as `{{id+1}}`), any value of the
 //! request's body by JSON pointer (`{{/params/_meta/progressToken}}`), and the id of the latest
 //! request of a given method as `{{id:METHOD}}`, so answers echo what the client chose.
 //!
-//! Every request is recorded ([`Recorded`]: method, target, headers, body, time) for assertions.
+//! Every request is recorded ([`Recorded`]: method, target, headers, body, time, and the head's
+//! bytes as they came) for assertions.
 //! What the server noticed on its side (an unmatched request, a wait that timed out, a write
 //! the client refused) is kept as [`notes`](FaultServer::notes).
 //!
@@ -47,8 +51,8 @@ use crate::accept::{join_until, Acceptor};
 const TICK: Duration = Duration::from_millis(25);
 /// How long a drop waits for the connection threads.
 const STOP_WAIT: Duration = Duration::from_secs(2);
-/// The largest request head accepted.
-const MAX_HEAD: usize = 64 * 1024;
+/// The largest request head accepted (room for a client that echoes a huge header).
+const MAX_HEAD: usize = 1024 * 1024;
 /// The largest request body accepted.
 const MAX_BODY: usize = 64 * 1024 * 1024;
 /// How long one write may stay blocked by a client that does not read.
@@ -204,7 +208,8 @@ impl Matcher {
 /// How a response's body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {
-    /// `Content-Length`: the total of the response's [`Step::Body`] pieces.
+    /// `Content-Length`: the total of the response's [`Step::Body`] pieces (and [`Step::Dribble`]
+    /// bytes).
     Length,
     /// `Content-Length: n`, whatever follows (a length that lies, for a body cut short).
     FixedLength(usize),
@@ -228,8 +233,51 @@ pub enum Step {
         /// How the body is delimited.
         framing: Framing,
     },
+    /// A head written exactly as given (status line, headers and the blank line: none is
+    /// added), with the placeholders replaced and `{{length}}` standing for the total of the
+    /// [`Step::Body`] and [`Step::Dribble`] bytes up to the next head. The body that follows is
+    /// written as `framing` says, whatever the head claims: chunks (and the last chunk when the
+    /// steps run out) when [`Framing::Chunked`], bytes as they are otherwise; the connection
+    /// serves another request afterwards unless it is [`Framing::CloseDelimited`]. For heads
+    /// no client should accept.
+    RawHead {
+        /// The head's bytes.
+        bytes: Vec<u8>,
+        /// How the steps that follow write the body.
+        framing: Framing,
+    },
     /// One piece of the body (one chunk when chunked), with the placeholders replaced. Empty pieces are skipped (an empty chunk would end the body).
     Body(Vec<u8>),
+    /// One chunk of a chunked body written by hand, outside the head's framing: its size in
+    /// hexadecimal, then `ext` exactly (chunk extensions, `;name=value`), CRLF, the data with
+    /// the placeholders replaced, then `end` (CRLF in a valid chunk).
+    Chunk {
+        /// What follows the size on the chunk-size line.
+        ext: Vec<u8>,
+        /// The chunk's data.
+        data: Vec<u8>,
+        /// What follows the data.
+        end: Vec<u8>,
+    },
+    /// These bytes (placeholders replaced) one at a time, `gap` apart, outside any framing: a
+    /// head or a body that trickles in.
+    Dribble {
+        /// The bytes.
+        bytes: Vec<u8>,
+        /// The pause after each byte.
+        gap: Duration,
+    },
+    /// Writes `unit` again and again, outside any framing, until `limit` has passed or
+    /// `max_bytes` were written, the client stops reading, or the server stops (counted in
+    /// [`FaultServer::endless_bytes`]): a flood of interim heads, header lines without end.
+    Flood {
+        /// What is repeated.
+        unit: Vec<u8>,
+        /// How long to go on at most.
+        limit: Duration,
+        /// How many bytes to write at most.
+        max_bytes: u64,
+    },
     /// These bytes exactly, outside any framing (the placeholders are replaced).
     Raw(Vec<u8>),
     /// Waits (bounded by the server's stop).
@@ -362,6 +410,51 @@ impl Rule {
         })
     }
 
+    /// Writes a head byte for byte, the body after it framed as `framing` says (see
+    /// [`Step::RawHead`]).
+    pub fn raw_head(self, bytes: impl AsRef<[u8]>, framing: Framing) -> Self {
+        self.step(Step::RawHead {
+            bytes: bytes.as_ref().to_vec(),
+            framing,
+        })
+    }
+
+    /// Writes one chunk by hand, with `ext` after its size (see [`Step::Chunk`]).
+    pub fn chunk(self, ext: impl AsRef<[u8]>, data: impl AsRef<[u8]>) -> Self {
+        self.chunk_ending(ext, data, b"\r\n")
+    }
+
+    /// Writes one chunk by hand, with `end` instead of the CRLF after its data.
+    pub fn chunk_ending(
+        self,
+        ext: impl AsRef<[u8]>,
+        data: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> Self {
+        self.step(Step::Chunk {
+            ext: ext.as_ref().to_vec(),
+            data: data.as_ref().to_vec(),
+            end: end.as_ref().to_vec(),
+        })
+    }
+
+    /// Writes bytes one at a time, `gap` apart (see [`Step::Dribble`]).
+    pub fn dribble(self, bytes: impl AsRef<[u8]>, gap: Duration) -> Self {
+        self.step(Step::Dribble {
+            bytes: bytes.as_ref().to_vec(),
+            gap,
+        })
+    }
+
+    /// Writes `unit` again and again (see [`Step::Flood`]).
+    pub fn flood(self, unit: impl AsRef<[u8]>, limit: Duration, max_bytes: u64) -> Self {
+        self.step(Step::Flood {
+            unit: unit.as_ref().to_vec(),
+            limit,
+            max_bytes,
+        })
+    }
+
     /// Writes one body piece.
     pub fn body(self, piece: impl AsRef<[u8]>) -> Self {
         self.step(Step::Body(piece.as_ref().to_vec()))
@@ -472,6 +565,10 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     /// The body (de-chunked).
     pub body: Vec<u8>,
+    /// The head's bytes as they came (request line and header lines, without the blank line):
+    /// [`headers`](Self::headers) are read as UTF-8, lossily, so a byte that is not shows here
+    /// only.
+    pub head: Vec<u8>,
     /// The rule that answered it (its index in the script); `None` when none matched.
     pub rule: Option<usize>,
 }
@@ -483,6 +580,24 @@ impl Recorded {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The raw bytes of every value of header `name` (case-insensitive), without surrounding
+    /// spaces, as the head carried them.
+    pub fn raw_header_all(&self, name: &str) -> Vec<Vec<u8>> {
+        self.head
+            .split(|b| *b == b'\n')
+            .skip(1)
+            .filter_map(|line| {
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                let colon = line.iter().position(|b| *b == b':')?;
+                let (k, v) = (&line[..colon], &line[colon + 1..]);
+                if !k.trim_ascii().eq_ignore_ascii_case(name.as_bytes()) {
+                    return None;
+                }
+                Some(v.trim_ascii().to_vec())
+            })
+            .collect()
     }
 
     /// Every value of header `name`.
@@ -749,6 +864,7 @@ struct Request {
     target: String,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
+    head: Vec<u8>,
 }
 
 impl Request {
@@ -786,6 +902,7 @@ fn serve_connection(mut stream: TcpStream, index: usize, shared: Arc<Shared>) {
                 target: req.target,
                 headers: req.headers,
                 body: req.body,
+                head: req.head,
                 rule: None,
             };
             let found = st.rules.iter_mut().enumerate().find(|(_, r)| {
@@ -885,7 +1002,8 @@ fn read_request(
             return Err(invalid("the client closed in the middle of a request head"));
         }
     };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let raw_head = buf[..head_end].to_vec();
+    let head = String::from_utf8_lossy(&raw_head).into_owned();
     buf.drain(..head_end + 4);
     let mut lines = head.split("\r\n");
     let line = lines.next().unwrap_or_default();
@@ -904,6 +1022,7 @@ fn read_request(
         target: target.to_owned(),
         headers,
         body: Vec::new(),
+        head: raw_head,
     };
     if req
         .header("expect")
@@ -1033,9 +1152,10 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-/// Replaces `{{id}}` with the request's JSON-RPC id, `{{/a/b}}` with the value at that JSON
-/// pointer in the request's body, and `{{id:METHOD}}` with the id of the latest recorded request
-/// of that method (`null` when there is none).
+/// Replaces `{{id}}` with the request's JSON-RPC id, `{{id+N}}` with that id plus `N` (a
+/// numeric id), `{{/a/b}}` with the value at that JSON pointer in the request's body, and
+/// `{{id:METHOD}}` with the id of the latest recorded request of that method (`null` when there
+/// is none).
 fn substitute(bytes: &[u8], request: &Recorded, shared: &Shared) -> Vec<u8> {
     if find(bytes, b"{{").is_none() {
         return bytes.to_vec();
@@ -1052,6 +1172,11 @@ fn substitute(bytes: &[u8], request: &Recorded, shared: &Shared) -> Vec<u8> {
         let name = String::from_utf8_lossy(&after[..end]).into_owned();
         let value = if name == "id" {
             request.rpc_id()
+        } else if let Some(n) = name.strip_prefix("id+").and_then(|n| n.parse::<i64>().ok()) {
+            request
+                .rpc_id()
+                .and_then(|id| id.as_i64())
+                .map(|id| Value::from(id + n))
         } else if name.starts_with('/') {
             request.json().and_then(|v| v.pointer(&name).cloned())
         } else if let Some(method) = name.strip_prefix("id:") {
@@ -1095,14 +1220,7 @@ fn run_steps(
                 }
                 match f {
                     Framing::Length => {
-                        let total: usize = steps[i + 1..]
-                            .iter()
-                            .take_while(|s| !matches!(s, Step::Head { .. }))
-                            .map(|s| match s {
-                                Step::Body(b) => substitute(b, request, shared).len(),
-                                _ => 0,
-                            })
-                            .sum();
+                        let total = body_length(&steps[i + 1..], request, shared);
                         head.push_str(&format!("Content-Length: {total}\r\n"));
                     }
                     Framing::FixedLength(n) => head.push_str(&format!("Content-Length: {n}\r\n")),
@@ -1113,9 +1231,49 @@ fn run_steps(
                 write_bounded(stream, head.as_bytes(), shared)?;
                 framing = Some(*f);
             }
+            Step::RawHead { bytes, framing: f } => {
+                let total = body_length(&steps[i + 1..], request, shared).to_string();
+                let bytes = replace_all(bytes, b"{{length}}", total.as_bytes());
+                let bytes = substitute(&bytes, request, shared);
+                write_bounded(stream, &bytes, shared)?;
+                framing = Some(*f);
+            }
             Step::Body(piece) => {
                 let piece = substitute(piece, request, shared);
                 write_piece(stream, &piece, framing, shared)?;
+            }
+            Step::Chunk { ext, data, end } => {
+                let data = substitute(data, request, shared);
+                let mut framed = format!("{:x}", data.len()).into_bytes();
+                framed.extend_from_slice(ext);
+                framed.extend_from_slice(b"\r\n");
+                framed.extend_from_slice(&data);
+                framed.extend_from_slice(end);
+                write_bounded(stream, &framed, shared)?;
+            }
+            Step::Dribble { bytes, gap } => {
+                for byte in substitute(bytes, request, shared) {
+                    write_bounded(stream, &[byte], shared)?;
+                    pause(*gap, shared);
+                }
+            }
+            Step::Flood {
+                unit,
+                limit,
+                max_bytes,
+            } => {
+                // Units batched into writes of about 64 KiB.
+                let unit = if unit.is_empty() { &b"x"[..] } else { unit };
+                let batch = unit.repeat((64 * 1024 / unit.len()).max(1));
+                let end = Instant::now() + *limit;
+                let mut sent = 0u64;
+                while Instant::now() < end && sent < *max_bytes && !shared.stopped() {
+                    write_bounded(stream, &batch, shared)?;
+                    sent += batch.len() as u64;
+                    shared
+                        .endless_bytes
+                        .fetch_add(batch.len() as u64, Ordering::SeqCst);
+                }
             }
             Step::Raw(bytes) => {
                 let bytes = substitute(bytes, request, shared);
@@ -1183,6 +1341,32 @@ fn run_steps(
         Some(Framing::CloseDelimited) | None => Ok(false),
         Some(Framing::Length) | Some(Framing::FixedLength(_)) => Ok(true),
     }
+}
+
+/// The bytes of the body pieces (and dribbled bytes) in `steps` up to the next head, with the
+/// placeholders replaced.
+fn body_length(steps: &[Step], request: &Recorded, shared: &Shared) -> usize {
+    steps
+        .iter()
+        .take_while(|s| !matches!(s, Step::Head { .. } | Step::RawHead { .. }))
+        .map(|s| match s {
+            Step::Body(b) | Step::Dribble { bytes: b, .. } => substitute(b, request, shared).len(),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// `bytes` with every `from` replaced by `to`.
+fn replace_all(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = bytes;
+    while let Some(at) = find(rest, from) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(to);
+        rest = &rest[at + from.len()..];
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 fn write_piece(

@@ -426,3 +426,57 @@ fn requests_say_who_sends_them_unless_the_user_does() {
         .collect();
     assert_eq!(agents, ["my-agent/2"]);
 }
+
+/// Each byte 0x00-0xFF in the places a response head holds text.
+fn heads_with_every_byte() -> Vec<Vec<u8>> {
+    let mut heads = Vec::new();
+    for b in 0u8..=255 {
+        let templates: [&[u8]; 5] = [
+            b"HTTP/1.1 200 O\xFFK\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nX-N\xFFame: v\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nMcp-Session-Id: a\xFFb\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 1\xFF\r\n\r\n",
+            b"HTTP/1.\xFF 200 OK\r\nTransfer-Encoding: chun\xFFked\r\n\r\n",
+        ];
+        for t in templates {
+            heads.push(t.iter().map(|&c| if c == 0xFF { b } else { c }).collect());
+        }
+    }
+    heads
+}
+
+#[test]
+fn a_response_head_with_any_byte_is_read_or_refused_never_a_panic() {
+    use mcpwire_core::codec::http1::{parse_response_head, BodyDecoder};
+    for head in heads_with_every_byte() {
+        if let Ok(Some((h, _))) = parse_response_head(&head, false) {
+            // What is read is text a header may carry on (no CR, no LF, no NUL).
+            for (k, v) in &h.headers {
+                assert!(!k.contains(['\r', '\n', '\0']) && !v.contains(['\r', '\n', '\0']));
+            }
+            let mut decoder = BodyDecoder::new(h.framing);
+            let _ = decoder.decode(b"x\r\n0\r\n\r\n", 1 << 20);
+        }
+    }
+}
+
+#[test]
+fn a_connection_takes_head_values_with_any_character_without_a_panic() {
+    // As a backend hands them over: its bytes read lossily as UTF-8, so any char U+0000-U+00FF
+    // and U+FFFD, in the headers the machine reads.
+    for c in (0u32..=0xFF).filter_map(char::from_u32).chain(['\u{fffd}']) {
+        let value = format!("a{c}b");
+        for name in ["Mcp-Session-Id", "Content-Type", "WWW-Authenticate", "Location"] {
+            let mut h = H::new();
+            let init = h.find("POST initialize");
+            let headers = [("Content-Type", "application/json"), (name, value.as_str())];
+            let status = if name == "Location" { 307 } else { 200 };
+            h.answer(init, status, &headers, &[INIT_RESULT.as_bytes()]);
+            all_headers_sendable(&h);
+            let sendable = mcpwire_core::header::check_session_id(&value).is_ok();
+            if name == "Mcp-Session-Id" {
+                assert_eq!(h.c.session().is_some(), sendable, "{value:?}");
+            }
+        }
+    }
+}
