@@ -782,7 +782,15 @@ fn run_path(case: &Case, path: Path) -> Report {
     let expect = case.expect[path.index()].expect("a path the case runs on");
     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let follow_up = case.follow_up_on(path);
-        drive(case, expect, follow_up, &server, &config, options, &mut report)
+        drive(
+            case,
+            expect,
+            follow_up,
+            &server,
+            &config,
+            options,
+            &mut report,
+        )
     }));
     if let Err(panic) = ran {
         let text = panic
