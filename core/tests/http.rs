@@ -552,11 +552,13 @@ fn a_lost_read_is_reissued_once_with_a_new_id() {
     assert_eq!(h.outcome(call), None, "the caller sees nothing of it");
     let again = h.find("POST tools/list");
     assert_eq!(describe(h.request(again)), "POST tools/list #2");
-    // A second loss ends it.
+    // A second loss ends it, saying it was sent again.
     h.c.handle_failure(h.now, again, "connection reset");
     h.open.remove(&again);
     h.pump();
     assert!(maybe_executed(h.outcome(call)), "{:?}", h.outcome(call));
+    let said = format!("{:?}", h.outcome(call));
+    assert!(said.contains("already sent a second time"), "{said}");
     assert_eq!(
         h.log
             .iter()

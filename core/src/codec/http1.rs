@@ -22,17 +22,20 @@ const MAX_TRAILERS: usize = 16 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Http1Error {
-    /// The head is over [`MAX_HEAD`] bytes or [`MAX_HEADERS`] lines.
-    #[error("the response head is over {MAX_HEAD} bytes or {MAX_HEADERS} lines")]
+    /// The head (with the interim `1xx` heads before it) is over [`MAX_HEAD`] bytes.
+    #[error("the response head is over the {MAX_HEAD}-byte limit (interim 1xx heads included)")]
     HeadTooLarge,
-    /// The status line is not `HTTP/1.x NNN reason`.
-    #[error("the response head is not HTTP/1.x: {0:?}")]
+    /// The head has more than [`MAX_HEADERS`] header lines.
+    #[error("the response head has more than {MAX_HEADERS} header lines")]
+    TooManyHeaders,
+    /// The response does not start `HTTP/1.x NNN`: it is not HTTP/1.x.
+    #[error("the response is not HTTP/1.x: its status line is {0:?}")]
     StatusLine(String),
     /// A header line is not `name: value` (or folds over lines, which RFC 9112 forbids).
     #[error("a response header line is not valid: {0:?}")]
     HeaderLine(String),
-    /// `Content-Length` is not a number, or two of them disagree.
-    #[error("the response's Content-Length is not valid: {0:?}")]
+    /// `Content-Length` is not a number, is over 2^64-1, or two of them disagree.
+    #[error("the response's Content-Length is not a valid length (digits, at most 2^64-1, one value): {0:?}")]
     ContentLength(String),
     /// The server switched protocols, which this client never asks for.
     #[error("the server switched protocols (101), which was not asked for")]
@@ -153,26 +156,50 @@ pub fn parse_response_head(
 pub struct HeadReader {
     /// How much of the buffer is known to hold no end of head.
     scanned: usize,
+    /// The bytes of the interim (`1xx`) heads read before: they count against [`MAX_HEAD`], so
+    /// that a flood of them fails as at once as one endless head.
+    interim: usize,
 }
 
 impl HeadReader {
     /// [`parse_response_head`] of `buf`, which holds what the last call saw and more. After a
-    /// head is read (its bytes taken off the buffer), the next call starts afresh.
+    /// head is read (its bytes taken off the buffer), the next call starts afresh; after an
+    /// interim head, the next head's bytes count with it against [`MAX_HEAD`].
+    ///
+    /// Bytes that cannot start `HTTP/1.` are refused as soon as they come, not when the head
+    /// would have ended.
     pub fn read(
         &mut self,
         buf: &[u8],
         head_request: bool,
     ) -> Result<Option<(ResponseHead, usize)>, Http1Error> {
+        const START: &[u8] = b"HTTP/1.";
+        let n = buf.len().min(START.len());
+        if buf[..n] != START[..n] {
+            let line = buf.split(|b| *b == b'\n').next().unwrap_or(buf);
+            let shown = String::from_utf8_lossy(&line[..line.len().min(80)]).into_owned();
+            return Err(Http1Error::StatusLine(shown));
+        }
+        let room = MAX_HEAD.saturating_sub(self.interim);
         let Some(end) = head_end(buf, self.scanned) else {
             self.scanned = buf.len();
-            return if buf.len() > MAX_HEAD {
+            return if buf.len() > room {
                 Err(Http1Error::HeadTooLarge)
             } else {
                 Ok(None)
             };
         };
+        if end > room {
+            return Err(Http1Error::HeadTooLarge);
+        }
         self.scanned = 0;
-        parse_head(&buf[..end], head_request).map(|head| Some((head, end)))
+        let head = parse_head(&buf[..end], head_request)?;
+        self.interim = if head.is_interim() {
+            self.interim + end
+        } else {
+            0
+        };
+        Ok(Some((head, end)))
     }
 }
 
@@ -189,7 +216,7 @@ fn parse_head(buf: &[u8], head_request: bool) -> Result<ResponseHead, Http1Error
     let mut headers = Vec::with_capacity(memchr::memchr_iter(b'\n', &buf[..end]).count());
     for line in lines.filter(|l| !l.is_empty()) {
         if headers.len() == MAX_HEADERS {
-            return Err(Http1Error::HeaderLine("too many headers".into()));
+            return Err(Http1Error::TooManyHeaders);
         }
         headers.push(header_of(line)?);
     }
@@ -516,11 +543,29 @@ fn chunk_size(line: &[u8]) -> Result<u64, Http1Error> {
                 rest.iter().find(|b| **b != b' ' && **b != b'\t'),
                 None | Some(b';')
             );
-    if digits.is_empty() || digits.len() > 15 || !rest_ok {
+    if digits.is_empty() || !rest_ok {
         return Err(Http1Error::Chunked("a chunk size is not hexadecimal"));
     }
-    let text = std::str::from_utf8(digits).map_err(|_| Http1Error::Chunked("chunk size"))?;
-    u64::from_str_radix(text, 16).map_err(|_| Http1Error::Chunked("a chunk size is too big"))
+    // Leading zeros are legal; what is left fits in 64 bits or is refused.
+    let first = digits
+        .iter()
+        .position(|b| *b != b'0')
+        .unwrap_or(digits.len());
+    let significant = &digits[first..];
+    if significant.len() > 16 {
+        return Err(Http1Error::Chunked(
+            "a chunk size is over the limit of 16 hex digits (2^64-1 bytes)",
+        ));
+    }
+    // At most 16 hex digits: the value fits in 64 bits.
+    Ok(significant.iter().fold(0u64, |acc, b| {
+        let digit = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            _ => b - b'A' + 10,
+        };
+        acc << 4 | u64::from(digit)
+    }))
 }
 
 #[cfg(test)]
@@ -702,7 +747,8 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!((used, h.framing), (19, Framing::Empty));
-        let endless = vec![b'a'; MAX_HEAD + 10];
+        let mut endless = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
+        endless.resize(MAX_HEAD + 10, b'a');
         assert_eq!(
             parse_response_head(&endless, false),
             Err(Http1Error::HeadTooLarge)
@@ -712,7 +758,69 @@ mod tests {
             many.extend_from_slice(b"A: b\r\n");
         }
         many.extend_from_slice(b"\r\n");
-        assert!(parse_response_head(&many, false).is_err());
+        assert_eq!(
+            parse_response_head(&many, false),
+            Err(Http1Error::TooManyHeaders)
+        );
+    }
+
+    #[test]
+    fn bytes_that_are_not_http_are_refused_at_once() {
+        for (bytes, shown) in [
+            (&b"g"[..], "g"),
+            (b"garbage\r\n\r\n", "garbage\r"),
+            (b"HTTP/2 200\r\n", "HTTP/2 200\r"),
+            (b"\r\nHTTP/1.1 200 OK\r\n\r\n", "\r"),
+        ] {
+            assert_eq!(
+                HeadReader::default().read(bytes, false),
+                Err(Http1Error::StatusLine(shown.into())),
+                "{bytes:?}"
+            );
+        }
+        // A prefix of a status line waits for more.
+        for n in 0..=8 {
+            assert_eq!(
+                HeadReader::default().read(&b"HTTP/1.1 200 OK"[..n], false),
+                Ok(None)
+            );
+        }
+        let e = Http1Error::StatusLine("garbage".into()).to_string();
+        assert!(e.contains("not HTTP/1.x"), "{e}");
+    }
+
+    #[test]
+    fn interim_heads_count_against_the_head_cap() {
+        let mut flood = Vec::new();
+        while flood.len() <= MAX_HEAD {
+            flood.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        }
+        let mut reader = HeadReader::default();
+        let mut at = 0;
+        let refused = loop {
+            match reader.read(&flood[at..], false) {
+                Ok(Some((head, used))) => {
+                    assert!(head.is_interim());
+                    at += used;
+                }
+                Ok(None) => panic!("a flood of complete heads never waits"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(refused, Http1Error::HeadTooLarge);
+        assert!(at <= MAX_HEAD);
+        // A final head starts the count again.
+        let mut reader = HeadReader::default();
+        for _ in 0..3 {
+            let text = b"HTTP/1.1 100 Continue\r\n\r\n";
+            assert!(reader.read(text, false).unwrap().is_some());
+        }
+        let (head, _) = reader
+            .read(b"HTTP/1.1 200 OK\r\n\r\n", false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(head.status, 200);
+        assert_eq!(reader.interim, 0);
     }
 
     #[test]
@@ -725,9 +833,27 @@ mod tests {
             if let Some((head, used)) = reader.read(&text[from..n], false).unwrap() {
                 found.push((head.status, from + used));
                 from += used;
+                if !head.is_interim() {
+                    // The body follows: no more heads are read.
+                    break;
+                }
             }
         }
         assert_eq!(found, vec![(100, 25), (200, 47)]);
+    }
+
+    #[test]
+    fn chunk_sizes_take_sixteen_hex_digits_and_name_the_limit_past_them() {
+        assert_eq!(chunk_size(b"ffffffffffffffff"), Ok(u64::MAX));
+        assert_eq!(chunk_size(b"0000000000000000000000a"), Ok(10));
+        assert_eq!(chunk_size(b"7FFFFFFFFFFFFFFF\r"), Ok(i64::MAX as u64));
+        assert_eq!(chunk_size(b"00"), Ok(0));
+        let Err(Http1Error::Chunked(why)) = chunk_size(b"10000000000000000") else {
+            panic!()
+        };
+        assert!(why.contains("16 hex digits"), "{why}");
+        assert!(chunk_size(b"x").is_err());
+        assert!(chunk_size(b"").is_err());
     }
 
     #[test]

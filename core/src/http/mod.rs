@@ -101,6 +101,9 @@ pub(crate) struct Switch {
     pub(crate) refused: Option<HttpError>,
 }
 
+/// How much of an error body is kept for its excerpt.
+const EXCERPT: usize = 512;
+
 /// How long a close waits for the session's DELETE before giving it up.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
@@ -486,6 +489,19 @@ impl HttpClient {
         }
         let ex = self.exchanges.get_mut(&exchange).expect("present");
         ex.body = Body::for_head(&ex.kind, status, media.as_deref(), max_event);
+        let max_json = self.config.max_json_body;
+        let declared = header(headers, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
+        if matches!(ex.body, Body::Json(_)) && declared.is_some_and(|n| n > max_json as u64) {
+            // Refused from its head: nothing of it is read.
+            let reason = format!(
+                "the JSON body's Content-Length ({}) is over the {max_json}-byte cap",
+                declared.unwrap_or_default()
+            );
+            let e = ex.error(HttpErrorKind::TooLarge, reason, &[]);
+            self.fail_exchange(now, exchange, e);
+            self.abort(exchange);
+            return self.after_input(now);
+        }
         let post = matches!(ex.kind, ExchangeKind::Post { .. });
         let request = matches!(
             ex.kind,
@@ -533,8 +549,13 @@ impl HttpClient {
                 self.drain_sse(now, exchange);
             }
             Body::Error(buf) => {
-                let room = 512usize.saturating_sub(buf.len());
+                let room = EXCERPT.saturating_sub(buf.len());
                 buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                if buf.len() >= EXCERPT {
+                    // The excerpt is full: the rest is not read.
+                    self.actions.push_back(HttpAction::Abort(exchange));
+                    return self.handle_end(now, exchange);
+                }
             }
             Body::Waiting | Body::Ignored => {}
         }

@@ -6,11 +6,16 @@
 //! session's DELETE. The idle timeout covers the bodies read whole (JSON and error bodies) from
 //! the head on; an SSE stream may be silent for as long as its calls run, so it has none.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::exchange::{Body, ExchangeKind};
 use super::{ExchangeId, HttpClient};
 use crate::error::{ExchangeFailure, HttpErrorKind};
+
+/// How long the body of an error status is read for its excerpt, from its head: the status is
+/// the news, and a server that dribbles or never ends its error body must not hold the request
+/// until its own deadline.
+pub(crate) const EXCERPT_WAIT: Duration = Duration::from_secs(1);
 
 impl HttpClient {
     /// Tells the machine the time: the exchanges it starts next are timed from here.
@@ -36,9 +41,15 @@ impl HttpClient {
             return;
         };
         ex.deadline = match (&ex.body, idle) {
-            (Body::Json(_) | Body::Error(_), Some(idle)) => {
-                Some((now + idle, HttpErrorKind::BodyTimeout))
+            // Counted from the head, never moved by the bytes that come.
+            (Body::Error(_), _) if matches!(ex.deadline, Some((_, HttpErrorKind::Status))) => {
+                ex.deadline.take()
             }
+            (Body::Error(_), idle) => {
+                let wait = idle.map_or(EXCERPT_WAIT, |i| i.min(EXCERPT_WAIT));
+                Some((now + wait, HttpErrorKind::Status))
+            }
+            (Body::Json(_), Some(idle)) => Some((now + idle, HttpErrorKind::BodyTimeout)),
             _ => None,
         };
     }
@@ -68,6 +79,13 @@ impl HttpClient {
         for (id, kind) in due {
             if !self.exchanges.contains_key(&id) {
                 // Ended by an earlier one's failure (its request's end aborts it).
+                continue;
+            }
+            if kind == HttpErrorKind::Status {
+                // An error status's excerpt has been read long enough: the status is reported
+                // with what came of its body.
+                self.actions.push_back(super::HttpAction::Abort(id));
+                self.handle_end(now, id);
                 continue;
             }
             let message = match kind {

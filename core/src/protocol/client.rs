@@ -231,6 +231,16 @@ impl ClientProtocol {
     ) {
         let repeat = self.calls.get(&id).and_then(|s| s.repeat.as_deref());
         if decide(repeat) == Lost::End {
+            let reason = if repeat.is_some_and(|r| r.used) {
+                // Say that the one re-issue was spent, so the words match what was done.
+                format!(
+                    "it was already sent a second time, with a new id, after the first attempt \
+                     was lost, and that was lost too: {reason}"
+                )
+                .into()
+            } else {
+                reason
+            };
             return self.fail_request(now, id, LocalError::MaybeExecuted { reason, http });
         }
         let mut state = self.calls.remove(&id).expect("a call safe to repeat");

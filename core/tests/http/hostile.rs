@@ -466,7 +466,12 @@ fn a_connection_takes_head_values_with_any_character_without_a_panic() {
     // and U+FFFD, in the headers the machine reads.
     for c in (0u32..=0xFF).filter_map(char::from_u32).chain(['\u{fffd}']) {
         let value = format!("a{c}b");
-        for name in ["Mcp-Session-Id", "Content-Type", "WWW-Authenticate", "Location"] {
+        for name in [
+            "Mcp-Session-Id",
+            "Content-Type",
+            "WWW-Authenticate",
+            "Location",
+        ] {
             let mut h = H::new();
             let init = h.find("POST initialize");
             let headers = [("Content-Type", "application/json"), (name, value.as_str())];
@@ -479,4 +484,79 @@ fn a_connection_takes_head_values_with_any_character_without_a_panic() {
             }
         }
     }
+}
+
+#[test]
+fn an_error_status_is_reported_from_its_head_with_at_most_a_second_of_its_body() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    let start = h.now;
+    h.c.handle_head(
+        h.now,
+        post,
+        500,
+        &[("Content-Type".into(), "text/plain".into())],
+    );
+    h.pump();
+    // The body dribbles: a byte every 100 ms, for ever.
+    for _ in 0..30 {
+        if h.outcome(call).is_some() {
+            break;
+        }
+        h.now += Duration::from_millis(100);
+        if h.c.poll_timeout().is_some_and(|t| t <= h.now) {
+            h.c.handle_timeout(h.now);
+        }
+        h.c.handle_body(h.now, post, b"x");
+        h.pump();
+    }
+    let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    assert_eq!(e.status, Some(500));
+    assert!(e.body_excerpt.starts_with("xxx"), "{e}");
+    assert!(
+        h.now - start <= Duration::from_millis(1100),
+        "{:?}",
+        h.now - start
+    );
+    assert!(h.aborted.contains(&post));
+    // An error body that fills the excerpt ends it at once.
+    let call = h.call("y", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    h.c.handle_head(h.now, post, 503, &[]);
+    h.c.handle_body(h.now, post, &[b'z'; 600]);
+    h.pump();
+    assert!(matches!(
+        h.outcome(call),
+        Some(Err(CallError::Local(LocalError::Http(_))))
+    ));
+}
+
+#[test]
+fn a_json_body_declared_over_the_cap_is_refused_from_its_head() {
+    let options = HttpOptions {
+        max_json_body: 1024,
+        ..HttpOptions::default()
+    };
+    let mut h = H::with(endpoint(), options);
+    let init = h.find("POST initialize");
+    h.c.handle_head(
+        h.now,
+        init,
+        200,
+        &[
+            ("Content-Type".into(), "application/json".into()),
+            ("Content-Length".into(), "1099511627776".into()),
+        ],
+    );
+    h.pump();
+    assert!(h.aborted.contains(&init));
+    assert!(h.c.is_closed(), "{:?}", h.events);
+    let reason = closed_reason(&h).unwrap();
+    assert!(
+        reason.contains("1099511627776") && reason.contains("1024-byte cap"),
+        "{reason}"
+    );
 }
