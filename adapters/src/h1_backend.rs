@@ -26,7 +26,7 @@ use mcpwire_core::HttpRequest;
 use crate::drain_read::DrainRead;
 use crate::handlers::BoxFuture;
 use crate::http_client::{HttpClientOptions, HttpVersionChoice, ProxySetting};
-use crate::http_io::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
+use crate::http_io::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 use crate::IsahcBackend;
 
 /// How much one read of a response takes.
@@ -184,6 +184,11 @@ impl Http1Backend {
 
 impl HttpBackend for Http1Backend {
     fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
+        // A header HTTP cannot carry fails the request before anything is sent, whichever
+        // client would have sent it.
+        if let Err(failure) = check_headers(&request) {
+            return Box::pin(async move { Err(failure) });
+        }
         let Some(target) = self.target(&request.url) else {
             let fallback = self
                 .fallback
@@ -416,7 +421,9 @@ impl Pool {
         if !idle.contains_key(authority) {
             idle.insert(authority.to_owned(), Vec::new());
         }
-        let list = idle.get_mut(authority).expect("inserted above");
+        let Some(list) = idle.get_mut(authority) else {
+            return;
+        };
         if list.len() < MAX_IDLE_PER_HOST {
             list.push(Idle {
                 conn,
@@ -692,6 +699,162 @@ mod tests {
             .expect("refused");
         assert_eq!(failure.kind, HttpErrorKind::ConnectionRefused);
         assert!(failure.unsent);
+    }
+
+    /// Header names and values holding each byte 0x00-0xFF as a Rust string: the byte as the
+    /// character U+0000-U+00FF (two bytes of UTF-8 from 0x80), the byte through a lossy
+    /// conversion (U+FFFD from 0x80), alone and within text; and multi-byte UTF-8.
+    fn every_byte() -> Vec<String> {
+        let mut out = Vec::new();
+        for b in 0u8..=255 {
+            let c = char::from(b);
+            out.push(format!("a{c}z"));
+            out.push(c.to_string());
+            out.push(String::from_utf8_lossy(&[b'a', b, b'z']).into_owned());
+        }
+        for s in [
+            "caf\u{e9}",
+            "v\r\nX-Injected: 1",
+            "\u{65e5}\u{672c}",
+            "\u{1F600}",
+            "",
+            " ",
+        ] {
+            out.push(s.to_owned());
+        }
+        out
+    }
+
+    /// What HTTP carries in a value, written out apart from the rule under test.
+    fn sendable_value(v: &str) -> bool {
+        v.chars().all(|c| c == '\t' || (' '..='~').contains(&c))
+    }
+
+    fn sendable_name(n: &str) -> bool {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
+    }
+
+    #[test]
+    fn a_request_header_with_any_byte_is_sent_or_refused_unsent_never_a_panic() {
+        let requests = Arc::new(AtomicUsize::new(0));
+        let seen = requests.clone();
+        let (url, _) = server(
+            move |n| {
+                seen.store(n + 1, Ordering::SeqCst);
+                b"HTTP/1.1 204 No Content\r\n\r\n".to_vec()
+            },
+            |_| false,
+        );
+        let backend = backend();
+        let mut cases: Vec<(String, String)> = Vec::new();
+        for s in every_byte() {
+            cases.push(("X-Test".to_owned(), s.clone()));
+            cases.push((s, "v".to_owned()));
+        }
+        smol::block_on(async {
+            for (name, value) in cases {
+                let mut request = post(&url);
+                request.headers.push((name.clone(), value.clone()));
+                let before = requests.load(Ordering::SeqCst);
+                let outcome = backend.send(request).await;
+                if sendable_name(&name) && sendable_value(&value) {
+                    let resp = outcome.unwrap_or_else(|f| panic!("{name:?}: {value:?}: {f:?}"));
+                    assert_eq!(resp.status, 204);
+                    body_of(resp).await.unwrap();
+                    assert_eq!(requests.load(Ordering::SeqCst), before + 1);
+                    continue;
+                }
+                let failure = outcome
+                    .err()
+                    .unwrap_or_else(|| panic!("{name:?}: {value:?} was sent"));
+                match &failure.kind {
+                    HttpErrorKind::Header(e) => assert_eq!(e.name(), name),
+                    other => panic!("{name:?}: {value:?}: {other:?}"),
+                }
+                assert!(failure.unsent, "{failure:?}");
+                assert_eq!(
+                    requests.load(Ordering::SeqCst),
+                    before,
+                    "{name:?}: {value:?}"
+                );
+            }
+        });
+    }
+
+    #[test]
+    fn a_bad_request_header_is_refused_before_the_fallback_too() {
+        // `https://` goes to isahc; nothing listens on port 1 either way.
+        let backend = backend();
+        for url in ["https://127.0.0.1:1/mcp", "http://user@127.0.0.1:1/mcp"] {
+            let mut request = post(url);
+            request.headers.push(("X-Name".into(), "caf\u{e9}".into()));
+            let failure = smol::block_on(backend.send(request))
+                .err()
+                .expect("refused");
+            assert!(
+                matches!(&failure.kind, HttpErrorKind::Header(e) if e.name() == "X-Name"),
+                "{failure:?}"
+            );
+            assert!(
+                failure.unsent && failure.message.contains("X-Name"),
+                "{failure:?}"
+            );
+        }
+    }
+
+    /// Response heads holding byte `b` in a header value, a header name, the reason phrase,
+    /// the status code and a session id.
+    fn odd_heads(b: u8) -> Vec<Vec<u8>> {
+        // Each connection answers once and closes, and says so (a client never reuses it).
+        let end: &[u8] = b"\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok";
+        vec![
+            [&b"HTTP/1.1 200 OK\r\nX-Test: a"[..], &[b], b"z", end].concat(),
+            [&b"HTTP/1.1 200 OK\r\nX"[..], &[b], b"Y: v", end].concat(),
+            [&b"HTTP/1.1 200 O"[..], &[b], b"K", end].concat(),
+            [&b"HTTP/1.1 2"[..], &[b], b"0 OK", end].concat(),
+            [&b"HTTP/1.1 200 OK\r\nMcp-Session-Id: s"[..], &[b], end].concat(),
+        ]
+    }
+
+    #[test]
+    fn a_response_head_with_any_byte_is_read_or_refused_never_a_panic() {
+        let mut heads: Vec<Vec<u8>> = (0u8..=255).flat_map(odd_heads).collect();
+        heads.push(
+            b"HTTP/1.1 200 OK\r\nMcp-Session-Id: caf\xc3\xa9\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        );
+        heads.push(
+            b"HTTP/1.1 200 OK\r\nMcp-Session-Id: caf\xe9\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        );
+        let count = heads.len();
+        let heads = Arc::new(heads);
+        let answers = heads.clone();
+        let (url, _) = server(move |n| answers[n % answers.len()].clone(), |_| true);
+        let backend = backend();
+        let mut read = 0;
+        smol::block_on(async {
+            for head in heads.iter().take(count) {
+                match backend.send(post(&url)).await {
+                    Ok(resp) => {
+                        read += 1;
+                        assert!((100..=999).contains(&resp.status), "{head:?}");
+                        // A value read lossily keeps U+FFFD for its bad bytes: the core judges.
+                        let _ = body_of(resp).await;
+                    }
+                    Err(failure) => {
+                        assert_eq!(
+                            failure.kind,
+                            HttpErrorKind::HeadCutShort,
+                            "{head:?}: {failure:?}"
+                        );
+                        assert!(!failure.unsent, "{head:?}: {failure:?}");
+                    }
+                }
+            }
+        });
+        // The plain heads (b'x' and the like) were read.
+        assert!(read >= 5 * 60, "{read} of {count} heads read");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use futures_lite::AsyncRead;
 use mcpwire_core::error::{redact_url, ExchangeFailure, HttpErrorKind};
+use mcpwire_core::header::HeaderError;
 use mcpwire_core::{Connection, ExchangeId, HttpAction, HttpRequest, Output};
 
 use crate::client::ConnectionState;
@@ -164,6 +165,25 @@ impl HttpFailure {
     fn exchange_failure(&self) -> ExchangeFailure {
         ExchangeFailure::new(self.kind.clone(), self.message.clone())
     }
+
+    /// A request refused for a header HTTP cannot carry: it never left.
+    pub(crate) fn bad_header(error: HeaderError) -> Self {
+        let message = format!("the request was not sent: {error}");
+        Self::new(HttpErrorKind::Header(error), message, true)
+    }
+}
+
+/// Checks each header of `request` by the rules every request header obeys
+/// ([`mcpwire_core::header::check_configured`]): a backend never hands a client library a
+/// header it would fail on (libcurl's wrapper panics on a value that is not UTF-8) or that
+/// would change the request's framing (a CR or LF in a value, a `Content-Length` or
+/// `Transfer-Encoding` of its own, a `Host`: mcpwire's requests never carry these, the client
+/// library writes them). The first bad one is the failure, naming it.
+pub(crate) fn check_headers(request: &HttpRequest) -> Result<(), HttpFailure> {
+    for (name, value) in &request.headers {
+        mcpwire_core::header::check_configured(name, value).map_err(HttpFailure::bad_header)?;
+    }
+    Ok(())
 }
 
 /// The HTTP client the driver uses: send one request, get its response head and a body stream.
@@ -345,6 +365,9 @@ impl TransportIo for HttpIo {
                     }
                     Poll::Ready(Ok(n)) => {
                         progressed = true;
+                        // A body (a custom backend's) that says it read more than the buffer
+                        // holds breaks the `AsyncRead` contract: its count is not trusted.
+                        let n = n.min(self.read_buf.len());
                         conn.handle_body(now, *id, &self.read_buf[..n]);
                     }
                     Poll::Ready(Err(e)) => {

@@ -11,7 +11,7 @@ use mcpwire_core::{HttpMethod, HttpRequest};
 
 use crate::handlers::BoxFuture;
 use crate::http_client::{HttpClientOptions, ProxySetting, TlsOptions};
-use crate::http_io::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
+use crate::http_io::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 use crate::tls_diagnosis;
 
 /// The default backend: isahc (libcurl), with keep-alive connection reuse and no timeouts of
@@ -55,6 +55,12 @@ impl IsahcBackend {
 
 impl HttpBackend for IsahcBackend {
     fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
+        // isahc panics on a header value that is not UTF-8 as it hands it to libcurl, and
+        // libcurl would send a CR or LF in one as it is: such a header fails the request here,
+        // before anything is sent.
+        if let Err(failure) = check_headers(&request) {
+            return Box::pin(async move { Err(failure) });
+        }
         let client = self.client.clone();
         let tls = self.tls.clone();
         Box::pin(async move {
@@ -94,6 +100,10 @@ impl HttpBackend for IsahcBackend {
                 _ => None,
             };
             let local_addr = resp.local_addr();
+            // A value that is not UTF-8 (obsolete text, 0x80-0xFF) is kept with U+FFFD in place
+            // of its bad bytes, never a panic: the core judges what it reads (a session id is
+            // visible ASCII). isahc's parser has already refused names that are not tokens and
+            // values with control characters (the transfer then fails).
             let headers = resp
                 .headers()
                 .iter()
@@ -239,6 +249,13 @@ pub(crate) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -
         curl_sys::CURLE_RECV_ERROR | curl_sys::CURLE_SEND_ERROR => (
             K::HeadCutShort,
             said("the connection failed before the response head"),
+            false,
+        ),
+        // isahc refused a line of the response head (or trailers): a name that is not a token,
+        // a value with a control character. libcurl reports it as a failed write.
+        curl_sys::CURLE_WRITE_ERROR => (
+            K::HeadCutShort,
+            said("a header line of the response cannot be read (a name that is not a token, or a control character in a value)"),
             false,
         ),
         curl_sys::CURLE_PARTIAL_FILE => (K::BodyCutShort, said("the body was cut short"), false),

@@ -23,7 +23,19 @@ const CHARS: &[char] = &[
 /// Variable values may hold anything, `$` and `${…}` included: they are never expanded again.
 const VALUE_CHARS: &[char] = &['a', '$', '{', '}', 'X', ' ', '"', '\\', 'é', '\n'];
 
-const VARS: [&str; 4] = ["V0", "V1", "V2", "V3"];
+/// Characters of a header's literal text: what a header value may hold (visible ASCII, spaces
+/// and tabs; a header holding anything else is refused as it is read), no `$`.
+const HEADER_CHARS: &[char] = &[
+    'a', 'b', 'Z', '0', '9', ' ', '-', '_', '.', '/', ':', '"', '\\', '{', '}', '#', '@', '\'',
+    '%', '\t',
+];
+
+/// The value of `H0`, the variable headers refer to: anything a header may hold, `$` and `${…}`
+/// included.
+const HEADER_VALUE_CHARS: &[char] = &['a', '$', '{', '}', 'X', ' ', '"', '\\', '\t'];
+
+/// The variables; the last, `H0`, holds only what a header value may hold.
+const VARS: [&str; 5] = ["V0", "V1", "V2", "V3", "H0"];
 
 #[derive(Debug, Clone)]
 enum Piece {
@@ -137,8 +149,24 @@ fn text() -> impl Strategy<Value = Text> {
     proptest::collection::vec(piece, 0..4)
 }
 
-fn named(names: &'static [&'static str]) -> impl Strategy<Value = Vec<(String, Text)>> {
-    proptest::sample::subsequence(names, 0..=names.len()).prop_flat_map(|picked| {
+fn any_text() -> BoxedStrategy<Text> {
+    text().boxed()
+}
+
+/// A header's text: literal text a header may hold, and references to `H0`.
+fn header_text() -> BoxedStrategy<Text> {
+    let piece = prop_oneof![
+        chars(HEADER_CHARS, 6).prop_map(Piece::Lit),
+        Just(Piece::Var(VARS.len() - 1)),
+    ];
+    proptest::collection::vec(piece, 0..4).boxed()
+}
+
+fn named(
+    names: &'static [&'static str],
+    text: fn() -> BoxedStrategy<Text>,
+) -> impl Strategy<Value = Vec<(String, Text)>> {
+    proptest::sample::subsequence(names, 0..=names.len()).prop_flat_map(move |picked| {
         let n = picked.len();
         proptest::collection::vec(text(), n).prop_map(move |texts| {
             picked
@@ -154,7 +182,7 @@ fn transport() -> impl Strategy<Value = Transport> {
     let stdio = (
         text(),
         proptest::collection::vec(text(), 0..4),
-        named(&["API_KEY", "A", "PATH_X", "Z_1"]),
+        named(&["API_KEY", "A", "PATH_X", "Z_1"], any_text),
         proptest::option::of(text()),
     )
         .prop_map(|(command, args, env, cwd)| Transport::Stdio {
@@ -166,7 +194,10 @@ fn transport() -> impl Strategy<Value = Transport> {
     let http = (
         any::<bool>(),
         text(),
-        named(&["Authorization", "X-Team", "X-Api-Key", "Accept"]),
+        named(
+            &["Authorization", "X-Team", "X-Api-Key", "Accept"],
+            header_text,
+        ),
     )
         .prop_map(|(sse, url, headers)| Transport::Http { sse, url, headers });
     prop_oneof![stdio, http]
@@ -207,9 +238,11 @@ fn spec() -> impl Strategy<Value = Spec> {
 fn world() -> impl Strategy<Value = World> {
     (
         proptest::collection::vec(spec(), 0..5),
-        proptest::collection::vec(chars(VALUE_CHARS, 6), VARS.len()),
+        proptest::collection::vec(chars(VALUE_CHARS, 6), VARS.len() - 1),
+        chars(HEADER_VALUE_CHARS, 6),
     )
-        .prop_map(|(mut servers, values)| {
+        .prop_map(|(mut servers, mut values, header_value)| {
+            values.push(header_value);
             for (i, s) in servers.iter_mut().enumerate() {
                 s.name = format!("s{i}{}", s.name);
             }

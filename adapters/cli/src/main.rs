@@ -306,10 +306,11 @@ impl Failure {
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         let code = match &e {
-            // A configuration this client cannot honour.
-            Error::Client(mcpwire::core::ClientError::Config(_)) | Error::HttpOptions { .. } => {
-                exit::USAGE
-            }
+            // A configuration this client cannot honour (a header it cannot send among them).
+            Error::Client(
+                mcpwire::core::ClientError::Config(_) | mcpwire::core::ClientError::Header(_),
+            )
+            | Error::HttpOptions { .. } => exit::USAGE,
             Error::Spawn { .. } | Error::Handshake { .. } => exit::CONNECT,
             Error::Schema { .. } => exit::UNVERIFIED,
             e if e.is_timeout() => exit::TIMEOUT,

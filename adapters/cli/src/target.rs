@@ -2,6 +2,7 @@
 
 use std::ffi::OsString;
 
+use mcpwire::core::header::check_configured;
 use mcpwire::ServerConfig;
 
 use super::{exit, words, Failure, ServerArgs};
@@ -30,13 +31,22 @@ pub(super) fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> 
             let (k, v) = h.split_once(':').ok_or_else(|| {
                 Failure::new(exit::USAGE, format!("--header {h:?} is not Name: value"))
             })?;
-            headers.insert(k.trim().to_owned(), v.trim().to_owned());
+            let (name, value) = (k.trim(), v.trim());
+            // Refused before anything is sent: a header HTTP cannot carry, or one the HTTP
+            // client sets itself (`Content-Length`, `Host`, …).
+            check_configured(name, value)
+                .map_err(|e| Failure::new(exit::USAGE, format!("--header: {e}")))?;
+            headers.insert(name.to_owned(), value.to_owned());
         }
         if let Some(var) = &args.bearer_env {
             let token = std::env::var(var).map_err(|_| {
                 Failure::new(exit::USAGE, format!("--bearer-env: {var} is not set"))
             })?;
-            headers.insert("Authorization".into(), format!("Bearer {token}"));
+            let value = format!("Bearer {token}");
+            // The message names the header and the offending character, never the token.
+            check_configured("Authorization", &value)
+                .map_err(|e| Failure::new(exit::USAGE, format!("--bearer-env {var}: {e}")))?;
+            headers.insert("Authorization".into(), value);
         }
         return Ok(ServerConfig::Http(mcpwire::core::config::HttpConfig {
             kind: mcpwire::core::config::HttpKind::Http,

@@ -77,8 +77,9 @@ fn read_fields(e: &mut Entry<'_, '_>) -> Result<ServerConfig, ConfigError> {
                     e.cx.env
                         .var(&var)
                         .ok_or_else(|| e.unset("bearer_token_env_var", &var))?;
-                http.headers
-                    .insert("Authorization".into(), format!("Bearer {token}"));
+                let value = format!("Bearer {token}");
+                e.check_header("bearer_token_env_var", "Authorization", &value)?;
+                http.headers.insert("Authorization".into(), value);
                 e.note_shown("headers.Authorization".into(), format!("Bearer {REDACTED}"));
             }
             ServerConfig::Http(http)
@@ -100,6 +101,7 @@ impl Entry<'_, '_> {
         let url = self.string("url")?.ok_or_else(|| self.missing("url"))?;
         let mut headers = std::collections::BTreeMap::new();
         for (name, value) in self.name_map("http_headers")?.unwrap_or_default() {
+            self.check_header("http_headers", &name, &value)?;
             headers.insert(name, value);
         }
         for (name, var) in self.name_map("env_http_headers")?.unwrap_or_default() {
@@ -109,6 +111,7 @@ impl Entry<'_, '_> {
                 .env
                 .var(&var)
                 .ok_or_else(|| self.unset(&field, &var))?;
+            self.check_header("env_http_headers", &name, &value)?;
             self.note_shown(format!("headers.{name}"), REDACTED.into());
             headers.insert(name, value);
         }

@@ -200,6 +200,22 @@ impl<'c, 'a> Entry<'c, 'a> {
         }
     }
 
+    /// Refuses a header that cannot be sent, or that the HTTP client sets itself
+    /// ([`mcpwire_core::header::check_configured`]); `field` is the key it came from.
+    pub(crate) fn check_header(
+        &self,
+        field: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<(), ConfigError> {
+        mcpwire_core::header::check_configured(name, value).map_err(|error| ConfigError::Header {
+            path: self.cx.path.to_owned(),
+            server: self.name.clone(),
+            field: field.to_owned(),
+            error: Box::new(error),
+        })
+    }
+
     pub(crate) fn unset(&self, field: &str, variable: &str) -> ConfigError {
         ConfigError::UnsetVariable {
             path: self.cx.path.to_owned(),
@@ -568,6 +584,9 @@ impl<'c, 'a> Entry<'c, 'a> {
             .text(url_key, Field::Url)?
             .ok_or_else(|| self.missing(url_key))?;
         let headers = self.map("headers", Field::Headers)?.unwrap_or_default();
+        for (name, value) in &headers {
+            self.check_header("headers", name, value)?;
+        }
         Ok(HttpConfig {
             kind,
             url,

@@ -201,6 +201,23 @@ pub enum ConfigError {
         /// The server.
         server: String,
     },
+    /// A header of an HTTP server (`headers`, Codex's `http_headers`, …) that cannot be sent:
+    /// a name that is not an HTTP token, a value holding a control or non-ASCII character, or
+    /// a header the HTTP client sets itself (`Content-Length`, `Transfer-Encoding`, `Host`, …;
+    /// see [`mcpwire_core::header::check_configured`]). The error names the header and the
+    /// offending character's kind and offset, never the value.
+    #[error("{}: server `{server}`: `{field}`: {error}", .path.display())]
+    Header {
+        /// The file.
+        path: PathBuf,
+        /// The server.
+        server: String,
+        /// The field the header came from (`headers`, `http_headers`, `env_http_headers`,
+        /// `bearer_token_env_var`).
+        field: String,
+        /// What is wrong with it, naming the header.
+        error: Box<mcpwire_core::header::HeaderError>,
+    },
     /// The home directory is unknown (neither `HOME` nor, on Windows, `USERPROFILE` is set).
     #[error("the home directory is unknown (HOME is not set)")]
     NoHome,
@@ -240,6 +257,7 @@ impl ConfigError {
             | ConfigError::UnknownInput { server, .. }
             | ConfigError::InputFailed { server, .. }
             | ConfigError::Referenced { server, .. }
+            | ConfigError::Header { server, .. }
             | ConfigError::EnvFileSyntax { server, .. } => {
                 Some(server).filter(|s| !s.is_empty()).map(String::as_str)
             }

@@ -343,8 +343,10 @@ pub(crate) fn strip_jsonc(text: &str) -> String {
         }
         i += 1;
     }
-    // Only ASCII bytes were replaced, and only outside multi-byte characters.
-    String::from_utf8(out).expect("replacing ASCII bytes keeps UTF-8 valid")
+    // Only ASCII bytes were replaced, and only outside multi-byte characters (a comment's
+    // characters are replaced whole): the text is still UTF-8. Were it not, the bytes are
+    // taken lossily rather than panic on a user's file.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 #[cfg(test)]

@@ -133,10 +133,7 @@ async fn exchange_http(
         .iter()
         .any(|(k, _)| k.eq_ignore_ascii_case("user-agent"))
     {
-        headers.push((
-            "User-Agent".into(),
-            mcpwire_core::header::USER_AGENT.into(),
-        ));
+        headers.push(("User-Agent".into(), mcpwire_core::header::USER_AGENT.into()));
     }
     let request = HttpRequest {
         exchange: 0,

@@ -10,6 +10,8 @@
 use std::io::Write as _;
 use std::ops::Range;
 
+use crate::header::is_token_byte;
+
 /// The most bytes a response head may take (status line and headers).
 pub const MAX_HEAD: usize = 64 * 1024;
 /// The most header lines a response head may have.
@@ -101,10 +103,6 @@ pub fn write_request(
     Ok(())
 }
 
-/// A byte of an HTTP token (a method, a header name).
-fn is_token_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
 
 /// How a response's body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
