@@ -293,7 +293,7 @@ async fn read_head(
             Ok(None) => match read_more(conn, buf).await {
                 Ok(0) => return Err(cut_head(buf, reused)),
                 Ok(_) => {}
-                Err(e) => return Err(failed_head(e)),
+                Err(e) => return Err(failed_head(e, buf, reused)),
             },
             Err(e) => return Err(bad_head(e)),
         }
@@ -301,19 +301,21 @@ async fn read_head(
 }
 
 fn cut_head(buf: &[u8], reused: bool) -> HttpFailure {
+    if buf.is_empty() && reused {
+        return stale("the server had closed it");
+    }
     let message = if buf.is_empty() {
         "the server closed the connection without a response"
     } else {
         "the connection closed in the middle of the response head"
     };
-    let message = match reused {
-        true => format!("{message} (on a reused connection)"),
-        false => message.to_owned(),
-    };
     HttpFailure::new(HttpErrorKind::HeadCutShort, message, false)
 }
 
-fn failed_head(e: io::Error) -> HttpFailure {
+fn failed_head(e: io::Error, buf: &[u8], reused: bool) -> HttpFailure {
+    if buf.is_empty() && reused {
+        return stale(&format!("it failed: {e}"));
+    }
     HttpFailure::new(
         HttpErrorKind::HeadCutShort,
         format!("the connection failed before the response head ({e})"),
@@ -321,12 +323,19 @@ fn failed_head(e: io::Error) -> HttpFailure {
     )
 }
 
-fn bad_head(e: Http1Error) -> HttpFailure {
+/// No byte of a response on a reused connection: a kind of its own, for the connection to
+/// decide by the rule of at most once (this backend never sends anything twice itself).
+fn stale(how: &str) -> HttpFailure {
     HttpFailure::new(
-        HttpErrorKind::HeadCutShort,
-        format!("the response head is not HTTP ({e})"),
+        HttpErrorKind::StaleConnection,
+        format!("the request went on a reused connection and {how} before any response byte"),
         false,
     )
+}
+
+fn bad_head(e: Http1Error) -> HttpFailure {
+    // The codec's words say which rule broke (over the limit, not HTTP/1.x, a bad length).
+    HttpFailure::new(HttpErrorKind::HeadCutShort, e.to_string(), false)
 }
 
 /// One read into the spare room of `buf`.
@@ -452,8 +461,11 @@ struct Body {
 impl Body {
     fn finish(&mut self) {
         if let Some(conn) = self.conn.take() {
-            // Anything after the body was not asked for: that connection is not reused.
-            if self.keep_alive && self.at == self.buf.len() {
+            // Anything after the body was not asked for: that connection is not reused. A
+            // server that closed it right after its answer (without `Connection: close`) is
+            // seen here already when its end came with the body, and again when the
+            // connection is taken from the pool.
+            if self.keep_alive && self.at == self.buf.len() && conn.is_open() {
                 self.pool.put(&self.target.authority, conn);
             }
         }

@@ -76,6 +76,11 @@ pub enum HttpErrorKind {
     HeadCutShort,
     /// The connection was reset or closed in the middle of the body.
     BodyCutShort,
+    /// The request went on a reused keep-alive connection that the server had closed: not a
+    /// byte of a response came. The server most likely never read it, but cannot be shown
+    /// not to have: a request safe to repeat is sent again (with a new id, on a new
+    /// connection); any other may have run.
+    StaleConnection,
     /// The request never left: the connection limit, a closing connection.
     NotSent,
     /// The server refused the request for want of authorization (`401`, or `403` with

@@ -137,3 +137,65 @@ fn a_request_that_never_left_is_sent_once_more_and_counted() {
         client.close().await;
     });
 }
+
+/// A server that reads a request on a kept-alive connection and closes it without a byte of
+/// answer (as a server that times idle connections out does, at the wrong moment): the request
+/// met a stale connection. A read is sent once more, with a new id, on a new connection; a
+/// tool call may have run and is not.
+#[test]
+fn a_request_that_meets_a_stale_pooled_connection_is_decided_by_at_most_once() {
+    let list = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"tools":[]}}"#;
+    let mut rules = handshake_rules("s-1", 405);
+    rules.extend([
+        // The first list is answered and its connection kept; the second meets the close.
+        Rule::post("tools/list").once().json(200, list),
+        Rule::post("tools/list").once().close(),
+        Rule::post("tools/list").json(200, list),
+        Rule::post("tools/call")
+            .tool("fine")
+            .once()
+            .json(200, &tool_result("ok")),
+        Rule::post("tools/call").tool("fine").once().close(),
+    ]);
+    let server = FaultServer::start(rules);
+    let mut options = ConnectOptions::default();
+    options.http.standalone_stream = false;
+    run(async {
+        let client = connect(&server, options).await;
+        client.list_tools().await.expect("the first list");
+        client
+            .list_tools()
+            .await
+            .expect("the read met the stale connection, then went again");
+        let lists: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|r| String::from_utf8_lossy(&r.body).contains("tools/list"))
+            .collect();
+        assert_eq!(lists.len(), 3, "{:?}", server.log());
+        let ids: std::collections::HashSet<_> = lists
+            .iter()
+            .map(|r| serde_json::from_slice::<serde_json::Value>(&r.body).unwrap()["id"].clone())
+            .collect();
+        assert_eq!(ids.len(), 3, "a new id each time");
+        assert_ne!(lists[1].connection, lists[2].connection, "a new connection");
+
+        call(&client, "fine").await.expect("answered");
+        let err = call(&client, "fine")
+            .await
+            .expect_err("the call met the close");
+        assert!(err.may_have_run(), "{err}");
+        let Error::MayHaveRun { http: Some(h), .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(h.kind, HttpErrorKind::StaleConnection, "{err}");
+        assert!(err.to_string().contains("reused connection"), "{err}");
+        let calls = server
+            .requests()
+            .iter()
+            .filter(|r| String::from_utf8_lossy(&r.body).contains("tools/call"))
+            .count();
+        assert_eq!(calls, 2, "never sent again: {:?}", server.log());
+        client.close().await;
+    });
+}

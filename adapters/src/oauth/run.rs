@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use futures_lite::{AsyncReadExt, FutureExt};
+use mcpwire_core::error::HttpErrorKind;
 use mcpwire_core::oauth::flow::{Credentials, FlowError, FlowOutput, OAuthFlow};
 use mcpwire_core::oauth::token::HttpRequestSpec;
 use mcpwire_core::{HttpMethod, HttpRequest};
@@ -142,7 +143,16 @@ async fn exchange_http(
         headers,
         body: spec.body,
     };
-    let response = backend.send(request).await.map_err(|f| f.message)?;
+    let response = match backend.send(request.clone()).await {
+        // A discovery GET that met a pooled connection the server had closed goes once more,
+        // on a new one: reading metadata twice does no harm. A POST never does (an
+        // authorization code is good for one use).
+        Err(f) if f.kind == HttpErrorKind::StaleConnection && method == HttpMethod::Get => {
+            backend.send(request).await
+        }
+        sent => sent,
+    };
+    let response = response.map_err(|f| f.message)?;
     let mut body = Vec::new();
     response
         .body
@@ -151,4 +161,75 @@ async fn exchange_http(
         .await
         .map_err(|e| format!("reading the response: {e}"))?;
     Ok((response.status, response.headers, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use mcpwire_core::error::HttpErrorKind;
+    use mcpwire_core::oauth::token::HttpRequestSpec;
+
+    use super::exchange_http;
+    use crate::handlers::BoxFuture;
+    use crate::http_io::{HttpBackend, HttpFailure, HttpResponse};
+    use crate::oauth::{Grant, OAuthOptions};
+
+    /// Fails each request's first attempt as a stale pooled connection, then answers `200 {}`;
+    /// remembers each method it was asked.
+    #[derive(Default)]
+    struct StaleOnce(Mutex<Vec<&'static str>>);
+
+    impl HttpBackend for StaleOnce {
+        fn send(
+            &self,
+            request: mcpwire_core::HttpRequest,
+        ) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
+            let mut seen = self.0.lock().unwrap();
+            seen.push(request.method.as_str());
+            let first = seen.len() % 2 == 1;
+            Box::pin(async move {
+                if first {
+                    return Err(HttpFailure::new(
+                        HttpErrorKind::StaleConnection,
+                        "the request went on a reused connection and the server had closed it",
+                        false,
+                    ));
+                }
+                let body = futures_lite::io::Cursor::new(b"{}".to_vec());
+                Ok(HttpResponse::new(200, Vec::new(), Box::pin(body)))
+            })
+        }
+    }
+
+    #[test]
+    fn a_discovery_get_goes_once_more_after_a_stale_connection_a_token_post_never() {
+        let options = OAuthOptions::without_user(Grant::JwtBearer {
+            client_id: None,
+            assertion: "a".into(),
+        });
+        let url =
+            url::Url::parse("http://127.0.0.1:1/.well-known/oauth-protected-resource").unwrap();
+        let backend = StaleOnce::default();
+        let get = HttpRequestSpec {
+            method: "GET",
+            url: url.clone(),
+            headers: Vec::new(),
+            body: Vec::new(),
+        };
+        let got = smol::block_on(exchange_http(&backend, get, &options));
+        assert_eq!(got.map(|(status, _, _)| status), Ok(200));
+        assert_eq!(*backend.0.lock().unwrap(), ["GET", "GET"]);
+
+        let backend = StaleOnce::default();
+        let post = HttpRequestSpec {
+            method: "POST",
+            url,
+            headers: Vec::new(),
+            body: b"grant_type=authorization_code&code=x".to_vec(),
+        };
+        let got = smol::block_on(exchange_http(&backend, post, &options));
+        assert!(got.unwrap_err().contains("reused connection"));
+        assert_eq!(*backend.0.lock().unwrap(), ["POST"]);
+    }
 }

@@ -103,7 +103,6 @@ pub fn write_request(
     Ok(())
 }
 
-
 /// How a response's body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {

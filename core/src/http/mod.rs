@@ -669,8 +669,12 @@ impl HttpClient {
         let Some(ex) = self.exchanges.remove(&exchange) else {
             return;
         };
-        if self.initialized.is_gate(exchange) && ex.status.is_none() {
-            // What waited behind the notification never left; it ends, saying why.
+        if self.initialized.is_gate(exchange)
+            && ex.status.is_none()
+            && failure.kind == HttpErrorKind::HeadTimeout
+        {
+            // The server never answered the notification: what waited behind it never left,
+            // and it ends, saying why (sending it now would only race its own deadline).
             let why = format!("the server never answered notifications/initialized ({reason})");
             self.protocol.fail_unsent(now, &why);
         }

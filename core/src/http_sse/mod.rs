@@ -411,11 +411,6 @@ impl HttpSseClient {
             self.stream = None;
             self.stream_lost(now, format!("the SSE stream failed: {reason}"));
         } else if let Some(post) = self.posts.remove(&exchange) {
-            if self.initialized.is_gate(exchange) && post.status.is_none() {
-                // What waited behind the notification never left; it ends, saying why.
-                let why = format!("the server never answered notifications/initialized ({reason})");
-                self.protocol.fail_unsent(now, &why);
-            }
             let taken = post.status.is_some_and(|s| (200..300).contains(&s));
             match post.request {
                 // Taken (a 2xx came): the answer comes on the stream; a failure reading the
