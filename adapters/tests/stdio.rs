@@ -195,7 +195,9 @@ fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
             err,
             Error::Call(CallError::Local(LocalError::Timeout {
                 which: Deadline::Idle,
-                despite_progress: false
+                despite_progress: false,
+                method: "tools/call".into(),
+                after: Duration::from_millis(200),
             }))
         );
         // A call whose future is dropped is cancelled.

@@ -23,9 +23,22 @@ pub struct HttpError {
 
 impl fmt::Display for HttpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.status {
-            Some(status) => write!(f, "HTTP {status} from {}: {}", self.url, self.reason)?,
-            None => write!(f, "HTTP exchange with {} failed: {}", self.url, self.reason)?,
+        match (&self.kind, self.status) {
+            // The proxy's own answer, never the server's (which the request did not reach):
+            // what the proxy wants, in place of the machine's "unexpected status".
+            (HttpErrorKind::Proxy(failure), Some(status)) => write!(
+                f,
+                "HTTP {status} from the proxy, not from {} (the request did not reach it): \
+                 {failure}",
+                self.url
+            )?,
+            (HttpErrorKind::Proxy(_), None) => write!(
+                f,
+                "{} not reached through the proxy: {}",
+                self.url, self.reason
+            )?,
+            (_, Some(status)) => write!(f, "HTTP {status} from {}: {}", self.url, self.reason)?,
+            (_, None) => write!(f, "HTTP exchange with {} failed: {}", self.url, self.reason)?,
         }
         if let HttpErrorKind::Redirect {
             location: Some(location),
@@ -66,8 +79,8 @@ pub enum HttpErrorKind {
     ConnectTimeout,
     /// The TLS handshake failed.
     Tls(TlsFailure),
-    /// The proxy failed: it could not be reached, or refused the tunnel or the request.
-    Proxy,
+    /// The proxy failed (which way: [`ProxyFailure`]). The request never reached the server.
+    Proxy(ProxyFailure),
     /// No response head within the head timeout.
     HeadTimeout,
     /// No body bytes within the idle timeout.
@@ -104,7 +117,7 @@ impl HttpErrorKind {
                 | HttpErrorKind::NameResolution
                 | HttpErrorKind::ConnectTimeout
                 | HttpErrorKind::Tls(_)
-                | HttpErrorKind::Proxy
+                | HttpErrorKind::Proxy(_)
         )
     }
 }
@@ -144,6 +157,44 @@ impl fmt::Display for TlsFailure {
             }
             TlsFailure::BadClientCertificate => "the client certificate or key cannot be used",
             TlsFailure::Other => "the TLS handshake failed",
+        })
+    }
+}
+
+/// Why a proxy did not carry a request to the server. Whichever it was, the request never
+/// reached the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProxyFailure {
+    /// The proxy cannot be reached: nothing listens at its host and port, or its name does not
+    /// resolve.
+    Unreachable,
+    /// The proxy was reached and refused to carry the request: it would not open a tunnel to
+    /// the server's host and port (a `CONNECT` answered `403`, a port it does not allow, a
+    /// `502` when it could not reach the server), or a SOCKS proxy refused the connection.
+    Refused,
+    /// The proxy wants credentials (`407 Proxy Authentication Required`), or refused the ones
+    /// given.
+    Credentials,
+    /// Another proxy failure (the reason says which).
+    Other,
+}
+
+impl fmt::Display for ProxyFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ProxyFailure::Unreachable => {
+                "the proxy cannot be reached (is it running, at this host and port?)"
+            }
+            ProxyFailure::Refused => {
+                "the proxy refused to carry the request to the server's host and port"
+            }
+            ProxyFailure::Credentials => {
+                "the proxy wants credentials (407): put them in the proxy URL, \
+                 http://user:password@host:port, or in the environment variable the proxy \
+                 came from (http_proxy, https_proxy, all_proxy)"
+            }
+            ProxyFailure::Other => "the proxy failed",
         })
     }
 }

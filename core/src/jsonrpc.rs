@@ -22,7 +22,7 @@ mod parse;
 
 use parse::IdField;
 pub(crate) use parse::StrRef;
-pub use parse::{parse, parse_one, parse_ref, sniff_id, ParseError, Parsed};
+pub use parse::{parse, parse_one, parse_ref, sniff_id, sniff_method, ParseError, Parsed};
 
 /// The value of the `jsonrpc` member in every message.
 pub const VERSION: &str = "2.0";

@@ -444,3 +444,52 @@ proptest! {
         prop_assert_eq!(lines_with(&input, cap, &cuts), whole);
     }
 }
+
+#[test]
+fn an_overlong_line_reads_the_same_id_however_its_bytes_came() {
+    // Its id lies past the cap: fed whole or a byte at a time, the line over the cap is judged
+    // by the same first bytes (the fuzz target found the two disagreeing).
+    let mut input = b"\x00{\"x\":\"".to_vec();
+    input.extend_from_slice(&[b'a'; 64]);
+    input.extend_from_slice(b"\",\"id\":1}\n");
+    let out = lines(&input, 16);
+    assert!(
+        matches!(out[0], Err(FrameError::LineTooLong { id: None, .. })),
+        "{out:?}"
+    );
+    // A number cut off where the look ends is not read as a shorter one.
+    assert_eq!(mcpwire_core::jsonrpc::sniff_id(b"{\"id\":12"), None);
+    assert_eq!(
+        mcpwire_core::jsonrpc::sniff_id(b"{\"id\":12,"),
+        Some(mcpwire_core::jsonrpc::Id::Num(12))
+    );
+}
+
+#[test]
+fn an_overlong_request_of_the_peer_is_told_apart_from_an_answer() {
+    let mut request =
+        b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sampling/createMessage\",\"params\":{\"x\":\""
+            .to_vec();
+    request.extend_from_slice(&[b'a'; 200]);
+    request.extend_from_slice(b"\"}}\n");
+    let out = lines(&request, 128);
+    assert!(
+        matches!(out[0], Err(FrameError::LineTooLong { method: true, .. })),
+        "{out:?}"
+    );
+    let mut answer = b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"x\":\"".to_vec();
+    answer.extend_from_slice(&[b'a'; 200]);
+    answer.extend_from_slice(b"\"}}\n");
+    let out = lines(&answer, 128);
+    assert!(
+        matches!(
+            out[0],
+            Err(FrameError::LineTooLong {
+                method: false,
+                id: Some(_),
+                ..
+            })
+        ),
+        "{out:?}"
+    );
+}

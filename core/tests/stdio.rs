@@ -459,6 +459,16 @@ fn an_answer_over_the_cap_ends_its_call_at_once_and_says_how_to_raise_it() {
     assert!(done(&events, other).is_none(), "only the call it answered");
     let message = LocalError::ResponseTooLarge { limit: 256 }.to_string();
     assert!(message.contains("256") && message.contains("--max-message-size"));
+    // A request of the server's over the cap, with the id of a call of ours: it answered
+    // nothing, and ends no call.
+    s.stdout(
+        t0,
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"sampling/createMessage\",\"params\":{{\"x\":\"", other.0).as_bytes(),
+    );
+    s.stdout(t0, &[b'z'; 1000]);
+    s.stdout(t0, b"\"}}\n");
+    let events = s.events();
+    assert!(done(&events, other).is_none(), "{events:?}");
     // An answer over the cap whose id comes after its result: every call in flight is told.
     s.stdout(t0, b"{\"jsonrpc\":\"2.0\",\"result\":{\"text\":\"");
     s.stdout(t0, &[b'y'; 1000]);

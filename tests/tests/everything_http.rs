@@ -185,7 +185,9 @@ fn everything_over_http() {
             err,
             Error::Call(CallError::Local(LocalError::Timeout {
                 which: Deadline::Idle,
-                despite_progress: false
+                despite_progress: false,
+                method: "tools/call".into(),
+                after: Duration::from_millis(500),
             }))
         );
         let r = client

@@ -42,6 +42,9 @@ pub enum FrameError {
         /// The JSON-RPC id read from the line's first bytes, where servers put it, when it is
         /// there: the request the dropped line answered.
         id: Option<crate::jsonrpc::Id>,
+        /// Whether its first bytes show a request or notification of the peer (a `"method"`
+        /// member): it answered nothing of ours, whatever its id.
+        method: bool,
     },
     /// A line that is not a JSON-RPC message (noise on stdout, a truncated write, bad JSON).
     #[error("line is not a JSON-RPC message ({error}): {preview}")]
@@ -167,11 +170,19 @@ impl JsonlDecoder {
         self.finished = true;
     }
 
+    /// How much of a line over the cap its id is read from: the first `max_line + 1` bytes,
+    /// which are held whenever such a line is given up, however its bytes came (whole, or a
+    /// few at a time), so the id found does not depend on the reads.
+    fn seen(&self, len: usize) -> usize {
+        len.min(self.max_line + 1)
+    }
+
     /// Drops the unfinished line held in the buffer, which is over the cap, and skips the rest
     /// of it up to its newline.
     fn give_up_line(&mut self) -> FrameError {
         let len = self.buf.len() - self.start;
-        let id = jsonrpc::sniff_id(&self.buf[self.start..]);
+        let seen = &self.buf[self.start..][..self.seen(len)];
+        let (id, method) = (jsonrpc::sniff_id(seen), jsonrpc::sniff_method(seen));
         self.buf.clear();
         self.start = 0;
         self.scanned = 0;
@@ -180,6 +191,7 @@ impl JsonlDecoder {
         FrameError::LineTooLong {
             limit: self.max_line,
             id,
+            method,
         }
     }
 
@@ -252,9 +264,11 @@ impl JsonlDecoder {
             }
             let line_len = end - line_start;
             if line_len > self.max_line {
+                let seen = &self.buf[line_start..][..self.seen(line_len)];
                 return Some(Err(FrameError::LineTooLong {
                     limit: self.max_line,
-                    id: jsonrpc::sniff_id(&self.buf[line_start..end]),
+                    id: jsonrpc::sniff_id(seen),
+                    method: jsonrpc::sniff_method(seen),
                 }));
             }
             let line = &self.buf[line_start..end];

@@ -184,8 +184,8 @@ impl Exchange {
     /// the request cannot use).
     pub(crate) fn status_kind(&self) -> HttpErrorKind {
         match self.status {
-            // Only a proxy answers 407.
-            Some(407) => HttpErrorKind::Proxy,
+            // Only a proxy answers 407: it wants credentials, and the request went no further.
+            Some(407) => HttpErrorKind::Proxy(crate::error::ProxyFailure::Credentials),
             Some(300..=399) => HttpErrorKind::Redirect {
                 location: self.location.as_deref().map(crate::error::redact_url),
             },

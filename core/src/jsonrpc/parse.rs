@@ -79,11 +79,24 @@ pub fn sniff_id(text: &[u8]) -> Option<Id> {
         .iter()
         .take_while(|b| b.is_ascii_digit() || **b == b'-')
         .count();
+    if digits == rest.len() {
+        // The number runs to the end of what was looked at: it may go on past it.
+        return None;
+    }
     std::str::from_utf8(&rest[..digits])
         .ok()?
         .parse::<i64>()
         .ok()
         .map(Id::Num)
+}
+
+/// Whether a message's first bytes alone (a line too long to keep whole) show a request or a
+/// notification: a `"method"` member among its first bytes. Such a message answered nothing:
+/// it must not end a request of ours. (A response whose result holds the text `"method"` is
+/// taken for one too: its request then ends at its own deadline, never another's.)
+pub fn sniff_method(text: &[u8]) -> bool {
+    const LOOK: usize = 512;
+    memchr::memmem::find(&text[..text.len().min(LOOK)], b"\"method\"").is_some()
 }
 
 /// Parses one JSON text into owned messages.

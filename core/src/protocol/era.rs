@@ -304,6 +304,8 @@ mod tests {
         let timeout = Err(LocalError::Timeout {
             which: crate::rpc::Deadline::Idle,
             despite_progress: false,
+            method: "server/discover".into(),
+            after: std::time::Duration::from_secs(10),
         });
         assert_eq!(
             judge_probe(&timeout, Era::Auto),

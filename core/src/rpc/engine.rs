@@ -225,6 +225,7 @@ impl Engine {
                 method,
                 origin: opts.origin,
                 idle_timeout: opts.timeout,
+                max_total: opts.max_total,
                 idle,
                 idle_generation: 0,
                 total,
@@ -631,18 +632,29 @@ impl Engine {
                 self.send_cancel(timer.id, Some(reason));
             }
             let despite_progress = pending.progress_seen && !pending.reset_on_progress;
+            let after = match timer.which {
+                Deadline::Idle => pending.idle_timeout,
+                Deadline::Total => pending.max_total.unwrap_or_default(),
+            };
             let error = if pending.on_wire {
                 LocalError::Timeout {
                     which: timer.which,
                     despite_progress,
+                    method: pending.method.clone(),
+                    after,
                 }
             } else {
                 let behind = self.held_by.unwrap_or("to be sent");
+                let limit = match timer.which {
+                    Deadline::Idle => "its timeout",
+                    Deadline::Total => "its maximum total time",
+                };
                 LocalError::NotSent {
                     which: Some(timer.which),
                     reason: format!(
-                        "its {} deadline passed while it waited {behind}",
-                        timer.which
+                        "{} waited {behind} for {} ({limit}) and was never sent",
+                        pending.method,
+                        super::outcome::Shown(after)
                     )
                     .into(),
                 }

@@ -1,7 +1,9 @@
 //! How a request ends: a reply from the server, or a local end. The two are different types, so a
 //! timeout is never disguised as a JSON-RPC error.
 
+use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::jsonrpc::{ErrorObject, RawJson};
 
@@ -68,14 +70,19 @@ impl std::fmt::Display for Deadline {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LocalError {
-    /// A deadline passed before the reply came.
-    #[error("{}", timeout_text(*which, *despite_progress))]
+    /// A deadline passed before the reply came; the request had been sent, so it may have
+    /// run.
+    #[error("{}", timeout_text(method, *which, *after, *despite_progress))]
     Timeout {
         /// Which deadline.
         which: Deadline,
         /// Whether progress kept coming: it did not extend the idle deadline, since the call
         /// did not ask for that (`reset_on_progress`).
         despite_progress: bool,
+        /// The request's method (`tools/call`).
+        method: Cow<'static, str>,
+        /// The length of the deadline that passed.
+        after: Duration,
     },
     /// The request never left: it waited to be sent (behind the server's answer to
     /// `notifications/initialized`, a new session, an authorization) until its own deadline
@@ -145,14 +152,39 @@ pub enum LocalError {
     },
 }
 
-fn timeout_text(which: Deadline, despite_progress: bool) -> String {
+fn timeout_text(method: &str, which: Deadline, after: Duration, despite_progress: bool) -> String {
+    let after = Shown(after);
     match (which, despite_progress) {
-        (Deadline::Idle, true) => "request timed out: progress kept coming but no answer did, \
-            and progress does not extend the timeout unless the call asks for it \
-            (reset on progress)"
-            .into(),
-        (Deadline::Idle, false) => "request timed out: no answer within its timeout".into(),
-        (Deadline::Total, _) => "request timed out: its maximum total time passed".into(),
+        (Deadline::Idle, true) => format!(
+            "no answer to {method} within {after} (its timeout): progress kept coming, but \
+             progress does not extend the timeout unless the call asks for it (reset on \
+             progress); it may have run"
+        ),
+        (Deadline::Idle, false) => {
+            format!("no answer to {method} within {after} (its timeout); it may have run")
+        }
+        (Deadline::Total, _) => format!(
+            "no answer to {method} within {after} (its maximum total time); it may have run"
+        ),
+    }
+}
+
+/// A duration in words: `5 s`, `1.5 s`, `300 ms`, `2 min`.
+pub struct Shown(pub Duration);
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = self.0.as_millis();
+        if ms < 1000 {
+            write!(f, "{ms} ms")
+        } else if ms % 60_000 == 0 {
+            write!(f, "{} min", ms / 60_000)
+        } else if ms % 1000 == 0 {
+            write!(f, "{} s", ms / 1000)
+        } else {
+            let s = format!("{:.3}", self.0.as_secs_f64());
+            write!(f, "{} s", s.trim_end_matches('0'))
+        }
     }
 }
 

@@ -51,6 +51,8 @@ pub(crate) struct Pending {
     pub(crate) idle_generation: u32,
     /// The absolute deadline, if armed. Never moved.
     pub(crate) total: Option<Instant>,
+    /// Its length, for the error when it passes.
+    pub(crate) max_total: Option<Duration>,
     pub(crate) reset_on_progress: bool,
     /// Whether a progress update came for it.
     pub(crate) progress_seen: bool,

@@ -124,16 +124,20 @@ fn local_errors_read_well() {
     let timeout = LocalError::Timeout {
         which: Deadline::Total,
         despite_progress: false,
+        method: "tools/call".into(),
+        after: ms(3_000),
     };
     assert_eq!(
         timeout.to_string(),
-        "request timed out: its maximum total time passed"
+        "no answer to tools/call within 3 s (its maximum total time); it may have run"
     );
     // Progress kept coming, but the call did not ask for it to extend the timeout: the message
     // names that cause, not a silent server.
     let despite = LocalError::Timeout {
         which: Deadline::Idle,
         despite_progress: true,
+        method: "tools/call".into(),
+        after: ms(30_000),
     };
     assert!(
         despite.to_string().contains("progress kept coming"),
@@ -197,7 +201,9 @@ fn idle_timeout_ends_the_request_sends_the_cancel_and_removes_the_entry() {
             id,
             Err(LocalError::Timeout {
                 which: Deadline::Idle,
-                despite_progress: false
+                despite_progress: false,
+                method: "tools/call".into(),
+                after: ms(30_000),
             })
         )]
     );
@@ -224,7 +230,9 @@ fn total_deadline_fires_with_no_progress_at_all() {
             id,
             Err(LocalError::Timeout {
                 which: Deadline::Total,
-                despite_progress: false
+                despite_progress: false,
+                method: "tools/call".into(),
+                after: ms(3_000),
             })
         )]
     );
@@ -459,7 +467,9 @@ fn progress_resets_only_the_idle_deadline_and_only_when_asked() {
             fixed,
             Err(LocalError::Timeout {
                 which: Deadline::Idle,
-                despite_progress: true
+                despite_progress: true,
+                method: "tools/call".into(),
+                after: ms(1_000),
             })
         )]
     );
@@ -480,7 +490,9 @@ fn progress_resets_only_the_idle_deadline_and_only_when_asked() {
             resetting,
             Err(LocalError::Timeout {
                 which: Deadline::Total,
-                despite_progress: false
+                despite_progress: false,
+                method: "tools/call".into(),
+                after: ms(2_500),
             })
         )]
     );
@@ -796,7 +808,9 @@ fn initialize_is_never_cancelled_on_the_wire() {
             by_timeout,
             Err(LocalError::Timeout {
                 which: Deadline::Idle,
-                despite_progress: false
+                despite_progress: false,
+                method: "initialize".into(),
+                after: ms(50),
             })
         )]
     );

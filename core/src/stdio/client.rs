@@ -177,7 +177,14 @@ impl StdioClient {
             let line = match line {
                 Ok(line) => line,
                 Err(e) => {
-                    if let jsonl::FrameError::LineTooLong { limit, id } = &e {
+                    // A request or notification of the server's answered nothing of ours:
+                    // it ends no call, whatever its id.
+                    if let jsonl::FrameError::LineTooLong {
+                        limit,
+                        id,
+                        method: false,
+                    } = &e
+                    {
                         let id = id.as_ref().and_then(|id| id.as_i64());
                         let limit = *limit;
                         let signal = TransportSignal::AnswerTooLarge { id, limit };

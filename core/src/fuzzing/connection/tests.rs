@@ -81,7 +81,7 @@ fn connection_covers_hand_written_sessions() {
             data.extend([4, 8, 0, 0, 4, 0, 0, 9, 1, 0, 0x00, 5, 9, 2, 0, 0x00]);
             connection(&data);
             // The same, closed by the application before the end.
-            data.push(215);
+            data.push(255);
             connection(&data);
         }
     }

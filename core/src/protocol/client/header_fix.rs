@@ -118,10 +118,12 @@ impl ClientProtocol {
             .into_iter()
             .partition(|w| w.3.is_some_and(|d| d <= now));
         self.header_fix.waiting = rest;
-        for (call, ..) in due {
+        for (call, retry, ..) in due {
             let timeout = LocalError::Timeout {
                 which: crate::rpc::Deadline::Idle,
                 despite_progress: false,
+                method: retry.method.into(),
+                after: retry.opts.timeout,
             };
             self.end_call(call, Err(CallError::Local(timeout)));
         }

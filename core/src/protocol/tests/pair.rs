@@ -386,7 +386,9 @@ fn a_timeout_cancels_on_the_wire_and_the_server_stops() {
         outcome,
         Err(CallError::Local(LocalError::Timeout {
             which: Deadline::Idle,
-            despite_progress: false
+            despite_progress: false,
+            method: "tools/call".into(),
+            after: Duration::from_secs(1),
         }))
     );
     assert_eq!(p.ms(), 1000);
@@ -423,7 +425,9 @@ fn progress_resets_the_idle_timeout_only_when_asked_and_max_total_holds() {
         p.finish(call),
         Err(CallError::Local(LocalError::Timeout {
             which: Deadline::Total,
-            despite_progress: false
+            despite_progress: false,
+            method: "tools/call".into(),
+            after: Duration::from_millis(1050),
         }))
     );
     assert_eq!(p.ms(), 1050);
