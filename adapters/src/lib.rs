@@ -78,8 +78,8 @@ pub use mcpwire_core::config::ServerConfig;
 pub use mcpwire_core::tap::{Direction, FrameObserver};
 pub use mcpwire_core::types::{CallToolResult, ElicitAction, ElicitResult, Root, Tool};
 pub use mcpwire_core::{
-    ChosenEra, Diagnostic, Era, Event, HttpOptions, HttpTransportKind, Limits, Progress,
-    ServerNotification, ShutdownTimeouts,
+    ChosenEra, Diagnostic, Era, Event, HttpOptions, HttpTransportKind, Limits, ProcessAction,
+    Progress, ServerNotification, ShutdownTimeouts,
 };
 pub use serve::serve_demo;
 pub use stderr::StderrCallback;
@@ -90,11 +90,19 @@ use futures_lite::{AsyncRead, AsyncWrite};
 use mcpwire_core::types::Implementation;
 use mcpwire_core::{ClientConfig, Connection, StdioOptions};
 
+/// Sees each step a stdio connection takes with its server process as the step is taken: the
+/// end of file on its stdin ([`ProcessAction::CloseStdin`], once everything queued before it
+/// was written), SIGTERM ([`ProcessAction::Terminate`]) and SIGKILL ([`ProcessAction::Kill`])
+/// to its process group, and a new start ([`ProcessAction::SpawnAgain`]). Called on the
+/// connection's driver, with the connection locked: it must return quickly and must not call
+/// the [`Client`].
+pub type ProcessActionObserver = Arc<dyn Fn(ProcessAction) + Send + Sync>;
+
 /// How to connect: who we are, what we answer, limits and taps.
 pub struct ConnectOptions {
     /// Who we are.
     pub client_info: Implementation,
-    /// How long the handshake may take (default 30 s).
+    /// How long the start may take, the era probe and the handshake together (default 30 s).
     pub init_timeout: Duration,
     /// Which era to speak (default: detect it with a `server/discover` probe).
     pub era: Era,
@@ -134,6 +142,9 @@ pub struct ConnectOptions {
     /// Sees each HTTP exchange go out and its response head come back (method, URL without
     /// credentials, status, content type, session id; never a request header).
     pub on_http_exchange: Option<HttpExchangeObserver>,
+    /// Sees each step of a stdio server's close as it is taken (stdin's end, SIGTERM,
+    /// SIGKILL), and a new start of the server (default none).
+    pub on_process_action: Option<ProcessActionObserver>,
     /// OAuth for HTTP servers that answer `401` (default none: such a refusal ends the
     /// request with the HTTP error). See [`oauth`].
     #[cfg(feature = "oauth")]
@@ -159,6 +170,7 @@ impl Default for ConnectOptions {
             http_client: HttpClientOptions::default(),
             http_backend: None,
             on_http_exchange: None,
+            on_process_action: None,
             #[cfg(feature = "oauth")]
             oauth: None,
         }
@@ -260,8 +272,9 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
         options.stdio_options(),
     );
     let tail = stderr::StderrTail::new(options.stderr_tail, options.on_stderr.clone());
-    let io = Box::new(pipe_io::PipeIo::child(spawned, tail, stdio.clone()));
-    Ok(options.finish(conn, command, pid, io))
+    let mut io = pipe_io::PipeIo::child(spawned, tail, stdio.clone());
+    io.observe(options.on_process_action.clone());
+    Ok(options.finish(conn, command, pid, Box::new(io)))
 }
 
 /// The default HTTP backend: mcpwire's own HTTP/1.1 client for a plain `http://` server
@@ -346,7 +359,8 @@ where
         options.client_config(),
         options.stdio_options(),
     );
-    let io = pipe_io::PipeIo::streams(Some(Box::pin(stdout)), Some(Box::pin(stdin)));
+    let mut io = pipe_io::PipeIo::streams(Some(Box::pin(stdout)), Some(Box::pin(stdin)));
+    io.observe(options.on_process_action.clone());
     options.finish(conn, name.to_owned(), 0, Box::new(io))
 }
 

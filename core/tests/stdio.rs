@@ -479,3 +479,45 @@ fn an_answer_over_the_cap_ends_its_call_at_once_and_says_how_to_raise_it() {
         Some(Err(CallError::Local(LocalError::ResponseTooLarge { .. })))
     ));
 }
+
+#[test]
+fn the_era_probe_and_the_handshake_share_one_start_up_budget() {
+    // A server that never answers: with a start-up timeout of 3 s the start fails after 3 s,
+    // not after the probe's wait and then the handshake's.
+    let t0 = Instant::now();
+    let config = ClientConfig {
+        init_timeout: Duration::from_secs(3),
+        probe_timeout: Duration::from_secs(10),
+        ..ClientConfig::default()
+    };
+    let mut s = S::new(t0, config);
+    assert!(s.written().contains("server/discover"));
+    assert_eq!(s.c.poll_timeout(), Some(t0 + Duration::from_secs(3)));
+    s.timeout(t0 + Duration::from_secs(3));
+    assert!(
+        !s.actions().contains(&ProcessAction::SpawnAgain),
+        "no handshake on a new process once the budget is spent"
+    );
+    assert!(s.c.is_closed(), "{:?}", s.events());
+    let closed = s.events().into_iter().find_map(|e| match e {
+        Event::Closed { reason } => Some(reason),
+        _ => None,
+    });
+    let reason = closed.expect("closed");
+    assert!(
+        reason.contains("server/discover") && reason.contains("3 s"),
+        "{reason}"
+    );
+
+    // A probe answered at once leaves the handshake the rest of the budget.
+    let config = ClientConfig {
+        init_timeout: Duration::from_secs(3),
+        ..ClientConfig::default()
+    };
+    let mut s = S::new(t0, config);
+    s.written();
+    let refused = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}\n";
+    s.stdout(t0 + Duration::from_secs(1), refused);
+    assert!(s.written().contains("initialize"));
+    assert_eq!(s.c.poll_timeout(), Some(t0 + Duration::from_secs(3)));
+}

@@ -15,7 +15,8 @@ pub struct ClientConfig {
     pub protocol_version: String,
     /// What we offer: declare only what handlers exist for.
     pub capabilities: ClientCapabilities,
-    /// How long the handshake may take.
+    /// How long the start may take: the era probe and the handshake together, from the start
+    /// (a renewal of a lost session has this long of its own).
     pub init_timeout: Duration,
     /// Which era to speak; [`Era::Auto`] probes.
     pub era: Era,

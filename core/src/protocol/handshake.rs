@@ -4,7 +4,7 @@
 //! connection's events.
 
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::client_config::ClientConfig;
 use super::era::{
@@ -58,6 +58,10 @@ pub(crate) struct Handshake {
     /// How the last renewal failed, until the transport takes it (a failed renewal does not
     /// close the connection: the transport decides whether to try again).
     pub(crate) renewal_failed: Option<CallError>,
+    /// When the start-up budget ends: `init_timeout` from the start, shared by the era probe
+    /// and the handshake (a server that never answers fails after the one timeout, not after
+    /// the probe's and then the handshake's).
+    startup_ends: Option<Instant>,
 }
 
 impl Handshake {
@@ -73,7 +77,15 @@ impl Handshake {
             rediscovered: false,
             renewing: false,
             renewal_failed: None,
+            startup_ends: None,
         }
+    }
+
+    /// What is left of the start-up budget at `now`.
+    fn startup_left(&self, now: Instant, cx: &Ctx<'_>) -> Duration {
+        self.startup_ends.map_or(cx.config.init_timeout, |end| {
+            end.saturating_duration_since(now)
+        })
     }
 
     /// Starts the connection: the probe (`server/discover`) or, with [`Era::Handshake`],
@@ -82,6 +94,7 @@ impl Handshake {
         if self.phase != Phase::Idle {
             return Err(ClientError::AlreadyStarted);
         }
+        self.startup_ends = now.checked_add(cx.config.init_timeout);
         if cx.config.era == Era::Handshake {
             let version = cx.config.protocol_version.clone();
             return self.send_initialize(now, &mut cx, version);
@@ -91,10 +104,11 @@ impl Handshake {
 
     /// Sends `server/discover`.
     fn send_probe(&mut self, now: Instant, cx: &mut Ctx<'_>) -> Result<(), ClientError> {
-        // The probe never waits longer than the handshake may take.
+        // The probe never waits longer than the start-up may take.
+        let left = self.startup_left(now, cx);
         let timeout = match cx.config.era {
-            Era::Auto => cx.config.probe_timeout.min(cx.config.init_timeout),
-            _ => cx.config.init_timeout,
+            Era::Auto => cx.config.probe_timeout.min(left),
+            _ => left,
         };
         let opts = RequestOptions::new()
             .timeout(timeout)
@@ -116,8 +130,15 @@ impl Handshake {
             capabilities: cx.config.capabilities.clone(),
             client_info: cx.config.client_info.clone(),
         };
+        // A renewal has a timeout of its own; the first handshake what the probe left of the
+        // start-up budget.
+        let timeout = if self.renewing {
+            cx.config.init_timeout
+        } else {
+            self.startup_left(now, cx)
+        };
         let opts = RequestOptions::new()
-            .timeout(cx.config.init_timeout)
+            .timeout(timeout)
             .origin(Origin::PROTOCOL);
         let id = cx
             .engine
@@ -239,7 +260,17 @@ impl Handshake {
             }
             return;
         }
-        match judge_probe(&outcome, cx.config.era) {
+        let verdict = judge_probe(&outcome, cx.config.era);
+        let handshake_next = matches!(
+            verdict,
+            Verdict::Handshake(_) | Verdict::HandshakeOnNewProcess
+        );
+        if handshake_next && self.startup_left(now, &cx).is_zero() {
+            // The probe took the whole start-up budget: nothing is left for the handshake.
+            let message = "no time is left of the start-up timeout for the handshake".into();
+            return self.fail(now, cx, probe_failure(outcome, message));
+        }
+        match verdict {
             // A modern error (an unsupported version, a header mismatch…) tells the era but
             // not what the server offers: the probe goes once more, as the error asks.
             Verdict::Modern(None) if !std::mem::replace(&mut self.rediscovered, true) => {
