@@ -98,9 +98,11 @@ pub enum ProxySetting {
     /// hosts to reach directly (`NO_PROXY` syntax: names, domains with a leading dot, `*`).
     /// An `https://` URL goes through it in a CONNECT tunnel.
     Url {
-        /// The proxy's URL; credentials in it are used and never shown.
+        /// The proxy's URL; credentials in it (`http://user:password@host:port`) are used and
+        /// never shown.
         url: String,
-        /// Hosts reached directly.
+        /// Hosts reached directly. When empty, the environment's `no_proxy`/`NO_PROXY` applies,
+        /// as curl reads it.
         no_proxy: Vec<String>,
     },
 }
@@ -145,10 +147,22 @@ fn system_bundle() -> Option<Vec<u8>> {
 }
 
 impl HttpClientOptions {
-    /// The isahc client these options describe.
-    pub(crate) fn build(&self, trust_pem: Option<&[u8]>) -> Result<isahc::HttpClient, String> {
+    /// The isahc client these options describe. With `reuse` off, every connection is closed
+    /// after its exchange (for requests an HTTP proxy forwards: see
+    /// [`IsahcBackend`](crate::IsahcBackend)).
+    pub(crate) fn build(
+        &self,
+        trust_pem: Option<&[u8]>,
+        reuse: bool,
+    ) -> Result<isahc::HttpClient, String> {
         use isahc::config::{Configurable, RedirectPolicy, VersionNegotiation};
-        let mut builder = isahc::HttpClient::builder()
+        let mut builder = isahc::HttpClient::builder();
+        if !reuse {
+            // No connection cache: libcurl closes each connection after its exchange
+            // (CURLOPT_FORBID_REUSE), so none is ever taken again unlooked-at.
+            builder = builder.connection_cache_size(0);
+        }
+        let mut builder = builder
             .max_connections_per_host(self.max_connections_per_host.max(1))
             .connection_cache_ttl(
                 Duration::from_secs(self.idle_connection_lifetime.as_secs_f64().ceil() as u64)
@@ -236,31 +250,85 @@ impl TlsOptions {
     }
 }
 
+/// The proxy a request goes through, as curl picks it (see [`ProxySetting::route`]).
+pub(crate) struct ProxyRoute {
+    /// The proxy's URL as given, credentials included: for libcurl only, never shown.
+    pub(crate) url: String,
+    /// The proxy's URL without credentials, to name it.
+    pub(crate) shown: String,
+    /// Whether the proxy's URL carries credentials.
+    pub(crate) credentials: bool,
+    /// The environment variable it was read from; `None` for an explicit proxy.
+    pub(crate) variable: Option<&'static str>,
+    /// Whether the proxy speaks HTTP for the request itself: a plain `http://` URL through an
+    /// HTTP proxy goes to it in absolute form, and its answer (a `407` included) is the proxy's
+    /// own HTTP. Otherwise it tunnels (a CONNECT for `https://`, SOCKS), and what comes through
+    /// the tunnel is the server's.
+    pub(crate) forwards: bool,
+    /// Whether an `https://` URL goes through an HTTP proxy in a CONNECT tunnel.
+    pub(crate) connect: bool,
+}
+
 impl ProxySetting {
-    /// The proxy a request to `url` goes through, as curl picks it, without credentials; `None`
-    /// when it goes directly.
-    pub(crate) fn proxy_for(&self, url: &str) -> Option<String> {
+    /// The proxy a request to `url` goes through, as libcurl picks it; `None` when it goes
+    /// directly.
+    pub(crate) fn route(&self, url: &str) -> Option<ProxyRoute> {
         let (scheme, host) = scheme_and_host(url)?;
-        let (proxy, no_proxy) = match self {
+        let env = |names: &[&'static str]| {
+            names.iter().find_map(|n| {
+                std::env::var(n)
+                    .ok()
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (*n, v))
+            })
+        };
+        let env_no_proxy = || {
+            env(&["no_proxy", "NO_PROXY"])
+                .map(|(_, v)| v)
+                .unwrap_or_default()
+        };
+        let (proxy, variable, no_proxy) = match self {
             ProxySetting::Direct => return None,
-            ProxySetting::Url { url, no_proxy } => (url.clone(), no_proxy.join(",")),
+            // With no list of its own, libcurl reads the environment's.
+            ProxySetting::Url { url, no_proxy } if no_proxy.is_empty() => {
+                (url.clone(), None, env_no_proxy())
+            }
+            ProxySetting::Url { url, no_proxy } => (url.clone(), None, no_proxy.join(",")),
             ProxySetting::FromEnvironment => {
-                let var = |names: &[&str]| {
-                    names
-                        .iter()
-                        .find_map(|n| std::env::var(n).ok().filter(|v| !v.is_empty()))
-                };
                 // curl reads `http_proxy` in lower case only.
                 let named = if scheme == "https" {
-                    var(&["https_proxy", "HTTPS_PROXY"])
+                    env(&["https_proxy", "HTTPS_PROXY"])
                 } else {
-                    var(&["http_proxy"])
+                    env(&["http_proxy"])
                 };
-                let proxy = named.or_else(|| var(&["all_proxy", "ALL_PROXY"]))?;
-                (proxy, var(&["no_proxy", "NO_PROXY"]).unwrap_or_default())
+                let (name, proxy) = named.or_else(|| env(&["all_proxy", "ALL_PROXY"]))?;
+                (proxy, Some(name), env_no_proxy())
             }
         };
-        (!bypasses(&host, &no_proxy)).then(|| mcpwire_core::error::redact_url(&proxy))
+        if bypasses(&host, &no_proxy) {
+            return None;
+        }
+        // A proxy without a scheme is an HTTP proxy, as curl reads it.
+        let full = if proxy.contains("://") {
+            proxy.clone()
+        } else {
+            format!("http://{proxy}")
+        };
+        let parsed = url::Url::parse(&full).ok();
+        let http_proxy = parsed
+            .as_ref()
+            .is_some_and(|p| matches!(p.scheme(), "http" | "https"));
+        let credentials = parsed
+            .as_ref()
+            .is_some_and(|p| !p.username().is_empty() || p.password().is_some());
+        Some(ProxyRoute {
+            shown: mcpwire_core::error::redact_url(&proxy),
+            url: proxy,
+            credentials,
+            variable,
+            forwards: http_proxy && scheme == "http",
+            connect: http_proxy && scheme == "https",
+        })
     }
 }
 
@@ -337,11 +405,75 @@ mod tests {
             !shown.contains("s3cret") && !shown.contains("alice"),
             "{shown}"
         );
-        assert_eq!(
-            p.proxy_for("https://mcp.example/mcp").as_deref(),
-            Some("http://proxy:3128")
-        );
-        assert_eq!(p.proxy_for("https://a.internal/mcp"), None);
-        assert_eq!(ProxySetting::Direct.proxy_for("http://x/"), None);
+        let route = p.route("https://mcp.example/mcp").unwrap();
+        assert_eq!(route.shown, "http://proxy:3128");
+        assert!(route.credentials && route.connect && !route.forwards);
+        assert_eq!(route.variable, None);
+        assert!(p.route("https://a.internal/mcp").is_none());
+        assert!(ProxySetting::Direct.route("http://x/").is_none());
+    }
+
+    #[test]
+    fn a_route_says_whether_the_proxy_forwards_or_tunnels() {
+        let via = |proxy: &str, url: &str| {
+            let setting = ProxySetting::Url {
+                url: proxy.into(),
+                no_proxy: vec!["nothing.example".into()],
+            };
+            let route = setting.route(url).unwrap();
+            (route.forwards, route.connect, route.credentials)
+        };
+        // (proxy, URL, forwards, CONNECT, credentials)
+        for (proxy, url, forwards, connect, credentials) in [
+            (
+                "http://proxy:3128",
+                "http://mcp.example/mcp",
+                true,
+                false,
+                false,
+            ),
+            (
+                "http://proxy:3128",
+                "https://mcp.example/mcp",
+                false,
+                true,
+                false,
+            ),
+            ("proxy:3128", "http://mcp.example/mcp", true, false, false),
+            (
+                "u:p@proxy:3128",
+                "https://mcp.example/mcp",
+                false,
+                true,
+                true,
+            ),
+            (
+                "https://u@proxy:3128",
+                "http://mcp.example/mcp",
+                true,
+                false,
+                true,
+            ),
+            (
+                "socks5://proxy:1080",
+                "http://mcp.example/mcp",
+                false,
+                false,
+                false,
+            ),
+            (
+                "socks5h://u:p@proxy:1080",
+                "https://mcp.example/mcp",
+                false,
+                false,
+                true,
+            ),
+        ] {
+            assert_eq!(
+                via(proxy, url),
+                (forwards, connect, credentials),
+                "{proxy} for {url}"
+            );
+        }
     }
 }

@@ -16,7 +16,16 @@
 //! [`ProxyCounts::socks_tunnels`]) for `socks5://` and `socks5h://` proxy URLs.
 //!
 //! A proxy made with [`Proxy::requiring`] wants Basic credentials and answers `407` without
-//! them. Only loopback targets (`127.0.0.1`, `localhost`, `[::1]`) are reached; any other gets `403`.
+//! them. Only loopback targets (`127.0.0.1`, `localhost`, `[::1]`) are reached; any other gets
+//! `403`, as does a CONNECT to a port [`ProxyOptions::connect_ports`] leaves out; a target
+//! nothing listens at gets `502`.
+//!
+//! With [`ProxyOptions::close_unannounced`] it behaves as tinyproxy does: the forwarded
+//! response's head goes to the client without `Connection: close` (an HTTP/1.1 head the client
+//! may take for a keep-alive connection), and the connection is closed after it all the same;
+//! its `407` announces a body longer than the one it sends before it closes.
+//!
+//! [`ProxyPy`] runs a real forward proxy instead: the pinned `proxy.py`.
 //! Each request line is kept ([`Proxy::log`]). Dropping the proxy stops it: the listener and
 //! every socket are shut down and the threads joined within about two seconds (a thread that
 //! does not end by then is left detached, its sockets shut).
@@ -75,10 +84,25 @@ struct State {
     threads: Vec<JoinHandle<()>>,
 }
 
+/// How a proxy made with [`Proxy::with_options`] behaves beyond forwarding and tunnelling.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProxyOptions {
+    /// Basic credentials it wants (`user:password`): a request or CONNECT without them gets
+    /// `407 Proxy Authentication Required`.
+    pub credentials: Option<String>,
+    /// Answer as tinyproxy does: a forwarded response's head without `Connection: close`, then
+    /// the connection closed anyway; a `407` whose announced body is cut short by the close.
+    pub close_unannounced: bool,
+    /// The only ports a CONNECT may reach (tinyproxy's `ConnectPort`); any other gets `403`.
+    /// Empty: every port.
+    pub connect_ports: Vec<u16>,
+}
+
 struct Shared {
     stop: AtomicBool,
     /// The `Proxy-Authorization` value required, if any.
-    required: Option<String>,
+    required: Mutex<Option<String>>,
+    options: ProxyOptions,
     state: Mutex<State>,
 }
 
@@ -134,19 +158,25 @@ impl std::fmt::Debug for Proxy {
 impl Proxy {
     /// Starts the proxy on `127.0.0.1` at a free port.
     pub fn start() -> Proxy {
-        Self::start_with(None)
+        Self::with_options(ProxyOptions::default())
     }
 
     /// Starts a proxy that wants Basic credentials `user:password`: a request or CONNECT
     /// without them (in `Proxy-Authorization`) gets `407 Proxy Authentication Required`.
     pub fn requiring(user_password: &str) -> Proxy {
-        Self::start_with(Some(format!("Basic {}", base64(user_password.as_bytes()))))
+        Self::with_options(ProxyOptions {
+            credentials: Some(user_password.to_owned()),
+            ..ProxyOptions::default()
+        })
     }
 
-    fn start_with(required: Option<String>) -> Proxy {
+    /// Starts a proxy that behaves as `options` say.
+    pub fn with_options(options: ProxyOptions) -> Proxy {
+        let required = options.credentials.as_deref().map(basic);
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
-            required,
+            required: Mutex::new(required),
+            options,
             state: Mutex::new(State::default()),
         });
         let (s, stop) = (shared.clone(), shared.clone());
@@ -171,6 +201,16 @@ impl Proxy {
     /// What it has seen so far.
     pub fn counts(&self) -> ProxyCounts {
         self.shared.lock().counts.clone()
+    }
+
+    /// From now on, want Basic credentials `user:password` (`None`: none), as a proxy whose
+    /// configuration changed would.
+    pub fn set_credentials(&self, user_password: Option<&str>) {
+        *self
+            .shared
+            .required
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = user_password.map(basic);
     }
 
     /// Each `Proxy-Authorization` value received so far (`None` where there was none), one
@@ -381,19 +421,37 @@ fn serve(mut client: TcpStream, shared: &Arc<Shared>, index: usize) -> io::Resul
         .find(|(k, _)| k.eq_ignore_ascii_case("proxy-authorization"))
         .map(|(_, v)| v.clone());
     shared.lock().authorizations.push(authorization.clone());
-    if let Some(required) = &shared.required {
+    let required = shared
+        .required
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if let Some(required) = &required {
         if authorization.as_ref() != Some(required) {
             shared.lock().counts.unauthorized += 1;
             shared.lock().log.push(format!("{} -> 407", head.line));
-            let answer = "HTTP/1.1 407 Proxy Authentication Required\r\n\
-                          Proxy-Authenticate: Basic realm=\"test proxy\"\r\n\
-                          Content-Length: 0\r\nConnection: close\r\n\r\n";
+            let answer = if shared.options.close_unannounced {
+                // A page announced longer than it is, and the connection closed after it.
+                "HTTP/1.1 407 Proxy Authentication Required\r\n\
+                 Proxy-Authenticate: Basic realm=\"test proxy\"\r\n\
+                 Content-Type: text/html\r\nContent-Length: 1024\r\n\r\n\
+                 <html><body>Proxy Authentication Required</body></html>"
+            } else {
+                "HTTP/1.1 407 Proxy Authentication Required\r\n\
+                 Proxy-Authenticate: Basic realm=\"test proxy\"\r\n\
+                 Content-Length: 0\r\nConnection: close\r\n\r\n"
+            };
             return write_all(&mut client, answer.as_bytes(), shared);
         }
     }
 
     if method.eq_ignore_ascii_case("CONNECT") {
-        if !loopback(&target) {
+        let ports = &shared.options.connect_ports;
+        let port = target
+            .rsplit_once(':')
+            .and_then(|(_, p)| p.parse::<u16>().ok());
+        let port_refused = !ports.is_empty() && !port.is_some_and(|p| ports.contains(&p));
+        if !loopback(&target) || port_refused {
             return refuse(&mut client, shared, &head.line, "403 Forbidden");
         }
         {
@@ -458,7 +516,8 @@ fn serve(mut client: TcpStream, shared: &Arc<Shared>, index: usize) -> io::Resul
     let s = shared.clone();
     shared.spawn(format!("proxy-body-{index}"), move || pipe(c, o, &s));
 
-    // The response: its head with `Connection: close`, then the rest as it comes.
+    // The response: its head with `Connection: close` (unless it closes unannounced), then
+    // the rest as it comes; the connection closes after it either way.
     let Some(answer) = read_head(&mut origin, shared)? else {
         return Ok(());
     };
@@ -471,12 +530,164 @@ fn serve(mut client: TcpStream, shared: &Arc<Shared>, index: usize) -> io::Resul
             out.push_str(&format!("{k}: {v}\r\n"));
         }
     }
-    out.push_str("Connection: close\r\n\r\n");
+    if !shared.options.close_unannounced {
+        out.push_str("Connection: close\r\n");
+    }
+    out.push_str("\r\n");
     write_all(&mut client, out.as_bytes(), shared)?;
     write_all(&mut client, &answer.rest, shared)?;
     let to_client = client.try_clone()?;
     pipe(origin, to_client, shared);
     Ok(())
+}
+
+/// The pinned real forward proxy `proxy.py` (`tests/peers/python-requirements.txt`), run from
+/// the Python peers' venv on `127.0.0.1` at a port it picks, with one acceptor (a child process
+/// of its own). It forwards plain `http://` requests and opens CONNECT tunnels; with
+/// credentials it wants them (`--basic-auth`) and answers `407` without them. It runs in a
+/// process group of its own, which gets SIGTERM when it is dropped (SIGKILL after 3 s).
+/// Panics with the install command when it is not installed.
+pub struct ProxyPy {
+    child: std::process::Child,
+    port: u16,
+    stderr: Arc<Mutex<Vec<String>>>,
+    dir: std::path::PathBuf,
+}
+
+impl std::fmt::Debug for ProxyPy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyPy")
+            .field("pid", &self.child.id())
+            .field("port", &self.port)
+            .finish()
+    }
+}
+
+impl ProxyPy {
+    /// Starts it; with `credentials` (`user:password`) it wants them. Waits up to 30 s for it
+    /// to listen.
+    pub fn start(credentials: Option<&str>) -> ProxyPy {
+        use std::io::BufRead;
+        use std::process::{Command, Stdio};
+        let dir = crate::temp_dir("proxy-py");
+        std::fs::create_dir_all(&dir).expect("a folder for proxy.py's port file");
+        let port_file = dir.join("port");
+        let mut command = Command::new(crate::python());
+        command
+            .args(["-m", "proxy", "--hostname", "127.0.0.1", "--port", "0"])
+            .arg("--port-file")
+            .arg(&port_file)
+            .args(["--num-workers", "1", "--num-acceptors", "1"]);
+        if let Some(credentials) = credentials {
+            command.args(["--basic-auth", credentials]);
+        }
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start proxy.py: {e}"));
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let pipe = child.stderr.take().expect("piped stderr");
+        let lines = stderr.clone();
+        std::thread::spawn(move || {
+            for line in io::BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+            }
+        });
+        // From here on a panic drops the guard, which stops it.
+        let mut proxy = ProxyPy {
+            child,
+            port: 0,
+            stderr,
+            dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let written = std::fs::read_to_string(&port_file).unwrap_or_default();
+            if let Some(port) = written
+                .split_once('\n')
+                .and_then(|(p, _)| p.trim().parse().ok())
+            {
+                proxy.port = port;
+                return proxy;
+            }
+            if let Ok(Some(status)) = proxy.child.try_wait() {
+                panic!(
+                    "proxy.py exited ({status}) before it listened: is it installed? Run \
+                     tests/peers/install-python.sh (the test command does), or set \
+                     MCPWIRE_SKIP_PEERS=1 to opt out.\n{}",
+                    proxy.stderr().join("\n")
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "proxy.py did not listen within 30 s:\n{}",
+                proxy.stderr().join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Its port on `127.0.0.1`.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Its URL, for a client's proxy setting: `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Its stderr lines so far (its log).
+    pub fn stderr(&self) -> Vec<String> {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Its access log so far: one line per request forwarded, tunnel closed or request
+    /// refused, for example `127.0.0.1:40312 - CONNECT 127.0.0.1:4433 - 5120 bytes - 80.2ms`.
+    pub fn access_log(&self) -> Vec<String> {
+        self.stderr()
+            .into_iter()
+            .filter(|l| l.contains("access_log"))
+            .collect()
+    }
+}
+
+impl Drop for ProxyPy {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        {
+            // The group is the proxy and its acceptor: it was made for them alone.
+            let group = format!("-{}", self.child.id());
+            let signal = |name: &str| {
+                let _ = std::process::Command::new("kill")
+                    .args([name, "--", group.as_str()])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status();
+            };
+            signal("-TERM");
+            let deadline = Instant::now() + Duration::from_secs(3);
+            while !matches!(self.child.try_wait(), Ok(Some(_))) {
+                if Instant::now() >= deadline {
+                    signal("-KILL");
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Reads exactly `buf.len()` bytes, waiting out read timeouts until the proxy stops.
@@ -566,6 +777,11 @@ fn socks5(mut client: TcpStream, shared: &Arc<Shared>, index: usize) -> io::Resu
     shared.spawn(format!("proxy-socks-up-{index}"), move || pipe(c, o, &s));
     pipe(origin, client, shared);
     Ok(())
+}
+
+/// The `Proxy-Authorization` value of Basic credentials `user:password`.
+fn basic(user_password: &str) -> String {
+    format!("Basic {}", base64(user_password.as_bytes()))
 }
 
 /// Standard base64 with padding.

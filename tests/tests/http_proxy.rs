@@ -1,8 +1,11 @@
 //! Proxies set in the client's options (`ProxySetting::Url`), through a loopback proxy that
 //! counts what goes through it: plain `http://` requests in absolute form, `https://` in a
-//! CONNECT tunnel (HTTP/2 inside it), hosts on the no-proxy list reached directly, a proxy that
-//! is not there. The proxy from the environment is tested in `http_proxy_env.rs`, alone in its
-//! binary since it sets environment variables.
+//! CONNECT tunnel (HTTP/2 inside it), hosts on the no-proxy list reached directly; a proxy that
+//! answers in HTTP/1.1 without `Connection: close` and closes anyway (as tinyproxy does); and
+//! each way a proxy fails, told apart: it cannot be reached, it refuses the tunnel or the port,
+//! it wants credentials (never "may have run": the request did not reach the server). The
+//! proxy from the environment is tested in `http_proxy_env.rs`, alone in its binary since it
+//! sets environment variables; a real proxy (proxy.py) in `http_proxy_py.rs`.
 
 use std::time::{Duration, Instant};
 
@@ -10,10 +13,14 @@ use mcpwire::{
     Client, ConnectOptions, Era, HttpClientOptions, HttpExchangeNote, HttpVersion,
     HttpVersionChoice, ProxySetting, ServerConfig,
 };
+use mcpwire_tests::fault_http::{FaultServer, Rule};
 use mcpwire_tests::h2::python_h2;
-use mcpwire_tests::proxy::Proxy;
-use mcpwire_tests::scenario::{exercise_py_server, noting_exchanges, run, Notes};
-use mcpwire_tests::{peers_skipped, python_http};
+use mcpwire_tests::proxy::{Proxy, ProxyOptions};
+use mcpwire_tests::scenario::{
+    connect_handshake, exercise_py_server, handshake_rules, noting_exchanges, run, Notes,
+};
+use mcpwire_tests::{free_port, peers_skipped, python_http};
+use serde_json::json;
 
 fn through(proxy: &Proxy, no_proxy: &[&str]) -> ProxySetting {
     ProxySetting::Url {
@@ -213,11 +220,11 @@ fn a_proxy_that_is_not_there_fails_the_connect_unsent() {
     // (proxy URL, the kinds accepted in the error's Debug form)
     let cases = [
         // Nothing listens at the proxy's port: the backend knows a proxy was in the way.
-        (gone, &["kind: Proxy"][..]),
+        (gone, &["kind: Proxy(Unreachable)"][..]),
         // The proxy's name does not resolve: libcurl's own code (CURLE_COULDNT_RESOLVE_PROXY).
         (
             "http://no-such-proxy.invalid:3128".to_owned(),
-            &["kind: Proxy"][..],
+            &["kind: Proxy(Unreachable)"][..],
         ),
     ];
     for (url, kinds) in cases {
@@ -301,23 +308,14 @@ fn proxy_credentials_are_sent_and_never_shown() {
             let err = mcpwire::connect_smol(&config, options).await.unwrap_err();
             let shown = format!("{err}\n{err:?}");
             eprintln!("{what} through a proxy refusing the credentials: {shown}");
-            assert!(!shown.contains("s3cret"), "{shown}");
-            assert!(!err.may_have_run(), "{shown}");
-            // Either way the failure is the proxy's.
-            assert!(shown.contains("kind: Proxy"), "{shown}");
-            if what == "http" {
-                // The proxy's answer comes back as the response.
-                assert!(shown.contains("407"), "{shown}");
-            } else {
-                // libcurl fails the CONNECT with CURLE_COULDNT_CONNECT ("CONNECT tunnel
-                // failed, response 407" stays in its error buffer, which isahc does not pass
-                // on): the request was not sent.
-                assert!(shown.contains("not sent"), "{shown}");
-            }
+            // Either way the failure is the proxy's, and says what to do.
+            assert_credentials_wanted(&err, true, &format!("http://127.0.0.1:{port}"));
+            // The request never reached the server: it was not sent.
+            assert!(shown.contains("not sent"), "{shown}");
         });
     }
-    // Refused each time (libcurl tries a refused CONNECT a second time before it gives up);
-    // no further tunnel or request went through.
+    // Refused each time (libcurl tries a refused CONNECT a second time before it gives up, and
+    // a second CONNECT asks the proxy why); no further tunnel or request went through.
     let after = proxy.counts();
     assert!(after.unauthorized >= 2, "{after:?}: {:?}", proxy.log());
     assert_eq!(
@@ -363,5 +361,347 @@ fn socks5_proxies_tunnel_http_and_https() {
                 }
             });
         }
+    }
+}
+
+/// Checks that `err` is the proxy `proxy` asking for credentials (refusing those given when
+/// `given`): its kind, words a person can act on, never "may have run", no password shown.
+fn assert_credentials_wanted(err: &mcpwire::Error, given: bool, proxy: &str) {
+    let (shown, debug) = (err.to_string(), format!("{err:?}"));
+    eprintln!(
+        "credentials {}: {shown}",
+        if given { "refused" } else { "wanted" }
+    );
+    assert!(!err.may_have_run(), "{debug}");
+    assert!(debug.contains("kind: Proxy(Credentials)"), "{debug}");
+    assert!(
+        !shown.contains("may have") && !shown.contains("cut short"),
+        "{shown}"
+    );
+    assert!(!format!("{shown}{debug}").contains("s3cret"), "{debug}");
+    assert!(shown.contains(&format!("the proxy {proxy} ")), "{shown}");
+    assert!(shown.contains("HTTP 407"), "{shown}");
+    if given {
+        assert!(
+            shown.contains("refused the credentials in its URL"),
+            "{shown}"
+        );
+    } else {
+        assert!(
+            shown.contains("wants credentials")
+                && shown.contains("put them in the proxy URL")
+                && shown.contains("http://user:password@host:port"),
+            "{shown}"
+        );
+    }
+}
+
+/// `n` sequential `tools/call`s of `add`, each of which must succeed.
+async fn calls(client: &Client, n: u64, what: &str) {
+    for i in 0..n {
+        let r = client
+            .call_tool("add", json!({"a": i, "b": 1}))
+            .await
+            .unwrap_or_else(|e| panic!("{what}: call {i} failed: {e}"));
+        assert_eq!(r.text(), (i + 1).to_string(), "{what}");
+    }
+}
+
+/// Whether any response came on a connection an earlier exchange had used.
+fn any_reused(notes: &Notes) -> bool {
+    notes.lock().unwrap().iter().any(|n| {
+        matches!(
+            n,
+            HttpExchangeNote::Response {
+                reused_connection: true,
+                ..
+            }
+        )
+    })
+}
+
+#[test]
+fn a_proxy_that_closes_without_saying_so_carries_every_call() {
+    if peers_skipped("a_proxy_that_closes_without_saying_so_carries_every_call") {
+        return;
+    }
+    let unannounced = || {
+        Proxy::with_options(ProxyOptions {
+            close_unannounced: true,
+            ..ProxyOptions::default()
+        })
+    };
+    // Plain http: each response head looks like a keep-alive connection's, and the proxy
+    // closes it after the response; a call sent on it would be lost after sending. None is.
+    let server = python_h2(false, &[]);
+    let proxy = unannounced();
+    run(async {
+        let mut options = HttpClientOptions::default();
+        options.proxy = through(&proxy, &[]);
+        let (client, notes) = connect(&server.config(), options, Era::Handshake).await;
+        calls(
+            &client,
+            20,
+            "plain http through a proxy closing unannounced",
+        )
+        .await;
+        exercise_py_server(&client, "streamed through the proxy").await;
+        calls(&client, 5, "plain http, after a stream").await;
+        assert!(!any_reused(&notes), "{:?}", notes.lock().unwrap());
+        let started = client.http_counters().unwrap().started;
+        client.close().await;
+        assert!(
+            eventually(|| proxy.counts().requests >= started),
+            "{:?}: {:?}",
+            proxy.counts(),
+            proxy.log()
+        );
+    });
+    assert_eq!(proxy.counts().tunnels, 0);
+
+    // https: in a CONNECT tunnel the connection is the server's (HTTP/1.1 inside, for several
+    // connections); the proxy's habit does not touch it, and its connections are reused.
+    let server = python_h2(true, &[]);
+    let proxy = unannounced();
+    run(async {
+        let mut options = server.client_options();
+        options.proxy = through(&proxy, &[]);
+        options.version = HttpVersionChoice::Http1Only;
+        let (client, notes) = connect(&server.config(), options, Era::Handshake).await;
+        calls(&client, 20, "https through a proxy closing unannounced").await;
+        exercise_py_server(&client, "streamed through the tunnel").await;
+        assert!(any_reused(&notes), "a tunnel's connection is reused");
+        let counters = client.http_counters().unwrap();
+        client.close().await;
+        let counts = proxy.counts();
+        eprintln!("https through a proxy closing unannounced: {counts:?}, {counters:?}");
+        assert_eq!(counts.requests, 0, "{counts:?}");
+        assert!(
+            counts.tunnels >= 1 && counts.tunnels < counters.started,
+            "{counts:?} for {counters:?}"
+        );
+    });
+}
+
+#[test]
+fn a_proxy_asking_for_credentials_says_so_on_both_paths() {
+    if peers_skipped("a_proxy_asking_for_credentials_says_so_on_both_paths") {
+        return;
+    }
+    let http = python_h2(false, &[]);
+    let https = python_h2(true, &[]);
+    for close_unannounced in [false, true] {
+        let proxy = Proxy::with_options(ProxyOptions {
+            credentials: Some("alice:s3cret".into()),
+            close_unannounced,
+            ..ProxyOptions::default()
+        });
+        let shown = proxy.url();
+        for server in [&http, &https] {
+            for given in [None, Some("alice:wrong-s3cret")] {
+                let url = match given {
+                    None => proxy.url(),
+                    Some(credentials) => format!("http://{credentials}@{}", proxy.addr()),
+                };
+                eprintln!(
+                    "{} through a proxy{} with {given:?}",
+                    server.url(),
+                    if close_unannounced {
+                        " closing unannounced"
+                    } else {
+                        ""
+                    }
+                );
+                run(async {
+                    let mut http_client = server.client_options();
+                    http_client.proxy = ProxySetting::Url {
+                        url,
+                        no_proxy: Vec::new(),
+                    };
+                    let options = ConnectOptions {
+                        http_client,
+                        ..ConnectOptions::default()
+                    };
+                    let err = mcpwire::connect_smol(&server.config(), options)
+                        .await
+                        .unwrap_err();
+                    assert_credentials_wanted(&err, given.is_some(), &shown);
+                });
+            }
+        }
+        let counts = proxy.counts();
+        assert_eq!((counts.requests, counts.tunnels), (0, 0), "{counts:?}");
+        assert!(counts.unauthorized >= 4, "{counts:?}");
+    }
+    // Nothing reached either server.
+    assert!(http.requests().is_empty() && https.requests().is_empty());
+}
+
+#[test]
+fn a_tools_call_the_proxy_asks_credentials_for_did_not_run() {
+    if peers_skipped("a_tools_call_the_proxy_asks_credentials_for_did_not_run") {
+        return;
+    }
+    // A plain-http call that meets a 407 (the proxy's configuration changed under a live
+    // connection), from a proxy that answers it as in the report: no `Connection: close`, a
+    // body cut short by the close.
+    let server = python_h2(false, &[]);
+    let proxy = Proxy::with_options(ProxyOptions {
+        close_unannounced: true,
+        ..ProxyOptions::default()
+    });
+    run(async {
+        let mut options = HttpClientOptions::default();
+        options.proxy = through(&proxy, &[]);
+        let (client, _notes) = connect(&server.config(), options, Era::Handshake).await;
+        calls(&client, 2, "before the proxy wants credentials").await;
+        let served = server.requests_of("tools/call").len();
+        proxy.set_credentials(Some("alice:s3cret"));
+        let err = client
+            .call_tool("add", json!({"a": 1, "b": 2}))
+            .await
+            .unwrap_err();
+        assert_credentials_wanted(&err, false, &proxy.url());
+        assert_eq!(
+            server.requests_of("tools/call").len(),
+            served,
+            "the call reached the server"
+        );
+        // The proxy lets requests through again: the same connection goes on.
+        proxy.set_credentials(None);
+        calls(&client, 2, "after the proxy let requests through again").await;
+        client.close().await;
+    });
+}
+
+#[test]
+fn a_proxy_that_cannot_be_reached_or_refuses_the_tunnel_says_which() {
+    // No server is needed: each request stops at the proxy.
+    let gone = format!("http://127.0.0.1:{}", free_port());
+    let closed = free_port();
+    let plain = Proxy::start();
+    let port_443_only = Proxy::with_options(ProxyOptions {
+        connect_ports: vec![443],
+        ..ProxyOptions::default()
+    });
+    let socks = format!("socks5h://{}", plain.addr());
+    let tls_port = free_port();
+    // (what, server URL, proxy URL, kind, words)
+    let cases = [
+        (
+            "nothing listens at the proxy's port (CONNECT)",
+            format!("https://127.0.0.1:{tls_port}/mcp"),
+            gone.clone(),
+            "Proxy(Unreachable)",
+            format!("the proxy {gone} cannot be reached"),
+        ),
+        (
+            "nothing listens at the proxy's port (plain http)",
+            format!("http://127.0.0.1:{tls_port}/mcp"),
+            gone.clone(),
+            "Proxy(Unreachable)",
+            format!("the proxy {gone} cannot be reached"),
+        ),
+        (
+            "the proxy refuses the port",
+            format!("https://127.0.0.1:{tls_port}/mcp"),
+            port_443_only.url(),
+            "Proxy(Refused)",
+            format!("refused to open a tunnel to 127.0.0.1:{tls_port} (HTTP 403)"),
+        ),
+        (
+            "the proxy refuses the host",
+            "https://mcp.invalid/mcp".to_owned(),
+            plain.url(),
+            "Proxy(Refused)",
+            "refused to open a tunnel to mcp.invalid:443 (HTTP 403)".to_owned(),
+        ),
+        (
+            "the proxy cannot reach the server",
+            format!("https://127.0.0.1:{closed}/mcp"),
+            plain.url(),
+            "Proxy(Refused)",
+            format!("could not open a tunnel to 127.0.0.1:{closed} (HTTP 502)"),
+        ),
+        (
+            "a SOCKS proxy refuses the host",
+            "https://mcp.invalid/mcp".to_owned(),
+            socks.clone(),
+            "Proxy(Refused)",
+            format!("the SOCKS proxy {socks} refused to connect to mcp.invalid:443"),
+        ),
+    ];
+    for (what, server, proxy, kind, words) in cases {
+        run(async {
+            let mut options = ConnectOptions::default();
+            options.http_client.proxy = ProxySetting::Url {
+                url: proxy,
+                no_proxy: Vec::new(),
+            };
+            let err = mcpwire::connect_smol(&ServerConfig::http(&server), options)
+                .await
+                .unwrap_err();
+            let (shown, debug) = (err.to_string(), format!("{err:?}"));
+            eprintln!("{what}: {shown}");
+            assert!(!err.may_have_run(), "{what}: {debug}");
+            assert!(debug.contains(&format!("kind: {kind}")), "{what}: {debug}");
+            assert!(shown.contains(&words), "{what}: {shown}");
+            assert!(
+                shown.contains(&format!("{server} not reached through the proxy: not sent")),
+                "{what}: {shown}"
+            );
+            for other in ["credentials", "cannot be reached", "refused to"] {
+                if !words.contains(other) {
+                    assert!(!shown.contains(other), "{what}: {shown}");
+                }
+            }
+        });
+    }
+    // Only a CONNECT (and the proxy's `502` to it) reached the proxy's origin side.
+    let counts = plain.counts();
+    assert_eq!(counts.requests, 0, "{counts:?}: {:?}", plain.log());
+}
+
+#[test]
+fn a_407_from_a_proxy_the_client_does_not_know_of_is_still_the_proxys() {
+    // An intercepting proxy on the way to a plain-http server the client reaches "directly"
+    // answers a call with 407: only a proxy does. Both HTTP clients hand the status to the
+    // core, which reads it as the proxy wanting credentials, never as the server's failure.
+    for native in [true, false] {
+        let mut rules = handshake_rules("s-1", 405);
+        rules.insert(
+            0,
+            Rule::post("tools/call").status_with(
+                407,
+                &[
+                    ("Proxy-Authenticate", "Basic realm=\"corp\""),
+                    ("Content-Type", "text/html"),
+                ],
+                "<html>Proxy Authentication Required</html>",
+            ),
+        );
+        let server = FaultServer::start(rules);
+        run(async {
+            let mut options = ConnectOptions::default();
+            options.http_client.proxy = ProxySetting::Direct;
+            options.http_client.native_http1 = native;
+            let client = connect_handshake(&ServerConfig::http(server.url()), options).await;
+            let err = client
+                .call_tool("add", json!({"a": 1, "b": 2}))
+                .await
+                .unwrap_err();
+            let (shown, debug) = (err.to_string(), format!("{err:?}"));
+            eprintln!("native {native}: {shown}");
+            assert!(!err.may_have_run(), "{debug}");
+            assert!(debug.contains("kind: Proxy(Credentials)"), "{debug}");
+            assert!(
+                shown.contains(&format!(
+                    "HTTP 407 from the proxy, not from {} (the request did not reach it)",
+                    server.url()
+                )) && shown.contains("http://user:password@host:port"),
+                "{shown}"
+            );
+            client.close().await;
+        });
     }
 }

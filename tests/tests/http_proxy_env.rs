@@ -291,4 +291,66 @@ fn the_environment_proxy_as_curl_reads_it() {
         &explicit.counts(),
         &explicit.log(),
     );
+
+    // A proxy from the environment that wants credentials: the error names the variable the
+    // credentials go in, on both paths (a forwarded request, a CONNECT).
+    let asking = Proxy::requiring("alice:s3cret");
+    let gone = format!("http://127.0.0.1:{}", mcpwire_tests::free_port());
+    // (variable, value, the HTTPS server, what the error must say)
+    let cases = [
+        (
+            "http_proxy",
+            asking.url(),
+            false,
+            "put them in the proxy URL in the environment variable http_proxy",
+        ),
+        (
+            "HTTPS_PROXY",
+            asking.url(),
+            true,
+            "put them in the proxy URL in the environment variable HTTPS_PROXY",
+        ),
+        (
+            "ALL_PROXY",
+            format!("http://alice:wrong@{}", asking.addr()),
+            true,
+            "refused the credentials in its URL (HTTP 407, Basic): check the user name and \
+             password in the environment variable ALL_PROXY",
+        ),
+        (
+            "https_proxy",
+            gone.clone(),
+            true,
+            "(from the environment variable https_proxy) cannot be reached",
+        ),
+    ];
+    for (var, value, tls, words) in cases {
+        clear_env();
+        std::env::set_var(var, &value);
+        let (config, http_client) = if tls {
+            (&https_config, https.client_options())
+        } else {
+            (&http_config, HttpClientOptions::default())
+        };
+        let err = smol::block_on(async {
+            let options = ConnectOptions {
+                era: Era::Handshake,
+                http_client,
+                ..ConnectOptions::default()
+            };
+            mcpwire::connect_smol(config, options).await.unwrap_err()
+        });
+        clear_env();
+        let (shown, debug) = (err.to_string(), format!("{err:?}"));
+        eprintln!("{var}: {shown}");
+        assert!(!err.may_have_run(), "{var}: {debug}");
+        assert!(debug.contains("kind: Proxy("), "{var}: {debug}");
+        assert!(shown.contains(words), "{var}: {shown}");
+    }
+    assert_eq!(
+        (asking.counts().requests, asking.counts().tunnels),
+        (0, 0),
+        "{:?}",
+        asking.log()
+    );
 }
