@@ -556,9 +556,11 @@ pub(crate) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -
         ),
         // libcurl wanted to send the request again on a new connection and could not (the
         // body cannot be rewound, on purpose): the first connection closed before any answer.
+        // libcurl does this only for a reused connection that died before any response byte:
+        // a stale pooled connection, decided by at most once like the native client's.
         curl_sys::CURLE_SEND_FAIL_REWIND => (
-            K::HeadCutShort,
-            said("the connection closed after the request, before any response"),
+            K::StaleConnection,
+            said("the request went on a reused connection and it closed before any response byte"),
             false,
         ),
         curl_sys::CURLE_RECV_ERROR | curl_sys::CURLE_SEND_ERROR => (

@@ -678,6 +678,12 @@ impl HttpClient {
             let why = format!("the server never answered notifications/initialized ({reason})");
             self.protocol.fail_unsent(now, &why);
         }
+        if ex.status == Some(407) {
+            // A proxy's refusal whose body was cut: the request never reached the server.
+            let err = ex.error(ex.status_kind(), reason.to_owned(), &[]);
+            self.fail_kind(now, &ex.kind, err);
+            return self.after_input(now);
+        }
         match &ex.body {
             Body::Sse(_) => self.stream_ended(now, ex, Some(reason)),
             _ => {

@@ -560,3 +560,25 @@ fn a_json_body_declared_over_the_cap_is_refused_from_its_head() {
         "{reason}"
     );
 }
+
+#[test]
+fn a_proxys_407_whose_body_is_cut_is_the_proxys_not_a_call_that_may_have_run() {
+    let mut h = H::ready(405);
+    let call = h.call("x", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    h.c.handle_head(
+        h.now,
+        post,
+        407,
+        &[("Content-Type".into(), "text/html".into())],
+    );
+    h.c.handle_body(h.now, post, b"<html>short");
+    h.c.handle_failure(h.now, post, "the body was cut short");
+    h.open.remove(&post);
+    h.pump();
+    let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    assert!(matches!(e.kind, HttpErrorKind::Proxy(_)), "{e}");
+    assert!(!e.to_string().contains("may have"), "{e}");
+}
