@@ -215,6 +215,10 @@ impl Engine {
         let mut work = AppWork::default();
         let mut progressed = self.dispatch.settle(st, now);
         if st.close_requested && !self.closing {
+            // What was asked before the close goes out before it: a call dropped just before
+            // sends its cancellation (a task's `tasks/cancel` is a request, which the close
+            // would otherwise end unsent).
+            self.drain(st, now, &mut work);
             self.closing = true;
             st.conn.close(now);
             progressed = true;
@@ -224,13 +228,7 @@ impl Engine {
             progressed = true;
         }
         progressed |= self.io.read(cx, &mut st.conn, now, &mut work);
-        while let Some(output) = st.conn.poll_output() {
-            progressed = true;
-            match output {
-                Output::Event(event) => self.dispatch.event(st, &mut work, event),
-                other => self.io.carry_out(st, now, other),
-            }
-        }
+        progressed |= self.drain(st, now, &mut work);
         progressed |= self.io.write(cx);
         // The one timer of the connection, moved only when the core's next deadline comes
         // sooner than the one armed: each call brings a later deadline, and re-arming for each
@@ -245,6 +243,20 @@ impl Engine {
         }
         let finished = st.conn.is_finished() && self.io.is_idle();
         (progressed, work, finished)
+    }
+
+    /// Drains the core's outputs: IO to carry out, events for the callers. Returns whether
+    /// there were any.
+    fn drain(&mut self, st: &mut ConnectionState, now: Instant, work: &mut AppWork) -> bool {
+        let mut any = false;
+        while let Some(output) = st.conn.poll_output() {
+            any = true;
+            match output {
+                Output::Event(event) => self.dispatch.event(st, work, event),
+                other => self.io.carry_out(st, now, other),
+            }
+        }
+        any
     }
 
     /// Makes steps until nothing happens (or enough were made for one go). Ready when the

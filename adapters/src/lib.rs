@@ -93,9 +93,9 @@ use mcpwire_core::{ClientConfig, Connection, StdioOptions};
 /// Sees each step a stdio connection takes with its server process as the step is taken: the
 /// end of file on its stdin ([`ProcessAction::CloseStdin`], once everything queued before it
 /// was written), SIGTERM ([`ProcessAction::Terminate`]) and SIGKILL ([`ProcessAction::Kill`])
-/// to its process group, and a new start ([`ProcessAction::SpawnAgain`]). Called on the
-/// connection's driver, with the connection locked: it must return quickly and must not call
-/// the [`Client`].
+/// to its process group (also when the [`Driver`] is dropped with the server still running),
+/// and a new start ([`ProcessAction::SpawnAgain`]). Called on the connection's driver, with the
+/// connection locked: it must return quickly and must not call the [`Client`].
 pub type ProcessActionObserver = Arc<dyn Fn(ProcessAction) + Send + Sync>;
 
 /// How to connect: who we are, what we answer, limits and taps.

@@ -91,6 +91,8 @@ pub(crate) struct PipeIo {
     read_buf: Box<[u8]>,
     process: Option<Process>,
     exited: bool,
+    /// Told each process action as it is carried out.
+    observer: Option<crate::ProcessActionObserver>,
 }
 
 impl PipeIo {
@@ -115,6 +117,18 @@ impl PipeIo {
             read_buf: vec![0; 64 * 1024].into_boxed_slice(),
             process: None,
             exited: false,
+            observer: None,
+        }
+    }
+
+    /// Tells `observer` each process action as it is carried out.
+    pub(crate) fn observe(&mut self, observer: Option<crate::ProcessActionObserver>) {
+        self.observer = observer;
+    }
+
+    fn tell(&self, action: ProcessAction) {
+        if let Some(observer) = &self.observer {
+            observer(action);
         }
     }
 
@@ -292,12 +306,19 @@ impl TransportIo for PipeIo {
                 self.unwritten.extend_from_slice(&bytes);
                 st.conn.recycle(bytes);
             }
+            // Told when the end of file is written (`write`), after what was queued before.
             Output::Process(ProcessAction::CloseStdin) => self.close_stdin = true,
             Output::Process(ProcessAction::Terminate) => {
-                pid.map_or((), |p| signal_group(p, SIGTERM))
+                if let Some(p) = pid {
+                    signal_group(p, SIGTERM);
+                    self.tell(ProcessAction::Terminate);
+                }
             }
             Output::Process(ProcessAction::Kill) => match pid {
-                Some(p) => signal_group(p, SIGKILL),
+                Some(p) => {
+                    signal_group(p, SIGKILL);
+                    self.tell(ProcessAction::Kill);
+                }
                 None => {
                     // No process to kill: dropping the streams is the end.
                     self.close_stdin = true;
@@ -309,7 +330,10 @@ impl TransportIo for PipeIo {
                     }
                 }
             },
-            Output::Process(ProcessAction::SpawnAgain) => self.respawn(st, now),
+            Output::Process(ProcessAction::SpawnAgain) => {
+                self.tell(ProcessAction::SpawnAgain);
+                self.respawn(st, now);
+            }
             other => debug_assert!(false, "not a stdio output: {other:?}"),
         }
     }
@@ -352,6 +376,7 @@ impl TransportIo for PipeIo {
             if self.close_stdin && self.stdin.is_some() {
                 // Dropping the pipe is the end of file.
                 self.stdin = None;
+                self.tell(ProcessAction::CloseStdin);
                 progressed = true;
             }
         }
@@ -372,6 +397,7 @@ impl Drop for PipeIo {
         if let Some(p) = &self.process {
             if !self.exited {
                 signal_group(p.pid, SIGKILL);
+                self.tell(ProcessAction::Kill);
             }
         }
     }

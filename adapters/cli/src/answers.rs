@@ -69,14 +69,14 @@ async fn url_on_terminal(req: ElicitationRequest, url: String) -> ElicitResult {
     let message = req.message().to_owned();
     let typed = smol::unblock(move || {
         let mut input = std::io::stdin().lock();
-        let mut out = std::io::stderr().lock();
+        let mut out = crate::out::stderr_writer();
         ask::url(&message, &url, &mut input, &mut out)
     });
     let done = async {
         match id {
             Some(id) => {
                 completion(&id).await;
-                eprintln!("\nthe server says the elicitation is complete");
+                errln!("\nthe server says the elicitation is complete");
                 Ok(ElicitResult {
                     meta: None,
                     action: ElicitAction::Accept,
@@ -105,7 +105,7 @@ async fn ask_on_terminal(req: ElicitationRequest) -> ElicitResult {
     let answered = smol::unblock(move || {
         let _one = TERMINAL.lock().unwrap_or_else(|e| e.into_inner());
         let mut input = std::io::stdin().lock();
-        let mut out = std::io::stderr().lock();
+        let mut out = crate::out::stderr_writer();
         let schema = req.requested_schema().cloned().unwrap_or(json!({}));
         ask::form(req.message(), &schema, &mut input, &mut out)
     })
@@ -127,14 +127,14 @@ pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
     };
     let content = Arc::new(content);
     let defaults = args.defaults;
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let interactive = std::io::stdin().is_terminal() && crate::out::stderr_is_terminal();
     let handlers = Handlers::new().on_elicitation(move |req| {
         let content = content.clone();
         async move {
             // Not over a progress bar.
             crate::progress::make_room();
             if let Some(content) = content.as_ref() {
-                eprintln!("elicitation: {} → answered from --answer", req.message());
+                errln!("elicitation: {} → answered from --answer", req.message());
                 return Ok(ElicitResult {
                     meta: None,
                     action: ElicitAction::Accept,
@@ -143,7 +143,7 @@ pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
             }
             if defaults {
                 let answer = req.answer_with_defaults();
-                eprintln!(
+                errln!(
                     "elicitation: {} → {}",
                     req.message(),
                     match answer.action {
@@ -156,7 +156,7 @@ pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
             if interactive {
                 return Ok(ask_on_terminal(req).await);
             }
-            eprintln!(
+            errln!(
                 "elicitation: {} → declined (answer with --answer JSON or --answer-defaults)",
                 req.message()
             );
@@ -190,7 +190,7 @@ fn sample(text: Option<&str>, params: &Value) -> Result<Value, ErrorObject> {
         .unwrap_or("a message");
     match text {
         Some(text) => {
-            eprintln!("sampling: {asked} → answered from --sampling-answer");
+            errln!("sampling: {asked} → answered from --sampling-answer");
             Ok(json!({
                 "role": "assistant",
                 "content": {"type": "text", "text": text},
@@ -199,7 +199,7 @@ fn sample(text: Option<&str>, params: &Value) -> Result<Value, ErrorObject> {
             }))
         }
         None => {
-            eprintln!("sampling: {asked} → declined (answer with --sampling-answer TEXT)");
+            errln!("sampling: {asked} → declined (answer with --sampling-answer TEXT)");
             Err(ErrorObject::new(
                 -1,
                 "the user declined the sampling request (mcpwire answers with --sampling-answer TEXT)",

@@ -114,7 +114,7 @@ fn kept() -> Result<Kept, StoreError> {
         #[cfg(feature = "keychain")]
         match KeychainTokenStore::open_in(files.dir()) {
             Ok(keychain) => return Ok(Kept::Keychain(keychain)),
-            Err(e) => eprintln!(
+            Err(e) => errln!(
                 "mcpwire: {}; keeping sign-ins in {}",
                 e.0,
                 files.dir().display()
@@ -131,7 +131,7 @@ fn store() -> Arc<dyn TokenStore> {
     match kept() {
         Ok(kept) => kept.token_store(),
         Err(e) => {
-            eprintln!("mcpwire: {e}; this sign-in will not be kept");
+            errln!("mcpwire: {e}; this sign-in will not be kept");
             Arc::new(MemoryTokenStore::default())
         }
     }
@@ -169,7 +169,7 @@ pub(super) fn apply(
     if static_token(config) {
         return Ok(());
     }
-    let interactive = login || std::io::stderr().is_terminal();
+    let interactive = login || crate::out::stderr_is_terminal();
     let (authorizer, redirect): (Arc<dyn Authorizer>, String) = if args.no_sign_in {
         let why = "the server asks for a sign-in and --no-sign-in forbids one";
         (Arc::new(NoSignIn(why)), "http://127.0.0.1/callback".into())
@@ -189,10 +189,8 @@ pub(super) fn apply(
             .open_browser(!args.no_browser)
             .read_stdin(login || std::io::stdin().is_terminal())
             .show_url(|url: &Url| {
-                eprintln!(
-                    "mcpwire: sign in at this address (or paste here where the browser ends):"
-                );
-                eprintln!("  {url}");
+                errln!("mcpwire: sign in at this address (or paste here where the browser ends):");
+                errln!("  {url}");
             });
         (Arc::new(listener), redirect)
     };
@@ -274,14 +272,14 @@ pub(super) fn logged_in(config: &ServerConfig) -> Result<u8, Failure> {
     let kept = kept().and_then(|s| s.sign_ins()).unwrap_or_default();
     match kept.iter().find(|s| s.server == h.url) {
         Some(s) => {
-            println!(
+            outln!(
                 "Signed in to {} (authorization server {}; {})",
                 s.server,
                 s.issuer,
                 expiry(s.expires_at)
             );
         }
-        None => println!("{} did not ask for a sign-in", h.url),
+        None => outln!("{} did not ask for a sign-in", h.url),
     }
     Ok(exit::OK)
 }
@@ -302,9 +300,9 @@ pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> R
                             "refreshable": s.refreshable, "scopes": s.scopes})
                     })
                     .collect();
-                println!("{}", serde_json::Value::Array(items));
+                outln!("{}", serde_json::Value::Array(items));
             } else if all.is_empty() {
-                println!("no sign-ins kept (in {})", kept.place());
+                outln!("no sign-ins kept (in {})", kept.place());
             } else {
                 for s in &all {
                     let scopes = if s.scopes.is_empty() {
@@ -313,7 +311,7 @@ pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> R
                         format!("; scopes {}", s.scopes.join(" "))
                     };
                     let refresh = if s.refreshable { "; refreshable" } else { "" };
-                    println!(
+                    outln!(
                         "{}  (authorization server {}; {}{refresh}{scopes})",
                         s.server,
                         s.issuer,
@@ -346,7 +344,7 @@ pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> R
             for server in &servers {
                 smol::block_on(store.remove(server))
                     .map_err(|e| Failure::new(exit::CONNECT, e.to_string()))?;
-                println!("signed out of {server}");
+                outln!("signed out of {server}");
             }
             Ok(exit::OK)
         }

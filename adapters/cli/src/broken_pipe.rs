@@ -1,7 +1,10 @@
 //! `mcpwire tools | head`: when the reader of stdout goes away, the command ends the way other
 //! command-line tools do, by SIGPIPE (a shell reports 141), instead of a panic's message and
-//! backtrace. SIGPIPE itself stays ignored (as Rust programs start): a write to a stdio
-//! server that has exited is an error the connection reports, not the end of the process.
+//! backtrace. A command with a connection first closes it gracefully (see the `out` module,
+//! through which everything is printed); this hook covers what writes to stdout on its own
+//! (the completion scripts). SIGPIPE itself stays ignored (as Rust programs start): a write to
+//! a stdio server that has exited is an error the connection reports, not the end of the
+//! process.
 
 /// Installs the panic hook that turns a failed write to a closed stdout into that ending.
 pub(super) fn end_quietly() {
@@ -30,7 +33,7 @@ fn is_closed_stdout(message: &str) -> bool {
 }
 
 #[cfg(unix)]
-fn end_by_sigpipe() -> ! {
+pub(crate) fn end_by_sigpipe() -> ! {
     // SAFETY: restoring a signal's default action and raising it touch no memory of ours.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
@@ -40,7 +43,7 @@ fn end_by_sigpipe() -> ! {
 }
 
 #[cfg(not(unix))]
-fn end_by_sigpipe() -> ! {
+pub(crate) fn end_by_sigpipe() -> ! {
     std::process::exit(141)
 }
 

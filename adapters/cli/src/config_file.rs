@@ -1,7 +1,7 @@
 //! `--config FILE [--server NAME]`: a server from any host's configuration file, its
 //! variables expanded from this process's environment, its inputs asked on the terminal.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::path::Path;
 
 use mcpwire::config::{Host, InputSpec, Loaded, LoadedServer, Loader};
@@ -35,7 +35,7 @@ pub(super) fn load(path: &Path, name: Option<&str>, verbose: bool) -> Result<Loa
     let loaded = loader.load_file(path).map_err(|e| usage(e.to_string()))?;
     if verbose {
         for f in &loaded.files {
-            eprintln!(
+            errln!(
                 "· {}: read as {} ({})",
                 f.path.display(),
                 whose_file(f.host),
@@ -43,7 +43,7 @@ pub(super) fn load(path: &Path, name: Option<&str>, verbose: bool) -> Result<Loa
             );
         }
         for w in &loaded.warnings {
-            eprintln!("· warning: {w}");
+            errln!("· warning: {w}");
         }
     }
     Ok(loaded)
@@ -79,14 +79,14 @@ fn pick(
         }
     };
     if !server.settings.enabled {
-        eprintln!(
+        errln!(
             "mcpwire: `{}` is disabled in {}; starting it as asked",
             server.name,
             path.display()
         );
     }
     if verbose {
-        eprintln!("· {server}");
+        errln!("· {server}");
     }
     Ok(server.clone())
 }
@@ -119,8 +119,7 @@ pub(super) fn ask(spec: &InputSpec) -> Result<String, String> {
     if let (Some(default), false) = (&spec.default, spec.password) {
         prompt.push_str(&format!(" (default {default})"));
     }
-    eprint!("{prompt}: ");
-    let _ = std::io::stderr().flush();
+    err!("{prompt}: ");
     let line = if spec.password {
         read_hidden()
     } else {

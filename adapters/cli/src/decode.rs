@@ -35,7 +35,7 @@ pub struct DecodeArgs {
     request_id: Option<String>,
     /// Print a JSON report (items and a summary) instead of lines.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     /// The captured body, exactly as received after any transfer encoding (default: stdin).
     #[arg(value_name = "FILE")]
     file: Option<PathBuf>,
@@ -45,9 +45,10 @@ pub struct DecodeArgs {
 pub fn main(args: &DecodeArgs) -> ExitCode {
     match run(args) {
         Ok(code) => ExitCode::from(code),
+        // With --json, the report already says the body yields no response.
         Err(f) => {
-            eprintln!("mcpwire: {}", f.message);
-            ExitCode::from(f.code)
+            let json = args.json && f.code != exit::NO_RESPONSE;
+            super::finish(f, json)
         }
     }
 }
@@ -63,9 +64,9 @@ fn run(args: &DecodeArgs) -> Result<u8, Failure> {
     let verdict = Verdict::of(&report, &wanted);
     if args.json {
         let v = json_report(&report, &wanted, &verdict, &args.content_type, body.len());
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        crate::out::json(&v);
     } else {
-        print!(
+        out!(
             "{}",
             text_report(&report, &wanted, &verdict, format, body.len())
         );
@@ -297,10 +298,11 @@ struct Report {
 
 /// Pushes the messages (or diagnostics) one JSON text holds; returns the batch size if a batch.
 fn messages_of(text: &[u8], items: &mut Vec<Item>) -> Option<usize> {
+    // A body that is not text (gzip, say) is summarised, never dumped.
     let not_a_message = |error| {
         Item::Diagnostic(Diag::NotAMessage {
             error,
-            text: String::from_utf8_lossy(text).into_owned(),
+            text: crate::out::text_or_size(text).into_owned(),
         })
     };
     match jsonrpc::parse(text) {

@@ -26,10 +26,15 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Runs the tour and turns its outcome into the exit code.
 pub fn main() -> ExitCode {
-    match smol::block_on(run()) {
+    // When stdout's reader goes away (`mcpwire demo | head`), the tour goes on unseen to its
+    // last step, which closes its servers gracefully; then the process ends by SIGPIPE.
+    crate::out::close_first();
+    let outcome = smol::block_on(run());
+    crate::out::end_if_lost();
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("mcpwire demo: {}", f.message);
+            errln!("mcpwire demo: {}", f.message);
             ExitCode::from(f.code)
         }
     }
@@ -155,12 +160,12 @@ fn label(frame: &Value) -> String {
 
 /// A step's title.
 fn title(n: usize, text: &str) {
-    println!("\n{n}. {text}");
+    outln!("\n{n}. {text}");
 }
 
 /// A line of a step's paragraph.
 fn line(text: impl AsRef<str>) {
-    println!("   {}", text.as_ref());
+    outln!("   {}", text.as_ref());
 }
 
 /// The elicitations one connection was asked, each with the answer given.
@@ -244,8 +249,8 @@ fn text_of(v: &Value) -> String {
 }
 
 async fn run() -> Result<(), Failure> {
-    println!("mcpwire demo: a tour of MCP against the built-in demo server (mcpwire serve-demo),");
-    println!("run as a child over stdio. \"→\" is a frame we sent, \"←\" one the server sent.");
+    outln!("mcpwire demo: a tour of MCP against the built-in demo server (mcpwire serve-demo),");
+    outln!("run as a child over stdio. \"→\" is a frame we sent, \"←\" one the server sent.");
 
     // 1. The handshake era, pinned.
     let old = Tour::connect(Era::Handshake, false).await?;
@@ -294,8 +299,8 @@ async fn run() -> Result<(), Failure> {
     prompts(&old).await?;
     notification(&old).await?;
     close(&old, &new).await;
-    println!("\nThe tour is over. `mcpwire --help` lists the commands;");
-    println!("`mcpwire --verbose call slow` prints every frame of a call.");
+    outln!("\nThe tour is over. `mcpwire --help` lists the commands;");
+    outln!("`mcpwire --verbose call slow` prints every frame of a call.");
     Ok(())
 }
 

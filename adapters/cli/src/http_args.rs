@@ -64,7 +64,7 @@ impl HttpArgs {
             });
         }
         if self.danger_accept_invalid_certificates {
-            eprintln!(
+            errln!(
                 "warning: --danger-accept-invalid-certificates: the server's certificate is not \
                  checked; anyone on the path can read and change this connection"
             );

@@ -29,27 +29,27 @@ pub(super) fn info(client: &Client, json: bool) -> Result<u8, Failure> {
             "capabilities": init.capabilities,
             "instructions": init.instructions,
         });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        crate::out::json(&v);
         return Ok(exit::OK);
     }
-    println!("era:          {era}");
-    println!("transport:    {transport}");
-    println!("protocol:     {}", init.protocol_version);
+    outln!("era:          {era}");
+    outln!("transport:    {transport}");
+    outln!("protocol:     {}", init.protocol_version);
     let s = &init.server_info;
     match &s.title {
-        Some(t) => println!("server:       {} {} ({t})", s.name, s.version),
-        None => println!("server:       {} {}", s.name, s.version),
+        Some(t) => outln!("server:       {} {} ({t})", s.name, s.version),
+        None => outln!("server:       {} {}", s.name, s.version),
     }
     let caps = serde_json::to_value(&init.capabilities).unwrap_or(Value::Null);
     let names: Vec<&str> = caps
         .as_object()
         .map(|m| m.keys().map(String::as_str).collect())
         .unwrap_or_default();
-    println!("capabilities: {}", names.join(", "));
+    outln!("capabilities: {}", names.join(", "));
     if let Some(text) = &init.instructions {
-        println!("instructions:");
+        outln!("instructions:");
         for line in text.lines() {
-            println!("  {line}");
+            outln!("  {line}");
         }
     }
     Ok(exit::OK)
@@ -70,20 +70,17 @@ pub(super) async fn tools(
             .find(|t| t.name == name)
             .ok_or_else(|| super::args::unknown_tool(name, &tools))?;
         match json {
-            true => println!("{}", serde_json::to_string_pretty(tool).unwrap_or_default()),
-            false => print!("{}", super::show::tool_detail(tool)),
+            true => crate::out::json(tool),
+            false => out!("{}", super::show::tool_detail(tool)),
         }
         return Ok(exit::OK);
     }
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&tools).unwrap_or_default()
-        );
+        crate::out::json(&tools);
         return Ok(exit::OK);
     }
     let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
-    println!("{:width$}  DESCRIPTION", "NAME");
+    outln!("{:width$}  DESCRIPTION", "NAME");
     for t in &tools {
         let description = t
             .description
@@ -92,7 +89,7 @@ pub(super) async fn tools(
             .lines()
             .next()
             .unwrap_or("");
-        println!("{:width$}  {}", t.name, truncate(description, 100));
+        outln!("{:width$}  {}", t.name, truncate(description, 100));
     }
     Ok(exit::OK)
 }

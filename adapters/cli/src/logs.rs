@@ -1,5 +1,6 @@
 //! The server's log messages (`notifications/message`) on stderr: at `--log-level` or above,
-//! dimmed when stderr is a terminal, with control characters made visible.
+//! dimmed when stderr is a terminal, with control characters made visible (when printed, by
+//! the `out` module).
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -69,28 +70,7 @@ pub(super) fn line(message: &LoggingMessageParams, min: LogLevel) -> Option<Stri
         .as_deref()
         .map(|l| format!("{l}: "))
         .unwrap_or_default();
-    Some(visible(&format!("[{}] {logger}{data}", message.level)))
-}
-
-/// `text` with its control characters (a server's ANSI escapes, say) shown as `\u{…}`, so a
-/// log line cannot move the cursor or recolour the terminal. Newlines and tabs stay.
-fn visible(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' | '\t' => c.to_string(),
-            c if c.is_control() => c.escape_unicode().to_string(),
-            c => c.to_string(),
-        })
-        .collect()
-}
-
-/// `line` dimmed with ANSI escapes when `dim`.
-pub(super) fn paint(line: &str, dim: bool) -> String {
-    if dim {
-        format!("\x1b[2m{line}\x1b[0m")
-    } else {
-        line.to_owned()
-    }
+    Some(format!("[{}] {logger}{data}", message.level))
 }
 
 /// Prints the server's log messages as they come, from the task that runs the command (so a
@@ -134,9 +114,8 @@ impl LogPrinter {
             _ => return,
         };
         if let Some(line) = line(&message, self.min) {
-            let _held = std::io::stderr().lock();
-            crate::progress::make_room();
-            eprintln!("{}", paint(&line, self.dim));
+            // Its control characters made visible, then dimmed.
+            crate::out::errln_dim(&line, self.dim);
         }
     }
 
@@ -201,18 +180,14 @@ mod tests {
             line(&m, LogLevel::Debug).as_deref(),
             Some(r#"[info] db: {"rows":3}"#)
         );
-        // A server's escape sequences cannot reach the terminal.
+        // A server's escape sequences cannot reach the terminal: the line is printed through
+        // the `out` module, which makes them visible.
         let m = message("info", None, json!("red \u{1b}[31mtext\u{7}\nnext"));
+        let shown = line(&m, LogLevel::Debug).unwrap();
         assert_eq!(
-            line(&m, LogLevel::Debug).as_deref(),
-            Some("[info] red \\u{1b}[31mtext\\u{7}\nnext")
+            crate::out::visible(&shown),
+            "[info] red \\x1b[31mtext\\x07\nnext"
         );
-    }
-
-    #[test]
-    fn dimmed_only_when_asked() {
-        assert_eq!(paint("x", true), "\x1b[2mx\x1b[0m");
-        assert_eq!(paint("x", false), "x");
     }
 
     #[test]

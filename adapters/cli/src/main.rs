@@ -1,13 +1,21 @@
 //! The `mcpwire` command line: inspect and call any MCP server from a shell.
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use mcpwire::{CallOptions, Client, ConnectOptions, Direction, Error, Event};
-use serde_json::{Map, Value};
+use futures_lite::future;
+use mcpwire::core::error::HttpError;
+use mcpwire::core::{CallError, LocalError};
+use mcpwire::{
+    CallOptions, Client, ConnectOptions, Direction, Error, Event, ProcessAction, ShutdownTimeouts,
+};
+use serde_json::{json, Map, Value};
+
+// First: its macros (`out!`, `outln!`, `err!`, `errln!`) print everything the modules below print.
+#[macro_use]
+mod out;
 
 mod answers;
 mod args;
@@ -44,6 +52,7 @@ mod exit {
     pub const TIMEOUT: u8 = 5;
     pub const NO_RESPONSE: u8 = 6;
     pub const UNVERIFIED: u8 = 7;
+    pub const INTERRUPTED: u8 = 130;
 }
 
 const EXIT_CODES: &str = "\
@@ -59,6 +68,22 @@ Exit codes:
   7  skills NAME: a file of the skill does not match the skill's entry (size, digest,
      SKILL.md frontmatter); nothing of the skill is printed. call: the result breaks the
      tool's outputSchema (no structuredContent, or one that does not match it)
+  130  interrupted by Ctrl-C, after a call in flight was cancelled (notifications/cancelled,
+       or tasks/cancel for a task) and the server was closed gracefully; a second Ctrl-C
+       ends at once (watch, which runs until Ctrl-C, exits 0)
+
+When stdout's reader goes away (`mcpwire … | head`), the server is closed gracefully first,
+then the command ends by SIGPIPE as other tools do (a shell shows 141); another failure to
+write to stdout is told on stderr and ends with 4.
+
+With --json, every failure is also a JSON object on stdout: the server's JSON-RPC error as
+{\"error\": {\"code\", \"message\", \"data\"}}, any other as {\"error\": {\"kind\", \"message\"}},
+kind one of usage, connect, call, timeout, no-response, unverified, interrupted.
+
+What a server sends (tool text, error messages, log messages, its stderr, an HTTP error
+body) is printed with its control characters made visible (\\x1b, \\r, \\u{85}, bidi and
+zero-width characters), on a terminal or not; --json escapes them (\\u0085); a body that is
+not text is summarised, never dumped.
 
 With --config FILE, `servers` starts its enabled servers and tells their states (exit 0
 whatever they are). With several enabled servers there (and no --server), `tools` lists them
@@ -128,8 +153,9 @@ struct ServerArgs {
     #[arg(long, global = true, value_name = "BYTES")]
     max_message_size: Option<usize>,
     /// Print every frame sent and received on stderr, the stdio server's stderr (dimmed on a
-    /// terminal), and over HTTP each exchange (method, URL without credentials, status,
-    /// session id; never a header).
+    /// terminal), each step of a stdio server's close as it is taken (its stdin's end, then
+    /// SIGTERM and SIGKILL if it lingers), and over HTTP each exchange (method, URL without
+    /// credentials, status, session id; never a header).
     #[arg(long, short, global = true)]
     verbose: bool,
     /// Show the server's log messages at LEVEL or above on stderr (default: info); when given,
@@ -190,8 +216,8 @@ enum Command {
         /// Arguments as key=value (typed by the tool's input schema) and key:=JSON (raw
         /// JSON), or one JSON object, or - to read that object from stdin.
         args: Vec<String>,
-        /// Print the whole result as JSON (instead of its text content); a JSON-RPC error
-        /// from the server as `{"error": …}`.
+        /// Print the whole result as JSON (instead of its text content); a failure as
+        /// `{"error": …}` (the server's JSON-RPC error as it came).
         #[arg(long)]
         json: bool,
         /// Write each image, audio clip and binary resource to a file in DIR, named
@@ -288,10 +314,36 @@ enum Command {
     Decode(decode::DecodeArgs),
 }
 
+impl Command {
+    /// Whether the command was asked for JSON (`--json`).
+    fn json(&self) -> bool {
+        match self {
+            Command::Info { json }
+            | Command::Tools { json, .. }
+            | Command::Call { json, .. }
+            | Command::Ping { json }
+            | Command::LogLevel { json, .. }
+            | Command::Servers { json, .. } => *json,
+            Command::Resources(a) => a.json,
+            Command::Prompts(a) => a.json,
+            Command::Skills(a) => a.json,
+            Command::Tasks(a) => a.json,
+            Command::Complete(a) => a.json,
+            Command::Watch(a) => a.json,
+            Command::Decode(a) => a.json,
+            Command::Auth(a) => matches!(a.command, auth::AuthCommand::List { json: true }),
+            Command::Demo | Command::Completions { .. } | Command::ServeDemo { .. } => false,
+        }
+    }
+}
+
 /// A failure with the exit code it maps to.
 struct Failure {
     code: u8,
+    /// What went wrong, in words (nothing more is printed on stderr when it is empty).
     message: String,
+    /// The server's JSON-RPC error, when that is what it was: with `--json`, printed as it is.
+    error: Option<Value>,
 }
 
 impl Failure {
@@ -299,7 +351,31 @@ impl Failure {
         Failure {
             code,
             message: message.into(),
+            error: None,
         }
+    }
+
+    /// What kind of failure, for `--json`, from its exit code.
+    fn kind(&self) -> &'static str {
+        match self.code {
+            exit::USAGE => "usage",
+            exit::CONNECT => "connect",
+            exit::TIMEOUT => "timeout",
+            exit::NO_RESPONSE => "no-response",
+            exit::UNVERIFIED => "unverified",
+            exit::INTERRUPTED => "interrupted",
+            _ => "call",
+        }
+    }
+
+    /// The failure as `--json` prints it: `{"error": …}`, the server's JSON-RPC error as it
+    /// came, any other with its kind and message.
+    fn to_json(&self) -> Value {
+        let error = match &self.error {
+            Some(e) => e.clone(),
+            None => json!({"kind": self.kind(), "message": self.message}),
+        };
+        json!({ "error": error })
     }
 }
 
@@ -316,24 +392,154 @@ impl From<Error> for Failure {
             e if e.is_timeout() => exit::TIMEOUT,
             _ => exit::CALL,
         };
-        Failure::new(code, e.to_string())
+        Failure {
+            code,
+            message: message_of(&e),
+            error: e.server_error().and_then(|s| serde_json::to_value(s).ok()),
+        }
     }
+}
+
+/// The words for an error: its own, with an HTTP error body's excerpt that is not text
+/// summarised instead of dumped.
+fn message_of(e: &Error) -> String {
+    let text = e.to_string();
+    match http_error(e) {
+        Some(http) => match out::not_text(&http.body_excerpt) {
+            Some(summary) => text.replace(http.body_excerpt.as_str(), summary),
+            None => text,
+        },
+        None => text,
+    }
+}
+
+/// The HTTP failure an error carries, if any.
+fn http_error(e: &Error) -> Option<&HttpError> {
+    match e {
+        Error::Call(c) | Error::Handshake { error: c, .. } => match c {
+            CallError::Local(LocalError::Http(h)) => Some(h),
+            CallError::Local(LocalError::MaybeExecuted { http: Some(h), .. }) => Some(h),
+            _ => None,
+        },
+        Error::MayHaveRun { http: Some(h), .. } => Some(h),
+        _ => None,
+    }
+}
+
+/// Ends with `f`: its words on stderr and, with `json`, its JSON object on stdout.
+fn finish(f: Failure, json: bool) -> ExitCode {
+    if json {
+        out::json(&f.to_json());
+    }
+    if !f.message.is_empty() {
+        errln!("mcpwire: {}", f.message);
+    }
+    ExitCode::from(f.code)
+}
+
+/// Why a command stopped before its end.
+enum Stop {
+    /// Ctrl-C.
+    Interrupted,
+    /// stdout's reader went away (or stdout could not be written).
+    StdoutGone,
+}
+
+/// Runs `work` unless Ctrl-C comes or stdout is lost first.
+async fn unless_stopped<T>(work: impl std::future::Future<Output = T>) -> Result<T, Stop> {
+    let interrupted = async {
+        interrupt::wait().await;
+        Err(Stop::Interrupted)
+    };
+    let gone = async {
+        out::stdout_gone().await;
+        Err(Stop::StdoutGone)
+    };
+    future::or(async { Ok(work.await) }, future::or(interrupted, gone)).await
+}
+
+/// From now on (a connection is about to be made), Ctrl-C and the loss of stdout stop the
+/// command, and the connection is closed gracefully before the process ends.
+fn stop_gracefully() {
+    interrupt::catch();
+    out::close_first();
+}
+
+/// The failure a stop is, once the connection was closed; what was printed said the rest.
+fn stopped(stop: &Stop) -> Failure {
+    match stop {
+        Stop::Interrupted => Failure::new(exit::INTERRUPTED, ""),
+        // The process ends in `out::end_if_lost` (by SIGPIPE when the reader went away).
+        Stop::StdoutGone => Failure::new(exit::CALL, ""),
+    }
+}
+
+/// Says at once that Ctrl-C was seen and the connection is closing (it may take seconds).
+fn tell_interrupted(stop: &Stop) {
+    if matches!(stop, Stop::Interrupted) {
+        errln!("mcpwire: interrupted; closing the connection (Ctrl-C again ends at once)");
+    }
+}
+
+/// The `--verbose` line for a step a stdio connection took with its server process, as it is
+/// taken: the close's escalation (stdin's end, SIGTERM, SIGKILL) and a new start.
+fn process_step(action: ProcessAction, waits: ShutdownTimeouts) -> Option<String> {
+    Some(match action {
+        ProcessAction::CloseStdin => format!(
+            "stdin closed (end of file): the server has {:?} to exit",
+            waits.after_close_stdin
+        ),
+        ProcessAction::Terminate => format!(
+            "the server is still running: SIGTERM sent to its process group, {:?} before SIGKILL",
+            waits.after_terminate
+        ),
+        ProcessAction::Kill => "SIGKILL sent to the server's process group".into(),
+        ProcessAction::SpawnAgain => "starting the server again".into(),
+        _ => return None,
+    })
+}
+
+/// Whether the raw command line asks for JSON (`--json` before any `--`), for a usage error
+/// found before the command line is understood.
+fn asks_json(argv: &[std::ffi::OsString]) -> bool {
+    argv.iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json")
 }
 
 fn main() -> ExitCode {
     broken_pipe::end_quietly();
     let (argv, stdio_words) = target::split_stdio_words(std::env::args_os().collect());
-    let mut cli = Cli::parse_from(argv);
+    let json = asks_json(&argv);
+    let mut cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if json && !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or("").trim();
+                let message = first.strip_prefix("error: ").unwrap_or(first);
+                out::json(&Failure::new(exit::USAGE, message).to_json());
+            }
+            e.exit()
+        }
+    };
     cli.server.stdio_words = stdio_words;
+    let json = cli.command.json();
     if cli.server.stdio_words.is_some()
         && (cli.server.http.is_some() || cli.server.config.is_some())
     {
-        eprintln!("mcpwire: --stdio cannot be used with --http or --config");
-        return ExitCode::from(exit::USAGE);
+        let f = Failure::new(
+            exit::USAGE,
+            "--stdio cannot be used with --http or --config",
+        );
+        return finish(f, json);
     }
     if let Command::ServeDemo { handshake_only } = cli.command {
         let stdin = smol::Unblock::new(std::io::stdin());
-        let stdout = smol::Unblock::new(std::io::stdout());
+        // The demo server's own protocol (JSON-RPC, one message a line), not text for a
+        // terminal.
+        let stdout = smol::Unblock::new(out::raw_stdout());
         let config = mcpwire::core::server::DemoConfig {
             handshake_only,
             ..Default::default()
@@ -341,7 +547,7 @@ fn main() -> ExitCode {
         return match smol::block_on(mcpwire::serve_demo(stdin, stdout, config)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("mcpwire serve-demo: {e}");
+                errln!("mcpwire serve-demo: {e}");
                 ExitCode::from(1)
             }
         };
@@ -352,11 +558,12 @@ fn main() -> ExitCode {
             ShellArg::Zsh => clap_complete::Shell::Zsh,
             ShellArg::Fish => clap_complete::Shell::Fish,
         };
+        // This program's own text (a broken pipe ends it by the panic hook).
         clap_complete::generate(
             shell,
             &mut Cli::command(),
             "mcpwire",
-            &mut std::io::stdout(),
+            &mut out::raw_stdout(),
         );
         return ExitCode::SUCCESS;
     }
@@ -367,10 +574,7 @@ fn main() -> ExitCode {
     if let Command::Servers { json, .. } = &cli.command {
         return match servers::list(cli.server.config.as_deref(), *json) {
             Ok(code) => ExitCode::from(code),
-            Err(f) => {
-                eprintln!("mcpwire: {}", f.message);
-                ExitCode::from(f.code)
-            }
+            Err(f) => finish(f, *json),
         };
     }
     if let Command::Decode(args) = &cli.command {
@@ -382,10 +586,7 @@ fn main() -> ExitCode {
                 .and_then(|config| auth::offline(&a.command, config.as_ref().map(|(c, _)| c)));
             return match outcome {
                 Ok(code) => ExitCode::from(code),
-                Err(f) => {
-                    eprintln!("mcpwire: {}", f.message);
-                    ExitCode::from(f.code)
-                }
+                Err(f) => finish(f, json),
             };
         }
     }
@@ -397,24 +598,20 @@ fn main() -> ExitCode {
             || s.config.is_some()
             || s.server.is_some()
         {
-            eprintln!(
-                "mcpwire: demo runs against the built-in demo server; \
-                 it takes no --stdio, --http or --config"
+            let f = Failure::new(
+                exit::USAGE,
+                "demo runs against the built-in demo server; it takes no --stdio, --http or --config",
             );
-            return ExitCode::from(exit::USAGE);
+            return finish(f, json);
         }
         return demo::main();
     }
-    if matches!(cli.command, Command::Watch(_)) {
-        // Ctrl-C ends watch, and the connection closes as it should.
-        interrupt::catch();
-    }
-    match smol::block_on(run(cli)) {
+    let outcome = smol::block_on(run(cli));
+    // stdout was lost: the connection is closed; end as that asks.
+    out::end_if_lost();
+    match outcome {
         Ok(code) => ExitCode::from(code),
-        Err(f) => {
-            eprintln!("mcpwire: {}", f.message);
-            ExitCode::from(f.code)
-        }
+        Err(f) => finish(f, json),
     }
 }
 
@@ -503,18 +700,24 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 Direction::Outgoing => "→",
                 Direction::Incoming => "←",
             };
-            eprintln!("{arrow} {}", String::from_utf8_lossy(b));
+            errln!("{arrow} {}", String::from_utf8_lossy(b));
         }));
         // The server's stderr, dimmed on a terminal.
-        let dim = std::io::stderr().is_terminal();
-        options.on_stderr = Some(Arc::new(move |line: &str| match dim {
-            true => eprintln!("\x1b[2mserver: {line}\x1b[0m"),
-            false => eprintln!("server: {line}"),
+        let dim = out::stderr_is_terminal();
+        options.on_stderr = Some(Arc::new(move |line: &str| {
+            out::errln_dim(&format!("server: {line}"), dim);
         }));
         // Over HTTP, each exchange too: method, URL (without credentials), status, session.
         options.on_http_exchange = Some(Arc::new(|note: &mcpwire::HttpExchangeNote| {
             if let Some(line) = verbose::exchange_line(note) {
-                eprintln!("{line}");
+                errln!("{line}");
+            }
+        }));
+        // Each step of a stdio server's close as it is taken.
+        let waits = options.shutdown;
+        options.on_process_action = Some(Arc::new(move |action| {
+            if let Some(line) = process_step(action, waits) {
+                errln!("· {line}");
             }
         }));
     }
@@ -533,17 +736,43 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         })?;
     }
     let stateless = matches!(cli.server.era, EraArg::Stateless);
-    let client = match mcpwire::connect_smol(&config, options).await {
-        Ok(client) => client,
-        // Pinned to the stateless era, a server that refuses server/discover speaks another.
-        Err(e @ Error::Handshake { .. }) if stateless => {
-            return Err(Failure::new(
-                exit::CONNECT,
-                format!("this server does not speak 2026-07-28; try --era auto ({e})"),
-            ))
-        }
-        Err(e) => return Err(e.into()),
+    // From here on Ctrl-C (or stdout's loss) closes the connection gracefully.
+    stop_gracefully();
+    let (client, driver) = mcpwire::connect(&config, options)?;
+    smol::spawn(driver).detach();
+    // `auth login`'s sign-in takes Ctrl-C itself, as its typed outcome.
+    let ready = match login {
+        true => Ok(client.ready().await),
+        false => unless_stopped(client.ready()).await,
     };
+    let ready = match ready {
+        Ok(Ok(_)) => Ok(()),
+        // Pinned to the stateless era, a server that refuses server/discover speaks another.
+        Ok(Err(e @ Error::Handshake { .. })) if stateless => Err(Failure::new(
+            exit::CONNECT,
+            format!(
+                "this server does not speak 2026-07-28; try --era auto ({})",
+                message_of(&e)
+            ),
+        )),
+        Ok(Err(e)) => {
+            let mut f = Failure::from(e);
+            // A sign-in cancelled by Ctrl-C.
+            if interrupt::happened() {
+                f.code = exit::INTERRUPTED;
+            }
+            Err(f)
+        }
+        Err(stop) => {
+            tell_interrupted(&stop);
+            Err(stopped(&stop))
+        }
+    };
+    if let Err(f) = ready {
+        // As on every other path: a stdio server gets stdin's end, then SIGTERM, then SIGKILL.
+        client.close().await;
+        return Err(f);
+    }
     // With --verbose, what the connection reports beside the frames: readiness and the era,
     // every diagnostic, session renewals, the close. A call that runs as a task tells its
     // task's status as it changes, verbose or not.
@@ -555,18 +784,19 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             while let Some(event) = events.next().await {
                 let task = matches!(event, Event::TaskStatus { .. });
                 if let Some(line) = describe(&event).filter(|_| verbose || task) {
-                    eprintln!("· {line}");
+                    errln!("· {line}");
                 }
             }
         })
     });
-    if let Some(level) = cli.server.log_level {
-        set_log_level(&client, level, timeout).await;
-    }
     let min_level = cli.server.log_level.unwrap_or(logs::LogLevel::Info);
-    let logs = logs::LogPrinter::new(&client, min_level, std::io::stderr().is_terminal());
+    let logs = logs::LogPrinter::new(&client, min_level, out::stderr_is_terminal());
     let watching = matches!(cli.command, Command::Watch(_));
+    let log_level = cli.server.log_level;
     let work = async {
+        if let Some(level) = log_level {
+            set_log_level(&client, level, timeout).await;
+        }
         match cli.command {
             Command::Info { json } => inspect::info(&client, json),
             Command::Tools { name, json } => {
@@ -610,9 +840,23 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     };
     // The server's log messages are printed while the command runs, and those left after.
     // Watch reads the notifications itself, log messages included.
-    let code = match watching {
-        true => work.await,
-        false => futures_lite::future::or(work, logs.run()).await,
+    let done = match watching {
+        true => unless_stopped(work).await,
+        false => unless_stopped(future::or(work, logs.run())).await,
+    };
+    // A call cut short by Ctrl-C was dropped with the work: its cancellation is queued, and
+    // goes out before the close's end of stdin.
+    let code = match done {
+        Ok(code) => code,
+        // Watch runs until Ctrl-C: that is its normal end.
+        Err(Stop::Interrupted) if watching => {
+            errln!("interrupted; closing the connection");
+            Ok(exit::OK)
+        }
+        Err(stop) => {
+            tell_interrupted(&stop);
+            Err(stopped(&stop))
+        }
     };
     client.close().await;
     logs.drain().await;
@@ -635,7 +879,7 @@ async fn set_log_level(client: &Client, level: logs::LogLevel, timeout: Duration
     params.insert("level".into(), Value::from(level.name()));
     let opts = CallOptions::default().timeout(timeout);
     if let Err(e) = client.request("logging/setLevel", Some(params), opts).await {
-        eprintln!("mcpwire: logging/setLevel failed: {e}");
+        errln!("mcpwire: logging/setLevel failed: {e}");
     }
 }
 
@@ -708,7 +952,7 @@ async fn call(
     let mut opts = CallOptions::default().timeout(timeout).reset_on_progress();
     opts.max_total = max_time;
     // On a terminal a bar (or a spinner), cleared at the end; otherwise a line each.
-    let progress = progress::Printer::new(std::io::stderr().is_terminal());
+    let progress = progress::Printer::new(out::stderr_is_terminal());
     let shown = progress.clone();
     let opts = opts.on_progress(move |p| shown.show(p));
     let outcome = client.call_tool_with(tool, arguments, opts).await;
@@ -717,27 +961,19 @@ async fn call(
     logs.drain().await;
     let result = match outcome {
         Ok(result) => result,
-        Err(e) => {
-            // With --json, a JSON-RPC error is JSON too, on stdout; the exit code stays 4.
-            if let (true, Some(error)) = (json, e.server_error()) {
-                let v = serde_json::json!({ "error": error });
-                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-            }
-            return Err(e.into());
-        }
+        // With --json, a JSON-RPC error is JSON too, on stdout (see `finish`); the exit code
+        // stays 4.
+        Err(e) => return Err(e.into()),
     };
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&result).unwrap_or_default()
-        );
+        out::json(&result);
     } else {
         let text = content::render(&result.content, tool, output)
             .map_err(|e| Failure::new(exit::USAGE, e))?;
-        print!("{text}");
+        out!("{text}");
         if result.content.is_empty() {
             if let Some(s) = &result.structured_content {
-                println!("{s}");
+                outln!("{s}");
             }
         }
     }
@@ -746,4 +982,58 @@ async fn call(
     } else {
         exit::OK
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_asked_before_any_double_dash() {
+        let argv =
+            |words: &[&str]| -> Vec<std::ffi::OsString> { words.iter().map(Into::into).collect() };
+        assert!(asks_json(&argv(&["mcpwire", "call", "--json"])));
+        assert!(!asks_json(&argv(&["mcpwire", "call", "x"])));
+        assert!(!asks_json(&argv(&["mcpwire", "call", "x", "--", "--json"])));
+    }
+
+    #[test]
+    fn a_failure_as_json_keeps_the_server_s_error_as_it_came() {
+        let f = Failure::new(exit::TIMEOUT, "the call timed out");
+        assert_eq!(
+            f.to_json(),
+            json!({"error": {"kind": "timeout", "message": "the call timed out"}})
+        );
+        let rpc = mcpwire::core::jsonrpc::ErrorObject::new(-32602, "bad");
+        let f = Failure::from(Error::Call(CallError::Server(rpc)));
+        assert_eq!(f.code, exit::CALL);
+        assert_eq!(
+            f.to_json(),
+            json!({"error": {"code": -32602, "message": "bad"}})
+        );
+        assert_eq!(
+            Failure::new(exit::INTERRUPTED, "").to_json()["error"]["kind"],
+            "interrupted"
+        );
+    }
+
+    #[test]
+    fn each_step_of_a_close_in_words() {
+        let waits = ShutdownTimeouts::default();
+        assert_eq!(
+            process_step(ProcessAction::CloseStdin, waits).as_deref(),
+            Some("stdin closed (end of file): the server has 2s to exit")
+        );
+        assert_eq!(
+            process_step(ProcessAction::Terminate, waits).as_deref(),
+            Some(
+                "the server is still running: SIGTERM sent to its process group, \
+                 2s before SIGKILL"
+            )
+        );
+        assert_eq!(
+            process_step(ProcessAction::Kill, waits).as_deref(),
+            Some("SIGKILL sent to the server's process group")
+        );
+    }
 }

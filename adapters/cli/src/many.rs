@@ -4,7 +4,6 @@
 //! that offers the tool (`server/tool` is accepted too). A server that fails is reported with
 //! its reason and the end of its stderr; the others still answer.
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -41,12 +40,12 @@ pub(super) fn main(cli: &Cli) -> Option<ExitCode> {
     if !many {
         return None;
     }
-    Some(match smol::block_on(run(cli, file)) {
+    let outcome = smol::block_on(run(cli, file));
+    // stdout was lost: every server is closed; end as that asks.
+    crate::out::end_if_lost();
+    Some(match outcome {
         Ok(code) => ExitCode::from(code),
-        Err(f) => {
-            eprintln!("mcpwire: {}", f.message);
-            ExitCode::from(f.code)
-        }
+        Err(f) => super::finish(f, cli.command.json()),
     })
 }
 
@@ -97,7 +96,10 @@ async fn run(cli: &Cli, file: &Path) -> Result<u8, Failure> {
             server.settings.era = Some(era);
         }
     }
-    let manager = Manager::from_loaded(&loaded, options(cli, timeout)?);
+    let options = options(cli, timeout)?;
+    // From here on Ctrl-C (or stdout's loss) closes every server gracefully.
+    super::stop_gracefully();
+    let manager = Manager::from_loaded(&loaded, options);
     let longest = loaded
         .enabled()
         .map(|s| s.settings.startup_timeout.unwrap_or(timeout))
@@ -154,13 +156,21 @@ async fn run(cli: &Cli, file: &Path) -> Result<u8, Failure> {
                     _ => reason(&state),
                 };
                 match detail {
-                    Some(detail) => eprintln!("· {server}: {} ({detail})", state.word()),
-                    None => eprintln!("· {server}: {}", state.word()),
+                    Some(detail) => errln!("· {server}: {} ({detail})", state.word()),
+                    None => errln!("· {server}: {}", state.word()),
                 }
             }
         }
     };
-    let code = future::or(work, events).await;
+    let code = match super::unless_stopped(future::or(work, events)).await {
+        Ok(code) => code,
+        Err(stop) => {
+            super::tell_interrupted(&stop);
+            Err(super::stopped(&stop))
+        }
+    };
+    // Each server closed gracefully (a stdio server gets stdin's end, then SIGTERM, then
+    // SIGKILL; a call in flight was cancelled with the work).
     manager.close().await;
     code
 }
@@ -190,7 +200,7 @@ fn options(cli: &Cli, timeout: Duration) -> Result<ManagerOptions, Failure> {
     let max = args.max_message_size;
     let verbose = args.verbose;
     let oauth = super::auth::for_manager(&args.sign_in);
-    let dim = std::io::stderr().is_terminal();
+    let dim = crate::out::stderr_is_terminal();
     let factory = move |name: &str| {
         let mut o = ConnectOptions {
             http_client: http_client.clone(),
@@ -210,17 +220,24 @@ fn options(cli: &Cli, timeout: Duration) -> Result<ManagerOptions, Failure> {
                     Direction::Outgoing => "→",
                     Direction::Incoming => "←",
                 };
-                eprintln!("{who} {arrow} {}", String::from_utf8_lossy(b));
+                errln!("{who} {arrow} {}", String::from_utf8_lossy(b));
             }));
             let who = name.to_owned();
-            o.on_stderr = Some(Arc::new(move |line: &str| match dim {
-                true => eprintln!("\x1b[2m{who}: {line}\x1b[0m"),
-                false => eprintln!("{who}: {line}"),
+            o.on_stderr = Some(Arc::new(move |line: &str| {
+                crate::out::errln_dim(&format!("{who}: {line}"), dim);
             }));
             let who = name.to_owned();
             o.on_http_exchange = Some(Arc::new(move |note: &mcpwire::HttpExchangeNote| {
                 if let Some(line) = super::verbose::exchange_line(note) {
-                    eprintln!("{who}: {line}");
+                    errln!("{who}: {line}");
+                }
+            }));
+            // Each step of a stdio server's close as it is taken.
+            let who = name.to_owned();
+            let waits = o.shutdown;
+            o.on_process_action = Some(Arc::new(move |action| {
+                if let Some(line) = super::process_step(action, waits) {
+                    errln!("· {who}: {line}");
                 }
             }));
         }
@@ -358,8 +375,7 @@ fn servers(manager: &Manager, loaded: &Loaded, json: bool) -> Result<u8, Failure
                 })
             })
             .collect();
-        let text = serde_json::to_string_pretty(&list).unwrap_or_default();
-        println!("{text}");
+        crate::out::json(&list);
         return Ok(exit::OK);
     }
     let cells: Vec<[String; 6]> = rows
@@ -391,16 +407,16 @@ fn servers(manager: &Manager, loaded: &Loaded, json: bool) -> Result<u8, Failure
             .collect();
         cells.join("  ").trim_end().to_owned()
     };
-    println!("{}", line(&head));
+    outln!("{}", line(&head));
     let indent = " ".repeat(widths[..5].iter().map(|w| w + 2).sum());
     for (row, r) in cells.iter().zip(&rows) {
-        println!("{}", line(row));
+        outln!("{}", line(row));
         // The rest of a long reason, then the end of the server's stderr, under the reason.
         for more in r.reason.iter().flat_map(|t| t.lines().skip(1)) {
-            println!("{indent}{more}");
+            outln!("{indent}{more}");
         }
         for tail in r.stderr_tail.iter().flat_map(|t| last_lines(t)) {
-            println!("{indent}stderr: {tail}");
+            outln!("{indent}stderr: {tail}");
         }
     }
     Ok(exit::OK)
@@ -413,13 +429,13 @@ fn report_failures(manager: &Manager, loaded: &Loaded) {
         let Some(why) = reason(&state) else {
             continue;
         };
-        eprintln!("mcpwire: {name} is {}: {why}", state.word());
+        errln!("mcpwire: {name} is {}: {why}", state.word());
         for line in stderr_tail(&state).map(last_lines).unwrap_or_default() {
-            eprintln!("  {name} stderr: {line}");
+            errln!("  {name} stderr: {line}");
         }
     }
     for e in &loaded.failed {
-        eprintln!("mcpwire: {e}");
+        errln!("mcpwire: {e}");
     }
 }
 
@@ -441,12 +457,11 @@ fn tools(
     if let Some(name) = name {
         let mut found = find(manager, name)?;
         if json {
-            let text = serde_json::to_string_pretty(&found.tool).unwrap_or_default();
-            println!("{text}");
+            crate::out::json(&found.tool);
         } else {
             // Shown under the name it is called by.
             found.tool.name = found.qualified;
-            print!("{}", show::tool_detail(&found.tool));
+            out!("{}", show::tool_detail(&found.tool));
         }
         return Ok(exit::OK);
     }
@@ -470,8 +485,7 @@ fn tools(
                 })
             })
             .collect();
-        let text = serde_json::to_string_pretty(&list).unwrap_or_default();
-        println!("{text}");
+        crate::out::json(&list);
         return Ok(exit::OK);
     }
     let width = |f: fn(&ManagedTool) -> &str, least: usize| {
@@ -481,7 +495,7 @@ fn tools(
             .fold(least, usize::max)
     };
     let (w0, w1) = (width(|t| &t.qualified, 4), width(|t| &t.server, 6));
-    println!("{:w0$}  {:w1$}  DESCRIPTION", "NAME", "SERVER");
+    outln!("{:w0$}  {:w1$}  DESCRIPTION", "NAME", "SERVER");
     for t in &tools {
         let description = t.tool.description.as_deref().unwrap_or("");
         let first = description.lines().next().unwrap_or("");
@@ -491,7 +505,7 @@ fn tools(
             t.server,
             super::inspect::truncate(first, 100)
         );
-        println!("{}", line.trim_end());
+        outln!("{}", line.trim_end());
     }
     Ok(exit::OK)
 }
@@ -604,7 +618,7 @@ async fn call(
         super::set_log_level(&client, level, timeout).await;
     }
     let min_level = args.log_level.unwrap_or(logs::LogLevel::Info);
-    let logs = logs::LogPrinter::new(&client, min_level, std::io::stderr().is_terminal());
+    let logs = logs::LogPrinter::new(&client, min_level, crate::out::stderr_is_terminal());
     let request = CallRequest {
         tool: &found.tool.name,
         ..request

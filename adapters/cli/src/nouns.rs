@@ -18,7 +18,7 @@ pub(super) struct ResourcesArgs {
     action: Option<ResourcesAction>,
     /// Print as JSON.
     #[arg(long, global = true)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -45,7 +45,7 @@ pub(super) struct PromptsArgs {
     action: Option<PromptsAction>,
     /// Print as JSON.
     #[arg(long, global = true)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -83,11 +83,11 @@ pub(super) struct CompleteArgs {
     context: Vec<String>,
     /// Print the result as JSON.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
-fn print_json(text: serde_json::Result<String>) {
-    println!("{}", text.unwrap_or_default());
+fn print_json<T: serde::Serialize + ?Sized>(value: &T) {
+    crate::out::json(value);
 }
 
 fn opts(timeout: Duration) -> CallOptions {
@@ -111,7 +111,7 @@ pub(super) fn table(header: &[&str], rows: &[Vec<String>]) {
                 false => out.push_str(&format!("{cell:w$}  ", w = widths[i])),
             }
         }
-        println!("{}", out.trim_end());
+        outln!("{}", out.trim_end());
     };
     line(header.to_vec());
     for row in rows {
@@ -134,7 +134,7 @@ pub(super) async fn resources(
         ResourcesAction::List => {
             let list = client.list_resources_with(opts(timeout)).await?;
             if a.json {
-                print_json(serde_json::to_string_pretty(&list));
+                print_json(&list);
                 return Ok(exit::OK);
             }
             let rows: Vec<Vec<String>> = list
@@ -154,7 +154,7 @@ pub(super) async fn resources(
         ResourcesAction::Templates => {
             let list = client.list_resource_templates_with(opts(timeout)).await?;
             if a.json {
-                print_json(serde_json::to_string_pretty(&list));
+                print_json(&list);
                 return Ok(exit::OK);
             }
             let rows: Vec<Vec<String>> = list
@@ -184,7 +184,7 @@ pub(super) async fn resources(
                     std::fs::write(&path, &bytes).map_err(|e| {
                         Failure::new(exit::USAGE, format!("cannot write {}: {e}", path.display()))
                     })?;
-                    eprintln!(
+                    errln!(
                         "wrote {} ({})",
                         path.display(),
                         content::human_size(bytes.len() as u64)
@@ -192,9 +192,9 @@ pub(super) async fn resources(
                 }
             }
             if a.json {
-                print_json(serde_json::to_string_pretty(&result));
+                print_json(&result);
             } else if output.is_none() {
-                print!("{}", read_text(&result.contents));
+                out!("{}", read_text(&result.contents));
             }
         }
     }
@@ -257,7 +257,7 @@ pub(super) async fn prompts(
     let (name, words) = match a.action.unwrap_or(PromptsAction::List) {
         PromptsAction::List => {
             if a.json {
-                print_json(serde_json::to_string_pretty(&list));
+                print_json(&list);
                 return Ok(exit::OK);
             }
             let rows: Vec<Vec<String>> = list
@@ -282,7 +282,7 @@ pub(super) async fn prompts(
                 .collect();
             table(&["NAME", "ARGUMENTS", "DESCRIPTION"], &rows);
             if rows.iter().any(|r| r[1].contains('*')) {
-                println!("(* required)");
+                outln!("(* required)");
             }
             return Ok(exit::OK);
         }
@@ -315,11 +315,11 @@ pub(super) async fn prompts(
         .get_prompt_with(&name, arguments, opts(timeout))
         .await?;
     if a.json {
-        print_json(serde_json::to_string_pretty(&result));
+        print_json(&result);
         return Ok(exit::OK);
     }
     if let Some(d) = &result.description {
-        println!("# {d}");
+        outln!("# {d}");
     }
     for m in &result.messages {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
@@ -332,7 +332,7 @@ pub(super) async fn prompts(
             Some(c) => format!("[{}]", c.get("type").and_then(Value::as_str).unwrap_or("?")),
             None => String::new(),
         };
-        println!("{role}: {text}");
+        outln!("{role}: {text}");
     }
     Ok(exit::OK)
 }
@@ -361,8 +361,8 @@ pub(super) async fn ping(client: &Client, json: bool, timeout: Duration) -> Resu
         .await?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
     match json {
-        true => print_json(serde_json::to_string_pretty(&json!({"ok": true, "ms": ms}))),
-        false => println!("pong in {ms:.1} ms"),
+        true => print_json(&json!({"ok": true, "ms": ms})),
+        false => outln!("pong in {ms:.1} ms"),
     }
     Ok(exit::OK)
 }
@@ -414,16 +414,16 @@ pub(super) async fn complete(
         other => other?,
     };
     if a.json {
-        print_json(serde_json::to_string_pretty(&result));
+        print_json(&result);
         return Ok(exit::OK);
     }
     let c = &result.completion;
     for v in &c.values {
-        println!("{v}");
+        outln!("{v}");
     }
     let total = c.total.unwrap_or(c.values.len() as u64);
     if c.has_more == Some(true) || total > c.values.len() as u64 {
-        eprintln!("({} of {total} shown)", c.values.len());
+        errln!("({} of {total} shown)", c.values.len());
     }
     Ok(exit::OK)
 }
@@ -438,10 +438,8 @@ pub(super) async fn log_level(
     not_in_stateless(client, "logging/setLevel", "a request asks for its own log messages there (io.modelcontextprotocol/logLevel in its _meta)")?;
     client.set_log_level(level.name(), opts(timeout)).await?;
     match json {
-        true => print_json(serde_json::to_string_pretty(
-            &json!({"level": level.name()}),
-        )),
-        false => println!("log level set to {}", level.name()),
+        true => print_json(&json!({"level": level.name()})),
+        false => outln!("log level set to {}", level.name()),
     }
     Ok(exit::OK)
 }

@@ -18,6 +18,7 @@ static ON_LINE: AtomicBool = AtomicBool::new(false);
 /// comes between.
 pub(crate) fn make_room() {
     // Under stderr's lock, as drawing is: a bar drawn meanwhile is seen.
+    #[allow(clippy::disallowed_methods)] // this program's own escapes
     let mut err = std::io::stderr().lock();
     if ON_LINE.swap(false, Ordering::SeqCst) {
         let _ = write!(err, "\r\x1b[K");
@@ -83,13 +84,16 @@ impl Printer {
         if !self.terminal {
             let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
             let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
-            eprintln!("progress {}{total}{message}", p.progress);
+            errln!("progress {}{total}{message}", p.progress);
             return;
         }
         let mut drawn = self.drawn.lock().unwrap_or_else(|e| e.into_inner());
+        #[allow(clippy::disallowed_methods)] // this program's own escapes, around visible text
         let mut err = std::io::stderr().lock();
-        // \r, then the line, then clear what a longer line left.
-        let _ = write!(err, "\r{}\x1b[K", line(&p, *drawn));
+        // \r, then the line (the server's message made visible), then clear what a longer
+        // line left.
+        let shown = crate::out::visible(&line(&p, *drawn)).into_owned();
+        let _ = write!(err, "\r{shown}\x1b[K");
         let _ = err.flush();
         ON_LINE.store(true, Ordering::SeqCst);
         *drawn += 1;

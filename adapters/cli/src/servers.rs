@@ -51,7 +51,7 @@ pub(super) fn find(name: &str, verbose: bool) -> Result<LoadedServer, Failure> {
     let (found, errors) = survey()?;
     if verbose {
         for e in &errors {
-            eprintln!("· warning: {e}");
+            errln!("· warning: {e}");
         }
     }
     let Some((host, _)) = found.iter().find(|(_, l)| names(l).any(|n| n == name)) else {
@@ -77,11 +77,11 @@ pub(super) fn find(name: &str, verbose: bool) -> Result<LoadedServer, Failure> {
         (None, None) => return Err(usage(format!("{host}: no server named `{name}`"))),
     };
     if verbose {
-        eprintln!(
+        errln!(
             "· {name}: from {} ({host}'s file)",
             server.origin.path.display()
         );
-        eprintln!("· {server}");
+        errln!("· {server}");
     }
     Ok(server)
 }
@@ -110,7 +110,7 @@ pub(super) fn list(file: Option<&Path>, json: bool) -> Result<u8, Failure> {
         }
     };
     for e in &errors {
-        eprintln!("mcpwire: {e}");
+        errln!("mcpwire: {e}");
     }
     let servers: Vec<&LoadedServer> = loads.iter().flat_map(|(_, l)| &l.servers).collect();
     let failed: Vec<&ConfigError> = loads.iter().flat_map(|(_, l)| &l.failed).collect();
@@ -134,7 +134,7 @@ pub(super) fn list(file: Option<&Path>, json: bool) -> Result<u8, Failure> {
             .map(|e| json!({"name": e.server(), "error": e.to_string()}))
             .collect();
         let v = json!({"servers": rows, "failed": failed});
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        crate::out::json(&v);
         return Ok(exit::OK);
     }
     let rows: Vec<[String; 7]> = servers
@@ -173,10 +173,10 @@ pub(super) fn list(file: Option<&Path>, json: bool) -> Result<u8, Failure> {
             .zip(widths)
             .map(|(c, w)| format!("{c:w$}"))
             .collect();
-        println!("{}", cells.join("  ").trim_end());
+        outln!("{}", cells.join("  ").trim_end());
     }
     for e in failed {
-        eprintln!("mcpwire: {e}");
+        errln!("mcpwire: {e}");
     }
     Ok(exit::OK)
 }

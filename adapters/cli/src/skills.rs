@@ -20,7 +20,7 @@ pub(super) struct SkillsArgs {
     name: Option<String>,
     /// Print as JSON.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 /// `mcpwire skills [NAME]`.
@@ -33,10 +33,7 @@ pub(super) async fn skills(
     let Some(name) = a.name else {
         let list = client.list_skills_with(opts).await?;
         if a.json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&list).unwrap_or_default()
-            );
+            crate::out::json(&list);
         } else {
             let rows: Vec<Vec<String>> = list.iter().map(row).collect();
             table(&["NAME", "URI", "FILES", "DESCRIPTION"], &rows);
@@ -48,28 +45,25 @@ pub(super) async fn skills(
         .await
         .map_err(|e| rejected(&name, e))?;
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&as_json(&skill)).unwrap_or_default()
-        );
+        crate::out::json(&as_json(&skill));
         return Ok(exit::OK);
     }
-    eprintln!(
+    errln!(
         "{}: {}, verified against the entry",
         skill.entry.name().unwrap_or(&name),
         files_and_size(&skill.entry)
     );
     for (i, file) in skill.files.iter().enumerate() {
         let gap = if i == 0 { "" } else { "\n" };
-        println!("{gap}==> {} <==", file.path_in(&skill.entry));
+        outln!("{gap}==> {} <==", file.path_in(&skill.entry));
         match file.text() {
             Some(text) => {
-                print!("{text}");
+                out!("{text}");
                 if !text.is_empty() && !text.ends_with('\n') {
-                    println!();
+                    outln!();
                 }
             }
-            None => println!(
+            None => outln!(
                 "({}, {}; not shown)",
                 file.mime_type.as_deref().unwrap_or("binary"),
                 content::human_size(file.bytes.len() as u64)

@@ -16,7 +16,7 @@ pub(super) struct TasksArgs {
     command: Option<TasksCommand>,
     /// Print as JSON.
     #[arg(long, global = true)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -62,24 +62,21 @@ pub(super) async fn tasks(
         .parse()
         .map_err(|e| Failure::new(exit::CALL, format!("{method}: {e}")))?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        );
+        crate::out::json(&value);
         return Ok(exit::OK);
     }
     match &args.command {
         None => {
             let all = value["tasks"].as_array().cloned().unwrap_or_default();
             if all.is_empty() {
-                println!("no tasks");
+                outln!("no tasks");
             }
             for task in &all {
-                println!("{}", line(task));
+                outln!("{}", line(task));
             }
         }
-        Some(TasksCommand::Get { .. }) => println!("{}", line(&value)),
-        Some(TasksCommand::Cancel { id }) => println!("asked to cancel {id}"),
+        Some(TasksCommand::Get { .. }) => outln!("{}", line(&value)),
+        Some(TasksCommand::Cancel { id }) => outln!("asked to cancel {id}"),
     }
     Ok(exit::OK)
 }

@@ -30,7 +30,7 @@ pub(super) struct WatchArgs {
     duration: Option<f64>,
     /// One JSON object a line: {"method": …, "params": …}.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 /// A notification as a method and params; `None` for those that are not the server's own.
@@ -87,7 +87,8 @@ fn line(n: &ServerNotification, min: logs::LogLevel, json: bool) -> Option<Strin
     })
 }
 
-/// Prints notifications until the bound, the end of the connection, or Ctrl-C.
+/// Prints notifications until the bound or the end of the connection (Ctrl-C is seen by the
+/// caller, which closes the connection).
 pub(super) async fn run(
     client: &Client,
     a: WatchArgs,
@@ -108,26 +109,29 @@ pub(super) async fn run(
         for uri in &a.resources {
             let opts = CallOptions::default().timeout(timeout);
             client.subscribe_resource(uri, opts).await?;
-            eprintln!("subscribed to {uri}");
+            errln!("subscribed to {uri}");
         }
     }
     let print = async {
         let mut shown = 0u64;
         while a.count.is_none_or(|n| shown < n) {
             let Some(n) = notes.next().await else {
-                eprintln!("the connection ended");
+                errln!("the connection ended");
                 return Ok(exit::OK);
             };
             match &n {
                 ServerNotification::SubscriptionAcknowledged { notifications, .. } => {
-                    eprintln!("listening for {notifications}");
+                    errln!("listening for {notifications}");
                 }
                 ServerNotification::Dropped { count } => {
-                    eprintln!("({count} notifications dropped: read too slowly)");
+                    errln!("({count} notifications dropped: read too slowly)");
                 }
                 n => {
                     if let Some(text) = line(n, min, a.json) {
-                        println!("{text}");
+                        match a.json {
+                            true => crate::out::json_line(&text),
+                            false => outln!("{text}"),
+                        }
                         shown += 1;
                     }
                 }
@@ -146,7 +150,7 @@ pub(super) async fn run(
         }
         match client.listen(asked).await {
             Ok(_) => {
-                eprintln!("the server ended the subscription");
+                errln!("the server ended the subscription");
                 Ok(exit::OK)
             }
             Err(e) => Err(Failure::from(e)),
@@ -161,12 +165,8 @@ pub(super) async fn run(
             None => future::pending().await,
         }
     };
-    let interrupted = async {
-        super::interrupt::wait().await;
-        eprintln!("interrupted; closing the connection");
-        Ok(exit::OK)
-    };
-    future::or(print, future::or(listen, future::or(bound, interrupted))).await
+    // Ctrl-C ends it too, with 0 (see `run` in main).
+    future::or(print, future::or(listen, bound)).await
 }
 
 #[cfg(test)]

@@ -25,6 +25,10 @@
 //! failing one together. The peers are installed by the test command; a missing peer fails the
 //! test unless `MCPWIRE_SKIP_PEERS=1`.
 
+// This test says on stderr what it skipped or how long it took; the rule that everything is
+// printed through `out` (clippy.toml) is for the binary.
+#![allow(clippy::disallowed_macros)]
+
 mod common;
 
 use std::process::{Command, Output, Stdio};

@@ -98,25 +98,20 @@ pub(super) async fn supervise(
         let remembered = shared.cached_era(&key);
         let era = era_for(&settings, remembered.as_deref(), trust_memory);
         let pinned_from_memory = settings.era.is_none() && era != Era::Auto;
-        let started = start(&shared, &name, &key, &config, &settings, era, &tail);
-        let stop = async {
-            loop {
-                match control.recv().await {
-                    Ok(Control::Stop) | Err(_) => return None,
-                    Ok(Control::Restart | Control::Lost(_)) => continue,
-                }
-            }
-        };
-        let reason = match future::or(async { Some(started.await) }, stop).await {
-            None => return,
-            Some(Err(reason)) => {
+        let started = start(
+            &shared, &name, &key, &config, &settings, era, &tail, &control,
+        );
+        let reason = match started.await {
+            // Stopped while starting (its connection was closed).
+            Err(None) => return,
+            Err(Some(reason)) => {
                 // A remembered era that failed is not trusted again: the next start detects.
                 if pinned_from_memory {
                     trust_memory = false;
                 }
                 reason
             }
-            Some(Ok((client, driver))) => {
+            Ok((client, driver)) => {
                 trust_memory = true;
                 restarts.ready(Instant::now());
                 match client.era() {
@@ -191,7 +186,9 @@ pub(super) async fn supervise(
 }
 
 /// Connects within the start-up timeout and lists the tools; gives the client and its
-/// driver's task (dropping it kills the server's process group), or why it failed.
+/// driver's task (dropping it kills the server's process group), or why it failed (`None`:
+/// told to stop meanwhile, and the connection was closed gracefully, as on every other path).
+#[allow(clippy::too_many_arguments)]
 async fn start(
     shared: &Arc<Shared>,
     name: &str,
@@ -200,7 +197,8 @@ async fn start(
     settings: &ServerSettings,
     era: Era,
     tail: &Arc<Mutex<Tail>>,
-) -> Result<(Client, smol::Task<()>), String> {
+    control: &Receiver<Control>,
+) -> Result<(Client, smol::Task<()>), Option<String>> {
     let mut options = (shared.options.connect_options)(name);
     options.era = era;
     let timeout = settings
@@ -215,7 +213,7 @@ async fn start(
             f(line);
         }
     }));
-    let (client, driver) = crate::connect(config, options).map_err(|e| e.to_string())?;
+    let (client, driver) = crate::connect(config, options).map_err(|e| Some(e.to_string()))?;
     let driver = smol::spawn(driver);
     let ready = async {
         client.ready().await.map_err(|e| e.to_string())?;
@@ -237,12 +235,26 @@ async fn start(
         Timer::after(timeout).await;
         Err(format!("not ready within {timeout:?}"))
     };
-    match future::or(ready, deadline).await {
-        Ok(()) => Ok((client, driver)),
-        Err(reason) => {
+    let stop = async {
+        loop {
+            match control.recv().await {
+                Ok(Control::Stop) | Err(_) => return None,
+                Ok(Control::Restart | Control::Lost(_)) => continue,
+            }
+        }
+    };
+    let outcome = future::or(async { Some(future::or(ready, deadline).await) }, stop).await;
+    match outcome {
+        Some(Ok(())) => Ok((client, driver)),
+        Some(Err(reason)) => {
             // The connection is given up: its process group goes with the driver.
             drop(driver);
-            Err(reason)
+            Err(Some(reason))
+        }
+        None => {
+            client.close().await;
+            drop(driver);
+            Err(None)
         }
     }
 }
