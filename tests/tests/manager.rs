@@ -175,7 +175,12 @@ fn ten_servers_start_at_once_and_a_hanging_one_holds_back_none() {
         let Some(ServerState::Failed { reason, .. }) = manager.state("hangs") else {
             panic!("hangs: {:?}", manager.state("hangs"))
         };
-        assert!(reason.contains("not ready within"), "{reason}");
+        // Its start-up timeout ran out: the Manager's own deadline, or the connection's.
+        assert!(
+            reason.contains("not ready within")
+                || reason.contains("no answer to server/discover within"),
+            "{reason}"
+        );
         // Calls to a failed server say so, with the reason.
         let e = manager
             .call_tool("demo-a__nothing", json!({}))

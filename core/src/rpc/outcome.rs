@@ -154,20 +154,39 @@ pub enum LocalError {
 
 fn timeout_text(method: &str, which: Deadline, after: Duration, despite_progress: bool) -> String {
     let after = Shown(after);
+    // Only a request that changes something is worth the warning.
+    let may_have_run = if READS.contains(&method) || method.ends_with("/list") {
+        ""
+    } else {
+        "; it may have run"
+    };
     match (which, despite_progress) {
         (Deadline::Idle, true) => format!(
             "no answer to {method} within {after} (its timeout): progress kept coming, but \
              progress does not extend the timeout unless the call asks for it (reset on \
-             progress); it may have run"
+             progress){may_have_run}"
         ),
         (Deadline::Idle, false) => {
-            format!("no answer to {method} within {after} (its timeout); it may have run")
+            format!("no answer to {method} within {after} (its timeout){may_have_run}")
         }
-        (Deadline::Total, _) => format!(
-            "no answer to {method} within {after} (its maximum total time); it may have run"
-        ),
+        (Deadline::Total, _) => {
+            format!("no answer to {method} within {after} (its maximum total time){may_have_run}")
+        }
     }
 }
+
+/// Requests that only read (beside every `…/list`): one that timed out changed nothing.
+const READS: [&str; 9] = [
+    "initialize",
+    "server/discover",
+    "ping",
+    "resources/read",
+    "prompts/get",
+    "completion/complete",
+    "tasks/get",
+    "tasks/result",
+    "skills/get",
+];
 
 /// A duration in words: `5 s`, `1.5 s`, `300 ms`, `2 min`.
 pub struct Shown(pub Duration);
