@@ -403,7 +403,13 @@ impl From<Error> for Failure {
 /// The words for an error: its own, with an HTTP error body's excerpt that is not text
 /// summarised instead of dumped.
 fn message_of(e: &Error) -> String {
-    let text = e.to_string();
+    let mut text = e.to_string();
+    if e.is_timeout() {
+        // The limit by the name a person gave it.
+        text = text
+            .replace("(its timeout)", "(--timeout)")
+            .replace("; it may have run", "; the call may have run");
+    }
     match http_error(e) {
         Some(http) => match out::not_text(&http.body_excerpt) {
             Some(summary) => text.replace(http.body_excerpt.as_str(), summary),

@@ -577,11 +577,17 @@ fn with_json_every_failure_is_an_error_object() {
     // A timeout.
     let dir = temp("endings-timeout");
     let log = log_in(&dir, "stub");
-    let args = against_stub(&["--timeout", "0.3", "call", "hang", "--json"], &log, false);
+    // Long enough for the stand-in (a Python process) to start: the start shares the budget.
+    let args = against_stub(&["--timeout", "2", "call", "hang", "--json"], &log, false);
     let o = mcpwire(&strs(&args));
     clean_up(&log);
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert_eq!(error(&o)["kind"], "timeout");
+    // Which request, which limit, how long, and that the call may have run.
+    assert_contains(
+        &stderr(&o),
+        "no answer to tools/call within 2 s (--timeout); the call may have run",
+    );
     // Other commands too.
     let o = mcpwire(&["--stdio", "/nonexistent/server", "resources", "--json"]);
     assert_eq!(error(&o)["kind"], "connect");
