@@ -451,6 +451,13 @@ impl Client {
         self.shared.lock().conn.era()
     }
 
+    /// Why the connection speaks its era: the server answered `server/discover`, refused the
+    /// probe (with -32601, an HTTP 405…), did not answer it, or the era was pinned. Known once
+    /// the era is.
+    pub fn era_reason(&self) -> Option<mcpwire_core::EraReason> {
+        self.shared.lock().conn.era_reason()
+    }
+
     /// The HTTP transport in use (`None` over stdio): Streamable HTTP, or the 2024-11-05
     /// HTTP+SSE transport (named in the server's config as `sse`, or found by `Era::Auto`).
     pub fn http_transport(&self) -> Option<mcpwire_core::HttpTransportKind> {

@@ -9,7 +9,7 @@
 //! before it is reused (a server that closed it is seen at once and a new one is opened); a
 //! connection that fails after the request went out is the caller's to decide about.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::pin::Pin;
@@ -20,13 +20,15 @@ use std::time::{Duration, Instant};
 use async_io::{Async, Timer};
 use futures_lite::{AsyncRead, AsyncWriteExt, FutureExt};
 use mcpwire_core::codec::http1::{self, BodyDecoder, Http1Error};
-use mcpwire_core::error::HttpErrorKind;
+use mcpwire_core::error::{redact_url, with_scheme, Hint, HttpErrorKind};
 use mcpwire_core::HttpRequest;
 
 use crate::drain_read::DrainRead;
 use crate::handlers::BoxFuture;
 use crate::http_client::{HttpClientOptions, HttpVersionChoice, ProxySetting};
 use crate::http_io::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
+use crate::isahc_backend::PORT_LOOK;
+use crate::tls_diagnosis;
 use crate::IsahcBackend;
 
 /// How much one read of a response takes.
@@ -50,6 +52,9 @@ pub(crate) struct Http1Backend {
 struct Pool {
     idle: Mutex<HashMap<String, Vec<Idle>>>,
     lifetime: Duration,
+    /// The servers (`host:port`) that have answered in HTTP: a failure talking to one of these
+    /// is never put down to a port that speaks TLS.
+    answered: Mutex<HashSet<String>>,
 }
 
 struct Idle {
@@ -102,6 +107,7 @@ impl Http1Backend {
             pool: Arc::new(Pool {
                 idle: Mutex::default(),
                 lifetime: options.idle_connection_lifetime,
+                answered: Mutex::default(),
             }),
             connect_timeout: options.connect_timeout,
             options: options.clone(),
@@ -237,7 +243,13 @@ async fn exchange(
             drop(out);
             // Nothing can be there before the server answers.
             conn.stream.expect_nothing();
-            read_head(&mut conn, &mut buf, reused).await?
+            match read_head(&mut conn, &mut buf, reused).await {
+                Ok(head) => head,
+                Err(failure) if reused => return Err(failure),
+                Err(failure) => {
+                    return Err(not_http(failure, &buf, &pool, &target, connect_timeout).await)
+                }
+            }
         }
         // A server may answer before it has read the whole request (a 413 for a body too
         // big) and close: its answer, when it came, is the response.
@@ -255,6 +267,7 @@ async fn exchange(
             }
         },
     };
+    pool.answered(&target.authority);
     let body = Body {
         conn: Some(conn),
         buf,
@@ -297,6 +310,40 @@ async fn read_head(
             },
             Err(e) => return Err(bad_head(e)),
         }
+    }
+}
+
+/// A new connection to a server that has not answered in HTTP yet, cut short before a response
+/// head: when what came is a TLS record (a TLS server's alert), or nothing came and the port
+/// answers a TLS ClientHello, the server speaks TLS there and the URL is most likely
+/// `https://`. A TLS server reads no plain HTTP: the request was not read.
+async fn not_http(
+    failure: HttpFailure,
+    buf: &[u8],
+    pool: &Pool,
+    target: &Target,
+    connect_timeout: Duration,
+) -> HttpFailure {
+    if failure.kind != HttpErrorKind::HeadCutShort || pool.has_answered(&target.authority) {
+        return failure;
+    }
+    if tls_diagnosis::is_tls_record(buf) {
+        let url = with_scheme(&redact_url(&target.url), "https");
+        let message = "the server answered with a TLS record (an alert), not HTTP";
+        return HttpFailure::new(HttpErrorKind::HeadCutShort, message, true)
+            .with_hint(Hint::Https { url });
+    }
+    if !buf.is_empty() {
+        return failure;
+    }
+    let (url, wait) = (target.url.clone(), connect_timeout.min(PORT_LOOK));
+    match smol::unblock(move || tls_diagnosis::plain_port_hint(&url, wait, false)).await {
+        Some(hint) => {
+            let mut failure = failure.with_hint(hint);
+            failure.unsent = true;
+            failure
+        }
+        None => failure,
     }
 }
 
@@ -413,6 +460,20 @@ async fn resolve(target: &Target) -> Result<Vec<SocketAddr>, HttpFailure> {
 }
 
 impl Pool {
+    /// Whether the server at `authority` has answered in HTTP before.
+    fn has_answered(&self, authority: &str) -> bool {
+        let answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        answered.contains(authority)
+    }
+
+    /// The server at `authority` answered in HTTP.
+    fn answered(&self, authority: &str) {
+        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        if !answered.contains(authority) {
+            answered.insert(authority.to_owned());
+        }
+    }
+
     /// An idle connection to `authority` that is still open, if there is one.
     fn take(&self, authority: &str) -> Option<Conn> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());

@@ -57,7 +57,8 @@ impl Default for HttpClientOptions {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TlsOptions {
-    /// Certificate authorities trusted beside the platform's roots, as PEM files.
+    /// Certificate authorities trusted beside the platform's roots, as PEM files. A file that
+    /// cannot be read, or holds no PEM certificate, fails the connection at once.
     ///
     /// On Linux and other Unix systems with a CA bundle file (`SSL_CERT_FILE`, or the
     /// distribution's usual place), the bundle and these are trusted together. Where the
@@ -147,6 +148,18 @@ fn system_bundle() -> Option<Vec<u8>> {
 }
 
 impl HttpClientOptions {
+    /// The proxy a request to `url` goes through, as libcurl picks it (the explicit proxy, or
+    /// the environment's; none for a host its `no_proxy` list names), without credentials and
+    /// with the environment variable it came from: `http://proxy:3128 (from the environment
+    /// variable https_proxy)`. `None` when the request goes directly.
+    pub fn proxy_for(&self, url: &str) -> Option<String> {
+        let route = self.proxy.route(url)?;
+        Some(match route.variable {
+            Some(var) => format!("{} (from the environment variable {var})", route.shown),
+            None => route.shown,
+        })
+    }
+
     /// The isahc client these options describe. With `reuse` off, every connection is closed
     /// after its exchange (for requests an HTTP proxy forwards: see
     /// [`IsahcBackend`](crate::IsahcBackend)).
@@ -209,10 +222,30 @@ impl TlsOptions {
         for path in &self.extra_ca_files {
             let extra = std::fs::read(path)
                 .map_err(|e| format!("cannot read the CA file {}: {e}", path.display()))?;
+            if !holds_a_certificate(&extra) {
+                return Err(format!(
+                    "the CA file {} holds no PEM certificate (-----BEGIN CERTIFICATE-----){}",
+                    path.display(),
+                    if looks_like_der(&extra) {
+                        ": it looks like DER, which converts to PEM with \
+                         `openssl x509 -inform der -in FILE -out FILE.pem`"
+                    } else {
+                        ""
+                    }
+                ));
+            }
             pem.push(b'\n');
             pem.extend_from_slice(&extra);
         }
-        for extra in &self.extra_ca_pem {
+        for (i, extra) in self.extra_ca_pem.iter().enumerate() {
+            if !holds_a_certificate(extra.as_bytes()) {
+                return Err(format!(
+                    "extra CA PEM text {} of {} holds no PEM certificate \
+                     (-----BEGIN CERTIFICATE-----)",
+                    i + 1,
+                    self.extra_ca_pem.len()
+                ));
+            }
             pem.push(b'\n');
             pem.extend_from_slice(extra.as_bytes());
         }
@@ -248,6 +281,17 @@ impl TlsOptions {
         }
         Ok(tls.build())
     }
+}
+
+/// Whether `pem` holds at least one PEM certificate that reads.
+fn holds_a_certificate(pem: &[u8]) -> bool {
+    use rustls::pki_types::pem::PemObject;
+    rustls::pki_types::CertificateDer::pem_slice_iter(pem).any(|c| c.is_ok())
+}
+
+/// Whether `bytes` start as a DER certificate does (a SEQUENCE with a long-form length).
+fn looks_like_der(bytes: &[u8]) -> bool {
+    matches!(bytes, [0x30, 0x81..=0x84, ..])
 }
 
 /// The proxy a request goes through, as curl picks it (see [`ProxySetting::route`]).
@@ -392,6 +436,57 @@ mod tests {
         ] {
             assert_eq!(bypasses(host, list), direct, "{host} in {list:?}");
         }
+    }
+
+    #[test]
+    fn a_ca_file_without_a_pem_certificate_is_refused_naming_it() {
+        let dir = std::env::temp_dir().join(format!("mcpwire-ca-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (text, der) = (dir.join("notes.txt"), dir.join("ca.der"));
+        std::fs::write(&text, "not a certificate").unwrap();
+        std::fs::write(&der, [0x30, 0x82, 0x01, 0x0a]).unwrap();
+        for (file, words) in [
+            (&text, "holds no PEM certificate"),
+            (&der, "looks like DER"),
+        ] {
+            let tls = TlsOptions {
+                extra_ca_files: vec![file.clone()],
+                ..TlsOptions::default()
+            };
+            let e = tls.trust_pem().unwrap_err();
+            assert!(
+                e.contains(&file.display().to_string()) && e.contains(words),
+                "{e}"
+            );
+        }
+        let tls = TlsOptions {
+            extra_ca_pem: vec!["nothing".into()],
+            ..TlsOptions::default()
+        };
+        let e = tls.trust_pem().unwrap_err();
+        assert!(e.contains("holds no PEM certificate"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_proxy_for_a_url_is_named_without_credentials() {
+        let options = HttpClientOptions {
+            proxy: ProxySetting::Url {
+                url: "http://alice:s3cret@proxy:3128".into(),
+                no_proxy: vec!["internal".into()],
+            },
+            ..HttpClientOptions::default()
+        };
+        assert_eq!(
+            options.proxy_for("https://mcp.example/mcp").as_deref(),
+            Some("http://proxy:3128")
+        );
+        assert_eq!(options.proxy_for("https://a.internal/mcp"), None);
+        let direct = HttpClientOptions {
+            proxy: ProxySetting::Direct,
+            ..HttpClientOptions::default()
+        };
+        assert_eq!(direct.proxy_for("http://x/mcp"), None);
     }
 
     #[test]

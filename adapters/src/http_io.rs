@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use futures_lite::AsyncRead;
-use mcpwire_core::error::{redact_url, ExchangeFailure, HttpErrorKind};
+use mcpwire_core::error::{redact_url, ExchangeFailure, Hint, HttpErrorKind};
 use mcpwire_core::header::HeaderError;
 use mcpwire_core::{Connection, ExchangeId, HttpAction, HttpRequest, Output};
 
@@ -144,6 +144,9 @@ pub struct HttpFailure {
     /// handshake). It is then sent once more. When `false` the server may have received it and
     /// acted on it, so it is never sent again behind the caller's back (at most once).
     pub unsent: bool,
+    /// What a person may try, when the backend found it out (see
+    /// [`HttpError::hint`](mcpwire_core::error::HttpError::hint)).
+    pub hint: Option<Hint>,
 }
 
 impl HttpFailure {
@@ -153,7 +156,14 @@ impl HttpFailure {
             kind,
             message: message.into(),
             unsent,
+            hint: None,
         }
+    }
+
+    /// The failure with `hint`.
+    pub fn with_hint(mut self, hint: Hint) -> Self {
+        self.hint = Some(hint);
+        self
     }
 
     /// A failure after which the request may have reached the server.
@@ -163,7 +173,10 @@ impl HttpFailure {
 
     /// The failure as the connection takes it.
     fn exchange_failure(&self) -> ExchangeFailure {
-        ExchangeFailure::new(self.kind.clone(), self.message.clone())
+        ExchangeFailure {
+            hint: self.hint.clone(),
+            ..ExchangeFailure::new(self.kind.clone(), self.message.clone())
+        }
     }
 
     /// A request refused for a header HTTP cannot carry: it never left.
@@ -245,10 +258,16 @@ impl HttpIo {
         }
     }
 
-    /// Tells the observer, if any, how exchange `id` went: its head, or a failure.
-    fn observe_end(&mut self, id: ExchangeId, head: Result<Head, String>) {
-        let (Some(observer), Some((method, url))) = (&self.observer, self.started.remove(&id))
-        else {
+    /// Tells the observer, if any, how exchange `id` went: its head, or a failure. Told before
+    /// the connection takes the head or the failure, so what the connection sends because of
+    /// it (`initialize` after a refused probe) is seen after it.
+    fn observe_end(
+        observer: Option<&HttpExchangeObserver>,
+        started: &mut HashMap<ExchangeId, (&'static str, String)>,
+        id: ExchangeId,
+        head: Result<Head, String>,
+    ) {
+        let (Some(observer), Some((method, url))) = (observer, started.remove(&id)) else {
             return;
         };
         observer(&match head {
@@ -309,10 +328,10 @@ impl TransportIo for HttpIo {
         _work: &mut AppWork,
     ) -> bool {
         let mut progressed = false;
-        let mut ended: Vec<(ExchangeId, Result<Head, String>)> = Vec::new();
         let mut finished = 0usize;
         let mut saw_http2 = false;
-        let observed = self.observer.is_some();
+        let observer = self.observer.as_ref();
+        let started = &mut self.started;
         let counters = &self.counters;
         self.exchanges.retain(|id, ex| {
             if let Exchange::Sending(fut) = ex {
@@ -322,8 +341,7 @@ impl TransportIo for HttpIo {
                         let http2 = resp.version == Some(HttpVersion::Http2);
                         saw_http2 |= http2;
                         let reused = counters.response(resp.local_addr, http2);
-                        conn.handle_head(now, *id, resp.status, &resp.headers);
-                        if observed {
+                        if observer.is_some() {
                             let head = Head {
                                 status: resp.status,
                                 content_type: header_value(&resp.headers, "content-type"),
@@ -331,21 +349,20 @@ impl TransportIo for HttpIo {
                                 version: resp.version,
                                 reused_connection: reused,
                             };
-                            ended.push((*id, Ok(head)));
+                            Self::observe_end(observer, started, *id, Ok(head));
                         }
+                        conn.handle_head(now, *id, resp.status, &resp.headers);
                         *ex = Exchange::Reading(resp.body);
                     }
                     Poll::Ready(Err(e)) => {
                         progressed = true;
                         finished += 1;
+                        Self::observe_end(observer, started, *id, Err(e.message.clone()));
                         if e.unsent {
                             counters.unsent();
                             conn.handle_unsent(now, *id, e.exchange_failure());
                         } else {
                             conn.handle_failure(now, *id, e.exchange_failure());
-                        }
-                        if observed {
-                            ended.push((*id, Err(e.message)));
                         }
                         return false;
                     }
@@ -382,9 +399,6 @@ impl TransportIo for HttpIo {
             }
             true
         });
-        for (id, head) in ended {
-            self.observe_end(id, head);
-        }
         if saw_http2 {
             self.admission.saw_http2();
         }

@@ -1,6 +1,7 @@
 //! The default HTTP backend: isahc over libcurl, and what its failures mean, in words a
 //! person can act on and as an [`HttpErrorKind`].
 
+use std::collections::HashSet;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -11,7 +12,7 @@ use mcpwire_core::error::{HttpErrorKind, ProxyFailure, TlsFailure};
 use mcpwire_core::{HttpMethod, HttpRequest};
 
 use crate::handlers::BoxFuture;
-use crate::http_client::{HttpClientOptions, ProxyRoute};
+use crate::http_client::{HttpClientOptions, HttpVersionChoice, ProxyRoute};
 use crate::http_io::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 use crate::tls_diagnosis;
 
@@ -40,6 +41,37 @@ pub struct IsahcBackend {
 struct Diagnosis {
     options: HttpClientOptions,
     trust_pem: Option<Vec<u8>>,
+    /// The servers (`scheme://host:port`, as their URLs write it) that have answered in HTTP:
+    /// a failure talking to one of these is never put down to a port that speaks something
+    /// else.
+    answered: Mutex<HashSet<String>>,
+}
+
+impl Diagnosis {
+    /// Whether the server of `url` has answered in HTTP before.
+    fn has_answered(&self, url: &str) -> bool {
+        let answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        answered.contains(origin_of(url))
+    }
+
+    /// The server of `url` answered in HTTP.
+    fn answered(&self, url: &str) {
+        let origin = origin_of(url);
+        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        if !answered.contains(origin) {
+            answered.insert(origin.to_owned());
+        }
+    }
+}
+
+/// The scheme and authority of a URL as written (`http://host:port`), read without parsing
+/// it: a key for the server it names.
+fn origin_of(url: &str) -> &str {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    &url[..end]
 }
 
 impl IsahcBackend {
@@ -49,8 +81,8 @@ impl IsahcBackend {
     }
 
     /// A backend with these options (TLS, proxy, versions, pool limits). Fails when an option
-    /// cannot be used (a proxy URL that does not parse, a CA or client certificate file that
-    /// cannot be read).
+    /// cannot be used (a proxy URL that does not parse, a CA file that cannot be read or holds
+    /// no PEM certificate, a client certificate file that is missing).
     pub fn with_options(options: &HttpClientOptions) -> Result<Self, String> {
         let trust_pem = options.tls.trust_pem()?;
         Ok(IsahcBackend {
@@ -59,6 +91,7 @@ impl IsahcBackend {
             diagnosis: Arc::new(Diagnosis {
                 options: options.clone(),
                 trust_pem,
+                answered: Mutex::default(),
             }),
         })
     }
@@ -123,6 +156,7 @@ impl HttpBackend for IsahcBackend {
                 Err(e) => return Err(explained(failure_of(&e), &url, route, &diagnosis).await),
             };
             let status = resp.status().as_u16();
+            diagnosis.answered(&url);
             if let Some(route) = route.as_ref().filter(|r| r.forwards && status == 407) {
                 // The proxy's own answer to a request it was to forward: it went no further.
                 // (Its body is not read; dropping the response ends the exchange.)
@@ -168,8 +202,10 @@ impl HttpBackend for IsahcBackend {
     }
 }
 
-/// A failure explained: through a proxy, as the proxy's (see [`through_proxy`]); directly, a
-/// TLS failure by a second handshake, when one can be made.
+/// A failure explained: through a proxy, as the proxy's (see [`through_proxy`]); a plain
+/// `http://` request that got no HTTP answer from a server that never answered, by what the
+/// port speaks (see [`plain_port`]); directly, a TLS failure by a second handshake, when one
+/// can be made.
 ///
 /// A connection over TLS that fails before the response head may be a server that refused the
 /// client certificate: under TLS 1.3 its verdict comes after the client's side of the
@@ -185,6 +221,9 @@ async fn explained(
         // Through a proxy a second handshake (made directly) would not see the same server,
         // and a failed connect is the proxy's.
         return through_proxy(failure, url, route, diagnosis).await;
+    }
+    if url.starts_with("http://") {
+        return plain_port(failure, url, diagnosis).await;
     }
     let cut_over_tls = failure.kind == HttpErrorKind::HeadCutShort && url.starts_with("https://");
     let unexplained = matches!(failure.kind, HttpErrorKind::Tls(TlsFailure::Other));
@@ -205,6 +244,33 @@ async fn explained(
         _ => {}
     }
     failure
+}
+
+/// How long a second look at a port may wait for its answer.
+pub(crate) const PORT_LOOK: Duration = Duration::from_secs(2);
+
+/// A plain `http://` request to a server that has not answered in HTTP yet, cut short before
+/// any response head: when the port speaks TLS (a ClientHello is answered with a TLS record),
+/// the URL is most likely `https://`; when HTTP/2 was spoken with prior knowledge and the port
+/// answers its preface in anything but HTTP/2, the server most likely speaks HTTP/1.1 only.
+/// Either way the server never read the request (a TLS server reads no plain HTTP, an
+/// HTTP/1.1 server no HTTP/2 frames).
+async fn plain_port(failure: HttpFailure, url: &str, diagnosis: &Arc<Diagnosis>) -> HttpFailure {
+    if failure.kind != HttpErrorKind::HeadCutShort || diagnosis.has_answered(url) {
+        return failure;
+    }
+    let wait = diagnosis.options.connect_timeout.min(PORT_LOOK);
+    let prior = diagnosis.options.version == HttpVersionChoice::Http2PriorKnowledge;
+    let url = url.to_owned();
+    let hint = smol::unblock(move || tls_diagnosis::plain_port_hint(&url, wait, prior)).await;
+    match hint {
+        Some(hint) => {
+            let mut failure = failure.with_hint(hint);
+            failure.unsent = true;
+            failure
+        }
+        None => failure,
+    }
 }
 
 /// A failure to connect through a proxy, as the proxy's: it cannot be reached, it refused the
@@ -555,12 +621,12 @@ pub(crate) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -
             false,
         ),
         // libcurl wanted to send the request again on a new connection and could not (the
-        // body cannot be rewound, on purpose): the first connection closed before any answer.
-        // libcurl does this only for a reused connection that died before any response byte:
-        // a stale pooled connection, decided by at most once like the native client's.
+        // body cannot be rewound, on purpose): a reused connection closed before a whole
+        // status line came. Part of one may have come, so it is not told apart as a stale
+        // connection (the native client's `StaleConnection` means no byte at all).
         curl_sys::CURLE_SEND_FAIL_REWIND => (
-            K::StaleConnection,
-            said("the request went on a reused connection and it closed before any response byte"),
+            K::HeadCutShort,
+            said("the connection closed after the request, before any response"),
             false,
         ),
         curl_sys::CURLE_RECV_ERROR | curl_sys::CURLE_SEND_ERROR => (

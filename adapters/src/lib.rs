@@ -78,8 +78,8 @@ pub use mcpwire_core::config::ServerConfig;
 pub use mcpwire_core::tap::{Direction, FrameObserver};
 pub use mcpwire_core::types::{CallToolResult, ElicitAction, ElicitResult, Root, Tool};
 pub use mcpwire_core::{
-    ChosenEra, Diagnostic, Era, Event, HttpOptions, HttpTransportKind, Limits, ProcessAction,
-    Progress, ServerNotification, ShutdownTimeouts,
+    ChosenEra, Diagnostic, Era, EraReason, Event, HttpOptions, HttpTransportKind, Limits,
+    ProcessAction, Progress, ServerNotification, ShutdownTimeouts,
 };
 pub use serve::serve_demo;
 pub use stderr::StderrCallback;
@@ -331,7 +331,9 @@ fn connect_http(
         counters.clone(),
     ));
     #[allow(unused_mut)]
-    let (client, mut driver) = options.finish(conn, config.url.clone(), 0, io);
+    // The URL names the connection in errors and events: without its credentials.
+    let shown = mcpwire_core::error::redact_url(&config.url);
+    let (client, mut driver) = options.finish(conn, shown, 0, io);
     #[cfg(feature = "oauth")]
     if let Some(oauth) = oauth {
         driver.set_auth(oauth::AuthSession::new(oauth, auth_backend, &config.url));

@@ -692,3 +692,158 @@ fn the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests() {
     );
     assert_eq!(setup.server().code_grants, 1);
 }
+
+// ---- a server that offers no OAuth, and hosts that cannot sign in ----
+
+/// A server that wants credentials and offers no OAuth: `401` with a bare `Bearer` challenge at
+/// the MCP endpoint, `404` everywhere else. Keeps `METHOD URL` of every request.
+#[derive(Clone, Default)]
+struct NoOAuthServer(Arc<Mutex<Vec<String>>>);
+
+impl HttpBackend for NoOAuthServer {
+    fn send(&self, r: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("{} {}", r.method.as_str(), r.url));
+        let answer = if r.url == MCP {
+            response(401, &[("WWW-Authenticate", "Bearer")], Vec::new())
+        } else {
+            response(404, &[], Vec::new())
+        };
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+/// A host that cannot ask the user (no terminal): says so up front.
+struct CannotAsk(Arc<AtomicUsize>);
+
+impl Authorizer for CannotAsk {
+    fn authorize(&self, _url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Err(AuthorizeError("asked anyway".into())) })
+    }
+
+    fn can_sign_in(&self) -> Result<(), AuthorizeError> {
+        Err(AuthorizeError("this host has no one to ask".into()))
+    }
+}
+
+#[test]
+fn a_server_without_oauth_says_so_and_nothing_is_registered() {
+    let well_known = [
+        "GET http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp",
+        "GET http://127.0.0.1:9/.well-known/oauth-protected-resource",
+        "GET http://127.0.0.1:9/.well-known/oauth-authorization-server",
+        "GET http://127.0.0.1:9/.well-known/openid-configuration",
+    ];
+    for (era, can_ask) in [
+        (Era::Handshake, true),
+        (Era::Auto, true),
+        (Era::Handshake, false),
+    ] {
+        let server = NoOAuthServer::default();
+        let asked = Arc::new(AtomicUsize::new(0));
+        let oauth = if can_ask {
+            let fake = Fake::default();
+            let user = User {
+                fake: fake.clone(),
+                decline: Arc::default(),
+            };
+            OAuthOptions::new(user, REDIRECT)
+        } else {
+            OAuthOptions::new(CannotAsk(asked.clone()), REDIRECT)
+        };
+        let options = ConnectOptions {
+            era,
+            http_backend: Some(Arc::new(server.clone())),
+            oauth: Some(oauth),
+            ..ConnectOptions::default()
+        };
+        let error = smol::block_on(mcpwire::connect_smol(&ServerConfig::http(MCP), options))
+            .expect_err("no token to be had");
+        let words = error.to_string();
+        for part in [
+            "the server wants credentials (HTTP 401) but offers no OAuth sign-in",
+            &format!(
+                "no metadata at {}",
+                well_known[0].trim_start_matches("GET ")
+            ),
+            "give it a token yourself, as a static `Authorization: Bearer <token>` header",
+            "`HttpConfig::headers` of its `ServerConfig`",
+        ] {
+            assert!(words.contains(part), "{era:?}: {part:?} is not in: {words}");
+        }
+        // Library words only: no command line's flags.
+        assert!(!words.contains("--"), "{words}");
+        let log = server.0.lock().unwrap().clone();
+        // The MCP request refused, the four places discovery looks at, and nothing more: no
+        // registration, no user asked.
+        assert_eq!(
+            log.iter()
+                .filter(|l| l.starts_with("GET "))
+                .collect::<Vec<_>>(),
+            well_known,
+            "{era:?}: {log:?}"
+        );
+        assert!(!log.iter().any(|l| l.contains("register")), "{log:?}");
+        assert_eq!(
+            log.iter().filter(|l| l.ends_with(MCP)).count(),
+            1,
+            "{era:?}: {log:?}"
+        );
+        assert_eq!(asked.load(Ordering::SeqCst), 0);
+    }
+}
+
+#[test]
+fn a_host_that_cannot_ask_registers_nothing_and_still_uses_a_kept_sign_in() {
+    let setup = Setup::new(3600);
+    let asked = Arc::new(AtomicUsize::new(0));
+    let cannot_ask = |setup: &Setup| {
+        let mut options = setup.options();
+        let mut oauth = OAuthOptions::new(CannotAsk(asked.clone()), REDIRECT);
+        oauth.store = setup.store.clone();
+        options.oauth = Some(oauth);
+        options
+    };
+    // Never signed in: discovery, then the host's reason; no registration, no authorization.
+    let error = smol::block_on(mcpwire::connect_smol(
+        &ServerConfig::http(MCP),
+        cannot_ask(&setup),
+    ))
+    .expect_err("no sign-in to be had");
+    let words = error.to_string();
+    assert!(
+        words.contains(&format!(
+            "the server asks for a sign-in (authorization server {AS}) and none can be made: \
+             this host has no one to ask"
+        )),
+        "{words}"
+    );
+    {
+        let s = setup.server();
+        assert_eq!((s.registrations, s.authorizations), (0, 0));
+    }
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+
+    // Signed in once (by a host that can ask), the sign-in kept is used and refreshed.
+    smol::block_on(async {
+        let client = setup.connect().await;
+        client.call_tool("echo", json!({})).await.expect("called");
+        client.close().await;
+        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), cannot_ask(&setup))
+            .await
+            .expect("connected with the kept token");
+        setup.fake.revoke();
+        client
+            .call_tool("echo", json!({}))
+            .await
+            .expect("refreshed");
+        client.close().await;
+    });
+    let s = setup.server();
+    assert_eq!((s.registrations, s.authorizations), (1, 1));
+    assert_eq!(s.refresh_grants, 1);
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+}

@@ -1,5 +1,6 @@
 //! Why an HTTP exchange failed, and the authentication challenge a server sent.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// An HTTP exchange that did not give what the request needed.
@@ -19,6 +20,62 @@ pub struct HttpError {
     pub challenge: Option<AuthChallenge>,
     /// What went wrong, in words.
     pub reason: String,
+    /// What a person may try, as the HTTP client found it (a plain `http://` request that met
+    /// a TLS server, HTTP/2 with prior knowledge that met an HTTP/1.1 server). See
+    /// [`HttpError::suggestion`] for this or the one the failure itself tells.
+    pub hint: Option<Hint>,
+}
+
+impl HttpError {
+    /// What a person may try: [`HttpError::hint`] when the HTTP client found one, else the one
+    /// the failure itself tells (an `https://` server that does not speak TLS, a certificate
+    /// from an unknown issuer, a `400` saying a plain HTTP request was sent to an HTTPS port).
+    pub fn suggestion(&self) -> Option<Hint> {
+        if let Some(hint) = &self.hint {
+            return Some(hint.clone());
+        }
+        match &self.kind {
+            HttpErrorKind::Tls(TlsFailure::NotTls) => Some(Hint::PlainHttp {
+                url: with_scheme(&self.url, "http"),
+            }),
+            HttpErrorKind::Tls(failure) => failure.hint(),
+            HttpErrorKind::Status
+                if self.status == Some(400)
+                    && self.url.starts_with("http://")
+                    && says_plain_http_to_tls(&self.body_excerpt) =>
+            {
+                Some(Hint::Https {
+                    url: with_scheme(&self.url, "https"),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Where a redirect points, resolved against [`HttpError::url`] when the server named a
+    /// relative `Location` (`/v2/mcp`, `../mcp`, `?x=1`); `None` for any other failure.
+    pub fn redirect_target(&self) -> Option<String> {
+        match &self.kind {
+            HttpErrorKind::Redirect {
+                location: Some(location),
+            } => Some(resolve_reference(&self.url, location)),
+            _ => None,
+        }
+    }
+
+    /// The body as it is shown: an HTML page by its `<title>` (an error page of a proxy, a
+    /// load balancer or a web server), any other body by its excerpt.
+    pub fn body_shown(&self) -> Cow<'_, str> {
+        let html = self
+            .content_type
+            .as_deref()
+            .is_some_and(|c| c.trim_start().to_ascii_lowercase().starts_with("text/html"))
+            || looks_like_html(&self.body_excerpt);
+        match html.then(|| html_title(&self.body_excerpt)).flatten() {
+            Some(title) => Cow::Owned(title),
+            None => Cow::Borrowed(&self.body_excerpt),
+        }
+    }
 }
 
 impl fmt::Display for HttpError {
@@ -40,16 +97,212 @@ impl fmt::Display for HttpError {
             (_, Some(status)) => write!(f, "HTTP {status} from {}: {}", self.url, self.reason)?,
             (_, None) => write!(f, "HTTP exchange with {} failed: {}", self.url, self.reason)?,
         }
-        if let HttpErrorKind::Redirect {
-            location: Some(location),
-        } = &self.kind
-        {
-            write!(f, " (to {location}; redirects are not followed)")?;
+        if let Some(target) = self.redirect_target() {
+            write!(f, " (to {target}; redirects are not followed)")?;
         }
-        if !self.body_excerpt.is_empty() {
-            write!(f, ": {}", self.body_excerpt)?;
+        let body = self.body_shown();
+        if !body.is_empty() {
+            write!(f, ": {body}")?;
+        }
+        if let Some(hint) = self.suggestion() {
+            write!(f, "; {hint}")?;
         }
         Ok(())
+    }
+}
+
+/// What a person may try after a failure that looks like a known mistake
+/// ([`HttpError::suggestion`], [`TlsFailure::hint`]). Its `Display` is the library's words,
+/// naming the library's options; a command line may say the same with its own flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Hint {
+    /// A plain `http://` URL whose server speaks TLS on that port (it answered the request
+    /// with a TLS alert, closed it and then answered a TLS handshake, or said so in a `400`).
+    Https {
+        /// The same URL with `https://` (without credentials).
+        url: String,
+    },
+    /// An `https://` URL whose server does not speak TLS on that port (it answered the TLS
+    /// handshake with bytes that are not a TLS record, such as an HTTP `400`).
+    PlainHttp {
+        /// The same URL with `http://` (without credentials).
+        url: String,
+    },
+    /// HTTP/2 with prior knowledge (h2c) was spoken to a plain `http://` server that gave no
+    /// HTTP/2 answer: most likely it speaks HTTP/1.1 only.
+    NoH2c,
+    /// The server's certificate is signed by an authority that is not trusted: trust that
+    /// authority's certificate as an extra CA.
+    TrustCa,
+}
+
+impl fmt::Display for Hint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Hint::Https { url } => {
+                write!(f, "is it https? The server speaks TLS on this port: {url}")
+            }
+            Hint::PlainHttp { url } => write!(f, "is it plain http? Try {url}"),
+            Hint::NoH2c => f.write_str(
+                "does it speak h2c? It gave no HTTP/2 answer to HTTP/2 with prior knowledge; \
+                 without http_client.version = Http2PriorKnowledge, HTTP/1.1 is spoken",
+            ),
+            Hint::TrustCa => f.write_str("trust its CA with http_client.tls.extra_ca_files (PEM)"),
+        }
+    }
+}
+
+/// `url` (`http://` or `https://`) with its scheme replaced by `scheme`, keeping the port it
+/// went to: a URL without a port gets its old scheme's default written out
+/// (`https://h/mcp` becomes `http://h:443/mcp`).
+pub fn with_scheme(url: &str, scheme: &str) -> String {
+    let Some((old, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    // A port follows the last colon, after any IPv6 literal's closing bracket.
+    let host_end = authority.rfind(']').unwrap_or(0);
+    let has_port = authority[host_end..].contains(':');
+    let default = match old.to_ascii_lowercase().as_str() {
+        "https" => Some(443),
+        "http" => Some(80),
+        _ => None,
+    };
+    match default {
+        Some(port) if !has_port && !old.eq_ignore_ascii_case(scheme) => {
+            format!("{scheme}://{authority}:{port}{tail}")
+        }
+        _ => format!("{scheme}://{rest}"),
+    }
+}
+
+/// Whether an error body says a plain HTTP request reached a TLS port, in the words of the
+/// usual servers (nginx: "The plain HTTP request was sent to HTTPS port"; Go: "Client sent an
+/// HTTP request to an HTTPS server"; Apache: "speaking plain HTTP to an SSL-enabled server
+/// port").
+fn says_plain_http_to_tls(body: &str) -> bool {
+    let body = body.to_ascii_lowercase();
+    [
+        "to https port",
+        "to an https server",
+        "ssl-enabled server port",
+    ]
+    .iter()
+    .any(|words| body.contains(words))
+}
+
+/// Whether a body excerpt is the start of an HTML page.
+fn looks_like_html(body: &str) -> bool {
+    let start: String = body
+        .trim_start()
+        .chars()
+        .take(16)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    start.starts_with("<!doctype html") || start.starts_with("<html")
+}
+
+/// The text of an HTML page's `<title>`: whitespace collapsed, the usual character
+/// references (`&amp;`, `&lt;`, `&gt;`, `&quot;`, `&#39;`) decoded; `None` when there is none
+/// (or it is empty).
+fn html_title(html: &str) -> Option<String> {
+    // ASCII lower-casing keeps every byte offset.
+    let lower = html.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</title")?;
+    let spaced = html
+        .get(start..end)?
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let title = [
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&quot;", "\""),
+        ("&#39;", "'"),
+        ("&amp;", "&"),
+    ]
+    .iter()
+    .fold(spaced, |t, (from, to)| t.replace(from, to));
+    (!title.is_empty()).then_some(title)
+}
+
+/// `reference` (a `Location`) resolved against `base`, as RFC 3986 section 5.2 reads it: an
+/// absolute URL as it is; `//host/…` with the base's scheme; `/path`, `?query`, `#fragment` and
+/// relative paths against the base, dot segments removed.
+fn resolve_reference(base: &str, reference: &str) -> String {
+    let has_scheme = reference.split_once(':').is_some_and(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    if has_scheme {
+        return reference.to_owned();
+    }
+    let Some((scheme, rest)) = base.split_once("://") else {
+        return reference.to_owned();
+    };
+    if let Some(network) = reference.strip_prefix("//") {
+        return format!("{scheme}://{network}");
+    }
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let tail = tail.split('#').next().unwrap_or("");
+    let path = tail.split('?').next().unwrap_or("");
+    let origin = format!("{scheme}://{authority}");
+    if reference.is_empty() {
+        return format!("{origin}{tail}");
+    }
+    if reference.starts_with('#') {
+        return format!("{origin}{tail}{reference}");
+    }
+    if reference.starts_with('?') {
+        return format!("{origin}{path}{reference}");
+    }
+    let (ref_path, ref_rest) = match reference.find(['?', '#']) {
+        Some(i) => reference.split_at(i),
+        None => (reference, ""),
+    };
+    let merged = if ref_path.starts_with('/') {
+        ref_path.to_owned()
+    } else {
+        let dir = match path.rfind('/') {
+            Some(i) => &path[..=i],
+            None => "/",
+        };
+        format!("{dir}{ref_path}")
+    };
+    format!("{origin}{}{ref_rest}", remove_dot_segments(&merged))
+}
+
+/// A path with its `.` and `..` segments removed (RFC 3986 section 5.2.4).
+fn remove_dot_segments(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = path.split('/').collect();
+    let last = segments.len().saturating_sub(1);
+    for (i, segment) in segments.iter().enumerate() {
+        match *segment {
+            "." | ".." => {
+                if *segment == ".." && out.len() > 1 {
+                    out.pop();
+                }
+                // A path ending in a dot segment names a directory.
+                if i == last {
+                    out.push("");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    let joined = out.join("/");
+    if joined.starts_with('/') {
+        joined
+    } else {
+        format!("/{joined}")
     }
 }
 
@@ -138,17 +391,29 @@ pub enum TlsFailure {
     ClientCertificate,
     /// The client certificate or key could not be used.
     BadClientCertificate,
+    /// The server does not speak TLS on this port: it answered the TLS handshake with bytes
+    /// that are not a TLS record (a plain HTTP server's `400`, most often).
+    NotTls,
     /// Another handshake failure (the reason says which).
     Other,
+}
+
+impl TlsFailure {
+    /// What a person may try: trust the CA of a certificate from an unknown issuer. (A server
+    /// that does not speak TLS gets its hint from [`HttpError::suggestion`], which knows the
+    /// URL.)
+    pub fn hint(&self) -> Option<Hint> {
+        match self {
+            TlsFailure::UnknownIssuer => Some(Hint::TrustCa),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for TlsFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            TlsFailure::UnknownIssuer => {
-                "the server's certificate is signed by an unknown issuer \
-                 (trust its CA with an extra CA file)"
-            }
+            TlsFailure::UnknownIssuer => "the server's certificate is signed by an unknown issuer",
             TlsFailure::NameMismatch => "the server's certificate is not valid for this host name",
             TlsFailure::Expired => "the server's certificate has expired",
             TlsFailure::NotYetValid => "the server's certificate is not valid yet",
@@ -156,6 +421,7 @@ impl fmt::Display for TlsFailure {
                 "the server wants a client certificate, or refused the one given"
             }
             TlsFailure::BadClientCertificate => "the client certificate or key cannot be used",
+            TlsFailure::NotTls => "the server does not speak TLS on this port",
             TlsFailure::Other => "the TLS handshake failed",
         })
     }
@@ -207,6 +473,8 @@ pub struct ExchangeFailure {
     pub kind: HttpErrorKind,
     /// In words.
     pub message: String,
+    /// What a person may try, when the HTTP client found it out ([`HttpError::hint`]).
+    pub hint: Option<Hint>,
 }
 
 impl ExchangeFailure {
@@ -215,7 +483,14 @@ impl ExchangeFailure {
         ExchangeFailure {
             kind,
             message: message.into(),
+            hint: None,
         }
+    }
+
+    /// The failure with `hint` (see [`HttpError::hint`]).
+    pub fn with_hint(mut self, hint: Hint) -> Self {
+        self.hint = Some(hint);
+        self
     }
 }
 
@@ -368,6 +643,134 @@ mod tests {
             ("http://u:p@h?access_token=1", "http://h?access_token=***"),
         ] {
             assert_eq!(redact_url(url), shown, "{url}");
+        }
+    }
+
+    fn error(kind: HttpErrorKind, url: &str) -> HttpError {
+        HttpError {
+            kind,
+            url: url.into(),
+            status: None,
+            content_type: None,
+            body_excerpt: String::new(),
+            challenge: None,
+            reason: "unexpected status".into(),
+            hint: None,
+        }
+    }
+
+    #[test]
+    fn relative_redirects_are_resolved_against_the_url() {
+        let base = "http://h:8080/a/b/mcp?q=1";
+        for (location, resolved) in [
+            ("https://new/mcp", "https://new/mcp"),
+            ("//other:9/x", "http://other:9/x"),
+            ("/v2/mcp", "http://h:8080/v2/mcp"),
+            ("v2", "http://h:8080/a/b/v2"),
+            ("../v2/mcp?x=1", "http://h:8080/a/v2/mcp?x=1"),
+            ("../../../../top", "http://h:8080/top"),
+            ("./", "http://h:8080/a/b/"),
+            ("..", "http://h:8080/a/"),
+            ("?x=2", "http://h:8080/a/b/mcp?x=2"),
+            ("#f", "http://h:8080/a/b/mcp?q=1#f"),
+            ("", "http://h:8080/a/b/mcp?q=1"),
+        ] {
+            assert_eq!(resolve_reference(base, location), resolved, "{location}");
+        }
+        assert_eq!(resolve_reference("http://h", "x"), "http://h/x");
+        let mut e = error(
+            HttpErrorKind::Redirect {
+                location: Some("/v2/mcp".into()),
+            },
+            "https://host/mcp",
+        );
+        e.status = Some(307);
+        assert_eq!(
+            e.to_string(),
+            "HTTP 307 from https://host/mcp: unexpected status \
+             (to https://host/v2/mcp; redirects are not followed)"
+        );
+    }
+
+    #[test]
+    fn an_html_page_is_shown_by_its_title() {
+        let mut e = error(HttpErrorKind::Status, "https://h/mcp");
+        e.status = Some(502);
+        e.body_excerpt = "<!DOCTYPE html>\n<html><head><TITLE>\n 502  Bad &amp; Gateway\n\
+                          </TITLE></head><body>nginx</body>"
+            .into();
+        assert_eq!(e.body_shown(), "502 Bad & Gateway");
+        assert!(e.to_string().ends_with(": 502 Bad & Gateway"), "{e}");
+        // Declared as HTML, with no title: the excerpt as it is.
+        e.body_excerpt = "<p>down</p>".into();
+        e.content_type = Some("text/html; charset=utf-8".into());
+        assert_eq!(e.body_shown(), "<p>down</p>");
+        // Not HTML: as it is, character references and all.
+        e.content_type = Some("application/json".into());
+        e.body_excerpt = r#"{"error":"a &amp; b <title>x</title>"}"#.into();
+        assert_eq!(e.body_shown(), e.body_excerpt);
+    }
+
+    #[test]
+    fn hints_from_the_failure_itself_or_the_http_client() {
+        let tls = |f: TlsFailure| error(HttpErrorKind::Tls(f), "https://h/mcp");
+        assert_eq!(
+            tls(TlsFailure::UnknownIssuer).suggestion(),
+            Some(Hint::TrustCa)
+        );
+        assert!(tls(TlsFailure::UnknownIssuer)
+            .to_string()
+            .ends_with("; trust its CA with http_client.tls.extra_ca_files (PEM)"));
+        assert_eq!(
+            tls(TlsFailure::NotTls).suggestion(),
+            Some(Hint::PlainHttp {
+                url: "http://h:443/mcp".into()
+            })
+        );
+        assert_eq!(tls(TlsFailure::Expired).suggestion(), None);
+        // A 400 saying a plain request went to an HTTPS port (nginx, Go, Apache).
+        for body in [
+            "400 The plain HTTP request was sent to HTTPS port",
+            "Client sent an HTTP request to an HTTPS server.",
+            "You're speaking plain HTTP to an SSL-enabled server port.",
+        ] {
+            let mut e = error(HttpErrorKind::Status, "http://h:8443/mcp");
+            e.status = Some(400);
+            e.body_excerpt = body.into();
+            assert_eq!(
+                e.suggestion(),
+                Some(Hint::Https {
+                    url: "https://h:8443/mcp".into()
+                }),
+                "{body}"
+            );
+        }
+        let mut e = error(HttpErrorKind::Status, "http://h/mcp");
+        e.status = Some(400);
+        e.body_excerpt = "bad request".into();
+        assert_eq!(e.suggestion(), None);
+        // The HTTP client's own hint comes first.
+        let mut e = error(HttpErrorKind::HeadCutShort, "http://h/mcp");
+        e.hint = Some(Hint::NoH2c);
+        assert_eq!(e.suggestion(), Some(Hint::NoH2c));
+        assert!(e.to_string().contains("; does it speak h2c?"), "{e}");
+        let failure =
+            ExchangeFailure::new(HttpErrorKind::HeadCutShort, "cut").with_hint(Hint::NoH2c);
+        assert_eq!(failure.hint, Some(Hint::NoH2c));
+    }
+
+    #[test]
+    fn schemes_change_and_ports_stay() {
+        for (url, scheme, changed) in [
+            ("https://h/mcp", "http", "http://h:443/mcp"),
+            ("http://h/mcp", "https", "https://h:80/mcp"),
+            ("http://h:8080/mcp", "https", "https://h:8080/mcp"),
+            ("https://[::1]/x?y", "http", "http://[::1]:443/x?y"),
+            ("https://[::1]:9/x", "http", "http://[::1]:9/x"),
+            ("http://h", "https", "https://h:80"),
+            ("http://h/mcp", "http", "http://h/mcp"),
+        ] {
+            assert_eq!(with_scheme(url, scheme), changed, "{url}");
         }
     }
 

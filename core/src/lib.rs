@@ -93,7 +93,7 @@ pub use protocol::calls::McpCall;
 pub use protocol::types;
 pub use protocol::{
     task_of, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig, ClientError,
-    Era, ServerNotification, ServerRequest, TaskStatus, MAX_PAGES, TASKS_EXTENSION,
+    Era, EraReason, ServerNotification, ServerRequest, TaskStatus, MAX_PAGES, TASKS_EXTENSION,
 };
 pub use rpc::{
     Deadline, Diagnostic as RpcDiagnostic, EndedAs, EngineError, Limits, LocalError, ProgressToken,

@@ -10,7 +10,8 @@ required, `iss` added), and a token endpoint for codes and refresh tokens.
     python py_oauth_server.py --port PORT [--lifetime SECONDS]
 
 Prints `oauth server ready on PORT` on stderr when it listens. `GET /issued` lists the access
-tokens issued, for tests that check a token never shows where it must not.
+tokens issued, for tests that check a token never shows where it must not; `GET /clients` the
+client ids registered, for tests that check no client is registered without a sign-in.
 """
 
 import argparse
@@ -83,6 +84,9 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/issued":
             with LOCK:
                 return self.send(200, list(ISSUED))
+        if url.path == "/clients":
+            with LOCK:
+                return self.send(200, list(CLIENTS))
         if url.path == "/mcp":
             return self.send(405)
         return self.send(404)

@@ -72,14 +72,16 @@ pub fn options() -> Result<OAuthOptions, String> {
     let mut options = OAuthOptions::new(FollowOnce { backend }, REDIRECT_URI);
     options.client_name = "mcpwire conformance client".into();
     options.client_id_metadata_url = Some(Url::parse(CLIENT_METADATA_URL).expect("valid"));
+    // 0.1.16 names no version; its scenarios of the 2025-03-26 rules carry it in their names.
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     options.revision = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
         Ok("2026-07-28") => Revision::V2026_07_28,
         Ok("2025-03-26") => Revision::V2025_03_26,
+        Err(_) if scenario.starts_with("auth/2025-03-26-") => Revision::V2025_03_26,
         _ => Revision::V2025_11_25,
     };
     // DPoP scenarios (RFC 9449): tokens bound to the connection's key.
-    options.dpop =
-        std::env::var("MCP_CONFORMANCE_SCENARIO").is_ok_and(|s| s.starts_with("auth/dpop"));
+    options.dpop = scenario.starts_with("auth/dpop");
     if let Some(context) = context()? {
         let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
         let scenario = field("name").unwrap_or_default();

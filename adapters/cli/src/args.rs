@@ -1,6 +1,11 @@
 //! Arguments from the command line as users type them: `key=value` pairs typed and checked by
 //! the input schema, `key:=<json>` for a raw JSON value, one JSON object, or `-` for a JSON
 //! object read from stdin; and a tool's name checked against the tools the server lists.
+//!
+//! One rule holds however the arguments were given: against the schema the client already has
+//! (a tool's `inputSchema`, a prompt's declared arguments), a key it does not list is refused
+//! naming the closest one, a value outside an `enum` is refused listing the allowed ones, and a
+//! required argument left out is reported, all before anything is sent.
 
 use std::io::Read;
 
@@ -11,19 +16,24 @@ use super::{exit, Failure};
 
 /// The arguments `args` give: `-` alone reads one JSON object from stdin, one word starting
 /// with `{` is a JSON object, anything else is `key=value` and `key:=<json>` pairs
-/// ([`typed_arguments`]).
-pub(super) fn arguments(args: &[String], schema: &Value) -> Result<Value, Failure> {
-    match args {
+/// ([`typed_arguments`]). Whichever it is, the object is then checked against `schema`
+/// ([`check`]); `noun` says whose arguments they are (`tool`, `prompt`).
+pub(super) fn arguments(args: &[String], schema: &Value, noun: &str) -> Result<Value, Failure> {
+    let value = match args {
         [one] if one == "-" => {
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)
                 .map_err(|e| usage(format!("cannot read the arguments from stdin: {e}")))?;
-            json_object(&text, "the arguments on stdin")
+            json_object(&text, "the arguments on stdin")?
         }
-        [one] if one.trim_start().starts_with('{') => json_object(one, "the arguments"),
-        pairs => typed_arguments(pairs, schema),
+        [one] if one.trim_start().starts_with('{') => json_object(one, "the arguments")?,
+        pairs => typed_arguments(pairs, schema, noun)?,
+    };
+    if let Value::Object(map) = &value {
+        check(map, schema, noun)?;
     }
+    Ok(value)
 }
 
 fn json_object(text: &str, what: &str) -> Result<Value, Failure> {
@@ -39,10 +49,11 @@ fn json_object(text: &str, what: &str) -> Result<Value, Failure> {
 ///
 /// A key given twice is refused; so is a key the schema does not list, when it lists its
 /// properties and does not allow others (`additionalProperties` true or a schema).
-pub(super) fn typed_arguments(pairs: &[String], schema: &Value) -> Result<Value, Failure> {
-    let properties = schema.get("properties").and_then(Value::as_object);
-    let additional = schema.get("additionalProperties");
-    let open = matches!(additional, Some(Value::Bool(true) | Value::Object(_)));
+pub(super) fn typed_arguments(
+    pairs: &[String],
+    schema: &Value,
+    noun: &str,
+) -> Result<Value, Failure> {
     let mut out = Map::new();
     for pair in pairs {
         let (key, raw) = pair.split_once('=').ok_or_else(|| {
@@ -60,14 +71,7 @@ pub(super) fn typed_arguments(pairs: &[String], schema: &Value) -> Result<Value,
                 "{key} is given twice; give each argument once"
             )));
         }
-        let property = match properties {
-            Some(props) => match props.get(key) {
-                Some(p) => Some(p),
-                None if open => additional.filter(|a| a.is_object()),
-                None => return Err(unknown_key(key, props)),
-            },
-            None => None,
-        };
+        let property = property(schema, key, noun)?;
         let value = match json {
             true => serde_json::from_str(raw)
                 .map_err(|e| usage(format!("{key}:= takes JSON; {raw:?} is not: {e}")))?,
@@ -78,14 +82,98 @@ pub(super) fn typed_arguments(pairs: &[String], schema: &Value) -> Result<Value,
     Ok(Value::Object(out))
 }
 
+/// The schema of argument `key`: its property, or `additionalProperties` when that is a
+/// schema; `None` when the schema says nothing of it. A key the schema does not allow is
+/// refused: the schema lists its properties and does not allow others.
+fn property<'a>(schema: &'a Value, key: &str, noun: &str) -> Result<Option<&'a Value>, Failure> {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Ok(None);
+    };
+    if let Some(p) = props.get(key) {
+        return Ok(Some(p));
+    }
+    match schema.get("additionalProperties") {
+        Some(a @ Value::Object(_)) => Ok(Some(a)),
+        Some(Value::Bool(true)) => Ok(None),
+        _ => Err(unknown_key(key, props, noun)),
+    }
+}
+
+/// Checks arguments against the schema, however they were given: every key allowed
+/// ([`property`]), every value with an `enum` (or `const`) one of its values (for an array,
+/// each item against its items' `enum`), and every `required` argument there. `noun` says
+/// whose arguments they are.
+pub(super) fn check(
+    arguments: &Map<String, Value>,
+    schema: &Value,
+    noun: &str,
+) -> Result<(), Failure> {
+    for (key, value) in arguments {
+        let Some(p) = property(schema, key, noun)? else {
+            continue;
+        };
+        allowed_value(key, value, p)?;
+        if let (Value::Array(items), Some(each)) = (value, p.get("items")) {
+            for item in items {
+                allowed_value(key, item, each)?;
+            }
+        }
+    }
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let missing: Vec<&str> = required
+        .into_iter()
+        .filter(|k| !arguments.contains_key(*k))
+        .collect();
+    match missing.as_slice() {
+        [] => Ok(()),
+        [one] => Err(usage(format!("the required argument {one} is missing"))),
+        many => Err(usage(format!(
+            "the required arguments {} are missing",
+            many.join(", ")
+        ))),
+    }
+}
+
+/// Refuses `value` when `property` has an `enum` (or a `const`) it is not among, listing the
+/// allowed values (and naming the closest when it looks like a typo of one).
+fn allowed_value(key: &str, value: &Value, property: &Value) -> Result<(), Failure> {
+    let allowed: Vec<&Value> = match (property.get("enum"), property.get("const")) {
+        (Some(Value::Array(values)), _) => values.iter().collect(),
+        (_, Some(one)) => vec![one],
+        _ => return Ok(()),
+    };
+    if allowed.contains(&value) {
+        return Ok(());
+    }
+    let words: Vec<String> = allowed.iter().map(|v| v.to_string()).collect();
+    let hint = match value {
+        // A value of a letter or two is like too many others to name one.
+        Value::String(s) if s.chars().count() >= 3 => {
+            let names: Vec<&str> = allowed.iter().filter_map(|v| v.as_str()).collect();
+            closest(s, &names)
+                .map(|n| format!(" (did you mean {n:?}?)"))
+                .unwrap_or_default()
+        }
+        _ => String::new(),
+    };
+    Err(usage(format!(
+        "{key}: {value} is not one of: {}{hint}",
+        words.join(", ")
+    )))
+}
+
 fn usage(message: String) -> Failure {
     Failure::new(exit::USAGE, message)
 }
 
-fn unknown_key(key: &str, props: &Map<String, Value>) -> Failure {
+fn unknown_key(key: &str, props: &Map<String, Value>, noun: &str) -> Failure {
     if props.is_empty() {
         return usage(format!(
-            "unknown argument {key}: this tool takes no arguments"
+            "unknown argument {key}: this {noun} takes no arguments"
         ));
     }
     let known: Vec<&str> = props.keys().map(String::as_str).collect();
@@ -93,7 +181,7 @@ fn unknown_key(key: &str, props: &Map<String, Value>) -> Failure {
         .map(|k| format!(" (did you mean {k}?)"))
         .unwrap_or_default();
     usage(format!(
-        "unknown argument {key}{hint}; the tool's arguments: {}",
+        "unknown argument {key}{hint}; the {noun}'s arguments: {}",
         known.join(", ")
     ))
 }
@@ -111,69 +199,167 @@ fn declared_type(property: &Value) -> Option<&str> {
     }
 }
 
-/// Whether a property's `type` allows `null`.
-fn allows_null(property: &Value) -> bool {
-    match property.get("type") {
-        Some(Value::String(t)) => t == "null",
-        Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
-        _ => false,
+/// Every JSON type a property allows, from its `type` (one or a list), else the alternatives
+/// of its `anyOf`/`oneOf`, else the values of its `enum` or `const`. Empty: it says nothing.
+fn allowed_types(property: &Value) -> Vec<&'static str> {
+    // In the order a value is tried as each: a string takes anything, so it comes last.
+    const NAMES: [&str; 7] = [
+        "null", "boolean", "integer", "number", "array", "object", "string",
+    ];
+    let known = |t: &str| NAMES.iter().find(|n| **n == t).copied();
+    let mut types: Vec<&'static str> = match property.get("type") {
+        Some(Value::String(t)) => known(t).into_iter().collect(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .filter_map(known)
+            .collect(),
+        _ => {
+            let alternatives = ["anyOf", "oneOf"]
+                .iter()
+                .filter_map(|k| property.get(*k)?.as_array())
+                .flatten();
+            let mut all: Vec<&'static str> = alternatives.flat_map(allowed_types).collect();
+            if all.is_empty() {
+                let values = match (property.get("enum"), property.get("const")) {
+                    (Some(Value::Array(values)), _) => values.iter().collect(),
+                    (_, Some(one)) => vec![one],
+                    _ => Vec::new(),
+                };
+                all = values.into_iter().map(type_of_value).collect();
+            }
+            all
+        }
+    };
+    // An integer is a number too.
+    if types.contains(&"number") {
+        types.retain(|t| *t != "integer");
+    }
+    types.sort_by_key(|t| NAMES.iter().position(|n| n == t));
+    types.dedup();
+    types
+}
+
+/// The JSON type of a value, as a schema names it.
+fn type_of_value(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 
 /// One value typed by its property (none: JSON if it parses, else a string).
+///
+/// When the property allows several types, the value is the first it reads as, in this
+/// order: `null`, `true`/`false`, an integer, a number, a JSON array or object, and else a
+/// string when strings are allowed (`k:=<json>` gives any value as written).
 fn typed_value(key: &str, raw: &str, property: Option<&Value>) -> Result<Value, Failure> {
+    let untyped = || serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()));
     let Some(property) = property else {
-        return Ok(serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())));
+        return Ok(untyped());
     };
-    if raw == "null" && allows_null(property) {
-        return Ok(Value::Null);
+    let types = allowed_types(property);
+    if types.is_empty() {
+        return Ok(untyped());
     }
-    let bad = |what: &str| usage(format!("{key}: {raw:?} is not {what}"));
-    Ok(match declared_type(property) {
-        Some("string") => Value::String(raw.to_owned()),
-        Some("integer") => integer(raw).ok_or_else(|| {
-            if looks_like_integer(raw) {
-                usage(format!(
-                    "{key}: {raw} is too large for an integer (the range is {} to {})",
-                    i64::MIN,
-                    u64::MAX
-                ))
-            } else {
-                bad("an integer")
-            }
-        })?,
-        Some("number") => match integer(raw) {
+    let mut refusals = Vec::new();
+    for kind in &types {
+        match read_as(kind, raw, property) {
+            Ok(value) => return Ok(value),
+            Err(refusal) => refusals.push(refusal),
+        }
+    }
+    // Every type refused it: with one type (beside null), its own words.
+    let useful: Vec<Refusal> = refusals
+        .into_iter()
+        .filter(|r| !matches!(r, Refusal::Not("null")))
+        .collect();
+    Err(match useful.as_slice() {
+        [one] => one.failure(key, raw),
+        many => {
+            let words: Vec<&str> = many
+                .iter()
+                .map(|r| match r {
+                    Refusal::Not(what) | Refusal::Shaped { what, .. } => *what,
+                    Refusal::TooLarge => "an integer",
+                })
+                .collect();
+            usage(format!("{key}: {raw:?} is not {}", words.join(", nor ")))
+        }
+    })
+}
+
+/// Why a value does not read as one type.
+enum Refusal {
+    /// It is not `what` (`an integer`, `true or false`).
+    Not(&'static str),
+    /// An integer out of range.
+    TooLarge,
+    /// Not the JSON array or object `what` says; `example` is what to write.
+    Shaped { what: &'static str, example: String },
+}
+
+impl Refusal {
+    fn failure(&self, key: &str, raw: &str) -> Failure {
+        match self {
+            Refusal::Not(what) => usage(format!("{key}: {raw:?} is not {what}")),
+            Refusal::TooLarge => usage(format!(
+                "{key}: {raw} is too large for an integer (the range is {} to {})",
+                i64::MIN,
+                u64::MAX
+            )),
+            Refusal::Shaped { what, example } => usage(format!(
+                "{key}: {raw:?} is not {what}; write {key}='{example}'"
+            )),
+        }
+    }
+}
+
+/// `raw` read as a value of JSON type `kind`.
+fn read_as(kind: &str, raw: &str, property: &Value) -> Result<Value, Refusal> {
+    Ok(match kind {
+        "null" if raw == "null" => Value::Null,
+        "null" => return Err(Refusal::Not("null")),
+        "string" => Value::String(raw.to_owned()),
+        "integer" => match integer(raw) {
+            Some(n) => n,
+            None if looks_like_integer(raw) => return Err(Refusal::TooLarge),
+            None => return Err(Refusal::Not("an integer")),
+        },
+        "number" => match integer(raw) {
             Some(n) => n,
             None => {
-                let n: f64 = raw.trim().parse().map_err(|_| bad("a number"))?;
+                let n: f64 = raw.trim().parse().map_err(|_| Refusal::Not("a number"))?;
                 serde_json::Number::from_f64(n)
                     .map(Value::Number)
-                    .ok_or_else(|| bad("a finite number"))?
+                    .ok_or(Refusal::Not("a finite number"))?
             }
         },
-        Some("boolean") => Value::Bool(raw.parse().map_err(|_| bad("true or false"))?),
-        Some(kind @ ("array" | "object")) => {
+        "boolean" => Value::Bool(raw.parse().map_err(|_| Refusal::Not("true or false"))?),
+        _ => {
             let parsed = serde_json::from_str::<Value>(raw).ok();
-            let fits = match &parsed {
-                Some(Value::Array(_)) => kind == "array",
-                Some(Value::Object(_)) => kind == "object",
-                _ => false,
-            };
             match parsed {
-                Some(v) if fits => v,
+                Some(v @ Value::Array(_)) if kind == "array" => v,
+                Some(v @ Value::Object(_)) if kind == "object" => v,
+                _ if kind == "array" => {
+                    return Err(Refusal::Shaped {
+                        what: "a JSON array",
+                        example: array_example(raw, property),
+                    })
+                }
                 _ => {
-                    let (what, example) = if kind == "array" {
-                        ("a JSON array", array_example(raw, property))
-                    } else {
-                        ("a JSON object", object_example(property))
-                    };
-                    return Err(usage(format!(
-                        "{key}: {raw:?} is not {what}; write {key}='{example}'"
-                    )));
+                    return Err(Refusal::Shaped {
+                        what: "a JSON object",
+                        example: object_example(property),
+                    })
                 }
             }
         }
-        _ => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())),
     })
 }
 
@@ -335,7 +521,7 @@ mod tests {
     }
 
     fn error(pairs: &[&str], schema: &Value) -> (u8, String) {
-        match typed_arguments(&args(pairs), schema) {
+        match typed_arguments(&args(pairs), schema, "tool") {
             Ok(v) => panic!("accepted: {v}"),
             Err(f) => (f.code, f.message),
         }
@@ -360,6 +546,7 @@ mod tests {
                 "m=null",
             ]),
             &schema,
+            "tool",
         )
         .ok()
         .unwrap();
@@ -369,7 +556,9 @@ mod tests {
                    "x": null, "y": "hi", "m": null})
         );
         // A whole number for a number property goes as an integer, not 2.0.
-        let v = typed_arguments(&args(&["n=2"]), &schema).ok().unwrap();
+        let v = typed_arguments(&args(&["n=2"]), &schema, "tool")
+            .ok()
+            .unwrap();
         assert_eq!(v.to_string(), r#"{"n":2}"#);
         assert_eq!(error(&["i=x"], &schema).0, exit::USAGE);
         assert_eq!(
@@ -382,10 +571,126 @@ mod tests {
         );
         assert!(error(&["novalue"], &schema).1.contains("is not key=value"));
         // Without properties, any key goes, typed as JSON when it parses.
-        let v = typed_arguments(&args(&["q=1", "r=x"]), &json!({}))
+        let v = typed_arguments(&args(&["q=1", "r=x"]), &json!({}), "tool")
             .ok()
             .unwrap();
         assert_eq!(v, json!({"q": 1, "r": "x"}));
+    }
+
+    #[test]
+    fn a_value_of_several_types_is_the_first_it_reads_as() {
+        let schema = json!({"properties": {
+            "sb": {"type": ["string", "boolean"]},
+            "bs": {"type": ["boolean", "string"]},
+            "ni": {"type": ["integer", "null"]},
+            "any": {"anyOf": [{"type": "number"}, {"type": "boolean"}]},
+            "arr": {"type": ["string", "array"]},
+            "e": {"enum": ["1", "2"]}}});
+        let v = typed_arguments(
+            &args(&[
+                "sb=maybe", "bs=true", "ni=null", "any=2.5", "arr=[1]", "e=1",
+            ]),
+            &schema,
+            "tool",
+        )
+        .ok()
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"sb": "maybe", "bs": true, "ni": null, "any": 2.5, "arr": [1], "e": "1"})
+        );
+        let v = typed_arguments(&args(&["sb=false", "arr=a,b"]), &schema, "tool")
+            .ok()
+            .unwrap();
+        assert_eq!(v, json!({"sb": false, "arr": "a,b"}));
+        // None of them: each type in words.
+        assert_eq!(
+            error(&["any=maybe"], &schema).1,
+            r#"any: "maybe" is not true or false, nor a number"#
+        );
+        assert_eq!(error(&["ni=x"], &schema).1, r#"ni: "x" is not an integer"#);
+    }
+
+    fn checked(value: Value, schema: &Value) -> Result<(), String> {
+        let Value::Object(map) = value else {
+            panic!("not an object")
+        };
+        check(&map, schema, "tool").map_err(|f| {
+            assert_eq!(f.code, exit::USAGE);
+            f.message
+        })
+    }
+
+    #[test]
+    fn one_rule_for_keys_enums_and_required_however_given() {
+        let schema = json!({"type": "object", "additionalProperties": false,
+            "required": ["city"],
+            "properties": {"city": {"type": "string"},
+                           "break": {"type": "string", "enum": ["type", "missing"]},
+                           "tags": {"type": "array", "items": {"enum": ["a", "b"]}},
+                           "unit": {"const": "C"}}});
+        assert_eq!(
+            checked(json!({"city": "Oslo", "break": "type"}), &schema),
+            Ok(())
+        );
+        assert_eq!(
+            checked(json!({"city": "Oslo", "brek": "type"}), &schema),
+            Err(
+                "unknown argument brek (did you mean break?); the tool's arguments: break, \
+                 city, tags, unit"
+                    .into()
+            )
+        );
+        assert_eq!(
+            checked(json!({"city": "Oslo", "break": "tpye"}), &schema),
+            Err(r#"break: "tpye" is not one of: "type", "missing" (did you mean "type"?)"#.into())
+        );
+        assert_eq!(
+            checked(json!({"city": "Oslo", "break": 3}), &schema),
+            Err(r#"break: 3 is not one of: "type", "missing""#.into())
+        );
+        assert_eq!(
+            checked(json!({"city": "Oslo", "tags": ["a", "c"]}), &schema),
+            Err(r#"tags: "c" is not one of: "a", "b""#.into())
+        );
+        assert_eq!(
+            checked(json!({"city": "Oslo", "unit": "F"}), &schema),
+            Err(r#"unit: "F" is not one of: "C""#.into())
+        );
+        assert_eq!(
+            checked(json!({}), &schema),
+            Err("the required argument city is missing".into())
+        );
+        let two = json!({"required": ["a", "b"], "properties": {"a": {}, "b": {}}});
+        assert_eq!(
+            checked(json!({}), &two),
+            Err("the required arguments a, b are missing".into())
+        );
+        // k=v goes by the same rule, from the command line to the check.
+        let Err(f) = arguments(&args(&["break=nope", "city=Oslo"]), &schema, "tool") else {
+            panic!("accepted")
+        };
+        assert_eq!(
+            f.message,
+            r#"break: "nope" is not one of: "type", "missing""#
+        );
+        let Err(f) = arguments(&args(&[r#"{"brek": 1}"#]), &schema, "tool") else {
+            panic!("accepted")
+        };
+        assert!(f
+            .message
+            .starts_with("unknown argument brek (did you mean break?)"));
+        // A prompt's arguments are named as such.
+        let none = json!({"type": "object", "properties": {}});
+        let Err(f) = arguments(&args(&["x=1"]), &none, "prompt") else {
+            panic!("accepted")
+        };
+        assert_eq!(
+            f.message,
+            "unknown argument x: this prompt takes no arguments"
+        );
+        // Without a schema (the list could not be had), nothing is checked.
+        assert!(arguments(&args(&[r#"{"any": 1}"#]), &Value::Null, "tool").is_ok());
     }
 
     #[test]
@@ -395,19 +700,24 @@ mod tests {
         let v = typed_arguments(
             &args(&["n:=42", "tags:=[1,\"a\"]", "o:={\"k\":null}"]),
             &schema,
+            "tool",
         );
         assert_eq!(
             v.ok().unwrap(),
             json!({"n": 42, "tags": [1, "a"], "o": {"k": null}})
         );
         // Plain = still types by the schema: a string stays a string.
-        let v = typed_arguments(&args(&["n=42"]), &schema).ok().unwrap();
+        let v = typed_arguments(&args(&["n=42"]), &schema, "tool")
+            .ok()
+            .unwrap();
         assert_eq!(v, json!({"n": "42"}));
         let (code, message) = error(&["n:=nope"], &schema);
         assert_eq!(code, exit::USAGE);
         assert!(message.contains("n:= takes JSON"), "{message}");
         // A value may hold := itself.
-        let v = typed_arguments(&args(&["n=a:=b"]), &schema).ok().unwrap();
+        let v = typed_arguments(&args(&["n=a:=b"]), &schema, "tool")
+            .ok()
+            .unwrap();
         assert_eq!(v, json!({"n": "a:=b"}));
         let (_, message) = error(&["x:=1"], &schema);
         assert!(message.contains("unknown argument x"), "{message}");
@@ -415,11 +725,11 @@ mod tests {
 
     #[test]
     fn one_json_object_or_nothing_else() {
-        let v = arguments(&args(&[r#"{"a": 1}"#]), &Value::Null)
+        let v = arguments(&args(&[r#"{"a": 1}"#]), &Value::Null, "tool")
             .ok()
             .unwrap();
         assert_eq!(v, json!({"a": 1}));
-        let Err(f) = arguments(&args(&["{nope"]), &Value::Null) else {
+        let Err(f) = arguments(&args(&["{nope"]), &Value::Null, "tool") else {
             panic!("not JSON");
         };
         assert!(f.message.contains("not JSON"), "{}", f.message);
@@ -460,12 +770,14 @@ mod tests {
         );
         // Other keys allowed by additionalProperties go through, typed by its schema.
         let open = json!({"properties": {"a": {}}, "additionalProperties": {"type": "string"}});
-        let v = typed_arguments(&args(&["b=1"]), &open).ok().unwrap();
+        let v = typed_arguments(&args(&["b=1"]), &open, "tool")
+            .ok()
+            .unwrap();
         assert_eq!(v, json!({"b": "1"}));
         let open = json!({"properties": {"a": {}}, "additionalProperties": true});
-        assert!(typed_arguments(&args(&["b=1"]), &open).is_ok());
+        assert!(typed_arguments(&args(&["b=1"]), &open, "tool").is_ok());
         let closed = json!({"properties": {"a": {}}, "additionalProperties": false});
-        assert!(typed_arguments(&args(&["b=1"]), &closed).is_err());
+        assert!(typed_arguments(&args(&["b=1"]), &closed, "tool").is_err());
     }
 
     #[test]
@@ -506,11 +818,11 @@ mod tests {
     #[test]
     fn integers_too_large_say_so() {
         let schema = json!({"properties": {"n": {"type": "integer"}}});
-        let v = typed_arguments(&args(&["n=18446744073709551615"]), &schema)
+        let v = typed_arguments(&args(&["n=18446744073709551615"]), &schema, "tool")
             .ok()
             .unwrap();
         assert_eq!(v["n"].as_u64(), Some(u64::MAX));
-        let v = typed_arguments(&args(&["n=-9223372036854775808"]), &schema)
+        let v = typed_arguments(&args(&["n=-9223372036854775808"]), &schema, "tool")
             .ok()
             .unwrap();
         assert_eq!(v["n"].as_i64(), Some(i64::MIN));

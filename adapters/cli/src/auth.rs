@@ -7,6 +7,10 @@
 //! user's state folder (`mcpwire::oauth::FileTokenStore`), or with the `keychain` feature in
 //! the OS keychain when there is one (`mcpwire::oauth::KeychainTokenStore`). A static token (`--bearer-env`,
 //! `--header "Authorization: …"`, a configuration file's headers) skips all of it.
+//!
+//! When no sign-in can happen (`--no-sign-in`, no terminal, servers run together), no client is
+//! registered either: the failure says why and how to give a token instead. A server that
+//! offers no OAuth at all says so, with the same advice in this command line's words.
 
 use std::io::IsTerminal;
 use std::sync::{Arc, OnceLock};
@@ -16,7 +20,7 @@ use clap::{Args, Subcommand};
 use mcpwire::oauth::KeychainTokenStore;
 use mcpwire::oauth::{
     AuthorizeError, Authorizer, FileTokenStore, LoopbackAuthorizer, MemoryTokenStore, OAuthOptions,
-    StoreError, StoredSignIn, TokenStore, Url,
+    StoreError, StoredSignIn, TokenStore, Url, STATIC_TOKEN_ADVICE,
 };
 use mcpwire::{BoxFuture, ConnectOptions, ServerConfig};
 use serde_json::json;
@@ -137,13 +141,38 @@ fn store() -> Arc<dyn TokenStore> {
     }
 }
 
-/// Refuses every sign-in, saying how to sign in.
-struct NoSignIn(&'static str);
+/// How to give an `--http` server a token, in this command line's words.
+const TOKEN_FLAGS: &str = "--bearer-env VAR (the token read from that environment variable) or \
+    --header 'Authorization: Bearer <token>'";
+
+/// How to give a server a token in this command line's words: for the library's advice to a
+/// server that offers no OAuth sign-in.
+const TOKEN_ADVICE: &str = "give it a token with --bearer-env VAR (the token read from that \
+    environment variable) or --header 'Authorization: Bearer <token>' (for a server from a \
+    configuration file: an `Authorization` header among its `headers` there)";
+
+/// A failure's words with the library's advice on giving a token said with this command
+/// line's options.
+pub(super) fn in_cli_words(text: String) -> String {
+    if text.contains(STATIC_TOKEN_ADVICE) {
+        text.replace(STATIC_TOKEN_ADVICE, TOKEN_ADVICE)
+    } else {
+        text
+    }
+}
+
+/// Cannot sign in, and says why and what to do instead: the flow then registers no client
+/// and never asks.
+struct NoSignIn(String);
 
 impl Authorizer for NoSignIn {
     fn authorize(&self, _url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
-        let why = self.0;
-        Box::pin(async move { Err(AuthorizeError(why.into())) })
+        let why = self.0.clone();
+        Box::pin(async move { Err(AuthorizeError(why)) })
+    }
+
+    fn can_sign_in(&self) -> Result<(), AuthorizeError> {
+        Err(AuthorizeError(self.0.clone()))
     }
 }
 
@@ -171,11 +200,13 @@ pub(super) fn apply(
     }
     let interactive = login || crate::out::stderr_is_terminal();
     let (authorizer, redirect): (Arc<dyn Authorizer>, String) = if args.no_sign_in {
-        let why = "the server asks for a sign-in and --no-sign-in forbids one";
+        let why = format!("--no-sign-in forbids one; give it a token with {TOKEN_FLAGS} instead");
         (Arc::new(NoSignIn(why)), "http://127.0.0.1/callback".into())
     } else if !interactive {
-        let why = "the server asks for a sign-in: run `mcpwire auth login` with the same \
-                   server options on a terminal first";
+        let why = format!(
+            "run `mcpwire auth login` with the same server options on a terminal first, or \
+             give it a token with {TOKEN_FLAGS}"
+        );
         (Arc::new(NoSignIn(why)), "http://127.0.0.1/callback".into())
     } else {
         let listener = LoopbackAuthorizer::bind(args.redirect_port.unwrap_or(0)).map_err(|e| {
@@ -210,14 +241,18 @@ pub(super) fn apply(
 }
 
 /// The OAuth options of the servers a configuration file runs together (the Manager): kept
-/// sign-ins are used and refreshed, but none is made (several servers cannot all ask at once);
-/// a server that needs one fails saying how to sign in to it.
+/// sign-ins are used and refreshed, but none is made (several servers cannot all ask at once)
+/// and no client is registered; a server that needs one fails saying how to sign in to it.
 pub(super) fn for_manager(args: &SignInArgs) -> Option<OAuthOptions> {
-    if args.no_sign_in {
-        return None;
-    }
-    let why = "the server asks for a sign-in: run `mcpwire auth login` with \
-               --config FILE --server NAME first";
+    let in_file = "an `Authorization` header among its `headers` in the file";
+    let why = if args.no_sign_in {
+        format!("--no-sign-in forbids one; give it a token with {in_file} instead")
+    } else {
+        format!(
+            "run `mcpwire auth login` with --config FILE --server NAME first, or give it a \
+             token with {in_file}"
+        )
+    };
     let mut oauth = OAuthOptions::new(NoSignIn(why), "http://127.0.0.1/callback");
     oauth.store = store();
     oauth.client_name = "mcpwire (command line)".into();
@@ -231,6 +266,10 @@ impl Authorizer for Shared {
     fn authorize(&self, url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
         self.0.authorize(url)
     }
+
+    fn can_sign_in(&self) -> Result<(), AuthorizeError> {
+        self.0.can_sign_in()
+    }
 }
 
 /// An authorizer that Ctrl-C cancels, as a typed outcome of the sign-in.
@@ -243,6 +282,10 @@ impl Authorizer for Interruptible {
             super::interrupt::wait().await;
             Err(AuthorizeError("the sign-in was cancelled (Ctrl-C)".into()))
         }))
+    }
+
+    fn can_sign_in(&self) -> Result<(), AuthorizeError> {
+        self.0.can_sign_in()
     }
 }
 

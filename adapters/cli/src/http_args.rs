@@ -2,13 +2,39 @@
 //! `--proxy`, `--noproxy`, `--http1.1`, `--http2-prior-knowledge`, `--connect-timeout`,
 //! `--max-connections`, and the loudly named `--danger-accept-invalid-certificates`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
 use mcpwire::{ClientCertificate, ConnectOptions, HttpVersionChoice, ProxySetting};
 
 use super::{exit, Failure};
+
+/// The line that starts a certificate in a PEM file.
+const PEM_CERTIFICATE: &str = "-----BEGIN CERTIFICATE-----";
+
+/// `--cacert FILE` must be a file that holds a PEM certificate: otherwise a usage error naming
+/// it (else every server's certificate would be refused as from an unknown issuer, which would
+/// not say why).
+fn check_ca_file(file: &Path) -> Result<(), Failure> {
+    let usage =
+        |why: String| Failure::new(exit::USAGE, format!("--cacert {}: {why}", file.display()));
+    let bytes = std::fs::read(file).map_err(|e| usage(format!("cannot be read: {e}")))?;
+    let text = String::from_utf8_lossy(&bytes);
+    if text.contains(PEM_CERTIFICATE) {
+        return Ok(());
+    }
+    let der = matches!(bytes.as_slice(), [0x30, 0x81..=0x84, ..]);
+    Err(usage(if der {
+        format!(
+            "holds no PEM certificate ({PEM_CERTIFICATE}): it looks like DER, which converts \
+             to PEM with `openssl x509 -inform der -in {0} -out {0}.pem`",
+            file.display()
+        )
+    } else {
+        format!("holds no PEM certificate ({PEM_CERTIFICATE})")
+    }))
+}
 
 /// The HTTP client's options on the command line.
 #[derive(Args, Debug, Default)]
@@ -55,6 +81,9 @@ pub(super) struct HttpArgs {
 impl HttpArgs {
     /// Sets what was given on `options`; warns on stderr when certificates go unchecked.
     pub(super) fn apply(&self, options: &mut ConnectOptions) -> Result<(), Failure> {
+        for file in &self.cacert {
+            check_ca_file(file)?;
+        }
         let http = &mut options.http_client;
         http.tls.extra_ca_files.extend(self.cacert.iter().cloned());
         if let (Some(cert), Some(key)) = (&self.cert, &self.key) {

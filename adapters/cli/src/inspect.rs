@@ -2,12 +2,29 @@
 
 use std::time::Duration;
 
-use mcpwire::{CallOptions, Client};
+use mcpwire::{CallOptions, Client, ConnectOptions, ServerConfig};
 use serde_json::Value;
 
 use super::{exit, Failure};
 
-pub(super) fn info(client: &Client, json: bool) -> Result<u8, Failure> {
+/// The proxy an HTTP server is reached through, as `info` shows it (without credentials, with
+/// the environment variable it came from), or `none`; `None` for a stdio server.
+pub(super) fn proxy_in_use(config: &ServerConfig, options: &ConnectOptions) -> Option<String> {
+    let ServerConfig::Http(http) = config else {
+        return None;
+    };
+    Some(
+        options
+            .http_client
+            .proxy_for(&http.url)
+            .unwrap_or_else(|| "none".into()),
+    )
+}
+
+/// `mcpwire info`: the era and why it was chosen, the transport, for HTTP the version spoken
+/// and the proxy in use (`proxy`, from [`proxy_in_use`]), then the server's identity,
+/// capabilities and instructions.
+pub(super) fn info(client: &Client, json: bool, proxy: Option<&str>) -> Result<u8, Failure> {
     let init = client
         .server_info()
         .ok_or_else(|| Failure::new(exit::CONNECT, "no handshake"))?;
@@ -15,15 +32,24 @@ pub(super) fn info(client: &Client, json: bool) -> Result<u8, Failure> {
         .era()
         .map(|e| e.to_string())
         .unwrap_or_else(|| "unknown".into());
+    let why = client.era_reason().map(|r| r.to_string());
     let transport = match client.http_transport() {
         None => "stdio",
         Some(mcpwire::HttpTransportKind::Streamable) => "streamable-http",
         Some(_) => "sse (2024-11-05 HTTP+SSE)",
     };
+    // The version the responses came in: HTTP/2 once one did.
+    let version = client.http_counters().map(|c| match c.http2_responses {
+        0 => "HTTP/1.1",
+        _ => "HTTP/2",
+    });
     if json {
         let v = serde_json::json!({
             "era": era,
+            "eraReason": why,
             "transport": transport,
+            "httpVersion": version,
+            "proxy": proxy,
             "protocolVersion": init.protocol_version,
             "serverInfo": init.server_info,
             "capabilities": init.capabilities,
@@ -32,8 +58,17 @@ pub(super) fn info(client: &Client, json: bool) -> Result<u8, Failure> {
         crate::out::json(&v);
         return Ok(exit::OK);
     }
-    outln!("era:          {era}");
+    match &why {
+        Some(why) => outln!("era:          {era} ({why})"),
+        None => outln!("era:          {era}"),
+    }
     outln!("transport:    {transport}");
+    if let Some(version) = version {
+        outln!("http:         {version}");
+    }
+    if let Some(proxy) = proxy {
+        outln!("proxy:        {proxy}");
+    }
     outln!("protocol:     {}", init.protocol_version);
     let s = &init.server_info;
     match &s.title {

@@ -26,6 +26,7 @@ mod config_file;
 mod content;
 mod decode;
 mod demo;
+mod hints;
 mod http_args;
 mod inspect;
 mod interrupt;
@@ -85,11 +86,12 @@ body) is printed with its control characters made visible (\\x1b, \\r, \\u{85}, 
 zero-width characters), on a terminal or not; --json escapes them (\\u0085); a body that is
 not text is summarised, never dumped.
 
-With --config FILE, `servers` starts its enabled servers and tells their states (exit 0
-whatever they are). With several enabled servers there (and no --server), `tools` lists them
-all as SERVER__TOOL and `call SERVER__TOOL` (or SERVER/TOOL) routes: a server that fails is
-told with its reason and the end of its stderr, and `tools` exits 0 when at least one server
-answered, else 3.
+With --config FILE, `servers` starts its enabled servers and tells each one's state as it
+settles (exit 0 whatever they are). With several enabled servers there (and no --server),
+`tools` lists them all as SERVER__TOOL, each server's as it gets ready, and `call
+SERVER__TOOL` (or SERVER/TOOL) starts that server alone: a server that fails is told with its
+reason, its command line or URL and the end of its stderr, and `tools` exits 0 when at least
+one server answered, else 3.
 
 With no --stdio or --http, commands run against the demo server built into this binary;
 demo takes a guided tour of it.
@@ -211,10 +213,12 @@ enum Command {
     /// Calls a tool: `mcpwire call add a=1 b=2`, or with a JSON object of arguments.
     Call {
         /// The tool's name; with --config FILE of several servers, its qualified name
-        /// (`server__tool`, as `tools` lists it) or `server/tool`.
+        /// (`server__tool`, as `tools` lists it) or `server/tool`: only that server starts.
         tool: String,
         /// Arguments as key=value (typed by the tool's input schema) and key:=JSON (raw
-        /// JSON), or one JSON object, or - to read that object from stdin.
+        /// JSON), or one JSON object, or - to read that object from stdin. Either way they
+        /// are checked against the schema before sending: unknown keys, values outside an
+        /// enum, required arguments left out.
         args: Vec<String>,
         /// Print the whole result as JSON (instead of its text content); a failure as
         /// `{"error": …}` (the server's JSON-RPC error as it came).
@@ -280,11 +284,12 @@ enum Command {
     /// cancellation, resources, prompts, a notification, the close).
     Demo,
     /// With --config FILE, starts each of its enabled servers and prints its state, era,
-    /// transport and tool count, and for one that failed its reason and the end of its stderr
-    /// (exit 0 whatever the states). With --no-connect, or without --config (every host's
-    /// usual files, the current directory's then the home directory's), starts nothing and
-    /// prints what the files hold: name, host, transport, enabled, era, command line or URL
-    /// and file. Secrets are shown as `***`; URLs without credentials.
+    /// transport and tool count as it settles, and for one that failed its reason, then its
+    /// command line or URL and the end of its stderr (exit 0 whatever the states). With
+    /// --no-connect, or without --config (every host's usual files, the current directory's
+    /// then the home directory's), starts nothing and prints what the files hold: name, host,
+    /// transport, enabled, era, command line or URL (or why the server cannot be read) and
+    /// file. Secrets are shown as `***`; URLs without credentials.
     Servers {
         /// Print as JSON.
         #[arg(long)]
@@ -400,23 +405,25 @@ impl From<Error> for Failure {
     }
 }
 
-/// The words for an error: its own, with an HTTP error body's excerpt that is not text
-/// summarised instead of dumped.
+/// The words for an error: its own (how to give a token said with this command line's
+/// options), with an HTTP error body's excerpt that is not text summarised instead of dumped.
 fn message_of(e: &Error) -> String {
-    let mut text = e.to_string();
+    let mut text = auth::in_cli_words(e.to_string());
     if e.is_timeout() {
         // The limit by the name a person gave it.
         text = text
             .replace("(its timeout)", "(--timeout)")
             .replace("; it may have run", "; the call may have run");
     }
-    match http_error(e) {
+    let text = match http_error(e) {
         Some(http) => match out::not_text(&http.body_excerpt) {
             Some(summary) => text.replace(http.body_excerpt.as_str(), summary),
             None => text,
         },
         None => text,
-    }
+    };
+    // A hint with this program's flags (`--cacert`) for the library's options.
+    hints::in_cli_words(text, http_error(e))
 }
 
 /// The HTTP failure an error carries, if any.
@@ -500,7 +507,11 @@ fn process_step(action: ProcessAction, waits: ShutdownTimeouts) -> Option<String
             waits.after_terminate
         ),
         ProcessAction::Kill => "SIGKILL sent to the server's process group".into(),
-        ProcessAction::SpawnAgain => "starting the server again".into(),
+        // A new process is started only when the era probe went unanswered (or the server
+        // exited during it): told here, before its frames, whether or not it then answers.
+        ProcessAction::SpawnAgain => "restarting the server: it did not answer the era probe \
+                                      (server/discover); a new process gets initialize"
+            .into(),
         _ => return None,
     })
 }
@@ -742,6 +753,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         })?;
     }
     let stateless = matches!(cli.server.era, EraArg::Stateless);
+    let http_proxy = inspect::proxy_in_use(&config, &options);
     // From here on Ctrl-C (or stdout's loss) closes the connection gracefully.
     stop_gracefully();
     let (client, driver) = mcpwire::connect(&config, options)?;
@@ -804,7 +816,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             set_log_level(&client, level, timeout).await;
         }
         match cli.command {
-            Command::Info { json } => inspect::info(&client, json),
+            Command::Info { json } => inspect::info(&client, json, http_proxy.as_deref()),
             Command::Tools { name, json } => {
                 inspect::tools(&client, name.as_deref(), json, timeout).await
             }
@@ -902,7 +914,8 @@ fn describe(event: &Event) -> Option<String> {
             format!("the server cancelled its request {id}")
         }
         Event::Diagnostic(d) => format!("diagnostic: {d}"),
-        Event::Restarting { reason } => format!("restarting the server: {reason}"),
+        // Told as it happens, before the new process's frames (see `process_step`).
+        Event::Restarting { .. } => return None,
         Event::TaskStatus { status, .. } => match &status.message {
             Some(m) => format!("task {}: {} ({m})", status.task_id, status.status),
             None => format!("task {}: {}", status.task_id, status.status),
@@ -953,7 +966,7 @@ async fn call(
         },
         Err(_) => Value::Null,
     };
-    let arguments = args::arguments(args, &schema)?;
+    let arguments = args::arguments(args, &schema, "tool")?;
     // Progress extends the timeout (users of every SDK ask for it); --max-time still holds.
     let mut opts = CallOptions::default().timeout(timeout).reset_on_progress();
     opts.max_total = max_time;
@@ -969,8 +982,16 @@ async fn call(
         Ok(result) => result,
         // With --json, a JSON-RPC error is JSON too, on stdout (see `finish`); the exit code
         // stays 4.
-        Err(e) => return Err(e.into()),
+        Err(e) => {
+            let mut f = Failure::from(e);
+            if let Some(hint) = hints::stateless_elicitation(client, &f.message) {
+                f.message = format!("{}; {hint}", f.message);
+            }
+            return Err(f);
+        }
     };
+    let hint = result.is_error.then(|| result.text());
+    let hint = hint.and_then(|text| hints::stateless_elicitation(client, &text));
     if json {
         out::json(&result);
     } else {
@@ -982,6 +1003,9 @@ async fn call(
                 outln!("{s}");
             }
         }
+    }
+    if let Some(hint) = hint {
+        errln!("mcpwire: {hint}");
     }
     Ok(if result.is_error {
         exit::TOOL_ERROR

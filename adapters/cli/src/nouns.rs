@@ -95,7 +95,12 @@ fn opts(timeout: Duration) -> CallOptions {
 }
 
 /// Prints rows as columns, each as wide as its widest cell; the last column is not padded.
+/// No rows: `(none)`.
 pub(super) fn table(header: &[&str], rows: &[Vec<String>]) {
+    if rows.is_empty() {
+        outln!("(none)");
+        return;
+    }
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -130,7 +135,12 @@ pub(super) async fn resources(
     a: ResourcesArgs,
     timeout: Duration,
 ) -> Result<u8, Failure> {
-    match a.action.unwrap_or(ResourcesAction::List) {
+    let action = a.action.unwrap_or(ResourcesAction::List);
+    let listing = matches!(action, ResourcesAction::List | ResourcesAction::Templates);
+    if listing && !offers(client, |c| c.resources.is_some()) {
+        return Ok(offers_none("resources", a.json));
+    }
+    match action {
         ResourcesAction::List => {
             let list = client.list_resources_with(opts(timeout)).await?;
             if a.json {
@@ -201,6 +211,24 @@ pub(super) async fn resources(
     Ok(exit::OK)
 }
 
+/// Whether the server declared the capability `has` looks for (when its capabilities are
+/// known).
+fn offers(
+    client: &Client,
+    has: impl Fn(&mcpwire::core::types::ServerCapabilities) -> bool,
+) -> bool {
+    client.server_info().is_none_or(|i| has(&i.capabilities))
+}
+
+/// A list the server does not offer: empty, and said so (exit 0).
+fn offers_none(what: &str, json: bool) -> u8 {
+    match json {
+        true => print_json(&json!([])),
+        false => outln!("(the server offers no {what})"),
+    }
+    exit::OK
+}
+
 /// The file content `index` of `--output FILE` goes to: FILE, then FILE.2, FILE.3…
 fn numbered(file: &Path, index: usize) -> PathBuf {
     match index {
@@ -253,8 +281,18 @@ pub(super) async fn prompts(
     a: PromptsArgs,
     timeout: Duration,
 ) -> Result<u8, Failure> {
+    let action = a.action.unwrap_or(PromptsAction::List);
+    if !offers(client, |c| c.prompts.is_some()) {
+        return match action {
+            PromptsAction::List => Ok(offers_none("prompts", a.json)),
+            PromptsAction::Get { name, .. } => Err(Failure::new(
+                exit::USAGE,
+                format!("no prompt {name}: the server offers no prompts"),
+            )),
+        };
+    }
     let list = client.list_prompts_with(opts(timeout)).await?;
-    let (name, words) = match a.action.unwrap_or(PromptsAction::List) {
+    let (name, words) = match action {
         PromptsAction::List => {
             if a.json {
                 print_json(&list);
@@ -290,6 +328,12 @@ pub(super) async fn prompts(
     };
     let prompt = list.iter().find(|p| p.name == name).ok_or_else(|| {
         let names: Vec<&str> = list.iter().map(|p| p.name.as_str()).collect();
+        if names.is_empty() {
+            return Failure::new(
+                exit::USAGE,
+                format!("no prompt {name}: the server lists no prompts"),
+            );
+        }
         let hint = args::closest(&name, &names)
             .map(|n| format!(" (did you mean {n}?)"))
             .unwrap_or_default();
@@ -298,15 +342,20 @@ pub(super) async fn prompts(
             format!("no prompt {name}{hint}; the prompts: {}", names.join(", ")),
         )
     })?;
-    // A prompt's arguments are strings: its declared ones make the schema.
+    // A prompt's arguments are strings: its declared ones make the schema, those it marks
+    // required among them.
     let mut properties = Map::new();
+    let mut required = Vec::new();
     for arg in prompt.arguments.iter().flatten() {
         if let Some(n) = arg.get("name").and_then(Value::as_str) {
             properties.insert(n.into(), json!({"type": "string"}));
+            if arg.get("required") == Some(&Value::Bool(true)) {
+                required.push(n);
+            }
         }
     }
-    let schema = json!({"type": "object", "properties": properties});
-    let arguments = match args::arguments(&words, &schema)? {
+    let schema = json!({"type": "object", "properties": properties, "required": required});
+    let arguments = match args::arguments(&words, &schema, "prompt")? {
         Value::Object(m) if m.is_empty() => None,
         Value::Object(m) => Some(m),
         _ => None,
@@ -386,7 +435,7 @@ pub(super) async fn complete(
     let (name, value) = a.argument.split_once('=').unwrap_or((&a.argument, ""));
     let context = match a.context.is_empty() {
         true => None,
-        false => match args::typed_arguments(&a.context, &Value::Null)? {
+        false => match args::typed_arguments(&a.context, &Value::Null, "prompt")? {
             Value::Object(m) => Some(
                 m.into_iter()
                     .map(|(k, v)| {

@@ -2,7 +2,7 @@
 //! server controls can drive the terminal: a tool's text, a JSON-RPC error's message, an HTTP
 //! error body's excerpt, a log message, the server's stderr, names and descriptions.
 //!
-//! - Text ([`out!`], [`outln!`], [`err!`], [`errln!`]) has its control characters made visible
+//! - Text (`out!`, `outln!`, `err!`, `errln!`) has its control characters made visible
 //!   ([`visible`]): `\x1b`, `\r`, `\u{85}`, `\u{202e}` instead of the characters themselves.
 //!   Only the command line's own escapes (dimming on a terminal, the progress bar) are written
 //!   as they are, around text made visible first.
@@ -222,12 +222,12 @@ fn stdout_raw(text: &str) {
     }
 }
 
-/// Prints `text` on stdout, its control characters made visible (see [`out!`]).
+/// Prints `text` on stdout, its control characters made visible (see `out!`).
 pub(crate) fn stdout_text(text: &str) {
     stdout_raw(&visible(text));
 }
 
-/// Prints `text` on stderr, its control characters made visible (see [`err!`]); a progress bar
+/// Prints `text` on stderr, its control characters made visible (see `err!`); a progress bar
 /// on the line is cleared first.
 pub(crate) fn stderr_text(text: &str) {
     stderr_raw(&visible(text));

@@ -113,7 +113,11 @@ pub(super) fn list(file: Option<&Path>, json: bool) -> Result<u8, Failure> {
         errln!("mcpwire: {e}");
     }
     let servers: Vec<&LoadedServer> = loads.iter().flat_map(|(_, l)| &l.servers).collect();
-    let failed: Vec<&ConfigError> = loads.iter().flat_map(|(_, l)| &l.failed).collect();
+    // The servers that could not be read, each with its host's name.
+    let failed: Vec<(Option<Host>, &ConfigError)> = loads
+        .iter()
+        .flat_map(|(h, l)| l.failed.iter().map(move |e| (*h, e)))
+        .collect();
     if json {
         let rows: Vec<_> = servers
             .iter()
@@ -131,13 +135,20 @@ pub(super) fn list(file: Option<&Path>, json: bool) -> Result<u8, Failure> {
             .collect();
         let failed: Vec<_> = failed
             .iter()
-            .map(|e| json!({"name": e.server(), "error": e.to_string()}))
+            .map(|(h, e)| {
+                json!({
+                    "name": e.server(),
+                    "host": h.map(|h| h.name()),
+                    "file": e.path(),
+                    "error": e.to_string(),
+                })
+            })
             .collect();
         let v = json!({"servers": rows, "failed": failed});
         crate::out::json(&v);
         return Ok(exit::OK);
     }
-    let rows: Vec<[String; 7]> = servers
+    let mut rows: Vec<[String; 7]> = servers
         .iter()
         .map(|s| {
             [
@@ -151,6 +162,24 @@ pub(super) fn list(file: Option<&Path>, json: bool) -> Result<u8, Failure> {
             ]
         })
         .collect();
+    // A server that could not be read has its row too, its error in place of where it runs.
+    let mut unplaced = Vec::new();
+    for (host, e) in &failed {
+        let Some(name) = e.server() else {
+            unplaced.push(e);
+            continue;
+        };
+        let dash = || "-".to_owned();
+        rows.push([
+            name.to_owned(),
+            host.map_or_else(dash, |h| h.name().to_owned()),
+            dash(),
+            dash(),
+            dash(),
+            format!("error: {}", e.reason()),
+            e.path().map_or_else(dash, |p| p.display().to_string()),
+        ]);
+    }
     let head = [
         "NAME",
         "HOST",
@@ -175,7 +204,7 @@ pub(super) fn list(file: Option<&Path>, json: bool) -> Result<u8, Failure> {
             .collect();
         outln!("{}", cells.join("  ").trim_end());
     }
-    for e in failed {
+    for e in unplaced {
         errln!("mcpwire: {e}");
     }
     Ok(exit::OK)

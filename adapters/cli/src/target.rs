@@ -94,7 +94,13 @@ pub(super) fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> 
                 .ok_or_else(|| {
                     Failure::new(exit::USAGE, format!("--env {pair:?} is not NAME=VALUE"))
                 })?;
-            stdio.env.insert(k.to_owned(), v.to_owned());
+            // As a repeated key=value argument: which one was meant is not for us to guess.
+            if stdio.env.insert(k.to_owned(), v.to_owned()).is_some() {
+                return Err(Failure::new(
+                    exit::USAGE,
+                    format!("--env {k} is given twice; give each variable once"),
+                ));
+            }
         }
         stdio.cwd = args.cwd.clone();
     }

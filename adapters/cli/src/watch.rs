@@ -153,7 +153,7 @@ pub(super) async fn run(
                 errln!("the server ended the subscription");
                 Ok(exit::OK)
             }
-            Err(e) => Err(Failure::from(e)),
+            Err(e) => Err(listen_refused(e)),
         }
     };
     let bound = async {
@@ -167,6 +167,21 @@ pub(super) async fn run(
     };
     // Ctrl-C ends it too, with 0 (see `run` in main).
     future::or(print, future::or(listen, bound)).await
+}
+
+/// The failure of `subscriptions/listen`: refused as unknown (-32601), it names the method
+/// and the era that needs no such request (the server's error stays as it came for `--json`).
+fn listen_refused(e: mcpwire::Error) -> Failure {
+    let unknown = e.server_error().is_some_and(|s| s.code == -32601);
+    let mut f = Failure::from(e);
+    if unknown {
+        f.message = format!(
+            "the server does not offer subscriptions/listen, the stateless era's way to \
+             receive notifications ({}); try --era handshake, where they come unasked",
+            f.message
+        );
+    }
+    f
 }
 
 #[cfg(test)]

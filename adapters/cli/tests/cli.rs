@@ -222,8 +222,9 @@ fn content_blocks_as_lines_and_written_with_output() {
 
 #[test]
 fn a_json_rpc_error_with_json_is_json_on_stdout() {
-    // echo refuses a call without its message with a JSON-RPC error (not an isError result).
-    let o = mcpwire(&["call", "echo", "{}", "--json"]);
+    // echo refuses a message that is not a string with a JSON-RPC error (not an isError
+    // result); a missing one is told before sending.
+    let o = mcpwire(&["call", "echo", r#"{"message": 5}"#, "--json"]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
@@ -232,7 +233,7 @@ fn a_json_rpc_error_with_json_is_json_on_stdout() {
     );
     assert!(stderr(&o).contains("echo needs a string message"));
     // Without --json, nothing on stdout.
-    let o = mcpwire(&["call", "echo", "{}"]);
+    let o = mcpwire(&["call", "echo", r#"{"message": 5}"#]);
     assert_eq!(o.status.code(), Some(4));
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
 }
@@ -380,7 +381,7 @@ fn exit_codes() {
     assert_eq!(o.status.code(), Some(3));
     assert!(stderr(&o).contains("exit code 9") && stderr(&o).contains("crashed on start"));
     // A JSON-RPC error from the server: a tool that is listed but refuses its arguments.
-    let o = mcpwire(&["call", "echo", "{}"]);
+    let o = mcpwire(&["call", "echo", "message:=5"]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     let o = mcpwire(&[
         "--timeout",

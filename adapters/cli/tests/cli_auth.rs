@@ -3,8 +3,11 @@
 //! `auth login` signs in through the loopback redirect (a browser stand-in follows the
 //! authorization server's `302` itself) or with the address pasted on stdin; the sign-in is kept
 //! and used by later commands; `auth list` shows it without a token; `auth logout` forgets it;
-//! no token shows in any output, `--verbose` included. Built with the `keychain` feature, where
-//! there is no OS keychain: one warning line, and the sign-in kept in the state folder.
+//! no token shows in any output, `--verbose` included; without a sign-in (off a terminal,
+//! `--no-sign-in`) no client is registered. A server that wants credentials and offers no OAuth
+//! at all: the failure says so and how to give a token, after the discovery it needs and no
+//! registration. Built with the `keychain` feature, where there is no OS keychain: one warning
+//! line, and the sign-in kept in the state folder.
 
 mod common;
 
@@ -64,6 +67,14 @@ fn get(url: &str) -> (u16, Option<String>, String) {
     (status, location, answer)
 }
 
+/// The client ids the Python server's authorization server registered.
+fn clients(url: &str) -> Vec<String> {
+    let base = url.trim_end_matches("/mcp");
+    let (_, _, answer) = get(&format!("{base}/clients"));
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("");
+    serde_json::from_str(body).expect("the registered clients")
+}
+
 /// Starts `auth login` for `url`; reads the sign-in address it prints; `finish` plays the
 /// browser (or the person pasting). Returns what the command printed and its exit code.
 fn login(
@@ -119,6 +130,9 @@ fn sign_in_keep_use_list_and_sign_out_with_no_token_shown() {
     let o = run(&state, &["--http", &url, "tools"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert_contains(&stderr(&o), "mcpwire auth login");
+    assert_contains(&stderr(&o), "--bearer-env VAR");
+    // A client is registered only for a sign-in.
+    assert_eq!(clients(&url), Vec::<String>::new());
     outputs.push(o);
 
     // Signing in: the browser follows the authorization server's redirect to the listener.
@@ -180,9 +194,22 @@ fn sign_in_keep_use_list_and_sign_out_with_no_token_shown() {
     let o = run(&state, &["auth", "list"]);
     assert_contains(&stdout(&o), "no sign-ins kept");
     outputs.push(o);
+    let registered = clients(&url);
     let o = run(&state, &["--no-sign-in", "--http", &url, "tools"]);
     assert_eq!(o.status.code(), Some(3));
-    assert_contains(&stderr(&o), "--no-sign-in");
+    for part in [
+        "the server asks for a sign-in (authorization server http://127.0.0.1:",
+        "--no-sign-in forbids one",
+        "--bearer-env VAR",
+        "--header 'Authorization: Bearer <token>'",
+    ] {
+        assert_contains(&stderr(&o), part);
+    }
+    assert_eq!(
+        clients(&url),
+        registered,
+        "no registration with --no-sign-in"
+    );
     outputs.push(o);
     // Run together, the server that needs a sign-in says how to give it; the others answer.
     let o = run(&state, &["--config", &config, "tools"]);
@@ -296,5 +323,112 @@ fn keychain_absent_one_warning_line_and_the_sign_in_kept_in_files() {
     assert_eq!(keychain_warnings(&stderr(&o)).len(), 1, "{}", stderr(&o));
     let o = run(&state, &["--http", &url, "auth", "logout"]);
     assert_contains(&stdout(&o), &format!("signed out of {url}"));
+    let _ = std::fs::remove_dir_all(&state);
+}
+
+/// A server on 127.0.0.1 that wants credentials and offers no OAuth: `401` with
+/// `WWW-Authenticate: Bearer` to every POST to `/mcp`, `404` to anything else. Each request's
+/// method and target go to the log.
+fn no_oauth_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = log.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let seen = seen.clone();
+            std::thread::spawn(move || serve_no_oauth(conn, &seen));
+        }
+    });
+    (url, log)
+}
+
+/// One connection of [`no_oauth_server`], kept alive for as many requests as come.
+fn serve_no_oauth(conn: std::net::TcpStream, log: &std::sync::Mutex<Vec<String>>) {
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut conn = conn;
+    loop {
+        let mut head = Vec::new();
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) if line == "\r\n" => break,
+                Ok(_) => head.push(line),
+            }
+        }
+        let Some(request_line) = head.first() else {
+            return;
+        };
+        let mut words = request_line.split_whitespace();
+        let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        let length = head
+            .iter()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse::<usize>().ok())?
+            })
+            .unwrap_or(0);
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        log.lock().unwrap().push(format!("{method} {target}"));
+        let answer = if method == "POST" && target == "/mcp" {
+            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nContent-Length: 0\r\n\r\n"
+        } else {
+            "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+        };
+        if conn.write_all(answer.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn a_server_that_offers_no_oauth_says_how_to_give_a_token_and_nothing_is_registered() {
+    let state = temp("auth-no-oauth");
+    // Off a terminal, with --no-sign-in, and `auth login` (which may sign in).
+    for sign_in in [
+        &["tools"][..],
+        &["--no-sign-in", "tools"],
+        &["--no-browser", "auth", "login"],
+    ] {
+        let (url, log) = no_oauth_server();
+        let mut args = vec!["--proxy", "", "--http", url.as_str()];
+        args.extend(sign_in);
+        let o = run(&state, &args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(3), "{sign_in:?}: {err}");
+        for part in [
+            "the server wants credentials (HTTP 401) but offers no OAuth sign-in",
+            &format!(
+                "(no metadata at {}/.well-known/oauth-protected-resource/mcp, ",
+                url.trim_end_matches("/mcp")
+            ),
+            "give it a token with --bearer-env VAR",
+            "--header 'Authorization: Bearer <token>'",
+        ] {
+            assert_contains(&err, part);
+        }
+        // The command line's words, not the library's.
+        assert!(!err.contains("HttpConfig::headers"), "{err}");
+        let log = log.lock().unwrap().clone();
+        assert!(!log.iter().any(|l| l.contains("/register")), "{log:?}");
+        let well_known: Vec<&String> = log.iter().filter(|l| l.contains("/.well-known/")).collect();
+        assert_eq!(
+            well_known,
+            [
+                "GET /.well-known/oauth-protected-resource/mcp",
+                "GET /.well-known/oauth-protected-resource",
+                "GET /.well-known/oauth-authorization-server",
+                "GET /.well-known/openid-configuration",
+            ],
+            "{sign_in:?}: {log:?}"
+        );
+        assert_eq!(log.len(), 5, "one MCP request and the discovery: {log:?}");
+    }
     let _ = std::fs::remove_dir_all(&state);
 }

@@ -271,16 +271,16 @@ fn ctrl_c_with_several_servers_closes_each_gracefully() {
     });
     let file = serde_json::json!({ "mcpServers": servers });
     std::fs::write(&config, file.to_string()).unwrap();
+    // `tools` starts them all; a and b answer, c is still starting when Ctrl-C comes.
     let child = spawn(
-        &["--config", config.to_str().unwrap(), "call", "a__hang"],
+        &["--config", config.to_str().unwrap(), "tools"],
         Stdio::null(),
     );
-    wait_for(&a, "call hang");
     let start = Instant::now();
-    while stub_pid(&b).is_none() || stub_pid(&c).is_none() {
+    while [&a, &b, &c].iter().any(|log| stub_pid(log).is_none()) {
         assert!(
             start.elapsed() < Duration::from_secs(20),
-            "b or c never started"
+            "a, b or c never started"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -297,12 +297,30 @@ fn ctrl_c_with_several_servers_closes_each_gracefully() {
             "{}",
             logged(log)
         );
+        std::fs::remove_file(log).unwrap();
     }
+    // A call starts its own server alone: Ctrl-C cancels the call in flight and closes it.
+    let child = spawn(
+        &["--config", config.to_str().unwrap(), "call", "a__hang"],
+        Stdio::null(),
+    );
+    wait_for(&a, "call hang");
+    interrupt(&child);
+    let o = child.wait_with_output().unwrap();
+    clean_up(&a);
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(
+        steps(&a, &["stdin closed", "got SIGTERM", "exiting"]),
+        ["stdin closed", "exiting"],
+        "{}",
+        logged(&a)
+    );
     assert!(
         logged(&a).contains("notifications/cancelled"),
         "{}",
         logged(&a)
     );
+    assert!(!b.exists() && !c.exists(), "b or c was started");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

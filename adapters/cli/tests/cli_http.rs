@@ -157,3 +157,17 @@ fn https_with_an_extra_ca_and_a_client_certificate() {
     let o = mcpwire_without_proxies(&["--http", url, "--max-connections", "0", "tools"]);
     assert_eq!(o.status.code(), Some(2), "{}", stdout_and_stderr(&o));
 }
+
+/// A URL's credentials never reach what is printed about it, a failed handshake included.
+#[test]
+fn a_urls_credentials_are_never_printed() {
+    let url = format!(
+        "http://user:pw-s3cret@127.0.0.1:{}/mcp?key=k3y-s3cret",
+        free_port()
+    );
+    let o = mcpwire_without_proxies(&["--http", &url, "info"]);
+    assert_ne!(o.status.code(), Some(0));
+    let all = stdout_and_stderr(&o);
+    assert!(!all.contains("s3cret"), "{all}");
+    assert_contains(&all, "127.0.0.1");
+}

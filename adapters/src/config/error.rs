@@ -241,6 +241,46 @@ impl ConfigError {
         }
     }
 
+    /// What is wrong, without the file and the server it is about when the message begins
+    /// with them (`` `env.TOKEN` refers to ${TOKEN}, which is not set ``): for a place that
+    /// names them already, such as a row of a server's table.
+    pub fn reason(&self) -> String {
+        let text = self.to_string();
+        let (Some(path), Some(server)) = (self.path(), self.server()) else {
+            return text;
+        };
+        let place = format!("{}: server `{server}`: ", path.display());
+        match text.strip_prefix(&place) {
+            Some(rest) => rest.to_owned(),
+            None => text,
+        }
+    }
+
+    /// The configuration file this error is about, if it is about one.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            ConfigError::Read { path, .. }
+            | ConfigError::Syntax { path, .. }
+            | ConfigError::Unrecognised { path }
+            | ConfigError::Invalid { path, .. }
+            | ConfigError::Missing { path, .. }
+            | ConfigError::UnknownTransport { path, .. }
+            | ConfigError::NoTransport { path, .. }
+            | ConfigError::Ambiguous { path, .. }
+            | ConfigError::Conflict { path, .. }
+            | ConfigError::UnsetVariable { path, .. }
+            | ConfigError::UnsupportedVariable { path, .. }
+            | ConfigError::NoWorkspace { path, .. }
+            | ConfigError::InputNeeded { path, .. }
+            | ConfigError::UnknownInput { path, .. }
+            | ConfigError::InputFailed { path, .. }
+            | ConfigError::Referenced { path, .. }
+            | ConfigError::Header { path, .. } => Some(path),
+            // The env file's line is named; the configuration file is not kept.
+            ConfigError::EnvFileSyntax { .. } | ConfigError::NoHome => None,
+        }
+    }
+
     /// The server this error is about, if it is about one.
     pub fn server(&self) -> Option<&str> {
         match self {
@@ -376,5 +416,34 @@ impl fmt::Display for Warning {
                 path.display()
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reason_without_the_file_and_the_server() {
+        let e = ConfigError::UnsetVariable {
+            path: PathBuf::from("mcp.json"),
+            server: "github".into(),
+            field: "env.TOKEN".into(),
+            variable: "${TOKEN}".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "mcp.json: server `github`: `env.TOKEN` refers to ${TOKEN}, which is not set"
+        );
+        assert_eq!(
+            e.reason(),
+            "`env.TOKEN` refers to ${TOKEN}, which is not set"
+        );
+        assert_eq!(e.path(), Some(std::path::Path::new("mcp.json")));
+        // Nothing to take off: the message as it is.
+        let e = ConfigError::Unrecognised {
+            path: PathBuf::from("x.json"),
+        };
+        assert_eq!(e.reason(), e.to_string());
     }
 }

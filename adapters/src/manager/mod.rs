@@ -580,6 +580,25 @@ impl Manager {
         all
     }
 
+    /// The tools a server listed the last time it ran, from this Manager's cache, without
+    /// starting it (it need not be one of the Manager's servers): `None` when none are kept,
+    /// or the list is private to other credentials or past its use. A host names with them
+    /// the tools of servers it does not run.
+    pub fn cached_tools(&self, config: &ServerConfig) -> Option<Vec<Tool>> {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let credentials = credentials_of_config(config);
+        let mut inner = self.shared.lock();
+        let list = inner
+            .cache
+            .get(&cache_key(config))?
+            .lists
+            .get(&ListKind::Tools)?;
+        (list.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable)
+            .then(|| tools_of(&list.items))
+    }
+
     /// Every server's prompts (a starting one's from the cache, stale). Get one through
     /// [`Manager::client`] of its server.
     pub fn prompts(&self) -> Vec<Managed<Prompt>> {

@@ -159,6 +159,25 @@ pub fn resolve<'a>(names: &'a [Qualified], typed: &str) -> Option<&'a Qualified>
     })
 }
 
+/// The server a typed tool name begins with, among `servers`: `server/…`, or the start of the
+/// server's qualified names (`server__…`, with the server's name made legal as [`qualify`]
+/// makes it). The longest such name wins; `None` when the name begins with none of them.
+/// A host that runs servers on demand starts only that one.
+pub fn server_of<'a>(policy: &NamingPolicy, servers: &[&'a str], typed: &str) -> Option<&'a str> {
+    let separator = sanitize(&policy.separator);
+    servers
+        .iter()
+        .copied()
+        .filter(|server| {
+            let slash = typed.len() > server.len() + 1
+                && typed.starts_with(server)
+                && typed[server.len()..].starts_with('/');
+            let prefix = format!("{}{separator}", sanitize(server));
+            slash || (typed.len() > prefix.len() && typed.starts_with(&prefix))
+        })
+        .max_by_key(|server| server.len())
+}
+
 /// `name` with every character outside `[A-Za-z0-9_.-]` replaced by `_`.
 fn sanitize(name: &str) -> String {
     name.chars()
@@ -238,6 +257,24 @@ mod tests {
 
     fn is_legal_name(name: &str, max_len: usize) -> bool {
         (1..=max_len).contains(&name.len()) && name.chars().all(is_legal)
+    }
+
+    #[test]
+    fn the_server_a_typed_name_begins_with() {
+        let policy = NamingPolicy::default();
+        let servers = ["git", "github", "my server", "a__b"];
+        let of = |typed: &str| server_of(&policy, &servers, typed);
+        assert_eq!(of("github__search"), Some("github"));
+        assert_eq!(of("git__log"), Some("git"));
+        assert_eq!(of("github/search"), Some("github"));
+        assert_eq!(of("my_server__x"), Some("my server"));
+        assert_eq!(of("my server/x"), Some("my server"));
+        // The longest name that fits.
+        assert_eq!(of("a__b__c"), Some("a__b"));
+        // A name alone, a server with nothing after it, another server.
+        assert_eq!(of("search"), None);
+        assert_eq!(of("github__"), None);
+        assert_eq!(of("nope__x"), None);
     }
 
     #[test]

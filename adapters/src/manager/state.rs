@@ -110,7 +110,7 @@ pub enum ManagerError {
         tool: String,
     },
     /// The server is not ready (starting, restarting, failed or disabled).
-    #[error("{server} is {}: {}", state.word(), not_ready_detail(state))]
+    #[error("{server} {}: {}", not_ready_verb(state), not_ready_detail(state))]
     NotReady {
         /// The server.
         server: String,
@@ -134,6 +134,14 @@ pub enum ManagerError {
         /// The client's error.
         error: Arc<Error>,
     },
+}
+
+/// How a server that is not ready is: `failed`, `is starting`, …
+fn not_ready_verb(state: &ServerState) -> String {
+    match state {
+        ServerState::Failed { .. } => "failed".into(),
+        other => format!("is {}", other.word()),
+    }
 }
 
 fn not_ready_detail(state: &ServerState) -> String {
@@ -164,5 +172,27 @@ impl ManagerError {
             true => ManagerError::ServerWentAway { server, error },
             false => ManagerError::Call { server, error },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_that_is_not_ready_in_words() {
+        let failed = ManagerError::NotReady {
+            server: "github".into(),
+            state: ServerState::Failed {
+                reason: "cannot start".into(),
+                stderr_tail: String::new(),
+            },
+        };
+        assert_eq!(failed.to_string(), "github failed: cannot start");
+        let starting = ManagerError::NotReady {
+            server: "github".into(),
+            state: ServerState::Starting { attempt: 2 },
+        };
+        assert_eq!(starting.to_string(), "github is starting: attempt 2");
     }
 }

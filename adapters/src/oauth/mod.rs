@@ -12,6 +12,12 @@
 //! [`HttpErrorKind::Unauthorized`](mcpwire_core::error::HttpErrorKind::Unauthorized) and the
 //! reason. Tokens are refreshed ahead of their expiry too.
 //!
+//! A server that asks for credentials and has no OAuth metadata anywhere offers no sign-in:
+//! the reason is [`FlowError::NoOAuth`], which says how to give it a token instead (an
+//! `Authorization` header in its [`ServerConfig`](crate::ServerConfig)). A client is registered
+//! only for a sign-in: an [`Authorizer`] that cannot ask the user says so
+//! ([`Authorizer::can_sign_in`]), and then nothing is registered.
+//!
 //! Tokens never appear in a URL, a log line, an error or a `Debug`.
 
 mod dpop;
@@ -32,7 +38,7 @@ pub use file_store::{FileTokenStore, StoredSignIn};
 pub use keychain_store::KeychainTokenStore;
 pub use loopback::{LoopbackAuthorizer, UrlShower};
 pub use mcpwire_core::oauth::discovery::Revision;
-pub use mcpwire_core::oauth::flow::{Credentials, FlowError};
+pub use mcpwire_core::oauth::flow::{Credentials, FlowError, STATIC_TOKEN_ADVICE};
 pub use mcpwire_core::oauth::grants::{ClientCredential, EnterpriseManaged, Grant};
 pub use mcpwire_core::oauth::jwt::{Es256Key, JwtError};
 pub use mcpwire_core::oauth::register::PreRegisteredClient;
@@ -54,6 +60,16 @@ pub trait Authorizer: Send + Sync + 'static {
     /// Sends the user to `url`. Resolves with the redirect that came back to the redirect URI:
     /// the whole URL, or its query (`code=…&state=…`); its `state` and `iss` are checked.
     fn authorize(&self, url: &Url) -> BoxFuture<Result<String, AuthorizeError>>;
+
+    /// Whether the user can be asked at all (default: yes). A host that cannot ask (no
+    /// terminal, or told never to) says why: then a refusal that no kept or refreshed token
+    /// answers ends after discovery with [`FlowError::SignInUnavailable`] and these words,
+    /// [`authorize`](Authorizer::authorize) is never called, and no client is registered (a
+    /// registration exists only for a sign-in). Tokens already kept are still used and
+    /// refreshed.
+    fn can_sign_in(&self) -> Result<(), AuthorizeError> {
+        Ok(())
+    }
 }
 
 /// How a connection gets tokens (see the module docs).
@@ -78,8 +94,11 @@ pub struct OAuthOptions {
     /// Whether to ask for `offline_access` (a refresh token) when the server offers it
     /// (default yes).
     pub offline_access: bool,
-    /// Which authorization rules apply (default: those of the latest revision; a server
-    /// without Protected Resource Metadata gets the 2025-03-26 rules whatever this says).
+    /// Which authorization rules apply (default: those of the latest revision). A server
+    /// without Protected Resource Metadata is discovered by the 2025-03-26 rules whatever this
+    /// says (its authorization server metadata at its origin); one with no metadata at all gets
+    /// the 2025-03-26 default endpoints only when this is [`Revision::V2025_03_26`], and under
+    /// any later revision fails with [`FlowError::NoOAuth`].
     pub revision: Revision,
     /// How long each HTTP exchange of the flow may take (default 30 s).
     pub exchange_timeout: Duration,
@@ -155,6 +174,7 @@ impl OAuthOptions {
         config.authorization_timeout = self.authorization_timeout;
         config.max_authorizations = self.max_authorizations;
         config.grant = self.grant.clone();
+        config.no_sign_in = self.authorizer.can_sign_in().err().map(|e| e.0);
         config
     }
 }
@@ -165,6 +185,10 @@ struct NoUser;
 impl Authorizer for NoUser {
     fn authorize(&self, _url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
         Box::pin(async { Err(AuthorizeError("no user to authorize".into())) })
+    }
+
+    fn can_sign_in(&self) -> Result<(), AuthorizeError> {
+        Err(AuthorizeError("no user to authorize".into()))
     }
 }
 

@@ -221,6 +221,13 @@ impl Connection {
         self.protocol().era()
     }
 
+    /// Why the connection speaks its era: the era probe's answer (`server/discover` answered,
+    /// refused with -32601 or an HTTP status, unanswered), or the era pinned. Known once the
+    /// era is.
+    pub fn era_reason(&self) -> Option<crate::protocol::EraReason> {
+        self.protocol().era_reason()
+    }
+
     /// What the server said about itself, once ready.
     pub fn server(&self) -> Option<&InitializeResult> {
         self.protocol().server()

@@ -232,6 +232,7 @@ impl HttpClient {
                 body_excerpt: String::new(),
                 challenge: refusal.challenge.clone(),
                 reason: format!("authorization failed: {reason}"),
+                hint: None,
             };
             let error = LocalError::Http(Box::new(error));
             self.protocol

@@ -170,6 +170,7 @@ impl Exchange {
             body_excerpt: excerpt(body),
             challenge: self.challenge.clone(),
             reason,
+            hint: None,
         }
     }
 }

@@ -687,7 +687,8 @@ impl HttpClient {
         match &ex.body {
             Body::Sse(_) => self.stream_ended(now, ex, Some(reason)),
             _ => {
-                let err = ex.error(failure.kind.clone(), reason.to_owned(), &[]);
+                let mut err = ex.error(failure.kind.clone(), reason.to_owned(), &[]);
+                err.hint = failure.hint.clone();
                 match &ex.kind {
                     ExchangeKind::Get { stream } if stream.standalone => {
                         self.schedule_resume(now, stream.clone())
@@ -748,7 +749,8 @@ impl HttpClient {
             return;
         };
         let reason = format!("not sent: {}", failure.message);
-        let err = ex.error(failure.kind.clone(), reason, &[]);
+        let mut err = ex.error(failure.kind.clone(), reason, &[]);
+        err.hint = failure.hint.clone();
         match &ex.kind {
             ExchangeKind::Get { stream } => self.schedule_resume(now, stream.clone()),
             ExchangeKind::Post { request: None, .. } => {

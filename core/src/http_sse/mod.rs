@@ -388,6 +388,7 @@ impl HttpSseClient {
             body_excerpt: String::from_utf8_lossy(&post.excerpt).trim().to_owned(),
             challenge: None,
             reason,
+            hint: None,
         };
         match post.request {
             Some(id) => {

@@ -18,9 +18,16 @@
 //! probed in the planned order and its `resource` checked before anything else; the
 //! authorization server's metadata probed in order, its `issuer` and PKCE support checked per
 //! [`Revision`] (no PRM: the 2025-03-26 rules, the server's origin as the authorization base
-//! and, without metadata, its default endpoints); the client identity (pre-registered, a
-//! metadata document, or dynamic registration); the scopes (oauth.md §1.9); the authorization
-//! URL; the redirect checked (`state`, RFC 9207 `iss`); the code exchanged.
+//! and, without metadata, its default endpoints when [`FlowConfig::revision`] is 2025-03-26);
+//! the client identity (pre-registered, a metadata document, or dynamic registration); the
+//! scopes (oauth.md §1.9); the authorization URL; the redirect checked (`state`, RFC 9207
+//! `iss`); the code exchanged.
+//!
+//! A server that asks for credentials and has no metadata anywhere offers no OAuth sign-in:
+//! the flow ends with [`FlowError::NoOAuth`], which names the places looked at and says how to
+//! give a token instead ([`STATIC_TOKEN_ADVICE`]). A client is registered only for a sign-in:
+//! when the user cannot be asked ([`FlowConfig::no_sign_in`]) the flow ends after discovery
+//! with [`FlowError::SignInUnavailable`], having registered nothing.
 //!
 //! Three entry points: [`OAuthFlow::start`] (after a `401`), [`OAuthFlow::step_up`] (after a
 //! `403 insufficient_scope`) and [`OAuthFlow::refresh`]. Authorizations are counted in
@@ -58,7 +65,11 @@ pub struct FlowConfig {
     /// The MCP endpoint that answered `401`.
     pub server_url: Url,
     /// The authorization rules in force (the protocol version spoken, or aimed at). Without
-    /// Protected Resource Metadata the 2025-03-26 rules apply whatever this says.
+    /// Protected Resource Metadata the 2025-03-26 rules of discovery apply whatever this says
+    /// (the server's origin is the authorization base). A server with no metadata at all gets
+    /// the 2025-03-26 default endpoints (`/authorize`, `/token`, `/register`) only when this is
+    /// [`Revision::V2025_03_26`] (later revisions have no such fallback); under any other, the
+    /// flow ends with [`FlowError::NoOAuth`] without registering anything.
     pub revision: Revision,
     /// `client_name` for dynamic registration.
     pub client_name: String,
@@ -89,6 +100,12 @@ pub struct FlowConfig {
     /// How tokens are had (default: the authorization-code flow, with the user). The other
     /// grants do the same discovery, then their own token requests (see [`Grant`]).
     pub grant: Grant,
+    /// Why the user cannot be asked to sign in, when they cannot (a host with no terminal, or
+    /// told not to ask). Then the authorization-code flow ends after discovery with
+    /// [`FlowError::SignInUnavailable`] carrying these words: no client is registered (a
+    /// registration exists only for a sign-in) and no authorization URL is made. Grants
+    /// without a user are not affected. Default `None`: the user can be asked.
+    pub no_sign_in: Option<String>,
 }
 
 impl FlowConfig {
@@ -115,9 +132,17 @@ impl FlowConfig {
             authorization_timeout: Duration::from_secs(300),
             max_authorizations: 3,
             grant: Grant::AuthorizationCode,
+            no_sign_in: None,
         }
     }
 }
+
+/// How to give a token to a server that offers no OAuth sign-in, in the library's words: the
+/// end of [`FlowError::NoOAuth`]'s message. A host with its own way to give one (a command
+/// line's options) may put its words in place of these.
+pub const STATIC_TOKEN_ADVICE: &str = "give it a token yourself, as a static \
+    `Authorization: Bearer <token>` header among the server's headers (`HttpConfig::headers` \
+    of its `ServerConfig`, or the `headers` of its entry in a host's configuration file)";
 
 /// A client identity kept for an authorization server: what a flow's [`Credentials`] say of
 /// the client, to use again at the same issuer.
@@ -190,6 +215,31 @@ pub enum FlowError {
         /// The status.
         status: u16,
     },
+    /// The server asked for credentials and offers no OAuth sign-in: no Protected Resource
+    /// Metadata (neither where its challenge points nor at the well-known places), no
+    /// authorization server metadata at its origin and, under the 2025-03-26 rules, no
+    /// registration endpoint at the default place. Nothing was registered. Its message ends
+    /// with [`STATIC_TOKEN_ADVICE`].
+    #[error("{}", no_oauth_words(.status, .tried, .registration))]
+    NoOAuth {
+        /// The status that asked for credentials (`401`; `403` for a scope).
+        status: u16,
+        /// The metadata URLs looked at, in order, each answered with a 4xx (without
+        /// credentials).
+        tried: Vec<String>,
+        /// The default registration endpoint that answered `404` or `405`, under the
+        /// 2025-03-26 rules (without credentials).
+        registration: Option<String>,
+    },
+    /// A sign-in is needed and the user cannot be asked ([`FlowConfig::no_sign_in`]): no
+    /// client was registered and no authorization URL made.
+    #[error("the server asks for a sign-in (authorization server {issuer}) and none can be made: {reason}")]
+    SignInUnavailable {
+        /// The authorization server's issuer (or, without metadata, the authorization base).
+        issuer: String,
+        /// [`FlowConfig::no_sign_in`].
+        reason: String,
+    },
     /// None of the authorization server's metadata URLs had a document.
     #[error("no metadata found for the authorization server {issuer}")]
     NoAuthorizationServerMetadata {
@@ -251,6 +301,21 @@ pub enum FlowError {
         /// The driver's reason.
         reason: String,
     },
+}
+
+/// [`FlowError::NoOAuth`] in words.
+fn no_oauth_words(status: &u16, tried: &[String], registration: &Option<String>) -> String {
+    let mut places = format!("no metadata at {}", tried.join(", "));
+    if tried.is_empty() {
+        places = "no metadata".to_owned();
+    }
+    if let Some(registration) = registration {
+        places.push_str(&format!(", no registration endpoint at {registration}"));
+    }
+    format!(
+        "the server wants credentials (HTTP {status}) but offers no OAuth sign-in ({places}): \
+         {STATIC_TOKEN_ADVICE}"
+    )
 }
 
 /// What the flow asks of the driver, or how it ended.
@@ -920,8 +985,9 @@ mod tests {
 
     #[test]
     fn legacy_endpoint_fallback_uses_default_endpoints_with_pkce() {
-        // Trap (b): no PRM, no metadata: the origin's /register, /authorize, /token.
-        let mut t = T::start(config(Revision::V2026_07_28), r#"Bearer realm="mcp""#);
+        // Trap (b): no PRM, no metadata: the origin's /register, /authorize, /token (the
+        // 2025-03-26 rules only).
+        let mut t = T::start(config(Revision::V2025_03_26), r#"Bearer realm="mcp""#);
         t.get(PRM_PATH, 404, &Value::Null);
         t.get(PRM_ROOT, 404, &Value::Null);
         t.get(
@@ -967,6 +1033,156 @@ mod tests {
             credentials.token_endpoint.as_str(),
             "http://localhost:3000/token"
         );
+    }
+
+    /// Answers the four discovery probes of a server with no metadata anywhere with 404.
+    fn nothing_anywhere(t: &mut T) {
+        for url in [
+            PRM_PATH,
+            PRM_ROOT,
+            "http://localhost:3000/.well-known/oauth-authorization-server",
+            "http://localhost:3000/.well-known/openid-configuration",
+        ] {
+            t.get(url, 404, &Value::Null);
+        }
+    }
+
+    #[test]
+    fn no_metadata_anywhere_is_no_oauth_and_nothing_is_registered() {
+        for revision in [Revision::V2025_11_25, Revision::V2026_07_28] {
+            let mut t = T::start(config(revision), "Bearer");
+            nothing_anywhere(&mut t);
+            let error = t.failed();
+            assert_eq!(
+                error,
+                FlowError::NoOAuth {
+                    status: 401,
+                    tried: vec![
+                        PRM_PATH.into(),
+                        PRM_ROOT.into(),
+                        "http://localhost:3000/.well-known/oauth-authorization-server".into(),
+                        "http://localhost:3000/.well-known/openid-configuration".into(),
+                    ],
+                    registration: None,
+                }
+            );
+            // The four GETs discovery needs, and nothing more: no registration.
+            assert_eq!(t.log.len(), 4, "{:?}", t.log);
+            assert!(t.log.iter().all(|l| l.starts_with("GET ")), "{:?}", t.log);
+            let words = error.to_string();
+            assert!(
+                words.starts_with(
+                    "the server wants credentials (HTTP 401) but offers no OAuth sign-in \
+                     (no metadata at http://localhost:3000/.well-known/oauth-protected-resource/mcp, "
+                ),
+                "{words}"
+            );
+            assert!(words.ends_with(STATIC_TOKEN_ADVICE), "{words}");
+            assert!(words.contains("Authorization: Bearer"), "{words}");
+        }
+
+        // A user's grant or not, the same: there is no authorization server to ask.
+        let mut machine = config(Revision::V2026_07_28);
+        machine.grant = Grant::client_secret("svc", "s3cret");
+        let mut t = T::start(machine, "Bearer");
+        nothing_anywhere(&mut t);
+        assert!(matches!(t.failed(), FlowError::NoOAuth { .. }));
+
+        // A challenge that names a PRM URL that is not there: that URL, then the origin's AS
+        // metadata, and the places are named (without credentials).
+        let named = "http://user:pw@localhost:3000/prm";
+        let mut t = T::start(config(Revision::V2026_07_28), &challenge_for(named));
+        t.get(named, 404, &Value::Null);
+        t.get(
+            "http://localhost:3000/.well-known/oauth-authorization-server",
+            404,
+            &Value::Null,
+        );
+        t.get(
+            "http://localhost:3000/.well-known/openid-configuration",
+            410,
+            &Value::Null,
+        );
+        let FlowError::NoOAuth { tried, .. } = t.failed() else {
+            panic!("expected NoOAuth")
+        };
+        assert_eq!(tried.len(), 3);
+        assert!(tried.iter().all(|u| !u.contains("pw")), "{tried:?}");
+    }
+
+    #[test]
+    fn under_2025_03_26_a_default_registration_endpoint_that_is_not_there_is_no_oauth() {
+        let mut t = T::start(config(Revision::V2025_03_26), "Bearer");
+        nothing_anywhere(&mut t);
+        t.answer("POST", "http://localhost:3000/register", 404, &Value::Null);
+        let error = t.failed();
+        assert!(
+            matches!(&error, FlowError::NoOAuth { tried, registration: Some(r), .. }
+                if tried.len() == 4 && r == "http://localhost:3000/register"),
+            "{error:?}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains(", no registration endpoint at http://localhost:3000/register): "),
+            "{error}"
+        );
+        // Any other refusal of the registration is the registration's own failure.
+        let mut t = T::start(config(Revision::V2025_03_26), "Bearer");
+        nothing_anywhere(&mut t);
+        t.answer("POST", "http://localhost:3000/register", 400, &Value::Null);
+        assert!(matches!(t.failed(), FlowError::Registration(_)));
+    }
+
+    #[test]
+    fn without_a_sign_in_nothing_is_registered_and_no_user_is_sent_anywhere() {
+        let why = "the host may not ask the user";
+        let no_sign_in = |revision| {
+            let mut c = config(revision);
+            c.no_sign_in = Some(why.into());
+            c
+        };
+        // The server offers OAuth: discovery, then the end, before registration.
+        let mut t = discovered(no_sign_in(Revision::V2026_07_28), json!({}));
+        let error = t.failed();
+        assert_eq!(
+            error,
+            FlowError::SignInUnavailable {
+                issuer: AS.into(),
+                reason: why.into()
+            }
+        );
+        assert_eq!(t.log.len(), 2, "{:?}", t.log);
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "the server asks for a sign-in (authorization server {AS}) and none can be \
+                 made: {why}"
+            )
+        );
+        // A client already had (pre-registered) needs the user all the same.
+        let mut configured = no_sign_in(Revision::V2025_11_25);
+        configured.pre_registered = Some(PreRegisteredClient {
+            client_id: "pre".into(),
+            client_secret: None,
+        });
+        let mut t = discovered(configured, json!({}));
+        assert!(matches!(t.failed(), FlowError::SignInUnavailable { .. }));
+        // Under the 2025-03-26 rules, no guessed registration either.
+        let mut t = T::start(no_sign_in(Revision::V2025_03_26), "Bearer");
+        nothing_anywhere(&mut t);
+        assert!(matches!(t.failed(), FlowError::SignInUnavailable { .. }));
+        assert!(t.log.iter().all(|l| l.starts_with("GET ")), "{:?}", t.log);
+        // A server with no OAuth says so, sign-in or not.
+        let mut t = T::start(no_sign_in(Revision::V2026_07_28), "Bearer");
+        nothing_anywhere(&mut t);
+        assert!(matches!(t.failed(), FlowError::NoOAuth { .. }));
+        // A grant without a user is not affected.
+        let mut machine = no_sign_in(Revision::V2026_07_28);
+        machine.grant = Grant::client_secret("svc", "s3cret");
+        let mut t = discovered(machine, json!({}));
+        let (_, request) = t.http();
+        assert_eq!(request.url.as_str(), "http://localhost:4000/token");
     }
 
     #[test]

@@ -149,6 +149,11 @@ impl ClientProtocol {
         self.handshake.era
     }
 
+    /// Why the connection speaks its era (the probe's answer, or the era pinned), once known.
+    pub fn era_reason(&self) -> Option<super::era::EraReason> {
+        self.handshake.era_reason
+    }
+
     /// The configuration it was made with.
     pub fn config(&self) -> &ClientConfig {
         &self.config

@@ -47,6 +47,86 @@ impl std::fmt::Display for ChosenEra {
     }
 }
 
+/// Why a connection speaks the era it settled on
+/// ([`Connection::era_reason`](crate::Connection::era_reason)). Its `Display` says it in a few
+/// words, as `mcpwire info` shows it ("answered server/discover", "refused the probe with
+/// -32601", "pinned").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EraReason {
+    /// The era was pinned ([`Era::Handshake`] or [`Era::Stateless`]), not detected.
+    Pinned,
+    /// The server answered the `server/discover` probe: the stateless era.
+    Discovered,
+    /// The server answered the probe with a stateless-era error (-32020, -32021; -32022 with a
+    /// 2026-07-28 version among those it supports): the stateless era.
+    ModernError {
+        /// The error's code.
+        code: i64,
+    },
+    /// The server refused the probe with a JSON-RPC error, as a server older than 2026-07-28
+    /// refuses a method it does not know (-32601, or -32602 from Python SDK 1.x servers): the
+    /// handshake era.
+    Refused {
+        /// The error's code.
+        code: i64,
+    },
+    /// The server refused the probe with an HTTP status (400, 404, 405) and no JSON-RPC
+    /// answer, as older Streamable HTTP servers do: the handshake era.
+    RefusedHttp {
+        /// The status.
+        status: u16,
+    },
+    /// The server supports only handshake-era versions (it listed them in its discover result
+    /// or in a -32022 error): the handshake era.
+    OnlyHandshakeVersions,
+    /// The probe went unanswered, or the server exited during it: a new process was started
+    /// for `initialize` (stdio only).
+    Unanswered,
+}
+
+impl std::fmt::Display for EraReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EraReason::Pinned => f.write_str("pinned"),
+            EraReason::Discovered => f.write_str("answered server/discover"),
+            EraReason::ModernError { code } => {
+                write!(f, "answered server/discover with {code}")
+            }
+            EraReason::Refused { code } => write!(f, "refused the probe with {code}"),
+            EraReason::RefusedHttp { status } => {
+                write!(f, "refused the probe with HTTP {status}")
+            }
+            EraReason::OnlyHandshakeVersions => f.write_str("supports only handshake-era versions"),
+            EraReason::Unanswered => {
+                f.write_str("did not answer the probe; started again for initialize")
+            }
+        }
+    }
+}
+
+impl EraReason {
+    /// Why `verdict` (the probe's `outcome` judged with `era`) chose its era.
+    pub(crate) fn of(outcome: &Outcome, era: Era, verdict: &Verdict) -> Option<EraReason> {
+        if era != Era::Auto {
+            return Some(EraReason::Pinned);
+        }
+        Some(match (verdict, outcome) {
+            (Verdict::Modern(_), Ok(Reply::Error(e))) => EraReason::ModernError { code: e.code },
+            (Verdict::Modern(_), _) => EraReason::Discovered,
+            (Verdict::Handshake(_), Ok(Reply::Result(_))) => EraReason::OnlyHandshakeVersions,
+            (Verdict::Handshake(_), Ok(Reply::Error(e)))
+                if e.code == UNSUPPORTED_PROTOCOL_VERSION =>
+            {
+                EraReason::OnlyHandshakeVersions
+            }
+            (Verdict::Handshake(_), Ok(Reply::Error(e))) => EraReason::Refused { code: e.code },
+            (Verdict::HandshakeOnNewProcess, _) => EraReason::Unanswered,
+            _ => return None,
+        })
+    }
+}
+
 /// Modern error codes that prove a server speaks the stateless era.
 pub const HEADER_MISMATCH: i64 = -32020;
 /// See [`HEADER_MISMATCH`].
@@ -297,6 +377,61 @@ mod tests {
                 Verdict::Modern(None)
             );
         }
+    }
+
+    #[test]
+    fn the_reason_for_the_era_in_words() {
+        let reason = |outcome: &Outcome, era: Era| {
+            let verdict = judge_probe(outcome, era);
+            EraReason::of(outcome, era, &verdict).map(|r| r.to_string())
+        };
+        let discovered = result(json!({"supportedVersions": ["2026-07-28"]}));
+        let cases = [
+            (&discovered, Era::Auto, Some("answered server/discover")),
+            (&discovered, Era::Stateless, Some("pinned")),
+            (
+                &error(-32601, None),
+                Era::Auto,
+                Some("refused the probe with -32601"),
+            ),
+            (
+                &error(-32602, None),
+                Era::Auto,
+                Some("refused the probe with -32602"),
+            ),
+            (
+                &error(-32021, None),
+                Era::Auto,
+                Some("answered server/discover with -32021"),
+            ),
+            (
+                &error(-32022, Some(json!({"supported": ["2025-06-18"]}))),
+                Era::Auto,
+                Some("supports only handshake-era versions"),
+            ),
+            (
+                &result(json!({"supportedVersions": ["2025-06-18"]})),
+                Era::Auto,
+                Some("supports only handshake-era versions"),
+            ),
+            (
+                &Err(LocalError::StreamLost),
+                Era::Auto,
+                Some("did not answer the probe; started again for initialize"),
+            ),
+            (
+                &error(-32022, Some(json!({"supported": ["2099-01-01"]}))),
+                Era::Auto,
+                None,
+            ),
+        ];
+        for (outcome, era, words) in cases {
+            assert_eq!(reason(outcome, era).as_deref(), words, "{outcome:?}");
+        }
+        assert_eq!(
+            EraReason::RefusedHttp { status: 405 }.to_string(),
+            "refused the probe with HTTP 405"
+        );
     }
 
     #[test]

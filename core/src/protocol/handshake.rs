@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::client_config::ClientConfig;
 use super::era::{
-    described_server, initialize_answer, judge_probe, probe_failure, ChosenEra, Era, Verdict,
+    described_server, initialize_answer, judge_probe, probe_failure, ChosenEra, Era, EraReason,
+    Verdict,
 };
 use super::events::{CallError, ClientError, ClientEvent};
 use super::params::{self, raw};
@@ -41,6 +42,8 @@ pub(crate) struct Ctx<'a> {
 pub(crate) struct Handshake {
     pub(crate) phase: Phase,
     pub(crate) era: Option<ChosenEra>,
+    /// Why the era is what it is, once chosen.
+    pub(crate) era_reason: Option<EraReason>,
     pub(crate) server: Option<Box<InitializeResult>>,
     restart_requested: bool,
     /// The server failed to start (during the probe): the probe's end asks for no new process.
@@ -69,6 +72,7 @@ impl Handshake {
         Handshake {
             phase: Phase::Idle,
             era: None,
+            era_reason: None,
             server: None,
             restart_requested: false,
             start_failed: false,
@@ -96,6 +100,7 @@ impl Handshake {
         }
         self.startup_ends = now.checked_add(cx.config.init_timeout);
         if cx.config.era == Era::Handshake {
+            self.era_reason = Some(EraReason::Pinned);
             let version = cx.config.protocol_version.clone();
             return self.send_initialize(now, &mut cx, version);
         }
@@ -254,6 +259,13 @@ impl Handshake {
     fn probe_done(&mut self, now: Instant, mut cx: Ctx<'_>, outcome: Outcome) {
         if std::mem::take(&mut self.probe_refused) && cx.config.era == Era::Auto {
             self.era = Some(ChosenEra::Handshake);
+            // Refused over HTTP with a status and no JSON-RPC answer.
+            self.era_reason = match &outcome {
+                Err(LocalError::Http(h)) => {
+                    h.status.map(|status| EraReason::RefusedHttp { status })
+                }
+                _ => None,
+            };
             let version = LATEST_HANDSHAKE_VERSION.to_owned();
             if let Err(e) = self.send_initialize(now, &mut cx, version) {
                 self.fail(now, cx, CallError::InvalidResult(e.to_string()));
@@ -261,6 +273,9 @@ impl Handshake {
             return;
         }
         let verdict = judge_probe(&outcome, cx.config.era);
+        if let Some(reason) = EraReason::of(&outcome, cx.config.era, &verdict) {
+            self.era_reason = Some(reason);
+        }
         let handshake_next = matches!(
             verdict,
             Verdict::Handshake(_) | Verdict::HandshakeOnNewProcess

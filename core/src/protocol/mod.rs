@@ -19,7 +19,7 @@ pub(crate) mod tool_headers;
 pub mod types;
 
 pub use client::{ClientConfig, ClientProtocol};
-pub use era::{ChosenEra, Era};
+pub use era::{ChosenEra, Era, EraReason};
 pub use events::{
     CallError, CallId, CallOptions, CallOutcome, ClientError, ServerNotification, ServerRequest,
     TaskStatus,

@@ -201,8 +201,10 @@ impl std::fmt::Display for Shown {
         } else if ms % 1000 == 0 {
             write!(f, "{} s", ms / 1000)
         } else {
+            // Milliseconds are the finest shown: 1.5 s, 2.25 s; a hair over a whole second
+            // reads as the whole second.
             let s = format!("{:.3}", self.0.as_secs_f64());
-            write!(f, "{} s", s.trim_end_matches('0'))
+            write!(f, "{} s", s.trim_end_matches('0').trim_end_matches('.'))
         }
     }
 }
@@ -236,6 +238,27 @@ impl EndedAs {
             Err(LocalError::Cancelled { .. }) => EndedAs::Cancelled,
             Err(LocalError::ConnectionClosed { .. }) => EndedAs::Closed,
             Err(_) => EndedAs::Failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shown;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        for (d, shown) in [
+            (Duration::from_millis(300), "300 ms"),
+            (Duration::from_secs(5), "5 s"),
+            (Duration::from_millis(1500), "1.5 s"),
+            (Duration::from_millis(2250), "2.25 s"),
+            (Duration::from_secs(120), "2 min"),
+            (Duration::from_micros(20_000_400), "20 s"),
+            (Duration::from_micros(1_999_600), "2 s"),
+        ] {
+            assert_eq!(Shown(d).to_string(), shown);
         }
     }
 }

@@ -293,9 +293,19 @@ fn a_refused_client_credentials_request_ends_the_flow() {
 }
 
 #[test]
-fn client_credentials_without_metadata_use_the_default_token_endpoint() {
-    let mut t = T::start(secret_grant(), UNIX);
-    // No PRM where the challenge says: the 2025-03-26 rules, the server's origin as the authorization base.
+fn client_credentials_without_metadata_use_the_default_token_endpoint_under_2025_03_26() {
+    let mut config = config(secret_grant());
+    config.revision = Revision::V2025_03_26;
+    let now = crate::test_support::epoch();
+    let flow = OAuthFlow::start(now, config, &[&challenge()], &RANDOM);
+    let mut t = T {
+        flow,
+        now,
+        unix: UNIX,
+    };
+    // No PRM where the challenge says: the 2025-03-26 rules, the server's origin as the
+    // authorization base; no metadata there either: its default token endpoint (those rules
+    // only: under later ones the server offers no OAuth, see the flow's tests).
     t.answer("GET", PRM_PATH, 404, &json!({}));
     t.answer(
         "GET",

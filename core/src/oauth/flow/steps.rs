@@ -49,6 +49,8 @@ pub(super) struct Authorization {
     state: String,
     /// No PRM was found: the 2025-03-26 rules.
     legacy: bool,
+    /// The metadata URLs that answered a 4xx, in order (without credentials).
+    tried: Vec<String>,
     /// The issuer the AS metadata is looked up for, as given (the PRM entry, or the base).
     issuer: String,
     prm: Option<ProtectedResourceMetadata>,
@@ -62,6 +64,11 @@ pub(super) struct Authorization {
     previous: Option<Credentials>,
     /// Authorizations made so far for the logical request.
     authorizations: u32,
+}
+
+/// `url` as errors show it: without credentials.
+fn redact(url: &Url) -> String {
+    crate::error::redact_url(url.as_str())
 }
 
 /// `scopes` with `more` added, in order, without repeats.
@@ -113,6 +120,7 @@ impl Authorization {
             pkce,
             state,
             legacy: false,
+            tried: Vec::new(),
             issuer: String::new(),
             prm: None,
             metadata: None,
@@ -164,6 +172,21 @@ impl Authorization {
         self.metadata.as_ref().map_or(&self.issuer, |m| &m.issuer)
     }
 
+    /// The end of a flow that found no OAuth at the server: the places looked at, and the
+    /// default registration endpoint that was not there either (2025-03-26 rules).
+    fn no_oauth(&mut self, registration: Option<String>) -> FlowError {
+        // A `403` asks for credentials with `insufficient_scope` (RFC 6750 §3.1).
+        let step_up = self
+            .challenge
+            .as_ref()
+            .is_some_and(Challenge::is_insufficient_scope);
+        FlowError::NoOAuth {
+            status: if step_up { 403 } else { 401 },
+            tried: std::mem::take(&mut self.tried),
+            registration,
+        }
+    }
+
     /// The checks a step-up makes before any request, then the first PRM probe.
     pub(super) fn begin(&mut self, io: &mut Io, now: Instant) -> Outcome {
         if let Some(previous) = &self.previous {
@@ -207,6 +230,16 @@ impl Authorization {
             Step::Prm { .. } => self.on_prm(io, now, status, body),
             Step::AsMetadata { .. } => self.on_metadata(io, now, status, body, unix_now),
             Step::Register => {
+                let guessed = self.legacy && self.metadata.is_none();
+                if guessed && matches!(status, 404 | 405) {
+                    // The 2025-03-26 default registration endpoint is not there either.
+                    let registration = self
+                        .endpoints
+                        .as_ref()
+                        .and_then(|e| e.registration.as_ref())
+                        .map(redact);
+                    return Err(self.no_oauth(registration));
+                }
                 let registered = register::parse_registration(status, body)?;
                 self.client_auth = Some(registered.client_auth(self.as_methods()));
                 self.registration = Some(registered);
@@ -255,6 +288,7 @@ impl Authorization {
                 )
             }
             Probe::TryNext if *next < urls.len() => {
+                self.tried.push(redact(&urls[*next - 1]));
                 let url = urls[*next].clone();
                 *next += 1;
                 io.get(now, PRM, url);
@@ -262,6 +296,7 @@ impl Authorization {
             }
             Probe::TryNext => {
                 // No PRM: the 2025-03-26 rules (oauth.md §1.12).
+                self.tried.push(redact(&urls[*next - 1]));
                 let server = &self.config.server_url;
                 let base = discovery::legacy_authorization_base(server)
                     .ok_or_else(|| FlowError::InvalidServerUrl(server.to_string()))?;
@@ -340,12 +375,20 @@ impl Authorization {
                 self.choose_client(io, now, unix_now)
             }
             Probe::TryNext if *next < urls.len() => {
+                self.tried.push(redact(&urls[*next - 1]));
                 let url = urls[*next].clone();
                 *next += 1;
                 io.get(now, ASM, url);
                 Ok(None)
             }
             Probe::TryNext if self.legacy => {
+                self.tried.push(redact(&urls[*next - 1]));
+                if self.config.revision != Revision::V2025_03_26 {
+                    // No metadata anywhere: the server offers no OAuth sign-in. Only the
+                    // 2025-03-26 rules guess endpoints; later revisions have no such fallback,
+                    // and registering at a guessed place would only meet a 404.
+                    return Err(self.no_oauth(None));
+                }
                 // No metadata either: the default endpoints, and no PKCE gate (trap (b)).
                 discovery::check_pkce(None, revision)?;
                 let (authorization, token, registration) =
@@ -401,6 +444,13 @@ impl Authorization {
         if !self.config.grant.is_interactive() {
             self.choose_scopes(false);
             return self.machine_grant(io, now, unix_now);
+        }
+        if let Some(reason) = &self.config.no_sign_in {
+            // A client is registered (and the user sent anywhere) only for a sign-in.
+            return Err(FlowError::SignInUnavailable {
+                issuer: self.recorded_issuer().to_owned(),
+                reason: reason.clone(),
+            });
         }
         self.choose_scopes(true);
         if let Some(previous) = self
