@@ -96,6 +96,13 @@ pub(super) async fn tools(
     json: bool,
     timeout: Duration,
 ) -> Result<u8, Failure> {
+    let offered = client
+        .server_info()
+        .is_none_or(|i| i.capabilities.tools.is_some());
+    if !offered && name.is_none() {
+        // A list the server does not offer: empty, and said so (exit 0), as for resources.
+        return Ok(super::nouns::offers_none("tools", json));
+    }
     let tools = client
         .list_tools_with(CallOptions::default().timeout(timeout))
         .await?;
@@ -112,6 +119,10 @@ pub(super) async fn tools(
     }
     if json {
         crate::out::json(&tools);
+        return Ok(exit::OK);
+    }
+    if tools.is_empty() {
+        outln!("(none)");
         return Ok(exit::OK);
     }
     let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);

@@ -221,7 +221,7 @@ fn offers(
 }
 
 /// A list the server does not offer: empty, and said so (exit 0).
-fn offers_none(what: &str, json: bool) -> u8 {
+pub(super) fn offers_none(what: &str, json: bool) -> u8 {
     match json {
         true => print_json(&json!([])),
         false => outln!("(the server offers no {what})"),

@@ -69,7 +69,7 @@ pub(super) async fn tasks(
         None => {
             let all = value["tasks"].as_array().cloned().unwrap_or_default();
             if all.is_empty() {
-                outln!("no tasks");
+                outln!("(none)");
             }
             for task in &all {
                 outln!("{}", line(task));

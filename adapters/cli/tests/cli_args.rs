@@ -164,3 +164,16 @@ fn an_empty_list_says_none() {
         "no prompt greet: the server lists no prompts",
     );
 }
+
+#[test]
+fn tools_of_a_server_without_them_or_with_none() {
+    let o = shapes("toolless", &["tools"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "(the server offers no tools)\n");
+    let o = shapes("toolless", &["tools", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "[]");
+    let o = shapes("no-tools", &["tools"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "(none)\n");
+}

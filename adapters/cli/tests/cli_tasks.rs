@@ -39,7 +39,7 @@ fn a_call_that_runs_as_a_task_waits_for_it_and_tells_its_status() {
 fn tasks_lists_shows_and_refuses_as_each_era_allows() {
     let o = mcpwire(&["--era", "handshake", "tasks"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(stdout(&o).trim(), "no tasks");
+    assert_eq!(stdout(&o).trim(), "(none)");
     let o = mcpwire(&["--era", "handshake", "tasks", "--json"]);
     assert_eq!(
         stdout(&o).trim(),
