@@ -132,7 +132,7 @@ pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
         let content = content.clone();
         async move {
             // Not over a progress bar.
-            crate::progress::make_room();
+            crate::out::make_room();
             if let Some(content) = content.as_ref() {
                 errln!("elicitation: {} → answered from --answer", req.message());
                 return Ok(ElicitResult {
@@ -172,7 +172,7 @@ pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
     Ok(handlers.on_sampling(move |params| {
         let text = text.clone();
         async move {
-            crate::progress::make_room();
+            crate::out::make_room();
             sample(text.as_deref(), &params)
         }
     }))

@@ -135,15 +135,11 @@ pub(super) async fn tools(
             .lines()
             .next()
             .unwrap_or("");
-        outln!("{:width$}  {}", t.name, truncate(description, 100));
+        outln!(
+            "{:width$}  {}",
+            t.name,
+            super::show::truncate(description, 100)
+        );
     }
     Ok(exit::OK)
-}
-
-pub(super) fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
-    }
-    let cut: String = s.chars().take(max - 1).collect();
-    format!("{cut}…")
 }

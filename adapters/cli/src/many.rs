@@ -754,7 +754,7 @@ async fn tools(
                 "{:name_width$}  {:server_width$}  {}",
                 t.qualified,
                 t.server,
-                super::inspect::truncate(first, 100)
+                super::show::truncate(first, 100)
             );
             outln!("{}", line.trim_end());
         }

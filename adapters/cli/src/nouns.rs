@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use mcpwire::{CallOptions, ChosenEra, Client, CompletionRef, Error};
 use serde_json::{json, Map, Value};
 
-use super::inspect::truncate;
+use super::show::truncate;
 use super::{args, content, exit, logs, Failure};
 
 /// `mcpwire resources`.

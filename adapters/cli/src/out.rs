@@ -233,11 +233,35 @@ pub(crate) fn stderr_text(text: &str) {
     stderr_raw(&visible(text));
 }
 
+/// Whether a status line (a call's progress bar or spinner) is drawn on stderr's current line.
+static STATUS_ON_LINE: AtomicBool = AtomicBool::new(false);
+
+/// Draws `line` (made visible) as the status line on stderr, in place of the last one.
+pub(crate) fn draw_status(line: &str) {
+    let mut err = io::stderr().lock();
+    // \r, then the line, then clear what a longer line left.
+    let _ = write!(err, "\r{}\x1b[K", visible(line));
+    let _ = err.flush();
+    STATUS_ON_LINE.store(true, Ordering::SeqCst);
+}
+
+/// Clears the status line, if one is drawn, so that a line can be printed; the next update
+/// draws it again. Hold stderr's lock (it is reentrant) across this and the line, so no status
+/// line comes between.
+pub(crate) fn make_room() {
+    // Under stderr's lock, as drawing is: a line drawn meanwhile is seen.
+    let mut err = io::stderr().lock();
+    if STATUS_ON_LINE.swap(false, Ordering::SeqCst) {
+        let _ = write!(err, "\r\x1b[K");
+        let _ = err.flush();
+    }
+}
+
 /// Writes `text` on stderr as it is: only the command line's own escapes around text made
 /// visible. A progress bar on the line is cleared first.
 pub(crate) fn stderr_raw(text: &str) {
     let mut err = io::stderr().lock();
-    crate::progress::make_room();
+    make_room();
     // Nowhere to tell a failure to write on stderr.
     let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }

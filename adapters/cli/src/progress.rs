@@ -1,30 +1,12 @@
 //! A call's progress on stderr: on a terminal a bar redrawn in place (a spinner without a
 //! total), cleared at the end; otherwise one line per notification.
 
-use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mcpwire::Progress;
 
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const WIDTH: usize = 20;
-
-/// Whether a bar or spinner is on stderr's current line.
-static ON_LINE: AtomicBool = AtomicBool::new(false);
-
-/// Clears the bar or spinner, if one is drawn, so that a line can be printed; the next update
-/// draws it again. Hold stderr's lock (it is reentrant) across this and the line, so no bar
-/// comes between.
-pub(crate) fn make_room() {
-    // Under stderr's lock, as drawing is: a bar drawn meanwhile is seen.
-    #[allow(clippy::disallowed_methods)] // this program's own escapes
-    let mut err = std::io::stderr().lock();
-    if ON_LINE.swap(false, Ordering::SeqCst) {
-        let _ = write!(err, "\r\x1b[K");
-        let _ = err.flush();
-    }
-}
 
 /// Draws a call's progress.
 #[derive(Clone)]
@@ -88,21 +70,14 @@ impl Printer {
             return;
         }
         let mut drawn = self.drawn.lock().unwrap_or_else(|e| e.into_inner());
-        #[allow(clippy::disallowed_methods)] // this program's own escapes, around visible text
-        let mut err = std::io::stderr().lock();
-        // \r, then the line (the server's message made visible), then clear what a longer
-        // line left.
-        let shown = crate::out::visible(&line(&p, *drawn)).into_owned();
-        let _ = write!(err, "\r{shown}\x1b[K");
-        let _ = err.flush();
-        ON_LINE.store(true, Ordering::SeqCst);
+        crate::out::draw_status(&line(&p, *drawn));
         *drawn += 1;
     }
 
     /// Clears the bar, if one was drawn.
     pub(crate) fn clear(&self) {
         let mut drawn = self.drawn.lock().unwrap_or_else(|e| e.into_inner());
-        make_room();
+        crate::out::make_room();
         *drawn = 0;
     }
 }

@@ -146,6 +146,15 @@ fn annotations(a: &Value) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
+/// `s` cut to `max` characters, an ellipsis ending what was cut.
+pub(crate) fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let cut: String = s.chars().take(max - 1).collect();
+    format!("{cut}…")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
