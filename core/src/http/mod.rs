@@ -271,6 +271,12 @@ impl HttpClient {
             return;
         }
         self.withdraw_ended();
+        if self.closing && self.close_deadline.is_none() {
+            // The close's grace is over: what is still queued (held behind an exchange the
+            // grace gave up) is not sent; a POST started now would have nothing to end it.
+            while self.protocol.poll_transmit().is_some() {}
+            return;
+        }
         while !self.initialized_in_flight() {
             let Some(m) = self.protocol.poll_transmit() else {
                 break;

@@ -1376,8 +1376,8 @@ impl Harness {
         );
         assert!(
             self.conn.is_finished(),
-            "the connection is not finished after close and every deadline (process alive: {})",
-            self.process.alive
+            "the connection is not finished after close and every deadline (process alive: {}) {:?} harness {:?}",
+            self.process.alive, self.conn, self.exchanges
         );
     }
 }

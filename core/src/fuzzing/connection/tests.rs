@@ -48,6 +48,9 @@ fn connection_holds_on_inputs_that_once_failed() {
     // An HTTP connection was not finished after its close and every deadline: a driver
     // waiting on it would never end.
     connection(include_bytes!("regressions/never-finished.bin"));
+    // After a close whose grace had passed, an answer still queued behind the gate went out,
+    // its POST was answered with a stream, and nothing could end it.
+    connection(include_bytes!("regressions/closed-mid-input.bin"));
 }
 
 /// Hand-written sessions: the handshake answered well, calls with progress, answers (a
