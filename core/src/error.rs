@@ -620,6 +620,30 @@ impl AuthChallenge {
     }
 }
 
+/// The server refused a request for want of authorization: the driver is to authorize and
+/// hand the connection a token ([`Connection::set_access_token`](crate::Connection::set_access_token)),
+/// or give up ([`Connection::authorization_failed`](crate::Connection::authorization_failed)).
+/// Until then the requests wait.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorizationRequired {
+    /// `401` (no token, or one the server no longer takes), or `403` (the token lacks a scope:
+    /// a step-up).
+    pub status: u16,
+    /// The URL that refused, without credentials.
+    pub url: String,
+    /// Every `WWW-Authenticate` value of the response, verbatim, in order.
+    pub challenges: Vec<String>,
+    /// The first challenge, parsed.
+    pub challenge: Option<AuthChallenge>,
+}
+
+impl AuthorizationRequired {
+    /// Whether the server asks for more scopes (`403` with `error="insufficient_scope"`).
+    pub fn is_step_up(&self) -> bool {
+        self.status == 403
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

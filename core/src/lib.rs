@@ -82,14 +82,11 @@ mod test_support;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 
-pub use connection::{
-    Connection, Diagnostic, Event, HttpTransportKind, Output, Progress, StdioOptions,
-};
-pub use http::{
-    AuthorizationRequired, ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest,
-    CLOSE_GRACE,
-};
+pub use connection::{Connection, HttpTransportKind, Output, StdioOptions};
+pub use error::AuthorizationRequired;
+pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
 pub use protocol::calls::McpCall;
+pub use protocol::events::{Diagnostic, Event, Progress};
 pub use protocol::types;
 pub use protocol::{
     task_of, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig, ClientError,

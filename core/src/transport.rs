@@ -1,28 +1,14 @@
-//! What the transport machines (stdio, HTTP) report beside the messages they decode: frames that
-//! were not messages and HTTP-level notes. The connection turns them into public diagnostics.
+//! What every transport machine (stdio, Streamable HTTP, HTTP+SSE) does the same way with a
+//! frame it decoded: its messages go to the protocol in order, and a batch element that is not a
+//! message becomes a diagnostic.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
 use crate::codec::jsonl::FrameError;
-use crate::codec::sse::SseDiagnostic;
 use crate::jsonrpc::{Message, ParseError, Parsed};
+use crate::protocol::events::{Diagnostic, Event};
 use crate::protocol::ClientProtocol;
-
-/// A transport's note for the application; it ended nothing.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum TransportNote {
-    /// A stdio line or a JSON body (or an element of its batch) that was not a message.
-    Frame(FrameError),
-    /// Something an SSE stream held that is not a message.
-    Sse(SseDiagnostic),
-    /// An HTTP-level note (a refused standalone stream, a failed notification POST, …).
-    Http(String),
-    /// The server process is being started again, and why.
-    Restarting(String),
-    /// A request was refused for want of authorization (HTTP).
-    AuthorizationRequired(Box<crate::http::AuthorizationRequired>),
-}
 
 /// Splits what one frame held into its messages and the batch elements that were not messages,
 /// the same way for every transport: a batch is taken element by element, in order.
@@ -45,10 +31,10 @@ pub(crate) fn for_each_message(
 }
 
 /// Hands each message of one frame to the protocol, in order; a batch element that is not a
-/// message becomes a note.
+/// message becomes a diagnostic.
 pub(crate) fn hand_over(
     protocol: &mut ClientProtocol,
-    notes: &mut VecDeque<TransportNote>,
+    events: &mut VecDeque<Event>,
     now: Instant,
     parsed: Parsed<Message>,
 ) {
@@ -58,7 +44,7 @@ pub(crate) fn hand_over(
         |error| {
             let preview = String::new();
             let e = FrameError::NotAMessage { error, preview };
-            notes.push_back(TransportNote::Frame(e));
+            events.push_back(Event::Diagnostic(Diagnostic::Frame(e)));
         },
     );
 }

@@ -1,25 +1,26 @@
 //! [`Connection`]: one MCP client connection to one server, as one sans-IO machine.
 
 mod event;
-mod http;
 
-use crate::error::ExchangeFailure;
 use std::borrow::Cow;
 use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-pub use event::{Diagnostic, Event, Output, Progress};
-use http::HttpTransport;
-pub use http::HttpTransportKind;
+pub use event::Output;
 
 use crate::codec::jsonl::DEFAULT_MAX_LINE;
+use crate::error::ExchangeFailure;
 use crate::http::{ExchangeId, HttpClient, HttpOptions};
 use crate::http_sse::HttpSseClient;
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::protocol::calls::McpCall;
+#[cfg(doc)]
+use crate::protocol::events::Event;
 use crate::protocol::types::InitializeResult;
-use crate::protocol::{CallId, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol};
+use crate::protocol::{
+    CallId, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol, EraReason,
+};
 use crate::rpc::Responded;
 use crate::stdio::{ProcessExit, ShutdownTimeouts, StdioClient};
 use crate::tap::FrameObserver;
@@ -46,11 +47,24 @@ impl Default for StdioOptions {
     }
 }
 
-/// The transport machine inside a connection.
+/// Which HTTP transport a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpTransportKind {
+    /// Streamable HTTP (2025-03-26 and later, both eras).
+    Streamable,
+    /// The 2024-11-05 HTTP+SSE transport: one GET stream, messages POSTed to its endpoint.
+    Sse,
+}
+
+/// The transport machine inside a connection: what one transport keeps (its decoder, its
+/// exchanges or its process), beside the protocol it carries, which the connection owns.
 #[derive(Debug)]
 enum Transport {
     Stdio(Box<StdioClient>),
-    Http(HttpTransport),
+    Streamable(Box<HttpClient>),
+    /// The 2024-11-05 transport: pinned, or moved to from Streamable HTTP by `Era::Auto`.
+    Sse(Box<HttpSseClient>),
 }
 
 /// One MCP client connection to one server, over stdio or Streamable HTTP, in either protocol
@@ -111,6 +125,9 @@ enum Transport {
 /// ```
 #[derive(Debug)]
 pub struct Connection {
+    /// The MCP protocol spoken: the handshake or the stateless era, the calls, the request
+    /// engine.
+    protocol: ClientProtocol,
     transport: Transport,
     /// Whether `poll_output` returned `None` since the last input.
     drained: bool,
@@ -122,11 +139,12 @@ impl Connection {
     /// A connection to a server process the driver has just spawned; the handshake (or the era
     /// probe) starts at once.
     pub fn stdio(now: Instant, config: ClientConfig, options: StdioOptions) -> Connection {
-        let mut client = StdioClient::new(config, options.shutdown, options.max_line);
-        client
+        let mut protocol = ClientProtocol::new(config);
+        protocol
             .start(now)
             .expect("a new connection starts its handshake");
-        Connection::new(Transport::Stdio(Box::new(client)))
+        let stdio = StdioClient::new(options.shutdown, options.max_line);
+        Connection::new(protocol, Transport::Stdio(Box::new(stdio)))
     }
 
     /// A connection to a Streamable HTTP endpoint; the start (the era probe, or `initialize`
@@ -152,29 +170,34 @@ impl Connection {
             crate::header::check_configured(name, value).map_err(ClientError::Header)?;
         }
         if server.kind == crate::config::HttpKind::Sse {
-            // Pinned to the 2024-11-05 transport: no probe; the handshake era.
+            // Pinned to the 2024-11-05 transport: no probe; the handshake era, which starts
+            // once the stream names its endpoint.
             let config = ClientConfig {
                 era: crate::protocol::Era::Handshake,
                 ..config
             };
             let mut protocol = ClientProtocol::new(config);
             protocol.set_over_http();
-            let client = HttpSseClient::new(now, protocol, server, options);
-            return Ok(Connection::new(Transport::Http(HttpTransport::Sse(
-                Box::new(client),
-            ))));
+            let init_timeout = protocol.config().init_timeout;
+            let sse = HttpSseClient::new(now, server, options, init_timeout);
+            let mut conn = Connection::new(protocol, Transport::Sse(Box::new(sse)));
+            conn.after(now);
+            return Ok(conn);
         }
-        let mut client = HttpClient::new(config, server, options);
-        client
+        let mut protocol = ClientProtocol::new(config);
+        protocol.set_over_http();
+        protocol
             .start(now)
             .expect("a new connection starts its handshake");
-        Ok(Connection::new(Transport::Http(HttpTransport::Streamable(
-            Box::new(client),
-        ))))
+        let http = HttpClient::new(server, options);
+        let mut conn = Connection::new(protocol, Transport::Streamable(Box::new(http)));
+        conn.after(now);
+        Ok(conn)
     }
 
-    fn new(transport: Transport) -> Connection {
+    fn new(protocol: ClientProtocol, transport: Transport) -> Connection {
         Connection {
+            protocol,
             transport,
             drained: false,
             undrained_inputs: 0,
@@ -186,61 +209,57 @@ impl Connection {
     pub fn set_observer(&mut self, observer: Box<dyn FrameObserver>) {
         match &mut self.transport {
             Transport::Stdio(s) => s.set_observer(observer),
-            Transport::Http(h) => h.set_observer(observer),
+            Transport::Streamable(h) => h.set_observer(observer),
+            Transport::Sse(h) => h.set_observer(observer),
         }
     }
 
-    fn protocol(&self) -> &ClientProtocol {
-        match &self.transport {
-            Transport::Stdio(s) => s.protocol(),
-            Transport::Http(h) => h.protocol(),
-        }
-    }
-
-    /// The protocol, for a command given at `now` (the HTTP machine times the exchanges it
-    /// starts from it).
-    fn protocol_at(&mut self, now: Instant) -> &mut ClientProtocol {
-        if let Transport::Http(h) = &mut self.transport {
-            h.touch(now);
-        }
-        self.protocol_mut()
-    }
-
-    fn protocol_mut(&mut self) -> &mut ClientProtocol {
-        self.drained = false;
+    /// After an input or a command: what the protocol queued goes to the transport at `now`
+    /// (over HTTP, exchanges are started and timed from it; over stdio, frames are encoded as
+    /// they are handed out).
+    fn after(&mut self, now: Instant) {
         match &mut self.transport {
-            Transport::Stdio(s) => s.protocol_mut(),
-            Transport::Http(h) => h.protocol_mut(),
+            Transport::Stdio(_) => {}
+            Transport::Streamable(h) => h.after_input(&mut self.protocol, now),
+            Transport::Sse(h) => h.after_input(&mut self.protocol, now),
         }
+    }
+
+    /// Runs a command on the protocol at `now`, then hands what it queued to the transport.
+    fn command<T>(&mut self, now: Instant, run: impl FnOnce(&mut ClientProtocol) -> T) -> T {
+        self.drained = false;
+        let out = run(&mut self.protocol);
+        self.after(now);
+        out
     }
 
     // ---- state ----
 
     /// The era the connection settled on, once known.
     pub fn era(&self) -> Option<ChosenEra> {
-        self.protocol().era()
+        self.protocol.era()
     }
 
     /// Why the connection speaks its era: the era probe's answer (`server/discover` answered,
     /// refused with -32601 or an HTTP status, unanswered), or the era pinned. Known once the
     /// era is.
-    pub fn era_reason(&self) -> Option<crate::protocol::EraReason> {
-        self.protocol().era_reason()
+    pub fn era_reason(&self) -> Option<EraReason> {
+        self.protocol.era_reason()
     }
 
     /// What the server said about itself, once ready.
     pub fn server(&self) -> Option<&InitializeResult> {
-        self.protocol().server()
+        self.protocol.server()
     }
 
     /// Whether the connection is ready for calls.
     pub fn is_ready(&self) -> bool {
-        self.protocol().is_ready()
+        self.protocol.is_ready()
     }
 
     /// Whether the connection has ended for calls ([`Event::Closed`] was queued).
     pub fn is_closed(&self) -> bool {
-        self.protocol().is_closed()
+        self.protocol.is_closed()
     }
 
     /// Whether nothing more will happen: the connection ended and nothing is left in flight
@@ -249,7 +268,8 @@ impl Connection {
     pub fn is_finished(&self) -> bool {
         match &self.transport {
             Transport::Stdio(s) => s.has_exited(),
-            Transport::Http(h) => h.is_finished(),
+            Transport::Streamable(h) => h.is_finished(),
+            Transport::Sse(h) => h.is_finished(),
         }
     }
 
@@ -258,21 +278,22 @@ impl Connection {
     pub fn http_transport(&self) -> Option<HttpTransportKind> {
         match &self.transport {
             Transport::Stdio(_) => None,
-            Transport::Http(h) => Some(h.kind()),
+            Transport::Streamable(_) => Some(HttpTransportKind::Streamable),
+            Transport::Sse(_) => Some(HttpTransportKind::Sse),
         }
     }
 
     /// The HTTP session the server assigned, if any.
     pub fn session(&self) -> Option<&str> {
         match &self.transport {
-            Transport::Stdio(_) => None,
-            Transport::Http(h) => h.session(),
+            Transport::Streamable(h) => h.session(),
+            Transport::Stdio(_) | Transport::Sse(_) => None,
         }
     }
 
     /// How many of our requests await an answer.
     pub fn pending_requests(&self) -> usize {
-        self.protocol().engine().stats().pending
+        self.protocol.engine().stats().pending
     }
 
     // ---- inputs ----
@@ -288,48 +309,51 @@ impl Connection {
         self.drained = false;
     }
 
-    fn stdio_mut(&mut self, input: &'static str) -> Option<&mut StdioClient> {
+    /// The stdio machine and the protocol it carries, for a stdio input (a debug build objects
+    /// to one given to HTTP).
+    fn stdio_mut(
+        &mut self,
+        input: &'static str,
+    ) -> Option<(&mut StdioClient, &mut ClientProtocol)> {
         self.input();
         match &mut self.transport {
-            Transport::Stdio(s) => Some(s),
-            Transport::Http(_) => {
+            Transport::Stdio(s) => Some((s, &mut self.protocol)),
+            Transport::Streamable(_) | Transport::Sse(_) => {
                 debug_assert!(false, "{input} is a stdio input");
                 None
             }
         }
     }
 
-    fn http_mut(&mut self, input: &'static str) -> Option<&mut HttpTransport> {
+    /// Whether this is an HTTP connection, for an HTTP input (a debug build objects to one
+    /// given to stdio).
+    fn http_input(&mut self, input: &'static str) -> bool {
         self.input();
-        match &mut self.transport {
-            Transport::Http(h) => Some(h),
-            Transport::Stdio(_) => {
-                debug_assert!(false, "{input} is an HTTP input");
-                None
-            }
-        }
+        let http = !matches!(self.transport, Transport::Stdio(_));
+        debug_assert!(http, "{input} is an HTTP input");
+        http
     }
 
     /// Bytes read from the server's stdout (stdio).
     pub fn handle_stdout(&mut self, now: Instant, bytes: &[u8]) {
-        if let Some(s) = self.stdio_mut("handle_stdout") {
-            s.handle_stdout(now, bytes);
+        if let Some((s, p)) = self.stdio_mut("handle_stdout") {
+            s.handle_stdout(p, now, bytes);
         }
     }
 
     /// The server closed its stdout (stdio). Its exit is awaited briefly, so errors can name the
     /// exit status; then every pending call ends and the process is shut down.
     pub fn handle_stdout_eof(&mut self, now: Instant) {
-        if let Some(s) = self.stdio_mut("handle_stdout_eof") {
-            s.handle_stdout_eof(now);
+        if let Some((s, p)) = self.stdio_mut("handle_stdout_eof") {
+            s.handle_stdout_eof(p, now);
         }
     }
 
     /// The server process exited (stdio). `stderr_tail` is the end of what it wrote to stderr,
     /// for the error every pending call ends with.
     pub fn handle_exit(&mut self, now: Instant, exit: ProcessExit, stderr_tail: &str) {
-        if let Some(s) = self.stdio_mut("handle_exit") {
-            s.handle_exit(now, exit, stderr_tail);
+        if let Some((s, p)) = self.stdio_mut("handle_exit") {
+            s.handle_exit(p, now, exit, stderr_tail);
         }
     }
 
@@ -337,15 +361,15 @@ impl Connection {
     /// (stdio): the handshake starts on the new process. Drop whatever was still unwritten for
     /// the old one.
     pub fn handle_respawned(&mut self, now: Instant) {
-        if let Some(s) = self.stdio_mut("handle_respawned") {
-            s.handle_respawned(now);
+        if let Some((s, p)) = self.stdio_mut("handle_respawned") {
+            s.handle_respawned(p, now);
         }
     }
 
     /// Starting the server again failed (stdio): the connection ends with `message`.
     pub fn handle_respawn_failed(&mut self, now: Instant, message: &str) {
-        if let Some(s) = self.stdio_mut("handle_respawn_failed") {
-            s.handle_respawn_failed(now, message);
+        if let Some((s, p)) = self.stdio_mut("handle_respawn_failed") {
+            s.handle_respawn_failed(p, now, message);
         }
     }
 
@@ -357,23 +381,44 @@ impl Connection {
         status: u16,
         headers: &[(String, String)],
     ) {
-        if let Some(h) = self.http_mut("handle_head") {
-            h.handle_head(now, exchange, status, headers);
+        if !self.http_input("handle_head") {
+            return;
         }
+        let p = &mut self.protocol;
+        match &mut self.transport {
+            Transport::Streamable(h) => h.handle_head(p, now, exchange, status, headers),
+            Transport::Sse(h) => h.handle_head(p, now, exchange, status, headers),
+            Transport::Stdio(_) => {}
+        }
+        self.after(now);
     }
 
     /// A chunk of the body of `exchange` (HTTP).
     pub fn handle_body(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
-        if let Some(h) = self.http_mut("handle_body") {
-            h.handle_body(now, exchange, bytes);
+        if !self.http_input("handle_body") {
+            return;
         }
+        let p = &mut self.protocol;
+        match &mut self.transport {
+            Transport::Streamable(h) => h.handle_body(p, now, exchange, bytes),
+            Transport::Sse(h) => h.handle_body(p, now, exchange, bytes),
+            Transport::Stdio(_) => {}
+        }
+        self.after(now);
     }
 
     /// The body of `exchange` ended (HTTP).
     pub fn handle_end(&mut self, now: Instant, exchange: ExchangeId) {
-        if let Some(h) = self.http_mut("handle_end") {
-            h.handle_end(now, exchange);
+        if !self.http_input("handle_end") {
+            return;
         }
+        let p = &mut self.protocol;
+        match &mut self.transport {
+            Transport::Streamable(h) => h.handle_end(p, now, exchange),
+            Transport::Sse(h) => h.handle_end(p, now, exchange),
+            Transport::Stdio(_) => {}
+        }
+        self.after(now);
     }
 
     /// `exchange` failed after its request may have gone out: no response, a connection reset,
@@ -386,9 +431,17 @@ impl Connection {
         exchange: ExchangeId,
         failure: impl Into<ExchangeFailure>,
     ) {
-        if let Some(h) = self.http_mut("handle_failure") {
-            h.handle_failure(now, exchange, &failure.into());
+        if !self.http_input("handle_failure") {
+            return;
         }
+        let failure = failure.into();
+        let p = &mut self.protocol;
+        match &mut self.transport {
+            Transport::Streamable(h) => h.handle_failure(p, now, exchange, &failure),
+            Transport::Sse(h) => h.handle_failure(p, now, exchange, &failure),
+            Transport::Stdio(_) => {}
+        }
+        self.after(now);
     }
 
     /// `exchange`'s request never reached the server: no connection could be made and no byte
@@ -401,15 +454,23 @@ impl Connection {
         exchange: ExchangeId,
         failure: impl Into<ExchangeFailure>,
     ) {
-        if let Some(h) = self.http_mut("handle_unsent") {
-            h.handle_unsent(now, exchange, &failure.into());
+        if !self.http_input("handle_unsent") {
+            return;
         }
+        let failure = failure.into();
+        let p = &mut self.protocol;
+        match &mut self.transport {
+            Transport::Streamable(h) => h.handle_unsent(p, now, exchange, &failure),
+            Transport::Sse(h) => h.handle_unsent(p, now, exchange, &failure),
+            Transport::Stdio(_) => {}
+        }
+        self.after(now);
     }
 
     /// Whether the tools should be listed before a tool is called: the server (handshake era)
     /// runs tool calls as tasks, and its list says which tools must be called in task mode.
     pub fn wants_tool_list(&self) -> bool {
-        self.protocol().wants_tool_list()
+        self.protocol.wants_tool_list()
     }
 
     /// The token of an authorization (HTTP, after [`Event::AuthorizationRequired`], or ahead
@@ -423,14 +484,17 @@ impl Connection {
     /// would be, with the reason naming the header.
     pub fn set_access_token(&mut self, now: Instant, token: &str) {
         self.input();
-        if let Transport::Http(h) = &mut self.transport {
-            match crate::header::check("Authorization", &format!("Bearer {token}")) {
-                Ok(()) => h.set_access_token(now, token),
-                Err(e) => {
-                    h.authorization_failed(now, &format!("the access token is not usable: {e}"))
-                }
-            }
+        if let Err(e) = crate::header::check("Authorization", &format!("Bearer {token}")) {
+            let reason = format!("the access token is not usable: {e}");
+            return self.authorization_failed(now, &reason);
         }
+        match &mut self.transport {
+            Transport::Streamable(h) => h.set_access_token(&mut self.protocol, now, token),
+            // The HTTP+SSE transport parks nothing: its requests only carry the token.
+            Transport::Sse(h) => h.set_access_token(token),
+            Transport::Stdio(_) => {}
+        }
+        self.after(now);
     }
 
     /// No token could be had after [`Event::AuthorizationRequired`]: every request that waited
@@ -439,9 +503,10 @@ impl Connection {
     /// connection lives on (a later refusal asks again). Ignored over stdio.
     pub fn authorization_failed(&mut self, now: Instant, reason: &str) {
         self.input();
-        if let Transport::Http(h) = &mut self.transport {
-            h.authorization_failed(now, reason);
+        if let Transport::Streamable(h) = &mut self.transport {
+            h.authorization_failed(&mut self.protocol, now, reason);
         }
+        self.after(now);
     }
 
     // ---- commands ----
@@ -455,7 +520,7 @@ impl Connection {
         params: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_at(now).request(now, method, params, options)
+        self.command(now, |p| p.request(now, method, params, options))
     }
 
     /// One MCP call built with [`McpCall`]: its capability checked, a list read over all its
@@ -467,7 +532,7 @@ impl Connection {
         call: &McpCall,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_at(now).call(now, call, options)
+        self.command(now, |p| p.call(now, call, options))
     }
 
     /// `tools/list` over all pages; the call's result is `{"tools": [...]}` (with the smallest
@@ -477,8 +542,7 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_at(now)
-            .call(now, &McpCall::list_tools(), options)
+        self.command(now, |p| p.call(now, &McpCall::list_tools(), options))
     }
 
     /// `prompts/list` over all pages; the result is `{"prompts": [...]}`.
@@ -487,8 +551,7 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_at(now)
-            .call(now, &McpCall::list_prompts(), options)
+        self.command(now, |p| p.call(now, &McpCall::list_prompts(), options))
     }
 
     /// `resources/list` over all pages; the result is `{"resources": [...]}`.
@@ -497,8 +560,7 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_at(now)
-            .call(now, &McpCall::list_resources(), options)
+        self.command(now, |p| p.call(now, &McpCall::list_resources(), options))
     }
 
     /// `resources/templates/list` over all pages; the result is `{"resourceTemplates": [...]}`.
@@ -507,8 +569,9 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_at(now)
-            .call(now, &McpCall::list_resource_templates(), options)
+        self.command(now, |p| {
+            p.call(now, &McpCall::list_resource_templates(), options)
+        })
     }
 
     /// `skills/list` over all pages (the skills extension, which the server must declare); the
@@ -518,8 +581,7 @@ impl Connection {
         now: Instant,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_at(now)
-            .call(now, &McpCall::list_skills(), options)
+        self.command(now, |p| p.call(now, &McpCall::list_skills(), options))
     }
 
     /// `tools/call`. An `isError` result is a result.
@@ -530,8 +592,9 @@ impl Connection {
         arguments: Option<Value>,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_at(now)
-            .call(now, &McpCall::call_tool(name, arguments), options)
+        self.command(now, |p| {
+            p.call(now, &McpCall::call_tool(name, arguments), options)
+        })
     }
 
     /// `prompts/get`.
@@ -542,8 +605,9 @@ impl Connection {
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_at(now)
-            .call(now, &McpCall::get_prompt(name, arguments), options)
+        self.command(now, |p| {
+            p.call(now, &McpCall::get_prompt(name, arguments), options)
+        })
     }
 
     /// `resources/read`.
@@ -553,13 +617,12 @@ impl Connection {
         uri: &str,
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
-        self.protocol_at(now)
-            .call(now, &McpCall::read_resource(uri), options)
+        self.command(now, |p| p.call(now, &McpCall::read_resource(uri), options))
     }
 
     /// `ping`: allowed before the handshake completes; gone from the stateless era.
     pub fn ping(&mut self, now: Instant, options: CallOptions) -> Result<CallId, ClientError> {
-        self.protocol_at(now).ping(now, options)
+        self.command(now, |p| p.ping(now, options))
     }
 
     /// `subscriptions/listen` (stateless era): asks for the notifications named in
@@ -567,7 +630,7 @@ impl Connection {
     /// notifications arrive as [`ServerNotification::ForSubscription`](crate::ServerNotification)
     /// after an acknowledgement; [`cancel`](Self::cancel) ends it.
     pub fn listen(&mut self, now: Instant, notifications: Value) -> Result<CallId, ClientError> {
-        self.protocol_at(now).listen(now, notifications)
+        self.command(now, |p| p.listen(now, notifications))
     }
 
     /// Tells the server the host's roots changed (`notifications/roots/list_changed`, handshake
@@ -575,7 +638,7 @@ impl Connection {
     /// connection declared no roots, and in the stateless era (no session to tell: the server
     /// asks for roots in each round).
     pub fn roots_changed(&mut self, now: Instant) -> Result<(), ClientError> {
-        if self.protocol().config().capabilities.roots.is_none() {
+        if self.protocol.config().capabilities.roots.is_none() {
             return Err(ClientError::Config(
                 "roots changed, but the connection declared no roots (set a roots handler)".into(),
             ));
@@ -585,8 +648,9 @@ impl Connection {
                 "announced roots changes in the stateless era (it asks for roots in each round)",
             ));
         }
-        self.protocol_at(now)
-            .notify(now, "notifications/roots/list_changed", None)
+        self.command(now, |p| {
+            p.notify(now, "notifications/roots/list_changed", None)
+        })
     }
 
     /// Sends a notification.
@@ -596,7 +660,7 @@ impl Connection {
         method: &str,
         params: Option<RawJson>,
     ) -> Result<(), ClientError> {
-        self.protocol_at(now).notify(now, method, params)
+        self.command(now, |p| p.notify(now, method, params))
     }
 
     /// Cancels a call: it ends as cancelled, and the server is told (never for `initialize`).
@@ -606,7 +670,7 @@ impl Connection {
         call: CallId,
         reason: Option<String>,
     ) -> Result<(), ClientError> {
-        self.protocol_at(now).cancel(now, call, reason)
+        self.command(now, |p| p.cancel(now, call, reason))
     }
 
     /// Answers a server request ([`Event::ServerRequest`]) exactly once, in either era: in the
@@ -618,7 +682,7 @@ impl Connection {
         id: &Id,
         answer: Result<RawJson, ErrorObject>,
     ) -> Result<Responded, ClientError> {
-        self.protocol_at(now).respond(now, id, answer)
+        self.command(now, |p| p.respond(now, id, answer))
     }
 
     /// Closes the connection from our side: every pending call ends as closed; then, for stdio,
@@ -627,10 +691,13 @@ impl Connection {
     /// does nothing more.
     pub fn close(&mut self, now: Instant) {
         self.drained = false;
+        let p = &mut self.protocol;
         match &mut self.transport {
-            Transport::Stdio(s) => s.close(now),
-            Transport::Http(h) => h.close(now),
+            Transport::Stdio(s) => s.close(p, now),
+            Transport::Streamable(h) => h.close(p, now),
+            Transport::Sse(h) => h.close(p, now),
         }
+        self.after(now);
     }
 
     /// Gives back the buffer of an [`Output::Write`] once its bytes are written (stdio), so the
@@ -645,27 +712,24 @@ impl Connection {
 
     /// The next thing to do; see the type's docs for the order. `None` when everything is out.
     pub fn poll_output(&mut self) -> Option<Output> {
+        let p = &mut self.protocol;
         let out = match &mut self.transport {
             Transport::Stdio(s) => s
-                .poll_process_action()
+                .poll_process_action(p)
                 .map(Output::Process)
-                .or_else(|| s.take_write().map(Output::Write))
-                .or_else(|| s.poll_note().map(|n| Output::Event(Event::from_note(n)))),
-            Transport::Http(h) => h
+                .or_else(|| s.take_write(p).map(Output::Write))
+                .or_else(|| s.poll_event().map(Output::Event)),
+            Transport::Streamable(h) => match h.poll_action() {
+                Some(action) => Some(Output::Http(action)),
+                None if h.wants_switch() => return self.switch_to_sse(),
+                None => h.poll_event().map(Output::Event),
+            },
+            Transport::Sse(h) => h
                 .poll_action()
                 .map(Output::Http)
-                .or_else(|| h.poll_note().map(|n| Output::Event(Event::from_note(n)))),
+                .or_else(|| h.poll_event().map(Output::Event)),
         };
-        let out = out.or_else(|| {
-            let era = self.protocol().era();
-            let protocol = self.protocol_mut();
-            if let Some(n) = protocol.poll_notification() {
-                return Some(Output::Event(Event::Notification(n)));
-            }
-            protocol
-                .poll_event()
-                .map(|e| Output::Event(Event::from_protocol(e, era)))
-        });
+        let out = out.or_else(|| self.protocol.poll_event().map(Output::Event));
         if out.is_none() {
             self.drained = true;
             self.undrained_inputs = 0;
@@ -673,20 +737,43 @@ impl Connection {
         out
     }
 
-    /// The earliest deadline: a call's, the probe's, a resume's, the shutdown's.
+    /// Streamable HTTP has handed out everything and asks to move to the 2024-11-05 HTTP+SSE
+    /// transport (`initialize` was refused as an older server refuses it): the move happens
+    /// here, the old exchanges aborted first.
+    fn switch_to_sse(&mut self) -> Option<Output> {
+        let Transport::Streamable(h) = &mut self.transport else {
+            return None;
+        };
+        let switch = h.take_switch(&mut self.protocol)?;
+        let at = switch.at;
+        let init_timeout = self.protocol.config().init_timeout;
+        self.transport = Transport::Sse(Box::new(HttpSseClient::switched(switch, init_timeout)));
+        self.after(at);
+        self.poll_output()
+    }
+
+    /// The earliest deadline: a call's, the probe's, an exchange's, a resume's, the shutdown's.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match &self.transport {
+        let transport = match &self.transport {
             Transport::Stdio(s) => s.poll_timeout(),
-            Transport::Http(h) => h.poll_timeout(),
-        }
+            Transport::Streamable(h) => h.poll_timeout(),
+            Transport::Sse(h) => h.poll_timeout(),
+        };
+        [self.protocol.poll_timeout(), transport]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Fires everything due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.input();
+        let p = &mut self.protocol;
         match &mut self.transport {
-            Transport::Stdio(s) => s.handle_timeout(now),
-            Transport::Http(h) => h.handle_timeout(now),
+            Transport::Stdio(s) => s.handle_timeout(p, now),
+            Transport::Streamable(h) => h.handle_timeout(p, now),
+            Transport::Sse(h) => h.handle_timeout(p, now),
         }
+        self.after(now);
     }
 }

@@ -17,34 +17,10 @@ use super::exchange::{Exchange, ExchangeKind, Stream};
 use super::request::ExchangeId;
 use super::session::Parked;
 use super::HttpClient;
-use crate::error::{AuthChallenge, HttpErrorKind};
-use crate::protocol::client::TransportSignal;
+use crate::error::{AuthChallenge, AuthorizationRequired, HttpErrorKind};
+use crate::protocol::client::{ClientProtocol, TransportSignal};
+use crate::protocol::events::Event;
 use crate::rpc::LocalError;
-use crate::transport::TransportNote;
-
-/// The server refused a request for want of authorization: the driver is to authorize and
-/// hand the connection a token ([`Connection::set_access_token`](crate::Connection::set_access_token)),
-/// or give up ([`Connection::authorization_failed`](crate::Connection::authorization_failed)).
-/// Until then the requests wait.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthorizationRequired {
-    /// `401` (no token, or one the server no longer takes), or `403` (the token lacks a scope:
-    /// a step-up).
-    pub status: u16,
-    /// The URL that refused, without credentials.
-    pub url: String,
-    /// Every `WWW-Authenticate` value of the response, verbatim, in order.
-    pub challenges: Vec<String>,
-    /// The first challenge, parsed.
-    pub challenge: Option<AuthChallenge>,
-}
-
-impl AuthorizationRequired {
-    /// Whether the server asks for more scopes (`403` with `error="insufficient_scope"`).
-    pub fn is_step_up(&self) -> bool {
-        self.status == 403
-    }
-}
 
 /// Whether a response with this status and challenge asks for authorization.
 pub(super) fn asks_for_authorization(status: u16, challenge: Option<&AuthChallenge>) -> bool {
@@ -139,6 +115,8 @@ impl HttpClient {
     /// asked to authorize. Returns whether it was taken.
     pub(super) fn refused_for_authorization(
         &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
         exchange: ExchangeId,
         status: u16,
         challenges: Vec<String>,
@@ -148,7 +126,7 @@ impl HttpClient {
         };
         if !self.auth.enabled
             || self.closing
-            || self.protocol.is_closed()
+            || protocol.is_closed()
             || !asks_for_authorization(status, ex.challenge.as_ref())
             || matches!(ex.kind, ExchangeKind::Delete)
         {
@@ -163,7 +141,7 @@ impl HttpClient {
         };
         if stale && !self.auth.is_waiting() {
             // Sent before the current token: it goes again with it.
-            self.release(parked);
+            self.release(protocol, now, parked);
             return true;
         }
         if !self.auth.is_waiting() {
@@ -173,7 +151,7 @@ impl HttpClient {
                 challenges,
                 challenge,
             };
-            let note = TransportNote::AuthorizationRequired(Box::new(refusal.clone()));
+            let note = Event::AuthorizationRequired(Box::new(refusal.clone()));
             self.notes.push_back(note);
             self.auth.waiting = Some(Waiting {
                 refusal,
@@ -189,25 +167,30 @@ impl HttpClient {
 
     /// The driver authorized: `token` goes on every request from now on, and what waited is
     /// sent again.
-    pub fn set_access_token(&mut self, now: Instant, token: &str) {
+    pub fn set_access_token(&mut self, protocol: &mut ClientProtocol, now: Instant, token: &str) {
         self.auth.header = Some(format!("Bearer {token}"));
         self.configured.set_authorization(self.auth.header.clone());
         self.auth.generation += 1;
-        if self.protocol.is_closed() {
+        if protocol.is_closed() {
             // The connection ended while it waited: nothing goes any more.
             self.auth.clear();
         }
         if let Some(waiting) = self.auth.waiting.take() {
             for parked in waiting.parked {
-                self.release(parked);
+                self.release(protocol, now, parked);
             }
         }
-        self.after_input(now);
+        self.after_input(protocol, now);
     }
 
     /// The driver could not authorize: every request that waited ends with the refusal that
     /// started it and `reason`; messages that are not requests are dropped, with a note.
-    pub fn authorization_failed(&mut self, now: Instant, reason: &str) {
+    pub fn authorization_failed(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        reason: &str,
+    ) {
         let Some(waiting) = self.auth.waiting.take() else {
             return;
         };
@@ -218,10 +201,10 @@ impl HttpClient {
             };
             let Some(id) = request_id(&p.body) else {
                 let note = format!("a message waiting for authorization was dropped: {reason}");
-                self.notes.push_back(TransportNote::Http(note));
+                self.notes.push_back(Event::http_note(note));
                 continue;
             };
-            if !self.protocol.is_pending(id) {
+            if !protocol.is_pending(id) {
                 continue;
             }
             let error = crate::error::HttpError {
@@ -235,17 +218,16 @@ impl HttpClient {
                 hint: None,
             };
             let error = LocalError::Http(Box::new(error));
-            self.protocol
-                .handle_transport(now, TransportSignal::RequestLost { id, error });
+            protocol.handle_transport(now, TransportSignal::RequestLost { id, error });
         }
-        self.after_input(now);
+        self.after_input(protocol, now);
     }
 
     /// Sends what waited for the authorization: a message in the session in use (or the next
     /// one, when it is being made), a stream if it is still wanted.
-    fn release(&mut self, parked: AuthParked) {
+    fn release(&mut self, protocol: &mut ClientProtocol, now: Instant, parked: AuthParked) {
         match parked {
-            AuthParked::Post(p) => self.park_or_send(p),
+            AuthParked::Post(p) => self.park_or_send(protocol, now, p),
             AuthParked::Get(stream) => {
                 // The standalone stream belongs to its session: once that session is lost, the
                 // new session opens its own.
@@ -254,11 +236,9 @@ impl HttpClient {
                     None => self.session.id.is_none() && !self.session.renewing,
                 };
                 let wanted = (stream.standalone && current)
-                    || stream
-                        .awaiting
-                        .is_some_and(|id| self.protocol.is_pending(id));
+                    || stream.awaiting.is_some_and(|id| protocol.is_pending(id));
                 if wanted && !self.closing {
-                    self.open_get(stream);
+                    self.open_get(protocol, now, stream);
                 }
             }
         }

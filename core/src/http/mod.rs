@@ -25,7 +25,6 @@ mod timeouts;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-pub use auth::AuthorizationRequired;
 use exchange::{Body, Exchange, ExchangeKind, Role, Standalone, Stream};
 pub(crate) use headers::Headers as HeaderSet;
 use headers::Headers;
@@ -39,15 +38,15 @@ use session::{Parked, Session, SessionTag};
 use crate::error::{AuthChallenge, ExchangeFailure, HttpError, HttpErrorKind};
 
 use crate::jsonrpc::{self, Message, Parsed};
-use crate::protocol::client::{ClientConfig, ClientProtocol, TransportSignal};
+use crate::protocol::client::{ClientProtocol, TransportSignal};
+use crate::protocol::events::Event;
 use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
-use crate::transport::{hand_over, TransportNote};
+use crate::transport::hand_over;
 
 /// The client protocol over Streamable HTTP (handshake era).
 pub struct HttpClient {
-    protocol: ClientProtocol,
     url: String,
     /// The URL without credentials, for errors.
     shown_url: std::sync::Arc<str>,
@@ -60,15 +59,13 @@ pub struct HttpClient {
     actions: VecDeque<HttpAction>,
     resumes: Resumes,
     standalone: Standalone,
-    notes: VecDeque<TransportNote>,
+    notes: VecDeque<Event>,
     observer: Option<Box<dyn FrameObserver>>,
     closing: bool,
     /// After a close: the session is to be deleted once what was queued has gone.
     delete_when_drained: bool,
     /// After a close, when whatever is still in flight (the DELETE) is given up.
     close_deadline: Option<Instant>,
-    /// The latest time given to the machine: new exchanges are timed from it.
-    clock: Option<Instant>,
     /// Set while several exchanges fail at once: nothing new goes out until all have, so no
     /// request leaves in a session one of them is about to lose.
     holding: bool,
@@ -81,11 +78,13 @@ pub struct HttpClient {
     switch_error: Option<HttpError>,
     /// Authorization: the token, and what waits for one.
     auth: auth::Auth,
+    /// Exchanges whose request cannot go as it is (a header no backend may be handed): never
+    /// handed out, each ends as a request that did not leave.
+    unsendable: Vec<(ExchangeId, ExchangeFailure)>,
 }
 
 /// What a connection that moves to the HTTP+SSE transport takes along.
 pub(crate) struct Switch {
-    pub(crate) protocol: ClientProtocol,
     pub(crate) url: String,
     pub(crate) headers: Headers,
     pub(crate) config: HttpOptions,
@@ -99,6 +98,15 @@ pub(crate) struct Switch {
     /// Why: the refusal of `initialize`, for the error if the HTTP+SSE transport is not there
     /// either.
     pub(crate) refused: Option<HttpError>,
+}
+
+/// Shows the observer the message a POST carries, as the POST is handed out.
+pub(crate) fn tap_outgoing(observer: Option<&mut (dyn FrameObserver + '_)>, action: &HttpAction) {
+    if let (Some(o), HttpAction::Start(r)) = (observer, action) {
+        if r.method == HttpMethod::Post {
+            o.frame(Direction::Outgoing, &r.body);
+        }
+    }
 }
 
 /// How much of an error body is kept for its excerpt.
@@ -118,17 +126,10 @@ impl std::fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    /// A client for the endpoint in `http`, speaking the protocol configured in `client`.
-    pub fn new(
-        client: ClientConfig,
-        server: &crate::config::HttpConfig,
-        options: HttpOptions,
-    ) -> Self {
-        let mut protocol = ClientProtocol::new(client);
-        protocol.set_over_http();
+    /// The exchange machine for the endpoint in `server`.
+    pub fn new(server: &crate::config::HttpConfig, options: HttpOptions) -> Self {
         let auth = auth::Auth::new(options.authorization);
         HttpClient {
-            protocol,
             url: server.url.clone(),
             shown_url: crate::error::redact_url(&server.url).into(),
             configured: Headers::new(&server.headers),
@@ -144,12 +145,12 @@ impl HttpClient {
             closing: false,
             delete_when_drained: false,
             close_deadline: None,
-            clock: None,
             holding: false,
             initialized: InitializedGate::default(),
             wants_sse: None,
             switch_error: None,
             auth,
+            unsendable: Vec::new(),
         }
     }
 
@@ -158,30 +159,13 @@ impl HttpClient {
         self.observer = Some(observer);
     }
 
-    /// The protocol layer, to read state.
-    pub fn protocol(&self) -> &ClientProtocol {
-        &self.protocol
-    }
-
-    /// The protocol layer, to issue calls; their messages go out with
-    /// [`poll_action`](Self::poll_action).
-    pub fn protocol_mut(&mut self) -> &mut ClientProtocol {
-        &mut self.protocol
-    }
-
     /// The session the server assigned, if any.
     pub fn session(&self) -> Option<&str> {
         self.session.id.as_deref()
     }
 
-    /// Starts the handshake.
-    pub fn start(&mut self, now: Instant) -> Result<(), crate::protocol::ClientError> {
-        self.touch(now);
-        self.protocol.start(now)
-    }
-
     /// Closes: every call ends, open exchanges are aborted, and the session is deleted.
-    pub fn close(&mut self, now: Instant) {
+    pub fn close(&mut self, protocol: &mut ClientProtocol, now: Instant) {
         if self.closing {
             return;
         }
@@ -190,8 +174,8 @@ impl HttpClient {
         // What was queued before the close still goes (a notification, an answer to the
         // server), within the grace: the queue is flushed into exchanges first, and those
         // exchanges are left to finish. Streams and the calls' own POSTs are aborted.
-        self.flush();
-        self.protocol.close(now, "closed by the client");
+        self.flush(protocol, now);
+        protocol.close(now, "closed by the client");
         let mut ids: Vec<ExchangeId> = self
             .exchanges
             .iter()
@@ -207,19 +191,19 @@ impl HttpClient {
         self.session.parked.clear();
         self.auth.clear();
         self.delete_when_drained = self.session.id.is_some();
-        self.delete_if_drained();
+        self.delete_if_drained(protocol, now);
     }
 
     /// After a close, the session is deleted once what was queued before it has gone.
-    fn delete_if_drained(&mut self) {
+    fn delete_if_drained(&mut self, protocol: &mut ClientProtocol, now: Instant) {
         if !self.delete_when_drained || !self.exchanges.is_empty() {
             return;
         }
         self.delete_when_drained = false;
-        let headers = self.headers(false, self.session.id.as_deref());
+        let headers = self.headers(protocol, false, self.session.id.as_deref());
         let kind = ExchangeKind::Delete;
         let tag = self.session.tag();
-        self.start_exchange(HttpMethod::Delete, headers, Vec::new(), kind, tag);
+        self.start_exchange(now, HttpMethod::Delete, headers, Vec::new(), kind, tag);
     }
 
     /// Whether the connection is closed and nothing is left in flight (what is still in flight
@@ -229,17 +213,22 @@ impl HttpClient {
     }
 
     /// The headers of every request: ours, the session, the negotiated version, the configured.
-    fn headers(&self, accept_sse_only: bool, session: Option<&str>) -> Vec<(String, String)> {
-        let version = self
-            .protocol
+    fn headers(
+        &self,
+        protocol: &ClientProtocol,
+        accept_sse_only: bool,
+        session: Option<&str>,
+    ) -> Vec<(String, String)> {
+        let version = protocol
             .server()
-            .filter(|_| self.protocol.era() == Some(ChosenEra::Handshake))
+            .filter(|_| protocol.era() == Some(ChosenEra::Handshake))
             .map(|s| s.protocol_version.as_str());
         self.configured.request(accept_sse_only, session, version)
     }
 
     fn start_exchange(
         &mut self,
+        now: Instant,
         method: HttpMethod,
         headers: Vec<(String, String)>,
         body: Vec<u8>,
@@ -249,39 +238,43 @@ impl HttpClient {
         let id = self.next_exchange;
         self.next_exchange += 1;
         let url = self.shown_url.clone();
-        let deadline = self.head_deadline(&kind);
+        let deadline = self.head_deadline(now, &kind);
         let mut exchange = Exchange::new(kind, sent_in, url);
         exchange.deadline = deadline;
         exchange.auth_generation = self.auth.generation;
         self.exchanges.insert(id, exchange);
-        self.actions.push_back(HttpAction::Start(HttpRequest {
+        let request = HttpRequest {
             exchange: id,
             method,
             url: self.url.clone(),
             headers,
             body,
-        }));
+        };
+        match request::unsendable(&request) {
+            Some(failure) => self.unsendable.push((id, failure)),
+            None => self.actions.push_back(HttpAction::Start(request)),
+        }
         id
     }
 
     /// Moves what the protocol wants sent into POST exchanges, and opens the standalone stream
     /// once the handshake is done.
-    fn flush(&mut self) {
+    fn flush(&mut self, protocol: &mut ClientProtocol, now: Instant) {
         if self.holding {
             return;
         }
-        self.withdraw_ended();
+        self.withdraw_ended(protocol);
         if self.closing && self.close_deadline.is_none() {
             // The close's grace is over: what is still queued (held behind an exchange the
             // grace gave up) is not sent; a POST started now would have nothing to end it.
-            while self.protocol.poll_transmit().is_some() {}
+            while protocol.poll_transmit().is_some() {}
             return;
         }
         while !self.initialized_in_flight() {
-            let Some(m) = self.protocol.poll_transmit() else {
+            let Some(m) = protocol.poll_transmit() else {
                 break;
             };
-            if self.stateless() && !matches!(m, Message::Request(_)) {
+            if self.stateless(protocol) && !matches!(m, Message::Request(_)) {
                 self.stateless_message(&m);
                 continue;
             }
@@ -301,7 +294,7 @@ impl HttpClient {
                     // An answer to a server request of the session being replaced: the new
                     // session never asked for it.
                     let note = "an answer to a request of a lost session was not sent";
-                    self.notes.push_back(TransportNote::Http(note.into()));
+                    self.notes.push_back(Event::http_note(note));
                     continue;
                 }
                 // New messages wait for the new session.
@@ -313,7 +306,7 @@ impl HttpClient {
                 self.session.parked.push(parked);
                 continue;
             }
-            self.post_attempt(body, &m, is_initialize, false, 0);
+            self.post_attempt(protocol, now, body, &m, false, 0);
         }
         // What a request not yet sent waits for, for its error if its deadline passes first.
         let behind = if self.auth.is_waiting() {
@@ -325,11 +318,11 @@ impl HttpClient {
         } else {
             None
         };
-        self.protocol.hold(behind);
+        protocol.hold(behind);
         if self.standalone == Standalone::NotYet
             && self.config.standalone_stream
-            && self.protocol.era() == Some(ChosenEra::Handshake)
-            && self.protocol.is_ready()
+            && protocol.era() == Some(ChosenEra::Handshake)
+            && protocol.is_ready()
             && !self.session.renewing
             && !self.auth.is_waiting()
             && !self.closing
@@ -341,10 +334,10 @@ impl HttpClient {
                 session: self.session.tag(),
                 ..Stream::default()
             };
-            self.open_get(stream);
+            self.open_get(protocol, now, stream);
         }
         if self.closing {
-            self.delete_if_drained();
+            self.delete_if_drained(protocol, now);
         }
     }
 
@@ -352,17 +345,19 @@ impl HttpClient {
     /// the 404s it met in sessions the server forgot.
     fn post_attempt(
         &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
         body: Vec<u8>,
         m: &Message,
-        is_initialize: bool,
         resent: bool,
         bounces: u8,
     ) {
+        let is_initialize = m.method() == Some("initialize");
         let request = match m {
             Message::Request(r) => r.id.as_i64(),
             _ => None,
         };
-        if !self.protocol.may_send(request) {
+        if !protocol.may_send(request) {
             // It ended while it waited (behind `notifications/initialized`, a renewal, an
             // authorization): it is dropped here, never sent.
             return;
@@ -376,14 +371,14 @@ impl HttpClient {
             self.configured.extend(&mut h, self.session.id.is_some());
             h
         } else {
-            self.headers(false, self.session.id.as_deref())
+            self.headers(protocol, false, self.session.id.as_deref())
         };
         headers.push(("Content-Type".into(), "application/json".into()));
         let (request, stateless) = match m {
-            Message::Request(r) if self.speaks_stateless(r) => {
+            Message::Request(r) if self.speaks_stateless(protocol, r) => {
                 // No session in this era, not even one the configuration names.
                 headers.retain(|(k, _)| !k.eq_ignore_ascii_case("mcp-session-id"));
-                stateless::request_headers(r, self.protocol.tool_headers(), &mut headers);
+                stateless::request_headers(r, protocol.tool_headers(), &mut headers);
                 (r.id.as_i64(), true)
             }
             Message::Request(r) => (r.id.as_i64(), false),
@@ -391,7 +386,7 @@ impl HttpClient {
         };
         let role = match m.method() {
             Some("initialize") => Role::Initialize,
-            Some("server/discover") if self.protocol.era().is_none() => Role::Probe,
+            Some("server/discover") if protocol.era().is_none() => Role::Probe,
             _ => Role::Message,
         };
         // Kept to send it once more: after a 404 in a lost session, an exchange that never
@@ -405,12 +400,7 @@ impl HttpClient {
             resent,
         };
         let tag = self.session.tag().filter(|_| !is_initialize);
-        // The tap sees a message when it goes out (a message waiting for a new session is not
-        // sent yet; one sent once more is seen again).
-        if let Some(o) = self.observer.as_mut() {
-            o.frame(Direction::Outgoing, &body);
-        }
-        let id = self.start_exchange(HttpMethod::Post, headers, body, kind, tag);
+        let id = self.start_exchange(now, HttpMethod::Post, headers, body, kind, tag);
         self.initialized.posted(m.method(), id);
     }
 
@@ -427,7 +417,7 @@ impl HttpClient {
 
     /// Opens a GET for `stream`, in the session it belongs to (one sent before any session,
     /// such as the `initialize` stream, belongs to the session in use).
-    fn open_get(&mut self, mut stream: Stream) {
+    fn open_get(&mut self, protocol: &mut ClientProtocol, now: Instant, mut stream: Stream) {
         if self.auth.is_waiting() {
             return self.auth.park_get(stream);
         }
@@ -435,18 +425,19 @@ impl HttpClient {
             stream.session = self.session.tag();
         }
         let session = stream.session.as_ref().map(|t| &*t.id);
-        let mut headers = self.headers(true, session);
+        let mut headers = self.headers(protocol, true, session);
         if let Some(id) = &stream.last_event_id {
             headers.push(("Last-Event-ID".into(), id.clone()));
         }
         let tag = stream.session.clone();
         let kind = ExchangeKind::Get { stream };
-        self.start_exchange(HttpMethod::Get, headers, Vec::new(), kind, tag);
+        self.start_exchange(now, HttpMethod::Get, headers, Vec::new(), kind, tag);
     }
 
     /// The response head of `exchange`.
     pub fn handle_head(
         &mut self,
+        protocol: &mut ClientProtocol,
         now: Instant,
         exchange: ExchangeId,
         status: u16,
@@ -470,8 +461,8 @@ impl HttpClient {
         if (300..400).contains(&status) {
             ex.location = header(headers, "location").map(str::to_owned);
         }
-        if self.refused_for_authorization(exchange, status, challenges) {
-            return self.after_input(now);
+        if self.refused_for_authorization(protocol, now, exchange, status, challenges) {
+            return self.after_input(protocol, now);
         }
         let ex = self.exchanges.get_mut(&exchange).expect("present");
         let media = content_type.as_deref().map(media_type);
@@ -484,11 +475,11 @@ impl HttpClient {
         {
             // Only the `initialize` still awaited brings the session: a late answer to one
             // given up (timed out, replaced) must not take the place of the current one.
-            if ok && session_header.is_some() && self.protocol.is_pending(id) {
+            if ok && session_header.is_some() && protocol.is_pending(id) {
                 let assigned = session_header.as_deref().unwrap_or_default();
                 if let Err(e) = crate::header::check_session_id(assigned) {
                     // An id HTTP cannot carry back: the session cannot be used.
-                    return self.unusable_session(now, exchange, e);
+                    return self.unusable_session(protocol, now, exchange, e);
                 }
                 self.session.id = session_header.map(Into::into);
             }
@@ -504,9 +495,9 @@ impl HttpClient {
                 declared.unwrap_or_default()
             );
             let e = ex.error(HttpErrorKind::TooLarge, reason, &[]);
-            self.fail_exchange(now, exchange, e);
+            self.fail_exchange(protocol, now, exchange, e);
             self.abort(exchange);
-            return self.after_input(now);
+            return self.after_input(protocol, now);
         }
         let post = matches!(ex.kind, ExchangeKind::Post { .. });
         let request = matches!(
@@ -524,14 +515,20 @@ impl HttpClient {
             // A 404 to a POST that carried a session: the server no longer knows it, whatever
             // the body says (the specification's MUST; a JSON-RPC error carrying the request's
             // own id included). The body is not read: it could only delay the renewal.
-            return self.session_refused(now, exchange);
+            return self.session_refused(protocol, now, exchange);
         }
         self.body_deadline(now, exchange);
-        self.after_input(now);
+        self.after_input(protocol, now);
     }
 
     /// A chunk of the body of `exchange`.
-    pub fn handle_body(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
+    pub fn handle_body(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        exchange: ExchangeId,
+        bytes: &[u8],
+    ) {
         let max_json = self.config.max_json_body;
         let Some(ex) = self.exchanges.get_mut(&exchange) else {
             return;
@@ -544,7 +541,7 @@ impl HttpClient {
                         format!("JSON body over the {max_json}-byte cap"),
                         &[],
                     );
-                    self.fail_exchange(now, exchange, e);
+                    self.fail_exchange(protocol, now, exchange, e);
                     self.abort(exchange);
                     return;
                 }
@@ -552,7 +549,7 @@ impl HttpClient {
             }
             Body::Sse(dec) => {
                 dec.push(bytes);
-                self.drain_sse(now, exchange);
+                self.drain_sse(protocol, now, exchange);
             }
             Body::Error(buf) => {
                 let room = EXCERPT.saturating_sub(buf.len());
@@ -560,45 +557,56 @@ impl HttpClient {
                 if buf.len() >= EXCERPT {
                     // The excerpt is full: the rest is not read.
                     self.actions.push_back(HttpAction::Abort(exchange));
-                    return self.handle_end(now, exchange);
+                    return self.handle_end(protocol, now, exchange);
                 }
             }
             Body::Waiting | Body::Ignored => {}
         }
         self.body_deadline(now, exchange);
-        self.after_input(now);
+        self.after_input(protocol, now);
     }
 
     /// Hands every message of a JSON body to the protocol; the tap sees the body as received.
-    fn deliver_body(&mut self, now: Instant, parsed: Parsed<Message>, body: &[u8]) {
+    fn deliver_body(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        parsed: Parsed<Message>,
+        body: &[u8],
+    ) {
         if let Some(o) = self.observer.as_mut() {
             o.frame(Direction::Incoming, body);
         }
-        hand_over(&mut self.protocol, &mut self.notes, now, parsed);
+        hand_over(protocol, &mut self.notes, now, parsed);
     }
 
     /// The body of `exchange` ended.
-    pub fn handle_end(&mut self, now: Instant, exchange: ExchangeId) {
+    pub fn handle_end(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        exchange: ExchangeId,
+    ) {
         let Some(mut ex) = self.exchanges.remove(&exchange) else {
             return;
         };
         match std::mem::replace(&mut ex.body, Body::Ignored) {
             Body::Json(buf) if !(200..300).contains(&ex.status.unwrap_or(0)) => {
-                if !self.refusal_ended(now, &ex, &buf) {
+                if !self.refusal_ended(protocol, now, &ex, &buf) {
                     let err = ex.error(ex.status_kind(), "unexpected status".into(), &buf);
-                    self.fail_kind(now, &ex.kind, err);
+                    self.fail_kind(protocol, now, &ex.kind, err);
                 }
             }
             Body::Json(buf) => {
                 match jsonrpc::parse(&buf) {
-                    Ok(parsed) => self.deliver_body(now, parsed, &buf),
+                    Ok(parsed) => self.deliver_body(protocol, now, parsed, &buf),
                     Err(e) => {
                         let err = ex.error(
                             HttpErrorKind::BadBody,
                             format!("the JSON body is not a message: {e}"),
                             &buf,
                         );
-                        self.fail_kind(now, &ex.kind, err);
+                        self.fail_kind(protocol, now, &ex.kind, err);
                     }
                 }
                 // Routed by id: if the body did not answer the request, it never will.
@@ -607,7 +615,7 @@ impl HttpClient {
                     "the JSON body held no response for the request".into(),
                     &buf,
                 );
-                self.fail_kind(now, &ex.kind, err);
+                self.fail_kind(protocol, now, &ex.kind, err);
             }
             Body::Sse(mut dec) => {
                 dec.finish();
@@ -618,9 +626,9 @@ impl HttpClient {
                         ..ex
                     },
                 );
-                self.drain_sse(now, exchange);
+                self.drain_sse(protocol, now, exchange);
                 let ex = self.exchanges.remove(&exchange).expect("present");
-                self.stream_ended(now, ex, None);
+                self.stream_ended(protocol, now, ex, None);
             }
             Body::Error(buf) => {
                 let (kind, reason) = match (ex.status, &ex.content_type) {
@@ -635,16 +643,16 @@ impl HttpClient {
                     _ => (ex.status_kind(), "unexpected status".into()),
                 };
                 let err = ex.error(kind, reason, &buf);
-                if self.refusal_ended(now, &ex, &buf)
-                    || self.refused_like_an_sse_server(now, &ex, &buf)
+                if self.refusal_ended(protocol, now, &ex, &buf)
+                    || self.refused_like_an_sse_server(protocol, now, &ex, &buf)
                 {
                     // The probe or `initialize`, refused by an older server.
                 } else if let ExchangeKind::Get { stream } = &ex.kind {
-                    self.standalone_or_resume_refused(now, stream.clone(), err);
+                    self.standalone_or_resume_refused(protocol, now, stream.clone(), err);
                 } else if !matches!(ex.kind, ExchangeKind::Post { request: None, .. }) {
-                    self.fail_kind(now, &ex.kind, err);
+                    self.fail_kind(protocol, now, &ex.kind, err);
                 } else {
-                    self.notes.push_back(TransportNote::Http(err.to_string()));
+                    self.notes.push_back(Event::http_note(err.to_string()));
                 }
             }
             Body::Ignored | Body::Waiting => {
@@ -657,16 +665,17 @@ impl HttpClient {
                         "no response body for a request".into(),
                         &[],
                     );
-                    self.fail_kind(now, &ex.kind, err);
+                    self.fail_kind(protocol, now, &ex.kind, err);
                 }
             }
         }
-        self.after_input(now);
+        self.after_input(protocol, now);
     }
 
     /// The exchange failed (connection refused or reset, a body cut short).
     pub fn handle_failure(
         &mut self,
+        protocol: &mut ClientProtocol,
         now: Instant,
         exchange: ExchangeId,
         failure: &ExchangeFailure,
@@ -682,24 +691,26 @@ impl HttpClient {
             // The server never answered the notification: what waited behind it never left,
             // and it ends, saying why (sending it now would only race its own deadline).
             let why = format!("the server never answered notifications/initialized ({reason})");
-            self.protocol.fail_unsent(now, &why);
+            protocol.fail_unsent(now, &why);
         }
         if ex.status == Some(407) {
             // A proxy's refusal whose body was cut: the request never reached the server.
             let err = ex.error(ex.status_kind(), reason.to_owned(), &[]);
-            self.fail_kind(now, &ex.kind, err);
-            return self.after_input(now);
+            self.fail_kind(protocol, now, &ex.kind, err);
+            return self.after_input(protocol, now);
         }
         match &ex.body {
-            Body::Sse(_) => self.stream_ended(now, ex, Some(reason)),
+            Body::Sse(_) => self.stream_ended(protocol, now, ex, Some(reason)),
             _ => {
                 let mut err = ex.error(failure.kind.clone(), reason.to_owned(), &[]);
                 err.hint = failure.hint.clone();
                 match &ex.kind {
                     ExchangeKind::Get { stream } if stream.standalone => {
-                        self.schedule_resume(now, stream.clone())
+                        self.schedule_resume(protocol, now, stream.clone())
                     }
-                    ExchangeKind::Get { stream } => self.schedule_resume(now, stream.clone()),
+                    ExchangeKind::Get { stream } => {
+                        self.schedule_resume(protocol, now, stream.clone())
+                    }
                     // The POST may have reached the server: at most once decides.
                     ExchangeKind::Post {
                         request: Some(id), ..
@@ -708,24 +719,30 @@ impl HttpClient {
                         let reason = err.to_string().into();
                         let http = Some(Box::new(err));
                         let signal = TransportSignal::LostAfterSending { id, reason, http };
-                        self.protocol.handle_transport(now, signal);
+                        protocol.handle_transport(now, signal);
                     }
                     kind => {
                         if matches!(kind, ExchangeKind::Post { request: None, .. }) {
-                            self.notes.push_back(TransportNote::Http(err.to_string()));
+                            self.notes.push_back(Event::http_note(err.to_string()));
                         }
-                        self.fail_kind(now, kind, err)
+                        self.fail_kind(protocol, now, kind, err)
                     }
                 }
             }
         }
-        self.after_input(now);
+        self.after_input(protocol, now);
     }
 
     /// `exchange`'s request never reached the server: no connection could be made, no byte of
     /// it was sent. That is no repeat: it is sent once more on a new exchange; if that fails so
     /// too, its request ends with the HTTP error.
-    pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, failure: &ExchangeFailure) {
+    pub fn handle_unsent(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        exchange: ExchangeId,
+        failure: &ExchangeFailure,
+    ) {
         let (again, bounces) = match self.exchanges.get(&exchange).map(|ex| &ex.kind) {
             Some(ExchangeKind::Post {
                 replay: Some(body),
@@ -734,7 +751,7 @@ impl HttpClient {
                 role,
                 ..
             }) if !self.closing && *role != Role::Initialize => (body.clone(), *bounces),
-            Some(_) => return self.unsent_for_good(now, exchange, failure),
+            Some(_) => return self.unsent_for_good(protocol, now, exchange, failure),
             None => return,
         };
         self.exchanges.remove(&exchange);
@@ -745,12 +762,18 @@ impl HttpClient {
             bounces,
             resent: true,
         };
-        self.park_or_send(parked);
-        self.after_input(now);
+        self.park_or_send(protocol, now, parked);
+        self.after_input(protocol, now);
     }
 
     /// A request that could not be sent ends with the HTTP error (a GET is resumed later).
-    fn unsent_for_good(&mut self, now: Instant, exchange: ExchangeId, failure: &ExchangeFailure) {
+    fn unsent_for_good(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        exchange: ExchangeId,
+        failure: &ExchangeFailure,
+    ) {
         let Some(ex) = self.exchanges.remove(&exchange) else {
             return;
         };
@@ -758,26 +781,38 @@ impl HttpClient {
         let mut err = ex.error(failure.kind.clone(), reason, &[]);
         err.hint = failure.hint.clone();
         match &ex.kind {
-            ExchangeKind::Get { stream } => self.schedule_resume(now, stream.clone()),
+            ExchangeKind::Get { stream } => self.schedule_resume(protocol, now, stream.clone()),
             ExchangeKind::Post { request: None, .. } => {
-                self.notes.push_back(TransportNote::Http(err.to_string()))
+                self.notes.push_back(Event::http_note(err.to_string()))
             }
-            kind => self.fail_kind(now, kind, err),
+            kind => self.fail_kind(protocol, now, kind, err),
         }
-        self.after_input(now);
+        self.after_input(protocol, now);
     }
 
-    fn fail_exchange(&mut self, now: Instant, exchange: ExchangeId, err: HttpError) {
+    fn fail_exchange(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        exchange: ExchangeId,
+        err: HttpError,
+    ) {
         if let Some(ex) = self.exchanges.remove(&exchange) {
-            self.fail_kind(now, &ex.kind, err);
+            self.fail_kind(protocol, now, &ex.kind, err);
         }
     }
 
     /// Ends the request an exchange carried (if it is still pending) with `err`.
-    fn fail_kind(&mut self, now: Instant, kind: &ExchangeKind, err: HttpError) {
+    fn fail_kind(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        kind: &ExchangeKind,
+        err: HttpError,
+    ) {
         if let Some(id) = kind.awaiting() {
-            if self.protocol.is_pending(id) {
-                self.protocol.handle_transport(
+            if protocol.is_pending(id) {
+                protocol.handle_transport(
                     now,
                     TransportSignal::RequestLost {
                         id,
@@ -788,12 +823,15 @@ impl HttpClient {
         }
     }
 
-    /// After an input: a finished renewal releases what waited for it; then what the protocol
-    /// wants sent goes.
-    fn after_input(&mut self, now: Instant) {
-        self.touch(now);
-        self.settle(now);
-        self.flush();
+    /// After an input or a command: a finished renewal releases what waited for it; then what
+    /// the protocol wants sent goes.
+    pub fn after_input(&mut self, protocol: &mut ClientProtocol, now: Instant) {
+        self.settle(protocol, now);
+        self.flush(protocol, now);
+        while let Some((exchange, failure)) = self.unsendable.pop() {
+            // Never handed to the backend: it ends as a request that did not leave.
+            self.handle_unsent(protocol, now, exchange, &failure);
+        }
     }
 
     fn abort(&mut self, exchange: ExchangeId) {
@@ -801,46 +839,30 @@ impl HttpClient {
         self.actions.push_back(HttpAction::Abort(exchange));
     }
 
-    /// The next thing for the driver to do (this also picks up the messages of commands given
-    /// through [`protocol_mut`](Self::protocol_mut)).
+    /// The next exchange to start or abort. The tap sees a message as its POST is handed out
+    /// (a message waiting for a new session is not sent yet; one sent once more is seen again).
     pub fn poll_action(&mut self) -> Option<HttpAction> {
-        loop {
-            if self.actions.is_empty() {
-                self.flush();
-            }
-            let action = self.actions.pop_front()?;
-            if let (HttpAction::Start(r), Some(now)) = (&action, self.clock) {
-                if let Some(failure) = request::unsendable(r) {
-                    // Never handed to the backend: it ends as a request that did not leave.
-                    self.handle_unsent(now, r.exchange, &failure);
-                    continue;
-                }
-            }
-            return Some(action);
-        }
+        let action = self.actions.pop_front()?;
+        tap_outgoing(self.observer.as_deref_mut(), &action);
+        Some(action)
     }
 
     /// The next HTTP-level note for the application.
-    pub fn poll_note(&mut self) -> Option<TransportNote> {
+    pub fn poll_event(&mut self) -> Option<Event> {
         self.notes.pop_front()
     }
 
-    /// The earliest deadline: a request's or a resume's.
+    /// The earliest deadline of the exchanges: a head's or a body's, a resume's, the close's.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let close = self.close_deadline.filter(|_| !self.exchanges.is_empty());
-        [
-            self.protocol.poll_timeout(),
-            self.resumes.next_at(),
-            close,
-            self.next_exchange_deadline(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [self.resumes.next_at(), close, self.next_exchange_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Fires what is due: request deadlines, and resumes whose wait is over.
-    pub fn handle_timeout(&mut self, now: Instant) {
+    pub fn handle_timeout(&mut self, protocol: &mut ClientProtocol, now: Instant) {
         if self.close_deadline.is_some_and(|t| t <= now) {
             // The grace is over: whatever is still in flight, the DELETE included, is given up.
             self.close_deadline = None;
@@ -851,18 +873,15 @@ impl HttpClient {
                 self.abort(id);
             }
         }
-        self.touch(now);
-        self.fire_exchange_deadlines(now);
-        self.protocol.handle_timeout(now);
+        self.fire_exchange_deadlines(protocol, now);
+        protocol.handle_timeout(now);
         for stream in self.resumes.take_due(now) {
-            let still_due = stream.standalone
-                || stream
-                    .awaiting
-                    .is_some_and(|id| self.protocol.is_pending(id));
+            let still_due =
+                stream.standalone || stream.awaiting.is_some_and(|id| protocol.is_pending(id));
             if still_due && !self.closing {
-                self.open_get(stream);
+                self.open_get(protocol, now, stream);
             }
         }
-        self.after_input(now);
+        self.after_input(protocol, now);
     }
 }

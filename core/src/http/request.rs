@@ -139,14 +139,17 @@ mod tests {
             era: Era::Handshake,
             ..ClientConfig::default()
         };
-        let mut client = HttpClient::new(config, &careless(), HttpOptions::default());
-        client.start(now).unwrap();
+        let mut protocol = ClientProtocol::new(config);
+        protocol.set_over_http();
+        protocol.start(now).unwrap();
+        let mut client = HttpClient::new(&careless(), HttpOptions::default());
+        client.after_input(&mut protocol, now);
         while let Some(action) = client.poll_action() {
             assert!(!matches!(action, HttpAction::Start(_)), "{action:?}");
         }
-        assert!(client.protocol().is_closed());
+        assert!(protocol.is_closed());
         let mut events = Vec::new();
-        while let Some(e) = client.protocol_mut().poll_event() {
+        while let Some(e) = protocol.poll_event() {
             events.push(format!("{e:?}"));
         }
         assert!(
@@ -164,8 +167,11 @@ mod tests {
             era: Era::Handshake,
             ..ClientConfig::default()
         };
-        let protocol = ClientProtocol::new(config);
-        let mut client = HttpSseClient::new(now, protocol, &careless(), HttpOptions::default());
+        let mut protocol = ClientProtocol::new(config);
+        protocol.set_over_http();
+        let wait = std::time::Duration::from_secs(30);
+        let mut client = HttpSseClient::new(now, &careless(), HttpOptions::default(), wait);
+        client.after_input(&mut protocol, now);
         while let Some(action) = client.poll_action() {
             assert!(!matches!(action, HttpAction::Start(_)), "{action:?}");
         }

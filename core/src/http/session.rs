@@ -18,9 +18,9 @@ use super::request::ExchangeId;
 use super::HttpClient;
 use crate::error::HttpErrorKind;
 use crate::jsonrpc::{self, Parsed};
-use crate::protocol::client::{Signalled, TransportSignal};
+use crate::protocol::client::{ClientProtocol, Signalled, TransportSignal};
+use crate::protocol::events::Event;
 use crate::rpc::LocalError;
-use crate::transport::TransportNote;
 
 /// How many renewals one request may start by being the first to meet a 404 in the current
 /// session: a request the server refuses every time must not renew sessions for everyone
@@ -88,7 +88,12 @@ impl HttpClient {
     }
 
     /// A 404 to `exchange`, which was sent with a session: the server does not know it.
-    pub(super) fn session_refused(&mut self, now: Instant, exchange: ExchangeId) {
+    pub(super) fn session_refused(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        exchange: ExchangeId,
+    ) {
         let Some(ex) = self.exchanges.remove(&exchange) else {
             return;
         };
@@ -103,18 +108,23 @@ impl HttpClient {
                  a new session is made",
                 ex.url
             );
-            self.notes.push_back(TransportNote::Http(note));
+            self.notes.push_back(Event::http_note(note));
         }
-        self.refused_in_session(now, ex);
-        self.after_input(now);
+        self.refused_in_session(protocol, now, ex);
+        self.after_input(protocol, now);
     }
 
     /// What a 404 in a session means for the exchange that met it (already removed).
-    pub(super) fn refused_in_session(&mut self, now: Instant, ex: Exchange) {
+    pub(super) fn refused_in_session(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        ex: Exchange,
+    ) {
         let Some(tag) = ex.sent_in else { return };
         // Whether this 404 is the one that finds the session lost (and starts a renewal).
         let first = self.session.is_current(&tag);
-        self.session_lost(now, &tag);
+        self.session_lost(protocol, now, &tag);
         if self.closing {
             return;
         }
@@ -125,42 +135,46 @@ impl HttpClient {
                 replay: Some(body),
                 bounces,
                 ..
-            } if (bounces < MAX_BOUNCES || !first) && self.protocol.is_pending(id) => {
+            } if (bounces < MAX_BOUNCES || !first) && protocol.is_pending(id) => {
                 let bounces = bounces + u8::from(first);
-                self.park_or_send(Parked {
-                    body,
-                    bounces,
-                    resent: false,
-                })
+                self.park_or_send(
+                    protocol,
+                    now,
+                    Parked {
+                        body,
+                        bounces,
+                        resent: false,
+                    },
+                )
             }
             ExchangeKind::Post {
                 request: Some(id), ..
-            } => self.expired(now, id),
+            } => self.expired(protocol, now, id),
             ExchangeKind::Post { request: None, .. } => {
                 let note = "a message sent in a session the server no longer knows was dropped";
-                self.notes.push_back(TransportNote::Http(note.into()));
+                self.notes.push_back(Event::http_note(note));
             }
             ExchangeKind::Get { .. } | ExchangeKind::Delete => {}
         }
     }
 
     /// The server forgot the session `tag` names: if it is the current one, a renewal starts.
-    fn session_lost(&mut self, now: Instant, tag: &SessionTag) {
+    fn session_lost(&mut self, protocol: &mut ClientProtocol, now: Instant, tag: &SessionTag) {
         if !self.session.is_current(tag) || self.closing {
             return;
         }
         self.session.generation += 1;
         self.session.id = None;
-        self.renew(now);
+        self.renew(protocol, now);
     }
 
     /// Starts a renewal, or gives up when the budget of renewals in a row is spent.
-    fn renew(&mut self, now: Instant) {
+    fn renew(&mut self, protocol: &mut ClientProtocol, now: Instant) {
         if self.session.in_a_row >= self.config.renewal_budget {
             let reason = self.session.last_failure.clone().unwrap_or_else(|| {
                 "each new session was lost before a request succeeded in it".into()
             });
-            return self.give_up(now, reason);
+            return self.give_up(protocol, now, reason);
         }
         self.session.in_a_row += 1;
         self.session.renewing = true;
@@ -177,53 +191,62 @@ impl HttpClient {
         self.resumes.drop_standalone();
         self.standalone = Standalone::NotYet;
         let signal = TransportSignal::SessionLost;
-        if self.protocol.handle_transport(now, signal) != Signalled::Done {
+        if protocol.handle_transport(now, signal) != Signalled::Done {
             self.session.renewing = false;
-            self.give_up(now, "the connection cannot make a new session".into());
+            self.give_up(
+                protocol,
+                now,
+                "the connection cannot make a new session".into(),
+            );
         }
     }
 
     /// After each input: a renewal that finished releases what waited for it; one that failed
     /// is tried again within the budget.
-    pub(super) fn settle(&mut self, now: Instant) {
-        if !self.session.renewing || self.protocol.is_renewing() {
+    pub(super) fn settle(&mut self, protocol: &mut ClientProtocol, now: Instant) {
+        if !self.session.renewing || protocol.is_renewing() {
             return;
         }
         self.session.renewing = false;
-        if let Some(failure) = self.protocol.take_renewal_failure() {
+        if let Some(failure) = protocol.take_renewal_failure() {
             self.session.last_failure = Some(failure.to_string());
-            if !self.protocol.is_closed() {
-                self.renew(now);
+            if !protocol.is_closed() {
+                self.renew(protocol, now);
             }
             return;
         }
         // `notifications/initialized` goes first, then what waited.
-        self.flush();
+        self.flush(protocol, now);
         for parked in std::mem::take(&mut self.session.parked) {
-            self.send_parked(parked);
+            self.send_parked(protocol, now, parked);
         }
     }
 
     /// Sends a message on the session, or keeps it until the new one is made.
-    pub(super) fn park_or_send(&mut self, parked: Parked) {
+    pub(super) fn park_or_send(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        parked: Parked,
+    ) {
         if self.session.renewing {
             self.session.parked.push(parked);
         } else {
-            self.send_parked(parked);
+            self.send_parked(protocol, now, parked);
         }
     }
 
     /// Sends a message that waited: a request only if its caller still waits.
-    fn send_parked(&mut self, parked: Parked) {
+    fn send_parked(&mut self, protocol: &mut ClientProtocol, now: Instant, parked: Parked) {
         let Ok(Parsed::Single(m)) = jsonrpc::parse(&parked.body) else {
             return;
         };
         // `initialize` waits only for an authorization.
-        let is_initialize = m.method() == Some("initialize");
         self.post_attempt(
+            protocol,
+            now,
             parked.body,
             &m,
-            is_initialize,
             parked.resent,
             parked.bounces,
         );
@@ -234,6 +257,7 @@ impl HttpClient {
     /// error naming the header, or, when it came with a renewal, the connection ends.
     pub(super) fn unusable_session(
         &mut self,
+        protocol: &mut ClientProtocol,
         now: Instant,
         exchange: ExchangeId,
         error: crate::header::HeaderError,
@@ -244,23 +268,22 @@ impl HttpClient {
         self.actions.push_back(super::HttpAction::Abort(exchange));
         let reason = format!("the server assigned a session id that cannot be used: {error}");
         if self.session.renewing {
-            self.give_up(now, reason);
+            self.give_up(protocol, now, reason);
         } else {
             let err = ex.error(HttpErrorKind::Header(error), reason, &[]);
-            self.fail_kind(now, &ex.kind, err);
+            self.fail_kind(protocol, now, &ex.kind, err);
         }
-        self.after_input(now);
+        self.after_input(protocol, now);
     }
 
     /// The session cannot be renewed: the connection closes, every pending call ends.
-    fn give_up(&mut self, now: Instant, reason: String) {
+    fn give_up(&mut self, protocol: &mut ClientProtocol, now: Instant, reason: String) {
         let error = LocalError::SessionRenewalFailed {
             attempts: self.session.in_a_row,
             reason: reason.into(),
         };
         self.session.parked.clear();
-        self.protocol
-            .handle_transport(now, TransportSignal::Ended(error));
+        protocol.handle_transport(now, TransportSignal::Ended(error));
         // Closed as by the application: what the close queues still goes within the grace.
         self.closing = true;
         self.close_deadline = Some(now + super::CLOSE_GRACE);
@@ -274,11 +297,11 @@ impl HttpClient {
 
     /// Request `rid`'s answer was due in a session the server forgot: it ends as expired
     /// (never sent again: it may have run).
-    pub(super) fn expired(&mut self, now: Instant, rid: i64) {
+    pub(super) fn expired(&mut self, protocol: &mut ClientProtocol, now: Instant, rid: i64) {
         let signal = TransportSignal::RequestLost {
             id: rid,
             error: LocalError::SessionExpired,
         };
-        self.protocol.handle_transport(now, signal);
+        protocol.handle_transport(now, signal);
     }
 }

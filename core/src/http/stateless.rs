@@ -17,11 +17,11 @@ use super::exchange::{Exchange, ExchangeKind, Role};
 use super::request::ExchangeId;
 use super::HttpClient;
 use crate::jsonrpc::{self, Message, Parsed, Request, StrRef};
-use crate::protocol::client::TransportSignal;
+use crate::protocol::client::{ClientProtocol, TransportSignal};
+use crate::protocol::events::Event;
 use crate::protocol::tool_headers::{header_value, ToolHeaders};
 use crate::protocol::ChosenEra;
 use crate::rpc::LocalError;
-use crate::transport::TransportNote;
 
 /// What the headers need from a request's params: each member read on its own, so a member of
 /// an unexpected type (a caller's `name: 5`) loses only its own header.
@@ -99,14 +99,14 @@ pub(crate) fn refused_by_an_older_server(status: u16) -> bool {
 
 impl HttpClient {
     /// Whether the connection has settled on the stateless era.
-    pub(super) fn stateless(&self) -> bool {
-        self.protocol.era() == Some(ChosenEra::Stateless)
+    pub(super) fn stateless(&self, protocol: &ClientProtocol) -> bool {
+        protocol.era() == Some(ChosenEra::Stateless)
     }
 
     /// Whether request `r` goes as a stateless-era request: every request once that era is
     /// chosen, and the probe before any is.
-    pub(super) fn speaks_stateless(&self, r: &Request) -> bool {
-        match self.protocol.era() {
+    pub(super) fn speaks_stateless(&self, protocol: &ClientProtocol, r: &Request) -> bool {
+        match protocol.era() {
             Some(ChosenEra::Stateless) => true,
             None => r.method == "server/discover",
             Some(ChosenEra::Handshake) => false,
@@ -136,7 +136,7 @@ impl HttpClient {
             _ => "answer to a server request".into(),
         };
         let note = format!("not sent: the stateless era has no {what} from the client over HTTP");
-        self.notes.push_back(TransportNote::Http(note));
+        self.notes.push_back(Event::http_note(note));
     }
 
     /// Aborts the exchange that carries request `id`, if one does.
@@ -157,8 +157,8 @@ impl HttpClient {
     /// Aborts the exchanges whose request left and then ended here before its answer (a
     /// deadline passed, a cancel): an exchange still waiting for a connection is never sent,
     /// and in the stateless era the closed stream tells the server.
-    pub(super) fn withdraw_ended(&mut self) {
-        while let Some(id) = self.protocol.poll_withdrawn() {
+    pub(super) fn withdraw_ended(&mut self, protocol: &mut ClientProtocol) {
+        while let Some(id) = protocol.poll_withdrawn() {
             self.abort_request(id);
         }
     }
@@ -166,7 +166,13 @@ impl HttpClient {
     /// A stateless request was refused (a 4xx) and its body has ended: a JSON-RPC error for
     /// the request is its answer; otherwise, for the probe, a 400, 404 or 405 means an older
     /// server. Returns `false` when neither: the request ends with the HTTP error.
-    pub(super) fn refusal_ended(&mut self, now: Instant, ex: &Exchange, body: &[u8]) -> bool {
+    pub(super) fn refusal_ended(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        ex: &Exchange,
+        body: &[u8],
+    ) -> bool {
         let ExchangeKind::Post {
             request: Some(id),
             role,
@@ -183,7 +189,7 @@ impl HttpClient {
         }
         if let Ok(Parsed::Single(Message::Response(r))) = jsonrpc::parse(body) {
             if r.id.as_ref().and_then(|i| i.as_i64()) == Some(id) && r.outcome.is_err() {
-                self.deliver_body(now, Parsed::Single(Message::Response(r)), body);
+                self.deliver_body(protocol, now, Parsed::Single(Message::Response(r)), body);
                 return true;
             }
         }
@@ -195,7 +201,7 @@ impl HttpClient {
             );
             let error = LocalError::Http(Box::new(err));
             let signal = TransportSignal::ProbeRefused { id, error };
-            self.protocol.handle_transport(now, signal);
+            protocol.handle_transport(now, signal);
             return true;
         }
         false

@@ -9,10 +9,10 @@ use super::request::ExchangeId;
 use super::HttpClient;
 use crate::codec::sse::SseItem;
 use crate::error::HttpError;
-use crate::protocol::client::TransportSignal;
+use crate::protocol::client::{ClientProtocol, TransportSignal};
+use crate::protocol::events::{Diagnostic, Event};
 use crate::rpc::LocalError;
 use crate::tap::Direction;
-use crate::transport::TransportNote;
 
 /// An event id to resume from, when it can go back as `Last-Event-ID`. One HTTP cannot carry
 /// (a control or non-ASCII character) leaves the stream with nothing to resume from: resuming
@@ -25,7 +25,12 @@ fn resumable(id: &str) -> Option<String> {
 
 impl HttpClient {
     /// Hands each message decoded from an SSE exchange to the protocol, at once.
-    pub(super) fn drain_sse(&mut self, now: Instant, exchange: ExchangeId) {
+    pub(super) fn drain_sse(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        exchange: ExchangeId,
+    ) {
         loop {
             let Some(ex) = self.exchanges.get_mut(&exchange) else {
                 return;
@@ -56,9 +61,11 @@ impl HttpClient {
                         stream.budget = self.config.resume_budget;
                         stream.attempts = 0;
                     }
-                    self.protocol.handle_message(now, m);
+                    protocol.handle_message(now, m);
                 }
-                SseItem::Diagnostic(d) => self.notes.push_back(TransportNote::Sse(d)),
+                SseItem::Diagnostic(d) => {
+                    self.notes.push_back(Event::Diagnostic(Diagnostic::Sse(d)))
+                }
             }
         }
     }
@@ -66,7 +73,13 @@ impl HttpClient {
     /// An SSE stream ended or dropped: resume it if its answer is still due (or it is the
     /// standalone stream) and the server gave an event id to resume from. A stateless-era
     /// stream is never resumed (its event ids and `retry` mean nothing).
-    pub(super) fn stream_ended(&mut self, now: Instant, ex: Exchange, failure: Option<&str>) {
+    pub(super) fn stream_ended(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        ex: Exchange,
+        failure: Option<&str>,
+    ) {
         let Body::Sse(dec) = &ex.body else { return };
         let stateless = matches!(
             ex.kind,
@@ -91,9 +104,7 @@ impl HttpClient {
         if dec.retry().is_some() {
             stream.retry_ms = dec.retry();
         }
-        let due = stream
-            .awaiting
-            .is_some_and(|id| self.protocol.is_pending(id));
+        let due = stream.awaiting.is_some_and(|id| protocol.is_pending(id));
         if !due && !stream.standalone {
             return;
         }
@@ -109,14 +120,19 @@ impl HttpClient {
                 reason,
                 http: None,
             };
-            self.protocol.handle_transport(now, signal);
+            protocol.handle_transport(now, signal);
             return;
         }
-        self.schedule_resume(now, stream);
+        self.schedule_resume(protocol, now, stream);
     }
 
     /// Resumes `stream` after the server's `retry` (or a backoff), within its budget.
-    pub(super) fn schedule_resume(&mut self, now: Instant, stream: Stream) {
+    pub(super) fn schedule_resume(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        stream: Stream,
+    ) {
         let spent = if self.closing {
             stream
         } else {
@@ -135,7 +151,7 @@ impl HttpClient {
                 reason: reason.into(),
                 http: None,
             };
-            self.protocol.handle_transport(now, signal);
+            protocol.handle_transport(now, signal);
         }
         if spent.standalone {
             self.standalone = Standalone::None;
@@ -146,6 +162,7 @@ impl HttpClient {
     /// failed (its request ends with the error; as expired when its session has been lost).
     pub(super) fn standalone_or_resume_refused(
         &mut self,
+        protocol: &mut ClientProtocol,
         now: Instant,
         stream: Stream,
         err: HttpError,
@@ -153,7 +170,7 @@ impl HttpClient {
         if stream.standalone {
             let status = err.status.unwrap_or(0);
             if (500..600).contains(&status) {
-                self.schedule_resume(now, stream);
+                self.schedule_resume(protocol, now, stream);
                 return;
             }
             self.standalone = Standalone::None;
@@ -162,7 +179,7 @@ impl HttpClient {
             } else {
                 format!("the server offers no standalone stream: {err}")
             };
-            self.notes.push_back(TransportNote::Http(note));
+            self.notes.push_back(Event::http_note(note));
             return;
         }
         let Some(id) = stream.awaiting else { return };
@@ -172,10 +189,10 @@ impl HttpClient {
             .is_some_and(|t| !self.session.is_current(t))
         {
             // A resume in a session the server has since forgotten.
-            return self.expired(now, id);
+            return self.expired(protocol, now, id);
         }
         let error = LocalError::Http(Box::new(err));
         let signal = TransportSignal::RequestLost { id, error };
-        self.protocol.handle_transport(now, signal);
+        protocol.handle_transport(now, signal);
     }
 }

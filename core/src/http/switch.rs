@@ -2,7 +2,7 @@
 //! that transport is of the handshake era), an `initialize` refused with 400, 404 or 405 whose
 //! body is no JSON-RPC message at all (a web server's "Cannot POST", "Method Not Allowed") says
 //! the URL may be an older server's SSE stream; a JSON-RPC error, whatever its id, comes from a
-//! Streamable HTTP server and is the handshake's answer. The connection then hands its protocol (the handshake under way) to
+//! Streamable HTTP server and is the handshake's answer. The connection then moves, with its protocol (the handshake under way), to
 //! [`HttpSseClient`](crate::http_sse::HttpSseClient), which GETs the same URL.
 
 use std::time::Instant;
@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::exchange::{Exchange, ExchangeKind, Role};
 use super::{HttpClient, Switch};
 use crate::jsonrpc;
-use crate::protocol::client::{ClientConfig, ClientProtocol, TransportSignal};
+use crate::protocol::client::{ClientProtocol, TransportSignal};
 use crate::protocol::Era;
 
 impl HttpClient {
@@ -18,6 +18,7 @@ impl HttpClient {
     /// `initialize` refused as an older server refuses it; if so, the switch begins.
     pub(super) fn refused_like_an_sse_server(
         &mut self,
+        protocol: &mut ClientProtocol,
         now: Instant,
         ex: &Exchange,
         body: &[u8],
@@ -39,8 +40,8 @@ impl HttpClient {
         if !matches!(status, 400 | 404 | 405)
             || json
             || jsonrpc::parse(body).is_ok()
-            || self.protocol.config().era == Era::Stateless
-            || self.protocol.is_renewing()
+            || protocol.config().era == Era::Stateless
+            || protocol.is_renewing()
             || self.closing
         {
             return false;
@@ -48,14 +49,19 @@ impl HttpClient {
         self.wants_sse = Some(now);
         let refused = "the Streamable HTTP initialize was refused".to_owned();
         self.switch_error = Some(ex.error(ex.status_kind(), refused, body));
-        self.protocol
-            .handle_transport(now, TransportSignal::TransportChanged);
+        protocol.handle_transport(now, TransportSignal::TransportChanged);
         true
+    }
+
+    /// Whether the connection is to move to the HTTP+SSE transport now: asked for, and every
+    /// action queued here handed out.
+    pub(crate) fn wants_switch(&self) -> bool {
+        self.wants_sse.is_some() && self.actions.is_empty()
     }
 
     /// What the connection takes to the HTTP+SSE transport, once this transport asks for the
     /// switch and every action it queued has been handed out.
-    pub(crate) fn take_switch(&mut self) -> Option<Switch> {
+    pub(crate) fn take_switch(&mut self, protocol: &mut ClientProtocol) -> Option<Switch> {
         if !self.actions.is_empty() {
             return None;
         }
@@ -66,20 +72,18 @@ impl HttpClient {
             abort.push(id);
             // A request in flight on the transport left behind (a ping made during the
             // handshake): lost after it may have been sent, by the at-most-once rule.
-            if let Some(request) = ex.kind.awaiting().filter(|r| self.protocol.is_pending(*r)) {
+            if let Some(request) = ex.kind.awaiting().filter(|r| protocol.is_pending(*r)) {
                 let reason = "the connection moved to the HTTP+SSE transport".into();
                 let signal = TransportSignal::LostAfterSending {
                     id: request,
                     reason,
                     http: None,
                 };
-                self.protocol.handle_transport(at, signal);
+                protocol.handle_transport(at, signal);
             }
         }
         abort.sort_unstable();
-        let placeholder = ClientProtocol::new(ClientConfig::default());
         Some(Switch {
-            protocol: std::mem::replace(&mut self.protocol, placeholder),
             url: self.url.clone(),
             headers: self.configured.clone(),
             config: self.config.clone(),

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use super::exchange::{Body, ExchangeKind};
 use super::{ExchangeId, HttpClient};
 use crate::error::{ExchangeFailure, HttpErrorKind};
+use crate::protocol::client::ClientProtocol;
 
 /// How long the body of an error status is read for its excerpt, from its head: the status is
 /// the news, and a server that dribbles or never ends its error body must not hold the request
@@ -18,18 +19,17 @@ use crate::error::{ExchangeFailure, HttpErrorKind};
 pub(crate) const EXCERPT_WAIT: Duration = Duration::from_secs(1);
 
 impl HttpClient {
-    /// Tells the machine the time: the exchanges it starts next are timed from here.
-    pub(crate) fn touch(&mut self, now: Instant) {
-        self.clock = Some(now);
-    }
-
     /// The head deadline for a new exchange of this kind, if it has one.
-    pub(super) fn head_deadline(&self, kind: &ExchangeKind) -> Option<(Instant, HttpErrorKind)> {
+    pub(super) fn head_deadline(
+        &self,
+        now: Instant,
+        kind: &ExchangeKind,
+    ) -> Option<(Instant, HttpErrorKind)> {
         let timed = match kind {
             ExchangeKind::Post { request, .. } => request.is_none(),
             ExchangeKind::Get { .. } | ExchangeKind::Delete => true,
         };
-        let at = self.clock? + self.config.head_timeout.filter(|_| timed)?;
+        let at = now + self.config.head_timeout.filter(|_| timed)?;
         Some((at, HttpErrorKind::HeadTimeout))
     }
 
@@ -64,7 +64,7 @@ impl HttpClient {
 
     /// Ends the exchanges whose deadline has passed, as failures of that kind: the driver is
     /// told to abort them.
-    pub(super) fn fire_exchange_deadlines(&mut self, now: Instant) {
+    pub(super) fn fire_exchange_deadlines(&mut self, protocol: &mut ClientProtocol, now: Instant) {
         let mut due: Vec<(ExchangeId, HttpErrorKind)> = self
             .exchanges
             .iter()
@@ -85,7 +85,7 @@ impl HttpClient {
                 // An error status's excerpt has been read long enough: the status is reported
                 // with what came of its body.
                 self.actions.push_back(super::HttpAction::Abort(id));
-                self.handle_end(now, id);
+                self.handle_end(protocol, now, id);
                 continue;
             }
             let message = match kind {
@@ -99,7 +99,7 @@ impl HttpClient {
                 ),
             };
             self.actions.push_back(super::HttpAction::Abort(id));
-            self.handle_failure(now, id, &ExchangeFailure::new(kind, message));
+            self.handle_failure(protocol, now, id, &ExchangeFailure::new(kind, message));
         }
         self.holding = false;
     }

@@ -15,7 +15,7 @@
 mod url;
 
 use std::collections::{HashMap, VecDeque};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::codec::sse::{McpSseDecoder, SseDiagnostic, SseItem};
 use crate::error::{redact_url, ExchangeFailure, HttpError, HttpErrorKind};
@@ -23,9 +23,9 @@ use crate::http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest};
 use crate::http::{HeaderSet, InitializedGate, Switch};
 use crate::jsonrpc::Message;
 use crate::protocol::client::{ClientProtocol, TransportSignal};
+use crate::protocol::events::{Diagnostic, Event};
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
-use crate::transport::TransportNote;
 
 /// How the handshake starts once the endpoint is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +50,6 @@ struct Post {
 
 /// The client protocol over the 2024-11-05 HTTP+SSE transport.
 pub struct HttpSseClient {
-    protocol: ClientProtocol,
     url: String,
     headers: HeaderSet,
     /// Where messages are POSTed, once the stream named it.
@@ -65,15 +64,16 @@ pub struct HttpSseClient {
     initialized: InitializedGate,
     next_exchange: ExchangeId,
     actions: VecDeque<HttpAction>,
-    notes: VecDeque<TransportNote>,
+    notes: VecDeque<Event>,
     observer: Option<Box<dyn FrameObserver>>,
     /// Until the `endpoint` event must have come.
     endpoint_deadline: Option<Instant>,
     closing: bool,
     /// Why Streamable HTTP was left, when it was: its refusal of `initialize`.
     refused: Option<HttpError>,
-    /// The latest time given to the machine, for a request refused as it is handed out.
-    clock: Instant,
+    /// Exchanges whose request cannot go as it is (a header no backend may be handed): never
+    /// handed out, each ends as a request that did not leave.
+    unsendable: Vec<(ExchangeId, ExchangeFailure)>,
 }
 
 impl std::fmt::Debug for HttpSseClient {
@@ -88,15 +88,14 @@ impl std::fmt::Debug for HttpSseClient {
 
 impl HttpSseClient {
     /// A client for the stream at `server`'s URL, pinned to this transport; the GET goes at
-    /// once, the handshake once the endpoint is known.
+    /// once, the handshake once the endpoint is known, which must be within `init_timeout`.
     pub fn new(
         now: Instant,
-        protocol: ClientProtocol,
         server: &crate::config::HttpConfig,
         options: HttpOptions,
+        init_timeout: Duration,
     ) -> Self {
         let switch = Switch {
-            protocol,
             url: server.url.clone(),
             headers: HeaderSet::new(&server.headers),
             config: options,
@@ -106,19 +105,18 @@ impl HttpSseClient {
             at: now,
             refused: None,
         };
-        Self::from_switch(now, switch, Start::Fresh)
+        Self::from_switch(now, switch, Start::Fresh, init_timeout)
     }
 
     /// The client a Streamable HTTP connection switches to when its `initialize` was refused
     /// the way an older server refuses it.
-    pub(crate) fn switched(switch: Switch) -> Self {
-        Self::from_switch(switch.at, switch, Start::Switched)
+    pub(crate) fn switched(switch: Switch, init_timeout: Duration) -> Self {
+        Self::from_switch(switch.at, switch, Start::Switched, init_timeout)
     }
 
-    fn from_switch(now: Instant, switch: Switch, start: Start) -> Self {
-        let deadline = now + switch.protocol.config().init_timeout;
+    fn from_switch(now: Instant, switch: Switch, start: Start, init_timeout: Duration) -> Self {
+        let deadline = now + init_timeout;
         let mut client = HttpSseClient {
-            protocol: switch.protocol,
             url: switch.url,
             headers: switch.headers,
             decoder: McpSseDecoder::with_max_event_size(switch.config.max_event),
@@ -135,7 +133,7 @@ impl HttpSseClient {
             endpoint_deadline: Some(deadline),
             closing: false,
             refused: switch.refused,
-            clock: now,
+            unsendable: Vec::new(),
         };
         let mut headers = vec![("Accept".to_string(), "text/event-stream".to_string())];
         client.headers.extend(&mut headers, false);
@@ -155,16 +153,6 @@ impl HttpSseClient {
             .set_authorization(Some(format!("Bearer {token}")));
     }
 
-    /// The protocol layer.
-    pub fn protocol(&self) -> &ClientProtocol {
-        &self.protocol
-    }
-
-    /// The protocol layer, to issue calls.
-    pub fn protocol_mut(&mut self) -> &mut ClientProtocol {
-        &mut self.protocol
-    }
-
     fn start_exchange(
         &mut self,
         method: HttpMethod,
@@ -174,20 +162,24 @@ impl HttpSseClient {
     ) -> ExchangeId {
         let exchange = self.next_exchange;
         self.next_exchange += 1;
-        self.actions.push_back(HttpAction::Start(HttpRequest {
+        let request = HttpRequest {
             exchange,
             method,
             url,
             headers,
             body,
-        }));
+        };
+        match crate::http::unsendable(&request) {
+            Some(failure) => self.unsendable.push((exchange, failure)),
+            None => self.actions.push_back(HttpAction::Start(request)),
+        }
         exchange
     }
 
     /// POSTs what the protocol wants sent, once the endpoint is known.
-    fn flush(&mut self) {
+    fn flush(&mut self, protocol: &mut ClientProtocol) {
         // A POST still waiting for a connection whose request ended is withdrawn.
-        while let Some(id) = self.protocol.poll_withdrawn() {
+        while let Some(id) = protocol.poll_withdrawn() {
             let carrying: Vec<ExchangeId> = self
                 .posts
                 .iter()
@@ -202,8 +194,7 @@ impl HttpSseClient {
             return;
         }
         if self.endpoint.is_none() {
-            self.protocol
-                .hold(Some("for the server to name its message endpoint"));
+            protocol.hold(Some("for the server to name its message endpoint"));
             return;
         }
         loop {
@@ -212,26 +203,32 @@ impl HttpSseClient {
                 .initialized
                 .holds(|id| posts.get(&id).is_some_and(|p| p.status.is_none()))
             {
-                self.protocol.hold(Some(crate::http::INITIALIZED_BEHIND));
+                protocol.hold(Some(crate::http::INITIALIZED_BEHIND));
                 return;
             }
-            self.protocol.hold(None);
-            let Some(m) = self.protocol.poll_transmit() else {
+            protocol.hold(None);
+            let Some(m) = protocol.poll_transmit() else {
                 return;
             };
             let request = match &m {
                 Message::Request(r) => r.id.as_i64(),
                 _ => None,
             };
-            if let Some(id) = self.post(m.to_bytes(), request, false) {
+            if let Some(id) = self.post(protocol, m.to_bytes(), request, false) {
                 self.initialized.posted(m.method(), id);
             }
         }
     }
 
-    fn post(&mut self, body: Vec<u8>, request: Option<i64>, resent: bool) -> Option<ExchangeId> {
+    fn post(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        body: Vec<u8>,
+        request: Option<i64>,
+        resent: bool,
+    ) -> Option<ExchangeId> {
         let endpoint = self.endpoint.clone()?;
-        if !self.protocol.may_send(request) {
+        if !protocol.may_send(request) {
             // It ended while it waited: dropped here, never sent.
             return None;
         }
@@ -243,9 +240,6 @@ impl HttpSseClient {
             ("Content-Type".to_string(), "application/json".to_string()),
         ];
         self.headers.extend(&mut headers, false);
-        if let Some(o) = self.observer.as_mut() {
-            o.frame(Direction::Outgoing, &body);
-        }
         let id = self.start_exchange(HttpMethod::Post, endpoint, headers, body.clone());
         let post = Post {
             request,
@@ -261,6 +255,7 @@ impl HttpSseClient {
     /// The response head of `exchange`.
     pub fn handle_head(
         &mut self,
+        protocol: &mut ClientProtocol,
         now: Instant,
         exchange: ExchangeId,
         status: u16,
@@ -278,29 +273,35 @@ impl HttpSseClient {
                     format!("the GET got HTTP {status} without an event stream")
                 };
                 self.abort(exchange);
-                self.stream_lost(now, reason);
+                self.stream_lost(protocol, now, reason);
             }
         } else if let Some(post) = self.posts.get_mut(&exchange) {
             post.status = Some(status);
         }
-        self.flush();
+        self.flush(protocol);
     }
 
     /// A chunk of the body of `exchange`.
-    pub fn handle_body(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
+    pub fn handle_body(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        exchange: ExchangeId,
+        bytes: &[u8],
+    ) {
         if Some(exchange) == self.stream {
             self.decoder.push(bytes);
-            self.drain(now);
+            self.drain(protocol, now);
         } else if let Some(post) = self.posts.get_mut(&exchange) {
             let room = 512usize.saturating_sub(post.excerpt.len());
             post.excerpt
                 .extend_from_slice(&bytes[..bytes.len().min(room)]);
         }
-        self.flush();
+        self.flush(protocol);
     }
 
     /// Hands each message of the stream to the protocol; takes the `endpoint` event.
-    fn drain(&mut self, now: Instant) {
+    fn drain(&mut self, protocol: &mut ClientProtocol, now: Instant) {
         loop {
             let observer = &mut self.observer;
             let tap = |data: &[u8]| {
@@ -312,26 +313,32 @@ impl HttpSseClient {
                 return;
             };
             match item {
-                SseItem::Message(m) => self.protocol.handle_message(now, m),
+                SseItem::Message(m) => protocol.handle_message(now, m),
                 SseItem::Diagnostic(SseDiagnostic::UnexpectedEventType { event_type, data })
                     if event_type == "endpoint" =>
                 {
-                    self.endpoint_event(now, &data)
+                    self.endpoint_event(protocol, now, &data)
                 }
-                SseItem::Diagnostic(d) => self.notes.push_back(TransportNote::Sse(d)),
+                SseItem::Diagnostic(d) => {
+                    self.notes.push_back(Event::Diagnostic(Diagnostic::Sse(d)))
+                }
             }
         }
     }
 
     /// The `endpoint` event: where to POST. A second one is noted and ignored.
-    fn endpoint_event(&mut self, now: Instant, data: &str) {
+    fn endpoint_event(&mut self, protocol: &mut ClientProtocol, now: Instant, data: &str) {
         if self.endpoint.is_some() {
             let note = format!("a second endpoint event ({data:?}) was ignored");
-            self.notes.push_back(TransportNote::Http(note));
+            self.notes.push_back(Event::http_note(note));
             return;
         }
         let Some(resolved) = url::resolve(&self.url, data) else {
-            return self.stream_lost(now, format!("the endpoint event {data:?} is not a URL"));
+            return self.stream_lost(
+                protocol,
+                now,
+                format!("the endpoint event {data:?} is not a URL"),
+            );
         };
         if !url::same_origin(&self.url, &resolved) {
             let reason =
@@ -339,31 +346,34 @@ impl HttpSseClient {
             if let Some(id) = self.stream {
                 self.abort(id);
             }
-            return self.stream_lost(now, reason);
+            return self.stream_lost(protocol, now, reason);
         }
         self.endpoint = Some(resolved);
         self.endpoint_deadline = None;
         match std::mem::replace(&mut self.start, Start::Done) {
             Start::Fresh => {
                 // Refused only when already closed; the close then says why.
-                let _ = self.protocol.start(now);
+                let _ = protocol.start(now);
             }
             Start::Switched => {
-                let _ = self
-                    .protocol
-                    .handle_transport(now, TransportSignal::Restarted);
+                let _ = protocol.handle_transport(now, TransportSignal::Restarted);
             }
             Start::Done => {}
         }
     }
 
     /// The body of `exchange` ended.
-    pub fn handle_end(&mut self, now: Instant, exchange: ExchangeId) {
+    pub fn handle_end(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        exchange: ExchangeId,
+    ) {
         if Some(exchange) == self.stream {
             self.decoder.finish();
-            self.drain(now);
+            self.drain(protocol, now);
             self.stream = None;
-            self.stream_lost(now, "the SSE stream ended".into());
+            self.stream_lost(protocol, now, "the SSE stream ended".into());
         } else if let Some(post) = self.posts.remove(&exchange) {
             let status = post.status.unwrap_or(0);
             if !(200..300).contains(&status) {
@@ -371,14 +381,21 @@ impl HttpSseClient {
                     300..=399 => HttpErrorKind::Redirect { location: None },
                     _ => HttpErrorKind::Status,
                 };
-                self.refused(now, post, kind, "the message was refused".into());
+                self.refused(protocol, now, post, kind, "the message was refused".into());
             }
         }
-        self.flush();
+        self.flush(protocol);
     }
 
     /// A POST answered with an error status: its request was not taken.
-    fn refused(&mut self, now: Instant, post: Post, kind: HttpErrorKind, reason: String) {
+    fn refused(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        post: Post,
+        kind: HttpErrorKind,
+        reason: String,
+    ) {
         let url = self.endpoint.as_deref().unwrap_or(&self.url);
         let err = HttpError {
             kind,
@@ -393,16 +410,16 @@ impl HttpSseClient {
         match post.request {
             Some(id) => {
                 let error = LocalError::Http(Box::new(err));
-                self.protocol
-                    .handle_transport(now, TransportSignal::RequestLost { id, error });
+                protocol.handle_transport(now, TransportSignal::RequestLost { id, error });
             }
-            None => self.notes.push_back(TransportNote::Http(err.to_string())),
+            None => self.notes.push_back(Event::http_note(err.to_string())),
         }
     }
 
     /// `exchange` failed after its request may have gone out.
     pub fn handle_failure(
         &mut self,
+        protocol: &mut ClientProtocol,
         now: Instant,
         exchange: ExchangeId,
         failure: &ExchangeFailure,
@@ -410,7 +427,7 @@ impl HttpSseClient {
         let reason = failure.message.as_str();
         if Some(exchange) == self.stream {
             self.stream = None;
-            self.stream_lost(now, format!("the SSE stream failed: {reason}"));
+            self.stream_lost(protocol, now, format!("the SSE stream failed: {reason}"));
         } else if let Some(post) = self.posts.remove(&exchange) {
             let taken = post.status.is_some_and(|s| (200..300).contains(&s));
             match post.request {
@@ -424,40 +441,51 @@ impl HttpSseClient {
                         reason,
                         http: None,
                     };
-                    self.protocol.handle_transport(now, signal);
+                    protocol.handle_transport(now, signal);
                 }
                 None => self
                     .notes
-                    .push_back(TransportNote::Http(format!("a POST failed: {reason}"))),
+                    .push_back(Event::http_note(format!("a POST failed: {reason}"))),
             }
         }
-        self.flush();
+        self.flush(protocol);
     }
 
     /// `exchange`'s request never reached the server: a POST goes once more.
-    pub fn handle_unsent(&mut self, now: Instant, exchange: ExchangeId, failure: &ExchangeFailure) {
+    pub fn handle_unsent(
+        &mut self,
+        protocol: &mut ClientProtocol,
+        now: Instant,
+        exchange: ExchangeId,
+        failure: &ExchangeFailure,
+    ) {
         let reason = failure.message.as_str();
         if Some(exchange) == self.stream {
             self.stream = None;
-            self.stream_lost(now, format!("the SSE stream could not be opened: {reason}"));
+            self.stream_lost(
+                protocol,
+                now,
+                format!("the SSE stream could not be opened: {reason}"),
+            );
         } else if let Some(post) = self.posts.remove(&exchange) {
             if post.resent || self.closing {
                 self.refused(
+                    protocol,
                     now,
                     post,
                     failure.kind.clone(),
                     format!("not sent: {reason}"),
                 );
             } else {
-                self.post(post.body, post.request, true);
+                self.post(protocol, post.body, post.request, true);
             }
         }
-        self.flush();
+        self.flush(protocol);
     }
 
     /// The one stream is gone: every pending request ends by the at-most-once rule, and the
     /// connection with it (before the endpoint, the handshake fails).
-    fn stream_lost(&mut self, now: Instant, reason: String) {
+    fn stream_lost(&mut self, protocol: &mut ClientProtocol, now: Instant, reason: String) {
         if self.closing {
             return;
         }
@@ -483,7 +511,7 @@ impl HttpSseClient {
         } else {
             TransportSignal::Died(reason.into())
         };
-        self.protocol.handle_transport(now, signal);
+        protocol.handle_transport(now, signal);
     }
 
     fn abort(&mut self, exchange: ExchangeId) {
@@ -495,13 +523,13 @@ impl HttpSseClient {
     }
 
     /// Closes: every call ends, the stream and every POST are aborted.
-    pub fn close(&mut self, now: Instant) {
+    pub fn close(&mut self, protocol: &mut ClientProtocol, now: Instant) {
         if self.closing {
             return;
         }
         self.closing = true;
         self.endpoint_deadline = None;
-        self.protocol.close(now, "closed by the client");
+        protocol.close(now, "closed by the client");
         let mut ids: Vec<ExchangeId> = self.posts.keys().copied().chain(self.stream).collect();
         ids.sort_unstable();
         for id in ids {
@@ -514,53 +542,42 @@ impl HttpSseClient {
         self.closing && self.posts.is_empty() && self.stream.is_none()
     }
 
-    /// The next thing for the driver to do.
-    pub fn poll_action(&mut self) -> Option<HttpAction> {
-        loop {
-            if self.actions.is_empty() {
-                self.flush();
-            }
-            let action = self.actions.pop_front()?;
-            if let HttpAction::Start(r) = &action {
-                if let Some(failure) = crate::http::unsendable(r) {
-                    // Never handed to the backend: it ends as a request that did not leave.
-                    self.handle_unsent(self.clock, r.exchange, &failure);
-                    continue;
-                }
-            }
-            return Some(action);
+    /// After an input or a command: what the protocol wants sent goes.
+    pub fn after_input(&mut self, protocol: &mut ClientProtocol, now: Instant) {
+        self.flush(protocol);
+        while let Some((exchange, failure)) = self.unsendable.pop() {
+            // Never handed to the backend: it ends as a request that did not leave.
+            self.handle_unsent(protocol, now, exchange, &failure);
         }
     }
 
-    /// Tells the machine the time.
-    pub(crate) fn touch(&mut self, now: Instant) {
-        self.clock = now;
+    /// The next exchange to start or abort (the tap sees a message as its POST is handed out).
+    pub fn poll_action(&mut self) -> Option<HttpAction> {
+        let action = self.actions.pop_front()?;
+        crate::http::tap_outgoing(self.observer.as_deref_mut(), &action);
+        Some(action)
     }
 
     /// The next HTTP-level note for the application.
-    pub fn poll_note(&mut self) -> Option<TransportNote> {
+    pub fn poll_event(&mut self) -> Option<Event> {
         self.notes.pop_front()
     }
 
-    /// The earliest deadline: a request's, or the endpoint's.
+    /// The earliest deadline of the transport: the endpoint's.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.protocol.poll_timeout(), self.endpoint_deadline]
-            .into_iter()
-            .flatten()
-            .min()
+        self.endpoint_deadline
     }
 
     /// Fires what is due.
-    pub fn handle_timeout(&mut self, now: Instant) {
+    pub fn handle_timeout(&mut self, protocol: &mut ClientProtocol, now: Instant) {
         if self.endpoint_deadline.is_some_and(|t| t <= now) {
             self.endpoint_deadline = None;
             if let Some(id) = self.stream {
                 self.abort(id);
             }
             let reason = "the SSE stream sent no endpoint event in time".to_owned();
-            self.stream_lost(now, reason);
+            self.stream_lost(protocol, now, reason);
         }
-        self.protocol.handle_timeout(now);
-        self.flush();
+        protocol.handle_timeout(now);
     }
 }

@@ -1,7 +1,7 @@
 //! The client side of MCP in both eras, on the request engine.
 //!
 //! [`ClientProtocol`] turns calls into JSON-RPC requests and the peer's messages into typed
-//! [`ClientEvent`]s. A transport machine (stdio, HTTP) feeds it messages and
+//! [`Event`]s. A transport machine (stdio, HTTP) feeds it messages and
 //! [`TransportSignal`]s and carries what [`poll_transmit`](ClientProtocol::poll_transmit) hands
 //! out; the connection drains its events (the drive rule of [`Connection`](crate::Connection)).
 //!
@@ -30,8 +30,7 @@ use super::calls::{offered, offered_member, McpCall};
 pub use super::client_config::ClientConfig;
 use super::era::ChosenEra;
 use super::events::{
-    CallError, CallId, CallOptions, ClientError, ClientEvent, ProtocolDiagnostic,
-    ServerNotification,
+    CallError, CallId, CallOptions, ClientError, Diagnostic, Event, Progress, ServerNotification,
 };
 use super::handshake::{Ctx, Handshake, Phase};
 use super::input::{classify, AwaitingInputs, Classified, Retry};
@@ -106,7 +105,7 @@ pub struct ClientProtocol {
     task_tools: HashSet<String>,
     /// Whether a `tools/list` completed on this connection.
     tools_listed: bool,
-    events: VecDeque<ClientEvent>,
+    events: VecDeque<Event>,
     transmit: VecDeque<Message>,
     /// Requests that left and ended here before their answer, for an HTTP transport to
     /// withdraw their exchanges.
@@ -679,18 +678,16 @@ impl ClientProtocol {
         self.withdrawn.pop()
     }
 
-    /// The next event for the application.
-    pub fn poll_event(&mut self) -> Option<ClientEvent> {
+    /// The next event for the application: the server's notifications first (a bounded queue: a
+    /// slow reader loses the oldest and is told how many), then what happened, in order.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some(n) = self.engine.poll_notification() {
+            return Some(Event::Notification(match n {
+                AppNotification::Dropped { count } => ServerNotification::Dropped { count },
+                AppNotification::Notification(n) => typed_notification(n),
+            }));
+        }
         self.events.pop_front()
-    }
-
-    /// The next notification from the server (a bounded queue: a slow reader loses the oldest and
-    /// is told how many).
-    pub fn poll_notification(&mut self) -> Option<ServerNotification> {
-        Some(match self.engine.poll_notification()? {
-            AppNotification::Dropped { count } => ServerNotification::Dropped { count },
-            AppNotification::Notification(n) => typed_notification(n),
-        })
     }
 
     /// Moves everything the engine produced into our queues, handling what is ours.
@@ -705,21 +702,21 @@ impl ClientProtocol {
                 Output::Progress(p) => {
                     let call = self.calls.get(&p.id).map(|c| c.call);
                     if let Some(call) = call {
-                        self.events.push_back(ClientEvent::Progress {
-                            call,
+                        let progress = Progress {
                             progress: p.progress,
                             total: p.total,
                             message: p.message,
-                        });
+                        };
+                        self.events.push_back(Event::Progress { call, progress });
                     }
                 }
                 Output::InboundRequest(r) => self.server_request(now, r),
                 Output::InboundCancelled { id, reason } => self
                     .events
-                    .push_back(ClientEvent::ServerRequestCancelled { id, reason }),
-                Output::Diagnostic(d) => self
-                    .events
-                    .push_back(ClientEvent::Diagnostic(ProtocolDiagnostic::Engine(d))),
+                    .push_back(Event::ServerRequestCancelled { id, reason }),
+                Output::Diagnostic(d) => {
+                    self.events.push_back(Event::Diagnostic(Diagnostic::Rpc(d)))
+                }
                 Output::Closed { reason } => {
                     // Calls following a task end before the close is told.
                     self.fail_tasks(&LocalError::ConnectionClosed {
@@ -728,7 +725,7 @@ impl ClientProtocol {
                     self.handshake.phase = Phase::Closed;
                     self.calls.clear();
                     self.current.clear();
-                    self.events.push_back(ClientEvent::Closed { reason });
+                    self.events.push_back(Event::Closed { reason });
                 }
             }
         }
@@ -813,8 +810,7 @@ impl ClientProtocol {
         if self.header_call_ended(call, outcome.is_ok()) {
             return;
         }
-        self.events
-            .push_back(ClientEvent::CallDone { call, outcome });
+        self.events.push_back(Event::CallDone { call, outcome });
     }
 
     fn server_request(&mut self, now: Instant, r: Request) {
@@ -824,16 +820,15 @@ impl ClientProtocol {
         }
         let params: Value = r.params_as().unwrap_or(Value::Null);
         match admit(&self.config.capabilities, r.id.clone(), &r.method, params) {
-            Ok(request) => self.events.push_back(ClientEvent::ServerRequest(request)),
+            Ok(request) => self.events.push_back(Event::ServerRequest(request)),
             Err(refusal) => {
                 let _ = self.engine.respond(now, &r.id, Err(refusal.clone()));
-                self.events.push_back(ClientEvent::Diagnostic(
-                    ProtocolDiagnostic::RefusedServerRequest {
+                self.events
+                    .push_back(Event::Diagnostic(Diagnostic::RefusedServerRequest {
                         id: r.id,
                         method: r.method.into_owned(),
                         error: refusal,
-                    },
-                ));
+                    }));
             }
         }
     }

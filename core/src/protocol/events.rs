@@ -6,9 +6,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::era::ChosenEra;
 use super::types::{InitializeResult, LoggingMessageParams};
+use crate::codec::jsonl::FrameError;
+use crate::codec::sse::SseDiagnostic;
+use crate::error::AuthorizationRequired;
 use crate::jsonrpc::{ErrorObject, Id, Notification, RawJson};
-use crate::rpc::{Diagnostic, EngineError, LocalError};
+use crate::rpc::{EngineError, LocalError};
 
 /// One application call: a request, or for list methods every page of it. Its value is the id of
 /// the call's first request.
@@ -251,12 +255,41 @@ pub enum ServerNotification {
     },
 }
 
-/// What the protocol layer reports; the connection turns it into a public
-/// [`Event`](crate::Event).
+/// Where a task a call follows stands (see [`Event::TaskStatus`](crate::Event::TaskStatus)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskStatus {
+    /// The task's id.
+    pub task_id: String,
+    /// `working`, `input_required`, `completed`, `failed`, `cancelled` (or another the server
+    /// names).
+    pub status: String,
+    /// The server's words about it, if any.
+    pub message: Option<String>,
+}
+
+/// A progress update of a call.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ClientEvent {
-    /// The handshake completed.
-    Ready(Box<InitializeResult>),
+pub struct Progress {
+    /// Progress so far.
+    pub progress: f64,
+    /// The total, if known.
+    pub total: Option<f64>,
+    /// A message, if any.
+    pub message: Option<String>,
+}
+
+/// What the connection reports to the application.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// The connection is ready for calls: the era is chosen and the server has said who it is
+    /// (its `initialize` answer, or in the stateless era what `server/discover` said).
+    Ready {
+        /// The era the connection settled on.
+        era: ChosenEra,
+        /// What the server said about itself.
+        server: Box<InitializeResult>,
+    },
     /// The handshake failed; the connection is closed.
     HandshakeFailed(CallError),
     /// The server had forgotten the session and a new one was made (HTTP, handshake era); calls
@@ -273,55 +306,67 @@ pub(crate) enum ClientEvent {
     Progress {
         /// The call.
         call: CallId,
-        /// Progress so far.
-        progress: f64,
-        /// Total, if known.
-        total: Option<f64>,
-        /// Message, if any.
-        message: Option<String>,
+        /// The update.
+        progress: Progress,
     },
-    /// The server asks something of us.
+    /// The server asks something of us: answer with
+    /// [`Connection::respond`](crate::Connection::respond), exactly once.
     ServerRequest(ServerRequest),
-    /// The task a call follows changed status.
+    /// The server answered a call with a task, or the task changed status; the call goes on
+    /// until the task ends (its result is the call's).
     TaskStatus {
         /// The call.
         call: CallId,
-        /// The task's status.
+        /// Where its task stands.
         status: TaskStatus,
     },
-    /// The server cancelled one of its requests to us.
+    /// The server cancelled one of its requests to us; an answer to it is no longer sent.
     ServerRequestCancelled {
         /// The server's request id.
         id: Id,
         /// Why.
         reason: Option<String>,
     },
+    /// A notification from the server.
+    Notification(ServerNotification),
     /// The peer misbehaved in a way that did not end the connection.
-    Diagnostic(ProtocolDiagnostic),
-    /// The connection ended; every call has ended.
+    Diagnostic(Diagnostic),
+    /// The server process is being started again (stdio): it did not answer the era probe, or
+    /// exited during it, and the handshake goes to a fresh process.
+    Restarting {
+        /// Why.
+        reason: String,
+    },
+    /// The server refused a request for want of authorization (HTTP): authorize, then hand
+    /// the token to [`Connection::set_access_token`](crate::Connection::set_access_token), or
+    /// give up with [`Connection::authorization_failed`](crate::Connection::authorization_failed).
+    /// The refused request and every message after it wait until then (their own deadlines
+    /// still run). Only with [`HttpOptions::authorization`](crate::HttpOptions::authorization).
+    AuthorizationRequired(Box<AuthorizationRequired>),
+    /// The connection ended; every call has ended before this (the last event).
     Closed {
         /// Why.
         reason: Arc<str>,
     },
 }
 
-/// Where a task a call follows stands (see [`Event::TaskStatus`](crate::Event::TaskStatus)).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskStatus {
-    /// The task's id.
-    pub task_id: String,
-    /// `working`, `input_required`, `completed`, `failed`, `cancelled` (or another the server
-    /// names).
-    pub status: String,
-    /// The server's words about it, if any.
-    pub message: Option<String>,
-}
-
-/// Peer misbehaviour noted by the protocol layer.
+/// Something that arrived and could not be delivered, or a peer's misbehaviour. The connection
+/// lives on; nothing is sent in answer.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ProtocolDiagnostic {
-    /// From the request engine (unknown ids, bad progress, …).
-    Engine(Diagnostic),
+#[non_exhaustive]
+pub enum Diagnostic {
+    /// About responses and progress: an unknown, late or duplicate response, a progress token
+    /// of no call, a request reusing an id, …
+    Rpc(crate::rpc::Diagnostic),
+    /// A stdio line or JSON body that was not a message (noise on stdout, an overlong line, bad
+    /// JSON, a batch element that is not a message).
+    Frame(FrameError),
+    /// Something an SSE stream held that is not a message (another event type, bad JSON, an
+    /// unfinished event, an event over the cap).
+    Sse(SseDiagnostic),
+    /// An HTTP-level note that ended nothing (a refused standalone stream, a failed
+    /// notification POST, a failed DELETE).
+    Http(String),
     /// A server request we could not serve, answered with an error.
     RefusedServerRequest {
         /// The server's request id.
@@ -331,11 +376,38 @@ pub(crate) enum ProtocolDiagnostic {
         /// The error we answered with.
         error: ErrorObject,
     },
-    /// A listed tool left out of the list: its `x-mcp-header` marks break the rules.
+    /// A tool the server listed was left out of the list: its `x-mcp-header` marks break the
+    /// rules (HTTP, 2026-07-28), so its calls could not carry the headers the server expects.
     ToolDropped {
         /// The tool's name.
         tool: String,
         /// Why.
         reason: String,
     },
+}
+
+impl Event {
+    /// An HTTP-level note that ended nothing.
+    pub(crate) fn http_note(note: impl Into<String>) -> Event {
+        Event::Diagnostic(Diagnostic::Http(note.into()))
+    }
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Diagnostic::Rpc(d) => write!(f, "{d:?}"),
+            Diagnostic::Frame(e) => write!(f, "{e}"),
+            Diagnostic::Sse(e) => write!(f, "{e}"),
+            Diagnostic::Http(note) => f.write_str(note),
+            Diagnostic::RefusedServerRequest { id, method, error } => write!(
+                f,
+                "refused the server's request {id} ({method}): {} {}",
+                error.code, error.message
+            ),
+            Diagnostic::ToolDropped { tool, reason } => {
+                write!(f, "tool {tool:?} left out of the list: {reason}")
+            }
+        }
+    }
 }

@@ -11,7 +11,7 @@ use super::era::{
     described_server, initialize_answer, judge_probe, probe_failure, ChosenEra, Era, EraReason,
     Verdict,
 };
-use super::events::{CallError, ClientError, ClientEvent};
+use super::events::{CallError, ClientError, Event};
 use super::params::{self, raw};
 use super::types::{InitializeParams, InitializeResult, LATEST_HANDSHAKE_VERSION};
 use crate::rpc::{Engine, LocalError, Origin, Outcome, RequestOptions};
@@ -31,7 +31,7 @@ pub(crate) enum Phase {
 /// What the handshake works with: the connection's engine, events and settings.
 pub(crate) struct Ctx<'a> {
     pub(crate) engine: &'a mut Engine,
-    pub(crate) events: &'a mut VecDeque<ClientEvent>,
+    pub(crate) events: &'a mut VecDeque<Event>,
     pub(crate) config: &'a ClientConfig,
     /// The stateless era's `_meta`.
     pub(crate) meta: &'a super::params::StatelessMeta,
@@ -298,7 +298,10 @@ impl Handshake {
                 self.era = Some(ChosenEra::Stateless);
                 self.server = Some(Box::new(init.clone()));
                 self.phase = Phase::Ready;
-                cx.events.push_back(ClientEvent::Ready(Box::new(init)));
+                cx.events.push_back(Event::Ready {
+                    era: ChosenEra::Stateless,
+                    server: Box::new(init),
+                });
             }
             Verdict::Handshake(version) => {
                 self.era = Some(ChosenEra::Handshake);
@@ -334,9 +337,12 @@ impl Handshake {
         // A closed engine cannot refuse here: it would have ended the handshake first.
         let _ = cx.engine.notify(now, "notifications/initialized", None);
         let event = if std::mem::take(&mut self.renewing) {
-            ClientEvent::SessionRenewed(Box::new(init))
+            Event::SessionRenewed(Box::new(init))
         } else {
-            ClientEvent::Ready(Box::new(init))
+            Event::Ready {
+                era: ChosenEra::Handshake,
+                server: Box::new(init),
+            }
         };
         cx.events.push_back(event);
     }
@@ -344,7 +350,7 @@ impl Handshake {
     /// The handshake failed: the connection closes.
     fn fail(&mut self, now: Instant, cx: Ctx<'_>, failure: CallError) {
         let reason = format!("handshake failed: {failure}");
-        cx.events.push_back(ClientEvent::HandshakeFailed(failure));
+        cx.events.push_back(Event::HandshakeFailed(failure));
         self.phase = Phase::Closed;
         cx.engine.close(now, reason);
     }

@@ -7,14 +7,14 @@ use std::time::Instant;
 
 use super::shutdown::{ProcessAction, ProcessExit, Shutdown, ShutdownTimeouts};
 use crate::codec::jsonl::{self, JsonlDecoder};
-use crate::protocol::client::{ClientConfig, ClientProtocol, Signalled, TransportSignal};
+use crate::protocol::client::{ClientProtocol, Signalled, TransportSignal};
+use crate::protocol::events::{Diagnostic, Event};
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
-use crate::transport::{hand_over, TransportNote};
+use crate::transport::hand_over;
 
 /// The client protocol bound to one child process.
 pub struct StdioClient {
-    protocol: ClientProtocol,
     decoder: JsonlDecoder,
     shutdown: Shutdown,
     shutdown_timeouts: ShutdownTimeouts,
@@ -28,7 +28,7 @@ pub struct StdioClient {
     exited: bool,
     /// Whether this process has sent any message (a server that fails to start sends none).
     answered: bool,
-    notes: std::collections::VecDeque<TransportNote>,
+    notes: std::collections::VecDeque<Event>,
     /// An empty buffer for the next frames to write.
     spare: Vec<u8>,
 }
@@ -66,7 +66,6 @@ pub const EXIT_AFTER_EOF_GRACE: std::time::Duration = std::time::Duration::from_
 impl std::fmt::Debug for StdioClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StdioClient")
-            .field("protocol", &self.protocol)
             .field("shutdown", &self.shutdown.stage())
             .finish_non_exhaustive()
     }
@@ -74,9 +73,8 @@ impl std::fmt::Debug for StdioClient {
 
 impl StdioClient {
     /// A client for a process that was just spawned.
-    pub fn new(config: ClientConfig, shutdown: ShutdownTimeouts, max_line: usize) -> Self {
+    pub fn new(shutdown: ShutdownTimeouts, max_line: usize) -> Self {
         StdioClient {
-            protocol: ClientProtocol::new(config),
             decoder: JsonlDecoder::with_max_line(max_line),
             shutdown: Shutdown::new(shutdown),
             shutdown_timeouts: shutdown,
@@ -96,62 +94,45 @@ impl StdioClient {
         self.observer = Some(observer);
     }
 
-    /// The protocol layer, to read state.
-    pub fn protocol(&self) -> &ClientProtocol {
-        &self.protocol
-    }
-
-    /// The protocol layer, to issue calls; what they queue is picked up by
-    /// [`take_write`](Self::take_write).
-    pub fn protocol_mut(&mut self) -> &mut ClientProtocol {
-        &mut self.protocol
-    }
-
-    /// Starts the handshake.
-    pub fn start(&mut self, now: Instant) -> Result<(), crate::protocol::ClientError> {
-        self.protocol.start(now)
-    }
-
     /// Bytes read from the child's stdout.
-    pub fn handle_stdout(&mut self, now: Instant, bytes: &[u8]) {
+    pub fn handle_stdout(&mut self, p: &mut ClientProtocol, now: Instant, bytes: &[u8]) {
         self.decoder.push(bytes);
-        self.drain_lines(now);
-        self.check_restart();
+        self.drain_lines(p, now);
+        self.check_restart(p);
     }
 
     /// After a probe that went unanswered, or killed the server: end this process and start
     /// another. Once the connection has ended (closed by the client, or its stdout gone), a
     /// probe that ended with it asks for nothing: no new process is started for a closed
     /// connection.
-    fn check_restart(&mut self) {
-        if self.protocol.take_restart_request() && !self.ended {
+    fn check_restart(&mut self, p: &mut ClientProtocol) {
+        if p.take_restart_request() && !self.ended {
             if !self.exited {
                 self.actions.push_back(ProcessAction::Kill);
             }
             self.actions.push_back(ProcessAction::SpawnAgain);
             let reason = "the server did not answer the era probe (server/discover) and is \
                           started again for the handshake";
-            self.notes
-                .push_back(TransportNote::Restarting(reason.into()));
+            self.notes.push_back(Event::Restarting {
+                reason: reason.into(),
+            });
         }
     }
 
     /// The server was started again after [`ProcessAction::SpawnAgain`]: the handshake starts on
     /// the new process. What was buffered for the old one is dropped.
-    pub fn handle_respawned(&mut self, now: Instant) {
+    pub fn handle_respawned(&mut self, p: &mut ClientProtocol, now: Instant) {
         self.decoder = JsonlDecoder::with_max_line(self.decoder.max_line());
         self.shutdown = Shutdown::new(self.shutdown_timeouts);
         self.ended = false;
         self.exited = false;
         self.answered = false;
         self.eof_deadline = None;
-        if let Signalled::Refused(e) = self
-            .protocol
-            .handle_transport(now, TransportSignal::Restarted)
-        {
+        if let Signalled::Refused(e) = p.handle_transport(now, TransportSignal::Restarted) {
             // The connection ended while the new process was being started (or none was asked
             // for): it is shut down like any other, never left running.
             self.end(
+                p,
                 now,
                 LocalError::ConnectionClosed {
                     reason: format!("cannot restart the handshake: {e}").into(),
@@ -161,10 +142,10 @@ impl StdioClient {
     }
 
     /// Starting the server again failed.
-    pub fn handle_respawn_failed(&mut self, now: Instant, message: &str) {
+    pub fn handle_respawn_failed(&mut self, p: &mut ClientProtocol, now: Instant, message: &str) {
         self.exited = true;
         self.ended = true;
-        self.protocol.handle_transport(
+        p.handle_transport(
             now,
             TransportSignal::Ended(LocalError::ConnectionClosed {
                 reason: format!("cannot start the server again: {message}").into(),
@@ -172,7 +153,7 @@ impl StdioClient {
         );
     }
 
-    fn drain_lines(&mut self, now: Instant) {
+    fn drain_lines(&mut self, p: &mut ClientProtocol, now: Instant) {
         while let Some(line) = self.decoder.next_line() {
             let line = match line {
                 Ok(line) => line,
@@ -188,9 +169,10 @@ impl StdioClient {
                         let id = id.as_ref().and_then(|id| id.as_i64());
                         let limit = *limit;
                         let signal = TransportSignal::AnswerTooLarge { id, limit };
-                        self.protocol.handle_transport(now, signal);
+                        p.handle_transport(now, signal);
                     }
-                    self.notes.push_back(TransportNote::Frame(e));
+                    self.notes
+                        .push_back(Event::Diagnostic(Diagnostic::Frame(e)));
                     continue;
                 }
             };
@@ -202,22 +184,23 @@ impl StdioClient {
                 Err(error) => {
                     let preview = jsonl::preview(line);
                     let e = jsonl::FrameError::NotAMessage { error, preview };
-                    self.notes.push_back(TransportNote::Frame(e));
+                    self.notes
+                        .push_back(Event::Diagnostic(Diagnostic::Frame(e)));
                     continue;
                 }
             };
             self.answered = true;
-            hand_over(&mut self.protocol, &mut self.notes, now, parsed);
+            hand_over(p, &mut self.notes, now, parsed);
         }
     }
 
     /// The child closed its stdout: it will say nothing more. Its exit is awaited briefly (so
     /// errors can name the exit status); then every pending call ends and the process is shut
     /// down.
-    pub fn handle_stdout_eof(&mut self, now: Instant) {
+    pub fn handle_stdout_eof(&mut self, p: &mut ClientProtocol, now: Instant) {
         self.decoder.finish();
-        self.drain_lines(now);
-        if self.protocol.probe_may_restart() && !self.exited {
+        self.drain_lines(p, now);
+        if p.probe_may_restart() && !self.exited {
             // During the probe, how it exits decides: a start-up failure, or a server to start
             // again for the handshake. Its exit is awaited (briefly) first.
             if self.eof_deadline.is_none() {
@@ -225,12 +208,10 @@ impl StdioClient {
             }
             return;
         }
-        if self
-            .protocol
-            .handle_transport(now, TransportSignal::ProbeTransportLost)
+        if p.handle_transport(now, TransportSignal::ProbeTransportLost)
             == Signalled::NewTransportWanted
         {
-            self.check_restart();
+            self.check_restart(p);
             return;
         }
         if !self.ended && self.eof_deadline.is_none() {
@@ -239,44 +220,44 @@ impl StdioClient {
     }
 
     /// The child exited. `stderr_tail` is the end of what it wrote to stderr, for the error.
-    pub fn handle_exit(&mut self, now: Instant, exit: ProcessExit, stderr_tail: &str) {
+    pub fn handle_exit(
+        &mut self,
+        p: &mut ClientProtocol,
+        now: Instant,
+        exit: ProcessExit,
+        stderr_tail: &str,
+    ) {
         self.shutdown.handle_exit(exit);
         self.eof_deadline = None;
         self.exited = true;
         let failed = exit.code != Some(0) && exit != ProcessExit::UNKNOWN;
-        if self.protocol.probe_may_restart()
-            && failed
-            && !self.answered
-            && !blames_the_probe(stderr_tail)
-        {
+        if p.probe_may_restart() && failed && !self.answered && !blames_the_probe(stderr_tail) {
             let reason = exit_reason(exit, " before answering anything", stderr_tail);
             let signal = TransportSignal::StartFailed(reason.into());
-            self.protocol.handle_transport(now, signal);
+            p.handle_transport(now, signal);
             self.ended = true;
             return;
         }
-        if self
-            .protocol
-            .handle_transport(now, TransportSignal::ProbeTransportLost)
+        if p.handle_transport(now, TransportSignal::ProbeTransportLost)
             == Signalled::NewTransportWanted
         {
-            self.check_restart();
+            self.check_restart(p);
             return;
         }
         let reason = exit_reason(exit, "", stderr_tail);
         let signal = TransportSignal::Died(reason.into());
-        self.protocol.handle_transport(now, signal);
+        p.handle_transport(now, signal);
         self.ended = true;
     }
 
-    fn end(&mut self, now: Instant, error: LocalError) {
-        self.end_with(now, TransportSignal::Ended(error));
+    fn end(&mut self, p: &mut ClientProtocol, now: Instant, error: LocalError) {
+        self.end_with(p, now, TransportSignal::Ended(error));
     }
 
     /// Ends the connection with `signal`, and begins the process's shutdown.
-    fn end_with(&mut self, now: Instant, signal: TransportSignal) {
+    fn end_with(&mut self, p: &mut ClientProtocol, now: Instant, signal: TransportSignal) {
         self.eof_deadline = None;
-        self.protocol.handle_transport(now, signal);
+        p.handle_transport(now, signal);
         if !self.ended {
             self.ended = true;
             self.shutdown.begin(now);
@@ -285,8 +266,9 @@ impl StdioClient {
 
     /// Closes the connection gracefully: pending calls end as closed, then stdin is closed and
     /// the process is given time to exit before it is terminated, then killed.
-    pub fn close(&mut self, now: Instant) {
+    pub fn close(&mut self, p: &mut ClientProtocol, now: Instant) {
         self.end(
+            p,
             now,
             LocalError::ConnectionClosed {
                 reason: "closed by the client".into(),
@@ -296,15 +278,15 @@ impl StdioClient {
 
     /// The frames the protocol queued, encoded as JSONL (several at once when several are
     /// queued), or `None` when nothing is.
-    pub fn take_write(&mut self) -> Option<Vec<u8>> {
+    pub fn take_write(&mut self, p: &mut ClientProtocol) -> Option<Vec<u8>> {
         // A buffer the driver gave back, when there is one: no allocation per write.
         let mut out = std::mem::take(&mut self.spare);
-        while let Some(m) = self.protocol.poll_transmit() {
+        while let Some(m) = p.poll_transmit() {
             let request = match &m {
                 crate::jsonrpc::Message::Request(r) => r.id.as_i64(),
                 _ => None,
             };
-            if !self.protocol.may_send(request) {
+            if !p.may_send(request) {
                 continue;
             }
             let start = out.len();
@@ -330,50 +312,46 @@ impl StdioClient {
         }
     }
 
-    /// The next note about a frame that was not a message.
-    pub fn poll_note(&mut self) -> Option<TransportNote> {
+    /// The next event of the process's own (a frame that was not a message, a restart).
+    pub fn poll_event(&mut self) -> Option<Event> {
         self.notes.pop_front()
     }
 
     /// The next thing to do to the process.
-    pub fn poll_process_action(&mut self) -> Option<ProcessAction> {
-        self.check_restart();
+    pub fn poll_process_action(&mut self, p: &mut ClientProtocol) -> Option<ProcessAction> {
+        self.check_restart(p);
         if let Some(a) = self.actions.pop_front() {
             return Some(a);
         }
         self.shutdown.poll_action()
     }
 
-    /// The earliest deadline: a request's or the shutdown's.
+    /// The earliest deadline of the process: the shutdown's, or the wait for its exit.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.protocol.poll_timeout(),
-            self.shutdown.poll_timeout(),
-            self.eof_deadline,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [self.shutdown.poll_timeout(), self.eof_deadline]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Fires what is due.
-    pub fn handle_timeout(&mut self, now: Instant) {
+    pub fn handle_timeout(&mut self, p: &mut ClientProtocol, now: Instant) {
         if self.eof_deadline.is_some_and(|t| t <= now) {
             self.eof_deadline = None;
             let lost = TransportSignal::ProbeTransportLost;
-            if self.protocol.probe_may_restart()
-                && self.protocol.handle_transport(now, lost) == Signalled::NewTransportWanted
+            if p.probe_may_restart()
+                && p.handle_transport(now, lost) == Signalled::NewTransportWanted
             {
                 // It closed its stdout during the probe and did not exit: started again.
-                self.check_restart();
+                self.check_restart(p);
             } else {
                 let reason = "the server closed its stdout".into();
-                self.end_with(now, TransportSignal::Died(reason));
+                self.end_with(p, now, TransportSignal::Died(reason));
             }
         }
-        self.protocol.handle_timeout(now);
+        p.handle_timeout(now);
         self.shutdown.handle_timeout(now);
-        self.check_restart();
+        self.check_restart(p);
     }
 
     /// Whether the process has exited (and no new one was asked for).

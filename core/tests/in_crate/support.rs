@@ -6,7 +6,7 @@ use std::time::Instant;
 use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::jsonrpc::{Id, Message, Parsed, RawJson};
 use crate::protocol::calls::McpCall;
-use crate::protocol::events::ClientEvent;
+use crate::protocol::events::Event;
 use crate::protocol::types::ClientCapabilities;
 use crate::protocol::{
     CallError, CallId, CallOptions, ClientConfig, ClientError, ClientProtocol, Era,
@@ -44,7 +44,7 @@ pub struct Pair {
     pub now: Instant,
     /// One line per message: `C→S …` or `S→C …`.
     pub wire: Vec<String>,
-    pub events: Vec<ClientEvent>,
+    pub events: Vec<Event>,
     /// Every message as sent, in order: (from the client, its JSON text).
     pub frames: Vec<(bool, String)>,
     pub to_server: JsonlDecoder,
@@ -193,9 +193,22 @@ impl Pair {
         panic!("the condition never held");
     }
 
+    /// The server's notifications received so far and not yet taken, in order.
+    pub fn take_notifications(&mut self) -> Vec<crate::protocol::ServerNotification> {
+        let mut taken = Vec::new();
+        self.events.retain(|e| match e {
+            Event::Notification(n) => {
+                taken.push(n.clone());
+                false
+            }
+            _ => true,
+        });
+        taken
+    }
+
     pub fn done(&self, call: CallId) -> Option<&Result<RawJson, CallError>> {
         self.events.iter().find_map(|e| match e {
-            ClientEvent::CallDone { call: c, outcome } if *c == call => Some(outcome),
+            Event::CallDone { call: c, outcome } if *c == call => Some(outcome),
             _ => None,
         })
     }
@@ -205,7 +218,7 @@ impl Pair {
         let outcomes: Vec<_> = self
             .events
             .iter()
-            .filter(|e| matches!(e, ClientEvent::CallDone { call: c, .. } if *c == call))
+            .filter(|e| matches!(e, Event::CallDone { call: c, .. } if *c == call))
             .collect();
         assert_eq!(outcomes.len(), 1, "a call ends exactly once");
         self.done(call).unwrap().clone()

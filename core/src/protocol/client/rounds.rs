@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::{CallState, ClientProtocol, Repeat};
 use crate::jsonrpc::RawJson;
 use crate::protocol::era::ChosenEra;
-use crate::protocol::events::{CallError, CallId, ClientEvent};
+use crate::protocol::events::{CallError, CallId, Event};
 use crate::protocol::input::{Answered, Retry};
 use crate::protocol::listing::{Listing, PageStep};
 use crate::protocol::params::ParamsRef;
@@ -33,7 +33,7 @@ impl ClientProtocol {
             return self.send_retry(now, call, retry);
         }
         let requests = self.awaiting.wait(call, retry, surfaced);
-        let events = requests.into_iter().map(ClientEvent::ServerRequest);
+        let events = requests.into_iter().map(Event::ServerRequest);
         self.events.extend(events);
         Ok(())
     }

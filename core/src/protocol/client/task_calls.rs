@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::ClientProtocol;
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::protocol::era::ChosenEra;
-use crate::protocol::events::{CallError, CallId, CallOptions, ClientEvent, TaskStatus};
+use crate::protocol::events::{CallError, CallId, CallOptions, Event, TaskStatus};
 use crate::protocol::params::ParamsRef;
 use crate::protocol::tasks::{InputAnswer, Next, Purpose, Shape};
 
@@ -81,9 +81,7 @@ impl ClientProtocol {
         opts: CallOptions,
     ) {
         match self.tasks.follow(now, call, shape, result, opts, now) {
-            Ok(status) => self
-                .events
-                .push_back(ClientEvent::TaskStatus { call, status }),
+            Ok(status) => self.events.push_back(Event::TaskStatus { call, status }),
             Err(e) => self.end_call(call, Err(e)),
         }
     }
@@ -118,13 +116,11 @@ impl ClientProtocol {
     fn task_next(&mut self, now: Instant, call: CallId, next: Next) {
         match next {
             Next::Wait => {}
-            Next::Status(status) => self
-                .events
-                .push_back(ClientEvent::TaskStatus { call, status }),
+            Next::Status(status) => self.events.push_back(Event::TaskStatus { call, status }),
             Next::Inputs(requests, status) => {
                 self.tell(call, status);
                 self.events
-                    .extend(requests.into_iter().map(ClientEvent::ServerRequest));
+                    .extend(requests.into_iter().map(Event::ServerRequest));
             }
             Next::FetchResult(status) => {
                 self.tell(call, status);
@@ -140,8 +136,7 @@ impl ClientProtocol {
 
     fn tell(&mut self, call: CallId, status: Option<TaskStatus>) {
         if let Some(status) = status {
-            self.events
-                .push_back(ClientEvent::TaskStatus { call, status });
+            self.events.push_back(Event::TaskStatus { call, status });
         }
     }
 

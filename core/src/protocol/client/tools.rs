@@ -6,7 +6,7 @@ use super::ClientProtocol;
 use crate::jsonrpc::RawJson;
 use crate::protocol::at_most_once::repeatable_tools;
 use crate::protocol::era::ChosenEra;
-use crate::protocol::events::{ClientEvent, ProtocolDiagnostic};
+use crate::protocol::events::{Diagnostic, Event};
 use crate::protocol::tool_headers::{check_tools, ToolHeaders};
 
 impl ClientProtocol {
@@ -16,8 +16,8 @@ impl ClientProtocol {
             let (rewritten, checked) = check_tools(&all);
             self.tool_headers = checked.headers;
             for (tool, reason) in checked.dropped {
-                let d = ProtocolDiagnostic::ToolDropped { tool, reason };
-                self.events.push_back(ClientEvent::Diagnostic(d));
+                let d = Diagnostic::ToolDropped { tool, reason };
+                self.events.push_back(Event::Diagnostic(d));
             }
             if let Some(rewritten) = rewritten {
                 all = rewritten;

@@ -203,7 +203,7 @@ fn a_url_elicitation_s_completion_is_a_typed_notification() {
         Some(json!({"noId": true})),
     );
     p.drive();
-    let n: Vec<_> = std::iter::from_fn(|| p.client.poll_notification()).collect();
+    let n: Vec<_> = p.take_notifications();
     assert_eq!(
         n[0],
         ServerNotification::ElicitationComplete {
@@ -218,7 +218,7 @@ fn a_url_elicitation_s_completion_is_a_typed_notification() {
 #[test]
 fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
     use crate::jsonrpc::{Id, Message, RawJson};
-    use crate::protocol::events::ClientEvent;
+    use crate::protocol::events::Event;
     use crate::protocol::types::CreateMessageParams;
     use crate::protocol::{ClientProtocol, ServerRequest};
     let now = epoch();
@@ -251,8 +251,7 @@ fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
         Some(RawJson::from_string(asked.into()).unwrap()),
     );
     c.handle_message(now, request);
-    let Some(ClientEvent::ServerRequest(ServerRequest::Sampling { id, params })) = c.poll_event()
-    else {
+    let Some(Event::ServerRequest(ServerRequest::Sampling { id, params })) = c.poll_event() else {
         panic!("no sampling request")
     };
     let typed: CreateMessageParams = serde_json::from_value(params).unwrap();

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
-use crate::protocol::events::ClientEvent;
+use crate::protocol::events::Event;
 use crate::protocol::types::{ClientCapabilities, ListToolsResult};
 use crate::protocol::{
     CallError, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol, Era,
@@ -50,12 +50,11 @@ fn answer_elicitations(p: &mut Pair, name: &str) -> usize {
         .events
         .iter()
         .filter_map(|e| match e {
-            ClientEvent::ServerRequest(ServerRequest::Elicitation { id, .. }) => Some(id.clone()),
+            Event::ServerRequest(ServerRequest::Elicitation { id, .. }) => Some(id.clone()),
             _ => None,
         })
         .collect();
-    p.events
-        .retain(|e| !matches!(e, ClientEvent::ServerRequest(_)));
+    p.events.retain(|e| !matches!(e, Event::ServerRequest(_)));
     for id in &requests {
         let answer = json!({"action": "accept", "content": {"name": name, "color": name}});
         p.client
@@ -72,7 +71,7 @@ fn auto_detects_a_modern_server_with_one_probe() {
     p.drive();
     assert_eq!(p.wire, ["C→S server/discover #0", "S→C result #0"]);
     assert_eq!(p.client.era(), Some(ChosenEra::Stateless));
-    let ClientEvent::Ready(info) = &p.events[0] else {
+    let Event::Ready { server: info, .. } = &p.events[0] else {
         panic!("{:?}", p.events)
     };
     assert_eq!(info.protocol_version, "2026-07-28");
@@ -133,7 +132,7 @@ fn every_request_carries_meta_and_results_are_complete() {
     let progress = p
         .events
         .iter()
-        .filter(|e| matches!(e, ClientEvent::Progress { .. }))
+        .filter(|e| matches!(e, Event::Progress { .. }))
         .count();
     assert_eq!(progress, 2);
     for m in sent(&p) {
@@ -305,7 +304,7 @@ fn subscriptions_listen_ack_tagged_notifications_and_both_ends() {
     p.server
         .notify(p.now, "notifications/prompts/list_changed", None);
     p.drive();
-    let n: Vec<_> = std::iter::from_fn(|| p.client.poll_notification()).collect();
+    let n: Vec<_> = p.take_notifications();
     assert_eq!(
         n,
         [
@@ -368,7 +367,7 @@ fn drain_sent(c: &mut ClientProtocol) -> Vec<String> {
         .collect()
 }
 
-fn events(c: &mut ClientProtocol) -> Vec<ClientEvent> {
+fn events(c: &mut ClientProtocol) -> Vec<Event> {
     std::iter::from_fn(|| c.poll_event()).collect()
 }
 
@@ -440,7 +439,7 @@ fn pinned_eras() {
     c.handle_message(now, error(0, -32601, None));
     let ev = events(&mut c);
     assert!(
-        matches!(ev[0], ClientEvent::HandshakeFailed(CallError::Server(_))),
+        matches!(ev[0], Event::HandshakeFailed(CallError::Server(_))),
         "{ev:?}"
     );
     assert!(c.is_closed());
@@ -492,7 +491,7 @@ fn request_state_is_left_out_when_none_was_given_and_state_only_rounds_retry_at_
             "k": {"method": "elicitation/create", "params": {"message": "?", "requestedSchema": {}}}}})),
     );
     let ev = events(&mut c);
-    let ClientEvent::ServerRequest(ServerRequest::Elicitation { id, .. }) = &ev[0] else {
+    let Event::ServerRequest(ServerRequest::Elicitation { id, .. }) = &ev[0] else {
         panic!("{ev:?}")
     };
     c.respond(
@@ -511,7 +510,7 @@ fn request_state_is_left_out_when_none_was_given_and_state_only_rounds_retry_at_
     c.handle_message(now, result(3, json!({"content": []})));
     let ev = events(&mut c);
     assert!(
-        matches!(&ev[0], ClientEvent::CallDone { call: done, outcome: Ok(_) } if *done == call),
+        matches!(&ev[0], Event::CallDone { call: done, outcome: Ok(_) } if *done == call),
         "{ev:?}"
     );
 }
@@ -574,7 +573,7 @@ fn an_unknown_result_type_is_a_typed_error_and_rounds_are_capped() {
     c.handle_message(now, result(1, json!({"resultType": "task", "taskId": "x"})));
     let ev = events(&mut c);
     assert!(
-        matches!(&ev[0], ClientEvent::CallDone { call: d, outcome: Err(CallError::InvalidResult(why)) } if *d == call && why.contains("task")),
+        matches!(&ev[0], Event::CallDone { call: d, outcome: Err(CallError::InvalidResult(why)) } if *d == call && why.contains("task")),
         "{ev:?}"
     );
     // A server that asks forever.
@@ -594,7 +593,7 @@ fn an_unknown_result_type_is_a_typed_error_and_rounds_are_capped() {
     }
     let ev = events(&mut c);
     assert!(
-        matches!(&ev[0], ClientEvent::CallDone { call: d, outcome: Err(CallError::InvalidResult(why)) } if *d == call && why.contains("16")),
+        matches!(&ev[0], Event::CallDone { call: d, outcome: Err(CallError::InvalidResult(why)) } if *d == call && why.contains("16")),
         "{ev:?}"
     );
 }
@@ -611,7 +610,7 @@ fn an_input_request_the_client_did_not_declare_fails_the_call() {
     );
     let ev = events(&mut c);
     assert!(
-        matches!(&ev[0], ClientEvent::CallDone { call: d, outcome: Err(CallError::InvalidResult(_)) } if *d == call),
+        matches!(&ev[0], Event::CallDone { call: d, outcome: Err(CallError::InvalidResult(_)) } if *d == call),
         "{ev:?}"
     );
 }
@@ -634,7 +633,7 @@ fn cache_hints_of_list_pages_are_exposed() {
         ),
     );
     let ev = events(&mut c);
-    let ClientEvent::CallDone {
+    let Event::CallDone {
         call: d,
         outcome: Ok(all),
     } = &ev[0]

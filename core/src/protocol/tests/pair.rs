@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
-use crate::protocol::events::{ClientEvent, ProtocolDiagnostic};
+use crate::protocol::events::{Diagnostic, Event};
 use crate::protocol::types::{fill_from_defaults, ClientCapabilities, ListToolsResult};
 use crate::protocol::{
     CallError, CallOptions, ClientError, ClientProtocol, ServerNotification, ServerRequest,
 };
-use crate::rpc::{Deadline, Diagnostic, EndedAs, LocalError, ResponseFor};
+use crate::rpc::{Deadline, EndedAs, LocalError, ResponseFor};
 use crate::server::DemoConfig;
 use serde_json::{json, Value};
 
@@ -43,7 +43,7 @@ fn handshake_transcript() {
             "C→S notifications/initialized",
         ]
     );
-    let ClientEvent::Ready(init) = &p.events[0] else {
+    let Event::Ready { server: init, .. } = &p.events[0] else {
         panic!("{:?}", p.events)
     };
     assert_eq!(init.protocol_version, "2025-11-25");
@@ -53,7 +53,7 @@ fn handshake_transcript() {
 }
 
 /// Feeds the client the server's answer to `initialize` by hand.
-fn scripted_handshake(answer: Value) -> (ClientProtocol, Vec<ClientEvent>, Vec<Message>) {
+fn scripted_handshake(answer: Value) -> (ClientProtocol, Vec<Event>, Vec<Message>) {
     let now = crate::test_support::epoch();
     let mut c = ClientProtocol::new(legacy());
     c.start(now).unwrap();
@@ -88,11 +88,11 @@ fn an_unknown_version_fails_the_handshake_clearly() {
         json!({"protocolVersion": "2026-07-28", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}),
     );
     assert!(c.is_closed());
-    let ClientEvent::HandshakeFailed(CallError::InvalidResult(why)) = &events[0] else {
+    let Event::HandshakeFailed(CallError::InvalidResult(why)) = &events[0] else {
         panic!("{events:?}")
     };
     assert!(why.contains("\"2026-07-28\""), "{why}");
-    assert!(matches!(events.last(), Some(ClientEvent::Closed { .. })));
+    assert!(matches!(events.last(), Some(Event::Closed { .. })));
     // No `initialized` was sent, and nothing more can be.
     assert_eq!(sent.len(), 1);
     let mut c = c;
@@ -195,7 +195,7 @@ fn an_empty_string_cursor_continues_the_list() {
         json!({"tools": [{"name": "b", "inputSchema": {}}]}),
     );
     let events: Vec<_> = std::iter::from_fn(|| c.poll_event()).collect();
-    let ClientEvent::CallDone {
+    let Event::CallDone {
         call: done,
         outcome: Ok(all),
     } = &events[0]
@@ -229,12 +229,9 @@ fn a_call_with_progress() {
         .events
         .iter()
         .filter_map(|e| match e {
-            ClientEvent::Progress {
-                call: c,
-                progress,
-                total,
-                ..
-            } if *c == call => Some((*progress, *total)),
+            Event::Progress { call: c, progress } if *c == call => {
+                Some((progress.progress, progress.total))
+            }
             _ => None,
         })
         .collect();
@@ -267,7 +264,7 @@ fn an_elicitation_answered_in_the_middle_of_a_call() {
         .events
         .iter()
         .find_map(|e| match e {
-            ClientEvent::ServerRequest(r @ ServerRequest::Elicitation { .. }) => Some(r.clone()),
+            Event::ServerRequest(r @ ServerRequest::Elicitation { .. }) => Some(r.clone()),
             _ => None,
         })
         .expect("the elicitation is surfaced at once, while the call is pending");
@@ -310,8 +307,10 @@ fn an_undeclared_capability_is_refused_with_the_prescribed_error() {
     let result = p.finish(call).unwrap();
     let v: Value = result.parse().unwrap();
     assert_eq!(v["isError"], true, "an isError result is a result");
-    assert!(p.events.iter().any(|e| matches!(e,
-        ClientEvent::Diagnostic(ProtocolDiagnostic::RefusedServerRequest { error, .. }) if error.code == -32602)));
+    assert!(
+        p.events.iter().any(|e| matches!(e,
+        Event::Diagnostic(Diagnostic::RefusedServerRequest { error, .. }) if error.code == -32602))
+    );
     assert_eq!(
         p.wire,
         [
@@ -352,7 +351,7 @@ fn a_cancel_crossing_the_response_is_reported_not_delivered() {
     ));
     assert!(p.events.iter().any(|e| matches!(
         e,
-        ClientEvent::Diagnostic(ProtocolDiagnostic::Engine(Diagnostic::UnmatchedResponse {
+        Event::Diagnostic(Diagnostic::Rpc(crate::rpc::Diagnostic::UnmatchedResponse {
             status: ResponseFor::Ended(EndedAs::Cancelled),
             ..
         }))
@@ -544,7 +543,7 @@ fn list_changed_and_logs_are_surfaced() {
         Some(json!({"level": "info", "data": "hello"})),
     );
     p.drive();
-    let n: Vec<_> = std::iter::from_fn(|| p.client.poll_notification()).collect();
+    let n: Vec<_> = p.take_notifications();
     assert_eq!(n[0], ServerNotification::ToolsListChanged);
     let ServerNotification::Log(log) = &n[1] else {
         panic!("{n:?}")

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::jsonrpc::RawJson;
-use crate::protocol::events::ClientEvent;
+use crate::protocol::events::Event;
 use crate::protocol::{
     CallError, CallOptions, ClientConfig, ServerRequest, TaskStatus, TASKS_EXTENSION,
 };
@@ -53,7 +53,7 @@ fn statuses(p: &Pair) -> Vec<TaskStatus> {
     p.events
         .iter()
         .filter_map(|e| match e {
-            ClientEvent::TaskStatus { status, .. } => Some(status.clone()),
+            Event::TaskStatus { status, .. } => Some(status.clone()),
             _ => None,
         })
         .collect()
@@ -64,7 +64,7 @@ fn until_asked(p: &mut Pair) {
     p.run_until(|p| {
         p.events
             .iter()
-            .any(|e| matches!(e, ClientEvent::ServerRequest(_)))
+            .any(|e| matches!(e, Event::ServerRequest(_)))
     });
 }
 
@@ -110,7 +110,7 @@ fn a_task_asking_for_input_surfaces_it_once_and_answers_with_tasks_update() {
         .events
         .iter()
         .filter_map(|e| match e {
-            ClientEvent::ServerRequest(ServerRequest::Elicitation { id, params }) => {
+            Event::ServerRequest(ServerRequest::Elicitation { id, params }) => {
                 Some((id.clone(), params.clone()))
             }
             _ => None,
@@ -136,7 +136,7 @@ fn a_task_asking_for_input_surfaces_it_once_and_answers_with_tasks_update() {
     let asked = p
         .events
         .iter()
-        .filter(|e| matches!(e, ClientEvent::ServerRequest(_)))
+        .filter(|e| matches!(e, Event::ServerRequest(_)))
         .count();
     assert_eq!(asked, 1);
     assert!(statuses(&p).iter().any(|s| s.status == "input_required"));
@@ -238,7 +238,7 @@ fn a_handshake_era_task_asks_for_input_while_its_result_is_awaited() {
         .events
         .iter()
         .find_map(|e| match e {
-            ClientEvent::ServerRequest(r) => Some(r.id().clone()),
+            Event::ServerRequest(r) => Some(r.id().clone()),
             _ => None,
         })
         .unwrap();
