@@ -8,8 +8,9 @@
 //! decides that, as it checks capabilities (its `McpCall` knows which calls the era dropped).
 
 use mcpwire_core::jsonrpc::RawJson;
+use mcpwire_core::typed_result;
 use mcpwire_core::types::{
-    typed_result, CompleteResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    CompleteResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
 };
 use mcpwire_core::McpCall;

@@ -14,10 +14,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use mcpwire_core::jsonrpc::RawJson;
+use mcpwire_core::typed_result;
 use mcpwire_core::types::{
-    typed_result, GetPromptResult, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, Tool,
+    GetPromptResult, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use mcpwire_core::{
     CallError, CallId, CallOutcome, ChosenEra, ClientError, Connection, Event, LocalError, McpCall,

@@ -8,7 +8,7 @@
 //! [`Error::Skill`] and nothing more of that skill is read.
 
 use mcpwire_core::skills::{GetSkillResult, ListSkillsResult, Skill};
-use mcpwire_core::types::typed_result;
+use mcpwire_core::typed_result;
 use mcpwire_core::McpCall;
 
 use crate::client::{CallOptions, Client};

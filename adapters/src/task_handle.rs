@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use mcpwire_core::types::{typed_result, CallToolResult};
+use mcpwire_core::typed_result;
+use mcpwire_core::types::CallToolResult;
 use mcpwire_core::{ChosenEra, McpCall};
 use serde_json::{Map, Value};
 

@@ -11,7 +11,8 @@
 //! sending only when [`CallOptions::check_arguments`] asks; then the tools are listed first if
 //! they never were.
 
-use mcpwire_core::types::{typed_result, CallToolResult, ListToolsResult, Tool};
+use mcpwire_core::typed_result;
+use mcpwire_core::types::{CallToolResult, ListToolsResult, Tool};
 use mcpwire_core::McpCall;
 use serde_json::Value;
 

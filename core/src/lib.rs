@@ -72,6 +72,7 @@ pub mod skills;
 mod stdio;
 pub mod tap;
 mod transport;
+pub mod types;
 
 // The in-crate tests' shared harness lives with the tests (it reads the clock once, for their
 // epoch), outside the library's sources.
@@ -87,10 +88,10 @@ pub use error::AuthorizationRequired;
 pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
 pub use protocol::calls::McpCall;
 pub use protocol::events::{Diagnostic, Event, Progress};
-pub use protocol::types;
 pub use protocol::{
-    task_of, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig, ClientError,
-    Era, EraReason, ServerNotification, ServerRequest, TaskStatus, MAX_PAGES, TASKS_EXTENSION,
+    task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
+    ClientError, Era, EraReason, ServerNotification, ServerRequest, TaskStatus, MAX_PAGES,
+    TASKS_EXTENSION,
 };
 pub use rpc::{
     Deadline, Diagnostic as RpcDiagnostic, EndedAs, EngineError, Limits, LocalError, ProgressToken,

@@ -17,13 +17,13 @@ use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::protocol::calls::McpCall;
 #[cfg(doc)]
 use crate::protocol::events::Event;
-use crate::protocol::types::InitializeResult;
 use crate::protocol::{
     CallId, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol, EraReason,
 };
 use crate::rpc::Responded;
 use crate::stdio::{ProcessExit, ShutdownTimeouts, StdioClient};
 use crate::tap::FrameObserver;
+use crate::types::InitializeResult;
 
 /// Inputs tolerated while outputs stay undrained before a debug build objects: a driver that
 /// feeds the connection without draining [`Connection::poll_output`] breaks the drive rule.

@@ -1,9 +1,17 @@
 //! One HTTP exchange's state: what it carries, its response so far, and for an SSE stream what
 //! a resume needs.
 
-use super::session::SessionTag;
+use std::sync::Arc;
+
 use crate::codec::sse::McpSseDecoder;
 use crate::error::{AuthChallenge, HttpError, HttpErrorKind};
+
+/// The session an exchange was sent in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SessionTag {
+    pub(crate) id: Arc<str>,
+    pub(crate) generation: u64,
+}
 
 /// The state of one SSE stream, kept across its resumes.
 #[derive(Debug, Clone, Default)]

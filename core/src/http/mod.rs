@@ -25,7 +25,7 @@ mod timeouts;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use exchange::{Body, Exchange, ExchangeKind, Role, Standalone, Stream};
+use exchange::{Body, Exchange, ExchangeKind, Role, SessionTag, Standalone, Stream};
 pub(crate) use headers::Headers as HeaderSet;
 use headers::Headers;
 pub(crate) use initialized::{InitializedGate, BEHIND as INITIALIZED_BEHIND};
@@ -33,7 +33,7 @@ pub use options::HttpOptions;
 pub(crate) use request::{header, media_type, unsendable};
 pub use request::{ExchangeId, HttpAction, HttpMethod, HttpRequest};
 use resume::Resumes;
-use session::{Parked, Session, SessionTag};
+use session::{Parked, Session};
 
 use crate::error::{AuthChallenge, ExchangeFailure, HttpError, HttpErrorKind};
 

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::exchange::{Exchange, ExchangeKind, Standalone};
+use super::exchange::{Exchange, ExchangeKind, SessionTag, Standalone};
 use super::request::ExchangeId;
 use super::HttpClient;
 use crate::error::HttpErrorKind;
@@ -28,13 +28,6 @@ use crate::rpc::LocalError;
 /// the bound is generous. A 404 in a session already lost costs nothing: a renewal is under
 /// way, and the request goes once more in the new session, until its own deadline.
 pub(crate) const MAX_BOUNCES: u8 = 10;
-
-/// The session an exchange was sent in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SessionTag {
-    pub(crate) id: Arc<str>,
-    pub(crate) generation: u64,
-}
 
 /// Where the session stands.
 #[derive(Debug, Default)]

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::params::{tool_call_map, ParamsRef};
-use super::types::ServerCapabilities;
+use crate::types::ServerCapabilities;
 
 /// One MCP call as made: its method, its params (without `_meta`), the server capability it
 /// needs, and for a list the key its items are under. Send it with

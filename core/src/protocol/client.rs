@@ -41,11 +41,11 @@ use super::server_requests::admit;
 pub(crate) use super::signal::{Signalled, TransportSignal};
 use super::tasks::{self, Shape};
 use super::tool_headers::ToolHeaders;
-use super::types::InitializeResult;
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson, Request};
 use crate::rpc::{
     AppNotification, Engine, LocalError, Outcome, Output, Reply, RequestOptions, Responded,
 };
+use crate::types::InitializeResult;
 
 #[derive(Debug)]
 struct CallState {

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use super::era::Era;
-use super::types::{ClientCapabilities, Implementation, LATEST_HANDSHAKE_VERSION};
 use crate::rpc::Limits;
+use crate::types::{ClientCapabilities, Implementation, LATEST_HANDSHAKE_VERSION};
 
 /// Settings of one client connection.
 #[derive(Debug, Clone)]

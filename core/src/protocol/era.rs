@@ -10,10 +10,9 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::events::CallError;
-use super::types::{is_handshake_version, InitializeResult, HANDSHAKE_VERSIONS, LATEST_VERSION};
 use crate::jsonrpc::{ErrorObject, RawJson};
 use crate::rpc::{LocalError, Outcome, Reply};
+use crate::types::{InitializeResult, HANDSHAKE_VERSIONS, LATEST_VERSION};
 
 /// Which era to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -241,7 +240,7 @@ fn judge_error(e: &ErrorObject, era: Era) -> Verdict {
             _ => Verdict::Modern(None),
         },
         _ => match era {
-            Era::Auto => Verdict::Handshake(super::types::LATEST_HANDSHAKE_VERSION.into()),
+            Era::Auto => Verdict::Handshake(crate::types::LATEST_HANDSHAKE_VERSION.into()),
             _ => Verdict::Fail(format!(
                 "the server does not speak {LATEST_VERSION}: server/discover failed with {e}"
             )),
@@ -269,34 +268,6 @@ pub(crate) fn described_server(discover: Option<&RawJson>) -> InitializeResult {
             .and_then(Value::as_str)
             .map(str::to_owned),
         extra: serde_json::Map::new(),
-    }
-}
-
-/// Why a failed probe fails the connection: the local end, the server's error, or (for a
-/// version the server refused, or a result we cannot read) `message`.
-pub(crate) fn probe_failure(outcome: Outcome, message: String) -> CallError {
-    match outcome {
-        Err(e) => CallError::Local(e),
-        Ok(Reply::Error(e)) if e.code != UNSUPPORTED_PROTOCOL_VERSION => CallError::Server(e),
-        _ => CallError::InvalidResult(message),
-    }
-}
-
-/// The server's answer to `initialize`, if it is one this client can go on with: a result in a
-/// handshake-era version it speaks.
-pub(crate) fn initialize_answer(outcome: Outcome) -> Result<InitializeResult, CallError> {
-    match outcome {
-        Ok(Reply::Result(r)) => match r.parse::<InitializeResult>() {
-            Ok(init) if is_handshake_version(&init.protocol_version) => Ok(init),
-            Ok(init) => Err(CallError::InvalidResult(format!(
-                "the server answered with protocol version {:?}, which this client does not speak (it speaks {})",
-                init.protocol_version,
-                HANDSHAKE_VERSIONS.join(", ")
-            ))),
-            Err(e) => Err(CallError::InvalidResult(format!("initialize: {e}"))),
-        },
-        Ok(Reply::Error(e)) => Err(CallError::Server(e)),
-        Err(e) => Err(CallError::Local(e)),
     }
 }
 

@@ -7,12 +7,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::era::ChosenEra;
-use super::types::{InitializeResult, LoggingMessageParams};
 use crate::codec::jsonl::FrameError;
 use crate::codec::sse::SseDiagnostic;
 use crate::error::AuthorizationRequired;
 use crate::jsonrpc::{ErrorObject, Id, Notification, RawJson};
 use crate::rpc::{EngineError, LocalError};
+use crate::types::{InitializeResult, LoggingMessageParams};
 
 /// One application call: a request, or for list methods every page of it. Its value is the id of
 /// the call's first request.
@@ -124,6 +124,15 @@ impl CallError {
             other => CallError::InvalidResult(other.to_string()),
         }
     }
+}
+
+/// Reads a call's raw result as the type its method defines; a result of another shape is
+/// [`CallError::InvalidResult`], naming the method.
+pub fn typed_result<T: serde::de::DeserializeOwned>(
+    raw: &RawJson,
+    method: &str,
+) -> Result<T, CallError> {
+    serde_json::from_str(raw.get()).map_err(|e| CallError::InvalidResult(format!("{method}: {e}")))
 }
 
 /// How a call ended: its raw result, or why there is none.

@@ -8,13 +8,15 @@ use std::time::{Duration, Instant};
 
 use super::client_config::ClientConfig;
 use super::era::{
-    described_server, initialize_answer, judge_probe, probe_failure, ChosenEra, Era, EraReason,
-    Verdict,
+    described_server, judge_probe, ChosenEra, Era, EraReason, Verdict, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use super::events::{CallError, ClientError, Event};
 use super::params::{self, raw};
-use super::types::{InitializeParams, InitializeResult, LATEST_HANDSHAKE_VERSION};
-use crate::rpc::{Engine, LocalError, Origin, Outcome, RequestOptions};
+use crate::rpc::{Engine, LocalError, Origin, Outcome, Reply, RequestOptions};
+use crate::types::{
+    is_handshake_version, InitializeParams, InitializeResult, HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+};
 
 /// Where the connection's start stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -353,5 +355,33 @@ impl Handshake {
         cx.events.push_back(Event::HandshakeFailed(failure));
         self.phase = Phase::Closed;
         cx.engine.close(now, reason);
+    }
+}
+
+/// Why a failed probe fails the connection: the local end, the server's error, or (for a
+/// version the server refused, or a result we cannot read) `message`.
+pub(crate) fn probe_failure(outcome: Outcome, message: String) -> CallError {
+    match outcome {
+        Err(e) => CallError::Local(e),
+        Ok(Reply::Error(e)) if e.code != UNSUPPORTED_PROTOCOL_VERSION => CallError::Server(e),
+        _ => CallError::InvalidResult(message),
+    }
+}
+
+/// The server's answer to `initialize`, if it is one this client can go on with: a result in a
+/// handshake-era version it speaks.
+pub(crate) fn initialize_answer(outcome: Outcome) -> Result<InitializeResult, CallError> {
+    match outcome {
+        Ok(Reply::Result(r)) => match r.parse::<InitializeResult>() {
+            Ok(init) if is_handshake_version(&init.protocol_version) => Ok(init),
+            Ok(init) => Err(CallError::InvalidResult(format!(
+                "the server answered with protocol version {:?}, which this client does not speak (it speaks {})",
+                init.protocol_version,
+                HANDSHAKE_VERSIONS.join(", ")
+            ))),
+            Err(e) => Err(CallError::InvalidResult(format!("initialize: {e}"))),
+        },
+        Ok(Reply::Error(e)) => Err(CallError::Server(e)),
+        Err(e) => Err(CallError::Local(e)),
     }
 }

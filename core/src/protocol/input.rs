@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use super::events::{CallError, CallId, CallOptions, ServerRequest};
 use super::server_requests::admit;
-use super::types::ClientCapabilities;
 use crate::jsonrpc::{ErrorObject, Id, RawJson, StrRef};
+use crate::types::ClientCapabilities;
 
 /// How a stateless-era result reads.
 enum ResultKind {

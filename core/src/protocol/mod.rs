@@ -16,13 +16,12 @@ mod server_requests;
 mod signal;
 pub(crate) mod tasks;
 pub(crate) mod tool_headers;
-pub mod types;
 
 pub use client::{ClientConfig, ClientProtocol};
 pub use era::{ChosenEra, Era, EraReason};
 pub use events::{
-    CallError, CallId, CallOptions, CallOutcome, ClientError, ServerNotification, ServerRequest,
-    TaskStatus,
+    typed_result, CallError, CallId, CallOptions, CallOutcome, ClientError, ServerNotification,
+    ServerRequest, TaskStatus,
 };
 pub use listing::MAX_PAGES;
 pub use tasks::{task_of, EXTENSION as TASKS_EXTENSION};

@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use super::events::{CallId, ServerNotification};
 use super::params::META_SUBSCRIPTION;
-use super::types::LoggingMessageParams;
 use crate::jsonrpc::{Id, Notification};
+use crate::types::LoggingMessageParams;
 
 /// The subscription a stateless-era notification belongs to, from its `_meta`.
 fn subscription_of(n: &Notification) -> Option<CallId> {

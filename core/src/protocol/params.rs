@@ -5,8 +5,8 @@ use serde::ser::SerializeMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::types::{ClientCapabilities, Implementation, LATEST_VERSION};
 use crate::jsonrpc::RawJson;
+use crate::types::{ClientCapabilities, Implementation, LATEST_VERSION};
 
 /// `_meta` keys of the stateless era.
 pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";

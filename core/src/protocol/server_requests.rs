@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::events::ServerRequest;
-use super::types::ClientCapabilities;
 use crate::jsonrpc::{codes, ErrorObject, Id};
+use crate::types::ClientCapabilities;
 
 /// The request to surface to the application, or the error that refuses it (the one the
 /// protocol prescribes: an undeclared elicitation mode is invalid params, anything else not

@@ -28,8 +28,8 @@ use serde_json::{Map, Value};
 
 use super::events::{CallError, CallId, CallOptions, ServerRequest, TaskStatus};
 use super::server_requests::admit;
-use super::types::ClientCapabilities;
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
+use crate::types::ClientCapabilities;
 
 /// The extension's identifier (2026-07-28).
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";

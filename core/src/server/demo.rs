@@ -18,9 +18,9 @@ use serde_json::{json, Map, Value};
 
 use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::jsonrpc::{codes, ErrorObject, Id, Message, RawJson, Request};
-use crate::protocol::types::{is_handshake_version, LATEST_HANDSHAKE_VERSION};
 use crate::rpc::{Engine, Limits, Origin, Output, Reply, RequestOptions};
 use crate::transport::for_each_message;
+use crate::types::{is_handshake_version, LATEST_HANDSHAKE_VERSION};
 
 /// Settings of the demo server.
 #[derive(Debug, Clone)]
@@ -386,7 +386,7 @@ impl DemoServer {
     fn modern_request(&mut self, now: Instant, r: &Request, params: &Value, version: Value) {
         if version != MODERN {
             let supported: Vec<&str> = std::iter::once(MODERN)
-                .chain(crate::protocol::types::HANDSHAKE_VERSIONS)
+                .chain(crate::types::HANDSHAKE_VERSIONS)
                 .collect();
             let error = ErrorObject {
                 code: crate::protocol::era::UNSUPPORTED_PROTOCOL_VERSION,

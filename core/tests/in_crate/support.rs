@@ -7,11 +7,11 @@ use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::jsonrpc::{Id, Message, Parsed, RawJson};
 use crate::protocol::calls::McpCall;
 use crate::protocol::events::Event;
-use crate::protocol::types::ClientCapabilities;
 use crate::protocol::{
     CallError, CallId, CallOptions, ClientConfig, ClientError, ClientProtocol, Era,
 };
 use crate::server::{DemoConfig, DemoServer};
+use crate::types::ClientCapabilities;
 use serde_json::{json, Value};
 
 /// The one reading of the clock in the core's tests: every instant is an offset from it.

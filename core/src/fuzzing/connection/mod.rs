@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 
 use crate::config::{HttpConfig, ServerConfig};
 use crate::jsonrpc::{self, ErrorObject, Id, Message, Parsed, RawJson};
-use crate::protocol::types::ClientCapabilities;
 use crate::rpc::Limits;
+use crate::types::ClientCapabilities;
 use input::Input;
 
 use crate::{

@@ -6,11 +6,11 @@
 use serde_json::{json, Value};
 
 use crate::protocol::calls::McpCall;
-use crate::protocol::types::{
-    ListResourcesResult, ListToolsResult, ReadResourceResult, UI_EXTENSION, UI_MIME_TYPE,
-};
 use crate::protocol::{CallOptions, ServerNotification};
 use crate::server::{DemoConfig, FORECAST_UI};
+use crate::types::{
+    ListResourcesResult, ListToolsResult, ReadResourceResult, UI_EXTENSION, UI_MIME_TYPE,
+};
 
 use crate::test_support::*;
 
@@ -149,8 +149,8 @@ fn a_ui_resource_is_listed_and_read_like_any_other() {
 #[cfg(feature = "schemas")]
 #[test]
 fn structured_output_is_checked_against_the_listed_schema_in_both_eras() {
-    use crate::protocol::types::CallToolResult;
     use crate::schema::{SchemaViolation, ToolSchemas};
+    use crate::types::CallToolResult;
     for mut p in both_eras() {
         let schemas = ToolSchemas::compile(&list_tools(&mut p).tools);
         let call = |p: &mut Pair, args: Value| -> CallToolResult {
@@ -219,8 +219,8 @@ fn a_url_elicitation_s_completion_is_a_typed_notification() {
 fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
     use crate::jsonrpc::{Id, Message, RawJson};
     use crate::protocol::events::Event;
-    use crate::protocol::types::CreateMessageParams;
     use crate::protocol::{ClientProtocol, ServerRequest};
+    use crate::types::CreateMessageParams;
     let now = epoch();
     let caps = crate::types::ClientCapabilities::default()
         .with_sampling()

@@ -6,13 +6,13 @@ use std::time::Instant;
 
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use crate::protocol::events::Event;
-use crate::protocol::types::{ClientCapabilities, ListToolsResult};
 use crate::protocol::{
     CallError, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol, Era,
     ServerNotification, ServerRequest,
 };
 use crate::rpc::LocalError;
 use crate::server::DemoConfig;
+use crate::types::{ClientCapabilities, ListToolsResult};
 use serde_json::{json, Value};
 
 use crate::test_support::*;

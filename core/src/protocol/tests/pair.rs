@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use crate::protocol::events::{Diagnostic, Event};
-use crate::protocol::types::{fill_from_defaults, ClientCapabilities, ListToolsResult};
 use crate::protocol::{
     CallError, CallOptions, ClientError, ClientProtocol, ServerNotification, ServerRequest,
 };
 use crate::rpc::{Deadline, EndedAs, LocalError, ResponseFor};
 use crate::server::DemoConfig;
+use crate::types::{fill_from_defaults, ClientCapabilities, ListToolsResult};
 use serde_json::{json, Value};
 
 use crate::test_support::*;

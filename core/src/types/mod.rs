@@ -9,7 +9,6 @@ use serde_json::{Map, Value};
 
 use crate::jsonrpc::RawJson;
 
-#[path = "types_more.rs"]
 mod more;
 pub use more::*;
 
@@ -113,16 +112,6 @@ pub struct Root {
 pub struct ListRootsResult {
     /// The roots.
     pub roots: Vec<Root>,
-}
-
-/// Reads a call's raw result as the type its method defines; a result of another shape is
-/// [`CallError::InvalidResult`](crate::CallError::InvalidResult), naming the method.
-pub fn typed_result<T: serde::de::DeserializeOwned>(
-    raw: &crate::jsonrpc::RawJson,
-    method: &str,
-) -> Result<T, crate::CallError> {
-    serde_json::from_str(raw.get())
-        .map_err(|e| crate::CallError::InvalidResult(format!("{method}: {e}")))
 }
 
 /// What a server offers.
