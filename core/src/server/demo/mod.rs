@@ -58,9 +58,7 @@ struct SlowTask {
     token: Option<Value>,
 }
 
-#[path = "demo_rounds.rs"]
 mod rounds;
-#[path = "tasks.rs"]
 mod tasks;
 
 /// The demo server's protocol state.
