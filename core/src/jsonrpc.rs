@@ -41,6 +41,26 @@ pub mod codes {
     pub const INTERNAL_ERROR: i64 = -32603;
 }
 
+/// Splits what one frame held into its messages and the batch elements that were not messages,
+/// the same way for every transport: a batch is taken element by element, in order.
+pub(crate) fn for_each_message(
+    parsed: Parsed<Message>,
+    mut message: impl FnMut(Message),
+    mut not_a_message: impl FnMut(ParseError),
+) {
+    match parsed {
+        Parsed::Single(m) => message(m),
+        Parsed::Batch(items) => {
+            for item in items {
+                match item {
+                    Ok(m) => message(m),
+                    Err(e) => not_a_message(e),
+                }
+            }
+        }
+    }
+}
+
 /// A request id: an integer or a string. `0` is a valid id; `null` is not a request id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Id {

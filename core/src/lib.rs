@@ -58,20 +58,15 @@ pub mod config;
 mod connection;
 pub mod error;
 pub mod header;
-mod http;
-mod http_sse;
 pub mod jsonrpc;
 #[cfg(feature = "oauth")]
 pub mod oauth;
-mod protocol;
 mod rpc;
 #[cfg(feature = "schemas")]
 pub mod schema;
 pub mod server;
 pub mod skills;
-mod stdio;
 pub mod tap;
-mod transport;
 pub mod types;
 
 // The in-crate tests' shared harness lives with the tests (it reads the clock once, for their
@@ -83,18 +78,16 @@ mod test_support;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 
-pub use connection::{Connection, HttpTransportKind, Output, StdioOptions};
-pub use error::AuthorizationRequired;
-pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
-pub use protocol::calls::McpCall;
-pub use protocol::events::{Diagnostic, Event, Progress};
-pub use protocol::{
+pub use connection::{
     task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
-    ClientError, Era, EraReason, ServerNotification, ServerRequest, TaskStatus, MAX_PAGES,
-    TASKS_EXTENSION,
+    ClientError, Connection, Diagnostic, Era, EraReason, Event, ExchangeId, HttpAction, HttpMethod,
+    HttpOptions, HttpRequest, HttpTransportKind, McpCall, Output, ProcessAction, ProcessExit,
+    Progress, ServerNotification, ServerRequest, ShutdownTimeouts, StdioOptions, TaskStatus,
+    CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, MAX_PAGES,
 };
+pub use error::AuthorizationRequired;
 pub use rpc::{
     Deadline, Diagnostic as RpcDiagnostic, EndedAs, EngineError, Limits, LocalError, ProgressToken,
     Reply, Responded, ResponseFor, DEFAULT_TIMEOUT,
 };
-pub use stdio::{ProcessAction, ProcessExit, ShutdownTimeouts, EXIT_AFTER_EOF_GRACE};
+pub use types::TASKS_EXTENSION;

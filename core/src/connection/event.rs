@@ -1,9 +1,9 @@
 //! What a [`Connection`](super::Connection) hands out: [`Output`]s for the driver, among them
 //! [`Event`]s for the application.
 
-use crate::http::HttpAction;
-use crate::protocol::events::Event;
-use crate::stdio::ProcessAction;
+use crate::connection::http::HttpAction;
+use crate::connection::protocol::events::Event;
+use crate::connection::stdio::ProcessAction;
 
 /// One thing the connection asks of its driver, in the order it must be done.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,11 @@
 //! [`Connection`]: one MCP client connection to one server, as one sans-IO machine.
 
 mod event;
+pub(crate) mod http;
+mod http_sse;
+pub(crate) mod protocol;
+mod stdio;
+mod transport;
 
 use std::borrow::Cow;
 use std::time::Instant;
@@ -8,22 +13,25 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 pub use event::Output;
+pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
+pub use protocol::calls::McpCall;
+pub use protocol::events::{Diagnostic, Event, Progress};
+pub use protocol::{
+    task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
+    ClientError, Era, EraReason, ServerNotification, ServerRequest, TaskStatus, MAX_PAGES,
+};
+pub use stdio::{ProcessAction, ProcessExit, ShutdownTimeouts, EXIT_AFTER_EOF_GRACE};
 
 use crate::codec::jsonl::DEFAULT_MAX_LINE;
 use crate::error::ExchangeFailure;
-use crate::http::{ExchangeId, HttpClient, HttpOptions};
-use crate::http_sse::HttpSseClient;
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
-use crate::protocol::calls::McpCall;
-#[cfg(doc)]
-use crate::protocol::events::Event;
-use crate::protocol::{
-    CallId, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol, EraReason,
-};
 use crate::rpc::Responded;
-use crate::stdio::{ProcessExit, ShutdownTimeouts, StdioClient};
 use crate::tap::FrameObserver;
 use crate::types::InitializeResult;
+use http::HttpClient;
+use http_sse::HttpSseClient;
+use protocol::ClientProtocol;
+use stdio::StdioClient;
 
 /// Inputs tolerated while outputs stay undrained before a debug build objects: a driver that
 /// feeds the connection without draining [`Connection::poll_output`] breaks the drive rule.
@@ -173,7 +181,7 @@ impl Connection {
             // Pinned to the 2024-11-05 transport: no probe; the handshake era, which starts
             // once the stream names its endpoint.
             let config = ClientConfig {
-                era: crate::protocol::Era::Handshake,
+                era: crate::connection::protocol::Era::Handshake,
                 ..config
             };
             let mut protocol = ClientProtocol::new(config);

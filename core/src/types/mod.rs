@@ -12,6 +12,20 @@ use crate::jsonrpc::RawJson;
 mod more;
 pub use more::*;
 
+/// MCP's own JSON-RPC error codes (2026-07-28), beside JSON-RPC's
+/// ([`jsonrpc::codes`](crate::jsonrpc::codes)). Each one proves a server speaks the stateless era.
+pub mod codes {
+    /// A request's `Mcp-*` headers disagree with its body.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// The server needs a client capability the request did not declare.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// The server does not speak the request's protocol version.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+}
+
+/// The tasks extension's id (2026-07-28: tasks moved from a capability to an extension).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// The latest protocol version: the stateless era.
 pub const LATEST_VERSION: &str = "2026-07-28";
 /// The latest handshake-era version, offered in `initialize`.

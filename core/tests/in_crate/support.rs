@@ -4,12 +4,12 @@
 use std::time::Instant;
 
 use crate::codec::jsonl::{self, JsonlDecoder};
-use crate::jsonrpc::{Id, Message, Parsed, RawJson};
-use crate::protocol::calls::McpCall;
-use crate::protocol::events::Event;
-use crate::protocol::{
+use crate::connection::protocol::calls::McpCall;
+use crate::connection::protocol::events::Event;
+use crate::connection::protocol::{
     CallError, CallId, CallOptions, ClientConfig, ClientError, ClientProtocol, Era,
 };
+use crate::jsonrpc::{Id, Message, Parsed, RawJson};
 use crate::server::{DemoConfig, DemoServer};
 use crate::types::ClientCapabilities;
 use serde_json::{json, Value};
@@ -194,7 +194,7 @@ impl Pair {
     }
 
     /// The server's notifications received so far and not yet taken, in order.
-    pub fn take_notifications(&mut self) -> Vec<crate::protocol::ServerNotification> {
+    pub fn take_notifications(&mut self) -> Vec<crate::connection::protocol::ServerNotification> {
         let mut taken = Vec::new();
         self.events.retain(|e| match e {
             Event::Notification(n) => {

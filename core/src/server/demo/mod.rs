@@ -17,9 +17,9 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::codec::jsonl::{self, JsonlDecoder};
+use crate::jsonrpc::for_each_message;
 use crate::jsonrpc::{codes, ErrorObject, Id, Message, RawJson, Request};
 use crate::rpc::{Engine, Limits, Origin, Output, Reply, RequestOptions};
-use crate::transport::for_each_message;
 use crate::types::{is_handshake_version, LATEST_HANDSHAKE_VERSION};
 
 /// Settings of the demo server.
@@ -387,7 +387,7 @@ impl DemoServer {
                 .chain(crate::types::HANDSHAKE_VERSIONS)
                 .collect();
             let error = ErrorObject {
-                code: crate::protocol::era::UNSUPPORTED_PROTOCOL_VERSION,
+                code: crate::types::codes::UNSUPPORTED_PROTOCOL_VERSION,
                 message: "Unsupported protocol version".into(),
                 data: Some(raw(&json!({"supported": supported, "requested": version}))),
             };
@@ -458,7 +458,7 @@ impl DemoServer {
                "completions": {},
                "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
                "extensions": {crate::skills::SKILLS_EXTENSION: {},
-                              crate::protocol::TASKS_EXTENSION: {},
+                              crate::types::TASKS_EXTENSION: {},
                               super::apps::extension().0: super::apps::extension().1}})
     }
 

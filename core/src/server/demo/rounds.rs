@@ -21,7 +21,7 @@ impl DemoServer {
             .is_some();
         if !declared {
             return Err(ErrorObject {
-                code: crate::protocol::era::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                code: crate::types::codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
                 message: "this tool needs the elicitation capability".into(),
                 data: Some(raw(&json!({"requiredCapabilities": {"elicitation": {}}}))),
             });

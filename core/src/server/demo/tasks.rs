@@ -331,7 +331,7 @@ impl DemoServer {
             .pointer(&format!(
                 "/_meta/{}/extensions/{}",
                 META_CAPABILITIES.replace('/', "~1"),
-                crate::protocol::TASKS_EXTENSION.replace('/', "~1")
+                crate::types::TASKS_EXTENSION.replace('/', "~1")
             ))
             .is_some();
         let complete = |v: Value| Ok(with_result_type(&raw(&v)));
@@ -349,10 +349,10 @@ impl DemoServer {
                         Ok(raw(&task))
                     }
                     (false, true) => Err(ErrorObject {
-                        code: crate::protocol::era::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                        code: crate::types::codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
                         message: format!("{tool} runs only as a task"),
                         data: Some(raw(&json!({"requiredCapabilities": {"extensions": {
-                            crate::protocol::TASKS_EXTENSION: {}}}}))),
+                            crate::types::TASKS_EXTENSION: {}}}}))),
                     }),
                     (false, false) => Ok(with_result_type(&at_once(tool))),
                 }

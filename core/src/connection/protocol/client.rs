@@ -1,0 +1,835 @@
+//! The client side of MCP in both eras, on the request engine.
+//!
+//! [`ClientProtocol`] turns calls into JSON-RPC requests and the peer's messages into typed
+//! [`Event`]s. A transport machine (stdio, HTTP) feeds it messages and
+//! [`TransportSignal`]s and carries what [`poll_transmit`](ClientProtocol::poll_transmit) hands
+//! out; the connection drains its events (the drive rule of [`Connection`](crate::Connection)).
+//!
+//! What it does for the application:
+//! - era detection ([`Era::Auto`]): a `server/discover` probe first, judged by
+//!   [`judge_probe`]; the verdict holds for the connection;
+//! - handshake era: `initialize`, accepting any handshake-era version the server answers with,
+//!   then `notifications/initialized`; only `ping` before the answer; server requests surfaced
+//!   at once, or refused with the error the protocol prescribes;
+//! - stateless era: `_meta` on every request; `input_required` rounds surfaced as the same
+//!   server requests as the handshake era's; `subscriptions/listen`;
+//! - calls gated by the server's capabilities; every list over all pages (an empty-string cursor
+//!   continues the list); progress routed to its call; typed notifications; every call ends
+//!   exactly once.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::at_most_once::{decide, safe_to_repeat, Lost, Repeat};
+use super::calls::{offered, offered_member, McpCall};
+pub use super::client_config::ClientConfig;
+use super::era::ChosenEra;
+use super::events::{
+    CallError, CallId, CallOptions, ClientError, Diagnostic, Event, Progress, ServerNotification,
+};
+use super::handshake::{Ctx, Handshake, Phase};
+use super::input::{classify, AwaitingInputs, Classified, Retry};
+use super::listing::Listing;
+use super::notifications::typed_notification;
+use super::params::{self, raw, ParamsRef};
+use super::server_requests::admit;
+pub(crate) use super::signal::{Signalled, TransportSignal};
+use super::tasks::{self, Shape};
+use super::tool_headers::ToolHeaders;
+use crate::jsonrpc::{ErrorObject, Id, Message, RawJson, Request};
+use crate::rpc::{
+    AppNotification, Engine, LocalError, Outcome, Output, Reply, RequestOptions, Responded,
+};
+use crate::types::InitializeResult;
+
+#[derive(Debug)]
+struct CallState {
+    call: CallId,
+    listing: Option<Box<Listing>>,
+    retry: Option<Box<Retry>>,
+    /// For a call safe to repeat: the request in flight, to send again once if it is lost.
+    repeat: Option<Box<Repeat>>,
+    /// A handshake-era `tools/call` sent in task mode: its options, to follow the task.
+    task: Option<Box<CallOptions>>,
+}
+
+/// The handshake's view of the connection's parts (disjoint borrows of `self`).
+macro_rules! cx {
+    ($s:ident) => {
+        Ctx {
+            engine: &mut $s.engine,
+            events: &mut $s.events,
+            config: &$s.config,
+            meta: &$s.meta,
+        }
+    };
+}
+
+mod header_fix;
+mod rounds;
+mod signals;
+mod task_calls;
+mod tools;
+
+/// The client protocol over one connection, in either era.
+#[derive(Debug)]
+pub struct ClientProtocol {
+    config: ClientConfig,
+    engine: Engine,
+    handshake: Handshake,
+    /// The stateless era's `_meta` for every request.
+    meta: params::StatelessMeta,
+    /// Calls by the id of their request now in flight.
+    calls: HashMap<i64, CallState>,
+    /// For calls past their first request: the request now in flight.
+    current: HashMap<CallId, i64>,
+    /// Stateless-era calls waiting for the application's inputs.
+    awaiting: AwaitingInputs,
+    /// The tools the last `tools/list` annotated read-only or idempotent (kept only when the
+    /// configuration trusts annotations).
+    repeatable_tools: HashSet<String>,
+    /// The `x-mcp-header` marks of the last `tools/list` (HTTP, stateless era).
+    tool_headers: ToolHeaders,
+    /// Whether the transport is HTTP: marks are checked, and no fresh transport exists.
+    over_http: bool,
+    /// `tools/call`s refused for their headers, waiting for the tools to be listed again.
+    header_fix: header_fix::HeaderFix,
+    /// Calls answered with a task, followed to their end.
+    tasks: crate::connection::protocol::tasks::Tasks,
+    /// The tools the last `tools/list` says must be called in task mode (2025-11-25).
+    task_tools: HashSet<String>,
+    /// Whether a `tools/list` completed on this connection.
+    tools_listed: bool,
+    events: VecDeque<Event>,
+    transmit: VecDeque<Message>,
+    /// Requests that left and ended here before their answer, for an HTTP transport to
+    /// withdraw their exchanges.
+    withdrawn: Vec<i64>,
+}
+
+impl ClientProtocol {
+    /// A client that has not started.
+    pub fn new(config: ClientConfig) -> Self {
+        let meta = params::StatelessMeta::new(&config.client_info, &config.capabilities);
+        ClientProtocol {
+            engine: Engine::new(config.limits.clone()),
+            config,
+            handshake: Handshake::new(),
+            meta,
+            calls: HashMap::new(),
+            current: HashMap::new(),
+            awaiting: AwaitingInputs::default(),
+            repeatable_tools: HashSet::new(),
+            tool_headers: ToolHeaders::default(),
+            over_http: false,
+            header_fix: Default::default(),
+            tasks: Default::default(),
+            task_tools: HashSet::new(),
+            tools_listed: false,
+            events: VecDeque::new(),
+            transmit: VecDeque::new(),
+            withdrawn: Vec::new(),
+        }
+    }
+
+    /// What the server told us about itself (its `initialize` answer, or in the stateless era
+    /// what `server/discover` said, with version 2026-07-28), once known.
+    pub fn server(&self) -> Option<&InitializeResult> {
+        self.handshake.server.as_deref()
+    }
+
+    /// The era the connection settled on, once known.
+    pub fn era(&self) -> Option<ChosenEra> {
+        self.handshake.era
+    }
+
+    /// Why the connection speaks its era (the probe's answer, or the era pinned), once known.
+    pub fn era_reason(&self) -> Option<super::era::EraReason> {
+        self.handshake.era_reason
+    }
+
+    /// The configuration it was made with.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// Whether the connection is ready for calls.
+    pub fn is_ready(&self) -> bool {
+        self.handshake.phase == Phase::Ready
+    }
+
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        self.handshake.phase == Phase::Closed
+    }
+
+    /// Whether a new handshake runs because the server forgot the session.
+    pub fn is_renewing(&self) -> bool {
+        self.handshake.renewing
+    }
+
+    /// Says the transport is HTTP: it cannot be started again (a probe that goes unanswered is
+    /// an error, not a reason to fall back), and listed tools' `x-mcp-header` marks are checked.
+    pub fn set_over_http(&mut self) {
+        self.handshake.restartable = false;
+        self.over_http = true;
+    }
+
+    /// Whether the era probe is in flight with [`Era::Auto`](super::Era::Auto): a transport
+    /// lost now may be started again for the handshake.
+    pub fn probe_may_restart(&self) -> bool {
+        self.handshake.probe_may_restart(self.config.era)
+    }
+
+    /// How the last session renewal failed, once (the connection stays open: the transport
+    /// decides whether to try again or to give up).
+    pub fn take_renewal_failure(&mut self) -> Option<CallError> {
+        self.handshake.renewal_failed.take()
+    }
+
+    /// Starts the connection: the probe (`server/discover`) or, with
+    /// [`Era::Handshake`](super::Era::Handshake), `initialize`.
+    pub fn start(&mut self, now: Instant) -> Result<(), ClientError> {
+        self.handshake.start(now, cx!(self))?;
+        self.pump(now);
+        Ok(())
+    }
+
+    /// Whether the probe failed in a way that needs a fresh transport (the server never
+    /// answered, or died): the transport starts a new one and signals
+    /// [`TransportSignal::Restarted`]. Reading clears it.
+    pub fn take_restart_request(&mut self) -> bool {
+        self.handshake.take_restart_request()
+    }
+
+    fn check_open(&self, method: &str) -> Result<(), ClientError> {
+        self.handshake.check_open(method)
+    }
+
+    /// Whether request `id` still awaits its answer.
+    pub fn is_pending(&self, id: i64) -> bool {
+        self.engine.is_pending(id)
+    }
+
+    /// Ends one request here: the transport lost what was to carry its answer.
+    fn fail_request(&mut self, now: Instant, id: i64, error: LocalError) {
+        if self.engine.fail(now, id, error).is_ok() {
+            self.pump(now);
+        }
+    }
+
+    /// Request `id` was lost after it may have reached the server (at most once): a call safe to
+    /// repeat is sent again once with a new id, and its caller sees nothing of it; any other
+    /// ends as maybe executed.
+    fn lost_after_sending(
+        &mut self,
+        now: Instant,
+        id: i64,
+        reason: Arc<str>,
+        http: Option<Box<crate::error::HttpError>>,
+    ) {
+        let repeat = self.calls.get(&id).and_then(|s| s.repeat.as_deref());
+        if decide(repeat) == Lost::End {
+            let reason = if repeat.is_some_and(|r| r.used) {
+                // Say that the one re-issue was spent, so the words match what was done.
+                format!(
+                    "it was already sent a second time, with a new id, after the first attempt \
+                     was lost, and that was lost too: {reason}"
+                )
+                .into()
+            } else {
+                reason
+            };
+            return self.fail_request(now, id, LocalError::MaybeExecuted { reason, http });
+        }
+        let mut state = self.calls.remove(&id).expect("a call safe to repeat");
+        // The old request ends here without a word: its call goes on under the new id.
+        let _ = self.engine.fail(now, id, LocalError::StreamLost);
+        let call = state.call;
+        let sent = match state.retry.take() {
+            // A stateless call in its input rounds: its round again, inputs and state included.
+            Some(retry) => self.send_round(now, call, retry, true).map(|()| None),
+            None => {
+                let repeat = state.repeat.as_mut().expect("checked");
+                repeat.used = true;
+                let Repeat {
+                    method,
+                    params,
+                    opts,
+                    ..
+                } = (**repeat).clone();
+                let sent = self.send(now, method, params.as_ref(), &opts, &[]);
+                sent.map(Some).map_err(CallError::of_refused)
+            }
+        };
+        match sent {
+            Ok(Some(new_id)) => {
+                self.calls.insert(new_id, state);
+                self.current.insert(call, new_id);
+            }
+            Ok(None) => {}
+            Err(e) => self.end_call(call, Err(e)),
+        }
+        self.pump(now);
+    }
+
+    /// The request engine, for its statistics.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Sends any request and returns its call. Before the handshake completes only `ping` may go.
+    pub fn request(
+        &mut self,
+        now: Instant,
+        method: impl Into<Cow<'static, str>>,
+        params: Option<Map<String, Value>>,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.request_ref(
+            now,
+            method.into(),
+            params.as_ref().map(ParamsRef::Map),
+            opts,
+        )
+    }
+
+    /// [`request`](Self::request) with borrowed params: they are copied only where the call
+    /// may need them again (a stateless round, a call safe to repeat).
+    fn request_ref(
+        &mut self,
+        now: Instant,
+        method: Cow<'static, str>,
+        params: Option<ParamsRef<'_>>,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        self.check_open(&method)?;
+        // The methods that may come back asking for input (however the name was spelled out).
+        let rounds: Option<&'static str> = match method.as_ref() {
+            "tools/call" => Some("tools/call"),
+            "prompts/get" => Some("prompts/get"),
+            "resources/read" => Some("resources/read"),
+            _ => None,
+        };
+        let rounds = rounds.filter(|_| self.handshake.era == Some(ChosenEra::Stateless));
+        let repeat = self.repeatable(&method, params, &opts).then(|| {
+            let (method, params) = (method.clone(), params.map(ParamsRef::to_map));
+            Box::new(Repeat::new(method, params, opts.clone()))
+        });
+        // A tool that must run as a task (2025-11-25) is called in task mode.
+        let task = (method == "tools/call"
+            && self.handshake.era == Some(ChosenEra::Handshake)
+            && (opts.detach_task || self.task_mode(params)))
+        .then(|| Box::new(opts.clone()));
+        // `"task": {}` only for a call in task mode (made only then: it is an allocation).
+        let task_member = task
+            .is_some()
+            .then(|| RawValue::from_string("{}".into()).expect("JSON"));
+        let members: &[(&str, &RawValue)] = match &task_member {
+            Some(member) => &[("task", member)],
+            None => &[],
+        };
+        let (body, ropts) = self.encode(params, &opts, members);
+        // A call that may be asked for input keeps what it sent, to send it again.
+        let retry = rounds.map(|m| Box::new(Retry::new(m, body.clone(), opts.clone())));
+        let id = self.engine.request(now, method, body, ropts)?;
+        let call = CallId(id);
+        self.calls.insert(
+            id,
+            CallState {
+                call,
+                listing: None,
+                retry,
+                repeat,
+                task,
+            },
+        );
+        self.pump(now);
+        Ok(call)
+    }
+
+    /// Sends one request of a call: adds `_meta` in the stateless era and the progress token
+    /// when asked for.
+    fn send(
+        &mut self,
+        now: Instant,
+        method: Cow<'static, str>,
+        params: Option<&Map<String, Value>>,
+        opts: &CallOptions,
+        raw_members: &[(&str, &RawValue)],
+    ) -> Result<i64, ClientError> {
+        let (body, ropts) = self.encode(params.map(ParamsRef::Map), opts, raw_members);
+        Ok(self.engine.request(now, method, body, ropts)?)
+    }
+
+    /// The params of one request as sent (see [`send`](Self::send)) and its options.
+    fn encode(
+        &mut self,
+        params: Option<ParamsRef<'_>>,
+        opts: &CallOptions,
+        raw_members: &[(&str, &RawValue)],
+    ) -> (Option<RawJson>, RequestOptions) {
+        let mut ropts = RequestOptions::new()
+            .timeout(opts.timeout)
+            .reset_on_progress(opts.reset_on_progress);
+        if let Some(total) = opts.max_total {
+            ropts = ropts.max_total(total);
+        }
+        let stateless = self.handshake.era == Some(ChosenEra::Stateless);
+        let progress_token = opts.progress.then(|| self.engine.next_id());
+        if let Some(token) = progress_token {
+            ropts = ropts.progress_token(token);
+        }
+        let meta = stateless.then_some(&self.meta);
+        (
+            params::encode(params, meta, progress_token, raw_members),
+            ropts,
+        )
+    }
+
+    /// Checks that the server offered `capability` (a key of its capabilities).
+    fn require(&self, capability: &'static str) -> Result<(), ClientError> {
+        self.check_open("")?;
+        let caps = &self.handshake.server.as_ref().expect("ready").capabilities;
+        let refused = ClientError::NotSupported(capability);
+        offered(caps, capability).then_some(()).ok_or(refused)
+    }
+
+    /// One of the typed MCP calls: checks that the server offers what it needs, then sends it
+    /// (a list over all its pages).
+    pub fn call(
+        &mut self,
+        now: Instant,
+        call: &McpCall,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        if let Some(why) = call.removed_in_stateless_era() {
+            if self.handshake.era == Some(ChosenEra::Stateless) {
+                return Err(ClientError::NotSupported(why));
+            }
+        }
+        if let Some(capability) = call.capability() {
+            self.require(capability)?;
+            if let Some((member, why)) = call.member() {
+                let caps = self.server().map(|s| &s.capabilities);
+                if !caps.is_some_and(|c| offered_member(c, capability, member)) {
+                    return Err(ClientError::NotSupported(why));
+                }
+            }
+        }
+        match call.list() {
+            Some((method, key)) => self.list(now, method, key, opts),
+            None => {
+                let method = call.method_cow().clone();
+                self.request_ref(now, method, call.params_ref(), opts)
+            }
+        }
+    }
+
+    /// `ping`: allowed before the handshake completes; gone from the stateless era.
+    pub fn ping(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
+        if self.handshake.era == Some(ChosenEra::Stateless) {
+            return Err(ClientError::NotSupported("ping (removed in 2026-07-28)"));
+        }
+        self.request(now, "ping", None, opts)
+    }
+
+    /// `subscriptions/listen` (stateless era): asks for the notifications named in
+    /// `notifications` (e.g. `{"toolsListChanged": true}`). The call stays open: its
+    /// notifications arrive as [`ServerNotification::ForSubscription`] after a
+    /// [`ServerNotification::SubscriptionAcknowledged`]; [`cancel`](Self::cancel) ends it.
+    pub fn listen(&mut self, now: Instant, notifications: Value) -> Result<CallId, ClientError> {
+        self.check_open("")?;
+        if self.handshake.era != Some(ChosenEra::Stateless) {
+            return Err(ClientError::NotSupported(
+                "subscriptions/listen (the stateless era)",
+            ));
+        }
+        let mut p = Map::new();
+        p.insert("notifications".into(), notifications);
+        let opts = CallOptions {
+            // A subscription has no deadline: it lasts until one side ends it.
+            timeout: Duration::MAX,
+            ..CallOptions::default()
+        };
+        self.request(now, "subscriptions/listen", Some(p), opts)
+    }
+
+    fn list(
+        &mut self,
+        now: Instant,
+        method: &'static str,
+        key: &'static str,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError> {
+        let id = self.send(now, Cow::Borrowed(method), None, &opts, &[])?;
+        let call = CallId(id);
+        let repeat = Some(Box::new(Repeat::new(method.into(), None, opts.clone())));
+        let listing = Some(Box::new(Listing::new(method, key, opts)));
+        self.calls.insert(
+            id,
+            CallState {
+                call,
+                listing,
+                retry: None,
+                repeat,
+                task: None,
+            },
+        );
+        self.pump(now);
+        Ok(call)
+    }
+
+    /// Cancels a call: it ends as cancelled, and the server is told (never for `initialize`).
+    pub fn cancel(
+        &mut self,
+        now: Instant,
+        call: CallId,
+        reason: Option<String>,
+    ) -> Result<(), ClientError> {
+        let cancelled = LocalError::Cancelled {
+            reason: reason.clone(),
+        };
+        if self.end_header_fix(call, cancelled.clone()) {
+            return Ok(());
+        }
+        if self.cancel_task(now, call, reason.clone()) {
+            return Ok(());
+        }
+        if self.awaiting.remove(call).is_some() {
+            // Waiting for our own inputs: nothing is in flight to tell the server about.
+            self.end_call(call, Err(CallError::Local(cancelled)));
+            return Ok(());
+        }
+        // The request now in flight for the call: its first, or a later page or round. An id
+        // that is a later request's but no call's is not a call.
+        let id = self.current.get(&call).copied().unwrap_or(call.0);
+        if self.calls.get(&id).is_none_or(|state| state.call != call) {
+            return Err(ClientError::UnknownCall(call));
+        }
+        self.engine.cancel(now, id, reason)?;
+        self.pump(now);
+        Ok(())
+    }
+
+    /// Answers a server request (elicitation, sampling, roots) exactly once, in either era: in
+    /// the handshake era as a JSON-RPC response, in the stateless era as one of the inputs of the
+    /// call's next round.
+    pub fn respond(
+        &mut self,
+        now: Instant,
+        id: &Id,
+        answer: Result<RawJson, ErrorObject>,
+    ) -> Result<Responded, ClientError> {
+        let answer = match self.awaiting.answer(id, answer) {
+            Ok(answered) => {
+                self.input_answered(now, answered);
+                return Ok(Responded::Sent);
+            }
+            Err(answer) => answer,
+        };
+        let answer = match self.task_input(now, id, answer) {
+            Ok(()) => return Ok(Responded::Sent),
+            Err(answer) => answer,
+        };
+        let r = self.engine.respond(now, id, answer)?;
+        self.pump(now);
+        Ok(r)
+    }
+
+    /// Sends a notification.
+    pub fn notify(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<RawJson>,
+    ) -> Result<(), ClientError> {
+        self.engine.notify(now, method, params)?;
+        self.pump(now);
+        Ok(())
+    }
+
+    /// A message from the server.
+    pub fn handle_message(&mut self, now: Instant, message: Message) {
+        if let Message::Notification(n) = &message {
+            self.task_pushed(now, n);
+        }
+        self.engine.handle_message(now, message);
+        self.pump(now);
+    }
+
+    /// The connection ended (the process exited, the stream closed): every call ends with
+    /// `error`, and the state is closed for good.
+    fn handle_closed(&mut self, now: Instant, error: LocalError) {
+        self.fail_awaiting(&error);
+        self.engine.close_with(now, error);
+        self.pump(now);
+    }
+
+    /// Closes the connection from our side.
+    pub fn close(&mut self, now: Instant, reason: &str) {
+        self.fail_awaiting(&LocalError::ConnectionClosed {
+            reason: reason.into(),
+        });
+        self.engine.close(now, reason.to_owned());
+        self.pump(now);
+    }
+
+    /// Ends the calls that wait for our own inputs (no request of theirs is pending).
+    fn fail_awaiting(&mut self, error: &LocalError) {
+        for call in self.awaiting.drain() {
+            self.end_call(call, Err(CallError::Local(error.clone())));
+        }
+        self.fail_tasks(error);
+        self.end_header_fixes(error);
+    }
+
+    /// The earliest deadline.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        [
+            self.engine.poll_timeout(),
+            self.header_fix_deadline(),
+            self.tasks.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Fires what is due.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        // Polls that come due go first: a poll's own deadline (a zero timeout) is then fired
+        // by this same pass rather than left armed in the past.
+        self.tasks_due(now);
+        self.engine.handle_timeout(now);
+        self.expire_header_fixes(now);
+        self.pump(now);
+    }
+
+    /// The next message for the transport to carry. A request among them may still end
+    /// before it leaves: ask [`may_send`](Self::may_send) at the moment it goes.
+    pub fn poll_transmit(&mut self) -> Option<Message> {
+        self.transmit.pop_front()
+    }
+
+    /// Whether a message may go on the wire now, asked by the transport at the moment it puts
+    /// one there (`request`: the id of a request; `None` for anything else, which always may).
+    /// A request goes only while it is pending: one that ended while it waited anywhere
+    /// (behind `notifications/initialized`, a session renewal, an authorization, a restart) is
+    /// dropped there, and no cancellation is ever sent for it. One that goes is marked as
+    /// sent, so that ending it early tells the server.
+    pub(crate) fn may_send(&mut self, request: Option<i64>) -> bool {
+        request.is_none_or(|id| self.engine.leave(id))
+    }
+
+    /// The next message as a transport that sends at once takes it: what may not leave any
+    /// more is skipped (see [`may_send`](Self::may_send)).
+    #[cfg(test)]
+    pub(crate) fn poll_sent(&mut self) -> Option<Message> {
+        loop {
+            let m = self.poll_transmit()?;
+            let request = match &m {
+                Message::Request(r) => r.id.as_i64(),
+                _ => None,
+            };
+            if self.may_send(request) {
+                return Some(m);
+            }
+        }
+    }
+
+    /// What the transport holds requests back for now (see [`Engine::hold`]).
+    pub(crate) fn hold(&mut self, behind: Option<&'static str>) {
+        self.engine.hold(behind);
+    }
+
+    /// What the requests queued and not yet sent waited for has failed: each ends as
+    /// [`LocalError::NotSent`] with `reason` and is dropped from the queue (notifications
+    /// and answers stay).
+    pub(crate) fn fail_unsent(&mut self, now: Instant, reason: &str) {
+        let reason: Arc<str> = reason.into();
+        let mut kept = VecDeque::with_capacity(self.transmit.len());
+        for m in std::mem::take(&mut self.transmit) {
+            match &m {
+                Message::Request(r) => {
+                    if let Some(id) = r.id.as_i64() {
+                        let error = LocalError::NotSent {
+                            which: None,
+                            reason: reason.clone(),
+                        };
+                        let _ = self.engine.fail(now, id, error);
+                    }
+                }
+                _ => kept.push_back(m),
+            }
+        }
+        self.transmit = kept;
+        self.pump(now);
+    }
+
+    /// The next request that left and then ended here before its answer (a deadline, a
+    /// cancel): an HTTP transport withdraws the exchange that still carries it.
+    pub(crate) fn poll_withdrawn(&mut self) -> Option<i64> {
+        self.withdrawn.pop()
+    }
+
+    /// The next event for the application: the server's notifications first (a bounded queue: a
+    /// slow reader loses the oldest and is told how many), then what happened, in order.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some(n) = self.engine.poll_notification() {
+            return Some(Event::Notification(match n {
+                AppNotification::Dropped { count } => ServerNotification::Dropped { count },
+                AppNotification::Notification(n) => typed_notification(n),
+            }));
+        }
+        self.events.pop_front()
+    }
+
+    /// Moves everything the engine produced into our queues, handling what is ours.
+    fn pump(&mut self, now: Instant) {
+        while let Some(out) = self.engine.poll_output() {
+            match out {
+                Output::Send(m) => self.transmit.push_back(m),
+                // Over stdio a request is a line already written: nothing is left to withdraw.
+                Output::Withdraw { id } if self.over_http => self.withdrawn.push(id),
+                Output::Withdraw { .. } => {}
+                Output::Completed { id, outcome, .. } => self.completed(now, id, outcome),
+                Output::Progress(p) => {
+                    let call = self.calls.get(&p.id).map(|c| c.call);
+                    if let Some(call) = call {
+                        let progress = Progress {
+                            progress: p.progress,
+                            total: p.total,
+                            message: p.message,
+                        };
+                        self.events.push_back(Event::Progress { call, progress });
+                    }
+                }
+                Output::InboundRequest(r) => self.server_request(now, r),
+                Output::InboundCancelled { id, reason } => self
+                    .events
+                    .push_back(Event::ServerRequestCancelled { id, reason }),
+                Output::Diagnostic(d) => {
+                    self.events.push_back(Event::Diagnostic(Diagnostic::Rpc(d)))
+                }
+                Output::Closed { reason } => {
+                    // Calls following a task end before the close is told.
+                    self.fail_tasks(&LocalError::ConnectionClosed {
+                        reason: reason.clone(),
+                    });
+                    self.handshake.phase = Phase::Closed;
+                    self.calls.clear();
+                    self.current.clear();
+                    self.events.push_back(Event::Closed { reason });
+                }
+            }
+        }
+        self.resume_header_fixes(now);
+    }
+
+    fn completed(&mut self, now: Instant, id: i64, outcome: Outcome) {
+        let Some(outcome) = self.handshake.completed(now, cx!(self), id, outcome) else {
+            return;
+        };
+        let outcome = match outcome {
+            Ok(Reply::Result(r)) => Ok(r),
+            Ok(Reply::Error(e)) => Err(CallError::from_server(e)),
+            Err(e) => Err(CallError::Local(e)),
+        };
+        if let Some((call, purpose)) = self.tasks.take_request(id) {
+            return self.task_reply(now, call, purpose, outcome);
+        }
+        let Some(state) = self.calls.remove(&id) else {
+            return;
+        };
+        let call = state.call;
+        let Some((retry, outcome)) = self.header_mismatch(now, call, state.retry, outcome) else {
+            return;
+        };
+        let outcome = match (state.listing, retry, outcome) {
+            (Some(listing), _, Ok(page)) => match self.next_page(now, call, listing, &page) {
+                Ok(None) => return,
+                Ok(Some(all)) => Ok(all),
+                Err(e) => Err(e),
+            },
+            (None, Some(retry), Ok(result)) => match classify(result, Some(retry.method)) {
+                Ok(Classified::Complete(result)) => Ok(result),
+                // A detached task is the caller's to follow.
+                Ok(Classified::Task(result)) if retry.opts.detach_task => Ok(result),
+                Ok(Classified::Task(result)) => {
+                    let opts = retry.opts.clone();
+                    return self.task_started(now, call, Shape::Extension, &result, opts);
+                }
+                Ok(Classified::InputRequired { requests, state }) => {
+                    match self.input_round(now, call, retry, requests, state) {
+                        Ok(()) => return,
+                        Err(e) => Err(e),
+                    }
+                }
+                Err(e) => Err(e),
+            },
+            (None, None, Ok(result)) if self.handshake.era == Some(ChosenEra::Stateless) => {
+                classify(result, None).map(|c| match c {
+                    Classified::Complete(result) => result,
+                    Classified::InputRequired { .. } | Classified::Task(_) => {
+                        unreachable!("refused by classify")
+                    }
+                })
+            }
+            (None, None, Ok(result))
+                if state.task.as_ref().is_some_and(|o| !o.detach_task)
+                    && tasks::created_task(&result) =>
+            {
+                let opts = *state.task.expect("a task-mode call");
+                return self.task_started(now, call, Shape::Utility, &result, opts);
+            }
+            (_, _, outcome) => outcome,
+        };
+        self.end_call(call, outcome);
+    }
+
+    /// Whether a call may be re-issued by the connection: a safe method, a call marked safe, or
+    /// (when the configuration trusts them) a tool the server annotates read-only or idempotent.
+    fn repeatable(&self, method: &str, params: Option<ParamsRef<'_>>, opts: &CallOptions) -> bool {
+        let trusted = self.config.trust_tool_annotations
+            && method == "tools/call"
+            && params
+                .and_then(ParamsRef::tool)
+                .is_some_and(|t| self.repeatable_tools.contains(t));
+        trusted || safe_to_repeat(method, opts)
+    }
+
+    /// `call` ends: exactly once, with `outcome`.
+    fn end_call(&mut self, call: CallId, outcome: Result<RawJson, CallError>) {
+        self.current.remove(&call);
+        if self.header_call_ended(call, outcome.is_ok()) {
+            return;
+        }
+        self.events.push_back(Event::CallDone { call, outcome });
+    }
+
+    fn server_request(&mut self, now: Instant, r: Request) {
+        if r.method == "ping" {
+            let _ = self.engine.respond(now, &r.id, Ok(raw(&Map::new())));
+            return;
+        }
+        let params: Value = r.params_as().unwrap_or(Value::Null);
+        match admit(&self.config.capabilities, r.id.clone(), &r.method, params) {
+            Ok(request) => self.events.push_back(Event::ServerRequest(request)),
+            Err(refusal) => {
+                let _ = self.engine.respond(now, &r.id, Err(refusal.clone()));
+                self.events
+                    .push_back(Event::Diagnostic(Diagnostic::RefusedServerRequest {
+                        id: r.id,
+                        method: r.method.into_owned(),
+                        error: refusal,
+                    }));
+            }
+        }
+    }
+}

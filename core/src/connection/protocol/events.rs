@@ -1,0 +1,422 @@
+//! What the client protocol hands the application: calls, their outcomes, server requests,
+//! notifications and diagnostics.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::era::ChosenEra;
+use crate::codec::jsonl::FrameError;
+use crate::codec::sse::SseDiagnostic;
+use crate::error::AuthorizationRequired;
+use crate::jsonrpc::{ErrorObject, Id, Notification, RawJson};
+use crate::rpc::{EngineError, LocalError};
+use crate::types::{InitializeResult, LoggingMessageParams};
+
+/// One application call: a request, or for list methods every page of it. Its value is the id of
+/// the call's first request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallId(pub i64);
+
+/// Per-call options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOptions {
+    /// Idle timeout: how long without an answer (or, with `reset_on_progress`, without progress).
+    pub timeout: Duration,
+    /// Maximum total time, never reset.
+    pub max_total: Option<Duration>,
+    /// Whether a progress notification resets the idle timeout.
+    pub reset_on_progress: bool,
+    /// Whether to ask for progress notifications (adds a progress token).
+    pub progress: bool,
+    /// Whether the call is safe to repeat: when its connection or stream is lost after it may
+    /// have reached the server, it is re-issued once, with a new id, instead of ending with
+    /// [`LocalError::MaybeExecuted`]. `ping`, the lists, `resources/read`, `prompts/get` and
+    /// `completion/complete` always are; mark a call only if running it twice does no harm.
+    pub safe_to_repeat: bool,
+    /// Whether a tool call answered with a task ends at once with the task (the
+    /// `CreateTaskResult`) instead of being followed to its end, for a host that follows it
+    /// itself; in the handshake era the call then asks for task mode.
+    pub detach_task: bool,
+}
+
+impl Default for CallOptions {
+    fn default() -> Self {
+        CallOptions {
+            timeout: crate::rpc::DEFAULT_TIMEOUT,
+            max_total: None,
+            reset_on_progress: false,
+            progress: false,
+            safe_to_repeat: false,
+            detach_task: false,
+        }
+    }
+}
+
+/// Why a call did not give a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The server answered with a JSON-RPC error.
+    #[error("server error: {0}")]
+    Server(ErrorObject),
+    /// The call ended here: timeout, cancellation, lost stream, closed connection.
+    #[error(transparent)]
+    Local(LocalError),
+    /// The server's result does not have the shape the method defines (or, in the stateless
+    /// era, an unknown `resultType`, or more input rounds than allowed).
+    #[error("invalid result: {0}")]
+    InvalidResult(String),
+    /// The server needs client capabilities this client did not declare (`-32021`, stateless
+    /// era): a handler for them (elicitation, sampling, roots) would have to be installed.
+    #[error("the server needs client capabilities this client did not declare ({required}): {}", error.message)]
+    MissingCapability {
+        /// The capabilities the server named (`data.requiredCapabilities`), as text.
+        required: String,
+        /// The server's error.
+        error: ErrorObject,
+    },
+    /// The task the server answered the call with ended without a result: the server
+    /// cancelled it, its time to live ran out, or the call's overall limit passed.
+    #[error("task {task_id} ({status}): {reason}")]
+    Task {
+        /// The task's id.
+        task_id: String,
+        /// Its last status.
+        status: String,
+        /// Why the call ended.
+        reason: String,
+    },
+    /// An input the server asked for (stateless era) could not be given: the handler failed.
+    #[error("the input {key:?} could not be given: {error}")]
+    InputFailed {
+        /// The server's key for the input.
+        key: String,
+        /// Why.
+        error: ErrorObject,
+    },
+}
+
+impl CallError {
+    /// The call's error from a server's JSON-RPC error: a missing capability (`-32021`) is
+    /// named; anything else is [`CallError::Server`].
+    pub(crate) fn from_server(e: ErrorObject) -> CallError {
+        if e.code != crate::types::codes::MISSING_REQUIRED_CLIENT_CAPABILITY {
+            return CallError::Server(e);
+        }
+        let data: Option<Value> = e.data.as_ref().and_then(|d| d.parse().ok());
+        let required = match data.as_ref().and_then(|d| d.get("requiredCapabilities")) {
+            Some(Value::Object(m)) => m.keys().cloned().collect::<Vec<_>>().join(", "),
+            Some(other) => other.to_string(),
+            None => "unnamed".into(),
+        };
+        CallError::MissingCapability { required, error: e }
+    }
+
+    /// What a refused follow-up request (the next page, the next input round) means for its
+    /// call.
+    pub(crate) fn of_refused(e: ClientError) -> CallError {
+        match e {
+            ClientError::Closed => CallError::Local(LocalError::ConnectionClosed {
+                reason: "connection closed".into(),
+            }),
+            other => CallError::InvalidResult(other.to_string()),
+        }
+    }
+}
+
+/// Reads a call's raw result as the type its method defines; a result of another shape is
+/// [`CallError::InvalidResult`], naming the method.
+pub fn typed_result<T: serde::de::DeserializeOwned>(
+    raw: &RawJson,
+    method: &str,
+) -> Result<T, CallError> {
+    serde_json::from_str(raw.get()).map_err(|e| CallError::InvalidResult(format!("{method}: {e}")))
+}
+
+/// How a call ended: its raw result, or why there is none.
+pub type CallOutcome = Result<RawJson, CallError>;
+
+/// Misuse of the client: returned at once by the command that misused it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The handshake has not completed yet (only `ping` may go before it).
+    #[error("the connection is not initialized yet")]
+    NotReady,
+    /// The handshake was already started.
+    #[error("the connection was already started")]
+    AlreadyStarted,
+    /// The server did not offer the capability this call needs.
+    #[error("the server does not offer {0}")]
+    NotSupported(&'static str),
+    /// No such call is in progress.
+    #[error("no call {0:?} is in progress")]
+    UnknownCall(CallId),
+    /// The connection is closed; nothing more can be sent.
+    #[error("the connection is closed")]
+    Closed,
+    /// The command does not exist for this connection's transport (for example a stdio input
+    /// given to an HTTP connection).
+    #[error("not for this transport: {0}")]
+    WrongTransport(&'static str),
+    /// The configuration asks for something this client cannot do.
+    #[error("unsupported configuration: {0}")]
+    Config(String),
+    /// A configured request header cannot be sent (see [`crate::header`]).
+    #[error("configuration: {0}")]
+    Header(crate::header::HeaderError),
+    /// The request engine refused (caps, duplicate token, unknown inbound id).
+    #[error(transparent)]
+    Engine(EngineError),
+}
+
+impl From<EngineError> for ClientError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::Closed => ClientError::Closed,
+            other => ClientError::Engine(other),
+        }
+    }
+}
+
+/// A request the server sent us, for the application to answer with
+/// [`Connection::respond`](crate::Connection::respond).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerRequest {
+    /// `elicitation/create`: ask the user (form or url mode).
+    Elicitation {
+        /// The server's request id.
+        id: Id,
+        /// The request's params.
+        params: Value,
+    },
+    /// `sampling/createMessage`: ask the host's model.
+    Sampling {
+        /// The server's request id.
+        id: Id,
+        /// The request's params.
+        params: Value,
+    },
+    /// `roots/list`: which roots the host exposes.
+    Roots {
+        /// The server's request id.
+        id: Id,
+    },
+}
+
+impl ServerRequest {
+    /// The server's id for this request.
+    pub fn id(&self) -> &Id {
+        match self {
+            ServerRequest::Elicitation { id, .. }
+            | ServerRequest::Sampling { id, .. }
+            | ServerRequest::Roots { id } => id,
+        }
+    }
+}
+
+/// A notification from the server, typed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerNotification {
+    /// `notifications/tools/list_changed`.
+    ToolsListChanged,
+    /// `notifications/prompts/list_changed`.
+    PromptsListChanged,
+    /// `notifications/resources/list_changed`.
+    ResourcesListChanged,
+    /// `notifications/resources/updated`.
+    ResourceUpdated {
+        /// The resource.
+        uri: String,
+    },
+    /// `notifications/message`: a log line.
+    Log(LoggingMessageParams),
+    /// `notifications/elicitation/complete` (2025-11-25): the out-of-band step of a URL-mode
+    /// elicitation has finished; an id the host never saw is to be ignored.
+    ElicitationComplete {
+        /// The `elicitationId` of the URL-mode elicitation.
+        elicitation_id: String,
+    },
+    /// Any other notification.
+    Other(Notification),
+    /// The server acknowledged a `subscriptions/listen` with the notifications it will send.
+    SubscriptionAcknowledged {
+        /// The subscription (the listen call).
+        subscription: CallId,
+        /// The subset of the asked-for notifications the server honours.
+        notifications: Value,
+    },
+    /// A notification sent on a subscription (stateless era), demultiplexed by its id.
+    ForSubscription {
+        /// The subscription (the listen call).
+        subscription: CallId,
+        /// The notification.
+        notification: Box<ServerNotification>,
+    },
+    /// Notifications were dropped because the application read too slowly.
+    Dropped {
+        /// How many.
+        count: u64,
+    },
+}
+
+/// Where a task a call follows stands (see [`Event::TaskStatus`](crate::Event::TaskStatus)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskStatus {
+    /// The task's id.
+    pub task_id: String,
+    /// `working`, `input_required`, `completed`, `failed`, `cancelled` (or another the server
+    /// names).
+    pub status: String,
+    /// The server's words about it, if any.
+    pub message: Option<String>,
+}
+
+/// A progress update of a call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Progress so far.
+    pub progress: f64,
+    /// The total, if known.
+    pub total: Option<f64>,
+    /// A message, if any.
+    pub message: Option<String>,
+}
+
+/// What the connection reports to the application.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// The connection is ready for calls: the era is chosen and the server has said who it is
+    /// (its `initialize` answer, or in the stateless era what `server/discover` said).
+    Ready {
+        /// The era the connection settled on.
+        era: ChosenEra,
+        /// What the server said about itself.
+        server: Box<InitializeResult>,
+    },
+    /// The handshake failed; the connection is closed.
+    HandshakeFailed(CallError),
+    /// The server had forgotten the session and a new one was made (HTTP, handshake era); calls
+    /// went on.
+    SessionRenewed(Box<InitializeResult>),
+    /// A call ended (exactly once per call).
+    CallDone {
+        /// The call.
+        call: CallId,
+        /// Its outcome.
+        outcome: CallOutcome,
+    },
+    /// Progress of a call that asked for it.
+    Progress {
+        /// The call.
+        call: CallId,
+        /// The update.
+        progress: Progress,
+    },
+    /// The server asks something of us: answer with
+    /// [`Connection::respond`](crate::Connection::respond), exactly once.
+    ServerRequest(ServerRequest),
+    /// The server answered a call with a task, or the task changed status; the call goes on
+    /// until the task ends (its result is the call's).
+    TaskStatus {
+        /// The call.
+        call: CallId,
+        /// Where its task stands.
+        status: TaskStatus,
+    },
+    /// The server cancelled one of its requests to us; an answer to it is no longer sent.
+    ServerRequestCancelled {
+        /// The server's request id.
+        id: Id,
+        /// Why.
+        reason: Option<String>,
+    },
+    /// A notification from the server.
+    Notification(ServerNotification),
+    /// The peer misbehaved in a way that did not end the connection.
+    Diagnostic(Diagnostic),
+    /// The server process is being started again (stdio): it did not answer the era probe, or
+    /// exited during it, and the handshake goes to a fresh process.
+    Restarting {
+        /// Why.
+        reason: String,
+    },
+    /// The server refused a request for want of authorization (HTTP): authorize, then hand
+    /// the token to [`Connection::set_access_token`](crate::Connection::set_access_token), or
+    /// give up with [`Connection::authorization_failed`](crate::Connection::authorization_failed).
+    /// The refused request and every message after it wait until then (their own deadlines
+    /// still run). Only with [`HttpOptions::authorization`](crate::HttpOptions::authorization).
+    AuthorizationRequired(Box<AuthorizationRequired>),
+    /// The connection ended; every call has ended before this (the last event).
+    Closed {
+        /// Why.
+        reason: Arc<str>,
+    },
+}
+
+/// Something that arrived and could not be delivered, or a peer's misbehaviour. The connection
+/// lives on; nothing is sent in answer.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Diagnostic {
+    /// About responses and progress: an unknown, late or duplicate response, a progress token
+    /// of no call, a request reusing an id, …
+    Rpc(crate::rpc::Diagnostic),
+    /// A stdio line or JSON body that was not a message (noise on stdout, an overlong line, bad
+    /// JSON, a batch element that is not a message).
+    Frame(FrameError),
+    /// Something an SSE stream held that is not a message (another event type, bad JSON, an
+    /// unfinished event, an event over the cap).
+    Sse(SseDiagnostic),
+    /// An HTTP-level note that ended nothing (a refused standalone stream, a failed
+    /// notification POST, a failed DELETE).
+    Http(String),
+    /// A server request we could not serve, answered with an error.
+    RefusedServerRequest {
+        /// The server's request id.
+        id: Id,
+        /// Its method.
+        method: String,
+        /// The error we answered with.
+        error: ErrorObject,
+    },
+    /// A tool the server listed was left out of the list: its `x-mcp-header` marks break the
+    /// rules (HTTP, 2026-07-28), so its calls could not carry the headers the server expects.
+    ToolDropped {
+        /// The tool's name.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Event {
+    /// An HTTP-level note that ended nothing.
+    pub(crate) fn http_note(note: impl Into<String>) -> Event {
+        Event::Diagnostic(Diagnostic::Http(note.into()))
+    }
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Diagnostic::Rpc(d) => write!(f, "{d:?}"),
+            Diagnostic::Frame(e) => write!(f, "{e}"),
+            Diagnostic::Sse(e) => write!(f, "{e}"),
+            Diagnostic::Http(note) => f.write_str(note),
+            Diagnostic::RefusedServerRequest { id, method, error } => write!(
+                f,
+                "refused the server's request {id} ({method}): {} {}",
+                error.code, error.message
+            ),
+            Diagnostic::ToolDropped { tool, reason } => {
+                write!(f, "tool {tool:?} left out of the list: {reason}")
+            }
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! The params of our requests: the caller's members, the stateless era's `_meta` (protocol
+//! version, capabilities, identity, progress token), and raw members echoed byte for byte.
+
+use serde::ser::SerializeMap;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::jsonrpc::RawJson;
+use crate::types::{ClientCapabilities, Implementation, LATEST_VERSION};
+
+/// `_meta` keys of the stateless era.
+pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The stateless era's `_meta` for every request: who we are, what we speak and offer.
+/// The stateless era's `_meta` of a connection: as a map (to merge a caller's into), and
+/// serialized once (what most requests carry unchanged).
+#[derive(Debug)]
+pub(crate) struct StatelessMeta {
+    map: Map<String, Value>,
+    raw: Box<RawValue>,
+}
+
+impl StatelessMeta {
+    /// The `_meta` for `client_info` and `capabilities`.
+    pub(crate) fn new(client_info: &Implementation, capabilities: &ClientCapabilities) -> Self {
+        let map = stateless_meta(client_info, capabilities);
+        let raw = serde_json::value::to_raw_value(&map).expect("protocol values serialize");
+        StatelessMeta { map, raw }
+    }
+
+    /// The `_meta` members every request of the connection carries.
+    pub(crate) fn members(&self) -> &Map<String, Value> {
+        &self.map
+    }
+}
+
+fn stateless_meta(
+    client_info: &Implementation,
+    capabilities: &ClientCapabilities,
+) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(META_VERSION.into(), Value::from(LATEST_VERSION));
+    let mut capabilities =
+        serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new()));
+    // No session to announce a change of roots in: the server asks for them in each round.
+    if let Some(Value::Object(roots)) = capabilities.get_mut("roots") {
+        roots.remove("listChanged");
+    }
+    // Calls answered with a task are followed to their end: the extension is declared.
+    if let Value::Object(caps) = &mut capabilities {
+        let extensions = caps
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(extensions) = extensions {
+            extensions.insert(
+                crate::types::TASKS_EXTENSION.into(),
+                Value::Object(Map::new()),
+            );
+        }
+    }
+    meta.insert(META_CAPABILITIES.into(), capabilities);
+    meta.insert(
+        META_CLIENT_INFO.into(),
+        serde_json::to_value(client_info).unwrap_or(Value::Null),
+    );
+    meta
+}
+
+/// The params of one request, or `None` when it has none: `params` as the caller gave them,
+/// `_meta` (ours in the stateless era, merged over the caller's, and the progress token when
+/// asked for), then `raw` members.
+pub(crate) fn encode(
+    params: Option<ParamsRef<'_>>,
+    stateless_meta: Option<&StatelessMeta>,
+    progress_token: Option<i64>,
+    raw_members: &[(&str, &RawValue)],
+) -> Option<RawJson> {
+    let theirs = params.and_then(ParamsRef::meta);
+    let meta = match (stateless_meta, theirs, progress_token) {
+        // The common case: ours alone, serialized once per connection.
+        (Some(ours), None, None) => Some(Meta::Raw(&ours.raw)),
+        (Some(ours), _, _) => {
+            let mut meta = ours.map.clone();
+            for (k, v) in theirs.into_iter().flatten() {
+                meta.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            if let Some(token) = progress_token {
+                meta.insert("progressToken".into(), Value::from(token));
+            }
+            Some(Meta::Map(meta))
+        }
+        (None, _, Some(token)) => {
+            let mut meta = theirs.cloned().unwrap_or_default();
+            meta.insert("progressToken".into(), Value::from(token));
+            Some(Meta::Map(meta))
+        }
+        (None, _, None) => None,
+    };
+    if params.is_none() && meta.is_none() && raw_members.is_empty() {
+        return None;
+    }
+    Some(raw(&Params {
+        base: params,
+        meta,
+        raw: raw_members,
+    }))
+}
+
+/// The `_meta` a request carries.
+enum Meta<'a> {
+    /// The connection's, serialized once.
+    Raw(&'a RawValue),
+    /// Merged for this request.
+    Map(Map<String, Value>),
+}
+
+/// The params of a call as the caller gave them (without our `_meta`), borrowed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ParamsRef<'a> {
+    /// Any members.
+    Map(&'a Map<String, Value>),
+    /// The two members of `tools/call`, kept apart: no map is built for them (a map, its node
+    /// and its keys are three allocations a call).
+    Tool {
+        /// The tool's name.
+        name: &'a str,
+        /// Its arguments.
+        arguments: Option<&'a Value>,
+    },
+}
+
+impl<'a> ParamsRef<'a> {
+    /// The tool a `tools/call` names.
+    pub(crate) fn tool(self) -> Option<&'a str> {
+        match self {
+            ParamsRef::Map(m) => m.get("name")?.as_str(),
+            ParamsRef::Tool { name, .. } => Some(name),
+        }
+    }
+
+    /// The caller's own `_meta`, when it is an object.
+    fn meta(self) -> Option<&'a Map<String, Value>> {
+        match self {
+            ParamsRef::Map(m) => match m.get("_meta") {
+                Some(Value::Object(theirs)) => Some(theirs),
+                _ => None,
+            },
+            ParamsRef::Tool { .. } => None,
+        }
+    }
+
+    /// The members as a map of their own.
+    pub(crate) fn to_map(self) -> Map<String, Value> {
+        match self {
+            ParamsRef::Map(m) => m.clone(),
+            ParamsRef::Tool { name, arguments } => tool_call_map(name, arguments.cloned()),
+        }
+    }
+}
+
+/// `tools/call`'s params as a map.
+pub(crate) fn tool_call_map(name: &str, arguments: Option<Value>) -> Map<String, Value> {
+    let mut p = Map::new();
+    p.insert("name".into(), Value::from(name));
+    if let Some(args) = arguments {
+        p.insert("arguments".into(), args);
+    }
+    p
+}
+
+/// Params as sent: the caller's members, our `_meta`, and raw members echoed byte for byte.
+struct Params<'a> {
+    base: Option<ParamsRef<'a>>,
+    meta: Option<Meta<'a>>,
+    raw: &'a [(&'a str, &'a RawValue)],
+}
+
+impl serde::Serialize for Params<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        match self.base {
+            Some(ParamsRef::Map(base)) => {
+                for (k, v) in base {
+                    if !(k == "_meta" && self.meta.is_some()) {
+                        m.serialize_entry(k, v)?;
+                    }
+                }
+            }
+            // In a map's order (its keys sorted), so the bytes are the same either way.
+            Some(ParamsRef::Tool { name, arguments }) => {
+                if let Some(arguments) = arguments {
+                    m.serialize_entry("arguments", arguments)?;
+                }
+                m.serialize_entry("name", name)?;
+            }
+            None => {}
+        }
+        match &self.meta {
+            Some(Meta::Raw(meta)) => m.serialize_entry("_meta", meta)?,
+            Some(Meta::Map(meta)) => m.serialize_entry("_meta", meta)?,
+            None => {}
+        }
+        for (k, v) in self.raw {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// Serializes a value we built; our own types always serialize.
+pub(crate) fn raw<T: serde::Serialize + ?Sized>(value: &T) -> RawJson {
+    RawJson::new(value).expect("protocol values serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connection::protocol::calls::McpCall;
+    use serde_json::json;
+
+    /// A tool call's params, kept apart, go out as the same bytes as the map they stand for,
+    /// with and without `_meta` and arguments; and the call still shows them as that map.
+    #[test]
+    fn a_tool_calls_params_are_the_bytes_of_their_map() {
+        let meta = StatelessMeta::new(
+            &Implementation {
+                name: "t".into(),
+                version: "1".into(),
+                ..Default::default()
+            },
+            &ClientCapabilities::default(),
+        );
+        for arguments in [Some(json!({"b": [1, "x"], "a": null})), None] {
+            let call = McpCall::call_tool("echo", arguments.clone());
+            let map = tool_call_map("echo", arguments);
+            assert_eq!(call.params().as_deref(), Some(&map));
+            for (meta, token) in [(None, None), (Some(&meta), None), (Some(&meta), Some(7))] {
+                let apart = encode(call.params_ref(), meta, token, &[]).unwrap();
+                let whole = encode(Some(ParamsRef::Map(&map)), meta, token, &[]).unwrap();
+                assert_eq!(apart.get(), whole.get());
+            }
+        }
+        let (_, parts) = McpCall::call_tool("echo", None).into_parts();
+        assert_eq!(parts, Some(tool_call_map("echo", None)));
+        // However it was built, the same call is equal.
+        let by_hand = McpCall::request("tools/call", Some(tool_call_map("echo", None)));
+        assert_eq!(by_hand.params(), McpCall::call_tool("echo", None).params());
+        assert_ne!(
+            McpCall::call_tool("echo", None).params(),
+            McpCall::call_tool("other", None).params()
+        );
+    }
+}

@@ -1,0 +1,270 @@
+//! The rest of the client surface against the demo server, in both eras: extensions declared and
+//! read (MCP Apps), a tool's `_meta.ui` and icons kept as sent, an app-only tool marked, a
+//! `ui://` resource read like any other, structured output checked against the listed schemas
+//! (feature `schemas`), and the URL-mode elicitation's completion notification.
+
+use serde_json::{json, Value};
+
+use crate::connection::protocol::calls::McpCall;
+use crate::connection::protocol::{CallOptions, ServerNotification};
+use crate::server::{DemoConfig, FORECAST_UI};
+use crate::types::{
+    ListResourcesResult, ListToolsResult, ReadResourceResult, UI_EXTENSION, UI_MIME_TYPE,
+};
+
+use crate::test_support::*;
+
+/// A pair ready in the handshake era, and one ready in the stateless era, both declaring the
+/// UI extension.
+fn both_eras() -> [Pair; 2] {
+    let caps = caps_all().with_ui();
+    let legacy = Pair::ready_with(caps.clone(), DemoConfig::default());
+    let mut modern = Pair::with_config(
+        crate::ClientConfig {
+            capabilities: caps,
+            ..crate::ClientConfig::default()
+        },
+        DemoConfig::default(),
+    );
+    modern.client.start(modern.now).unwrap();
+    modern.drive();
+    assert!(modern.client.is_ready());
+    modern.frames.clear();
+    [legacy, modern]
+}
+
+fn list_tools(p: &mut Pair) -> ListToolsResult {
+    let c = p.client.list_tools(p.now, CallOptions::default()).unwrap();
+    p.finish(c).unwrap().parse().unwrap()
+}
+
+#[test]
+fn the_ui_extension_is_declared_in_both_eras_and_the_server_s_is_read() {
+    // Handshake era: in `initialize`.
+    let mut p = Pair::new(caps_all().with_ui(), DemoConfig::default());
+    p.client.start(p.now).unwrap();
+    p.drive();
+    let (_, init) = p
+        .frames
+        .iter()
+        .find(|(c, f)| *c && f.contains("initialize"))
+        .unwrap();
+    let init: Value = serde_json::from_str(init).unwrap();
+    let declared = &init["params"]["capabilities"]["extensions"][UI_EXTENSION];
+    assert_eq!(declared, &json!({"mimeTypes": [UI_MIME_TYPE]}));
+    let server = p.client.server().unwrap();
+    assert_eq!(
+        server.capabilities.extension(UI_EXTENSION),
+        Some(&json!({}))
+    );
+    // Stateless era: on every request.
+    let [_, mut modern] = both_eras();
+    list_tools(&mut modern);
+    let (_, sent) = modern.frames.iter().find(|(c, _)| *c).unwrap();
+    let sent: Value = serde_json::from_str(sent).unwrap();
+    let caps = &sent["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    assert_eq!(
+        caps["extensions"][UI_EXTENSION]["mimeTypes"][0],
+        UI_MIME_TYPE
+    );
+    let server = modern.client.server().unwrap();
+    assert!(server.capabilities.extension(UI_EXTENSION).is_some());
+}
+
+#[test]
+fn a_tool_s_ui_meta_and_icons_pass_through_untouched_and_app_only_tools_are_marked() {
+    for mut p in both_eras() {
+        let list = list_tools(&mut p);
+        let forecast = list.tools.iter().find(|t| t.name == "forecast").unwrap();
+        assert_eq!(forecast.title.as_deref(), Some("Weather forecast"));
+        assert!(forecast
+            .icons
+            .as_ref()
+            .unwrap()
+            .get()
+            .contains("image/svg+xml"));
+        assert_eq!(forecast.ui_resource_uri().as_deref(), Some(FORECAST_UI));
+        assert_eq!(
+            forecast.ui(),
+            Some(json!({"resourceUri": FORECAST_UI, "visibility": ["model", "app"]}))
+        );
+        assert!(!forecast.is_app_only());
+        // The `_meta` text is exactly what the server wrote.
+        let sent = p
+            .frames
+            .iter()
+            .rev()
+            .find(|(c, f)| !*c && f.contains("forecast-refresh"))
+            .unwrap();
+        assert!(sent.1.contains(forecast.meta.as_ref().unwrap().get()));
+        let refresh = list
+            .tools
+            .iter()
+            .find(|t| t.name == "forecast-refresh")
+            .unwrap();
+        assert!(refresh.is_app_only());
+        let for_model: Vec<&str> = list
+            .tools
+            .iter()
+            .filter(|t| !t.is_app_only())
+            .map(|t| t.name.as_str())
+            .collect();
+        assert!(!for_model.contains(&"forecast-refresh"));
+        assert!(for_model.contains(&"forecast"));
+    }
+}
+
+#[test]
+fn a_ui_resource_is_listed_and_read_like_any_other() {
+    for mut p in both_eras() {
+        let c = p
+            .client
+            .call(p.now, &McpCall::list_resources(), CallOptions::default())
+            .unwrap();
+        let list: ListResourcesResult = p.finish(c).unwrap().parse().unwrap();
+        let ui = list.resources.iter().find(|r| r.is_ui()).unwrap();
+        assert_eq!(ui.uri, FORECAST_UI);
+        assert_eq!(ui.title.as_deref(), Some("Forecast App"));
+        assert_eq!(
+            ui.meta.as_ref().unwrap().get(),
+            r#"{"ui":{"prefersBorder":true}}"#
+        );
+        let c = p
+            .client
+            .call(
+                p.now,
+                &McpCall::read_resource(FORECAST_UI),
+                CallOptions::default(),
+            )
+            .unwrap();
+        let read: ReadResourceResult = p.finish(c).unwrap().parse().unwrap();
+        assert_eq!(read.contents[0]["mimeType"], UI_MIME_TYPE);
+        assert!(read.contents[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("<html>"));
+    }
+}
+
+#[cfg(feature = "schemas")]
+#[test]
+fn structured_output_is_checked_against_the_listed_schema_in_both_eras() {
+    use crate::schema::{SchemaViolation, ToolSchemas};
+    use crate::types::CallToolResult;
+    for mut p in both_eras() {
+        let schemas = ToolSchemas::compile(&list_tools(&mut p).tools);
+        let call = |p: &mut Pair, args: Value| -> CallToolResult {
+            let c = p
+                .client
+                .call_tool(p.now, "forecast", Some(args), CallOptions::default())
+                .unwrap();
+            p.finish(c).unwrap().parse().unwrap()
+        };
+        let good = call(&mut p, json!({"city": "Paris"}));
+        assert_eq!(schemas.check_output("forecast", &good), Ok(()));
+        let wrong = call(&mut p, json!({"city": "Paris", "break": "type"}));
+        let e = schemas.check_output("forecast", &wrong).unwrap_err();
+        assert!(
+            matches!(e.violation, SchemaViolation::DoesNotMatch(_)),
+            "{e}"
+        );
+        let missing = call(&mut p, json!({"city": "Paris", "break": "missing"}));
+        let e = schemas.check_output("forecast", &missing).unwrap_err();
+        assert_eq!(e.violation, SchemaViolation::MissingStructuredContent);
+        // `add` declares a schema too, and meets it.
+        let c = p
+            .client
+            .call_tool(
+                p.now,
+                "add",
+                Some(json!({"a": 1, "b": 2})),
+                CallOptions::default(),
+            )
+            .unwrap();
+        let sum: CallToolResult = p.finish(c).unwrap().parse().unwrap();
+        assert_eq!(schemas.check_output("add", &sum), Ok(()));
+        assert!(schemas
+            .check_input("forecast", Some(&json!({"town": "Paris"})))
+            .is_err());
+    }
+}
+
+#[test]
+fn a_url_elicitation_s_completion_is_a_typed_notification() {
+    let mut p = Pair::ready_with(caps_all().with_elicitation(true), DemoConfig::default());
+    p.server.notify(
+        p.now,
+        "notifications/elicitation/complete",
+        Some(json!({"elicitationId": "e-42"})),
+    );
+    p.server.notify(
+        p.now,
+        "notifications/elicitation/complete",
+        Some(json!({"noId": true})),
+    );
+    p.drive();
+    let n: Vec<_> = p.take_notifications();
+    assert_eq!(
+        n[0],
+        ServerNotification::ElicitationComplete {
+            elicitation_id: "e-42".into()
+        }
+    );
+    // One without its id is kept as it came, not dropped.
+    assert!(matches!(&n[1], ServerNotification::Other(o)
+        if o.method == "notifications/elicitation/complete"));
+}
+
+#[test]
+fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
+    use crate::connection::protocol::events::Event;
+    use crate::connection::protocol::{ClientProtocol, ServerRequest};
+    use crate::jsonrpc::{Id, Message, RawJson};
+    use crate::types::CreateMessageParams;
+    let now = epoch();
+    let caps = crate::types::ClientCapabilities::default()
+        .with_sampling()
+        .with_sampling_tools();
+    let mut c = ClientProtocol::new(crate::ClientConfig {
+        capabilities: caps,
+        ..legacy()
+    });
+    c.start(now).unwrap();
+    let init = c.poll_sent().unwrap();
+    let Message::Request(init) = init else {
+        panic!("{init:?}")
+    };
+    let params: Value = init.params_as().unwrap();
+    assert_eq!(params["capabilities"]["sampling"], json!({"tools": {}}));
+    let answer = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                        "serverInfo": {"name": "s", "version": "1"}});
+    c.handle_message(
+        now,
+        Message::result(init.id, RawJson::new(&answer).unwrap()),
+    );
+    while c.poll_sent().is_some() {}
+    while c.poll_event().is_some() {}
+    let asked = r#"{"messages":[{"role":"user","content":{"type":"text","text":"Paris?"}}],"maxTokens":9,"tools":[{"name":"forecast","inputSchema":{"type":"object"},"_meta":{"z":1,"a":2}}],"toolChoice":{"mode":"auto"}}"#;
+    let request = Message::request(
+        Id::Str("s1".into()),
+        "sampling/createMessage",
+        Some(RawJson::from_string(asked.into()).unwrap()),
+    );
+    c.handle_message(now, request);
+    let Some(Event::ServerRequest(ServerRequest::Sampling { id, params })) = c.poll_event() else {
+        panic!("no sampling request")
+    };
+    let typed: CreateMessageParams = serde_json::from_value(params).unwrap();
+    assert_eq!(
+        typed.tools.unwrap()[0].meta.as_ref().unwrap().get(),
+        r#"{"a":2,"z":1}"#
+    );
+    assert_eq!(typed.tool_choice, Some(json!({"mode": "auto"})));
+    let reply = r#"{"role":"assistant","content":[{"type":"tool_use","id":"u1","name":"forecast","input":{"city":"Paris"}}],"model":"m","stopReason":"toolUse"}"#;
+    c.respond(now, &id, Ok(RawJson::from_string(reply.into()).unwrap()))
+        .unwrap();
+    let sent = c.poll_sent().unwrap().to_bytes();
+    let sent = String::from_utf8(sent).unwrap();
+    assert!(sent.contains(reply), "{sent}");
+    assert!(sent.contains(r#""id":"s1""#), "{sent}");
+}
