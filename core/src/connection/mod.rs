@@ -28,10 +28,10 @@ use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::rpc::Responded;
 use crate::tap::FrameObserver;
 use crate::types::InitializeResult;
-use http::HttpClient;
-use http_sse::HttpSseClient;
+use http::StreamableHttp;
+use http_sse::HttpSse;
 use protocol::ClientProtocol;
-use stdio::StdioClient;
+use stdio::Stdio;
 
 /// Inputs tolerated while outputs stay undrained before a debug build objects: a driver that
 /// feeds the connection without draining [`Connection::poll_output`] breaks the drive rule.
@@ -69,10 +69,10 @@ pub enum HttpTransportKind {
 /// exchanges or its process), beside the protocol it carries, which the connection owns.
 #[derive(Debug)]
 enum Transport {
-    Stdio(Box<StdioClient>),
-    Streamable(Box<HttpClient>),
+    Stdio(Box<Stdio>),
+    Streamable(Box<StreamableHttp>),
     /// The 2024-11-05 transport: pinned, or moved to from Streamable HTTP by `Era::Auto`.
-    Sse(Box<HttpSseClient>),
+    Sse(Box<HttpSse>),
 }
 
 /// One MCP client connection to one server, over stdio or Streamable HTTP, in either protocol
@@ -151,7 +151,7 @@ impl Connection {
         protocol
             .start(now)
             .expect("a new connection starts its handshake");
-        let stdio = StdioClient::new(options.shutdown, options.max_line);
+        let stdio = Stdio::new(options.shutdown, options.max_line);
         Connection::new(protocol, Transport::Stdio(Box::new(stdio)))
     }
 
@@ -187,7 +187,7 @@ impl Connection {
             let mut protocol = ClientProtocol::new(config);
             protocol.set_over_http();
             let init_timeout = protocol.config().init_timeout;
-            let sse = HttpSseClient::new(now, server, options, init_timeout);
+            let sse = HttpSse::new(now, server, options, init_timeout);
             let mut conn = Connection::new(protocol, Transport::Sse(Box::new(sse)));
             conn.after(now);
             return Ok(conn);
@@ -197,7 +197,7 @@ impl Connection {
         protocol
             .start(now)
             .expect("a new connection starts its handshake");
-        let http = HttpClient::new(server, options);
+        let http = StreamableHttp::new(server, options);
         let mut conn = Connection::new(protocol, Transport::Streamable(Box::new(http)));
         conn.after(now);
         Ok(conn)
@@ -319,10 +319,7 @@ impl Connection {
 
     /// The stdio machine and the protocol it carries, for a stdio input (a debug build objects
     /// to one given to HTTP).
-    fn stdio_mut(
-        &mut self,
-        input: &'static str,
-    ) -> Option<(&mut StdioClient, &mut ClientProtocol)> {
+    fn stdio_mut(&mut self, input: &'static str) -> Option<(&mut Stdio, &mut ClientProtocol)> {
         self.input();
         match &mut self.transport {
             Transport::Stdio(s) => Some((s, &mut self.protocol)),
@@ -755,7 +752,7 @@ impl Connection {
         let switch = h.take_switch(&mut self.protocol)?;
         let at = switch.at;
         let init_timeout = self.protocol.config().init_timeout;
-        self.transport = Transport::Sse(Box::new(HttpSseClient::switched(switch, init_timeout)));
+        self.transport = Transport::Sse(Box::new(HttpSse::switched(switch, init_timeout)));
         self.after(at);
         self.poll_output()
     }

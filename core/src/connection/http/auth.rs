@@ -1,9 +1,9 @@
 //! Authorization as one state of the HTTP machine: a `401` (or a `403` with
 //! `error="insufficient_scope"`) parks the request that met it, and the driver is asked, once,
 //! to authorize ([`AuthorizationRequired`]). Until it answers, new messages wait with the parked
-//! ones. With a token ([`HttpClient::set_access_token`]) each waits no more: it goes again, a
+//! ones. With a token ([`StreamableHttp::set_access_token`]) each waits no more: it goes again, a
 //! request with its own JSON-RPC id (it was refused, never executed), in the session in use;
-//! with a refusal ([`HttpClient::authorization_failed`]) each request ends with the error.
+//! with a refusal ([`StreamableHttp::authorization_failed`]) each request ends with the error.
 //!
 //! The token goes as `Authorization: Bearer …` on every request (POST, GET, DELETE), in place
 //! of any configured `Authorization` header. Each exchange remembers which token it went with:
@@ -16,7 +16,7 @@ use std::time::Instant;
 use super::exchange::{Exchange, ExchangeKind, Stream};
 use super::request::ExchangeId;
 use super::session::Parked;
-use super::HttpClient;
+use super::StreamableHttp;
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
 use crate::connection::protocol::events::Event;
 use crate::error::{AuthChallenge, AuthorizationRequired, HttpErrorKind};
@@ -108,7 +108,7 @@ impl Exchange {
     }
 }
 
-impl HttpClient {
+impl StreamableHttp {
     /// Whether `exchange`'s head (`status`, with these `WWW-Authenticate` values) refuses it for
     /// want of authorization and authorization is on: then it is parked (and aborted) and, unless
     /// an authorization is under way or the exchange went with an older token, the driver is

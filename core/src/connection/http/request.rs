@@ -116,8 +116,8 @@ pub(crate) fn media_type(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use crate::config::{HttpConfig, ServerConfig};
-    use crate::connection::http::{HttpAction, HttpClient, HttpOptions};
-    use crate::connection::http_sse::HttpSseClient;
+    use crate::connection::http::{HttpAction, HttpOptions, StreamableHttp};
+    use crate::connection::http_sse::HttpSse;
     use crate::connection::protocol::{ClientConfig, ClientProtocol, Era};
     use crate::error::HttpErrorKind;
     use crate::test_support::epoch;
@@ -142,7 +142,7 @@ mod tests {
         let mut protocol = ClientProtocol::new(config);
         protocol.set_over_http();
         protocol.start(now).unwrap();
-        let mut client = HttpClient::new(&careless(), HttpOptions::default());
+        let mut client = StreamableHttp::new(&careless(), HttpOptions::default());
         client.after_input(&mut protocol, now);
         while let Some(action) = client.poll_action() {
             assert!(!matches!(action, HttpAction::Start(_)), "{action:?}");
@@ -170,7 +170,7 @@ mod tests {
         let mut protocol = ClientProtocol::new(config);
         protocol.set_over_http();
         let wait = std::time::Duration::from_secs(30);
-        let mut client = HttpSseClient::new(now, &careless(), HttpOptions::default(), wait);
+        let mut client = HttpSse::new(now, &careless(), HttpOptions::default(), wait);
         client.after_input(&mut protocol, now);
         while let Some(action) = client.poll_action() {
             assert!(!matches!(action, HttpAction::Start(_)), "{action:?}");

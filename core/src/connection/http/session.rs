@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use super::exchange::{Exchange, ExchangeKind, SessionTag, Standalone};
 use super::request::ExchangeId;
-use super::HttpClient;
+use super::StreamableHttp;
 use crate::connection::protocol::client::{ClientProtocol, Signalled, TransportSignal};
 use crate::connection::protocol::events::Event;
 use crate::error::HttpErrorKind;
@@ -71,7 +71,7 @@ impl Session {
     }
 }
 
-impl HttpClient {
+impl StreamableHttp {
     /// A 2xx head for a request sent in `tag`'s session: the session works.
     pub(super) fn session_held(&mut self, tag: Option<&SessionTag>) {
         if tag.is_some_and(|t| self.session.is_current(t)) {

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::exchange::{Exchange, ExchangeKind, Role};
 use super::request::ExchangeId;
-use super::HttpClient;
+use super::StreamableHttp;
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
 use crate::connection::protocol::events::Event;
 use crate::connection::protocol::tool_headers::{header_value, ToolHeaders};
@@ -97,7 +97,7 @@ pub(crate) fn refused_by_an_older_server(status: u16) -> bool {
     matches!(status, 400 | 404 | 405)
 }
 
-impl HttpClient {
+impl StreamableHttp {
     /// Whether the connection has settled on the stateless era.
     pub(super) fn stateless(&self, protocol: &ClientProtocol) -> bool {
         protocol.era() == Some(ChosenEra::Stateless)

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::exchange::{Body, Exchange, ExchangeKind, Standalone, Stream};
 use super::request::ExchangeId;
-use super::HttpClient;
+use super::StreamableHttp;
 use crate::codec::sse::SseItem;
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
 use crate::connection::protocol::events::{Diagnostic, Event};
@@ -23,7 +23,7 @@ fn resumable(id: &str) -> Option<String> {
         .map(|()| id.to_owned())
 }
 
-impl HttpClient {
+impl StreamableHttp {
     /// Hands each message decoded from an SSE exchange to the protocol, at once.
     pub(super) fn drain_sse(
         &mut self,

@@ -3,17 +3,17 @@
 //! body is no JSON-RPC message at all (a web server's "Cannot POST", "Method Not Allowed") says
 //! the URL may be an older server's SSE stream; a JSON-RPC error, whatever its id, comes from a
 //! Streamable HTTP server and is the handshake's answer. The connection then moves, with its protocol (the handshake under way), to
-//! [`HttpSseClient`](crate::connection::http_sse::HttpSseClient), which GETs the same URL.
+//! [`HttpSse`](crate::connection::http_sse::HttpSse), which GETs the same URL.
 
 use std::time::Instant;
 
 use super::exchange::{Exchange, ExchangeKind, Role};
-use super::{HttpClient, Switch};
+use super::{StreamableHttp, Switch};
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
 use crate::connection::protocol::Era;
 use crate::jsonrpc;
 
-impl HttpClient {
+impl StreamableHttp {
     /// Whether `ex`, an exchange whose body (`body`) has ended with an error status, is an
     /// `initialize` refused as an older server refuses it; if so, the switch begins.
     pub(super) fn refused_like_an_sse_server(

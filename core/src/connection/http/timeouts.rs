@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use super::exchange::{Body, ExchangeKind};
-use super::{ExchangeId, HttpClient};
+use super::{ExchangeId, StreamableHttp};
 use crate::connection::protocol::client::ClientProtocol;
 use crate::error::{ExchangeFailure, HttpErrorKind};
 
@@ -18,7 +18,7 @@ use crate::error::{ExchangeFailure, HttpErrorKind};
 /// until its own deadline.
 pub(crate) const EXCERPT_WAIT: Duration = Duration::from_secs(1);
 
-impl HttpClient {
+impl StreamableHttp {
     /// The head deadline for a new exchange of this kind, if it has one.
     pub(super) fn head_deadline(
         &self,

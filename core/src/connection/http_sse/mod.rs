@@ -49,7 +49,7 @@ struct Post {
 }
 
 /// The client protocol over the 2024-11-05 HTTP+SSE transport.
-pub struct HttpSseClient {
+pub struct HttpSse {
     url: String,
     headers: HeaderSet,
     /// Where messages are POSTed, once the stream named it.
@@ -76,9 +76,9 @@ pub struct HttpSseClient {
     unsendable: Vec<(ExchangeId, ExchangeFailure)>,
 }
 
-impl std::fmt::Debug for HttpSseClient {
+impl std::fmt::Debug for HttpSse {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpSseClient")
+        f.debug_struct("HttpSse")
             .field("url", &self.url)
             .field("endpoint", &self.endpoint)
             .field("posts", &self.posts.len())
@@ -86,7 +86,7 @@ impl std::fmt::Debug for HttpSseClient {
     }
 }
 
-impl HttpSseClient {
+impl HttpSse {
     /// A client for the stream at `server`'s URL, pinned to this transport; the GET goes at
     /// once, the handshake once the endpoint is known, which must be within `init_timeout`.
     pub fn new(
@@ -116,7 +116,7 @@ impl HttpSseClient {
 
     fn from_switch(now: Instant, switch: Switch, start: Start, init_timeout: Duration) -> Self {
         let deadline = now + init_timeout;
-        let mut client = HttpSseClient {
+        let mut client = HttpSse {
             url: switch.url,
             headers: switch.headers,
             decoder: McpSseDecoder::with_max_event_size(switch.config.max_event),

@@ -114,8 +114,8 @@ impl EraReason {
             return Some(EraReason::Pinned);
         }
         Some(match (verdict, outcome) {
-            (Verdict::Modern(_), Ok(Reply::Error(e))) => EraReason::ModernError { code: e.code },
-            (Verdict::Modern(_), _) => EraReason::Discovered,
+            (Verdict::Stateless(_), Ok(Reply::Error(e))) => EraReason::ModernError { code: e.code },
+            (Verdict::Stateless(_), _) => EraReason::Discovered,
             (Verdict::Handshake(_), Ok(Reply::Result(_))) => EraReason::OnlyHandshakeVersions,
             (Verdict::Handshake(_), Ok(Reply::Error(e)))
                 if e.code == UNSUPPORTED_PROTOCOL_VERSION =>
@@ -134,7 +134,7 @@ impl EraReason {
 #[non_exhaustive]
 pub enum Verdict {
     /// The server speaks 2026-07-28; its discover result when it gave one.
-    Modern(Option<RawJson>),
+    Stateless(Option<RawJson>),
     /// Use `initialize` on the same process, offering this version.
     Handshake(String),
     /// Use `initialize` on a fresh process (the probe went unanswered or killed the server).
@@ -164,7 +164,7 @@ fn choose(supported: &[String], era: Era) -> Verdict {
             Era::Handshake => Verdict::Fail(
                 "the era is pinned to the handshake but the server answered the probe".into(),
             ),
-            _ => Verdict::Modern(None),
+            _ => Verdict::Stateless(None),
         };
     }
     let handshake = HANDSHAKE_VERSIONS
@@ -195,10 +195,10 @@ pub fn judge_probe(outcome: &Outcome, era: Era) -> Verdict {
             };
             if head.supported_versions.is_empty() {
                 // A server that answers discover is modern, whatever it failed to list.
-                return Verdict::Modern(Some(raw.clone()));
+                return Verdict::Stateless(Some(raw.clone()));
             }
             match choose(&head.supported_versions, era) {
-                Verdict::Modern(None) => Verdict::Modern(Some(raw.clone())),
+                Verdict::Stateless(None) => Verdict::Stateless(Some(raw.clone())),
                 other => other,
             }
         }
@@ -233,7 +233,7 @@ fn judge_error(e: &ErrorObject, era: Era) -> Verdict {
         }
         HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY => match era {
             Era::Handshake => Verdict::Fail(format!("the server answered the probe: {e}")),
-            _ => Verdict::Modern(None),
+            _ => Verdict::Stateless(None),
         },
         _ => match era {
             Era::Auto => Verdict::Handshake(crate::types::LATEST_HANDSHAKE_VERSION.into()),
@@ -300,7 +300,7 @@ mod tests {
             &result(json!({"supportedVersions": ["2026-07-28"], "capabilities": {}})),
             Era::Auto,
         );
-        assert!(matches!(v, Verdict::Modern(Some(_))));
+        assert!(matches!(v, Verdict::Stateless(Some(_))));
     }
 
     #[test]
@@ -341,7 +341,7 @@ mod tests {
         for code in [-32020, -32021] {
             assert_eq!(
                 judge_probe(&error(code, None), Era::Auto),
-                Verdict::Modern(None)
+                Verdict::Stateless(None)
             );
         }
     }

@@ -157,10 +157,6 @@ pub enum ClientError {
     /// The connection is closed; nothing more can be sent.
     #[error("the connection is closed")]
     Closed,
-    /// The command does not exist for this connection's transport (for example a stdio input
-    /// given to an HTTP connection).
-    #[error("not for this transport: {0}")]
-    WrongTransport(&'static str),
     /// The configuration asks for something this client cannot do.
     #[error("unsupported configuration: {0}")]
     Config(String),

@@ -289,12 +289,12 @@ impl Handshake {
         match verdict {
             // A modern error (an unsupported version, a header mismatch…) tells the era but
             // not what the server offers: the probe goes once more, as the error asks.
-            Verdict::Modern(None) if !std::mem::replace(&mut self.rediscovered, true) => {
+            Verdict::Stateless(None) if !std::mem::replace(&mut self.rediscovered, true) => {
                 if let Err(e) = self.send_probe(now, &mut cx) {
                     self.fail(now, cx, CallError::InvalidResult(e.to_string()));
                 }
             }
-            Verdict::Modern(discover) => {
+            Verdict::Stateless(discover) => {
                 let init = described_server(discover.as_ref());
                 self.era = Some(ChosenEra::Stateless);
                 self.server = Some(Box::new(init.clone()));

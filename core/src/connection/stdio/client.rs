@@ -1,4 +1,4 @@
-//! [`StdioClient`]: the client protocol over a child process's stdin and stdout.
+//! [`Stdio`]: the client protocol over a child process's stdin and stdout.
 //!
 //! It owns the JSONL decoder of stdout, the frames waiting to be written to stdin, and the
 //! shutdown plan. [`Connection`](crate::Connection) drives it.
@@ -14,7 +14,7 @@ use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
 
 /// The client protocol bound to one child process.
-pub struct StdioClient {
+pub struct Stdio {
     decoder: JsonlDecoder,
     shutdown: Shutdown,
     shutdown_timeouts: ShutdownTimeouts,
@@ -63,18 +63,18 @@ fn exit_reason(exit: ProcessExit, when: &str, stderr_tail: &str) -> String {
 /// How long to wait for the exit status after stdout ends, before ending the calls without it.
 pub const EXIT_AFTER_EOF_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
-impl std::fmt::Debug for StdioClient {
+impl std::fmt::Debug for Stdio {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StdioClient")
+        f.debug_struct("Stdio")
             .field("shutdown", &self.shutdown.stage())
             .finish_non_exhaustive()
     }
 }
 
-impl StdioClient {
+impl Stdio {
     /// A client for a process that was just spawned.
     pub fn new(shutdown: ShutdownTimeouts, max_line: usize) -> Self {
-        StdioClient {
+        Stdio {
             decoder: JsonlDecoder::with_max_line(max_line),
             shutdown: Shutdown::new(shutdown),
             shutdown_timeouts: shutdown,

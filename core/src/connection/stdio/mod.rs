@@ -4,5 +4,5 @@
 pub(crate) mod client;
 pub(crate) mod shutdown;
 
-pub use client::{StdioClient, EXIT_AFTER_EOF_GRACE};
+pub use client::{Stdio, EXIT_AFTER_EOF_GRACE};
 pub use shutdown::{ProcessAction, ProcessExit, ShutdownTimeouts};

@@ -1,0 +1,81 @@
+//! What leaves for the transport: the messages queued, and the rule that a request goes only
+//! while its caller still waits for it (at most once).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::ClientProtocol;
+use crate::jsonrpc::Message;
+#[cfg(doc)]
+use crate::rpc::Engine;
+use crate::rpc::LocalError;
+
+impl ClientProtocol {
+    /// The next message for the transport to carry. A request among them may still end
+    /// before it leaves: ask [`may_send`](Self::may_send) at the moment it goes.
+    pub fn poll_transmit(&mut self) -> Option<Message> {
+        self.transmit.pop_front()
+    }
+
+    /// Whether a message may go on the wire now, asked by the transport at the moment it puts
+    /// one there (`request`: the id of a request; `None` for anything else, which always may).
+    /// A request goes only while it is pending: one that ended while it waited anywhere
+    /// (behind `notifications/initialized`, a session renewal, an authorization, a restart) is
+    /// dropped there, and no cancellation is ever sent for it. One that goes is marked as
+    /// sent, so that ending it early tells the server.
+    pub(crate) fn may_send(&mut self, request: Option<i64>) -> bool {
+        request.is_none_or(|id| self.engine.leave(id))
+    }
+
+    /// The next message as a transport that sends at once takes it: what may not leave any
+    /// more is skipped (see [`may_send`](Self::may_send)).
+    #[cfg(test)]
+    pub(crate) fn poll_sent(&mut self) -> Option<Message> {
+        loop {
+            let m = self.poll_transmit()?;
+            let request = match &m {
+                Message::Request(r) => r.id.as_i64(),
+                _ => None,
+            };
+            if self.may_send(request) {
+                return Some(m);
+            }
+        }
+    }
+
+    /// What the transport holds requests back for now (see [`Engine::hold`]).
+    pub(crate) fn hold(&mut self, behind: Option<&'static str>) {
+        self.engine.hold(behind);
+    }
+
+    /// What the requests queued and not yet sent waited for has failed: each ends as
+    /// [`LocalError::NotSent`] with `reason` and is dropped from the queue (notifications
+    /// and answers stay).
+    pub(crate) fn fail_unsent(&mut self, now: Instant, reason: &str) {
+        let reason: Arc<str> = reason.into();
+        let mut kept = VecDeque::with_capacity(self.transmit.len());
+        for m in std::mem::take(&mut self.transmit) {
+            match &m {
+                Message::Request(r) => {
+                    if let Some(id) = r.id.as_i64() {
+                        let error = LocalError::NotSent {
+                            which: None,
+                            reason: reason.clone(),
+                        };
+                        let _ = self.engine.fail(now, id, error);
+                    }
+                }
+                _ => kept.push_back(m),
+            }
+        }
+        self.transmit = kept;
+        self.pump(now);
+    }
+
+    /// The next request that left and then ended here before its answer (a deadline, a
+    /// cancel): an HTTP transport withdraws the exchange that still carries it.
+    pub(crate) fn poll_withdrawn(&mut self) -> Option<i64> {
+        self.withdrawn.pop()
+    }
+}
