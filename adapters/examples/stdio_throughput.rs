@@ -3,7 +3,7 @@
 //! multi-threaded executor), and peak memory with many calls in flight.
 //!
 //! ```sh
-//! cargo build --release -p mcpwire --bin mcpwire-demo-server
+//! cargo build --release -p mcpwire --features demo --bin mcpwire-demo-server
 //! cargo run --release -p mcpwire --example stdio_throughput -- [legacy|modern] [calls]
 //! ```
 //!

@@ -47,6 +47,7 @@ pub mod oauth;
 mod pipe_io;
 mod pipe_reader;
 mod route;
+#[cfg(feature = "demo")]
 mod serve;
 mod signal;
 mod skills;
@@ -81,6 +82,7 @@ pub use mcpwire_core::{
     ChosenEra, Diagnostic, Era, EraReason, Event, HttpOptions, HttpTransportKind, Limits,
     ProcessAction, Progress, ServerNotification, ShutdownTimeouts,
 };
+#[cfg(feature = "demo")]
 pub use serve::serve_demo;
 pub use stderr::StderrCallback;
 pub use task_handle::{TaskHandle, TaskStart};

@@ -45,7 +45,7 @@
 //! - [`tap`]: the frame observer, which sees every frame in and out.
 //! - [`error`]: the details of a failed HTTP exchange.
 //! - [`header`]: the rules every request header obeys before any HTTP backend sees it.
-//! - [`server`]: the demo server, on the same engine, with the same verbs.
+//! - `server` (feature `demo`): the demo server, on the same engine, with the same verbs.
 //! - [`skills`]: Skills over MCP (SEP-2640): the skill entries, and with the `skills` feature
 //!   the verification of a skill's files against its entry.
 //! - [`schema`] (feature `schemas`): tool calls checked against the tools' output and input
@@ -64,6 +64,7 @@ pub mod oauth;
 mod rpc;
 #[cfg(feature = "schemas")]
 pub mod schema;
+#[cfg(any(test, feature = "demo"))]
 pub mod server;
 pub mod skills;
 pub mod tap;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use mcpwire_core::config::HttpConfig;
 use mcpwire_core::jsonrpc::{Id, Message, Parsed, RawJson};
+#[cfg(feature = "demo")]
 use mcpwire_core::server::{DemoConfig, DemoServer};
 use mcpwire_core::types::ClientCapabilities;
 use mcpwire_core::{
@@ -785,11 +786,12 @@ fn cancel_posts_a_notification_and_close_deletes_the_session() {
     assert!(h.c.is_finished());
 }
 
-// ----- the demo server over an in-memory HTTP pairing -----
+// ----- the demo server over an in-memory HTTP pairing (feature `demo`) -----
 
 /// A minimal Streamable HTTP server around the demo server: every request POST is answered
 /// with an SSE stream that carries the server's messages related to it (its requests and
 /// notifications) and ends with its response; no standalone GET stream (405).
+#[cfg(feature = "demo")]
 struct DemoHttp {
     server: DemoServer,
     /// Our request id (as the client sent it) → its open stream.
@@ -798,6 +800,7 @@ struct DemoHttp {
     last_stream: Option<ExchangeId>,
 }
 
+#[cfg(feature = "demo")]
 impl DemoHttp {
     fn serve(&mut self, h: &mut H) {
         for _ in 0..1000 {
@@ -869,6 +872,7 @@ impl DemoHttp {
     }
 }
 
+#[cfg(feature = "demo")]
 #[test]
 fn the_demo_server_over_http_with_an_elicitation_on_the_post_stream_and_no_get_stream() {
     let mut h = H::new();
