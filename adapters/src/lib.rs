@@ -296,11 +296,13 @@ fn connect_http(
     config: &mcpwire_core::config::HttpConfig,
     options: ConnectOptions,
 ) -> Result<(Client, Driver), Error> {
+    // The URL names the connection in errors and events: without its credentials.
+    let shown = mcpwire_core::error::redact_url(&config.url);
     let backend = match options.http_backend.clone() {
         Some(b) => b,
         None => default_backend(&options.http_client, &config.url).map_err(|message| {
             Error::HttpOptions {
-                target: mcpwire_core::error::redact_url(&config.url),
+                target: shown.clone(),
                 message,
             }
         })?,
@@ -311,7 +313,7 @@ fn connect_http(
     let backend = match &oauth {
         Some(o) if o.dpop => {
             oauth::dpop_backend(backend, &config.url).map_err(|message| Error::HttpOptions {
-                target: mcpwire_core::error::redact_url(&config.url),
+                target: shown.clone(),
                 message,
             })?
         }
@@ -333,8 +335,6 @@ fn connect_http(
         counters.clone(),
     ));
     #[allow(unused_mut)]
-    // The URL names the connection in errors and events: without its credentials.
-    let shown = mcpwire_core::error::redact_url(&config.url);
     let (client, mut driver) = options.finish(conn, shown, 0, io);
     #[cfg(feature = "oauth")]
     if let Some(oauth) = oauth {

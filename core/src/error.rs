@@ -58,7 +58,7 @@ impl HttpError {
         match &self.kind {
             HttpErrorKind::Redirect {
                 location: Some(location),
-            } => Some(resolve_reference(&self.url, location)),
+            } => Some(crate::url::resolve_location(&self.url, location)),
             _ => None,
         }
     }
@@ -228,82 +228,6 @@ fn html_title(html: &str) -> Option<String> {
     .iter()
     .fold(spaced, |t, (from, to)| t.replace(from, to));
     (!title.is_empty()).then_some(title)
-}
-
-/// `reference` (a `Location`) resolved against `base`, as RFC 3986 section 5.2 reads it: an
-/// absolute URL as it is; `//host/…` with the base's scheme; `/path`, `?query`, `#fragment` and
-/// relative paths against the base, dot segments removed.
-fn resolve_reference(base: &str, reference: &str) -> String {
-    let has_scheme = reference.split_once(':').is_some_and(|(scheme, _)| {
-        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    });
-    if has_scheme {
-        return reference.to_owned();
-    }
-    let Some((scheme, rest)) = base.split_once("://") else {
-        return reference.to_owned();
-    };
-    if let Some(network) = reference.strip_prefix("//") {
-        return format!("{scheme}://{network}");
-    }
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let tail = tail.split('#').next().unwrap_or("");
-    let path = tail.split('?').next().unwrap_or("");
-    let origin = format!("{scheme}://{authority}");
-    if reference.is_empty() {
-        return format!("{origin}{tail}");
-    }
-    if reference.starts_with('#') {
-        return format!("{origin}{tail}{reference}");
-    }
-    if reference.starts_with('?') {
-        return format!("{origin}{path}{reference}");
-    }
-    let (ref_path, ref_rest) = match reference.find(['?', '#']) {
-        Some(i) => reference.split_at(i),
-        None => (reference, ""),
-    };
-    let merged = if ref_path.starts_with('/') {
-        ref_path.to_owned()
-    } else {
-        let dir = match path.rfind('/') {
-            Some(i) => &path[..=i],
-            None => "/",
-        };
-        format!("{dir}{ref_path}")
-    };
-    format!("{origin}{}{ref_rest}", remove_dot_segments(&merged))
-}
-
-/// A path with its `.` and `..` segments removed (RFC 3986 section 5.2.4).
-fn remove_dot_segments(path: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    let segments: Vec<&str> = path.split('/').collect();
-    let last = segments.len().saturating_sub(1);
-    for (i, segment) in segments.iter().enumerate() {
-        match *segment {
-            "." | ".." => {
-                if *segment == ".." && out.len() > 1 {
-                    out.pop();
-                }
-                // A path ending in a dot segment names a directory.
-                if i == last {
-                    out.push("");
-                }
-            }
-            s => out.push(s),
-        }
-    }
-    let joined = out.join("/");
-    if joined.starts_with('/') {
-        joined
-    } else {
-        format!("/{joined}")
-    }
 }
 
 /// What kind of failure an HTTP exchange met.
@@ -699,9 +623,13 @@ mod tests {
             ("#f", "http://h:8080/a/b/mcp?q=1#f"),
             ("", "http://h:8080/a/b/mcp?q=1"),
         ] {
-            assert_eq!(resolve_reference(base, location), resolved, "{location}");
+            assert_eq!(
+                crate::url::resolve_location(base, location),
+                resolved,
+                "{location}"
+            );
         }
-        assert_eq!(resolve_reference("http://h", "x"), "http://h/x");
+        assert_eq!(crate::url::resolve_location("http://h", "x"), "http://h/x");
         let mut e = error(
             HttpErrorKind::Redirect {
                 location: Some("/v2/mcp".into()),

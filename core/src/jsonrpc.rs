@@ -408,6 +408,14 @@ impl Message {
         }
     }
 
+    /// The integer id of a request (the ids mcpwire sends); `None` for anything else.
+    pub fn request_id(&self) -> Option<i64> {
+        match self {
+            Message::Request(r) => r.id.as_i64(),
+            _ => None,
+        }
+    }
+
     /// Appends the compact JSON encoding of this message to `out`. The encoding never contains a
     /// newline or carriage return byte, so it is safe as one JSONL line.
     pub fn encode_into(&self, out: &mut Vec<u8>) {

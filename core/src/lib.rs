@@ -69,6 +69,7 @@ pub mod server;
 pub mod skills;
 pub mod tap;
 pub mod types;
+mod url;
 
 // The in-crate tests' shared harness lives with the tests (it reads the clock once, for their
 // epoch), outside the library's sources.

@@ -11,6 +11,8 @@
 //! next comma outside a quoted-string. Every byte is looked at a bounded number of times, so the
 //! work is linear in the input, and nothing panics.
 
+use crate::header::is_token_byte;
+
 /// One challenge: its scheme and either a `token68` or its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Challenge {
@@ -97,11 +99,6 @@ pub fn bearer(challenges: &[Challenge]) -> Option<&Challenge> {
         .or_else(|| challenges.iter().find(|c| c.is_scheme("DPoP")))
 }
 
-/// RFC 9110 §5.6.2 `tchar`.
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
-
 /// RFC 9110 §11.2 `token68` characters (before the trailing `=`s).
 fn is_token68_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"-._~+/".contains(&b)
@@ -160,7 +157,7 @@ impl Parser<'_> {
     /// One list element: a parameter of the current challenge, or a new challenge.
     fn element(&mut self, out: &mut Vec<Challenge>) {
         let start = self.pos;
-        let name_end = self.run_end(start, is_tchar);
+        let name_end = self.run_end(start, is_token_byte);
         if name_end == start {
             return self.skip_to_comma();
         }
@@ -193,7 +190,7 @@ impl Parser<'_> {
         }
         // The first thing after the scheme: a parameter (then the list goes on), or a token68.
         let first = self.pos;
-        let name_end = self.run_end(first, is_tchar);
+        let name_end = self.run_end(first, is_token_byte);
         if name_end > first {
             if let Some(value_at) = self.param_value_start(name_end) {
                 let name = self.text(first, name_end).to_ascii_lowercase();

@@ -654,7 +654,7 @@ impl Engine {
                     reason: format!(
                         "{} waited {behind} for {} ({limit}) and was never sent",
                         pending.method,
-                        super::outcome::Shown(after)
+                        super::outcome::DurationWords(after)
                     )
                     .into(),
                 }

@@ -153,9 +153,9 @@ pub enum LocalError {
 }
 
 fn timeout_text(method: &str, which: Deadline, after: Duration, despite_progress: bool) -> String {
-    let after = Shown(after);
+    let after = DurationWords(after);
     // Only a request that changes something is worth the warning.
-    let may_have_run = if READS.contains(&method) || method.ends_with("/list") {
+    let may_have_run = if crate::types::only_reads(method) {
         ""
     } else {
         "; it may have run"
@@ -175,23 +175,10 @@ fn timeout_text(method: &str, which: Deadline, after: Duration, despite_progress
     }
 }
 
-/// Requests that only read (beside every `…/list`): one that timed out changed nothing.
-const READS: [&str; 9] = [
-    "initialize",
-    "server/discover",
-    "ping",
-    "resources/read",
-    "prompts/get",
-    "completion/complete",
-    "tasks/get",
-    "tasks/result",
-    "skills/get",
-];
-
 /// A duration in words: `5 s`, `1.5 s`, `300 ms`, `2 min`.
-pub struct Shown(pub Duration);
+pub struct DurationWords(pub Duration);
 
-impl std::fmt::Display for Shown {
+impl std::fmt::Display for DurationWords {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = self.0.as_millis();
         if ms < 1000 {
@@ -244,7 +231,7 @@ impl EndedAs {
 
 #[cfg(test)]
 mod tests {
-    use super::Shown;
+    use super::DurationWords;
     use std::time::Duration;
 
     #[test]
@@ -258,7 +245,7 @@ mod tests {
             (Duration::from_micros(20_000_400), "20 s"),
             (Duration::from_micros(1_999_600), "2 s"),
         ] {
-            assert_eq!(Shown(d).to_string(), shown);
+            assert_eq!(DurationWords(d).to_string(), shown);
         }
     }
 }

@@ -26,6 +26,33 @@ pub mod codes {
 /// The tasks extension's id (2026-07-28: tasks moved from a capability to an extension).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
+/// The requests that read and change nothing, which a connection may send once more by itself
+/// when one is lost after it may have reached the server.
+pub(crate) const REPEATABLE_READS: [&str; 8] = [
+    "ping",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/get",
+    "completion/complete",
+];
+
+/// Whether a request of `method` only reads: those above, every other `…/list`, the start's
+/// (`initialize`, `server/discover`), and reading a task or a skill. One that timed out changed
+/// nothing.
+pub(crate) fn only_reads(method: &str) -> bool {
+    const OTHER_READS: [&str; 5] = [
+        "initialize",
+        "server/discover",
+        "tasks/get",
+        "tasks/result",
+        "skills/get",
+    ];
+    method.ends_with("/list") || REPEATABLE_READS.contains(&method) || OTHER_READS.contains(&method)
+}
+
 /// The latest protocol version: the stateless era.
 pub const LATEST_VERSION: &str = "2026-07-28";
 /// The latest handshake-era version, offered in `initialize`.

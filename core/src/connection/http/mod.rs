@@ -353,10 +353,7 @@ impl StreamableHttp {
         bounces: u8,
     ) {
         let is_initialize = m.method() == Some("initialize");
-        let request = match m {
-            Message::Request(r) => r.id.as_i64(),
-            _ => None,
-        };
+        let request = m.request_id();
         if !protocol.may_send(request) {
             // It ended while it waited (behind `notifications/initialized`, a renewal, an
             // authorization): it is dropped here, never sent.

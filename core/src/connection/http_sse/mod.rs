@@ -12,8 +12,6 @@
 //! `initialize` is refused the way an older server refuses it; then the handshake, already
 //! under way, starts again here.
 
-mod url;
-
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -23,7 +21,6 @@ use crate::connection::http::{HeaderSet, InitializedGate, Switch};
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
 use crate::connection::protocol::events::{Diagnostic, Event};
 use crate::error::{redact_url, ExchangeFailure, HttpError, HttpErrorKind};
-use crate::jsonrpc::Message;
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
 
@@ -210,10 +207,7 @@ impl HttpSse {
             let Some(m) = protocol.poll_transmit() else {
                 return;
             };
-            let request = match &m {
-                Message::Request(r) => r.id.as_i64(),
-                _ => None,
-            };
+            let request = m.request_id();
             if let Some(id) = self.post(protocol, m.to_bytes(), request, false) {
                 self.initialized.posted(m.method(), id);
             }
@@ -333,14 +327,14 @@ impl HttpSse {
             self.notes.push_back(Event::http_note(note));
             return;
         }
-        let Some(resolved) = url::resolve(&self.url, data) else {
+        let Some(resolved) = crate::url::resolve(&self.url, data) else {
             return self.stream_lost(
                 protocol,
                 now,
                 format!("the endpoint event {data:?} is not a URL"),
             );
         };
-        if !url::same_origin(&self.url, &resolved) {
+        if !crate::url::same_origin(&self.url, &resolved) {
             let reason =
                 format!("the endpoint {resolved:?} is not on the stream's origin: refused");
             if let Some(id) = self.stream {

@@ -12,22 +12,11 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::events::CallOptions;
-
-/// The methods that read and change nothing: running one twice does no harm.
-const SAFE_METHODS: [&str; 8] = [
-    "ping",
-    "tools/list",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/get",
-    "completion/complete",
-];
+use crate::types::REPEATABLE_READS;
 
 /// Whether a call of `method` with these options may be re-issued by the connection itself.
 pub(crate) fn safe_to_repeat(method: &str, opts: &CallOptions) -> bool {
-    opts.safe_to_repeat || SAFE_METHODS.contains(&method)
+    opts.safe_to_repeat || REPEATABLE_READS.contains(&method)
 }
 
 /// The tools a `tools/list` result annotates as read-only or idempotent.

@@ -157,8 +157,7 @@ fn valid_name(mark: &Value) -> Result<String, String> {
     let Some(name) = mark.as_str() else {
         return Err(format!("x-mcp-header {mark} is not a string"));
     };
-    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-    if name.is_empty() || !name.chars().all(tchar) {
+    if name.is_empty() || !name.bytes().all(crate::header::is_token_byte) {
         return Err(format!("x-mcp-header {name:?} is not a header name token"));
     }
     Ok(name.to_owned())

@@ -282,10 +282,7 @@ impl Stdio {
         // A buffer the driver gave back, when there is one: no allocation per write.
         let mut out = std::mem::take(&mut self.spare);
         while let Some(m) = p.poll_transmit() {
-            let request = match &m {
-                crate::jsonrpc::Message::Request(r) => r.id.as_i64(),
-                _ => None,
-            };
+            let request = m.request_id();
             if !p.may_send(request) {
                 continue;
             }

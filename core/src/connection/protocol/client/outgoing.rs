@@ -34,10 +34,7 @@ impl ClientProtocol {
     pub(crate) fn poll_sent(&mut self) -> Option<Message> {
         loop {
             let m = self.poll_transmit()?;
-            let request = match &m {
-                Message::Request(r) => r.id.as_i64(),
-                _ => None,
-            };
+            let request = m.request_id();
             if self.may_send(request) {
                 return Some(m);
             }

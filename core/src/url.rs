@@ -1,5 +1,6 @@
-//! The `endpoint` event's URL: resolved against the stream's URL (RFC 3986 §5.2) and accepted
-//! only on the same origin (scheme, host and port).
+//! URLs as the core reads them (RFC 3986 §5.2): the HTTP+SSE `endpoint` event's URL, resolved
+//! against the stream's URL and accepted only on the same origin (scheme, host and port); a
+//! redirect's `Location`, resolved for an error's words.
 
 /// A URL split into what resolution needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +102,56 @@ pub(crate) fn resolve(base: &str, reference: &str) -> Option<String> {
     };
     let path = remove_dots(if path.is_empty() { "/" } else { &path });
     Some(format!("{}://{}{path}{query}", b.scheme, b.authority))
+}
+
+/// `reference` (a redirect's `Location`) resolved against `base`, as RFC 3986 section 5.2 reads it: an
+/// absolute URL as it is; `//host/…` with the base's scheme; `/path`, `?query`, `#fragment` and
+/// relative paths against the base, dot segments removed. Unlike [`resolve`], the fragment
+/// stays and any `scheme:` is absolute: it is shown to a person, not fetched.
+pub(crate) fn resolve_location(base: &str, reference: &str) -> String {
+    let has_scheme = reference.split_once(':').is_some_and(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    if has_scheme {
+        return reference.to_owned();
+    }
+    let Some((scheme, rest)) = base.split_once("://") else {
+        return reference.to_owned();
+    };
+    if let Some(network) = reference.strip_prefix("//") {
+        return format!("{scheme}://{network}");
+    }
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let tail = tail.split('#').next().unwrap_or("");
+    let path = tail.split('?').next().unwrap_or("");
+    let origin = format!("{scheme}://{authority}");
+    if reference.is_empty() {
+        return format!("{origin}{tail}");
+    }
+    if reference.starts_with('#') {
+        return format!("{origin}{tail}{reference}");
+    }
+    if reference.starts_with('?') {
+        return format!("{origin}{path}{reference}");
+    }
+    let (ref_path, ref_rest) = match reference.find(['?', '#']) {
+        Some(i) => reference.split_at(i),
+        None => (reference, ""),
+    };
+    let merged = if ref_path.starts_with('/') {
+        ref_path.to_owned()
+    } else {
+        let dir = match path.rfind('/') {
+            Some(i) => &path[..=i],
+            None => "/",
+        };
+        format!("{dir}{ref_path}")
+    };
+    format!("{origin}{}{ref_rest}", remove_dots(&merged))
 }
 
 /// Scheme, host and port, lower-cased, with the scheme's default port made explicit.
