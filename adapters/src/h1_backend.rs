@@ -9,7 +9,7 @@
 //! before it is reused (a server that closed it is seen at once and a new one is opened); a
 //! connection that fails after the request went out is the caller's to decide about.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::pin::Pin;
@@ -27,7 +27,6 @@ use crate::drain_read::DrainRead;
 use crate::handlers::BoxFuture;
 use crate::http_client::{HttpClientOptions, HttpVersionChoice, ProxySetting};
 use crate::http_io::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
-use crate::isahc_backend::PORT_LOOK;
 use crate::tls_diagnosis;
 use crate::IsahcBackend;
 
@@ -52,9 +51,8 @@ pub(crate) struct Http1Backend {
 struct Pool {
     idle: Mutex<HashMap<String, Vec<Idle>>>,
     lifetime: Duration,
-    /// The servers (`host:port`) that have answered in HTTP: a failure talking to one of these
-    /// is never put down to a port that speaks TLS.
-    answered: Mutex<HashSet<String>>,
+    /// The servers (`host:port`) that have answered in HTTP.
+    answered: tls_diagnosis::Answered,
 }
 
 struct Idle {
@@ -107,7 +105,7 @@ impl Http1Backend {
             pool: Arc::new(Pool {
                 idle: Mutex::default(),
                 lifetime: options.idle_connection_lifetime,
-                answered: Mutex::default(),
+                answered: Default::default(),
             }),
             connect_timeout: options.connect_timeout,
             options: options.clone(),
@@ -267,7 +265,10 @@ async fn exchange(
             }
         },
     };
-    pool.answered(&target.authority);
+    if !reused {
+        // A pooled connection's server had answered already.
+        pool.answered.insert(&target.authority);
+    }
     let body = Body {
         conn: Some(conn),
         buf,
@@ -324,7 +325,7 @@ async fn not_http(
     target: &Target,
     connect_timeout: Duration,
 ) -> HttpFailure {
-    if failure.kind != HttpErrorKind::HeadCutShort || pool.has_answered(&target.authority) {
+    if failure.kind != HttpErrorKind::HeadCutShort || pool.answered.has(&target.authority) {
         return failure;
     }
     if tls_diagnosis::is_tls_record(buf) {
@@ -336,15 +337,7 @@ async fn not_http(
     if !buf.is_empty() {
         return failure;
     }
-    let (url, wait) = (target.url.clone(), connect_timeout.min(PORT_LOOK));
-    match smol::unblock(move || tls_diagnosis::plain_port_hint(&url, wait, false)).await {
-        Some(hint) => {
-            let mut failure = failure.with_hint(hint);
-            failure.unsent = true;
-            failure
-        }
-        None => failure,
-    }
+    tls_diagnosis::port_hint(failure, &target.url, connect_timeout, false).await
 }
 
 fn cut_head(buf: &[u8], reused: bool) -> HttpFailure {
@@ -460,20 +453,6 @@ async fn resolve(target: &Target) -> Result<Vec<SocketAddr>, HttpFailure> {
 }
 
 impl Pool {
-    /// Whether the server at `authority` has answered in HTTP before.
-    fn has_answered(&self, authority: &str) -> bool {
-        let answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
-        answered.contains(authority)
-    }
-
-    /// The server at `authority` answered in HTTP.
-    fn answered(&self, authority: &str) {
-        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
-        if !answered.contains(authority) {
-            answered.insert(authority.to_owned());
-        }
-    }
-
     /// An idle connection to `authority` that is still open, if there is one.
     fn take(&self, authority: &str) -> Option<Conn> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());

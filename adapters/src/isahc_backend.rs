@@ -1,7 +1,6 @@
 //! The default HTTP backend: isahc over libcurl, and what its failures mean, in words a
 //! person can act on and as an [`HttpErrorKind`].
 
-use std::collections::HashSet;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -41,27 +40,8 @@ pub struct IsahcBackend {
 struct Diagnosis {
     options: HttpClientOptions,
     trust_pem: Option<Vec<u8>>,
-    /// The servers (`scheme://host:port`, as their URLs write it) that have answered in HTTP:
-    /// a failure talking to one of these is never put down to a port that speaks something
-    /// else.
-    answered: Mutex<HashSet<String>>,
-}
-
-impl Diagnosis {
-    /// Whether the server of `url` has answered in HTTP before.
-    fn has_answered(&self, url: &str) -> bool {
-        let answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
-        answered.contains(origin_of(url))
-    }
-
-    /// The server of `url` answered in HTTP.
-    fn answered(&self, url: &str) {
-        let origin = origin_of(url);
-        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
-        if !answered.contains(origin) {
-            answered.insert(origin.to_owned());
-        }
-    }
+    /// The servers (`scheme://host:port`, as their URLs write it) that have answered in HTTP.
+    answered: tls_diagnosis::Answered,
 }
 
 /// The scheme and authority of a URL as written (`http://host:port`), read without parsing
@@ -91,7 +71,7 @@ impl IsahcBackend {
             diagnosis: Arc::new(Diagnosis {
                 options: options.clone(),
                 trust_pem,
-                answered: Mutex::default(),
+                answered: Default::default(),
             }),
         })
     }
@@ -119,7 +99,13 @@ impl HttpBackend for IsahcBackend {
         if let Err(failure) = check_headers(&request) {
             return Box::pin(async move { Err(failure) });
         }
-        let route = self.diagnosis.options.proxy.route(&request.url);
+        // Only a plain `http://` request is sent differently through a proxy (never on a
+        // reused connection), and only its server's answers are remembered (for the port hint):
+        // an `https://` request looks its route up only if it fails.
+        let plain = request.url.starts_with("http://");
+        let route = plain
+            .then(|| self.diagnosis.options.proxy.route(&request.url))
+            .flatten();
         let client = match self.client_for(route.as_ref()) {
             Ok(client) => client,
             Err(e) => {
@@ -153,10 +139,19 @@ impl HttpBackend for IsahcBackend {
                 .map_err(|e| HttpFailure::new(HttpErrorKind::Other, e.to_string(), true))?;
             let resp = match client.send_async(req).await {
                 Ok(resp) => resp,
-                Err(e) => return Err(explained(failure_of(&e), &url, route, &diagnosis).await),
+                Err(e) => {
+                    let route = match route {
+                        Some(route) => Some(route),
+                        None if !plain => diagnosis.options.proxy.route(&url),
+                        None => None,
+                    };
+                    return Err(explained(failure_of(&e), &url, route, &diagnosis).await);
+                }
             };
             let status = resp.status().as_u16();
-            diagnosis.answered(&url);
+            if plain {
+                diagnosis.answered.insert(origin_of(&url));
+            }
             if let Some(route) = route.as_ref().filter(|r| r.forwards && status == 407) {
                 // The proxy's own answer to a request it was to forward: it went no further.
                 // (Its body is not read; dropping the response ends the exchange.)
@@ -246,31 +241,14 @@ async fn explained(
     failure
 }
 
-/// How long a second look at a port may wait for its answer.
-pub(crate) const PORT_LOOK: Duration = Duration::from_secs(2);
-
-/// A plain `http://` request to a server that has not answered in HTTP yet, cut short before
-/// any response head: when the port speaks TLS (a ClientHello is answered with a TLS record),
-/// the URL is most likely `https://`; when HTTP/2 was spoken with prior knowledge and the port
-/// answers its preface in anything but HTTP/2, the server most likely speaks HTTP/1.1 only.
-/// Either way the server never read the request (a TLS server reads no plain HTTP, an
-/// HTTP/1.1 server no HTTP/2 frames).
+/// A plain `http://` request cut short before any response head, at a server that has not
+/// answered in HTTP yet: see [`tls_diagnosis::port_hint`].
 async fn plain_port(failure: HttpFailure, url: &str, diagnosis: &Arc<Diagnosis>) -> HttpFailure {
-    if failure.kind != HttpErrorKind::HeadCutShort || diagnosis.has_answered(url) {
+    if failure.kind != HttpErrorKind::HeadCutShort || diagnosis.answered.has(origin_of(url)) {
         return failure;
     }
-    let wait = diagnosis.options.connect_timeout.min(PORT_LOOK);
     let prior = diagnosis.options.version == HttpVersionChoice::Http2PriorKnowledge;
-    let url = url.to_owned();
-    let hint = smol::unblock(move || tls_diagnosis::plain_port_hint(&url, wait, prior)).await;
-    match hint {
-        Some(hint) => {
-            let mut failure = failure.with_hint(hint);
-            failure.unsent = true;
-            failure
-        }
-        None => failure,
-    }
+    tls_diagnosis::port_hint(failure, url, diagnosis.options.connect_timeout, prior).await
 }
 
 /// A failure to connect through a proxy, as the proxy's: it cannot be reached, it refused the

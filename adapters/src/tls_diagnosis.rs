@@ -9,9 +9,10 @@
 //! TLS ([`speaks_tls`]: a ClientHello answered with a TLS record), or HTTP/2 with prior
 //! knowledge ([`speaks_h2c`]: the connection preface answered with a `SETTINGS` frame).
 
+use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcpwire_core::error::{Hint, TlsFailure};
@@ -20,6 +21,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{AlertDescription, CertificateError, ClientConfig, ClientConnection, RootCertStore};
 
 use crate::http_client::TlsOptions;
+use crate::http_io::HttpFailure;
 
 /// How long the second handshake may take in all.
 const DIAGNOSIS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -196,11 +198,57 @@ fn utc(secs: u64) -> String {
     format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
 }
 
+/// The servers that have answered in HTTP, each by a key its backend chooses (its authority):
+/// a failure talking to one of these is never put down to a port that speaks something else.
+#[derive(Debug, Default)]
+pub(crate) struct Answered(Mutex<HashSet<String>>);
+
+impl Answered {
+    /// Whether the server `key` has answered in HTTP before.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        let answered = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        answered.contains(key)
+    }
+
+    /// The server `key` answered in HTTP.
+    pub(crate) fn insert(&self, key: &str) {
+        let mut answered = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !answered.contains(key) {
+            answered.insert(key.to_owned());
+        }
+    }
+}
+
+/// How long a second look at a port may wait for its answer.
+pub(crate) const PORT_LOOK: Duration = Duration::from_secs(2);
+
+/// A plain `http://` request to `url`, cut short before any response head at a server that has
+/// not answered in HTTP yet: when its port speaks TLS, or (HTTP/2 with prior knowledge) not
+/// HTTP/2, the failure gets that hint and is marked unsent (the server never read the request:
+/// a TLS server reads no plain HTTP, an HTTP/1.1 server no HTTP/2 frames). Each look waits at
+/// most `connect_timeout` or [`PORT_LOOK`], whichever is shorter.
+pub(crate) async fn port_hint(
+    failure: HttpFailure,
+    url: &str,
+    connect_timeout: Duration,
+    prior_knowledge: bool,
+) -> HttpFailure {
+    let (url, wait) = (url.to_owned(), connect_timeout.min(PORT_LOOK));
+    match smol::unblock(move || plain_port_hint(&url, wait, prior_knowledge)).await {
+        Some(hint) => {
+            let mut failure = failure.with_hint(hint);
+            failure.unsent = true;
+            failure
+        }
+        None => failure,
+    }
+}
+
 /// What a port that cut a plain `http://` request to `url` short speaks, as a hint: TLS
 /// ([`Hint::Https`]), or, with HTTP/2 spoken with prior knowledge (`prior_knowledge`),
 /// anything but HTTP/2 ([`Hint::NoH2c`]). Looks at the port once or twice, each look waiting
 /// `wait` at most; `None` when neither.
-pub(crate) fn plain_port_hint(url: &str, wait: Duration, prior_knowledge: bool) -> Option<Hint> {
+fn plain_port_hint(url: &str, wait: Duration, prior_knowledge: bool) -> Option<Hint> {
     let parsed = url::Url::parse(url).ok()?;
     let host = match parsed.host()? {
         url::Host::Ipv6(addr) => addr.to_string(),

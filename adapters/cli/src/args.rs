@@ -177,9 +177,7 @@ fn unknown_key(key: &str, props: &Map<String, Value>, noun: &str) -> Failure {
         ));
     }
     let known: Vec<&str> = props.keys().map(String::as_str).collect();
-    let hint = closest(key, &known)
-        .map(|k| format!(" (did you mean {k}?)"))
-        .unwrap_or_default();
+    let hint = did_you_mean(key, &known);
     usage(format!(
         "unknown argument {key}{hint}; the {noun}'s arguments: {}",
         known.join(", ")
@@ -439,9 +437,7 @@ pub(super) fn unknown_tool(tool: &str, tools: &[Tool]) -> Failure {
         return usage(format!("no tool named {tool}: the server lists no tools"));
     }
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    let hint = closest(tool, &names)
-        .map(|n| format!(" (did you mean {n}?)"))
-        .unwrap_or_default();
+    let hint = did_you_mean(tool, &names);
     let list = shown_names(&names, "; see `mcpwire tools`");
     usage(format!(
         "no tool named {tool}{hint}; the server lists {}: {list}",
@@ -467,6 +463,13 @@ pub(super) fn shown_names(names: &[&str], more: &str) -> String {
         list.push_str(&format!(", … ({} more{more})", names.len() - SHOWN));
     }
     list
+}
+
+/// " (did you mean NAME?)" when a known name is [`closest`] to `typed`; empty otherwise.
+pub(super) fn did_you_mean(typed: &str, known: &[&str]) -> String {
+    closest(typed, known)
+        .map(|n| format!(" (did you mean {n}?)"))
+        .unwrap_or_default()
 }
 
 /// The known name closest to `typed` when it looks like a typo of it: a few edits away

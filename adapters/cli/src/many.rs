@@ -106,9 +106,7 @@ fn scope(cli: &Cli, file: &Path, listed: &Loaded) -> Result<Option<String>, Fail
 
 /// The failure for a tool name whose server part names no server of the file.
 fn unknown_server(file: &Path, server: &str, names: &[&str]) -> Failure {
-    let hint = args::closest(server, names)
-        .map(|n| format!(" (did you mean {n}?)"))
-        .unwrap_or_default();
+    let hint = args::did_you_mean(server, names);
     let list = match names.is_empty() {
         true => "it has none".to_owned(),
         false => format!("its servers: {}", args::shown_names(names, "")),
@@ -883,9 +881,7 @@ fn find(
         .map(|q| q.qualified.as_str())
         .collect();
     let hint = match same.as_slice() {
-        [] => args::closest(&typed.replacen('/', "__", 1), &known)
-            .map(|n| format!(" (did you mean {n}?)"))
-            .unwrap_or_default(),
+        [] => args::did_you_mean(&typed.replacen('/', "__", 1), &known),
         names => format!(" (did you mean {}?)", names.join(" or ")),
     };
     let listing: Vec<&str> = ready.iter().map(|t| t.qualified.as_str()).collect();

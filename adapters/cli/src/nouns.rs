@@ -334,9 +334,7 @@ pub(super) async fn prompts(
                 format!("no prompt {name}: the server lists no prompts"),
             );
         }
-        let hint = args::closest(&name, &names)
-            .map(|n| format!(" (did you mean {n}?)"))
-            .unwrap_or_default();
+        let hint = args::did_you_mean(&name, &names);
         Failure::new(
             exit::USAGE,
             format!("no prompt {name}{hint}; the prompts: {}", names.join(", ")),

@@ -71,8 +71,8 @@ pub fn write_request(
     let token = |s: &str| !s.is_empty() && s.bytes().all(is_token_byte);
     let visible = |s: &str| !s.is_empty() && s.bytes().all(|b| (0x21..0x7f).contains(&b));
     for (name, value) in headers {
-        // No control character but a tab: a CR or LF would start another header.
-        if !token(name) || value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+        // The one header rule of the crate: no CR or LF that would start another header.
+        if crate::header::check(name, value).is_err() {
             return Err(Http1Error::Request(format!("header {name:?}")));
         }
     }
