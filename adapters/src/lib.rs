@@ -151,6 +151,11 @@ pub struct ConnectOptions {
     /// request with the HTTP error). See [`oauth`].
     #[cfg(feature = "oauth")]
     pub oauth: Option<oauth::OAuthOptions>,
+    /// How errors and the client name the server (default: its command line, or its URL
+    /// without credentials). A server read from a host's file whose arguments hold secrets from
+    /// the environment or an input is named by
+    /// [`LoadedServer::target`](config::LoadedServer::target), with `***` in their place.
+    pub shown_as: Option<String>,
 }
 
 impl Default for ConnectOptions {
@@ -175,6 +180,7 @@ impl Default for ConnectOptions {
             on_process_action: None,
             #[cfg(feature = "oauth")]
             oauth: None,
+            shown_as: None,
         }
     }
 }
@@ -259,10 +265,12 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
         ServerConfig::Stdio(s) => s,
         ServerConfig::Http(h) => return connect_http(h, options),
     };
-    let command = std::iter::once(stdio.command.as_str())
-        .chain(stdio.args.iter().map(String::as_str))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let command = options.shown_as.clone().unwrap_or_else(|| {
+        std::iter::once(stdio.command.as_str())
+            .chain(stdio.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
     let spawned = spawn::spawn(stdio).map_err(|e| Error::Spawn {
         command: command.clone(),
         message: e.to_string(),
@@ -297,7 +305,8 @@ fn connect_http(
     options: ConnectOptions,
 ) -> Result<(Client, Driver), Error> {
     // The URL names the connection in errors and events: without its credentials.
-    let shown = mcpwire_core::error::redact_url(&config.url);
+    let shown =
+        (options.shown_as.clone()).unwrap_or_else(|| mcpwire_core::error::redact_url(&config.url));
     let backend = match options.http_backend.clone() {
         Some(b) => b,
         None => default_backend(&options.http_client, &config.url).map_err(|message| {

@@ -568,6 +568,22 @@ impl AuthorizationRequired {
     }
 }
 
+/// How much of an error body is kept for its excerpt.
+pub(crate) const EXCERPT: usize = 512;
+
+/// The text shown of an error body: its first [`EXCERPT`] bytes, trimmed. A character the cut
+/// (or the body's end) splits is left out rather than shown as U+FFFD, so a text body stays
+/// text; bytes that are not UTF-8 elsewhere are shown as U+FFFD.
+pub(crate) fn body_excerpt(bytes: &[u8]) -> String {
+    let mut cut = &bytes[..bytes.len().min(EXCERPT)];
+    if let Err(e) = std::str::from_utf8(cut) {
+        if e.error_len().is_none() {
+            cut = &cut[..e.valid_up_to()];
+        }
+    }
+    String::from_utf8_lossy(cut).trim().to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -745,5 +761,15 @@ mod tests {
         assert_eq!(c.param("scope"), Some("a"));
         assert_eq!(AuthChallenge::parse("Basic").unwrap().params, vec![]);
         assert!(AuthChallenge::parse("").is_none());
+    }
+
+    #[test]
+    fn an_excerpt_cut_inside_a_character_stays_text() {
+        let body = "é".repeat(400);
+        let shown = super::body_excerpt(body.as_bytes());
+        assert_eq!(shown, "é".repeat(256));
+        let odd = "x".repeat(511) + "é";
+        assert_eq!(super::body_excerpt(odd.as_bytes()), "x".repeat(511));
+        assert_eq!(super::body_excerpt(b"a\xffb"), "a\u{fffd}b");
     }
 }

@@ -697,6 +697,8 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             EraArg::Handshake => mcpwire::Era::Handshake,
             EraArg::Stateless => mcpwire::Era::Stateless,
         },
+        // A server from a file is named as the file may be shown: no secret of its.
+        shown_as: from_file.as_ref().map(|s| s.target()),
         ..ConnectOptions::default()
     };
     cli.server.http_client.apply(&mut options)?;

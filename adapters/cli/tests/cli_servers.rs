@@ -179,3 +179,27 @@ fn the_file_s_timeouts_hold_unless_timeout_is_given() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn a_server_from_a_file_that_fails_is_named_without_its_secrets() {
+    let dir = temp("secret-fails");
+    let file = dir.join(".mcp.json");
+    std::fs::write(
+        &file,
+        r#"{"mcpServers": {"local": {"command": "/nonexistent/run-it", "args": ["--token", "${TOKEN}"]}}}"#,
+    )
+    .unwrap();
+    let file_arg = file.to_str().unwrap();
+    let o = mcpwire(
+        &temp("empty"),
+        &["--config", file_arg, "tools"],
+        &[("TOKEN", "t0kenvalue")],
+    );
+    assert_ne!(o.status.code(), Some(0));
+    let said = text(&o.stderr);
+    assert!(
+        !said.contains("t0kenvalue"),
+        "the secret was printed: {said}"
+    );
+    assert!(said.contains("/nonexistent/run-it --token ***"), "{said}");
+}

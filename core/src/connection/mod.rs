@@ -726,8 +726,12 @@ impl Connection {
                 .or_else(|| s.poll_event().map(Output::Event)),
             Transport::Streamable(h) => match h.poll_action() {
                 Some(action) => Some(Output::Http(action)),
-                None if h.wants_switch() => return self.switch_to_sse(),
-                None => h.poll_event().map(Output::Event),
+                None => match h.poll_event() {
+                    Some(event) => Some(Output::Event(event)),
+                    // What Streamable HTTP had to say is out: the move may happen.
+                    None if h.wants_switch() => return self.switch_to_sse(),
+                    None => None,
+                },
             },
             Transport::Sse(h) => h
                 .poll_action()

@@ -175,17 +175,12 @@ impl Exchange {
             url: self.url.to_string(),
             status: self.status,
             content_type: self.content_type.clone(),
-            body_excerpt: excerpt(body),
+            body_excerpt: crate::error::body_excerpt(body),
             challenge: self.challenge.clone(),
             reason,
             hint: None,
         }
     }
-}
-
-fn excerpt(bytes: &[u8]) -> String {
-    let cut = &bytes[..bytes.len().min(512)];
-    String::from_utf8_lossy(cut).trim().to_owned()
 }
 
 impl Exchange {

@@ -109,9 +109,6 @@ pub(crate) fn tap_outgoing(observer: Option<&mut (dyn FrameObserver + '_)>, acti
     }
 }
 
-/// How much of an error body is kept for its excerpt.
-const EXCERPT: usize = 512;
-
 /// How long a close waits for the session's DELETE before giving it up.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
@@ -549,9 +546,9 @@ impl StreamableHttp {
                 self.drain_sse(protocol, now, exchange);
             }
             Body::Error(buf) => {
-                let room = EXCERPT.saturating_sub(buf.len());
+                let room = crate::error::EXCERPT.saturating_sub(buf.len());
                 buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
-                if buf.len() >= EXCERPT {
+                if buf.len() >= crate::error::EXCERPT {
                     // The excerpt is full: the rest is not read.
                     self.actions.push_back(HttpAction::Abort(exchange));
                     return self.handle_end(protocol, now, exchange);

@@ -287,7 +287,7 @@ impl HttpSse {
             self.decoder.push(bytes);
             self.drain(protocol, now);
         } else if let Some(post) = self.posts.get_mut(&exchange) {
-            let room = 512usize.saturating_sub(post.excerpt.len());
+            let room = crate::error::EXCERPT.saturating_sub(post.excerpt.len());
             post.excerpt
                 .extend_from_slice(&bytes[..bytes.len().min(room)]);
         }
@@ -396,7 +396,7 @@ impl HttpSse {
             url: redact_url(url),
             status: post.status,
             content_type: None,
-            body_excerpt: String::from_utf8_lossy(&post.excerpt).trim().to_owned(),
+            body_excerpt: crate::error::body_excerpt(&post.excerpt),
             challenge: None,
             reason,
             hint: None,
