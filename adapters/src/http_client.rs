@@ -222,17 +222,8 @@ impl TlsOptions {
         for path in &self.extra_ca_files {
             let extra = std::fs::read(path)
                 .map_err(|e| format!("cannot read the CA file {}: {e}", path.display()))?;
-            if !holds_a_certificate(&extra) {
-                return Err(format!(
-                    "the CA file {} holds no PEM certificate (-----BEGIN CERTIFICATE-----){}",
-                    path.display(),
-                    if looks_like_der(&extra) {
-                        ": it looks like DER, which converts to PEM with \
-                         `openssl x509 -inform der -in FILE -out FILE.pem`"
-                    } else {
-                        ""
-                    }
-                ));
+            if let Some(why) = ca_pem_problem(path, &extra) {
+                return Err(format!("the CA file {} {why}", path.display()));
             }
             pem.push(b'\n');
             pem.extend_from_slice(&extra);
@@ -281,6 +272,23 @@ impl TlsOptions {
         }
         Ok(tls.build())
     }
+}
+
+/// Why the bytes of the CA file `file` cannot be trusted as a PEM bundle ("holds no PEM
+/// certificate", with how to convert a DER file), or `None` when they hold a certificate.
+pub fn ca_pem_problem(file: &std::path::Path, bytes: &[u8]) -> Option<String> {
+    if holds_a_certificate(bytes) {
+        return None;
+    }
+    let mut why = "holds no PEM certificate (-----BEGIN CERTIFICATE-----)".to_owned();
+    if looks_like_der(bytes) {
+        why.push_str(&format!(
+            ": it looks like DER, which converts to PEM with \
+             `openssl x509 -inform der -in {0} -out {0}.pem`",
+            file.display()
+        ));
+    }
+    Some(why)
 }
 
 /// Whether `pem` holds at least one PEM certificate that reads.

@@ -67,7 +67,8 @@ pub use driver::Driver;
 pub use error::{Error, Reissue};
 pub use handlers::{BoxFuture, ElicitationRequest, Handlers};
 pub use http_client::{
-    ClientCertificate, HttpClientOptions, HttpVersionChoice, ProxySetting, TlsOptions,
+    ca_pem_problem, ClientCertificate, HttpClientOptions, HttpVersionChoice, ProxySetting,
+    TlsOptions,
 };
 pub use http_counters::HttpCounters;
 pub use http_io::{

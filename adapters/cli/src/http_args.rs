@@ -10,9 +10,6 @@ use mcpwire::{ClientCertificate, ConnectOptions, HttpVersionChoice, ProxySetting
 
 use super::{exit, Failure};
 
-/// The line that starts a certificate in a PEM file.
-const PEM_CERTIFICATE: &str = "-----BEGIN CERTIFICATE-----";
-
 /// `--cacert FILE` must be a file that holds a PEM certificate: otherwise a usage error naming
 /// it (else every server's certificate would be refused as from an unknown issuer, which would
 /// not say why).
@@ -20,20 +17,10 @@ fn check_ca_file(file: &Path) -> Result<(), Failure> {
     let usage =
         |why: String| Failure::new(exit::USAGE, format!("--cacert {}: {why}", file.display()));
     let bytes = std::fs::read(file).map_err(|e| usage(format!("cannot be read: {e}")))?;
-    let text = String::from_utf8_lossy(&bytes);
-    if text.contains(PEM_CERTIFICATE) {
-        return Ok(());
+    match mcpwire::ca_pem_problem(file, &bytes) {
+        Some(why) => Err(usage(why)),
+        None => Ok(()),
     }
-    let der = matches!(bytes.as_slice(), [0x30, 0x81..=0x84, ..]);
-    Err(usage(if der {
-        format!(
-            "holds no PEM certificate ({PEM_CERTIFICATE}): it looks like DER, which converts \
-             to PEM with `openssl x509 -inform der -in {0} -out {0}.pem`",
-            file.display()
-        )
-    } else {
-        format!("holds no PEM certificate ({PEM_CERTIFICATE})")
-    }))
 }
 
 /// The HTTP client's options on the command line.

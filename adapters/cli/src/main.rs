@@ -1,16 +1,13 @@
 //! The `mcpwire` command line: inspect and call any MCP server from a shell.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use futures_lite::future;
 use mcpwire::core::error::HttpError;
 use mcpwire::core::{CallError, LocalError};
-use mcpwire::{
-    CallOptions, Client, ConnectOptions, Direction, Error, Event, ProcessAction, ShutdownTimeouts,
-};
+use mcpwire::{CallOptions, Client, ConnectOptions, Error, Event, ProcessAction, ShutdownTimeouts};
 use serde_json::{json, Map, Value};
 
 // First: its macros (`out!`, `outln!`, `err!`, `errln!`) print everything the modules below print.
@@ -708,37 +705,9 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         auth::forget(&config)?;
     }
     auth::apply(&cli.server.sign_in, &config, &mut options, login)?;
-    if let Some(max) = cli.server.max_message_size {
-        options.max_line = max;
-        options.http.max_json_body = max;
-        options.http.max_event = max;
-    }
+    verbose::cap_messages(&mut options, cli.server.max_message_size);
     if cli.server.verbose {
-        options.observer = Some(Box::new(|d: Direction, b: &[u8]| {
-            let arrow = match d {
-                Direction::Outgoing => "→",
-                Direction::Incoming => "←",
-            };
-            errln!("{arrow} {}", String::from_utf8_lossy(b));
-        }));
-        // The server's stderr, dimmed on a terminal.
-        let dim = out::stderr_is_terminal();
-        options.on_stderr = Some(Arc::new(move |line: &str| {
-            out::errln_dim(&format!("server: {line}"), dim);
-        }));
-        // Over HTTP, each exchange too: method, URL (without credentials), status, session.
-        options.on_http_exchange = Some(Arc::new(|note: &mcpwire::HttpExchangeNote| {
-            if let Some(line) = verbose::exchange_line(note) {
-                errln!("{line}");
-            }
-        }));
-        // Each step of a stdio server's close as it is taken.
-        let waits = options.shutdown;
-        options.on_process_action = Some(Arc::new(move |action| {
-            if let Some(line) = process_step(action, waits) {
-                errln!("· {line}");
-            }
-        }));
+        verbose::observe(&mut options, None);
     }
     if let Command::Call {
         answer,

@@ -16,7 +16,7 @@ use futures_lite::future;
 use mcpwire::config::{Loaded, Loader};
 use mcpwire::manager::naming::{self, NamingPolicy, Qualified};
 use mcpwire::manager::{ManagedTool, Manager, ManagerEvent, ManagerOptions, ServerState};
-use mcpwire::{ConnectOptions, Direction, Era, HttpTransportKind, ServerConfig};
+use mcpwire::{ConnectOptions, Era, HttpTransportKind, ServerConfig};
 use serde_json::{json, Value};
 
 use super::{answers, args, config_file, exit, logs, show, Cli, Command, EraArg, Failure};
@@ -318,7 +318,6 @@ fn options(cli: &Cli, timeout: Duration) -> Result<ManagerOptions, Failure> {
     let max = args.max_message_size;
     let verbose = args.verbose;
     let oauth = super::auth::for_manager(&args.sign_in);
-    let dim = crate::out::stderr_is_terminal();
     let factory = move |name: &str| {
         let mut o = ConnectOptions {
             http_client: http_client.clone(),
@@ -326,38 +325,9 @@ fn options(cli: &Cli, timeout: Duration) -> Result<ManagerOptions, Failure> {
             oauth: oauth.clone(),
             ..ConnectOptions::default()
         };
-        if let Some(max) = max {
-            o.max_line = max;
-            o.http.max_json_body = max;
-            o.http.max_event = max;
-        }
+        super::verbose::cap_messages(&mut o, max);
         if verbose {
-            let who = name.to_owned();
-            o.observer = Some(Box::new(move |d: Direction, b: &[u8]| {
-                let arrow = match d {
-                    Direction::Outgoing => "→",
-                    Direction::Incoming => "←",
-                };
-                errln!("{who} {arrow} {}", String::from_utf8_lossy(b));
-            }));
-            let who = name.to_owned();
-            o.on_stderr = Some(Arc::new(move |line: &str| {
-                crate::out::errln_dim(&format!("{who}: {line}"), dim);
-            }));
-            let who = name.to_owned();
-            o.on_http_exchange = Some(Arc::new(move |note: &mcpwire::HttpExchangeNote| {
-                if let Some(line) = super::verbose::exchange_line(note) {
-                    errln!("{who}: {line}");
-                }
-            }));
-            // Each step of a stdio server's close as it is taken.
-            let who = name.to_owned();
-            let waits = o.shutdown;
-            o.on_process_action = Some(Arc::new(move |action| {
-                if let Some(line) = super::process_step(action, waits) {
-                    errln!("· {who}: {line}");
-                }
-            }));
+            super::verbose::observe(&mut o, Some(name));
         }
         o
     };

@@ -2,7 +2,51 @@
 //! `⇠ 200 text/event-stream session=1f2e3d4c… (POST)` when its response head comes. The URL
 //! comes without credentials, no header is shown, and the session id is cut short.
 
-use mcpwire::{HttpExchangeNote, HttpVersion};
+use std::sync::Arc;
+
+use mcpwire::core::tap::Direction;
+use mcpwire::{ConnectOptions, HttpExchangeNote, HttpVersion};
+
+/// Sets the connection's `--verbose` hooks: every frame in and out, the server's stderr
+/// (dimmed on a terminal), each HTTP exchange, each step of a stdio server's close. `who`
+/// names the server on each line when several run at once.
+pub(super) fn observe(o: &mut ConnectOptions, who: Option<&str>) {
+    let dim = crate::out::stderr_is_terminal();
+    let framed = who.map(|w| format!("{w} ")).unwrap_or_default();
+    o.observer = Some(Box::new(move |d: Direction, b: &[u8]| {
+        let arrow = match d {
+            Direction::Outgoing => "→",
+            Direction::Incoming => "←",
+        };
+        errln!("{framed}{arrow} {}", String::from_utf8_lossy(b));
+    }));
+    let stderr = format!("{}: ", who.unwrap_or("server"));
+    o.on_stderr = Some(Arc::new(move |line: &str| {
+        crate::out::errln_dim(&format!("{stderr}{line}"), dim);
+    }));
+    let named = who.map(|w| format!("{w}: ")).unwrap_or_default();
+    let exchange = named.clone();
+    o.on_http_exchange = Some(Arc::new(move |note: &HttpExchangeNote| {
+        if let Some(line) = exchange_line(note) {
+            errln!("{exchange}{line}");
+        }
+    }));
+    let waits = o.shutdown;
+    o.on_process_action = Some(Arc::new(move |action| {
+        if let Some(line) = super::process_step(action, waits) {
+            errln!("· {named}{line}");
+        }
+    }));
+}
+
+/// `--max-message-size`: the longest stdio line, JSON body and SSE event taken.
+pub(super) fn cap_messages(o: &mut ConnectOptions, max: Option<usize>) {
+    if let Some(max) = max {
+        o.max_line = max;
+        o.http.max_json_body = max;
+        o.http.max_event = max;
+    }
+}
 
 /// The line for one step of an exchange.
 pub(super) fn exchange_line(note: &HttpExchangeNote) -> Option<String> {
