@@ -14,11 +14,11 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use mcpwire_core::jsonrpc::RawJson;
-use mcpwire_core::typed_result;
 use mcpwire_core::types::{
     GetPromptResult, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
+use mcpwire_core::{typed_result, Closed};
 use mcpwire_core::{
     CallError, CallId, CallOutcome, ChosenEra, ClientError, Connection, Event, LocalError, McpCall,
     Progress, ServerNotification,
@@ -201,7 +201,7 @@ pub(crate) struct ConnectionState {
     pub(crate) handles: usize,
     pub(crate) close_requested: bool,
     /// Set once the connection has ended for good.
-    pub(crate) terminal: Option<Arc<str>>,
+    pub(crate) terminal: Option<Closed>,
     /// An HTTP connection's counters.
     pub(crate) http_counters: Option<Arc<crate::http_counters::CounterCells>>,
     /// The driver has finished (the connection ended) or was dropped.
@@ -246,17 +246,9 @@ impl ConnectionState {
         }
     }
 
-    fn closed_error(&self) -> Error {
-        Error::Closed(
-            self.terminal
-                .clone()
-                .unwrap_or_else(|| "the connection is closed".into()),
-        )
-    }
-
     fn command_error(&self, e: ClientError) -> Error {
         match e {
-            ClientError::Closed => self.closed_error(),
+            ClientError::Closed(closed) => Error::Closed(self.terminal.clone().unwrap_or(closed)),
             other => Error::Client(other),
         }
     }
@@ -281,31 +273,27 @@ impl ConnectionState {
     /// The driver is done (the connection ended, or the driver was dropped): the connection
     /// ends for the handles, with the reason it already had or `reason`, and `close` returns.
     pub(crate) fn finish(&mut self, reason: &str) {
-        let reason = self.terminal.clone().unwrap_or_else(|| reason.into());
-        self.set_terminal(reason);
+        let closed = self.terminal.clone().unwrap_or_else(|| Closed::new(reason));
+        self.set_terminal(closed);
         self.finished = true;
         self.close_waiters.drain(..).for_each(Waker::wake);
     }
 
     /// Ends the connection for the handles: every waiter is woken.
-    pub(crate) fn set_terminal(&mut self, reason: Arc<str>) {
+    pub(crate) fn set_terminal(&mut self, closed: Closed) {
         if self.terminal.is_none() {
-            self.terminal = Some(reason.clone());
+            self.terminal = Some(closed.clone());
         }
         for slot in self.slots.values_mut() {
             if slot.outcome.is_none() {
-                slot.outcome = Some(Err(CallError::Local(LocalError::ConnectionClosed {
-                    reason: reason.clone(),
-                })));
+                slot.outcome = Some(Err(CallError::Local(LocalError::Closed(closed.clone()))));
             }
             if let Some(w) = slot.waker.take() {
                 w.wake();
             }
         }
         if matches!(self.ready, Ready::Waiting(_)) {
-            let error = CallError::Local(LocalError::ConnectionClosed {
-                reason: reason.clone(),
-            });
+            let error = CallError::Local(LocalError::Closed(closed.clone()));
             let target = self.target.clone();
             self.set_ready(Ready::Failed(Error::Handshake { target, error }));
         }
@@ -517,7 +505,7 @@ impl Client {
         }
         .await;
         outcome.map_err(|e| match e {
-            CallError::Local(LocalError::ConnectionClosed { reason }) => Error::Closed(reason),
+            CallError::Local(LocalError::Closed(closed)) => Error::Closed(closed),
             // The call as made was kept for this: the caller may send it again.
             CallError::Local(LocalError::MaybeExecuted { reason, http }) => {
                 let (method, params) = request.into_parts();
@@ -688,7 +676,8 @@ impl Client {
 
     /// Why the connection ended, once it has.
     pub fn closed_reason(&self) -> Option<Arc<str>> {
-        self.shared.lock().terminal.clone()
+        let st = self.shared.lock();
+        st.terminal.as_ref().map(|closed| closed.reason.clone())
     }
 
     /// The server process's id (the leader of its process group); 0 when there is none (HTTP,
@@ -746,9 +735,9 @@ impl CallFuture<'_> {
         let Some(slot) = st.slots.get_mut(&call) else {
             drop(st);
             self.done = true;
-            return Some(Err(CallError::Local(LocalError::ConnectionClosed {
-                reason: "the call was lost".into(),
-            })));
+            return Some(Err(CallError::Local(LocalError::Closed(Closed::new(
+                "the call was lost",
+            )))));
         };
         if let Some(outcome) = slot.outcome.take() {
             st.slots.remove(&call);

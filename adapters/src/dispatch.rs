@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use mcpwire_core::jsonrpc::{ErrorObject, Id, RawJson};
 use mcpwire_core::types::{ListRootsResult, Root};
-use mcpwire_core::{CallId, CallOutcome, Event, Progress, ServerRequest};
+use mcpwire_core::{CallId, CallOutcome, Closed, Event, Progress, ServerRequest};
 
 use crate::client::{ConnectionState, ProgressFn, Ready};
 use crate::error::Error;
@@ -32,7 +32,7 @@ impl AppWork {
 /// result before the progress that preceded it.
 enum Held {
     Done(CallId, CallOutcome),
-    Closed(Arc<str>),
+    Closed(Closed),
 }
 
 /// A handler's answer on its way.
@@ -85,7 +85,7 @@ impl Dispatch {
         for held in self.held.drain(..) {
             match held {
                 Held::Done(call, outcome) => st.complete(call, outcome),
-                Held::Closed(reason) => st.set_terminal(reason),
+                Held::Closed(closed) => st.set_terminal(closed),
             }
         }
         for (id, answer) in self.answers.drain(..) {
@@ -180,11 +180,11 @@ impl Dispatch {
                             .authorized
                             .push(crate::oauth::AuthOutcome::Failed("no authorizer".into())),
                     },
-                    Event::Closed { reason } => {
+                    Event::Closed(closed) => {
                         if work.progress.is_empty() && self.held.is_empty() {
-                            st.set_terminal(reason.clone());
+                            st.set_terminal(closed.clone());
                         } else {
-                            self.held.push(Held::Closed(reason.clone()));
+                            self.held.push(Held::Closed(closed.clone()));
                         }
                     }
                     _ => {}

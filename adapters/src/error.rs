@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mcpwire_core::{CallError, ClientError, LocalError};
+use mcpwire_core::{CallError, ClientError, Closed, LocalError};
 
 /// Why a connection or a call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -56,10 +56,10 @@ pub enum Error {
         http: Option<Box<mcpwire_core::error::HttpError>>,
     },
     /// The connection has ended (for a call: it ended while the call was in flight, or before
-    /// it was made). The reason names how, for example the server's exit status and the end of
+    /// it was made). Its reason names how, for example the server's exit status and the end of
     /// its stderr.
-    #[error("connection closed: {0}")]
-    Closed(Arc<str>),
+    #[error(transparent)]
+    Closed(Closed),
     /// A skill was not found, or was rejected: a file read did not match its entry (size,
     /// digest, `SKILL.md` frontmatter), or the entry breaks the extension's rules. Nothing of
     /// a rejected skill is given out.

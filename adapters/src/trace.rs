@@ -22,8 +22,8 @@ pub(crate) fn event(target: &str, event: &Event) {
         Event::ServerRequestCancelled { id, .. } => {
             tracing::debug!(server = target, "the server cancelled its request {id}")
         }
-        Event::Closed { reason } => {
-            tracing::debug!(server = target, "mcp connection closed: {reason}")
+        Event::Closed(closed) => {
+            tracing::debug!(server = target, "mcp connection: {closed}")
         }
         _ => {}
     }

@@ -534,7 +534,10 @@ fn exit_in_the_middle_of_a_request_ends_it_with_the_status_and_stderr_tail() {
         );
         // Later calls fail at once: the connection is closed, with the same reason.
         let again = client.ping().await.unwrap_err();
-        assert_eq!(again, Error::Closed(reason.clone()));
+        assert_eq!(
+            again,
+            Error::Closed(mcpwire_core::Closed::new(reason.clone()))
+        );
     });
 }
 

@@ -48,9 +48,6 @@ fn the_same_client_over_in_process_streams() {
             matches!(seen.first(), Some(Event::Ready { .. })),
             "{seen:?}"
         );
-        assert!(
-            matches!(seen.last(), Some(Event::Closed { .. })),
-            "{seen:?}"
-        );
+        assert!(matches!(seen.last(), Some(Event::Closed(_))), "{seen:?}");
     });
 }

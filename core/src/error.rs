@@ -1,7 +1,30 @@
-//! Why an HTTP exchange failed, and the authentication challenge a server sent.
+//! Why an HTTP exchange failed, the authentication challenge a server sent, and why the
+//! connection closed.
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
+
+/// The connection has closed, and why: it ends every call still pending
+/// ([`LocalError::Closed`](crate::LocalError::Closed)), refuses every later command
+/// ([`ClientError::Closed`](crate::ClientError::Closed)) and is the last event
+/// ([`Event::Closed`](crate::Event::Closed)). One close gives one reason to all three.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the connection closed: {reason}")]
+pub struct Closed {
+    /// Why: how the process exited (with the tail of its stderr), the failure that ended the
+    /// transport, or the reason given to `close`.
+    pub reason: Arc<str>,
+}
+
+impl Closed {
+    /// A close for this reason.
+    pub fn new(reason: impl Into<Arc<str>>) -> Closed {
+        Closed {
+            reason: reason.into(),
+        }
+    }
+}
 
 /// An HTTP exchange that did not give what the request needed.
 #[derive(Debug, Clone, PartialEq, Eq)]

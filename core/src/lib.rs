@@ -43,7 +43,8 @@
 //!   Events ([`codec::sse`]), useful on their own.
 //! - [`config`]: [`config::ServerConfig`], one entry of a host's `mcpServers` JSON.
 //! - [`tap`]: the frame observer, which sees every frame in and out.
-//! - [`error`]: the details of a failed HTTP exchange.
+//! - [`error`]: the details of a failed HTTP exchange, and why a connection closed.
+//! - [`diagnostic`]: the words of the request engine's diagnostics ([`Diagnostic::Rpc`]).
 //! - [`header`]: the rules every request header obeys before any HTTP backend sees it.
 //! - `server` (feature `demo`): the demo server, on the same engine, with the same verbs.
 //! - [`skills`]: Skills over MCP (SEP-2640): the skill entries, and with the `skills` feature
@@ -56,6 +57,7 @@
 pub mod codec;
 pub mod config;
 mod connection;
+pub mod diagnostic;
 pub mod error;
 pub mod header;
 pub mod jsonrpc;
@@ -87,9 +89,6 @@ pub use connection::{
     Progress, ServerNotification, ServerRequest, ShutdownTimeouts, StdioOptions, TaskStatus,
     CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, MAX_PAGES,
 };
-pub use error::AuthorizationRequired;
-pub use rpc::{
-    Deadline, Diagnostic as RpcDiagnostic, EndedAs, EngineError, Limits, LocalError, ProgressToken,
-    Reply, Responded, ResponseFor, DEFAULT_TIMEOUT,
-};
+pub use error::{AuthorizationRequired, Closed};
+pub use rpc::{Deadline, EngineError, Limits, LocalError, Responded, DEFAULT_TIMEOUT};
 pub use types::TASKS_EXTENSION;

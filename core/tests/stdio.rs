@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use mcpwire_core::{
-    CallError, CallOptions, ChosenEra, ClientConfig, ClientError, Connection, Diagnostic, Era,
-    Event, LocalError, Output, ProcessAction, ProcessExit, StdioOptions, EXIT_AFTER_EOF_GRACE,
+    CallError, CallOptions, ChosenEra, ClientConfig, ClientError, Closed, Connection, Diagnostic,
+    Era, Event, LocalError, Output, ProcessAction, ProcessExit, StdioOptions, EXIT_AFTER_EOF_GRACE,
 };
 
 /// A connection and everything it handed out, drained after every step.
@@ -121,8 +121,8 @@ fn shutdown_escalates_and_ends_pending_calls() {
     s.c.close(t0);
     s.drain();
     let events = s.events();
-    assert!(events.iter().any(|e| matches!(e, Event::CallDone { call: c, outcome: Err(CallError::Local(LocalError::ConnectionClosed { .. })) } if *c == call)));
-    assert!(matches!(events.last(), Some(Event::Closed { .. })));
+    assert!(events.iter().any(|e| matches!(e, Event::CallDone { call: c, outcome: Err(CallError::Local(LocalError::Closed(_))) } if *c == call)));
+    assert!(matches!(events.last(), Some(Event::Closed(_))));
     assert_eq!(s.actions(), [ProcessAction::CloseStdin]);
     assert_eq!(s.c.poll_timeout(), Some(t0 + Duration::from_secs(2)));
     s.timeout(t0 + Duration::from_secs(2));
@@ -158,7 +158,7 @@ fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
     s.c.handle_exit(t0, exit, "Error: cannot find module\n");
     s.drain();
     let events = s.events();
-    let Event::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason })) =
+    let Event::HandshakeFailed(CallError::Local(LocalError::Closed(Closed { reason }))) =
         &events[0]
     else {
         panic!("{events:?}")
@@ -167,7 +167,7 @@ fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
         reason.contains("exit code 3") && reason.contains("cannot find module"),
         "{reason}"
     );
-    assert!(matches!(events.last(), Some(Event::Closed { .. })));
+    assert!(matches!(events.last(), Some(Event::Closed(_))));
     assert_eq!(s.actions(), [], "an exited process needs no shutdown");
     assert!(s.c.is_finished());
 }
@@ -183,7 +183,7 @@ fn stdout_eof_waits_briefly_for_the_exit_status_then_ends_calls_without_it() {
     assert_eq!(t1, t0 + EXIT_AFTER_EOF_GRACE);
     s.timeout(t1);
     let events = s.events();
-    let Event::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason })) =
+    let Event::HandshakeFailed(CallError::Local(LocalError::Closed(Closed { reason }))) =
         &events[0]
     else {
         panic!("{events:?}")
@@ -267,7 +267,7 @@ fn a_server_that_fails_to_start_during_the_probe_is_not_started_again() {
         "a start-up failure is not started again"
     );
     let events = s.events();
-    let Some(Event::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason }))) =
+    let Some(Event::HandshakeFailed(CallError::Local(LocalError::Closed(Closed { reason })))) =
         events.first()
     else {
         panic!("{events:?}")
@@ -334,7 +334,7 @@ fn commands_refuse_misuse_at_once() {
     s.drain();
     assert_eq!(
         s.c.request(t0, "tools/list", None, CallOptions::default()),
-        Err(ClientError::Closed)
+        Err(ClientError::Closed(Closed::new("closed by the client")))
     );
     assert!(s.c.is_closed());
 }
@@ -404,7 +404,7 @@ fn a_server_that_dies_mid_call_ends_the_call_as_maybe_executed() {
         reason.contains("signal 9") && reason.contains("killed"),
         "{reason}"
     );
-    assert!(matches!(events.last(), Some(Event::Closed { .. })));
+    assert!(matches!(events.last(), Some(Event::Closed(_))));
     assert_eq!(s.written(), "", "nothing sent again");
 }
 
@@ -500,7 +500,7 @@ fn the_era_probe_and_the_handshake_share_one_start_up_budget() {
     );
     assert!(s.c.is_closed(), "{:?}", s.events());
     let closed = s.events().into_iter().find_map(|e| match e {
-        Event::Closed { reason } => Some(reason),
+        Event::Closed(Closed { reason }) => Some(reason),
         _ => None,
     });
     let reason = closed.expect("closed");

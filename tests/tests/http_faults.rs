@@ -761,7 +761,7 @@ fn the_caller_reissues_a_call_that_may_have_run_in_one_call() {
         let r: mcpwire::CallToolResult = again.parse().unwrap();
         assert_eq!(r.text(), "charged");
         // Other errors are given back as they are.
-        let closed = Error::Closed("gone".into());
+        let closed = Error::Closed(mcpwire_core::Closed::new("gone"));
         assert_eq!(client.reissue(&closed).await.unwrap_err(), closed);
         client.close().await;
     });

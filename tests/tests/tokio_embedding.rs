@@ -237,6 +237,6 @@ async fn scenario() {
     d.conn.close(Instant::now());
     assert_eq!(d.drive(|_| None::<()>).await, None);
     assert!(d.conn.is_finished());
-    assert!(matches!(d.events.last(), Some(Event::Closed { .. })));
+    assert!(matches!(d.events.last(), Some(Event::Closed(_))));
     assert!(d.exit.expect("the server exited").success());
 }

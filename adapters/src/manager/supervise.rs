@@ -337,8 +337,8 @@ async fn watch(
     let mut events = client.events();
     let ended = async {
         while let Some(event) = events.next().await {
-            if let mcpwire_core::Event::Closed { reason } = event {
-                return reason.to_string();
+            if let mcpwire_core::Event::Closed(closed) = event {
+                return closed.reason.to_string();
             }
         }
         client

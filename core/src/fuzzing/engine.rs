@@ -1,5 +1,6 @@
 use std::time::{Duration, Instant};
 
+use crate::error::Closed;
 use crate::jsonrpc::{self, ErrorObject, Id, Message, RawJson};
 use crate::rpc::{
     Engine, EngineError, Limits, LocalError, Origin, Output, ProgressToken, RequestOptions,
@@ -78,7 +79,7 @@ impl Model {
                     assert!(!*ended, "request {id} ended twice");
                     *ended = true;
                 }
-                Output::Closed { .. } => {
+                Output::Closed(_) => {
                     assert!(!self.closed_event, "the terminal event came twice");
                     self.closed_event = true;
                 }
@@ -168,7 +169,7 @@ impl Model {
                 self.ended.push(false);
                 self.tokens.extend(token);
             }
-            Err(EngineError::Closed) => assert!(self.closed),
+            Err(EngineError::Closed(_)) => assert!(self.closed),
             Err(EngineError::TooManyPending { limit }) => {
                 assert_eq!(limit, self.config.max_pending);
                 assert!(before >= limit);
@@ -261,7 +262,7 @@ impl Model {
                 let again = self.engine.respond(self.now, &id, answer);
                 assert_eq!(again, Err(EngineError::UnknownInbound(id)));
             }
-            Err(EngineError::Closed) => assert!(self.closed),
+            Err(EngineError::Closed(_)) => assert!(self.closed),
             Err(EngineError::UnknownInbound(_)) => {}
             Err(e) => panic!("unexpected refusal: {e}"),
         }
@@ -292,16 +293,14 @@ impl Model {
             let error = match b % 4 {
                 0 => LocalError::StreamLost,
                 1 => LocalError::SessionExpired,
-                2 => LocalError::ConnectionClosed {
-                    reason: "fuzz".into(),
-                },
+                2 => LocalError::Closed(Closed::new("fuzz")),
                 _ => LocalError::Cancelled { reason: None },
             };
             self.engine.fail(self.now, id, error)
         };
         match result {
             Ok(()) => assert!(was_pending),
-            Err(EngineError::Closed) => assert!(self.closed),
+            Err(EngineError::Closed(_)) => assert!(self.closed),
             Err(EngineError::NotPending(n)) => assert!(!was_pending && n == id),
             Err(e) => panic!("unexpected refusal: {e}"),
         }

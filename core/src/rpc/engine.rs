@@ -16,6 +16,7 @@ use super::pending::{EndedRecord, IdMap, Pending};
 use super::shrink::{shrink_if_sparse_map, shrink_if_sparse_queue};
 use super::timers::{Timer, Timers};
 use super::{EngineError, Limits};
+use crate::error::Closed;
 #[cfg(any(test, feature = "fuzzing"))]
 use crate::jsonrpc::Parsed;
 use crate::jsonrpc::{codes, ErrorObject, Id, Message, Notification, RawJson, Request, Response};
@@ -46,7 +47,7 @@ pub struct Engine {
     /// ([`hold`](Self::hold)).
     held_by: Option<&'static str>,
     /// Set once, by `close`: the engine is then closed for good.
-    closed: Option<Arc<str>>,
+    closed: Option<Closed>,
     /// Inputs and commands that found outputs left undrained since the queue was last empty.
     undrained_calls: u32,
 }
@@ -175,8 +176,8 @@ impl Engine {
         opts: RequestOptions,
     ) -> Result<i64, EngineError> {
         self.note_call();
-        if self.closed.is_some() {
-            return Err(EngineError::Closed);
+        if let Some(closed) = &self.closed {
+            return Err(EngineError::Closed(closed.clone()));
         }
         if self.pending.len() >= self.config.max_pending {
             return Err(EngineError::TooManyPending {
@@ -272,8 +273,8 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let _ = now;
         self.note_call();
-        if self.closed.is_some() {
-            return Err(EngineError::Closed);
+        if let Some(closed) = &self.closed {
+            return Err(EngineError::Closed(closed.clone()));
         }
         self.outputs
             .push_back(Output::Send(Message::notification(method, params)));
@@ -291,8 +292,8 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let _ = now;
         self.note_call();
-        if self.closed.is_some() {
-            return Err(EngineError::Closed);
+        if let Some(closed) = &self.closed {
+            return Err(EngineError::Closed(closed.clone()));
         }
         let pending = self
             .pending
@@ -311,8 +312,8 @@ impl Engine {
     pub fn fail(&mut self, now: Instant, id: i64, error: LocalError) -> Result<(), EngineError> {
         let _ = now;
         self.note_call();
-        if self.closed.is_some() {
-            return Err(EngineError::Closed);
+        if let Some(closed) = &self.closed {
+            return Err(EngineError::Closed(closed.clone()));
         }
         let pending = self
             .pending
@@ -334,8 +335,8 @@ impl Engine {
     ) -> Result<Responded, EngineError> {
         let _ = now;
         self.note_call();
-        if self.closed.is_some() {
-            return Err(EngineError::Closed);
+        if let Some(closed) = &self.closed {
+            return Err(EngineError::Closed(closed.clone()));
         }
         let entry = self
             .inbound
@@ -352,12 +353,11 @@ impl Engine {
         Ok(Responded::Sent)
     }
 
-    /// Closes the engine for good: every pending request ends with
-    /// [`LocalError::ConnectionClosed`] carrying `reason`, then one [`Output::Closed`] follows.
-    /// Nothing is sent to the peer (the transport is going away). Closing again does nothing.
+    /// Closes the engine for good: every pending request ends with [`LocalError::Closed`]
+    /// carrying `reason`, then one [`Output::Closed`] follows. Nothing is sent to the peer (the
+    /// transport is going away). Closing again does nothing.
     pub fn close(&mut self, now: Instant, reason: impl Into<Arc<str>>) {
-        let reason = reason.into();
-        self.close_with(now, LocalError::ConnectionClosed { reason });
+        self.close_with(now, LocalError::Closed(Closed::new(reason)));
     }
 
     /// Like [`close`](Self::close), but every pending request ends with `error` (for example
@@ -368,11 +368,11 @@ impl Engine {
         if self.closed.is_some() {
             return;
         }
-        let reason: Arc<str> = match &error {
-            LocalError::ConnectionClosed { reason } => reason.clone(),
-            other => other.to_string().into(),
+        let closed = match &error {
+            LocalError::Closed(closed) => closed.clone(),
+            other => Closed::new(other.to_string()),
         };
-        self.closed = Some(reason.clone());
+        self.closed = Some(closed.clone());
         let mut all: Vec<(i64, Pending)> = std::mem::take(&mut self.pending).into_iter().collect();
         // In id order, so that what a close produces does not depend on the hasher.
         all.sort_unstable_by_key(|(id, _)| *id);
@@ -382,7 +382,12 @@ impl Engine {
         self.progress = HashMap::new();
         self.inbound.clear();
         self.tidy();
-        self.outputs.push_back(Output::Closed { reason });
+        self.outputs.push_back(Output::Closed(closed));
+    }
+
+    /// Why the engine closed, once it has.
+    pub fn closed(&self) -> Option<&Closed> {
+        self.closed.as_ref()
     }
 
     // ----- inputs -----

@@ -108,8 +108,8 @@ impl Default for Limits {
 #[non_exhaustive]
 pub enum EngineError {
     /// The engine is closed; nothing more can be sent.
-    #[error("the connection is closed")]
-    Closed,
+    #[error(transparent)]
+    Closed(crate::error::Closed),
     /// As many requests as allowed are already pending.
     #[error("too many pending requests (limit {limit})")]
     TooManyPending {

@@ -143,13 +143,10 @@ pub enum LocalError {
     /// body that is not JSON-RPC or holds no answer, or a network failure.
     #[error(transparent)]
     Http(Box<crate::error::HttpError>),
-    /// The connection closed.
-    #[error("connection closed: {reason}")]
-    ConnectionClosed {
-        /// Why (for example how the process exited, with the tail of its stderr). Shared by
-        /// every request the close ended.
-        reason: Arc<str>,
-    },
+    /// The connection closed (one [`Closed`](crate::Closed), shared by every request the close
+    /// ended).
+    #[error(transparent)]
+    Closed(crate::error::Closed),
 }
 
 fn timeout_text(method: &str, which: Deadline, after: Duration, despite_progress: bool) -> String {
@@ -223,7 +220,7 @@ impl EndedAs {
                 which: Some(which), ..
             }) => EndedAs::TimedOut(*which),
             Err(LocalError::Cancelled { .. }) => EndedAs::Cancelled,
-            Err(LocalError::ConnectionClosed { .. }) => EndedAs::Closed,
+            Err(LocalError::Closed(_)) => EndedAs::Closed,
             Err(_) => EndedAs::Failed,
         }
     }

@@ -1,10 +1,10 @@
 //! What the engine hands out from [`Engine::poll_output`](super::Engine::poll_output).
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use super::options::{Origin, ProgressToken};
 use super::outcome::{EndedAs, Outcome, Reply};
+use crate::error::Closed;
 use crate::jsonrpc::{ErrorObject, Id, Message, ParseError, RawJson, Request};
 
 /// One thing for the transport or the application to act on.
@@ -50,10 +50,7 @@ pub enum Output {
     Diagnostic(Diagnostic),
     /// The engine closed (the terminal event, given once). Every request that was pending has
     /// its own [`Output::Completed`] before this.
-    Closed {
-        /// Why.
-        reason: Arc<str>,
-    },
+    Closed(Closed),
 }
 
 /// A progress update routed to its request by its progress token.

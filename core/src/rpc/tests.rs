@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use crate::error::Closed;
 use crate::jsonrpc::{self, codes, ErrorObject, Id, Message, Notification, RawJson};
 use crate::rpc::{
     AppNotification, Deadline, Diagnostic, EndedAs, Engine, EngineError, Limits, LocalError,
@@ -321,38 +322,37 @@ fn close_ends_everything_pending_exactly_once_and_later_requests_fail_with_close
     for (_, outcome) in &done {
         assert_eq!(
             outcome,
-            &Err(LocalError::ConnectionClosed {
-                reason: "server exited with status 1".into()
-            })
+            &Err(LocalError::Closed(Closed::new(
+                "server exited with status 1"
+            )))
         );
     }
     assert_eq!(
         out.last(),
-        Some(&Output::Closed {
-            reason: "server exited with status 1".into()
-        })
+        Some(&Output::Closed(Closed::new("server exited with status 1")))
     );
     assert!(cancels_sent(&out).is_empty(), "a close sends nothing");
     assert!(engine.is_closed());
     assert_nothing_left(&engine);
     assert_eq!(engine.stats().inbound, 0);
 
-    // Sticky: commands fail, inputs are reported, nothing ends twice.
+    // Sticky: commands fail, saying why it closed; inputs are reported; nothing ends twice.
+    let closed = EngineError::Closed(Closed::new("server exited with status 1"));
     assert_eq!(
         engine.request(t0 + ms(11), "ping", None, RequestOptions::new()),
-        Err(EngineError::Closed)
+        Err(closed.clone())
     );
     assert_eq!(
         engine.notify(t0 + ms(11), "notifications/initialized", None),
-        Err(EngineError::Closed)
+        Err(closed.clone())
     );
     assert_eq!(
         engine.cancel(t0 + ms(11), ids[0], None),
-        Err(EngineError::Closed)
+        Err(closed.clone())
     );
     assert_eq!(
         engine.respond(t0 + ms(11), &Id::from("s-1"), Ok(raw("{}"))),
-        Err(EngineError::Closed)
+        Err(closed.clone())
     );
     engine.close(t0 + ms(12), "again");
     engine.handle_timeout(t0 + Duration::from_secs(60));
@@ -384,7 +384,7 @@ fn close_with_a_local_error_ends_pending_requests_with_it() {
         completions(&out),
         vec![(id, Err(LocalError::SessionExpired))]
     );
-    assert!(matches!(out.last(), Some(Output::Closed { .. })));
+    assert!(matches!(out.last(), Some(Output::Closed(_))));
 }
 
 // ----- progress -----

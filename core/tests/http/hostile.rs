@@ -6,7 +6,7 @@ use super::*;
 
 use mcpwire_core::error::HttpErrorKind;
 use mcpwire_core::header::HeaderError;
-use mcpwire_core::ClientError;
+use mcpwire_core::{ClientError, Closed};
 
 const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#;
 
@@ -21,7 +21,7 @@ fn all_headers_sendable(h: &H) {
 
 fn closed_reason(h: &H) -> Option<String> {
     h.events.iter().find_map(|e| match e {
-        Event::Closed { reason } => Some(reason.to_string()),
+        Event::Closed(Closed { reason }) => Some(reason.to_string()),
         _ => None,
     })
 }
@@ -178,7 +178,7 @@ fn a_token_http_cannot_carry_fails_the_authorization_and_is_never_sent() {
         h.log
     );
     let failed = h.events.iter().any(|e| {
-        matches!(e, Event::Closed { reason } if reason.contains("access token") && reason.contains("Authorization"))
+        matches!(e, Event::Closed(Closed { reason }) if reason.contains("access token") && reason.contains("Authorization"))
             || matches!(e, Event::CallDone { outcome: Err(CallError::Local(LocalError::Http(err))), .. }
                 if err.kind == HttpErrorKind::Unauthorized && err.reason.contains("Authorization"))
     });

@@ -5,7 +5,7 @@
 
 use super::*;
 
-use mcpwire_core::ClientError;
+use mcpwire_core::{ClientError, Closed};
 
 fn error_for(h: &H, call: CallId) -> LocalError {
     match h.outcome(call) {
@@ -253,12 +253,12 @@ fn renewals_that_fail_are_tried_within_the_budget_then_the_connection_closes() {
     assert!(h
         .events
         .iter()
-        .any(|e| matches!(e, Event::Closed { reason } if reason.contains("renewals"))));
+        .any(|e| matches!(e, Event::Closed(Closed { reason }) if reason.contains("renewals"))));
     assert!(h.aborted.contains(&stream));
     let now = h.now;
     assert!(matches!(
         h.c.call_tool(now, "x", None, CallOptions::default()),
-        Err(ClientError::Closed)
+        Err(ClientError::Closed(Closed { reason })) if reason.contains("renewals")
     ));
     assert!(!h.log.iter().any(|l| l == "DELETE"), "no session to delete");
 }

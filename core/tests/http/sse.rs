@@ -4,7 +4,7 @@
 
 use super::*;
 
-use mcpwire_core::HttpTransportKind;
+use mcpwire_core::{Closed, HttpTransportKind};
 
 fn sse_endpoint() -> HttpConfig {
     let mut c = endpoint();
@@ -182,7 +182,7 @@ fn an_endpoint_on_another_origin_is_refused() {
         .events
         .iter()
         .find_map(|e| match e {
-            Event::HandshakeFailed(CallError::Local(LocalError::ConnectionClosed { reason })) => {
+            Event::HandshakeFailed(CallError::Local(LocalError::Closed(Closed { reason }))) => {
                 Some(reason.to_string())
             }
             _ => None,
@@ -209,7 +209,7 @@ fn the_stream_s_loss_ends_pending_calls_as_maybe_run_and_the_connection() {
         "{:?}",
         h.events
     );
-    assert!(h.events.iter().any(|e| matches!(e, Event::Closed { .. })));
+    assert!(h.events.iter().any(|e| matches!(e, Event::Closed(_))));
     assert!(h.c.is_closed());
     assert!(!h.log.iter().any(|l| l.starts_with("GET")), "no reconnect");
 }

@@ -20,6 +20,7 @@ use crate::connection::http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, H
 use crate::connection::http::{HeaderSet, InitializedGate, Switch};
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
 use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::error::Closed;
 use crate::error::{redact_url, ExchangeFailure, HttpError, HttpErrorKind};
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
@@ -498,9 +499,7 @@ impl HttpSse {
                     refused.reason = format!("{}; {reason}", refused.reason);
                     LocalError::Http(Box::new(refused))
                 }
-                None => LocalError::ConnectionClosed {
-                    reason: reason.into(),
-                },
+                None => LocalError::Closed(Closed::new(reason)),
             })
         } else {
             TransportSignal::Died(reason.into())

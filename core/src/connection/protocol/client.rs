@@ -41,6 +41,7 @@ use super::server_requests::admit;
 pub(crate) use super::signal::{Signalled, TransportSignal};
 use super::tasks::{self, Shape};
 use super::tool_headers::ToolHeaders;
+use crate::error::Closed;
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson, Request};
 use crate::rpc::{
     AppNotification, Engine, LocalError, Outcome, Output, Reply, RequestOptions, Responded,
@@ -209,6 +210,9 @@ impl ClientProtocol {
     }
 
     fn check_open(&self, method: &str) -> Result<(), ClientError> {
+        if let Some(closed) = self.engine.closed() {
+            return Err(ClientError::Closed(closed.clone()));
+        }
         self.handshake.check_open(method)
     }
 
@@ -574,9 +578,7 @@ impl ClientProtocol {
 
     /// Closes the connection from our side.
     pub fn close(&mut self, now: Instant, reason: &str) {
-        self.fail_awaiting(&LocalError::ConnectionClosed {
-            reason: reason.into(),
-        });
+        self.fail_awaiting(&LocalError::Closed(Closed::new(reason)));
         self.engine.close(now, reason.to_owned());
         self.pump(now);
     }
@@ -651,15 +653,13 @@ impl ClientProtocol {
                 Output::Diagnostic(d) => {
                     self.events.push_back(Event::Diagnostic(Diagnostic::Rpc(d)))
                 }
-                Output::Closed { reason } => {
+                Output::Closed(closed) => {
                     // Calls following a task end before the close is told.
-                    self.fail_tasks(&LocalError::ConnectionClosed {
-                        reason: reason.clone(),
-                    });
+                    self.fail_tasks(&LocalError::Closed(closed.clone()));
                     self.handshake.phase = Phase::Closed;
                     self.calls.clear();
                     self.current.clear();
-                    self.events.push_back(Event::Closed { reason });
+                    self.events.push_back(Event::Closed(closed));
                 }
             }
         }

@@ -205,7 +205,7 @@ pub fn judge_probe(outcome: &Outcome, era: Era) -> Verdict {
         Ok(Reply::Error(e)) => judge_error(e, era),
         Err(LocalError::Timeout { .. })
         | Err(LocalError::StreamLost)
-        | Err(LocalError::ConnectionClosed { .. }) => match era {
+        | Err(LocalError::Closed(_)) => match era {
             Era::Auto => Verdict::HandshakeOnNewProcess,
             _ => Verdict::Fail(format!(
                 "the server did not answer server/discover: {}",

@@ -1,7 +1,6 @@
 //! What the client protocol hands the application: calls, their outcomes, server requests,
 //! notifications and diagnostics.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -9,7 +8,7 @@ use serde_json::Value;
 use super::era::ChosenEra;
 use crate::codec::jsonl::FrameError;
 use crate::codec::sse::SseDiagnostic;
-use crate::error::AuthorizationRequired;
+use crate::error::{AuthorizationRequired, Closed};
 use crate::jsonrpc::{ErrorObject, Id, Notification, RawJson};
 use crate::rpc::{EngineError, LocalError};
 use crate::types::{InitializeResult, LoggingMessageParams};
@@ -118,9 +117,7 @@ impl CallError {
     /// call.
     pub(crate) fn of_refused(e: ClientError) -> CallError {
         match e {
-            ClientError::Closed => CallError::Local(LocalError::ConnectionClosed {
-                reason: "connection closed".into(),
-            }),
+            ClientError::Closed(closed) => CallError::Local(LocalError::Closed(closed)),
             other => CallError::InvalidResult(other.to_string()),
         }
     }
@@ -155,8 +152,8 @@ pub enum ClientError {
     #[error("no call {0:?} is in progress")]
     UnknownCall(CallId),
     /// The connection is closed; nothing more can be sent.
-    #[error("the connection is closed")]
-    Closed,
+    #[error(transparent)]
+    Closed(Closed),
     /// The configuration asks for something this client cannot do.
     #[error("unsupported configuration: {0}")]
     Config(String),
@@ -171,7 +168,7 @@ pub enum ClientError {
 impl From<EngineError> for ClientError {
     fn from(e: EngineError) -> Self {
         match e {
-            EngineError::Closed => ClientError::Closed,
+            EngineError::Closed(closed) => ClientError::Closed(closed),
             other => ClientError::Engine(other),
         }
     }
@@ -349,10 +346,7 @@ pub enum Event {
     /// still run). Only with [`HttpOptions::authorization`](crate::HttpOptions::authorization).
     AuthorizationRequired(Box<AuthorizationRequired>),
     /// The connection ended; every call has ended before this (the last event).
-    Closed {
-        /// Why.
-        reason: Arc<str>,
-    },
+    Closed(Closed),
 }
 
 /// Something that arrived and could not be delivered, or a peer's misbehaviour. The connection
@@ -362,7 +356,7 @@ pub enum Event {
 pub enum Diagnostic {
     /// About responses and progress: an unknown, late or duplicate response, a progress token
     /// of no call, a request reusing an id, …
-    Rpc(crate::rpc::Diagnostic),
+    Rpc(crate::diagnostic::RpcDiagnostic),
     /// A stdio line or JSON body that was not a message (noise on stdout, an overlong line, bad
     /// JSON, a batch element that is not a message).
     Frame(FrameError),

@@ -230,12 +230,12 @@ impl Handshake {
     }
 
     /// Whether a call may go now: after the handshake (or during a renewal); before it, only
-    /// `ping` in the handshake era.
+    /// `ping` in the handshake era. A closed connection is refused before this is asked, with
+    /// the engine's record of why it closed (the phase closes with the engine).
     pub(crate) fn check_open(&self, method: &str) -> Result<(), ClientError> {
         match self.phase {
             Phase::Ready => Ok(()),
             Phase::Initializing(_) if self.renewing => Ok(()),
-            Phase::Closed => Err(ClientError::Closed),
             _ if method == "ping" && self.era != Some(ChosenEra::Stateless) => Ok(()),
             _ => Err(ClientError::NotReady),
         }

@@ -10,6 +10,7 @@ use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::connection::protocol::client::{ClientProtocol, Signalled, TransportSignal};
 use crate::connection::protocol::events::{Diagnostic, Event};
 use crate::connection::transport::hand_over;
+use crate::error::Closed;
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
 
@@ -134,9 +135,7 @@ impl Stdio {
             self.end(
                 p,
                 now,
-                LocalError::ConnectionClosed {
-                    reason: format!("cannot restart the handshake: {e}").into(),
-                },
+                LocalError::Closed(Closed::new(format!("cannot restart the handshake: {e}"))),
             );
         }
     }
@@ -147,9 +146,9 @@ impl Stdio {
         self.ended = true;
         p.handle_transport(
             now,
-            TransportSignal::Ended(LocalError::ConnectionClosed {
-                reason: format!("cannot start the server again: {message}").into(),
-            }),
+            TransportSignal::Ended(LocalError::Closed(Closed::new(format!(
+                "cannot start the server again: {message}"
+            )))),
         );
     }
 
@@ -270,9 +269,7 @@ impl Stdio {
         self.end(
             p,
             now,
-            LocalError::ConnectionClosed {
-                reason: "closed by the client".into(),
-            },
+            LocalError::Closed(Closed::new("closed by the client")),
         );
     }
 
@@ -382,7 +379,7 @@ mod tests {
     fn closed(outputs: &[Output]) -> bool {
         outputs
             .iter()
-            .any(|o| matches!(o, Output::Event(Event::Closed { .. })))
+            .any(|o| matches!(o, Output::Event(Event::Closed(_))))
     }
 
     /// Closing while the `server/discover` probe is in flight ends the probe with the close:

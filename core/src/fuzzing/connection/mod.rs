@@ -517,7 +517,7 @@ impl Harness {
                 assert!(matches!(r.status, 401 | 403), "{r:?}");
                 self.auth_asked = true;
             }
-            Event::Closed { .. } => {
+            Event::Closed(_) => {
                 assert!(!self.closed_seen, "Closed twice");
                 self.closed_seen = true;
             }

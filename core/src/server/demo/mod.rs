@@ -346,7 +346,7 @@ impl DemoServer {
                         let _ = self.engine.respond(now, &call, Ok(result));
                     }
                 }
-                Output::Progress(_) | Output::Diagnostic(_) | Output::Closed { .. } => {}
+                Output::Progress(_) | Output::Diagnostic(_) | Output::Closed(_) => {}
             }
         }
         // The demo server reads no notifications of the client's beyond cancellation.

@@ -4,6 +4,7 @@ use std::time::Instant;
 
 use super::{ClientProtocol, Ctx, Signalled, TransportSignal};
 use crate::connection::protocol::events::ClientError;
+use crate::error::Closed;
 use crate::rpc::LocalError;
 
 impl ClientProtocol {
@@ -77,7 +78,7 @@ impl ClientProtocol {
             }
             TransportSignal::StartFailed(reason) => {
                 self.handshake.start_failed = true;
-                self.handle_closed(now, LocalError::ConnectionClosed { reason });
+                self.handle_closed(now, LocalError::Closed(Closed { reason }));
                 Signalled::Done
             }
             TransportSignal::Died(reason) => {
@@ -89,7 +90,7 @@ impl ClientProtocol {
                         self.engine
                             .fail(now, id, LocalError::MaybeExecuted { reason, http: None });
                 }
-                self.handle_closed(now, LocalError::ConnectionClosed { reason });
+                self.handle_closed(now, LocalError::Closed(Closed { reason }));
                 Signalled::Done
             }
         }
