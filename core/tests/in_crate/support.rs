@@ -1,14 +1,13 @@
-//! Shared harness: the client core and the demo-server core joined in memory under a simulated
-//! clock. Every message crosses as JSONL bytes; each one is recorded as a transcript line.
+//! Shared harness: a client [`Connection`] over stdio and the demo-server core joined in memory
+//! under a simulated clock. Every message crosses as JSONL bytes, through the connection's stdio
+//! machine; each one the pair carries is recorded as a transcript line.
 
 use std::time::Instant;
 
 use crate::codec::jsonl::{self, JsonlDecoder};
-use crate::connection::protocol::calls::McpCall;
 use crate::connection::protocol::events::Event;
-use crate::connection::protocol::{
-    CallError, CallId, CallOptions, ClientConfig, ClientError, ClientProtocol, Era,
-};
+use crate::connection::protocol::{CallError, CallId, ClientConfig, Era};
+use crate::connection::{Connection, Output, ProcessAction, StdioOptions};
 use crate::jsonrpc::{Id, Message, Parsed, RawJson};
 use crate::server::{DemoConfig, DemoServer};
 use crate::types::ClientCapabilities;
@@ -37,18 +36,25 @@ impl Rng {
     }
 }
 
+/// A client connection and the demo server, joined by the harness.
+///
+/// Scripted tests leave the server out: they take what the client wrote with
+/// [`poll_written`](Pair::poll_written) and answer it with [`feed`](Pair::feed).
 pub struct Pair {
-    pub client: ClientProtocol,
+    /// The client: a stdio connection, started at once (its handshake or era probe is queued).
+    pub client: Connection,
     pub server: DemoServer,
     pub t0: Instant,
     pub now: Instant,
-    /// One line per message: `C→S …` or `S→C …`.
+    /// One line per message the pair carried: `C→S …` or `S→C …`.
     pub wire: Vec<String>,
     pub events: Vec<Event>,
-    /// Every message as sent, in order: (from the client, its JSON text).
+    /// Every message the pair carried, in order: (from the client, its JSONL line).
     pub frames: Vec<(bool, String)>,
-    pub to_server: JsonlDecoder,
-    pub to_client: JsonlDecoder,
+    /// What the connection asked to do to the server process, in order.
+    pub actions: Vec<ProcessAction>,
+    /// The server's stdin: what the client wrote and the server has not read yet.
+    to_server: JsonlDecoder,
 }
 
 /// A short signature of a message for transcripts: method and id, or the id answered.
@@ -70,6 +76,7 @@ pub fn sig(m: &Message) -> String {
     }
 }
 
+/// Client capabilities declaring elicitation (form mode), roots and sampling.
 pub fn caps_all() -> ClientCapabilities {
     ClientCapabilities {
         elicitation: Some(json!({"form": {}})),
@@ -88,6 +95,7 @@ pub fn legacy() -> ClientConfig {
 }
 
 impl Pair {
+    /// A pair whose client declares `caps`, pinned to the handshake era.
     pub fn new(caps: ClientCapabilities, demo: DemoConfig) -> Pair {
         Self::with_config(
             ClientConfig {
@@ -98,28 +106,30 @@ impl Pair {
         )
     }
 
+    /// A pair whose client connection, built with `config`, has just started.
     pub fn with_config(config: ClientConfig, demo: DemoConfig) -> Pair {
         let t0 = epoch();
         Pair {
-            client: ClientProtocol::new(config),
+            client: Connection::stdio(t0, config, StdioOptions::default()),
             server: DemoServer::new(demo),
             t0,
             now: t0,
             wire: Vec::new(),
             events: Vec::new(),
             frames: Vec::new(),
+            actions: Vec::new(),
             to_server: JsonlDecoder::new(),
-            to_client: JsonlDecoder::new(),
         }
     }
 
+    /// A pair past its handshake, every capability declared; transcript and events cleared.
     pub fn ready() -> Pair {
         Self::ready_with(caps_all(), DemoConfig::default())
     }
 
+    /// A pair past its handshake; transcript and events cleared.
     pub fn ready_with(caps: ClientCapabilities, demo: DemoConfig) -> Pair {
         let mut p = Pair::new(caps, demo);
-        p.client.start(p.now).unwrap();
         p.drive();
         assert!(p.client.is_ready(), "{:?}", p.events);
         p.wire.clear();
@@ -127,46 +137,106 @@ impl Pair {
         p
     }
 
+    /// The time gone on the simulated clock, in milliseconds.
     pub fn ms(&self) -> u128 {
         (self.now - self.t0).as_millis()
     }
 
-    /// Moves messages both ways, as JSONL bytes, until neither side has anything to send.
+    /// Drains the client's outputs, as the drive rule asks after every input and command: the
+    /// bytes it wrote wait on the server's stdin (their buffer given back), its events go to
+    /// [`events`](Self::events), its process actions to [`actions`](Self::actions).
+    pub fn drain(&mut self) {
+        while let Some(out) = self.client.poll_output() {
+            match out {
+                Output::Write(bytes) => {
+                    self.to_server.push(&bytes);
+                    self.client.recycle(bytes);
+                }
+                Output::Event(e) => self.events.push(e),
+                Output::Process(a) => self.actions.push(a),
+                other => panic!("not a stdio output: {other:?}"),
+            }
+        }
+    }
+
+    /// The next line the client wrote and the server has not read, taken off the wire
+    /// unrecorded (for a test that plays the server, or holds a message back).
+    pub fn poll_written_line(&mut self) -> Option<String> {
+        self.drain();
+        let line = self.to_server.next_line()?;
+        let line = line.expect("the client writes whole lines");
+        Some(String::from_utf8(line.to_vec()).expect("JSON is UTF-8"))
+    }
+
+    /// The next message the client wrote and the server has not read, taken off the wire
+    /// unrecorded.
+    pub fn poll_written(&mut self) -> Option<Message> {
+        let line = self.poll_written_line()?;
+        match crate::jsonrpc::parse(line.as_bytes()) {
+            Ok(Parsed::Single(m)) => Some(m),
+            other => panic!("the client wrote {line}: {other:?}"),
+        }
+    }
+
+    /// The events so far and not yet taken, the client's outputs drained first.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        self.drain();
+        std::mem::take(&mut self.events)
+    }
+
+    /// Hands the client `message` as one line of the server's stdout, unrecorded (a message
+    /// written by hand, or one held back).
+    pub fn feed(&mut self, message: &Message) {
+        self.drain();
+        let mut line = Vec::new();
+        jsonl::encode(message, &mut line);
+        self.client.handle_stdout(self.now, &line);
+        self.drain();
+    }
+
+    /// The server reads what the client wrote, each line recorded. Whether there was any.
+    fn server_reads(&mut self) -> bool {
+        let mut read = false;
+        while let Some(line) = self.to_server.next_line() {
+            let line = line.expect("the client writes whole lines");
+            self.frames
+                .push((true, String::from_utf8_lossy(line).into()));
+            let Ok(Parsed::Single(m)) = crate::jsonrpc::parse(line) else {
+                panic!("the client wrote {:?}", self.frames.last())
+            };
+            self.wire.push(format!("C→S {}", sig(&m)));
+            self.server.handle_message(self.now, m);
+            read = true;
+        }
+        read
+    }
+
+    /// The server's queued messages reach the client's stdout in one read, each recorded.
+    /// Whether there were any.
+    fn client_reads(&mut self) -> bool {
+        let mut bytes = Vec::new();
+        while let Some(m) = self.server.poll_transmit() {
+            let start = bytes.len();
+            jsonl::encode(&m, &mut bytes);
+            let line = &bytes[start..bytes.len() - 1];
+            self.frames
+                .push((false, String::from_utf8_lossy(line).into()));
+            self.wire.push(format!("S→C {}", sig(&m)));
+        }
+        if bytes.is_empty() {
+            return false;
+        }
+        self.client.handle_stdout(self.now, &bytes);
+        true
+    }
+
+    /// Moves bytes both ways until neither side has anything to send; the client's outputs are
+    /// drained after each of its inputs.
     pub fn drive(&mut self) {
         for _ in 0..100_000 {
-            let mut moved = false;
-            while let Some(m) = self.client.poll_sent() {
-                moved = true;
-                let mut bytes = Vec::new();
-                jsonl::encode(&m, &mut bytes);
-                self.frames.push((
-                    true,
-                    String::from_utf8_lossy(&bytes[..bytes.len() - 1]).into(),
-                ));
-                self.to_server.push(&bytes);
-                while let Some(Ok(Parsed::Single(m))) = self.to_server.next_message() {
-                    self.wire.push(format!("C→S {}", sig(&m)));
-                    self.server.handle_message(self.now, m);
-                }
-            }
-            while let Some(m) = self.server.poll_transmit() {
-                moved = true;
-                let mut bytes = Vec::new();
-                jsonl::encode(&m, &mut bytes);
-                self.frames.push((
-                    false,
-                    String::from_utf8_lossy(&bytes[..bytes.len() - 1]).into(),
-                ));
-                self.to_client.push(&bytes);
-                while let Some(Ok(Parsed::Single(m))) = self.to_client.next_message() {
-                    self.wire.push(format!("S→C {}", sig(&m)));
-                    self.client.handle_message(self.now, m);
-                }
-            }
-            while let Some(e) = self.client.poll_event() {
-                self.events.push(e);
-            }
-            if !moved {
+            self.drain();
+            let read = self.server_reads();
+            if !self.client_reads() && !read {
                 return;
             }
         }
@@ -206,6 +276,7 @@ impl Pair {
         taken
     }
 
+    /// How `call` ended, once it has.
     pub fn done(&self, call: CallId) -> Option<&Result<RawJson, CallError>> {
         self.events.iter().find_map(|e| match e {
             Event::CallDone { call: c, outcome } if *c == call => Some(outcome),
@@ -213,6 +284,7 @@ impl Pair {
         })
     }
 
+    /// Runs the pair until `call` ends, and checks it ended exactly once.
     pub fn finish(&mut self, call: CallId) -> Result<RawJson, CallError> {
         self.run_until(|p| p.done(call).is_some());
         let outcomes: Vec<_> = self
@@ -225,87 +297,11 @@ impl Pair {
     }
 }
 
+/// The text of a tool result's first content block.
 pub fn text_of(result: &RawJson) -> String {
     let v: Value = result.parse().unwrap();
     v["content"][0]["text"]
         .as_str()
         .unwrap_or_default()
         .to_owned()
-}
-
-/// The typed calls, as the protocol layer's tests make them.
-pub trait Calls {
-    fn list_tools(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError>;
-    fn list_prompts(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError>;
-    fn list_resources(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError>;
-    fn list_resource_templates(
-        &mut self,
-        now: Instant,
-        opts: CallOptions,
-    ) -> Result<CallId, ClientError>;
-    fn call_tool(
-        &mut self,
-        now: Instant,
-        name: &str,
-        arguments: Option<Value>,
-        opts: CallOptions,
-    ) -> Result<CallId, ClientError>;
-    fn get_prompt(
-        &mut self,
-        now: Instant,
-        name: &str,
-        arguments: Option<serde_json::Map<String, Value>>,
-        opts: CallOptions,
-    ) -> Result<CallId, ClientError>;
-    fn read_resource(
-        &mut self,
-        now: Instant,
-        uri: &str,
-        opts: CallOptions,
-    ) -> Result<CallId, ClientError>;
-}
-
-impl Calls for ClientProtocol {
-    fn list_tools(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
-        self.call(now, &McpCall::list_tools(), opts)
-    }
-    fn list_prompts(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
-        self.call(now, &McpCall::list_prompts(), opts)
-    }
-    fn list_resources(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
-        self.call(now, &McpCall::list_resources(), opts)
-    }
-    fn list_resource_templates(
-        &mut self,
-        now: Instant,
-        opts: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.call(now, &McpCall::list_resource_templates(), opts)
-    }
-    fn call_tool(
-        &mut self,
-        now: Instant,
-        name: &str,
-        arguments: Option<Value>,
-        opts: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.call(now, &McpCall::call_tool(name, arguments), opts)
-    }
-    fn get_prompt(
-        &mut self,
-        now: Instant,
-        name: &str,
-        arguments: Option<serde_json::Map<String, Value>>,
-        opts: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.call(now, &McpCall::get_prompt(name, arguments), opts)
-    }
-    fn read_resource(
-        &mut self,
-        now: Instant,
-        uri: &str,
-        opts: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.call(now, &McpCall::read_resource(uri), opts)
-    }
 }

@@ -384,3 +384,25 @@ pub(crate) fn initialize_answer(outcome: Outcome) -> Result<InitializeResult, Ca
         Err(e) => Err(CallError::Local(e)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::connection::protocol::calls::McpCall;
+    use crate::connection::protocol::{CallOptions, ClientError, ClientProtocol};
+
+    /// Before the start no call may go, and a protocol starts once. (A
+    /// [`Connection`](crate::Connection) starts its protocol as it is made: the pair tests
+    /// cannot see either.)
+    #[test]
+    fn calls_wait_for_the_start_and_a_second_start_is_refused() {
+        let now = crate::test_support::epoch();
+        let mut c = ClientProtocol::new(crate::test_support::legacy());
+        let opts = CallOptions::default;
+        let list = c.call(now, &McpCall::list_tools(), opts());
+        assert_eq!(list.unwrap_err(), ClientError::NotReady);
+        let request = c.request(now, "tools/list", None, opts());
+        assert_eq!(request.unwrap_err(), ClientError::NotReady);
+        c.start(now).unwrap();
+        assert_eq!(c.start(now), Err(ClientError::AlreadyStarted));
+    }
+}

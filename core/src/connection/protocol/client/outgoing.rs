@@ -28,19 +28,6 @@ impl ClientProtocol {
         request.is_none_or(|id| self.engine.leave(id))
     }
 
-    /// The next message as a transport that sends at once takes it: what may not leave any
-    /// more is skipped (see [`may_send`](Self::may_send)).
-    #[cfg(test)]
-    pub(crate) fn poll_sent(&mut self) -> Option<Message> {
-        loop {
-            let m = self.poll_transmit()?;
-            let request = m.request_id();
-            if self.may_send(request) {
-                return Some(m);
-            }
-        }
-    }
-
     /// What the transport holds requests back for now (see [`Engine::hold`]).
     pub(crate) fn hold(&mut self, behind: Option<&'static str>) {
         self.engine.hold(behind);

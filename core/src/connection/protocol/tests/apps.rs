@@ -26,7 +26,6 @@ fn both_eras() -> [Pair; 2] {
         },
         DemoConfig::default(),
     );
-    modern.client.start(modern.now).unwrap();
     modern.drive();
     assert!(modern.client.is_ready());
     modern.frames.clear();
@@ -42,7 +41,6 @@ fn list_tools(p: &mut Pair) -> ListToolsResult {
 fn the_ui_extension_is_declared_in_both_eras_and_the_server_s_is_read() {
     // Handshake era: in `initialize`.
     let mut p = Pair::new(caps_all().with_ui(), DemoConfig::default());
-    p.client.start(p.now).unwrap();
     p.drive();
     let (_, init) = p
         .frames
@@ -218,19 +216,16 @@ fn a_url_elicitation_s_completion_is_a_typed_notification() {
 #[test]
 fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
     use crate::connection::protocol::events::Event;
-    use crate::connection::protocol::{ClientProtocol, ServerRequest};
+    use crate::connection::protocol::ServerRequest;
     use crate::jsonrpc::{Id, Message, RawJson};
     use crate::types::CreateMessageParams;
-    let now = epoch();
     let caps = crate::types::ClientCapabilities::default()
         .with_sampling()
         .with_sampling_tools();
-    let mut c = ClientProtocol::new(crate::ClientConfig {
-        capabilities: caps,
-        ..legacy()
-    });
-    c.start(now).unwrap();
-    let init = c.poll_sent().unwrap();
+    // The server is played by hand.
+    let mut c = Pair::new(caps, DemoConfig::default());
+    let now = c.now;
+    let init = c.poll_written().unwrap();
     let Message::Request(init) = init else {
         panic!("{init:?}")
     };
@@ -238,20 +233,19 @@ fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
     assert_eq!(params["capabilities"]["sampling"], json!({"tools": {}}));
     let answer = json!({"protocolVersion": "2025-11-25", "capabilities": {},
                         "serverInfo": {"name": "s", "version": "1"}});
-    c.handle_message(
-        now,
-        Message::result(init.id, RawJson::new(&answer).unwrap()),
-    );
-    while c.poll_sent().is_some() {}
-    while c.poll_event().is_some() {}
+    c.feed(&Message::result(init.id, RawJson::new(&answer).unwrap()));
+    while c.poll_written().is_some() {}
+    c.take_events();
     let asked = r#"{"messages":[{"role":"user","content":{"type":"text","text":"Paris?"}}],"maxTokens":9,"tools":[{"name":"forecast","inputSchema":{"type":"object"},"_meta":{"z":1,"a":2}}],"toolChoice":{"mode":"auto"}}"#;
     let request = Message::request(
         Id::Str("s1".into()),
         "sampling/createMessage",
         Some(RawJson::from_string(asked.into()).unwrap()),
     );
-    c.handle_message(now, request);
-    let Some(Event::ServerRequest(ServerRequest::Sampling { id, params })) = c.poll_event() else {
+    c.feed(&request);
+    let Some(Event::ServerRequest(ServerRequest::Sampling { id, params })) =
+        c.take_events().into_iter().next()
+    else {
         panic!("no sampling request")
     };
     let typed: CreateMessageParams = serde_json::from_value(params).unwrap();
@@ -261,10 +255,11 @@ fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
     );
     assert_eq!(typed.tool_choice, Some(json!({"mode": "auto"})));
     let reply = r#"{"role":"assistant","content":[{"type":"tool_use","id":"u1","name":"forecast","input":{"city":"Paris"}}],"model":"m","stopReason":"toolUse"}"#;
-    c.respond(now, &id, Ok(RawJson::from_string(reply.into()).unwrap()))
+    c.client
+        .respond(now, &id, Ok(RawJson::from_string(reply.into()).unwrap()))
         .unwrap();
-    let sent = c.poll_sent().unwrap().to_bytes();
-    let sent = String::from_utf8(sent).unwrap();
+    // The line as written to the server's stdin.
+    let sent = c.poll_written_line().unwrap();
     assert!(sent.contains(reply), "{sent}");
     assert!(sent.contains(r#""id":"s1""#), "{sent}");
 }

@@ -1,5 +1,5 @@
-//! The protocol layer's own tests: the client protocol against the demo server in memory, and
-//! the stdio machine under it.
+//! The protocol layer's own tests, driven through a stdio [`Connection`](crate::Connection):
+//! against the demo server in memory, or against a server the test plays by hand.
 
 mod apps;
 mod modern;

@@ -2,12 +2,10 @@
 //! demo server (which speaks both eras) and against scripted servers for each way a probe can
 //! go.
 
-use std::time::Instant;
-
 use crate::connection::protocol::events::Event;
 use crate::connection::protocol::{
-    CallError, CallOptions, ChosenEra, ClientConfig, ClientError, ClientProtocol, Era,
-    ServerNotification, ServerRequest,
+    CallError, CallOptions, ChosenEra, ClientConfig, ClientError, Era, ServerNotification,
+    ServerRequest,
 };
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use crate::rpc::LocalError;
@@ -27,7 +25,6 @@ fn auto(caps: ClientCapabilities) -> ClientConfig {
 /// A pair that went through detection against the demo server.
 fn modern_pair(caps: ClientCapabilities) -> Pair {
     let mut p = Pair::with_config(auto(caps), DemoConfig::default());
-    p.client.start(p.now).unwrap();
     p.drive();
     assert!(p.client.is_ready(), "{:?}", p.events);
     p.wire.clear();
@@ -60,6 +57,7 @@ fn answer_elicitations(p: &mut Pair, name: &str) -> usize {
         p.client
             .respond(p.now, id, Ok(RawJson::new(&answer).unwrap()))
             .unwrap();
+        p.drain();
     }
     requests.len()
 }
@@ -67,7 +65,6 @@ fn answer_elicitations(p: &mut Pair, name: &str) -> usize {
 #[test]
 fn auto_detects_a_modern_server_with_one_probe() {
     let mut p = Pair::with_config(auto(caps_all()), DemoConfig::default());
-    p.client.start(p.now).unwrap();
     p.drive();
     assert_eq!(p.wire, ["C→S server/discover #0", "S→C result #0"]);
     assert_eq!(p.client.era(), Some(ChosenEra::Stateless));
@@ -344,7 +341,7 @@ fn subscriptions_listen_ack_tagged_notifications_and_both_ends() {
         "notifications/cancelled",
         Some(RawJson::new(&json!({"requestId": sub.0, "reason": "shutting down"})).unwrap()),
     );
-    p.client.handle_message(p.now, cancel);
+    p.feed(&cancel);
     assert!(matches!(
         p.finish(sub),
         Err(CallError::Local(LocalError::CancelledByPeer { .. }))
@@ -353,22 +350,16 @@ fn subscriptions_listen_ack_tagged_notifications_and_both_ends() {
 
 // ----- scripted servers -----
 
-/// A client started with `config`; returns it with what it sent.
-fn started(config: ClientConfig) -> (ClientProtocol, Instant) {
-    let now = crate::test_support::epoch();
-    let mut c = ClientProtocol::new(config);
-    c.start(now).unwrap();
-    (c, now)
+/// A client connection started with `config`, facing no server: the tests play it.
+fn started(config: ClientConfig) -> Pair {
+    Pair::with_config(config, DemoConfig::default())
 }
 
-fn drain_sent(c: &mut ClientProtocol) -> Vec<String> {
-    std::iter::from_fn(|| c.poll_sent())
+/// The signatures of the messages the client wrote since last asked.
+fn drain_sent(c: &mut Pair) -> Vec<String> {
+    std::iter::from_fn(|| c.poll_written())
         .map(|m| sig(&m))
         .collect()
-}
-
-fn events(c: &mut ClientProtocol) -> Vec<Event> {
-    std::iter::from_fn(|| c.poll_event()).collect()
 }
 
 fn error(id: i64, code: i64, data: Option<Value>) -> Message {
@@ -389,33 +380,28 @@ fn result(id: i64, v: Value) -> Message {
 #[test]
 fn a_legacy_server_answering_any_error_gets_the_handshake_on_the_same_process() {
     for code in [-32601, -32602, -32600, -32000] {
-        let (mut c, now) = started(ClientConfig::default());
+        let mut c = started(ClientConfig::default());
         assert_eq!(drain_sent(&mut c), ["server/discover #0"]);
-        c.handle_message(now, error(0, code, None));
+        c.feed(&error(0, code, None));
         assert_eq!(drain_sent(&mut c), ["initialize #1"], "code {code}");
-        c.handle_message(
-            now,
-            result(1, json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}})),
+        c.feed(&result(1, json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}})),
         );
         assert_eq!(drain_sent(&mut c), ["notifications/initialized"]);
-        assert_eq!(c.era(), Some(ChosenEra::Handshake));
-        assert!(c.is_ready());
+        assert_eq!(c.client.era(), Some(ChosenEra::Handshake));
+        assert!(c.client.is_ready());
     }
 }
 
 #[test]
 fn unsupported_version_with_only_old_versions_means_the_handshake_at_one_of_them() {
-    let (mut c, now) = started(ClientConfig::default());
+    let mut c = started(ClientConfig::default());
     drain_sent(&mut c);
-    c.handle_message(
-        now,
-        error(
-            0,
-            -32022,
-            Some(json!({"supported": ["2025-03-26"], "requested": "2026-07-28"})),
-        ),
-    );
-    let Some(Message::Request(init)) = c.poll_sent() else {
+    c.feed(&error(
+        0,
+        -32022,
+        Some(json!({"supported": ["2025-03-26"], "requested": "2026-07-28"})),
+    ));
+    let Some(Message::Request(init)) = c.poll_written() else {
         panic!()
     };
     let p: Value = init.params_as().unwrap();
@@ -425,90 +411,87 @@ fn unsupported_version_with_only_old_versions_means_the_handshake_at_one_of_them
 #[test]
 fn pinned_eras() {
     // Legacy: no probe.
-    let (mut c, _) = started(ClientConfig {
+    let mut c = started(ClientConfig {
         era: Era::Handshake,
         ..ClientConfig::default()
     });
     assert_eq!(drain_sent(&mut c), ["initialize #0"]);
     // Modern against a legacy server: a clear failure, no fallback.
-    let (mut c, now) = started(ClientConfig {
+    let mut c = started(ClientConfig {
         era: Era::Stateless,
         ..ClientConfig::default()
     });
     drain_sent(&mut c);
-    c.handle_message(now, error(0, -32601, None));
-    let ev = events(&mut c);
+    c.feed(&error(0, -32601, None));
+    let ev = c.take_events();
     assert!(
         matches!(ev[0], Event::HandshakeFailed(CallError::Server(_))),
         "{ev:?}"
     );
-    assert!(c.is_closed());
+    assert!(c.client.is_closed());
     assert!(drain_sent(&mut c).is_empty());
 }
 
-fn modern_scripted() -> (ClientProtocol, Instant) {
-    let (mut c, now) = started(auto(ClientCapabilities {
+fn modern_scripted() -> Pair {
+    let mut c = started(auto(ClientCapabilities {
         elicitation: Some(json!({})),
         ..ClientCapabilities::default()
     }));
     drain_sent(&mut c);
-    c.handle_message(
-        now,
-        result(
-            0,
-            json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+    c.feed(&result(
+        0,
+        json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
                           "capabilities": {"tools": {}}}),
-        ),
-    );
-    assert!(c.is_ready());
-    events(&mut c);
-    (c, now)
+    ));
+    assert!(c.client.is_ready());
+    c.take_events();
+    c
 }
 
 #[test]
 fn request_state_is_left_out_when_none_was_given_and_state_only_rounds_retry_at_once() {
-    let (mut c, now) = modern_scripted();
-    let call = c.call_tool(now, "t", None, CallOptions::default()).unwrap();
+    let mut c = modern_scripted();
+    let now = c.now;
+    let call = c
+        .client
+        .call_tool(now, "t", None, CallOptions::default())
+        .unwrap();
     drain_sent(&mut c);
     // A state-only round (load shedding): retry at once, with the state and no inputs.
-    c.handle_message(
-        now,
-        result(
-            1,
-            json!({"resultType": "input_required", "requestState": "s1"}),
-        ),
-    );
-    let Some(Message::Request(r)) = c.poll_sent() else {
+    c.feed(&result(
+        1,
+        json!({"resultType": "input_required", "requestState": "s1"}),
+    ));
+    let Some(Message::Request(r)) = c.poll_written() else {
         panic!()
     };
     let p: Value = r.params_as().unwrap();
     assert_eq!(p["requestState"], "s1");
     assert!(p.get("inputResponses").is_none());
     // A round with inputs and no state.
-    c.handle_message(
-        now,
-        result(2, json!({"resultType": "input_required", "inputRequests": {
+    c.feed(&result(2, json!({"resultType": "input_required", "inputRequests": {
             "k": {"method": "elicitation/create", "params": {"message": "?", "requestedSchema": {}}}}})),
     );
-    let ev = events(&mut c);
+    let ev = c.take_events();
     let Event::ServerRequest(ServerRequest::Elicitation { id, .. }) = &ev[0] else {
         panic!("{ev:?}")
     };
-    c.respond(
-        now,
-        id,
-        Ok(RawJson::new(&json!({"action": "decline"})).unwrap()),
-    )
-    .unwrap();
-    let Some(Message::Request(r)) = c.poll_sent() else {
+    c.client
+        .respond(
+            now,
+            id,
+            Ok(RawJson::new(&json!({"action": "decline"})).unwrap()),
+        )
+        .unwrap();
+    let Some(Message::Request(r)) = c.poll_written() else {
         panic!()
     };
     let p: Value = r.params_as().unwrap();
     assert!(p.get("requestState").is_none(), "{p}");
     assert_eq!(p["inputResponses"]["k"], json!({"action": "decline"}));
     // A missing resultType is complete.
-    c.handle_message(now, result(3, json!({"content": []})));
-    let ev = events(&mut c);
+    c.feed(&result(3, json!({"content": []})));
+    let ev = c.take_events();
     assert!(
         matches!(&ev[0], Event::CallDone { call: done, outcome: Ok(_) } if *done == call),
         "{ev:?}"
@@ -517,7 +500,8 @@ fn request_state_is_left_out_when_none_was_given_and_state_only_rounds_retry_at_
 
 #[test]
 fn a_round_sends_the_callers_params_and_meta_again_with_a_fresh_progress_token() {
-    let (mut c, now) = modern_scripted();
+    let mut c = modern_scripted();
+    let now = c.now;
     let params = json!({"name": "t", "arguments": {"n": 1, "s": "é"},
                         "_meta": {"example.com/trace": "abc"}});
     let Value::Object(params) = params else {
@@ -527,20 +511,19 @@ fn a_round_sends_the_callers_params_and_meta_again_with_a_fresh_progress_token()
         progress: true,
         ..CallOptions::default()
     };
-    c.request(now, "tools/call", Some(params), opts).unwrap();
-    let Some(Message::Request(first)) = c.poll_sent() else {
+    c.client
+        .request(now, "tools/call", Some(params), opts)
+        .unwrap();
+    let Some(Message::Request(first)) = c.poll_written() else {
         panic!()
     };
     let first: Value = first.params_as().unwrap();
     drain_sent(&mut c);
-    c.handle_message(
-        now,
-        result(
-            1,
-            json!({"resultType": "input_required", "requestState": "s1"}),
-        ),
-    );
-    let Some(Message::Request(retry)) = c.poll_sent() else {
+    c.feed(&result(
+        1,
+        json!({"resultType": "input_required", "requestState": "s1"}),
+    ));
+    let Some(Message::Request(retry)) = c.poll_written() else {
         panic!()
     };
     let retry: Value = retry.params_as().unwrap();
@@ -567,31 +550,35 @@ fn a_round_sends_the_callers_params_and_meta_again_with_a_fresh_progress_token()
 
 #[test]
 fn an_unknown_result_type_is_a_typed_error_and_rounds_are_capped() {
-    let (mut c, now) = modern_scripted();
-    let call = c.call_tool(now, "t", None, CallOptions::default()).unwrap();
+    let mut c = modern_scripted();
+    let now = c.now;
+    let call = c
+        .client
+        .call_tool(now, "t", None, CallOptions::default())
+        .unwrap();
     drain_sent(&mut c);
-    c.handle_message(now, result(1, json!({"resultType": "task", "taskId": "x"})));
-    let ev = events(&mut c);
+    c.feed(&result(1, json!({"resultType": "task", "taskId": "x"})));
+    let ev = c.take_events();
     assert!(
         matches!(&ev[0], Event::CallDone { call: d, outcome: Err(CallError::InvalidResult(why)) } if *d == call && why.contains("task")),
         "{ev:?}"
     );
     // A server that asks forever.
-    let call = c.call_tool(now, "t", None, CallOptions::default()).unwrap();
+    let call = c
+        .client
+        .call_tool(now, "t", None, CallOptions::default())
+        .unwrap();
     for _ in 0..100 {
-        let Some(Message::Request(r)) = c.poll_sent() else {
+        let Some(Message::Request(r)) = c.poll_written() else {
             break;
         };
         let id = r.id.as_i64().unwrap();
-        c.handle_message(
-            now,
-            result(
-                id,
-                json!({"resultType": "input_required", "requestState": "again"}),
-            ),
-        );
+        c.feed(&result(
+            id,
+            json!({"resultType": "input_required", "requestState": "again"}),
+        ));
     }
-    let ev = events(&mut c);
+    let ev = c.take_events();
     assert!(
         matches!(&ev[0], Event::CallDone { call: d, outcome: Err(CallError::InvalidResult(why)) } if *d == call && why.contains("16")),
         "{ev:?}"
@@ -600,15 +587,17 @@ fn an_unknown_result_type_is_a_typed_error_and_rounds_are_capped() {
 
 #[test]
 fn an_input_request_the_client_did_not_declare_fails_the_call() {
-    let (mut c, now) = modern_scripted();
-    let call = c.call_tool(now, "t", None, CallOptions::default()).unwrap();
+    let mut c = modern_scripted();
+    let now = c.now;
+    let call = c
+        .client
+        .call_tool(now, "t", None, CallOptions::default())
+        .unwrap();
     drain_sent(&mut c);
-    c.handle_message(
-        now,
-        result(1, json!({"resultType": "input_required", "inputRequests": {
+    c.feed(&result(1, json!({"resultType": "input_required", "inputRequests": {
             "s": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}}})),
     );
-    let ev = events(&mut c);
+    let ev = c.take_events();
     assert!(
         matches!(&ev[0], Event::CallDone { call: d, outcome: Err(CallError::InvalidResult(_)) } if *d == call),
         "{ev:?}"
@@ -617,22 +606,18 @@ fn an_input_request_the_client_did_not_declare_fails_the_call() {
 
 #[test]
 fn cache_hints_of_list_pages_are_exposed() {
-    let (mut c, now) = modern_scripted();
-    let call = c.list_tools(now, CallOptions::default()).unwrap();
+    let mut c = modern_scripted();
+    let now = c.now;
+    let call = c.client.list_tools(now, CallOptions::default()).unwrap();
     drain_sent(&mut c);
-    c.handle_message(
-        now,
-        result(1, json!({"resultType": "complete", "tools": [], "nextCursor": "", "ttlMs": 5000, "cacheScope": "public"})),
+    c.feed(&result(1, json!({"resultType": "complete", "tools": [], "nextCursor": "", "ttlMs": 5000, "cacheScope": "public"})),
     );
     drain_sent(&mut c);
-    c.handle_message(
-        now,
-        result(
-            2,
-            json!({"resultType": "complete", "tools": [], "ttlMs": 2000, "cacheScope": "private"}),
-        ),
-    );
-    let ev = events(&mut c);
+    c.feed(&result(
+        2,
+        json!({"resultType": "complete", "tools": [], "ttlMs": 2000, "cacheScope": "private"}),
+    ));
+    let ev = c.take_events();
     let Event::CallDone {
         call: d,
         outcome: Ok(all),

@@ -1,12 +1,13 @@
-//! Client core ↔ demo-server core, joined in memory under a simulated clock that jumps to the
-//! next deadline. No sockets, no sleeping. Every message crosses as JSONL bytes, and each flow is
-//! asserted as a transcript of what went on the wire.
+//! Client connection ↔ demo-server core, joined in memory under a simulated clock that jumps to
+//! the next deadline. No sockets, no sleeping. Every message crosses as JSONL bytes over the
+//! connection's stdio machine, and each flow is asserted as a transcript of what went on the
+//! wire.
 
 use std::time::Duration;
 
 use crate::connection::protocol::events::{Diagnostic, Event};
 use crate::connection::protocol::{
-    CallError, CallOptions, ClientError, ClientProtocol, ServerNotification, ServerRequest,
+    CallError, CallOptions, ClientError, ServerNotification, ServerRequest,
 };
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use crate::rpc::{Deadline, EndedAs, LocalError, ResponseFor};
@@ -19,7 +20,10 @@ use crate::test_support::*;
 #[test]
 fn handshake_transcript() {
     let mut p = Pair::new(caps_all(), DemoConfig::default());
-    // Before the handshake only ping may go.
+    // `initialize` has gone out; until it is answered only ping may go. (A connection starts as
+    // it is made: calls before the start, and a second start, are tested on the protocol, in
+    // `handshake.rs`.)
+    p.drain();
     assert_eq!(
         p.client
             .list_tools(p.now, CallOptions::default())
@@ -32,8 +36,6 @@ fn handshake_transcript() {
             .unwrap_err(),
         ClientError::NotReady
     );
-    p.client.start(p.now).unwrap();
-    assert_eq!(p.client.start(p.now), Err(ClientError::AlreadyStarted));
     p.drive();
     assert_eq!(
         p.wire,
@@ -52,18 +54,18 @@ fn handshake_transcript() {
     assert_eq!(p.server.protocol_version(), Some("2025-11-25"));
 }
 
+/// Every message the client wrote and no server read yet.
+fn written(c: &mut Pair) -> Vec<Message> {
+    std::iter::from_fn(|| c.poll_written()).collect()
+}
+
 /// Feeds the client the server's answer to `initialize` by hand.
-fn scripted_handshake(answer: Value) -> (ClientProtocol, Vec<Event>, Vec<Message>) {
-    let now = crate::test_support::epoch();
-    let mut c = ClientProtocol::new(legacy());
-    c.start(now).unwrap();
-    let mut sent: Vec<Message> = std::iter::from_fn(|| c.poll_sent()).collect();
-    c.handle_message(
-        now,
-        Message::result(Id::Num(0), RawJson::new(&answer).unwrap()),
-    );
-    sent.extend(std::iter::from_fn(|| c.poll_sent()));
-    let events = std::iter::from_fn(|| c.poll_event()).collect();
+fn scripted_handshake(answer: Value) -> (Pair, Vec<Event>, Vec<Message>) {
+    let mut c = Pair::with_config(legacy(), DemoConfig::default());
+    let mut sent = written(&mut c);
+    c.feed(&Message::result(Id::Num(0), RawJson::new(&answer).unwrap()));
+    sent.extend(written(&mut c));
+    let events = c.take_events();
     (c, events, sent)
 }
 
@@ -73,8 +75,8 @@ fn older_handshake_versions_are_accepted() {
         let (c, events, sent) = scripted_handshake(
             json!({"protocolVersion": v, "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}),
         );
-        assert!(c.is_ready(), "{v}: {events:?}");
-        assert_eq!(c.server().unwrap().protocol_version, v);
+        assert!(c.client.is_ready(), "{v}: {events:?}");
+        assert_eq!(c.client.server().unwrap().protocol_version, v);
         assert_eq!(
             sent.iter().map(sig).collect::<Vec<_>>(),
             ["initialize #0", "notifications/initialized"]
@@ -87,7 +89,7 @@ fn an_unknown_version_fails_the_handshake_clearly() {
     let (c, events, sent) = scripted_handshake(
         json!({"protocolVersion": "2026-07-28", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}),
     );
-    assert!(c.is_closed());
+    assert!(c.client.is_closed());
     let Event::HandshakeFailed(CallError::InvalidResult(why)) = &events[0] else {
         panic!("{events:?}")
     };
@@ -96,9 +98,7 @@ fn an_unknown_version_fails_the_handshake_clearly() {
     // No `initialized` was sent, and nothing more can be.
     assert_eq!(sent.len(), 1);
     let mut c = c;
-    assert!(c
-        .ping(crate::test_support::epoch(), CallOptions::default())
-        .is_err());
+    assert!(c.client.ping(c.now, CallOptions::default()).is_err());
 }
 
 #[test]
@@ -134,30 +134,30 @@ fn listing_with_several_pages_gathers_every_tool() {
 
 #[test]
 fn a_later_page_s_request_id_is_no_call_to_cancel() {
-    let now = crate::test_support::epoch();
     let (mut c, _, _) = scripted_handshake(
         json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
     );
-    let call = c.list_tools(now, CallOptions::default()).unwrap();
-    let _: Vec<_> = std::iter::from_fn(|| c.poll_sent()).collect();
+    let now = c.now;
+    let call = c.client.list_tools(now, CallOptions::default()).unwrap();
+    let _ = written(&mut c);
     let first = json!({"tools": [], "nextCursor": "c"});
-    c.handle_message(
-        now,
-        Message::result(Id::Num(call.0), RawJson::new(&first).unwrap()),
-    );
-    let sent: Vec<_> = std::iter::from_fn(|| c.poll_sent()).collect();
+    c.feed(&Message::result(
+        Id::Num(call.0),
+        RawJson::new(&first).unwrap(),
+    ));
+    let sent = written(&mut c);
     assert_eq!(sent.iter().map(sig).collect::<Vec<_>>(), ["tools/list #2"]);
     // Request 2 carries the call's second page, but no call has id 2: misuse, nothing changes.
     let not_a_call = crate::connection::protocol::CallId(2);
     assert_eq!(
-        c.cancel(now, not_a_call, None),
+        c.client.cancel(now, not_a_call, None),
         Err(ClientError::UnknownCall(not_a_call))
     );
-    assert_eq!(c.poll_sent(), None, "no cancellation went out");
-    assert_eq!(c.poll_event(), None, "the list goes on");
+    assert_eq!(c.poll_written(), None, "no cancellation went out");
+    assert_eq!(c.take_events(), [], "the list goes on");
     // The call itself is cancelled through its own id, whichever page is in flight.
-    c.cancel(now, call, None).unwrap();
-    let sent: Vec<_> = std::iter::from_fn(|| c.poll_sent()).collect();
+    c.client.cancel(now, call, None).unwrap();
+    let sent = written(&mut c);
     assert_eq!(
         sent.iter().map(sig).collect::<Vec<_>>(),
         ["notifications/cancelled"]
@@ -166,25 +166,21 @@ fn a_later_page_s_request_id_is_no_call_to_cancel() {
 
 #[test]
 fn an_empty_string_cursor_continues_the_list() {
-    let now = crate::test_support::epoch();
     let (mut c, _, _) = scripted_handshake(
         json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
     );
-    let call = c.list_tools(now, CallOptions::default()).unwrap();
-    let page = |c: &mut ClientProtocol, id: i64, body: Value| {
-        c.handle_message(
-            now,
-            Message::result(Id::Num(id), RawJson::new(&body).unwrap()),
-        )
+    let call = c.client.list_tools(c.now, CallOptions::default()).unwrap();
+    let page = |c: &mut Pair, id: i64, body: Value| {
+        c.feed(&Message::result(Id::Num(id), RawJson::new(&body).unwrap()))
     };
-    let sent: Vec<_> = std::iter::from_fn(|| c.poll_sent()).collect();
+    let sent = written(&mut c);
     assert_eq!(sent.iter().map(sig).collect::<Vec<_>>(), ["tools/list #1"]);
     page(
         &mut c,
         1,
         json!({"tools": [{"name": "a", "inputSchema": {}}], "nextCursor": ""}),
     );
-    let sent: Vec<_> = std::iter::from_fn(|| c.poll_sent()).collect();
+    let sent = written(&mut c);
     let Message::Request(r) = &sent[0] else {
         panic!()
     };
@@ -194,7 +190,7 @@ fn an_empty_string_cursor_continues_the_list() {
         2,
         json!({"tools": [{"name": "b", "inputSchema": {}}]}),
     );
-    let events: Vec<_> = std::iter::from_fn(|| c.poll_event()).collect();
+    let events = c.take_events();
     let Event::CallDone {
         call: done,
         outcome: Ok(all),
@@ -279,6 +275,7 @@ fn an_elicitation_answered_in_the_middle_of_a_call() {
     p.client
         .respond(p.now, &id, Ok(RawJson::new(&answer).unwrap()))
         .unwrap();
+    p.drain();
     // Exactly once.
     assert!(p
         .client
@@ -336,13 +333,13 @@ fn a_cancel_crossing_the_response_is_reported_not_delivered() {
         .unwrap();
     // The request reaches the server, which answers; the answer is still on its way when the
     // client cancels.
-    let request = p.client.poll_sent().unwrap();
+    let request = p.poll_written().unwrap();
     p.server.handle_message(p.now, request);
     let response = p.server.poll_transmit().unwrap();
     p.client
         .cancel(p.now, call, Some("user pressed stop".into()))
         .unwrap();
-    p.client.handle_message(p.now, response);
+    p.feed(&response);
     p.drive();
     let outcome = p.finish(call);
     assert!(matches!(
@@ -555,23 +552,16 @@ fn list_changed_and_logs_are_surfaced() {
 fn ids_are_unique_across_every_kind_of_request() {
     let mut p = Pair::ready();
     let now = p.now;
-    let mut ids = vec![
-        p.client.ping(now, CallOptions::default()).unwrap().0,
-        p.client.list_tools(now, CallOptions::default()).unwrap().0,
-        p.client
-            .call_tool(
-                now,
-                "echo",
-                Some(json!({"message": "x"})),
-                CallOptions::default(),
-            )
-            .unwrap()
-            .0,
-        p.client
-            .list_prompts(now, CallOptions::default())
-            .unwrap()
-            .0,
-    ];
+    let opts = CallOptions::default;
+    let mut ids = Vec::new();
+    ids.push(p.client.ping(now, opts()).unwrap().0);
+    p.drain();
+    ids.push(p.client.list_tools(now, opts()).unwrap().0);
+    p.drain();
+    let echo = Some(json!({"message": "x"}));
+    ids.push(p.client.call_tool(now, "echo", echo, opts()).unwrap().0);
+    p.drain();
+    ids.push(p.client.list_prompts(now, opts()).unwrap().0);
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids, [1, 2, 3, 4], "0 went to initialize");

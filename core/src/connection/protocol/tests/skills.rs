@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use crate::connection::protocol::calls::{offered, McpCall};
-use crate::connection::protocol::{CallOptions, ClientError, ClientProtocol};
+use crate::connection::protocol::{CallOptions, ClientError};
 use crate::jsonrpc::{Id, Message, RawJson};
 use crate::server::DemoConfig;
 use crate::skills::{GetSkillResult, ListSkillsResult, SKILLS_EXTENSION};
@@ -24,7 +24,6 @@ fn both_eras() -> [Pair; 2] {
         },
         DemoConfig::default(),
     );
-    modern.client.start(modern.now).unwrap();
     modern.drive();
     assert!(modern.client.is_ready());
     [legacy, modern]
@@ -74,25 +73,25 @@ fn listing_and_getting_read_no_file_in_either_era() {
 
 #[test]
 fn a_server_without_the_extension_is_not_asked() {
-    let now = epoch();
-    let mut c = ClientProtocol::new(legacy());
-    c.start(now).unwrap();
-    while c.poll_sent().is_some() {}
+    // The server is played by hand.
+    let mut c = Pair::with_config(legacy(), DemoConfig::default());
+    let now = c.now;
+    while c.poll_written().is_some() {}
     let answer = json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": "s", "version": "1"},
                         "capabilities": {"resources": {}, "extensions": {"other/ext": {}}}});
-    c.handle_message(
-        now,
-        Message::result(Id::Num(0), RawJson::new(&answer).unwrap()),
-    );
-    while c.poll_sent().is_some() {}
-    assert!(c.is_ready());
+    c.feed(&Message::result(Id::Num(0), RawJson::new(&answer).unwrap()));
+    while c.poll_written().is_some() {}
+    assert!(c.client.is_ready());
     for call in [McpCall::list_skills(), McpCall::get_skill(URI)] {
-        let refused = c.call(now, &call, CallOptions::default()).unwrap_err();
+        let refused = c
+            .client
+            .call(now, &call, CallOptions::default())
+            .unwrap_err();
         assert_eq!(refused, ClientError::NotSupported(SKILLS_EXTENSION));
     }
-    assert!(c.poll_sent().is_none());
+    assert!(c.poll_written().is_none());
     // The declaration must be an object under `extensions`.
-    let mut caps = c.server().unwrap().capabilities.clone();
+    let mut caps = c.client.server().unwrap().capabilities.clone();
     caps.extra
         .insert("extensions".into(), json!({ SKILLS_EXTENSION: true }));
     assert!(!offered(&caps, SKILLS_EXTENSION));

@@ -20,7 +20,6 @@ use crate::test_support::*;
 /// A pair past its handshake (or detection) with `config`, its transcript cleared.
 fn ready(config: ClientConfig) -> Pair {
     let mut p = Pair::with_config(config, DemoConfig::default());
-    p.client.start(p.now).unwrap();
     p.drive();
     assert!(p.client.is_ready(), "{:?}", p.events);
     p.wire.clear();
@@ -292,25 +291,17 @@ fn a_pushed_status_ends_the_call_without_waiting_for_the_next_poll() {
     let pushed = json!({"taskId": "task-1", "status": "completed",
         "createdAt": "x", "lastUpdatedAt": "y", "ttlMs": null,
         "result": {"content": [{"type": "text", "text": "pushed"}]}});
-    let now = p.now;
-    p.client.handle_message(
-        now,
-        Message::Notification(Notification {
-            method: "notifications/tasks".into(),
-            params: Some(RawJson::new(&pushed).unwrap()),
-        }),
-    );
+    p.feed(&Message::Notification(Notification {
+        method: "notifications/tasks".into(),
+        params: Some(RawJson::new(&pushed).unwrap()),
+    }));
     p.drive();
     assert_eq!(text_of(&p.done(c).unwrap().clone().unwrap()), "pushed");
     // A push for a task no call follows changes nothing.
-    let now = p.now;
-    p.client.handle_message(
-        now,
-        Message::Notification(Notification {
-            method: "notifications/tasks".into(),
-            params: Some(RawJson::new(&json!({"taskId": "nobody", "status": "working"})).unwrap()),
-        }),
-    );
+    p.feed(&Message::Notification(Notification {
+        method: "notifications/tasks".into(),
+        params: Some(RawJson::new(&json!({"taskId": "nobody", "status": "working"})).unwrap()),
+    }));
     p.drive();
 
     // 2025-11-25: a pushed terminal status fetches the result at once.
@@ -328,14 +319,10 @@ fn a_pushed_status_ends_the_call_without_waiting_for_the_next_poll() {
     p.drive();
     let status = json!({"taskId": "task-1", "status": "completed", "createdAt": "x",
         "lastUpdatedAt": "y", "ttl": 60000});
-    let now = p.now;
-    p.client.handle_message(
-        now,
-        Message::Notification(Notification {
-            method: "notifications/tasks/status".into(),
-            params: Some(RawJson::new(&status).unwrap()),
-        }),
-    );
+    p.feed(&Message::Notification(Notification {
+        method: "notifications/tasks/status".into(),
+        params: Some(RawJson::new(&status).unwrap()),
+    }));
     p.drive();
     assert_eq!(methods(&p).last().map(String::as_str), Some("tasks/result"));
     assert!(p.done(c).is_none(), "the result is the server's to give");
