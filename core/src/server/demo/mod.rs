@@ -169,7 +169,7 @@ impl DemoServer {
     /// [`Connection`](crate::Connection) holds here too: drain after every input.
     pub fn poll_output(&mut self) -> Option<Vec<u8>> {
         let mut out = Vec::new();
-        while let Some(m) = self.transmit.pop_front() {
+        while let Some(m) = self.poll_transmit() {
             jsonl::encode(&m, &mut out);
         }
         (!out.is_empty()).then_some(out)
@@ -790,6 +790,21 @@ mod tests {
         assert!(out.contains(r#""level":"debug""#), "{out}");
         let out = exchange(&mut s, now, &set("loud"), 0);
         assert!(out.contains(r#""code":-32602"#), "{out}");
+    }
+
+    #[test]
+    fn a_request_written_as_bytes_is_on_the_wire_and_cancelled_when_it_times_out() {
+        let mut s = DemoServer::new(DemoConfig::default());
+        let now = crate::test_support::epoch();
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        exchange(&mut s, now, init, 0);
+        s.ping(now);
+        let out = String::from_utf8(s.poll_output().unwrap()).unwrap();
+        assert!(out.contains(r#""method":"ping""#), "{out}");
+        // Unanswered past its deadline: the client is told the request is cancelled.
+        s.handle_timeout(now + Duration::from_secs(3_600));
+        let out = String::from_utf8(s.poll_output().unwrap_or_default()).unwrap();
+        assert!(out.contains("notifications/cancelled"), "{out}");
     }
 
     #[test]
