@@ -246,14 +246,9 @@ impl Dispatch {
                 (id, Box::pin(future))
             }
             ServerRequest::Sampling { id, params } => {
-                let handler = self.handlers.sampling.as_ref()?;
-                if let Err(e) = check_sampling(&params, self.handlers.sampling_tools) {
-                    return Some(HandlerTask {
-                        id,
-                        future: Box::pin(std::future::ready(Err(e))),
-                    });
-                }
-                let fut = handler(params);
+                // Sampling's rules (tools only when declared, tool messages in order) were
+                // checked by the core before the request was surfaced.
+                let fut = self.handlers.sampling.as_ref()?(params);
                 (id, Box::pin(async move { to_raw(fut.await?) }))
             }
             ServerRequest::Roots { id } => {
@@ -281,45 +276,6 @@ fn tools_changed(n: &mcpwire_core::ServerNotification) -> bool {
     }
 }
 
-/// A sampling request the handler is not to see: tools given to a host that did not declare
-/// `sampling.tools`, or tool messages that break the rules (`-32602` either way).
-fn check_sampling(params: &serde_json::Value, tools_declared: bool) -> Result<(), ErrorObject> {
-    use mcpwire_core::types::CreateMessageParams;
-    let invalid = |m: &str| ErrorObject::new(mcpwire_core::jsonrpc::codes::INVALID_PARAMS, m);
-    let has_tools = params.get("tools").is_some() || params.get("toolChoice").is_some();
-    if has_tools && !tools_declared {
-        return Err(invalid("sampling with tools was not declared"));
-    }
-    match serde_json::from_value::<CreateMessageParams>(params.clone()) {
-        Ok(p) => p.check_tool_messages(),
-        // The handler reads the params as it likes; only the tool rules are ours to check.
-        Err(_) => Ok(()),
-    }
-}
-
 fn internal(message: &str) -> ErrorObject {
     ErrorObject::new(mcpwire_core::jsonrpc::codes::INTERNAL_ERROR, message)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::check_sampling;
-    use serde_json::json;
-
-    #[test]
-    fn sampling_with_tools_needs_the_declaration_and_well_formed_tool_messages() {
-        let plain = json!({"maxTokens": 5, "messages": [
-            {"role": "user", "content": {"type": "text", "text": "hi"}}]});
-        assert_eq!(check_sampling(&plain, false), Ok(()));
-        let with_tools = json!({"maxTokens": 5, "messages": [],
-            "tools": [{"name": "f", "inputSchema": {"type": "object"}}],
-            "toolChoice": {"mode": "auto"}});
-        assert_eq!(check_sampling(&with_tools, false).unwrap_err().code, -32602);
-        assert_eq!(check_sampling(&with_tools, true), Ok(()));
-        let mixed = json!({"maxTokens": 5, "tools": [], "messages": [
-            {"role": "user", "content": [
-                {"type": "tool_result", "toolUseId": "u", "content": []},
-                {"type": "text", "text": "x"}]}]});
-        assert_eq!(check_sampling(&mixed, true).unwrap_err().code, -32602);
-    }
 }

@@ -756,6 +756,7 @@ impl ClientProtocol {
         match admit(&self.config.capabilities, r.id.clone(), &r.method, params) {
             Ok(request) => self.events.push_back(Event::ServerRequest(request)),
             Err(refusal) => {
+                let refusal = refusal.into_error();
                 let _ = self.engine.respond(now, &r.id, Err(refusal.clone()));
                 self.events
                     .push_back(Event::Diagnostic(Diagnostic::RefusedServerRequest {

@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::events::{CallError, CallId, CallOptions, ServerRequest};
-use super::server_requests::admit;
+use super::server_requests::{admit, Refusal};
 use crate::jsonrpc::{ErrorObject, Id, RawJson, StrRef};
 use crate::types::ClientCapabilities;
 
@@ -149,10 +149,14 @@ impl Retry {
             let method = request.get("method").and_then(Value::as_str).unwrap_or("");
             let params = request.get("params").cloned().unwrap_or(Value::Null);
             let id = Id::Str(format!("input/{}/{key}", call.0));
-            let Ok(r) = admit(caps, id.clone(), method, params) else {
-                return Err(CallError::InvalidResult(format!(
+            let r = match admit(caps, id.clone(), method, params) {
+                Ok(r) => r,
+                Err(Refusal::Invalid(error)) => return Err(CallError::InputFailed { key, error }),
+                Err(Refusal::Undeclared(_)) => {
+                    return Err(CallError::InvalidResult(format!(
                     "the server asked for input {key:?} by {method:?}, which this client did not declare"
-                )));
+                )))
+                }
             };
             surfaced.push((id, key, r));
         }

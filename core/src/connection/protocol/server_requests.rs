@@ -1,39 +1,84 @@
-//! Which of the server's requests the client serves: those its capabilities declare.
+//! Which of the server's requests the client serves: those its capabilities declare, with
+//! params that keep the rules the client must check before the application sees them.
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::events::ServerRequest;
 use crate::jsonrpc::{codes, ErrorObject, Id};
-use crate::types::ClientCapabilities;
+use crate::types::{ClientCapabilities, CreateMessageParams};
 
-/// The request to surface to the application, or the error that refuses it (the one the
-/// protocol prescribes: an undeclared elicitation mode is invalid params, anything else not
-/// declared is an unknown method).
+/// Why a server's request is not surfaced, with the error that answers it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Refusal {
+    /// The client's capabilities do not declare it (the error the protocol prescribes: an
+    /// undeclared elicitation mode is invalid params, anything else an unknown method).
+    Undeclared(ErrorObject),
+    /// Declared, but its params break a rule the client checks (sampling with tools the client
+    /// did not declare, tool messages out of order): invalid params.
+    Invalid(ErrorObject),
+}
+
+impl Refusal {
+    /// The error that answers the request.
+    pub(crate) fn into_error(self) -> ErrorObject {
+        match self {
+            Refusal::Undeclared(e) | Refusal::Invalid(e) => e,
+        }
+    }
+}
+
+/// The request to surface to the application, or why it is refused.
 pub(crate) fn admit(
     caps: &ClientCapabilities,
     id: Id,
     method: &str,
     params: Value,
-) -> Result<ServerRequest, ErrorObject> {
+) -> Result<ServerRequest, Refusal> {
     match method {
         "elicitation/create" => {
             let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
             if elicitation_mode_declared(caps.elicitation.as_ref(), mode) {
                 return Ok(ServerRequest::Elicitation { id, params });
             }
-            Err(ErrorObject::new(
+            Err(Refusal::Undeclared(ErrorObject::new(
                 codes::INVALID_PARAMS,
                 format!("elicitation mode {mode:?} was not declared by the client"),
-            ))
+            )))
         }
-        "sampling/createMessage" if caps.sampling.is_some() => {
-            Ok(ServerRequest::Sampling { id, params })
-        }
+        "sampling/createMessage" => match &caps.sampling {
+            Some(declared) => {
+                check_sampling(declared, &params).map_err(Refusal::Invalid)?;
+                Ok(ServerRequest::Sampling { id, params })
+            }
+            None => Err(not_found(method)),
+        },
         "roots/list" if caps.roots.is_some() => Ok(ServerRequest::Roots { id }),
-        other => Err(ErrorObject::new(
-            codes::METHOD_NOT_FOUND,
-            format!("method not found: {other}"),
-        )),
+        other => Err(not_found(other)),
+    }
+}
+
+fn not_found(method: &str) -> Refusal {
+    Refusal::Undeclared(ErrorObject::new(
+        codes::METHOD_NOT_FOUND,
+        format!("method not found: {method}"),
+    ))
+}
+
+/// A sampling request the application is not to see: tools offered to a client that did not
+/// declare `sampling.tools`, or tool messages that break the spec's rules. Params the types do
+/// not read are left to the application (only the tool rules are the client's to check).
+fn check_sampling(declared: &Value, params: &Value) -> Result<(), ErrorObject> {
+    let has_tools = params.get("tools").is_some() || params.get("toolChoice").is_some();
+    if has_tools && declared.get("tools").is_none() {
+        return Err(ErrorObject::new(
+            codes::INVALID_PARAMS,
+            "sampling with tools was not declared",
+        ));
+    }
+    match CreateMessageParams::deserialize(params) {
+        Ok(p) => p.check_tool_messages(),
+        Err(_) => Ok(()),
     }
 }
 
@@ -46,5 +91,49 @@ fn elicitation_mode_declared(cap: Option<&Value>, mode: &str) -> bool {
         "form" => has_form || !has_url,
         "url" => has_url,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sampling(caps: &ClientCapabilities, params: Value) -> Result<ServerRequest, Refusal> {
+        admit(caps, Id::Num(1), "sampling/createMessage", params)
+    }
+
+    #[test]
+    fn sampling_with_tools_needs_the_declaration_and_well_formed_tool_messages() {
+        let plain_caps = ClientCapabilities {
+            sampling: Some(json!({})),
+            ..Default::default()
+        };
+        let tool_caps = plain_caps.clone().with_sampling_tools();
+        let plain = json!({"maxTokens": 5, "messages": [
+            {"role": "user", "content": {"type": "text", "text": "hi"}}]});
+        assert!(sampling(&plain_caps, plain).is_ok());
+        let with_tools = json!({"maxTokens": 5, "messages": [],
+            "tools": [{"name": "f", "inputSchema": {"type": "object"}}],
+            "toolChoice": {"mode": "auto"}});
+        let Err(Refusal::Invalid(e)) = sampling(&plain_caps, with_tools.clone()) else {
+            panic!("tools not declared")
+        };
+        assert_eq!(e.code, codes::INVALID_PARAMS);
+        assert!(sampling(&tool_caps, with_tools.clone()).is_ok());
+        let mixed = json!({"maxTokens": 5, "tools": [], "messages": [
+            {"role": "user", "content": [
+                {"type": "tool_result", "toolUseId": "u", "content": []},
+                {"type": "text", "text": "x"}]}]});
+        let Err(Refusal::Invalid(e)) = sampling(&tool_caps, mixed) else {
+            panic!("a tool result mixed with text")
+        };
+        assert_eq!(e.code, codes::INVALID_PARAMS);
+        // Not declared at all: an unknown method, whatever the params.
+        let none = ClientCapabilities::default();
+        let Err(Refusal::Undeclared(e)) = sampling(&none, with_tools) else {
+            panic!("sampling not declared")
+        };
+        assert_eq!(e.code, codes::METHOD_NOT_FOUND);
     }
 }

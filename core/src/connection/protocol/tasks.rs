@@ -27,7 +27,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::events::{CallError, CallId, CallOptions, ServerRequest, TaskStatus};
-use super::server_requests::admit;
+use super::server_requests::{admit, Refusal};
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::types::ClientCapabilities;
 
@@ -169,6 +169,9 @@ pub(crate) enum Next {
     FetchResult(Option<TaskStatus>),
     /// The call ends (after the last status, if it changed).
     End(Result<RawJson, CallError>, Option<TaskStatus>),
+    /// The client gives the task up (it asked for input this client refuses): the task is
+    /// cancelled and the call ends with the error.
+    Abandon(CallError, Option<TaskStatus>),
 }
 
 /// The tasks being followed, the requests in flight for them, and the inputs they wait for.
@@ -400,7 +403,7 @@ impl Tasks {
                         told.map_or(Next::Wait, Next::Status)
                     }
                     Ok(surfaced) => Next::Inputs(surfaced, told),
-                    Err(e) => Next::End(Err(e), told),
+                    Err(e) => Next::Abandon(e, told),
                 }
             }
             _ => {
@@ -448,10 +451,14 @@ impl Tasks {
             let method = request.get("method").and_then(Value::as_str).unwrap_or("");
             let params = request.get("params").cloned().unwrap_or(Value::Null);
             let id = Id::Str(format!("task/{}/{key}", call.0));
-            let Ok(r) = admit(caps, id.clone(), method, params) else {
-                return Err(CallError::InvalidResult(format!(
+            let r = match admit(caps, id.clone(), method, params) {
+                Ok(r) => r,
+                Err(Refusal::Invalid(error)) => return Err(CallError::InputFailed { key, error }),
+                Err(Refusal::Undeclared(_)) => {
+                    return Err(CallError::InvalidResult(format!(
                     "the task asked for input {key:?} by {method:?}, which this client did not declare"
-                )));
+                )))
+                }
             };
             self.inputs.insert(id, (call, key));
             surfaced.push(r);

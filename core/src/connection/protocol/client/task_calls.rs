@@ -131,6 +131,11 @@ impl ClientProtocol {
                 self.drop_task(now, call);
                 self.end_call(call, outcome);
             }
+            Next::Abandon(error, status) => {
+                self.tell(call, status);
+                self.abandon_task(now, call);
+                self.end_call(call, Err(error));
+            }
         }
     }
 

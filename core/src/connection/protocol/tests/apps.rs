@@ -263,3 +263,38 @@ fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
     assert!(sent.contains(reply), "{sent}");
     assert!(sent.contains(r#""id":"s1""#), "{sent}");
 }
+
+#[test]
+fn sampling_with_tools_not_declared_is_refused_before_the_application_sees_it() {
+    use crate::connection::protocol::events::{Diagnostic, Event};
+    use crate::jsonrpc::{Id, Message, RawJson};
+    // Sampling declared, its tools not.
+    let caps = crate::types::ClientCapabilities::default().with_sampling();
+    let mut c = Pair::new(caps, DemoConfig::default());
+    let Some(Message::Request(init)) = c.poll_written() else {
+        panic!("no initialize")
+    };
+    let answer = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                        "serverInfo": {"name": "s", "version": "1"}});
+    c.feed(&Message::result(init.id, RawJson::new(&answer).unwrap()));
+    while c.poll_written().is_some() {}
+    c.take_events();
+    let asked = r#"{"messages":[],"maxTokens":9,"tools":[{"name":"forecast","inputSchema":{"type":"object"}}]}"#;
+    c.feed(&Message::request(
+        Id::Str("s1".into()),
+        "sampling/createMessage",
+        Some(RawJson::from_string(asked.into()).unwrap()),
+    ));
+    let events = c.take_events();
+    assert!(
+        matches!(&events[..], [Event::Diagnostic(Diagnostic::RefusedServerRequest { error, .. })]
+            if error.code == -32602),
+        "{events:?}"
+    );
+    let Some(Message::Response(refusal)) = c.poll_written() else {
+        panic!("no answer")
+    };
+    assert_eq!(refusal.id, Some(Id::Str("s1".into())));
+    let error = refusal.outcome.unwrap_err();
+    assert_eq!(error.message, "sampling with tools was not declared");
+}

@@ -148,6 +148,41 @@ fn a_task_asking_for_input_surfaces_it_once_and_answers_with_tasks_update() {
 }
 
 #[test]
+fn a_task_asking_for_input_the_client_did_not_declare_is_cancelled_and_its_call_ends() {
+    // No elicitation declared: `approve`'s question is one this client refuses.
+    let mut p = ready(ClientConfig {
+        capabilities: crate::types::ClientCapabilities {
+            sampling: Some(json!({})),
+            ..Default::default()
+        },
+        ..ClientConfig::default()
+    });
+    let c = call(
+        &mut p,
+        "approve",
+        json!({"ms": 200}),
+        CallOptions::default(),
+    );
+    let outcome = p.finish(c);
+    let Err(CallError::InvalidResult(why)) = &outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(why.contains("did not declare"), "{why}");
+    assert!(!p
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::ServerRequest(_))));
+    // The task is not left waiting for an answer that will never come.
+    p.drive();
+    let cancels: Vec<Value> = sent(&p)
+        .into_iter()
+        .filter(|m| m["method"] == "tasks/cancel")
+        .collect();
+    assert_eq!(cancels.len(), 1, "{:?}", methods(&p));
+    assert_eq!(cancels[0]["params"]["taskId"], "task-1");
+}
+
+#[test]
 fn a_failed_task_ends_with_its_error_and_a_cancelled_call_cancels_its_task() {
     let mut p = modern();
     let c = call(&mut p, "doomed", json!({"ms": 100}), CallOptions::default());
