@@ -47,8 +47,6 @@ pub(crate) struct Dispatch {
     tasks: Vec<HandlerTask>,
     held: Vec<Held>,
     answers: Vec<(Id, Result<RawJson, ErrorObject>)>,
-    /// Task status changes told to each call's progress callback so far.
-    task_updates: std::collections::HashMap<CallId, f64>,
     /// Authorization, when the connection does it (HTTP with OAuth).
     #[cfg(feature = "oauth")]
     auth: Option<crate::oauth::AuthSession>,
@@ -64,7 +62,6 @@ impl Dispatch {
             tasks: Vec::new(),
             held: Vec::new(),
             answers: Vec::new(),
-            task_updates: std::collections::HashMap::new(),
             #[cfg(feature = "oauth")]
             auth: None,
             #[cfg(feature = "oauth")]
@@ -123,7 +120,6 @@ impl Dispatch {
         crate::trace::event(&st.target, &event);
         match event {
             Event::CallDone { call, outcome } => {
-                self.task_updates.remove(&call);
                 if work.progress.is_empty() && self.held.is_empty() {
                     st.complete(call, outcome);
                 } else {
@@ -139,18 +135,7 @@ impl Dispatch {
                 // A call that runs as a task gets no progress notifications: its task's status
                 // goes to the same callback, as a message, counted as progress.
                 if let Some(cb) = st.slots.get(&call).and_then(|s| s.on_progress.clone()) {
-                    let seen = self.task_updates.entry(call).or_insert(0.0);
-                    *seen += 1.0;
-                    let message = match &status.message {
-                        Some(m) => format!("task {}: {} ({m})", status.task_id, status.status),
-                        None => format!("task {}: {}", status.task_id, status.status),
-                    };
-                    let update = Progress {
-                        progress: *seen,
-                        total: None,
-                        message: Some(message),
-                    };
-                    work.progress.push((cb, update));
+                    work.progress.push((cb, status.as_progress()));
                 }
                 st.events.push(Event::TaskStatus { call, status });
             }

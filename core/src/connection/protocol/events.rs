@@ -267,6 +267,26 @@ pub struct TaskStatus {
     pub status: String,
     /// The server's words about it, if any.
     pub message: Option<String>,
+    /// Which status of the task this is for the call: 1 for the first, one more at each
+    /// change.
+    pub changes: u32,
+}
+
+impl TaskStatus {
+    /// The status as a progress update of its call: a call that runs as a task gets no
+    /// progress notifications, so each change counts as one step, told in words ("task t-1:
+    /// working (compiling)").
+    pub fn as_progress(&self) -> Progress {
+        let message = match &self.message {
+            Some(m) => format!("task {}: {} ({m})", self.task_id, self.status),
+            None => format!("task {}: {}", self.task_id, self.status),
+        };
+        Progress {
+            progress: f64::from(self.changes),
+            total: None,
+            message: Some(message),
+        }
+    }
 }
 
 /// A progress update of a call.

@@ -83,11 +83,13 @@ impl Fields {
         self.ttl_ms.or(self.ttl).map(Duration::from_millis)
     }
 
-    fn status(&self) -> TaskStatus {
+    /// The status as the call's `changes`-th.
+    fn status(&self, changes: u32) -> TaskStatus {
         TaskStatus {
             task_id: self.task_id.clone(),
             status: self.status.clone(),
             message: self.status_message.clone(),
+            changes,
         }
     }
 }
@@ -153,8 +155,9 @@ pub(crate) struct Follow {
     /// Answers given for the inputs surfaced last, and how many are still awaited.
     answers: BTreeMap<String, Box<RawValue>>,
     awaited: usize,
-    /// The last status told.
+    /// The last status told, and how many were told.
     last: Option<(String, Option<String>)>,
+    told: u32,
 }
 
 /// What a followed task's report asks of the connection.
@@ -221,9 +224,10 @@ impl Tasks {
             answers: BTreeMap::new(),
             awaited: 0,
             last: Some((fields.status.clone(), fields.status_message.clone())),
+            told: 1,
         };
         self.follows.insert(call, follow);
-        Ok(fields.status())
+        Ok(fields.status(1))
     }
 
     /// Whether `call`'s `tasks/result` is in flight (2025-11-25).
@@ -357,7 +361,10 @@ impl Tasks {
         let now_status = (fields.status.clone(), fields.status_message.clone());
         let changed = f.last.as_ref() != Some(&now_status);
         f.last = Some(now_status);
-        let told = changed.then(|| fields.status());
+        if changed {
+            f.told += 1;
+        }
+        let told = changed.then(|| fields.status(f.told));
         let shape = f.shape;
         match (fields.status.as_str(), shape) {
             ("completed" | "failed" | "cancelled" | "input_required", Shape::Utility) => {

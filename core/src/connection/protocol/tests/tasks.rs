@@ -145,6 +145,16 @@ fn a_task_asking_for_input_surfaces_it_once_and_answers_with_tasks_update() {
         .count();
     assert_eq!(asked, 1);
     assert!(statuses(&p).iter().any(|s| s.status == "input_required"));
+    // Each change is counted, and told as a progress step in words.
+    let told = statuses(&p);
+    let changes: Vec<u32> = told.iter().map(|s| s.changes).collect();
+    assert_eq!(changes, (1..=told.len() as u32).collect::<Vec<_>>());
+    let step = told[1].as_progress();
+    assert_eq!(step.progress, 2.0);
+    assert_eq!(
+        step.message.as_deref(),
+        Some("task task-1: input_required (approve (200 ms))")
+    );
 }
 
 #[test]
