@@ -891,7 +891,7 @@ fn describe(event: &Event) -> Option<String> {
             Some(m) => format!("task {}: {} ({m})", status.task_id, status.status),
             None => format!("task {}: {}", status.task_id, status.status),
         },
-        Event::Closed(closed) => closed.to_string(),
+        Event::Closed(closed) => format!("closed: {}", closed.reason),
         _ => return None,
     })
 }

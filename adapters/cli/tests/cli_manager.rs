@@ -338,8 +338,9 @@ fn a_call_starts_only_its_server_and_a_typo_is_named_from_every_cache() {
         "no tool named a__evil (did you mean s__evil?)",
     );
     assert!(!log.exists(), "s was started for a call to a");
-    // And a call to s starts s alone.
-    let o = run(&["call", "s__hang", "--timeout", "0.3"]);
+    // And a call to s starts s alone. (The timeout also bounds the handshake: long enough for
+    // a Python start on a loaded machine, so the call's own timeout is what ends it.)
+    let o = run(&["call", "s__hang", "--timeout", "2"]);
     assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
     let seen = std::fs::read_to_string(&log).unwrap();
     assert_eq!(seen.matches("started").count(), 1, "{seen}");
