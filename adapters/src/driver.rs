@@ -15,42 +15,17 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use async_io::Timer;
-use mcpwire_core::{Connection, Output};
+use mcpwire_core::Output;
 
 use crate::client::{ConnectionState, SharedConnection};
 use crate::dispatch::{AppWork, Dispatch};
 use crate::handlers::Handlers;
 use crate::route::{Seen, Watch, WATCH_PERIOD, WATCH_PERIOD_MAX};
+use crate::transport::TransportIo;
 use crate::StderrCallback;
 
 /// How many steps one poll makes before yielding to other tasks.
 const STEPS_PER_POLL: usize = 64;
-
-/// The IO of one transport: what the loop asks of it.
-pub(crate) trait TransportIo: Send {
-    /// Feeds the connection what happened since the last step (bytes read, an exit, HTTP
-    /// heads, chunks, ends and failures). Returns whether anything did.
-    fn read(
-        &mut self,
-        cx: &mut Context<'_>,
-        conn: &mut Connection,
-        now: Instant,
-        work: &mut AppWork,
-    ) -> bool;
-
-    /// Carries out one output that is not an event (bytes to write, a process action, an
-    /// exchange to start or abort).
-    fn carry_out(&mut self, st: &mut ConnectionState, now: Instant, output: Output);
-
-    /// Writes what it can now. Returns whether anything was written.
-    fn write(&mut self, cx: &mut Context<'_>) -> bool;
-
-    /// Whether nothing of this transport is in flight any more.
-    fn is_idle(&self) -> bool;
-
-    /// Why the connection ended when the driver finishes, if no reason was given before.
-    fn finish_reason(&self) -> &'static str;
-}
 
 /// Drives one connection: all of its IO. Spawn it on any executor (or poll it in a
 /// `block_on`); it completes when the connection has ended (for stdio, when the server process
@@ -227,7 +202,7 @@ impl Engine {
             st.conn.handle_timeout(now);
             progressed = true;
         }
-        progressed |= self.io.read(cx, &mut st.conn, now, &mut work);
+        progressed |= self.io.read(cx, &mut st.conn, now, &mut work.stderr_lines);
         progressed |= self.drain(st, now, &mut work);
         progressed |= self.io.write(cx);
         // The one timer of the connection, moved only when the core's next deadline comes
@@ -253,7 +228,12 @@ impl Engine {
             any = true;
             match output {
                 Output::Event(event) => self.dispatch.event(st, work, event),
-                other => self.io.carry_out(st, now, other),
+                other => {
+                    if let Some(pid) = self.io.carry_out(&mut st.conn, now, other) {
+                        // The server was started anew.
+                        st.pid = pid;
+                    }
+                }
             }
         }
         any

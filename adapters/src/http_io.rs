@@ -14,13 +14,11 @@ use mcpwire_core::error::{redact_url, ExchangeFailure, Hint, HttpErrorKind};
 use mcpwire_core::header::HeaderError;
 use mcpwire_core::{Connection, ExchangeId, HttpAction, HttpRequest, Output};
 
-use crate::client::ConnectionState;
-use crate::dispatch::AppWork;
-use crate::driver::TransportIo;
 use crate::handlers::BoxFuture;
 use crate::http_client::HttpClientOptions;
 use crate::http_counters::{Admission, CounterCells};
 use crate::isahc_backend::io_failure;
+use crate::transport::TransportIo;
 
 /// A response head and its body, as a stream of bytes.
 pub struct HttpResponse {
@@ -325,7 +323,7 @@ impl TransportIo for HttpIo {
         cx: &mut Context<'_>,
         conn: &mut Connection,
         now: Instant,
-        _work: &mut AppWork,
+        _stderr_lines: &mut Vec<String>,
     ) -> bool {
         let mut progressed = false;
         let mut finished = 0usize;
@@ -409,7 +407,7 @@ impl TransportIo for HttpIo {
         progressed
     }
 
-    fn carry_out(&mut self, _st: &mut ConnectionState, _now: Instant, output: Output) {
+    fn carry_out(&mut self, _conn: &mut Connection, _now: Instant, output: Output) -> Option<u32> {
         match output {
             Output::Http(HttpAction::Start(request)) => {
                 let (method, url) = (request.method.as_str(), request.url.clone());
@@ -438,6 +436,7 @@ impl TransportIo for HttpIo {
             }
             other => debug_assert!(false, "not an HTTP output: {other:?}"),
         }
+        None
     }
 
     fn write(&mut self, _cx: &mut Context<'_>) -> bool {

@@ -57,6 +57,7 @@ mod task_handle;
 mod tls_diagnosis;
 mod tools;
 mod trace;
+mod transport;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -246,7 +247,7 @@ impl ConnectOptions {
         mut conn: Connection,
         target: String,
         pid: u32,
-        io: Box<dyn driver::TransportIo>,
+        io: Box<dyn transport::TransportIo>,
     ) -> (Client, Driver) {
         if let Some(o) = self.observer.take() {
             conn.set_observer(o);

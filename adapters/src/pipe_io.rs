@@ -11,14 +11,12 @@ use futures_lite::AsyncWrite;
 use mcpwire_core::config::StdioConfig;
 use mcpwire_core::{Connection, Output, ProcessAction, ProcessExit};
 
-use crate::client::ConnectionState;
-use crate::dispatch::AppWork;
-use crate::driver::TransportIo;
 use crate::handlers::BoxFuture;
 use crate::pipe_reader::{PipeReader, Read};
 use crate::signal::Signal;
 use crate::spawn::{signal_group, Spawned, SIGKILL, SIGTERM};
 use crate::stderr::StderrTail;
+use crate::transport::TransportIo;
 
 /// How many reads of one pipe a step makes before moving on.
 const READS_PER_STEP: usize = 64;
@@ -46,7 +44,7 @@ struct Process {
 impl Process {
     /// Reads stderr until it is drained (or for [`READS_PER_STEP`] reads), keeping its tail
     /// and the lines for the callback. Returns whether it progressed (bytes, or the end).
-    fn read_stderr(&mut self, buf: &mut [u8], work: &mut AppWork) -> bool {
+    fn read_stderr(&mut self, buf: &mut [u8], lines: &mut Vec<String>) -> bool {
         let mut scx = self.stderr_signal.context();
         let mut progressed = false;
         for _ in 0..READS_PER_STEP {
@@ -59,7 +57,7 @@ impl Process {
                     return true;
                 }
                 Read::Bytes { n, drained } => {
-                    work.stderr_lines.extend(self.stderr_tail.push(&buf[..n]));
+                    lines.extend(self.stderr_tail.push(&buf[..n]));
                     progressed = true;
                     if drained {
                         return true;
@@ -154,27 +152,31 @@ impl PipeIo {
         });
     }
 
-    /// Replaces the server process with a fresh one (the old one was killed).
-    fn respawn(&mut self, st: &mut ConnectionState, now: Instant) {
+    /// Replaces the server process with a fresh one (the old one was killed). Returns the new
+    /// one's process id, when it started.
+    fn respawn(&mut self, conn: &mut Connection, now: Instant) -> Option<u32> {
         self.unwritten.clear();
         self.written = 0;
         let Some(old) = self.process.take() else {
             self.exited = true;
             let reason = "a connection over streams cannot be started again";
-            return st.conn.handle_respawn_failed(now, reason);
+            conn.handle_respawn_failed(now, reason);
+            return None;
         };
         match crate::spawn::spawn(&old.config) {
             Ok(spawned) => {
-                st.pid = spawned.pid as u32;
+                let pid = spawned.pid as u32;
                 // The old child goes to async-process's reaper; its stderr is not the new one's.
                 let mut tail = old.stderr_tail;
                 tail.clear();
                 self.attach(spawned, tail, old.config);
-                st.conn.handle_respawned(now);
+                conn.handle_respawned(now);
+                Some(pid)
             }
             Err(e) => {
                 self.exited = true;
-                st.conn.handle_respawn_failed(now, &e.to_string());
+                conn.handle_respawn_failed(now, &e.to_string());
+                None
             }
         }
     }
@@ -230,14 +232,14 @@ impl PipeIo {
         cx: &mut Context<'_>,
         conn: &mut Connection,
         now: Instant,
-        work: &mut AppWork,
+        stderr_lines: &mut Vec<String>,
     ) -> bool {
         let mut progressed = false;
         let Some(p) = self.process.as_mut() else {
             return false;
         };
         if p.stderr.is_some() && p.stderr_signal.take(cx.waker()) {
-            progressed |= p.read_stderr(&mut self.read_buf, work);
+            progressed |= p.read_stderr(&mut self.read_buf, stderr_lines);
         }
         let Some(status) = p.status.as_mut() else {
             return progressed;
@@ -272,7 +274,7 @@ impl PipeIo {
         }
         if let Some(stderr) = p.stderr.as_mut() {
             stderr.writer_gone();
-            p.read_stderr(&mut self.read_buf, work);
+            p.read_stderr(&mut self.read_buf, stderr_lines);
         }
         // Nothing of the group may outlive its leader.
         signal_group(p.pid, SIGKILL);
@@ -288,23 +290,23 @@ impl TransportIo for PipeIo {
         cx: &mut Context<'_>,
         conn: &mut Connection,
         now: Instant,
-        work: &mut AppWork,
+        stderr_lines: &mut Vec<String>,
     ) -> bool {
         let read = self.read_stdout(cx, conn, now);
-        self.read_process(cx, conn, now, work) | read
+        self.read_process(cx, conn, now, stderr_lines) | read
     }
 
-    fn carry_out(&mut self, st: &mut ConnectionState, now: Instant, output: Output) {
+    fn carry_out(&mut self, conn: &mut Connection, now: Instant, output: Output) -> Option<u32> {
         let pid = self.process.as_ref().map(|p| p.pid);
         match output {
             Output::Write(bytes) if self.unwritten.is_empty() => {
                 // The written-out buffer goes back to the core for the next frames.
                 let done = std::mem::replace(&mut self.unwritten, bytes);
-                st.conn.recycle(done);
+                conn.recycle(done);
             }
             Output::Write(bytes) => {
                 self.unwritten.extend_from_slice(&bytes);
-                st.conn.recycle(bytes);
+                conn.recycle(bytes);
             }
             // Told when the end of file is written (`write`), after what was queued before.
             Output::Process(ProcessAction::CloseStdin) => self.close_stdin = true,
@@ -326,16 +328,17 @@ impl TransportIo for PipeIo {
                     self.stdout = None;
                     if !self.exited {
                         self.exited = true;
-                        st.conn.handle_exit(now, ProcessExit::UNKNOWN, "");
+                        conn.handle_exit(now, ProcessExit::UNKNOWN, "");
                     }
                 }
             },
             Output::Process(ProcessAction::SpawnAgain) => {
                 self.tell(ProcessAction::SpawnAgain);
-                self.respawn(st, now);
+                return self.respawn(conn, now);
             }
             other => debug_assert!(false, "not a stdio output: {other:?}"),
         }
+        None
     }
 
     fn write(&mut self, cx: &mut Context<'_>) -> bool {
