@@ -6,11 +6,10 @@
 //! to be filled. The driver does all IO. With the driver and the callers on one thread nothing
 //! crosses threads.
 
-use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use mcpwire_core::jsonrpc::RawJson;
@@ -25,11 +24,10 @@ use mcpwire_core::{
 };
 use serde_json::{Map, Value};
 
-use crate::driver::Engine;
+use crate::driver::route::Claim;
+use crate::driver::run::{run_loop, SharedConnection};
+use crate::driver::state::{ProgressFn, Ready, Slot};
 use crate::error::{Error, Reissue};
-use crate::route::{Claim, Route};
-
-pub(crate) type ProgressFn = dyn Fn(Progress) + Send + Sync;
 
 /// Options of one call: the core's [`CallOptions`](mcpwire_core::CallOptions), with a progress
 /// callback in place of its `progress` flag.
@@ -134,207 +132,6 @@ impl CallOptions {
     }
 }
 
-/// One call in flight.
-pub(crate) struct Slot {
-    pub(crate) outcome: Option<CallOutcome>,
-    pub(crate) waker: Option<Waker>,
-    pub(crate) on_progress: Option<Arc<ProgressFn>>,
-}
-
-/// Where the handshake stands.
-pub(crate) enum Ready {
-    Waiting(Vec<Waker>),
-    Done(Arc<InitializeResult>),
-    Failed(Error),
-}
-
-/// A bounded queue the application reads at its own pace: past the cap the oldest items are
-/// dropped and counted, so a slow reader never stalls the connection.
-pub(crate) struct Bounded<T> {
-    items: VecDeque<T>,
-    cap: usize,
-    dropped: u64,
-    waker: Option<Waker>,
-}
-
-impl<T> Bounded<T> {
-    fn new(cap: usize) -> Self {
-        Bounded {
-            items: VecDeque::new(),
-            cap: cap.max(1),
-            dropped: 0,
-            waker: None,
-        }
-    }
-
-    pub(crate) fn push(&mut self, item: T) {
-        if self.items.len() == self.cap {
-            self.items.pop_front();
-            self.dropped += 1;
-        }
-        self.items.push_back(item);
-        if let Some(w) = self.waker.take() {
-            w.wake();
-        }
-    }
-
-    fn wake(&mut self) {
-        if let Some(w) = self.waker.take() {
-            w.wake();
-        }
-    }
-}
-
-/// The connection's state, shared by the handles and the driver.
-pub(crate) struct ConnectionState {
-    pub(crate) conn: Connection,
-    /// What the connection is to (a command line or a URL), for errors.
-    pub(crate) target: String,
-    pub(crate) pid: u32,
-    pub(crate) slots: HashMap<CallId, Slot>,
-    pub(crate) ready: Ready,
-    /// The connection's route (see the `route` module), set once the state is shared.
-    pub(crate) driver_waker: Option<Waker>,
-    pub(crate) notifications: Bounded<ServerNotification>,
-    pub(crate) events: Bounded<Event>,
-    pub(crate) close_waiters: Vec<Waker>,
-    pub(crate) handles: usize,
-    pub(crate) close_requested: bool,
-    /// Set once the connection has ended for good.
-    pub(crate) terminal: Option<Closed>,
-    /// An HTTP connection's counters.
-    pub(crate) http_counters: Option<Arc<crate::http_counters::CounterCells>>,
-    /// The driver has finished (the connection ended) or was dropped.
-    pub(crate) finished: bool,
-    /// The tools' schemas, compiled from the last complete `tools/list`.
-    #[cfg(feature = "schemas")]
-    pub(crate) tool_schemas: Option<Arc<mcpwire_core::schema::ToolSchemas>>,
-}
-
-impl ConnectionState {
-    /// The state of a connection whose handshake has just started.
-    pub(crate) fn new(
-        conn: Connection,
-        target: String,
-        pid: u32,
-        max_unread: usize,
-    ) -> ConnectionState {
-        ConnectionState {
-            conn,
-            target,
-            pid,
-            slots: HashMap::new(),
-            ready: Ready::Waiting(Vec::new()),
-            driver_waker: None,
-            notifications: Bounded::new(max_unread),
-            events: Bounded::new(max_unread),
-            close_waiters: Vec::new(),
-            handles: 1,
-            close_requested: false,
-            terminal: None,
-            http_counters: None,
-            finished: false,
-            #[cfg(feature = "schemas")]
-            tool_schemas: None,
-        }
-    }
-
-    /// Tells whoever runs the connection (the driver task or the claiming caller) to step.
-    pub(crate) fn wake_driver(&mut self) {
-        if let Some(w) = &self.driver_waker {
-            w.wake_by_ref();
-        }
-    }
-
-    fn command_error(&self, e: ClientError) -> Error {
-        match e {
-            ClientError::Closed(closed) => Error::Closed(self.terminal.clone().unwrap_or(closed)),
-            other => Error::Client(other),
-        }
-    }
-
-    /// The handshake ended: wake everyone waiting for it.
-    pub(crate) fn set_ready(&mut self, ready: Ready) {
-        if let Ready::Waiting(wakers) = std::mem::replace(&mut self.ready, ready) {
-            wakers.into_iter().for_each(Waker::wake);
-        }
-    }
-
-    /// Fills a call's slot and wakes its caller.
-    pub(crate) fn complete(&mut self, call: CallId, outcome: CallOutcome) {
-        if let Some(slot) = self.slots.get_mut(&call) {
-            slot.outcome = Some(outcome);
-            if let Some(w) = slot.waker.take() {
-                w.wake();
-            }
-        }
-    }
-
-    /// The driver is done (the connection ended, or the driver was dropped): the connection
-    /// ends for the handles, with the reason it already had or `reason`, and `close` returns.
-    pub(crate) fn finish(&mut self, reason: &str) {
-        let closed = self.terminal.clone().unwrap_or_else(|| Closed::new(reason));
-        self.set_terminal(closed);
-        self.finished = true;
-        self.close_waiters.drain(..).for_each(Waker::wake);
-    }
-
-    /// Ends the connection for the handles: every waiter is woken.
-    pub(crate) fn set_terminal(&mut self, closed: Closed) {
-        if self.terminal.is_none() {
-            self.terminal = Some(closed.clone());
-        }
-        for slot in self.slots.values_mut() {
-            if slot.outcome.is_none() {
-                slot.outcome = Some(Err(CallError::Local(LocalError::Closed(closed.clone()))));
-            }
-            if let Some(w) = slot.waker.take() {
-                w.wake();
-            }
-        }
-        if matches!(self.ready, Ready::Waiting(_)) {
-            let error = CallError::Local(LocalError::Closed(closed.clone()));
-            let target = self.target.clone();
-            self.set_ready(Ready::Failed(Error::Handshake { target, error }));
-        }
-        self.notifications.wake();
-        self.events.wake();
-        self.close_waiters.drain(..).for_each(Waker::wake);
-    }
-}
-
-pub(crate) struct SharedConnection {
-    state: Mutex<ConnectionState>,
-    /// The connection's engine, run by whoever holds this lock (see the `route` module); `None`
-    /// once the connection has ended or the driver was dropped.
-    pub(crate) engine: Mutex<Option<Engine>>,
-    /// Where the connection's wake-ups go.
-    pub(crate) route: Arc<Route>,
-}
-
-impl SharedConnection {
-    pub(crate) fn new(mut state: ConnectionState) -> Arc<SharedConnection> {
-        let route = Route::new();
-        state.driver_waker = Some(route.waker());
-        Arc::new(SharedConnection {
-            state: Mutex::new(state),
-            engine: Mutex::new(None),
-            route,
-        })
-    }
-
-    /// The engine's lock, waited for (to set the engine up or take it away).
-    pub(crate) fn engine(&self) -> MutexGuard<'_, Option<Engine>> {
-        self.engine.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn lock(&self) -> MutexGuard<'_, ConnectionState> {
-        // A panic while holding the lock leaves the state as it was between two steps of the
-        // core, which stays consistent; keep going rather than poisoning every handle.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 /// A handle on one MCP connection. Cheap to clone and `Send`; dropping the last handle closes
 /// the connection gracefully.
 pub struct Client {
@@ -424,7 +221,7 @@ impl Client {
             }
             let claim = claim.get_or_insert_with(|| Claim::new(&self.shared.route));
             if claim.take(Some(cx.waker())) {
-                crate::driver::run_engine(&self.shared);
+                run_loop(&self.shared);
                 if let Some(ready) = ready_now(cx) {
                     return Poll::Ready(ready);
                 }
@@ -763,7 +560,7 @@ impl Future for CallFuture<'_> {
             return Poll::Ready(outcome);
         }
         if helping {
-            crate::driver::run_engine(self.shared);
+            run_loop(self.shared);
             // Whoever ran the connection, the outcome is looked for again under the lock, and
             // the waker kept if there is none yet.
             if let Some(outcome) = self.outcome(cx, true) {

@@ -31,7 +31,6 @@ mod calls;
 mod client;
 pub mod config;
 mod disk;
-mod dispatch;
 mod drain_read;
 mod driver;
 mod error;
@@ -46,7 +45,6 @@ pub mod manager;
 pub mod oauth;
 mod pipe_io;
 mod pipe_reader;
-mod route;
 #[cfg(feature = "demo")]
 mod serve;
 mod signal;
@@ -56,7 +54,6 @@ mod stderr;
 mod task_handle;
 mod tls_diagnosis;
 mod tools;
-mod trace;
 mod transport;
 
 use std::sync::Arc;
@@ -89,7 +86,8 @@ pub use serve::serve_demo;
 pub use stderr::StderrCallback;
 pub use task_handle::{TaskHandle, TaskStart};
 
-use client::{ConnectionState, SharedConnection};
+use driver::run::SharedConnection;
+use driver::state::ConnectionState;
 use futures_lite::{AsyncRead, AsyncWrite};
 use mcpwire_core::types::Implementation;
 use mcpwire_core::{ClientConfig, Connection, StdioOptions};

@@ -10,9 +10,11 @@ use mcpwire_core::jsonrpc::{ErrorObject, Id, RawJson};
 use mcpwire_core::types::{ListRootsResult, Root};
 use mcpwire_core::{CallId, CallOutcome, Closed, Event, Progress, ServerRequest};
 
-use crate::client::{ConnectionState, ProgressFn, Ready};
+use super::state::{ConnectionState, ProgressFn, Ready};
+use super::trace;
 use crate::error::Error;
 use crate::handlers::{BoxFuture, ElicitationRequest, Handlers};
+use crate::stderr::StderrCallback;
 
 /// AppWork a step hands to the part of the loop that runs outside the lock.
 #[derive(Default)]
@@ -120,7 +122,7 @@ impl Dispatch {
 
     /// Under the lock: one event of the connection.
     pub(crate) fn event(&mut self, st: &mut ConnectionState, work: &mut AppWork, event: Event) {
-        crate::trace::event(&st.target, &event);
+        trace::event(&st.target, &event);
         match event {
             Event::CallDone { call, outcome } => {
                 self.task_updates.remove(&call);
@@ -200,7 +202,7 @@ impl Dispatch {
         &mut self,
         cx: &mut Context<'_>,
         work: AppWork,
-        on_stderr: Option<&crate::StderrCallback>,
+        on_stderr: Option<&StderrCallback>,
     ) -> bool {
         let mut progressed = !work.is_empty() || !self.held.is_empty();
         // Application code may call back into the client: never under the lock.

@@ -1,6 +1,6 @@
 //! Who runs a connection's IO, and where its wake-ups go.
 //!
-//! The connection's engine (its transport, the application's handlers, its timer) sits behind a
+//! The connection's loop (its transport, the application's handlers, its timer) sits behind a
 //! lock that whoever runs it holds. The driver task runs it when nobody else does. A caller
 //! waiting for its answer runs it itself — it *helps*: it takes the lock, makes the step the
 //! driver would have made, and while it waits it holds the *claim*, so that the connection's
@@ -37,7 +37,7 @@ pub(crate) const WATCH_PERIOD: Duration = Duration::from_millis(20);
 /// and a claimer that stops polling is found within this and one [`WATCH_PERIOD`].
 pub(crate) const WATCH_PERIOD_MAX: Duration = Duration::from_millis(320);
 
-/// Someone failed to take the engine's lock and wants a step when it is let go.
+/// Someone failed to take the loop's lock and wants a step when it is let go.
 const WANTED: u8 = 1;
 /// The driver task is watching the claims (its watch timer is armed).
 const WATCHING: u8 = 2;
@@ -155,13 +155,13 @@ impl Route {
         self.task.register(waker);
     }
 
-    /// The engine's lock, if nobody holds it; otherwise `None`, and whoever holds it sends a
+    /// The loop's lock, if nobody holds it; otherwise `None`, and whoever holds it sends a
     /// wake-up when they let it go.
-    pub(crate) fn try_lock<'a, T>(&self, engine: &'a Mutex<T>) -> Option<MutexGuard<'a, T>> {
+    pub(crate) fn try_lock<'a, T>(&self, lock: &'a Mutex<T>) -> Option<MutexGuard<'a, T>> {
         self.bits.fetch_or(WANTED, SeqCst);
-        let guard = match engine.try_lock() {
+        let guard = match lock.try_lock() {
             Ok(guard) => guard,
-            // A panic in a step leaves the engine between two steps: go on, as the state's
+            // A panic in a step leaves the loop between two steps: go on, as the state's
             // lock does.
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
             Err(TryLockError::WouldBlock) => return None,
@@ -173,7 +173,7 @@ impl Route {
         Some(guard)
     }
 
-    /// Lets the engine's lock go; a wake-up goes out when someone wanted it meanwhile.
+    /// Lets the loop's lock go; a wake-up goes out when someone wanted it meanwhile.
     pub(crate) fn unlock<T>(&self, guard: MutexGuard<'_, T>) {
         drop(guard);
         if self.bits.fetch_and(!WANTED, SeqCst) & WANTED != 0 {
