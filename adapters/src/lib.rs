@@ -27,7 +27,6 @@
 //! connection gracefully; dropping the driver kills the server's process group at once.
 #![deny(missing_docs)]
 
-mod calls;
 mod client;
 pub mod config;
 mod disk;
@@ -48,19 +47,17 @@ mod pipe_reader;
 #[cfg(feature = "demo")]
 mod serve;
 mod signal;
-mod skills;
 mod spawn;
 mod stderr;
-mod task_handle;
 mod tls_diagnosis;
-mod tools;
 mod transport;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use calls::CompletionRef;
-pub use client::{CallOptions, Client, Events, Notifications};
+pub use client::{
+    CallOptions, Client, CompletionRef, Events, Notifications, TaskHandle, TaskStart,
+};
 pub use driver::Driver;
 pub use error::{Error, Reissue};
 pub use handlers::{BoxFuture, ElicitationRequest, Handlers};
@@ -84,7 +81,6 @@ pub use mcpwire_core::{
 #[cfg(feature = "demo")]
 pub use serve::serve_demo;
 pub use stderr::StderrCallback;
-pub use task_handle::{TaskHandle, TaskStart};
 
 use driver::run::SharedConnection;
 use driver::state::ConnectionState;

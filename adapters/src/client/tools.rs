@@ -16,10 +16,16 @@ use mcpwire_core::types::{CallToolResult, ListToolsResult, Tool};
 use mcpwire_core::McpCall;
 use serde_json::Value;
 
-use crate::client::{CallOptions, Client};
+use super::call_options::CallOptions;
+use super::handle::Client;
 use crate::error::Error;
 
 impl Client {
+    /// Every tool, over all pages.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
+        self.list_tools_with(CallOptions::default()).await
+    }
+
     /// Every tool, over all pages, with options. The tools' schemas are kept for the
     /// calls that follow, each compiled at its first check (feature `schemas`).
     pub async fn list_tools_with(&self, opts: CallOptions) -> Result<Vec<Tool>, Error> {

@@ -11,7 +11,8 @@ use mcpwire_core::skills::{GetSkillResult, ListSkillsResult, Skill};
 use mcpwire_core::typed_result;
 use mcpwire_core::McpCall;
 
-use crate::client::{CallOptions, Client};
+use super::call_options::CallOptions;
+use super::handle::Client;
 use crate::error::Error;
 
 impl Client {
@@ -44,7 +45,8 @@ impl Client {
 mod verified {
     use mcpwire_core::skills::{LoadedSkill, Skill, SkillError, SkillFile, VerifiedSkill};
 
-    use crate::client::{CallOptions, Client};
+    use crate::client::call_options::CallOptions;
+    use crate::client::handle::Client;
     use crate::error::Error;
 
     impl Client {

@@ -10,7 +10,8 @@ use mcpwire_core::types::CallToolResult;
 use mcpwire_core::{ChosenEra, McpCall};
 use serde_json::{Map, Value};
 
-use crate::client::{CallOptions, Client};
+use super::call_options::CallOptions;
+use super::handle::Client;
 use crate::error::Error;
 
 /// How a tool call started as a task began.

@@ -1,5 +1,5 @@
-//! The typed calls of [`Client`] beyond tools, prompts and resource reads: completion, the log
-//! level and resource subscriptions, each in both eras.
+//! The typed calls of [`Client`] beyond tools, tasks and skills: prompts, resources,
+//! completion, the log level and resource subscriptions, each in both eras.
 //!
 //! The stateless era (2026-07-28) removed `logging/setLevel` and `resources/subscribe`: there,
 //! these calls fail at once with `ClientError::NotSupported` naming what replaces them (the
@@ -16,7 +16,8 @@ use mcpwire_core::types::{
 use mcpwire_core::McpCall;
 use serde_json::{Map, Value};
 
-use crate::client::{CallOptions, Client};
+use super::call_options::CallOptions;
+use super::handle::Client;
 use crate::error::Error;
 
 /// What `completion/complete` completes an argument of.
@@ -44,10 +45,29 @@ impl Client {
         self.send_call(&opts, call).await
     }
 
+    /// Every prompt, over all pages.
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
+        let opts = CallOptions::default();
+        let raw = self.send_call(&opts, McpCall::list_prompts()).await?;
+        Ok(typed_result::<ListPromptsResult>(&raw, "prompts/list")?.prompts)
+    }
+
     /// Every prompt, over all pages, with options (a timeout).
     pub async fn list_prompts_with(&self, opts: CallOptions) -> Result<Vec<Prompt>, Error> {
         let raw = self.send_call(&opts, McpCall::list_prompts()).await?;
         Ok(typed_result::<ListPromptsResult>(&raw, "prompts/list")?.prompts)
+    }
+
+    /// Gets a prompt.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<GetPromptResult, Error> {
+        let opts = CallOptions::default();
+        let call = McpCall::get_prompt(name, arguments);
+        let raw = self.send_call(&opts, call).await?;
+        Ok(typed_result(&raw, "prompts/get")?)
     }
 
     /// Gets a prompt, with options.
@@ -63,10 +83,26 @@ impl Client {
         Ok(typed_result(&raw, "prompts/get")?)
     }
 
+    /// Every resource, over all pages.
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
+        let opts = CallOptions::default();
+        let raw = self.send_call(&opts, McpCall::list_resources()).await?;
+        Ok(typed_result::<ListResourcesResult>(&raw, "resources/list")?.resources)
+    }
+
     /// Every resource, over all pages, with options.
     pub async fn list_resources_with(&self, opts: CallOptions) -> Result<Vec<Resource>, Error> {
         let raw = self.send_call(&opts, McpCall::list_resources()).await?;
         Ok(typed_result::<ListResourcesResult>(&raw, "resources/list")?.resources)
+    }
+
+    /// Every resource template, over all pages.
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
+        let opts = CallOptions::default();
+        let call = McpCall::list_resource_templates();
+        let raw = self.send_call(&opts, call).await?;
+        let method = "resources/templates/list";
+        Ok(typed_result::<ListResourceTemplatesResult>(&raw, method)?.resource_templates)
     }
 
     /// Every resource template, over all pages, with options.
@@ -79,6 +115,13 @@ impl Client {
             .await?;
         let method = "resources/templates/list";
         Ok(typed_result::<ListResourceTemplatesResult>(&raw, method)?.resource_templates)
+    }
+
+    /// Reads a resource.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        let opts = CallOptions::default();
+        let raw = self.send_call(&opts, McpCall::read_resource(uri)).await?;
+        Ok(typed_result(&raw, "resources/read")?)
     }
 
     /// Reads a resource, with options.
