@@ -42,13 +42,9 @@ mod isahc_backend;
 pub mod manager;
 #[cfg(feature = "oauth")]
 pub mod oauth;
-mod pipe_io;
-mod pipe_reader;
 #[cfg(feature = "demo")]
 mod serve;
-mod signal;
-mod spawn;
-mod stderr;
+mod stdio;
 mod tls_diagnosis;
 mod transport;
 
@@ -80,21 +76,13 @@ pub use mcpwire_core::{
 };
 #[cfg(feature = "demo")]
 pub use serve::serve_demo;
-pub use stderr::StderrCallback;
+pub use stdio::{ProcessActionObserver, StderrCallback};
 
 use driver::run::SharedConnection;
 use driver::state::ConnectionState;
 use futures_lite::{AsyncRead, AsyncWrite};
 use mcpwire_core::types::Implementation;
 use mcpwire_core::{ClientConfig, Connection, StdioOptions};
-
-/// Sees each step a stdio connection takes with its server process as the step is taken: the
-/// end of file on its stdin ([`ProcessAction::CloseStdin`], once everything queued before it
-/// was written), SIGTERM ([`ProcessAction::Terminate`]) and SIGKILL ([`ProcessAction::Kill`])
-/// to its process group (also when the [`Driver`] is dropped with the server still running),
-/// and a new start ([`ProcessAction::SpawnAgain`]). Called on the connection's driver, with the
-/// connection locked: it must return quickly and must not call the [`Client`].
-pub type ProcessActionObserver = Arc<dyn Fn(ProcessAction) + Send + Sync>;
 
 /// How to connect: who we are, what we answer, limits and taps.
 pub struct ConnectOptions {
@@ -267,7 +255,7 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
             .collect::<Vec<_>>()
             .join(" ")
     });
-    let spawned = spawn::spawn(stdio).map_err(|e| Error::Spawn {
+    let spawned = stdio::spawn::spawn(stdio).map_err(|e| Error::Spawn {
         command: command.clone(),
         message: e.to_string(),
     })?;
@@ -277,8 +265,8 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
         options.client_config(),
         options.stdio_options(),
     );
-    let tail = stderr::StderrTail::new(options.stderr_tail, options.on_stderr.clone());
-    let mut io = pipe_io::PipeIo::child(spawned, tail, stdio.clone());
+    let tail = stdio::stderr::StderrTail::new(options.stderr_tail, options.on_stderr.clone());
+    let mut io = stdio::pipe_io::PipeIo::child(spawned, tail, stdio.clone());
     io.observe(options.on_process_action.clone());
     Ok(options.finish(conn, command, pid, Box::new(io)))
 }
@@ -368,7 +356,7 @@ where
         options.client_config(),
         options.stdio_options(),
     );
-    let mut io = pipe_io::PipeIo::streams(Some(Box::pin(stdout)), Some(Box::pin(stdin)));
+    let mut io = stdio::pipe_io::PipeIo::streams(Some(Box::pin(stdout)), Some(Box::pin(stdin)));
     io.observe(options.on_process_action.clone());
     options.finish(conn, name.to_owned(), 0, Box::new(io))
 }

@@ -14,7 +14,7 @@ use super::state::{ConnectionState, ProgressFn, Ready};
 use super::trace;
 use crate::error::Error;
 use crate::handlers::{BoxFuture, ElicitationRequest, Handlers};
-use crate::stderr::StderrCallback;
+use crate::stdio::StderrCallback;
 
 /// AppWork a step hands to the part of the loop that runs outside the lock.
 #[derive(Default)]

@@ -22,7 +22,7 @@ use std::time::Duration;
 use async_io::Timer;
 
 use crate::handlers::Handlers;
-use crate::stderr::StderrCallback;
+use crate::stdio::StderrCallback;
 use crate::transport::TransportIo;
 use route::{Seen, Watch, WATCH_PERIOD, WATCH_PERIOD_MAX};
 use run::{run_loop, DriverLoop, SharedConnection};

@@ -21,7 +21,7 @@ use super::dispatch::{AppWork, Dispatch};
 use super::route::Route;
 use super::state::ConnectionState;
 use crate::handlers::Handlers;
-use crate::stderr::StderrCallback;
+use crate::stdio::StderrCallback;
 use crate::transport::TransportIo;
 
 /// How many steps one poll makes before yielding to other tasks.

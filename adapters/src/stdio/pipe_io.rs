@@ -4,6 +4,7 @@
 use std::io;
 use std::pin::Pin;
 use std::process::ExitStatus;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -11,17 +12,25 @@ use futures_lite::AsyncWrite;
 use mcpwire_core::config::StdioConfig;
 use mcpwire_core::{Connection, Output, ProcessAction, ProcessExit};
 
+use super::pipe_reader::{PipeReader, Read};
+use super::signal::Signal;
+use super::spawn::{signal_group, Spawned, SIGKILL, SIGTERM};
+use super::stderr::StderrTail;
 use crate::handlers::BoxFuture;
-use crate::pipe_reader::{PipeReader, Read};
-use crate::signal::Signal;
-use crate::spawn::{signal_group, Spawned, SIGKILL, SIGTERM};
-use crate::stderr::StderrTail;
 use crate::transport::TransportIo;
+
+/// Sees each step a stdio connection takes with its server process as the step is taken: the
+/// end of file on its stdin ([`ProcessAction::CloseStdin`], once everything queued before it
+/// was written), SIGTERM ([`ProcessAction::Terminate`]) and SIGKILL ([`ProcessAction::Kill`])
+/// to its process group (also when the [`Driver`](crate::Driver) is dropped with the server still running),
+/// and a new start ([`ProcessAction::SpawnAgain`]). Called on the connection's driver, with the
+/// connection locked: it must return quickly and must not call the [`Client`](crate::Client).
+pub type ProcessActionObserver = Arc<dyn Fn(ProcessAction) + Send + Sync>;
 
 /// How many reads of one pipe a step makes before moving on.
 const READS_PER_STEP: usize = 64;
 
-type Reader = crate::pipe_reader::Stream;
+type Reader = super::pipe_reader::Stream;
 type Writer = Pin<Box<dyn AsyncWrite + Send>>;
 
 /// The server process behind the pipes.
@@ -90,7 +99,7 @@ pub(crate) struct PipeIo {
     process: Option<Process>,
     exited: bool,
     /// Told each process action as it is carried out.
-    observer: Option<crate::ProcessActionObserver>,
+    observer: Option<ProcessActionObserver>,
 }
 
 impl PipeIo {
@@ -120,7 +129,7 @@ impl PipeIo {
     }
 
     /// Tells `observer` each process action as it is carried out.
-    pub(crate) fn observe(&mut self, observer: Option<crate::ProcessActionObserver>) {
+    pub(crate) fn observe(&mut self, observer: Option<ProcessActionObserver>) {
         self.observer = observer;
     }
 
@@ -163,7 +172,7 @@ impl PipeIo {
             conn.handle_respawn_failed(now, reason);
             return None;
         };
-        match crate::spawn::spawn(&old.config) {
+        match super::spawn::spawn(&old.config) {
             Ok(spawned) => {
                 let pid = spawned.pid as u32;
                 // The old child goes to async-process's reaper; its stderr is not the new one's.
