@@ -33,19 +33,14 @@ mod disk;
 mod drain_read;
 mod driver;
 mod error;
-mod h1_backend;
 mod handlers;
-mod http_client;
-mod http_counters;
-mod http_io;
-mod isahc_backend;
+mod http;
 pub mod manager;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 #[cfg(feature = "demo")]
 mod serve;
 mod stdio;
-mod tls_diagnosis;
 mod transport;
 
 use std::sync::Arc;
@@ -57,15 +52,11 @@ pub use client::{
 pub use driver::Driver;
 pub use error::{Error, Reissue};
 pub use handlers::{BoxFuture, ElicitationRequest, Handlers};
-pub use http_client::{
-    ca_pem_problem, ClientCertificate, HttpClientOptions, HttpVersionChoice, ProxySetting,
-    TlsOptions,
+pub use http::{
+    ca_pem_problem, ClientCertificate, HttpBackend, HttpClientOptions, HttpCounters,
+    HttpExchangeNote, HttpExchangeObserver, HttpFailure, HttpResponse, HttpVersion,
+    HttpVersionChoice, IsahcBackend, ProxySetting, TlsOptions,
 };
-pub use http_counters::HttpCounters;
-pub use http_io::{
-    HttpBackend, HttpExchangeNote, HttpExchangeObserver, HttpFailure, HttpResponse, HttpVersion,
-};
-pub use isahc_backend::IsahcBackend;
 pub use mcpwire_core as core;
 pub use mcpwire_core::config::ServerConfig;
 pub use mcpwire_core::tap::{Direction, FrameObserver};
@@ -276,7 +267,7 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
 /// (a CA file that cannot be read fails the connection, whatever the URL).
 fn default_backend(options: &HttpClientOptions, url: &str) -> Result<Arc<dyn HttpBackend>, String> {
     if url.starts_with("http://") {
-        if let Some(h1) = h1_backend::Http1Backend::for_options(options) {
+        if let Some(h1) = http::h1_backend::Http1Backend::for_options(options) {
             options.tls.trust_pem()?;
             return Ok(Arc::new(h1));
         }
@@ -318,10 +309,10 @@ fn connect_http(
         ..options.http.clone()
     };
     let conn = Connection::http(Instant::now(), options.client_config(), config, http)?;
-    let counters = Arc::new(http_counters::CounterCells::default());
+    let counters = Arc::new(http::counters::CounterCells::default());
     #[cfg(feature = "oauth")]
     let auth_backend = backend.clone();
-    let io = Box::new(http_io::HttpIo::new(
+    let io = Box::new(http::io::HttpIo::new(
         backend,
         options.on_http_exchange.clone(),
         &options.http_client,

@@ -17,7 +17,7 @@ use crate::driver::route::Claim;
 use crate::driver::run::{run_loop, SharedConnection};
 use crate::driver::state::Ready;
 use crate::error::Error;
-use crate::http_counters::{CounterCells, HttpCounters};
+use crate::http::counters::{CounterCells, HttpCounters};
 
 /// A handle on one MCP connection. Cheap to clone and `Send`; dropping the last handle closes
 /// the connection gracefully.

@@ -13,7 +13,7 @@ use mcpwire_core::{
 };
 
 use crate::error::Error;
-use crate::http_counters::CounterCells;
+use crate::http::counters::CounterCells;
 
 /// A call's progress callback.
 pub(crate) type ProgressFn = dyn Fn(Progress) + Send + Sync;

@@ -23,12 +23,12 @@ use mcpwire_core::codec::http1::{self, BodyDecoder, Http1Error};
 use mcpwire_core::error::{redact_url, with_scheme, Hint, HttpErrorKind};
 use mcpwire_core::HttpRequest;
 
+use super::backend::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
+use super::isahc_backend::IsahcBackend;
+use super::options::{HttpClientOptions, HttpVersionChoice, ProxySetting};
+use super::tls_diagnosis;
 use crate::drain_read::DrainRead;
 use crate::handlers::BoxFuture;
-use crate::http_client::{HttpClientOptions, HttpVersionChoice, ProxySetting};
-use crate::http_io::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
-use crate::tls_diagnosis;
-use crate::IsahcBackend;
 
 /// How much one read of a response takes.
 const READ_SIZE: usize = 16 * 1024;

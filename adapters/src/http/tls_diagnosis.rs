@@ -20,8 +20,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{AlertDescription, CertificateError, ClientConfig, ClientConnection, RootCertStore};
 
-use crate::http_client::TlsOptions;
-use crate::http_io::HttpFailure;
+use super::backend::HttpFailure;
+use super::options::TlsOptions;
 
 /// How long the second handshake may take in all.
 const DIAGNOSIS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -30,7 +30,7 @@ const VERDICT_WAIT: Duration = Duration::from_millis(500);
 
 /// The host and port of an `https://` URL.
 fn host_and_port(url: &str) -> Option<(String, u16)> {
-    let (scheme, host) = crate::http_client::scheme_and_host(url)?;
+    let (scheme, host) = super::options::scheme_and_host(url)?;
     let port = url::Url::parse(url).ok()?.port_or_known_default()?;
     (scheme == "https").then_some((host, port))
 }
