@@ -83,7 +83,7 @@ pub struct ConnectOptions {
     /// How errors and the client name the server (default: its command line, or its URL
     /// without credentials). A server read from a host's file whose arguments hold secrets from
     /// the environment or an input is named by
-    /// [`LoadedServer::target`](crate::config::LoadedServer::target), with `***` in their place.
+    /// [`LoadedServer::target`](crate::hosts::LoadedServer::target), with `***` in their place.
     pub shown_as: Option<String>,
 }
 

@@ -28,13 +28,13 @@
 #![deny(missing_docs)]
 
 mod client;
-pub mod config;
 mod connect;
 mod disk;
 mod drain_read;
 mod driver;
 mod error;
 mod handlers;
+pub mod hosts;
 mod http;
 pub mod manager;
 #[cfg(feature = "oauth")]

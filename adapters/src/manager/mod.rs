@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use mcpwire::config::Loader;
+//! use mcpwire::hosts::Loader;
 //! use mcpwire::manager::{Manager, ManagerOptions};
 //!
 //! let loaded = Loader::from_process()?.load_file(std::path::Path::new(".mcp.json"))?;
@@ -45,8 +45,8 @@ pub use self::options::{CacheLocation, ManagerOptions, OptionsFactory};
 pub use self::state::{ManagerError, ManagerEvent, ServerState};
 use self::supervise::Control;
 use crate::client::{CallOptions, Client};
-use crate::config::{Loaded, ServerSettings};
 use crate::error::Error;
+use crate::hosts::{Loaded, ServerSettings};
 
 /// One tool in the host's namespace.
 #[derive(Debug, Clone, PartialEq)]

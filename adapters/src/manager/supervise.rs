@@ -17,8 +17,8 @@ use super::cache::{cache_key, CachedList, ListKind};
 use super::state::{ManagerEvent, ServerState};
 use super::Shared;
 use crate::client::{CallOptions, Client};
-use crate::config::ServerSettings;
 use crate::error::Error;
+use crate::hosts::ServerSettings;
 use mcpwire_core::types::Tool;
 use mcpwire_core::McpCall;
 

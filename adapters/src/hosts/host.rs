@@ -256,7 +256,7 @@ pub(crate) fn family(host: Host) -> Family {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::node::{parse_json, parse_toml};
+    use crate::hosts::node::{parse_json, parse_toml};
 
     fn detect_json(path: &str, text: &str) -> Option<(Host, Detection)> {
         let p = Path::new(path);

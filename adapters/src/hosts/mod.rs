@@ -23,8 +23,8 @@
 //!   error or warning holds a value.
 //!
 //! ```no_run
-//! # fn run() -> Result<(), mcpwire::config::ConfigError> {
-//! use mcpwire::config::{Host, Loader};
+//! # fn run() -> Result<(), mcpwire::hosts::ConfigError> {
+//! use mcpwire::hosts::{Host, Loader};
 //!
 //! let mut loader = Loader::from_process()?;
 //! let loaded = loader.load_host(Host::ClaudeCode)?;
