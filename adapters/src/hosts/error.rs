@@ -7,7 +7,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::Host;
+use super::host::Host;
+use super::vars::dialect::rules;
+use super::vars::expand;
 
 /// Why a configuration could not be loaded (a whole file, or one server of it).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -224,7 +226,7 @@ pub enum ConfigError {
 }
 
 fn hint_text(expression: &str, host: Host) -> String {
-    super::expand::hint(expression, super::mcp_servers::rules(host).forms)
+    expand::hint(expression, rules(host).forms)
         .map(|h| format!(" ({h})"))
         .unwrap_or_default()
 }
@@ -236,7 +238,7 @@ impl ConfigError {
         match self {
             ConfigError::UnsupportedVariable {
                 expression, host, ..
-            } => super::expand::hint(expression, super::mcp_servers::rules(*host).forms),
+            } => expand::hint(expression, rules(*host).forms),
             _ => None,
         }
     }

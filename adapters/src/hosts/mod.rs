@@ -38,40 +38,33 @@
 //! # Ok(()) }
 //! ```
 
-mod codex;
-mod entry;
-mod env;
 mod error;
-mod expand;
+mod formats;
 mod host;
-mod inputs;
-mod mcp_servers;
 mod node;
 mod places;
 mod secret;
 mod server;
-mod vscode;
-mod zed;
+mod vars;
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use env::{Environment, ProcessEnv};
 pub use error::{ConfigError, Warning};
-pub use host::{Detection, Host};
-pub use inputs::{InputCallback, InputSpec};
+pub use formats::Detection;
+pub use host::Host;
 pub use mcpwire_core::config::{HttpConfig, HttpKind, ServerConfig, StdioConfig};
 pub use places::Place;
 pub use secret::is_credential_header;
 pub use server::{LoadedServer, Origin, Scope, ServerSettings, ToolFilter};
+pub use vars::{Environment, InputCallback, InputSpec, ProcessEnv};
 
-use entry::Cx;
-use host::{detect, family, looks_like_toml, Family};
-use inputs::Inputs;
-use mcp_servers::{rules, Outcome};
+use formats::{detect, looks_like_toml, Cx, Outcome};
 use places::{Dirs, Os};
+use vars::dialect::rules;
+use vars::inputs::Inputs;
 
 /// Reads hosts' configuration files. It holds what expansion needs: the home directory, the
 /// project directory (`${workspaceFolder}`, the project's files), the environment and the
@@ -347,12 +340,7 @@ impl Loader {
             inputs: &mut self.inputs,
             warnings: &mut warnings,
         };
-        let outcomes: Vec<Outcome> = match family(host) {
-            Family::McpServers => mcp_servers::read(&mut cx, &root, Some(&keep))?,
-            Family::VsCode => vscode::read(&mut cx, &root, Some(&keep))?,
-            Family::Zed => zed::read(&mut cx, &root, Some(&keep))?,
-            Family::Codex => codex::read(&mut cx, &root, Some(&keep))?,
-        };
+        let outcomes: Vec<Outcome> = formats::read(&mut cx, &root, Some(&keep))?;
         let mut loaded = Loaded {
             files: vec![FileRead {
                 path: path.to_owned(),

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::env::Environment;
+use super::host::Host;
 use super::server::Scope;
-use super::Host;
+use super::vars::env::Environment;
 
 /// A file a host may keep its servers in.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,8 +9,8 @@ use std::time::Duration;
 use mcpwire_core::config::{HttpKind, ServerConfig};
 use mcpwire_core::Era;
 
+use super::host::Host;
 use super::secret::{is_credential_header, Shown, REDACTED};
-use super::Host;
 
 /// A server read from a host's configuration file.
 #[derive(Clone)]

@@ -5,12 +5,11 @@
 
 use mcpwire_core::config::{HttpKind, ServerConfig};
 
-use super::entry::{parse_transport, Cx, Entry, Field, Rules, Transport};
-use super::error::{ConfigError, Warning};
-use super::expand::Forms;
-use super::node::{Node, Object};
-use super::server::{LoadedServer, Scope};
-use super::Host;
+use super::entry::{parse_transport, Cx, Entry, Transport};
+use crate::hosts::error::{ConfigError, Warning};
+use crate::hosts::host::Host;
+use crate::hosts::node::{Node, Object};
+use crate::hosts::server::{LoadedServer, Scope};
 
 /// A server that could not be read, and whether it was enabled (a disabled server's error
 /// does not fail a strict load).
@@ -40,87 +39,6 @@ pub(crate) type Prepare<'p> =
     &'p dyn Fn(&mut Cx<'_>, &str, Object) -> Result<Option<Object>, ConfigError>;
 
 pub(crate) type Outcome = Result<LoadedServer, Failed>;
-
-use Field::*;
-
-/// Each host's variable forms and the fields it expands them in (hosts.md §1.1 and §1.3).
-pub(crate) fn rules(host: Host) -> Rules {
-    const NONE: &[Field] = &[];
-    let (forms, expands): (Forms, &'static [Field]) = match host {
-        Host::ClaudeDesktop | Host::Zed | Host::Codex | Host::Inspector => (Forms::NONE, NONE),
-        // code.claude.com/docs/en/mcp: `${VAR}` and `${VAR:-default}` in five fields.
-        Host::ClaudeCode => (
-            Forms {
-                braced: true,
-                default: true,
-                ..Forms::NONE
-            },
-            &[Command, Args, Env, Url, Headers],
-        ),
-        // Cursor's docs: `${env:NAME}`, `${userHome}`, `${workspaceFolder}` (and VS Code's
-        // `${workspaceFolderBasename}`, `${pathSeparator}`) in the same five fields.
-        Host::Cursor => (
-            Forms {
-                env_prefix: true,
-                user_home: true,
-                workspace: true,
-                separator: true,
-                ..Forms::NONE
-            },
-            &[Command, Args, Env, Url, Headers],
-        ),
-        // VS Code resolves its variables in the whole server definition.
-        Host::VsCode => (
-            Forms {
-                env_prefix: true,
-                user_home: true,
-                workspace: true,
-                separator: true,
-                input: true,
-                ..Forms::NONE
-            },
-            &[Command, Args, Env, EnvFile, Cwd, Url, Headers],
-        ),
-        // Windsurf: `${env:VAR}` and `${file:path}` in command, args, env, serverUrl, url, headers.
-        Host::Windsurf => (
-            Forms {
-                env_prefix: true,
-                file: true,
-                ..Forms::NONE
-            },
-            &[Command, Args, Env, Url, Headers],
-        ),
-        // Gemini CLI resolves `$VAR`, `${VAR}` (and, in current versions, `${VAR:-default}`)
-        // in every string of its settings file.
-        Host::Gemini => (
-            Forms {
-                braced: true,
-                bare: true,
-                default: true,
-                ..Forms::NONE
-            },
-            &[Command, Args, Env, Cwd, Url, Headers],
-        ),
-        // The generic dialect of hosts.md §1.3 (the Copilot format documents no rule of its own).
-        Host::Copilot | Host::Generic => (
-            Forms {
-                braced: true,
-                default: true,
-                env_prefix: true,
-                user_home: true,
-                workspace: true,
-                file: true,
-                ..Forms::NONE
-            },
-            &[Command, Args, Env, EnvFile, Cwd, Url, Headers],
-        ),
-    };
-    Rules {
-        host,
-        forms,
-        expands,
-    }
-}
 
 /// The keys a host's URL may be written under.
 fn url_keys(host: Host) -> &'static [&'static str] {

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::expand::Problem;
-use super::node::Node;
 
 /// Asks the user for an input's value; an `Err` says why none was given (cancelled, no
 /// terminal). The value is treated as a secret: it is never printed.
@@ -92,51 +91,6 @@ impl Inputs {
         self.answers.insert(id.to_owned(), value.clone());
         Ok(value)
     }
-}
-
-/// Reads a file's `inputs` array. An entry that is not an object with a string `id` is an
-/// error message (the caller names the file).
-pub(crate) fn parse_inputs(node: Option<&Node>) -> Result<Vec<InputSpec>, String> {
-    let items = match node {
-        None | Some(Node::Null) => return Ok(Vec::new()),
-        Some(Node::Array(items)) => items,
-        Some(other) => return Err(format!("an array, not {}", other.kind())),
-    };
-    let mut out = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let o = item
-            .as_object()
-            .ok_or_else(|| format!("inputs[{i}]: an object, not {}", item.kind()))?;
-        let string = |key: &str| match o.get(key) {
-            Some(Node::String(s)) => Some(s.clone()),
-            _ => None,
-        };
-        let id = string("id").ok_or_else(|| format!("inputs[{i}].id: a string"))?;
-        let options = match o.get("options") {
-            Some(Node::Array(opts)) => opts
-                .iter()
-                .filter_map(|n| match n {
-                    Node::String(s) => Some(s.clone()),
-                    // `{label, value}` options, as VS Code also accepts.
-                    Node::Object(o) => match o.get("value") {
-                        Some(Node::String(s)) => Some(s.clone()),
-                        _ => None,
-                    },
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        out.push(InputSpec {
-            id,
-            kind: string("type").unwrap_or_else(|| "promptString".into()),
-            description: string("description"),
-            password: matches!(o.get("password"), Some(Node::Bool(true))),
-            default: string("default"),
-            options,
-        });
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

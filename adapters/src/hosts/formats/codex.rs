@@ -5,10 +5,10 @@
 use mcpwire_core::config::{HttpKind, ServerConfig};
 
 use super::entry::{Cx, Entry};
-use super::error::ConfigError;
 use super::mcp_servers::{Failed, Outcome};
-use super::node::Node;
-use super::secret::REDACTED;
+use crate::hosts::error::ConfigError;
+use crate::hosts::node::Node;
+use crate::hosts::secret::REDACTED;
 
 pub(crate) fn read(
     cx: &mut Cx<'_>,

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::secret::REDACTED;
+use crate::hosts::secret::REDACTED;
 
 /// Which variable forms a host expands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 //! only Zed can start: they are skipped with a warning. Zed expands no variables.
 
 use super::entry::Cx;
-use super::error::{ConfigError, Warning};
 use super::mcp_servers::{read_servers, Outcome};
-use super::node::{Node, Object};
+use crate::hosts::error::{ConfigError, Warning};
+use crate::hosts::node::{Node, Object};
 
 pub(crate) fn read(
     cx: &mut Cx<'_>,

@@ -9,55 +9,14 @@ use std::time::Duration;
 use mcpwire_core::config::{HttpConfig, HttpKind, ServerConfig, StdioConfig};
 use mcpwire_core::Era;
 
-use super::env::{parse_env_file, resolve, Environment};
-use super::error::{ConfigError, Warning};
-use super::expand::{expand, looks_like_variable, Expanded, Forms, Problem, Source};
-use super::inputs::Inputs;
-use super::node::{Node, Object};
-use super::secret::Shown;
-use super::server::{LoadedServer, Origin, Scope, ServerSettings};
-use super::Host;
-
-/// The fields a host may expand variables in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Field {
-    Command,
-    Args,
-    Env,
-    EnvFile,
-    Cwd,
-    Url,
-    Headers,
-}
-
-impl Field {
-    /// The name the printable form of this field is kept under.
-    fn shown_name(self) -> &'static str {
-        match self {
-            Field::Command => "command",
-            Field::Args => "args",
-            Field::Env => "env",
-            Field::EnvFile => "envFile",
-            Field::Cwd => "cwd",
-            Field::Url => "url",
-            Field::Headers => "headers",
-        }
-    }
-}
-
-/// How one host's format expands variables.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Rules {
-    pub host: Host,
-    pub forms: Forms,
-    pub expands: &'static [Field],
-}
-
-impl Rules {
-    fn expands(&self, field: Field) -> bool {
-        self.forms.any() && self.expands.contains(&field)
-    }
-}
+use crate::hosts::error::{ConfigError, Warning};
+use crate::hosts::node::{Node, Object};
+use crate::hosts::secret::Shown;
+use crate::hosts::server::{LoadedServer, Origin, Scope, ServerSettings};
+use crate::hosts::vars::dialect::{Field, Rules};
+use crate::hosts::vars::env::{parse_env_file, resolve, Environment};
+use crate::hosts::vars::expand::{expand, looks_like_variable, Expanded, Problem, Source};
+use crate::hosts::vars::inputs::Inputs;
 
 /// What the servers of one file are read with.
 pub(crate) struct Cx<'a> {
