@@ -22,6 +22,10 @@
 //!   credential headers print as `***` in [`LoadedServer`]'s `Debug` and `Display`, and no
 //!   error or warning holds a value.
 //!
+//! Reading is all this module does: it opens no connection and imports nothing of the client,
+//! the driver or the transports (a loaded server's [`ServerConfig`] goes to
+//! [`connect`](crate::connect), or to the [`Manager`](crate::manager::Manager)).
+//!
 //! ```no_run
 //! # fn run() -> Result<(), mcpwire::hosts::ConfigError> {
 //! use mcpwire::hosts::{Host, Loader};

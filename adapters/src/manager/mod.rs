@@ -6,6 +6,10 @@
 //! [`naming`] (one legal, collision-free name per tool), [`cache`] (what is served while a
 //! server starts, and what is remembered between runs).
 //!
+//! It stands above everything else in the crate: it reads [`hosts`](crate::hosts) files,
+//! connects with [`connect`](crate::connect) and calls each server's [`Client`]; nothing else
+//! in the crate imports it.
+//!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use mcpwire::hosts::Loader;
