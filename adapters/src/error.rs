@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use mcpwire_core::{CallError, ClientError, Closed, LocalError};
 
+use crate::handlers::ElicitationRequest;
+
 /// Why a connection or a call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -109,11 +111,11 @@ impl Error {
     /// The URL-mode elicitations the server asks for first, when this is its `-32042` error
     /// (2025-11-25): each with `mode: "url"`, `elicitationId`, `url` and `message`. Once the
     /// user has been through them, the call may be made again.
-    pub fn url_elicitations_required(&self) -> Option<Vec<crate::ElicitationRequest>> {
+    pub fn url_elicitations_required(&self) -> Option<Vec<ElicitationRequest>> {
         let list = mcpwire_core::types::url_elicitations_required(self.server_error()?)?;
         Some(
             list.into_iter()
-                .map(|params| crate::ElicitationRequest { params })
+                .map(|params| ElicitationRequest { params })
                 .collect(),
         )
     }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcpwire::config::{
+use mcpwire::hosts::{
     ConfigError, Detection, Host, HttpConfig, HttpKind, InputSpec, Loaded, LoadedServer, Loader,
     Scope, ServerConfig, StdioConfig, Warning,
 };

@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use mcpwire::config::{ConfigError, Host, Loader};
 use mcpwire::core::header::HeaderError;
+use mcpwire::hosts::{ConfigError, Host, Loader};
 
 fn loader(env: &[(&str, &str)]) -> Loader {
     let env: BTreeMap<String, String> = env

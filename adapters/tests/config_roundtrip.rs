@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcpwire::config::{
+use mcpwire::hosts::{
     HttpConfig, HttpKind, Loaded, Loader, ServerConfig, ServerSettings, StdioConfig,
 };
 use mcpwire::Era;

@@ -337,7 +337,7 @@ fn an_http_server_that_went_away_is_reconnected_with_a_new_session() {
     options.restart.initial = Duration::from_millis(200);
     options.restart.max = Duration::from_millis(200);
     let manager = Manager::new(options);
-    let mut handshake = mcpwire::config::ServerSettings::default();
+    let mut handshake = mcpwire::hosts::ServerSettings::default();
     handshake.era = Some(mcpwire::Era::Handshake);
     manager.add_with("web", config, handshake);
     run(Duration::from_secs(60), async {

@@ -4,7 +4,7 @@
 use std::io::{BufRead, IsTerminal};
 use std::path::Path;
 
-use mcpwire::config::{Host, InputSpec, Loaded, LoadedServer, Loader};
+use mcpwire::hosts::{Host, InputSpec, Loaded, LoadedServer, Loader};
 
 use super::{exit, Failure};
 

@@ -655,7 +655,7 @@ fn timeout(args: &ServerArgs) -> Result<Duration, Failure> {
 /// settings; `None` when none is named (the demo server, or `--stdio`).
 fn target_config(
     args: &ServerArgs,
-) -> Result<Option<(mcpwire::ServerConfig, Option<mcpwire::config::LoadedServer>)>, Failure> {
+) -> Result<Option<(mcpwire::ServerConfig, Option<mcpwire::hosts::LoadedServer>)>, Failure> {
     let from_file = match (&args.config, &args.server) {
         (Some(file), name) => Some(config_file::server(file, name.as_deref(), args.verbose)?),
         (None, Some(name)) => Some(servers::find(name, args.verbose)?),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_lite::future;
-use mcpwire::config::{Loaded, Loader};
+use mcpwire::hosts::{Loaded, Loader};
 use mcpwire::manager::naming::{self, NamingPolicy, Qualified};
 use mcpwire::manager::{ManagedTool, Manager, ManagerEvent, ManagerOptions, ServerState};
 use mcpwire::{ConnectOptions, Era, HttpTransportKind, ServerConfig};
@@ -518,7 +518,7 @@ fn row(manager: &Manager, loaded: &Loaded, name: &str, state: &ServerState) -> R
 }
 
 /// The row of a server the file could not give.
-fn unread_row(e: &mcpwire::config::ConfigError) -> Row {
+fn unread_row(e: &mcpwire::hosts::ConfigError) -> Row {
     Row {
         name: e.server().unwrap_or("?").to_owned(),
         state: "failed",

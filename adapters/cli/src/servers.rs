@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use mcpwire::config::{ConfigError, Host, Loaded, LoadedServer, Loader};
+use mcpwire::hosts::{ConfigError, Host, Loaded, LoadedServer, Loader};
 use mcpwire::Era;
 use serde_json::json;
 

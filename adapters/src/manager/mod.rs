@@ -6,9 +6,13 @@
 //! [`naming`] (one legal, collision-free name per tool), [`cache`] (what is served while a
 //! server starts, and what is remembered between runs).
 //!
+//! It stands above everything else in the crate: it reads [`hosts`](crate::hosts) files,
+//! connects with [`connect`](crate::connect) and calls each server's [`Client`]; nothing else
+//! in the crate imports it.
+//!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use mcpwire::config::Loader;
+//! use mcpwire::hosts::Loader;
 //! use mcpwire::manager::{Manager, ManagerOptions};
 //!
 //! let loaded = Loader::from_process()?.load_file(std::path::Path::new(".mcp.json"))?;
@@ -44,8 +48,9 @@ use self::naming::{qualify, resolve, Qualified};
 pub use self::options::{CacheLocation, ManagerOptions, OptionsFactory};
 pub use self::state::{ManagerError, ManagerEvent, ServerState};
 use self::supervise::Control;
-use crate::config::{Loaded, ServerSettings};
-use crate::Client;
+use crate::client::{CallOptions, Client};
+use crate::error::Error;
+use crate::hosts::{Loaded, ServerSettings};
 
 /// One tool in the host's namespace.
 #[derive(Debug, Clone, PartialEq)]
@@ -649,14 +654,12 @@ impl Manager {
                 smol::spawn(async move {
                     // A listing, not a ping: the stateless era has no ping.
                     let ping = client
-                        .list_tools_with(
-                            crate::CallOptions::default().timeout(Duration::from_secs(5)),
-                        )
+                        .list_tools_with(CallOptions::default().timeout(Duration::from_secs(5)))
                         .await;
                     // Any failure but the server's own answer (refused, cut off again, no
                     // answer in time) means it cannot be counted on: it is connected again.
                     match ping {
-                        Ok(_) | Err(crate::Error::Call(mcpwire_core::CallError::Server(_))) => {}
+                        Ok(_) | Err(Error::Call(mcpwire_core::CallError::Server(_))) => {}
                         Err(e) => {
                             let reason = unreachable(&e).unwrap_or_else(|| e.to_string());
                             Shared::lost(&shared, &server, reason);
@@ -729,9 +732,9 @@ impl Manager {
 
 /// Why a call's error shows its server cannot be reached at all (no connection could be
 /// made), if it does.
-fn unreachable(e: &crate::Error) -> Option<String> {
+fn unreachable(e: &Error) -> Option<String> {
     let http = match e {
-        crate::Error::Call(mcpwire_core::CallError::Local(mcpwire_core::LocalError::Http(h))) => h,
+        Error::Call(mcpwire_core::CallError::Local(mcpwire_core::LocalError::Http(h))) => h,
         _ => return None,
     };
     http.kind.is_unreachable().then(|| http.to_string())
@@ -759,11 +762,11 @@ fn credentials_of_config(config: &ServerConfig) -> Option<String> {
 }
 
 /// Whether a call's HTTP exchange was cut off in a way that may mean its server is gone.
-fn cut_off(e: &crate::Error) -> bool {
+fn cut_off(e: &Error) -> bool {
     use mcpwire_core::error::HttpErrorKind as K;
     matches!(
         e,
-        crate::Error::MayHaveRun { http: Some(h), .. }
+        Error::MayHaveRun { http: Some(h), .. }
             if matches!(h.kind, K::HeadCutShort | K::BodyCutShort)
     )
 }

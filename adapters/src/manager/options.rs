@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::backoff::RestartPolicy;
 use super::naming::NamingPolicy;
-use crate::ConnectOptions;
+use crate::connect::ConnectOptions;
 
 /// Makes the connect options of the server named (its handlers told which server asks).
 pub type OptionsFactory = Arc<dyn Fn(&str) -> ConnectOptions + Send + Sync>;

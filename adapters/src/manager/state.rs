@@ -7,7 +7,7 @@ use std::time::Instant;
 use mcpwire_core::ChosenEra;
 
 use super::naming::NamingNote;
-use crate::Error;
+use crate::error::Error;
 
 /// Where one server is.
 #[derive(Debug, Clone, PartialEq, Eq)]

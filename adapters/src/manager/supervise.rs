@@ -16,8 +16,9 @@ use super::backoff::{Jitter, Next, Restarts};
 use super::cache::{cache_key, CachedList, ListKind};
 use super::state::{ManagerEvent, ServerState};
 use super::Shared;
-use crate::config::ServerSettings;
-use crate::{CallOptions, Client, Error};
+use crate::client::{CallOptions, Client};
+use crate::error::Error;
+use crate::hosts::ServerSettings;
 use mcpwire_core::types::Tool;
 use mcpwire_core::McpCall;
 
@@ -213,7 +214,8 @@ async fn start(
             f(line);
         }
     }));
-    let (client, driver) = crate::connect(config, options).map_err(|e| Some(e.to_string()))?;
+    let (client, driver) =
+        crate::connect::connect(config, options).map_err(|e| Some(e.to_string()))?;
     let driver = smol::spawn(driver);
     let ready = async {
         client.ready().await.map_err(|e| e.to_string())?;

@@ -16,7 +16,7 @@ use url::Url;
 
 use super::run::unix_now;
 use crate::handlers::BoxFuture;
-use crate::{HttpBackend, HttpFailure, HttpResponse};
+use crate::http::backend::{HttpBackend, HttpFailure, HttpResponse};
 
 /// The connection's key and the nonces servers gave.
 struct State {

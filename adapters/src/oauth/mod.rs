@@ -19,6 +19,10 @@
 //! ([`Authorizer::can_sign_in`]), and then nothing is registered.
 //!
 //! Tokens never appear in a URL, a log line, an error or a `Debug`.
+//!
+//! This module stands below the connection: the connection's driver runs its session, and
+//! nothing here calls the [`Client`](crate::Client) or the driver; it reaches servers only
+//! through an [`HttpBackend`](crate::HttpBackend).
 
 mod dpop;
 mod file_store;

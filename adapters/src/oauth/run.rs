@@ -13,7 +13,7 @@ use mcpwire_core::oauth::token::HttpRequestSpec;
 use mcpwire_core::{HttpMethod, HttpRequest};
 
 use super::OAuthOptions;
-use crate::HttpBackend;
+use crate::http::backend::HttpBackend;
 
 /// The largest metadata, registration or token response read (1 MiB).
 const MAX_BODY: u64 = 1024 * 1024;
@@ -172,7 +172,7 @@ mod tests {
 
     use super::exchange_http;
     use crate::handlers::BoxFuture;
-    use crate::http_io::{HttpBackend, HttpFailure, HttpResponse};
+    use crate::http::backend::{HttpBackend, HttpFailure, HttpResponse};
     use crate::oauth::{Grant, OAuthOptions};
 
     /// Fails each request's first attempt as a stale pooled connection, then answers `200 {}`;

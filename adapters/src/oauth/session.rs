@@ -14,7 +14,7 @@ use url::Url;
 use super::run::{drive, unix_now};
 use super::{KnownClient, OAuthOptions};
 use crate::handlers::BoxFuture;
-use crate::HttpBackend;
+use crate::http::backend::HttpBackend;
 
 /// What an authorization task ends with, for the connection.
 pub(crate) enum AuthOutcome {

@@ -1,0 +1,317 @@
+//! How a connection is opened: the options ([`ConnectOptions`]), the server's process spawned
+//! or the HTTP backend chosen, and the handle and the driver wired to one shared state.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_lite::{AsyncRead, AsyncWrite};
+use mcpwire_core::config::{HttpConfig, ServerConfig};
+use mcpwire_core::tap::FrameObserver;
+use mcpwire_core::types::Implementation;
+use mcpwire_core::{
+    ClientConfig, Connection, Era, HttpOptions, Limits, ShutdownTimeouts, StdioOptions,
+};
+
+use crate::client::Client;
+use crate::driver::run::SharedConnection;
+use crate::driver::state::ConnectionState;
+use crate::driver::Driver;
+use crate::error::Error;
+use crate::handlers::Handlers;
+use crate::http::counters::CounterCells;
+use crate::http::h1_backend::Http1Backend;
+use crate::http::io::HttpIo;
+use crate::http::{HttpBackend, HttpClientOptions, HttpExchangeObserver, IsahcBackend};
+#[cfg(feature = "oauth")]
+use crate::oauth;
+use crate::stdio::pipe_io::PipeIo;
+use crate::stdio::stderr::StderrTail;
+use crate::stdio::{spawn, ProcessActionObserver, StderrCallback};
+use crate::transport::TransportIo;
+
+/// How to connect: who we are, what we answer, limits and taps.
+pub struct ConnectOptions {
+    /// Who we are.
+    pub client_info: Implementation,
+    /// How long the start may take, the era probe and the handshake together (default 30 s).
+    pub init_timeout: Duration,
+    /// Which era to speak (default: detect it with a `server/discover` probe).
+    pub era: Era,
+    /// How long the probe may go unanswered before the server is taken for a handshake-era one
+    /// and started again (default 10 s).
+    pub probe_timeout: Duration,
+    /// The waits of the graceful shutdown (default 2 s after stdin EOF, 2 s after SIGTERM).
+    pub shutdown: ShutdownTimeouts,
+    /// The longest stdout line accepted (default 16 MiB).
+    pub max_line: usize,
+    /// The HTTP transport's limits: the largest JSON body and SSE event, the resume budget and
+    /// wait, and whether to open the standalone stream.
+    pub http: HttpOptions,
+    /// Caps on what the connection holds (pending calls, inbound requests, unread
+    /// notifications and events).
+    pub limits: Limits,
+    /// Answers to server requests; they decide the capabilities declared.
+    pub handlers: Handlers,
+    /// Whether a tool the server annotates read-only or idempotent is safe to repeat: a call to
+    /// it lost after it may have reached the server is then re-issued once instead of failing
+    /// with [`Error::MayHaveRun`]. Off by default: annotations are the server's word.
+    pub trust_tool_annotations: bool,
+    /// Called with each line the server writes to stderr.
+    pub on_stderr: Option<StderrCallback>,
+    /// How much of the server's stderr to keep for errors (default 8 KiB).
+    pub stderr_tail: usize,
+    /// Sees every frame in and out (message bodies only: never HTTP headers, so never an
+    /// `Authorization` value).
+    pub observer: Option<Box<dyn FrameObserver>>,
+    /// How the default HTTP backend reaches servers: TLS trust and client certificates, the
+    /// proxy, HTTP versions, the connection pool's limits.
+    pub http_client: HttpClientOptions,
+    /// The HTTP client for HTTP servers (default: mcpwire's own HTTP/1.1 client for a plain
+    /// `http://` server reached directly, [`IsahcBackend`] for the rest, both with
+    /// [`ConnectOptions::http_client`]; see [`HttpClientOptions::native_http1`]).
+    pub http_backend: Option<Arc<dyn HttpBackend>>,
+    /// Sees each HTTP exchange go out and its response head come back (method, URL without
+    /// credentials, status, content type, session id; never a request header).
+    pub on_http_exchange: Option<HttpExchangeObserver>,
+    /// Sees each step of a stdio server's close as it is taken (stdin's end, SIGTERM,
+    /// SIGKILL), and a new start of the server (default none).
+    pub on_process_action: Option<ProcessActionObserver>,
+    /// OAuth for HTTP servers that answer `401` (default none: such a refusal ends the
+    /// request with the HTTP error). See [`oauth`].
+    #[cfg(feature = "oauth")]
+    pub oauth: Option<oauth::OAuthOptions>,
+    /// How errors and the client name the server (default: its command line, or its URL
+    /// without credentials). A server read from a host's file whose arguments hold secrets from
+    /// the environment or an input is named by
+    /// [`LoadedServer::target`](crate::hosts::LoadedServer::target), with `***` in their place.
+    pub shown_as: Option<String>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            client_info: Implementation::mcpwire(),
+            init_timeout: Duration::from_secs(30),
+            era: Era::Auto,
+            probe_timeout: Duration::from_secs(10),
+            shutdown: ShutdownTimeouts::default(),
+            max_line: mcpwire_core::codec::jsonl::DEFAULT_MAX_LINE,
+            http: HttpOptions::default(),
+            limits: Limits::default(),
+            handlers: Handlers::default(),
+            trust_tool_annotations: false,
+            on_stderr: None,
+            stderr_tail: 8 * 1024,
+            observer: None,
+            http_client: HttpClientOptions::default(),
+            http_backend: None,
+            on_http_exchange: None,
+            on_process_action: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
+            shown_as: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("client_info", &self.client_info)
+            .field("init_timeout", &self.init_timeout)
+            .field("era", &self.era)
+            .field("http", &self.http)
+            .field("http_client", &self.http_client)
+            .field("limits", &self.limits)
+            .field("handlers", &self.handlers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConnectOptions {
+    /// The core's configuration from these options (the capabilities follow the handlers).
+    fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            client_info: self.client_info.clone(),
+            capabilities: self.handlers.capabilities(),
+            init_timeout: self.init_timeout,
+            era: self.era,
+            probe_timeout: self.probe_timeout,
+            limits: self.limits.clone(),
+            trust_tool_annotations: self.trust_tool_annotations,
+            ..ClientConfig::default()
+        }
+    }
+
+    fn stdio_options(&self) -> StdioOptions {
+        StdioOptions {
+            shutdown: self.shutdown,
+            max_line: self.max_line,
+        }
+    }
+
+    /// Sets the handlers.
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.handlers = handlers;
+        self
+    }
+
+    /// Sets the frame observer.
+    pub fn observer(mut self, observer: impl FrameObserver + 'static) -> Self {
+        self.observer = Some(Box::new(observer));
+        self
+    }
+
+    /// Sets the stderr line callback.
+    pub fn on_stderr(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.on_stderr = Some(Arc::new(f));
+        self
+    }
+
+    /// The handle and the driver of a connection whose core is `conn`.
+    fn finish(
+        mut self,
+        mut conn: Connection,
+        target: String,
+        pid: u32,
+        io: Box<dyn TransportIo>,
+    ) -> (Client, Driver) {
+        if let Some(o) = self.observer.take() {
+            conn.set_observer(o);
+        }
+        let max_unread = self.limits.max_notifications;
+        let shared = SharedConnection::new(ConnectionState::new(conn, target, pid, max_unread));
+        let driver = Driver::new(shared.clone(), io, self.handlers, self.on_stderr);
+        (Client::new(shared), driver)
+    }
+}
+
+/// Spawns the server (or, for HTTP, prepares the first request) and starts the handshake.
+/// Returns the handle and the driver, which must be polled (spawned on an executor) for anything
+/// to happen. Spawn failures surface here.
+pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client, Driver), Error> {
+    let stdio = match config {
+        ServerConfig::Stdio(s) => s,
+        ServerConfig::Http(h) => return connect_http(h, options),
+    };
+    let command = options.shown_as.clone().unwrap_or_else(|| {
+        std::iter::once(stdio.command.as_str())
+            .chain(stdio.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    let spawned = spawn::spawn(stdio).map_err(|e| Error::Spawn {
+        command: command.clone(),
+        message: e.to_string(),
+    })?;
+    let pid = spawned.pid as u32;
+    let conn = Connection::stdio(
+        Instant::now(),
+        options.client_config(),
+        options.stdio_options(),
+    );
+    let tail = StderrTail::new(options.stderr_tail, options.on_stderr.clone());
+    let mut io = PipeIo::child(spawned, tail, stdio.clone());
+    io.observe(options.on_process_action.clone());
+    Ok(options.finish(conn, command, pid, Box::new(io)))
+}
+
+/// The default HTTP backend: mcpwire's own HTTP/1.1 client for a plain `http://` server
+/// reached directly, isahc (libcurl) for the rest. The options are checked here either way
+/// (a CA file that cannot be read fails the connection, whatever the URL).
+fn default_backend(options: &HttpClientOptions, url: &str) -> Result<Arc<dyn HttpBackend>, String> {
+    if url.starts_with("http://") {
+        if let Some(h1) = Http1Backend::for_options(options) {
+            options.tls.trust_pem()?;
+            return Ok(Arc::new(h1));
+        }
+    }
+    Ok(Arc::new(IsahcBackend::with_options(options)?))
+}
+
+fn connect_http(config: &HttpConfig, options: ConnectOptions) -> Result<(Client, Driver), Error> {
+    // The URL names the connection in errors and events: without its credentials.
+    let shown =
+        (options.shown_as.clone()).unwrap_or_else(|| mcpwire_core::error::redact_url(&config.url));
+    let backend = match options.http_backend.clone() {
+        Some(b) => b,
+        None => default_backend(&options.http_client, &config.url).map_err(|message| {
+            Error::HttpOptions {
+                target: shown.clone(),
+                message,
+            }
+        })?,
+    };
+    #[cfg(feature = "oauth")]
+    let oauth = options.oauth.clone();
+    #[cfg(feature = "oauth")]
+    let backend = match &oauth {
+        Some(o) if o.dpop => {
+            oauth::dpop_backend(backend, &config.url).map_err(|message| Error::HttpOptions {
+                target: shown.clone(),
+                message,
+            })?
+        }
+        _ => backend,
+    };
+    let http = HttpOptions {
+        #[cfg(feature = "oauth")]
+        authorization: options.http.authorization || oauth.is_some(),
+        ..options.http.clone()
+    };
+    let conn = Connection::http(Instant::now(), options.client_config(), config, http)?;
+    let counters = Arc::new(CounterCells::default());
+    #[cfg(feature = "oauth")]
+    let auth_backend = backend.clone();
+    let io = Box::new(HttpIo::new(
+        backend,
+        options.on_http_exchange.clone(),
+        &options.http_client,
+        counters.clone(),
+    ));
+    #[allow(unused_mut)]
+    let (client, mut driver) = options.finish(conn, shown, 0, io);
+    #[cfg(feature = "oauth")]
+    if let Some(oauth) = oauth {
+        driver.set_auth(oauth::AuthSession::new(oauth, auth_backend, &config.url));
+    }
+    client.set_http_counters(counters);
+    Ok((client, driver))
+}
+
+/// Connects to a server over any pair of byte streams that carry its stdout and stdin (JSONL):
+/// an SSH channel, `docker exec`, a child the host started itself, an in-process server.
+/// `name` names it in errors. There is no process to signal: closing closes `stdin` and waits
+/// for `stdout` to end, and an era probe that needs a fresh server fails the connection.
+pub fn connect_streams<R, W>(
+    name: &str,
+    stdout: R,
+    stdin: W,
+    options: ConnectOptions,
+) -> (Client, Driver)
+where
+    R: AsyncRead + Send + 'static,
+    W: AsyncWrite + Send + 'static,
+{
+    let conn = Connection::stdio(
+        Instant::now(),
+        options.client_config(),
+        options.stdio_options(),
+    );
+    let mut io = PipeIo::streams(Some(Box::pin(stdout)), Some(Box::pin(stdin)));
+    io.observe(options.on_process_action.clone());
+    options.finish(conn, name.to_owned(), 0, Box::new(io))
+}
+
+/// Connects, spawns the driver on smol's global executor and waits for the handshake. When
+/// the handshake fails, the connection is closed as on every other path (a stdio server gets
+/// stdin EOF, then SIGTERM, then SIGKILL, and is reaped) before the error is returned.
+pub async fn connect_smol(config: &ServerConfig, options: ConnectOptions) -> Result<Client, Error> {
+    let (client, driver) = connect(config, options)?;
+    smol::spawn(driver).detach();
+    if let Err(e) = client.ready().await {
+        client.close().await;
+        return Err(e);
+    }
+    Ok(client)
+}

@@ -1,0 +1,190 @@
+//! The connection's state, shared by the [`Client`](crate::Client) handles and the loop under
+//! one lock: the core's [`Connection`], one slot per call in flight, where the handshake stands,
+//! the queues of notifications and events the application reads, and how the connection ended.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::task::Waker;
+
+use mcpwire_core::types::InitializeResult;
+use mcpwire_core::{
+    CallError, CallId, CallOutcome, ClientError, Closed, Connection, Event, LocalError, Progress,
+    ServerNotification,
+};
+
+use crate::error::Error;
+use crate::http::counters::CounterCells;
+
+/// A call's progress callback.
+pub(crate) type ProgressFn = dyn Fn(Progress) + Send + Sync;
+
+/// One call in flight.
+pub(crate) struct Slot {
+    pub(crate) outcome: Option<CallOutcome>,
+    pub(crate) waker: Option<Waker>,
+    pub(crate) on_progress: Option<Arc<ProgressFn>>,
+}
+
+/// Where the handshake stands.
+pub(crate) enum Ready {
+    Waiting(Vec<Waker>),
+    Done(Arc<InitializeResult>),
+    Failed(Error),
+}
+
+/// A bounded queue the application reads at its own pace: past the cap the oldest items are
+/// dropped and counted, so a slow reader never stalls the connection.
+pub(crate) struct Bounded<T> {
+    pub(crate) items: VecDeque<T>,
+    cap: usize,
+    pub(crate) dropped: u64,
+    pub(crate) waker: Option<Waker>,
+}
+
+impl<T> Bounded<T> {
+    fn new(cap: usize) -> Self {
+        Bounded {
+            items: VecDeque::new(),
+            cap: cap.max(1),
+            dropped: 0,
+            waker: None,
+        }
+    }
+
+    pub(crate) fn push(&mut self, item: T) {
+        if self.items.len() == self.cap {
+            self.items.pop_front();
+            self.dropped += 1;
+        }
+        self.items.push_back(item);
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+    }
+
+    fn wake(&mut self) {
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+    }
+}
+
+/// The connection's state, shared by the handles and the driver.
+pub(crate) struct ConnectionState {
+    pub(crate) conn: Connection,
+    /// What the connection is to (a command line or a URL), for errors.
+    pub(crate) target: String,
+    pub(crate) pid: u32,
+    pub(crate) slots: HashMap<CallId, Slot>,
+    pub(crate) ready: Ready,
+    /// The connection's route (see the `route` module), set once the state is shared.
+    pub(crate) driver_waker: Option<Waker>,
+    pub(crate) notifications: Bounded<ServerNotification>,
+    pub(crate) events: Bounded<Event>,
+    pub(crate) close_waiters: Vec<Waker>,
+    pub(crate) handles: usize,
+    pub(crate) close_requested: bool,
+    /// Set once the connection has ended for good.
+    pub(crate) terminal: Option<Closed>,
+    /// An HTTP connection's counters.
+    pub(crate) http_counters: Option<Arc<CounterCells>>,
+    /// The driver has finished (the connection ended) or was dropped.
+    pub(crate) finished: bool,
+    /// The tools' schemas, compiled from the last complete `tools/list`.
+    #[cfg(feature = "schemas")]
+    pub(crate) tool_schemas: Option<Arc<mcpwire_core::schema::ToolSchemas>>,
+}
+
+impl ConnectionState {
+    /// The state of a connection whose handshake has just started.
+    pub(crate) fn new(
+        conn: Connection,
+        target: String,
+        pid: u32,
+        max_unread: usize,
+    ) -> ConnectionState {
+        ConnectionState {
+            conn,
+            target,
+            pid,
+            slots: HashMap::new(),
+            ready: Ready::Waiting(Vec::new()),
+            driver_waker: None,
+            notifications: Bounded::new(max_unread),
+            events: Bounded::new(max_unread),
+            close_waiters: Vec::new(),
+            handles: 1,
+            close_requested: false,
+            terminal: None,
+            http_counters: None,
+            finished: false,
+            #[cfg(feature = "schemas")]
+            tool_schemas: None,
+        }
+    }
+
+    /// Tells whoever runs the connection (the driver task or the claiming caller) to step.
+    pub(crate) fn wake_driver(&mut self) {
+        if let Some(w) = &self.driver_waker {
+            w.wake_by_ref();
+        }
+    }
+
+    /// A command the connection refused, as the caller sees it: refused after the close, with
+    /// the reason the connection ended.
+    pub(crate) fn command_error(&self, e: ClientError) -> Error {
+        match e {
+            ClientError::Closed(closed) => Error::Closed(self.terminal.clone().unwrap_or(closed)),
+            other => Error::Client(other),
+        }
+    }
+
+    /// The handshake ended: wake everyone waiting for it.
+    pub(crate) fn set_ready(&mut self, ready: Ready) {
+        if let Ready::Waiting(wakers) = std::mem::replace(&mut self.ready, ready) {
+            wakers.into_iter().for_each(Waker::wake);
+        }
+    }
+
+    /// Fills a call's slot and wakes its caller.
+    pub(crate) fn complete(&mut self, call: CallId, outcome: CallOutcome) {
+        if let Some(slot) = self.slots.get_mut(&call) {
+            slot.outcome = Some(outcome);
+            if let Some(w) = slot.waker.take() {
+                w.wake();
+            }
+        }
+    }
+
+    /// The driver is done (the connection ended, or the driver was dropped): the connection
+    /// ends for the handles, with the reason it already had or `reason`, and `close` returns.
+    pub(crate) fn finish(&mut self, reason: &str) {
+        let closed = self.terminal.clone().unwrap_or_else(|| Closed::new(reason));
+        self.set_terminal(closed);
+        self.finished = true;
+        self.close_waiters.drain(..).for_each(Waker::wake);
+    }
+
+    /// Ends the connection for the handles: every waiter is woken.
+    pub(crate) fn set_terminal(&mut self, closed: Closed) {
+        if self.terminal.is_none() {
+            self.terminal = Some(closed.clone());
+        }
+        for slot in self.slots.values_mut() {
+            if slot.outcome.is_none() {
+                slot.outcome = Some(Err(CallError::Local(LocalError::Closed(closed.clone()))));
+            }
+            if let Some(w) = slot.waker.take() {
+                w.wake();
+            }
+        }
+        if matches!(self.ready, Ready::Waiting(_)) {
+            let error = CallError::Local(LocalError::Closed(closed.clone()));
+            let target = self.target.clone();
+            self.set_ready(Ready::Failed(Error::Handshake { target, error }));
+        }
+        self.notifications.wake();
+        self.events.wake();
+        self.close_waiters.drain(..).for_each(Waker::wake);
+    }
+}

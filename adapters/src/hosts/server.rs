@@ -1,0 +1,273 @@
+//! One server as loaded: how to reach it ([`ServerConfig`]), what the host said about running
+//! it ([`ServerSettings`]) and where it came from ([`Origin`]). Printing one never shows a
+//! secret.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mcpwire_core::config::{HttpKind, ServerConfig};
+use mcpwire_core::Era;
+
+use super::host::Host;
+use super::secret::{is_credential_header, Shown, REDACTED};
+
+/// A server read from a host's configuration file.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct LoadedServer {
+    /// Its name (the key it is written under).
+    pub name: String,
+    /// How to reach it, with every variable expanded.
+    pub config: ServerConfig,
+    /// What the host says about running it, beside the transport.
+    pub settings: ServerSettings,
+    /// Where it was read.
+    pub origin: Origin,
+    /// The printable form of the fields expanded from secrets.
+    pub(crate) shown: Shown,
+}
+
+/// What a host's file says about a server besides how to reach it.
+#[derive(Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ServerSettings {
+    /// Whether to start it (`enabled`, or not `disabled`; Gemini's `mcp.allowed`/`excluded`).
+    pub enabled: bool,
+    /// How long it may take to start (Codex `startup_timeout_sec`, the Inspector's
+    /// `connectionTimeout`).
+    pub startup_timeout: Option<Duration>,
+    /// How long one request may take (Codex `tool_timeout_sec`, Gemini `timeout`, the
+    /// Inspector's `requestTimeout`).
+    pub tool_timeout: Option<Duration>,
+    /// Which of its tools to use.
+    pub tools: ToolFilter,
+    /// Which protocol era to speak (`protocolEra`: `auto`, `legacy`, `modern`); `None` leaves
+    /// the choice to the caller.
+    pub era: Option<Era>,
+    /// The `envFile` whose variables were added to `env` (values in `env` win).
+    pub env_file: Option<PathBuf>,
+    /// Environment variables to pass through from the host's environment (Codex `env_vars`).
+    /// mcpwire starts servers with the whole environment, so they reach the server already.
+    pub env_vars: Vec<String>,
+    /// Environment variables to remove from the server's environment (VS Code: `null` in `env`).
+    pub env_unset: Vec<String>,
+    /// Keys mcpwire does not know for this host, kept as written (each is also reported as a
+    /// [`Warning::UnknownKey`](super::Warning::UnknownKey)). Their values are never printed.
+    pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            enabled: true,
+            startup_timeout: None,
+            tool_timeout: None,
+            tools: ToolFilter::default(),
+            era: None,
+            env_file: None,
+            env_vars: Vec::new(),
+            env_unset: Vec::new(),
+            unknown: serde_json::Map::new(),
+        }
+    }
+}
+
+impl fmt::Debug for ServerSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerSettings")
+            .field("enabled", &self.enabled)
+            .field("startup_timeout", &self.startup_timeout)
+            .field("tool_timeout", &self.tool_timeout)
+            .field("tools", &self.tools)
+            .field("era", &self.era)
+            .field("env_file", &self.env_file)
+            .field("env_vars", &self.env_vars)
+            .field("env_unset", &self.env_unset)
+            // Unknown keys may hold secrets (an OAuth client secret): names only.
+            .field("unknown", &self.unknown.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// Which tools of a server to use: an allow-list (Codex `enabled_tools`, Gemini
+/// `includeTools`, Copilot `tools`) and a deny-list (Codex `disabled_tools`, Gemini
+/// `excludeTools`) that wins over it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ToolFilter {
+    /// Only these, when given.
+    pub include: Option<Vec<String>>,
+    /// Never these.
+    pub exclude: Vec<String>,
+}
+
+impl ToolFilter {
+    /// Whether the tool `name` may be used.
+    pub fn allows(&self, name: &str) -> bool {
+        !self.exclude.iter().any(|t| t == name)
+            && self
+                .include
+                .as_ref()
+                .is_none_or(|only| only.iter().any(|t| t == name))
+    }
+}
+
+/// Where a server was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Origin {
+    /// The file.
+    pub path: PathBuf,
+    /// The host whose format it was read in.
+    pub host: Host,
+    /// Which of the host's scopes the file is.
+    pub scope: Scope,
+}
+
+/// Which of a host's files a server came from; a project's files take precedence over the
+/// user's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Scope {
+    /// A file given by path.
+    File,
+    /// The project's file (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`, …).
+    Project,
+    /// Claude Code's per-project entry in `~/.claude.json` (its "local" scope, which takes
+    /// precedence over the project's file).
+    Local,
+    /// The user's file.
+    User,
+}
+
+impl LoadedServer {
+    /// The transport, in words.
+    pub fn transport(&self) -> &'static str {
+        match &self.config {
+            ServerConfig::Stdio(_) => "stdio",
+            ServerConfig::Http(h) if h.kind == HttpKind::Sse => "SSE (2024-11-05)",
+            ServerConfig::Http(_) => "Streamable HTTP",
+        }
+    }
+
+    /// Where it runs, as it may be printed: the command line for stdio, else the URL without
+    /// credentials (what came from a secret as `***`).
+    pub fn target(&self) -> String {
+        match &self.config {
+            ServerConfig::Stdio(_) => self.shown_command().unwrap_or_default(),
+            ServerConfig::Http(h) => self.shown_url(&h.url),
+        }
+    }
+
+    /// The field's value as it may be printed: as written when it held no secret, with `***`
+    /// for what came from the environment, an input or a file otherwise.
+    fn shown<'a>(&'a self, field: &str, value: &'a str) -> &'a str {
+        self.shown.get(field).map_or(value, String::as_str)
+    }
+
+    /// The URL as it may be printed.
+    fn shown_url(&self, url: &str) -> String {
+        mcpwire_core::error::redact_url(self.shown("url", url))
+    }
+
+    /// The command line as it may be printed.
+    fn shown_command(&self) -> Option<String> {
+        let ServerConfig::Stdio(s) = &self.config else {
+            return None;
+        };
+        let mut words = vec![self.shown("command", &s.command).to_owned()];
+        for (i, a) in s.args.iter().enumerate() {
+            words.push(self.shown(&format!("args[{i}]"), a).to_owned());
+        }
+        Some(words.join(" "))
+    }
+
+    /// A header's value as it may be printed.
+    fn shown_header<'a>(&'a self, name: &str, value: &'a str) -> &'a str {
+        if is_credential_header(name) {
+            REDACTED
+        } else {
+            self.shown(&format!("headers.{name}"), value)
+        }
+    }
+}
+
+impl fmt::Debug for LoadedServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("LoadedServer");
+        d.field("name", &self.name)
+            .field("transport", &self.transport());
+        match &self.config {
+            ServerConfig::Stdio(s) => {
+                d.field("command", &self.shown("command", &s.command));
+                let args: Vec<&str> = s
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| self.shown(&format!("args[{i}]"), a))
+                    .collect();
+                d.field("args", &args);
+                // Environment values are never printed, wherever they came from.
+                let env: Vec<(&str, &str)> = s.env.keys().map(|k| (k.as_str(), REDACTED)).collect();
+                d.field("env", &env);
+                let cwd = s.cwd.as_ref().map(|c| c.to_string_lossy());
+                d.field("cwd", &cwd.as_deref().map(|c| self.shown("cwd", c)));
+            }
+            ServerConfig::Http(h) => {
+                d.field("url", &self.shown_url(&h.url));
+                let headers: Vec<(&str, &str)> = h
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), self.shown_header(k, v)))
+                    .collect();
+                d.field("headers", &headers);
+            }
+        }
+        d.field("settings", &self.settings)
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl fmt::Display for LoadedServer {
+    /// One line: the name, the transport and the command line or URL (secrets as `***`),
+    /// headers by name, and `(disabled)` when it is.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} ", self.name, self.transport())?;
+        match &self.config {
+            ServerConfig::Stdio(_) => write!(f, "`{}`", self.shown_command().unwrap_or_default())?,
+            ServerConfig::Http(h) => {
+                write!(f, "{}", self.shown_url(&h.url))?;
+                if !h.headers.is_empty() {
+                    let headers: Vec<String> = h
+                        .headers
+                        .iter()
+                        .map(|(k, v)| format!("{k}: {}", self.shown_header(k, v)))
+                        .collect();
+                    write!(f, " [{}]", headers.join(", "))?;
+                }
+            }
+        }
+        if !self.settings.enabled {
+            f.write_str(" (disabled)")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deny_list_wins_over_an_allow_list() {
+        let mut t = ToolFilter::default();
+        assert!(t.allows("any"));
+        t.include = Some(vec!["a".into(), "b".into()]);
+        t.exclude = vec!["b".into()];
+        assert!(t.allows("a"));
+        assert!(!t.allows("b"), "exclude wins");
+        assert!(!t.allows("c"), "not in the allow-list");
+    }
+}

@@ -1,0 +1,127 @@
+//! What libcurl's failures mean: its codes and its own words read as an [`HttpFailure`], for a
+//! request the isahc backend sent and for a body it was reading when the connection failed.
+
+use mcpwire_core::error::{HttpErrorKind, ProxyFailure, TlsFailure};
+
+use super::backend::HttpFailure;
+
+/// libcurl's code for a failed proxy handshake (SOCKS), not named in curl-sys.
+pub(super) const CURLE_PROXY: curl_sys::CURLcode = 97;
+
+/// The kind of a libcurl failure from its code and its own words (`detail`, the error
+/// buffer), with a message that says what happened and, where one can, what to do.
+pub(super) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -> HttpFailure {
+    use HttpErrorKind as K;
+    // libcurl's own words, when isahc passed them on (it does not for finished transfers).
+    let said = |text: &str| {
+        if detail.is_empty() {
+            text.to_owned()
+        } else {
+            format!("{text} ({detail})")
+        }
+    };
+    let (kind, message, unsent) = match code {
+        curl_sys::CURLE_COULDNT_CONNECT => (
+            K::ConnectionRefused,
+            said("the connection was refused or the host cannot be reached: is the server running, on this port?"),
+            true,
+        ),
+        curl_sys::CURLE_COULDNT_RESOLVE_HOST => {
+            (K::NameResolution, said("the host name does not resolve"), true)
+        }
+        curl_sys::CURLE_COULDNT_RESOLVE_PROXY => (
+            K::Proxy(ProxyFailure::Unreachable),
+            said("the proxy's host name does not resolve"),
+            true,
+        ),
+        // A SOCKS proxy's handshake failed: it refused the connection, or wants credentials
+        // (the backend asks which).
+        CURLE_PROXY => (
+            K::Proxy(ProxyFailure::Other),
+            said("the proxy's handshake failed"),
+            true,
+        ),
+        curl_sys::CURLE_OPERATION_TIMEDOUT => (
+            K::ConnectTimeout,
+            said("no connection within the connect timeout"),
+            true,
+        ),
+        curl_sys::CURLE_PEER_FAILED_VERIFICATION
+        | curl_sys::CURLE_SSL_CONNECT_ERROR
+        | curl_sys::CURLE_SSL_CERTPROBLEM
+        | curl_sys::CURLE_SSL_CACERT_BADFILE
+        | curl_sys::CURLE_SSL_CIPHER
+        | curl_sys::CURLE_SSL_ISSUER_ERROR => {
+            // libcurl's code says only that the handshake failed (its words, which would say
+            // why, do not come through isahc): the second handshake tells the reason.
+            let reason = match code {
+                curl_sys::CURLE_SSL_CERTPROBLEM => TlsFailure::BadClientCertificate,
+                _ => TlsFailure::Other,
+            };
+            (K::Tls(reason.clone()), said(&reason.to_string()), true)
+        }
+        curl_sys::CURLE_GOT_NOTHING => (
+            K::HeadCutShort,
+            said("the server closed the connection without a response"),
+            false,
+        ),
+        // 8 is CURLE_WEIRD_SERVER_REPLY (named for FTP in curl-sys).
+        curl_sys::CURLE_FTP_WEIRD_SERVER_REPLY | curl_sys::CURLE_UNSUPPORTED_PROTOCOL => (
+            K::HeadCutShort,
+            said("the response head is not HTTP"),
+            false,
+        ),
+        // libcurl wanted to send the request again on a new connection and could not (the
+        // body cannot be rewound, on purpose): a reused connection closed before a whole
+        // status line came. Part of one may have come, so it is not told apart as a stale
+        // connection (the native client's `StaleConnection` means no byte at all).
+        curl_sys::CURLE_SEND_FAIL_REWIND => (
+            K::HeadCutShort,
+            said("the connection closed after the request, before any response"),
+            false,
+        ),
+        curl_sys::CURLE_RECV_ERROR | curl_sys::CURLE_SEND_ERROR => (
+            K::HeadCutShort,
+            said("the connection failed before the response head"),
+            false,
+        ),
+        // isahc refused a line of the response head (or trailers): a name that is not a token,
+        // a value with a control character. libcurl reports it as a failed write.
+        curl_sys::CURLE_WRITE_ERROR => (
+            K::HeadCutShort,
+            said("a header line of the response cannot be read (a name that is not a token, or a control character in a value)"),
+            false,
+        ),
+        curl_sys::CURLE_PARTIAL_FILE => (K::BodyCutShort, said("the body was cut short"), false),
+        curl_sys::CURLE_HTTP2 | curl_sys::CURLE_HTTP2_STREAM => {
+            (K::HeadCutShort, said("the HTTP/2 stream failed"), false)
+        }
+        curl_sys::CURLE_URL_MALFORMAT => (K::Other, said("the URL is not valid"), true),
+        _ => (K::Other, said(fallback), false),
+    };
+    // A failure through a proxy is named the proxy's by the backend, which knows the proxy.
+    HttpFailure::new(kind, message, unsent)
+}
+
+/// A body read error in words, with its cause (isahc alone says "unknown error").
+pub(super) fn io_failure(e: &std::io::Error) -> HttpFailure {
+    let cause = e.get_ref().and_then(|inner| inner.source());
+    let curl = cause.and_then(|c| c.downcast_ref::<curl::Error>());
+    if let Some(c) = curl {
+        let mut failure = classify(
+            c.code(),
+            c.extra_description().unwrap_or(""),
+            &e.to_string(),
+        );
+        if failure.kind != HttpErrorKind::BodyCutShort {
+            failure.message = format!("the body was cut short: {}", failure.message);
+            failure.kind = HttpErrorKind::BodyCutShort;
+        }
+        return failure;
+    }
+    let message = match cause {
+        Some(cause) => format!("the body was cut short: {e} ({cause})"),
+        None => format!("the body was cut short: {e}"),
+    };
+    HttpFailure::new(HttpErrorKind::BodyCutShort, message, false)
+}

@@ -1,0 +1,949 @@
+//! mcpwire's own HTTP/1.1 client, for plain `http://` servers reached directly (most local
+//! servers): the request written with one `write`, the response read on the caller's own
+//! reactor, no thread in between. Everything else (`https://`, a proxy, HTTP/2) goes to the
+//! backend it wraps (isahc). The protocol itself is the core's sans-IO codec
+//! ([`mcpwire_core::codec::http1`]); this is sockets, a pool of idle keep-alive connections,
+//! and the errors in the words the isahc backend uses.
+//!
+//! At most once: a request is never sent twice by this backend. An idle connection is checked
+//! before it is reused (a server that closed it is seen at once and a new one is opened); a
+//! connection that fails after the request went out is the caller's to decide about.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use async_io::{Async, Timer};
+use futures_lite::{AsyncRead, AsyncWriteExt, FutureExt};
+use mcpwire_core::codec::http1::{self, BodyDecoder, Http1Error};
+use mcpwire_core::error::{redact_url, with_scheme, Hint, HttpErrorKind};
+use mcpwire_core::HttpRequest;
+
+use super::backend::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
+use super::isahc_backend::IsahcBackend;
+use super::options::{HttpClientOptions, HttpVersionChoice, ProxySetting};
+use super::tls_diagnosis;
+use crate::drain_read::DrainRead;
+use crate::handlers::BoxFuture;
+
+/// How much one read of a response takes.
+const READ_SIZE: usize = 16 * 1024;
+/// The most idle connections kept per host.
+const MAX_IDLE_PER_HOST: usize = 32;
+
+/// Plain `http://` over mcpwire's own HTTP/1.1 client; the rest through isahc, made when
+/// first needed (its agent thread is not started for a connection that never uses it).
+pub(crate) struct Http1Backend {
+    pool: Arc<Pool>,
+    connect_timeout: Duration,
+    options: HttpClientOptions,
+    fallback: OnceLock<Result<Arc<IsahcBackend>, String>>,
+    /// The last URL read (a connection sends most of its requests to one URL).
+    last: Mutex<Option<Arc<Target>>>,
+}
+
+/// Idle connections by `host:port`.
+#[derive(Default)]
+struct Pool {
+    idle: Mutex<HashMap<String, Vec<Idle>>>,
+    lifetime: Duration,
+    /// The servers (`host:port`) that have answered in HTTP.
+    answered: tls_diagnosis::Answered,
+}
+
+struct Idle {
+    conn: Conn,
+    since: Instant,
+}
+
+/// One connection: read only when it may hold bytes (see [`DrainRead`]), its local address
+/// kept for the exchange observer.
+struct Conn {
+    stream: DrainRead<TcpStream>,
+    local_addr: Option<SocketAddr>,
+}
+
+impl Conn {
+    fn new(stream: Async<TcpStream>) -> Conn {
+        let local_addr = stream.get_ref().local_addr().ok();
+        Conn {
+            stream: DrainRead::new(stream),
+            local_addr,
+        }
+    }
+
+    /// Whether an idle connection is still open: nothing to read (a server that closed it has
+    /// sent its end, which reads at once; one that sent anything unasked is not to be
+    /// trusted).
+    fn is_open(&self) -> bool {
+        let mut probe = [0u8; 1];
+        let peeked = self.stream.get_ref().get_ref().peek(&mut probe);
+        matches!(peeked, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+    }
+}
+
+impl Http1Backend {
+    /// The backend for `options`, or `None` when a plain `http://` request would go through a
+    /// proxy or speak HTTP/2 (then isahc alone is the backend).
+    pub(crate) fn for_options(options: &HttpClientOptions) -> Option<Self> {
+        if !options.native_http1 || options.version == HttpVersionChoice::Http2PriorKnowledge {
+            return None;
+        }
+        let direct = match &options.proxy {
+            ProxySetting::Direct => true,
+            // curl's variables for `http://` URLs: any of them set, curl decides.
+            ProxySetting::FromEnvironment => ["http_proxy", "all_proxy", "ALL_PROXY"]
+                .iter()
+                .all(|v| std::env::var_os(v).is_none_or(|s| s.is_empty())),
+            ProxySetting::Url { .. } => false,
+        };
+        direct.then(|| Http1Backend {
+            pool: Arc::new(Pool {
+                idle: Mutex::default(),
+                lifetime: options.idle_connection_lifetime,
+                answered: Default::default(),
+            }),
+            connect_timeout: options.connect_timeout,
+            options: options.clone(),
+            fallback: OnceLock::new(),
+            last: Mutex::new(None),
+        })
+    }
+}
+
+/// The parts of a plain `http://` URL this client handles itself.
+struct Target {
+    /// The URL it was read from.
+    url: String,
+    /// `host:port` as written (the `Host` header and the pool's key).
+    authority: String,
+    host: String,
+    port: u16,
+    /// Path and query (`/` when empty).
+    path: String,
+}
+
+fn target_of(url: &str) -> Option<Target> {
+    let rest = url.strip_prefix("http://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    // Credentials in the URL, anything but visible ASCII (a name to encode, a space to
+    // escape): libcurl's business.
+    let visible = |t: &str| t.bytes().all(|b| (0x21..0x7f).contains(&b));
+    if authority.is_empty() || authority.contains(['@', '%']) || !visible(rest) {
+        return None;
+    }
+    let port_of = |p: &str| {
+        (!p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| p.parse::<u16>().ok())
+            .flatten()
+    };
+    let path = path.split('#').next().unwrap_or("");
+    let path = match path {
+        "" => "/".to_owned(),
+        p if p.starts_with('?') => format!("/{p}"),
+        p => p.to_owned(),
+    };
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (host, rest) = v6.split_once(']')?;
+            host.parse::<std::net::Ipv6Addr>().ok()?;
+            let port = match rest.strip_prefix(':') {
+                Some(p) => port_of(p)?,
+                None if rest.is_empty() => 80,
+                None => return None,
+            };
+            (host.to_owned(), port)
+        }
+        None => match authority.rsplit_once(':') {
+            Some((h, p)) => (h.to_owned(), port_of(p)?),
+            None => (authority.to_owned(), 80),
+        },
+    };
+    Some(Target {
+        url: url.to_owned(),
+        authority: authority.to_owned(),
+        host,
+        port,
+        path,
+    })
+}
+
+impl Http1Backend {
+    /// `url`'s parts when this client handles it, read once for a URL used again.
+    fn target(&self, url: &str) -> Option<Arc<Target>> {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = last.as_ref().filter(|t| t.url == url) {
+            return Some(t.clone());
+        }
+        let target = Arc::new(target_of(url)?);
+        *last = Some(target.clone());
+        Some(target)
+    }
+}
+
+impl HttpBackend for Http1Backend {
+    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
+        // A header HTTP cannot carry fails the request before anything is sent, whichever
+        // client would have sent it.
+        if let Err(failure) = check_headers(&request) {
+            return Box::pin(async move { Err(failure) });
+        }
+        let Some(target) = self.target(&request.url) else {
+            let fallback = self
+                .fallback
+                .get_or_init(|| IsahcBackend::with_options(&self.options).map(Arc::new));
+            return match fallback {
+                Ok(isahc) => isahc.send(request),
+                Err(e) => {
+                    let failure = HttpFailure::new(HttpErrorKind::Other, e.clone(), true);
+                    Box::pin(async move { Err(failure) })
+                }
+            };
+        };
+        let pool = self.pool.clone();
+        let connect_timeout = self.connect_timeout;
+        Box::pin(async move { exchange(pool, connect_timeout, target, request).await })
+    }
+}
+
+async fn exchange(
+    pool: Arc<Pool>,
+    connect_timeout: Duration,
+    target: Arc<Target>,
+    request: HttpRequest,
+) -> Result<HttpResponse, HttpFailure> {
+    let method = request.method.as_str();
+    let mut out = Vec::new();
+    http1::write_request(
+        &mut out,
+        method,
+        &target.path,
+        &target.authority,
+        &request.headers,
+        &request.body,
+    )
+    .map_err(|e| HttpFailure::new(HttpErrorKind::Other, e.to_string(), true))?;
+    drop(request);
+    let (mut conn, reused) = match pool.take(&target.authority) {
+        Some(conn) => (conn, true),
+        None => (Conn::new(connect(&target, connect_timeout).await?), false),
+    };
+    let local_addr = conn.local_addr;
+    let mut buf = Vec::with_capacity(READ_SIZE);
+    let mut sent = true;
+    let head = match conn.stream.get_mut().write_all(&out).await {
+        Ok(()) => {
+            drop(out);
+            // Nothing can be there before the server answers.
+            conn.stream.expect_nothing();
+            match read_head(&mut conn, &mut buf, reused).await {
+                Ok(head) => head,
+                Err(failure) if reused => return Err(failure),
+                Err(failure) => {
+                    return Err(not_http(failure, &buf, &pool, &target, connect_timeout).await)
+                }
+            }
+        }
+        // A server may answer before it has read the whole request (a 413 for a body too
+        // big) and close: its answer, when it came, is the response.
+        Err(e) => match read_head(&mut conn, &mut buf, reused).await {
+            Ok(head) => {
+                sent = false;
+                head
+            }
+            Err(_) => {
+                return Err(HttpFailure::new(
+                    HttpErrorKind::HeadCutShort,
+                    format!("the connection failed while sending the request ({e})"),
+                    false,
+                ))
+            }
+        },
+    };
+    if !reused {
+        // A pooled connection's server had answered already.
+        pool.answered.insert(&target.authority);
+    }
+    let body = Body {
+        conn: Some(conn),
+        buf,
+        at: 0,
+        decoder: BodyDecoder::new(head.framing),
+        // A connection whose request was not all written is never reused.
+        keep_alive: head.keep_alive && sent,
+        failed: None,
+        pool,
+        target,
+    };
+    Ok(HttpResponse {
+        status: head.status,
+        headers: head.headers,
+        body: Box::pin(body),
+        version: Some(HttpVersion::Http1),
+        local_addr,
+    })
+}
+
+/// Reads the response head (after any interim `1xx`), leaving what follows it in `buf`.
+async fn read_head(
+    conn: &mut Conn,
+    buf: &mut Vec<u8>,
+    reused: bool,
+) -> Result<http1::ResponseHead, HttpFailure> {
+    let mut reader = http1::HeadReader::default();
+    loop {
+        match reader.read(buf, false) {
+            Ok(Some((head, used))) => {
+                buf.drain(..used);
+                if !head.is_interim() {
+                    return Ok(head);
+                }
+            }
+            Ok(None) => match read_more(conn, buf).await {
+                Ok(0) => return Err(cut_head(buf, reused)),
+                Ok(_) => {}
+                Err(e) => return Err(failed_head(e, buf, reused)),
+            },
+            Err(e) => return Err(bad_head(e)),
+        }
+    }
+}
+
+/// A new connection to a server that has not answered in HTTP yet, cut short before a response
+/// head: when what came is a TLS record (a TLS server's alert), or nothing came and the port
+/// answers a TLS ClientHello, the server speaks TLS there and the URL is most likely
+/// `https://`. A TLS server reads no plain HTTP: the request was not read.
+async fn not_http(
+    failure: HttpFailure,
+    buf: &[u8],
+    pool: &Pool,
+    target: &Target,
+    connect_timeout: Duration,
+) -> HttpFailure {
+    if failure.kind != HttpErrorKind::HeadCutShort || pool.answered.has(&target.authority) {
+        return failure;
+    }
+    if tls_diagnosis::is_tls_record(buf) {
+        let url = with_scheme(&redact_url(&target.url), "https");
+        let message = "the server answered with a TLS record (an alert), not HTTP";
+        return HttpFailure::new(HttpErrorKind::HeadCutShort, message, true)
+            .with_hint(Hint::Https { url });
+    }
+    if !buf.is_empty() {
+        return failure;
+    }
+    tls_diagnosis::port_hint(failure, &target.url, connect_timeout, false).await
+}
+
+fn cut_head(buf: &[u8], reused: bool) -> HttpFailure {
+    if buf.is_empty() && reused {
+        return stale("the server had closed it");
+    }
+    let message = if buf.is_empty() {
+        "the server closed the connection without a response"
+    } else {
+        "the connection closed in the middle of the response head"
+    };
+    HttpFailure::new(HttpErrorKind::HeadCutShort, message, false)
+}
+
+fn failed_head(e: io::Error, buf: &[u8], reused: bool) -> HttpFailure {
+    if buf.is_empty() && reused {
+        return stale(&format!("it failed: {e}"));
+    }
+    HttpFailure::new(
+        HttpErrorKind::HeadCutShort,
+        format!("the connection failed before the response head ({e})"),
+        false,
+    )
+}
+
+/// No byte of a response on a reused connection: a kind of its own, for the connection to
+/// decide by the rule of at most once (this backend never sends anything twice itself).
+fn stale(how: &str) -> HttpFailure {
+    HttpFailure::new(
+        HttpErrorKind::StaleConnection,
+        format!("the request went on a reused connection and {how} before any response byte"),
+        false,
+    )
+}
+
+fn bad_head(e: Http1Error) -> HttpFailure {
+    // The codec's words say which rule broke (over the limit, not HTTP/1.x, a bad length).
+    HttpFailure::new(HttpErrorKind::HeadCutShort, e.to_string(), false)
+}
+
+/// One read into the spare room of `buf`.
+async fn read_more(conn: &mut Conn, buf: &mut Vec<u8>) -> io::Result<usize> {
+    std::future::poll_fn(|cx| poll_read_more(conn, cx, buf)).await
+}
+
+/// One read into the spare room of `buf` (grown by [`READ_SIZE`] for it).
+fn poll_read_more(
+    conn: &mut Conn,
+    cx: &mut Context<'_>,
+    buf: &mut Vec<u8>,
+) -> Poll<io::Result<usize>> {
+    let len = buf.len();
+    buf.resize(len + READ_SIZE, 0);
+    let read = conn.stream.poll_read(cx, &mut buf[len..]);
+    let n = match &read {
+        Poll::Ready(Ok(n)) => *n,
+        _ => 0,
+    };
+    buf.truncate(len + n);
+    read
+}
+
+/// Connects to the first of the host's addresses that answers; the name's resolution and the
+/// connects together within `timeout`.
+async fn connect(target: &Target, timeout: Duration) -> Result<Async<TcpStream>, HttpFailure> {
+    let attempt = async {
+        let mut last = None;
+        for addr in resolve(target).await? {
+            match Async::<TcpStream>::connect(addr).await {
+                Ok(stream) => return Ok(stream),
+                Err(e) => last = Some(e),
+            }
+        }
+        let e = last.unwrap_or_else(|| io::Error::other("no address"));
+        Err(HttpFailure::new(
+            HttpErrorKind::ConnectionRefused,
+            format!(
+                "the connection was refused or the host cannot be reached: is the server running, on this port? ({e})"
+            ),
+            true,
+        ))
+    };
+    let timer = async {
+        Timer::after(timeout).await;
+        Err(HttpFailure::new(
+            HttpErrorKind::ConnectTimeout,
+            "no connection within the connect timeout",
+            true,
+        ))
+    };
+    let stream = attempt.or(timer).await?;
+    // Small requests go out at once.
+    let _ = stream.get_ref().set_nodelay(true);
+    Ok(stream)
+}
+
+/// The host's addresses: an IP literal as it is, a name through the system's resolver (on a
+/// blocking thread: it may take a while).
+async fn resolve(target: &Target) -> Result<Vec<SocketAddr>, HttpFailure> {
+    if let Ok(ip) = target.host.parse::<std::net::IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, target.port)]);
+    }
+    let (host, port) = (target.host.clone(), target.port);
+    let found = smol::unblock(move || (host.as_str(), port).to_socket_addrs()).await;
+    match found.map(|a| a.collect::<Vec<_>>()) {
+        Ok(addrs) if !addrs.is_empty() => Ok(addrs),
+        Ok(_) | Err(_) => Err(HttpFailure::new(
+            HttpErrorKind::NameResolution,
+            "the host name does not resolve",
+            true,
+        )),
+    }
+}
+
+impl Pool {
+    /// An idle connection to `authority` that is still open, if there is one.
+    fn take(&self, authority: &str) -> Option<Conn> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let list = idle.get_mut(authority)?;
+        while let Some(conn) = list.pop() {
+            if conn.since.elapsed() < self.lifetime && conn.conn.is_open() {
+                return Some(conn.conn);
+            }
+        }
+        None
+    }
+
+    fn put(&self, authority: &str, conn: Conn) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if !idle.contains_key(authority) {
+            idle.insert(authority.to_owned(), Vec::new());
+        }
+        let Some(list) = idle.get_mut(authority) else {
+            return;
+        };
+        if list.len() < MAX_IDLE_PER_HOST {
+            list.push(Idle {
+                conn,
+                since: Instant::now(),
+            });
+        }
+    }
+}
+
+/// A response body: what came with the head, then the connection, its framing undone. At its
+/// end a keep-alive connection goes back to the pool; dropped before, the connection closes.
+struct Body {
+    conn: Option<Conn>,
+    buf: Vec<u8>,
+    /// How much of `buf` was decoded.
+    at: usize,
+    decoder: BodyDecoder,
+    keep_alive: bool,
+    /// The body failed: every later read says so again (never a clean end).
+    failed: Option<io::ErrorKind>,
+    pool: Arc<Pool>,
+    /// Where it came from: its connection goes back to the pool under its authority.
+    target: Arc<Target>,
+}
+
+impl Body {
+    fn finish(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            // Anything after the body was not asked for: that connection is not reused. A
+            // server that closed it right after its answer (without `Connection: close`) is
+            // seen here already when its end came with the body, and again when the
+            // connection is taken from the pool.
+            if self.keep_alive && self.at == self.buf.len() && conn.is_open() {
+                self.pool.put(&self.target.authority, conn);
+            }
+        }
+    }
+}
+
+impl AsyncRead for Body {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        if let Some(kind) = this.failed {
+            return Poll::Ready(Err(io::Error::new(kind, "the body failed before")));
+        }
+        if out.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        let read = this.read(cx, out);
+        if let Poll::Ready(Err(e)) = &read {
+            this.failed = Some(e.kind());
+            this.conn = None;
+        }
+        read
+    }
+}
+
+impl Body {
+    fn read(&mut self, cx: &mut Context<'_>, out: &mut [u8]) -> Poll<io::Result<usize>> {
+        let this = self;
+        loop {
+            if this.decoder.is_done() {
+                this.finish();
+                return Poll::Ready(Ok(0));
+            }
+            if this.at < this.buf.len() {
+                let step = this
+                    .decoder
+                    .decode(&this.buf[this.at..], out.len())
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                let data = &this.buf[this.at + step.data.start..this.at + step.data.end];
+                let n = data.len();
+                out[..n].copy_from_slice(data);
+                this.at += step.consumed;
+                if n > 0 {
+                    if this.decoder.is_done() {
+                        this.finish();
+                    }
+                    return Poll::Ready(Ok(n));
+                }
+                if step.consumed > 0 {
+                    continue;
+                }
+            }
+            // All of the buffer is decoded (or waits for more): read again.
+            this.buf.drain(..this.at);
+            this.at = 0;
+            let Some(conn) = this.conn.as_mut() else {
+                return Poll::Ready(Ok(0));
+            };
+            let read = poll_read_more(conn, cx, &mut this.buf);
+            match read {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(0)) => {
+                    this.conn = None;
+                    return match this.decoder.end_of_input() {
+                        Ok(()) if this.at == this.buf.len() => Poll::Ready(Ok(0)),
+                        Ok(()) => continue,
+                        Err(e) => Poll::Ready(Err(io::Error::new(io::ErrorKind::UnexpectedEof, e))),
+                    };
+                }
+                Poll::Ready(Ok(_)) => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_lite::AsyncReadExt;
+    use mcpwire_core::HttpMethod;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A server on 127.0.0.1 that answers each request of each connection with `answer(n)`
+    /// (n counts requests over all connections) and closes the connection after the answer
+    /// when `close_after` says so. Returns its URL and the count of connections accepted.
+    fn server(
+        answer: impl Fn(usize) -> Vec<u8> + Send + Sync + 'static,
+        close_after: impl Fn(usize) -> bool + Send + Sync + 'static,
+    ) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let (answer, close_after) = (Arc::new(answer), Arc::new(close_after));
+        let count = accepted.clone();
+        let requests = Arc::new(AtomicUsize::new(0));
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { return };
+                count.fetch_add(1, Ordering::SeqCst);
+                let (answer, close_after, requests) =
+                    (answer.clone(), close_after.clone(), requests.clone());
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(conn.try_clone().unwrap());
+                    let mut conn = conn;
+                    loop {
+                        let mut length = 0;
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            if let Some(v) =
+                                line.to_ascii_lowercase().strip_prefix("content-length:")
+                            {
+                                length = v.trim().parse().unwrap();
+                            }
+                            if line == "\r\n" {
+                                break;
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        std::io::Read::read_exact(&mut reader, &mut body).unwrap();
+                        let n = requests.fetch_add(1, Ordering::SeqCst);
+                        conn.write_all(&answer(n)).unwrap();
+                        if close_after(n) {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (url, accepted)
+    }
+
+    fn post(url: &str) -> HttpRequest {
+        HttpRequest {
+            exchange: 0,
+            method: HttpMethod::Post,
+            url: url.to_owned(),
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: b"{}".to_vec(),
+        }
+    }
+
+    fn backend() -> Http1Backend {
+        let options = HttpClientOptions {
+            proxy: ProxySetting::Direct,
+            ..HttpClientOptions::default()
+        };
+        Http1Backend::for_options(&options).expect("direct http://")
+    }
+
+    async fn body_of(resp: HttpResponse) -> io::Result<Vec<u8>> {
+        let mut body = Vec::new();
+        let mut reader = resp.body;
+        reader.read_to_end(&mut body).await?;
+        Ok(body)
+    }
+
+    #[test]
+    fn sequential_requests_share_one_connection_and_chunked_bodies_arrive_whole() {
+        let (url, accepted) = server(
+            |n| {
+                match n % 2 {
+                0 => b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec(),
+                _ => b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+                    .to_vec(),
+            }
+            },
+            |_| false,
+        );
+        let backend = backend();
+        smol::block_on(async {
+            for i in 0..6 {
+                let resp = backend.send(post(&url)).await.unwrap();
+                assert_eq!(resp.status, 200);
+                let want: &[u8] = if i % 2 == 0 { b"ok" } else { b"abcde" };
+                assert_eq!(body_of(resp).await.unwrap(), want);
+            }
+        });
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            1,
+            "one keep-alive connection"
+        );
+    }
+
+    #[test]
+    fn a_connection_the_server_closed_while_idle_is_not_reused() {
+        // The server closes each connection after its answer (an idle timeout in short).
+        let (url, accepted) = server(
+            |_| b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec(),
+            |_| true,
+        );
+        let backend = backend();
+        smol::block_on(async {
+            for _ in 0..3 {
+                let resp = backend.send(post(&url)).await.unwrap();
+                assert_eq!(body_of(resp).await.unwrap(), b"ok");
+                // Let the close arrive before the next request.
+                Timer::after(Duration::from_millis(50)).await;
+            }
+        });
+        assert_eq!(accepted.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_body_until_the_close_and_a_cut_one() {
+        let (url, _) = server(
+            |n| match n {
+                0 => b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it".to_vec(),
+                _ => b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort".to_vec(),
+            },
+            |_| true,
+        );
+        let backend = backend();
+        smol::block_on(async {
+            let resp = backend.send(post(&url)).await.unwrap();
+            assert_eq!(body_of(resp).await.unwrap(), b"all of it");
+            let resp = backend.send(post(&url)).await.unwrap();
+            let err = body_of(resp).await.unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof, "{err}");
+        });
+    }
+
+    #[test]
+    fn nothing_listening_is_refused_and_unsent() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let backend = backend();
+        let failure = smol::block_on(backend.send(post(&format!("http://127.0.0.1:{port}/mcp"))))
+            .err()
+            .expect("refused");
+        assert_eq!(failure.kind, HttpErrorKind::ConnectionRefused);
+        assert!(failure.unsent);
+    }
+
+    /// Header names and values holding each byte 0x00-0xFF as a Rust string: the byte as the
+    /// character U+0000-U+00FF (two bytes of UTF-8 from 0x80), the byte through a lossy
+    /// conversion (U+FFFD from 0x80), alone and within text; and multi-byte UTF-8.
+    fn every_byte() -> Vec<String> {
+        let mut out = Vec::new();
+        for b in 0u8..=255 {
+            let c = char::from(b);
+            out.push(format!("a{c}z"));
+            out.push(c.to_string());
+            out.push(String::from_utf8_lossy(&[b'a', b, b'z']).into_owned());
+        }
+        for s in [
+            "caf\u{e9}",
+            "v\r\nX-Injected: 1",
+            "\u{65e5}\u{672c}",
+            "\u{1F600}",
+            "",
+            " ",
+        ] {
+            out.push(s.to_owned());
+        }
+        out
+    }
+
+    /// What HTTP carries in a value, written out apart from the rule under test.
+    fn sendable_value(v: &str) -> bool {
+        v.chars().all(|c| c == '\t' || (' '..='~').contains(&c))
+    }
+
+    fn sendable_name(n: &str) -> bool {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
+    }
+
+    #[test]
+    fn a_request_header_with_any_byte_is_sent_or_refused_unsent_never_a_panic() {
+        let requests = Arc::new(AtomicUsize::new(0));
+        let seen = requests.clone();
+        let (url, _) = server(
+            move |n| {
+                seen.store(n + 1, Ordering::SeqCst);
+                b"HTTP/1.1 204 No Content\r\n\r\n".to_vec()
+            },
+            |_| false,
+        );
+        let backend = backend();
+        let mut cases: Vec<(String, String)> = Vec::new();
+        for s in every_byte() {
+            cases.push(("X-Test".to_owned(), s.clone()));
+            cases.push((s, "v".to_owned()));
+        }
+        smol::block_on(async {
+            for (name, value) in cases {
+                let mut request = post(&url);
+                request.headers.push((name.clone(), value.clone()));
+                let before = requests.load(Ordering::SeqCst);
+                let outcome = backend.send(request).await;
+                if sendable_name(&name) && sendable_value(&value) {
+                    let resp = outcome.unwrap_or_else(|f| panic!("{name:?}: {value:?}: {f:?}"));
+                    assert_eq!(resp.status, 204);
+                    body_of(resp).await.unwrap();
+                    assert_eq!(requests.load(Ordering::SeqCst), before + 1);
+                    continue;
+                }
+                let failure = outcome
+                    .err()
+                    .unwrap_or_else(|| panic!("{name:?}: {value:?} was sent"));
+                match &failure.kind {
+                    HttpErrorKind::Header(e) => assert_eq!(e.name(), name),
+                    other => panic!("{name:?}: {value:?}: {other:?}"),
+                }
+                assert!(failure.unsent, "{failure:?}");
+                assert_eq!(
+                    requests.load(Ordering::SeqCst),
+                    before,
+                    "{name:?}: {value:?}"
+                );
+            }
+        });
+    }
+
+    #[test]
+    fn a_bad_request_header_is_refused_before_the_fallback_too() {
+        // `https://` goes to isahc; nothing listens on port 1 either way.
+        let backend = backend();
+        for url in ["https://127.0.0.1:1/mcp", "http://user@127.0.0.1:1/mcp"] {
+            let mut request = post(url);
+            request.headers.push(("X-Name".into(), "caf\u{e9}".into()));
+            let failure = smol::block_on(backend.send(request))
+                .err()
+                .expect("refused");
+            assert!(
+                matches!(&failure.kind, HttpErrorKind::Header(e) if e.name() == "X-Name"),
+                "{failure:?}"
+            );
+            assert!(
+                failure.unsent && failure.message.contains("X-Name"),
+                "{failure:?}"
+            );
+        }
+    }
+
+    /// Response heads holding byte `b` in a header value, a header name, the reason phrase,
+    /// the status code and a session id.
+    fn odd_heads(b: u8) -> Vec<Vec<u8>> {
+        // Each connection answers once and closes, and says so (a client never reuses it).
+        let end: &[u8] = b"\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok";
+        vec![
+            [&b"HTTP/1.1 200 OK\r\nX-Test: a"[..], &[b], b"z", end].concat(),
+            [&b"HTTP/1.1 200 OK\r\nX"[..], &[b], b"Y: v", end].concat(),
+            [&b"HTTP/1.1 200 O"[..], &[b], b"K", end].concat(),
+            [&b"HTTP/1.1 2"[..], &[b], b"0 OK", end].concat(),
+            [&b"HTTP/1.1 200 OK\r\nMcp-Session-Id: s"[..], &[b], end].concat(),
+        ]
+    }
+
+    #[test]
+    fn a_response_head_with_any_byte_is_read_or_refused_never_a_panic() {
+        let mut heads: Vec<Vec<u8>> = (0u8..=255).flat_map(odd_heads).collect();
+        heads.push(
+            b"HTTP/1.1 200 OK\r\nMcp-Session-Id: caf\xc3\xa9\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        );
+        heads.push(
+            b"HTTP/1.1 200 OK\r\nMcp-Session-Id: caf\xe9\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        );
+        let count = heads.len();
+        let heads = Arc::new(heads);
+        let answers = heads.clone();
+        let (url, _) = server(move |n| answers[n % answers.len()].clone(), |_| true);
+        let backend = backend();
+        let mut read = 0;
+        smol::block_on(async {
+            for head in heads.iter().take(count) {
+                match backend.send(post(&url)).await {
+                    Ok(resp) => {
+                        read += 1;
+                        assert!((100..=999).contains(&resp.status), "{head:?}");
+                        // A value read lossily keeps U+FFFD for its bad bytes: the core judges.
+                        let _ = body_of(resp).await;
+                    }
+                    Err(failure) => {
+                        assert_eq!(
+                            failure.kind,
+                            HttpErrorKind::HeadCutShort,
+                            "{head:?}: {failure:?}"
+                        );
+                        assert!(!failure.unsent, "{head:?}: {failure:?}");
+                    }
+                }
+            }
+        });
+        // The plain heads (b'x' and the like) were read.
+        assert!(read >= 5 * 60, "{read} of {count} heads read");
+    }
+
+    #[test]
+    fn urls_it_leaves_to_libcurl() {
+        assert!(target_of("https://h/mcp").is_none());
+        assert!(target_of("http://user:pw@h/mcp").is_none());
+        for odd in [
+            "http://h/a b",
+            "http://h:+80/",
+            "http://[localhost]/",
+            "http://h/\u{e9}",
+            "http://h:/",
+        ] {
+            assert!(target_of(odd).is_none(), "{odd}");
+        }
+        let t = target_of("http://[::1]:8080?x=1").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.port, t.path.as_str()),
+            ("::1", 8080, "/?x=1")
+        );
+        let t = target_of("http://localhost/a/b#frag").unwrap();
+        assert_eq!(
+            (t.authority.as_str(), t.port, t.path.as_str()),
+            ("localhost", 80, "/a/b")
+        );
+        let through_proxy = HttpClientOptions {
+            proxy: ProxySetting::Url {
+                url: "http://proxy:3128".into(),
+                no_proxy: vec![],
+            },
+            ..HttpClientOptions::default()
+        };
+        assert!(Http1Backend::for_options(&through_proxy).is_none());
+        let off = HttpClientOptions {
+            native_http1: false,
+            ..HttpClientOptions::default()
+        };
+        assert!(Http1Backend::for_options(&off).is_none());
+    }
+}

@@ -1,0 +1,435 @@
+//! Why a TLS handshake failed. libcurl reports a failed certificate check with one code for
+//! every reason, and isahc does not pass on its words; so after such a failure one more
+//! handshake (no request in it) is made with rustls, the same TLS library libcurl uses here,
+//! with the same trust and client certificate, and its error names the reason: an unknown
+//! issuer, a name that does not match, an expired certificate (with its dates), a client
+//! certificate wanted, a server that does not speak TLS at all.
+//!
+//! And what a port speaks, when a plain `http://` request met something that is not HTTP/1.1:
+//! TLS ([`speaks_tls`]: a ClientHello answered with a TLS record), or HTTP/2 with prior
+//! knowledge ([`speaks_h2c`]: the connection preface answered with a `SETTINGS` frame).
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcpwire_core::error::{Hint, TlsFailure};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{AlertDescription, CertificateError, ClientConfig, ClientConnection, RootCertStore};
+
+use super::backend::HttpFailure;
+use super::options::TlsOptions;
+
+/// How long the second handshake may take in all.
+const DIAGNOSIS_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long to wait, once the handshake is done, for a verdict on the client certificate.
+const VERDICT_WAIT: Duration = Duration::from_millis(500);
+
+/// The host and port of an `https://` URL.
+fn host_and_port(url: &str) -> Option<(String, u16)> {
+    let (scheme, host) = super::options::scheme_and_host(url)?;
+    let port = url::Url::parse(url).ok()?.port_or_known_default()?;
+    (scheme == "https").then_some((host, port))
+}
+
+/// The client configuration that trusts what the backend trusts.
+fn config(tls: &TlsOptions, extra_pem: Option<&[u8]>) -> Result<ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?;
+    let builder = match extra_pem {
+        Some(pem) => {
+            let mut roots = RootCertStore::empty();
+            for cert in CertificateDer::pem_slice_iter(pem).flatten() {
+                // A bundle may hold certificates webpki cannot use; the others still count.
+                let _ = roots.add(cert);
+            }
+            builder.with_root_certificates(roots)
+        }
+        None => {
+            let verifier =
+                rustls_platform_verifier::Verifier::new(provider).map_err(|e| e.to_string())?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(verifier))
+        }
+    };
+    match &tls.client_certificate {
+        Some(c) => {
+            let chain: Vec<CertificateDer<'static>> =
+                CertificateDer::pem_file_iter(&c.certificate_file)
+                    .map_err(|e| e.to_string())?
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| e.to_string())?;
+            let key = PrivateKeyDer::from_pem_file(&c.key_file).map_err(|e| e.to_string())?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| e.to_string())
+        }
+        None => Ok(builder.with_no_client_auth()),
+    }
+}
+
+/// The reason a handshake with the server at `url` fails, and rustls's words for it; `None`
+/// when it succeeds or cannot be tried.
+pub(crate) fn diagnose(
+    url: &str,
+    tls: &TlsOptions,
+    extra_pem: Option<&[u8]>,
+) -> Option<(TlsFailure, String)> {
+    let (host, port) = host_and_port(url)?;
+    let config = config(tls, extra_pem).ok()?;
+    let name = ServerName::try_from(host.clone()).ok()?;
+    let addr = (host.as_str(), port).to_socket_addrs().ok()?.next()?;
+    let sock = TcpStream::connect_timeout(&addr, DIAGNOSIS_TIMEOUT).ok()?;
+    sock.set_read_timeout(Some(DIAGNOSIS_TIMEOUT)).ok()?;
+    sock.set_write_timeout(Some(DIAGNOSIS_TIMEOUT)).ok()?;
+    let mut sock = Recorded {
+        inner: sock,
+        first: Vec::new(),
+    };
+    let mut conn = ClientConnection::new(Arc::new(config), name).ok()?;
+    let mut outcome = Ok(());
+    while conn.is_handshaking() && outcome.is_ok() {
+        outcome = conn.complete_io(&mut sock).map(|_| ());
+    }
+    if outcome.is_ok() {
+        // Over TLS 1.3 the server judges a client certificate after the client's side of the
+        // handshake is done: its verdict is the first thing it sends.
+        let mut byte = [0u8; 1];
+        sock.inner.set_read_timeout(Some(VERDICT_WAIT)).ok()?;
+        outcome = match conn.complete_io(&mut sock) {
+            Ok(_) => conn.reader().read(&mut byte).map(|_| ()),
+            Err(e) => Err(e),
+        };
+    }
+    let e = outcome.err()?;
+    // What came back is not TLS at all: a plain server's answer to the ClientHello.
+    if !sock.first.is_empty() && !is_tls_record(&sock.first) {
+        return Some((TlsFailure::NotTls, answered_with(&sock.first)));
+    }
+    let error = e.get_ref()?.downcast_ref::<rustls::Error>()?;
+    Some((reason_of(error), words_of(error)))
+}
+
+/// A socket that keeps the first bytes it reads (what the server answered first).
+struct Recorded {
+    inner: TcpStream,
+    first: Vec<u8>,
+}
+
+impl Read for Recorded {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let room = 64usize.saturating_sub(self.first.len());
+        self.first.extend_from_slice(&buf[..n.min(room)]);
+        Ok(n)
+    }
+}
+
+impl Write for Recorded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Whether `bytes` start as a TLS record does: a content type (change cipher spec, alert,
+/// handshake, application data, heartbeat) and a version 3.x.
+pub(crate) fn is_tls_record(bytes: &[u8]) -> bool {
+    matches!(bytes, [0x14..=0x18, 0x03, 0x00..=0x04, ..])
+}
+
+/// Words for a server's answer that is not TLS: its first line when it is text (`"HTTP/1.1
+/// 400 Bad Request"`), else how many bytes came.
+fn answered_with(first: &[u8]) -> String {
+    let line = first
+        .split(|b| *b == b'\r' || *b == b'\n')
+        .next()
+        .unwrap_or(&[]);
+    if !line.is_empty() && line.iter().all(|b| (0x20..0x7f).contains(b)) {
+        let line = String::from_utf8_lossy(line);
+        return format!("it answered the TLS handshake with \"{line}\"");
+    }
+    "it answered the TLS handshake with bytes that are not TLS".to_owned()
+}
+
+/// rustls's words for a handshake error, with a certificate's dates as dates.
+fn words_of(error: &rustls::Error) -> String {
+    use CertificateError as C;
+    match error {
+        rustls::Error::InvalidCertificate(C::ExpiredContext { time, not_after }) => format!(
+            "not valid after {}; it is now {}",
+            utc(not_after.as_secs()),
+            utc(time.as_secs())
+        ),
+        rustls::Error::InvalidCertificate(C::NotValidYetContext { time, not_before }) => {
+            format!(
+                "not valid before {}; it is now {}: is this machine's clock right?",
+                utc(not_before.as_secs()),
+                utc(time.as_secs())
+            )
+        }
+        _ => error.to_string(),
+    }
+}
+
+/// A moment given in seconds since 1970 as a date and time in UTC: `2026-12-02 04:26:55 UTC`.
+fn utc(secs: u64) -> String {
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (h, m, s) = (rest / 3600, rest % 3600 / 60, rest % 60);
+    // Days to a civil date (the proleptic Gregorian calendar), after H. Hinnant's algorithm.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
+}
+
+/// The servers that have answered in HTTP, each by a key its backend chooses (its authority):
+/// a failure talking to one of these is never put down to a port that speaks something else.
+#[derive(Debug, Default)]
+pub(crate) struct Answered(Mutex<HashSet<String>>);
+
+impl Answered {
+    /// Whether the server `key` has answered in HTTP before.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        let answered = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        answered.contains(key)
+    }
+
+    /// The server `key` answered in HTTP.
+    pub(crate) fn insert(&self, key: &str) {
+        let mut answered = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !answered.contains(key) {
+            answered.insert(key.to_owned());
+        }
+    }
+}
+
+/// How long a second look at a port may wait for its answer.
+pub(crate) const PORT_LOOK: Duration = Duration::from_secs(2);
+
+/// A plain `http://` request to `url`, cut short before any response head at a server that has
+/// not answered in HTTP yet: when its port speaks TLS, or (HTTP/2 with prior knowledge) not
+/// HTTP/2, the failure gets that hint and is marked unsent (the server never read the request:
+/// a TLS server reads no plain HTTP, an HTTP/1.1 server no HTTP/2 frames). Each look waits at
+/// most `connect_timeout` or [`PORT_LOOK`], whichever is shorter.
+pub(crate) async fn port_hint(
+    failure: HttpFailure,
+    url: &str,
+    connect_timeout: Duration,
+    prior_knowledge: bool,
+) -> HttpFailure {
+    let (url, wait) = (url.to_owned(), connect_timeout.min(PORT_LOOK));
+    match smol::unblock(move || plain_port_hint(&url, wait, prior_knowledge)).await {
+        Some(hint) => {
+            let mut failure = failure.with_hint(hint);
+            failure.unsent = true;
+            failure
+        }
+        None => failure,
+    }
+}
+
+/// What a port that cut a plain `http://` request to `url` short speaks, as a hint: TLS
+/// ([`Hint::Https`]), or, with HTTP/2 spoken with prior knowledge (`prior_knowledge`),
+/// anything but HTTP/2 ([`Hint::NoH2c`]). Looks at the port once or twice, each look waiting
+/// `wait` at most; `None` when neither.
+fn plain_port_hint(url: &str, wait: Duration, prior_knowledge: bool) -> Option<Hint> {
+    let parsed = url::Url::parse(url).ok()?;
+    let host = match parsed.host()? {
+        url::Host::Ipv6(addr) => addr.to_string(),
+        host => host.to_string(),
+    };
+    let port = parsed.port_or_known_default()?;
+    if speaks_tls(&host, port, wait) {
+        let url = mcpwire_core::error::with_scheme(&mcpwire_core::error::redact_url(url), "https");
+        return Some(Hint::Https { url });
+    }
+    (prior_knowledge && speaks_h2c(&host, port, wait) == Some(false)).then_some(Hint::NoH2c)
+}
+
+/// Whether the server at `host:port` speaks TLS: it answers a TLS ClientHello with a TLS
+/// record (a ServerHello, or an alert) within `wait`. No request is sent; the handshake goes no
+/// further. `false` when it cannot be told (no connection, silence).
+pub(crate) fn speaks_tls(host: &str, port: u16, wait: Duration) -> bool {
+    let hello = (|| {
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let config = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .ok()?
+            .with_root_certificates(RootCertStore::empty())
+            .with_no_client_auth();
+        let name = ServerName::try_from(host.to_owned()).ok()?;
+        let mut conn = ClientConnection::new(Arc::new(config), name).ok()?;
+        let mut hello = Vec::new();
+        conn.write_tls(&mut hello).ok()?;
+        Some(hello)
+    })();
+    let Some(hello) = hello else { return false };
+    first_bytes(host, port, &hello, 5, wait).is_some_and(|b| is_tls_record(&b))
+}
+
+/// Whether the server at `host:port` speaks HTTP/2 over plain TCP (h2c) with prior knowledge:
+/// it answers the connection preface with a `SETTINGS` frame within `wait`. `Some(false)` when
+/// it answered otherwise (an HTTP/1.1 `400`, a close); `None` when it cannot be told.
+pub(crate) fn speaks_h2c(host: &str, port: u16, wait: Duration) -> Option<bool> {
+    // The preface, then an empty SETTINGS frame (length 0, type 4, no flags, stream 0).
+    let mut preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    preface.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    let answer = first_bytes(host, port, &preface, 9, wait)?;
+    Some(matches!(answer.as_slice(), [_, _, _, 0x04, ..]) && !answer.starts_with(b"HTTP/"))
+}
+
+/// Connects to `host:port`, writes `hello`, and reads until `want` bytes came, the server
+/// closed, or `wait` passed: the bytes that came (empty after a close). `None` when no
+/// connection could be made or nothing came in time.
+fn first_bytes(
+    host: &str,
+    port: u16,
+    hello: &[u8],
+    want: usize,
+    wait: Duration,
+) -> Option<Vec<u8>> {
+    let addr = (host, port).to_socket_addrs().ok()?.next()?;
+    let mut sock = TcpStream::connect_timeout(&addr, wait).ok()?;
+    sock.set_write_timeout(Some(wait)).ok()?;
+    sock.write_all(hello).ok()?;
+    let until = std::time::Instant::now() + wait;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 64];
+    while got.len() < want {
+        let left = until.checked_duration_since(std::time::Instant::now())?;
+        sock.set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .ok()?;
+        match sock.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // A reset after the answer still leaves the answer.
+            Err(_) if !got.is_empty() => break,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(_) => return None,
+        }
+    }
+    Some(got)
+}
+
+/// The kind of a rustls handshake error.
+fn reason_of(error: &rustls::Error) -> TlsFailure {
+    use rustls::Error as E;
+    use CertificateError as C;
+    match error {
+        E::InvalidCertificate(c) => match c {
+            C::UnknownIssuer => TlsFailure::UnknownIssuer,
+            C::NotValidForName | C::NotValidForNameContext { .. } => TlsFailure::NameMismatch,
+            C::Expired | C::ExpiredContext { .. } => TlsFailure::Expired,
+            C::NotValidYet | C::NotValidYetContext { .. } => TlsFailure::NotYetValid,
+            _ => TlsFailure::Other,
+        },
+        E::AlertReceived(
+            AlertDescription::CertificateRequired
+            | AlertDescription::BadCertificate
+            | AlertDescription::UnknownCA
+            | AlertDescription::CertificateUnknown
+            | AlertDescription::AccessDenied,
+        ) => TlsFailure::ClientCertificate,
+        E::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => TlsFailure::NotTls,
+        _ => TlsFailure::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moments_as_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc(1_796_185_615), "2026-12-02 04:26:55 UTC");
+        assert_eq!(utc(4_107_542_399), "2100-02-28 23:59:59 UTC");
+    }
+
+    /// A stand-in on 127.0.0.1 that answers each connection's first bytes with `answer`'s and
+    /// closes; its URL.
+    fn stand_in(answer: fn(&[u8]) -> &'static [u8]) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                let mut first = [0u8; 4096];
+                let n = conn.read(&mut first).unwrap_or(0);
+                let _ = conn.write_all(answer(&first[..n]));
+            }
+        });
+        url
+    }
+
+    #[test]
+    fn what_a_port_speaks() {
+        let wait = Duration::from_secs(2);
+        let tls = stand_in(|_| &[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28]);
+        let https = tls.replace("http://", "https://");
+        assert_eq!(
+            plain_port_hint(&tls, wait, false),
+            Some(Hint::Https { url: https.clone() })
+        );
+        assert_eq!(
+            plain_port_hint(&tls, wait, true),
+            Some(Hint::Https { url: https })
+        );
+        let http1 = stand_in(|_| b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+        assert_eq!(plain_port_hint(&http1, wait, false), None);
+        assert_eq!(plain_port_hint(&http1, wait, true), Some(Hint::NoH2c));
+        // A SETTINGS frame: it speaks h2c.
+        let h2c = stand_in(|_| &[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+        assert_eq!(plain_port_hint(&h2c, wait, true), None);
+        // Nothing listens: nothing is told.
+        assert_eq!(plain_port_hint("http://127.0.0.1:1/mcp", wait, true), None);
+    }
+
+    #[test]
+    fn tls_records_and_what_is_not_one() {
+        assert!(is_tls_record(&[0x15, 0x03, 0x03, 0x00, 0x02]));
+        assert!(is_tls_record(&[0x16, 0x03, 0x01]));
+        assert!(!is_tls_record(b"HTTP/1.1 400 Bad Request"));
+        assert!(!is_tls_record(&[0x15]));
+        assert_eq!(
+            answered_with(b"HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain"),
+            "it answered the TLS handshake with \"HTTP/1.1 400 Bad Request\""
+        );
+        assert_eq!(
+            answered_with(&[0, 1, 2]),
+            "it answered the TLS handshake with bytes that are not TLS"
+        );
+    }
+
+    #[test]
+    fn hosts_and_ports_of_urls() {
+        assert_eq!(
+            host_and_port("https://a.example/mcp"),
+            Some(("a.example".into(), 443))
+        );
+        assert_eq!(
+            host_and_port("https://u:p@127.0.0.1:8443/mcp?x"),
+            Some(("127.0.0.1".into(), 8443))
+        );
+        assert_eq!(host_and_port("https://[::1]:9/x"), Some(("::1".into(), 9)));
+        assert_eq!(host_and_port("http://a.example/"), None);
+    }
+}

@@ -1,0 +1,431 @@
+//! The stdio transport's IO: the server's stdin and stdout (a child's pipes, or any pair of
+//! byte streams), and for a child process its stderr, its exit and the signals to its group.
+
+use std::io;
+use std::pin::Pin;
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use futures_lite::AsyncWrite;
+use mcpwire_core::config::StdioConfig;
+use mcpwire_core::{Connection, Output, ProcessAction, ProcessExit};
+
+use super::pipe_reader::{PipeReader, Read};
+use super::signal::Signal;
+use super::spawn::{signal_group, Spawned, SIGKILL, SIGTERM};
+use super::stderr::StderrTail;
+use crate::handlers::BoxFuture;
+use crate::transport::TransportIo;
+
+/// Sees each step a stdio connection takes with its server process as the step is taken: the
+/// end of file on its stdin ([`ProcessAction::CloseStdin`], once everything queued before it
+/// was written), SIGTERM ([`ProcessAction::Terminate`]) and SIGKILL ([`ProcessAction::Kill`])
+/// to its process group (also when the [`Driver`](crate::Driver) is dropped with the server still running),
+/// and a new start ([`ProcessAction::SpawnAgain`]). Called on the connection's driver, with the
+/// connection locked: it must return quickly and must not call the [`Client`](crate::Client).
+pub type ProcessActionObserver = Arc<dyn Fn(ProcessAction) + Send + Sync>;
+
+/// How many reads of one pipe a step makes before moving on.
+const READS_PER_STEP: usize = 64;
+
+type Reader = super::pipe_reader::Stream;
+type Writer = Pin<Box<dyn AsyncWrite + Send>>;
+
+/// The server process behind the pipes.
+struct Process {
+    pid: i32,
+    /// Kept so that async-process reaps the child when it goes.
+    _child: async_process::Child,
+    stderr: Option<PipeReader>,
+    /// Polled only when it was signalled.
+    stderr_signal: Signal,
+    status: Option<BoxFuture<io::Result<ExitStatus>>>,
+    /// The exit status is polled only when async-process's reaper signals it (each poll is a
+    /// `wait4`).
+    status_signal: Signal,
+    stderr_tail: StderrTail,
+    /// How to start the server again (after an unanswered `server/discover` probe).
+    config: StdioConfig,
+}
+
+impl Process {
+    /// Reads stderr until it is drained (or for [`READS_PER_STEP`] reads), keeping its tail
+    /// and the lines for the callback. Returns whether it progressed (bytes, or the end).
+    fn read_stderr(&mut self, buf: &mut [u8], lines: &mut Vec<String>) -> bool {
+        let mut scx = self.stderr_signal.context();
+        let mut progressed = false;
+        for _ in 0..READS_PER_STEP {
+            let Some(stderr) = self.stderr.as_mut() else {
+                return progressed;
+            };
+            match stderr.read(&mut scx, buf) {
+                Read::End => {
+                    self.stderr = None;
+                    return true;
+                }
+                Read::Bytes { n, drained } => {
+                    lines.extend(self.stderr_tail.push(&buf[..n]));
+                    progressed = true;
+                    if drained {
+                        return true;
+                    }
+                }
+                Read::Pending => return progressed,
+            }
+        }
+        // Left with more to read: nothing will signal it, so it is read at the next pass.
+        self.stderr_signal.raise();
+        progressed
+    }
+}
+
+/// Pipes to a server: stdin, stdout, and the process behind them when there is one.
+pub(crate) struct PipeIo {
+    stdin: Option<Writer>,
+    /// Set when stdin said `Pending`: written again only once signalled.
+    stdin_blocked: bool,
+    stdin_signal: Signal,
+    stdout: Option<PipeReader>,
+    /// stdout is read only when it was signalled (see [`Signal`]).
+    stdout_signal: Signal,
+    unwritten: Vec<u8>,
+    written: usize,
+    /// The connection asked for stdin's end: it comes once everything queued is written (a
+    /// cancellation queued just before must still reach the server).
+    close_stdin: bool,
+    read_buf: Box<[u8]>,
+    process: Option<Process>,
+    exited: bool,
+    /// Told each process action as it is carried out.
+    observer: Option<ProcessActionObserver>,
+}
+
+impl PipeIo {
+    /// The pipes of a child that was just spawned.
+    pub(crate) fn child(spawned: Spawned, stderr_tail: StderrTail, config: StdioConfig) -> Self {
+        let mut io = PipeIo::streams(None, None);
+        io.attach(spawned, stderr_tail, config);
+        io
+    }
+
+    /// A server reached over any pair of byte streams (no process to signal or restart).
+    pub(crate) fn streams(stdout: Option<Reader>, stdin: Option<Writer>) -> Self {
+        PipeIo {
+            stdin,
+            stdin_blocked: false,
+            stdin_signal: Signal::new(),
+            stdout: stdout.map(PipeReader::Stream),
+            stdout_signal: Signal::new(),
+            unwritten: Vec::new(),
+            written: 0,
+            close_stdin: false,
+            read_buf: vec![0; 64 * 1024].into_boxed_slice(),
+            process: None,
+            exited: false,
+            observer: None,
+        }
+    }
+
+    /// Tells `observer` each process action as it is carried out.
+    pub(crate) fn observe(&mut self, observer: Option<ProcessActionObserver>) {
+        self.observer = observer;
+    }
+
+    fn tell(&self, action: ProcessAction) {
+        if let Some(observer) = &self.observer {
+            observer(action);
+        }
+    }
+
+    fn attach(&mut self, spawned: Spawned, stderr_tail: StderrTail, config: StdioConfig) {
+        let mut child = spawned.child;
+        self.stdin = child.stdin.take().map(|w| Box::pin(w) as Writer);
+        self.stdin_blocked = false;
+        self.stdout = child.stdout.take().map(PipeReader::pipe);
+        self.stdout_signal.raise();
+        self.close_stdin = false;
+        let stderr = child.stderr.take().map(PipeReader::pipe);
+        let status: BoxFuture<io::Result<ExitStatus>> = Box::pin(child.status());
+        self.exited = false;
+        self.process = Some(Process {
+            pid: spawned.pid,
+            _child: child,
+            stderr,
+            stderr_signal: Signal::new(),
+            status: Some(status),
+            status_signal: Signal::new(),
+            stderr_tail,
+            config,
+        });
+    }
+
+    /// Replaces the server process with a fresh one (the old one was killed). Returns the new
+    /// one's process id, when it started.
+    fn respawn(&mut self, conn: &mut Connection, now: Instant) -> Option<u32> {
+        self.unwritten.clear();
+        self.written = 0;
+        let Some(old) = self.process.take() else {
+            self.exited = true;
+            let reason = "a connection over streams cannot be started again";
+            conn.handle_respawn_failed(now, reason);
+            return None;
+        };
+        match super::spawn::spawn(&old.config) {
+            Ok(spawned) => {
+                let pid = spawned.pid as u32;
+                // The old child goes to async-process's reaper; its stderr is not the new one's.
+                let mut tail = old.stderr_tail;
+                tail.clear();
+                self.attach(spawned, tail, old.config);
+                conn.handle_respawned(now);
+                Some(pid)
+            }
+            Err(e) => {
+                self.exited = true;
+                conn.handle_respawn_failed(now, &e.to_string());
+                None
+            }
+        }
+    }
+
+    /// Reads stdout into the connection. Returns whether anything was read.
+    fn read_stdout(&mut self, cx: &mut Context<'_>, conn: &mut Connection, now: Instant) -> bool {
+        let mut progressed = false;
+        if self.stdout.is_none() || !self.stdout_signal.take(cx.waker()) {
+            return false;
+        }
+        let mut scx = self.stdout_signal.context();
+        let mut pending = false;
+        for _ in 0..READS_PER_STEP {
+            let Some(stdout) = self.stdout.as_mut() else {
+                pending = true;
+                break;
+            };
+            match stdout.read(&mut scx, &mut self.read_buf) {
+                Read::End => {
+                    self.stdout = None;
+                    conn.handle_stdout_eof(now);
+                    if self.process.is_none() && !self.exited {
+                        // Streams have no exit status: their end is the end.
+                        self.exited = true;
+                        conn.handle_exit(now, ProcessExit::UNKNOWN, "");
+                    }
+                    progressed = true;
+                }
+                Read::Bytes { n, drained } => {
+                    conn.handle_stdout(now, &self.read_buf[..n]);
+                    progressed = true;
+                    if drained {
+                        pending = true;
+                        break;
+                    }
+                }
+                Read::Pending => {
+                    pending = true;
+                    break;
+                }
+            }
+        }
+        if !pending {
+            // Left with more to read: nothing will signal it, so it is read at the next pass.
+            self.stdout_signal.raise();
+        }
+        progressed
+    }
+
+    /// Drains stderr (always: a full pipe must never stall the server) and notices the exit.
+    fn read_process(
+        &mut self,
+        cx: &mut Context<'_>,
+        conn: &mut Connection,
+        now: Instant,
+        stderr_lines: &mut Vec<String>,
+    ) -> bool {
+        let mut progressed = false;
+        let Some(p) = self.process.as_mut() else {
+            return false;
+        };
+        if p.stderr.is_some() && p.stderr_signal.take(cx.waker()) {
+            progressed |= p.read_stderr(&mut self.read_buf, stderr_lines);
+        }
+        let Some(status) = p.status.as_mut() else {
+            return progressed;
+        };
+        if !p.status_signal.take(cx.waker()) {
+            return progressed;
+        }
+        let Poll::Ready(result) = status.as_mut().poll(&mut p.status_signal.context()) else {
+            return progressed;
+        };
+        p.status = None;
+        self.exited = true;
+        // Whatever the server wrote before exiting is still in its pipes, though the reactor
+        // may not have reported them yet: read them now, before the exit reaches the core (it
+        // ends the connection). stdout is read to its end, so a last line without a line end
+        // is released too; a grandchild that keeps a pipe open and writing is read only up to
+        // the bound, and the rest is dropped with the connection.
+        let mut scx = self.stdout_signal.context();
+        for _ in 0..READS_PER_STEP {
+            let Some(stdout) = self.stdout.as_mut() else {
+                break;
+            };
+            stdout.writer_gone();
+            match stdout.read(&mut scx, &mut self.read_buf) {
+                Read::Bytes { n, .. } => conn.handle_stdout(now, &self.read_buf[..n]),
+                Read::End => {
+                    self.stdout = None;
+                    conn.handle_stdout_eof(now);
+                }
+                Read::Pending => break,
+            }
+        }
+        if let Some(stderr) = p.stderr.as_mut() {
+            stderr.writer_gone();
+            p.read_stderr(&mut self.read_buf, stderr_lines);
+        }
+        // Nothing of the group may outlive its leader.
+        signal_group(p.pid, SIGKILL);
+        let tail = p.stderr_tail.tail();
+        conn.handle_exit(now, exit_of(result), &tail);
+        true
+    }
+}
+
+impl TransportIo for PipeIo {
+    fn read(
+        &mut self,
+        cx: &mut Context<'_>,
+        conn: &mut Connection,
+        now: Instant,
+        stderr_lines: &mut Vec<String>,
+    ) -> bool {
+        let read = self.read_stdout(cx, conn, now);
+        self.read_process(cx, conn, now, stderr_lines) | read
+    }
+
+    fn carry_out(&mut self, conn: &mut Connection, now: Instant, output: Output) -> Option<u32> {
+        let pid = self.process.as_ref().map(|p| p.pid);
+        match output {
+            Output::Write(bytes) if self.unwritten.is_empty() => {
+                // The written-out buffer goes back to the core for the next frames.
+                let done = std::mem::replace(&mut self.unwritten, bytes);
+                conn.recycle(done);
+            }
+            Output::Write(bytes) => {
+                self.unwritten.extend_from_slice(&bytes);
+                conn.recycle(bytes);
+            }
+            // Told when the end of file is written (`write`), after what was queued before.
+            Output::Process(ProcessAction::CloseStdin) => self.close_stdin = true,
+            Output::Process(ProcessAction::Terminate) => {
+                if let Some(p) = pid {
+                    signal_group(p, SIGTERM);
+                    self.tell(ProcessAction::Terminate);
+                }
+            }
+            Output::Process(ProcessAction::Kill) => match pid {
+                Some(p) => {
+                    signal_group(p, SIGKILL);
+                    self.tell(ProcessAction::Kill);
+                }
+                None => {
+                    // No process to kill: dropping the streams is the end.
+                    self.close_stdin = true;
+                    self.stdin = None;
+                    self.stdout = None;
+                    if !self.exited {
+                        self.exited = true;
+                        conn.handle_exit(now, ProcessExit::UNKNOWN, "");
+                    }
+                }
+            },
+            Output::Process(ProcessAction::SpawnAgain) => {
+                self.tell(ProcessAction::SpawnAgain);
+                return self.respawn(conn, now);
+            }
+            other => debug_assert!(false, "not a stdio output: {other:?}"),
+        }
+        None
+    }
+
+    fn write(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut progressed = false;
+        // A pipe that said `Pending` is tried again only once it is signalled writable.
+        let signalled = self.stdin_signal.take(cx.waker());
+        if self.stdin_blocked && !signalled {
+            return false;
+        }
+        self.stdin_blocked = false;
+        let mut scx = self.stdin_signal.context();
+        while self.written < self.unwritten.len() {
+            let Some(stdin) = self.stdin.as_mut() else {
+                break;
+            };
+            match stdin
+                .as_mut()
+                .poll_write(&mut scx, &self.unwritten[self.written..])
+            {
+                Poll::Ready(Ok(n)) if n > 0 => {
+                    self.written += n;
+                    progressed = true;
+                }
+                Poll::Ready(_) => {
+                    // The server closed its stdin: it is exiting; the exit will be reported.
+                    self.stdin = None;
+                    progressed = true;
+                }
+                Poll::Pending => {
+                    self.stdin_blocked = true;
+                    break;
+                }
+            }
+        }
+        if self.written == self.unwritten.len() || self.stdin.is_none() {
+            self.unwritten.clear();
+            self.written = 0;
+            if self.close_stdin && self.stdin.is_some() {
+                // Dropping the pipe is the end of file.
+                self.stdin = None;
+                self.tell(ProcessAction::CloseStdin);
+                progressed = true;
+            }
+        }
+        progressed
+    }
+
+    fn is_idle(&self) -> bool {
+        true
+    }
+
+    fn finish_reason(&self) -> &'static str {
+        "the server exited"
+    }
+}
+
+impl Drop for PipeIo {
+    fn drop(&mut self) {
+        if let Some(p) = &self.process {
+            if !self.exited {
+                signal_group(p.pid, SIGKILL);
+                self.tell(ProcessAction::Kill);
+            }
+        }
+    }
+}
+
+fn exit_of(result: io::Result<ExitStatus>) -> ProcessExit {
+    #[cfg(unix)]
+    use std::os::unix::process::ExitStatusExt;
+    match result {
+        Ok(status) => ProcessExit {
+            code: status.code(),
+            #[cfg(unix)]
+            signal: status.signal(),
+            #[cfg(not(unix))]
+            signal: None,
+        },
+        Err(_) => ProcessExit::UNKNOWN,
+    }
+}
