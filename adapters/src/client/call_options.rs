@@ -6,8 +6,6 @@ use std::time::Duration;
 
 use mcpwire_core::Progress;
 
-use crate::driver::state::ProgressFn;
-
 /// Options of one call: the core's [`CallOptions`](mcpwire_core::CallOptions), with a progress
 /// callback in place of its `progress` flag.
 #[derive(Clone)]
@@ -20,7 +18,7 @@ pub struct CallOptions {
     /// Whether progress resets the idle timeout.
     pub reset_on_progress: bool,
     /// Called with each progress update (asks the server for progress).
-    pub on_progress: Option<Arc<ProgressFn>>,
+    pub on_progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
     /// Whether the call is safe to repeat: when its connection or stream is lost after it may
     /// have reached the server, the connection re-issues it once instead of failing it with
     /// "may have been executed". Reads (`ping`, the lists, `resources/read`, `prompts/get`,

@@ -47,9 +47,7 @@ impl Client {
 
     /// Every prompt, over all pages.
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
-        let opts = CallOptions::default();
-        let raw = self.send_call(&opts, McpCall::list_prompts()).await?;
-        Ok(typed_result::<ListPromptsResult>(&raw, "prompts/list")?.prompts)
+        self.list_prompts_with(CallOptions::default()).await
     }
 
     /// Every prompt, over all pages, with options (a timeout).
@@ -64,10 +62,8 @@ impl Client {
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<GetPromptResult, Error> {
-        let opts = CallOptions::default();
-        let call = McpCall::get_prompt(name, arguments);
-        let raw = self.send_call(&opts, call).await?;
-        Ok(typed_result(&raw, "prompts/get")?)
+        self.get_prompt_with(name, arguments, CallOptions::default())
+            .await
     }
 
     /// Gets a prompt, with options.
@@ -85,9 +81,7 @@ impl Client {
 
     /// Every resource, over all pages.
     pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
-        let opts = CallOptions::default();
-        let raw = self.send_call(&opts, McpCall::list_resources()).await?;
-        Ok(typed_result::<ListResourcesResult>(&raw, "resources/list")?.resources)
+        self.list_resources_with(CallOptions::default()).await
     }
 
     /// Every resource, over all pages, with options.
@@ -98,11 +92,8 @@ impl Client {
 
     /// Every resource template, over all pages.
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
-        let opts = CallOptions::default();
-        let call = McpCall::list_resource_templates();
-        let raw = self.send_call(&opts, call).await?;
-        let method = "resources/templates/list";
-        Ok(typed_result::<ListResourceTemplatesResult>(&raw, method)?.resource_templates)
+        self.list_resource_templates_with(CallOptions::default())
+            .await
     }
 
     /// Every resource template, over all pages, with options.
@@ -119,9 +110,7 @@ impl Client {
 
     /// Reads a resource.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
-        let opts = CallOptions::default();
-        let raw = self.send_call(&opts, McpCall::read_resource(uri)).await?;
-        Ok(typed_result(&raw, "resources/read")?)
+        self.read_resource_with(uri, CallOptions::default()).await
     }
 
     /// Reads a resource, with options.

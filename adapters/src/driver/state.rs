@@ -77,7 +77,8 @@ pub(crate) struct ConnectionState {
     pub(crate) pid: u32,
     pub(crate) slots: HashMap<CallId, Slot>,
     pub(crate) ready: Ready,
-    /// The connection's route (see the `route` module), set once the state is shared.
+    /// Wakes whoever runs the connection's loop (the driver task, or a caller holding the
+    /// claim: see the `route` module); set once the state is shared.
     pub(crate) driver_waker: Option<Waker>,
     pub(crate) notifications: Bounded<ServerNotification>,
     pub(crate) events: Bounded<Event>,
