@@ -36,12 +36,14 @@ impl Field {
 pub(crate) struct Rules {
     pub host: Host,
     pub forms: Forms,
-    pub expands: &'static [Field],
+    /// The fields whose values it expands variables in (when it has any form).
+    pub fields: &'static [Field],
 }
 
 impl Rules {
+    /// Whether the host expands variables in `field`.
     pub(crate) fn expands(&self, field: Field) -> bool {
-        self.forms.any() && self.expands.contains(&field)
+        self.forms.any() && self.fields.contains(&field)
     }
 }
 
@@ -50,7 +52,7 @@ use Field::*;
 /// Each host's variable forms and the fields it expands them in (hosts.md §1.1 and §1.3).
 pub(crate) fn rules(host: Host) -> Rules {
     const NONE: &[Field] = &[];
-    let (forms, expands): (Forms, &'static [Field]) = match host {
+    let (forms, fields): (Forms, &'static [Field]) = match host {
         Host::ClaudeDesktop | Host::Zed | Host::Codex | Host::Inspector => (Forms::NONE, NONE),
         // code.claude.com/docs/en/mcp: `${VAR}` and `${VAR:-default}` in five fields.
         Host::ClaudeCode => (
@@ -122,6 +124,6 @@ pub(crate) fn rules(host: Host) -> Rules {
     Rules {
         host,
         forms,
-        expands,
+        fields,
     }
 }
