@@ -4,7 +4,6 @@
 //! whatever our own calls are doing, and their answers go back as soon as they are ready.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use mcpwire_core::jsonrpc::ErrorObject;
@@ -13,8 +12,7 @@ use mcpwire_core::types::{
 };
 use serde_json::{json, Value};
 
-/// A boxed, sendable future, as handlers return.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+use crate::future::BoxFuture;
 
 /// An elicitation the server asked for (`elicitation/create`).
 #[derive(Debug, Clone, PartialEq)]

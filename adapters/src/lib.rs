@@ -33,6 +33,7 @@ mod disk;
 mod drain_read;
 mod driver;
 mod error;
+mod future;
 mod handlers;
 pub mod hosts;
 mod http;
@@ -50,7 +51,8 @@ pub use client::{
 pub use connect::{connect, connect_smol, connect_streams, ConnectOptions};
 pub use driver::Driver;
 pub use error::{Error, Reissue};
-pub use handlers::{BoxFuture, ElicitationRequest, Handlers};
+pub use future::BoxFuture;
+pub use handlers::{ElicitationRequest, Handlers};
 pub use http::{
     ca_pem_problem, ClientCertificate, HttpBackend, HttpClientOptions, HttpCounters,
     HttpExchangeNote, HttpExchangeObserver, HttpFailure, HttpResponse, HttpVersion,

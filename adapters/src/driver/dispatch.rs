@@ -13,7 +13,8 @@ use mcpwire_core::{CallId, CallOutcome, Closed, Event, Progress, ServerRequest};
 use super::state::{ConnectionState, ProgressFn, Ready};
 use super::trace;
 use crate::error::Error;
-use crate::handlers::{BoxFuture, ElicitationRequest, Handlers};
+use crate::future::BoxFuture;
+use crate::handlers::{ElicitationRequest, Handlers};
 use crate::stdio::StderrCallback;
 
 /// AppWork a step hands to the part of the loop that runs outside the lock.

@@ -11,7 +11,7 @@ use mcpwire_core::error::{ExchangeFailure, Hint, HttpErrorKind};
 use mcpwire_core::header::HeaderError;
 use mcpwire_core::HttpRequest;
 
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 
 /// A response head and its body, as a stream of bytes.
 pub struct HttpResponse {

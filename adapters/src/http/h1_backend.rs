@@ -28,7 +28,7 @@ use super::isahc_backend::IsahcBackend;
 use super::options::{HttpClientOptions, HttpVersionChoice, ProxySetting};
 use super::tls_diagnosis;
 use crate::drain_read::DrainRead;
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 
 /// How much one read of a response takes.
 const READ_SIZE: usize = 16 * 1024;

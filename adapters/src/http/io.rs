@@ -16,7 +16,7 @@ use super::backend::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 use super::counters::{Admission, CounterCells};
 use super::curl_errors::io_failure;
 use super::options::HttpClientOptions;
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 use crate::transport::TransportIo;
 
 /// What an HTTP exchange shows of itself to

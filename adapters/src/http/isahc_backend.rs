@@ -14,7 +14,7 @@ use super::backend::{check_headers, HttpBackend, HttpFailure, HttpResponse, Http
 use super::curl_errors::{classify, CURLE_PROXY};
 use super::options::{HttpClientOptions, HttpVersionChoice, ProxyRoute};
 use super::tls_diagnosis;
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 
 /// The default backend: isahc (libcurl), with keep-alive connection reuse and no timeouts of
 /// its own (deadlines are the core's).

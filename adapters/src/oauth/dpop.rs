@@ -15,7 +15,7 @@ use mcpwire_core::HttpRequest;
 use url::Url;
 
 use super::run::unix_now;
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 use crate::http::backend::{HttpBackend, HttpFailure, HttpResponse};
 
 /// The connection's key and the nonces servers gave.

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::store::{BlockingStore, KnownClient, StoreError};
 use super::Credentials;
 use crate::disk::{hex, sha256, write_atomic, Encoder};
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 
 /// The format number written in each file; a file of another is ignored.
 const FORMAT: u32 = 1;

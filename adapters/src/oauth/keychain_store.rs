@@ -11,7 +11,7 @@ use super::file_store::{key, FileTokenStore, StoredSignIn};
 use super::store::{BlockingStore, KnownClient, StoreError};
 use super::Credentials;
 use crate::disk::write_atomic;
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 
 /// The format number written in each index file; a file of another is ignored.
 const FORMAT: u32 = 1;

@@ -11,7 +11,7 @@ use async_io::{Async, Timer};
 use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
 
 use super::{AuthorizeError, Authorizer, Url};
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 
 /// The path the redirect comes back to.
 const CALLBACK: &str = "/callback";

@@ -51,7 +51,7 @@ pub use store::{KnownClient, MemoryTokenStore, StoreError, TokenStore};
 /// URLs, as the authorization steps take them.
 pub use url::Url;
 
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 
 /// Why the user's part of an authorization did not come back.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

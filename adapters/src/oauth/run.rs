@@ -171,7 +171,7 @@ mod tests {
     use mcpwire_core::oauth::token::HttpRequestSpec;
 
     use super::exchange_http;
-    use crate::handlers::BoxFuture;
+    use crate::future::BoxFuture;
     use crate::http::backend::{HttpBackend, HttpFailure, HttpResponse};
     use crate::oauth::{Grant, OAuthOptions};
 

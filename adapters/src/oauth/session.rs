@@ -13,7 +13,7 @@ use url::Url;
 
 use super::run::{drive, unix_now};
 use super::{KnownClient, OAuthOptions};
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 use crate::http::backend::HttpBackend;
 
 /// What an authorization task ends with, for the connection.

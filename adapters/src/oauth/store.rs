@@ -7,7 +7,7 @@ use std::sync::Mutex;
 pub use mcpwire_core::oauth::flow::KnownClient;
 
 use super::Credentials;
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 
 /// A store could not read or write.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -16,7 +16,7 @@ use super::pipe_reader::{PipeReader, Read};
 use super::signal::Signal;
 use super::spawn::{signal_group, Spawned, SIGKILL, SIGTERM};
 use super::stderr::StderrTail;
-use crate::handlers::BoxFuture;
+use crate::future::BoxFuture;
 use crate::transport::TransportIo;
 
 /// Sees each step a stdio connection takes with its server process as the step is taken: the
