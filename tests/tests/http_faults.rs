@@ -15,9 +15,26 @@ use mcpwire::{
 };
 use mcpwire_tests::fault_http::{FaultServer, Framing, Matcher, Recorded, Rule};
 use mcpwire_tests::scenario::{
-    call_within, connect_handshake, handshake_rules, run, tool_result, HANDSHAKE_INIT,
+    call_within, connect_handshake, handshake_rules, tool_result, HANDSHAKE_INIT,
 };
 use serde_json::json;
+
+/// The memory test reads the process's peak resident size, which every client in this binary
+/// adds to (and the allocator's per-thread arenas with it): it runs alone, the others beside
+/// each other.
+static MEMORY: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Runs a scenario beside the others (not beside the memory test).
+fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+    let _beside = MEMORY.read().unwrap_or_else(|e| e.into_inner());
+    mcpwire_tests::scenario::run(f)
+}
+
+/// Runs a scenario with nothing else of this binary running.
+fn run_alone<T>(f: impl std::future::Future<Output = T>) -> T {
+    let _alone = MEMORY.write().unwrap_or_else(|e| e.into_inner());
+    mcpwire_tests::scenario::run(f)
+}
 
 const SESSION: &str = "sess-1";
 const VERSION: &str = "2025-11-25";
@@ -90,6 +107,15 @@ fn handshake_sends_the_session_and_version_after_initialize() {
         let tools = client.list_tools().await.unwrap();
         assert_eq!(tools.len(), 1);
         assert_eq!(tools[0].name, "add");
+        // The standalone GET opens beside the first call; it is awaited before the close,
+        // which would otherwise abort it when it is slower to connect than the call.
+        assert!(
+            server
+                .wait_for(&Matcher::get(), Duration::from_secs(5))
+                .is_some(),
+            "no GET: {:?}",
+            server.log()
+        );
         client.close().await;
     });
     assert!(
@@ -956,7 +982,7 @@ fn an_endless_event_keeps_the_client_bounded() {
             )),
         ok_rule(),
     ]));
-    run(async {
+    run_alone(async {
         let client = connect(&server).await;
         let before = peak_rss();
         let start = Instant::now();
