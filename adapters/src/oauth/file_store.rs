@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::store::{BlockingStore, KnownClient, StoreError};
-use super::Credentials;
 use crate::disk::{hex, sha256, write_atomic, Encoder};
 use crate::future::BoxFuture;
+use mcpwire_core::oauth::flow::Credentials;
 
 /// The format number written in each file; a file of another is ignored.
 const FORMAT: u32 = 1;

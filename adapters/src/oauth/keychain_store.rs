@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::file_store::{key, FileTokenStore, StoredSignIn};
 use super::store::{BlockingStore, KnownClient, StoreError};
-use super::Credentials;
 use crate::disk::write_atomic;
 use crate::future::BoxFuture;
+use mcpwire_core::oauth::flow::Credentials;
 
 /// The format number written in each index file; a file of another is ignored.
 const FORMAT: u32 = 1;

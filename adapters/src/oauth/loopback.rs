@@ -10,7 +10,9 @@ use std::time::Duration;
 use async_io::{Async, Timer};
 use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
 
-use super::{AuthorizeError, Authorizer, Url};
+use url::Url;
+
+use super::options::{AuthorizeError, Authorizer};
 use crate::future::BoxFuture;
 
 /// The path the redirect comes back to.

@@ -12,7 +12,7 @@ use mcpwire_core::oauth::flow::{Credentials, FlowError, FlowOutput, OAuthFlow};
 use mcpwire_core::oauth::token::HttpRequestSpec;
 use mcpwire_core::{HttpMethod, HttpRequest};
 
-use super::OAuthOptions;
+use super::options::OAuthOptions;
 use crate::http::backend::HttpBackend;
 
 /// The largest metadata, registration or token response read (1 MiB).
@@ -173,7 +173,8 @@ mod tests {
     use super::exchange_http;
     use crate::future::BoxFuture;
     use crate::http::backend::{HttpBackend, HttpFailure, HttpResponse};
-    use crate::oauth::{Grant, OAuthOptions};
+    use crate::oauth::options::OAuthOptions;
+    use mcpwire_core::oauth::grants::Grant;
 
     /// Fails each request's first attempt as a stale pooled connection, then answers `200 {}`;
     /// remembers each method it was asked.

@@ -11,8 +11,9 @@ use mcpwire_core::oauth::flow::{Credentials, FlowError, OAuthFlow};
 use mcpwire_core::AuthorizationRequired;
 use url::Url;
 
+use super::options::OAuthOptions;
 use super::run::{drive, unix_now};
-use super::{KnownClient, OAuthOptions};
+use super::store::KnownClient;
 use crate::future::BoxFuture;
 use crate::http::backend::HttpBackend;
 

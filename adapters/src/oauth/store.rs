@@ -6,8 +6,8 @@ use std::sync::Mutex;
 
 pub use mcpwire_core::oauth::flow::KnownClient;
 
-use super::Credentials;
 use crate::future::BoxFuture;
+use mcpwire_core::oauth::flow::Credentials;
 
 /// A store could not read or write.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
