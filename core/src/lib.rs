@@ -85,9 +85,9 @@ pub mod fuzzing;
 pub use connection::{
     task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
     ClientError, Connection, Diagnostic, Era, EraReason, Event, ExchangeId, HttpAction, HttpMethod,
-    HttpOptions, HttpRequest, HttpTransportKind, McpCall, Output, ProcessAction, ProcessExit,
-    Progress, ServerNotification, ServerRequest, ShutdownTimeouts, StdioOptions, TaskStatus,
-    CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, MAX_PAGES,
+    HttpOptions, HttpRequest, HttpTransportKind, McpCall, OnProgress, Output, ProcessAction,
+    ProcessExit, Progress, ServerNotification, ServerRequest, ShutdownTimeouts, StdioOptions,
+    TaskStatus, CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, MAX_PAGES,
 };
 pub use error::{AuthorizationRequired, Closed};
 pub use rpc::{Deadline, EngineError, Limits, LocalError, Responded, DEFAULT_TIMEOUT};

@@ -145,6 +145,63 @@ impl ToolSchemas {
         this
     }
 
+    /// Keeps the schemas of the tools in a complete `tools/list` result (`{"tools": [...]}`),
+    /// as [`compile`](Self::compile) does, reading only each tool's name and schemas. A result
+    /// of another shape keeps none.
+    pub fn from_list(list: &RawJson) -> ToolSchemas {
+        #[derive(serde::Deserialize)]
+        struct List {
+            #[serde(default)]
+            tools: Vec<Head>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Head {
+            name: String,
+            #[serde(default)]
+            input_schema: Option<RawJson>,
+            #[serde(default)]
+            output_schema: Option<RawJson>,
+        }
+        let list: List = list.parse().unwrap_or(List { tools: Vec::new() });
+        let mut this = ToolSchemas {
+            output: HashMap::new(),
+            input: HashMap::new(),
+        };
+        for (i, tool) in list.tools.into_iter().enumerate() {
+            if let Some(raw) = &tool.output_schema {
+                let schema = LazySchema::new(format!("output/{i}"), raw);
+                this.output.insert(tool.name.clone(), schema);
+            }
+            if let Some(raw) = &tool.input_schema {
+                let schema = LazySchema::new(format!("input/{i}"), raw);
+                this.input.insert(tool.name, schema);
+            }
+        }
+        this
+    }
+
+    /// Checks a raw `tools/call` result of `tool` as [`check_output`](Self::check_output)
+    /// does, reading only its `isError` and `structuredContent`. A result of another shape is
+    /// left to the caller's typed read.
+    pub fn check_output_raw(&self, tool: &str, result: &RawJson) -> Result<(), SchemaError> {
+        if !self.output.contains_key(tool) {
+            return Ok(());
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Head {
+            #[serde(default)]
+            is_error: bool,
+            #[serde(default)]
+            structured_content: Option<Value>,
+        }
+        let Ok(head) = result.parse::<Head>() else {
+            return Ok(());
+        };
+        self.check_result(tool, head.is_error, head.structured_content.as_ref())
+    }
+
     /// Whether `tool` declared an `outputSchema`.
     pub fn has_output_schema(&self, tool: &str) -> bool {
         self.output.contains_key(tool)
@@ -159,10 +216,21 @@ impl ToolSchemas {
     /// with `isError`, passes; a result without `structuredContent` or whose
     /// `structuredContent` does not match fails.
     pub fn check_output(&self, tool: &str, result: &CallToolResult) -> Result<(), SchemaError> {
+        let structured = result.structured_content.as_ref();
+        self.check_result(tool, result.is_error, structured)
+    }
+
+    /// [`check_output`](Self::check_output) on the two members it reads.
+    fn check_result(
+        &self,
+        tool: &str,
+        is_error: bool,
+        structured: Option<&Value>,
+    ) -> Result<(), SchemaError> {
         let Some(schema) = self.output.get(tool) else {
             return Ok(());
         };
-        if result.is_error {
+        if is_error {
             return Ok(());
         }
         let fail = |violation| SchemaError {
@@ -170,7 +238,7 @@ impl ToolSchemas {
             kind: SchemaKind::Output,
             violation,
         };
-        let Some(value) = &result.structured_content else {
+        let Some(value) = structured else {
             return Err(fail(SchemaViolation::MissingStructuredContent));
         };
         schema.check(value).map_err(fail)

@@ -15,12 +15,12 @@ use mcpwire_core::{
 };
 use serde_json::{Map, Value};
 
-use super::call_options::CallOptions;
 use super::handle::Client;
 use crate::driver::route::Claim;
 use crate::driver::run::{run_loop, SharedConnection};
 use crate::driver::state::Slot;
 use crate::error::{Error, Reissue};
+use mcpwire_core::CallOptions;
 
 /// The command a call issues to the connection, given the call as made.
 type Issue<'a> = Box<
@@ -58,7 +58,7 @@ impl Client {
         let call = {
             let mut st = self.shared.lock();
             let now = Instant::now();
-            let id = match issue(&mut st.conn, now, opts.core(), &request) {
+            let id = match issue(&mut st.conn, now, opts.clone(), &request) {
                 Ok(id) => id,
                 Err(e) => return Err(st.command_error(e)),
             };
@@ -102,6 +102,12 @@ impl Client {
                     request: Box::new(request),
                     http,
                 }
+            }
+            #[cfg(feature = "schemas")]
+            CallError::Schema { error, result } => {
+                let read = |r: RawJson| mcpwire_core::typed_result(&r, "tools/call").ok();
+                let result = result.and_then(read).map(Box::new);
+                Error::Schema { error, result }
             }
             other => Error::Call(other),
         })

@@ -16,9 +16,9 @@ use mcpwire_core::types::{
 use mcpwire_core::McpCall;
 use serde_json::{Map, Value};
 
-use super::call_options::CallOptions;
 use super::handle::Client;
 use crate::error::Error;
+use mcpwire_core::CallOptions;
 
 /// What `completion/complete` completes an argument of.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,13 +2,12 @@
 //! through it.
 //!
 //! Here live the handle itself (its life, what it tells of the connection), how one call is
-//! made and waited for, the call options, the typed calls (tools, prompts, resources,
+//! made and waited for, the typed calls (tools, prompts, resources,
 //! completion, tasks, skills) and the queues of notifications and events. The connection's
 //! state and its loop are the driver's: the client imports the driver, and nothing below the
 //! client (the driver, the transports, the backends, the stores) imports the client.
 
 mod call;
-mod call_options;
 mod calls;
 mod handle;
 mod skills;
@@ -16,8 +15,8 @@ mod streams;
 mod task_handle;
 mod tools;
 
-pub use call_options::CallOptions;
 pub use calls::CompletionRef;
 pub use handle::Client;
+pub use mcpwire_core::CallOptions;
 pub use streams::{Events, Notifications};
 pub use task_handle::{TaskHandle, TaskStart};

@@ -11,9 +11,9 @@ use mcpwire_core::skills::{GetSkillResult, ListSkillsResult, Skill};
 use mcpwire_core::typed_result;
 use mcpwire_core::McpCall;
 
-use super::call_options::CallOptions;
 use super::handle::Client;
 use crate::error::Error;
+use mcpwire_core::CallOptions;
 
 impl Client {
     /// Every skill the server lists (`skills/list` over all pages); no skill file is read.
@@ -45,9 +45,9 @@ impl Client {
 mod verified {
     use mcpwire_core::skills::{LoadedSkill, Skill, SkillError, SkillFile, VerifiedSkill};
 
-    use crate::client::call_options::CallOptions;
     use crate::client::handle::Client;
     use crate::error::Error;
+    use mcpwire_core::CallOptions;
 
     impl Client {
         /// The entry of the skill `name`: a `SKILL.md` URI is asked for with `skills/get`; a

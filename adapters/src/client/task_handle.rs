@@ -10,9 +10,9 @@ use mcpwire_core::types::CallToolResult;
 use mcpwire_core::{ChosenEra, McpCall};
 use serde_json::{Map, Value};
 
-use super::call_options::CallOptions;
 use super::handle::Client;
 use crate::error::Error;
+use mcpwire_core::CallOptions;
 
 /// How a tool call started as a task began.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use mcpwire_core::jsonrpc::{ErrorObject, Id, RawJson};
 use mcpwire_core::types::{ListRootsResult, Root};
 use mcpwire_core::{CallId, CallOutcome, Closed, Event, Progress, ServerRequest};
 
-use super::state::{ConnectionState, ProgressFn, Ready};
+use super::state::{ConnectionState, Ready};
 use super::trace;
 use crate::error::Error;
 use crate::future::BoxFuture;
@@ -20,7 +20,7 @@ use crate::stdio::StderrCallback;
 /// AppWork a step hands to the part of the loop that runs outside the lock.
 #[derive(Default)]
 pub(crate) struct AppWork {
-    progress: Vec<(Arc<ProgressFn>, Progress)>,
+    progress: Vec<(mcpwire_core::OnProgress, Progress)>,
     requests: Vec<ServerRequest>,
     pub(crate) stderr_lines: Vec<String>,
 }
@@ -143,14 +143,7 @@ impl Dispatch {
                 st.events.push(Event::TaskStatus { call, status });
             }
             Event::ServerRequest(r) => work.requests.push(r),
-            Event::Notification(n) => {
-                // The tools may have changed: their schemas are known again at the next listing.
-                #[cfg(feature = "schemas")]
-                if tools_changed(&n) {
-                    st.tool_schemas = None;
-                }
-                st.notifications.push(n)
-            }
+            Event::Notification(n) => st.notifications.push(n),
             event => {
                 match &event {
                     Event::Ready { server, .. } => {
@@ -193,7 +186,7 @@ impl Dispatch {
         let mut progressed = !work.is_empty() || !self.held.is_empty();
         // Application code may call back into the client: never under the lock.
         for (cb, update) in work.progress {
-            cb(update);
+            cb.call(update);
         }
         if let Some(cb) = on_stderr {
             work.stderr_lines.iter().for_each(|l| cb(l));
@@ -255,15 +248,6 @@ impl Dispatch {
 
 /// Whether a notification says the server's tools changed (on a subscription or not).
 #[cfg(feature = "schemas")]
-fn tools_changed(n: &mcpwire_core::ServerNotification) -> bool {
-    use mcpwire_core::ServerNotification as N;
-    match n {
-        N::ToolsListChanged => true,
-        N::ForSubscription { notification, .. } => tools_changed(notification),
-        _ => false,
-    }
-}
-
 fn internal(message: &str) -> ErrorObject {
     ErrorObject::new(mcpwire_core::jsonrpc::codes::INTERNAL_ERROR, message)
 }

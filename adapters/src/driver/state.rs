@@ -8,21 +8,18 @@ use std::task::Waker;
 
 use mcpwire_core::types::InitializeResult;
 use mcpwire_core::{
-    CallError, CallId, CallOutcome, ClientError, Closed, Connection, Event, LocalError, Progress,
+    CallError, CallId, CallOutcome, ClientError, Closed, Connection, Event, LocalError,
     ServerNotification,
 };
 
 use crate::error::Error;
 use crate::http::counters::CounterCells;
 
-/// A call's progress callback.
-pub(crate) type ProgressFn = dyn Fn(Progress) + Send + Sync;
-
 /// One call in flight.
 pub(crate) struct Slot {
     pub(crate) outcome: Option<CallOutcome>,
     pub(crate) waker: Option<Waker>,
-    pub(crate) on_progress: Option<Arc<ProgressFn>>,
+    pub(crate) on_progress: Option<mcpwire_core::OnProgress>,
 }
 
 /// Where the handshake stands.
@@ -91,9 +88,6 @@ pub(crate) struct ConnectionState {
     pub(crate) http_counters: Option<Arc<CounterCells>>,
     /// The driver has finished (the connection ended) or was dropped.
     pub(crate) finished: bool,
-    /// The tools' schemas, compiled from the last complete `tools/list`.
-    #[cfg(feature = "schemas")]
-    pub(crate) tool_schemas: Option<Arc<mcpwire_core::schema::ToolSchemas>>,
 }
 
 impl ConnectionState {
@@ -119,8 +113,6 @@ impl ConnectionState {
             terminal: None,
             http_counters: None,
             finished: false,
-            #[cfg(feature = "schemas")]
-            tool_schemas: None,
         }
     }
 

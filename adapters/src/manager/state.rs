@@ -1,9 +1,10 @@
-//! What the host sees of each server: its state, the events that announce each change, and the
-//! errors of calls routed through the Manager.
+//! What the host sees of each server: its state, the events that announce each change, the
+//! errors of calls routed through the Manager, and the tools, prompts and resources it serves.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use mcpwire_core::types::Tool;
 use mcpwire_core::ChosenEra;
 
 use super::naming::NamingNote;
@@ -195,4 +196,28 @@ mod tests {
         };
         assert_eq!(starting.to_string(), "github is starting: attempt 2");
     }
+}
+
+/// One tool in the host's namespace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManagedTool {
+    /// Its name in the namespace (`server__tool` by default).
+    pub qualified: String,
+    /// The server that offers it.
+    pub server: String,
+    /// The tool as the server lists it.
+    pub tool: Tool,
+    /// Served from the cache while the server is not ready.
+    pub stale: bool,
+}
+
+/// A prompt or resource of one server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Managed<T> {
+    /// The server that offers it.
+    pub server: String,
+    /// The item as the server lists it.
+    pub item: T,
+    /// Served from the cache while the server is not ready.
+    pub stale: bool,
 }

@@ -14,25 +14,13 @@ use smol::channel::Receiver;
 
 use super::backoff::{Jitter, Next, Restarts};
 use super::cache::{cache_key, CachedList, ListKind};
+use super::shared::{Control, Shared};
 use super::state::{ManagerEvent, ServerState};
-use super::Shared;
 use crate::client::{CallOptions, Client};
 use crate::error::Error;
 use crate::hosts::ServerSettings;
 use mcpwire_core::types::Tool;
 use mcpwire_core::McpCall;
-
-/// What the host asks of one server's supervisor.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Control {
-    /// Try again now (after giving up, or while waiting).
-    Restart,
-    /// The server cannot be reached (an HTTP request found no connection): its connection
-    /// counts as failed, and is made again after the backoff.
-    Lost(String),
-    /// Stop: close the connection and end.
-    Stop,
-}
 
 /// The end of a server's stderr, bounded.
 #[derive(Default)]

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 pub use event::Output;
 pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
 pub use protocol::calls::McpCall;
-pub use protocol::events::{Diagnostic, Event, Progress};
+pub use protocol::events::{Diagnostic, Event, OnProgress, Progress};
 pub use protocol::{
     task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
     ClientError, Era, EraReason, ServerNotification, ServerRequest, TaskStatus, MAX_PAGES,
@@ -472,10 +472,11 @@ impl Connection {
         self.after(now);
     }
 
-    /// Whether the tools should be listed before a tool is called: the server (handshake era)
-    /// runs tool calls as tasks, and its list says which tools must be called in task mode.
-    pub fn wants_tool_list(&self) -> bool {
-        self.protocol.wants_tool_list()
+    /// The tools' schemas from the last complete `tools/list`, until the tools change
+    /// (feature `schemas`): a host can check a result or arguments of its own with them.
+    #[cfg(feature = "schemas")]
+    pub fn tool_schemas(&self) -> Option<std::sync::Arc<crate::schema::ToolSchemas>> {
+        self.protocol.tool_schemas()
     }
 
     /// The token of an authorization (HTTP, after [`Event::AuthorizationRequired`], or ahead

@@ -138,6 +138,14 @@ impl Engine {
         self.next_id
     }
 
+    /// Takes the next id without sending a request under it: for a caller that names
+    /// something of its own (a call not yet sent) in the same space as the requests' ids.
+    pub fn reserve_id(&mut self) -> Result<i64, EngineError> {
+        let id = self.next_id;
+        self.next_id = id.checked_add(1).ok_or(EngineError::IdsExhausted)?;
+        Ok(id)
+    }
+
     /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
         self.closed.is_some()

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::connection::protocol::events::Event;
-use crate::connection::protocol::{CallError, CallId, ClientConfig, Era};
+use crate::connection::protocol::{CallError, CallId, CallOptions, ClientConfig, Era};
 use crate::connection::{Connection, Output, ProcessAction, StdioOptions};
 use crate::jsonrpc::{Id, Message, Parsed, RawJson};
 use crate::server::{DemoConfig, DemoServer};
@@ -134,6 +134,26 @@ impl Pair {
         assert!(p.client.is_ready(), "{:?}", p.events);
         p.wire.clear();
         p.events.clear();
+        p
+    }
+
+    /// A pair past its handshake whose tools are listed (a handshake-era server that runs
+    /// tool calls as tasks, as the demo does, has its tools listed before the first tool call):
+    /// transcript and events cleared.
+    pub fn ready_listed() -> Pair {
+        Pair::ready().listed()
+    }
+
+    /// This pair with its tools listed, transcript and events cleared (see
+    /// [`ready_listed`](Self::ready_listed)).
+    pub fn listed(self) -> Pair {
+        let mut p = self;
+        let now = p.now;
+        let list = p.client.list_tools(now, CallOptions::default()).unwrap();
+        p.finish(list).unwrap();
+        p.wire.clear();
+        p.events.clear();
+        p.frames.clear();
         p
     }
 

@@ -71,7 +71,7 @@ macro_rules! cx {
     };
 }
 
-mod header_fix;
+mod held;
 mod outgoing;
 mod rounds;
 mod signals;
@@ -99,14 +99,20 @@ pub struct ClientProtocol {
     tool_headers: ToolHeaders,
     /// Whether the transport is HTTP: marks are checked, and no fresh transport exists.
     over_http: bool,
-    /// `tools/call`s refused for their headers, waiting for the tools to be listed again.
-    header_fix: header_fix::HeaderFix,
+    /// Tool calls waiting for the tools to be listed.
+    held: held::Held,
     /// Calls answered with a task, followed to their end.
     tasks: crate::connection::protocol::tasks::Tasks,
     /// The tools the last `tools/list` says must be called in task mode (2025-11-25).
     task_tools: HashSet<String>,
     /// Whether a `tools/list` completed on this connection.
     tools_listed: bool,
+    /// The tools' schemas from the last complete `tools/list`, until the tools change.
+    #[cfg(feature = "schemas")]
+    tool_schemas: Option<Arc<crate::schema::ToolSchemas>>,
+    /// Tool calls whose result is checked against their tool's `outputSchema`: the tool.
+    #[cfg(feature = "schemas")]
+    output_checks: HashMap<CallId, String>,
     events: VecDeque<Event>,
     transmit: VecDeque<Message>,
     /// Requests that left and ended here before their answer, for an HTTP transport to
@@ -129,10 +135,14 @@ impl ClientProtocol {
             repeatable_tools: HashSet::new(),
             tool_headers: ToolHeaders::default(),
             over_http: false,
-            header_fix: Default::default(),
+            held: Default::default(),
             tasks: Default::default(),
             task_tools: HashSet::new(),
             tools_listed: false,
+            #[cfg(feature = "schemas")]
+            tool_schemas: None,
+            #[cfg(feature = "schemas")]
+            output_checks: HashMap::new(),
             events: VecDeque::new(),
             transmit: VecDeque::new(),
             withdrawn: Vec::new(),
@@ -298,6 +308,7 @@ impl ClientProtocol {
     ) -> Result<CallId, ClientError> {
         self.request_ref(
             now,
+            None,
             method.into(),
             params.as_ref().map(ParamsRef::Map),
             opts,
@@ -305,10 +316,13 @@ impl ClientProtocol {
     }
 
     /// [`request`](Self::request) with borrowed params: they are copied only where the call
-    /// may need them again (a stateless round, a call safe to repeat).
+    /// may need them again (a stateless round, a call safe to repeat). `held` is the call the
+    /// request is sent for when the connection held it before sending (see the `held` module);
+    /// otherwise the request's id names a new call.
     fn request_ref(
         &mut self,
         now: Instant,
+        held: Option<CallId>,
         method: Cow<'static, str>,
         params: Option<ParamsRef<'_>>,
         opts: CallOptions,
@@ -343,7 +357,10 @@ impl ClientProtocol {
         // A call that may be asked for input keeps what it sent, to send it again.
         let retry = rounds.map(|m| Box::new(Retry::new(m, body.clone(), opts.clone())));
         let id = self.engine.request(now, method, body, ropts)?;
-        let call = CallId(id);
+        let call = held.unwrap_or(CallId(id));
+        if call.0 != id {
+            self.current.insert(call, id);
+        }
         self.calls.insert(
             id,
             CallState {
@@ -429,9 +446,10 @@ impl ClientProtocol {
         }
         match call.list() {
             Some((method, key)) => self.list(now, method, key, opts),
+            None if call.method() == "tools/call" => self.call_tool(now, call, opts),
             None => {
                 let method = call.method_cow().clone();
-                self.request_ref(now, method, call.params_ref(), opts)
+                self.request_ref(now, None, method, call.params_ref(), opts)
             }
         }
     }
@@ -500,7 +518,7 @@ impl ClientProtocol {
         let cancelled = LocalError::Cancelled {
             reason: reason.clone(),
         };
-        if self.end_header_fix(call, cancelled.clone()) {
+        if self.end_held(call, cancelled.clone()) {
             return Ok(());
         }
         if self.cancel_task(now, call, reason.clone()) {
@@ -563,6 +581,7 @@ impl ClientProtocol {
     pub fn handle_message(&mut self, now: Instant, message: Message) {
         if let Message::Notification(n) = &message {
             self.task_pushed(now, n);
+            self.tools_changed(n);
         }
         self.engine.handle_message(now, message);
         self.pump(now);
@@ -589,14 +608,14 @@ impl ClientProtocol {
             self.end_call(call, Err(CallError::Local(error.clone())));
         }
         self.fail_tasks(error);
-        self.end_header_fixes(error);
+        self.end_all_held(error);
     }
 
     /// The earliest deadline.
     pub fn poll_timeout(&self) -> Option<Instant> {
         [
             self.engine.poll_timeout(),
-            self.header_fix_deadline(),
+            self.held_deadline(),
             self.tasks.poll_timeout(),
         ]
         .into_iter()
@@ -610,7 +629,7 @@ impl ClientProtocol {
         // by this same pass rather than left armed in the past.
         self.tasks_due(now);
         self.engine.handle_timeout(now);
-        self.expire_header_fixes(now);
+        self.expire_held(now);
         self.pump(now);
     }
 
@@ -659,11 +678,13 @@ impl ClientProtocol {
                     self.handshake.phase = Phase::Closed;
                     self.calls.clear();
                     self.current.clear();
+                    #[cfg(feature = "schemas")]
+                    self.output_checks.clear();
                     self.events.push_back(Event::Closed(closed));
                 }
             }
         }
-        self.resume_header_fixes(now);
+        self.resume_held(now);
     }
 
     fn completed(&mut self, now: Instant, id: i64, outcome: Outcome) {
@@ -741,9 +762,11 @@ impl ClientProtocol {
     /// `call` ends: exactly once, with `outcome`.
     fn end_call(&mut self, call: CallId, outcome: Result<RawJson, CallError>) {
         self.current.remove(&call);
-        if self.header_call_ended(call, outcome.is_ok()) {
+        if self.own_list_ended(call, &outcome) {
             return;
         }
+        #[cfg(feature = "schemas")]
+        let outcome = self.check_output(call, outcome);
         self.events.push_back(Event::CallDone { call, outcome });
     }
 

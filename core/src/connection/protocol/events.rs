@@ -1,8 +1,6 @@
 //! What the client protocol hands the application: calls, their outcomes, server requests,
 //! notifications and diagnostics.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use super::era::ChosenEra;
@@ -13,45 +11,12 @@ use crate::jsonrpc::{ErrorObject, Id, Notification, RawJson};
 use crate::rpc::{EngineError, LocalError};
 use crate::types::{InitializeResult, LoggingMessageParams};
 
+pub use super::call_options::{CallOptions, OnProgress, Progress};
+
 /// One application call: a request, or for list methods every page of it. Its value is the id of
 /// the call's first request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CallId(pub i64);
-
-/// Per-call options.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallOptions {
-    /// Idle timeout: how long without an answer (or, with `reset_on_progress`, without progress).
-    pub timeout: Duration,
-    /// Maximum total time, never reset.
-    pub max_total: Option<Duration>,
-    /// Whether a progress notification resets the idle timeout.
-    pub reset_on_progress: bool,
-    /// Whether to ask for progress notifications (adds a progress token).
-    pub progress: bool,
-    /// Whether the call is safe to repeat: when its connection or stream is lost after it may
-    /// have reached the server, it is re-issued once, with a new id, instead of ending with
-    /// [`LocalError::MaybeExecuted`]. `ping`, the lists, `resources/read`, `prompts/get` and
-    /// `completion/complete` always are; mark a call only if running it twice does no harm.
-    pub safe_to_repeat: bool,
-    /// Whether a tool call answered with a task ends at once with the task (the
-    /// `CreateTaskResult`) instead of being followed to its end, for a host that follows it
-    /// itself; in the handshake era the call then asks for task mode.
-    pub detach_task: bool,
-}
-
-impl Default for CallOptions {
-    fn default() -> Self {
-        CallOptions {
-            timeout: crate::rpc::DEFAULT_TIMEOUT,
-            max_total: None,
-            reset_on_progress: false,
-            progress: false,
-            safe_to_repeat: false,
-            detach_task: false,
-        }
-    }
-}
 
 /// Why a call did not give a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -94,6 +59,17 @@ pub enum CallError {
         key: String,
         /// Why.
         error: ErrorObject,
+    },
+    /// A tool call broke its tool's schema from the last `tools/list` (feature `schemas`): its
+    /// arguments the `inputSchema` (asked for with
+    /// [`CallOptions::check_arguments`]; nothing was sent), or its result the `outputSchema`.
+    #[cfg(feature = "schemas")]
+    #[error("{error}")]
+    Schema {
+        /// What was broken, and how.
+        error: crate::schema::SchemaError,
+        /// The result as the server sent it (an output check), for whoever wants it anyway.
+        result: Option<RawJson>,
     },
 }
 
@@ -287,17 +263,6 @@ impl TaskStatus {
             message: Some(message),
         }
     }
-}
-
-/// A progress update of a call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    /// Progress so far.
-    pub progress: f64,
-    /// The total, if known.
-    pub total: Option<f64>,
-    /// A message, if any.
-    pub message: Option<String>,
 }
 
 /// What the connection reports to the application.

@@ -2,6 +2,7 @@
 //! detection, the typed messages, and the client layer that turns calls into requests.
 
 mod at_most_once;
+mod call_options;
 pub(crate) mod calls;
 pub(crate) mod client;
 mod client_config;

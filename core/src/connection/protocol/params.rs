@@ -153,6 +153,15 @@ impl<'a> ParamsRef<'a> {
     }
 
     /// The members as a map of their own.
+    /// A `tools/call`'s arguments, if any.
+    #[cfg(feature = "schemas")]
+    pub(crate) fn arguments(self) -> Option<&'a Value> {
+        match self {
+            ParamsRef::Map(m) => m.get("arguments"),
+            ParamsRef::Tool { arguments, .. } => arguments,
+        }
+    }
+
     pub(crate) fn to_map(self) -> Map<String, Value> {
         match self {
             ParamsRef::Map(m) => m.clone(),

@@ -825,6 +825,8 @@ impl Harness {
             progress: b & 0x20 != 0,
             safe_to_repeat: b & 0x40 != 0,
             detach_task: b & 0x80 != 0,
+            check_arguments: t & 0x20 != 0,
+            ..CallOptions::default()
         }
     }
 
@@ -877,6 +879,8 @@ impl Harness {
             2 => self.conn.get_prompt(now, "greet", None, opts),
             3 => self.conn.read_resource(now, "file:///a", opts),
             4 => self.conn.listen(now, json!({"toolsListChanged": true})),
+            // A typed tool call (it may wait for the tools' list), or one sent raw.
+            5 if t & 0x10 != 0 => self.conn.call_tool(now, "x", Some(json!({"n": t})), opts),
             5 => self.conn.request(now, "tools/call", None, opts),
             6 => self.conn.request(now, "completion/complete", None, opts),
             _ => {

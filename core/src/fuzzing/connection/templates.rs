@@ -26,11 +26,15 @@ pub(super) fn init_result(p: u8) -> Result<Value, Value> {
     if p % 16 == 14 {
         return Ok(json!({"protocolVersion": 5}));
     }
-    let caps = if p & 0x80 == 0 {
+    let mut caps = if p & 0x80 == 0 {
         json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {"subscribe": true}, "logging": {}})
     } else {
         json!({})
     };
+    if p & 0x40 != 0 {
+        // Tool calls run as tasks: the client lists the tools before its first tool call.
+        caps["tasks"] = json!({"requests": {"tools": {"call": {}}}});
+    }
     Ok(json!({
         "protocolVersion": VERSIONS[usize::from(p % 16) % 6],
         "capabilities": caps,

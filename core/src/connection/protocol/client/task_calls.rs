@@ -52,7 +52,7 @@ impl ClientProtocol {
     /// Whether the tools should be listed before a tool is called: a handshake-era server that
     /// runs tool calls as tasks marks in its list the tools that must be called in task mode,
     /// and no list was had yet.
-    pub fn wants_tool_list(&self) -> bool {
+    pub(crate) fn wants_tool_list(&self) -> bool {
         // Asked before every call: the cheap conditions first, and the capability read by keys
         // (a JSON pointer allocates for each of its segments).
         !self.tools_listed

@@ -147,40 +147,51 @@ fn a_ui_resource_is_listed_and_read_like_any_other() {
 #[cfg(feature = "schemas")]
 #[test]
 fn structured_output_is_checked_against_the_listed_schema_in_both_eras() {
-    use crate::schema::{SchemaViolation, ToolSchemas};
-    use crate::types::CallToolResult;
+    use crate::connection::protocol::CallError;
+    use crate::schema::{SchemaKind, SchemaViolation};
     for mut p in both_eras() {
-        let schemas = ToolSchemas::compile(&list_tools(&mut p).tools);
-        let call = |p: &mut Pair, args: Value| -> CallToolResult {
+        list_tools(&mut p);
+        let call = |p: &mut Pair, tool: &str, args: Value| {
             let c = p
                 .client
-                .call_tool(p.now, "forecast", Some(args), CallOptions::default())
+                .call_tool(p.now, tool, Some(args), CallOptions::default())
                 .unwrap();
-            p.finish(c).unwrap().parse().unwrap()
+            p.finish(c)
         };
-        let good = call(&mut p, json!({"city": "Paris"}));
-        assert_eq!(schemas.check_output("forecast", &good), Ok(()));
-        let wrong = call(&mut p, json!({"city": "Paris", "break": "type"}));
-        let e = schemas.check_output("forecast", &wrong).unwrap_err();
-        assert!(
-            matches!(e.violation, SchemaViolation::DoesNotMatch(_)),
-            "{e}"
+        let good = call(&mut p, "forecast", json!({"city": "Paris"})).unwrap();
+        assert!(good.get().contains("structuredContent"));
+        let wrong = call(
+            &mut p,
+            "forecast",
+            json!({"city": "Paris", "break": "type"}),
         );
-        let missing = call(&mut p, json!({"city": "Paris", "break": "missing"}));
-        let e = schemas.check_output("forecast", &missing).unwrap_err();
-        assert_eq!(e.violation, SchemaViolation::MissingStructuredContent);
-        // `add` declares a schema too, and meets it.
-        let c = p
-            .client
-            .call_tool(
-                p.now,
-                "add",
-                Some(json!({"a": 1, "b": 2})),
-                CallOptions::default(),
-            )
-            .unwrap();
-        let sum: CallToolResult = p.finish(c).unwrap().parse().unwrap();
-        assert_eq!(schemas.check_output("add", &sum), Ok(()));
+        let Err(CallError::Schema { error, result }) = wrong else {
+            panic!("{wrong:?}")
+        };
+        assert_eq!(
+            (error.tool.as_str(), error.kind),
+            ("forecast", SchemaKind::Output)
+        );
+        assert!(
+            matches!(error.violation, SchemaViolation::DoesNotMatch(_)),
+            "{error}"
+        );
+        assert!(result.is_some(), "the result is kept");
+        let missing = call(
+            &mut p,
+            "forecast",
+            json!({"city": "Paris", "break": "missing"}),
+        );
+        assert!(
+            matches!(&missing, Err(CallError::Schema { error, .. })
+                if error.violation == SchemaViolation::MissingStructuredContent),
+            "{missing:?}"
+        );
+        // `add` declares a schema too, and meets it; an isError result passes as it is.
+        assert!(call(&mut p, "add", json!({"a": 1, "b": 2})).is_ok());
+        assert!(call(&mut p, "fail", json!({})).is_ok());
+        // The schemas are the host's to use too.
+        let schemas = p.client.tool_schemas().unwrap();
         assert!(schemas
             .check_input("forecast", Some(&json!({"town": "Paris"})))
             .is_err());

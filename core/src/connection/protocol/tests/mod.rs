@@ -2,6 +2,7 @@
 //! against the demo server in memory, or against a server the test plays by hand.
 
 mod apps;
+mod held;
 mod modern;
 mod pair;
 mod skills;

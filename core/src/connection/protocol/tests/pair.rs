@@ -205,7 +205,7 @@ fn an_empty_string_cursor_continues_the_list() {
 
 #[test]
 fn a_call_with_progress() {
-    let mut p = Pair::ready();
+    let mut p = Pair::ready_listed();
     let opts = CallOptions {
         progress: true,
         ..CallOptions::default()
@@ -239,18 +239,18 @@ fn a_call_with_progress() {
     assert_eq!(
         p.wire,
         [
-            "C→S tools/call #1",
+            "C→S tools/call #2",
             "S→C notifications/progress",
             "S→C notifications/progress",
             "S→C notifications/progress",
-            "S→C result #1",
+            "S→C result #2",
         ]
     );
 }
 
 #[test]
 fn an_elicitation_answered_in_the_middle_of_a_call() {
-    let mut p = Pair::ready();
+    let mut p = Pair::ready_listed();
     let call = p
         .client
         .call_tool(p.now, "ask", None, CallOptions::default())
@@ -286,17 +286,17 @@ fn an_elicitation_answered_in_the_middle_of_a_call() {
     assert_eq!(
         p.wire,
         [
-            "C→S tools/call #1",
+            "C→S tools/call #2",
             "S→C elicitation/create #0",
             "C→S result #0",
-            "S→C result #1",
+            "S→C result #2",
         ]
     );
 }
 
 #[test]
 fn an_undeclared_capability_is_refused_with_the_prescribed_error() {
-    let mut p = Pair::ready_with(ClientCapabilities::default(), DemoConfig::default());
+    let mut p = Pair::ready_with(ClientCapabilities::default(), DemoConfig::default()).listed();
     let call = p
         .client
         .call_tool(p.now, "ask", None, CallOptions::default())
@@ -311,17 +311,17 @@ fn an_undeclared_capability_is_refused_with_the_prescribed_error() {
     assert_eq!(
         p.wire,
         [
-            "C→S tools/call #1",
+            "C→S tools/call #2",
             "S→C elicitation/create #0",
             "C→S error -32602 #0",
-            "S→C result #1",
+            "S→C result #2",
         ]
     );
 }
 
 #[test]
 fn a_cancel_crossing_the_response_is_reported_not_delivered() {
-    let mut p = Pair::ready();
+    let mut p = Pair::ready_listed();
     let call = p
         .client
         .call_tool(
@@ -363,7 +363,7 @@ fn a_cancel_crossing_the_response_is_reported_not_delivered() {
 
 #[test]
 fn a_timeout_cancels_on_the_wire_and_the_server_stops() {
-    let mut p = Pair::ready();
+    let mut p = Pair::ready_listed();
     let opts = CallOptions {
         timeout: Duration::from_secs(1),
         ..CallOptions::default()
@@ -389,7 +389,7 @@ fn a_timeout_cancels_on_the_wire_and_the_server_stops() {
     );
     assert_eq!(p.ms(), 1000);
     p.drive();
-    assert_eq!(p.wire, ["C→S tools/call #1", "C→S notifications/cancelled"]);
+    assert_eq!(p.wire, ["C→S tools/call #2", "C→S notifications/cancelled"]);
     assert_eq!(
         p.server.running_tasks(),
         0,
@@ -405,8 +405,7 @@ fn progress_resets_the_idle_timeout_only_when_asked_and_max_total_holds() {
         reset_on_progress: true,
         progress: true,
         max_total: Some(Duration::from_millis(1050)),
-        safe_to_repeat: false,
-        detach_task: false,
+        ..CallOptions::default()
     };
     let call = p
         .client
@@ -550,7 +549,7 @@ fn list_changed_and_logs_are_surfaced() {
 
 #[test]
 fn ids_are_unique_across_every_kind_of_request() {
-    let mut p = Pair::ready();
+    let mut p = Pair::ready_listed();
     let now = p.now;
     let opts = CallOptions::default;
     let mut ids = Vec::new();
@@ -564,5 +563,9 @@ fn ids_are_unique_across_every_kind_of_request() {
     ids.push(p.client.list_prompts(now, opts()).unwrap().0);
     ids.sort_unstable();
     ids.dedup();
-    assert_eq!(ids, [1, 2, 3, 4], "0 went to initialize");
+    assert_eq!(
+        ids,
+        [2, 3, 4, 5],
+        "0 went to initialize, 1 to the tools' list"
+    );
 }

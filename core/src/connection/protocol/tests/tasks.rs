@@ -304,21 +304,58 @@ fn a_handshake_era_task_asks_for_input_while_its_result_is_awaited() {
 }
 
 #[test]
-fn without_listing_a_required_task_tool_is_refused_by_the_server() {
+fn without_listing_a_required_task_tool_sent_raw_is_refused_by_the_server() {
     let mut p = handshake();
-    let c = call(&mut p, "build", json!({}), CallOptions::default());
-    assert!(matches!(p.finish(c), Err(CallError::Server(_))));
+    let now = p.now;
+    let params = serde_json::Map::from_iter([("name".to_owned(), json!("build"))]);
+    let c = p
+        .client
+        .request(now, "tools/call", Some(params), CallOptions::default());
+    assert!(matches!(p.finish(c.unwrap()), Err(CallError::Server(_))));
+    assert_eq!(
+        methods(&p),
+        ["tools/call"],
+        "a raw request is sent as it is"
+    );
 }
 
 #[test]
-fn the_tools_are_wanted_listed_first_only_where_they_decide_task_mode() {
+fn a_tool_call_waits_for_the_tools_list_only_where_it_decides_task_mode() {
+    // Handshake era, a server that runs tool calls as tasks, no list yet: the connection lists
+    // the tools first, then calls the tool that requires task mode in task mode.
     let mut p = handshake();
-    assert!(p.client.wants_tool_list());
-    let now = p.now;
-    let listed = p.client.list_tools(now, CallOptions::default()).unwrap();
-    p.finish(listed).unwrap();
-    assert!(!p.client.wants_tool_list());
-    assert!(!modern().client.wants_tool_list());
+    let c = call(&mut p, "build", json!({}), CallOptions::default());
+    let result = p.finish(c).expect("the task's result");
+    assert_eq!(text_of(&result), "build: done after 300 ms");
+    let order = methods(&p);
+    assert_eq!(order[..2], ["tools/list", "tools/call"], "{order:?}");
+    let request = sent(&p)
+        .into_iter()
+        .find(|m| m["method"] == "tools/call")
+        .unwrap();
+    assert_eq!(request["params"]["task"], json!({}), "called in task mode");
+    // The connection's own list reaches no caller.
+    assert!(!p
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::CallDone { call, .. } if *call != c)));
+
+    // Listed once: the next call goes at once.
+    p.frames.clear();
+    let c = call(&mut p, "build", json!({}), CallOptions::default());
+    p.finish(c).unwrap();
+    assert_eq!(methods(&p)[0], "tools/call");
+
+    // The stateless era never waits for it.
+    let mut m = modern();
+    let c = call(
+        &mut m,
+        "echo",
+        json!({"message": "x"}),
+        CallOptions::default(),
+    );
+    m.finish(c).unwrap();
+    assert_eq!(methods(&m)[0], "tools/call");
 }
 
 #[test]
