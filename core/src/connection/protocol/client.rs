@@ -515,6 +515,10 @@ impl ClientProtocol {
         call: CallId,
         reason: Option<String>,
     ) -> Result<(), ClientError> {
+        if self.is_own_list(call) {
+            // The connection's own list is no call of the application's.
+            return Err(ClientError::UnknownCall(call));
+        }
         let cancelled = LocalError::Cancelled {
             reason: reason.clone(),
         };

@@ -137,6 +137,11 @@ impl ClientProtocol {
         None
     }
 
+    /// Whether `call` is the connection's own `tools/list`, in flight.
+    pub(super) fn is_own_list(&self, call: CallId) -> bool {
+        self.held.list == Some(call)
+    }
+
     /// A call ended: whether it is the connection's own `tools/list` (then what waited for it
     /// goes on when [`resume_held`](Self::resume_held) runs).
     pub(super) fn own_list_ended(

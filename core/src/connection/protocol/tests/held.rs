@@ -94,6 +94,19 @@ fn a_list_that_fails_ends_the_held_call_with_its_error_and_nothing_is_sent() {
 }
 
 #[test]
+fn the_connection_s_own_list_is_no_call_to_cancel() {
+    let (mut p, call, list) = held_echo(CallOptions::default());
+    let Id::Num(n) = list else { panic!() };
+    let now = p.now;
+    assert!(p.client.cancel(now, CallId(n), None).is_err());
+    assert!(written(&mut p).is_empty(), "nothing told the server");
+    p.feed(&Message::result(Id::Num(n), tools()));
+    let (method, _) = one_request(&mut p);
+    assert_eq!(method, "tools/call", "the held call goes on");
+    assert!(done(&mut p).iter().all(|(c, _)| *c == call));
+}
+
+#[test]
 fn a_held_call_cancelled_ends_once_and_is_never_sent() {
     let (mut p, call, list) = held_echo(CallOptions::default());
     let now = p.now;
