@@ -522,7 +522,7 @@ impl ClientProtocol {
         let cancelled = LocalError::Cancelled {
             reason: reason.clone(),
         };
-        if self.end_held(call, cancelled.clone()) {
+        if self.end_held(now, call, cancelled.clone()) {
             return Ok(());
         }
         if self.cancel_task(now, call, reason.clone()) {

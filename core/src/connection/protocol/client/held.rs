@@ -195,13 +195,26 @@ impl ClientProtocol {
     }
 
     /// Ends a held call, if `call` is one (cancelled).
-    pub(super) fn end_held(&mut self, call: CallId, error: LocalError) -> bool {
+    pub(super) fn end_held(&mut self, now: Instant, call: CallId, error: LocalError) -> bool {
         let Some(i) = self.held.calls.iter().position(|h| h.call == call) else {
             return false;
         };
         self.held.calls.remove(i);
         self.end_call(call, Err(CallError::Local(error)));
+        self.drop_unwanted_list(now);
         true
+    }
+
+    /// When no call waits for the connection's own list any more, it is cancelled: nothing
+    /// is left in flight that nobody awaits.
+    fn drop_unwanted_list(&mut self, now: Instant) {
+        let Some(list) = self.held.list.filter(|_| self.held.calls.is_empty()) else {
+            return;
+        };
+        let id = self.current.get(&list).copied().unwrap_or(list.0);
+        let reason = Some("no call waits for the list any more".to_owned());
+        let _ = self.engine.cancel(now, id, reason);
+        self.pump(now);
     }
 
     /// When the first held call gives up.
@@ -233,6 +246,7 @@ impl ClientProtocol {
             };
             self.end_call(call, Err(CallError::Local(timeout)));
         }
+        self.drop_unwanted_list(now);
     }
 
     /// Ends every held call (the connection closes).

@@ -53,6 +53,13 @@ fn held_echo(opts: CallOptions) -> (Pair, CallId, Id) {
     (p, call, list)
 }
 
+fn id_num(id: &Id) -> i64 {
+    match id {
+        Id::Num(n) => *n,
+        other => panic!("{other:?}"),
+    }
+}
+
 fn raw(v: Value) -> RawJson {
     RawJson::new(&v).unwrap()
 }
@@ -116,7 +123,13 @@ fn a_held_call_cancelled_ends_once_and_is_never_sent() {
         matches!(&ended[..], [(c, Err(CallError::Local(LocalError::Cancelled { .. })))] if *c == call),
         "{ended:?}"
     );
-    assert!(written(&mut p).is_empty(), "nothing to tell the server of");
+    // No call waits for the list any more: it is cancelled too.
+    let told = written(&mut p);
+    assert!(
+        matches!(&told[..], [Message::Notification(n)]
+            if n.method == "notifications/cancelled" && n.params.as_ref().unwrap().get().contains(&format!("\"requestId\":{}", id_num(&list)))),
+        "{told:?}"
+    );
     p.feed(&Message::result(list, tools()));
     assert!(written(&mut p).is_empty(), "the cancelled call is not sent");
     assert!(done(&mut p).is_empty(), "and does not end twice");
@@ -124,6 +137,7 @@ fn a_held_call_cancelled_ends_once_and_is_never_sent() {
 
 #[test]
 fn a_held_call_times_out_on_its_own_clock_once() {
+    // (The list it waited for is cancelled then: no call waits for it.)
     let opts = CallOptions::default().timeout(Duration::from_secs(2));
     let (mut p, call, list) = held_echo(opts);
     p.now += Duration::from_secs(2);
