@@ -68,7 +68,7 @@ pub struct ConnectOptions {
     pub http_client: HttpClientOptions,
     /// The HTTP client for HTTP servers (default: mcpwire's own HTTP/1.1 client for a plain
     /// `http://` server reached directly, [`IsahcBackend`] for the rest, both with
-    /// [`ConnectOptions::http_client`]; see [`HttpClientOptions::native_http1`]).
+    /// [`ConnectOptions::http_client`]; see [`HttpClientOptions::http1_via_libcurl`]).
     pub http_backend: Option<Arc<dyn HttpBackend>>,
     /// Sees each HTTP exchange go out and its response head come back (method, URL without
     /// credentials, status, content type, session id; never a request header).
@@ -216,15 +216,13 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
     Ok(options.finish(conn, command, pid, Box::new(io)))
 }
 
-/// The default HTTP backend: mcpwire's own HTTP/1.1 client for a plain `http://` server
-/// reached directly, isahc (libcurl) for the rest. The options are checked here either way
-/// (a CA file that cannot be read fails the connection, whatever the URL).
+/// The default HTTP backend: mcpwire's own HTTP/1.1 client for the servers it speaks to
+/// itself (see `Http1Backend::handles`), isahc (libcurl) for the rest. The options are checked
+/// here either way (a CA file that cannot be read fails the connection, whatever the URL).
 fn default_backend(options: &HttpClientOptions, url: &str) -> Result<Arc<dyn HttpBackend>, String> {
-    if url.starts_with("http://") {
-        if let Some(h1) = Http1Backend::for_options(options) {
-            options.tls.trust_pem()?;
-            return Ok(Arc::new(h1));
-        }
+    if let Some(h1) = Http1Backend::for_options(options).filter(|h1| h1.speaks_to(url)) {
+        options.tls.trust_pem()?;
+        return Ok(Arc::new(h1));
     }
     Ok(Arc::new(IsahcBackend::with_options(options)?))
 }

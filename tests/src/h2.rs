@@ -71,6 +71,9 @@ impl H2Peer {
     pub fn client_options(&self) -> HttpClientOptions {
         let mut options = HttpClientOptions::default();
         options.tls.extra_ca_files.extend(self.ca_file());
+        // HTTP/2 is a choice (HTTP/1.1 on mcpwire's own client is the default): over TLS,
+        // asked for by ALPN.
+        options.version = mcpwire::HttpVersionChoice::Http2;
         options
     }
 

@@ -5,7 +5,7 @@
 //! runs against up to three client configurations at once, each on its own thread:
 //!
 //! - `native`: mcpwire's own HTTP/1.1 client (the default for a plain `http://` URL);
-//! - `curl`: libcurl through isahc (`HttpClientOptions::native_http1 = false`);
+//! - `curl`: libcurl through isahc (`HttpClientOptions::http1_via_libcurl = true`);
 //! - `sse`: the 2024-11-05 HTTP+SSE transport (config `type: "sse"`), where the case means
 //!   something there (framing, control bytes and interim heads do; session ids do not).
 //!
@@ -581,7 +581,7 @@ fn config(case: &Case, path: Path, server: &FaultServer) -> ServerConfig {
 fn options(case: &Case, path: Path, notes: Arc<Mutex<Vec<String>>>) -> ConnectOptions {
     let mut http_client = HttpClientOptions::default();
     http_client.proxy = ProxySetting::Direct;
-    http_client.native_http1 = path != Path::Curl;
+    http_client.http1_via_libcurl = path == Path::Curl;
     ConnectOptions {
         era: Era::Handshake,
         init_timeout: case.init_timeout,

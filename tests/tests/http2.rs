@@ -134,10 +134,13 @@ fn tls_negotiates_http2_in_both_eras() {
         return;
     }
     let server = python_h2(true, &[]);
-    for era in [Era::Auto, Era::Handshake] {
+    let chosen = [HttpVersionChoice::Http2, HttpVersionChoice::Negotiate];
+    for (era, version) in [Era::Auto, Era::Handshake].into_iter().zip(chosen) {
         let from = server.requests().len();
         within_a_minute(&server, async {
-            let (client, notes) = connect(&server, server.client_options(), era).await;
+            let mut options = server.client_options();
+            options.version = version;
+            let (client, notes) = connect(&server, options, era).await;
             let expected = match era {
                 Era::Auto => ChosenEra::Stateless,
                 _ => ChosenEra::Handshake,

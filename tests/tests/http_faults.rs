@@ -702,7 +702,7 @@ fn a_close_in_the_middle_of_the_head_fails_that_call() {
         still_works(&client).await;
 
         // A head cut inside a header line is no head: the request went out, so the call may
-        // have run. (libcurl, with `native_http1` off, takes such a close for the end of a
+        // have run. (libcurl, with `http1_via_libcurl` on, takes such a close for the end of a
         // head with no body, as the curl tool does, and the call fails on the missing content
         // type instead: typed either way, and only that call.)
         let err = call(&client, "cut-header").await.unwrap_err();

@@ -684,7 +684,7 @@ fn a_407_from_a_proxy_the_client_does_not_know_of_is_still_the_proxys() {
         run(async {
             let mut options = ConnectOptions::default();
             options.http_client.proxy = ProxySetting::Direct;
-            options.http_client.native_http1 = native;
+            options.http_client.http1_via_libcurl = !native;
             let client = connect_handshake(&ServerConfig::http(server.url()), options).await;
             let err = client
                 .call_tool("add", json!({"a": 1, "b": 2}))

@@ -1,4 +1,5 @@
-//! Streamable HTTP over TLS against our Python test server with certificates the test generates
+//! Streamable HTTP over TLS, on both HTTP stacks (mcpwire's own client, the default, and
+//! libcurl through isahc, `http1_via_libcurl`), against our Python test server with certificates the test generates
 //! (`tests/peers/py_tls_certs.py`): trust in an extra CA (file or PEM text) beside the
 //! platform's roots, refusals of bad server certificates (unknown issuer, wrong name, expired,
 //! not yet valid) and their acceptance only with `danger_accept_invalid_certificates`, and
@@ -21,16 +22,26 @@ fn block_on<T>(peer: &HttpPeer, fut: impl std::future::Future<Output = T>) -> T 
     run_against(peer, Duration::from_secs(30), fut)
 }
 
-/// Options trusting the test CA (as a file) beside the platform's roots.
-fn trusting(certs: &TlsCerts) -> ConnectOptions {
+/// The two HTTP stacks: mcpwire's own client (`false`) and libcurl (`true`).
+const STACKS: [bool; 2] = [false, true];
+
+/// The default options, on mcpwire's own HTTP client or (`libcurl`) through libcurl.
+fn base(libcurl: bool) -> ConnectOptions {
     let mut options = ConnectOptions::default();
+    options.http_client.http1_via_libcurl = libcurl;
+    options
+}
+
+/// Options trusting the test CA (as a file) beside the platform's roots.
+fn trusting(certs: &TlsCerts, libcurl: bool) -> ConnectOptions {
+    let mut options = base(libcurl);
     options.http_client.tls.extra_ca_files = vec![certs.ca()];
     options
 }
 
 /// Options accepting any server certificate.
-fn accepting_anything() -> ConnectOptions {
-    let mut options = ConnectOptions::default();
+fn accepting_anything(libcurl: bool) -> ConnectOptions {
+    let mut options = base(libcurl);
     options.http_client.tls.danger_accept_invalid_certificates = true;
     options
 }
@@ -134,28 +145,30 @@ fn an_extra_ca_file_or_pem_is_trusted_beside_the_platform_roots() {
     let peer = python_https(&certs, "server", None);
     let url = peer.url().to_owned();
     block_on(&peer, async {
-        // The platform's roots alone do not know the test CA.
-        let err = refused("default trust", &url, ConnectOptions::default()).await;
-        let unknown = TlsFailure::UnknownIssuer;
-        assert_reason("default trust", &err, unknown, &["unknown issuer"]);
-        assert_nothing_served("default trust", &peer);
+        for libcurl in STACKS {
+            // The platform's roots alone do not know the test CA.
+            let err = refused("default trust", &url, base(libcurl)).await;
+            let unknown = TlsFailure::UnknownIssuer;
+            assert_reason("default trust", &err, unknown, &["unknown issuer"]);
+            assert_nothing_served("default trust", &peer);
 
-        // Trusted as a file: both eras, by IP address and by name.
-        use_server(&url, trusting(&certs)).await;
-        let mut options = trusting(&certs);
-        options.era = Era::Handshake;
-        use_server(&url, options).await;
-        let by_name = url.replace("127.0.0.1", "localhost");
-        use_server(&by_name, trusting(&certs)).await;
+            // Trusted as a file: both eras, by IP address and by name.
+            use_server(&url, trusting(&certs, libcurl)).await;
+            let mut options = trusting(&certs, libcurl);
+            options.era = Era::Handshake;
+            use_server(&url, options).await;
+            let by_name = url.replace("127.0.0.1", "localhost");
+            use_server(&by_name, trusting(&certs, libcurl)).await;
 
-        // Trusted as PEM text.
-        let mut options = ConnectOptions::default();
-        options.http_client.tls.extra_ca_pem = vec![certs.ca_pem()];
-        use_server(&url, options).await;
-        let mut options = ConnectOptions::default();
-        options.http_client.tls.extra_ca_pem = vec![certs.ca_pem()];
-        options.era = Era::Handshake;
-        use_server(&url, options).await;
+            // Trusted as PEM text.
+            let mut options = base(libcurl);
+            options.http_client.tls.extra_ca_pem = vec![certs.ca_pem()];
+            use_server(&url, options).await;
+            let mut options = base(libcurl);
+            options.http_client.tls.extra_ca_pem = vec![certs.ca_pem()];
+            options.era = Era::Handshake;
+            use_server(&url, options).await;
+        }
     });
 }
 
@@ -204,13 +217,15 @@ fn system_bundle_child() {
     };
     let url = url.into_string().unwrap();
     smol::block_on(async {
-        let mut options = ConnectOptions::default();
-        options.http_client.tls.extra_ca_files = vec![ca.into()];
-        use_server(&url, options).await;
-        eprintln!("connected with an extra CA beside SSL_CERT_FILE");
-        if cfg!(target_os = "linux") {
-            use_server(&url, ConnectOptions::default()).await;
-            eprintln!("connected with the platform verifier reading SSL_CERT_FILE");
+        for libcurl in STACKS {
+            let mut options = base(libcurl);
+            options.http_client.tls.extra_ca_files = vec![ca.clone().into()];
+            use_server(&url, options).await;
+            eprintln!("connected with an extra CA beside SSL_CERT_FILE (libcurl: {libcurl})");
+            if cfg!(target_os = "linux") {
+                use_server(&url, base(libcurl)).await;
+                eprintln!("connected with the platform verifier reading SSL_CERT_FILE");
+            }
         }
     });
 }
@@ -223,14 +238,16 @@ fn bad_certificate_is_refused(server: &str, reason: TlsFailure, words: &[&str]) 
     let peer = python_https(&certs, server, None);
     let url = peer.url().to_owned();
     block_on(&peer, async {
-        let err = refused(server, &url, trusting(&certs)).await;
-        assert_reason(server, &err, reason, words);
-        assert_nothing_served(server, &peer);
+        for libcurl in STACKS {
+            let err = refused(server, &url, trusting(&certs, libcurl)).await;
+            assert_reason(server, &err, reason.clone(), words);
+            assert_nothing_served(server, &peer);
 
-        use_server(&url, accepting_anything()).await;
-        let mut options = accepting_anything();
-        options.era = Era::Handshake;
-        use_server(&url, options).await;
+            use_server(&url, accepting_anything(libcurl)).await;
+            let mut options = accepting_anything(libcurl);
+            options.era = Era::Handshake;
+            use_server(&url, options).await;
+        }
     });
 }
 
@@ -274,8 +291,8 @@ fn mutual_tls_needs_the_client_certificate() {
     let certs = TlsCerts::generate();
     let peer = python_https(&certs, "server", Some("client-ca.pem"));
     let url = peer.url().to_owned();
-    let with_client = |cert: &str, key: &str| {
-        let mut options = trusting(&certs);
+    let with_client = |cert: &str, key: &str, libcurl: bool| {
+        let mut options = trusting(&certs, libcurl);
         options.http_client.tls.client_certificate = Some(ClientCertificate {
             certificate_file: certs.dir().join(cert),
             key_file: certs.dir().join(key),
@@ -283,55 +300,57 @@ fn mutual_tls_needs_the_client_certificate() {
         options
     };
     block_on(&peer, async {
-        // Without a client certificate, or with one the server's CA did not sign: refused
-        // before the request is read. Under TLS 1.3 the client's side of the handshake is done
-        // before the server checks the certificate, and this server (Python's asyncio TLS)
-        // then closes the connection without a TLS alert: libcurl sees the connection end
-        // after it sent the request (code 56, "peer closed TCP connection without first
-        // closing TLS connection"), with no word of certificates.
-        refused("no client certificate", &url, trusting(&certs)).await;
-        refused(
-            "a stranger's client certificate",
-            &url,
-            with_client("stranger.pem", "stranger-key.pem"),
-        )
-        .await;
-        assert_nothing_served("refused client certificates", &peer);
+        for libcurl in STACKS {
+            // Without a client certificate, or with one the server's CA did not sign: refused
+            // before the request is read. Under TLS 1.3 the client's side of the handshake is done
+            // before the server checks the certificate, and this server (Python's asyncio TLS)
+            // then closes the connection without a TLS alert: libcurl sees the connection end
+            // after it sent the request (code 56, "peer closed TCP connection without first
+            // closing TLS connection"), with no word of certificates.
+            refused("no client certificate", &url, trusting(&certs, libcurl)).await;
+            refused(
+                "a stranger's client certificate",
+                &url,
+                with_client("stranger.pem", "stranger-key.pem", libcurl),
+            )
+            .await;
+            assert_nothing_served("refused client certificates", &peer);
 
-        // With it: both eras.
-        use_server(&url, with_client("client.pem", "client-key.pem")).await;
-        let mut options = with_client("client.pem", "client-key.pem");
-        options.era = Era::Handshake;
-        use_server(&url, options).await;
+            // With it: both eras.
+            use_server(&url, with_client("client.pem", "client-key.pem", libcurl)).await;
+            let mut options = with_client("client.pem", "client-key.pem", libcurl);
+            options.era = Era::Handshake;
+            use_server(&url, options).await;
 
-        // A key that is not the certificate's.
-        let err = refused(
-            "a key that is not the certificate's",
-            &url,
-            with_client("client.pem", "stranger-key.pem"),
-        )
-        .await;
-        assert_eq!(
-            tls_failure(&err),
-            Some(&TlsFailure::BadClientCertificate),
-            "{err:?}"
-        );
+            // A key that is not the certificate's.
+            let err = refused(
+                "a key that is not the certificate's",
+                &url,
+                with_client("client.pem", "stranger-key.pem", libcurl),
+            )
+            .await;
+            assert_eq!(
+                tls_failure(&err),
+                Some(&TlsFailure::BadClientCertificate),
+                "{err:?}"
+            );
 
-        // A missing file is reported at connect, by name, before any connection is made.
-        let err = refused(
-            "a missing certificate file",
-            &url,
-            with_client("missing.pem", "client-key.pem"),
-        )
-        .await;
-        assert!(says(&err, &["client certificate", "missing.pem"]), "{err}");
-        let err = refused(
-            "a missing key file",
-            &url,
-            with_client("client.pem", "missing-key.pem"),
-        )
-        .await;
-        assert!(says(&err, &["missing-key.pem"]), "{err}");
+            // A missing file is reported at connect, by name, before any connection is made.
+            let err = refused(
+                "a missing certificate file",
+                &url,
+                with_client("missing.pem", "client-key.pem", libcurl),
+            )
+            .await;
+            assert!(says(&err, &["client certificate", "missing.pem"]), "{err}");
+            let err = refused(
+                "a missing key file",
+                &url,
+                with_client("client.pem", "missing-key.pem", libcurl),
+            )
+            .await;
+            assert!(says(&err, &["missing-key.pem"]), "{err}");
+        }
     });
 }
 
@@ -348,18 +367,20 @@ fn a_server_wanting_a_client_certificate_is_named() {
     let peer = tls_handshake_only(&certs, "server", Some("client-ca.pem"));
     let url = peer.url().to_owned();
     block_on(&peer, async {
-        let err = refused("no client certificate", &url, trusting(&certs)).await;
-        assert!(
-            peer.wait_for_stderr("refused:", Duration::from_secs(5)),
-            "{:?}",
-            peer.stderr()
-        );
-        let wanted = TlsFailure::ClientCertificate;
-        assert_reason(
-            "no client certificate",
-            &err,
-            wanted,
-            &["client certificate"],
-        );
+        for libcurl in STACKS {
+            let err = refused("no client certificate", &url, trusting(&certs, libcurl)).await;
+            assert!(
+                peer.wait_for_stderr("refused:", Duration::from_secs(5)),
+                "{:?}",
+                peer.stderr()
+            );
+            let wanted = TlsFailure::ClientCertificate;
+            assert_reason(
+                "no client certificate",
+                &err,
+                wanted,
+                &["client certificate"],
+            );
+        }
     });
 }

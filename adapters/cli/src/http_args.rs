@@ -1,5 +1,5 @@
 //! How an HTTP server is reached, as curl users spell it: `--cacert`, `--cert`/`--key`,
-//! `--proxy`, `--noproxy`, `--http1.1`, `--http2-prior-knowledge`, `--connect-timeout`,
+//! `--proxy`, `--noproxy`, `--http1.1`, `--http2`, `--http2-prior-knowledge`, `--connect-timeout`,
 //! `--max-connections`, and the loudly named `--danger-accept-invalid-certificates`.
 
 use std::path::{Path, PathBuf};
@@ -47,13 +47,16 @@ pub(super) struct HttpArgs {
     /// Hosts to reach without the proxy, comma-separated (`*` for all); with --proxy.
     #[arg(long, global = true, value_name = "LIST", requires = "proxy")]
     noproxy: Option<String>,
-    /// Speak HTTP/1.1 only.
+    /// Speak HTTP/1.1 only (the default), on mcpwire's own client.
     #[arg(
         long = "http1.1",
         global = true,
-        conflicts_with = "http2_prior_knowledge"
+        conflicts_with_all = ["http2_prior_knowledge", "http2"]
     )]
     http1_1: bool,
+    /// Speak HTTP/2 over TLS (ALPN h2), through libcurl: for many long streams to one server.
+    #[arg(long, global = true, conflicts_with = "http2_prior_knowledge")]
+    http2: bool,
     /// Speak HTTP/2 to a plain `http://` server without asking first (h2c).
     #[arg(long, global = true)]
     http2_prior_knowledge: bool,
@@ -104,6 +107,9 @@ impl HttpArgs {
         }
         if self.http1_1 {
             http.version = HttpVersionChoice::Http1Only;
+        }
+        if self.http2 {
+            http.version = HttpVersionChoice::Http2;
         }
         if self.http2_prior_knowledge {
             http.version = HttpVersionChoice::Http2PriorKnowledge;

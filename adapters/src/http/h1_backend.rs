@@ -1,7 +1,8 @@
-//! mcpwire's own HTTP/1.1 client, for plain `http://` servers reached directly (most local
-//! servers): the request written with one `write`, the response read on the caller's own
-//! reactor, no thread in between. Everything else (`https://`, a proxy, HTTP/2) goes to the
-//! backend it wraps (isahc). The protocol itself is the core's sans-IO codec
+//! mcpwire's own HTTP/1.1 client, for `http://` servers and, when HTTP/1.1 is the choice,
+//! `https://` ones (TLS by rustls over the same socket, see [`conn`](super::conn)), reached
+//! directly: the request written with one `write`, the response read on the caller's own
+//! reactor, no thread in between. Everything else (a proxy, HTTP/2) goes to the backend it
+//! wraps (isahc). The protocol itself is the core's sans-IO codec
 //! ([`mcpwire_core::codec::http1`]); this is sockets, a pool of idle keep-alive connections,
 //! and the errors in the words the isahc backend uses.
 //!
@@ -18,20 +19,18 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use async_io::{Async, Timer};
-use futures_lite::{AsyncRead, AsyncWriteExt, FutureExt};
+use futures_lite::{AsyncRead, FutureExt};
 use mcpwire_core::codec::http1::{self, BodyDecoder, Http1Error};
 use mcpwire_core::error::{redact_url, with_scheme, Hint, HttpErrorKind};
 use mcpwire_core::HttpRequest;
 
 use super::backend::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
+use super::conn::{tls_error_of, tls_failure, Conn, READ_SIZE};
 use super::isahc_backend::IsahcBackend;
-use super::options::{HttpClientOptions, HttpVersionChoice, ProxySetting};
+use super::options::{HttpClientOptions, HttpVersionChoice};
 use super::tls_diagnosis;
-use crate::drain_read::DrainRead;
 use crate::future::BoxFuture;
 
-/// How much one read of a response takes.
-const READ_SIZE: usize = 16 * 1024;
 /// The most idle connections kept per host.
 const MAX_IDLE_PER_HOST: usize = 32;
 
@@ -41,6 +40,8 @@ pub(crate) struct Http1Backend {
     pool: Arc<Pool>,
     connect_timeout: Duration,
     options: HttpClientOptions,
+    /// The TLS configuration, made at the first `https://` request.
+    tls: OnceLock<Result<Arc<rustls::ClientConfig>, String>>,
     fallback: OnceLock<Result<Arc<IsahcBackend>, String>>,
     /// The last URL read (a connection sends most of its requests to one URL).
     last: Mutex<Option<Arc<Target>>>,
@@ -60,48 +61,10 @@ struct Idle {
     since: Instant,
 }
 
-/// One connection: read only when it may hold bytes (see [`DrainRead`]), its local address
-/// kept for the exchange observer.
-struct Conn {
-    stream: DrainRead<TcpStream>,
-    local_addr: Option<SocketAddr>,
-}
-
-impl Conn {
-    fn new(stream: Async<TcpStream>) -> Conn {
-        let local_addr = stream.get_ref().local_addr().ok();
-        Conn {
-            stream: DrainRead::new(stream),
-            local_addr,
-        }
-    }
-
-    /// Whether an idle connection is still open: nothing to read (a server that closed it has
-    /// sent its end, which reads at once; one that sent anything unasked is not to be
-    /// trusted).
-    fn is_open(&self) -> bool {
-        let mut probe = [0u8; 1];
-        let peeked = self.stream.get_ref().get_ref().peek(&mut probe);
-        matches!(peeked, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
-    }
-}
-
 impl Http1Backend {
-    /// The backend for `options`, or `None` when a plain `http://` request would go through a
-    /// proxy or speak HTTP/2 (then isahc alone is the backend).
+    /// The backend for `options`, or `None` when they send everything through libcurl.
     pub(crate) fn for_options(options: &HttpClientOptions) -> Option<Self> {
-        if !options.native_http1 || options.version == HttpVersionChoice::Http2PriorKnowledge {
-            return None;
-        }
-        let direct = match &options.proxy {
-            ProxySetting::Direct => true,
-            // curl's variables for `http://` URLs: any of them set, curl decides.
-            ProxySetting::FromEnvironment => ["http_proxy", "all_proxy", "ALL_PROXY"]
-                .iter()
-                .all(|v| std::env::var_os(v).is_none_or(|s| s.is_empty())),
-            ProxySetting::Url { .. } => false,
-        };
-        direct.then(|| Http1Backend {
+        (!options.http1_via_libcurl).then(|| Http1Backend {
             pool: Arc::new(Pool {
                 idle: Mutex::default(),
                 lifetime: options.idle_connection_lifetime,
@@ -109,18 +72,55 @@ impl Http1Backend {
             }),
             connect_timeout: options.connect_timeout,
             options: options.clone(),
+            tls: OnceLock::new(),
             fallback: OnceLock::new(),
             last: Mutex::new(None),
         })
     }
+
+    /// Whether this client speaks to `target` itself: HTTP/1.1 is what the options want for
+    /// its scheme (over TLS only when HTTP/1.1 is the choice: HTTP/2 by ALPN is libcurl's),
+    /// and no proxy stands between.
+    fn handles(&self, target: &Target) -> bool {
+        let version = self.options.version;
+        let wanted = if target.tls {
+            version == HttpVersionChoice::Http1Only
+        } else {
+            version != HttpVersionChoice::Http2PriorKnowledge
+        };
+        wanted && self.options.proxy.route(&target.url).is_none()
+    }
+
+    /// Whether this client speaks to the server at `url` itself.
+    pub(crate) fn speaks_to(&self, url: &str) -> bool {
+        self.target(url).is_some()
+    }
+
+    /// The TLS configuration, made at the first `https://` request.
+    fn tls_config(&self) -> Result<Arc<rustls::ClientConfig>, HttpFailure> {
+        let made = self.tls.get_or_init(|| {
+            let pem = self.options.tls.trust_pem()?;
+            let alpn: &[&[u8]] = &[b"http/1.1"];
+            super::tls_config::client_config(&self.options.tls, pem.as_deref(), alpn).map(Arc::new)
+        });
+        made.clone().map_err(|e| {
+            let kind = HttpErrorKind::Tls(mcpwire_core::error::TlsFailure::BadClientCertificate);
+            HttpFailure::new(kind, e, true)
+        })
+    }
 }
 
-/// The parts of a plain `http://` URL this client handles itself.
+/// The parts of an `http://` or `https://` URL this client may handle itself.
 struct Target {
     /// The URL it was read from.
     url: String,
-    /// `host:port` as written (the `Host` header and the pool's key).
+    /// Whether it is `https://`.
+    tls: bool,
+    /// `host:port` as written (the `Host` header).
     authority: String,
+    /// The scheme and the authority: the pool's key (a TLS connection and a plain one to one
+    /// port are not the same).
+    key: String,
     host: String,
     port: u16,
     /// Path and query (`/` when empty).
@@ -128,7 +128,11 @@ struct Target {
 }
 
 fn target_of(url: &str) -> Option<Target> {
-    let rest = url.strip_prefix("http://")?;
+    let (tls, rest) = match url.strip_prefix("https://") {
+        Some(rest) => (true, rest),
+        None => (false, url.strip_prefix("http://")?),
+    };
+    let default_port = if tls { 443 } else { 80 };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
     // Credentials in the URL, anything but visible ASCII (a name to encode, a space to
@@ -154,18 +158,21 @@ fn target_of(url: &str) -> Option<Target> {
             host.parse::<std::net::Ipv6Addr>().ok()?;
             let port = match rest.strip_prefix(':') {
                 Some(p) => port_of(p)?,
-                None if rest.is_empty() => 80,
+                None if rest.is_empty() => default_port,
                 None => return None,
             };
             (host.to_owned(), port)
         }
         None => match authority.rsplit_once(':') {
             Some((h, p)) => (h.to_owned(), port_of(p)?),
-            None => (authority.to_owned(), 80),
+            None => (authority.to_owned(), default_port),
         },
     };
+    let scheme = if tls { "https" } else { "http" };
     Some(Target {
         url: url.to_owned(),
+        tls,
+        key: format!("{scheme}://{authority}"),
         authority: authority.to_owned(),
         host,
         port,
@@ -180,7 +187,7 @@ impl Http1Backend {
         if let Some(t) = last.as_ref().filter(|t| t.url == url) {
             return Some(t.clone());
         }
-        let target = Arc::new(target_of(url)?);
+        let target = Arc::new(target_of(url).filter(|t| self.handles(t))?);
         *last = Some(target.clone());
         Some(target)
     }
@@ -207,13 +214,18 @@ impl HttpBackend for Http1Backend {
         };
         let pool = self.pool.clone();
         let connect_timeout = self.connect_timeout;
-        Box::pin(async move { exchange(pool, connect_timeout, target, request).await })
+        let tls = match target.tls.then(|| self.tls_config()).transpose() {
+            Ok(tls) => tls,
+            Err(failure) => return Box::pin(async move { Err(failure) }),
+        };
+        Box::pin(async move { exchange(pool, connect_timeout, tls, target, request).await })
     }
 }
 
 async fn exchange(
     pool: Arc<Pool>,
     connect_timeout: Duration,
+    tls: Option<Arc<rustls::ClientConfig>>,
     target: Arc<Target>,
     request: HttpRequest,
 ) -> Result<HttpResponse, HttpFailure> {
@@ -229,21 +241,21 @@ async fn exchange(
     )
     .map_err(|e| HttpFailure::new(HttpErrorKind::Other, e.to_string(), true))?;
     drop(request);
-    let (mut conn, reused) = match pool.take(&target.authority) {
+    let (mut conn, reused) = match pool.take(&target.key) {
         Some(conn) => (conn, true),
-        None => (Conn::new(connect(&target, connect_timeout).await?), false),
+        None => (open(&target, connect_timeout, tls).await?, false),
     };
     let local_addr = conn.local_addr;
     let mut buf = Vec::with_capacity(READ_SIZE);
     let mut sent = true;
-    let head = match conn.stream.get_mut().write_all(&out).await {
+    let head = match conn.write_all(&out).await {
         Ok(()) => {
             drop(out);
             // Nothing can be there before the server answers.
-            conn.stream.expect_nothing();
+            conn.expect_nothing();
             match read_head(&mut conn, &mut buf, reused).await {
                 Ok(head) => head,
-                Err(failure) if reused => return Err(failure),
+                Err(failure) if reused || target.tls => return Err(failure),
                 Err(failure) => {
                     return Err(not_http(failure, &buf, &pool, &target, connect_timeout).await)
                 }
@@ -267,7 +279,7 @@ async fn exchange(
     };
     if !reused {
         // A pooled connection's server had answered already.
-        pool.answered.insert(&target.authority);
+        pool.answered.insert(&target.key);
     }
     let body = Body {
         conn: Some(conn),
@@ -325,7 +337,7 @@ async fn not_http(
     target: &Target,
     connect_timeout: Duration,
 ) -> HttpFailure {
-    if failure.kind != HttpErrorKind::HeadCutShort || pool.answered.has(&target.authority) {
+    if failure.kind != HttpErrorKind::HeadCutShort || pool.answered.has(&target.key) {
         return failure;
     }
     if tls_diagnosis::is_tls_record(buf) {
@@ -353,6 +365,11 @@ fn cut_head(buf: &[u8], reused: bool) -> HttpFailure {
 }
 
 fn failed_head(e: io::Error, buf: &[u8], reused: bool) -> HttpFailure {
+    // Under TLS 1.3 a server judges the client certificate after the client's side of the
+    // handshake: its refusal is the first thing it sends, and the request was never read.
+    if let Some(tls) = tls_error_of(&e).filter(|_| buf.is_empty() && !reused) {
+        return tls_failure(tls);
+    }
     if buf.is_empty() && reused {
         return stale(&format!("it failed: {e}"));
     }
@@ -391,13 +408,35 @@ fn poll_read_more(
 ) -> Poll<io::Result<usize>> {
     let len = buf.len();
     buf.resize(len + READ_SIZE, 0);
-    let read = conn.stream.poll_read(cx, &mut buf[len..]);
+    let read = conn.poll_read(cx, &mut buf[len..]);
     let n = match &read {
         Poll::Ready(Ok(n)) => *n,
         _ => 0,
     };
     buf.truncate(len + n);
     read
+}
+
+/// A new connection to `target`: TCP, then the TLS handshake for `https://` (`tls`), within
+/// the connect timeout each.
+async fn open(
+    target: &Target,
+    timeout: Duration,
+    tls: Option<Arc<rustls::ClientConfig>>,
+) -> Result<Conn, HttpFailure> {
+    let stream = connect(target, timeout).await?;
+    let Some(config) = tls else {
+        return Ok(Conn::plain(stream));
+    };
+    let timer = async {
+        Timer::after(timeout).await;
+        Err(HttpFailure::new(
+            HttpErrorKind::ConnectTimeout,
+            "no TLS handshake within the connect timeout",
+            true,
+        ))
+    };
+    Conn::tls(stream, config, &target.host).or(timer).await
 }
 
 /// Connects to the first of the host's addresses that answers; the name's resolution and the
@@ -506,7 +545,7 @@ impl Body {
             // seen here already when its end came with the body, and again when the
             // connection is taken from the pool.
             if self.keep_alive && self.at == self.buf.len() && conn.is_open() {
-                self.pool.put(&self.target.authority, conn);
+                self.pool.put(&self.target.key, conn);
             }
         }
     }
@@ -588,6 +627,7 @@ impl Body {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::options::ProxySetting;
     use futures_lite::AsyncReadExt;
     use mcpwire_core::HttpMethod;
     use std::io::{BufRead, BufReader, Write};
@@ -911,7 +951,7 @@ mod tests {
 
     #[test]
     fn urls_it_leaves_to_libcurl() {
-        assert!(target_of("https://h/mcp").is_none());
+        assert!(target_of("ftp://h/mcp").is_none());
         assert!(target_of("http://user:pw@h/mcp").is_none());
         for odd in [
             "http://h/a b",
@@ -932,16 +972,46 @@ mod tests {
             (t.authority.as_str(), t.port, t.path.as_str()),
             ("localhost", 80, "/a/b")
         );
+        let t = target_of("https://example.com/mcp").unwrap();
+        assert_eq!(
+            (t.tls, t.port, t.key.as_str()),
+            (true, 443, "https://example.com")
+        );
+        let direct = HttpClientOptions {
+            proxy: ProxySetting::Direct,
+            ..HttpClientOptions::default()
+        };
+        let native = Http1Backend::for_options(&direct).unwrap();
+        assert!(native.speaks_to("http://h/mcp") && native.speaks_to("https://h/mcp"));
+        for (version, https) in [
+            (HttpVersionChoice::Http2, false),
+            (HttpVersionChoice::Negotiate, false),
+            (HttpVersionChoice::Http2PriorKnowledge, false),
+        ] {
+            let options = HttpClientOptions {
+                version,
+                ..direct.clone()
+            };
+            let backend = Http1Backend::for_options(&options).unwrap();
+            assert_eq!(backend.speaks_to("https://h/mcp"), https, "{version:?}");
+            let plain = version != HttpVersionChoice::Http2PriorKnowledge;
+            assert_eq!(backend.speaks_to("http://h/mcp"), plain, "{version:?}");
+        }
         let through_proxy = HttpClientOptions {
             proxy: ProxySetting::Url {
                 url: "http://proxy:3128".into(),
-                no_proxy: vec![],
+                no_proxy: vec!["near".into()],
             },
             ..HttpClientOptions::default()
         };
-        assert!(Http1Backend::for_options(&through_proxy).is_none());
+        let backend = Http1Backend::for_options(&through_proxy).unwrap();
+        assert!(!backend.speaks_to("http://far/mcp") && !backend.speaks_to("https://far/mcp"));
+        assert!(
+            backend.speaks_to("https://near/mcp"),
+            "a host the proxy leaves out"
+        );
         let off = HttpClientOptions {
-            native_http1: false,
+            http1_via_libcurl: true,
             ..HttpClientOptions::default()
         };
         assert!(Http1Backend::for_options(&off).is_none());

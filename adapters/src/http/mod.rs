@@ -10,12 +10,14 @@
 //! and nothing here imports the client or the driver.
 
 pub(crate) mod backend;
+mod conn;
 pub(crate) mod counters;
 mod curl_errors;
 pub(crate) mod h1_backend;
 pub(crate) mod io;
 mod isahc_backend;
 pub(crate) mod options;
+mod tls_config;
 mod tls_diagnosis;
 
 pub use backend::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};

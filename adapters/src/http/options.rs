@@ -31,11 +31,12 @@ pub struct HttpClientOptions {
     /// How long an idle connection stays in the pool for reuse (default 60 s; libcurl counts
     /// whole seconds, so it is rounded up to one at least).
     pub idle_connection_lifetime: Duration,
-    /// Whether a plain `http://` server reached directly (no proxy, not HTTP/2 with prior
-    /// knowledge) is spoken to by mcpwire's own HTTP/1.1 client, on the connection's own
-    /// reactor (default `true`: about a third of the CPU and half the context switches of
-    /// going through libcurl's thread). `false` sends everything through isahc.
-    pub native_http1: bool,
+    /// Whether HTTP/1.1 goes through libcurl (isahc) instead of mcpwire's own client (default
+    /// `false`): the escape hatch, should a server or a network need libcurl's. mcpwire's own
+    /// client speaks HTTP/1.1 to `http://` and `https://` servers reached directly, on the
+    /// connection's own reactor (about a third of the CPU and half the context switches of
+    /// going through libcurl's thread); HTTP/2 and proxies always go through libcurl.
+    pub http1_via_libcurl: bool,
 }
 
 impl Default for HttpClientOptions {
@@ -48,7 +49,7 @@ impl Default for HttpClientOptions {
             streams_per_connection: 100,
             connect_timeout: Duration::from_secs(10),
             idle_connection_lifetime: Duration::from_secs(60),
-            native_http1: true,
+            http1_via_libcurl: false,
         }
     }
 }
@@ -112,14 +113,18 @@ pub enum ProxySetting {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HttpVersionChoice {
-    /// HTTP/2 when the server's TLS offers it by ALPN, HTTP/1.1 otherwise (and always over
-    /// plain `http://`).
+    /// HTTP/1.1, on mcpwire's own client over `http://` and `https://` alike (the default).
     #[default]
-    Negotiate,
-    /// HTTP/1.1 only.
     Http1Only,
-    /// HTTP/2 with prior knowledge over plain `http://` (h2c), for servers known to speak it;
-    /// over TLS, as [`HttpVersionChoice::Negotiate`].
+    /// HTTP/2 over TLS, asked for by ALPN (`h2`), through libcurl: worth it for many long
+    /// streams to one server over one connection. A server that does not offer it fails the
+    /// handshake. Plain `http://` stays HTTP/1.1.
+    Http2,
+    /// HTTP/2 when the server's TLS offers it by ALPN, HTTP/1.1 otherwise, through libcurl
+    /// for `https://` (plain `http://` stays HTTP/1.1 on mcpwire's own client).
+    Negotiate,
+    /// HTTP/2 with prior knowledge over plain `http://` (h2c), for servers known to speak it,
+    /// through libcurl; over TLS, as [`HttpVersionChoice::Negotiate`].
     Http2PriorKnowledge,
 }
 
@@ -189,6 +194,7 @@ impl HttpClientOptions {
             .version_negotiation(match self.version {
                 HttpVersionChoice::Negotiate => VersionNegotiation::latest_compatible(),
                 HttpVersionChoice::Http1Only => VersionNegotiation::http11(),
+                HttpVersionChoice::Http2 => VersionNegotiation::http2(),
                 HttpVersionChoice::Http2PriorKnowledge => VersionNegotiation::http2(),
             });
         builder = match &self.proxy {

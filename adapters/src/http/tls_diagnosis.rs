@@ -16,8 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcpwire_core::error::{Hint, TlsFailure};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::ServerName;
 use rustls::{AlertDescription, CertificateError, ClientConfig, ClientConnection, RootCertStore};
 
 use super::backend::HttpFailure;
@@ -35,45 +34,6 @@ fn host_and_port(url: &str) -> Option<(String, u16)> {
     (scheme == "https").then_some((host, port))
 }
 
-/// The client configuration that trusts what the backend trusts.
-fn config(tls: &TlsOptions, extra_pem: Option<&[u8]>) -> Result<ClientConfig, String> {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let builder = ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?;
-    let builder = match extra_pem {
-        Some(pem) => {
-            let mut roots = RootCertStore::empty();
-            for cert in CertificateDer::pem_slice_iter(pem).flatten() {
-                // A bundle may hold certificates webpki cannot use; the others still count.
-                let _ = roots.add(cert);
-            }
-            builder.with_root_certificates(roots)
-        }
-        None => {
-            let verifier =
-                rustls_platform_verifier::Verifier::new(provider).map_err(|e| e.to_string())?;
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(verifier))
-        }
-    };
-    match &tls.client_certificate {
-        Some(c) => {
-            let chain: Vec<CertificateDer<'static>> =
-                CertificateDer::pem_file_iter(&c.certificate_file)
-                    .map_err(|e| e.to_string())?
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| e.to_string())?;
-            let key = PrivateKeyDer::from_pem_file(&c.key_file).map_err(|e| e.to_string())?;
-            builder
-                .with_client_auth_cert(chain, key)
-                .map_err(|e| e.to_string())
-        }
-        None => Ok(builder.with_no_client_auth()),
-    }
-}
-
 /// The reason a handshake with the server at `url` fails, and rustls's words for it; `None`
 /// when it succeeds or cannot be tried.
 pub(crate) fn diagnose(
@@ -82,7 +42,7 @@ pub(crate) fn diagnose(
     extra_pem: Option<&[u8]>,
 ) -> Option<(TlsFailure, String)> {
     let (host, port) = host_and_port(url)?;
-    let config = config(tls, extra_pem).ok()?;
+    let config = super::tls_config::client_config(tls, extra_pem, &[]).ok()?;
     let name = ServerName::try_from(host.clone()).ok()?;
     let addr = (host.as_str(), port).to_socket_addrs().ok()?.next()?;
     let sock = TcpStream::connect_timeout(&addr, DIAGNOSIS_TIMEOUT).ok()?;
@@ -149,7 +109,7 @@ pub(crate) fn is_tls_record(bytes: &[u8]) -> bool {
 
 /// Words for a server's answer that is not TLS: its first line when it is text (`"HTTP/1.1
 /// 400 Bad Request"`), else how many bytes came.
-fn answered_with(first: &[u8]) -> String {
+pub(super) fn answered_with(first: &[u8]) -> String {
     let line = first
         .split(|b| *b == b'\r' || *b == b'\n')
         .next()
@@ -162,7 +122,7 @@ fn answered_with(first: &[u8]) -> String {
 }
 
 /// rustls's words for a handshake error, with a certificate's dates as dates.
-fn words_of(error: &rustls::Error) -> String {
+pub(super) fn words_of(error: &rustls::Error) -> String {
     use CertificateError as C;
     match error {
         rustls::Error::InvalidCertificate(C::ExpiredContext { time, not_after }) => format!(
@@ -329,7 +289,7 @@ fn first_bytes(
 }
 
 /// The kind of a rustls handshake error.
-fn reason_of(error: &rustls::Error) -> TlsFailure {
+pub(super) fn reason_of(error: &rustls::Error) -> TlsFailure {
     use rustls::Error as E;
     use CertificateError as C;
     match error {

@@ -1,0 +1,262 @@
+//! One connection of mcpwire's own HTTP/1.1 client: a TCP socket read on the connection's
+//! reactor (see [`DrainRead`]), plain or with TLS over it (rustls's own API: the socket stays
+//! ours, so a TLS read costs the same one `read` per readiness event a plain one does).
+//!
+//! A TLS failure is rustls's error, which names the reason (an unknown issuer, a name that
+//! does not match, an expired certificate, a client certificate refused, a server that does
+//! not speak TLS): no second handshake is needed to explain it.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+use async_io::Async;
+use futures_lite::AsyncWriteExt;
+use mcpwire_core::error::{HttpErrorKind, TlsFailure};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection};
+
+use super::backend::HttpFailure;
+use super::tls_diagnosis::{answered_with, is_tls_record, reason_of, words_of};
+use crate::drain_read::DrainRead;
+
+/// How much one read of the socket takes.
+pub(super) const READ_SIZE: usize = 16 * 1024;
+
+/// One connection; its local address kept for the exchange observer.
+pub(super) struct Conn {
+    stream: DrainRead<TcpStream>,
+    tls: Option<Box<Tls>>,
+    pub(super) local_addr: Option<SocketAddr>,
+}
+
+/// The TLS side of a connection.
+struct Tls {
+    session: ClientConnection,
+    /// Ciphertext read from the socket; `raw[at..len]` is not yet handed to rustls.
+    raw: Box<[u8]>,
+    at: usize,
+    len: usize,
+    /// The socket's end was read.
+    eof: bool,
+}
+
+impl Conn {
+    /// A plain connection.
+    pub(super) fn plain(stream: Async<TcpStream>) -> Conn {
+        let local_addr = stream.get_ref().local_addr().ok();
+        Conn {
+            stream: DrainRead::new(stream),
+            tls: None,
+            local_addr,
+        }
+    }
+
+    /// A connection with TLS to `host` (its SNI, and the name its certificate must carry),
+    /// once the handshake is done. A failed handshake is a TLS failure in rustls's words;
+    /// nothing of a request was sent.
+    pub(super) async fn tls(
+        stream: Async<TcpStream>,
+        config: Arc<ClientConfig>,
+        host: &str,
+    ) -> Result<Conn, HttpFailure> {
+        let mut conn = Conn::plain(stream);
+        let name = ServerName::try_from(host.to_owned()).map_err(|e| {
+            HttpFailure::new(
+                HttpErrorKind::Tls(TlsFailure::Other),
+                format!("the host name cannot be used for TLS: {e}"),
+                true,
+            )
+        })?;
+        let session = ClientConnection::new(config, name).map_err(|e| {
+            HttpFailure::new(HttpErrorKind::Tls(TlsFailure::Other), e.to_string(), true)
+        })?;
+        conn.tls = Some(Box::new(Tls {
+            session,
+            raw: vec![0; READ_SIZE].into_boxed_slice(),
+            at: 0,
+            len: 0,
+            eof: false,
+        }));
+        conn.handshake().await?;
+        Ok(conn)
+    }
+
+    /// Runs the TLS handshake to its end.
+    async fn handshake(&mut self) -> Result<(), HttpFailure> {
+        // The server's first bytes, to tell a server that does not speak TLS.
+        let mut first = Vec::new();
+        loop {
+            self.flush_tls().await.map_err(|e| {
+                HttpFailure::new(
+                    HttpErrorKind::ConnectionRefused,
+                    format!("the connection failed during the TLS handshake ({e})"),
+                    true,
+                )
+            })?;
+            let tls = self.tls.as_mut().expect("a TLS connection");
+            if !tls.session.is_handshaking() {
+                return Ok(());
+            }
+            let n = std::future::poll_fn(|cx| self.stream.poll_read(cx, &mut tls.raw))
+                .await
+                .map_err(|e| handshake_cut(&first, Some(e)))?;
+            if n == 0 {
+                return Err(handshake_cut(&first, None));
+            }
+            let room = 64usize.saturating_sub(first.len());
+            first.extend_from_slice(&tls.raw[..n.min(room)]);
+            if !is_tls_record(&first) {
+                let words = answered_with(&first);
+                let message = format!("{} ({words})", TlsFailure::NotTls);
+                return Err(HttpFailure::new(
+                    HttpErrorKind::Tls(TlsFailure::NotTls),
+                    message,
+                    true,
+                ));
+            }
+            (tls.at, tls.len) = (0, n);
+            if let Err(e) = tls.feed() {
+                // Tell the server why, if it still listens (best effort: the failure is ours).
+                let _ = self.flush_tls().await;
+                return Err(tls_failure(&e));
+            }
+        }
+    }
+
+    /// Writes what rustls has to send.
+    async fn flush_tls(&mut self) -> io::Result<()> {
+        let Some(tls) = self.tls.as_mut() else {
+            return Ok(());
+        };
+        while tls.session.wants_write() {
+            let mut out = Vec::new();
+            tls.session.write_tls(&mut out)?;
+            self.stream.get_mut().write_all(&out).await?;
+        }
+        Ok(())
+    }
+
+    /// Writes all of `bytes` (over TLS, encrypted).
+    pub(super) async fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        if self.tls.is_none() {
+            return self.stream.get_mut().write_all(bytes).await;
+        }
+        // Anything rustls still owes the server goes first (a key update's answer).
+        self.flush_tls().await?;
+        while !bytes.is_empty() {
+            let tls = self.tls.as_mut().expect("a TLS connection");
+            let n = tls.session.writer().write(bytes)?;
+            bytes = &bytes[n..];
+            self.flush_tls().await?;
+            if n == 0 && !bytes.is_empty() {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "the TLS session took no more of the request",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Nothing can be there yet (a request was just sent): the next read waits for readiness
+    /// first.
+    pub(super) fn expect_nothing(&mut self) {
+        let pending = self.tls.as_ref().is_some_and(|t| t.at < t.len);
+        if !pending {
+            self.stream.expect_nothing();
+        }
+    }
+
+    /// Reads what is there into `buf` (`Ok(0)`: the end). Over TLS, the plaintext.
+    pub(super) fn poll_read(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let Some(tls) = self.tls.as_mut() else {
+            return self.stream.poll_read(cx, buf);
+        };
+        loop {
+            match tls.session.reader().read(buf) {
+                Ok(n) => return Poll::Ready(Ok(n)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // The server closed the socket without a TLS close: the end, as for a plain
+                // connection (a body whose framing says more is cut short, and said so).
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Poll::Ready(Ok(0)),
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+            if tls.at < tls.len {
+                tls.feed()
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                continue;
+            }
+            if tls.eof {
+                return Poll::Ready(Ok(0));
+            }
+            let n = ready!(self.stream.poll_read(cx, &mut tls.raw))?;
+            (tls.at, tls.len) = (0, n);
+            if n == 0 {
+                tls.eof = true;
+                // The end, told to rustls: it says whether it came after a TLS close.
+                let _ = tls.session.read_tls(&mut io::empty());
+            }
+        }
+    }
+
+    /// Whether an idle connection is still open: nothing to read (a server that closed it has
+    /// sent its end, or a TLS close, which reads at once; one that sent anything unasked is not
+    /// to be trusted), and nothing of its own left unread.
+    pub(super) fn is_open(&self) -> bool {
+        if let Some(tls) = &self.tls {
+            if tls.at < tls.len || tls.eof {
+                return false;
+            }
+        }
+        let mut probe = [0u8; 1];
+        let peeked = self.stream.get_ref().get_ref().peek(&mut probe);
+        matches!(peeked, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+    }
+}
+
+impl Tls {
+    /// Hands rustls the ciphertext read and not yet taken, and lets it process it.
+    fn feed(&mut self) -> Result<(), rustls::Error> {
+        while self.at < self.len {
+            let mut rest = &self.raw[self.at..self.len];
+            match self.session.read_tls(&mut rest) {
+                Ok(n) => self.at += n,
+                // Its buffer is full: the plaintext must be read first.
+                Err(_) => break,
+            }
+            self.session.process_new_packets()?;
+        }
+        Ok(())
+    }
+}
+
+/// A handshake the server cut short (`e`: how the socket failed, none when it closed).
+fn handshake_cut(first: &[u8], e: Option<io::Error>) -> HttpFailure {
+    if !first.is_empty() && !is_tls_record(first) {
+        let message = format!("{} ({})", TlsFailure::NotTls, answered_with(first));
+        return HttpFailure::new(HttpErrorKind::Tls(TlsFailure::NotTls), message, true);
+    }
+    let how = match e {
+        Some(e) => format!("the connection failed during the TLS handshake ({e})"),
+        None => "the server closed the connection during the TLS handshake".to_owned(),
+    };
+    HttpFailure::new(HttpErrorKind::Tls(TlsFailure::Other), how, true)
+}
+
+/// A TLS failure in rustls's words: the request was never sent.
+pub(super) fn tls_failure(e: &rustls::Error) -> HttpFailure {
+    let reason = reason_of(e);
+    let message = format!("{reason} ({})", words_of(e));
+    HttpFailure::new(HttpErrorKind::Tls(reason), message, true)
+}
+
+/// The rustls error an IO error of a TLS connection carries, if it is one.
+pub(super) fn tls_error_of(e: &io::Error) -> Option<&rustls::Error> {
+    e.get_ref()?.downcast_ref::<rustls::Error>()
+}
