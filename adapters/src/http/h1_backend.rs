@@ -26,6 +26,7 @@ use mcpwire_core::HttpRequest;
 
 use super::backend::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 use super::conn::{tls_error_of, tls_failure, Conn, READ_SIZE};
+use super::happy_eyeballs;
 use super::isahc_backend::IsahcBackend;
 use super::options::{HttpClientOptions, HttpVersionChoice};
 use super::tls_diagnosis;
@@ -439,25 +440,21 @@ async fn open(
     Conn::tls(stream, config, &target.host).or(timer).await
 }
 
-/// Connects to the first of the host's addresses that answers; the name's resolution and the
-/// connects together within `timeout`.
+/// Connects to the first of the host's addresses that answers, the attempts overlapping as
+/// Happy Eyeballs has them (an address that never answers does not hold up the others); the
+/// name's resolution and the connects together within `timeout`.
 async fn connect(target: &Target, timeout: Duration) -> Result<Async<TcpStream>, HttpFailure> {
     let attempt = async {
-        let mut last = None;
-        for addr in resolve(target).await? {
-            match Async::<TcpStream>::connect(addr).await {
-                Ok(stream) => return Ok(stream),
-                Err(e) => last = Some(e),
-            }
-        }
-        let e = last.unwrap_or_else(|| io::Error::other("no address"));
-        Err(HttpFailure::new(
-            HttpErrorKind::ConnectionRefused,
-            format!(
-                "the connection was refused or the host cannot be reached: is the server running, on this port? ({e})"
-            ),
-            true,
-        ))
+        let addrs = resolve(target).await?;
+        happy_eyeballs::connect(addrs).await.map_err(|e| {
+            HttpFailure::new(
+                HttpErrorKind::ConnectionRefused,
+                format!(
+                    "the connection was refused or the host cannot be reached: is the server running, on this port? ({e})"
+                ),
+                true,
+            )
+        })
     };
     let timer = async {
         Timer::after(timeout).await;
