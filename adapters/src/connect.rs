@@ -222,6 +222,10 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
 fn default_backend(options: &HttpClientOptions, url: &str) -> Result<Arc<dyn HttpBackend>, String> {
     if let Some(h1) = Http1Backend::for_options(options).filter(|h1| h1.speaks_to(url)) {
         options.tls.trust_pem()?;
+        if url.starts_with("https://") {
+            // A certificate or key that cannot be used fails the connection here, by name.
+            h1.prepare_tls()?;
+        }
         return Ok(Arc::new(h1));
     }
     Ok(Arc::new(IsahcBackend::with_options(options)?))

@@ -151,14 +151,21 @@ fn info_says_why_the_era_was_chosen_the_http_version_and_the_proxy() {
 }
 
 #[test]
-fn info_says_http2_when_the_server_speaks_it() {
-    if skipped("info_says_http2_when_the_server_speaks_it") {
+fn info_says_http2_when_it_is_asked_for_and_the_server_speaks_it() {
+    if skipped("info_says_http2_when_it_is_asked_for_and_the_server_speaks_it") {
         return;
     }
     let server = mcpwire_tests::h2::python_h2(true, &[]);
     let ca = server.ca_file().expect("a TLS server");
     let ca = ca.display().to_string();
+    // HTTP/2 is asked for (HTTP/1.1 is the default, even to a server that offers HTTP/2).
     let o = run(&["--http", server.url(), "--cacert", &ca, "info"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout_and_stderr(&o));
+    assert_eq!(line(&stdout(&o), "http:"), "http:         HTTP/1.1");
+    let o = run(
+        &["--http", server.url(), "--cacert", &ca, "--http2", "info"],
+        &[],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stdout_and_stderr(&o));
     let out = stdout(&o);
     assert_eq!(line(&out, "http:"), "http:         HTTP/2");

@@ -97,6 +97,11 @@ impl Http1Backend {
         self.target(url).is_some()
     }
 
+    /// Makes the TLS configuration now; why it cannot be made.
+    pub(crate) fn prepare_tls(&self) -> Result<(), String> {
+        self.tls_config().map(drop).map_err(|f| f.message)
+    }
+
     /// The TLS configuration, made at the first `https://` request.
     fn tls_config(&self) -> Result<Arc<rustls::ClientConfig>, HttpFailure> {
         let made = self.tls.get_or_init(|| {
