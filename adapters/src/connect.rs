@@ -19,8 +19,8 @@ use crate::driver::Driver;
 use crate::error::Error;
 use crate::handlers::Handlers;
 use crate::http::counters::CounterCells;
-use crate::http::h1_backend::Http1Backend;
 use crate::http::io::HttpIo;
+use crate::http::native::Http1Backend;
 use crate::http::{HttpBackend, HttpClientOptions, HttpExchangeObserver, IsahcBackend};
 #[cfg(feature = "oauth")]
 use crate::oauth;

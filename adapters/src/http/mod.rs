@@ -3,22 +3,19 @@
 //! At the bottom, the public [`HttpBackend`] trait and its response and failure
 //! ([`backend`]), with the options the default backends are built from ([`options`]). Over it,
 //! the backends: mcpwire's own HTTP/1.1 client for `http://` and `https://` servers reached
-//! directly ([`h1_backend`]: one connection, plain or with TLS by rustls, in [`conn`]; its TCP
-//! connect trying the host's addresses side by side in [`happy_eyeballs`]; the TLS
-//! configuration in [`tls_config`]) and isahc over libcurl for HTTP/2 and proxies
+//! directly ([`native`]: its connections, plain or with TLS by rustls, and its connects; the
+//! TLS configuration in [`tls_config`]) and isahc over libcurl for HTTP/2 and proxies
 //! ([`isahc_backend`], with what libcurl's failures mean in [`curl_errors`], and a failed TLS
 //! handshake explained by a second one in [`tls_diagnosis`]). Beside them, the driver's side:
 //! the exchanges in flight, fed to the connection ([`io`]), and their counters ([`counters`]).
 //! The backend trait knows no backend, and nothing here imports the client or the driver.
 
 pub(crate) mod backend;
-mod conn;
 pub(crate) mod counters;
 mod curl_errors;
-pub(crate) mod h1_backend;
-mod happy_eyeballs;
 pub(crate) mod io;
 mod isahc_backend;
+pub(crate) mod native;
 pub(crate) mod options;
 mod tls_config;
 mod tls_diagnosis;

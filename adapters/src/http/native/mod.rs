@@ -1,10 +1,12 @@
-//! mcpwire's own HTTP/1.1 client, for `http://` servers and, when HTTP/1.1 is the choice,
-//! `https://` ones (TLS by rustls over the same socket, see [`conn`](super::conn)), reached
-//! directly: the request written with one `write`, the response read on the caller's own
-//! reactor, no thread in between. Everything else (a proxy, HTTP/2) goes to the backend it
-//! wraps (isahc). The protocol itself is the core's sans-IO codec
-//! ([`mcpwire_core::codec::http1`]); this is sockets, a pool of idle keep-alive connections,
-//! and the errors in the words the isahc backend uses.
+//! mcpwire's own HTTP/1.1 client, for `http://` and `https://` servers reached directly (most
+//! local servers, and remote ones unless HTTP/2 or a proxy is chosen): the request written with
+//! one `write`, the response read on the caller's own reactor, no thread in between. Everything
+//! else (a proxy, HTTP/2) goes to the backend it wraps (isahc). The protocol itself is the
+//! core's sans-IO codec ([`mcpwire_core::codec::http1`]); here are the backend, its pool of
+//! idle keep-alive connections and the errors in the words the isahc backend uses; one
+//! connection, plain or with TLS by rustls over the same socket, is [`conn`]; the TCP connect
+//! to a host's addresses, [`happy_eyeballs`]. Nothing here knows the driver or the client, and
+//! nothing of libcurl's but the fallback it hands what it does not speak itself.
 //!
 //! At most once: a request is never sent twice by this backend. An idle connection is checked
 //! before it is reused (a server that closed it is seen at once and a new one is opened); a
@@ -24,13 +26,15 @@ use mcpwire_core::codec::http1::{self, BodyDecoder, Http1Error};
 use mcpwire_core::error::{redact_url, with_scheme, Hint, HttpErrorKind};
 use mcpwire_core::HttpRequest;
 
-use super::backend::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
-use super::conn::{tls_error_of, tls_failure, Conn, READ_SIZE};
-use super::happy_eyeballs;
-use super::isahc_backend::IsahcBackend;
-use super::options::{HttpClientOptions, HttpVersionChoice};
-use super::tls_diagnosis;
+use self::conn::{tls_error_of, tls_failure, Conn, READ_SIZE};
 use crate::future::BoxFuture;
+use crate::http::backend::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
+use crate::http::isahc_backend::IsahcBackend;
+use crate::http::options::{HttpClientOptions, HttpVersionChoice};
+use crate::http::tls_diagnosis;
+
+mod conn;
+mod happy_eyeballs;
 
 /// The most idle connections kept per host.
 const MAX_IDLE_PER_HOST: usize = 32;
@@ -107,7 +111,8 @@ impl Http1Backend {
         let made = self.tls.get_or_init(|| {
             let pem = self.options.tls.trust_pem()?;
             let alpn: &[&[u8]] = &[b"http/1.1"];
-            super::tls_config::client_config(&self.options.tls, pem.as_deref(), alpn).map(Arc::new)
+            crate::http::tls_config::client_config(&self.options.tls, pem.as_deref(), alpn)
+                .map(Arc::new)
         });
         made.clone().map_err(|e| {
             let kind = HttpErrorKind::Tls(mcpwire_core::error::TlsFailure::BadClientCertificate);

@@ -17,9 +17,9 @@ use mcpwire_core::error::{HttpErrorKind, TlsFailure};
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection};
 
-use super::backend::HttpFailure;
-use super::tls_diagnosis::{answered_with, is_tls_record, reason_of, words_of};
 use crate::drain_read::DrainRead;
+use crate::http::backend::HttpFailure;
+use crate::http::tls_diagnosis::{answered_with, is_tls_record, reason_of, words_of};
 
 /// How much one read of the socket takes.
 pub(super) const READ_SIZE: usize = 16 * 1024;
