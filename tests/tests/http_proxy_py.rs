@@ -12,21 +12,36 @@ use mcpwire_tests::proxy::ProxyPy;
 use mcpwire_tests::scenario::{exercise_py_server, noting_exchanges, run};
 use serde_json::json;
 
-/// The options for `server` through the proxy at `url`.
-fn through(server: &H2Peer, url: String) -> HttpClientOptions {
+/// The two HTTP stacks: mcpwire's own client (HTTP/1.1; `false`) and libcurl (`true`: HTTP/2
+/// over TLS, HTTP/1.1 in clear).
+const STACKS: [bool; 2] = [false, true];
+
+/// The options for `server` through the proxy at `url`, on mcpwire's own client or libcurl.
+fn through(server: &H2Peer, url: String, libcurl: bool) -> HttpClientOptions {
     let mut options = server.client_options();
     options.proxy = ProxySetting::Url {
         url,
         no_proxy: Vec::new(),
     };
+    options.http1_via_libcurl = libcurl;
+    if !libcurl {
+        options.version = mcpwire::HttpVersionChoice::Http1Only;
+    }
     options
 }
 
 /// Connects to `server` through `url`, makes `n` calls in a row and the usual exercise, and
 /// closes; returns the HTTP exchange notes.
-fn use_through(what: &str, server: &H2Peer, url: String, n: u64) -> Vec<HttpExchangeNote> {
+fn use_through(
+    what: &str,
+    server: &H2Peer,
+    url: String,
+    n: u64,
+    libcurl: bool,
+) -> Vec<HttpExchangeNote> {
+    let what = format!("{what} (libcurl: {libcurl})");
     run(async {
-        let (options, notes) = noting_exchanges(through(server, url), Era::Handshake);
+        let (options, notes) = noting_exchanges(through(server, url, libcurl), Era::Handshake);
         let client = mcpwire::connect_smol(&server.config(), options)
             .await
             .unwrap_or_else(|e| panic!("{what}: connect: {e}"));
@@ -59,18 +74,28 @@ fn proxy_py_carries_plain_http_and_connect_tunnels() {
     let http = python_h2(false, &[]);
     let https = python_h2(true, &[]);
 
-    let notes = use_through("plain http through proxy.py", &http, proxy.url(), 20);
-    let calls = http.requests_of("tools/call").len();
-    assert!(calls >= 21, "{calls} calls served:\n{}", http.stderr_text());
-    // Each exchange the client started reached the server through the proxy.
-    let responses = notes
-        .iter()
-        .filter(|n| matches!(n, HttpExchangeNote::Response { .. }))
-        .count();
-    assert!(responses >= 24, "{responses} responses: {notes:?}");
+    for libcurl in STACKS {
+        let before = http.requests_of("tools/call").len();
+        let notes = use_through(
+            "plain http through proxy.py",
+            &http,
+            proxy.url(),
+            20,
+            libcurl,
+        );
+        let calls = http.requests_of("tools/call").len() - before;
+        assert!(calls >= 21, "{calls} calls served:\n{}", http.stderr_text());
+        // Each exchange the client started reached the server through the proxy.
+        let responses = notes
+            .iter()
+            .filter(|n| matches!(n, HttpExchangeNote::Response { .. }))
+            .count();
+        assert!(responses >= 24, "{responses} responses: {notes:?}");
 
-    use_through("https through proxy.py", &https, proxy.url(), 20);
-    assert!(https.requests_of("tools/call").len() >= 21);
+        let before = https.requests_of("tools/call").len();
+        use_through("https through proxy.py", &https, proxy.url(), 20, libcurl);
+        assert!(https.requests_of("tools/call").len() - before >= 21);
+    }
     // proxy.py logs a tunnel when it closes, a moment after the client let it go.
     let (http_port, tls_port) = (port_of(&http), port_of(&https));
     let forwarded = format!("POST 127.0.0.1:{http_port}/mcp - 200");
@@ -101,23 +126,32 @@ fn proxy_py_asking_for_credentials() {
     let with = |credentials: &str| format!("http://{credentials}@127.0.0.1:{port}");
 
     // The right credentials carry both paths.
-    use_through(
-        "plain http with credentials",
-        &http,
-        with("alice:s3cret"),
-        5,
-    );
-    use_through("https with credentials", &https, with("alice:s3cret"), 5);
+    for libcurl in STACKS {
+        let right = with("alice:s3cret");
+        use_through(
+            "plain http with credentials",
+            &http,
+            right.clone(),
+            5,
+            libcurl,
+        );
+        use_through("https with credentials", &https, right, 5, libcurl);
+    }
     let served = (http.requests().len(), https.requests().len());
 
     // None, or wrong ones: proxy.py's 407, on both paths.
-    for server in [&http, &https] {
+    for (server, libcurl) in [
+        (&http, false),
+        (&http, true),
+        (&https, false),
+        (&https, true),
+    ] {
         for given in [None, Some("alice:wrong-s3cret")] {
             let url = given.map_or_else(|| proxy.url(), with);
             let what = format!("{} through proxy.py with {given:?}", server.url());
             run(async {
                 let options = ConnectOptions {
-                    http_client: through(server, url),
+                    http_client: through(server, url, libcurl),
                     ..ConnectOptions::default()
                 };
                 let err = mcpwire::connect_smol(&server.config(), options)

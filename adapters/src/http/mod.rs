@@ -17,6 +17,7 @@ pub(crate) mod io;
 mod isahc_backend;
 pub(crate) mod native;
 pub(crate) mod options;
+mod proxy_words;
 mod tls_config;
 mod tls_diagnosis;
 

@@ -53,34 +53,26 @@ impl Conn {
         }
     }
 
-    /// A connection with TLS to `host` (its SNI, and the name its certificate must carry),
-    /// once the handshake is done. A failed handshake is a TLS failure in rustls's words;
-    /// nothing of a request was sent.
-    pub(super) async fn tls(
-        stream: Async<TcpStream>,
+    /// This plain connection with TLS to `host` over it (its SNI, and the name its
+    /// certificate must carry), once the handshake is done. A failed handshake is a TLS
+    /// failure in rustls's words; nothing of a request was sent.
+    pub(super) async fn start_tls(
+        &mut self,
         config: Arc<ClientConfig>,
         host: &str,
-    ) -> Result<Conn, HttpFailure> {
-        let mut conn = Conn::plain(stream);
-        let name = ServerName::try_from(host.to_owned()).map_err(|e| {
-            HttpFailure::new(
-                HttpErrorKind::Tls(TlsFailure::Other),
-                format!("the host name cannot be used for TLS: {e}"),
-                true,
-            )
-        })?;
-        let session = ClientConnection::new(config, name).map_err(|e| {
-            HttpFailure::new(HttpErrorKind::Tls(TlsFailure::Other), e.to_string(), true)
-        })?;
-        conn.tls = Some(Box::new(Tls {
+    ) -> Result<(), HttpFailure> {
+        let other = |e: String| HttpFailure::new(HttpErrorKind::Tls(TlsFailure::Other), e, true);
+        let name = ServerName::try_from(host.to_owned())
+            .map_err(|e| other(format!("the host name cannot be used for TLS: {e}")))?;
+        let session = ClientConnection::new(config, name).map_err(|e| other(e.to_string()))?;
+        self.tls = Some(Box::new(Tls {
             session,
             raw: vec![0; READ_SIZE].into_boxed_slice(),
             at: 0,
             len: 0,
             eof: false,
         }));
-        conn.handshake().await?;
-        Ok(conn)
+        self.handshake().await
     }
 
     /// Runs the TLS handshake to its end.

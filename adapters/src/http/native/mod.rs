@@ -27,6 +27,7 @@ use mcpwire_core::error::{redact_url, with_scheme, Hint, HttpErrorKind};
 use mcpwire_core::HttpRequest;
 
 use self::conn::{tls_error_of, tls_failure, Conn, READ_SIZE};
+use self::proxy::{pool_key, Hop};
 use crate::future::BoxFuture;
 use crate::http::backend::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 use crate::http::isahc_backend::IsahcBackend;
@@ -35,6 +36,7 @@ use crate::http::tls_diagnosis;
 
 mod conn;
 mod happy_eyeballs;
+mod proxy;
 
 /// The most idle connections kept per host.
 const MAX_IDLE_PER_HOST: usize = 32;
@@ -83,17 +85,15 @@ impl Http1Backend {
         })
     }
 
-    /// Whether this client speaks to `target` itself: HTTP/1.1 is what the options want for
-    /// its scheme (over TLS only when HTTP/1.1 is the choice: HTTP/2 by ALPN is libcurl's),
-    /// and no proxy stands between.
-    fn handles(&self, target: &Target) -> bool {
+    /// Whether this client speaks HTTP/1.1 to `target` itself: what the options want for its
+    /// scheme (over TLS only when HTTP/1.1 is the choice: HTTP/2 by ALPN is libcurl's).
+    fn wants(&self, target: &Target) -> bool {
         let version = self.options.version;
-        let wanted = if target.tls {
+        if target.tls {
             version == HttpVersionChoice::Http1Only
         } else {
             version != HttpVersionChoice::Http2PriorKnowledge
-        };
-        wanted && self.options.proxy.route(&target.url).is_none()
+        }
     }
 
     /// Whether this client speaks to the server at `url` itself.
@@ -136,6 +136,33 @@ struct Target {
     port: u16,
     /// Path and query (`/` when empty).
     path: String,
+    /// The HTTP proxy on the way, if any.
+    proxy: Option<Arc<Hop>>,
+}
+
+impl Target {
+    /// The request's target: the path, or the whole URL (without its fragment) for a request
+    /// a proxy forwards.
+    fn request_target(&self) -> &str {
+        match &self.proxy {
+            Some(_) if !self.tls => self.url.split('#').next().unwrap_or(&self.url),
+            _ => &self.path,
+        }
+    }
+
+    /// Whether a proxy forwards the request (a plain `http://` one through an HTTP proxy).
+    fn forwarded(&self) -> bool {
+        self.proxy.is_some() && !self.tls
+    }
+
+    /// `host:port`, as a `CONNECT` names it.
+    fn host_and_port(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
 }
 
 fn target_of(url: &str) -> Option<Target> {
@@ -184,6 +211,7 @@ fn target_of(url: &str) -> Option<Target> {
         url: url.to_owned(),
         tls,
         key: format!("{scheme}://{authority}"),
+        proxy: None,
         authority: authority.to_owned(),
         host,
         port,
@@ -198,7 +226,14 @@ impl Http1Backend {
         if let Some(t) = last.as_ref().filter(|t| t.url == url) {
             return Some(t.clone());
         }
-        let target = Arc::new(target_of(url).filter(|t| self.handles(t))?);
+        let mut target = target_of(url).filter(|t| self.wants(t))?;
+        if let Some(route) = self.options.proxy.route(url) {
+            // An HTTP proxy is spoken to here; an `https://` proxy URL or SOCKS, by libcurl.
+            let hop = Arc::new(Hop::of(route)?);
+            target.key = pool_key(&target.key, Some(&hop));
+            target.proxy = Some(hop);
+        }
+        let target = Arc::new(target);
         *last = Some(target.clone());
         Some(target)
     }
@@ -242,17 +277,35 @@ async fn exchange(
 ) -> Result<HttpResponse, HttpFailure> {
     let method = request.method.as_str();
     let mut out = Vec::new();
+    let forwarded = target.forwarded();
+    // The proxy's credentials go to the proxy alone: with a request it forwards, never
+    // inside a tunnel.
+    let with_proxy_header;
+    let headers = match target.proxy.as_ref().and_then(|h| h.header()) {
+        Some(header) if forwarded => {
+            with_proxy_header = [request.headers.clone(), vec![header]].concat();
+            &with_proxy_header
+        }
+        _ => &request.headers,
+    };
     http1::write_request(
         &mut out,
         method,
-        &target.path,
+        target.request_target(),
         &target.authority,
-        &request.headers,
+        headers,
         &request.body,
     )
     .map_err(|e| HttpFailure::new(HttpErrorKind::Other, e.to_string(), true))?;
     drop(request);
-    let (mut conn, reused) = match pool.take(&target.key) {
+    // What a proxy forwards never goes on a reused connection: a proxy may close it without
+    // saying so.
+    let pooled = if forwarded {
+        None
+    } else {
+        pool.take(&target.key)
+    };
+    let (mut conn, reused) = match pooled {
         Some(conn) => (conn, true),
         None => (open(&target, connect_timeout, tls).await?, false),
     };
@@ -266,7 +319,9 @@ async fn exchange(
             conn.expect_nothing();
             match read_head(&mut conn, &mut buf, reused).await {
                 Ok(head) => head,
-                Err(failure) if reused || target.tls => return Err(failure),
+                Err(failure) if reused || target.tls || target.proxy.is_some() => {
+                    return Err(failure)
+                }
                 Err(failure) => {
                     return Err(not_http(failure, &buf, &pool, &target, connect_timeout).await)
                 }
@@ -288,6 +343,15 @@ async fn exchange(
             }
         },
     };
+    if let Some(refusal) = target
+        .proxy
+        .as_ref()
+        .filter(|_| forwarded)
+        .and_then(|hop| hop.refused(head.status, &head.headers))
+    {
+        // The proxy's own answer to a request it was to forward: it went no further.
+        return Err(refusal);
+    }
     if !reused {
         // A pooled connection's server had answered already.
         pool.answered.insert(&target.key);
@@ -297,8 +361,9 @@ async fn exchange(
         buf,
         at: 0,
         decoder: BodyDecoder::new(head.framing),
-        // A connection whose request was not all written is never reused.
-        keep_alive: head.keep_alive && sent,
+        // A connection whose request was not all written is never reused, nor one a proxy
+        // forwarded the request on.
+        keep_alive: head.keep_alive && sent && !forwarded,
         failed: None,
         pool,
         target,
@@ -428,34 +493,63 @@ fn poll_read_more(
     read
 }
 
-/// A new connection to `target`: TCP, then the TLS handshake for `https://` (`tls`), within
-/// the connect timeout each.
+/// A new connection to `target`: TCP (to its proxy, if it has one), then through an HTTP proxy
+/// for `https://` a `CONNECT` tunnel, then the TLS handshake for `https://` (`tls`); the TCP
+/// connect within the connect timeout, and the tunnel and the handshake within another.
 async fn open(
     target: &Target,
     timeout: Duration,
     tls: Option<Arc<rustls::ClientConfig>>,
 ) -> Result<Conn, HttpFailure> {
-    let stream = connect(target, timeout).await?;
-    let Some(config) = tls else {
-        return Ok(Conn::plain(stream));
+    let hop = target.proxy.as_deref();
+    let (host, port) = match hop {
+        Some(hop) => (hop.host.as_str(), hop.port),
+        None => (target.host.as_str(), target.port),
+    };
+    let stream = connect(host, port, timeout).await.map_err(|f| match hop {
+        Some(hop) => hop.connect_failed(f),
+        None => f,
+    })?;
+    let mut conn = Conn::plain(stream);
+    if hop.is_none() && tls.is_none() {
+        return Ok(conn);
+    }
+    let what = if tls.is_some() {
+        "TLS handshake"
+    } else {
+        "tunnel"
+    };
+    let setup = async {
+        if let Some(hop) = hop.filter(|_| target.tls) {
+            hop.tunnel(&mut conn, &target.host_and_port()).await?;
+        }
+        if let Some(config) = tls {
+            conn.start_tls(config, &target.host).await?;
+        }
+        Ok(())
     };
     let timer = async {
         Timer::after(timeout).await;
         Err(HttpFailure::new(
             HttpErrorKind::ConnectTimeout,
-            "no TLS handshake within the connect timeout",
+            format!("no {what} within the connect timeout"),
             true,
         ))
     };
-    Conn::tls(stream, config, &target.host).or(timer).await
+    setup.or(timer).await?;
+    Ok(conn)
 }
 
 /// Connects to the first of the host's addresses that answers, the attempts overlapping as
 /// Happy Eyeballs has them (an address that never answers does not hold up the others); the
 /// name's resolution and the connects together within `timeout`.
-async fn connect(target: &Target, timeout: Duration) -> Result<Async<TcpStream>, HttpFailure> {
+async fn connect(
+    host: &str,
+    port: u16,
+    timeout: Duration,
+) -> Result<Async<TcpStream>, HttpFailure> {
     let attempt = async {
-        let addrs = resolve(target).await?;
+        let addrs = resolve(host, port).await?;
         happy_eyeballs::connect(addrs).await.map_err(|e| {
             HttpFailure::new(
                 HttpErrorKind::ConnectionRefused,
@@ -482,11 +576,11 @@ async fn connect(target: &Target, timeout: Duration) -> Result<Async<TcpStream>,
 
 /// The host's addresses: an IP literal as it is, a name through the system's resolver (on a
 /// blocking thread: it may take a while).
-async fn resolve(target: &Target) -> Result<Vec<SocketAddr>, HttpFailure> {
-    if let Ok(ip) = target.host.parse::<std::net::IpAddr>() {
-        return Ok(vec![SocketAddr::new(ip, target.port)]);
+async fn resolve(host: &str, port: u16) -> Result<Vec<SocketAddr>, HttpFailure> {
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
     }
-    let (host, port) = (target.host.clone(), target.port);
+    let host = host.to_owned();
     let found = smol::unblock(move || (host.as_str(), port).to_socket_addrs()).await;
     match found.map(|a| a.collect::<Vec<_>>()) {
         Ok(addrs) if !addrs.is_empty() => Ok(addrs),

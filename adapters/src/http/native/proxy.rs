@@ -1,0 +1,181 @@
+//! Through an HTTP proxy, as curl goes: a plain `http://` request in absolute form on a
+//! connection to the proxy (which forwards it; never reused, since a proxy may close it
+//! unannounced), an `https://` one in a `CONNECT` tunnel with TLS to the server inside it (the
+//! server's connection, reused as usual). The proxy's credentials, from its URL, go to the proxy
+//! alone, as `Proxy-Authorization: Basic`. Its failures are its own, told apart: it cannot be
+//! reached, it refused the tunnel or the port, it wants credentials; never "may have run", as
+//! the request did not pass it.
+//!
+//! An `https://` proxy URL (TLS to the proxy) and SOCKS proxies are libcurl's.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use mcpwire_core::codec::http1::{self, HeadReader};
+use mcpwire_core::error::{HttpErrorKind, ProxyFailure};
+
+use super::conn::{Conn, READ_SIZE};
+use crate::http::backend::HttpFailure;
+use crate::http::options::ProxyRoute;
+use crate::http::proxy_words::{credentials_wanted, tunnel_refused, unreachable_proxy, whence};
+
+/// The most a proxy's answer to a `CONNECT` may take before its end.
+const MAX_CONNECT_ANSWER: usize = 64 * 1024;
+
+/// An HTTP proxy on the way to a server.
+pub(super) struct Hop {
+    pub(super) route: ProxyRoute,
+    /// The proxy's host and port.
+    pub(super) host: String,
+    pub(super) port: u16,
+    /// `Basic …`, from the credentials in the proxy's URL.
+    pub(super) authorization: Option<String>,
+}
+
+impl Hop {
+    /// The hop for `route`, when it is an HTTP proxy this client speaks to (not an `https://`
+    /// proxy URL, not SOCKS).
+    pub(super) fn of(route: ProxyRoute) -> Option<Hop> {
+        let url = if route.url.contains("://") {
+            url::Url::parse(&route.url).ok()?
+        } else {
+            url::Url::parse(&format!("http://{}", route.url)).ok()?
+        };
+        if url.scheme() != "http" || !(route.forwards || route.connect) {
+            return None;
+        }
+        let host = match url.host()? {
+            url::Host::Ipv6(addr) => addr.to_string(),
+            host => host.to_string(),
+        };
+        let port = url.port_or_known_default()?;
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        let authorization = route.credentials.then(|| {
+            let pair = format!(
+                "{}:{}",
+                decode(url.username()),
+                decode(url.password().unwrap_or(""))
+            );
+            let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+            format!("Basic {encoded}")
+        });
+        Some(Hop {
+            route,
+            host,
+            port,
+            authorization,
+        })
+    }
+
+    /// The proxy's `Proxy-Authorization` header, when it has credentials.
+    pub(super) fn header(&self) -> Option<(String, String)> {
+        let value = self.authorization.clone()?;
+        Some(("Proxy-Authorization".to_owned(), value))
+    }
+
+    /// A failure to connect to the proxy, as the proxy's.
+    pub(super) fn connect_failed(&self, failure: HttpFailure) -> HttpFailure {
+        match failure.kind {
+            HttpErrorKind::ConnectionRefused => unreachable_proxy(&self.route),
+            HttpErrorKind::NameResolution => {
+                let message = format!(
+                    "the proxy's host name does not resolve: {}{}",
+                    self.route.shown,
+                    whence(&self.route)
+                );
+                HttpFailure::new(
+                    HttpErrorKind::Proxy(ProxyFailure::Unreachable),
+                    message,
+                    true,
+                )
+            }
+            _ => HttpFailure {
+                message: format!(
+                    "{} (through the proxy {}{})",
+                    failure.message,
+                    self.route.shown,
+                    whence(&self.route)
+                ),
+                ..failure
+            },
+        }
+    }
+
+    /// The proxy's own answer to a request it was to forward, when it is a refusal of its
+    /// own (`407`): the request went no further.
+    pub(super) fn refused(&self, status: u16, headers: &[(String, String)]) -> Option<HttpFailure> {
+        if status != 407 {
+            return None;
+        }
+        Some(credentials_wanted(&self.route, challenge(headers)))
+    }
+
+    /// Opens a tunnel to `authority` (`host:port`) through the proxy on `conn`: the `CONNECT`
+    /// and the proxy's answer, which must be `2xx` with nothing after it.
+    pub(super) async fn tunnel(&self, conn: &mut Conn, authority: &str) -> Result<(), HttpFailure> {
+        let mut out = Vec::new();
+        let headers: Vec<(String, String)> = self.header().into_iter().collect();
+        http1::write_request(&mut out, "CONNECT", authority, authority, &headers, &[])
+            .map_err(|e| HttpFailure::new(HttpErrorKind::Other, e.to_string(), true))?;
+        let cut = |how: String| {
+            let message = format!(
+                "the proxy {}{} {how} before it answered the CONNECT to {authority}",
+                self.route.shown,
+                whence(&self.route)
+            );
+            HttpFailure::new(HttpErrorKind::Proxy(ProxyFailure::Other), message, true)
+        };
+        conn.write_all(&out)
+            .await
+            .map_err(|e| cut(format!("failed ({e})")))?;
+        conn.expect_nothing();
+        let mut buf = Vec::with_capacity(READ_SIZE);
+        let mut reader = HeadReader::default();
+        let head = loop {
+            match reader.read(&buf, false) {
+                Ok(Some((head, used))) if head.is_interim() => {
+                    buf.drain(..used);
+                }
+                Ok(Some((head, used))) => {
+                    buf.drain(..used);
+                    break head;
+                }
+                Ok(None) if buf.len() > MAX_CONNECT_ANSWER => {
+                    return Err(cut("sent an answer too long".into()))
+                }
+                Ok(None) => match super::read_more(conn, &mut buf).await {
+                    Ok(0) => return Err(cut("closed the connection".into())),
+                    Ok(_) => {}
+                    Err(e) => return Err(cut(format!("failed ({e})"))),
+                },
+                Err(e) => return Err(cut(format!("answered in words that are not HTTP ({e})"))),
+            }
+        };
+        match head.status {
+            200..=299 if buf.is_empty() => Ok(()),
+            200..=299 => Err(cut("sent bytes of its own after opening the tunnel".into())),
+            407 => Err(credentials_wanted(&self.route, challenge(&head.headers))),
+            status => Err(tunnel_refused(&self.route, authority, u32::from(status))),
+        }
+    }
+}
+
+/// The `Proxy-Authenticate` of a proxy's answer.
+fn challenge(headers: &[(String, String)]) -> Option<&str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("proxy-authenticate"))
+        .map(|(_, v)| v.as_str())
+}
+
+/// The key a connection through `hop` is pooled under, beside the server's `key`.
+pub(super) fn pool_key(key: &str, hop: Option<&Arc<Hop>>) -> String {
+    match hop {
+        Some(hop) => format!("{key} via {}", hop.route.shown),
+        None => key.to_owned(),
+    }
+}
