@@ -17,18 +17,26 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 use super::options::TlsOptions;
+use mcpwire_core::error::TlsFailure;
 
 /// The configuration trusting what `tls` trusts (`trust_pem` from [`TlsOptions::trust_pem`]),
-/// offering `alpn` (none: no ALPN extension).
+/// offering `alpn` (none: no ALPN extension); or why it cannot be made, and of which kind (a
+/// client certificate or key that cannot be used, or another reason).
+///
+/// A certificate in `trust_pem` that cannot be used is left out and the others trusted (libcurl
+/// refuses the whole bundle then); a bundle with none fails earlier, in
+/// [`TlsOptions::trust_pem`].
 pub(crate) fn client_config(
     tls: &TlsOptions,
     trust_pem: Option<&[u8]>,
     alpn: &[&[u8]],
-) -> Result<ClientConfig, String> {
+) -> Result<ClientConfig, (TlsFailure, String)> {
+    let other = |e: String| (TlsFailure::Other, e);
+    let bad = |e: String| (TlsFailure::BadClientCertificate, e);
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| other(e.to_string()))?;
     let builder = if tls.danger_accept_invalid_certificates {
         let verifier = AnyCertificate(provider);
         builder
@@ -43,7 +51,7 @@ pub(crate) fn client_config(
         builder.with_root_certificates(roots)
     } else {
         let verifier =
-            rustls_platform_verifier::Verifier::new(provider).map_err(|e| e.to_string())?;
+            rustls_platform_verifier::Verifier::new(provider).map_err(|e| other(e.to_string()))?;
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(verifier))
@@ -53,22 +61,22 @@ pub(crate) fn client_config(
             let chain: Vec<CertificateDer<'static>> =
                 CertificateDer::pem_file_iter(&c.certificate_file)
                     .map_err(|e| {
-                        format!(
+                        bad(format!(
                             "the client certificate file {} cannot be read: {e}",
                             c.certificate_file.display()
-                        )
+                        ))
                     })?
                     .collect::<Result<_, _>>()
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| bad(e.to_string()))?;
             let key = PrivateKeyDer::from_pem_file(&c.key_file).map_err(|e| {
-                format!(
+                bad(format!(
                     "the client key file {} cannot be read: {e}",
                     c.key_file.display()
-                )
+                ))
             })?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| format!("the client certificate cannot be used: {e}"))?
+                .map_err(|e| bad(format!("the client certificate cannot be used: {e}")))?
         }
         None => builder.with_no_client_auth(),
     };

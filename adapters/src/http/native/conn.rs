@@ -40,6 +40,9 @@ struct Tls {
     len: usize,
     /// The socket's end was read.
     eof: bool,
+    /// The socket ended without the server's TLS close (`close_notify`): what came may be
+    /// cut short.
+    unclean: bool,
 }
 
 impl Conn {
@@ -71,6 +74,7 @@ impl Conn {
             at: 0,
             len: 0,
             eof: false,
+            unclean: false,
         }));
         self.handshake().await
     }
@@ -82,7 +86,7 @@ impl Conn {
         loop {
             self.flush_tls().await.map_err(|e| {
                 HttpFailure::new(
-                    HttpErrorKind::ConnectionRefused,
+                    HttpErrorKind::Tls(TlsFailure::Other),
                     format!("the connection failed during the TLS handshake ({e})"),
                     true,
                 )
@@ -99,7 +103,8 @@ impl Conn {
             }
             let room = 64usize.saturating_sub(first.len());
             first.extend_from_slice(&tls.raw[..n.min(room)]);
-            if !is_tls_record(&first) {
+            // A record's header is 5 bytes; its first 3 tell TLS (a first read may be shorter).
+            if first.len() >= 3 && !is_tls_record(&first) {
                 let words = answered_with(&first);
                 let message = format!("{} ({words})", TlsFailure::NotTls);
                 return Err(HttpFailure::new(
@@ -175,8 +180,12 @@ impl Conn {
                 Ok(n) => return Poll::Ready(Ok(n)),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 // The server closed the socket without a TLS close: the end, as for a plain
-                // connection (a body whose framing says more is cut short, and said so).
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Poll::Ready(Ok(0)),
+                // connection (a body whose framing says more is cut short, and said so; one
+                // that lasts until the close is judged by [`closed_uncleanly`]).
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    tls.unclean = true;
+                    return Poll::Ready(Ok(0));
+                }
                 Err(e) => return Poll::Ready(Err(e)),
             }
             if tls.at < tls.len {
@@ -197,13 +206,24 @@ impl Conn {
         }
     }
 
+    /// Whether the connection ended without the server's TLS close: a body that lasts until
+    /// the close may then be cut short (an attacker on the path can end the socket).
+    pub(super) fn closed_uncleanly(&self) -> bool {
+        self.tls.as_ref().is_some_and(|t| t.unclean)
+    }
+
     /// Whether an idle connection is still open: nothing to read (a server that closed it has
     /// sent its end, or a TLS close, which reads at once; one that sent anything unasked is not
-    /// to be trusted), and nothing of its own left unread.
-    pub(super) fn is_open(&self) -> bool {
-        if let Some(tls) = &self.tls {
+    /// to be trusted), and nothing of its own left unread: no ciphertext, no plaintext, no TLS
+    /// close held by rustls.
+    pub(super) fn is_open(&mut self) -> bool {
+        if let Some(tls) = &mut self.tls {
             if tls.at < tls.len || tls.eof {
                 return false;
+            }
+            match tls.session.process_new_packets() {
+                Ok(io) if io.plaintext_bytes_to_read() == 0 && !io.peer_has_closed() => {}
+                _ => return false,
             }
         }
         let mut probe = [0u8; 1];
@@ -213,14 +233,27 @@ impl Conn {
 }
 
 impl Tls {
-    /// Hands rustls the ciphertext read and not yet taken, and lets it process it.
+    /// Hands rustls the ciphertext read and not yet taken, and lets it process it. Stops when
+    /// plaintext must be read first (rustls's buffer is full of it).
     fn feed(&mut self) -> Result<(), rustls::Error> {
         while self.at < self.len {
             let mut rest = &self.raw[self.at..self.len];
             match self.session.read_tls(&mut rest) {
+                // After the server's TLS close nothing more is taken: the rest is ignored.
+                Ok(0) => {
+                    self.at = self.len;
+                    break;
+                }
                 Ok(n) => self.at += n,
-                // Its buffer is full: the plaintext must be read first.
-                Err(_) => break,
+                Err(e) => {
+                    // Full of plaintext: it is read, then the rest is fed. Full of anything
+                    // else (a handshake message over rustls's limit): nothing will empty it.
+                    let io = self.session.process_new_packets()?;
+                    if io.plaintext_bytes_to_read() > 0 {
+                        break;
+                    }
+                    return Err(rustls::Error::General(e.to_string()));
+                }
             }
             self.session.process_new_packets()?;
         }

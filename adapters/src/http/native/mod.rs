@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use async_io::{Async, Timer};
 use futures_lite::{AsyncRead, FutureExt};
 use mcpwire_core::codec::http1::{self, BodyDecoder, Http1Error};
-use mcpwire_core::error::{redact_url, with_scheme, Hint, HttpErrorKind};
+use mcpwire_core::error::{redact_url, with_scheme, Hint, HttpErrorKind, TlsFailure};
 use mcpwire_core::HttpRequest;
 
 use self::conn::{tls_error_of, tls_failure, Conn, READ_SIZE};
@@ -37,6 +37,8 @@ use crate::http::tls_diagnosis;
 mod conn;
 mod happy_eyeballs;
 mod proxy;
+#[cfg(test)]
+mod tls_tests;
 
 /// The most idle connections kept per host.
 const MAX_IDLE_PER_HOST: usize = 32;
@@ -48,7 +50,7 @@ pub(crate) struct Http1Backend {
     connect_timeout: Duration,
     options: HttpClientOptions,
     /// The TLS configuration, made at the first `https://` request.
-    tls: OnceLock<Result<Arc<rustls::ClientConfig>, String>>,
+    tls: OnceLock<Result<Arc<rustls::ClientConfig>, (TlsFailure, String)>>,
     fallback: OnceLock<Result<Arc<IsahcBackend>, String>>,
     /// The last URL read (a connection sends most of its requests to one URL).
     last: Mutex<Option<Arc<Target>>>,
@@ -109,15 +111,13 @@ impl Http1Backend {
     /// The TLS configuration, made at the first `https://` request.
     fn tls_config(&self) -> Result<Arc<rustls::ClientConfig>, HttpFailure> {
         let made = self.tls.get_or_init(|| {
-            let pem = self.options.tls.trust_pem()?;
+            let pem = (self.options.tls.trust_pem()).map_err(|e| (TlsFailure::Other, e))?;
             let alpn: &[&[u8]] = &[b"http/1.1"];
-            crate::http::tls_config::client_config(&self.options.tls, pem.as_deref(), alpn)
-                .map(Arc::new)
+            let tls = &self.options.tls;
+            crate::http::tls_config::client_config(tls, pem.as_deref(), alpn).map(Arc::new)
         });
-        made.clone().map_err(|e| {
-            let kind = HttpErrorKind::Tls(mcpwire_core::error::TlsFailure::BadClientCertificate);
-            HttpFailure::new(kind, e, true)
-        })
+        made.clone()
+            .map_err(|(kind, e)| HttpFailure::new(HttpErrorKind::Tls(kind), e, true))
     }
 }
 
@@ -360,6 +360,7 @@ async fn exchange(
         conn: Some(conn),
         buf,
         at: 0,
+        until_close: head.framing == http1::Framing::UntilClose,
         decoder: BodyDecoder::new(head.framing),
         // A connection whose request was not all written is never reused, nor one a proxy
         // forwarded the request on.
@@ -384,6 +385,8 @@ async fn read_head(
     reused: bool,
 ) -> Result<http1::ResponseHead, HttpFailure> {
     let mut reader = http1::HeadReader::default();
+    // Whether any byte of a response came (an interim head drained from `buf` counts).
+    let mut received = !buf.is_empty();
     loop {
         match reader.read(buf, false) {
             Ok(Some((head, used))) => {
@@ -393,9 +396,9 @@ async fn read_head(
                 }
             }
             Ok(None) => match read_more(conn, buf).await {
-                Ok(0) => return Err(cut_head(buf, reused)),
-                Ok(_) => {}
-                Err(e) => return Err(failed_head(e, buf, reused)),
+                Ok(0) => return Err(cut_head(received, buf, reused)),
+                Ok(_) => received = true,
+                Err(e) => return Err(failed_head(e, received, reused)),
             },
             Err(e) => return Err(bad_head(e)),
         }
@@ -428,25 +431,33 @@ async fn not_http(
     tls_diagnosis::port_hint(failure, &target.url, connect_timeout, false).await
 }
 
-fn cut_head(buf: &[u8], reused: bool) -> HttpFailure {
-    if buf.is_empty() && reused {
+fn cut_head(received: bool, buf: &[u8], reused: bool) -> HttpFailure {
+    if !received && reused {
         return stale("the server had closed it");
     }
-    let message = if buf.is_empty() {
+    let message = if !received {
         "the server closed the connection without a response"
+    } else if buf.is_empty() {
+        "the connection closed after an interim response, before the final one"
     } else {
         "the connection closed in the middle of the response head"
     };
     HttpFailure::new(HttpErrorKind::HeadCutShort, message, false)
 }
 
-fn failed_head(e: io::Error, buf: &[u8], reused: bool) -> HttpFailure {
+fn failed_head(e: io::Error, received: bool, reused: bool) -> HttpFailure {
     // Under TLS 1.3 a server judges the client certificate after the client's side of the
     // handshake: its refusal is the first thing it sends, and the request was never read.
-    if let Some(tls) = tls_error_of(&e).filter(|_| buf.is_empty() && !reused) {
+    // Any other TLS error may come after the server read the request: it may have run.
+    let refused_certificate =
+        |t: &&rustls::Error| tls_diagnosis::reason_of(t) == TlsFailure::ClientCertificate;
+    if let Some(tls) = tls_error_of(&e)
+        .filter(|_| !received && !reused)
+        .filter(refused_certificate)
+    {
         return tls_failure(tls);
     }
-    if buf.is_empty() && reused {
+    if !received && reused {
         return stale(&format!("it failed: {e}"));
     }
     HttpFailure::new(
@@ -597,7 +608,7 @@ impl Pool {
     fn take(&self, authority: &str) -> Option<Conn> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = idle.get_mut(authority)?;
-        while let Some(conn) = list.pop() {
+        while let Some(mut conn) = list.pop() {
             if conn.since.elapsed() < self.lifetime && conn.conn.is_open() {
                 return Some(conn.conn);
             }
@@ -630,6 +641,8 @@ struct Body {
     /// How much of `buf` was decoded.
     at: usize,
     decoder: BodyDecoder,
+    /// The body lasts until the connection closes.
+    until_close: bool,
     keep_alive: bool,
     /// The body failed: every later read says so again (never a clean end).
     failed: Option<io::ErrorKind>,
@@ -640,7 +653,7 @@ struct Body {
 
 impl Body {
     fn finish(&mut self) {
-        if let Some(conn) = self.conn.take() {
+        if let Some(mut conn) = self.conn.take() {
             // Anything after the body was not asked for: that connection is not reused. A
             // server that closed it right after its answer (without `Connection: close`) is
             // seen here already when its end came with the body, and again when the
@@ -712,7 +725,17 @@ impl Body {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                 Poll::Ready(Ok(0)) => {
+                    // Over TLS, the close that ends such a body must be the server's TLS
+                    // close: a bare end of the socket may be anyone's, and cut it short.
+                    let unclean = this.conn.as_ref().is_some_and(Conn::closed_uncleanly);
                     this.conn = None;
+                    if unclean && this.until_close {
+                        return Poll::Ready(Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "the TLS connection ended without the server's TLS close: \
+                             the body, which lasts until the close, may be cut short",
+                        )));
+                    }
                     return match this.decoder.end_of_input() {
                         Ok(()) if this.at == this.buf.len() => Poll::Ready(Ok(0)),
                         Ok(()) => continue,
@@ -1105,12 +1128,22 @@ mod tests {
             },
             ..HttpClientOptions::default()
         };
+        // An HTTP proxy is spoken to here; SOCKS and an `https://` proxy URL, by libcurl.
         let backend = Http1Backend::for_options(&through_proxy).unwrap();
-        assert!(!backend.speaks_to("http://far/mcp") && !backend.speaks_to("https://far/mcp"));
-        assert!(
-            backend.speaks_to("https://near/mcp"),
-            "a host the proxy leaves out"
-        );
+        assert!(backend.speaks_to("http://far/mcp") && backend.speaks_to("https://far/mcp"));
+        assert!(backend.speaks_to("https://near/mcp"));
+        for proxy in ["socks5h://proxy:1080", "https://proxy:3129"] {
+            let options = HttpClientOptions {
+                proxy: ProxySetting::Url {
+                    url: proxy.into(),
+                    no_proxy: vec![],
+                },
+                ..HttpClientOptions::default()
+            };
+            let backend = Http1Backend::for_options(&options).unwrap();
+            assert!(!backend.speaks_to("http://far/mcp"), "{proxy}");
+            assert!(!backend.speaks_to("https://far/mcp"), "{proxy}");
+        }
         let off = HttpClientOptions {
             http1_via_libcurl: true,
             ..HttpClientOptions::default()
