@@ -811,7 +811,7 @@ mod tests {
         (url, accepted)
     }
 
-    fn post(url: &str) -> HttpRequest {
+    pub(super) fn post(url: &str) -> HttpRequest {
         HttpRequest {
             exchange: 0,
             method: HttpMethod::Post,

@@ -13,11 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_lite::{AsyncReadExt, FutureExt};
-use mcpwire_core::{HttpMethod, HttpRequest};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
+use super::tests::post;
 use super::Http1Backend;
 use crate::http::backend::{HttpBackend, HttpFailure, HttpResponse};
 use crate::http::options::{HttpClientOptions, ProxySetting};
@@ -112,16 +112,6 @@ fn backend() -> Http1Backend {
     };
     options.tls.danger_accept_invalid_certificates = true;
     Http1Backend::for_options(&options).expect("mcpwire's own client")
-}
-
-fn post(url: &str) -> HttpRequest {
-    HttpRequest {
-        exchange: 0,
-        method: HttpMethod::Post,
-        url: url.to_owned(),
-        headers: vec![("Content-Type".into(), "application/json".into())],
-        body: b"{}".to_vec(),
-    }
 }
 
 /// Sends `post(url)` and reads the whole body, within 5 s (a hang fails the test).
