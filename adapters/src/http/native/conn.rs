@@ -206,6 +206,28 @@ impl Conn {
         }
     }
 
+    /// One read into the spare room of `buf`.
+    pub(super) async fn read_more(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        std::future::poll_fn(|cx| self.poll_read_more(cx, buf)).await
+    }
+
+    /// One read into the spare room of `buf` (grown by [`READ_SIZE`] for it).
+    pub(super) fn poll_read_more(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut Vec<u8>,
+    ) -> Poll<io::Result<usize>> {
+        let len = buf.len();
+        buf.resize(len + READ_SIZE, 0);
+        let read = self.poll_read(cx, &mut buf[len..]);
+        let n = match &read {
+            Poll::Ready(Ok(n)) => *n,
+            _ => 0,
+        };
+        buf.truncate(len + n);
+        read
+    }
+
     /// Whether the connection ended without the server's TLS close: a body that lasts until
     /// the close may then be cut short (an attacker on the path can end the socket).
     pub(super) fn closed_uncleanly(&self) -> bool {

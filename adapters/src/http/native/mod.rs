@@ -395,7 +395,7 @@ async fn read_head(
                     return Ok(head);
                 }
             }
-            Ok(None) => match read_more(conn, buf).await {
+            Ok(None) => match conn.read_more(buf).await {
                 Ok(0) => return Err(cut_head(received, buf, reused)),
                 Ok(_) => received = true,
                 Err(e) => return Err(failed_head(e, received, reused)),
@@ -480,28 +480,6 @@ fn stale(how: &str) -> HttpFailure {
 fn bad_head(e: Http1Error) -> HttpFailure {
     // The codec's words say which rule broke (over the limit, not HTTP/1.x, a bad length).
     HttpFailure::new(HttpErrorKind::HeadCutShort, e.to_string(), false)
-}
-
-/// One read into the spare room of `buf`.
-async fn read_more(conn: &mut Conn, buf: &mut Vec<u8>) -> io::Result<usize> {
-    std::future::poll_fn(|cx| poll_read_more(conn, cx, buf)).await
-}
-
-/// One read into the spare room of `buf` (grown by [`READ_SIZE`] for it).
-fn poll_read_more(
-    conn: &mut Conn,
-    cx: &mut Context<'_>,
-    buf: &mut Vec<u8>,
-) -> Poll<io::Result<usize>> {
-    let len = buf.len();
-    buf.resize(len + READ_SIZE, 0);
-    let read = conn.poll_read(cx, &mut buf[len..]);
-    let n = match &read {
-        Poll::Ready(Ok(n)) => *n,
-        _ => 0,
-    };
-    buf.truncate(len + n);
-    read
 }
 
 /// A new connection to `target`: TCP (to its proxy, if it has one), then through an HTTP proxy
@@ -720,7 +698,7 @@ impl Body {
             let Some(conn) = this.conn.as_mut() else {
                 return Poll::Ready(Ok(0));
             };
-            let read = poll_read_more(conn, cx, &mut this.buf);
+            let read = conn.poll_read_more(cx, &mut this.buf);
             match read {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),

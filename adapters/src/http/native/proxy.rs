@@ -147,7 +147,7 @@ impl Hop {
                 Ok(None) if buf.len() > MAX_CONNECT_ANSWER => {
                     return Err(cut("sent an answer too long".into()))
                 }
-                Ok(None) => match super::read_more(conn, &mut buf).await {
+                Ok(None) => match conn.read_more(&mut buf).await {
                     Ok(0) => return Err(cut("closed the connection".into())),
                     Ok(_) => {}
                     Err(e) => return Err(cut(format!("failed ({e})"))),
