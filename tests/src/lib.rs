@@ -14,6 +14,7 @@ pub mod proxy;
 pub mod scenario;
 pub mod session_soak;
 pub mod tls;
+pub mod tls_front;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

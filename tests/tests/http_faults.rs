@@ -827,8 +827,43 @@ fn repetitions() -> usize {
     }
 }
 
+/// How a client reaches the fault server: in clear on mcpwire's own client, or over TLS (the
+/// server behind a TLS front) on mcpwire's own client or on libcurl.
+#[derive(Debug, Clone, Copy)]
+enum Way {
+    Clear,
+    Tls,
+    TlsLibcurl,
+}
+
+impl Way {
+    const ALL: [Way; 3] = [Way::Clear, Way::Tls, Way::TlsLibcurl];
+
+    /// The server's URL this way (a TLS front started for it when needed), and the options.
+    fn reach(self, server: &FaultServer) -> (ServerConfig, ConnectOptions) {
+        let mut options = ConnectOptions::default();
+        let url = match self {
+            Way::Clear => server.url(),
+            Way::Tls | Way::TlsLibcurl => {
+                options.http_client.tls.danger_accept_invalid_certificates = true;
+                options.http_client.http1_via_libcurl = matches!(self, Way::TlsLibcurl);
+                mcpwire_tests::tls_front::TlsFront::start(server.addr()).url()
+            }
+        };
+        (ServerConfig::http(url), options)
+    }
+}
+
 #[test]
 fn lost_after_sending_every_method_arrives_once_and_reads_are_reissued_once() {
+    for way in Way::ALL {
+        eprintln!("{way:?}");
+        lost_after_sending_every_method(way);
+    }
+}
+
+/// [`lost_after_sending_every_method_arrives_once_and_reads_are_reissued_once`], one way.
+fn lost_after_sending_every_method(way: Way) {
     const INIT_ALL: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{},"prompts":{}},"serverInfo":{"name":"fault","version":"1"}}}"#;
     const LIST: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}"#;
     const READ: &str =
@@ -855,8 +890,9 @@ fn lost_after_sending_every_method_arrives_once_and_reads_are_reissued_once() {
             Rule::post("ping").json(200, PONG),
             ok_rule(),
         ]);
+        let (config, options) = way.reach(&server);
         run(async {
-            let client = connect(&server).await;
+            let client = connect_handshake(&config, options).await;
             still_works(&client).await;
             let err = call(&client, "vanish").await.unwrap_err();
             assert!(maybe_executed(&err), "{err:?}");
@@ -886,8 +922,13 @@ fn lost_after_sending_every_method_arrives_once_and_reads_are_reissued_once() {
             table.push((method, sent.len()));
         }
     }
+    // How often each method arrived how many times, over the repetitions.
+    let mut tally = std::collections::BTreeMap::new();
+    for arrival in table {
+        *tally.entry(arrival).or_insert(0) += 1;
+    }
     eprintln!(
-        "arrivals per method over {} repetitions: {table:?}",
+        "{way:?}: (method, arrivals) → repetitions, over {}: {tally:?}",
         repetitions()
     );
 }
