@@ -7,7 +7,9 @@
 //! - `native`: mcpwire's own HTTP/1.1 client (the default for a plain `http://` URL);
 //! - `curl`: libcurl through isahc (`HttpClientOptions::http1_via_libcurl = true`);
 //! - `sse`: the 2024-11-05 HTTP+SSE transport (config `type: "sse"`), where the case means
-//!   something there (framing, control bytes and interim heads do; session ids do not).
+//!   something there (framing, control bytes and interim heads do; session ids do not);
+//! - `tls`: mcpwire's own client over TLS, the fault server behind a TLS front
+//!   ([`mcpwire_tests::tls_front`]), held to the `native` path's expectation.
 //!
 //! Every run asserts: no panic (the run is caught, and a panic fails the case with its message),
 //! a typed error or the right answer within a deadline (and the whole run within a hard bound,
@@ -46,21 +48,24 @@ use mcpwire_tests::fault_http::{FaultServer, Framing, Matcher, Recorded, Rule};
 use mcpwire_tests::scenario::{tool_result, HANDSHAKE_INIT};
 use serde_json::{json, Value};
 
-// ----- the three client configurations -----
+// ----- the client configurations -----
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Path {
     Native,
     Curl,
     Sse,
+    /// The native client over TLS: held to `Native`'s expectation.
+    Tls,
 }
 
-const PATHS: [Path; 3] = [Path::Native, Path::Curl, Path::Sse];
+const PATHS: [Path; 4] = [Path::Native, Path::Curl, Path::Sse, Path::Tls];
 
 impl Path {
     fn name(self) -> &'static str {
         match self {
             Path::Native => "native",
+            Path::Tls => "tls",
             Path::Curl => "curl",
             Path::Sse => "sse",
         }
@@ -70,8 +75,12 @@ impl Path {
         PATHS.into_iter().find(|p| p.name() == name)
     }
 
+    /// Where the case's expectation for this path is kept (`Tls` shares `Native`'s).
     fn index(self) -> usize {
-        self as usize
+        match self {
+            Path::Tls => Path::Native as usize,
+            other => other as usize,
+        }
     }
 }
 
@@ -568,6 +577,10 @@ fn config(case: &Case, path: Path, server: &FaultServer) -> ServerConfig {
             HttpKind::Sse,
             format!("{}/sse", server.url().trim_end_matches("/mcp")),
         ),
+        Path::Tls => {
+            let front = mcpwire_tests::tls_front::TlsFront::start(server.addr());
+            (HttpKind::Http, front.url())
+        }
         _ => (HttpKind::Http, server.url()),
     };
     ServerConfig::Http(HttpConfig {
@@ -582,6 +595,8 @@ fn options(case: &Case, path: Path, notes: Arc<Mutex<Vec<String>>>) -> ConnectOp
     let mut http_client = HttpClientOptions::default();
     http_client.proxy = ProxySetting::Direct;
     http_client.http1_via_libcurl = path == Path::Curl;
+    // The TLS front's certificate is a throwaway: trust is not what these cases test.
+    http_client.tls.danger_accept_invalid_certificates = path == Path::Tls;
     ConnectOptions {
         era: Era::Handshake,
         init_timeout: case.init_timeout,
