@@ -9,7 +9,9 @@
 //! - `sse`: the 2024-11-05 HTTP+SSE transport (config `type: "sse"`), where the case means
 //!   something there (framing, control bytes and interim heads do; session ids do not);
 //! - `tls`: mcpwire's own client over TLS, the fault server behind a TLS front
-//!   ([`mcpwire_tests::tls_front`]), held to the `native` path's expectation.
+//!   ([`mcpwire_tests::tls_front`]), held to the `native` path's expectation;
+//! - `tls-proxy`: the same through an HTTP proxy's `CONNECT` tunnel (the loopback proxy of
+//!   [`mcpwire_tests::proxy`], which copies a tunnel's bytes as they are), held to the same.
 //!
 //! Every run asserts: no panic (the run is caught, and a panic fails the case with its message),
 //! a typed error or the right answer within a deadline (and the whole run within a hard bound,
@@ -57,15 +59,24 @@ enum Path {
     Sse,
     /// The native client over TLS: held to `Native`'s expectation.
     Tls,
+    /// The native client over TLS through a proxy's tunnel: held to `Native`'s expectation.
+    TlsProxy,
 }
 
-const PATHS: [Path; 4] = [Path::Native, Path::Curl, Path::Sse, Path::Tls];
+const PATHS: [Path; 5] = [
+    Path::Native,
+    Path::Curl,
+    Path::Sse,
+    Path::Tls,
+    Path::TlsProxy,
+];
 
 impl Path {
     fn name(self) -> &'static str {
         match self {
             Path::Native => "native",
             Path::Tls => "tls",
+            Path::TlsProxy => "tls-proxy",
             Path::Curl => "curl",
             Path::Sse => "sse",
         }
@@ -78,7 +89,7 @@ impl Path {
     /// Where the case's expectation for this path is kept (`Tls` shares `Native`'s).
     fn index(self) -> usize {
         match self {
-            Path::Tls => Path::Native as usize,
+            Path::Tls | Path::TlsProxy => Path::Native as usize,
             other => other as usize,
         }
     }
@@ -577,7 +588,7 @@ fn config(case: &Case, path: Path, server: &FaultServer) -> ServerConfig {
             HttpKind::Sse,
             format!("{}/sse", server.url().trim_end_matches("/mcp")),
         ),
-        Path::Tls => {
+        Path::Tls | Path::TlsProxy => {
             let front = mcpwire_tests::tls_front::TlsFront::start(server.addr());
             (HttpKind::Http, front.url())
         }
@@ -591,12 +602,23 @@ fn config(case: &Case, path: Path, server: &FaultServer) -> ServerConfig {
     })
 }
 
-fn options(case: &Case, path: Path, notes: Arc<Mutex<Vec<String>>>) -> ConnectOptions {
+fn options(
+    case: &Case,
+    path: Path,
+    proxy: Option<String>,
+    notes: Arc<Mutex<Vec<String>>>,
+) -> ConnectOptions {
     let mut http_client = HttpClientOptions::default();
-    http_client.proxy = ProxySetting::Direct;
+    http_client.proxy = match proxy {
+        Some(url) => ProxySetting::Url {
+            url,
+            no_proxy: Vec::new(),
+        },
+        None => ProxySetting::Direct,
+    };
     http_client.http1_via_libcurl = path == Path::Curl;
     // The TLS front's certificate is a throwaway: trust is not what these cases test.
-    http_client.tls.danger_accept_invalid_certificates = path == Path::Tls;
+    http_client.tls.danger_accept_invalid_certificates = matches!(path, Path::Tls | Path::TlsProxy);
     ConnectOptions {
         era: Era::Handshake,
         init_timeout: case.init_timeout,
@@ -793,7 +815,9 @@ fn run_path(case: &Case, path: Path) -> Report {
     let notes = Arc::new(Mutex::new(Vec::new()));
     let mut report = Report::default();
     let config = config(case, path, &server);
-    let options = options(case, path, notes.clone());
+    // The proxy lives as long as the run.
+    let proxy = (path == Path::TlsProxy).then(mcpwire_tests::proxy::Proxy::start);
+    let options = options(case, path, proxy.as_ref().map(|p| p.url()), notes.clone());
     let expect = case.expect[path.index()].expect("a path the case runs on");
     let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let follow_up = case.follow_up_on(path);
@@ -820,6 +844,12 @@ fn run_path(case: &Case, path: Path) -> Report {
     std::thread::sleep(Duration::from_millis(100));
     let requests = server.requests();
     check_server(case, &requests, &mut report);
+    if let Some(proxy) = &proxy {
+        // What reached the server went through the proxy's tunnels.
+        if !requests.is_empty() && proxy.counts().tunnels == 0 {
+            report.fail(format!("no tunnel through the proxy: {:?}", proxy.counts()));
+        }
+    }
     report
         .context
         .push(format!("server saw: {:?}", server.log()));
