@@ -500,71 +500,83 @@ fn a_json_body_holding_a_notification_fails_the_call_at_once() {
 
 #[test]
 fn session_expiry_makes_a_new_session_and_sends_the_call_once_more() {
-    let expired =
-        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#;
-    let server = FaultServer::start(vec![
-        Rule::post("initialize").once().json_with(
-            200,
-            &[("Mcp-Session-Id", "sess-1")],
-            HANDSHAKE_INIT,
-        ),
-        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", "sess-2")], HANDSHAKE_INIT),
-        Rule::post("tools/call")
-            .header("mcp-session-id", "sess-1")
-            .json(404, expired),
-        Rule::post("tools/call")
-            .header("mcp-session-id", "sess-2")
-            .json(200, &tool_result("on the new session")),
-        Rule::notifications().status(202),
-        Rule::get().status(405),
-        Rule::delete().status(200),
-    ]);
-    run(async {
-        let client = connect(&server).await;
-        let r = call(&client, "add").await.unwrap();
-        assert_eq!(r.text(), "on the new session");
-        client.close().await;
-    });
-    let reqs = server.requests();
-    let log = server.log();
-    let inits = posts_of(&reqs, "initialize");
-    assert_eq!(inits.len(), 2, "{log:?}");
-    assert_eq!(inits[1].header("mcp-session-id"), None, "{log:?}");
-    let calls = posts_of(&reqs, "tools/call");
-    assert_eq!(calls.len(), 2, "sent once more, not more: {log:?}");
-    assert_eq!(calls[0].header("mcp-session-id"), Some("sess-1"));
-    assert_eq!(calls[1].header("mcp-session-id"), Some("sess-2"));
-    assert_eq!(calls[1].header("mcp-protocol-version"), Some(VERSION));
-    assert_eq!(
-        calls[0].rpc_id(),
-        calls[1].rpc_id(),
-        "the same request: {log:?}"
-    );
-    assert!(
-        calls[0].seq < inits[1].seq && inits[1].seq < calls[1].seq,
-        "{log:?}"
-    );
-    // One `notifications/initialized` per session. Each POST has its exchange, so they may
-    // arrive in either order (the first one's connection can be slower than the renewal).
-    let initialized = posts_of(&reqs, "notifications/initialized");
-    assert_eq!(initialized.len(), 2, "{log:?}");
-    let mut sessions: Vec<_> = initialized
-        .iter()
-        .map(|r| r.header("mcp-session-id"))
-        .collect();
-    sessions.sort();
-    assert_eq!(sessions, [Some("sess-1"), Some("sess-2")], "{log:?}");
-    if let Some(del) = server.wait_for(&Matcher::delete(), Duration::from_secs(2)) {
-        assert_eq!(del.header("mcp-session-id"), Some("sess-2"));
-    } else {
-        panic!("no DELETE: {log:?}");
+    // In clear, over TLS on both stacks, and through a proxy's tunnel.
+    for way in Way::ALL {
+        eprintln!("{way:?}");
+        let expired =
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#;
+        let server = FaultServer::start(vec![
+            Rule::post("initialize").once().json_with(
+                200,
+                &[("Mcp-Session-Id", "sess-1")],
+                HANDSHAKE_INIT,
+            ),
+            Rule::post("initialize").json_with(
+                200,
+                &[("Mcp-Session-Id", "sess-2")],
+                HANDSHAKE_INIT,
+            ),
+            Rule::post("tools/call")
+                .header("mcp-session-id", "sess-1")
+                .json(404, expired),
+            Rule::post("tools/call")
+                .header("mcp-session-id", "sess-2")
+                .json(200, &tool_result("on the new session")),
+            Rule::notifications().status(202),
+            Rule::get().status(405),
+            Rule::delete().status(200),
+        ]);
+        let (config, options, _proxy) = way.reach(&server);
+        run(async {
+            let client = connect_handshake(&config, options).await;
+            let r = call(&client, "add").await.unwrap();
+            assert_eq!(r.text(), "on the new session");
+            client.close().await;
+        });
+        let reqs = server.requests();
+        let log = server.log();
+        let inits = posts_of(&reqs, "initialize");
+        assert_eq!(inits.len(), 2, "{log:?}");
+        assert_eq!(inits[1].header("mcp-session-id"), None, "{log:?}");
+        let calls = posts_of(&reqs, "tools/call");
+        assert_eq!(calls.len(), 2, "sent once more, not more: {log:?}");
+        assert_eq!(calls[0].header("mcp-session-id"), Some("sess-1"));
+        assert_eq!(calls[1].header("mcp-session-id"), Some("sess-2"));
+        assert_eq!(calls[1].header("mcp-protocol-version"), Some(VERSION));
+        assert_eq!(
+            calls[0].rpc_id(),
+            calls[1].rpc_id(),
+            "the same request: {log:?}"
+        );
+        assert!(
+            calls[0].seq < inits[1].seq && inits[1].seq < calls[1].seq,
+            "{log:?}"
+        );
+        // One `notifications/initialized` per session. Each POST has its exchange, so they may
+        // arrive in either order (the first one's connection can be slower than the renewal).
+        let initialized = posts_of(&reqs, "notifications/initialized");
+        assert_eq!(initialized.len(), 2, "{log:?}");
+        let mut sessions: Vec<_> = initialized
+            .iter()
+            .map(|r| r.header("mcp-session-id"))
+            .collect();
+        sessions.sort();
+        assert_eq!(sessions, [Some("sess-1"), Some("sess-2")], "{log:?}");
+        if let Some(del) = server.wait_for(&Matcher::delete(), Duration::from_secs(2)) {
+            assert_eq!(del.header("mcp-session-id"), Some("sess-2"));
+        } else {
+            panic!("no DELETE: {log:?}");
+        }
+        assert!(server.unmatched().is_empty(), "{:?}", server.notes());
     }
-    assert!(server.unmatched().is_empty(), "{:?}", server.notes());
 }
 
 #[test]
 fn priming_retry_and_a_closed_stream_resume_with_last_event_id() {
-    let server = FaultServer::start(script(vec![
+    // In clear, over TLS on both stacks, and through a proxy's tunnel.
+    for way in Way::ALL {
+        eprintln!("{way:?}");
+        let server = FaultServer::start(script(vec![
         Rule::post("tools/call").tool("resume").once().sse(
             &["id: ev-1\r\ndata: \r\nretry: 300\r\n\r\n"],
             Duration::ZERO,
@@ -579,38 +591,40 @@ fn priming_retry_and_a_closed_stream_resume_with_last_event_id() {
                 Duration::ZERO,
             ),
     ]));
-    run(async {
-        let client = connect(&server).await;
-        let r = call(&client, "resume").await.unwrap();
-        assert_eq!(r.text(), "resumed");
-        client.close().await;
-    });
-    let reqs = server.requests();
-    let post = posts_of(&reqs, "tools/call")[0];
-    let resume = reqs
-        .iter()
-        .find(|r| r.method == "GET" && r.header("last-event-id").is_some())
-        .unwrap_or_else(|| panic!("no resume: {:?}", server.log()));
-    assert_eq!(resume.header("last-event-id"), Some("ev-1"));
-    assert_eq!(resume.header("mcp-session-id"), Some(SESSION));
-    assert_eq!(resume.header("mcp-protocol-version"), Some(VERSION));
-    assert_eq!(resume.header("accept"), Some("text/event-stream"));
-    let waited = resume.at.duration_since(post.at);
-    eprintln!("resume came {waited:?} after the POST (retry: 300 ms)");
-    assert!(
-        waited >= Duration::from_millis(300),
-        "retry not honoured: {waited:?}"
-    );
-    assert!(waited < Duration::from_secs(3), "{waited:?}");
-    assert_eq!(
-        reqs.iter()
-            .filter(|r| r.header("last-event-id").is_some())
-            .count(),
-        1,
-        "{:?}",
-        server.log()
-    );
-    assert!(server.unmatched().is_empty(), "{:?}", server.notes());
+        let (config, options, _proxy) = way.reach(&server);
+        run(async {
+            let client = connect_handshake(&config, options).await;
+            let r = call(&client, "resume").await.unwrap();
+            assert_eq!(r.text(), "resumed");
+            client.close().await;
+        });
+        let reqs = server.requests();
+        let post = posts_of(&reqs, "tools/call")[0];
+        let resume = reqs
+            .iter()
+            .find(|r| r.method == "GET" && r.header("last-event-id").is_some())
+            .unwrap_or_else(|| panic!("no resume: {:?}", server.log()));
+        assert_eq!(resume.header("last-event-id"), Some("ev-1"));
+        assert_eq!(resume.header("mcp-session-id"), Some(SESSION));
+        assert_eq!(resume.header("mcp-protocol-version"), Some(VERSION));
+        assert_eq!(resume.header("accept"), Some("text/event-stream"));
+        let waited = resume.at.duration_since(post.at);
+        eprintln!("resume came {waited:?} after the POST (retry: 300 ms)");
+        assert!(
+            waited >= Duration::from_millis(300),
+            "retry not honoured: {waited:?}"
+        );
+        assert!(waited < Duration::from_secs(3), "{waited:?}");
+        assert_eq!(
+            reqs.iter()
+                .filter(|r| r.header("last-event-id").is_some())
+                .count(),
+            1,
+            "{:?}",
+            server.log()
+        );
+        assert!(server.unmatched().is_empty(), "{:?}", server.notes());
+    }
 }
 
 #[test]
