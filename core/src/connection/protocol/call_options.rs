@@ -20,7 +20,7 @@ pub struct Progress {
 /// A function called with each progress update of one call.
 ///
 /// The connection never calls it: it reports progress as
-/// [`Event::Progress`](super::Event::Progress), and a driver (the `mcpwire` client) calls the
+/// [`Event::Progress`](crate::Event::Progress), and a driver (the `mcpwire` client) calls the
 /// function of the call the event names. Two are equal when they are the same function.
 #[derive(Clone)]
 pub struct OnProgress(Arc<dyn Fn(Progress) + Send + Sync>);
@@ -115,7 +115,7 @@ impl CallOptions {
         self
     }
 
-    /// Asks the server for progress (reported as [`Event::Progress`](super::Event::Progress)).
+    /// Asks the server for progress (reported as [`Event::Progress`](crate::Event::Progress)).
     pub fn progress(mut self) -> Self {
         self.progress = true;
         self
