@@ -3,7 +3,8 @@ imported unchanged) plus an `echo(message)` tool that returns its argument as te
 Streamable HTTP with plain JSON responses on 127.0.0.1.
 
 Usage:
-    tests/peers/pyvenv/bin/python tests/bench/servers/py_bench_server.py --port N
+    tests/peers/pyvenv/bin/python tests/bench/servers/py_bench_server.py --port N \
+        [--tls-cert CERT.pem --tls-key KEY.pem]
 
 Logging is cut to warnings (no line per request on either side of the server), so readiness is
 told by the port accepting connections. Request bodies up to 64 MiB are taken (the 8 MiB echo).
@@ -30,9 +31,26 @@ def echo(message: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description="mcpwire benchmark's Python server")
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--tls-cert", help="serve https with this certificate (PEM)")
+    parser.add_argument("--tls-key", help="and this key (PEM)")
     args = parser.parse_args()
     logging.getLogger().setLevel(logging.WARNING)
     py_server.server.settings.log_level = "WARNING"
+    if args.tls_cert:
+        import uvicorn
+
+        app = py_server.server.streamable_http_app(
+            json_response=True, max_request_body_size=64 * 1024 * 1024, host="127.0.0.1"
+        )
+        uvicorn.run(
+            app,
+            host="127.0.0.1",
+            port=args.port,
+            log_level="warning",
+            ssl_certfile=args.tls_cert,
+            ssl_keyfile=args.tls_key,
+        )
+        return
     py_server.server.run(
         "streamable-http",
         host="127.0.0.1",

@@ -59,7 +59,22 @@ async fn post(
 
 pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
     let url = args.url.clone().ok_or("isahc-floor speaks HTTP only")?;
-    let client = HttpClient::new().map_err(|e| e.to_string())?;
+    let client = if url.starts_with("https://") {
+        // HTTP/1.1 over TLS, trusting the bench server's certificate, as mcpwire's client does.
+        use isahc::config::{Configurable, VersionNegotiation};
+        use isahc::tls::{TlsConfig, TrustStore};
+        let pem = crate::servers::certificate_pem();
+        let trust = TrustStore::builder()
+            .certificate_from_pem(pem.into_bytes())
+            .build();
+        HttpClient::builder()
+            .version_negotiation(VersionNegotiation::http11())
+            .tls_config(TlsConfig::builder().trust_store(trust).build())
+            .build()
+    } else {
+        HttpClient::new()
+    }
+    .map_err(|e| e.to_string())?;
     smol::block_on(async {
         let mut out = Outcome::default();
         let mut s = Session {

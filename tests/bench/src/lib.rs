@@ -45,13 +45,17 @@ pub enum Impl {
     /// `connect_smol` in the stateless era (2026-07-28), against the servers that speak it (the
     /// Python server): the era's request path beside the handshake era's in the same batch.
     McpwireStateless,
+    /// `connect_smol` with HTTP/1.1 through libcurl (`http1_via_libcurl`): what https cost
+    /// before mcpwire's own client spoke TLS.
+    McpwireLibcurl,
 }
 
 impl Impl {
-    pub const ALL: [Impl; 8] = [
+    pub const ALL: [Impl; 9] = [
         Impl::Mcpwire,
         Impl::Mcpwire1t,
         Impl::McpwireStateless,
+        Impl::McpwireLibcurl,
         Impl::Rmcp,
         Impl::RmcpCt,
         Impl::RmcpKa,
@@ -69,6 +73,7 @@ impl Impl {
             Impl::Floor => "floor",
             Impl::IsahcFloor => "isahc-floor",
             Impl::McpwireStateless => "mcpwire-2026",
+            Impl::McpwireLibcurl => "mcpwire-libcurl",
         }
     }
 
@@ -88,14 +93,17 @@ pub enum Server {
     EverythingHttp,
     /// The Python SDK server over Streamable HTTP with JSON responses.
     PythonHttp,
+    /// The same over TLS (uvicorn with a throwaway certificate every client trusts).
+    PythonHttps,
 }
 
 impl Server {
-    pub const ALL: [Server; 4] = [
+    pub const ALL: [Server; 5] = [
         Server::Min,
         Server::EverythingStdio,
         Server::EverythingHttp,
         Server::PythonHttp,
+        Server::PythonHttps,
     ];
 
     pub fn name(self) -> &'static str {
@@ -104,6 +112,7 @@ impl Server {
             Server::EverythingStdio => "everything-stdio",
             Server::EverythingHttp => "everything-http",
             Server::PythonHttp => "python-http",
+            Server::PythonHttps => "python-https",
         }
     }
 
@@ -112,7 +121,10 @@ impl Server {
     }
 
     pub fn is_http(self) -> bool {
-        matches!(self, Server::EverythingHttp | Server::PythonHttp)
+        matches!(
+            self,
+            Server::EverythingHttp | Server::PythonHttp | Server::PythonHttps
+        )
     }
 }
 

@@ -8,7 +8,9 @@ use mcpwire_bench::{
 
 fn any_client(args: &ClientArgs) -> Result<Outcome, String> {
     match args.imp {
-        Impl::Mcpwire | Impl::Mcpwire1t | Impl::McpwireStateless => mcpwire_client::run(args),
+        Impl::Mcpwire | Impl::Mcpwire1t | Impl::McpwireStateless | Impl::McpwireLibcurl => {
+            mcpwire_client::run(args)
+        }
         Impl::Rmcp | Impl::RmcpCt | Impl::RmcpKa => rmcp_client::run(args),
         Impl::Floor => floor::run(args),
         Impl::IsahcFloor => isahc_floor::run(args),

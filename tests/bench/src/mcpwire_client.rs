@@ -65,12 +65,16 @@ pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
         Impl::McpwireStateless => Era::Stateless,
         _ => Era::Handshake,
     };
-    let options = ConnectOptions {
+    let mut options = ConnectOptions {
         era,
         ..ConnectOptions::default()
     };
+    if args.url.as_deref().is_some_and(|u| u.starts_with("https://")) {
+        options.http_client.tls.extra_ca_pem = vec![servers::certificate_pem()];
+    }
+    options.http_client.http1_via_libcurl = args.imp == Impl::McpwireLibcurl;
     match args.imp {
-        Impl::Mcpwire | Impl::McpwireStateless => smol::block_on(async {
+        Impl::Mcpwire | Impl::McpwireStateless | Impl::McpwireLibcurl => smol::block_on(async {
             let client = mcpwire::connect_smol(&config, options).await.map_err(err)?;
             session(&client, args).await
         }),

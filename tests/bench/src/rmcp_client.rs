@@ -32,8 +32,15 @@ async fn connect(args: &ClientArgs) -> Result<Client, String> {
         (Some(url), Impl::RmcpKa) => {
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .max_concurrent_requests(128);
-            let transport =
-                StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+            let client = reqwest_client(url, None)?;
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            ().serve(transport).await.map_err(err)
+        }
+        (Some(url), _) if url.starts_with("https://") => {
+            // As `from_uri` does (no idle connection kept), trusting the bench's certificate.
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            let client = reqwest_client(url, Some(0))?;
+            let transport = StreamableHttpClientTransport::with_client(client, config);
             ().serve(transport).await.map_err(err)
         }
         (Some(url), _) => {
@@ -41,6 +48,21 @@ async fn connect(args: &ClientArgs) -> Result<Client, String> {
             ().serve(transport).await.map_err(err)
         }
     }
+}
+
+/// A reqwest client (HTTP/1.1 over TLS for `https://`, trusting the bench server's
+/// certificate), keeping at most `idle` idle connections per host when given.
+fn reqwest_client(url: &str, idle: Option<usize>) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder();
+    if url.starts_with("https://") {
+        let pem = crate::servers::certificate_pem();
+        let cert = reqwest::Certificate::from_pem(pem.as_bytes()).map_err(err)?;
+        builder = builder.add_root_certificate(cert).http1_only();
+    }
+    if let Some(idle) = idle {
+        builder = builder.pool_max_idle_per_host(idle);
+    }
+    builder.build().map_err(err)
 }
 
 async fn echo(client: &Client, message: &str) -> Result<(), String> {

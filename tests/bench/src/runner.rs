@@ -143,7 +143,11 @@ fn shuffle<T>(items: &mut [T], seed: u64) {
 fn client_exe(runner: &Path, imp: Impl) -> PathBuf {
     let family = match imp {
         Impl::Floor => "floor",
-        Impl::Mcpwire | Impl::Mcpwire1t | Impl::McpwireStateless | Impl::IsahcFloor => "mcpwire",
+        Impl::Mcpwire
+        | Impl::Mcpwire1t
+        | Impl::McpwireStateless
+        | Impl::McpwireLibcurl
+        | Impl::IsahcFloor => "mcpwire",
         Impl::Rmcp | Impl::RmcpCt | Impl::RmcpKa => "rmcp",
     };
     let own = runner.with_file_name(format!("mcpwire-bench-{family}"));
@@ -250,6 +254,10 @@ fn combos(o: &Options) -> Vec<Combo> {
                 continue;
             }
             if imp == Impl::McpwireStateless && server != Server::PythonHttp {
+                continue;
+            }
+            // Through libcurl only where it mattered: over TLS.
+            if imp == Impl::McpwireLibcurl && server != Server::PythonHttps {
                 continue;
             }
             for &workload in &o.workloads {

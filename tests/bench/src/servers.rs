@@ -35,7 +35,7 @@ pub fn available(server: Server) -> Result<(), String> {
     let need = match server {
         Server::Min => bench_dir().join("servers/min_server.mjs"),
         Server::EverythingStdio | Server::EverythingHttp => everything_entry(),
-        Server::PythonHttp => python(),
+        Server::PythonHttp | Server::PythonHttps => python(),
     };
     if need.exists() {
         Ok(())
@@ -59,6 +59,17 @@ pub fn stdio_command(server: Server) -> (String, Vec<String>) {
         Server::EverythingStdio => (node(), vec![path(everything_entry()), "stdio".into()]),
         _ => panic!("{} is not a stdio server", server.name()),
     }
+}
+
+/// The throwaway certificate of the https server (`localhost`, `127.0.0.1`; self-signed, so
+/// every client trusts it as its own root): the one mcpwire's TLS tests use.
+pub fn certificate() -> PathBuf {
+    bench_dir().join("../../adapters/src/http/native/testdata/server.pem")
+}
+
+/// The certificate as PEM text.
+pub fn certificate_pem() -> String {
+    std::fs::read_to_string(certificate()).expect("the https server's certificate")
 }
 
 /// A free TCP port on 127.0.0.1.
@@ -89,10 +100,16 @@ impl HttpServer {
                     .env("PORT", port.to_string());
                 c
             }
-            Server::PythonHttp => {
+            Server::PythonHttp | Server::PythonHttps => {
                 let mut c = Command::new(python());
                 c.arg(bench_dir().join("servers/py_bench_server.py"))
                     .args(["--port", &port.to_string()]);
+                if server == Server::PythonHttps {
+                    c.arg("--tls-cert")
+                        .arg(certificate())
+                        .arg("--tls-key")
+                        .arg(certificate().with_file_name("server-key.pem"));
+                }
                 c
             }
             _ => return Err(format!("{} is not an HTTP server", server.name())),
@@ -103,9 +120,14 @@ impl HttpServer {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", server.name()))?;
+        let scheme = if server == Server::PythonHttps {
+            "https"
+        } else {
+            "http"
+        };
         let mut s = HttpServer {
             child,
-            url: format!("http://127.0.0.1:{port}/mcp"),
+            url: format!("{scheme}://127.0.0.1:{port}/mcp"),
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
