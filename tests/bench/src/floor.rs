@@ -238,9 +238,15 @@ enum Body {
     Chunked { at: usize, data: Vec<u8> },
 }
 
+/// A connection's byte stream: the socket, or TLS over it.
+trait Stream: Read + Write + Send {}
+impl<T: Read + Write + Send> Stream for T {}
+
 /// One HTTP/1.1 keep-alive connection.
 struct Conn {
-    stream: TcpStream,
+    stream: Box<dyn Stream>,
+    /// The socket's descriptor, for `poll`.
+    fd: i32,
     buf: Vec<u8>,
     body: Body,
     status: u16,
@@ -272,11 +278,24 @@ pub(crate) fn sse_data(body: &[u8]) -> Vec<u8> {
 }
 
 impl Conn {
-    fn open(addr: &str) -> Result<Conn, String> {
-        let stream = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
-        stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    fn open(addr: &str, tls: Option<&std::sync::Arc<rustls::ClientConfig>>) -> Result<Conn, String> {
+        let tcp = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
+        tcp.set_nodelay(true).map_err(|e| e.to_string())?;
+        let fd = tcp.as_raw_fd();
+        let stream: Box<dyn Stream> = match tls {
+            // rustls's own blocking stream: the handshake runs at the first write.
+            Some(config) => {
+                let name = rustls::pki_types::ServerName::try_from("127.0.0.1")
+                    .map_err(|e| e.to_string())?;
+                let session = rustls::ClientConnection::new(config.clone(), name)
+                    .map_err(|e| e.to_string())?;
+                Box::new(rustls::StreamOwned::new(session, tcp))
+            }
+            None => Box::new(tcp),
+        };
         Ok(Conn {
             stream,
+            fd,
             buf: Vec::with_capacity(16 * 1024),
             body: Body::Head,
             status: 0,
@@ -439,8 +458,29 @@ fn ok(r: &Response, what: &str) -> Result<(), String> {
     }
 }
 
+/// The TLS configuration of the https floor: HTTP/1.1, trusting the bench server's certificate.
+fn tls_config() -> Result<std::sync::Arc<rustls::ClientConfig>, String> {
+    use rustls::pki_types::pem::PemObject;
+    let pem = crate::servers::certificate_pem();
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(pem.as_bytes()) {
+        roots.add(cert.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(std::sync::Arc::new(config))
+}
+
 fn http(args: &ClientArgs, url: &str) -> Result<Outcome, String> {
-    let rest = url.strip_prefix("http://").ok_or("only http:// URLs")?;
+    let (rest, tls) = match url.strip_prefix("https://") {
+        Some(rest) => (rest, Some(tls_config()?)),
+        None => (url.strip_prefix("http://").ok_or("only http(s):// URLs")?, None),
+    };
     let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let mut req = Request {
         host: host.to_owned(),
@@ -453,7 +493,7 @@ fn http(args: &ClientArgs, url: &str) -> Result<Outcome, String> {
         version: String::new(),
     };
     let mut out = Outcome::default();
-    let mut conn = Conn::open(host)?;
+    let mut conn = Conn::open(host, tls.as_ref())?;
     let mut connections = 1;
     let init = conn.roundtrip(&req, "POST", INITIALIZE.as_bytes())?;
     ok(&init, "initialize")?;
@@ -505,7 +545,7 @@ fn http(args: &ClientArgs, url: &str) -> Result<Outcome, String> {
             // One connection per call in flight (the first is the one set up above).
             let mut conns = vec![conn];
             while conns.len() < k {
-                conns.push(Conn::open(host)?);
+                conns.push(Conn::open(host, tls.as_ref())?);
                 connections += 1;
             }
             let mut sent_calls = 0;
@@ -518,7 +558,7 @@ fn http(args: &ClientArgs, url: &str) -> Result<Outcome, String> {
             let mut fds: Vec<libc::pollfd> = conns
                 .iter()
                 .map(|c| libc::pollfd {
-                    fd: c.stream.as_raw_fd(),
+                    fd: c.fd,
                     events: libc::POLLIN,
                     revents: 0,
                 })
