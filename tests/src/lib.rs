@@ -15,6 +15,7 @@ pub mod scenario;
 pub mod session_soak;
 pub mod tls;
 pub mod tls_front;
+pub mod ways;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -11,14 +11,13 @@ use mcpwire::core::error::{HttpError, HttpErrorKind};
 use mcpwire::core::CallError;
 use mcpwire::core::LocalError;
 use mcpwire::{
-    CallOptions, ChosenEra, Client, ConnectOptions, Error, ProxySetting, ServerConfig,
-    ServerNotification,
+    CallOptions, ChosenEra, Client, ConnectOptions, Error, ServerConfig, ServerNotification,
 };
 use mcpwire_tests::fault_http::{FaultServer, Framing, Matcher, Recorded, Rule};
-use mcpwire_tests::proxy::Proxy;
 use mcpwire_tests::scenario::{
     call_within, connect_handshake, handshake_rules, tool_result, HANDSHAKE_INIT,
 };
+use mcpwire_tests::ways::Way;
 use serde_json::json;
 
 /// The memory test reads the process's peak resident size, which every client in this binary
@@ -840,41 +839,6 @@ fn repetitions() -> usize {
     match std::env::var_os("MCPWIRE_STRESS") {
         Some(_) => 200,
         None => 5,
-    }
-}
-
-/// How a client reaches the fault server: in clear on mcpwire's own client, or over TLS (the
-/// server behind a TLS front) on mcpwire's own client, on libcurl, or on mcpwire's own client
-/// through an HTTP proxy's tunnel.
-#[derive(Debug, Clone, Copy)]
-enum Way {
-    Clear,
-    Tls,
-    TlsLibcurl,
-    TlsProxy,
-}
-
-impl Way {
-    const ALL: [Way; 4] = [Way::Clear, Way::Tls, Way::TlsLibcurl, Way::TlsProxy];
-
-    /// The server's URL this way (a TLS front started for it when needed), the options, and
-    /// the proxy (kept for as long as it is used).
-    fn reach(self, server: &FaultServer) -> (ServerConfig, ConnectOptions, Option<Proxy>) {
-        let mut options = ConnectOptions::default();
-        if let Way::Clear = self {
-            return (ServerConfig::http(server.url()), options, None);
-        }
-        options.http_client.tls.danger_accept_invalid_certificates = true;
-        options.http_client.http1_via_libcurl = matches!(self, Way::TlsLibcurl);
-        let proxy = matches!(self, Way::TlsProxy).then(Proxy::start);
-        if let Some(proxy) = &proxy {
-            options.http_client.proxy = ProxySetting::Url {
-                url: proxy.url(),
-                no_proxy: Vec::new(),
-            };
-        }
-        let url = mcpwire_tests::tls_front::TlsFront::start(server.addr()).url();
-        (ServerConfig::http(url), options, proxy)
     }
 }
 

@@ -1,6 +1,7 @@
 //! The HTTP pool's hidden states, read from counters and the exchange observer, never from
 //! timing: requests beyond the connection limit wait in a queue that can be counted, a
-//! keep-alive connection is reused, and a request that surely never left is sent once more.
+//! keep-alive connection is reused (both in clear, over TLS on both stacks and through a
+//! proxy's tunnel), and a request that surely never left is sent once more.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,9 +9,10 @@ use std::time::Duration;
 use async_io::Timer;
 use mcpwire::core::error::HttpErrorKind;
 use mcpwire::core::{CallError, LocalError};
-use mcpwire::{Client, ConnectOptions, Error, HttpClientOptions, HttpExchangeNote, ServerConfig};
+use mcpwire::{Client, ConnectOptions, Error, HttpExchangeNote, ServerConfig};
 use mcpwire_tests::fault_http::{FaultServer, Rule};
 use mcpwire_tests::scenario::{call_within, connect_handshake, handshake_rules, run, tool_result};
+use mcpwire_tests::ways::Way;
 
 fn server() -> FaultServer {
     let mut rules = handshake_rules("s-1", 405);
@@ -36,10 +38,18 @@ async fn call(client: &Client, tool: &str) -> Result<mcpwire::CallToolResult, Er
 
 #[test]
 fn requests_beyond_the_connection_limit_wait_in_a_counted_queue() {
+    for way in Way::ALL {
+        eprintln!("{way:?}");
+        beyond_the_connection_limit(way);
+    }
+}
+
+fn beyond_the_connection_limit(way: Way) {
     let server = server();
+    let (config, base, _proxy) = way.reach(&server);
     let notes: Arc<Mutex<Vec<usize>>> = Arc::default();
     let seen = notes.clone();
-    let mut http_client = HttpClientOptions::default();
+    let mut http_client = base.http_client;
     http_client.max_connections_per_host = 2;
     let mut options = ConnectOptions {
         http_client,
@@ -53,7 +63,7 @@ fn requests_beyond_the_connection_limit_wait_in_a_counted_queue() {
     // No standalone stream: its GET, late under load, would take a connection.
     options.http.standalone_stream = false;
     run(async {
-        let client = connect(&server, options).await;
+        let client = connect_handshake(&config, options).await;
         // The handshake's own exchanges (the notification, the GET) are over first.
         while client
             .http_counters()
@@ -85,9 +95,17 @@ fn requests_beyond_the_connection_limit_wait_in_a_counted_queue() {
 
 #[test]
 fn a_keep_alive_connection_is_reused_and_counted() {
+    for way in Way::ALL {
+        eprintln!("{way:?}");
+        reused_and_counted(way);
+    }
+}
+
+fn reused_and_counted(way: Way) {
     let server = server();
+    let (config, options, _proxy) = way.reach(&server);
     run(async {
-        let client = connect(&server, ConnectOptions::default()).await;
+        let client = connect_handshake(&config, options).await;
         for _ in 0..5 {
             assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
         }
