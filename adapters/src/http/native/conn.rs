@@ -234,19 +234,28 @@ impl Conn {
         self.tls.as_ref().is_some_and(|t| t.unclean)
     }
 
-    /// Whether an idle connection is still open: nothing to read (a server that closed it has
-    /// sent its end, or a TLS close, which reads at once; one that sent anything unasked is not
-    /// to be trusted), and nothing of its own left unread: no ciphertext, no plaintext, no TLS
-    /// close held by rustls.
+    /// Whether nothing of the connection's own is left unread: no ciphertext, no plaintext,
+    /// no TLS close held by rustls (no syscall: see [`is_open`](Self::is_open) for the socket).
+    pub(super) fn holds_nothing_unread(&mut self) -> bool {
+        let Some(tls) = &mut self.tls else {
+            return true;
+        };
+        if tls.at < tls.len || tls.eof {
+            return false;
+        }
+        matches!(
+            tls.session.process_new_packets(),
+            Ok(io) if io.plaintext_bytes_to_read() == 0 && !io.peer_has_closed()
+        )
+    }
+
+    /// Whether an idle connection is still open, checked before it is reused: nothing of its
+    /// own unread, and nothing to read on the socket (a server that closed it has sent its end,
+    /// or a TLS close, which reads at once; one that sent anything unasked is not to be
+    /// trusted).
     pub(super) fn is_open(&mut self) -> bool {
-        if let Some(tls) = &mut self.tls {
-            if tls.at < tls.len || tls.eof {
-                return false;
-            }
-            match tls.session.process_new_packets() {
-                Ok(io) if io.plaintext_bytes_to_read() == 0 && !io.peer_has_closed() => {}
-                _ => return false,
-            }
+        if !self.holds_nothing_unread() {
+            return false;
         }
         let mut probe = [0u8; 1];
         let peeked = self.stream.get_ref().get_ref().peek(&mut probe);

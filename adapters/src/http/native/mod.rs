@@ -632,11 +632,12 @@ struct Body {
 impl Body {
     fn finish(&mut self) {
         if let Some(mut conn) = self.conn.take() {
-            // Anything after the body was not asked for: that connection is not reused. A
-            // server that closed it right after its answer (without `Connection: close`) is
-            // seen here already when its end came with the body, and again when the
-            // connection is taken from the pool.
-            if self.keep_alive && self.at == self.buf.len() && conn.is_open() {
+            // Anything after the body was not asked for: that connection is not reused. What
+            // came with the body is seen here; the socket itself (a server that closed it
+            // right after its answer without `Connection: close`, bytes that came later) is
+            // looked at once, when the connection is taken from the pool: one `recv` a
+            // request, not two.
+            if self.keep_alive && self.at == self.buf.len() && conn.holds_nothing_unread() {
                 self.pool.put(&self.target.key, conn);
             }
         }
