@@ -43,6 +43,9 @@ struct Tls {
     /// The socket ended without the server's TLS close (`close_notify`): what came may be
     /// cut short.
     unclean: bool,
+    /// Ciphertext for the socket, kept for the connection's life (one buffer, not one a
+    /// write).
+    out: Vec<u8>,
 }
 
 impl Conn {
@@ -75,6 +78,7 @@ impl Conn {
             len: 0,
             eof: false,
             unclean: false,
+            out: Vec::new(),
         }));
         self.handshake().await
     }
@@ -128,9 +132,9 @@ impl Conn {
             return Ok(());
         };
         while tls.session.wants_write() {
-            let mut out = Vec::new();
-            tls.session.write_tls(&mut out)?;
-            self.stream.get_mut().write_all(&out).await?;
+            tls.out.clear();
+            tls.session.write_tls(&mut tls.out)?;
+            self.stream.get_mut().write_all(&tls.out).await?;
         }
         Ok(())
     }
