@@ -278,7 +278,10 @@ pub(crate) fn sse_data(body: &[u8]) -> Vec<u8> {
 }
 
 impl Conn {
-    fn open(addr: &str, tls: Option<&std::sync::Arc<rustls::ClientConfig>>) -> Result<Conn, String> {
+    fn open(
+        addr: &str,
+        tls: Option<&std::sync::Arc<rustls::ClientConfig>>,
+    ) -> Result<Conn, String> {
         let tcp = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
         tcp.set_nodelay(true).map_err(|e| e.to_string())?;
         let fd = tcp.as_raw_fd();
@@ -464,7 +467,9 @@ fn tls_config() -> Result<std::sync::Arc<rustls::ClientConfig>, String> {
     let pem = crate::servers::certificate_pem();
     let mut roots = rustls::RootCertStore::empty();
     for cert in rustls::pki_types::CertificateDer::pem_slice_iter(pem.as_bytes()) {
-        roots.add(cert.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        roots
+            .add(cert.map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
     }
     let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
@@ -479,7 +484,10 @@ fn tls_config() -> Result<std::sync::Arc<rustls::ClientConfig>, String> {
 fn http(args: &ClientArgs, url: &str) -> Result<Outcome, String> {
     let (rest, tls) = match url.strip_prefix("https://") {
         Some(rest) => (rest, Some(tls_config()?)),
-        None => (url.strip_prefix("http://").ok_or("only http(s):// URLs")?, None),
+        None => (
+            url.strip_prefix("http://").ok_or("only http(s):// URLs")?,
+            None,
+        ),
     };
     let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let mut req = Request {

@@ -95,15 +95,19 @@ pub enum Server {
     PythonHttp,
     /// The same over TLS (uvicorn with a throwaway certificate every client trusts).
     PythonHttps,
+    /// The minimal server's answers over Streamable HTTP with TLS (Node, no SDK): a server
+    /// that is not the bottleneck of many calls in flight.
+    MinHttps,
 }
 
 impl Server {
-    pub const ALL: [Server; 5] = [
+    pub const ALL: [Server; 6] = [
         Server::Min,
         Server::EverythingStdio,
         Server::EverythingHttp,
         Server::PythonHttp,
         Server::PythonHttps,
+        Server::MinHttps,
     ];
 
     pub fn name(self) -> &'static str {
@@ -113,6 +117,7 @@ impl Server {
             Server::EverythingHttp => "everything-http",
             Server::PythonHttp => "python-http",
             Server::PythonHttps => "python-https",
+            Server::MinHttps => "min-https",
         }
     }
 
@@ -123,7 +128,7 @@ impl Server {
     pub fn is_http(self) -> bool {
         matches!(
             self,
-            Server::EverythingHttp | Server::PythonHttp | Server::PythonHttps
+            Server::EverythingHttp | Server::PythonHttp | Server::PythonHttps | Server::MinHttps
         )
     }
 }

@@ -69,7 +69,11 @@ pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
         era,
         ..ConnectOptions::default()
     };
-    if args.url.as_deref().is_some_and(|u| u.starts_with("https://")) {
+    if args
+        .url
+        .as_deref()
+        .is_some_and(|u| u.starts_with("https://"))
+    {
         options.http_client.tls.extra_ca_pem = vec![servers::certificate_pem()];
     }
     options.http_client.http1_via_libcurl = args.imp == Impl::McpwireLibcurl;

@@ -257,7 +257,9 @@ fn combos(o: &Options) -> Vec<Combo> {
                 continue;
             }
             // Through libcurl only where it mattered: over TLS.
-            if imp == Impl::McpwireLibcurl && server != Server::PythonHttps {
+            if imp == Impl::McpwireLibcurl
+                && !matches!(server, Server::PythonHttps | Server::MinHttps)
+            {
                 continue;
             }
             for &workload in &o.workloads {

@@ -36,6 +36,7 @@ pub fn available(server: Server) -> Result<(), String> {
         Server::Min => bench_dir().join("servers/min_server.mjs"),
         Server::EverythingStdio | Server::EverythingHttp => everything_entry(),
         Server::PythonHttp | Server::PythonHttps => python(),
+        Server::MinHttps => bench_dir().join("servers/min_https_server.mjs"),
     };
     if need.exists() {
         Ok(())
@@ -112,6 +113,16 @@ impl HttpServer {
                 }
                 c
             }
+            Server::MinHttps => {
+                let mut c = Command::new(node());
+                c.arg(bench_dir().join("servers/min_https_server.mjs"))
+                    .args(["--port", &port.to_string()])
+                    .arg("--tls-cert")
+                    .arg(certificate())
+                    .arg("--tls-key")
+                    .arg(certificate().with_file_name("server-key.pem"));
+                c
+            }
             _ => return Err(format!("{} is not an HTTP server", server.name())),
         };
         let child = command
@@ -120,7 +131,7 @@ impl HttpServer {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", server.name()))?;
-        let scheme = if server == Server::PythonHttps {
+        let scheme = if matches!(server, Server::PythonHttps | Server::MinHttps) {
             "https"
         } else {
             "http"
