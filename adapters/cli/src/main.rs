@@ -8,7 +8,7 @@ use futures_lite::future;
 use mcpwire::core::error::HttpError;
 use mcpwire::core::{CallError, LocalError};
 use mcpwire::{CallOptions, Client, ConnectOptions, Error, Event, ProcessAction, ShutdownTimeouts};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 // First: its macros (`out!`, `outln!`, `err!`, `errln!`) print everything the modules below print.
 #[macro_use]
@@ -864,11 +864,9 @@ async fn set_log_level(client: &Client, level: logs::LogLevel, timeout: Duration
     if !offered {
         return;
     }
-    let mut params = Map::new();
-    params.insert("level".into(), Value::from(level.name()));
     let opts = CallOptions::default().timeout(timeout);
-    if let Err(e) = client.request("logging/setLevel", Some(params), opts).await {
-        errln!("mcpwire: logging/setLevel failed: {e}");
+    if let Err(e) = client.set_log_level(level.name(), opts).await {
+        errln!("mcpwire: asking for log messages failed: {e}");
     }
 }
 

@@ -482,11 +482,14 @@ pub(super) async fn log_level(
     json: bool,
     timeout: Duration,
 ) -> Result<u8, Failure> {
-    not_in_stateless(client, "logging/setLevel", "a request asks for its own log messages there (io.modelcontextprotocol/logLevel in its _meta)")?;
     client.set_log_level(level.name(), opts(timeout)).await?;
-    match json {
-        true => print_json(&json!({"level": level.name()})),
-        false => outln!("log level set to {}", level.name()),
+    match (json, client.era()) {
+        (true, _) => print_json(&json!({"level": level.name()})),
+        (false, Some(ChosenEra::Stateless)) => outln!(
+            "log level {} asked for by each request of this connection (the stateless era has no logging/setLevel)",
+            level.name()
+        ),
+        (false, _) => outln!("log level set to {}", level.name()),
     }
     Ok(exit::OK)
 }

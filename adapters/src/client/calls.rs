@@ -1,11 +1,10 @@
 //! The typed calls of [`Client`] beyond tools, tasks and skills: prompts, resources,
 //! completion, the log level and resource subscriptions, each in both eras.
 //!
-//! The stateless era (2026-07-28) removed `logging/setLevel` and `resources/subscribe`: there,
-//! these calls fail at once with `ClientError::NotSupported` naming what replaces them (the
-//! per-request `io.modelcontextprotocol/logLevel`, and [`Client::listen`] with
-//! `resourceSubscriptions`), rather than sending a request the server must refuse. The core
-//! decides that, as it checks capabilities (its `McpCall` knows which calls the era dropped).
+//! The stateless era (2026-07-28) removed `logging/setLevel` and `resources/subscribe`: there
+//! the core carries them on what replaces them (the per-request
+//! `io.modelcontextprotocol/logLevel`, and `subscriptions/listen` with
+//! `resourceSubscriptions`), so these calls mean the same in both eras.
 
 use mcpwire_core::jsonrpc::RawJson;
 use mcpwire_core::typed_result;
@@ -139,10 +138,12 @@ impl Client {
         Ok(typed_result(&raw, "completion/complete")?)
     }
 
-    /// `logging/setLevel` (handshake era): the server sends log messages at `level` (`debug`,
-    /// `info`, `notice`, `warning`, `error`, `critical`, `alert`, `emergency`) and above. In the
-    /// stateless era it fails with [`ClientError::NotSupported`](mcpwire_core::ClientError::NotSupported): a level there belongs to each
-    /// request (`io.modelcontextprotocol/logLevel` in its `_meta`).
+    /// Asks for log messages at `level` (`debug`, `info`, `notice`, `warning`, `error`,
+    /// `critical`, `alert`, `emergency`) and above, on
+    /// [`notifications`](Client::notifications). Handshake era: `logging/setLevel`. Stateless
+    /// era, which removed it: nothing is sent, and every request from then on carries the level
+    /// (`io.modelcontextprotocol/logLevel` in its `_meta`); until a level is set no request asks
+    /// for logs.
     pub async fn set_log_level(&self, level: &str, opts: CallOptions) -> Result<(), Error> {
         self.send_call(&opts, McpCall::set_log_level(level)).await?;
         Ok(())

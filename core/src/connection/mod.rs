@@ -255,6 +255,12 @@ impl Connection {
         self.protocol.era_reason()
     }
 
+    /// The log level every request asks for in the stateless era (set with
+    /// [`McpCall::set_log_level`]), if any.
+    pub fn request_log_level(&self) -> Option<&str> {
+        self.protocol.log_level()
+    }
+
     /// What the server said about itself, once ready.
     pub fn server(&self) -> Option<&InitializeResult> {
         self.protocol.server()

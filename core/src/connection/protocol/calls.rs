@@ -238,14 +238,13 @@ impl McpCall {
         Self::typed("completions", "completion/complete", p)
     }
 
-    /// `logging/setLevel` (handshake era): log messages at `level` and above.
+    /// Log messages at `level` and above: `logging/setLevel` in the handshake era; in the
+    /// stateless era (which removed it) nothing is sent, and every request from then on asks
+    /// for them with `io.modelcontextprotocol/logLevel` in its `_meta`.
     pub fn set_log_level(level: &str) -> Self {
         let mut p = Map::new();
         p.insert("level".into(), Value::from(level));
-        Self::typed("logging", "logging/setLevel", p).handshake_only(
-            "logging/setLevel (removed in 2026-07-28, where each request carries its own \
-             io.modelcontextprotocol/logLevel)",
-        )
+        Self::typed("logging", "logging/setLevel", p)
     }
 
     /// `resources/subscribe` (handshake era): `notifications/resources/updated` for `uri`.

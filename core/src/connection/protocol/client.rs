@@ -72,6 +72,7 @@ macro_rules! cx {
 }
 
 mod held;
+mod log_level;
 mod outgoing;
 mod rounds;
 mod signals;
@@ -430,6 +431,11 @@ impl ClientProtocol {
         call: &McpCall,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
+        let stateless = self.handshake.era == Some(ChosenEra::Stateless);
+        if stateless && call.method() == "logging/setLevel" {
+            self.require("logging")?;
+            return self.request_log_level(call);
+        }
         if let Some(why) = call.removed_in_stateless_era() {
             if self.handshake.era == Some(ChosenEra::Stateless) {
                 return Err(ClientError::NotSupported(why));

@@ -130,6 +130,10 @@ pub enum ClientError {
     /// The connection is closed; nothing more can be sent.
     #[error(transparent)]
     Closed(Closed),
+    /// An argument of the call is not one the protocol allows (a log level that is none of
+    /// `LoggingLevel`'s).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
     /// The configuration asks for something this client cannot do.
     #[error("unsupported configuration: {0}")]
     Config(String),

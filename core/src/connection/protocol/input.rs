@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::events::{CallError, CallId, CallOptions, ServerRequest};
+use super::params::META_LOG_LEVEL;
 use super::server_requests::{admit, Refusal};
 use crate::jsonrpc::{ErrorObject, Id, RawJson, StrRef};
 use crate::types::ClientCapabilities;
@@ -173,7 +174,8 @@ impl Retry {
                 .and_then(|raw| serde_json::from_str(raw.get()).ok())
                 .unwrap_or_default();
             if let Some(Value::Object(meta)) = params.get_mut("_meta") {
-                meta.retain(|k, _| !ours.contains_key(k));
+                // Ours are sent again as they are now (a log level asked for since, or no more).
+                meta.retain(|k, _| !ours.contains_key(k) && k != META_LOG_LEVEL);
                 if meta.is_empty() {
                     params.remove("_meta");
                 }

@@ -13,6 +13,7 @@ pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub(crate) const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub(crate) const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// The stateless era's `_meta` for every request: who we are, what we speak and offer.
 /// The stateless era's `_meta` of a connection: as a map (to merge a caller's into), and
@@ -34,6 +35,21 @@ impl StatelessMeta {
     /// The `_meta` members every request of the connection carries.
     pub(crate) fn members(&self) -> &Map<String, Value> {
         &self.map
+    }
+
+    /// Asks for log messages at `level` and above on every request from now on
+    /// (`io.modelcontextprotocol/logLevel`), or, with `None`, for none.
+    pub(crate) fn set_log_level(&mut self, level: Option<&str>) {
+        match level {
+            Some(level) => self.map.insert(META_LOG_LEVEL.into(), Value::from(level)),
+            None => self.map.remove(META_LOG_LEVEL),
+        };
+        self.raw = serde_json::value::to_raw_value(&self.map).expect("protocol values serialize");
+    }
+
+    /// The log level every request asks for, if any.
+    pub(crate) fn log_level(&self) -> Option<&str> {
+        self.map.get(META_LOG_LEVEL).and_then(Value::as_str)
     }
 }
 

@@ -56,6 +56,9 @@ struct SlowTask {
     steps: u64,
     interval: Duration,
     token: Option<Value>,
+    /// The least severe level logged for it: in the stateless era the call's own
+    /// (`io.modelcontextprotocol/logLevel`), in the handshake era the session's.
+    log_level: Option<usize>,
 }
 
 mod rounds;
@@ -92,6 +95,12 @@ const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// The JSON pointer to a `_meta` key of a request's params.
+fn meta_pointer(key: &str) -> String {
+    format!("/_meta/{}", key.replace('/', "~1"))
+}
 
 /// The `requestState` of each round of the input-asking tools: opaque to the client, checked
 /// here when it comes back.
@@ -292,8 +301,14 @@ impl DemoServer {
         task.next = now + task.interval;
         let (step, steps, token) = (task.step, task.steps, task.token.clone());
         let interval = task.interval.as_millis();
-        self.log(now, "debug", &format!("step {step}, next in {interval} ms"));
-        self.log(now, "info", &format!("step {step} of {steps} done"));
+        let level = task.log_level;
+        self.log(
+            now,
+            level,
+            "debug",
+            &format!("step {step}, next in {interval} ms"),
+        );
+        self.log(now, level, "info", &format!("step {step} of {steps} done"));
         if let Some(token) = token {
             let params = json!({"progressToken": token, "progress": step, "total": steps,
                                 "message": format!("step {step} of {steps}")});
@@ -308,10 +323,11 @@ impl DemoServer {
         }
     }
 
-    /// Sends a log message at `level`, if the client asked for that level or a lower one.
-    fn log(&mut self, now: Instant, level: &str, text: &str) {
+    /// Sends a log message at `level`, if `min` (the level the client asked for) is that level
+    /// or a lower one.
+    fn log(&mut self, now: Instant, min: Option<usize>, level: &str, text: &str) {
         let rank = LOG_LEVELS.iter().position(|l| *l == level);
-        if rank.is_some_and(|r| self.log_level.is_some_and(|min| r >= min)) {
+        if rank.is_some_and(|r| min.is_some_and(|min| r >= min)) {
             let params = json!({"level": level, "logger": "demo", "data": text});
             let _ = self
                 .engine
@@ -355,9 +371,7 @@ impl DemoServer {
 
     fn request(&mut self, now: Instant, r: Request) {
         let params: Value = r.params_as().unwrap_or(Value::Null);
-        if let Some(version) =
-            params.pointer(&format!("/_meta/{}", META_VERSION.replace('/', "~1")))
-        {
+        if let Some(version) = params.pointer(&meta_pointer(META_VERSION)) {
             if self.config.handshake_only {
                 let error = ErrorObject::new(codes::METHOD_NOT_FOUND, "Method not found");
                 let _ = self.engine.respond(now, &r.id, Err(error));
@@ -440,7 +454,7 @@ impl DemoServer {
                 let _ = self.engine.respond(now, &r.id, answer);
                 return;
             }
-            "ping" | "initialize" => Err(ErrorObject::new(
+            "ping" | "initialize" | "logging/setLevel" => Err(ErrorObject::new(
                 codes::METHOD_NOT_FOUND,
                 format!("{} is not part of {MODERN}", r.method),
             )),
@@ -625,6 +639,15 @@ impl DemoServer {
             Some("slow") => {
                 let steps = int("steps", 5).clamp(1, 10_000);
                 let interval = Duration::from_millis(int("interval_ms", 100).min(60_000));
+                // A stateless-era call asks for its own log messages; a session's calls share
+                // the level set with logging/setLevel.
+                let log_level = match params.pointer(&meta_pointer(META_VERSION)) {
+                    Some(_) => params
+                        .pointer(&meta_pointer(META_LOG_LEVEL))
+                        .and_then(Value::as_str)
+                        .and_then(|l| LOG_LEVELS.iter().position(|k| *k == l)),
+                    None => self.log_level,
+                };
                 self.slow.insert(
                     r.id.clone(),
                     SlowTask {
@@ -633,6 +656,7 @@ impl DemoServer {
                         steps,
                         interval,
                         token,
+                        log_level,
                     },
                 );
                 return None;

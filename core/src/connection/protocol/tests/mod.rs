@@ -6,4 +6,5 @@ mod held;
 mod modern;
 mod pair;
 mod skills;
+mod stateless_edges;
 mod tasks;

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::test_support::*;
 
-fn auto(caps: ClientCapabilities) -> ClientConfig {
+pub(super) fn auto(caps: ClientCapabilities) -> ClientConfig {
     ClientConfig {
         capabilities: caps,
         ..ClientConfig::default()
@@ -23,7 +23,7 @@ fn auto(caps: ClientCapabilities) -> ClientConfig {
 }
 
 /// A pair that went through detection against the demo server.
-fn modern_pair(caps: ClientCapabilities) -> Pair {
+pub(super) fn modern_pair(caps: ClientCapabilities) -> Pair {
     let mut p = Pair::with_config(auto(caps), DemoConfig::default());
     p.drive();
     assert!(p.client.is_ready(), "{:?}", p.events);
@@ -351,18 +351,18 @@ fn subscriptions_listen_ack_tagged_notifications_and_both_ends() {
 // ----- scripted servers -----
 
 /// A client connection started with `config`, facing no server: the tests play it.
-fn started(config: ClientConfig) -> Pair {
+pub(super) fn started(config: ClientConfig) -> Pair {
     Pair::with_config(config, DemoConfig::default())
 }
 
 /// The signatures of the messages the client wrote since last asked.
-fn drain_sent(c: &mut Pair) -> Vec<String> {
+pub(super) fn drain_sent(c: &mut Pair) -> Vec<String> {
     std::iter::from_fn(|| c.poll_written())
         .map(|m| sig(&m))
         .collect()
 }
 
-fn error(id: i64, code: i64, data: Option<Value>) -> Message {
+pub(super) fn error(id: i64, code: i64, data: Option<Value>) -> Message {
     Message::error(
         Some(Id::Num(id)),
         ErrorObject {
@@ -373,7 +373,7 @@ fn error(id: i64, code: i64, data: Option<Value>) -> Message {
     )
 }
 
-fn result(id: i64, v: Value) -> Message {
+pub(super) fn result(id: i64, v: Value) -> Message {
     Message::result(Id::Num(id), RawJson::new(&v).unwrap())
 }
 
@@ -432,7 +432,7 @@ fn pinned_eras() {
     assert!(drain_sent(&mut c).is_empty());
 }
 
-fn modern_scripted() -> Pair {
+pub(super) fn modern_scripted() -> Pair {
     let mut c = started(auto(ClientCapabilities {
         elicitation: Some(json!({})),
         ..ClientCapabilities::default()
