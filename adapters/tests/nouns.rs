@@ -1,6 +1,6 @@
 //! The Client's typed calls beyond tools against the built-in demo server, in both eras:
-//! completion, resource templates, the log level and resource subscriptions, and the typed
-//! errors of the calls the stateless era removed.
+//! completion, resource templates, the log level and resource subscriptions (which the
+//! stateless era carries otherwise).
 
 use mcpwire::core::types::ResourceTemplate;
 use mcpwire::core::ClientError;
@@ -20,13 +20,6 @@ fn connect(era: Era) -> mcpwire::Client {
         ..ConnectOptions::default()
     };
     smol::block_on(mcpwire::connect_smol(&demo(), opts)).unwrap()
-}
-
-fn not_supported(result: Result<(), Error>) -> &'static str {
-    match result {
-        Err(Error::Client(ClientError::NotSupported(what))) => what,
-        other => panic!("not a NotSupported: {other:?}"),
-    }
 }
 
 #[test]
@@ -67,7 +60,7 @@ fn completion_and_typed_templates_in_both_eras() {
 }
 
 #[test]
-fn set_log_level_in_the_handshake_era_and_a_typed_refusal_in_the_stateless_one() {
+fn set_log_level_in_both_eras() {
     let old = connect(Era::Handshake);
     let new = connect(Era::Auto);
     smol::block_on(async {
@@ -91,40 +84,63 @@ fn set_log_level_in_the_handshake_era_and_a_typed_refusal_in_the_stateless_one()
             .unwrap_err();
         assert_eq!(e.server_error().map(|e| e.code), Some(-32602), "{e}");
 
+        // The stateless era has no logging/setLevel: the level goes in each request's _meta.
         assert_eq!(new.era(), Some(ChosenEra::Stateless));
-        let what = not_supported(new.set_log_level("debug", CallOptions::default()).await);
-        assert!(what.contains("io.modelcontextprotocol/logLevel"), "{what}");
+        let mut notes = new.notifications();
+        new.set_log_level("debug", CallOptions::default())
+            .await
+            .unwrap();
+        new.call_tool("slow", json!({"steps": 1, "interval_ms": 1}))
+            .await
+            .unwrap();
+        let first = notes.next().await.unwrap();
+        assert!(
+            matches!(&first, mcpwire::ServerNotification::Log(m) if m.level == "debug"),
+            "{first:?}"
+        );
+        let e = new
+            .set_log_level("loud", CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Client(ClientError::InvalidArgument(_))),
+            "{e:?}"
+        );
         old.close().await;
         new.close().await;
     });
 }
 
 #[test]
-fn subscribe_needs_the_capability_and_the_handshake_era() {
+fn resource_subscriptions_in_both_eras() {
     let old = connect(Era::Handshake);
     let new = connect(Era::Auto);
     smol::block_on(async {
-        // The demo server's resources capability has no subscribe: nothing is sent.
         let caps = old.server_info().unwrap().capabilities.resources.clone();
         assert_eq!(
             caps.as_ref().and_then(|r| r.get("subscribe")),
-            None::<&Value>
+            Some(&Value::Bool(true))
         );
-        let what = not_supported(
-            old.subscribe_resource("demo://readme", CallOptions::default())
-                .await,
+        // resources/subscribe in the handshake era; a subscriptions/listen in the stateless
+        // one (the demo server takes only its own resources).
+        for client in [&old, &new] {
+            client
+                .subscribe_resource("demo://readme", CallOptions::default())
+                .await
+                .unwrap();
+            client
+                .unsubscribe_resource("demo://readme", CallOptions::default())
+                .await
+                .unwrap();
+        }
+        let e = new
+            .subscribe_resource("file:///elsewhere", CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Call(mcpwire::core::CallError::Declined(_))),
+            "{e:?}"
         );
-        assert!(what.contains("subscribe: true"), "{what}");
-        let what = not_supported(
-            new.subscribe_resource("demo://readme", CallOptions::default())
-                .await,
-        );
-        assert!(what.contains("subscriptions/listen"), "{what}");
-        let what = not_supported(
-            new.unsubscribe_resource("demo://readme", CallOptions::default())
-                .await,
-        );
-        assert!(what.contains("removed in 2026-07-28"), "{what}");
         old.close().await;
         new.close().await;
     });

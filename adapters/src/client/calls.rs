@@ -149,19 +149,23 @@ impl Client {
         Ok(())
     }
 
-    /// `resources/subscribe` (handshake era): `notifications/resources/updated` for `uri`
-    /// arrive on [`notifications`](Client::notifications). Fails with
-    /// [`ClientError::NotSupported`](mcpwire_core::ClientError::NotSupported), sending nothing, when the server's `resources`
-    /// capability lacks `subscribe: true`, and in the stateless era: there use
-    /// [`listen`](Client::listen) with `{"resourceSubscriptions": [uri]}`.
+    /// Subscribes to `uri`: `notifications/resources/updated` for it arrive on
+    /// [`notifications`](Client::notifications) as
+    /// [`ServerNotification::ResourceUpdated`](mcpwire_core::ServerNotification::ResourceUpdated) in
+    /// both eras. Handshake era: `resources/subscribe`. Stateless era, which removed it: a
+    /// `subscriptions/listen` asking for `resourceSubscriptions: [uri]`, and this ends when the
+    /// server acknowledges it (with [`CallError::Declined`](mcpwire_core::CallError::Declined)
+    /// when it leaves the resource out). Fails with
+    /// [`ClientError::NotSupported`](mcpwire_core::ClientError::NotSupported), sending nothing,
+    /// when the server's `resources` capability lacks `subscribe: true`.
     pub async fn subscribe_resource(&self, uri: &str, opts: CallOptions) -> Result<(), Error> {
         self.send_call(&opts, McpCall::subscribe_resource(uri))
             .await?;
         Ok(())
     }
 
-    /// `resources/unsubscribe` (handshake era); in the stateless era it fails like
-    /// [`subscribe_resource`](Client::subscribe_resource) (end the listen call instead).
+    /// Ends [`subscribe_resource`](Client::subscribe_resource)'s notifications for `uri`:
+    /// `resources/unsubscribe` in the handshake era; in the stateless era its listen ends.
     pub async fn unsubscribe_resource(&self, uri: &str, opts: CallOptions) -> Result<(), Error> {
         self.send_call(&opts, McpCall::unsubscribe_resource(uri))
             .await?;

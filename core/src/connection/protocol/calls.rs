@@ -21,8 +21,6 @@ pub struct McpCall {
     /// The member of the capability that must be `true` (`subscribe` of `resources`), and why
     /// the call is refused without it.
     member: Option<(&'static str, &'static str)>,
-    /// The call is gone from the stateless era: why it is refused there (and what replaces it).
-    handshake_only: Option<&'static str>,
 }
 
 /// A call's params as built.
@@ -63,7 +61,6 @@ impl McpCall {
             params: None,
             list_key: Some(key),
             member: None,
-            handshake_only: None,
         }
     }
 
@@ -78,14 +75,7 @@ impl McpCall {
             params: Some(params),
             list_key: None,
             member: None,
-            handshake_only: None,
         }
-    }
-
-    /// This call, refused in the stateless era with `why`.
-    fn handshake_only(mut self, why: &'static str) -> Self {
-        self.handshake_only = Some(why);
-        self
     }
 
     /// Any request: `method` with `params` (without `_meta`), no capability checked.
@@ -99,7 +89,6 @@ impl McpCall {
             params: params.map(CallParams::Map),
             list_key: None,
             member: None,
-            handshake_only: None,
         }
     }
 
@@ -134,11 +123,6 @@ impl McpCall {
     /// The member of the capability that must be `true`, and the refusal without it.
     pub(crate) fn member(&self) -> Option<(&'static str, &'static str)> {
         self.member
-    }
-
-    /// Why the call is refused in the stateless era, when it is.
-    pub(crate) fn removed_in_stateless_era(&self) -> Option<&'static str> {
-        self.handshake_only
     }
 
     /// For a list read over all its pages: its method and the key its items are under.
@@ -247,14 +231,13 @@ impl McpCall {
         Self::typed("logging", "logging/setLevel", p)
     }
 
-    /// `resources/subscribe` (handshake era): `notifications/resources/updated` for `uri`.
+    /// `notifications/resources/updated` for `uri`: `resources/subscribe` in the handshake
+    /// era; in the stateless era, which removed it, a `subscriptions/listen` asking for
+    /// `resourceSubscriptions: [uri]` (the call ends when the server acknowledges it).
     pub fn subscribe_resource(uri: &str) -> Self {
         let mut p = Map::new();
         p.insert("uri".into(), Value::from(uri));
-        let mut call = Self::typed("resources", "resources/subscribe", p).handshake_only(
-            "resources/subscribe (removed in 2026-07-28; use subscriptions/listen with \
-             resourceSubscriptions)",
-        );
+        let mut call = Self::typed("resources", "resources/subscribe", p);
         call.member = Some((
             "subscribe",
             "resources/subscribe (its resources capability has no subscribe: true)",
@@ -262,13 +245,13 @@ impl McpCall {
         call
     }
 
-    /// `resources/unsubscribe` (handshake era).
+    /// The end of [`subscribe_resource`](Self::subscribe_resource)'s notifications:
+    /// `resources/unsubscribe` in the handshake era; in the stateless era the resource's
+    /// `subscriptions/listen` ends.
     pub fn unsubscribe_resource(uri: &str) -> Self {
         let mut p = Map::new();
         p.insert("uri".into(), Value::from(uri));
-        Self::typed("resources", "resources/unsubscribe", p).handshake_only(
-            "resources/unsubscribe (removed in 2026-07-28; end the subscriptions/listen call)",
-        )
+        Self::typed("resources", "resources/unsubscribe", p)
     }
 }
 

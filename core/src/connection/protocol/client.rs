@@ -74,6 +74,7 @@ macro_rules! cx {
 mod held;
 mod log_level;
 mod outgoing;
+mod resource_subs;
 mod rounds;
 mod signals;
 mod task_calls;
@@ -102,6 +103,8 @@ pub struct ClientProtocol {
     over_http: bool,
     /// Tool calls waiting for the tools to be listed.
     held: held::Held,
+    /// Resource subscriptions carried by listens (stateless era).
+    resource_subs: resource_subs::ResourceSubs,
     /// Calls answered with a task, followed to their end.
     tasks: crate::connection::protocol::tasks::Tasks,
     /// The tools the last `tools/list` says must be called in task mode (2025-11-25).
@@ -137,6 +140,7 @@ impl ClientProtocol {
             tool_headers: ToolHeaders::default(),
             over_http: false,
             held: Default::default(),
+            resource_subs: Default::default(),
             tasks: Default::default(),
             task_tools: HashSet::new(),
             tools_listed: false,
@@ -431,16 +435,6 @@ impl ClientProtocol {
         call: &McpCall,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
-        let stateless = self.handshake.era == Some(ChosenEra::Stateless);
-        if stateless && call.method() == "logging/setLevel" {
-            self.require("logging")?;
-            return self.request_log_level(call);
-        }
-        if let Some(why) = call.removed_in_stateless_era() {
-            if self.handshake.era == Some(ChosenEra::Stateless) {
-                return Err(ClientError::NotSupported(why));
-            }
-        }
         if let Some(capability) = call.capability() {
             self.require(capability)?;
             if let Some((member, why)) = call.member() {
@@ -448,6 +442,15 @@ impl ClientProtocol {
                 if !caps.is_some_and(|c| offered_member(c, capability, member)) {
                     return Err(ClientError::NotSupported(why));
                 }
+            }
+        }
+        if self.handshake.era == Some(ChosenEra::Stateless) {
+            // What the stateless era removed, carried otherwise.
+            match call.method() {
+                "logging/setLevel" => return self.request_log_level(call),
+                "resources/subscribe" => return self.subscribe_by_listen(now, call),
+                "resources/unsubscribe" => return self.unsubscribe_by_listen(now, call),
+                _ => {}
             }
         }
         match call.list() {
@@ -590,6 +593,9 @@ impl ClientProtocol {
     /// A message from the server.
     pub fn handle_message(&mut self, now: Instant, message: Message) {
         if let Message::Notification(n) = &message {
+            if self.resource_sub_acknowledgement(now, n) {
+                return self.pump(now);
+            }
             self.task_pushed(now, n);
             self.tools_changed(n);
         }
@@ -649,7 +655,9 @@ impl ClientProtocol {
         if let Some(n) = self.engine.poll_notification() {
             return Some(Event::Notification(match n {
                 AppNotification::Dropped { count } => ServerNotification::Dropped { count },
-                AppNotification::Notification(n) => typed_notification(n),
+                AppNotification::Notification(n) => {
+                    self.resource_sub_notification(typed_notification(n))
+                }
             }));
         }
         self.events.pop_front()
@@ -772,7 +780,7 @@ impl ClientProtocol {
     /// `call` ends: exactly once, with `outcome`.
     fn end_call(&mut self, call: CallId, outcome: Result<RawJson, CallError>) {
         self.current.remove(&call);
-        if self.own_list_ended(call, &outcome) {
+        if self.own_list_ended(call, &outcome) || self.resource_listen_ended(call, &outcome) {
             return;
         }
         #[cfg(feature = "schemas")]

@@ -52,6 +52,10 @@ pub enum CallError {
         /// Why the call ended.
         reason: String,
     },
+    /// The server declined what the call asked for, without an error: it acknowledged a
+    /// resource subscription (stateless era) without the resource.
+    #[error("declined: {0}")]
+    Declined(String),
     /// An input the server asked for (stateless era) could not be given: the handler failed.
     #[error("the input {key:?} could not be given: {error}")]
     InputFailed {
@@ -364,6 +368,15 @@ pub enum Diagnostic {
         /// The error we answered with.
         error: ErrorObject,
     },
+    /// A resource subscription carried by a `subscriptions/listen` (stateless era) ended after
+    /// it was acknowledged: the server ended it, or its stream was lost. Subscribe again to
+    /// follow the resource.
+    SubscriptionEnded {
+        /// The resource.
+        uri: String,
+        /// How it ended.
+        reason: String,
+    },
     /// A tool the server listed was left out of the list: its `x-mcp-header` marks break the
     /// rules (HTTP, 2026-07-28), so its calls could not carry the headers the server expects.
     ToolDropped {
@@ -393,6 +406,9 @@ impl std::fmt::Display for Diagnostic {
                 "refused the server's request {id} ({method}): {} {}",
                 error.code, error.message
             ),
+            Diagnostic::SubscriptionEnded { uri, reason } => {
+                write!(f, "the subscription to {uri} ended: {reason}")
+            }
             Diagnostic::ToolDropped { tool, reason } => {
                 write!(f, "tool {tool:?} left out of the list: {reason}")
             }

@@ -10,7 +10,7 @@ use crate::jsonrpc::{Id, Notification};
 use crate::types::LoggingMessageParams;
 
 /// The subscription a stateless-era notification belongs to, from its `_meta`.
-fn subscription_of(n: &Notification) -> Option<CallId> {
+pub(crate) fn subscription_of(n: &Notification) -> Option<CallId> {
     #[derive(Deserialize)]
     struct P {
         #[serde(rename = "_meta", default)]

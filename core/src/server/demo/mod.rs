@@ -81,6 +81,8 @@ pub struct DemoServer {
     task_asks: HashMap<i64, String>,
     /// Open `subscriptions/listen` requests (stateless era), with what each asked for.
     listens: Vec<(Id, Value)>,
+    /// The resources the client subscribed to with `resources/subscribe` (handshake era).
+    subscribed: std::collections::HashSet<String>,
     /// The least severe log level the client asked for (an index in [`LOG_LEVELS`]); no log
     /// messages until it asks.
     log_level: Option<usize>,
@@ -147,6 +149,7 @@ impl DemoServer {
             task_results: Vec::new(),
             task_asks: HashMap::new(),
             listens: Vec::new(),
+            subscribed: Default::default(),
             log_level: None,
             transmit: VecDeque::new(),
             stdin: JsonlDecoder::new(),
@@ -210,8 +213,14 @@ impl DemoServer {
 
     /// Sends a notification to the client (for example a `list_changed`): as it is to a
     /// handshake-era client, and tagged to each stateless-era subscription that asked for it.
+    /// `notifications/resources/updated` goes only where its `uri` was subscribed to.
     pub fn notify(&mut self, now: Instant, method: &str, params: Option<Value>) {
-        if self.initialized.is_some() {
+        let updated = (method == "notifications/resources/updated").then(|| {
+            let uri = params.as_ref().and_then(|p| p.get("uri"));
+            uri.and_then(Value::as_str).unwrap_or_default().to_owned()
+        });
+        let subscribed = updated.as_ref().is_none_or(|u| self.subscribed.contains(u));
+        if self.initialized.is_some() && subscribed {
             let plain = params.as_ref().map(raw);
             let _ = self.engine.notify(now, method, plain);
         }
@@ -221,8 +230,16 @@ impl DemoServer {
             "notifications/resources/list_changed" => Some("resourcesListChanged"),
             _ => None,
         };
+        let asked = |filter: &Value| match (&updated, wanted) {
+            (Some(uri), _) => filter
+                .get("resourceSubscriptions")
+                .and_then(Value::as_array)
+                .is_some_and(|uris| uris.iter().any(|u| u.as_str() == Some(uri.as_str()))),
+            (None, Some(w)) => filter.get(w) == Some(&Value::Bool(true)),
+            (None, None) => false,
+        };
         for (id, filter) in &self.listens {
-            if wanted.is_some_and(|w| filter.get(w) == Some(&Value::Bool(true))) {
+            if asked(filter) {
                 let mut p = params.clone().unwrap_or(json!({}));
                 p["_meta"] = json!({ META_SUBSCRIPTION: id });
                 let _ = self.engine.notify(now, method, Some(raw(&p)));
@@ -433,6 +450,17 @@ impl DemoServer {
                         honoured.insert(key.into(), Value::Bool(true));
                     }
                 }
+                // Only the demo's own resources can change.
+                let resources: Vec<&Value> = asked
+                    .get("resourceSubscriptions")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter(|u| u.as_str().is_some_and(|u| u.starts_with("demo://")))
+                    .collect();
+                if !resources.is_empty() {
+                    honoured.insert("resourceSubscriptions".into(), json!(resources));
+                }
                 let honoured = Value::Object(honoured);
                 let ack = json!({"notifications": honoured, "_meta": { META_SUBSCRIPTION: r.id }});
                 let _ = self.engine.notify(
@@ -468,7 +496,7 @@ impl DemoServer {
     }
 
     fn capabilities() -> Value {
-        json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {}, "logging": {},
+        json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {"subscribe": true}, "logging": {},
                "completions": {},
                "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
                "extensions": {crate::skills::SKILLS_EXTENSION: {},
@@ -541,6 +569,19 @@ impl DemoServer {
             ]}))),
             "skills/list" => Ok(raw(&super::skills::list())),
             "skills/get" => super::skills::get(&params).map(|r| raw(&r)),
+            "resources/subscribe" | "resources/unsubscribe" if self.initialized.is_some() => {
+                match params.get("uri").and_then(Value::as_str) {
+                    Some(uri) if r.method == "resources/subscribe" => {
+                        self.subscribed.insert(uri.to_owned());
+                        Ok(raw(&json!({})))
+                    }
+                    Some(uri) => {
+                        self.subscribed.remove(uri);
+                        Ok(raw(&json!({})))
+                    }
+                    None => Err(invalid("a subscription needs a uri")),
+                }
+            }
             "resources/read" => match params.get("uri").and_then(Value::as_str) {
                 Some(uri) if uri.starts_with("skill://") || uri.starts_with("ui://") => {
                     let read = super::skills::read(uri).or_else(|| super::apps::read(uri));
