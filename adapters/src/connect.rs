@@ -131,9 +131,11 @@ impl std::fmt::Debug for ConnectOptions {
 impl ConnectOptions {
     /// The core's configuration from these options (the capabilities follow the handlers).
     fn client_config(&self) -> ClientConfig {
+        let (capabilities, capabilities_on_demand) = self.handlers.declared();
         ClientConfig {
             client_info: self.client_info.clone(),
-            capabilities: self.handlers.capabilities(),
+            capabilities,
+            capabilities_on_demand,
             init_timeout: self.init_timeout,
             era: self.era,
             probe_timeout: self.probe_timeout,

@@ -86,6 +86,9 @@ pub struct Handlers {
     pub(crate) roots: Option<Arc<RootsFn>>,
     /// The extensions declared (`capabilities.extensions`), by identifier.
     pub(crate) extensions: Vec<(String, Value)>,
+    /// Whether elicitation, sampling and roots are declared only when a server needs them
+    /// (stateless era).
+    pub(crate) on_demand: bool,
 }
 
 impl std::fmt::Debug for Handlers {
@@ -97,6 +100,7 @@ impl std::fmt::Debug for Handlers {
             .field("sampling_tools", &self.sampling_tools)
             .field("roots", &self.roots.is_some())
             .field("extensions", &self.extensions)
+            .field("on_demand", &self.on_demand)
             .finish()
     }
 }
@@ -167,6 +171,37 @@ impl Handlers {
     {
         self.roots = Some(Arc::new(move || Box::pin(f())));
         self
+    }
+
+    /// Declares elicitation, sampling and roots, in the stateless era, only on a request a
+    /// server refused without them (`-32021`), which is then sent once more declaring them:
+    /// a server that can do without (an elicitation it may skip, a sampling it may do itself)
+    /// then asks the user nothing. Extensions are declared on every request as before; in the
+    /// handshake era everything is declared in `initialize` (a session's capabilities are fixed
+    /// at its start).
+    pub fn declare_when_required(mut self) -> Self {
+        self.on_demand = true;
+        self
+    }
+
+    /// The capabilities declared on every request, and those declared only when a server needs
+    /// them (see [`declare_when_required`](Self::declare_when_required)).
+    pub(crate) fn declared(&self) -> (ClientCapabilities, ClientCapabilities) {
+        let all = self.capabilities();
+        if !self.on_demand {
+            return (all, ClientCapabilities::default());
+        }
+        let inputs = ClientCapabilities {
+            roots: all.roots.clone(),
+            sampling: all.sampling.clone(),
+            elicitation: all.elicitation.clone(),
+            extra: Default::default(),
+        };
+        let always = ClientCapabilities {
+            extra: all.extra,
+            ..ClientCapabilities::default()
+        };
+        (always, inputs)
     }
 
     /// The capabilities these handlers let the client declare: only what has a handler.

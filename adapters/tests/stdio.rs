@@ -757,3 +757,45 @@ fn a_failed_handshake_closes_the_server_gracefully_before_connect_returns() {
         assert_eq!(seen.trim(), "eof");
     });
 }
+
+#[test]
+fn a_capability_declared_when_required_is_declared_for_the_call_that_needs_it() {
+    smol::block_on(async {
+        let frames = Arc::new(Mutex::new(Vec::<String>::new()));
+        let tap = frames.clone();
+        let mut opts = with_elicitation().observer(move |d, b: &[u8]| {
+            if d == Direction::Outgoing {
+                tap.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(b).into_owned());
+            }
+        });
+        opts.handlers = opts.handlers.declare_when_required();
+        let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
+        assert_eq!(client.era(), Some(ChosenEra::Stateless));
+        let r = client
+            .call_tool("echo", json!({"message": "hi"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "hi");
+        // The demo server's `ask` refuses a request without elicitation (-32021): it is sent
+        // once more declaring it, and the user is asked.
+        let r = client
+            .call_tool("ask", json!({"question": "name:Grace"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "hello, Grace");
+        let sent = frames.lock().unwrap().clone();
+        let calls: Vec<&String> = sent.iter().filter(|f| f.contains("tools/call")).collect();
+        let declares = |f: &str| f.contains(r#""elicitation":{"#);
+        assert!(!declares(calls[0]), "echo declared nothing: {}", calls[0]);
+        assert!(!declares(calls[1]), "ask's first request: {}", calls[1]);
+        assert!(calls[2..].iter().all(|f| declares(f)), "{calls:?}");
+        assert_eq!(
+            calls.len(),
+            4,
+            "ask, once more, and its input round: {calls:?}"
+        );
+        client.close().await;
+    });
+}

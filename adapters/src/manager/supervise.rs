@@ -110,6 +110,11 @@ pub(super) async fn supervise(
                 }
                 let ended = watch(&shared, &name, &key, &settings, &client, &control).await;
                 let reason = match ended {
+                    // The server left the era it was remembered in: the next start detects.
+                    Watched::EraLeft(reason) => {
+                        trust_memory = false;
+                        reason
+                    }
                     Watched::Stopped => {
                         shared.end_run(&name, ServerState::Disabled);
                         client.close().await;
@@ -311,6 +316,8 @@ enum Watched {
     Stopped,
     /// Its connection ended, for this reason.
     Ended(String),
+    /// Its connection ended because the server no longer speaks the era it was detected in.
+    EraLeft(String),
 }
 
 /// Watches a ready server: lists again when it says its tools changed; returns when its
@@ -326,14 +333,24 @@ async fn watch(
     let mut notes = client.notifications();
     let mut events = client.events();
     let ended = async {
+        let mut left = false;
         while let Some(event) = events.next().await {
-            if let mcpwire_core::Event::Closed(closed) = event {
-                return closed.reason.to_string();
+            match event {
+                mcpwire_core::Event::EraLeft { .. } => left = true,
+                mcpwire_core::Event::Closed(closed) if left => {
+                    return Watched::EraLeft(closed.reason.to_string())
+                }
+                mcpwire_core::Event::Closed(closed) => {
+                    return Watched::Ended(closed.reason.to_string())
+                }
+                _ => {}
             }
         }
-        client
-            .closed_reason()
-            .map_or_else(|| "the connection ended".to_owned(), |r| r.to_string())
+        Watched::Ended(
+            client
+                .closed_reason()
+                .map_or_else(|| "the connection ended".to_owned(), |r| r.to_string()),
+        )
     };
     let relist = async {
         while let Some(n) = notes.next().await {
@@ -355,7 +372,7 @@ async fn watch(
                 });
             }
         }
-        future::pending::<String>().await
+        future::pending::<Watched>().await
     };
     let stop = async {
         match control.recv().await {
@@ -371,6 +388,6 @@ async fn watch(
             }
         }
     };
-    let run = async { Watched::Ended(future::or(ended, relist).await) };
+    let run = future::or(ended, relist);
     future::or(stop, run).await
 }

@@ -57,6 +57,8 @@ pub(crate) fn only_reads(method: &str) -> bool {
 pub const LATEST_VERSION: &str = "2026-07-28";
 /// The latest handshake-era version, offered in `initialize`.
 pub const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
+/// The stateless-era versions this client speaks, the newest first.
+pub const STATELESS_VERSIONS: [&str; 1] = [LATEST_VERSION];
 /// Handshake-era versions this client accepts in an `initialize` answer, newest first.
 pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
@@ -132,6 +134,59 @@ impl ClientCapabilities {
     pub fn with_roots(mut self) -> Self {
         self.roots = Some(serde_json::json!({"listChanged": true}));
         self
+    }
+
+    /// Whether nothing is declared.
+    pub fn is_empty(&self) -> bool {
+        self.roots.is_none()
+            && self.sampling.is_none()
+            && self.elicitation.is_none()
+            && self.extra.is_empty()
+    }
+
+    /// These capabilities and `other`'s together (objects merged member by member).
+    pub fn union(&self, other: &ClientCapabilities) -> ClientCapabilities {
+        let mut mine = serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Map::new()));
+        let theirs = serde_json::to_value(other).unwrap_or_else(|_| Value::Object(Map::new()));
+        merge(&mut mine, theirs);
+        serde_json::from_value(mine).unwrap_or_default()
+    }
+
+    /// Whether these capabilities cover `required` (a `ClientCapabilities` object as a server
+    /// names it in `-32021`'s `data.requiredCapabilities`): every member it names, at every
+    /// depth, is declared here.
+    pub fn covers(&self, required: &Value) -> bool {
+        let mine = serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Map::new()));
+        covers(&mine, required)
+    }
+}
+
+/// Merges `from` into `into`: objects member by member, anything else replaced.
+fn merge(into: &mut Value, from: Value) {
+    match (into, from) {
+        (Value::Object(into), Value::Object(from)) => {
+            for (k, v) in from {
+                match into.get_mut(&k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        into.insert(k, v);
+                    }
+                }
+            }
+        }
+        (into, from) => *into = from,
+    }
+}
+
+/// Whether `have` declares every member `need` names (objects compared member by member; any
+/// other value needs only to be present).
+fn covers(have: &Value, need: &Value) -> bool {
+    match need {
+        Value::Object(need) => need.iter().all(|(k, v)| match have.get(k) {
+            Some(h) => covers(h, v),
+            None => false,
+        }),
+        _ => true,
     }
 }
 

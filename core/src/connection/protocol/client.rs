@@ -74,6 +74,7 @@ macro_rules! cx {
 mod held;
 mod log_level;
 mod outgoing;
+mod refusals;
 mod resource_subs;
 mod rounds;
 mod signals;
@@ -105,6 +106,8 @@ pub struct ClientProtocol {
     held: held::Held,
     /// Resource subscriptions carried by listens (stateless era).
     resource_subs: resource_subs::ResourceSubs,
+    /// What the stateless era's refusals (-32021, -32022) left.
+    refusals: refusals::Refusals,
     /// Calls answered with a task, followed to their end.
     tasks: crate::connection::protocol::tasks::Tasks,
     /// The tools the last `tools/list` says must be called in task mode (2025-11-25).
@@ -128,6 +131,11 @@ impl ClientProtocol {
     /// A client that has not started.
     pub fn new(config: ClientConfig) -> Self {
         let meta = params::StatelessMeta::new(&config.client_info, &config.capabilities);
+        let refusals = refusals::Refusals::new(
+            &config.client_info,
+            &config.capabilities,
+            &config.capabilities_on_demand,
+        );
         ClientProtocol {
             engine: Engine::new(config.limits.clone()),
             config,
@@ -141,6 +149,7 @@ impl ClientProtocol {
             over_http: false,
             held: Default::default(),
             resource_subs: Default::default(),
+            refusals,
             tasks: Default::default(),
             task_tools: HashSet::new(),
             tools_listed: false,
@@ -283,7 +292,7 @@ impl ClientProtocol {
                     opts,
                     ..
                 } = (**repeat).clone();
-                let sent = self.send(now, method, params.as_ref(), &opts, &[]);
+                let sent = self.send(now, Some(call), method, params.as_ref(), &opts, &[]);
                 sent.map(Some).map_err(CallError::of_refused)
             }
         };
@@ -358,7 +367,7 @@ impl ClientProtocol {
             Some(member) => &[("task", member)],
             None => &[],
         };
-        let (body, ropts) = self.encode(params, &opts, members);
+        let (body, ropts) = self.encode(None, params, &opts, members);
         // A call that may be asked for input keeps what it sent, to send it again.
         let retry = rounds.map(|m| Box::new(Retry::new(m, body.clone(), opts.clone())));
         let id = self.engine.request(now, method, body, ropts)?;
@@ -380,23 +389,25 @@ impl ClientProtocol {
         Ok(call)
     }
 
-    /// Sends one request of a call: adds `_meta` in the stateless era and the progress token
-    /// when asked for.
+    /// Sends one request of `call` (`None`: a call's first): adds `_meta` in the stateless era
+    /// and the progress token when asked for.
     fn send(
         &mut self,
         now: Instant,
+        call: Option<CallId>,
         method: Cow<'static, str>,
         params: Option<&Map<String, Value>>,
         opts: &CallOptions,
         raw_members: &[(&str, &RawValue)],
     ) -> Result<i64, ClientError> {
-        let (body, ropts) = self.encode(params.map(ParamsRef::Map), opts, raw_members);
+        let (body, ropts) = self.encode(call, params.map(ParamsRef::Map), opts, raw_members);
         Ok(self.engine.request(now, method, body, ropts)?)
     }
 
-    /// The params of one request as sent (see [`send`](Self::send)) and its options.
+    /// The params of one request of `call` as sent (see [`send`](Self::send)) and its options.
     fn encode(
         &mut self,
+        call: Option<CallId>,
         params: Option<ParamsRef<'_>>,
         opts: &CallOptions,
         raw_members: &[(&str, &RawValue)],
@@ -412,7 +423,7 @@ impl ClientProtocol {
         if let Some(token) = progress_token {
             ropts = ropts.progress_token(token);
         }
-        let meta = stateless.then_some(&self.meta);
+        let meta = stateless.then(|| self.meta_for(call));
         (
             params::encode(params, meta, progress_token, raw_members),
             ropts,
@@ -499,7 +510,7 @@ impl ClientProtocol {
         key: &'static str,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
-        let id = self.send(now, Cow::Borrowed(method), None, &opts, &[])?;
+        let id = self.send(now, None, Cow::Borrowed(method), None, &opts, &[])?;
         let call = CallId(id);
         let repeat = Some(Box::new(Repeat::new(method.into(), None, opts.clone())));
         let listing = Some(Box::new(Listing::new(method, key, opts)));
@@ -720,6 +731,9 @@ impl ClientProtocol {
         let Some(state) = self.calls.remove(&id) else {
             return;
         };
+        let Some((state, outcome)) = self.refused(now, state, outcome) else {
+            return;
+        };
         let call = state.call;
         let Some((retry, outcome)) = self.header_mismatch(now, call, state.retry, outcome) else {
             return;
@@ -780,6 +794,7 @@ impl ClientProtocol {
     /// `call` ends: exactly once, with `outcome`.
     fn end_call(&mut self, call: CallId, outcome: Result<RawJson, CallError>) {
         self.current.remove(&call);
+        self.refusals.forget(call);
         if self.own_list_ended(call, &outcome) || self.resource_listen_ended(call, &outcome) {
             return;
         }
@@ -794,7 +809,7 @@ impl ClientProtocol {
             return;
         }
         let params: Value = r.params_as().unwrap_or(Value::Null);
-        match admit(&self.config.capabilities, r.id.clone(), &r.method, params) {
+        match admit(self.session_capabilities(), r.id.clone(), &r.method, params) {
             Ok(request) => self.events.push_back(Event::ServerRequest(request)),
             Err(refusal) => {
                 let refusal = refusal.into_error();

@@ -15,6 +15,12 @@ pub struct ClientConfig {
     pub protocol_version: String,
     /// What we offer: declare only what handlers exist for.
     pub capabilities: ClientCapabilities,
+    /// What we can serve but declare, in the stateless era, only for a request the server
+    /// refused without it (`-32021` naming it; that request is then sent once more, declaring
+    /// it). A server that can do without (an elicitation it may skip, a sampling it may do
+    /// itself) then asks for nothing. Empty by default. In the handshake era these are declared
+    /// in `initialize` with the rest: a session's capabilities are fixed at its start.
+    pub capabilities_on_demand: ClientCapabilities,
     /// How long the start may take: the era probe and the handshake together, from the start
     /// (a renewal of a lost session has this long of its own).
     pub init_timeout: Duration,
@@ -40,6 +46,7 @@ impl Default for ClientConfig {
             client_info: Implementation::mcpwire(),
             protocol_version: LATEST_HANDSHAKE_VERSION.into(),
             capabilities: ClientCapabilities::default(),
+            capabilities_on_demand: ClientCapabilities::default(),
             init_timeout: Duration::from_secs(30),
             era: Era::Auto,
             probe_timeout: Duration::from_secs(10),

@@ -52,6 +52,16 @@ pub enum CallError {
         /// Why the call ended.
         reason: String,
     },
+    /// The server no longer speaks the stateless era (`-32022` naming only other versions, after
+    /// the era was detected): the connection closed. A new connection speaks what it now
+    /// speaks.
+    #[error("the server now speaks only {}: {}", supported.join(", "), error.message)]
+    VersionChanged {
+        /// The versions the server named (`data.supported`).
+        supported: Vec<String>,
+        /// The server's error.
+        error: ErrorObject,
+    },
     /// The server declined what the call asked for, without an error: it acknowledged a
     /// resource subscription (stateless era) without the resource.
     #[error("declined: {0}")]
@@ -287,6 +297,12 @@ pub enum Event {
     },
     /// The handshake failed; the connection is closed.
     HandshakeFailed(CallError),
+    /// The server no longer speaks the stateless era the connection detected: a `-32022`
+    /// named only these versions. The connection closes next; a new one detects the era again.
+    EraLeft {
+        /// The versions the server named.
+        supported: Vec<String>,
+    },
     /// The server had forgotten the session and a new one was made (HTTP, handshake era); calls
     /// went on.
     SessionRenewed(Box<InitializeResult>),

@@ -133,7 +133,11 @@ impl Handshake {
     ) -> Result<(), ClientError> {
         let params = InitializeParams {
             protocol_version: version,
-            capabilities: cx.config.capabilities.clone(),
+            // Those on demand too: a session's capabilities are fixed at its start.
+            capabilities: cx
+                .config
+                .capabilities
+                .union(&cx.config.capabilities_on_demand),
             client_info: cx.config.client_info.clone(),
         };
         // A renewal has a timeout of its own; the first handshake what the probe left of the

@@ -120,7 +120,7 @@ fn config_from(flags: u8, extra: u8) -> (ClientConfig, bool) {
         2 => Era::Stateless,
         _ => Era::Auto,
     };
-    let capabilities = if flags & 0x08 == 0 {
+    let all = {
         let elicitation = if extra & 0x04 == 0 {
             json!({"form": {}})
         } else {
@@ -132,8 +132,12 @@ fn config_from(flags: u8, extra: u8) -> (ClientConfig, bool) {
             sampling: Some(json!({})),
             ..ClientCapabilities::default()
         }
-    } else {
-        ClientCapabilities::default()
+    };
+    // Every capability declared, none, or (stateless era) declared when a server needs them.
+    let (capabilities, capabilities_on_demand) = match (flags & 0x08 == 0, extra & 0x08 == 0) {
+        (true, _) => (all, ClientCapabilities::default()),
+        (false, true) => (ClientCapabilities::default(), ClientCapabilities::default()),
+        (false, false) => (ClientCapabilities::default(), all),
     };
     let limits = if flags & 0x10 != 0 {
         Limits {
@@ -148,6 +152,7 @@ fn config_from(flags: u8, extra: u8) -> (ClientConfig, bool) {
     let short = flags & 0x80 != 0;
     let config = ClientConfig {
         capabilities,
+        capabilities_on_demand,
         era,
         limits,
         init_timeout: if short {
@@ -503,6 +508,10 @@ impl Harness {
             Event::Diagnostic(d) => {
                 // Its text must be producible and bounded too.
                 assert!(d.to_string().len() <= self.event_bound());
+            }
+            Event::EraLeft { supported } => {
+                assert!(!self.closed_seen, "the era left after Closed");
+                assert!(!supported.is_empty(), "the era left for no version");
             }
             Event::Restarting { .. } => {
                 assert!(!self.http, "a restart over HTTP");
@@ -883,6 +892,15 @@ impl Harness {
             5 if t & 0x10 != 0 => self.conn.call_tool(now, "x", Some(json!({"n": t})), opts),
             5 => self.conn.request(now, "tools/call", None, opts),
             6 => self.conn.request(now, "completion/complete", None, opts),
+            // What the stateless era carries otherwise: the log level, resource subscriptions.
+            _ if t & 0x10 != 0 => {
+                let call = match t % 3 {
+                    0 => crate::McpCall::set_log_level(["debug", "loud"][usize::from(t >> 7)]),
+                    1 => crate::McpCall::subscribe_resource("file:///a"),
+                    _ => crate::McpCall::unsubscribe_resource("file:///a"),
+                };
+                self.conn.call(now, &call, opts)
+            }
             _ => {
                 let mut p = serde_json::Map::new();
                 p.insert("_meta".into(), json!({"k": t}));
@@ -1138,7 +1156,10 @@ impl Harness {
                 }
             }
             7 => {
-                let subscription = self.calls.keys().map(|c| c.0).max().unwrap_or(0);
+                // The newest call, or the request just before it (a resource subscription's
+                // listen, which is the connection's own).
+                let newest = self.calls.keys().map(|c| c.0).max().unwrap_or(0);
+                let subscription = newest - i64::from(q & 1);
                 let (method, params) = match p % 9 {
                     0 => ("notifications/tools/list_changed", json!({})),
                     1 => ("notifications/resources/updated", json!({"uri": state})),
@@ -1165,7 +1186,8 @@ impl Harness {
                     ),
                     6 => (
                         "notifications/subscriptions/acknowledged",
-                        json!({"notifications": {"toolsListChanged": true},
+                        json!({"notifications": {"toolsListChanged": true,
+                                                 "resourceSubscriptions": [if q & 2 == 0 { "file:///a" } else { &state }]},
                                "_meta": {"io.modelcontextprotocol/subscriptionId": subscription}}),
                     ),
                     7 => (

@@ -78,8 +78,23 @@ pub(super) fn discover_result(p: u8) -> Result<Value, Value> {
 
 /// A result for a request of `method`, shaped by `p`; `state` feeds states and cursors.
 pub(super) fn result_for(method: Option<&str>, p: u8, q: u8, state: &str) -> Result<Value, Value> {
-    if p % 16 == 15 {
-        return Err(json!({"code": -32603, "message": "internal", "data": state}));
+    match (p % 16, q % 4) {
+        (15, _) => return Err(json!({"code": -32603, "message": "internal", "data": state})),
+        // The stateless era's refusals of any request.
+        (14, 0 | 1) => {
+            let required = [
+                json!({"elicitation": {}}),
+                json!({"sampling": {"tools": {}}}),
+            ];
+            return Err(json!({"code": -32021, "message": "missing capability",
+                              "data": {"requiredCapabilities": required[usize::from(q % 2)]}}));
+        }
+        (14, _) => {
+            let supported = [json!(["2026-07-28"]), json!(["2025-11-25", "2025-06-18"])];
+            return Err(json!({"code": -32022, "message": "unsupported",
+                              "data": {"supported": supported[usize::from(q % 2)]}}));
+        }
+        _ => {}
     }
     let method = method.unwrap_or(match q % 4 {
         0 => "tools/call",

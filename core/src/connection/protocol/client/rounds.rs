@@ -26,7 +26,7 @@ impl ClientProtocol {
         requests: Map<String, Value>,
         state: Option<Box<RawValue>>,
     ) -> Result<(), CallError> {
-        let caps = &self.config.capabilities;
+        let caps = self.declared_for(call);
         let max = self.config.max_input_rounds;
         let surfaced = retry.begin_round(call, requests, state, caps, max)?;
         if surfaced.is_empty() {
@@ -81,7 +81,14 @@ impl ClientProtocol {
             repeat.used = reissued;
             Box::new(repeat)
         });
-        let sent = self.send(now, Cow::Borrowed(method), Some(params), &opts, &members);
+        let sent = self.send(
+            now,
+            Some(call),
+            Cow::Borrowed(method),
+            Some(params),
+            &opts,
+            &members,
+        );
         match sent {
             Ok(id) => {
                 self.calls.insert(
@@ -120,7 +127,7 @@ impl ClientProtocol {
         };
         let opts = listing.opts.clone();
         let method = Cow::Borrowed(listing.method);
-        match self.send(now, method.clone(), Some(&params), &opts, &[]) {
+        match self.send(now, Some(call), method.clone(), Some(&params), &opts, &[]) {
             Ok(id) => {
                 let repeat = Some(Box::new(Repeat::new(method, Some(params), opts)));
                 self.calls.insert(

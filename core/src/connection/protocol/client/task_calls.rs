@@ -99,7 +99,7 @@ impl ClientProtocol {
         }
         let next = match (purpose, outcome) {
             (Purpose::Get, Ok(report)) => {
-                let caps = self.config.capabilities.clone();
+                let caps = self.declared_for(call).clone();
                 self.tasks.report(now, call, &report, &caps)
             }
             // The answers were taken (or will be): look again after the interval.
@@ -169,7 +169,8 @@ impl ClientProtocol {
             .map(|r| ("inputResponses", r))
             .into_iter()
             .collect();
-        match self.send(now, Cow::Borrowed(method), Some(&params), &opts, &members) {
+        let method = Cow::Borrowed(method);
+        match self.send(now, Some(call), method, Some(&params), &opts, &members) {
             Ok(id) => self.tasks.sent(id, call, purpose),
             Err(e) => {
                 self.drop_task(now, call);
@@ -201,6 +202,7 @@ impl ClientProtocol {
         params.insert("taskId".into(), Value::from(follow.task_id));
         let _ = self.send(
             now,
+            Some(call),
             Cow::Borrowed("tasks/cancel"),
             Some(&params),
             &CallOptions::default(),
@@ -226,7 +228,7 @@ impl ClientProtocol {
             // `tasks/result` is already asked: its answer ends the call.
             return;
         }
-        let caps = self.config.capabilities.clone();
+        let caps = self.declared_for(call).clone();
         let next = self.tasks.report(now, call, params, &caps);
         self.task_next(now, call, next);
     }
