@@ -19,8 +19,8 @@
 //! `decode.rs` and `cli.rs`.
 //!
 //! A server that speaks only the handshake era is asked for the stateless one too: the CLI's
-//! refusal (exit 3) is checked. A command a server or an era does not offer (ping and
-//! log-level in the stateless era, completions or logging a server lacks) is checked for its
+//! refusal (exit 3) is checked. A command a server or an era does not offer (ping in the
+//! stateless era, completions or logging a server lacks) is checked for its
 //! clear error and exit code. Each test runs its commands a few at a time and reports every
 //! failing one together. The peers are installed by the test command; a missing peer fails the
 //! test unless `MCPWIRE_SKIP_PEERS=1`.
@@ -377,11 +377,13 @@ fn commands(p: &Profile, era: Era, detected: bool, forms: bool, transport: &str)
             .err_has("the server does not offer completions"),
     });
     steps.push(match (era, p.logging) {
-        (Era::Stateless, _) => step(&["log-level", "debug"])
-            .code(2)
-            .err_has("logging/setLevel does not exist in the stateless era"),
+        // The stateless era has no logging/setLevel: each request asks with its _meta.
+        (Era::Stateless, true) => step(&["log-level", "debug"]).out_is(
+            "log level debug asked for by each request of this connection (the stateless era \
+             has no logging/setLevel)\n",
+        ),
         (Era::Handshake, true) => step(&["log-level", "debug"]).out_is("log level set to debug\n"),
-        (Era::Handshake, false) => step(&["log-level", "debug"])
+        (_, false) => step(&["log-level", "debug"])
             .code(4)
             .err_has("the server does not offer logging"),
     });

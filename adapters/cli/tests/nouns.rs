@@ -193,18 +193,17 @@ fn complete_a_prompt_argument_and_a_template_argument_in_both_eras() {
 }
 
 #[test]
-fn log_level_in_the_handshake_era_and_a_clear_refusal_in_the_stateless_one() {
+fn log_level_in_both_eras() {
     let o = mcpwire(&["--era", "handshake", "log-level", "debug"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "log level set to debug\n");
     let o = mcpwire(&["--era", "handshake", "log-level", "warning", "--json"]);
     assert_eq!(json_of(&o)["level"], "warning");
-    let o = mcpwire(&["log-level", "debug"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert_contains(
-        &stderr(&o),
-        "logging/setLevel does not exist in the stateless era",
-    );
+    // The stateless era has no logging/setLevel: the level goes in each request's _meta.
+    let o = mcpwire(&["-v", "log-level", "debug"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_contains(&stdout(&o), "asked for by each request of this connection");
+    assert!(!stderr(&o).contains("logging/setLevel\""), "{}", stderr(&o));
     let o = mcpwire(&["--era", "handshake", "log-level", "loud"]);
     assert_eq!(o.status.code(), Some(2));
 }
@@ -283,13 +282,22 @@ fn watch_ends_after_its_time_against_the_demo_server_in_both_eras() {
     }
     let o = mcpwire(&["watch", "--for", "-1"]);
     assert_eq!(o.status.code(), Some(2));
-    // The demo server does not offer resource subscriptions: said before anything is sent.
-    let o = mcpwire(&["--era", "handshake", "watch", "--resource", "demo://readme"]);
-    assert_eq!(o.status.code(), Some(4));
-    assert_contains(
-        &stderr(&o),
-        "its resources capability has no subscribe: true",
-    );
+    // The demo server offers resource subscriptions: resources/subscribe in the handshake era,
+    // resourceSubscriptions on the listen in the stateless era.
+    let o = mcpwire(&[
+        "--era",
+        "handshake",
+        "watch",
+        "--for",
+        "0.3",
+        "--resource",
+        "demo://readme",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_contains(&stderr(&o), "subscribed to demo://readme");
+    let o = mcpwire(&["watch", "--for", "0.3", "--resource", "demo://readme"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_contains(&stderr(&o), r#""resourceSubscriptions":["demo://readme"]"#);
 }
 
 #[test]
