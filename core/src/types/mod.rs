@@ -57,6 +57,18 @@ pub(crate) fn only_reads(method: &str) -> bool {
 pub const LATEST_VERSION: &str = "2026-07-28";
 /// The latest handshake-era version, offered in `initialize`.
 pub const LATEST_HANDSHAKE_VERSION: &str = "2025-11-25";
+/// The levels of `LoggingLevel`, from the least to the most severe.
+pub const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
 /// The stateless-era versions this client speaks, the newest first.
 pub const STATELESS_VERSIONS: [&str; 1] = [LATEST_VERSION];
 /// Handshake-era versions this client accepts in an `initialize` answer, newest first.

@@ -20,6 +20,7 @@ use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::jsonrpc::for_each_message;
 use crate::jsonrpc::{codes, ErrorObject, Id, Message, RawJson, Request};
 use crate::rpc::{Engine, Limits, Origin, Output, Reply, RequestOptions};
+use crate::types::LOG_LEVELS;
 use crate::types::{is_handshake_version, LATEST_HANDSHAKE_VERSION};
 
 /// Settings of the demo server.
@@ -742,18 +743,6 @@ impl DemoServer {
         })
     }
 }
-
-/// The log levels, least severe first.
-const LOG_LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
 
 const INSTRUCTIONS: &str = "A demo server: try the echo, add, slow, ask, survey, fail and big \
      tools, and the task tools build, crawl, approve and doomed.";

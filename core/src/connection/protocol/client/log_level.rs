@@ -10,18 +10,7 @@ use super::ClientProtocol;
 use crate::connection::protocol::calls::McpCall;
 use crate::connection::protocol::events::{CallId, ClientError, Event};
 use crate::connection::protocol::params::raw;
-
-/// The levels of `LoggingLevel`, from the least to the most severe.
-const LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
+use crate::types::LOG_LEVELS as LEVELS;
 
 impl ClientProtocol {
     /// `logging/setLevel` in the stateless era: the level goes on every request from now on;
