@@ -74,6 +74,7 @@ macro_rules! cx {
 mod held;
 mod outgoing;
 mod rounds;
+mod served;
 mod signals;
 mod task_calls;
 mod tools;
@@ -103,6 +104,8 @@ pub struct ClientProtocol {
     held: held::Held,
     /// Calls answered with a task, followed to their end.
     tasks: crate::connection::protocol::tasks::Tasks,
+    /// The tasks run for the server's requests (2025-11-25).
+    served: super::served_tasks::ServedTasks,
     /// The tools the last `tools/list` says must be called in task mode (2025-11-25).
     task_tools: HashSet<String>,
     /// Whether a `tools/list` completed on this connection.
@@ -137,6 +140,7 @@ impl ClientProtocol {
             over_http: false,
             held: Default::default(),
             tasks: Default::default(),
+            served: Default::default(),
             task_tools: HashSet::new(),
             tools_listed: false,
             #[cfg(feature = "schemas")]
@@ -564,6 +568,10 @@ impl ClientProtocol {
             Ok(()) => return Ok(Responded::Sent),
             Err(answer) => answer,
         };
+        let answer = match self.answer_task(now, id, answer) {
+            Ok(responded) => return Ok(responded),
+            Err(answer) => answer,
+        };
         let r = self.engine.respond(now, id, answer)?;
         self.pump(now);
         Ok(r)
@@ -621,6 +629,7 @@ impl ClientProtocol {
             self.engine.poll_timeout(),
             self.held_deadline(),
             self.tasks.poll_timeout(),
+            self.served.poll_timeout(),
         ]
         .into_iter()
         .flatten()
@@ -632,6 +641,7 @@ impl ClientProtocol {
         // Polls that come due go first: a poll's own deadline (a zero timeout) is then fired
         // by this same pass rather than left armed in the past.
         self.tasks_due(now);
+        self.served_due(now);
         self.engine.handle_timeout(now);
         self.expire_held(now);
         self.pump(now);
@@ -670,15 +680,14 @@ impl ClientProtocol {
                     }
                 }
                 Output::InboundRequest(r) => self.server_request(now, r),
-                Output::InboundCancelled { id, reason } => self
-                    .events
-                    .push_back(Event::ServerRequestCancelled { id, reason }),
+                Output::InboundCancelled { id, reason } => self.server_cancelled(now, id, reason),
                 Output::Diagnostic(d) => {
                     self.events.push_back(Event::Diagnostic(Diagnostic::Rpc(d)))
                 }
                 Output::Closed(closed) => {
                     // Calls following a task end before the close is told.
                     self.fail_tasks(&LocalError::Closed(closed.clone()));
+                    self.served.close();
                     self.handshake.phase = Phase::Closed;
                     self.calls.clear();
                     self.current.clear();
@@ -779,9 +788,12 @@ impl ClientProtocol {
             let _ = self.engine.respond(now, &r.id, Ok(raw(&Map::new())));
             return;
         }
+        let Some(r) = self.tasks_request(now, r) else {
+            return;
+        };
         let params: Value = r.params_as().unwrap_or(Value::Null);
         match admit(&self.config.capabilities, r.id.clone(), &r.method, params) {
-            Ok(request) => self.events.push_back(Event::ServerRequest(request)),
+            Ok(request) => self.surface(now, request),
             Err(refusal) => {
                 let refusal = refusal.into_error();
                 let _ = self.engine.respond(now, &r.id, Err(refusal.clone()));

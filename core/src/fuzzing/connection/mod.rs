@@ -132,6 +132,7 @@ fn config_from(flags: u8, extra: u8) -> (ClientConfig, bool) {
             sampling: Some(json!({})),
             ..ClientCapabilities::default()
         }
+        .with_tasks()
     } else {
         ClientCapabilities::default()
     };
@@ -141,6 +142,7 @@ fn config_from(flags: u8, extra: u8) -> (ClientConfig, bool) {
             max_inbound: 2,
             max_notifications: 2,
             ended_record: 4,
+            max_served_tasks: 2,
         }
     } else {
         Limits::default()

@@ -5,5 +5,6 @@ mod apps;
 mod held;
 mod modern;
 mod pair;
+mod served_tasks;
 mod skills;
 mod tasks;
