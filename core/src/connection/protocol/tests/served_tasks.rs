@@ -508,3 +508,134 @@ fn a_cancelled_tasks_result_request_is_forgotten_and_never_answered() {
     assert_eq!(written.len(), 1, "only the status: {written:?}");
     assert_eq!(written[0]["method"], "notifications/tasks/status");
 }
+
+/// A pair with the demo server, past its handshake and its tools listed, whose client declares
+/// `caps`.
+fn with_demo(caps: crate::types::ClientCapabilities) -> Pair {
+    let mut p = Pair::new(caps, DemoConfig::default());
+    p.client.set_wall_clock(p.now, WALL);
+    p.drive();
+    assert!(p.client.is_ready(), "{:?}", p.events);
+    p.wire.clear();
+    p.events.clear();
+    p.listed()
+}
+
+/// The demo server's elicitation, once the client surfaced it.
+fn demo_asked(p: &mut Pair) -> Id {
+    p.run_until(|p| {
+        p.events
+            .iter()
+            .any(|e| matches!(e, Event::ServerRequest(_)))
+    });
+    let asked: Vec<_> = p
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ServerRequest(ServerRequest::Elicitation { id, params }) => {
+                Some((id.clone(), params.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked.len(), 1, "{:?}", p.events);
+    assert_eq!(asked[0].1["task"], json!({"ttl": 60_000}));
+    asked[0].0.clone()
+}
+
+#[test]
+fn the_demo_s_ask_task_follows_the_task_it_asked_for_to_the_user_s_answer() {
+    let mut p = with_demo(caps_all().with_tasks());
+    let now = p.now;
+    let call = p
+        .client
+        .call_tool(now, "ask-task", Some(json!({})), Default::default())
+        .unwrap();
+    let asked = demo_asked(&mut p);
+    // The client answered with the task at once; the server looked at it and now waits for its
+    // result.
+    assert_eq!(
+        p.wire,
+        [
+            "C→S tools/call #2",
+            "S→C elicitation/create #0",
+            "C→S result #0",
+            "S→C tasks/get #1",
+            "C→S result #1",
+            "S→C tasks/result #2",
+        ]
+    );
+    p.wire.clear();
+    p.now += Duration::from_secs(3);
+    let now = p.now;
+    let r = p.client.respond(now, &asked, Ok(accepted("Ada")));
+    assert_eq!(r, Ok(Responded::TaskResult));
+    let result = p.finish(call).expect("the tool's result");
+    assert_eq!(
+        text_of(&result),
+        "hello, Ada (asked through task task-1, working when looked at)"
+    );
+    assert_eq!(
+        p.wire,
+        [
+            "C→S notifications/tasks/status",
+            "C→S result #2",
+            "S→C result #2"
+        ]
+    );
+}
+
+#[test]
+fn cancelling_the_demo_s_ask_task_cancels_the_task_and_the_late_answer_is_dropped() {
+    let mut p = with_demo(caps_all().with_tasks());
+    let now = p.now;
+    let call = p
+        .client
+        .call_tool(now, "ask-task", Some(json!({})), Default::default())
+        .unwrap();
+    let asked = demo_asked(&mut p);
+    p.wire.clear();
+    let now = p.now;
+    p.client
+        .cancel(now, call, Some("changed my mind".into()))
+        .unwrap();
+    p.drive();
+    assert_eq!(
+        p.wire,
+        [
+            "C→S notifications/cancelled",
+            "S→C tasks/cancel #3",
+            "C→S notifications/tasks/status",
+            "C→S error -32603 #2",
+            "C→S result #3",
+        ]
+    );
+    assert!(
+        p.events.iter().any(|e| matches!(
+            e,
+            Event::ServerRequestCancelled { id, .. } if *id == asked
+        )),
+        "{:?}",
+        p.events
+    );
+    p.wire.clear();
+    let now = p.now;
+    let late = p.client.respond(now, &asked, Ok(accepted("Ada")));
+    assert_eq!(late, Ok(Responded::SuppressedAfterCancel));
+    p.drive();
+    assert_eq!(p.wire, Vec::<String>::new());
+    assert_eq!(p.server.running_tasks(), 0);
+}
+
+#[test]
+fn the_demo_s_ask_task_needs_a_client_that_runs_elicitations_as_tasks() {
+    let mut p = with_demo(caps_all());
+    let now = p.now;
+    let call = p
+        .client
+        .call_tool(now, "ask-task", Some(json!({})), Default::default())
+        .unwrap();
+    let result = p.finish(call).expect("an isError result");
+    assert!(text_of(&result).contains("runs elicitations as tasks"));
+    assert_eq!(p.wire, ["C→S tools/call #2", "S→C result #2"]);
+}
