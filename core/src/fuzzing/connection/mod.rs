@@ -1113,9 +1113,19 @@ impl Harness {
                     answers: None,
                 }
             }
+            5 | 6 if q & 0x10 != 0 && p % 7 == 6 => {
+                // One of the tasks methods, about the tasks run here for the server's requests.
+                let id = templates::server_id(q);
+                let (method, params) = templates::tasks_request(p, q, &state);
+                Msg {
+                    text: json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+                        .to_string(),
+                    answers: None,
+                }
+            }
             5 | 6 => {
                 let id = templates::server_id(q);
-                let (method, params) = match p % 7 {
+                let (method, mut params) = match p % 7 {
                     0 => (
                         "elicitation/create",
                         json!({"message": state, "requestedSchema": {}}),
@@ -1133,6 +1143,10 @@ impl Harness {
                     5 => ("elicitation/create", json!({"mode": "telepathy"})),
                     _ => ("tools/call", json!({"name": "x"})),
                 };
+                if q & 0x10 != 0 {
+                    // Asked to run as a task here (a roots/list or ping keeps it unread).
+                    params["task"] = templates::task_params(q);
+                }
                 Msg {
                     text: json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
                         .to_string(),
