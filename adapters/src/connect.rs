@@ -181,6 +181,12 @@ impl ConnectOptions {
         if let Some(o) = self.observer.take() {
             conn.set_observer(o);
         }
+        // The one wall-clock reading the connection gets: the times of the tasks it runs for
+        // the server count on from it.
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        conn.set_wall_clock(Instant::now(), wall);
         let max_unread = self.limits.max_notifications;
         let shared = SharedConnection::new(ConnectionState::new(conn, target, pid, max_unread));
         let driver = Driver::new(shared.clone(), io, self.handlers, self.on_stderr);

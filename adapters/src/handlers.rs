@@ -76,7 +76,10 @@ type SamplingFn = dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject>> + Send 
 type RootsFn = dyn Fn() -> BoxFuture<Result<Vec<Root>, ErrorObject>> + Send + Sync;
 
 /// The application's answers to server requests. Only what has a handler is declared to the
-/// server as a capability; the rest is refused with the error the protocol prescribes.
+/// server as a capability; the rest is refused with the error the protocol prescribes. With an
+/// elicitation or sampling handler, the client also declares that the server may ask for those
+/// to run as tasks (2025-11-25): the handler is called as for any request, and its answer
+/// becomes the task's result.
 #[derive(Clone, Default)]
 pub struct Handlers {
     pub(crate) elicitation: Option<Arc<ElicitFn>>,
@@ -219,6 +222,9 @@ impl Handlers {
         if self.roots.is_some() {
             caps = caps.with_roots();
         }
+        // The server may ask for an elicitation or a sampling to run as a task (2025-11-25):
+        // the connection runs it, and the handler's answer is the task's result.
+        caps = caps.with_tasks();
         for (id, settings) in &self.extensions {
             caps = caps.with_extension(id, settings.clone());
         }

@@ -183,3 +183,43 @@ fn a_task_s_status_reaches_the_call_s_progress_callback() {
         }
     });
 }
+
+#[test]
+fn a_question_the_server_asks_as_a_task_runs_the_handler_and_its_answer_is_the_result() {
+    use std::sync::{Arc, Mutex};
+    smol::block_on(async {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let seen = asked.clone();
+        let handlers = Handlers::new().on_elicitation(move |req| {
+            seen.lock().unwrap().push(req.params.clone());
+            async move {
+                // The user takes a while: the server finds the task working.
+                async_io::Timer::after(Duration::from_millis(50)).await;
+                Ok(ElicitResult {
+                    meta: None,
+                    action: ElicitAction::Accept,
+                    content: Some(json!({"name": "Ada"}).as_object().unwrap().clone()),
+                })
+            }
+        });
+        let options = ConnectOptions {
+            era: Era::Handshake,
+            ..ConnectOptions::default()
+        }
+        .handlers(handlers);
+        let client = connect_smol(&demo(), options).await.unwrap();
+        let r = client
+            .call_tool("ask-task", json!({"question": "Who are you?"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            r.text(),
+            "hello, Ada (asked through task task-1, working when looked at)"
+        );
+        let asked = asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0]["message"], "Who are you?");
+        assert_eq!(asked[0]["task"], json!({"ttl": 60_000}));
+        client.close().await;
+    });
+}

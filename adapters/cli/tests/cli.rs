@@ -50,7 +50,7 @@ fn tools_as_a_table_and_as_json() {
 }
 
 /// The demo server's tools, in its order.
-const ALL_TOOLS: [&str; 13] = [
+const ALL_TOOLS: [&str; 14] = [
     "echo",
     "add",
     "slow",
@@ -62,6 +62,7 @@ const ALL_TOOLS: [&str; 13] = [
     "crawl",
     "approve",
     "doomed",
+    "ask-task",
     "forecast",
     "forecast-refresh",
 ];
@@ -114,9 +115,9 @@ fn arguments_and_tool_names_are_checked_before_the_call() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains(
-            "mcpwire: no tool named ehco (did you mean echo?); the server lists 13 tools: \
-             echo, add, slow, ask, survey, fail, big, build, crawl, approve, doomed, forecast, \
-             forecast-refresh"
+            "mcpwire: no tool named ehco (did you mean echo?); the server lists 14 tools: \
+             echo, add, slow, ask, survey, fail, big, build, crawl, approve, doomed, ask-task, \
+             forecast, forecast-refresh"
         ),
         "{err}"
     );

@@ -56,3 +56,29 @@ fn tasks_lists_shows_and_refuses_as_each_era_allows() {
         assert_contains(&stderr(&o), "unknown task");
     }
 }
+
+#[test]
+fn a_question_the_server_asks_as_a_task_is_answered_and_its_answer_comes_back() {
+    // The client declares that it runs elicitations as tasks (it has a handler for them): the
+    // demo's `ask-task` asks its question as a task, looks at it, and fetches its result.
+    let o = mcpwire(&[
+        "--era",
+        "handshake",
+        "call",
+        "ask-task",
+        "--answer",
+        r#"{"name": "Ada"}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The answer comes at once: the look may find the task working or already completed.
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("hello, Ada (asked through task task-1, ")
+            && out.trim_end().ends_with(" when looked at)"),
+        "{out}"
+    );
+    // The stateless era has no requests from the server: the tool says what it needs.
+    let o = mcpwire(&["call", "ask-task", "--answer", r#"{"name": "Ada"}"#]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_contains(&stdout(&o), "runs elicitations as tasks");
+}

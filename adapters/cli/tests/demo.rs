@@ -48,7 +48,7 @@ fn demo_tours_every_step_with_real_values_and_exits_0_quickly() {
             "3. Tools",
             &[
                 "→ tools/list",
-                "13 tools: echo, add, slow, ask, survey, fail, big, build, crawl, approve, doomed, forecast, forecast-refresh.",
+                "14 tools: echo, add, slow, ask, survey, fail, big, build, crawl, approve, doomed, ask-task, forecast, forecast-refresh.",
             ],
         ),
         (

@@ -212,6 +212,15 @@ impl Connection {
         }
     }
 
+    /// Tells the connection what the wall clock read at `now`, in milliseconds since the Unix
+    /// epoch: the only wall-clock time it is given. The tasks it runs for the server
+    /// (2025-11-25) are stamped from it plus the time gone since (without it, their times
+    /// count from 1970-01-01 at the first task). A driver gives it once, after making the
+    /// connection.
+    pub fn set_wall_clock(&mut self, now: Instant, unix_millis: u64) {
+        self.protocol.set_wall_clock(now, unix_millis);
+    }
+
     /// Installs the frame observer: it sees every message in and out (for HTTP, message bodies
     /// only, never headers).
     pub fn set_observer(&mut self, observer: Box<dyn FrameObserver>) {
@@ -687,7 +696,10 @@ impl Connection {
 
     /// Answers a server request ([`Event::ServerRequest`]) exactly once, in either era: in the
     /// handshake era as a JSON-RPC response, in the stateless era as an input of the call's next
-    /// round. An answer to a request the server cancelled is accepted and not sent.
+    /// round. An answer to a request the server cancelled is accepted and not sent. For a
+    /// request the server asked to run as a task (2025-11-25, with the `tasks` capability
+    /// declared), the connection answered at once with the task: this answer is the task's
+    /// result ([`Responded::TaskResult`]), for the server to fetch.
     pub fn respond(
         &mut self,
         now: Instant,

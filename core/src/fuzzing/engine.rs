@@ -257,7 +257,7 @@ impl Model {
         let first = self.engine.respond(self.now, &id, answer.clone());
         self.drain();
         match first {
-            Ok(Responded::Sent | Responded::SuppressedAfterCancel) => {
+            Ok(Responded::Sent | Responded::SuppressedAfterCancel | Responded::TaskResult) => {
                 // Answered once: a second answer is refused.
                 let again = self.engine.respond(self.now, &id, answer);
                 assert_eq!(again, Err(EngineError::UnknownInbound(id)));

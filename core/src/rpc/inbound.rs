@@ -14,6 +14,9 @@ pub enum Responded {
     /// The peer had cancelled the request: the answer was accepted (the request is done) but not
     /// sent, since a receiver should not respond after a cancel.
     SuppressedAfterCancel,
+    /// The server asked for the request to run as a task (2025-11-25): the answer is the task's
+    /// result, which the server fetches with `tasks/result`.
+    TaskResult,
 }
 
 /// One inbound request awaiting our answer.

@@ -90,6 +90,9 @@ pub struct Limits {
     /// How many recently ended request ids are remembered with how they ended, to explain a
     /// response that comes after the end. Default 4 096.
     pub ended_record: usize,
+    /// The tasks the client keeps for the server's task-augmented requests (2025-11-25), of
+    /// any status; past it such a request is refused with a JSON-RPC error. Default 64.
+    pub max_served_tasks: usize,
 }
 
 impl Default for Limits {
@@ -99,6 +102,7 @@ impl Default for Limits {
             max_inbound: 1_024,
             max_notifications: 1_024,
             ended_record: 4_096,
+            max_served_tasks: 64,
         }
     }
 }

@@ -61,6 +61,29 @@ impl ClientCapabilities {
         extensions_of(&self.extra)
     }
 
+    /// Declares tasks (2025-11-25, handshake era) for the server's requests already declared:
+    /// `elicitation/create` when elicitation is, `sampling/createMessage` when sampling is, with
+    /// `tasks/list` and `tasks/cancel`. The connection then runs a request that asks for a task
+    /// as one: it answers at once with the task, and the application's answer becomes the
+    /// task's result. Call it after the other builders; without elicitation or sampling it
+    /// declares nothing.
+    pub fn with_tasks(mut self) -> Self {
+        let mut requests = Map::new();
+        if self.elicitation.is_some() {
+            requests.insert("elicitation".into(), serde_json::json!({"create": {}}));
+        }
+        if self.sampling.is_some() {
+            requests.insert("sampling".into(), serde_json::json!({"createMessage": {}}));
+        }
+        if requests.is_empty() {
+            self.extra.remove("tasks");
+            return self;
+        }
+        let tasks = serde_json::json!({"list": {}, "cancel": {}, "requests": requests});
+        self.extra.insert("tasks".into(), tasks);
+        self
+    }
+
     /// Whether sampling with tools is declared.
     pub fn sampling_tools(&self) -> bool {
         self.sampling
@@ -263,6 +286,28 @@ mod tests {
             serde_json::from_value(json!({"tools": {}, "extensions": {UI_EXTENSION: {}}})).unwrap();
         assert_eq!(server.extension(UI_EXTENSION), Some(&json!({})));
         assert_eq!(server.extension("other"), None);
+    }
+
+    #[test]
+    fn tasks_are_declared_for_the_requests_declared_only() {
+        let caps = ClientCapabilities::default()
+            .with_elicitation(false)
+            .with_tasks();
+        assert_eq!(
+            serde_json::to_value(&caps).unwrap()["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"elicitation": {"create": {}}}})
+        );
+        let both = caps.with_sampling().with_tasks();
+        assert_eq!(
+            serde_json::to_value(&both).unwrap()["tasks"]["requests"],
+            json!({"elicitation": {"create": {}}, "sampling": {"createMessage": {}}})
+        );
+        let roots_only = ClientCapabilities::default().with_roots().with_tasks();
+        assert!(!serde_json::to_value(&roots_only)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .contains_key("tasks"));
     }
 
     #[test]

@@ -77,6 +77,7 @@ mod outgoing;
 mod refusals;
 mod resource_subs;
 mod rounds;
+mod served;
 mod signals;
 mod task_calls;
 mod tools;
@@ -110,6 +111,8 @@ pub struct ClientProtocol {
     refusals: refusals::Refusals,
     /// Calls answered with a task, followed to their end.
     tasks: crate::connection::protocol::tasks::Tasks,
+    /// The tasks run for the server's requests (2025-11-25).
+    served: super::served_tasks::ServedTasks,
     /// The tools the last `tools/list` says must be called in task mode (2025-11-25).
     task_tools: HashSet<String>,
     /// Whether a `tools/list` completed on this connection.
@@ -151,6 +154,7 @@ impl ClientProtocol {
             resource_subs: Default::default(),
             refusals,
             tasks: Default::default(),
+            served: Default::default(),
             task_tools: HashSet::new(),
             tools_listed: false,
             #[cfg(feature = "schemas")]
@@ -584,6 +588,10 @@ impl ClientProtocol {
             Ok(()) => return Ok(Responded::Sent),
             Err(answer) => answer,
         };
+        let answer = match self.answer_task(now, id, answer) {
+            Ok(responded) => return Ok(responded),
+            Err(answer) => answer,
+        };
         let r = self.engine.respond(now, id, answer)?;
         self.pump(now);
         Ok(r)
@@ -644,6 +652,7 @@ impl ClientProtocol {
             self.engine.poll_timeout(),
             self.held_deadline(),
             self.tasks.poll_timeout(),
+            self.served.poll_timeout(),
         ]
         .into_iter()
         .flatten()
@@ -655,6 +664,7 @@ impl ClientProtocol {
         // Polls that come due go first: a poll's own deadline (a zero timeout) is then fired
         // by this same pass rather than left armed in the past.
         self.tasks_due(now);
+        self.served_due(now);
         self.engine.handle_timeout(now);
         self.expire_held(now);
         self.pump(now);
@@ -695,15 +705,14 @@ impl ClientProtocol {
                     }
                 }
                 Output::InboundRequest(r) => self.server_request(now, r),
-                Output::InboundCancelled { id, reason } => self
-                    .events
-                    .push_back(Event::ServerRequestCancelled { id, reason }),
+                Output::InboundCancelled { id, reason } => self.server_cancelled(now, id, reason),
                 Output::Diagnostic(d) => {
                     self.events.push_back(Event::Diagnostic(Diagnostic::Rpc(d)))
                 }
                 Output::Closed(closed) => {
                     // Calls following a task end before the close is told.
                     self.fail_tasks(&LocalError::Closed(closed.clone()));
+                    self.served.close();
                     self.handshake.phase = Phase::Closed;
                     self.calls.clear();
                     self.current.clear();
@@ -808,9 +817,12 @@ impl ClientProtocol {
             let _ = self.engine.respond(now, &r.id, Ok(raw(&Map::new())));
             return;
         }
+        let Some(r) = self.tasks_request(now, r) else {
+            return;
+        };
         let params: Value = r.params_as().unwrap_or(Value::Null);
         match admit(self.session_capabilities(), r.id.clone(), &r.method, params) {
-            Ok(request) => self.events.push_back(Event::ServerRequest(request)),
+            Ok(request) => self.surface(now, request),
             Err(refusal) => {
                 let refusal = refusal.into_error();
                 let _ = self.engine.respond(now, &r.id, Err(refusal.clone()));

@@ -13,6 +13,7 @@ mod input;
 mod listing;
 mod notifications;
 pub(crate) mod params;
+mod served_tasks;
 mod server_requests;
 mod signal;
 pub(crate) mod tasks;

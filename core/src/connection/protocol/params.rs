@@ -67,6 +67,8 @@ fn stateless_meta(
     }
     // Calls answered with a task are followed to their end: the extension is declared.
     if let Value::Object(caps) = &mut capabilities {
+        // `tasks` (2025-11-25) is about the server's requests, which this era does not have.
+        caps.remove("tasks");
         let extensions = caps
             .entry("extensions")
             .or_insert_with(|| Value::Object(Map::new()));

@@ -132,6 +132,7 @@ fn config_from(flags: u8, extra: u8) -> (ClientConfig, bool) {
             sampling: Some(json!({})),
             ..ClientCapabilities::default()
         }
+        .with_tasks()
     };
     // Every capability declared, none, or (stateless era) declared when a server needs them.
     let (capabilities, capabilities_on_demand) = match (flags & 0x08 == 0, extra & 0x08 == 0) {
@@ -145,6 +146,7 @@ fn config_from(flags: u8, extra: u8) -> (ClientConfig, bool) {
             max_inbound: 2,
             max_notifications: 2,
             ended_record: 4,
+            max_served_tasks: 2,
         }
     } else {
         Limits::default()
@@ -1129,9 +1131,19 @@ impl Harness {
                     answers: None,
                 }
             }
+            5 | 6 if q & 0x10 != 0 && p % 7 == 6 => {
+                // One of the tasks methods, about the tasks run here for the server's requests.
+                let id = templates::server_id(q);
+                let (method, params) = templates::tasks_request(p, q, &state);
+                Msg {
+                    text: json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+                        .to_string(),
+                    answers: None,
+                }
+            }
             5 | 6 => {
                 let id = templates::server_id(q);
-                let (method, params) = match p % 7 {
+                let (method, mut params) = match p % 7 {
                     0 => (
                         "elicitation/create",
                         json!({"message": state, "requestedSchema": {}}),
@@ -1149,6 +1161,10 @@ impl Harness {
                     5 => ("elicitation/create", json!({"mode": "telepathy"})),
                     _ => ("tools/call", json!({"name": "x"})),
                 };
+                if q & 0x10 != 0 {
+                    // Asked to run as a task here (a roots/list or ping keeps it unread).
+                    params["task"] = templates::task_params(q);
+                }
                 Msg {
                     text: json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
                         .to_string(),

@@ -1,6 +1,7 @@
 //! Plausible server messages for the connection target: answers to `initialize` and
 //! `server/discover` in their many shapes, results for each method (pages, input rounds, unknown
-//! result types), and the ids servers give their own requests.
+//! result types), the ids servers give their own requests, and the server's side of the tasks
+//! run for its requests (`task` params, `tasks/*` requests).
 
 use serde_json::{json, Value};
 
@@ -211,5 +212,36 @@ pub(super) fn server_id(b: u8) -> Value {
         Value::from(i64::from(b % 8))
     } else {
         Value::from(format!("s{}", b % 8))
+    }
+}
+
+/// The `task` member of a server's request that asks to run as a task: a TTL of any size, none,
+/// or one of the wrong type.
+pub(super) fn task_params(q: u8) -> Value {
+    match q >> 5 {
+        0 => json!({}),
+        1 => json!({"ttl": 0}),
+        2 => json!({"ttl": u64::MAX}),
+        3 => json!({"ttl": -5}),
+        4 => json!(true),
+        _ => json!({"ttl": u64::from(q) * 20}),
+    }
+}
+
+/// A tasks method and its params, as a server sends them to the client that runs its tasks:
+/// the first tasks' ids, unknown or malformed ones, cursors good and bad.
+pub(super) fn tasks_request(p: u8, q: u8, state: &str) -> (&'static str, Value) {
+    let task_id = match p >> 6 {
+        0 | 1 => Value::from(format!("task-{}", 1 + (p >> 3) % 4)),
+        2 => Value::from(state),
+        _ => Value::from(i64::from(q)),
+    };
+    match q >> 5 {
+        0 | 1 => ("tasks/get", json!({"taskId": task_id})),
+        2 | 3 => ("tasks/result", json!({"taskId": task_id})),
+        4 => ("tasks/cancel", json!({"taskId": task_id})),
+        5 => ("tasks/list", json!({})),
+        6 => ("tasks/list", json!({"cursor": format!("{}", p % 40)})),
+        _ => ("tasks/list", json!({"cursor": state})),
     }
 }

@@ -90,6 +90,40 @@ fn connection_covers_hand_written_sessions() {
     }
 }
 
+/// Hand-written sessions of the tasks the client runs for the server: an elicitation and a
+/// sampling asked as tasks, `tasks/get`, a `tasks/result` waiting, the answer, `tasks/list`,
+/// a `tasks/cancel` of an ended task, time up to the TTLs; over stdio and HTTP, closed by the
+/// application or not.
+#[test]
+fn connection_covers_tasks_run_for_the_server() {
+    // flags: the handshake era (bits 1-2), stdio or HTTP (bit 0), small caps (bit 4).
+    for flags in [0x02, 0x03, 0x12] {
+        let mut data = vec![flags, 0x00];
+        data.extend([22, 0x00, 0x00, 22, 0x00, 0x00]);
+        if flags & 1 != 0 {
+            data.extend([8, 0x00, 0x03, 9, 0x00]);
+        }
+        // An elicitation as a task (server id 0), then tasks/get and tasks/result of task-1.
+        data.extend([
+            0, 5, 0, 0x10, 0x00, 0, 5, 6, 0x11, 0x00, 0, 5, 6, 0x52, 0x00,
+        ]);
+        // A sampling as a task with a TTL (server id 5), a third request past small caps.
+        data.extend([0, 5, 2, 0xF5, 0x00, 0, 5, 0, 0x36, 0x00]);
+        // The first answered: task-1 completes, its waiting tasks/result is answered.
+        data.extend([16, 0x00]);
+        // tasks/list, a cursor, tasks/cancel of the ended task-1 and of task-2.
+        data.extend([
+            0, 5, 6, 0xB3, 0x00, 0, 5, 6, 0xD4, 0x00, 0, 5, 6, 0x94, 0x00,
+        ]);
+        data.extend([0, 5, 14, 0x95, 0x00]);
+        // Time, to the tasks' ends.
+        data.extend([20, 20, 20]);
+        connection(&data);
+        data.push(255);
+        connection(&data);
+    }
+}
+
 #[test]
 fn connection_holds_its_invariants_on_pseudo_random_inputs() {
     let mut rng = Rng(0x00C0_FFEE_D00D_F00D);

@@ -3,8 +3,9 @@
 //!
 //! Tools: `echo` (returns its message), `add` (a + b, with structured output), `slow` (steps with
 //! progress, and log messages once the client set a level with `logging/setLevel`; honours
-//! cancellation), `ask` (asks the client a question through an elicitation),
-//! `fail` (an `isError` result), `big` (a text payload of N MiB). One prompt (`greet`), one
+//! cancellation), `ask` (asks the client a question through an elicitation), `ask-task` (the
+//! same, as a task the client runs: 2025-11-25), `fail` (an `isError` result), `big` (a text
+//! payload of N MiB). One prompt (`greet`), one
 //! resource (`demo://readme`) and one resource template (`demo://echo/{text}`), with completion
 //! of their arguments. One skill (`skill://demo-guide/SKILL.md`, SEP-2640).
 //!
@@ -62,6 +63,7 @@ struct SlowTask {
     log_level: Option<usize>,
 }
 
+mod ask_task;
 mod rounds;
 mod tasks;
 
@@ -80,6 +82,10 @@ pub struct DemoServer {
     task_results: Vec<(Id, String)>,
     /// Our approval elicitations (2025-11-25), by our id, with their task.
     task_asks: HashMap<i64, String>,
+    /// The `ask-task` calls, by the id of our request in flight for each.
+    ask_tasks: HashMap<i64, ask_task::AskTask>,
+    /// Whether the client declared that it runs elicitations as tasks (2025-11-25).
+    client_runs_elicitation_tasks: bool,
     /// Open `subscriptions/listen` requests (stateless era), with what each asked for.
     listens: Vec<(Id, Value)>,
     /// The resources the client subscribed to with `resources/subscribe` (handshake era).
@@ -131,6 +137,7 @@ pub fn tools() -> Value {
          "inputSchema": {"type": "object", "properties": {"mib": {"type": "integer", "default": 1}}}},
     ]);
     all.as_array_mut().expect("a list").extend(tasks::tools());
+    all.as_array_mut().expect("a list").push(ask_task::tool());
     all.as_array_mut()
         .expect("a list")
         .extend(super::apps::tools());
@@ -149,6 +156,8 @@ impl DemoServer {
             tasks: Default::default(),
             task_results: Vec::new(),
             task_asks: HashMap::new(),
+            ask_tasks: HashMap::new(),
+            client_runs_elicitation_tasks: false,
             listens: Vec::new(),
             subscribed: Default::default(),
             log_level: None,
@@ -193,9 +202,9 @@ impl DemoServer {
         self.initialized.as_deref()
     }
 
-    /// How many `slow` calls are running.
+    /// How many `slow`, `ask` and `ask-task` calls are running.
     pub fn running_tasks(&self) -> usize {
-        self.slow.len() + self.asks.len()
+        self.slow.len() + self.asks.len() + self.ask_tasks.len()
     }
 
     /// A message from the client (the message-level face, for in-memory pairings; see
@@ -268,6 +277,7 @@ impl DemoServer {
         self.engine.close(now, "client went away");
         self.slow.clear();
         self.asks.clear();
+        self.ask_tasks.clear();
         self.pump(now);
     }
 
@@ -361,13 +371,16 @@ impl DemoServer {
                 Output::Withdraw { .. } => {}
                 Output::InboundRequest(r) => self.request(now, r),
                 Output::InboundCancelled { id, .. } => {
+                    self.ask_task_cancelled(now, &id);
                     self.slow.remove(&id);
                     self.forget_task_result(&id);
                     self.listens.retain(|(l, _)| *l != id);
                     self.asks.retain(|_, waiting| *waiting != id);
                 }
                 Output::Completed { id, outcome, .. } => {
-                    if self.task_asked(now, id, &outcome) {
+                    if self.ask_task_step(now, id, &outcome) {
+                        // The call went on to its next step, or was answered.
+                    } else if self.task_asked(now, id, &outcome) {
                         self.tasks_due(now);
                     } else if let Some(call) = self.asks.remove(&id) {
                         let result = match outcome {
@@ -515,11 +528,14 @@ impl DemoServer {
         struct P {
             #[serde(default)]
             protocol_version: String,
+            #[serde(default)]
+            capabilities: Value,
         }
-        let asked = r
+        let (asked, capabilities) = r
             .params_as::<P>()
-            .map(|p| p.protocol_version)
+            .map(|p| (p.protocol_version, p.capabilities))
             .unwrap_or_default();
+        self.client_runs_elicitation_tasks = ask_task::declared(&capabilities);
         let version = if is_handshake_version(&asked) {
             asked
         } else {
@@ -729,6 +745,7 @@ impl DemoServer {
                     Err(e) => Ok(text_result(&format!("cannot ask: {e}"), true)),
                 }
             }
+            Some("ask-task") => return self.ask_task(now, &r.id, &args).map(Ok),
             Some("survey") => Ok(text_result(
                 "survey asks its questions in the stateless era only",
                 true,
@@ -745,7 +762,8 @@ impl DemoServer {
 }
 
 const INSTRUCTIONS: &str = "A demo server: try the echo, add, slow, ask, survey, fail and big \
-     tools, and the task tools build, crawl, approve and doomed.";
+     tools, the task tools build, crawl, approve and doomed, and ask-task, which asks its \
+     question as a task the client runs.";
 
 /// The text a JSON string literal (without its quotes) stands for.
 fn decode_state(literal: &str) -> String {

@@ -5,6 +5,7 @@ mod apps;
 mod held;
 mod modern;
 mod pair;
+mod served_tasks;
 mod skills;
 mod stateless_edges;
 mod tasks;
