@@ -19,6 +19,9 @@ use mcpwire::{
 use serde_json::{json, Value};
 
 const MCP: &str = "http://127.0.0.1:9/mcp";
+/// The same server's 2024-11-05 HTTP+SSE face: its stream, and where it takes messages.
+const SSE: &str = "http://127.0.0.1:9/sse";
+const MESSAGES: &str = "http://127.0.0.1:9/messages";
 const AS: &str = "http://127.0.0.1:9/as";
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
@@ -41,6 +44,8 @@ struct Server {
     seen: Vec<String>,
     /// Each MCP request's method and whether it carried a valid token.
     mcp: Vec<(String, bool)>,
+    /// The open HTTP+SSE stream: where its events go.
+    stream: Option<smol::channel::Sender<Vec<u8>>>,
 }
 
 #[derive(Clone, Default)]
@@ -92,6 +97,48 @@ impl Fake {
                 drop(s);
                 mcp_answer(r.method, &message)
             }
+            (_, SSE | MESSAGES) => {
+                let token = r
+                    .header("authorization")
+                    .and_then(|v| v.strip_prefix("Bearer "));
+                let ok = token.is_some_and(|t| s.valid.iter().any(|v| v == t));
+                let message: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+                let method = match r.method {
+                    HttpMethod::Get => "GET".to_owned(),
+                    _ => message["method"].as_str().unwrap_or("").to_owned(),
+                };
+                s.mcp.push((method, ok));
+                if !ok {
+                    let challenge = r#"Bearer error="invalid_token", resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource/sse""#;
+                    return response(401, &[("WWW-Authenticate", challenge)], b"{}".to_vec());
+                }
+                if r.method == HttpMethod::Get {
+                    let (tx, rx) = smol::channel::unbounded();
+                    let endpoint = b"event: endpoint\ndata: /messages?sessionId=1\n\n".to_vec();
+                    tx.try_send(endpoint).unwrap();
+                    s.stream = Some(tx);
+                    let body = ChannelBody {
+                        rx: Box::pin(rx),
+                        buf: Vec::new(),
+                        at: 0,
+                    };
+                    return HttpResponse::new(
+                        200,
+                        vec![("Content-Type".into(), "text/event-stream".into())],
+                        Box::pin(body),
+                    );
+                }
+                let answer = answer_of(&message);
+                if let (Some(answer), Some(stream)) = (answer, &s.stream) {
+                    let event = format!("event: message\ndata: {answer}\n\n");
+                    let _ = stream.try_send(event.into_bytes());
+                }
+                response(202, &[], Vec::new())
+            }
+            (HttpMethod::Get, "http://127.0.0.1:9/.well-known/oauth-protected-resource/sse") => {
+                json_response(json!({"resource": SSE, "authorization_servers": [AS],
+                    "scopes_supported": ["mcp:tools"]}))
+            }
             (HttpMethod::Get, "http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp") => {
                 json_response(json!({"resource": MCP, "authorization_servers": [AS],
                     "scopes_supported": ["mcp:tools"]}))
@@ -139,7 +186,8 @@ impl Fake {
                     }
                     _ => return refused(),
                 }
-                assert_eq!(f.get("resource").map(String::as_str), Some(MCP));
+                let resource = f.get("resource").map(String::as_str);
+                assert!(matches!(resource, Some(MCP | SSE)), "{resource:?}");
                 s.issued += 1;
                 let token = format!("access-{}", s.issued);
                 s.valid = vec![token.clone()];
@@ -161,6 +209,14 @@ fn mcp_answer(method: HttpMethod, message: &Value) -> HttpResponse {
     if method != HttpMethod::Post {
         return response(405, &[], Vec::new());
     }
+    match answer_of(message) {
+        Some(answer) => json_response(answer),
+        None => response(202, &[], Vec::new()),
+    }
+}
+
+/// The answer to one message (none to a notification).
+fn answer_of(message: &Value) -> Option<Value> {
     let id = message["id"].clone();
     let result = match message["method"].as_str() {
         Some("initialize") => {
@@ -172,13 +228,47 @@ fn mcp_answer(method: HttpMethod, message: &Value) -> HttpResponse {
         }
         Some("tools/call") => json!({"content": [{"type": "text", "text": "done"}]}),
         Some("ping") => json!({}),
-        _ if id.is_null() => return response(202, &[], Vec::new()),
+        _ if id.is_null() => return None,
         _ => {
-            return json_response(json!({"jsonrpc": "2.0", "id": id,
+            return Some(json!({"jsonrpc": "2.0", "id": id,
             "error": {"code": -32601, "message": "no such method"}}))
         }
     };
-    json_response(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+}
+
+/// An HTTP+SSE stream's body: the events the server sends, as they come.
+struct ChannelBody {
+    rx: std::pin::Pin<Box<smol::channel::Receiver<Vec<u8>>>>,
+    buf: Vec<u8>,
+    at: usize,
+}
+
+impl futures_lite::AsyncRead for ChannelBody {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        out: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        use futures_lite::Stream;
+        loop {
+            if self.at < self.buf.len() {
+                let n = out.len().min(self.buf.len() - self.at);
+                let at = self.at;
+                out[..n].copy_from_slice(&self.buf[at..at + n]);
+                self.at += n;
+                return std::task::Poll::Ready(Ok(n));
+            }
+            match self.rx.as_mut().poll_next(cx) {
+                std::task::Poll::Ready(Some(bytes)) => {
+                    self.buf = bytes;
+                    self.at = 0;
+                }
+                std::task::Poll::Ready(None) => return std::task::Poll::Ready(Ok(0)),
+                std::task::Poll::Pending => return std::task::Poll::Pending,
+            }
+        }
+    }
 }
 
 impl HttpBackend for Fake {
@@ -290,6 +380,51 @@ fn the_first_refusal_runs_the_flow_and_every_request_after_carries_the_token() {
             !notes.contains("access-1") && !debug.contains("access-1"),
             "{notes}"
         );
+    });
+}
+
+/// The 2024-11-05 HTTP+SSE transport is authorized as Streamable HTTP is: its refused stream
+/// waits for the sign-in and opens with the token; a message refused later (the token revoked)
+/// waits for a new one and goes again.
+#[test]
+fn the_http_sse_transport_is_authorized_when_its_stream_or_a_message_is_refused() {
+    let setup = Setup::new(3600);
+    smol::block_on(async {
+        let mut config = ServerConfig::http(SSE);
+        if let ServerConfig::Http(h) = &mut config {
+            h.kind = mcpwire::core::config::HttpKind::Sse;
+        }
+        let client = mcpwire::connect_smol(&config, setup.options())
+            .await
+            .expect("connected");
+        let result = client.call_tool("echo", json!({})).await.expect("called");
+        assert_eq!(result.text(), "done");
+        {
+            let s = setup.server();
+            assert_eq!((s.registrations, s.authorizations), (1, 1));
+            assert_eq!(s.mcp[0], ("GET".to_owned(), false));
+            assert!(s.mcp[1..].iter().all(|(_, ok)| *ok), "{:?}", s.mcp);
+        }
+        // The token revoked: the next message is refused, a new token had (by the refresh
+        // token), and it goes again.
+        setup.fake.revoke();
+        let result = client
+            .call_tool("echo", json!({}))
+            .await
+            .expect("called again");
+        assert_eq!(result.text(), "done");
+        {
+            let s = setup.server();
+            assert_eq!((s.authorizations, s.refresh_grants), (1, 1), "{:?}", s.mcp);
+            let calls: Vec<bool> = s
+                .mcp
+                .iter()
+                .filter(|(m, _)| m == "tools/call")
+                .map(|(_, ok)| *ok)
+                .collect();
+            assert_eq!(calls, [true, false, true]);
+        }
+        client.close().await;
     });
 }
 
@@ -641,6 +776,10 @@ fn the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests() {
     // first, then the redirect with the code.
     let statuses = Arc::new(Mutex::new(Vec::<String>::new()));
     let seen = statuses.clone();
+    // The browser's thread, joined before its statuses are read (it records the last one
+    // after the sign-in it completes may already have let the call finish).
+    let browsers = Arc::new(Mutex::new(Vec::<std::thread::JoinHandle<()>>::new()));
+    let started = browsers.clone();
     let authorizer = authorizer.show_url(move |url: &Url| {
         let state = url
             .query_pairs()
@@ -653,7 +792,7 @@ fn the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests() {
             .map(|(_, v)| v.into_owned())
             .unwrap();
         let seen = seen.clone();
-        std::thread::spawn(move || {
+        let browser = std::thread::spawn(move || {
             let get = |target: &str| {
                 let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
                 write!(s, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
@@ -669,6 +808,7 @@ fn the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests() {
             let target = location.trim_start_matches(&format!("http://127.0.0.1:{port}"));
             get(target);
         });
+        started.lock().unwrap().push(browser);
     });
     let mut options = setup.options();
     let mut oauth = OAuthOptions::new(authorizer, &redirect);
@@ -681,6 +821,9 @@ fn the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests() {
         client.call_tool("echo", json!({})).await.expect("called");
         client.close().await;
     });
+    for browser in std::mem::take(&mut *browsers.lock().unwrap()) {
+        browser.join().unwrap();
+    }
     let statuses = statuses.lock().unwrap().clone();
     assert_eq!(
         statuses,

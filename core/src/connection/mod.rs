@@ -511,8 +511,7 @@ impl Connection {
         }
         match &mut self.transport {
             Transport::Streamable(h) => h.set_access_token(&mut self.protocol, now, token),
-            // The HTTP+SSE transport parks nothing: its requests only carry the token.
-            Transport::Sse(h) => h.set_access_token(token),
+            Transport::Sse(h) => h.set_access_token(&mut self.protocol, now, token),
             Transport::Stdio(_) => {}
         }
         self.after(now);
@@ -524,8 +523,10 @@ impl Connection {
     /// connection lives on (a later refusal asks again). Ignored over stdio.
     pub fn authorization_failed(&mut self, now: Instant, reason: &str) {
         self.input();
-        if let Transport::Streamable(h) = &mut self.transport {
-            h.authorization_failed(&mut self.protocol, now, reason);
+        match &mut self.transport {
+            Transport::Streamable(h) => h.authorization_failed(&mut self.protocol, now, reason),
+            Transport::Sse(h) => h.authorization_failed(&mut self.protocol, now, reason),
+            Transport::Stdio(_) => {}
         }
         self.after(now);
     }

@@ -442,3 +442,162 @@ fn a_404_in_the_session_renews_it_whatever_its_body_says() {
     assert!(matches!(h.outcome(call), Some(Ok(_))), "{:?}", h.events);
     assert_eq!(h.c.session(), Some("sess-2"));
 }
+
+const CHALLENGE: &str = r#"Bearer error="invalid_token", resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp""#;
+const STEP_UP: &str = r#"Bearer scope="mcp:write", error="insufficient_scope""#;
+
+/// A pinned connection that authorizes when refused.
+fn pinned_authorizing() -> H {
+    let options = HttpOptions {
+        authorization: true,
+        ..HttpOptions::default()
+    };
+    H::with(sse_endpoint(), options)
+}
+
+fn refusals(h: &H) -> Vec<&mcpwire_core::AuthorizationRequired> {
+    h.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AuthorizationRequired(r) => Some(&**r),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_refused_stream_waits_for_the_token_then_opens_with_it() {
+    let mut h = pinned_authorizing();
+    let get = h.find("GET");
+    h.answer(get, 401, &[("WWW-Authenticate", CHALLENGE)], &[b"no"]);
+    assert!(h.aborted.contains(&get));
+    let asked = refusals(&h);
+    assert_eq!(asked.len(), 1, "{:?}", h.events);
+    assert_eq!(asked[0].status, 401);
+    assert_eq!(asked[0].challenges, [CHALLENGE]);
+    assert!(!h.c.is_closed(), "{:?}", h.events);
+    // The time to sign in is not the endpoint's: nothing times out meanwhile.
+    h.now += std::time::Duration::from_secs(120);
+    h.c.handle_timeout(h.now);
+    h.pump();
+    assert!(!h.c.is_closed(), "{:?}", h.events);
+    assert_eq!(h.log, ["GET"]);
+
+    h.c.set_access_token(h.now, "tok-1");
+    h.pump();
+    assert_eq!(h.log, ["GET", "GET"]);
+    let get = h.find("GET");
+    assert_eq!(h.request(get).header("authorization"), Some("Bearer tok-1"));
+    let get = open_stream(&mut h, "/message?sessionId=abc");
+    let init = h.find("POST initialize");
+    assert_eq!(
+        h.request(init).header("authorization"),
+        Some("Bearer tok-1")
+    );
+    let id = request_id(&h, init);
+    h.accepted(init);
+    on_stream(&mut h, get, init_result(id));
+    assert!(h.c.is_ready(), "{:?}", h.events);
+}
+
+#[test]
+fn a_refused_post_is_parked_and_goes_again_with_its_own_id_and_what_followed_it_waits() {
+    let options = HttpOptions {
+        authorization: true,
+        ..HttpOptions::default()
+    };
+    let mut h = H::with(sse_endpoint(), options);
+    let get = open_stream(&mut h, "/message?sessionId=abc");
+    let init = h.find("POST initialize");
+    let id = request_id(&h, init);
+    h.accepted(init);
+    on_stream(&mut h, get, init_result(id));
+    let n = h.find("POST notifications/initialized");
+    h.accepted(n);
+    h.log.clear();
+    h.events.clear();
+
+    let call = h.call("x", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    h.answer(post, 403, &[("WWW-Authenticate", STEP_UP)], &[b"scope"]);
+    let asked = refusals(&h);
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].is_step_up());
+    let later = h.call("y", CallOptions::default());
+    assert_eq!(h.log.len(), 1, "nothing goes while waiting: {:?}", h.log);
+    h.c.set_access_token(h.now, "tok-2");
+    h.pump();
+    let again = h.find(&format!("POST tools/call #{}", call.0));
+    assert_ne!(again, post);
+    assert_eq!(
+        h.request(again).header("authorization"),
+        Some("Bearer tok-2")
+    );
+    let next = h.find(&format!("POST tools/call #{}", later.0));
+    h.accepted(again);
+    h.accepted(next);
+    on_stream(
+        &mut h,
+        get,
+        serde_json::from_str(&result_line(call.0)).unwrap(),
+    );
+    on_stream(
+        &mut h,
+        get,
+        serde_json::from_str(&result_line(later.0)).unwrap(),
+    );
+    assert!(matches!(h.outcome(call), Some(Ok(_))), "{:?}", h.events);
+    assert!(matches!(h.outcome(later), Some(Ok(_))), "{:?}", h.events);
+    assert_eq!(refusals(&h).len(), 1, "asked once");
+}
+
+#[test]
+fn a_failed_authorization_ends_what_waited_and_a_stream_that_waited_ends_the_connection() {
+    let (mut h, _get) = {
+        let options = HttpOptions {
+            authorization: true,
+            ..HttpOptions::default()
+        };
+        let mut h = H::with(sse_endpoint(), options);
+        let get = open_stream(&mut h, "/message?sessionId=abc");
+        let init = h.find("POST initialize");
+        let id = request_id(&h, init);
+        h.accepted(init);
+        on_stream(&mut h, get, init_result(id));
+        let n = h.find("POST notifications/initialized");
+        h.accepted(n);
+        (h, get)
+    };
+    let call = h.call("x", CallOptions::default());
+    let post = h.find(&format!("POST tools/call #{}", call.0));
+    h.answer(post, 401, &[("WWW-Authenticate", CHALLENGE)], &[]);
+    h.c.authorization_failed(h.now, "the user closed the page");
+    h.pump();
+    let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    assert_eq!(e.kind, mcpwire_core::error::HttpErrorKind::Unauthorized);
+    assert!(e.reason.contains("the user closed the page"), "{e}");
+    assert!(!h.c.is_closed(), "the connection lives on");
+
+    let mut h = pinned_authorizing();
+    let get = h.find("GET");
+    h.answer(get, 401, &[("WWW-Authenticate", CHALLENGE)], &[]);
+    h.c.authorization_failed(h.now, "no browser");
+    h.pump();
+    assert!(h.c.is_closed());
+    let failed = h.events.iter().any(|e| {
+        matches!(e, Event::HandshakeFailed(CallError::Local(LocalError::Http(e)))
+            if e.kind == mcpwire_core::error::HttpErrorKind::Unauthorized)
+    });
+    assert!(failed, "{:?}", h.events);
+}
+
+#[test]
+fn without_authorization_a_refused_stream_ends_the_connection_as_before() {
+    let mut h = pinned();
+    let get = h.find("GET");
+    h.answer(get, 401, &[("WWW-Authenticate", CHALLENGE)], &[]);
+    assert!(refusals(&h).is_empty());
+    assert!(h.c.is_closed(), "{:?}", h.events);
+}

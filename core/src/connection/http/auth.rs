@@ -23,7 +23,7 @@ use crate::error::{AuthChallenge, AuthorizationRequired, HttpErrorKind};
 use crate::rpc::LocalError;
 
 /// Whether a response with this status and challenge asks for authorization.
-pub(super) fn asks_for_authorization(status: u16, challenge: Option<&AuthChallenge>) -> bool {
+pub(crate) fn asks_for_authorization(status: u16, challenge: Option<&AuthChallenge>) -> bool {
     status == 401
         || (status == 403
             && challenge.is_some_and(|c| c.param("error") == Some("insufficient_scope")))

@@ -25,6 +25,8 @@ use crate::error::{redact_url, ExchangeFailure, HttpError, HttpErrorKind};
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
 
+mod auth;
+
 /// How the handshake starts once the endpoint is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Start {
@@ -44,6 +46,8 @@ struct Post {
     resent: bool,
     status: Option<u16>,
     excerpt: Vec<u8>,
+    /// The token it went with (see the `auth` module).
+    generation: u64,
 }
 
 /// The client protocol over the 2024-11-05 HTTP+SSE transport.
@@ -55,7 +59,11 @@ pub struct HttpSse {
     start: Start,
     /// The GET stream.
     stream: Option<ExchangeId>,
+    /// The token the stream went with.
+    stream_generation: u64,
     decoder: McpSseDecoder,
+    /// The cap on one event.
+    max_event: usize,
     stream_status: Option<u16>,
     posts: HashMap<ExchangeId, Post>,
     /// Nothing else is POSTed until `notifications/initialized` is accepted.
@@ -66,6 +74,10 @@ pub struct HttpSse {
     observer: Option<Box<dyn FrameObserver>>,
     /// Until the `endpoint` event must have come.
     endpoint_deadline: Option<Instant>,
+    /// How long the endpoint may take once the stream is asked for.
+    init_timeout: Duration,
+    /// Authorization (see the `auth` module).
+    auth: auth::SseAuth,
     closing: bool,
     /// Why Streamable HTTP was left, when it was: its refusal of `initialize`.
     refused: Option<HttpError>,
@@ -113,14 +125,15 @@ impl HttpSse {
     }
 
     fn from_switch(now: Instant, switch: Switch, start: Start, init_timeout: Duration) -> Self {
-        let deadline = now + init_timeout;
         let mut client = HttpSse {
             url: switch.url,
             headers: switch.headers,
             decoder: McpSseDecoder::with_max_event_size(switch.config.max_event),
+            max_event: switch.config.max_event,
             endpoint: None,
             start,
             stream: None,
+            stream_generation: 0,
             stream_status: None,
             posts: HashMap::new(),
             initialized: InitializedGate::default(),
@@ -128,27 +141,20 @@ impl HttpSse {
             actions: switch.abort.into_iter().map(HttpAction::Abort).collect(),
             notes: VecDeque::new(),
             observer: switch.observer,
-            endpoint_deadline: Some(deadline),
+            endpoint_deadline: None,
+            init_timeout,
+            auth: auth::SseAuth::new(switch.config.authorization),
             closing: false,
             refused: switch.refused,
             unsendable: Vec::new(),
         };
-        let mut headers = vec![("Accept".to_string(), "text/event-stream".to_string())];
-        client.headers.extend(&mut headers, false);
-        let id = client.start_exchange(HttpMethod::Get, client.url.clone(), headers, Vec::new());
-        client.stream = Some(id);
+        client.open_stream(now);
         client
     }
 
     /// Installs the frame observer (it sees each message's JSON, never headers).
     pub fn set_observer(&mut self, observer: Box<dyn FrameObserver>) {
         self.observer = Some(observer);
-    }
-
-    /// The token every request carries from now on (`Authorization: Bearer …`).
-    pub fn set_access_token(&mut self, token: &str) {
-        self.headers
-            .set_authorization(Some(format!("Bearer {token}")));
     }
 
     fn start_exchange(
@@ -189,6 +195,10 @@ impl HttpSse {
             }
         }
         if self.closing {
+            return;
+        }
+        if self.auth.is_waiting() {
+            protocol.hold(Some("for an authorization"));
             return;
         }
         if self.endpoint.is_none() {
@@ -242,6 +252,7 @@ impl HttpSse {
             resent,
             status: None,
             excerpt: Vec::new(),
+            generation: self.auth.generation,
         };
         self.posts.insert(id, post);
         Some(id)
@@ -256,6 +267,9 @@ impl HttpSse {
         status: u16,
         headers: &[(String, String)],
     ) {
+        if self.refused_for_authorization(protocol, now, exchange, status, headers) {
+            return self.after_input(protocol, now);
+        }
         if Some(exchange) == self.stream {
             self.stream_status = Some(status);
             let sse = crate::connection::http::header(headers, "content-type")
