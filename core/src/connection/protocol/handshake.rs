@@ -263,6 +263,12 @@ impl Handshake {
 
     fn probe_done(&mut self, now: Instant, mut cx: Ctx<'_>, outcome: Outcome) {
         if std::mem::take(&mut self.probe_refused) && cx.config.era == Era::Auto {
+            if self.startup_left(now, &cx).is_zero() {
+                // The probe took the whole start-up budget: nothing is left for the handshake
+                // (an initialize sent now would be due at once).
+                let message = "no time is left of the start-up timeout for the handshake".into();
+                return self.fail(now, cx, probe_failure(outcome, message));
+            }
             self.era = Some(ChosenEra::Handshake);
             // Refused over HTTP with a status and no JSON-RPC answer.
             self.era_reason = match &outcome {
