@@ -445,7 +445,13 @@ fn call_fault_and_reissue(tool: &str) -> (Result<String, mcpwire::Error>, Vec<St
             .await
             .expect_err("lost after sending");
         assert!(err.may_have_run(), "{err:?}");
-        // Not repeated behind the caller's back: one attempt reached the server so far.
+        // Not repeated behind the caller's back: one attempt reached the server so far. The
+        // server logs it as it ends the stream, which the client may see first: its line is
+        // waited for (a second line would come no sooner).
+        let logged = Instant::now();
+        while actions_of(&server, tool).is_empty() && logged.elapsed() < Duration::from_secs(5) {
+            smol::Timer::after(Duration::from_millis(20)).await;
+        }
         let so_far = actions_of(&server, tool).len();
         assert_eq!(so_far, 1, "{}", server.stderr_text());
         let again = client.reissue(&err).await.map(|raw| {
