@@ -113,11 +113,7 @@ impl Error {
     /// user has been through them, the call may be made again.
     pub fn url_elicitations_required(&self) -> Option<Vec<ElicitationRequest>> {
         let list = mcpwire_core::types::url_elicitations_required(self.server_error()?)?;
-        Some(
-            list.into_iter()
-                .map(|params| ElicitationRequest { params })
-                .collect(),
-        )
+        Some(list.into_iter().map(ElicitationRequest::new).collect())
     }
 
     /// Whether the call ended because its deadline passed (whether or not it had been sent).

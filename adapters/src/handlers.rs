@@ -19,9 +19,49 @@ use crate::future::BoxFuture;
 pub struct ElicitationRequest {
     /// The request's params as sent: `mode`, `message`, `requestedSchema` or `url`.
     pub params: Value,
+    /// The requested fields in the order the server wrote them (empty when unknown).
+    order: Vec<String>,
 }
 
 impl ElicitationRequest {
+    /// An elicitation with these params (its fields in their sorted order).
+    pub fn new(params: Value) -> Self {
+        ElicitationRequest {
+            params,
+            order: Vec::new(),
+        }
+    }
+
+    /// An elicitation whose requested fields the server wrote in `order`.
+    pub(crate) fn with_order(params: Value, order: Vec<String>) -> Self {
+        ElicitationRequest { params, order }
+    }
+
+    /// The requested fields (`requestedSchema.properties`) in the order the server wrote them,
+    /// the order to ask a person in (`params` keeps its keys sorted). A field the order does
+    /// not name comes after, sorted.
+    pub fn fields(&self) -> Vec<&str> {
+        let Some(props) = self
+            .requested_schema()
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object)
+        else {
+            return Vec::new();
+        };
+        let mut fields: Vec<&str> = self
+            .order
+            .iter()
+            .map(String::as_str)
+            .filter(|f| props.contains_key(*f))
+            .collect();
+        for name in props.keys() {
+            if !fields.contains(&name.as_str()) {
+                fields.push(name);
+            }
+        }
+        fields
+    }
+
     /// `form` (the default) or `url`.
     pub fn mode(&self) -> &str {
         self.params

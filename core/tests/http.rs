@@ -891,7 +891,7 @@ fn the_demo_server_over_http_with_an_elicitation_on_the_post_stream_and_no_get_s
         .events
         .iter()
         .find_map(|e| match e {
-            Event::ServerRequest(ServerRequest::Elicitation { id, params }) => {
+            Event::ServerRequest(ServerRequest::Elicitation { id, params, .. }) => {
                 Some((id.clone(), params.clone()))
             }
             _ => None,

@@ -199,7 +199,7 @@ async fn scenario() {
     // `ask` makes the server ask the user (an elicitation), and the application answers.
     let call = d.call("ask", json!({}), CallOptions::default());
     let asked = d.drive(|e| match e {
-        Event::ServerRequest(ServerRequest::Elicitation { id, params }) => {
+        Event::ServerRequest(ServerRequest::Elicitation { id, params, .. }) => {
             Some((id.clone(), params.clone()))
         }
         _ => None,

@@ -3,6 +3,7 @@
 //! `--sampling-answer` (declined otherwise).
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use mcpwire::core::jsonrpc::{ErrorObject, RawJson};
 use mcpwire::{ElicitAction, ElicitResult, ElicitationRequest, Handlers};
 use serde_json::{json, Map, Value};
 
+use crate::stdin_lines::PromptInput;
 use crate::{ask, exit, Failure};
 
 /// What the command line says about answering.
@@ -24,6 +26,14 @@ pub(crate) struct AnswerArgs<'a> {
 
 /// One prompt at a time on the terminal.
 static TERMINAL: Mutex<()> = Mutex::new(());
+
+/// Whether an `--answer` did not fit the form it was to answer (the command then fails).
+static ANSWER_MISFIT: AtomicBool = AtomicBool::new(false);
+
+/// Whether an `--answer` did not fit the form it was to answer.
+pub(crate) fn answer_misfit() -> bool {
+    ANSWER_MISFIT.load(Ordering::SeqCst)
+}
 
 /// The notification a server sends when a url-mode elicitation is done.
 pub(crate) const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
@@ -67,8 +77,12 @@ async fn url_on_terminal(req: ElicitationRequest, url: String) -> ElicitResult {
         .and_then(Value::as_str)
         .map(str::to_owned);
     let message = req.message().to_owned();
+    // Given up when the server says the step is done: the line typed next is the next
+    // prompt's, not this one's.
+    let given_up = Arc::new(AtomicBool::new(false));
+    let mut input = PromptInput::new(given_up.clone());
+    // Not under the terminal's lock: given up, this read waits on until the next line comes.
     let typed = smol::unblock(move || {
-        let mut input = std::io::stdin().lock();
         let mut out = crate::out::stderr_writer();
         ask::url(&message, &url, &mut input, &mut out)
     });
@@ -76,6 +90,7 @@ async fn url_on_terminal(req: ElicitationRequest, url: String) -> ElicitResult {
         match id {
             Some(id) => {
                 completion(&id).await;
+                given_up.store(true, Ordering::SeqCst);
                 errln!("\nthe server says the elicitation is complete");
                 Ok(ElicitResult {
                     meta: None,
@@ -104,10 +119,10 @@ async fn ask_on_terminal(req: ElicitationRequest) -> ElicitResult {
     }
     let answered = smol::unblock(move || {
         let _one = TERMINAL.lock().unwrap_or_else(|e| e.into_inner());
-        let mut input = std::io::stdin().lock();
+        let mut input = PromptInput::new(Arc::new(AtomicBool::new(false)));
         let mut out = crate::out::stderr_writer();
         let schema = req.requested_schema().cloned().unwrap_or(json!({}));
-        ask::form(req.message(), &schema, &mut input, &mut out)
+        ask::form(req.message(), &schema, &req.fields(), &mut input, &mut out)
     })
     .await;
     answered.unwrap_or(ElicitResult {
@@ -134,11 +149,31 @@ pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
             // Not over a progress bar.
             crate::out::make_room();
             if let Some(content) = content.as_ref() {
+                // Checked as the form would check it typed, before anything is sent.
+                let schema = req.requested_schema().cloned().unwrap_or(json!({}));
+                let content = match ask::check(&schema, &req.fields(), content) {
+                    Ok(content) => content,
+                    Err(problems) => {
+                        errln!(
+                            "elicitation: {} → --answer does not fit the form (cancelled):",
+                            req.message()
+                        );
+                        for problem in &problems {
+                            errln!("  {problem}");
+                        }
+                        ANSWER_MISFIT.store(true, Ordering::SeqCst);
+                        return Ok(ElicitResult {
+                            meta: None,
+                            action: ElicitAction::Cancel,
+                            content: None,
+                        });
+                    }
+                };
                 errln!("elicitation: {} → answered from --answer", req.message());
                 return Ok(ElicitResult {
                     meta: None,
                     action: ElicitAction::Accept,
-                    content: Some(content.clone()),
+                    content: Some(content),
                 });
             }
             if defaults {

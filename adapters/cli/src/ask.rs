@@ -227,12 +227,115 @@ fn ask_field(
     }
 }
 
-/// Asks a form-mode elicitation: the message, each field of `schema` (required ones marked
-/// `*`, defaults in brackets, Enter takes the default), then accept (Enter), decline (`d`) or
-/// cancel (`c`). The end of input cancels.
+/// Why a value given for a field (`--answer`) does not fit it, in the words the form uses.
+fn misfit(prop: &Value, value: &Value) -> Option<String> {
+    let typed = |want: bool, words: &str| (!want).then(|| words.to_owned());
+    let several = multi_choices(prop).is_some();
+    let text = match value {
+        Value::String(s) => s.clone(),
+        Value::Array(items) if several => items.iter().map(shown).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    };
+    let wrong_type = match prop.get("type").and_then(Value::as_str) {
+        _ if several => typed(value.is_array(), "one or more of the choices, as a list"),
+        _ if choices(prop).is_some() => None,
+        Some("boolean") => typed(value.is_boolean(), "answer y or n"),
+        Some("integer") => typed(value.is_i64() || value.is_u64(), "a whole number, please"),
+        Some("number") => typed(value.is_number(), "a number, please"),
+        Some("string") => typed(value.is_string(), "text, please"),
+        _ => None,
+    };
+    if wrong_type.is_some() {
+        return wrong_type;
+    }
+    match parse(prop, &text) {
+        Ok(parsed) if choices(prop).is_some() && !several && &parsed != value => Some(format!(
+            "one of {}",
+            shown(&Value::Array(choice_values(prop)))
+        )),
+        Ok(_) => None,
+        Err(why) => Some(why),
+    }
+}
+
+/// The values an enum field allows.
+fn choice_values(prop: &Value) -> Vec<Value> {
+    choices(prop)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect()
+}
+
+/// Checks an answer given ahead (`--answer`) against the form it answers, as the form checks
+/// what is typed: each field it gives fits, and every required field is there or has a
+/// default. The content to send (the form's fields given, and the defaults of those it leaves
+/// out, as the form takes them), or the problems, one a field, in the form's order.
+pub(crate) fn check(
+    schema: &Value,
+    fields: &[&str],
+    content: &Map<String, Value>,
+) -> Result<Map<String, Value>, Vec<String>> {
+    let props = schema.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut problems = Vec::new();
+    let mut filled = content.clone();
+    for name in ordered(schema, fields) {
+        let Some(prop) = props.and_then(|p| p.get(name)) else {
+            continue;
+        };
+        match (content.get(name), prop.get("default")) {
+            (None, Some(default)) => {
+                filled.insert(name.to_owned(), default.clone());
+            }
+            (None, None) if required.contains(&name) => problems.push(format!("{name}: required")),
+            (None, None) => {}
+            (Some(value), _) => {
+                if let Some(why) = misfit(prop, value) {
+                    problems.push(format!("{name}: {why}"));
+                }
+            }
+        }
+    }
+    // A key the form does not have is left out: one `--answer` may answer several forms of
+    // one call, each taking its own fields.
+    filled.retain(|name, _| props.is_some_and(|p| p.contains_key(name)));
+    match problems.is_empty() {
+        true => Ok(filled),
+        false => Err(problems),
+    }
+}
+
+/// The form's fields in the order to ask them: `fields` (the server's order), then any the
+/// schema has that it does not name.
+fn ordered<'a>(schema: &'a Value, fields: &[&'a str]) -> Vec<&'a str> {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut out: Vec<&str> = fields
+        .iter()
+        .copied()
+        .filter(|f| props.contains_key(*f))
+        .collect();
+    for name in props.keys() {
+        if !out.contains(&name.as_str()) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Asks a form-mode elicitation: the message, each field of `schema` in the server's order
+/// (`fields`; required ones marked `*`, defaults in brackets, Enter takes the default), then
+/// accept (Enter), decline (`d`) or cancel (`c`). The end of input cancels.
 pub(crate) fn form(
     message: &str,
     schema: &Value,
+    fields: &[&str],
     input: &mut impl BufRead,
     out: &mut impl Write,
 ) -> io::Result<ElicitResult> {
@@ -249,12 +352,12 @@ pub(crate) fn form(
         .unwrap_or_default();
     let mut content = Map::new();
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        for (name, prop) in props {
-            let needed = required.contains(&name.as_str());
-            match ask_field(name, prop, needed, input, out)? {
+        for name in ordered(schema, fields) {
+            let needed = required.contains(&name);
+            match ask_field(name, &props[name], needed, input, out)? {
                 None => return Ok(cancel),
                 Some(Some(v)) => {
-                    content.insert(name.clone(), v);
+                    content.insert(name.to_owned(), v);
                 }
                 Some(None) => {}
             }
@@ -315,8 +418,62 @@ mod tests {
 
     fn run(schema: Value, typed: &str) -> (ElicitResult, String) {
         let mut out = Vec::new();
-        let r = form("hello?", &schema, &mut typed.as_bytes(), &mut out).unwrap();
+        let r = form("hello?", &schema, &[], &mut typed.as_bytes(), &mut out).unwrap();
         (r, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn fields_are_asked_in_the_servers_order() {
+        let schema = json!({"type": "object", "properties": {
+            "zip": {"type": "string"}, "name": {"type": "string"}, "age": {"type": "integer"}
+        }});
+        let mut out = Vec::new();
+        let fields = ["zip", "name", "age"];
+        let typed = "z\nn\n3\n\n";
+        let r = form("?", &schema, &fields, &mut typed.as_bytes(), &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let at = |f: &str| out.find(&format!("{f}: ")).unwrap();
+        assert!(at("zip") < at("name") && at("name") < at("age"), "{out}");
+        let content = r.content.unwrap();
+        assert_eq!(content["zip"], "z");
+        assert_eq!(content["age"], 3);
+    }
+
+    #[test]
+    fn an_answer_given_ahead_is_checked_with_the_forms_words() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "minLength": 3},
+            "age": {"type": "integer", "minimum": 1},
+            "ok": {"type": "boolean"},
+            "color": {"type": "string", "enum": ["r", "g"]},
+            "tags": {"type": "array", "items": {"enum": ["a", "b"]}}
+        }, "required": ["name", "ok"]});
+        let fields = ["name", "age", "ok", "color", "tags"];
+        let content = |v: Value| v.as_object().unwrap().clone();
+        let good =
+            content(json!({"name": "Ada", "age": 3, "ok": true, "color": "g", "tags": ["a"]}));
+        assert_eq!(check(&schema, &fields, &good), Ok(good.clone()));
+        // Another form's field is not sent to this one.
+        let mut more = good.clone();
+        more.insert("colour".into(), json!("blue"));
+        assert_eq!(check(&schema, &fields, &more), Ok(good.clone()));
+        let bad =
+            content(json!({"name": "Al", "age": "3", "color": "x", "tags": ["c"], "extra": 1}));
+        assert_eq!(
+            check(&schema, &fields, &bad).unwrap_err(),
+            [
+                "name: at least 3 characters",
+                "age: a whole number, please",
+                "ok: required",
+                "color: choose a number from 1 to 2, or a value",
+                "tags: choose a number from 1 to 2, or a value",
+            ]
+        );
+        let bad = content(json!({"name": "Ada", "ok": "yes", "age": 0}));
+        assert_eq!(
+            check(&schema, &fields, &bad).unwrap_err(),
+            ["age: at least 1", "ok: answer y or n"]
+        );
     }
 
     #[test]

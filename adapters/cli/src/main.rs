@@ -34,6 +34,7 @@ mod progress;
 mod servers;
 mod show;
 mod skills;
+mod stdin_lines;
 mod target;
 mod tasks;
 mod verbose;
@@ -852,7 +853,13 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     if let Some(printer) = printer {
         printer.await;
     }
-    code
+    match code {
+        Ok(_) if answers::answer_misfit() => Err(Failure::new(
+            exit::USAGE,
+            "--answer does not fit the form the server asked for (see above)",
+        )),
+        code => code,
+    }
 }
 
 /// Asks the server for log messages at `level` and above, if it offers logging; a refusal is

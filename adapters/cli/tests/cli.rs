@@ -384,6 +384,21 @@ fn elicitations_answered_from_flags_or_declined() {
     }
     let o = mcpwire(&["call", "survey", "--answer-defaults"]);
     assert_eq!(stdout(&o), "world likes world\n");
+    // --answer is checked against the form before it is sent, with the form's words; the
+    // command then fails.
+    for era in ["legacy", "modern"] {
+        let o = mcpwire(&["--era", era, "call", "ask", "--answer", r#"{"name":5}"#]);
+        assert_eq!(o.status.code(), Some(2), "{era}: {}", stderr(&o));
+        assert_contains(&stderr(&o), "--answer does not fit the form");
+        assert_contains(&stderr(&o), "name: text, please");
+        assert_contains(
+            &stderr(&o),
+            "--answer does not fit the form the server asked for",
+        );
+    }
+    // A field left out takes its default, as on the form.
+    let o = mcpwire(&["call", "ask", "--answer", "{}"]);
+    assert_eq!(stdout(&o), "hello, world\n", "{}", stderr(&o));
 }
 
 #[test]

@@ -121,22 +121,22 @@ fn a_form_of_every_field_kind_is_asked_on_a_terminal() {
         return;
     };
     let args = ["--stdio", &server, "call", "trigger-elicitation-request"];
-    // The fields come in the order of their names (the schema's object is read into a map
-    // sorted by key), then accept / decline / cancel.
+    // The fields come in the order the server wrote them in its schema, then accept / decline
+    // / cancel.
     let fields = [
-        ("birthdate", ""),
-        ("check", "y"),
-        ("email", ""),
-        ("firstLine", ""), // its default
-        ("homepage", ""),
-        ("integer", "7"),
-        ("legacyTitledEnum", "3"), // by number
         ("name", "Ada"),
+        ("check", "y"),
+        ("firstLine", ""), // its default
+        ("email", ""),
+        ("homepage", ""),
+        ("birthdate", ""),
+        ("integer", "7"),
         ("number", "12.5"),
-        ("titledMultipleSelectEnum", "2, fish-3"), // by number and by value
-        ("titledSingleSelectEnum", "hero-2"),      // by value
-        ("untitledMultipleSelectEnum", "Piano,1"),
         ("untitledSingleSelectEnum", "4"),
+        ("untitledMultipleSelectEnum", "Piano,1"),
+        ("titledSingleSelectEnum", "hero-2"),      // by value
+        ("titledMultipleSelectEnum", "2, fish-3"), // by number and by value
+        ("legacyTitledEnum", "3"),                 // by number
     ];
     let mut answers: Vec<&str> = fields.iter().map(|(_, answer)| *answer).collect();
     answers.push(""); // accept
@@ -155,6 +155,14 @@ fn a_form_of_every_field_kind_is_asked_on_a_terminal() {
         "name (String) *: ",
     ] {
         assert!(out.contains(listed), "{listed:?} not in:\n{out}");
+    }
+    // Asked in that order.
+    let mut at = 0;
+    for (field, _) in fields {
+        let found = out[at..]
+            .find(&format!("\n{field} "))
+            .unwrap_or_else(|| panic!("{field} not asked after the one before it:\n{out}"));
+        at += found + 1;
     }
     let raw = raw_result(&out);
     assert_eq!(raw["action"], "accept", "{out}");
@@ -178,7 +186,7 @@ fn a_form_of_every_field_kind_is_asked_on_a_terminal() {
     // The same form declined and cancelled at its end.
     for (choice, action) in [("d", "decline"), ("c", "cancel")] {
         let mut typed: Vec<&str> = vec![""; fields.len()];
-        typed[7] = "Bo"; // name, the one required field
+        typed[0] = "Bo"; // name, the one required field
         typed.push(choice);
         let (code, out) = on_terminal(&typed, &args);
         assert_eq!(code, Some(0), "{out}");

@@ -218,8 +218,11 @@ impl Dispatch {
     fn start_handler(&mut self, request: ServerRequest) -> Option<HandlerTask> {
         let to_raw = |v: serde_json::Value| RawJson::new(&v).map_err(|e| internal(&e.to_string()));
         let (id, future): (_, BoxFuture<Result<RawJson, ErrorObject>>) = match request {
-            ServerRequest::Elicitation { id, params } => {
-                let fut = self.handlers.elicitation.as_ref()?(ElicitationRequest { params });
+            ServerRequest::Elicitation {
+                id, params, fields, ..
+            } => {
+                let request = ElicitationRequest::with_order(params, fields);
+                let fut = self.handlers.elicitation.as_ref()?(request);
                 let future = async move {
                     let answer = fut.await?;
                     RawJson::new(&answer).map_err(|e| internal(&e.to_string()))

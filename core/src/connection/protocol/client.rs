@@ -37,7 +37,7 @@ use super::input::{classify, AwaitingInputs, Classified, Retry};
 use super::listing::Listing;
 use super::notifications::typed_notification;
 use super::params::{self, raw, ParamsRef};
-use super::server_requests::admit;
+use super::server_requests::{admit, field_order};
 pub(crate) use super::signal::{Signalled, TransportSignal};
 use super::tasks::{self, Shape};
 use super::tool_headers::ToolHeaders;
@@ -821,7 +821,12 @@ impl ClientProtocol {
             return;
         };
         let params: Value = r.params_as().unwrap_or(Value::Null);
-        match admit(self.session_capabilities(), r.id.clone(), &r.method, params) {
+        let fields = match (&*r.method, &r.params) {
+            ("elicitation/create", Some(raw)) => field_order(raw.get()),
+            _ => Vec::new(),
+        };
+        let caps = self.session_capabilities();
+        match admit(caps, r.id.clone(), &r.method, params, fields) {
             Ok(request) => self.surface(now, request),
             Err(refusal) => {
                 let refusal = refusal.into_error();

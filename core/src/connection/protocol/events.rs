@@ -174,11 +174,15 @@ impl From<EngineError> for ClientError {
 #[non_exhaustive]
 pub enum ServerRequest {
     /// `elicitation/create`: ask the user (form or url mode).
+    #[non_exhaustive]
     Elicitation {
         /// The server's request id.
         id: Id,
         /// The request's params.
         params: Value,
+        /// The requested fields (`requestedSchema.properties`) in the order the server wrote
+        /// them, to ask a person in that order (`params` keeps its keys sorted).
+        fields: Vec<String>,
     },
     /// `sampling/createMessage`: ask the host's model.
     Sampling {

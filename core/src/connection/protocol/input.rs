@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::events::{CallError, CallId, CallOptions, ServerRequest};
 use super::params::META_LOG_LEVEL;
-use super::server_requests::{admit, Refusal};
+use super::server_requests::{admit, read_input, InputRequests, Refusal};
 use crate::jsonrpc::{ErrorObject, Id, RawJson, StrRef};
 use crate::types::ClientCapabilities;
 
@@ -19,7 +19,7 @@ enum ResultKind {
     Complete,
     Task,
     InputRequired {
-        requests: Map<String, Value>,
+        requests: InputRequests,
         state: Option<Box<RawValue>>,
     },
     Unknown(String),
@@ -36,7 +36,7 @@ fn result_kind(raw: &RawJson) -> Result<ResultKind, String> {
         #[serde(default, borrow)]
         result_type: Option<StrRef<'a>>,
         #[serde(default)]
-        input_requests: Option<Map<String, Value>>,
+        input_requests: Option<InputRequests>,
         #[serde(default)]
         request_state: Option<Box<RawValue>>,
     }
@@ -61,7 +61,7 @@ pub(crate) enum Classified {
     /// The server asks for input before it can answer.
     InputRequired {
         /// The input requests, by the server's keys.
-        requests: Map<String, Value>,
+        requests: InputRequests,
         /// The request state to echo.
         state: Option<Box<RawValue>>,
     },
@@ -130,7 +130,7 @@ impl Retry {
     pub(crate) fn begin_round(
         &mut self,
         call: CallId,
-        requests: Map<String, Value>,
+        requests: InputRequests,
         state: Option<Box<RawValue>>,
         caps: &ClientCapabilities,
         max_rounds: usize,
@@ -147,10 +147,10 @@ impl Retry {
         self.outstanding = requests.len();
         let mut surfaced = Vec::with_capacity(requests.len());
         for (key, request) in requests {
-            let method = request.get("method").and_then(Value::as_str).unwrap_or("");
-            let params = request.get("params").cloned().unwrap_or(Value::Null);
+            let (method, params, fields) = read_input(&request);
+            let method = method.as_str();
             let id = Id::Str(format!("input/{}/{key}", call.0));
-            let r = match admit(caps, id.clone(), method, params) {
+            let r = match admit(caps, id.clone(), method, params, fields) {
                 Ok(r) => r,
                 Err(Refusal::Invalid(error)) => return Err(CallError::InputFailed { key, error }),
                 Err(Refusal::Undeclared(_)) => {

@@ -1,7 +1,10 @@
 //! Which of the server's requests the client serves: those its capabilities declare, with
 //! params that keep the rules the client must check before the application sees them.
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::events::ServerRequest;
@@ -28,18 +31,103 @@ impl Refusal {
     }
 }
 
-/// The request to surface to the application, or why it is refused.
+/// A stateless-era result's input requests (`inputRequests`), by key, each as the server wrote
+/// it (read with [`read_input`]).
+pub(crate) type InputRequests = BTreeMap<String, Box<RawValue>>;
+
+/// One input request: its method, its params, and (for an elicitation) its fields in the order
+/// the server wrote them.
+pub(crate) fn read_input(raw: &RawValue) -> (String, Value, Vec<String>) {
+    #[derive(Deserialize)]
+    struct Head {
+        #[serde(default)]
+        method: String,
+        #[serde(default)]
+        params: Value,
+    }
+    let head: Head = serde_json::from_str(raw.get()).unwrap_or(Head {
+        method: String::new(),
+        params: Value::Null,
+    });
+    let fields = match head.method.as_str() {
+        "elicitation/create" => {
+            #[derive(Deserialize)]
+            struct Request {
+                #[serde(default)]
+                params: Option<Box<RawValue>>,
+            }
+            serde_json::from_str::<Request>(raw.get())
+                .ok()
+                .and_then(|r| r.params)
+                .map(|p| field_order(p.get()))
+                .unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
+    (head.method, head.params, fields)
+}
+
+/// The names of an elicitation's requested fields (`requestedSchema.properties`) in the order
+/// the server wrote them, read from its raw `params`: a person is asked them in that order
+/// (parsed params keep their keys sorted).
+pub(crate) fn field_order(params: &str) -> Vec<String> {
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(rename = "requestedSchema", default)]
+        schema: Option<Schema>,
+    }
+    #[derive(Deserialize)]
+    struct Schema {
+        #[serde(default)]
+        properties: Option<Keys>,
+    }
+    /// An object's keys, in order; its values skipped.
+    struct Keys(Vec<String>);
+    impl<'de> Deserialize<'de> for Keys {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Keys, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some(key) = map.next_key::<String>()? {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        if !keys.contains(&key) {
+                            keys.push(key);
+                        }
+                    }
+                    Ok(Keys(keys))
+                }
+            }
+            d.deserialize_map(Visit)
+        }
+    }
+    serde_json::from_str::<Params>(params)
+        .ok()
+        .and_then(|p| p.schema?.properties)
+        .map_or_else(Vec::new, |k| k.0)
+}
+
+/// The request to surface to the application, or why it is refused; `fields`, an
+/// elicitation's fields in the server's order (see [`field_order`]).
 pub(crate) fn admit(
     caps: &ClientCapabilities,
     id: Id,
     method: &str,
     params: Value,
+    fields: Vec<String>,
 ) -> Result<ServerRequest, Refusal> {
     match method {
         "elicitation/create" => {
             let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
             if elicitation_mode_declared(caps.elicitation.as_ref(), mode) {
-                return Ok(ServerRequest::Elicitation { id, params });
+                return Ok(ServerRequest::Elicitation { id, params, fields });
             }
             Err(Refusal::Undeclared(ErrorObject::new(
                 codes::INVALID_PARAMS,
@@ -100,7 +188,13 @@ mod tests {
     use serde_json::json;
 
     fn sampling(caps: &ClientCapabilities, params: Value) -> Result<ServerRequest, Refusal> {
-        admit(caps, Id::Num(1), "sampling/createMessage", params)
+        admit(
+            caps,
+            Id::Num(1),
+            "sampling/createMessage",
+            params,
+            Vec::new(),
+        )
     }
 
     #[test]

@@ -24,10 +24,10 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::events::{CallError, CallId, CallOptions, ServerRequest, TaskStatus};
-use super::server_requests::{admit, Refusal};
+use super::server_requests::{admit, read_input, InputRequests, Refusal};
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::types::ClientCapabilities;
 
@@ -65,7 +65,7 @@ struct Fields {
     #[serde(default)]
     ttl: Option<u64>,
     #[serde(default)]
-    input_requests: Option<Map<String, Value>>,
+    input_requests: Option<InputRequests>,
     #[serde(default)]
     result: Option<Box<RawValue>>,
     #[serde(default)]
@@ -446,7 +446,7 @@ impl Tasks {
     fn surface(
         &mut self,
         call: CallId,
-        requests: Map<String, Value>,
+        requests: InputRequests,
         caps: &ClientCapabilities,
     ) -> Result<Vec<ServerRequest>, CallError> {
         let f = self.follows.get_mut(&call).expect("followed");
@@ -455,10 +455,10 @@ impl Tasks {
             if !f.seen.insert(key.clone()) {
                 continue;
             }
-            let method = request.get("method").and_then(Value::as_str).unwrap_or("");
-            let params = request.get("params").cloned().unwrap_or(Value::Null);
+            let (method, params, fields) = read_input(&request);
+            let method = method.as_str();
             let id = Id::Str(format!("task/{}/{key}", call.0));
-            let r = match admit(caps, id.clone(), method, params) {
+            let r = match admit(caps, id.clone(), method, params, fields) {
                 Ok(r) => r,
                 Err(Refusal::Invalid(error)) => return Err(CallError::InputFailed { key, error }),
                 Err(Refusal::Undeclared(_)) => {

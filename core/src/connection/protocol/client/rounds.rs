@@ -5,7 +5,6 @@ use std::borrow::Cow;
 use std::time::Instant;
 
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
 use super::{CallState, ClientProtocol, Repeat};
 use crate::connection::protocol::era::ChosenEra;
@@ -13,6 +12,7 @@ use crate::connection::protocol::events::{CallError, CallId, Event};
 use crate::connection::protocol::input::{Answered, Retry};
 use crate::connection::protocol::listing::{Listing, PageStep};
 use crate::connection::protocol::params::ParamsRef;
+use crate::connection::protocol::server_requests::InputRequests;
 use crate::jsonrpc::RawJson;
 
 impl ClientProtocol {
@@ -23,7 +23,7 @@ impl ClientProtocol {
         now: Instant,
         call: CallId,
         mut retry: Box<Retry>,
-        requests: Map<String, Value>,
+        requests: InputRequests,
         state: Option<Box<RawValue>>,
     ) -> Result<(), CallError> {
         let caps = self.declared_for(call);

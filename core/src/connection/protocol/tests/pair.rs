@@ -265,7 +265,7 @@ fn an_elicitation_answered_in_the_middle_of_a_call() {
         })
         .expect("the elicitation is surfaced at once, while the call is pending");
     assert!(p.done(call).is_none());
-    let ServerRequest::Elicitation { id, params } = request else {
+    let ServerRequest::Elicitation { id, params, .. } = request else {
         unreachable!()
     };
     // Answer from the schema's defaults.

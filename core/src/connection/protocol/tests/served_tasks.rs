@@ -106,7 +106,7 @@ fn a_task_augmented_elicitation_is_answered_at_once_with_its_task_then_surfaced(
     );
     // The application sees the request as any other, under the server's id.
     let events = p.take_events();
-    let [Event::ServerRequest(ServerRequest::Elicitation { id, params })] = &events[..] else {
+    let [Event::ServerRequest(ServerRequest::Elicitation { id, params, .. })] = &events[..] else {
         panic!("{events:?}")
     };
     assert_eq!(*id, Id::Num(7));
@@ -532,7 +532,7 @@ fn demo_asked(p: &mut Pair) -> Id {
         .events
         .iter()
         .filter_map(|e| match e {
-            Event::ServerRequest(ServerRequest::Elicitation { id, params }) => {
+            Event::ServerRequest(ServerRequest::Elicitation { id, params, .. }) => {
                 Some((id.clone(), params.clone()))
             }
             _ => None,

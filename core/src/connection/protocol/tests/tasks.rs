@@ -115,7 +115,7 @@ fn a_task_asking_for_input_surfaces_it_once_and_answers_with_tasks_update() {
         .events
         .iter()
         .filter_map(|e| match e {
-            Event::ServerRequest(ServerRequest::Elicitation { id, params }) => {
+            Event::ServerRequest(ServerRequest::Elicitation { id, params, .. }) => {
                 Some((id.clone(), params.clone()))
             }
             _ => None,
