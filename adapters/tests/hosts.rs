@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcpwire::hosts::{
-    ConfigError, Detection, Host, HttpConfig, HttpKind, InputSpec, Loaded, LoadedServer, Loader,
-    Scope, ServerConfig, StdioConfig, Warning,
+    ConfigError, Detection, Host, HttpConfig, HttpKind, InheritEnv, InputSpec, Loaded,
+    LoadedServer, Loader, Scope, ServerConfig, StdioConfig, Warning,
 };
 use mcpwire::Era;
 
@@ -324,7 +324,8 @@ fn vscode_reads_servers_and_inputs_and_asks_each_input_once() {
     );
     assert_eq!(fetch.cwd.as_deref(), Some(project().as_path()));
     let settings = &server(&loaded, "fetch").settings;
-    assert_eq!(settings.env_unset, strings(&["REMOVED"]));
+    assert_eq!(fetch.env_remove, strings(&["REMOVED"]));
+    assert_eq!(fetch.inherit_env, InheritEnv::All, "VS Code passes its environment");
     assert_eq!(
         settings.env_file.as_deref(),
         Some(project().join(".env").as_path())
@@ -433,8 +434,15 @@ fn codex_reads_every_key_and_takes_secrets_from_named_variables() {
     assert_eq!(docs.args, strings(&["-y", "mcp-server"]));
     assert_eq!(docs.env, map(&[("API_KEY", "value")]));
     assert_eq!(docs.cwd.as_deref(), Some(Path::new("/path")));
+    // Codex's own list of variables, and the names in `env_vars`, not the whole environment.
+    let InheritEnv::Only(inherited) = &docs.inherit_env else {
+        panic!("a Codex server inherits only a list: {docs:?}");
+    };
+    for name in ["PATH", "HOME", "API_KEY2"] {
+        assert!(inherited.iter().any(|n| n == name), "{name} in {inherited:?}");
+    }
+    assert!(!inherited.iter().any(|n| n == "GITHUB_TOKEN"));
     let s = &server(&loaded, "docs").settings;
-    assert_eq!(s.env_vars, strings(&["API_KEY2"]));
     assert_eq!(s.startup_timeout, Some(Duration::from_secs(20)));
     assert_eq!(s.tool_timeout, Some(Duration::from_millis(30_500)));
     assert!(s.enabled);
@@ -469,7 +477,11 @@ fn gemini_reads_url_as_sse_http_url_as_streamable_and_expands_bare_and_braced() 
     let loaded = load(&home().join(".gemini/settings.json"));
     assert_eq!(loaded.files[0].host, Host::Gemini);
     let py = stdio(&loaded, "pythonTools");
-    assert_eq!(py.args, strings(&["-m", "my_mcp_server", "--port", "8080"]));
+    // `$word` outside `env` is text (Gemini names `$VAR` for `env` values only).
+    assert_eq!(
+        py.args,
+        strings(&["-m", "my_mcp_server", "--port", "8080", "--match", "^v$word"])
+    );
     assert_eq!(
         py.env,
         map(&[("API_KEY", "gemini-SECRET"), ("DB", "postgres://gem")])
@@ -489,6 +501,7 @@ fn gemini_reads_url_as_sse_http_url_as_streamable_and_expands_bare_and_braced() 
     let streamable = http(&loaded, "httpServer");
     assert_eq!(streamable.kind, HttpKind::Http);
     assert_eq!(streamable.headers["X-Api-Key"], "http-SECRET");
+    assert_eq!(streamable.headers["X-Price"], "$5");
     assert_eq!(
         server(&loaded, "httpServer").settings.tool_timeout,
         Some(Duration::from_secs(5))
@@ -814,9 +827,9 @@ fn an_unset_variable_names_the_variable_the_field_and_the_server() {
         ),
         (
             ".gemini/settings.json",
-            r#"{"mcpServers": {"g": {"command": "x", "args": ["$NOPE"]}}}"#,
+            r#"{"mcpServers": {"g": {"command": "x", "env": {"K": "$NOPE"}}}}"#,
             "g",
-            "args[0]",
+            "env.K",
             "`$NOPE`",
         ),
         (
@@ -874,6 +887,28 @@ fn a_server_with_neither_command_nor_url_is_an_error() {
         matches!(&e, ConfigError::Missing { field, .. } if field == "url"),
         "{e:?}"
     );
+}
+
+#[test]
+fn a_gemini_dollar_word_outside_env_is_kept_as_written_not_an_unset_variable() {
+    let loaded = Loader::new(home(), env())
+        .load_str(
+            r#"{"mcpServers": {
+                "sh": {"command": "sh", "args": ["-c", "echo $1 $NOPE"], "cwd": "/srv/$x",
+                       "env": {"K": "$PORT"}},
+                "web": {"httpUrl": "https://h/mcp?q=$v", "headers": {"X-Cost": "$NOPE"}}
+            }}"#,
+            ".gemini/settings.json",
+            None,
+        )
+        .unwrap();
+    let sh = stdio(&loaded, "sh");
+    assert_eq!(sh.args, strings(&["-c", "echo $1 $NOPE"]));
+    assert_eq!(sh.cwd.as_deref(), Some(Path::new("/srv/$x")));
+    assert_eq!(sh.env, map(&[("K", "8080")]), "`env` still expands `$VAR`");
+    let web = http(&loaded, "web");
+    assert_eq!(web.url, "https://h/mcp?q=$v");
+    assert_eq!(web.headers["X-Cost"], "$NOPE");
 }
 
 #[test]

@@ -306,7 +306,7 @@ impl<'c, 'a> Entry<'c, 'a> {
             base,
             inputs: self.cx.inputs,
         };
-        let forms = self.cx.rules.forms;
+        let forms = self.cx.rules.forms_in(field);
         let Expanded {
             value,
             shown,
@@ -415,11 +415,12 @@ impl<'c, 'a> Entry<'c, 'a> {
     }
 
     /// `env`: strings (numbers and booleans as written), each expanded if the host expands
-    /// `env`; `null` removes the variable (VS Code).
-    pub(crate) fn env(&mut self, key: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+    /// `env`; a `null` value names a variable to remove (VS Code), in the second list.
+    pub(crate) fn env(&mut self, key: &str) -> Result<(BTreeMap<String, String>, Vec<String>), ConfigError> {
         let mut out = BTreeMap::new();
+        let mut removed = Vec::new();
         let pairs = match self.take(key) {
-            None | Some(Node::Null) => return Ok(out),
+            None | Some(Node::Null) => return Ok((out, removed)),
             Some(Node::Object(o)) => o.into_entries(),
             Some(other) => {
                 return Err(self.invalid(key, &format!("an object, not {}", other.kind())))
@@ -432,7 +433,7 @@ impl<'c, 'a> Entry<'c, 'a> {
                 Node::Number(n) => n.to_string(),
                 Node::Bool(b) => b.to_string(),
                 Node::Null => {
-                    self.settings.env_unset.push(name);
+                    removed.push(name);
                     continue;
                 }
                 other => {
@@ -442,7 +443,7 @@ impl<'c, 'a> Entry<'c, 'a> {
             let value = self.expand(&label, Field::Env, &text, Some(label.clone()))?;
             out.insert(name, value);
         }
-        Ok(out)
+        Ok((out, removed))
     }
 
     /// `enabled` / `disabled` (both allowed, but they must agree) and `protocolEra`.
@@ -498,12 +499,15 @@ impl<'c, 'a> Entry<'c, 'a> {
         };
         let offset = args.len();
         args.extend(self.list("args", Field::Args, offset)?.unwrap_or_default());
-        let mut env = self.env("env")?;
+        let (mut env, env_remove) = self.env("env")?;
         if let Some(key) = env_file {
             if let Some(file) = self.text(key, Field::EnvFile)? {
                 let file = resolve(&self.cx.base_dir(), &file, self.cx.home);
                 for (name, value) in self.read_env_file(key, &file)? {
-                    env.entry(name).or_insert(value);
+                    // A variable `env` removes stays removed.
+                    if !env_remove.contains(&name) {
+                        env.entry(name).or_insert(value);
+                    }
                 }
                 self.settings.env_file = Some(file);
             }
@@ -513,6 +517,7 @@ impl<'c, 'a> Entry<'c, 'a> {
             command,
             args,
             env,
+            env_remove,
             cwd,
             ..StdioConfig::default()
         })

@@ -17,6 +17,7 @@ use super::error::ConfigError;
 use super::node::Node;
 use detect::{family, Family};
 
+pub use codex::DEFAULT_ENV_VARS as CODEX_ENV_VARS;
 pub use detect::Detection;
 pub(crate) use detect::{detect, looks_like_toml};
 pub(crate) use entry::Cx;
