@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use common::{assert_contains, mcpwire_env, temp, text, with_bin, BIN};
+use common::{assert_contains, mcpwire, mcpwire_env, temp, text, with_bin, BIN};
 
 /// Writes `servers` (the value of `mcpServers`) as a Claude Code project file; `{BIN}` stands
 /// for this build's `mcpwire`.
@@ -400,4 +400,30 @@ fn a_vs_code_null_in_env_removes_the_variable_and_the_rest_is_inherited() {
         assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
     }
     assert!(!names.iter().any(|n| n == "REMOVED"), "{names:?}");
+}
+
+#[test]
+fn a_files_tool_filter_holds_for_tools_and_call_on_one_server() {
+    let path = temp("filter").join(".gemini").join("settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(
+        &path,
+        with_bin(
+            r#"{"mcpServers": {"demo": {"command": "{BIN}", "args": ["serve-demo"],
+                "excludeTools": ["echo"]}}}"#,
+        ),
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let o = mcpwire(&["--config", file, "--server", "demo", "tools"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.starts_with("NAME"), "{out}");
+    assert!(
+        !out.lines().any(|l| l.starts_with("echo ")),
+        "echo is filtered out: {out}"
+    );
+    let o = mcpwire(&["--config", file, "--server", "demo", "call", "echo", "text=hi"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    assert_contains(&text(&o.stderr), "does not allow its tool echo");
 }
