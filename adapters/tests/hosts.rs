@@ -676,6 +676,67 @@ fn claude_code_local_scope_wins_over_the_project_file_which_wins_over_the_user_f
 }
 
 #[test]
+fn claude_code_starts_a_project_server_only_when_approved_and_none_the_user_disabled() {
+    let home = temp_dir("approvals-home");
+    let project = temp_dir("approvals-project");
+    std::fs::write(
+        project.join(".mcp.json"),
+        r#"{"mcpServers": {"approved": {"command": "a"}, "unapproved": {"command": "b"},
+            "refused": {"command": "c"}}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(
+        project.join(".claude/settings.local.json"),
+        r#"{"enabledMcpjsonServers": ["approved", "refused"], "disabledMcpjsonServers": ["refused"]}"#,
+    )
+    .unwrap();
+    let entry = serde_json::json!({
+        "mcpServers": {"user-on": {"command": "u"}, "user-off": {"command": "v"}},
+        "projects": {project.to_string_lossy(): {"disabledMcpServers": ["user-off"]}}
+    });
+    std::fs::write(home.join(".claude.json"), entry.to_string()).unwrap();
+    let loaded = Loader::new(&home, env())
+        .project(&project)
+        .load_host(Host::ClaudeCode)
+        .unwrap();
+    let enabled: Vec<&str> = loaded.enabled().map(|s| s.name.as_str()).collect();
+    assert_eq!(enabled, ["approved", "user-on"]);
+    let mut refused: Vec<(String, bool)> = loaded
+        .warnings
+        .iter()
+        .filter_map(|w| match w {
+            Warning::NotApproved {
+                server, disabled, ..
+            } => Some((server.clone(), *disabled)),
+            _ => None,
+        })
+        .collect();
+    refused.sort();
+    assert_eq!(
+        refused,
+        [
+            ("refused".to_owned(), true),
+            ("unapproved".to_owned(), false),
+            ("user-off".to_owned(), true),
+        ]
+    );
+    // `enableAllProjectMcpServers` approves the rest; a refusal still wins.
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        r#"{"enableAllProjectMcpServers": true}"#,
+    )
+    .unwrap();
+    let loaded = Loader::new(&home, env())
+        .project(&project)
+        .load_host(Host::ClaudeCode)
+        .unwrap();
+    let enabled: Vec<&str> = loaded.enabled().map(|s| s.name.as_str()).collect();
+    assert_eq!(enabled, ["approved", "unapproved", "user-on"]);
+}
+
+#[test]
 fn discover_lists_existing_files_the_projects_first() {
     let found = loader().discover();
     let listed: Vec<(Host, Scope, String)> = found

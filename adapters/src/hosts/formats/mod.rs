@@ -6,6 +6,7 @@
 //! variables ([`vars`](super::vars)) and the loaded server ([`server`](super::server)); nothing
 //! here knows where files are kept or imports the loader.
 
+mod approvals;
 mod codex;
 mod detect;
 mod entry;
