@@ -283,12 +283,14 @@ fn cursor_expands_env_user_home_and_workspace_and_reads_env_file() {
         (streamable.kind, streamable.url.as_str()),
         (HttpKind::Http, "https://cursor.example.com/mcp")
     );
+    // Cursor's `auth` block feeds the authorization; its secret is never printed.
     let linear = server(&loaded, "linear");
-    assert_eq!(linear.settings.unknown["auth"]["CLIENT_ID"], "client-id");
-    assert_eq!(
-        unknown_keys(&loaded),
-        [("linear".to_owned(), "auth".to_owned())]
-    );
+    let oauth = linear.settings.oauth.as_ref().expect("the auth block");
+    assert_eq!(oauth.client_id.as_deref(), Some("client-id"));
+    assert_eq!(oauth.client_secret.as_deref(), Some("client-SECRET"));
+    assert_eq!(oauth.scopes, Some(strings(&["read"])));
+    assert!(!format!("{linear:?}").contains("SECRET"), "{linear:?}");
+    assert!(unknown_keys(&loaded).is_empty(), "{:?}", loaded.warnings);
 }
 
 fn vscode_loader(asked: Arc<Mutex<Vec<InputSpec>>>) -> Loader {
@@ -325,7 +327,11 @@ fn vscode_reads_servers_and_inputs_and_asks_each_input_once() {
     assert_eq!(fetch.cwd.as_deref(), Some(project().as_path()));
     let settings = &server(&loaded, "fetch").settings;
     assert_eq!(fetch.env_remove, strings(&["REMOVED"]));
-    assert_eq!(fetch.inherit_env, InheritEnv::All, "VS Code passes its environment");
+    assert_eq!(
+        fetch.inherit_env,
+        InheritEnv::All,
+        "VS Code passes its environment"
+    );
     assert_eq!(
         settings.env_file.as_deref(),
         Some(project().join(".env").as_path())
@@ -439,7 +445,10 @@ fn codex_reads_every_key_and_takes_secrets_from_named_variables() {
         panic!("a Codex server inherits only a list: {docs:?}");
     };
     for name in ["PATH", "HOME", "API_KEY2"] {
-        assert!(inherited.iter().any(|n| n == name), "{name} in {inherited:?}");
+        assert!(
+            inherited.iter().any(|n| n == name),
+            "{name} in {inherited:?}"
+        );
     }
     assert!(!inherited.iter().any(|n| n == "GITHUB_TOKEN"));
     let s = &server(&loaded, "docs").settings;
@@ -480,7 +489,14 @@ fn gemini_reads_url_as_sse_http_url_as_streamable_and_expands_bare_and_braced() 
     // `$word` outside `env` is text (Gemini names `$VAR` for `env` values only).
     assert_eq!(
         py.args,
-        strings(&["-m", "my_mcp_server", "--port", "8080", "--match", "^v$word"])
+        strings(&[
+            "-m",
+            "my_mcp_server",
+            "--port",
+            "8080",
+            "--match",
+            "^v$word"
+        ])
     );
     assert_eq!(
         py.env,
@@ -510,6 +526,16 @@ fn gemini_reads_url_as_sse_http_url_as_streamable_and_expands_bare_and_braced() 
         !server(&loaded, "experimental").settings.enabled,
         "mcp.excluded"
     );
+    // The `oauth` block feeds the authorization; what mcpwire does not use is kept.
+    let sse = server(&loaded, "sseServer");
+    let oauth = sse.settings.oauth.as_ref().expect("oauth");
+    assert_eq!(oauth.client_id.as_deref(), Some("gemini-client"));
+    assert_eq!(oauth.scopes, Some(strings(&["openid", "mcp"])));
+    assert_eq!(
+        oauth.redirect_uri.as_deref(),
+        Some("http://localhost:7777/oauth/callback")
+    );
+    assert!(sse.settings.unknown.contains_key("oauth.tokenParamName"));
 }
 
 #[test]
@@ -537,19 +563,19 @@ fn inspector_catalog_reads_era_timeouts_and_leaves_out_empty_env_values() {
     assert_eq!(modern.settings.era, Some(Era::Stateless));
     assert_eq!(http(&loaded, "modern").kind, HttpKind::Http);
     assert_eq!(http(&loaded, "modern").headers["X-Team"], "a");
+    let oauth = server(&loaded, "modern")
+        .settings
+        .oauth
+        .clone()
+        .expect("oauth");
+    assert_eq!(oauth.client_id.as_deref(), Some("inspector-client"));
     let old = server(&loaded, "old");
     assert_eq!(old.settings.era, Some(Era::Auto));
     assert_eq!(old.settings.tool_timeout, None, "0 means none");
     assert_eq!(http(&loaded, "old").kind, HttpKind::Sse);
     let mut keys = unknown_keys(&loaded);
     keys.sort();
-    assert_eq!(
-        keys,
-        [
-            ("modern".to_owned(), "oauth".to_owned()),
-            ("modern".to_owned(), "roots".to_owned())
-        ]
-    );
+    assert_eq!(keys, [("modern".to_owned(), "roots".to_owned())]);
 }
 
 #[test]

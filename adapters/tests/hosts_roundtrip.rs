@@ -507,9 +507,9 @@ fn expected(format: Format, s: &Spec, values: &[String]) -> (ServerConfig, Serve
                     .map(|c| value(c, values).into()),
                 // Codex gives its servers its own list of variables, not its environment.
                 inherit_env: match format {
-                    Format::Codex => InheritEnv::Only(
-                        CODEX_ENV_VARS.iter().map(|n| n.to_string()).collect(),
-                    ),
+                    Format::Codex => {
+                        InheritEnv::Only(CODEX_ENV_VARS.iter().map(|n| n.to_string()).collect())
+                    }
                     _ => InheritEnv::All,
                 },
                 ..StdioConfig::default()

@@ -708,7 +708,14 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     if login {
         auth::forget(&config)?;
     }
-    auth::apply(&cli.server.sign_in, &config, &mut options, login)?;
+    let file_oauth = settings.and_then(|s| s.oauth.as_ref());
+    auth::apply(
+        &cli.server.sign_in,
+        &config,
+        file_oauth,
+        &mut options,
+        login,
+    )?;
     verbose::cap_messages(&mut options, cli.server.max_message_size);
     if cli.server.verbose {
         verbose::observe(&mut options, None);

@@ -334,7 +334,14 @@ const ENV_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/en
 /// The names of the variables the server at `file` (its server `env`) was started with.
 fn server_env(file: &std::path::Path, env: &[(&str, &str)]) -> Vec<String> {
     let o = mcpwire_env(
-        &["--config", file.to_str().unwrap(), "--server", "env", "call", "env"],
+        &[
+            "--config",
+            file.to_str().unwrap(),
+            "--server",
+            "env",
+            "call",
+            "env",
+        ],
         env,
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -423,7 +430,9 @@ fn a_files_tool_filter_holds_for_tools_and_call_on_one_server() {
         !out.lines().any(|l| l.starts_with("echo ")),
         "echo is filtered out: {out}"
     );
-    let o = mcpwire(&["--config", file, "--server", "demo", "call", "echo", "text=hi"]);
+    let o = mcpwire(&[
+        "--config", file, "--server", "demo", "call", "echo", "text=hi",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
     assert_contains(&text(&o.stderr), "does not allow its tool echo");
 }

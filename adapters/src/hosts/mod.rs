@@ -62,7 +62,7 @@ pub use host::Host;
 pub use mcpwire_core::config::{HttpConfig, HttpKind, InheritEnv, ServerConfig, StdioConfig};
 pub use places::Place;
 pub use secret::is_credential_header;
-pub use server::{LoadedServer, Origin, Scope, ServerSettings, ToolFilter};
+pub use server::{LoadedServer, OAuthSettings, Origin, Scope, ServerSettings, ToolFilter};
 pub use vars::{Environment, InputCallback, InputSpec, ProcessEnv};
 
 use formats::{detect, looks_like_toml, Cx, Outcome};

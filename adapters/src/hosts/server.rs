@@ -48,6 +48,9 @@ pub struct ServerSettings {
     pub era: Option<Era>,
     /// The `envFile` whose variables were added to `env` (values in `env` win).
     pub env_file: Option<PathBuf>,
+    /// What the host's OAuth block says about signing in to the server (Gemini's `oauth`,
+    /// Cursor's `auth`, the Inspector's `oauth`).
+    pub oauth: Option<OAuthSettings>,
     /// Keys mcpwire does not know for this host, kept as written (each is also reported as a
     /// [`Warning::UnknownKey`](super::Warning::UnknownKey)). Their values are never printed.
     pub unknown: serde_json::Map<String, serde_json::Value>,
@@ -61,6 +64,7 @@ impl Default for ServerSettings {
             tool_timeout: None,
             tools: ToolFilter::default(),
             era: None,
+            oauth: None,
             env_file: None,
             unknown: serde_json::Map::new(),
         }
@@ -75,9 +79,42 @@ impl fmt::Debug for ServerSettings {
             .field("tool_timeout", &self.tool_timeout)
             .field("tools", &self.tools)
             .field("era", &self.era)
+            .field("oauth", &self.oauth)
             .field("env_file", &self.env_file)
             // Unknown keys may hold secrets (an OAuth client secret): names only.
             .field("unknown", &self.unknown.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// A server's OAuth client as its host's file gives it: what
+/// [`OAuthOptions::use_file_settings`](crate::oauth::OAuthOptions::use_file_settings) feeds the
+/// authorization. Its `Debug` never shows the secret.
+#[derive(Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct OAuthSettings {
+    /// A client registered beforehand (Gemini and the Inspector `clientId`, Cursor
+    /// `CLIENT_ID`).
+    pub client_id: Option<String>,
+    /// Its secret, for a confidential client (`clientSecret`, `CLIENT_SECRET`).
+    pub client_secret: Option<String>,
+    /// The scopes to ask for (`scopes`).
+    pub scopes: Option<Vec<String>>,
+    /// The redirect URI the client is registered with (`redirectUri`); the authorizer must
+    /// catch what comes back to it.
+    pub redirect_uri: Option<String>,
+}
+
+impl fmt::Debug for OAuthSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthSettings")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| REDACTED),
+            )
+            .field("scopes", &self.scopes)
+            .field("redirect_uri", &self.redirect_uri)
             .finish()
     }
 }
@@ -273,8 +310,10 @@ mod tests {
     #[test]
     fn keep_leaves_the_allowed_tools_in_their_order() {
         let tool = |name: &str| -> Tool {
-            serde_json::from_value(serde_json::json!({"name": name, "inputSchema": {"type": "object"}}))
-                .unwrap()
+            serde_json::from_value(
+                serde_json::json!({"name": name, "inputSchema": {"type": "object"}}),
+            )
+            .unwrap()
         };
         let t = ToolFilter {
             include: Some(vec!["c".into(), "a".into(), "b".into()]),

@@ -144,7 +144,11 @@ mod tests {
     fn a_project_server_needs_an_approval_and_a_refusal_or_a_disabling_wins() {
         let none = approvals("{}");
         assert_eq!(none.refuses(Scope::Project, "db"), Some(false));
-        assert_eq!(none.refuses(Scope::User, "db"), None, "user servers need none");
+        assert_eq!(
+            none.refuses(Scope::User, "db"),
+            None,
+            "user servers need none"
+        );
         let some = approvals(
             r#"{"enabledMcpjsonServers": ["db", "web"], "disabledMcpjsonServers": ["web"],
                 "disabledMcpServers": ["mine"]}"#,

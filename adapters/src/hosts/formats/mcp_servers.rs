@@ -200,11 +200,20 @@ fn read_fields(e: &mut Entry<'_, '_>, host: Host) -> Result<ServerConfig, Config
     };
     match host {
         Host::Gemini => {
+            e.oauth(
+                "oauth",
+                ["clientId", "clientSecret", "scopes", "redirectUri"],
+            )?;
             e.settings.tool_timeout = e.duration("timeout", 1000, false)?;
             e.settings.tools.include = e.names("includeTools")?;
             e.settings.tools.exclude = e.names("excludeTools")?.unwrap_or_default();
         }
+        Host::Cursor => e.oauth("auth", ["CLIENT_ID", "CLIENT_SECRET", "scopes", ""])?,
         Host::Inspector => {
+            e.oauth(
+                "oauth",
+                ["clientId", "clientSecret", "scopes", "redirectUri"],
+            )?;
             e.settings.startup_timeout = e.duration("connectionTimeout", 1000, true)?;
             e.settings.tool_timeout = e.duration("requestTimeout", 1000, true)?;
         }
@@ -274,7 +283,10 @@ pub(crate) fn read(
 
 /// `~/.claude.json`'s entry for the project, keyed by its absolute path (as given, or with
 /// its symbolic links resolved, as Claude Code may have written it).
-pub(crate) fn project_entry<'r>(root: &'r Object, workspace: &std::path::Path) -> Option<&'r Object> {
+pub(crate) fn project_entry<'r>(
+    root: &'r Object,
+    workspace: &std::path::Path,
+) -> Option<&'r Object> {
     let projects = root.get("projects")?.as_object()?;
     let trim = |p: &str| p.trim_end_matches(['/', '\\']).to_owned();
     let mut keys = vec![trim(&workspace.to_string_lossy())];

@@ -157,7 +157,10 @@ mod tests {
         assert!(gemini.forms_in(Env).bare);
         for field in [Command, Args, Cwd, Url, Headers] {
             assert!(!gemini.forms_in(field).bare, "{field:?}");
-            assert!(gemini.forms_in(field).braced, "{field:?} still expands ${{VAR}}");
+            assert!(
+                gemini.forms_in(field).braced,
+                "{field:?} still expands ${{VAR}}"
+            );
         }
     }
 }
