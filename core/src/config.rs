@@ -55,7 +55,11 @@ pub struct StdioConfig {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
     /// Which of the host's environment the server starts from (default: all of it).
-    #[serde(default, rename = "inheritEnv", skip_serializing_if = "InheritEnv::is_all")]
+    #[serde(
+        default,
+        rename = "inheritEnv",
+        skip_serializing_if = "InheritEnv::is_all"
+    )]
     pub inherit_env: InheritEnv,
     /// Variables removed from the inherited environment (VS Code's `null` values in `env`).
     #[serde(default, rename = "envRemove", skip_serializing_if = "Vec::is_empty")]
