@@ -277,3 +277,28 @@ fn open_in_browser(url: &Url) {
         std::thread::spawn(move || child.wait());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_redirect_uri_is_listened_on_as_given_when_it_is_loopback_http_with_a_port() {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = free.local_addr().unwrap().port();
+        drop(free);
+        let uri = format!("http://localhost:{port}/oauth/callback");
+        let a = LoopbackAuthorizer::bind_redirect(&uri).unwrap();
+        assert_eq!(a.redirect_uri(), uri);
+        assert_eq!((a.port, a.path.as_str()), (port, "/oauth/callback"));
+        for bad in [
+            "https://localhost:7777/cb",
+            "http://example.com:7777/cb",
+            "http://localhost/cb",
+            "not a url",
+        ] {
+            let e = LoopbackAuthorizer::bind_redirect(bad).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{bad}");
+        }
+    }
+}

@@ -196,10 +196,12 @@ mod tests {
 
     #[test]
     fn a_files_client_and_scopes_feed_the_authorization() {
-        let mut file = crate::hosts::OAuthSettings::default();
-        file.client_id = Some("gemini-client".into());
-        file.client_secret = Some("s3cret".into());
-        file.scopes = Some(vec!["read".into(), "write".into()]);
+        let file = crate::hosts::OAuthSettings {
+            client_id: Some("gemini-client".into()),
+            client_secret: Some("s3cret".into()),
+            scopes: Some(vec!["read".into(), "write".into()]),
+            ..Default::default()
+        };
         let mut options = OAuthOptions::without_user(Grant::AuthorizationCode);
         options.use_file_settings(&file);
         let config =
