@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcpwire::hosts::{
-    ConfigError, Detection, Host, HttpConfig, HttpKind, InputSpec, Loaded, LoadedServer, Loader,
-    Scope, ServerConfig, StdioConfig, Warning,
+    ConfigError, Detection, Host, HttpConfig, HttpKind, InheritEnv, InputSpec, Loaded,
+    LoadedServer, Loader, Scope, ServerConfig, StdioConfig, Warning,
 };
 use mcpwire::Era;
 
@@ -283,12 +283,14 @@ fn cursor_expands_env_user_home_and_workspace_and_reads_env_file() {
         (streamable.kind, streamable.url.as_str()),
         (HttpKind::Http, "https://cursor.example.com/mcp")
     );
+    // Cursor's `auth` block feeds the authorization; its secret is never printed.
     let linear = server(&loaded, "linear");
-    assert_eq!(linear.settings.unknown["auth"]["CLIENT_ID"], "client-id");
-    assert_eq!(
-        unknown_keys(&loaded),
-        [("linear".to_owned(), "auth".to_owned())]
-    );
+    let oauth = linear.settings.oauth.as_ref().expect("the auth block");
+    assert_eq!(oauth.client_id.as_deref(), Some("client-id"));
+    assert_eq!(oauth.client_secret.as_deref(), Some("client-SECRET"));
+    assert_eq!(oauth.scopes, Some(strings(&["read"])));
+    assert!(!format!("{linear:?}").contains("SECRET"), "{linear:?}");
+    assert!(unknown_keys(&loaded).is_empty(), "{:?}", loaded.warnings);
 }
 
 fn vscode_loader(asked: Arc<Mutex<Vec<InputSpec>>>) -> Loader {
@@ -324,7 +326,12 @@ fn vscode_reads_servers_and_inputs_and_asks_each_input_once() {
     );
     assert_eq!(fetch.cwd.as_deref(), Some(project().as_path()));
     let settings = &server(&loaded, "fetch").settings;
-    assert_eq!(settings.env_unset, strings(&["REMOVED"]));
+    assert_eq!(fetch.env_remove, strings(&["REMOVED"]));
+    assert_eq!(
+        fetch.inherit_env,
+        InheritEnv::All,
+        "VS Code passes its environment"
+    );
     assert_eq!(
         settings.env_file.as_deref(),
         Some(project().join(".env").as_path())
@@ -433,8 +440,18 @@ fn codex_reads_every_key_and_takes_secrets_from_named_variables() {
     assert_eq!(docs.args, strings(&["-y", "mcp-server"]));
     assert_eq!(docs.env, map(&[("API_KEY", "value")]));
     assert_eq!(docs.cwd.as_deref(), Some(Path::new("/path")));
+    // Codex's own list of variables, and the names in `env_vars`, not the whole environment.
+    let InheritEnv::Only(inherited) = &docs.inherit_env else {
+        panic!("a Codex server inherits only a list: {docs:?}");
+    };
+    for name in ["PATH", "HOME", "API_KEY2"] {
+        assert!(
+            inherited.iter().any(|n| n == name),
+            "{name} in {inherited:?}"
+        );
+    }
+    assert!(!inherited.iter().any(|n| n == "GITHUB_TOKEN"));
     let s = &server(&loaded, "docs").settings;
-    assert_eq!(s.env_vars, strings(&["API_KEY2"]));
     assert_eq!(s.startup_timeout, Some(Duration::from_secs(20)));
     assert_eq!(s.tool_timeout, Some(Duration::from_millis(30_500)));
     assert!(s.enabled);
@@ -469,7 +486,18 @@ fn gemini_reads_url_as_sse_http_url_as_streamable_and_expands_bare_and_braced() 
     let loaded = load(&home().join(".gemini/settings.json"));
     assert_eq!(loaded.files[0].host, Host::Gemini);
     let py = stdio(&loaded, "pythonTools");
-    assert_eq!(py.args, strings(&["-m", "my_mcp_server", "--port", "8080"]));
+    // `$word` outside `env` is text (Gemini names `$VAR` for `env` values only).
+    assert_eq!(
+        py.args,
+        strings(&[
+            "-m",
+            "my_mcp_server",
+            "--port",
+            "8080",
+            "--match",
+            "^v$word"
+        ])
+    );
     assert_eq!(
         py.env,
         map(&[("API_KEY", "gemini-SECRET"), ("DB", "postgres://gem")])
@@ -489,6 +517,7 @@ fn gemini_reads_url_as_sse_http_url_as_streamable_and_expands_bare_and_braced() 
     let streamable = http(&loaded, "httpServer");
     assert_eq!(streamable.kind, HttpKind::Http);
     assert_eq!(streamable.headers["X-Api-Key"], "http-SECRET");
+    assert_eq!(streamable.headers["X-Price"], "$5");
     assert_eq!(
         server(&loaded, "httpServer").settings.tool_timeout,
         Some(Duration::from_secs(5))
@@ -497,6 +526,16 @@ fn gemini_reads_url_as_sse_http_url_as_streamable_and_expands_bare_and_braced() 
         !server(&loaded, "experimental").settings.enabled,
         "mcp.excluded"
     );
+    // The `oauth` block feeds the authorization; what mcpwire does not use is kept.
+    let sse = server(&loaded, "sseServer");
+    let oauth = sse.settings.oauth.as_ref().expect("oauth");
+    assert_eq!(oauth.client_id.as_deref(), Some("gemini-client"));
+    assert_eq!(oauth.scopes, Some(strings(&["openid", "mcp"])));
+    assert_eq!(
+        oauth.redirect_uri.as_deref(),
+        Some("http://localhost:7777/oauth/callback")
+    );
+    assert!(sse.settings.unknown.contains_key("oauth.tokenParamName"));
 }
 
 #[test]
@@ -524,19 +563,19 @@ fn inspector_catalog_reads_era_timeouts_and_leaves_out_empty_env_values() {
     assert_eq!(modern.settings.era, Some(Era::Stateless));
     assert_eq!(http(&loaded, "modern").kind, HttpKind::Http);
     assert_eq!(http(&loaded, "modern").headers["X-Team"], "a");
+    let oauth = server(&loaded, "modern")
+        .settings
+        .oauth
+        .clone()
+        .expect("oauth");
+    assert_eq!(oauth.client_id.as_deref(), Some("inspector-client"));
     let old = server(&loaded, "old");
     assert_eq!(old.settings.era, Some(Era::Auto));
     assert_eq!(old.settings.tool_timeout, None, "0 means none");
     assert_eq!(http(&loaded, "old").kind, HttpKind::Sse);
     let mut keys = unknown_keys(&loaded);
     keys.sort();
-    assert_eq!(
-        keys,
-        [
-            ("modern".to_owned(), "oauth".to_owned()),
-            ("modern".to_owned(), "roots".to_owned())
-        ]
-    );
+    assert_eq!(keys, [("modern".to_owned(), "roots".to_owned())]);
 }
 
 #[test]
@@ -660,6 +699,67 @@ fn claude_code_local_scope_wins_over_the_project_file_which_wins_over_the_user_f
         .load_host(Host::ClaudeCode)
         .unwrap();
     assert_eq!(stdio(&loaded, "shared").command, "shared-from-project");
+}
+
+#[test]
+fn claude_code_starts_a_project_server_only_when_approved_and_none_the_user_disabled() {
+    let home = temp_dir("approvals-home");
+    let project = temp_dir("approvals-project");
+    std::fs::write(
+        project.join(".mcp.json"),
+        r#"{"mcpServers": {"approved": {"command": "a"}, "unapproved": {"command": "b"},
+            "refused": {"command": "c"}}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(
+        project.join(".claude/settings.local.json"),
+        r#"{"enabledMcpjsonServers": ["approved", "refused"], "disabledMcpjsonServers": ["refused"]}"#,
+    )
+    .unwrap();
+    let entry = serde_json::json!({
+        "mcpServers": {"user-on": {"command": "u"}, "user-off": {"command": "v"}},
+        "projects": {project.to_string_lossy(): {"disabledMcpServers": ["user-off"]}}
+    });
+    std::fs::write(home.join(".claude.json"), entry.to_string()).unwrap();
+    let loaded = Loader::new(&home, env())
+        .project(&project)
+        .load_host(Host::ClaudeCode)
+        .unwrap();
+    let enabled: Vec<&str> = loaded.enabled().map(|s| s.name.as_str()).collect();
+    assert_eq!(enabled, ["approved", "user-on"]);
+    let mut refused: Vec<(String, bool)> = loaded
+        .warnings
+        .iter()
+        .filter_map(|w| match w {
+            Warning::NotApproved {
+                server, disabled, ..
+            } => Some((server.clone(), *disabled)),
+            _ => None,
+        })
+        .collect();
+    refused.sort();
+    assert_eq!(
+        refused,
+        [
+            ("refused".to_owned(), true),
+            ("unapproved".to_owned(), false),
+            ("user-off".to_owned(), true),
+        ]
+    );
+    // `enableAllProjectMcpServers` approves the rest; a refusal still wins.
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        r#"{"enableAllProjectMcpServers": true}"#,
+    )
+    .unwrap();
+    let loaded = Loader::new(&home, env())
+        .project(&project)
+        .load_host(Host::ClaudeCode)
+        .unwrap();
+    let enabled: Vec<&str> = loaded.enabled().map(|s| s.name.as_str()).collect();
+    assert_eq!(enabled, ["approved", "unapproved", "user-on"]);
 }
 
 #[test]
@@ -814,9 +914,9 @@ fn an_unset_variable_names_the_variable_the_field_and_the_server() {
         ),
         (
             ".gemini/settings.json",
-            r#"{"mcpServers": {"g": {"command": "x", "args": ["$NOPE"]}}}"#,
+            r#"{"mcpServers": {"g": {"command": "x", "env": {"K": "$NOPE"}}}}"#,
             "g",
-            "args[0]",
+            "env.K",
             "`$NOPE`",
         ),
         (
@@ -874,6 +974,28 @@ fn a_server_with_neither_command_nor_url_is_an_error() {
         matches!(&e, ConfigError::Missing { field, .. } if field == "url"),
         "{e:?}"
     );
+}
+
+#[test]
+fn a_gemini_dollar_word_outside_env_is_kept_as_written_not_an_unset_variable() {
+    let loaded = Loader::new(home(), env())
+        .load_str(
+            r#"{"mcpServers": {
+                "sh": {"command": "sh", "args": ["-c", "echo $1 $NOPE"], "cwd": "/srv/$x",
+                       "env": {"K": "$PORT"}},
+                "web": {"httpUrl": "https://h/mcp?q=$v", "headers": {"X-Cost": "$NOPE"}}
+            }}"#,
+            ".gemini/settings.json",
+            None,
+        )
+        .unwrap();
+    let sh = stdio(&loaded, "sh");
+    assert_eq!(sh.args, strings(&["-c", "echo $1 $NOPE"]));
+    assert_eq!(sh.cwd.as_deref(), Some(Path::new("/srv/$x")));
+    assert_eq!(sh.env, map(&[("K", "8080")]), "`env` still expands `$VAR`");
+    let web = http(&loaded, "web");
+    assert_eq!(web.url, "https://h/mcp?q=$v");
+    assert_eq!(web.headers["X-Cost"], "$NOPE");
 }
 
 #[test]

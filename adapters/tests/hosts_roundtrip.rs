@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mcpwire::hosts::{
-    HttpConfig, HttpKind, Loaded, Loader, ServerConfig, ServerSettings, StdioConfig,
+    HttpConfig, HttpKind, InheritEnv, Loaded, Loader, ServerConfig, ServerSettings, StdioConfig,
+    CODEX_ENV_VARS,
 };
 use mcpwire::Era;
 use proptest::prelude::*;
@@ -504,6 +505,13 @@ fn expected(format: Format, s: &Spec, values: &[String]) -> (ServerConfig, Serve
                     .as_ref()
                     .filter(|_| format.has_cwd())
                     .map(|c| value(c, values).into()),
+                // Codex gives its servers its own list of variables, not its environment.
+                inherit_env: match format {
+                    Format::Codex => {
+                        InheritEnv::Only(CODEX_ENV_VARS.iter().map(|n| n.to_string()).collect())
+                    }
+                    _ => InheritEnv::All,
+                },
                 ..StdioConfig::default()
             })
         }
@@ -593,7 +601,13 @@ proptest! {
             prop_assert_eq!(again.servers.len(), loaded.servers.len());
             for (a, b) in loaded.servers.iter().zip(&again.servers) {
                 prop_assert_eq!(&a.name, &b.name);
-                prop_assert_eq!(&a.config, &b.config, "{}", text);
+                // A Claude Desktop file cannot say which variables to inherit (the core's
+                // own parse keeps it, below).
+                let mut whole = a.config.clone();
+                if let ServerConfig::Stdio(s) = &mut whole {
+                    s.inherit_env = InheritEnv::All;
+                }
+                prop_assert_eq!(&whole, &b.config, "{}", text);
                 prop_assert_eq!(&parsed[&a.name], &a.config);
             }
         }

@@ -54,12 +54,44 @@ pub struct StdioConfig {
     /// Environment variables added to the inherited environment.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Which of the host's environment the server starts from (default: all of it).
+    #[serde(
+        default,
+        rename = "inheritEnv",
+        skip_serializing_if = "InheritEnv::is_all"
+    )]
+    pub inherit_env: InheritEnv,
+    /// Variables removed from the inherited environment (VS Code's `null` values in `env`).
+    #[serde(default, rename = "envRemove", skip_serializing_if = "Vec::is_empty")]
+    pub env_remove: Vec<String>,
     /// The working directory; the host's when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<PathBuf>,
     /// Members this version does not know, kept as they were.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Which variables of the host's own environment a stdio server starts with, before its
+/// [`env`](StdioConfig::env) is added and its [`env_remove`](StdioConfig::env_remove) taken
+/// away.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum InheritEnv {
+    /// The whole environment (what most hosts give their servers).
+    #[default]
+    All,
+    /// Only these variables, those of them that are set (Codex: its own list plus the names
+    /// in `env_vars`).
+    Only(Vec<String>),
+}
+
+impl InheritEnv {
+    /// Whether the whole environment is inherited.
+    pub fn is_all(&self) -> bool {
+        matches!(self, InheritEnv::All)
+    }
 }
 
 /// The only `type` a stdio entry may carry.
@@ -117,6 +149,8 @@ impl std::fmt::Debug for StdioConfig {
             .field("command", &self.command)
             .field("args", &self.args)
             .field("env", &Redacted(&self.env))
+            .field("inherit_env", &self.inherit_env)
+            .field("env_remove", &self.env_remove)
             .field("cwd", &self.cwd)
             .field("extra", &Keys(&self.extra))
             .finish()

@@ -16,6 +16,7 @@ use std::io::IsTerminal;
 use std::sync::{Arc, OnceLock};
 
 use clap::{Args, Subcommand};
+use mcpwire::hosts::OAuthSettings;
 #[cfg(feature = "keychain")]
 use mcpwire::oauth::KeychainTokenStore;
 use mcpwire::oauth::{
@@ -192,6 +193,7 @@ fn static_token(config: &ServerConfig) -> bool {
 pub(super) fn apply(
     args: &SignInArgs,
     config: &ServerConfig,
+    file: Option<&OAuthSettings>,
     options: &mut ConnectOptions,
     login: bool,
 ) -> Result<(), Failure> {
@@ -209,7 +211,15 @@ pub(super) fn apply(
         );
         (Arc::new(NoSignIn(why)), "http://127.0.0.1/callback".into())
     } else {
-        let listener = LoopbackAuthorizer::bind(args.redirect_port.unwrap_or(0)).map_err(|e| {
+        // The file's redirect URI, unless --redirect-port says otherwise.
+        let listener = match (
+            args.redirect_port,
+            file.and_then(|f| f.redirect_uri.as_deref()),
+        ) {
+            (None, Some(uri)) => LoopbackAuthorizer::bind_redirect(uri),
+            (port, _) => LoopbackAuthorizer::bind(port.unwrap_or(0)),
+        };
+        let listener = listener.map_err(|e| {
             Failure::new(
                 exit::CONNECT,
                 format!("cannot listen on 127.0.0.1 for the sign-in's redirect: {e}"),
@@ -236,6 +246,9 @@ pub(super) fn apply(
     let mut oauth = OAuthOptions::new(Shared(authorizer), &redirect);
     oauth.store = store();
     oauth.client_name = "mcpwire (command line)".into();
+    if let Some(file) = file {
+        oauth.use_file_settings(file);
+    }
     options.oauth = Some(oauth);
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use mcpwire::hosts::ToolFilter;
 use mcpwire::{CallOptions, Client, ConnectOptions, ServerConfig};
 use serde_json::Value;
 
@@ -92,6 +93,7 @@ pub(super) fn info(client: &Client, json: bool, proxy: Option<&str>) -> Result<u
 
 pub(super) async fn tools(
     client: &Client,
+    filter: &ToolFilter,
     name: Option<&str>,
     json: bool,
     timeout: Duration,
@@ -103,9 +105,11 @@ pub(super) async fn tools(
         // A list the server does not offer: empty, and said so (exit 0), as for resources.
         return Ok(super::nouns::offers_none("tools", json));
     }
-    let tools = client
-        .list_tools_with(CallOptions::default().timeout(timeout))
-        .await?;
+    let tools = filter.keep(
+        client
+            .list_tools_with(CallOptions::default().timeout(timeout))
+            .await?,
+    );
     if let Some(name) = name {
         let tool = tools
             .iter()

@@ -676,6 +676,10 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     };
     let settings = from_file.as_ref().map(|s| &s.settings);
     let file_era = settings.and_then(|s| s.era);
+    // The file's tool filter holds here as in the Manager: its other tools are not shown,
+    // nor called.
+    let filter = settings.map(|s| s.tools.clone()).unwrap_or_default();
+    let server_name = from_file.as_ref().map(|s| s.name.clone());
     // The file's timeouts for its server, unless --timeout says otherwise.
     let given = cli.server.timeout.is_some();
     let timeout = timeout(&cli.server)?;
@@ -705,7 +709,14 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     if login {
         auth::forget(&config)?;
     }
-    auth::apply(&cli.server.sign_in, &config, &mut options, login)?;
+    let file_oauth = settings.and_then(|s| s.oauth.as_ref());
+    auth::apply(
+        &cli.server.sign_in,
+        &config,
+        file_oauth,
+        &mut options,
+        login,
+    )?;
     verbose::cap_messages(&mut options, cli.server.max_message_size);
     if cli.server.verbose {
         verbose::observe(&mut options, None);
@@ -790,7 +801,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         match cli.command {
             Command::Info { json } => inspect::info(&client, json, http_proxy.as_deref()),
             Command::Tools { name, json } => {
-                inspect::tools(&client, name.as_deref(), json, timeout).await
+                inspect::tools(&client, &filter, name.as_deref(), json, timeout).await
             }
             Command::Call {
                 tool,
@@ -804,6 +815,8 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                     args: &args,
                     json,
                     output: output.as_deref(),
+                    filter: &filter,
+                    server: server_name.as_deref(),
                 };
                 let max_time = max_time(&cli.server)?;
                 call(&client, request, &logs, timeout, max_time).await
@@ -907,6 +920,10 @@ struct CallRequest<'a> {
     args: &'a [String],
     json: bool,
     output: Option<&'a std::path::Path>,
+    /// The file's tool filter for its server (allows every tool without a file).
+    filter: &'a mcpwire::hosts::ToolFilter,
+    /// The server's name in its file.
+    server: Option<&'a str>,
 }
 
 async fn call(
@@ -921,7 +938,16 @@ async fn call(
         args,
         json,
         output,
+        filter,
+        server,
     } = request;
+    if !filter.allows(tool) {
+        let refused = mcpwire::manager::ManagerError::NotAllowed {
+            server: server.unwrap_or("the server").to_owned(),
+            tool: tool.to_owned(),
+        };
+        return Err(Failure::new(exit::USAGE, refused.to_string()));
+    }
     if let Some(dir) = output {
         std::fs::create_dir_all(dir).map_err(|e| {
             Failure::new(
@@ -936,10 +962,13 @@ async fn call(
         .list_tools_with(CallOptions::default().timeout(timeout))
         .await
     {
-        Ok(tools) => match tools.iter().find(|t| t.name == tool) {
-            Some(t) => t.input_schema_value(),
-            None => return Err(args::unknown_tool(tool, &tools)),
-        },
+        Ok(tools) => {
+            let tools = filter.keep(tools);
+            match tools.iter().find(|t| t.name == tool) {
+                Some(t) => t.input_schema_value(),
+                None => return Err(args::unknown_tool(tool, &tools)),
+            }
+        }
         Err(_) => Value::Null,
     };
     let arguments = args::arguments(args, &schema, "tool")?;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_lite::future;
-use mcpwire::hosts::{Loaded, Loader};
+use mcpwire::hosts::{Loaded, Loader, ToolFilter};
 use mcpwire::manager::naming::{self, NamingPolicy, Qualified};
 use mcpwire::manager::{ManagedTool, Manager, ManagerEvent, ManagerOptions, ServerState};
 use mcpwire::{ConnectOptions, Era, HttpTransportKind, ServerConfig};
@@ -189,11 +189,15 @@ async fn run(cli: &Cli, file: &Path, listed: &Loaded) -> Result<u8, Failure> {
                 ..
             } => {
                 settle(&manager, until, tool).await;
+                // The Manager routes only to tools its server's filter allows.
+                let routed_only = ToolFilter::default();
                 let request = CallRequest {
                     tool,
                     args: words,
                     json: *json,
                     output: output.as_deref(),
+                    filter: &routed_only,
+                    server: None,
                 };
                 call(&manager, &loaded, listed, args, request, timeout).await
             }
@@ -807,10 +811,8 @@ fn every_tool(manager: &Manager, listed: &Loaded) -> Vec<Qualified> {
     let managed: HashSet<String> = manager.states().into_iter().map(|(n, _)| n).collect();
     for server in listed.enabled().filter(|s| !managed.contains(&s.name)) {
         let cached = manager.cached_tools(&server.config).unwrap_or_default();
-        let allowed = cached
-            .into_iter()
-            .filter(|t| server.settings.tools.allows(&t.name));
-        pairs.extend(allowed.map(|t| (server.name.clone(), t.name)));
+        let allowed = server.settings.tools.keep(cached);
+        pairs.extend(allowed.into_iter().map(|t| (server.name.clone(), t.name)));
     }
     naming::qualify(&NamingPolicy::default(), &pairs).0
 }
@@ -903,6 +905,7 @@ async fn call(
     let logs = logs::LogPrinter::new(&client, min_level, crate::out::stderr_is_terminal());
     let request = CallRequest {
         tool: &found.tool.name,
+        server: Some(&found.server),
         ..request
     };
     let max_time = super::max_time(args)?;

@@ -6,7 +6,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use common::{assert_contains, mcpwire_env, temp, text, with_bin, BIN};
+use common::{assert_contains, mcpwire, mcpwire_env, temp, text, with_bin, BIN};
 
 /// Writes `servers` (the value of `mcpServers`) as a Claude Code project file; `{BIN}` stands
 /// for this build's `mcpwire`.
@@ -234,8 +234,8 @@ const HOST_FILES: &[HostFile] = &[
     },
     HostFile {
         path: ".gemini/settings.json",
-        text: r#"{"mcpServers": {"demo": {"command": "$MCPWIRE_TEST_BIN", "args": ["serve-demo"],
-                  "timeout": 20000}}}"#,
+        text: r#"{"mcpServers": {"demo": {"command": "${MCPWIRE_TEST_BIN}", "args": ["serve-demo"],
+                  "env": {"DEMO_HOME": "$HOME"}, "timeout": 20000}}}"#,
         server: "demo",
         read_as: "Gemini CLI's file",
         era: "stateless",
@@ -326,4 +326,113 @@ fn a_file_of_every_host_s_format_runs_its_server() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The stand-in server whose tool `env` answers the names of its environment's variables.
+const ENV_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/env_server.py");
+
+/// The names of the variables the server at `file` (its server `env`) was started with.
+fn server_env(file: &std::path::Path, env: &[(&str, &str)]) -> Vec<String> {
+    let o = mcpwire_env(
+        &[
+            "--config",
+            file.to_str().unwrap(),
+            "--server",
+            "env",
+            "call",
+            "env",
+        ],
+        env,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    text(&o.stdout).lines().map(str::to_owned).collect()
+}
+
+/// The Python interpreter itself, not a wrapper script in front of it that would set
+/// variables of its own (pyenv's shims do).
+fn python() -> String {
+    let o = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    text(&o.stdout).trim().to_owned()
+}
+
+#[test]
+fn a_server_from_a_codex_file_gets_codexs_variables_its_env_vars_and_its_env_only() {
+    let path = temp("codex-env").join("config.toml");
+    let python = python();
+    std::fs::write(
+        &path,
+        format!(
+            "[mcp_servers.env]\ncommand = {python:?}\nargs = [{ENV_SERVER:?}]\n\
+             env_vars = [\"PASSED_THROUGH\"]\nenv = {{ OWN = \"mine\" }}\n"
+        ),
+    )
+    .unwrap();
+    let names = server_env(
+        &path,
+        &[("PASSED_THROUGH", "1"), ("NOT_FOR_SERVERS", "secret")],
+    );
+    for name in ["PATH", "HOME", "PASSED_THROUGH", "OWN"] {
+        assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
+    }
+    assert!(!names.iter().any(|n| n == "NOT_FOR_SERVERS"), "{names:?}");
+    // Nothing beyond Codex's list, the names in `env_vars` and the server's `env` (and
+    // `LC_CTYPE`, which Python sets itself under the C locale).
+    let allowed: Vec<&str> = mcpwire::hosts::CODEX_ENV_VARS
+        .iter()
+        .copied()
+        .chain(["PASSED_THROUGH", "OWN", "LC_CTYPE"])
+        .collect();
+    for name in &names {
+        assert!(allowed.contains(&name.as_str()), "{name} passed: {names:?}");
+    }
+}
+
+#[test]
+fn a_vs_code_null_in_env_removes_the_variable_and_the_rest_is_inherited() {
+    let path = temp("vscode-env").join("mcp.json");
+    std::fs::write(
+        &path,
+        format!(
+            r#"{{"servers": {{"env": {{"type": "stdio", "command": {:?}, "args": [{ENV_SERVER:?}],
+                "env": {{"REMOVED": null, "OWN": "mine"}}}}}}}}"#,
+            python()
+        ),
+    )
+    .unwrap();
+    let names = server_env(&path, &[("REMOVED", "1"), ("INHERITED", "2")]);
+    for name in ["INHERITED", "OWN", "PATH"] {
+        assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
+    }
+    assert!(!names.iter().any(|n| n == "REMOVED"), "{names:?}");
+}
+
+#[test]
+fn a_files_tool_filter_holds_for_tools_and_call_on_one_server() {
+    let path = temp("filter").join(".gemini").join("settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(
+        &path,
+        with_bin(
+            r#"{"mcpServers": {"demo": {"command": "{BIN}", "args": ["serve-demo"],
+                "excludeTools": ["echo"]}}}"#,
+        ),
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let o = mcpwire(&["--config", file, "--server", "demo", "tools"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.starts_with("NAME"), "{out}");
+    assert!(
+        !out.lines().any(|l| l.starts_with("echo ")),
+        "echo is filtered out: {out}"
+    );
+    let o = mcpwire(&[
+        "--config", file, "--server", "demo", "call", "echo", "text=hi",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    assert_contains(&text(&o.stderr), "does not allow its tool echo");
 }

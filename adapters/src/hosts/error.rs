@@ -372,6 +372,17 @@ pub enum Warning {
         /// The server.
         server: String,
     },
+    /// A server its host would not start in this project, loaded disabled: a Claude Code
+    /// project server not approved (`enabledMcpjsonServers`, `enableAllProjectMcpServers`), or
+    /// one the user disabled (`disabledMcpjsonServers`, `disabledMcpServers`).
+    NotApproved {
+        /// The file.
+        path: PathBuf,
+        /// The server.
+        server: String,
+        /// Whether the user disabled it (rather than never approved it).
+        disabled: bool,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -415,6 +426,25 @@ impl fmt::Display for Warning {
             Warning::ExtensionServer { path, server } => write!(
                 f,
                 "{}: server `{server}` comes from an editor extension; skipped",
+                path.display()
+            ),
+            Warning::NotApproved {
+                path,
+                server,
+                disabled: true,
+            } => write!(
+                f,
+                "{}: server `{server}` is disabled for this project in Claude Code's settings; not started",
+                path.display()
+            ),
+            Warning::NotApproved {
+                path,
+                server,
+                disabled: false,
+            } => write!(
+                f,
+                "{}: server `{server}` is not approved for this project in Claude Code's settings \
+                 (enabledMcpjsonServers or enableAllProjectMcpServers); not started",
                 path.display()
             ),
         }

@@ -57,12 +57,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use error::{ConfigError, Warning};
-pub use formats::Detection;
+pub use formats::{Detection, CODEX_ENV_VARS};
 pub use host::Host;
-pub use mcpwire_core::config::{HttpConfig, HttpKind, ServerConfig, StdioConfig};
+pub use mcpwire_core::config::{HttpConfig, HttpKind, InheritEnv, ServerConfig, StdioConfig};
 pub use places::Place;
 pub use secret::is_credential_header;
-pub use server::{LoadedServer, Origin, Scope, ServerSettings, ToolFilter};
+pub use server::{LoadedServer, OAuthSettings, Origin, Scope, ServerSettings, ToolFilter};
 pub use vars::{Environment, InputCallback, InputSpec, ProcessEnv};
 
 use formats::{detect, looks_like_toml, Cx, Outcome};

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcpwire_core::config::{HttpKind, ServerConfig};
+use mcpwire_core::types::Tool;
 use mcpwire_core::Era;
 
 use super::host::Host;
@@ -47,11 +48,9 @@ pub struct ServerSettings {
     pub era: Option<Era>,
     /// The `envFile` whose variables were added to `env` (values in `env` win).
     pub env_file: Option<PathBuf>,
-    /// Environment variables to pass through from the host's environment (Codex `env_vars`).
-    /// mcpwire starts servers with the whole environment, so they reach the server already.
-    pub env_vars: Vec<String>,
-    /// Environment variables to remove from the server's environment (VS Code: `null` in `env`).
-    pub env_unset: Vec<String>,
+    /// What the host's OAuth block says about signing in to the server (Gemini's `oauth`,
+    /// Cursor's `auth`, the Inspector's `oauth`).
+    pub oauth: Option<OAuthSettings>,
     /// Keys mcpwire does not know for this host, kept as written (each is also reported as a
     /// [`Warning::UnknownKey`](super::Warning::UnknownKey)). Their values are never printed.
     pub unknown: serde_json::Map<String, serde_json::Value>,
@@ -65,9 +64,8 @@ impl Default for ServerSettings {
             tool_timeout: None,
             tools: ToolFilter::default(),
             era: None,
+            oauth: None,
             env_file: None,
-            env_vars: Vec::new(),
-            env_unset: Vec::new(),
             unknown: serde_json::Map::new(),
         }
     }
@@ -81,11 +79,42 @@ impl fmt::Debug for ServerSettings {
             .field("tool_timeout", &self.tool_timeout)
             .field("tools", &self.tools)
             .field("era", &self.era)
+            .field("oauth", &self.oauth)
             .field("env_file", &self.env_file)
-            .field("env_vars", &self.env_vars)
-            .field("env_unset", &self.env_unset)
             // Unknown keys may hold secrets (an OAuth client secret): names only.
             .field("unknown", &self.unknown.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// A server's OAuth client as its host's file gives it: what
+/// [`OAuthOptions::use_file_settings`](crate::oauth::OAuthOptions::use_file_settings) feeds the
+/// authorization. Its `Debug` never shows the secret.
+#[derive(Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct OAuthSettings {
+    /// A client registered beforehand (Gemini and the Inspector `clientId`, Cursor
+    /// `CLIENT_ID`).
+    pub client_id: Option<String>,
+    /// Its secret, for a confidential client (`clientSecret`, `CLIENT_SECRET`).
+    pub client_secret: Option<String>,
+    /// The scopes to ask for (`scopes`).
+    pub scopes: Option<Vec<String>>,
+    /// The redirect URI the client is registered with (`redirectUri`); the authorizer must
+    /// catch what comes back to it.
+    pub redirect_uri: Option<String>,
+}
+
+impl fmt::Debug for OAuthSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthSettings")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| REDACTED),
+            )
+            .field("scopes", &self.scopes)
+            .field("redirect_uri", &self.redirect_uri)
             .finish()
     }
 }
@@ -110,6 +139,13 @@ impl ToolFilter {
                 .include
                 .as_ref()
                 .is_none_or(|only| only.iter().any(|t| t == name))
+    }
+
+    /// The tools of a server's list that may be used, in the list's order: what the
+    /// [`Manager`](crate::manager::Manager) and the command line show of the server.
+    pub fn keep(&self, mut tools: Vec<Tool>) -> Vec<Tool> {
+        tools.retain(|t| self.allows(&t.name));
+        tools
     }
 }
 
@@ -269,5 +305,22 @@ mod tests {
         assert!(t.allows("a"));
         assert!(!t.allows("b"), "exclude wins");
         assert!(!t.allows("c"), "not in the allow-list");
+    }
+
+    #[test]
+    fn keep_leaves_the_allowed_tools_in_their_order() {
+        let tool = |name: &str| -> Tool {
+            serde_json::from_value(
+                serde_json::json!({"name": name, "inputSchema": {"type": "object"}}),
+            )
+            .unwrap()
+        };
+        let t = ToolFilter {
+            include: Some(vec!["c".into(), "a".into(), "b".into()]),
+            exclude: vec!["b".into()],
+        };
+        let kept = t.keep(vec![tool("a"), tool("b"), tool("c"), tool("d")]);
+        let names: Vec<&str> = kept.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "c"]);
     }
 }

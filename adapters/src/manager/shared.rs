@@ -262,7 +262,7 @@ impl Shared {
                 None => None,
             };
             if let Some((tools, stale)) = tools {
-                for tool in tools.into_iter().filter(|t| filter.allows(&t.name)) {
+                for tool in filter.keep(tools) {
                     found.push((name.clone(), tool, stale));
                 }
             }

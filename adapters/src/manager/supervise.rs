@@ -195,6 +195,11 @@ async fn start(
 ) -> Result<(Client, smol::Task<()>), Option<String>> {
     let mut options = (shared.options.connect_options)(name);
     options.era = era;
+    // The file's OAuth client for this server (its id, secret and scopes).
+    #[cfg(feature = "oauth")]
+    if let (Some(oauth), Some(file)) = (options.oauth.as_mut(), settings.oauth.as_ref()) {
+        oauth.use_file_settings(file);
+    }
     let timeout = settings
         .startup_timeout
         .unwrap_or(shared.options.startup_timeout);

@@ -39,6 +39,10 @@ pub type UrlShower = Arc<dyn Fn(&Url) + Send + Sync>;
 pub struct LoopbackAuthorizer {
     listener: Arc<Async<TcpListener>>,
     port: u16,
+    /// The redirect URI as given ([`LoopbackAuthorizer::bind_redirect`]), else `None`.
+    given: Option<String>,
+    /// The path the redirect comes back to.
+    path: String,
     open_browser: bool,
     read_stdin: bool,
     show: UrlShower,
@@ -64,6 +68,8 @@ impl LoopbackAuthorizer {
         Ok(LoopbackAuthorizer {
             listener: Arc::new(listener),
             port,
+            given: None,
+            path: CALLBACK.to_owned(),
             open_browser: true,
             read_stdin: false,
             show: Arc::new(|url: &Url| {
@@ -72,9 +78,35 @@ impl LoopbackAuthorizer {
         })
     }
 
-    /// The redirect URI: `http://127.0.0.1:<port>/callback`.
+    /// Listens for a redirect URI fixed beforehand (a host file's `redirectUri`, such as
+    /// Gemini's `http://localhost:7777/oauth/callback`): an `http` URL of `localhost` or
+    /// `127.0.0.1` with a port. It listens on `127.0.0.1` at that port and catches that path;
+    /// [`redirect_uri`](Self::redirect_uri) is the URI as given.
+    pub fn bind_redirect(uri: &str) -> io::Result<LoopbackAuthorizer> {
+        let invalid = |why: &str| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("the redirect URI {uri} {why}"),
+            )
+        };
+        let url = Url::parse(uri).map_err(|_| invalid("is not a URL"))?;
+        if url.scheme() != "http" || !matches!(url.host_str(), Some("localhost" | "127.0.0.1")) {
+            return Err(invalid("is not http on localhost or 127.0.0.1"));
+        }
+        let port = url.port().ok_or_else(|| invalid("names no port"))?;
+        let mut authorizer = LoopbackAuthorizer::bind(port)?;
+        authorizer.path = url.path().to_owned();
+        authorizer.given = Some(uri.to_owned());
+        Ok(authorizer)
+    }
+
+    /// The redirect URI: `http://127.0.0.1:<port>/callback`, or the one given to
+    /// [`bind_redirect`](Self::bind_redirect).
     pub fn redirect_uri(&self) -> String {
-        format!("http://127.0.0.1:{}{CALLBACK}", self.port)
+        match &self.given {
+            Some(uri) => uri.clone(),
+            None => format!("http://127.0.0.1:{}{CALLBACK}", self.port),
+        }
     }
 
     /// Whether to open a browser (when there is a display; default yes).
@@ -109,8 +141,9 @@ impl Authorizer for LoopbackAuthorizer {
         }
         let listener = self.listener.clone();
         let redirect_uri = self.redirect_uri();
+        let path = self.path.clone();
         let caught =
-            async move { catch_redirect(&listener, &redirect_uri, state.as_deref()).await };
+            async move { catch_redirect(&listener, &redirect_uri, &path, state.as_deref()).await };
         if !self.read_stdin {
             return Box::pin(caught);
         }
@@ -122,6 +155,7 @@ impl Authorizer for LoopbackAuthorizer {
 async fn catch_redirect(
     listener: &Async<TcpListener>,
     redirect_uri: &str,
+    callback: &str,
     state: Option<&str>,
 ) -> Result<String, AuthorizeError> {
     loop {
@@ -129,7 +163,7 @@ async fn catch_redirect(
             .accept()
             .await
             .map_err(|e| AuthorizeError(format!("the redirect listener failed: {e}")))?;
-        let handled = async { Some(one_request(stream, state).await) }
+        let handled = async { Some(one_request(stream, callback, state).await) }
             .or(async {
                 Timer::after(REQUEST_TIMEOUT).await;
                 None
@@ -142,7 +176,11 @@ async fn catch_redirect(
 }
 
 /// Reads one request; answers it; the query when it is the awaited redirect.
-async fn one_request(mut stream: Async<TcpStream>, state: Option<&str>) -> Option<String> {
+async fn one_request(
+    mut stream: Async<TcpStream>,
+    callback: &str,
+    state: Option<&str>,
+) -> Option<String> {
     let mut head = Vec::new();
     let mut buf = [0u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
@@ -160,8 +198,8 @@ async fn one_request(mut stream: Async<TcpStream>, state: Option<&str>) -> Optio
     let got_state = url::form_urlencoded::parse(query.as_bytes())
         .find(|(k, _)| k == "state")
         .map(|(_, v)| v.into_owned());
-    let awaited = method == "GET" && path == CALLBACK && got_state.as_deref() == state;
-    let (status, page) = match (awaited, path == CALLBACK) {
+    let awaited = method == "GET" && path == callback && got_state.as_deref() == state;
+    let (status, page) = match (awaited, path == callback) {
         (true, _) => (
             "200 OK",
             "Signed in. You can close this window and go back to the terminal.",
@@ -237,5 +275,30 @@ fn open_in_browser(url: &Url) {
     if let Ok(mut child) = command {
         // Reaped off the async threads; its outcome does not matter.
         std::thread::spawn(move || child.wait());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_redirect_uri_is_listened_on_as_given_when_it_is_loopback_http_with_a_port() {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = free.local_addr().unwrap().port();
+        drop(free);
+        let uri = format!("http://localhost:{port}/oauth/callback");
+        let a = LoopbackAuthorizer::bind_redirect(&uri).unwrap();
+        assert_eq!(a.redirect_uri(), uri);
+        assert_eq!((a.port, a.path.as_str()), (port, "/oauth/callback"));
+        for bad in [
+            "https://localhost:7777/cb",
+            "http://example.com:7777/cb",
+            "http://localhost/cb",
+            "not a url",
+        ] {
+            let e = LoopbackAuthorizer::bind_redirect(bad).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{bad}");
+        }
     }
 }

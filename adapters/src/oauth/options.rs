@@ -119,6 +119,23 @@ impl OAuthOptions {
         options
     }
 
+    /// Takes what a host's file says about the server's OAuth client: its client id (and
+    /// secret) as the [pre-registered](OAuthOptions::pre_registered) client, and its scopes.
+    /// The file's redirect URI is the authorizer's to listen on: give it to
+    /// [`OAuthOptions::new`] with an authorizer that catches it (the command line binds its
+    /// loopback listener to it).
+    pub fn use_file_settings(&mut self, file: &crate::hosts::OAuthSettings) {
+        if let Some(client_id) = &file.client_id {
+            self.pre_registered = Some(PreRegisteredClient {
+                client_id: client_id.clone(),
+                client_secret: file.client_secret.clone(),
+            });
+        }
+        if let Some(scopes) = &file.scopes {
+            self.scopes = Some(scopes.clone());
+        }
+    }
+
     /// The flow's configuration for `server_url`, with the clients kept for known issuers.
     pub(super) fn flow_config(
         &self,
@@ -170,5 +187,31 @@ impl std::fmt::Debug for OAuthOptions {
             .field("grant", &self.grant)
             .field("dpop", &self.dpop)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_client_and_scopes_feed_the_authorization() {
+        let file = crate::hosts::OAuthSettings {
+            client_id: Some("gemini-client".into()),
+            client_secret: Some("s3cret".into()),
+            scopes: Some(vec!["read".into(), "write".into()]),
+            ..Default::default()
+        };
+        let mut options = OAuthOptions::without_user(Grant::AuthorizationCode);
+        options.use_file_settings(&file);
+        let config =
+            options.flow_config(Url::parse("https://mcp.example.com/mcp").unwrap(), vec![]);
+        let pre = config.pre_registered.expect("the file's client");
+        assert_eq!(pre.client_id, "gemini-client");
+        assert_eq!(pre.client_secret.as_deref(), Some("s3cret"));
+        assert_eq!(
+            config.scopes,
+            Some(vec!["read".to_owned(), "write".to_owned()])
+        );
     }
 }

@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 
-use mcpwire_core::config::StdioConfig;
+use mcpwire_core::config::{InheritEnv, StdioConfig};
 
 /// A spawned server and the pipes to it.
 pub(crate) struct Spawned {
@@ -44,7 +44,8 @@ fn spawner() -> &'static Mutex<mpsc::Sender<(std::process::Command, Reply)>> {
 /// Spawns the server described by `config` in a new process group, with a parent-death signal.
 pub(crate) fn spawn(config: &StdioConfig) -> io::Result<Spawned> {
     let mut cmd = std::process::Command::new(&config.command);
-    cmd.args(&config.args).envs(&config.env);
+    cmd.args(&config.args);
+    set_env(&mut cmd, config, |name| std::env::var_os(name));
     if let Some(cwd) = &config.cwd {
         cmd.current_dir(cwd);
     }
@@ -60,6 +61,27 @@ pub(crate) fn spawn(config: &StdioConfig) -> io::Result<Spawned> {
         .map_err(|_| io::Error::other("the process spawner thread is gone"))??;
     let pid = child.id() as i32;
     Ok(Spawned { child, pid })
+}
+
+/// The server's environment: the inherited part (all of the host's, or only the listed
+/// variables that `host_var` finds), without the removed names, then its own `env`.
+fn set_env(
+    cmd: &mut std::process::Command,
+    config: &StdioConfig,
+    host_var: impl Fn(&str) -> Option<std::ffi::OsString>,
+) {
+    if let InheritEnv::Only(names) = &config.inherit_env {
+        cmd.env_clear();
+        for name in names {
+            if let Some(value) = host_var(name) {
+                cmd.env(name, value);
+            }
+        }
+    }
+    for name in &config.env_remove {
+        cmd.env_remove(name);
+    }
+    cmd.envs(&config.env);
 }
 
 #[cfg(target_os = "linux")]
@@ -105,3 +127,52 @@ pub(crate) fn signal_group(pid: i32, signal: i32) {
 pub(crate) const SIGTERM: i32 = libc::SIGTERM;
 /// See [`SIGTERM`].
 pub(crate) const SIGKILL: i32 = libc::SIGKILL;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::{OsStr, OsString};
+
+    fn envs(cmd: &std::process::Command) -> Vec<(String, Option<String>)> {
+        let text = |s: &OsStr| s.to_string_lossy().into_owned();
+        let mut out: Vec<_> = cmd
+            .get_envs()
+            .map(|(k, v)| (text(k), v.map(text)))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_whitelist_starts_from_an_empty_environment_and_takes_only_its_names_that_are_set() {
+        let config = StdioConfig {
+            command: "srv".into(),
+            env: [("OWN".to_owned(), "mine".to_owned())].into(),
+            inherit_env: InheritEnv::Only(vec!["HOME".into(), "UNSET".into()]),
+            ..StdioConfig::default()
+        };
+        let mut cmd = std::process::Command::new("srv");
+        set_env(&mut cmd, &config, |name| {
+            (name == "HOME").then(|| OsString::from("/home/u"))
+        });
+        assert_eq!(
+            envs(&cmd),
+            [
+                ("HOME".to_owned(), Some("/home/u".to_owned())),
+                ("OWN".to_owned(), Some("mine".to_owned())),
+            ]
+        );
+    }
+
+    #[test]
+    fn removed_names_are_taken_out_of_the_inherited_environment() {
+        let config = StdioConfig {
+            command: "srv".into(),
+            env_remove: vec!["GONE".into()],
+            ..StdioConfig::default()
+        };
+        let mut cmd = std::process::Command::new("srv");
+        set_env(&mut cmd, &config, |_| None);
+        assert_eq!(envs(&cmd), [("GONE".to_owned(), None)]);
+    }
+}

@@ -1,14 +1,64 @@
 //! Codex: TOML `[mcp_servers.NAME]` tables in `config.toml`. Codex never expands variables in
 //! strings; secrets come from environment variables named by `env_vars`,
-//! `bearer_token_env_var` and `env_http_headers`, each an error here when unset.
+//! `bearer_token_env_var` and `env_http_headers` (the last two an error here when unset).
+//!
+//! Codex starts a stdio server with its own short list of the environment's variables, the
+//! names in `env_vars` and the server's `env`, not with its whole environment: a server read
+//! here gets the same ([`InheritEnv::Only`]).
 
-use mcpwire_core::config::{HttpKind, ServerConfig};
+use mcpwire_core::config::{HttpKind, InheritEnv, ServerConfig};
 
 use super::entry::{Cx, Entry};
 use super::mcp_servers::{Failed, Outcome};
 use crate::hosts::error::ConfigError;
 use crate::hosts::node::Node;
 use crate::hosts::secret::REDACTED;
+
+/// The variables Codex passes from its own environment to every stdio server
+/// (openai/codex, `codex-rs/rmcp-client/src/utils.rs`, `DEFAULT_ENV_VARS`).
+#[cfg(not(windows))]
+pub const DEFAULT_ENV_VARS: &[&str] = &[
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "USER",
+    "__CF_USER_TEXT_ENCODING",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+];
+
+/// The variables Codex passes from its own environment to every stdio server on Windows
+/// (openai/codex, `codex_protocol::shell_environment::WINDOWS_CORE_ENV_VARS`).
+#[cfg(windows)]
+pub const DEFAULT_ENV_VARS: &[&str] = &[
+    "PATH",
+    "PATHEXT",
+    "SHELL",
+    "COMSPEC",
+    "SYSTEMROOT",
+    "WINDIR",
+    "SYSTEMDRIVE",
+    "USERNAME",
+    "USERDOMAIN",
+    "USERPROFILE",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "PROGRAMFILES",
+    "PROGRAMFILES(X86)",
+    "PROGRAMW6432",
+    "PROGRAMDATA",
+    "LOCALAPPDATA",
+    "APPDATA",
+    "TEMP",
+    "TMP",
+    "TMPDIR",
+    "POWERSHELL",
+    "PWSH",
+];
 
 pub(crate) fn read(
     cx: &mut Cx<'_>,
@@ -65,8 +115,14 @@ fn read_fields(e: &mut Entry<'_, '_>) -> Result<ServerConfig, ConfigError> {
             })
         }
         (true, false) => {
-            let stdio = e.stdio(None)?;
-            e.settings.env_vars = e.names("env_vars")?.unwrap_or_default();
+            let mut stdio = e.stdio(None)?;
+            let mut names: Vec<String> = DEFAULT_ENV_VARS.iter().map(|&n| n.to_owned()).collect();
+            for name in e.names("env_vars")?.unwrap_or_default() {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            stdio.inherit_env = InheritEnv::Only(names);
             ServerConfig::Stdio(stdio)
         }
         // Codex speaks Streamable HTTP to a `url`.

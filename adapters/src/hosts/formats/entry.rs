@@ -12,7 +12,7 @@ use mcpwire_core::Era;
 use crate::hosts::error::{ConfigError, Warning};
 use crate::hosts::node::{Node, Object};
 use crate::hosts::secret::Shown;
-use crate::hosts::server::{LoadedServer, Origin, Scope, ServerSettings};
+use crate::hosts::server::{LoadedServer, OAuthSettings, Origin, Scope, ServerSettings};
 use crate::hosts::vars::dialect::{Field, Rules};
 use crate::hosts::vars::env::{parse_env_file, resolve, Environment};
 use crate::hosts::vars::expand::{expand, looks_like_variable, Expanded, Problem, Source};
@@ -306,7 +306,7 @@ impl<'c, 'a> Entry<'c, 'a> {
             base,
             inputs: self.cx.inputs,
         };
-        let forms = self.cx.rules.forms;
+        let forms = self.cx.rules.forms_in(field);
         let Expanded {
             value,
             shown,
@@ -415,11 +415,15 @@ impl<'c, 'a> Entry<'c, 'a> {
     }
 
     /// `env`: strings (numbers and booleans as written), each expanded if the host expands
-    /// `env`; `null` removes the variable (VS Code).
-    pub(crate) fn env(&mut self, key: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+    /// `env`; a `null` value names a variable to remove (VS Code), in the second list.
+    pub(crate) fn env(
+        &mut self,
+        key: &str,
+    ) -> Result<(BTreeMap<String, String>, Vec<String>), ConfigError> {
         let mut out = BTreeMap::new();
+        let mut removed = Vec::new();
         let pairs = match self.take(key) {
-            None | Some(Node::Null) => return Ok(out),
+            None | Some(Node::Null) => return Ok((out, removed)),
             Some(Node::Object(o)) => o.into_entries(),
             Some(other) => {
                 return Err(self.invalid(key, &format!("an object, not {}", other.kind())))
@@ -432,7 +436,7 @@ impl<'c, 'a> Entry<'c, 'a> {
                 Node::Number(n) => n.to_string(),
                 Node::Bool(b) => b.to_string(),
                 Node::Null => {
-                    self.settings.env_unset.push(name);
+                    removed.push(name);
                     continue;
                 }
                 other => {
@@ -442,7 +446,78 @@ impl<'c, 'a> Entry<'c, 'a> {
             let value = self.expand(&label, Field::Env, &text, Some(label.clone()))?;
             out.insert(name, value);
         }
-        Ok(out)
+        Ok((out, removed))
+    }
+
+    /// A host's OAuth block under `key`, its client id, secret, scopes and redirect URI
+    /// written under the keys `names` gives (an empty name: the host has none). Its other
+    /// keys are kept as unknown keys (`key.name`); with `enabled: false` (Gemini) the block
+    /// says nothing.
+    pub(crate) fn oauth(&mut self, key: &str, names: [&str; 4]) -> Result<(), ConfigError> {
+        let mut block = match self.take(key) {
+            None | Some(Node::Null) => return Ok(()),
+            Some(Node::Object(o)) => o,
+            Some(other) => {
+                return Err(self.invalid(key, &format!("an object, not {}", other.kind())))
+            }
+        };
+        let mut text = |name: &str, e: &Self| -> Result<Option<String>, ConfigError> {
+            match (name.is_empty(), block.take(name)) {
+                (true, _) | (_, None | Some(Node::Null)) => Ok(None),
+                (_, Some(Node::String(s))) => Ok(Some(s)),
+                (_, Some(other)) => Err(e.invalid(
+                    &format!("{key}.{name}"),
+                    &format!("a string, not {}", other.kind()),
+                )),
+            }
+        };
+        let client_id = text(names[0], self)?;
+        let client_secret = text(names[1], self)?;
+        let redirect_uri = text(names[3], self)?;
+        let scopes = match block.take(names[2]) {
+            None | Some(Node::Null) => None,
+            // One string of scopes, separated by spaces, as OAuth writes them.
+            Some(Node::String(s)) => Some(s.split_whitespace().map(str::to_owned).collect()),
+            Some(Node::Array(items)) => Some(
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, n)| match n {
+                        Node::String(s) => Ok(s),
+                        other => Err(self.invalid(
+                            &format!("{key}.{}[{i}]", names[2]),
+                            &format!("a string, not {}", other.kind()),
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            Some(other) => {
+                return Err(self.invalid(
+                    &format!("{key}.{}", names[2]),
+                    &format!("an array of strings, not {}", other.kind()),
+                ))
+            }
+        };
+        let enabled = !matches!(block.take("enabled"), Some(Node::Bool(false)));
+        for (name, value) in block.into_entries() {
+            let name = format!("{key}.{name}");
+            self.cx.warnings.push(Warning::UnknownKey {
+                path: self.cx.path.to_owned(),
+                server: self.name.clone(),
+                key: name.clone(),
+            });
+            self.settings.unknown.insert(name, value.to_json());
+        }
+        let settings = OAuthSettings {
+            client_id,
+            client_secret,
+            scopes,
+            redirect_uri,
+        };
+        if enabled && settings != OAuthSettings::default() {
+            self.settings.oauth = Some(settings);
+        }
+        Ok(())
     }
 
     /// `enabled` / `disabled` (both allowed, but they must agree) and `protocolEra`.
@@ -498,12 +573,15 @@ impl<'c, 'a> Entry<'c, 'a> {
         };
         let offset = args.len();
         args.extend(self.list("args", Field::Args, offset)?.unwrap_or_default());
-        let mut env = self.env("env")?;
+        let (mut env, env_remove) = self.env("env")?;
         if let Some(key) = env_file {
             if let Some(file) = self.text(key, Field::EnvFile)? {
                 let file = resolve(&self.cx.base_dir(), &file, self.cx.home);
                 for (name, value) in self.read_env_file(key, &file)? {
-                    env.entry(name).or_insert(value);
+                    // A variable `env` removes stays removed.
+                    if !env_remove.contains(&name) {
+                        env.entry(name).or_insert(value);
+                    }
                 }
                 self.settings.env_file = Some(file);
             }
@@ -513,6 +591,7 @@ impl<'c, 'a> Entry<'c, 'a> {
             command,
             args,
             env,
+            env_remove,
             cwd,
             ..StdioConfig::default()
         })

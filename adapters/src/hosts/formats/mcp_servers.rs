@@ -5,6 +5,7 @@
 
 use mcpwire_core::config::{HttpKind, ServerConfig};
 
+use super::approvals::Approvals;
 use super::entry::{parse_transport, Cx, Entry, Transport};
 use crate::hosts::error::{ConfigError, Warning};
 use crate::hosts::host::Host;
@@ -199,11 +200,20 @@ fn read_fields(e: &mut Entry<'_, '_>, host: Host) -> Result<ServerConfig, Config
     };
     match host {
         Host::Gemini => {
+            e.oauth(
+                "oauth",
+                ["clientId", "clientSecret", "scopes", "redirectUri"],
+            )?;
             e.settings.tool_timeout = e.duration("timeout", 1000, false)?;
             e.settings.tools.include = e.names("includeTools")?;
             e.settings.tools.exclude = e.names("excludeTools")?.unwrap_or_default();
         }
+        Host::Cursor => e.oauth("auth", ["CLIENT_ID", "CLIENT_SECRET", "scopes", ""])?,
         Host::Inspector => {
+            e.oauth(
+                "oauth",
+                ["clientId", "clientSecret", "scopes", "redirectUri"],
+            )?;
             e.settings.startup_timeout = e.duration("connectionTimeout", 1000, true)?;
             e.settings.tool_timeout = e.duration("requestTimeout", 1000, true)?;
         }
@@ -260,12 +270,23 @@ pub(crate) fn read(
         gate.as_ref(),
         &plain,
     )?);
+    if cx.rules.host == Host::ClaudeCode {
+        if let Some(workspace) = cx.workspace {
+            // `~/.claude.json` is this file when its name says so; else it is read.
+            let user_file = cx.path.file_name() == Some(".claude.json".as_ref());
+            let approvals = Approvals::read(cx.home, workspace, user_file.then_some(root));
+            approvals.apply(cx, &mut out);
+        }
+    }
     Ok(out)
 }
 
 /// `~/.claude.json`'s entry for the project, keyed by its absolute path (as given, or with
 /// its symbolic links resolved, as Claude Code may have written it).
-fn project_entry<'r>(root: &'r Object, workspace: &std::path::Path) -> Option<&'r Object> {
+pub(crate) fn project_entry<'r>(
+    root: &'r Object,
+    workspace: &std::path::Path,
+) -> Option<&'r Object> {
     let projects = root.get("projects")?.as_object()?;
     let trim = |p: &str| p.trim_end_matches(['/', '\\']).to_owned();
     let mut keys = vec![trim(&workspace.to_string_lossy())];

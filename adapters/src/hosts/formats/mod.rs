@@ -6,6 +6,7 @@
 //! variables ([`vars`](super::vars)) and the loaded server ([`server`](super::server)); nothing
 //! here knows where files are kept or imports the loader.
 
+mod approvals;
 mod codex;
 mod detect;
 mod entry;
@@ -17,6 +18,7 @@ use super::error::ConfigError;
 use super::node::Node;
 use detect::{family, Family};
 
+pub use codex::DEFAULT_ENV_VARS as CODEX_ENV_VARS;
 pub use detect::Detection;
 pub(crate) use detect::{detect, looks_like_toml};
 pub(crate) use entry::Cx;

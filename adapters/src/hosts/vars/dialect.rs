@@ -38,12 +38,23 @@ pub(crate) struct Rules {
     pub forms: Forms,
     /// The fields whose values it expands variables in (when it has any form).
     pub fields: &'static [Field],
+    /// The fields among those where a bare `$VAR` is expanded too (when `forms.bare`);
+    /// elsewhere a `$word` is text.
+    pub bare_fields: &'static [Field],
 }
 
 impl Rules {
     /// Whether the host expands variables in `field`.
     pub(crate) fn expands(&self, field: Field) -> bool {
         self.forms.any() && self.fields.contains(&field)
+    }
+
+    /// The forms expanded in `field`.
+    pub(crate) fn forms_in(&self, field: Field) -> Forms {
+        Forms {
+            bare: self.forms.bare && self.bare_fields.contains(&field),
+            ..self.forms
+        }
     }
 }
 
@@ -52,6 +63,13 @@ use Field::*;
 /// Each host's variable forms and the fields it expands them in (hosts.md §1.1 and §1.3).
 pub(crate) fn rules(host: Host) -> Rules {
     const NONE: &[Field] = &[];
+    let bare_fields: &'static [Field] = match host {
+        // Gemini's documentation names `$VAR_NAME` for `env` values only (hosts.md §1.1,
+        // §1.3): a `$word` anywhere else (a shell snippet in `args`, a `$` in a header) is
+        // text, not an unset variable.
+        Host::Gemini => &[Env],
+        _ => NONE,
+    };
     let (forms, fields): (Forms, &'static [Field]) = match host {
         Host::ClaudeDesktop | Host::Zed | Host::Codex | Host::Inspector => (Forms::NONE, NONE),
         // code.claude.com/docs/en/mcp: `${VAR}` and `${VAR:-default}` in five fields.
@@ -96,8 +114,8 @@ pub(crate) fn rules(host: Host) -> Rules {
             },
             &[Command, Args, Env, Url, Headers],
         ),
-        // Gemini CLI resolves `$VAR`, `${VAR}` (and, in current versions, `${VAR:-default}`)
-        // in every string of its settings file.
+        // Gemini CLI resolves `${VAR}` (and, in current versions, `${VAR:-default}`) in the
+        // strings of its settings file, and `$VAR` in `env` values (`bare_fields` above).
         Host::Gemini => (
             Forms {
                 braced: true,
@@ -125,5 +143,24 @@ pub(crate) fn rules(host: Host) -> Rules {
         host,
         forms,
         fields,
+        bare_fields,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemini_expands_a_bare_dollar_word_in_env_values_only() {
+        let gemini = rules(Host::Gemini);
+        assert!(gemini.forms_in(Env).bare);
+        for field in [Command, Args, Cwd, Url, Headers] {
+            assert!(!gemini.forms_in(field).bare, "{field:?}");
+            assert!(
+                gemini.forms_in(field).braced,
+                "{field:?} still expands ${{VAR}}"
+            );
+        }
     }
 }
