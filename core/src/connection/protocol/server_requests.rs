@@ -185,13 +185,17 @@ fn elicitation_mode_declared(cap: Option<&Value>, mode: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn an_elicitations_fields_keep_the_servers_order() {
         let params = r#"{"mode":"form","message":"m","requestedSchema":{"type":"object",
             "properties":{"zip":{"type":"string"},"name":{"properties":{"x":1}},"age":{}}}}"#;
         assert_eq!(field_order(params), ["zip", "name", "age"]);
-        assert_eq!(field_order(r#"{"message":"no schema"}"#), Vec::<String>::new());
+        assert_eq!(
+            field_order(r#"{"message":"no schema"}"#),
+            Vec::<String>::new()
+        );
         assert_eq!(field_order("not json"), Vec::<String>::new());
         let request = format!(r#"{{"method":"elicitation/create","params":{params}}}"#);
         let raw = RawValue::from_string(request).unwrap();
@@ -200,9 +204,11 @@ mod tests {
         assert_eq!(value["message"], "m");
         assert_eq!(fields, ["zip", "name", "age"]);
         let raw = RawValue::from_string(r#"{"method":"roots/list"}"#.into()).unwrap();
-        assert_eq!(read_input(&raw), ("roots/list".into(), Value::Null, Vec::new()));
+        assert_eq!(
+            read_input(&raw),
+            ("roots/list".into(), Value::Null, Vec::new())
+        );
     }
-    use serde_json::json;
 
     fn sampling(caps: &ClientCapabilities, params: Value) -> Result<ServerRequest, Refusal> {
         admit(
