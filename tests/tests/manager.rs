@@ -325,6 +325,59 @@ fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A server that fails serves its cached tools, prompts and resources, all marked stale: the
+/// same for the three lists.
+#[test]
+fn a_failed_server_serves_all_its_cached_lists_stale() {
+    let dir = std::env::temp_dir().join(format!("mcpwire-manager-failed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script: PathBuf = dir.join("server.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nexec '{}'\n", env!("CARGO_BIN_EXE_demo-server")),
+    )
+    .unwrap();
+    let config = ServerConfig::stdio("sh", [script.display().to_string()]);
+    let cache = dir.join("cache");
+    let with_cache = || {
+        let mut o = options();
+        o.cache = CacheLocation::At(cache.clone());
+        o.restart.max_failures = Some(1);
+        o
+    };
+    run(Duration::from_secs(60), async {
+        let first = Manager::new(with_cache());
+        first.add("flaky", config.clone());
+        first.wait_settled().await;
+        let counts = (
+            first.tools().len(),
+            first.prompts().len(),
+            first.resources().len(),
+        );
+        assert!(counts.0 > 0 && counts.1 > 0 && counts.2 > 0, "{counts:?}");
+        first.close().await;
+
+        // The next run's server exits at once: the Manager gives up on it.
+        std::fs::write(&script, "#!/bin/sh\nexit 1\n").unwrap();
+        let second = Manager::new(with_cache());
+        second.add("flaky", config.clone());
+        second.wait_settled().await;
+        assert!(
+            matches!(second.state("flaky"), Some(ServerState::Failed { .. })),
+            "{:?}",
+            second.state("flaky")
+        );
+        let (tools, prompts, resources) = (second.tools(), second.prompts(), second.resources());
+        assert_eq!((tools.len(), prompts.len(), resources.len()), counts);
+        assert!(tools.iter().all(|t| t.stale), "{tools:?}");
+        assert!(prompts.iter().all(|p| p.stale), "{prompts:?}");
+        assert!(resources.iter().all(|r| r.stale), "{resources:?}");
+        second.close().await;
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn an_http_server_that_went_away_is_reconnected_with_a_new_session() {
     if peers_skipped("an_http_server_that_went_away_is_reconnected_with_a_new_session") {

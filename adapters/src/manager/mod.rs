@@ -279,7 +279,7 @@ impl Manager {
     }
 
     /// Every server's tools under their qualified names: a ready server's as listed (after its
-    /// tool filter), a starting or restarting one's from the cache (marked stale).
+    /// tool filter), a starting, restarting or failed one's from the cache (marked stale).
     pub fn tools(&self) -> Vec<ManagedTool> {
         let (all, _) = self.shared.namespace();
         all
@@ -304,13 +304,14 @@ impl Manager {
             .then(|| tools_of(&list.items))
     }
 
-    /// Every server's prompts (a starting one's from the cache, stale). Get one through
+    /// Every server's prompts: a ready server's as listed, a starting, restarting or failed
+    /// one's from the cache (marked stale), as for [`tools`](Self::tools). Get one through
     /// [`Manager::client`] of its server.
     pub fn prompts(&self) -> Vec<Managed<Prompt>> {
         self.shared.items(ListKind::Prompts)
     }
 
-    /// Every server's resources (a starting one's from the cache, stale). Read one through
+    /// Every server's resources, as for [`prompts`](Self::prompts). Read one through
     /// [`Manager::client`] of its server.
     pub fn resources(&self) -> Vec<Managed<Resource>> {
         self.shared.items(ListKind::Resources)

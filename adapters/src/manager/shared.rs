@@ -194,18 +194,19 @@ impl Shared {
         let names: Vec<String> = inner.servers.keys().cloned().collect();
         for name in names {
             let slot = &inner.servers[&name];
-            let (items, stale) = match &slot.state {
-                ServerState::Ready { .. } => match slot.others.get(&kind) {
-                    Some(items) => (items.clone(), false),
+            let live = match &slot.state {
+                ServerState::Ready { .. } => slot.others.get(&kind).cloned(),
+                _ => None,
+            };
+            // As for the tools: a ready server's own list; any other that is not disabled
+            // (starting, restarting, failed) serves its cached one, stale.
+            let (items, stale) = match live {
+                Some(items) => (items, false),
+                None if slot.state == ServerState::Disabled => continue,
+                None => match cached(&mut inner, &name, kind, now_ms) {
+                    Some(items) => (items, true),
                     None => continue,
                 },
-                ServerState::Starting { .. } | ServerState::Restarting { .. } => {
-                    match cached(&mut inner, &name, kind, now_ms) {
-                        Some(items) => (items, true),
-                        None => continue,
-                    }
-                }
-                _ => continue,
             };
             for item in items {
                 if let Ok(item) = serde_json::from_value(item) {
@@ -250,7 +251,6 @@ impl Shared {
             let filter = slot.settings.tools.clone();
             let listed = match (&slot.state, &slot.tools) {
                 (ServerState::Ready { .. }, Some(tools)) => Some((tools.clone(), false)),
-                (ServerState::Disabled | ServerState::Failed { .. }, _) => None,
                 _ => None,
             };
             let tools = match listed {
