@@ -95,6 +95,7 @@ impl Manager {
                     dropped: 0,
                     seeds,
                     notes_seen: Vec::new(),
+                    namespace: None,
                 }),
                 changed: event_listener::Event::new(),
             }),
@@ -281,8 +282,7 @@ impl Manager {
     /// Every server's tools under their qualified names: a ready server's as listed (after its
     /// tool filter), a starting, restarting or failed one's from the cache (marked stale).
     pub fn tools(&self) -> Vec<ManagedTool> {
-        let (all, _) = self.shared.namespace();
-        all
+        self.shared.namespace().tools.clone()
     }
 
     /// The tools a server listed the last time it ran, from this Manager's cache, without
@@ -375,8 +375,13 @@ impl Manager {
 
     /// The server and tool a qualified (or `server/tool`) name stands for.
     fn route(&self, typed: &str) -> Result<(String, String), ManagerError> {
-        let (tools, _) = self.shared.namespace();
-        let names: Vec<Qualified> = tools
+        let namespace = self.shared.namespace();
+        if let Some(&at) = namespace.by_name.get(typed) {
+            let t = &namespace.tools[at];
+            return Ok((t.server.clone(), t.tool.name.clone()));
+        }
+        let names: Vec<Qualified> = namespace
+            .tools
             .iter()
             .map(|t| Qualified {
                 qualified: t.qualified.clone(),

@@ -3,7 +3,7 @@
 //! handle (`mod.rs`) and the supervisors (`supervise.rs`) import it; it imports neither.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use mcpwire_core::config::ServerConfig;
@@ -37,7 +37,8 @@ pub(super) struct Slot {
     pub(super) key: String,
     pub(super) state: ServerState,
     pub(super) client: Option<Client>,
-    pub(super) tools: Option<Vec<Tool>>,
+    /// Its tools as listed in this run (shared: the namespace keeps the list it was made of).
+    pub(super) tools: Option<Arc<Vec<Tool>>>,
     /// Its prompts and resources, as listed in this run (items as sent).
     pub(super) others: BTreeMap<ListKind, Vec<Value>>,
     pub(super) control: Option<Sender<Control>>,
@@ -53,6 +54,32 @@ pub(super) struct Inner {
     pub(super) seeds: u64,
     /// The naming notes already reported.
     pub(super) notes_seen: Vec<naming::NamingNote>,
+    /// The namespace as last made from live lists only (see [`Shared::namespace`]).
+    pub(super) namespace: Option<Arc<Namespace>>,
+}
+
+/// The tools of every server under their qualified names, and how it was made.
+pub(super) struct Namespace {
+    /// What it was made from: each server that is not disabled, its live list and its
+    /// filter. The same inputs give the same namespace.
+    from: Vec<(String, Arc<Vec<Tool>>, crate::hosts::ToolFilter)>,
+    /// The tools.
+    pub(super) tools: Vec<ManagedTool>,
+    /// The names that had to change.
+    pub(super) notes: Vec<naming::NamingNote>,
+    /// A qualified name's place in `tools`.
+    pub(super) by_name: std::collections::HashMap<String, usize>,
+}
+
+impl Namespace {
+    fn made_from(&self, from: &[(String, Arc<Vec<Tool>>, crate::hosts::ToolFilter)]) -> bool {
+        self.from.len() == from.len()
+            && self
+                .from
+                .iter()
+                .zip(from)
+                .all(|(a, b)| a.0 == b.0 && Arc::ptr_eq(&a.1, &b.1) && a.2 == b.2)
+    }
 }
 
 pub(super) struct Shared {
@@ -112,7 +139,7 @@ impl Shared {
             return;
         };
         slot.client = Some(client);
-        slot.tools = Some(tools);
+        slot.tools = Some(Arc::new(tools));
         // Listed again while ready: the count follows. The first listing waits for the rest
         // of the server's lists ([`Shared::mark_ready`]).
         let ready = matches!(slot.state, ServerState::Ready { .. });
@@ -238,28 +265,54 @@ impl Shared {
         self.lock().cache.invalidate(key, kind);
     }
 
-    /// The namespace, and the notes on names that had to change.
-    pub(super) fn namespace(&self) -> (Vec<ManagedTool>, Vec<naming::NamingNote>) {
+    /// The namespace, and the notes on names that had to change. Made again only when a
+    /// server's live list, state or filter changed: when every server that is not disabled is
+    /// ready with its own list, the last one is kept for as long as those stay the same. One
+    /// made from a cached list (a server starting, restarting or failed) is not kept: the
+    /// cache's freshness passes with time.
+    pub(super) fn namespace(&self) -> Arc<Namespace> {
+        let mut inner = self.lock();
+        let mut from = Vec::with_capacity(inner.servers.len());
+        let mut live = true;
+        for (name, slot) in &inner.servers {
+            match (&slot.state, &slot.tools) {
+                (ServerState::Disabled, _) => {}
+                (ServerState::Ready { .. }, Some(tools)) => {
+                    from.push((name.clone(), tools.clone(), slot.settings.tools.clone()));
+                }
+                _ => live = false,
+            }
+        }
+        if live {
+            if let Some(kept) = inner.namespace.as_ref().filter(|n| n.made_from(&from)) {
+                return kept.clone();
+            }
+        }
+        let namespace = Arc::new(self.make_namespace(&mut inner, from));
+        inner.namespace = live.then(|| namespace.clone());
+        namespace
+    }
+
+    /// Makes the namespace: each server's live list (`from`), or for one that is starting,
+    /// restarting or failed its cached list, stale.
+    fn make_namespace(
+        &self,
+        inner: &mut Inner,
+        from: Vec<(String, Arc<Vec<Tool>>, crate::hosts::ToolFilter)>,
+    ) -> Namespace {
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let mut inner = self.lock();
         let mut found: Vec<(String, Tool, bool)> = Vec::new();
         let names: Vec<String> = inner.servers.keys().cloned().collect();
         for name in names {
             let slot = &inner.servers[&name];
             let filter = slot.settings.tools.clone();
-            let listed = match (&slot.state, &slot.tools) {
-                (ServerState::Ready { .. }, Some(tools)) => Some((tools.clone(), false)),
-                _ => None,
-            };
-            let tools = match listed {
-                Some(t) => Some(t),
-                None if slot.state != ServerState::Disabled => {
-                    cached(&mut inner, &name, ListKind::Tools, now_ms)
-                        .map(|items| (tools_of(&items), true))
-                }
-                None => None,
+            let tools = match (&slot.state, &slot.tools) {
+                (ServerState::Ready { .. }, Some(tools)) => Some(((**tools).clone(), false)),
+                (ServerState::Disabled, _) => None,
+                _ => cached(inner, &name, ListKind::Tools, now_ms)
+                    .map(|items| (tools_of(&items), true)),
             };
             if let Some((tools, stale)) = tools {
                 for tool in filter.keep(tools) {
@@ -267,7 +320,6 @@ impl Shared {
                 }
             }
         }
-        drop(inner);
         let pairs: Vec<(String, String)> = found
             .iter()
             .map(|(s, t, _)| (s.clone(), t.name.clone()))
@@ -277,25 +329,35 @@ impl Shared {
             .iter()
             .map(|q| ((q.server.as_str(), q.tool.as_str()), q.qualified.as_str()))
             .collect();
-        let mut out = Vec::with_capacity(found.len());
+        let mut tools = Vec::with_capacity(found.len());
         for (server, tool, stale) in found {
             let qualified = by_pair
                 .get(&(server.as_str(), tool.name.as_str()))
                 .map_or_else(|| tool.name.clone(), |q| (*q).to_owned());
-            out.push(ManagedTool {
+            tools.push(ManagedTool {
                 qualified,
                 server,
                 tool,
                 stale,
             });
         }
-        (out, notes)
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.qualified.clone(), i))
+            .collect();
+        Namespace {
+            from,
+            tools,
+            notes,
+            by_name,
+        }
     }
 
     /// Reports the names that had to change and were not reported yet.
     pub(super) fn report_naming(&self) {
-        let (_, notes) = self.namespace();
-        for note in notes {
+        let namespace = self.namespace();
+        for note in namespace.notes.iter().cloned() {
             let mut inner = self.lock();
             if inner.notes_seen.contains(&note) {
                 continue;
@@ -339,4 +401,90 @@ pub(super) fn tools_of(items: &[Value]) -> Vec<Tool> {
         .iter()
         .filter_map(|v| serde_json::from_value(v.clone()).ok())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared() -> Shared {
+        Shared {
+            options: ManagerOptions::default(),
+            inner: Mutex::new(Inner {
+                servers: BTreeMap::new(),
+                cache: ListCache::in_memory(),
+                events: Default::default(),
+                dropped: 0,
+                seeds: 0,
+                notes_seen: Vec::new(),
+                namespace: None,
+            }),
+            changed: event_listener::Event::new(),
+        }
+    }
+
+    fn tools(names: &[&str]) -> Arc<Vec<Tool>> {
+        let tool = |n: &&str| {
+            serde_json::from_value(
+                serde_json::json!({"name": n, "inputSchema": {"type": "object"}}),
+            )
+            .unwrap()
+        };
+        Arc::new(names.iter().map(tool).collect())
+    }
+
+    fn ready(list: Arc<Vec<Tool>>) -> Slot {
+        Slot {
+            config: ServerConfig::stdio("x", Vec::<String>::new()),
+            settings: ServerSettings::default(),
+            key: "k".into(),
+            state: ServerState::Ready {
+                era: None,
+                tools: list.len(),
+            },
+            client: None,
+            tools: Some(list),
+            others: BTreeMap::new(),
+            control: None,
+            task: None,
+        }
+    }
+
+    #[test]
+    fn the_namespace_is_made_again_only_when_a_servers_list_state_or_filter_changes() {
+        let s = shared();
+        {
+            let mut inner = s.lock();
+            inner.servers.insert("a".into(), ready(tools(&["x", "y"])));
+            inner.servers.insert("b".into(), ready(tools(&["x"])));
+        }
+        let first = s.namespace();
+        assert_eq!(first.tools.len(), 3);
+        assert_eq!(first.by_name.len(), 3);
+        assert!(Arc::ptr_eq(&first, &s.namespace()), "the same lists: kept");
+        // Listed again: made again.
+        s.lock().servers.get_mut("b").unwrap().tools = Some(tools(&["x", "z"]));
+        let second = s.namespace();
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert_eq!(second.tools.len(), 4);
+        assert!(Arc::ptr_eq(&second, &s.namespace()));
+        // A filter changed: made again.
+        let filter = crate::hosts::ToolFilter {
+            exclude: vec!["z".into()],
+            ..Default::default()
+        };
+        s.lock().servers.get_mut("b").unwrap().settings.tools = filter;
+        let third = s.namespace();
+        assert!(!Arc::ptr_eq(&second, &third));
+        assert_eq!(third.tools.len(), 3);
+        // A server restarting serves its cache (none here): not kept.
+        s.lock().servers.get_mut("a").unwrap().state = ServerState::Restarting {
+            attempt: 2,
+            next_try_at: std::time::Instant::now(),
+            reason: "gone".into(),
+        };
+        let fourth = s.namespace();
+        assert_eq!(fourth.tools.len(), 1);
+        assert!(!Arc::ptr_eq(&fourth, &s.namespace()));
+    }
 }
