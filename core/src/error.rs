@@ -585,6 +585,21 @@ pub struct AuthorizationRequired {
 }
 
 impl AuthorizationRequired {
+    /// The error of a request that waited for this authorization when none could be had
+    /// (`reason`): the refusal's status, URL and challenge.
+    pub(crate) fn failed(&self, reason: &str) -> HttpError {
+        HttpError {
+            kind: HttpErrorKind::Unauthorized,
+            url: self.url.clone(),
+            status: Some(self.status),
+            content_type: None,
+            body_excerpt: String::new(),
+            challenge: self.challenge.clone(),
+            reason: format!("authorization failed: {reason}"),
+            hint: None,
+        }
+    }
+
     /// Whether the server asks for more scopes (`403` with `error="insufficient_scope"`).
     pub fn is_step_up(&self) -> bool {
         self.status == 403

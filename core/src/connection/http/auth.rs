@@ -19,8 +19,19 @@ use super::session::Parked;
 use super::StreamableHttp;
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
 use crate::connection::protocol::events::Event;
-use crate::error::{AuthChallenge, AuthorizationRequired, HttpErrorKind};
+use crate::error::{AuthChallenge, AuthorizationRequired};
 use crate::rpc::LocalError;
+
+/// A response's `WWW-Authenticate` values, in order, and the first one parsed.
+pub(crate) fn challenges(headers: &[(String, String)]) -> (Vec<String>, Option<AuthChallenge>) {
+    let all: Vec<String> = headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate"))
+        .map(|(_, v)| v.clone())
+        .collect();
+    let first = all.first().and_then(|v| AuthChallenge::parse(v));
+    (all, first)
+}
 
 /// Whether a response with this status and challenge asks for authorization.
 pub(crate) fn asks_for_authorization(status: u16, challenge: Option<&AuthChallenge>) -> bool {
@@ -207,17 +218,7 @@ impl StreamableHttp {
             if !protocol.is_pending(id) {
                 continue;
             }
-            let error = crate::error::HttpError {
-                kind: HttpErrorKind::Unauthorized,
-                url: refusal.url.clone(),
-                status: Some(refusal.status),
-                content_type: None,
-                body_excerpt: String::new(),
-                challenge: refusal.challenge.clone(),
-                reason: format!("authorization failed: {reason}"),
-                hint: None,
-            };
-            let error = LocalError::Http(Box::new(error));
+            let error = LocalError::Http(Box::new(refusal.failed(reason)));
             protocol.handle_transport(now, TransportSignal::RequestLost { id, error });
         }
         self.after_input(protocol, now);

@@ -26,7 +26,7 @@ mod timeouts;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-pub(crate) use auth::asks_for_authorization;
+pub(crate) use auth::{asks_for_authorization, challenges};
 use exchange::{Body, Exchange, ExchangeKind, Role, SessionTag, Standalone, Stream};
 pub(crate) use headers::Headers as HeaderSet;
 use headers::Headers;
@@ -37,7 +37,7 @@ pub use request::{ExchangeId, HttpAction, HttpMethod, HttpRequest};
 use resume::Resumes;
 use session::{Parked, Session};
 
-use crate::error::{AuthChallenge, ExchangeFailure, HttpError, HttpErrorKind};
+use crate::error::{ExchangeFailure, HttpError, HttpErrorKind};
 
 use crate::connection::protocol::client::ClientProtocol;
 use crate::connection::protocol::events::Event;
@@ -440,12 +440,7 @@ impl StreamableHttp {
     ) {
         let session_header = header(headers, "mcp-session-id").map(str::to_owned);
         let content_type = header(headers, "content-type").map(str::to_owned);
-        let challenges: Vec<String> = headers
-            .iter()
-            .filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate"))
-            .map(|(_, v)| v.clone())
-            .collect();
-        let challenge = challenges.first().and_then(|v| AuthChallenge::parse(v));
+        let (challenges, challenge) = auth::challenges(headers);
         let max_event = self.config.max_event;
         let Some(ex) = self.exchanges.get_mut(&exchange) else {
             return;

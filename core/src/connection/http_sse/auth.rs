@@ -13,10 +13,12 @@
 use std::time::Instant;
 
 use super::HttpSse;
-use crate::connection::http::{asks_for_authorization, ExchangeId, HttpAction, HttpMethod};
+use crate::connection::http::{
+    asks_for_authorization, challenges, ExchangeId, HttpAction, HttpMethod,
+};
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
 use crate::connection::protocol::events::Event;
-use crate::error::{redact_url, AuthChallenge, AuthorizationRequired, HttpError, HttpErrorKind};
+use crate::error::{redact_url, AuthorizationRequired};
 use crate::rpc::LocalError;
 
 /// Where authorization stands.
@@ -66,12 +68,7 @@ impl HttpSse {
         status: u16,
         headers: &[(String, String)],
     ) -> bool {
-        let challenges: Vec<String> = headers
-            .iter()
-            .filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate"))
-            .map(|(_, v)| v.clone())
-            .collect();
-        let challenge = challenges.first().and_then(|v| AuthChallenge::parse(v));
+        let (challenges, challenge) = challenges(headers);
         if !self.auth.enabled
             || self.closing
             || protocol.is_closed()
@@ -161,20 +158,10 @@ impl HttpSse {
             return;
         };
         let refusal = waiting.refusal;
-        let error = |reason: &str| HttpError {
-            kind: HttpErrorKind::Unauthorized,
-            url: refusal.url.clone(),
-            status: Some(refusal.status),
-            content_type: None,
-            body_excerpt: String::new(),
-            challenge: refusal.challenge.clone(),
-            reason: format!("authorization failed: {reason}"),
-            hint: None,
-        };
         for (request, _) in waiting.posts {
             match request {
                 Some(id) if protocol.is_pending(id) => {
-                    let error = LocalError::Http(Box::new(error(reason)));
+                    let error = LocalError::Http(Box::new(refusal.failed(reason)));
                     protocol.handle_transport(now, TransportSignal::RequestLost { id, error });
                 }
                 Some(_) => {}
@@ -192,7 +179,7 @@ impl HttpSse {
             for id in ids {
                 self.abort(id);
             }
-            let error = LocalError::Http(Box::new(error(reason)));
+            let error = LocalError::Http(Box::new(refusal.failed(reason)));
             protocol.handle_transport(now, TransportSignal::NoTransport(error));
         }
         self.after_input(protocol, now);
