@@ -91,13 +91,29 @@ pub(super) fn info(client: &Client, json: bool, proxy: Option<&str>) -> Result<u
     Ok(exit::OK)
 }
 
+/// What `tools` shows, of which server.
+pub(super) struct ToolsShown<'a> {
+    /// The file's tool filter for its server.
+    pub filter: &'a ToolFilter,
+    /// One tool to show, else all.
+    pub name: Option<&'a str>,
+    /// As JSON.
+    pub json: bool,
+    /// The server, whose tools are kept for completion once listed.
+    pub config: &'a mcpwire::ServerConfig,
+}
+
 pub(super) async fn tools(
     client: &Client,
-    filter: &ToolFilter,
-    name: Option<&str>,
-    json: bool,
+    shown: ToolsShown<'_>,
     timeout: Duration,
 ) -> Result<u8, Failure> {
+    let ToolsShown {
+        filter,
+        name,
+        json,
+        config,
+    } = shown;
     let offered = client
         .server_info()
         .is_none_or(|i| i.capabilities.tools.is_some());
@@ -105,11 +121,11 @@ pub(super) async fn tools(
         // A list the server does not offer: empty, and said so (exit 0), as for resources.
         return Ok(super::nouns::offers_none("tools", json));
     }
-    let tools = filter.keep(
-        client
-            .list_tools_with(CallOptions::default().timeout(timeout))
-            .await?,
-    );
+    let listed = client
+        .list_tools_with(CallOptions::default().timeout(timeout))
+        .await?;
+    super::complete::remember_tools(config, &listed);
+    let tools = filter.keep(listed);
     if let Some(name) = name {
         let tool = tools
             .iter()

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap_complete::engine::ArgValueCompleter;
 use futures_lite::future;
 use mcpwire::core::error::HttpError;
 use mcpwire::core::{CallError, LocalError};
@@ -19,6 +20,7 @@ mod args;
 mod ask;
 mod auth;
 mod broken_pipe;
+mod complete;
 mod config_file;
 mod content;
 mod decode;
@@ -203,6 +205,7 @@ enum Command {
     Tools {
         /// One tool to show: its description, annotations, and each argument's type, whether
         /// it is required, description, default and allowed values.
+        #[arg(add = ArgValueCompleter::new(complete::tool_names))]
         name: Option<String>,
         /// Print the tools (or the one tool) as JSON.
         #[arg(long)]
@@ -212,11 +215,13 @@ enum Command {
     Call {
         /// The tool's name; with --config FILE of several servers, its qualified name
         /// (`server__tool`, as `tools` lists it) or `server/tool`: only that server starts.
+        #[arg(add = ArgValueCompleter::new(complete::tool_names))]
         tool: String,
         /// Arguments as key=value (typed by the tool's input schema) and key:=JSON (raw
         /// JSON), or one JSON object, or - to read that object from stdin. Either way they
         /// are checked against the schema before sending: unknown keys, values outside an
         /// enum, required arguments left out.
+        #[arg(add = ArgValueCompleter::new(complete::argument_keys))]
         args: Vec<String>,
         /// Print the whole result as JSON (instead of its text content); a failure as
         /// `{"error": …}` (the server's JSON-RPC error as it came).
@@ -524,6 +529,9 @@ fn asks_json(argv: &[std::ffi::OsString]) -> bool {
 
 fn main() -> ExitCode {
     broken_pipe::end_quietly();
+    // `COMPLETE=bash mcpwire`: the shell's completion script, or (as the script calls it) the
+    // completions of a command line, tool names and argument keys from the tools cache.
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     let (argv, stdio_words) = target::split_stdio_words(std::env::args_os().collect());
     let json = asks_json(&argv);
     let mut cli = match Cli::try_parse_from(&argv) {
@@ -801,7 +809,13 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         match cli.command {
             Command::Info { json } => inspect::info(&client, json, http_proxy.as_deref()),
             Command::Tools { name, json } => {
-                inspect::tools(&client, &filter, name.as_deref(), json, timeout).await
+                let shown = inspect::ToolsShown {
+                    filter: &filter,
+                    name: name.as_deref(),
+                    json,
+                    config: &config,
+                };
+                inspect::tools(&client, shown, timeout).await
             }
             Command::Call {
                 tool,
@@ -817,6 +831,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                     output: output.as_deref(),
                     filter: &filter,
                     server: server_name.as_deref(),
+                    config: Some(&config),
                 };
                 let max_time = max_time(&cli.server)?;
                 call(&client, request, &logs, timeout, max_time).await
@@ -924,6 +939,9 @@ struct CallRequest<'a> {
     filter: &'a mcpwire::hosts::ToolFilter,
     /// The server's name in its file.
     server: Option<&'a str>,
+    /// The server, whose tools are kept for completion once listed (the Manager keeps its
+    /// servers' itself).
+    config: Option<&'a mcpwire::ServerConfig>,
 }
 
 async fn call(
@@ -940,6 +958,7 @@ async fn call(
         output,
         filter,
         server,
+        config,
     } = request;
     if !filter.allows(tool) {
         let refused = mcpwire::manager::ManagerError::NotAllowed {
@@ -963,6 +982,9 @@ async fn call(
         .await
     {
         Ok(tools) => {
+            if let Some(config) = config {
+                complete::remember_tools(config, &tools);
+            }
             let tools = filter.keep(tools);
             match tools.iter().find(|t| t.name == tool) {
                 Some(t) => t.input_schema_value(),

@@ -198,6 +198,7 @@ async fn run(cli: &Cli, file: &Path, listed: &Loaded) -> Result<u8, Failure> {
                     output: output.as_deref(),
                     filter: &routed_only,
                     server: None,
+                    config: None,
                 };
                 call(&manager, &loaded, listed, args, request, timeout).await
             }

@@ -1,0 +1,99 @@
+//! Shell completion with the live tools, through its environment entry point in bash
+//! (`source <(COMPLETE=bash mcpwire)`): tool names and argument keys come from the tools cache
+//! of the server the command line names, never from starting it.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{temp, BIN};
+
+/// What bash's completion offers for `words` (the last one being completed), with the tools
+/// cache in `cache`.
+fn complete(cache: &Path, words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
+        .collect();
+    let script = format!(
+        r#"source <(COMPLETE=bash '{BIN}')
+COMP_WORDS=({words})
+COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))
+COMP_TYPE=9
+COMP_LINE="${{COMP_WORDS[*]}}"
+COMP_POINT=${{#COMP_LINE}}
+_clap_complete_mcpwire mcpwire "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
+printf '%s\n' "${{COMPREPLY[@]}}"
+"#,
+        words = quoted.join(" ")
+    );
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .env("XDG_CACHE_HOME", cache)
+        .output()
+        .expect("bash runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| !l.starts_with("--"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn tool_names_and_argument_keys_come_from_the_tools_cache_without_starting_the_server() {
+    let dir = temp("completion");
+    let cache = dir.join("cache");
+    // A server that leaves a mark when it starts, then is the demo server.
+    let mark = dir.join("started");
+    let script = dir.join("server.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho started >> '{}'\nexec '{BIN}' serve-demo\n",
+            mark.display()
+        ),
+    )
+    .unwrap();
+    let server = format!("sh {}", script.display());
+
+    // Never listed: nothing to offer yet, and nothing is started to find out.
+    let offered = complete(&cache, &["mcpwire", "--stdio", &server, "call", ""]);
+    assert_eq!(offered, Vec::<String>::new());
+    assert!(!mark.exists(), "completion started the server");
+
+    // A command that lists the tools keeps them.
+    let o = Command::new(BIN)
+        .args(["--stdio", &server, "tools"])
+        .env("XDG_CACHE_HOME", &cache)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let starts = || std::fs::read_to_string(&mark).unwrap().lines().count();
+    assert_eq!(starts(), 1);
+
+    let offered = complete(&cache, &["mcpwire", "--stdio", &server, "call", ""]);
+    for tool in ["echo", "add", "slow", "ask"] {
+        assert!(offered.contains(&tool.to_owned()), "{tool}: {offered:?}");
+    }
+    let offered = complete(&cache, &["mcpwire", "--stdio", &server, "call", "ec"]);
+    assert_eq!(offered, ["echo"]);
+    let offered = complete(&cache, &["mcpwire", "--stdio", &server, "tools", "ad"]);
+    assert_eq!(offered, ["add"]);
+    // The tool's argument keys, those not given yet.
+    let offered = complete(&cache, &["mcpwire", "--stdio", &server, "call", "add", ""]);
+    assert_eq!(offered, ["a=", "b="]);
+    let offered = complete(
+        &cache,
+        &["mcpwire", "--stdio", &server, "call", "add", "a=1", ""],
+    );
+    assert_eq!(offered, ["b="]);
+    assert_eq!(starts(), 1, "completion started the server");
+
+    // Another server's cache is its own.
+    let offered = complete(&cache, &["mcpwire", "--stdio", "sh other.sh", "call", ""]);
+    assert_eq!(offered, Vec::<String>::new());
+    let _ = std::fs::remove_dir_all(&dir);
+}
