@@ -15,9 +15,9 @@
 use std::path::Path;
 
 use super::entry::Cx;
-use super::mcp_servers::{project_entry, Outcome};
 use crate::hosts::error::Warning;
 use crate::hosts::node::{parse_json, Node, Object};
+use crate::hosts::server::LoadedServer;
 use crate::hosts::server::Scope;
 
 /// What a project's settings say about its servers.
@@ -88,8 +88,12 @@ impl Approvals {
     /// Loads the servers the approvals leave out disabled, each told in a warning. A file
     /// given by path (not found in Claude Code's places) is the user's own choice: only its
     /// project's `disabledMcpServers` applies to it.
-    pub(crate) fn apply(&self, cx: &mut Cx<'_>, outcomes: &mut [Outcome]) {
-        for server in outcomes.iter_mut().flatten() {
+    pub(crate) fn apply<'s>(
+        &self,
+        cx: &mut Cx<'_>,
+        servers: impl IntoIterator<Item = &'s mut LoadedServer>,
+    ) {
+        for server in servers {
             let scope = match server.origin.scope {
                 Scope::File => Scope::User,
                 s => s,
@@ -106,6 +110,24 @@ impl Approvals {
             }
         }
     }
+}
+
+/// `~/.claude.json`'s entry for the project, keyed by its absolute path (as given, or with
+/// its symbolic links resolved, as Claude Code may have written it).
+pub(crate) fn project_entry<'r>(
+    root: &'r Object,
+    workspace: &std::path::Path,
+) -> Option<&'r Object> {
+    let projects = root.get("projects")?.as_object()?;
+    let trim = |p: &str| p.trim_end_matches(['/', '\\']).to_owned();
+    let mut keys = vec![trim(&workspace.to_string_lossy())];
+    if let Ok(real) = std::fs::canonicalize(workspace) {
+        keys.push(trim(&real.to_string_lossy()));
+    }
+    projects
+        .iter()
+        .find(|(k, _)| keys.contains(&trim(k)))
+        .and_then(|(_, v)| v.as_object())
 }
 
 fn read_json(path: &Path) -> Option<Node> {

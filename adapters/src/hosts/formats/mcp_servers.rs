@@ -5,7 +5,7 @@
 
 use mcpwire_core::config::{HttpKind, ServerConfig};
 
-use super::approvals::Approvals;
+use super::approvals::{project_entry, Approvals};
 use super::entry::{parse_transport, Cx, Entry, Transport};
 use crate::hosts::error::{ConfigError, Warning};
 use crate::hosts::host::Host;
@@ -275,28 +275,10 @@ pub(crate) fn read(
             // `~/.claude.json` is this file when its name says so; else it is read.
             let user_file = cx.path.file_name() == Some(".claude.json".as_ref());
             let approvals = Approvals::read(cx.home, workspace, user_file.then_some(root));
-            approvals.apply(cx, &mut out);
+            approvals.apply(cx, out.iter_mut().flatten());
         }
     }
     Ok(out)
-}
-
-/// `~/.claude.json`'s entry for the project, keyed by its absolute path (as given, or with
-/// its symbolic links resolved, as Claude Code may have written it).
-pub(crate) fn project_entry<'r>(
-    root: &'r Object,
-    workspace: &std::path::Path,
-) -> Option<&'r Object> {
-    let projects = root.get("projects")?.as_object()?;
-    let trim = |p: &str| p.trim_end_matches(['/', '\\']).to_owned();
-    let mut keys = vec![trim(&workspace.to_string_lossy())];
-    if let Ok(real) = std::fs::canonicalize(workspace) {
-        keys.push(trim(&real.to_string_lossy()));
-    }
-    projects
-        .iter()
-        .find(|(k, _)| keys.contains(&trim(k)))
-        .and_then(|(_, v)| v.as_object())
 }
 
 fn gemini_gate(root: &Object) -> Gate {
