@@ -313,6 +313,10 @@ enum Command {
         /// included) are refused with -32601, as servers older than 2026-07-28 refuse them.
         #[arg(long)]
         handshake_only: bool,
+        /// List N generated tools after the demo's own (`tool-0` …, each returning its
+        /// message), for measuring hosts with many tools.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        tools: usize,
     },
     /// Checks a captured HTTP response body as the client receives it (no server involved).
     ///
@@ -558,13 +562,18 @@ fn main() -> ExitCode {
         );
         return finish(f, json);
     }
-    if let Command::ServeDemo { handshake_only } = cli.command {
+    if let Command::ServeDemo {
+        handshake_only,
+        tools,
+    } = cli.command
+    {
         let stdin = smol::Unblock::new(std::io::stdin());
         // The demo server's own protocol (JSON-RPC, one message a line), not text for a
         // terminal.
         let stdout = smol::Unblock::new(out::raw_stdout());
         let config = mcpwire::core::server::DemoConfig {
             handshake_only,
+            extra_tools: tools,
             ..Default::default()
         };
         return match smol::block_on(mcpwire::serve_demo(stdin, stdout, config)) {

@@ -594,6 +594,24 @@ fn another_mcpwire_as_the_stdio_server() {
     assert_eq!(stdout(&o), "via --stdio\n", "{}", stderr(&o));
 }
 
+#[test]
+fn the_demo_server_lists_generated_tools_when_asked() {
+    let line = format!("{} serve-demo --tools 300", env!("CARGO_BIN_EXE_mcpwire"));
+    let o = mcpwire(&["--stdio", &line, "tools", "--json"]);
+    let tools: Value = serde_json::from_str(&stdout(&o)).expect("a JSON list");
+    let generated: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .filter(|n| n.starts_with("tool-"))
+        .collect();
+    assert_eq!(generated.len(), 300, "{}", stderr(&o));
+    assert_eq!((generated[0], generated[299]), ("tool-0", "tool-299"));
+    let o = mcpwire(&["--stdio", &line, "call", "tool-7", "message=seven"]);
+    assert_eq!(stdout(&o), "seven\n", "{}", stderr(&o));
+}
+
 fn children(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
     if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {

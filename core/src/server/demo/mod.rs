@@ -37,6 +37,9 @@ pub struct DemoConfig {
     /// included) is answered `-32601`, as servers that predate 2026-07-28 answer it, so a
     /// client's era detection falls back to `initialize`.
     pub handshake_only: bool,
+    /// How many generated tools to list after the demo's own: `tool-0`, `tool-1`, …, each
+    /// returning its `message` (for measuring hosts with many tools).
+    pub extra_tools: usize,
 }
 
 impl Default for DemoConfig {
@@ -46,8 +49,20 @@ impl Default for DemoConfig {
             engine: Limits::default(),
             elicitation_timeout: Duration::from_secs(300),
             handshake_only: false,
+            extra_tools: 0,
         }
     }
+}
+
+/// The prefix of the generated tools' names.
+const GENERATED: &str = "tool-";
+
+/// Generated tool `n` (see [`DemoConfig::extra_tools`]).
+fn generated_tool(n: usize) -> Value {
+    json!({"name": format!("{GENERATED}{n}"),
+           "description": format!("Generated tool {n}: returns its message."),
+           "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}},
+                           "required": ["message"]}})
 }
 
 /// One `slow` call in progress.
@@ -636,8 +651,9 @@ impl DemoServer {
     }
 
     fn list_tools(&self, params: &Value) -> Result<RawJson, ErrorObject> {
-        let all = tools();
-        let all = all.as_array().expect("a list");
+        let mut all = tools();
+        let all = all.as_array_mut().expect("a list");
+        all.extend((0..self.config.extra_tools).map(generated_tool));
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
             Some(Value::String(c)) => c
@@ -670,6 +686,16 @@ impl DemoServer {
             .unwrap_or_default();
         if let Some(answer) = super::apps::call_tool(name, &args) {
             return Some(answer.map(|r| raw(&r)));
+        }
+        let generated = name
+            .strip_prefix(GENERATED)
+            .and_then(|n| n.parse::<usize>().ok())
+            .is_some_and(|n| n < self.config.extra_tools);
+        if generated {
+            return Some(match args.get("message").and_then(Value::as_str) {
+                Some(m) => Ok(text_result(m, false)),
+                None => Err(invalid("a generated tool needs a string message")),
+            });
         }
         Some(match params.get("name").and_then(Value::as_str) {
             Some("echo") => match args.get("message").and_then(Value::as_str) {
@@ -877,6 +903,42 @@ mod tests {
         s.handle_timeout(now + Duration::from_secs(3_600));
         let out = String::from_utf8(s.poll_output().unwrap_or_default()).unwrap();
         assert!(out.contains("notifications/cancelled"), "{out}");
+    }
+
+    #[test]
+    fn generated_tools_are_listed_after_the_demos_own_and_answer() {
+        let config = DemoConfig {
+            extra_tools: 250,
+            page_size: 100,
+            ..DemoConfig::default()
+        };
+        let mut s = DemoServer::new(config);
+        let now = crate::test_support::epoch();
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        exchange(&mut s, now, init, 0);
+        let own = tools().as_array().unwrap().len();
+        let mut names = Vec::new();
+        let mut cursor = Value::Null;
+        for id in 1.. {
+            let list = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list",
+                              "params": {"cursor": cursor}});
+            let out = exchange(&mut s, now, &list.to_string(), 0);
+            let answer: Value = serde_json::from_str(out.trim()).unwrap();
+            let page = answer["result"]["tools"].as_array().unwrap().clone();
+            names.extend(page.iter().map(|t| t["name"].as_str().unwrap().to_owned()));
+            cursor = answer["result"]["nextCursor"].clone();
+            if cursor.is_null() {
+                break;
+            }
+        }
+        assert_eq!(names.len(), own + 250);
+        assert_eq!(names[own], "tool-0");
+        assert_eq!(names.last().unwrap(), "tool-249");
+        let call = r#"{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"tool-249","arguments":{"message":"hi"}}}"#;
+        assert!(exchange(&mut s, now, call, 0).contains(r#""text":"hi""#));
+        // One past the last is no tool.
+        let call = r#"{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"tool-250","arguments":{"message":"hi"}}}"#;
+        assert!(exchange(&mut s, now, call, 0).contains(r#""error""#));
     }
 
     #[test]
