@@ -43,28 +43,20 @@ pub(crate) fn read_input(raw: &RawValue) -> (String, Value, Vec<String>) {
         #[serde(default)]
         method: String,
         #[serde(default)]
-        params: Value,
+        params: Option<Box<RawValue>>,
     }
-    let head: Head = serde_json::from_str(raw.get()).unwrap_or(Head {
-        method: String::new(),
-        params: Value::Null,
-    });
-    let fields = match head.method.as_str() {
-        "elicitation/create" => {
-            #[derive(Deserialize)]
-            struct Request {
-                #[serde(default)]
-                params: Option<Box<RawValue>>,
-            }
-            serde_json::from_str::<Request>(raw.get())
-                .ok()
-                .and_then(|r| r.params)
-                .map(|p| field_order(p.get()))
-                .unwrap_or_default()
-        }
+    let Ok(head) = serde_json::from_str::<Head>(raw.get()) else {
+        return (String::new(), Value::Null, Vec::new());
+    };
+    let params = head.params.as_deref();
+    let value = params
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .unwrap_or(Value::Null);
+    let fields = match (head.method.as_str(), params) {
+        ("elicitation/create", Some(p)) => field_order(p.get()),
         _ => Vec::new(),
     };
-    (head.method, head.params, fields)
+    (head.method, value, fields)
 }
 
 /// The names of an elicitation's requested fields (`requestedSchema.properties`) in the order
