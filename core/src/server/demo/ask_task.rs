@@ -58,18 +58,8 @@ impl DemoServer {
                 true,
             ));
         }
-        let question = args
-            .get("question")
-            .and_then(Value::as_str)
-            .unwrap_or("What is your name?");
-        let params = json!({
-            "mode": "form",
-            "message": question,
-            "requestedSchema": {"type": "object",
-                "properties": {"name": {"type": "string", "default": "world"}},
-                "required": ["name"]},
-            "task": {"ttl": TTL_MS}
-        });
+        let mut params = super::name_question(args);
+        params["task"] = json!({ "ttl": TTL_MS });
         let state = AskTask {
             call: call.clone(),
             task: None,

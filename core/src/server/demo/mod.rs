@@ -54,6 +54,22 @@ impl Default for DemoConfig {
     }
 }
 
+/// The elicitation `ask` and `ask-task` send: the tool's `question` (or "What is your
+/// name?"), a form of one required `name` defaulting to `world`.
+fn name_question(args: &Value) -> Value {
+    let question = args
+        .get("question")
+        .and_then(Value::as_str)
+        .unwrap_or("What is your name?");
+    json!({
+        "mode": "form",
+        "message": question,
+        "requestedSchema": {"type": "object",
+            "properties": {"name": {"type": "string", "default": "world"}},
+            "required": ["name"]}
+    })
+}
+
 /// The prefix of the generated tools' names.
 const GENERATED: &str = "tool-";
 
@@ -746,17 +762,7 @@ impl DemoServer {
                 return None;
             }
             Some("ask") => {
-                let question = args
-                    .get("question")
-                    .and_then(Value::as_str)
-                    .unwrap_or("What is your name?");
-                let params = json!({
-                    "mode": "form",
-                    "message": question,
-                    "requestedSchema": {"type": "object",
-                        "properties": {"name": {"type": "string", "default": "world"}},
-                        "required": ["name"]}
-                });
+                let params = name_question(&args);
                 let opts = RequestOptions::new()
                     .timeout(self.config.elicitation_timeout)
                     .origin(Origin::PROTOCOL);
