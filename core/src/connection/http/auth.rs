@@ -11,6 +11,7 @@
 //! current one without asking the driver again (one authorization however many requests met
 //! the refusal).
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use super::exchange::{Exchange, ExchangeKind, Stream};
@@ -205,22 +206,18 @@ impl StreamableHttp {
         let Some(waiting) = self.auth.waiting.take() else {
             return;
         };
-        let refusal = waiting.refusal;
-        for parked in waiting.parked {
-            let AuthParked::Post(p) = parked else {
-                continue;
-            };
-            let Some(id) = request_id(&p.body) else {
-                let note = format!("a message waiting for authorization was dropped: {reason}");
-                self.notes.push_back(Event::http_note(note));
-                continue;
-            };
-            if !protocol.is_pending(id) {
-                continue;
-            }
-            let error = LocalError::Http(Box::new(refusal.failed(reason)));
-            protocol.handle_transport(now, TransportSignal::RequestLost { id, error });
-        }
+        let requests = waiting.parked.iter().filter_map(|parked| match parked {
+            AuthParked::Post(p) => Some(request_id(&p.body)),
+            AuthParked::Get(_) => None,
+        });
+        end_waiting(
+            protocol,
+            now,
+            &mut self.notes,
+            &waiting.refusal,
+            reason,
+            requests,
+        );
         self.after_input(protocol, now);
     }
 
@@ -241,6 +238,32 @@ impl StreamableHttp {
                 if wanted && !self.closing {
                     self.open_get(protocol, now, stream);
                 }
+            }
+        }
+    }
+}
+
+/// Ends what waited for an authorization that could not be had (`reason`): each request
+/// (`Some(id)`) still pending with the refusal's error; each message that is no request
+/// (`None`) dropped, with a note. Both transports' refusals end this way.
+pub(crate) fn end_waiting(
+    protocol: &mut ClientProtocol,
+    now: Instant,
+    notes: &mut VecDeque<Event>,
+    refusal: &AuthorizationRequired,
+    reason: &str,
+    requests: impl IntoIterator<Item = Option<i64>>,
+) {
+    for request in requests {
+        match request {
+            Some(id) if protocol.is_pending(id) => {
+                let error = LocalError::Http(Box::new(refusal.failed(reason)));
+                protocol.handle_transport(now, TransportSignal::RequestLost { id, error });
+            }
+            Some(_) => {}
+            None => {
+                let note = format!("a message waiting for authorization was dropped: {reason}");
+                notes.push_back(Event::http_note(note));
             }
         }
     }

@@ -26,7 +26,7 @@ mod timeouts;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-pub(crate) use auth::{asks_for_authorization, challenges};
+pub(crate) use auth::{asks_for_authorization, challenges, end_waiting};
 use exchange::{Body, Exchange, ExchangeKind, Role, SessionTag, Standalone, Stream};
 pub(crate) use headers::Headers as HeaderSet;
 use headers::Headers;

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use super::HttpSse;
 use crate::connection::http::{
-    asks_for_authorization, challenges, ExchangeId, HttpAction, HttpMethod,
+    asks_for_authorization, challenges, end_waiting, ExchangeId, HttpAction, HttpMethod,
 };
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
 use crate::connection::protocol::events::Event;
@@ -158,19 +158,8 @@ impl HttpSse {
             return;
         };
         let refusal = waiting.refusal;
-        for (request, _) in waiting.posts {
-            match request {
-                Some(id) if protocol.is_pending(id) => {
-                    let error = LocalError::Http(Box::new(refusal.failed(reason)));
-                    protocol.handle_transport(now, TransportSignal::RequestLost { id, error });
-                }
-                Some(_) => {}
-                None => {
-                    let note = format!("a message waiting for authorization was dropped: {reason}");
-                    self.notes.push_back(Event::http_note(note));
-                }
-            }
-        }
+        let requests = waiting.posts.iter().map(|(request, _)| *request);
+        end_waiting(protocol, now, &mut self.notes, &refusal, reason, requests);
         if waiting.stream {
             self.closing = true;
             self.endpoint_deadline = None;
