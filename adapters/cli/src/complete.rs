@@ -11,7 +11,7 @@ use clap::Parser;
 use clap_complete::engine::CompletionCandidate;
 use mcpwire::core::types::Tool;
 use mcpwire::manager::cache::{
-    cache_key, credentials_fingerprint, default_dir, CachedList, ListCache, ListKind,
+    cache_key, credentials_of, default_dir, CachedList, ListCache, ListKind,
 };
 use mcpwire::manager::naming::{qualify, NamingPolicy};
 use mcpwire::manager::{Manager, ManagerOptions};
@@ -186,14 +186,7 @@ pub(crate) fn remember_tools(config: &ServerConfig, tools: &[Tool]) {
     let Some(dir) = default_dir() else {
         return;
     };
-    let credentials = match config {
-        ServerConfig::Http(http) => http
-            .headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-            .map(|(_, v)| credentials_fingerprint(v)),
-        _ => None,
-    };
+    let credentials = credentials_of(config);
     let list = CachedList {
         items: tools
             .iter()

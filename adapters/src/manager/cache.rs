@@ -230,6 +230,18 @@ pub fn credentials_fingerprint(secret: &str) -> String {
     hex(&sha256(&enc.0)[..16])
 }
 
+/// The fingerprint of the credentials `config` reaches its server with (an HTTP
+/// `Authorization` header), the key a private list is kept under; `None` without any.
+pub fn credentials_of(config: &ServerConfig) -> Option<String> {
+    let ServerConfig::Http(http) = config else {
+        return None;
+    };
+    http.headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+        .map(|(_, v)| credentials_fingerprint(v))
+}
+
 /// The user's cache folder for mcpwire: `$XDG_CACHE_HOME/mcpwire` or `~/.cache/mcpwire` on
 /// Linux and other Unix, `~/Library/Caches/mcpwire` on macOS, `%LOCALAPPDATA%\mcpwire\cache`
 /// on Windows (`HOME` and `LOCALAPPDATA` read from the environment; relative paths ignored);

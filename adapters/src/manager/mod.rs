@@ -47,7 +47,7 @@ use smol::channel::Sender;
 use self::cache::{cache_key, Freshness, ListCache, ListKind};
 use self::naming::{resolve, Qualified};
 pub use self::options::{CacheLocation, ManagerOptions, OptionsFactory};
-use self::shared::{credentials_of_config, tools_of, Control, Inner, Shared, Slot};
+use self::shared::{tools_of, Control, Inner, Shared, Slot};
 pub use self::state::{Managed, ManagedTool, ManagerError, ManagerEvent, ServerState};
 use crate::client::{CallOptions, Client};
 use crate::error::Error;
@@ -293,7 +293,7 @@ impl Manager {
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let credentials = credentials_of_config(config);
+        let credentials = cache::credentials_of(config);
         let mut inner = self.shared.lock();
         let list = inner
             .cache

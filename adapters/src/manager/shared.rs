@@ -200,7 +200,7 @@ impl Shared {
     /// The fingerprint of the credentials server `name` is reached with (its
     /// `Authorization` header), for lists the server marks private.
     pub(super) fn credentials_of(&self, name: &str) -> Option<String> {
-        credentials_of_config(&self.lock().servers.get(name)?.config)
+        cache::credentials_of(&self.lock().servers.get(name)?.config)
     }
 
     /// A ready server's prompts or resources, as just listed.
@@ -377,22 +377,10 @@ pub(super) fn cached(
     now_ms: u64,
 ) -> Option<Vec<Value>> {
     let slot = inner.servers.get(name)?;
-    let (key, credentials) = (slot.key.clone(), credentials_of_config(&slot.config));
+    let (key, credentials) = (slot.key.clone(), cache::credentials_of(&slot.config));
     let list = inner.cache.get(&key)?.lists.get(&kind)?;
     (list.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable)
         .then(|| list.items.clone())
-}
-
-/// The fingerprint of the credentials a configuration reaches its server with (an HTTP
-/// `Authorization` header).
-pub(super) fn credentials_of_config(config: &ServerConfig) -> Option<String> {
-    let ServerConfig::Http(http) = config else {
-        return None;
-    };
-    http.headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-        .map(|(_, v)| cache::credentials_fingerprint(v))
 }
 
 /// The tools in a cached list (items that do not parse are left out).
