@@ -60,6 +60,7 @@ mod connection;
 pub mod diagnostic;
 pub mod error;
 pub mod header;
+mod id_hash;
 pub mod jsonrpc;
 #[cfg(feature = "oauth")]
 pub mod oauth;
@@ -90,5 +91,6 @@ pub use connection::{
     TaskStatus, CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, MAX_PAGES,
 };
 pub use error::{AuthorizationRequired, Closed};
+pub use id_hash::{IdHasher, IdHashing};
 pub use rpc::{Deadline, EngineError, Limits, LocalError, Responded, DEFAULT_TIMEOUT};
 pub use types::TASKS_EXTENSION;

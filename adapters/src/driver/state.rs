@@ -8,7 +8,7 @@ use std::task::Waker;
 
 use mcpwire_core::types::InitializeResult;
 use mcpwire_core::{
-    CallError, CallId, CallOutcome, ClientError, Closed, Connection, Event, LocalError,
+    CallError, CallId, CallOutcome, ClientError, Closed, Connection, Event, IdHashing, LocalError,
     ServerNotification,
 };
 
@@ -72,7 +72,7 @@ pub(crate) struct ConnectionState {
     /// What the connection is to (a command line or a URL), for errors.
     pub(crate) target: String,
     pub(crate) pid: u32,
-    pub(crate) slots: HashMap<CallId, Slot>,
+    pub(crate) slots: HashMap<CallId, Slot, IdHashing>,
     pub(crate) ready: Ready,
     /// Wakes whoever runs the connection's loop (the driver task, or a caller holding the
     /// claim: see the `route` module); set once the state is shared.
@@ -102,7 +102,7 @@ impl ConnectionState {
             conn,
             target,
             pid,
-            slots: HashMap::new(),
+            slots: HashMap::default(),
             ready: Ready::Waiting(Vec::new()),
             driver_waker: None,
             notifications: Bounded::new(max_unread),

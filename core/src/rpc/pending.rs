@@ -3,37 +3,14 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::time::{Duration, Instant};
 
 use super::options::{Origin, ProgressToken};
 use super::outcome::Deadline;
 use super::outcome::EndedAs;
 use super::timers::Timer;
-
-/// A hasher for our own integer request ids. The keys of the tables it serves are ids we
-/// allocated (consecutive integers), so there is no flooding to defend against; a multiplicative
-/// mix spreads consecutive keys over the buckets.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_i64(&mut self, n: i64) {
-        // Fold the high half down too: the table index comes from the low bits.
-        let x = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = x ^ (x >> 32);
-    }
-}
+use crate::IdHasher;
 
 /// A map keyed by our request ids.
 pub(crate) type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;

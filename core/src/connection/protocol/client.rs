@@ -47,6 +47,7 @@ use crate::rpc::{
     AppNotification, Engine, LocalError, Outcome, Output, Reply, RequestOptions, Responded,
 };
 use crate::types::InitializeResult;
+use crate::IdHashing;
 
 #[derive(Debug)]
 struct CallState {
@@ -91,9 +92,9 @@ pub struct ClientProtocol {
     /// The stateless era's `_meta` for every request.
     meta: params::StatelessMeta,
     /// Calls by the id of their request now in flight.
-    calls: HashMap<i64, CallState>,
+    calls: HashMap<i64, CallState, IdHashing>,
     /// For calls past their first request: the request now in flight.
-    current: HashMap<CallId, i64>,
+    current: HashMap<CallId, i64, IdHashing>,
     /// Stateless-era calls waiting for the application's inputs.
     awaiting: AwaitingInputs,
     /// The tools the last `tools/list` annotated read-only or idempotent (kept only when the
@@ -122,7 +123,7 @@ pub struct ClientProtocol {
     tool_schemas: Option<Arc<crate::schema::ToolSchemas>>,
     /// Tool calls whose result is checked against their tool's `outputSchema`: the tool.
     #[cfg(feature = "schemas")]
-    output_checks: HashMap<CallId, String>,
+    output_checks: HashMap<CallId, String, IdHashing>,
     events: VecDeque<Event>,
     transmit: VecDeque<Message>,
     /// Requests that left and ended here before their answer, for an HTTP transport to
@@ -144,8 +145,8 @@ impl ClientProtocol {
             config,
             handshake: Handshake::new(),
             meta,
-            calls: HashMap::new(),
-            current: HashMap::new(),
+            calls: HashMap::default(),
+            current: HashMap::default(),
             awaiting: AwaitingInputs::default(),
             repeatable_tools: HashSet::new(),
             tool_headers: ToolHeaders::default(),
@@ -160,7 +161,7 @@ impl ClientProtocol {
             #[cfg(feature = "schemas")]
             tool_schemas: None,
             #[cfg(feature = "schemas")]
-            output_checks: HashMap::new(),
+            output_checks: HashMap::default(),
             events: VecDeque::new(),
             transmit: VecDeque::new(),
             withdrawn: Vec::new(),
