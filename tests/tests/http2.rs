@@ -57,6 +57,16 @@ async fn close_and_settle(server: &H2Peer, client: Client, era: Era) {
     }
 }
 
+/// Waits (up to 5 s) until the server has logged `started` requests after the first `from`. The
+/// server logs a request after answering it, so a client's last lines may come after the client
+/// is done; waited for, none of them is counted with the next client's.
+async fn logged(server: &H2Peer, from: usize, started: u64) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while (requests_since(server, from).len() as u64) < started && Instant::now() < deadline {
+        Timer::after(Duration::from_millis(10)).await;
+    }
+}
+
 /// The requests the server logged after the first `from` (one server serves several clients
 /// in turn: see [`close_and_settle`]).
 fn requests_since(server: &H2Peer, from: usize) -> Vec<ServedRequest> {
@@ -149,6 +159,7 @@ fn tls_negotiates_http2_in_both_eras() {
             exercise_py_server(&client, "over HTTP/2").await;
             let counters = assert_one_connection_of(&client, &notes, HttpVersion::Http2);
             close_and_settle(&server, client, era).await;
+            logged(&server, from, counters.started).await;
             assert_all_version(&server, from, "2");
             let connections = connections_since(&server, from, None);
             eprintln!(
@@ -187,7 +198,9 @@ fn cleartext_speaks_h2c_only_with_prior_knowledge() {
                 if seen == HttpVersion::Http2 {
                     assert_one_connection_of(&client, &notes, seen);
                 }
+                let started = client.http_counters().map_or(0, |c| c.started);
                 close_and_settle(&server, client, era).await;
+                logged(&server, from, started).await;
                 assert_all_version(&server, from, expected);
             });
         }
