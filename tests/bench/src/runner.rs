@@ -138,7 +138,8 @@ fn shuffle<T>(items: &mut [T], seed: u64) {
     }
 }
 
-/// The binary that runs `imp`'s client: its own (`mcpwire-bench-floor`, `-mcpwire`, `-rmcp`)
+/// The binary that runs `imp`'s client: its own (`mcpwire-bench-floor`, `-mcpwire`,
+/// `-mcpwire-tokio`, `-rmcp`)
 /// next to the runner when built, else the runner's binary, which has them all.
 fn client_exe(runner: &Path, imp: Impl) -> PathBuf {
     let family = match imp {
@@ -148,6 +149,7 @@ fn client_exe(runner: &Path, imp: Impl) -> PathBuf {
         | Impl::McpwireStateless
         | Impl::McpwireLibcurl
         | Impl::IsahcFloor => "mcpwire",
+        Impl::McpwireTokio | Impl::McpwireTokioCt => "mcpwire-tokio",
         Impl::Rmcp | Impl::RmcpCt | Impl::RmcpKa => "rmcp",
     };
     let own = runner.with_file_name(format!("mcpwire-bench-{family}"));
