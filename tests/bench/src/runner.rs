@@ -22,6 +22,8 @@ struct Options {
     quick: bool,
     workloads: Vec<Workload>,
     impls: Vec<Impl>,
+    /// Whether `--impls` named the clients (else the default set).
+    impls_named: bool,
     servers: Vec<Server>,
     perf: bool,
     out: Option<PathBuf>,
@@ -46,6 +48,7 @@ fn parse(args: &[String]) -> Options {
         quick: false,
         workloads: Workload::ALL.to_vec(),
         impls: Impl::ALL.to_vec(),
+        impls_named: false,
         servers: Server::ALL.to_vec(),
         perf: true,
         out: None,
@@ -67,7 +70,10 @@ fn parse(args: &[String]) -> Options {
             }
             "--quick" => o.quick = true,
             "--only" => o.workloads = list(&value(), Workload::parse),
-            "--impls" => o.impls = list(&value(), Impl::parse),
+            "--impls" => {
+                o.impls = list(&value(), Impl::parse);
+                o.impls_named = true;
+            }
             "--servers" => o.servers = list(&value(), Server::parse),
             "--no-syscalls" => o.perf = false,
             "--out" => o.out = Some(PathBuf::from(value())),
@@ -261,6 +267,15 @@ fn combos(o: &Options) -> Vec<Combo> {
             // Through libcurl only where it mattered: over TLS.
             if imp == Impl::McpwireLibcurl
                 && !matches!(server, Server::PythonHttps | Server::MinHttps)
+            {
+                continue;
+            }
+            // The tokio rows, unless named: against the servers that show the client's own
+            // cost (the stdio ones, the Python server, and the https server that is not the
+            // bottleneck), which keeps `--quick` short.
+            if matches!(imp, Impl::McpwireTokio | Impl::McpwireTokioCt)
+                && !o.impls_named
+                && matches!(server, Server::EverythingHttp | Server::PythonHttps)
             {
                 continue;
             }
