@@ -2,7 +2,7 @@
 # Builds the benchmark in release mode and runs it: every client × server × workload in its own
 # process, interleaved in batches. Arguments go to `mcpwire-bench run`, for example:
 #   tests/bench/run.sh                     # the full run: 3 batches (about 13 minutes on 2 cores)
-#   tests/bench/run.sh --quick             # 1 batch with smaller counts (a smoke test, 1-2 minutes)
+#   tests/bench/run.sh --quick             # 1 batch with smaller counts (a smoke test, about 4 minutes)
 #   tests/bench/run.sh --only w1 --servers min,python-http --impls mcpwire,rmcp,floor
 # Results (raw JSON lines, the tables as markdown, the servers' stderr) go to tests/bench/results/.
 set -euo pipefail

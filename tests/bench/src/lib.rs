@@ -48,14 +48,21 @@ pub enum Impl {
     /// `connect_smol` with HTTP/1.1 through libcurl (`http1_via_libcurl`): what https cost
     /// before mcpwire's own client spoke TLS.
     McpwireLibcurl,
+    /// `connect` in a tokio host: the driver `tokio::spawn`ed on tokio's multi-thread runtime,
+    /// the caller in `block_on`, no smol executor (async-io's reactor on its own thread).
+    McpwireTokio,
+    /// The same on tokio's current_thread runtime.
+    McpwireTokioCt,
 }
 
 impl Impl {
-    pub const ALL: [Impl; 9] = [
+    pub const ALL: [Impl; 11] = [
         Impl::Mcpwire,
         Impl::Mcpwire1t,
         Impl::McpwireStateless,
         Impl::McpwireLibcurl,
+        Impl::McpwireTokio,
+        Impl::McpwireTokioCt,
         Impl::Rmcp,
         Impl::RmcpCt,
         Impl::RmcpKa,
@@ -74,6 +81,8 @@ impl Impl {
             Impl::IsahcFloor => "isahc-floor",
             Impl::McpwireStateless => "mcpwire-2026",
             Impl::McpwireLibcurl => "mcpwire-libcurl",
+            Impl::McpwireTokio => "mcpwire-tokio",
+            Impl::McpwireTokioCt => "mcpwire-tokio-ct",
         }
     }
 
@@ -224,6 +233,8 @@ pub struct Outcome {
     /// Of the resident memory, what is the process's own (heap, stacks), not mapped files.
     pub rss_anon_kib: u64,
     pub threads: u64,
+    /// Threads the process started up to then (ended or not; the main thread not counted).
+    pub threads_started: u64,
     /// The protocol era or version the connection settled on, when the client says.
     pub era: String,
     /// TCP connections the client opened in all, when it can tell.
@@ -269,6 +280,7 @@ pub fn idle_figures(out: &mut Outcome) {
     out.rss_anon_kib = measure::status_kib("RssAnon");
     out.peak_rss_kib = measure::status_kib("VmHWM");
     out.threads = measure::threads();
+    out.threads_started = measure::threads_started();
 }
 
 /// W1 and W3 for a blocking client: `calls` made one after the other in the measured window.
@@ -361,6 +373,7 @@ impl Outcome {
         self.rss_kib = measure::status_kib("VmRSS");
         self.rss_anon_kib = measure::status_kib("RssAnon");
         self.threads = measure::threads();
+        self.threads_started = measure::threads_started();
     }
 }
 

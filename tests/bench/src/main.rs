@@ -11,6 +11,7 @@ fn any_client(args: &ClientArgs) -> Result<Outcome, String> {
         Impl::Mcpwire | Impl::Mcpwire1t | Impl::McpwireStateless | Impl::McpwireLibcurl => {
             mcpwire_client::run(args)
         }
+        Impl::McpwireTokio | Impl::McpwireTokioCt => mcpwire_client::run_tokio(args),
         Impl::Rmcp | Impl::RmcpCt | Impl::RmcpKa => rmcp_client::run(args),
         Impl::Floor => floor::run(args),
         Impl::IsahcFloor => isahc_floor::run(args),

@@ -1,5 +1,7 @@
 //! mcpwire as a host uses it: `connect_smol` (default) or `connect` with the driver and the
-//! caller polled on one thread (`mcpwire-1t`).
+//! caller polled on one thread (`mcpwire-1t`); and as a tokio host uses it (`run_tokio`):
+//! `connect`, the driver `tokio::spawn`ed, no smol executor anywhere (`mcpwire-tokio` on the
+//! multi-thread runtime, `mcpwire-tokio-ct` on current_thread).
 
 use mcpwire::{Client, ConnectOptions, Era, ServerConfig};
 
@@ -27,8 +29,13 @@ async fn echo(client: &Client, message: &str) -> Result<(), String> {
     check_echo(message, &result.text())
 }
 
-/// Everything after the handshake: the workload, then the close.
-async fn session(client: &Client, args: &ClientArgs) -> Result<Outcome, String> {
+/// Everything after the handshake: the workload (`idle` is the idle workload's second, on the
+/// host's own timer), then the close.
+async fn session(
+    client: &Client,
+    args: &ClientArgs,
+    idle: impl std::future::Future<Output = ()>,
+) -> Result<Outcome, String> {
     let mut out = Outcome::default();
     let tools = client.list_tools().await.map_err(err)?;
     out.ready_ms = crate::since_start_ms();
@@ -43,10 +50,6 @@ async fn session(client: &Client, args: &ClientArgs) -> Result<Outcome, String> 
     };
     let message = args.message();
     let message = message.as_str();
-    let idle = smol::Timer::after(std::time::Duration::from_secs(1));
-    let idle = async {
-        idle.await;
-    };
     crate::workload(args, &mut out, echo(client, "warm-up"), idle, move || {
         echo(client, message)
     })
@@ -56,8 +59,18 @@ async fn session(client: &Client, args: &ClientArgs) -> Result<Outcome, String> 
     Ok(out)
 }
 
-pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
-    let config = config(args);
+/// The idle workload's second on smol's timer (async-io's).
+async fn smol_idle() {
+    smol::Timer::after(IDLE).await;
+}
+
+const IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long the driver may take to end once the connection is closed.
+const DRIVER_END: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The options of every mcpwire client here.
+fn options(args: &ClientArgs) -> ConnectOptions {
     // The handshake era pinned, like for like with rmcp and the floor (which speak only that
     // era; `Era::Auto` would settle on the stateless era against the Python server); the
     // stateless era is `mcpwire-2026`'s. Pinning skips the `server/discover` probe.
@@ -77,10 +90,16 @@ pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
         options.http_client.tls.extra_ca_pem = vec![servers::certificate_pem()];
     }
     options.http_client.http1_via_libcurl = args.imp == Impl::McpwireLibcurl;
+    options
+}
+
+pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
+    let config = config(args);
+    let options = options(args);
     match args.imp {
         Impl::Mcpwire | Impl::McpwireStateless | Impl::McpwireLibcurl => smol::block_on(async {
             let client = mcpwire::connect_smol(&config, options).await.map_err(err)?;
-            session(&client, args).await
+            session(&client, args, smol_idle()).await
         }),
         Impl::Mcpwire1t => {
             let (client, driver) = mcpwire::connect(&config, options).map_err(err)?;
@@ -88,16 +107,43 @@ pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
             let driver = ex.spawn(driver);
             smol::block_on(ex.run(async {
                 client.ready().await.map_err(err)?;
-                let out = session(&client, args).await;
+                let out = session(&client, args, smol_idle()).await;
                 drop(client);
                 // The driver ends once the connection is closed; never wait long for it.
                 futures_lite::future::or(driver, async {
-                    smol::Timer::after(std::time::Duration::from_secs(5)).await;
+                    smol::Timer::after(DRIVER_END).await;
                 })
                 .await;
                 out
             }))
         }
-        _ => unreachable!("not an mcpwire implementation"),
+        _ => unreachable!("not an mcpwire implementation for smol"),
     }
+}
+
+/// mcpwire in a tokio host, with no smol executor: the runtime of `mcpwire-tokio`
+/// (multi-thread) or `mcpwire-tokio-ct` (current_thread), `connect` inside it, the driver
+/// `tokio::spawn`ed and the caller in `block_on`. The driver's IO stays async-io's, so its
+/// reactor runs on async-io's own thread (nobody calls async-io's `block_on` here).
+pub fn run_tokio(args: &ClientArgs) -> Result<Outcome, String> {
+    let runtime = match args.imp {
+        Impl::McpwireTokio => tokio::runtime::Builder::new_multi_thread(),
+        Impl::McpwireTokioCt => tokio::runtime::Builder::new_current_thread(),
+        _ => unreachable!("not an mcpwire implementation for tokio"),
+    }
+    .enable_all()
+    .build()
+    .map_err(|e| e.to_string())?;
+    let config = config(args);
+    let options = options(args);
+    runtime.block_on(async {
+        let (client, driver) = mcpwire::connect(&config, options).map_err(err)?;
+        let driver = tokio::spawn(driver);
+        client.ready().await.map_err(err)?;
+        let out = session(&client, args, tokio::time::sleep(IDLE)).await;
+        drop(client);
+        // The driver ends once the connection is closed; never wait long for it.
+        let _ = tokio::time::timeout(DRIVER_END, driver).await;
+        out
+    })
 }

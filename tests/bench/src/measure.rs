@@ -51,6 +51,58 @@ pub fn threads() -> u64 {
         .unwrap_or(0)
 }
 
+/// Threads this process started so far: every `pthread_create` that succeeded, whoever called
+/// it (std's threads, a runtime's workers and blocking pool, async-io's reactor thread, C
+/// libraries' threads), ended or not. The main thread is not counted.
+pub fn threads_started() -> u64 {
+    THREADS_STARTED.load(Ordering::Relaxed)
+}
+
+static THREADS_STARTED: AtomicU64 = AtomicU64::new(0);
+
+/// libc's `pthread_create`, found once.
+static REAL_PTHREAD_CREATE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+type PthreadCreate = unsafe extern "C" fn(
+    *mut libc::pthread_t,
+    *const libc::pthread_attr_t,
+    extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+    *mut libc::c_void,
+) -> libc::c_int;
+
+/// `pthread_create` as every thread of the process is started, counted: the program's own
+/// definition comes before libc's in the dynamic linker's lookup, so std and the C libraries
+/// linked in call this one, which calls libc's (`dlsym(RTLD_NEXT)`).
+///
+/// # Safety
+///
+/// As libc's `pthread_create`: the arguments are passed on unchanged.
+#[no_mangle]
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+    arg: *mut libc::c_void,
+) -> libc::c_int {
+    let mut real = REAL_PTHREAD_CREATE.load(Ordering::Acquire);
+    if real == 0 {
+        // SAFETY: dlsym with a NUL-terminated name; RTLD_NEXT finds libc's definition.
+        real = unsafe { libc::dlsym(libc::RTLD_NEXT, c"pthread_create".as_ptr()) } as usize;
+        if real == 0 {
+            return libc::EAGAIN;
+        }
+        REAL_PTHREAD_CREATE.store(real, Ordering::Release);
+    }
+    // SAFETY: `real` is libc's `pthread_create`, of this type.
+    let real: PthreadCreate = unsafe { std::mem::transmute::<usize, PthreadCreate>(real) };
+    // SAFETY: the caller's arguments, unchanged.
+    let r = unsafe { real(thread, attr, start, arg) };
+    if r == 0 {
+        THREADS_STARTED.fetch_add(1, Ordering::Relaxed);
+    }
+    r
+}
+
 /// The global allocator of every client binary: the system's, counting allocations (and
 /// reallocations) over the window of the runner's counting pass, so that pass also tells how
 /// many a call costs. Outside that pass the count is off: one relaxed load per allocation.

@@ -29,6 +29,7 @@ pub fn client_line(args: &ClientArgs, out: &Outcome) -> Value {
         "rss_kib": out.rss_kib,
         "rss_anon_kib": out.rss_anon_kib,
         "threads": out.threads,
+        "threads_started": out.threads_started,
         "era": out.era,
         "connections": out.connections,
     });
@@ -48,7 +49,7 @@ pub fn client_line(args: &ClientArgs, out: &Outcome) -> Value {
 }
 
 /// The header of the W1 and W2 tables.
-const CALLS_HEADER: &str = "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | allocs/call | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |";
+const CALLS_HEADER: &str = "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | allocs/call | threads started / alive | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |";
 
 /// One metric of a combination over batches.
 fn f(v: &Value, key: &str) -> Option<f64> {
@@ -72,6 +73,7 @@ fn metric(rec: &Value, name: &str) -> Option<f64> {
         "rss_anon_mib" => Some(f(rec, "rss_anon_kib")? / 1024.0),
         "startup_ms" => f(rec, "startup_ms"),
         "threads" => f(rec, "threads"),
+        "threads_started" => f(rec, "threads_started"),
         "echo_mib" => Some(f(rec, "bytes")? / 1048576.0),
         _ => None,
     }
@@ -279,6 +281,7 @@ impl Results {
                         push(cell(self.stats(key, "ctx"), b));
                         push(self.perf_cell(key, "syscalls"));
                         push(self.perf_cell(key, "allocations"));
+                        push(self.threads_cell(key));
                         push(cell(self.stats(key, "peak_mib"), b));
                         push(ratio_cell(self.ratio(key, Impl::Floor, "cpu_us"), b));
                         push(ratio_cell(self.ratio(key, base_rmcp, "cpu_us"), b));
@@ -330,6 +333,18 @@ impl Results {
             }
         }
         s
+    }
+
+    /// Threads the process started up to the end of the window (the main thread not counted)
+    /// and threads alive then (the main thread counted), medians over batches.
+    fn threads_cell(&self, key: Key) -> String {
+        let started = self.stats(key, "threads_started");
+        let alive = self.stats(key, "threads");
+        match (started, alive) {
+            (Some((s, _, _)), Some((a, _, _))) => format!("{s:.0} / {a:.0}"),
+            (None, Some((a, _, _))) => format!("– / {a:.0}"),
+            _ => "–".into(),
+        }
     }
 
     /// TCP connections: opened during the measured window (the count of `connect` calls), and

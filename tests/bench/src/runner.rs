@@ -22,6 +22,8 @@ struct Options {
     quick: bool,
     workloads: Vec<Workload>,
     impls: Vec<Impl>,
+    /// Whether `--impls` named the clients (else the default set).
+    impls_named: bool,
     servers: Vec<Server>,
     perf: bool,
     out: Option<PathBuf>,
@@ -46,6 +48,7 @@ fn parse(args: &[String]) -> Options {
         quick: false,
         workloads: Workload::ALL.to_vec(),
         impls: Impl::ALL.to_vec(),
+        impls_named: false,
         servers: Server::ALL.to_vec(),
         perf: true,
         out: None,
@@ -67,7 +70,10 @@ fn parse(args: &[String]) -> Options {
             }
             "--quick" => o.quick = true,
             "--only" => o.workloads = list(&value(), Workload::parse),
-            "--impls" => o.impls = list(&value(), Impl::parse),
+            "--impls" => {
+                o.impls = list(&value(), Impl::parse);
+                o.impls_named = true;
+            }
             "--servers" => o.servers = list(&value(), Server::parse),
             "--no-syscalls" => o.perf = false,
             "--out" => o.out = Some(PathBuf::from(value())),
@@ -138,7 +144,8 @@ fn shuffle<T>(items: &mut [T], seed: u64) {
     }
 }
 
-/// The binary that runs `imp`'s client: its own (`mcpwire-bench-floor`, `-mcpwire`, `-rmcp`)
+/// The binary that runs `imp`'s client: its own (`mcpwire-bench-floor`, `-mcpwire`,
+/// `-mcpwire-tokio`, `-rmcp`)
 /// next to the runner when built, else the runner's binary, which has them all.
 fn client_exe(runner: &Path, imp: Impl) -> PathBuf {
     let family = match imp {
@@ -148,6 +155,7 @@ fn client_exe(runner: &Path, imp: Impl) -> PathBuf {
         | Impl::McpwireStateless
         | Impl::McpwireLibcurl
         | Impl::IsahcFloor => "mcpwire",
+        Impl::McpwireTokio | Impl::McpwireTokioCt => "mcpwire-tokio",
         Impl::Rmcp | Impl::RmcpCt | Impl::RmcpKa => "rmcp",
     };
     let own = runner.with_file_name(format!("mcpwire-bench-{family}"));
@@ -262,7 +270,24 @@ fn combos(o: &Options) -> Vec<Combo> {
             {
                 continue;
             }
+            // The tokio rows, unless named: against the servers that show the client's own
+            // cost (the stdio ones, the Python server, and the https server that is not the
+            // bottleneck), which keeps `--quick` short.
+            if matches!(imp, Impl::McpwireTokio | Impl::McpwireTokioCt)
+                && !o.impls_named
+                && matches!(server, Server::EverythingHttp | Server::PythonHttps)
+            {
+                continue;
+            }
             for &workload in &o.workloads {
+                // A smoke test measures the tokio rows' calls only, what they are there for.
+                if matches!(imp, Impl::McpwireTokio | Impl::McpwireTokioCt)
+                    && o.quick
+                    && !o.impls_named
+                    && !matches!(workload, Workload::W1 | Workload::W2)
+                {
+                    continue;
+                }
                 v.push(Combo {
                     server,
                     imp,
