@@ -48,7 +48,7 @@ pub(crate) enum ExchangeKind {
         request: Option<i64>,
         /// The message, kept to send it once more (on a new session, after an authorization, or
         /// when the attempt never left) until its POST is accepted.
-        replay: Option<Box<crate::jsonrpc::Message>>,
+        replay: Option<crate::jsonrpc::Message>,
         /// How many renewals its 404s started before this attempt (see `session::MAX_BOUNCES`).
         bounces: u8,
         role: Role,

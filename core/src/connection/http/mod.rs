@@ -400,7 +400,7 @@ impl StreamableHttp {
         // itself is kept, not a copy of its bytes: encoded again only if it is sent again.
         let kind = ExchangeKind::Post {
             request,
-            replay: Some(Box::new(m)),
+            replay: Some(m),
             bounces,
             role,
             stateless,
@@ -481,7 +481,7 @@ impl StreamableHttp {
             _ => None,
         };
         if let Some(m) = answered {
-            protocol.transmitted(*m);
+            protocol.transmitted(m);
         }
         let ex = self.exchanges.get_mut(&exchange).expect("present");
         if let ExchangeKind::Post {
