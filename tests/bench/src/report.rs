@@ -224,7 +224,11 @@ impl Results {
     /// A counting pass's figure over the counting passes: median, min, max.
     fn perf_stats(&self, key: Key, event: &str) -> Option<(f64, f64, f64)> {
         let runs = self.perf.get(&key)?;
-        median(runs.values().filter_map(|r| Self::perf_one(r, event)).collect())
+        median(
+            runs.values()
+                .filter_map(|r| Self::perf_one(r, event))
+                .collect(),
+        )
     }
 
     fn perf(&self, key: Key, event: &str) -> Option<f64> {
