@@ -426,11 +426,29 @@ impl Message {
         strip_raw_newlines(out, start);
     }
 
-    /// The compact JSON encoding of this message.
+    /// The compact JSON encoding of this message, in a buffer sized for it at once (a large
+    /// argument is not copied from buffer to doubled buffer on its way, nor left in one twice
+    /// its size).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.encoded_len_hint());
         self.encode_into(&mut out);
         out
+    }
+
+    /// About the length of the encoding: its raw parts' own lengths (kept verbatim) and room
+    /// for the envelope, so most messages fit in one allocation.
+    fn encoded_len_hint(&self) -> usize {
+        let raw = |r: Option<&RawJson>| r.map_or(0, |r| r.get().len());
+        let (name, raw_len) = match self {
+            Message::Request(r) => (r.method.len(), raw(r.params.as_ref())),
+            Message::Notification(n) => (n.method.len(), raw(n.params.as_ref())),
+            Message::Response(r) => match &r.outcome {
+                Ok(result) => (0, result.get().len()),
+                Err(e) => (e.message.len(), raw(e.data.as_ref())),
+            },
+        };
+        // `{"jsonrpc":"2.0","id":…,"method":"…","params":…}` and a few escapes.
+        name + raw_len + 96
     }
 }
 

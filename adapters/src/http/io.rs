@@ -290,14 +290,18 @@ impl TransportIo for HttpIo {
     fn carry_out(&mut self, _conn: &mut Connection, _now: Instant, output: Output) -> Option<u32> {
         match output {
             Output::Http(HttpAction::Start(request)) => {
-                let (method, url) = (request.method.as_str(), request.url.clone());
+                // What a queued request shows an observer (made only when there is one).
+                let shown = self
+                    .observer
+                    .is_some()
+                    .then(|| (request.method.as_str(), redact_url(&request.url)));
                 match self.admission.offer(request) {
                     Some(request) => self.send(request),
                     None => {
-                        if let Some(observer) = &self.observer {
+                        if let (Some(observer), Some((method, url))) = (&self.observer, shown) {
                             observer(&HttpExchangeNote::Queued {
                                 method,
-                                url: redact_url(&url),
+                                url,
                                 waiting: self.admission.waiting(),
                             });
                         }

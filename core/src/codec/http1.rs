@@ -85,7 +85,13 @@ pub fn write_request(
     if !visible(host) {
         return Err(Http1Error::Request("host".into()));
     }
-    out.reserve(256 + body.len());
+    // Sized for the whole request at once: the head's lines, then the body (a large body is
+    // not copied into a doubled buffer because the head outgrew a guess).
+    let head: usize = headers
+        .iter()
+        .map(|(name, value)| name.len() + value.len() + 4)
+        .sum();
+    out.reserve(method.len() + target.len() + host.len() + head + 64 + body.len());
     // Writing into a `Vec` cannot fail.
     let _ = write!(out, "{method} {target} HTTP/1.1\r\nHost: {host}\r\n");
     for (name, value) in headers {

@@ -5,6 +5,7 @@
 
 use mcpwire::{Client, ConnectOptions, Era, ServerConfig};
 
+use crate::measure::benchmark_side;
 use crate::{announce_ready, check_echo, servers, ClientArgs, Impl, Outcome};
 
 fn config(args: &ClientArgs) -> ServerConfig {
@@ -22,11 +23,10 @@ fn err(e: mcpwire::Error) -> String {
 }
 
 async fn echo(client: &Client, message: &str) -> Result<(), String> {
-    let result = client
-        .call_tool("echo", serde_json::json!({ "message": message }))
-        .await
-        .map_err(err)?;
-    check_echo(message, &result.text())
+    // The benchmark's own side (the arguments built, the text read back) is counted apart.
+    let arguments = benchmark_side(|| serde_json::json!({ "message": message }));
+    let result = client.call_tool("echo", arguments).await.map_err(err)?;
+    benchmark_side(|| check_echo(message, &result.text()))
 }
 
 /// Everything after the handshake: the workload (`idle` is the idle workload's second, on the

@@ -110,11 +110,31 @@ pub struct CountingAlloc;
 
 static COUNT_ALLOCATIONS: AtomicBool = AtomicBool::new(false);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+/// Of [`ALLOCATIONS`], those made inside [`benchmark_side`].
+static BENCH_ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+std::thread_local! {
+    /// Whether this thread runs the benchmark's own side of a call ([`benchmark_side`]).
+    static BENCH_SIDE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 fn note_allocation() {
     if COUNT_ALLOCATIONS.load(Ordering::Relaxed) {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // `try_with`: a thread being torn down has no flag left, and is never in the scope.
+        if BENCH_SIDE.try_with(|b| b.get()).unwrap_or(false) {
+            BENCH_ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
     }
+}
+
+/// Runs `f`, the benchmark's own side of a call (building the arguments, reading the answer's
+/// text back), counting its allocations apart: what is left is the client library's own share.
+pub fn benchmark_side<T>(f: impl FnOnce() -> T) -> T {
+    BENCH_SIDE.with(|b| b.set(true));
+    let out = f();
+    BENCH_SIDE.with(|b| b.set(false));
+    out
 }
 
 // SAFETY: every call goes straight to the system allocator with the caller's arguments; the
@@ -266,6 +286,8 @@ pub struct Window {
     pub syscalls: Option<Result<SyscallCounts, String>>,
     /// Allocations and reallocations of every thread, counted in the same pass.
     pub allocations: Option<u64>,
+    /// Of them, those of the benchmark's own side of the calls ([`benchmark_side`]).
+    pub bench_allocations: Option<u64>,
     pub wall: Duration,
     pub user: Duration,
     pub sys: Duration,
@@ -286,6 +308,7 @@ impl Meter {
         if std::env::var_os(COUNT_SYSCALLS_ENV).is_some_and(|v| v == "1") {
             self.syscalls = Some(SyscallCounter::start());
             ALLOCATIONS.store(0, Ordering::Relaxed);
+            BENCH_ALLOCATIONS.store(0, Ordering::Relaxed);
             COUNT_ALLOCATIONS.store(true, Ordering::Relaxed);
         }
         self.started = Some((Instant::now(), usage()));
@@ -297,11 +320,13 @@ impl Meter {
         let allocations = COUNT_ALLOCATIONS
             .swap(false, Ordering::Relaxed)
             .then(|| ALLOCATIONS.load(Ordering::Relaxed));
+        let bench_allocations = allocations.map(|_| BENCH_ALLOCATIONS.load(Ordering::Relaxed));
         let syscalls = self.syscalls.take().map(|c| c.map(SyscallCounter::stop));
         let (t0, u0) = self.started.take().expect("Meter::start first");
         Window {
             syscalls,
             allocations,
+            bench_allocations,
             wall: end.0 - t0,
             user: end.1.user.saturating_sub(u0.user),
             sys: end.1.sys.saturating_sub(u0.sys),

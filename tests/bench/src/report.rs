@@ -45,11 +45,14 @@ pub fn client_line(args: &ClientArgs, out: &Outcome) -> Value {
     if let Some(n) = w.allocations {
         line["allocations"] = json!(n);
     }
+    if let Some(n) = w.bench_allocations {
+        line["bench_allocations"] = json!(n);
+    }
     line
 }
 
 /// The header of the W1 and W2 tables.
-const CALLS_HEADER: &str = "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | allocs/call | threads started / alive | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |";
+const CALLS_HEADER: &str = "| server | client | calls/s | CPU µs/call | ctx sw/call | syscalls/call | allocs/call | own allocs/call | threads started / alive | peak RSS MiB | CPU/call ÷ floor | CPU/call ÷ rmcp | CPU/call ÷ isahc-floor | calls/s ÷ floor | calls/s ÷ rmcp | TCP conns |";
 
 /// One metric of a combination over batches.
 fn f(v: &Value, key: &str) -> Option<f64> {
@@ -129,11 +132,10 @@ fn ratio_cell(stats: Option<(f64, f64, f64)>, batches: usize) -> String {
 
 type Key = (Server, Impl, Workload);
 
-/// The records of the timed passes by combination and batch, and of the perf pass by
-/// combination.
+/// The records of the timed passes and of the counting passes, by combination and batch.
 pub struct Results {
     pub timed: BTreeMap<Key, BTreeMap<u32, Value>>,
-    pub perf: BTreeMap<Key, Value>,
+    pub perf: BTreeMap<Key, BTreeMap<u32, Value>>,
     pub failed: Vec<String>,
     pub batches: usize,
 }
@@ -168,7 +170,7 @@ impl Results {
             }
             let key = (server, imp, workload);
             if rec.get("pass").and_then(Value::as_str) == Some("syscalls") {
-                r.perf.insert(key, rec);
+                r.perf.entry(key).or_default().insert(batch, rec);
             } else {
                 batches.insert(batch);
                 r.timed.entry(key).or_default().insert(batch, rec);
@@ -207,18 +209,37 @@ impl Results {
         )
     }
 
-    fn perf(&self, key: Key, event: &str) -> Option<f64> {
-        let rec = self.perf.get(&key)?;
+    /// A counting pass's figure from one record: per call, but for `connects`; `own_allocations`
+    /// is the allocations less those of the benchmark's own side.
+    fn perf_one(rec: &Value, event: &str) -> Option<f64> {
         let calls = f(rec, "calls")?;
-        let count = f(rec, event)?;
+        let count = match event {
+            "own_allocations" => f(rec, "allocations")? - f(rec, "bench_allocations")?,
+            _ => f(rec, event)?,
+        };
         match event {
             "connects" => Some(count),
             _ => (calls > 0.0).then(|| count / calls),
         }
     }
 
+    /// A counting pass's figure over the counting passes: median, min, max.
+    fn perf_stats(&self, key: Key, event: &str) -> Option<(f64, f64, f64)> {
+        let runs = self.perf.get(&key)?;
+        median(
+            runs.values()
+                .filter_map(|r| Self::perf_one(r, event))
+                .collect(),
+        )
+    }
+
+    fn perf(&self, key: Key, event: &str) -> Option<f64> {
+        self.perf_stats(key, event).map(|(m, _, _)| m)
+    }
+
     fn perf_cell(&self, key: Key, event: &str) -> String {
-        self.perf(key, event).map_or_else(|| "–".into(), num)
+        let passes = self.perf.get(&key).map_or(0, BTreeMap::len);
+        cell(self.perf_stats(key, event), passes)
     }
 
     fn keys(&self, workload: Workload) -> Vec<Key> {
@@ -281,6 +302,7 @@ impl Results {
                         push(cell(self.stats(key, "ctx"), b));
                         push(self.perf_cell(key, "syscalls"));
                         push(self.perf_cell(key, "allocations"));
+                        push(self.perf_cell(key, "own_allocations"));
                         push(self.threads_cell(key));
                         push(cell(self.stats(key, "peak_mib"), b));
                         push(ratio_cell(self.ratio(key, Impl::Floor, "cpu_us"), b));

@@ -66,8 +66,12 @@ fn reqwest_client(url: &str, idle: Option<usize>) -> Result<reqwest::Client, Str
 }
 
 async fn echo(client: &Client, message: &str) -> Result<(), String> {
-    let mut arguments = serde_json::Map::new();
-    arguments.insert("message".into(), serde_json::Value::from(message));
+    // The benchmark's own side (the arguments built) is counted apart.
+    let arguments = crate::measure::benchmark_side(|| {
+        let mut arguments = serde_json::Map::new();
+        arguments.insert("message".into(), serde_json::Value::from(message));
+        arguments
+    });
     let result = client
         .call_tool(CallToolRequestParams::new("echo").with_arguments(arguments))
         .await

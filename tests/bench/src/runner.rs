@@ -1,6 +1,6 @@
 //! `mcpwire-bench run`: every client × server × workload as its own process, interleaved in
-//! batches, then one pass that counts syscalls and connects (`perf_event_open` in the client),
-//! then the tables.
+//! batches, then the passes that count syscalls, connects (`perf_event_open` in the client) and
+//! allocations (one unless `--counting-passes` asks for more), then the tables.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -26,6 +26,8 @@ struct Options {
     impls_named: bool,
     servers: Vec<Server>,
     perf: bool,
+    /// How many counting passes (with `perf`).
+    counting_passes: u32,
     out: Option<PathBuf>,
     timeout: Duration,
 }
@@ -51,6 +53,7 @@ fn parse(args: &[String]) -> Options {
         impls_named: false,
         servers: Server::ALL.to_vec(),
         perf: true,
+        counting_passes: 1,
         out: None,
         timeout: Duration::from_secs(180),
     };
@@ -76,6 +79,7 @@ fn parse(args: &[String]) -> Options {
             }
             "--servers" => o.servers = list(&value(), Server::parse),
             "--no-syscalls" => o.perf = false,
+            "--counting-passes" => o.counting_passes = value().parse().unwrap_or(1).max(1),
             "--out" => o.out = Some(PathBuf::from(value())),
             "--timeout" => o.timeout = Duration::from_secs(value().parse().unwrap_or(180)),
             _ => {
@@ -352,10 +356,12 @@ pub fn main(args: &[String]) -> i32 {
         "{} combinations × {} batches{}; results in {}",
         all.len(),
         o.batches,
-        if perf {
-            " + one syscall-counting pass"
+        if !perf {
+            String::new()
+        } else if o.counting_passes == 1 {
+            " + one syscall-counting pass".to_owned()
         } else {
-            ""
+            format!(" + {} syscall-counting passes", o.counting_passes)
         },
         out_path.display()
     );
@@ -364,9 +370,9 @@ pub fn main(args: &[String]) -> i32 {
         let _ = writeln!(out, "{rec}");
     };
     let mut failed = Vec::new();
-    let passes = o.batches + u32::from(perf);
+    let passes = o.batches + if perf { o.counting_passes } else { 0 };
     for batch in 0..passes {
-        let perf_pass = batch == o.batches;
+        let perf_pass = batch >= o.batches;
         let servers = match start_servers(&o, &exe, &log) {
             Ok(s) => s,
             Err(e) => {
@@ -383,7 +389,11 @@ pub fn main(args: &[String]) -> i32 {
             .collect();
         shuffle(&mut order, u64::from(batch) + 1);
         let what = if perf_pass {
-            "syscall pass".to_owned()
+            format!(
+                "syscall pass {}/{}",
+                batch - o.batches + 1,
+                o.counting_passes
+            )
         } else {
             format!("batch {}/{}", batch + 1, o.batches)
         };
@@ -404,7 +414,7 @@ pub fn main(args: &[String]) -> i32 {
                     record(&rec);
                     let key = (combo.server, combo.imp, combo.workload);
                     if perf_pass {
-                        results.perf.insert(key, rec);
+                        results.perf.entry(key).or_default().insert(batch, rec);
                     } else {
                         results.timed.entry(key).or_default().insert(batch, rec);
                     }
@@ -426,8 +436,11 @@ pub fn main(args: &[String]) -> i32 {
     let elapsed = started.elapsed().as_secs_f64();
     let mut tables = format!(
         "## mcpwire-bench: {} batch(es){}{}, {:.0} s\n\nMedian (min–max) over batches; ratios are \
-         computed within each batch, then summarised. Syscalls per call and TCP connections \
-         opened during the window come from one extra pass that counts them (perf_event_open on the client's own threads).\n",
+         computed within each batch, then summarised. Syscalls and allocations per call and TCP \
+         connections opened during the window come from the passes that count them \
+         (perf_event_open on the client's own threads; the allocations of every thread, and \
+         apart, \"own\", those less the benchmark's side: building the arguments, reading \
+         the answer's text).\n",
         o.batches,
         if o.quick { ", quick counts" } else { "" },
         if perf { "" } else { ", no syscall pass" },

@@ -56,10 +56,17 @@ pub(crate) struct Http1Backend {
     last: Mutex<Option<Arc<Target>>>,
 }
 
+/// The most buffers kept for reuse, and the largest kept.
+const SPARE_BUFFERS: usize = 8;
+const SPARE_CAPACITY: usize = 64 * 1024;
+
 /// Idle connections by `host:port`.
 #[derive(Default)]
 struct Pool {
     idle: Mutex<HashMap<String, Vec<Idle>>>,
+    /// Buffers a finished request or response gave back, for the next one: no allocation a
+    /// request for its bytes or its response's.
+    spare: Mutex<Vec<Vec<u8>>>,
     lifetime: Duration,
     /// The servers (`host:port`) that have answered in HTTP.
     answered: tls_diagnosis::Answered,
@@ -76,6 +83,7 @@ impl Http1Backend {
         (!options.http1_via_libcurl).then(|| Http1Backend {
             pool: Arc::new(Pool {
                 idle: Mutex::default(),
+                spare: Mutex::default(),
                 lifetime: options.idle_connection_lifetime,
                 answered: Default::default(),
             }),
@@ -276,7 +284,7 @@ async fn exchange(
     request: HttpRequest,
 ) -> Result<HttpResponse, HttpFailure> {
     let method = request.method.as_str();
-    let mut out = Vec::new();
+    let mut out = pool.buffer();
     let forwarded = target.forwarded();
     // The proxy's credentials go to the proxy alone: with a request it forwards, never
     // inside a tunnel.
@@ -310,11 +318,12 @@ async fn exchange(
         None => (open(&target, connect_timeout, tls).await?, false),
     };
     let local_addr = conn.local_addr;
-    let mut buf = Vec::with_capacity(READ_SIZE);
+    let mut buf = pool.buffer();
+    buf.reserve(READ_SIZE);
     let mut sent = true;
     let head = match conn.write_all(&out).await {
         Ok(()) => {
-            drop(out);
+            pool.recycle(out);
             // Nothing can be there before the server answers.
             conn.expect_nothing();
             match read_head(&mut conn, &mut buf, reused).await {
@@ -582,6 +591,24 @@ async fn resolve(host: &str, port: u16) -> Result<Vec<SocketAddr>, HttpFailure> 
 }
 
 impl Pool {
+    /// An empty buffer, one given back if there is one.
+    fn buffer(&self) -> Vec<u8> {
+        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        spare.pop().unwrap_or_default()
+    }
+
+    /// Keeps `buf` for another request, unless it is large or enough are kept.
+    fn recycle(&self, mut buf: Vec<u8>) {
+        if buf.capacity() > SPARE_CAPACITY || buf.capacity() == 0 {
+            return;
+        }
+        buf.clear();
+        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        if spare.len() < SPARE_BUFFERS {
+            spare.push(buf);
+        }
+    }
+
     /// An idle connection to `authority` that is still open, if there is one.
     fn take(&self, authority: &str) -> Option<Conn> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
@@ -632,6 +659,10 @@ struct Body {
 impl Body {
     fn finish(&mut self) {
         if let Some(mut conn) = self.conn.take() {
+            if self.at == self.buf.len() {
+                self.pool.recycle(std::mem::take(&mut self.buf));
+                self.at = 0;
+            }
             // Anything after the body was not asked for: that connection is not reused. What
             // came with the body is seen here; the socket itself (a server that closed it
             // right after its answer without `Connection: close`, bytes that came later) is

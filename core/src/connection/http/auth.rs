@@ -106,11 +106,11 @@ impl Exchange {
     fn into_parked(self) -> Option<AuthParked> {
         match self.kind {
             ExchangeKind::Post {
-                replay: Some(body),
+                replay: Some(m),
                 bounces,
                 ..
             } => Some(AuthParked::Post(Parked {
-                body,
+                body: m.to_bytes(),
                 bounces,
                 resent: false,
             })),

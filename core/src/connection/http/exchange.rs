@@ -46,8 +46,9 @@ pub(crate) enum ExchangeKind {
     /// A POST carrying one message; `request` when it is one of our requests.
     Post {
         request: Option<i64>,
-        /// The body, kept to send it once more on a new session (only for what may be replayed).
-        replay: Option<Vec<u8>>,
+        /// The message, kept to send it once more (on a new session, after an authorization, or
+        /// when the attempt never left) until its POST is accepted.
+        replay: Option<crate::jsonrpc::Message>,
         /// How many renewals its 404s started before this attempt (see `session::MAX_BOUNCES`).
         bounces: u8,
         role: Role,

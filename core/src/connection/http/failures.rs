@@ -90,7 +90,7 @@ impl StreamableHttp {
                 bounces,
                 role,
                 ..
-            }) if !self.closing && *role != Role::Initialize => (body.clone(), *bounces),
+            }) if !self.closing && *role != Role::Initialize => (body.to_bytes(), *bounces),
             Some(_) => return self.unsent_for_good(protocol, now, exchange, failure),
             None => return,
         };

@@ -63,7 +63,8 @@ impl Headers {
         session: Option<&str>,
         version: Option<&str>,
     ) -> Vec<(String, String)> {
-        let mut h = Vec::with_capacity(self.configured.len() + 4);
+        // Room for ours, the token, `Content-Type` and the stateless era's three.
+        let mut h = Vec::with_capacity(self.configured.len() + 9);
         let accept = if accept_sse_only {
             "text/event-stream"
         } else {

@@ -110,6 +110,9 @@ pub(crate) fn tap_outgoing(observer: Option<&mut (dyn FrameObserver + '_)>, acti
     }
 }
 
+/// A JSON body over this many bytes is let go as soon as it is parsed.
+const LARGE_BODY: usize = 64 * 1024;
+
 /// How long a close waits for the session's DELETE before giving it up.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
@@ -272,39 +275,7 @@ impl StreamableHttp {
             let Some(m) = protocol.poll_transmit() else {
                 break;
             };
-            if self.stateless(protocol) && !matches!(m, Message::Request(_)) {
-                self.stateless_message(&m);
-                continue;
-            }
-            let body = m.to_bytes();
-            let is_initialize = m.method() == Some("initialize");
-            if self.auth.is_waiting() {
-                // Everything waits for the authorization under way.
-                self.auth.park_post(Parked {
-                    body,
-                    bounces: 0,
-                    resent: false,
-                });
-                continue;
-            }
-            if self.session.renewing && !is_initialize {
-                if matches!(m, Message::Response(_)) {
-                    // An answer to a server request of the session being replaced: the new
-                    // session never asked for it.
-                    let note = "an answer to a request of a lost session was not sent";
-                    self.notes.push_back(Event::http_note(note));
-                    continue;
-                }
-                // New messages wait for the new session.
-                let parked = Parked {
-                    body,
-                    bounces: 0,
-                    resent: false,
-                };
-                self.session.parked.push(parked);
-                continue;
-            }
-            self.post_attempt(protocol, now, body, &m, false, 0);
+            self.flush_one(protocol, now, m);
         }
         // What a request not yet sent waits for, for its error if its deadline passes first.
         let behind = if self.auth.is_waiting() {
@@ -339,14 +310,53 @@ impl StreamableHttp {
         }
     }
 
-    /// POSTs one message; `resent` when an earlier attempt never reached the server, `bounces`
-    /// the 404s it met in sessions the server forgot.
-    fn post_attempt(
+    /// Moves one message the protocol wants sent into a POST exchange (or parks it, or drops it
+    /// with a note). What does not go out now is handed back to the protocol at once (see
+    /// [`ClientProtocol::transmitted`]); what goes, once its POST is accepted.
+    fn flush_one(&mut self, protocol: &mut ClientProtocol, now: Instant, m: Message) {
+        if self.stateless(protocol) && !matches!(m, Message::Request(_)) {
+            self.stateless_message(&m);
+            return protocol.transmitted(m);
+        }
+        let body = m.to_bytes();
+        let is_initialize = m.method() == Some("initialize");
+        if self.auth.is_waiting() {
+            // Everything waits for the authorization under way.
+            self.auth.park_post(Parked {
+                body,
+                bounces: 0,
+                resent: false,
+            });
+            return protocol.transmitted(m);
+        }
+        if self.session.renewing && !is_initialize {
+            if matches!(m, Message::Response(_)) {
+                // An answer to a server request of the session being replaced: the new
+                // session never asked for it.
+                let note = "an answer to a request of a lost session was not sent";
+                self.notes.push_back(Event::http_note(note));
+                return protocol.transmitted(m);
+            }
+            // New messages wait for the new session.
+            let parked = Parked {
+                body,
+                bounces: 0,
+                resent: false,
+            };
+            self.session.parked.push(parked);
+            return protocol.transmitted(m);
+        }
+        self.post_attempt(protocol, now, body, m, false, 0);
+    }
+
+    /// POSTs one message (`body`, `m` encoded); `resent` when an earlier attempt never reached
+    /// the server, `bounces` the 404s it met in sessions the server forgot.
+    pub(super) fn post_attempt(
         &mut self,
         protocol: &mut ClientProtocol,
         now: Instant,
         body: Vec<u8>,
-        m: &Message,
+        m: Message,
         resent: bool,
         bounces: u8,
     ) {
@@ -355,7 +365,7 @@ impl StreamableHttp {
         if !protocol.may_send(request) {
             // It ended while it waited (behind `notifications/initialized`, a renewal, an
             // authorization): it is dropped here, never sent.
-            return;
+            return protocol.transmitted(m);
         }
         let mut headers = if is_initialize {
             // The handshake goes without a session and before a version is agreed.
@@ -369,7 +379,7 @@ impl StreamableHttp {
             self.headers(protocol, false, self.session.id.as_deref())
         };
         headers.push(("Content-Type".into(), "application/json".into()));
-        let (request, stateless) = match m {
+        let (request, stateless) = match &m {
             Message::Request(r) if self.speaks_stateless(protocol, r) => {
                 // No session in this era, not even one the configuration names.
                 headers.retain(|(k, _)| !k.eq_ignore_ascii_case("mcp-session-id"));
@@ -384,11 +394,13 @@ impl StreamableHttp {
             Some("server/discover") if protocol.era().is_none() => Role::Probe,
             _ => Role::Message,
         };
+        let initialized = m.method() == Some("notifications/initialized");
         // Kept to send it once more: after a 404 in a lost session, an exchange that never
-        // left, or a refusal for want of authorization (`initialize` included).
+        // left, or a refusal for want of authorization (`initialize` included). The message
+        // itself is kept, not a copy of its bytes: encoded again only if it is sent again.
         let kind = ExchangeKind::Post {
             request,
-            replay: Some(body.clone()),
+            replay: Some(m),
             bounces,
             role,
             stateless,
@@ -396,7 +408,10 @@ impl StreamableHttp {
         };
         let tag = self.session.tag().filter(|_| !is_initialize);
         let id = self.start_exchange(now, HttpMethod::Post, headers, body, kind, tag);
-        self.initialized.posted(m.method(), id);
+        if initialized {
+            self.initialized
+                .posted(Some("notifications/initialized"), id);
+        }
     }
 
     /// Whether the POST of `notifications/initialized` still waits for its response head (an
@@ -438,15 +453,15 @@ impl StreamableHttp {
         status: u16,
         headers: &[(String, String)],
     ) {
-        let session_header = header(headers, "mcp-session-id").map(str::to_owned);
-        let content_type = header(headers, "content-type").map(str::to_owned);
+        let session_header = header(headers, "mcp-session-id");
+        let content_type = header(headers, "content-type");
         let (challenges, challenge) = auth::challenges(headers);
         let max_event = self.config.max_event;
         let Some(ex) = self.exchanges.get_mut(&exchange) else {
             return;
         };
         ex.status = Some(status);
-        ex.content_type = content_type.clone();
+        ex.content_type = content_type.map(str::to_owned);
         ex.challenge = challenge;
         if (300..400).contains(&status) {
             ex.location = header(headers, "location").map(str::to_owned);
@@ -455,8 +470,20 @@ impl StreamableHttp {
             return self.after_input(protocol, now);
         }
         let ex = self.exchanges.get_mut(&exchange).expect("present");
-        let media = content_type.as_deref().map(media_type);
+        let media = content_type.map(media_type);
         let ok = (200..300).contains(&status);
+        let in_lost_session = status == 404 && ex.sent_in.is_some();
+        let answered = match &mut ex.kind {
+            // Answered: it is never sent again (only a request that never left, one refused for
+            // want of authorization, taken above, or a 404 in a session the server forgot is).
+            // The message goes back to the protocol before the body is read.
+            ExchangeKind::Post { replay, .. } if !in_lost_session => replay.take(),
+            _ => None,
+        };
+        if let Some(m) = answered {
+            protocol.transmitted(m);
+        }
+        let ex = self.exchanges.get_mut(&exchange).expect("present");
         if let ExchangeKind::Post {
             role: Role::Initialize,
             request: Some(id),
@@ -466,7 +493,7 @@ impl StreamableHttp {
             // Only the `initialize` still awaited brings the session: a late answer to one
             // given up (timed out, replaced) must not take the place of the current one.
             if ok && session_header.is_some() && protocol.is_pending(id) {
-                let assigned = session_header.as_deref().unwrap_or_default();
+                let assigned = session_header.unwrap_or_default();
                 if let Err(e) = crate::header::check_session_id(assigned) {
                     // An id HTTP cannot carry back: the session cannot be used.
                     return self.unusable_session(protocol, now, exchange, e);
@@ -478,6 +505,13 @@ impl StreamableHttp {
         ex.body = Body::for_head(&ex.kind, status, media.as_deref(), max_event);
         let max_json = self.config.max_json_body;
         let declared = header(headers, "content-length").and_then(|v| v.trim().parse::<u64>().ok());
+        if let (Body::Json(buf), Some(n)) = (&mut ex.body, declared) {
+            // Sized once for the length the head declares (within the cap): a large answer is
+            // not copied from buffer to doubled buffer, nor kept in one twice its size.
+            if n <= max_json as u64 {
+                buf.reserve_exact(n as usize);
+            }
+        }
         if matches!(ex.body, Body::Json(_)) && declared.is_some_and(|n| n > max_json as u64) {
             // Refused from its head: nothing of it is read.
             let reason = format!(
@@ -587,9 +621,21 @@ impl StreamableHttp {
                     self.fail_kind(protocol, now, &ex.kind, err);
                 }
             }
-            Body::Json(buf) => {
+            Body::Json(mut buf) => {
                 match jsonrpc::parse(&buf) {
-                    Ok(parsed) => self.deliver_body(protocol, now, parsed, &buf),
+                    Ok(parsed) => {
+                        if let Some(o) = self.observer.as_mut() {
+                            o.frame(Direction::Incoming, &buf);
+                        }
+                        // The messages own their parts: a large body is let go before they are
+                        // handed over (only its start is kept, for an error), so it is not
+                        // still held while the caller reads the answer out of them.
+                        if buf.len() > LARGE_BODY {
+                            buf.truncate(crate::error::EXCERPT);
+                            buf.shrink_to_fit();
+                        }
+                        hand_over(protocol, &mut self.notes, now, parsed);
+                    }
                     Err(e) => {
                         let err = ex.error(
                             HttpErrorKind::BadBody,
@@ -599,13 +645,16 @@ impl StreamableHttp {
                         self.fail_kind(protocol, now, &ex.kind, err);
                     }
                 }
-                // Routed by id: if the body did not answer the request, it never will.
-                let err = ex.error(
-                    HttpErrorKind::BadBody,
-                    "the JSON body held no response for the request".into(),
-                    &buf,
-                );
-                self.fail_kind(protocol, now, &ex.kind, err);
+                // Routed by id: if the body did not answer the request, it never will. (The
+                // error is made only then: most bodies answer it.)
+                if ex.kind.awaiting().is_some_and(|id| protocol.is_pending(id)) {
+                    let err = ex.error(
+                        HttpErrorKind::BadBody,
+                        "the JSON body held no response for the request".into(),
+                        &buf,
+                    );
+                    self.fail_kind(protocol, now, &ex.kind, err);
+                }
             }
             Body::Sse(mut dec) => {
                 dec.finish();

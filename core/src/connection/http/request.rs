@@ -103,14 +103,15 @@ pub(crate) fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<
         .map(|(_, v)| v.as_str())
 }
 
-/// The media type of a `Content-Type` value, lower-cased, without parameters.
-pub(crate) fn media_type(value: &str) -> String {
-    value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
+/// The media type of a `Content-Type` value, lower-cased, without parameters (borrowed when it
+/// is in lower case already, as servers write it).
+pub(crate) fn media_type(value: &str) -> std::borrow::Cow<'_, str> {
+    let media = value.split(';').next().unwrap_or("").trim();
+    if media.bytes().any(|b| b.is_ascii_uppercase()) {
+        media.to_ascii_lowercase().into()
+    } else {
+        media.into()
+    }
 }
 
 #[cfg(test)]

@@ -134,7 +134,7 @@ impl StreamableHttp {
                     protocol,
                     now,
                     Parked {
-                        body,
+                        body: body.to_bytes(),
                         bounces,
                         resent: false,
                     },
@@ -235,14 +235,7 @@ impl StreamableHttp {
             return;
         };
         // `initialize` waits only for an authorization.
-        self.post_attempt(
-            protocol,
-            now,
-            parked.body,
-            &m,
-            parked.resent,
-            parked.bounces,
-        );
+        self.post_attempt(protocol, now, parked.body, m, parked.resent, parked.bounces);
     }
 
     /// The server assigned a session id that cannot be sent back (see

@@ -35,7 +35,9 @@ impl StreamableHttp {
             let Some(ex) = self.exchanges.get_mut(&exchange) else {
                 return;
             };
-            let Body::Sse(dec) = &mut ex.body else { return };
+            let (Body::Sse(dec), kind) = (&mut ex.body, &mut ex.kind) else {
+                return;
+            };
             let observer = &mut self.observer;
             let tap = |data: &[u8]| {
                 if let Some(o) = observer.as_mut() {
@@ -45,19 +47,18 @@ impl StreamableHttp {
             let Some(item) = dec.next_item_observed(tap) else {
                 return;
             };
-            let last_id = dec.last_event_id().to_owned();
-            let retry = dec.retry();
-            if let ExchangeKind::Get { stream } = &mut ex.kind {
-                if !last_id.is_empty() {
-                    stream.last_event_id = resumable(&last_id);
+            // A GET's stream keeps what a resume needs as it goes; a POST's is read at its end.
+            if let ExchangeKind::Get { stream } = kind {
+                if !dec.last_event_id().is_empty() {
+                    stream.last_event_id = resumable(dec.last_event_id());
                 }
-                if retry.is_some() {
-                    stream.retry_ms = retry;
+                if dec.retry().is_some() {
+                    stream.retry_ms = dec.retry();
                 }
             }
             match item {
                 SseItem::Message(m) => {
-                    if let ExchangeKind::Get { stream } = &mut ex.kind {
+                    if let ExchangeKind::Get { stream } = kind {
                         stream.budget = self.config.resume_budget;
                         stream.attempts = 0;
                     }
@@ -98,15 +99,16 @@ impl StreamableHttp {
             },
             ExchangeKind::Delete => return,
         };
+        let due = stream.awaiting.is_some_and(|id| protocol.is_pending(id));
+        if !due && !stream.standalone {
+            // Answered: nothing to resume (nor its event id to copy).
+            return;
+        }
         if !dec.last_event_id().is_empty() {
             stream.last_event_id = resumable(dec.last_event_id());
         }
         if dec.retry().is_some() {
             stream.retry_ms = dec.retry();
-        }
-        let due = stream.awaiting.is_some_and(|id| protocol.is_pending(id));
-        if !due && !stream.standalone {
-            return;
         }
         if (stream.last_event_id.is_none() || stateless) && !stream.standalone {
             // Nothing to resume from: the answer is lost.

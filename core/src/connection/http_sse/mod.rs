@@ -222,6 +222,8 @@ impl HttpSse {
             if let Some(id) = self.post(protocol, m.to_bytes(), request, false) {
                 self.initialized.posted(m.method(), id);
             }
+            // Encoded: the protocol takes it back.
+            protocol.transmitted(m);
         }
     }
 

@@ -373,8 +373,9 @@ impl ClientProtocol {
             None => &[],
         };
         let (body, ropts) = self.encode(None, params, &opts, members);
-        // A call that may be asked for input keeps what it sent, to send it again.
-        let retry = rounds.map(|m| Box::new(Retry::new(m, body.clone(), opts.clone())));
+        // A call that may be asked for input keeps what it sent, to send it again: the params
+        // themselves, handed back by the transport once it has encoded them (`transmitted`).
+        let retry = rounds.map(|m| Box::new(Retry::new(m, opts.clone())));
         let id = self.engine.request(now, method, body, ropts)?;
         let call = held.unwrap_or(CallId(id));
         if call.0 != id {

@@ -98,8 +98,9 @@ pub(crate) fn classify(result: RawJson, method: Option<&str>) -> Result<Classifi
 pub(crate) struct Retry {
     pub(crate) method: &'static str,
     /// The params as first sent, our `_meta` in them. Most calls never need them again: they
-    /// are kept as those bytes (one copy, where a map would be cloned member by member) and
-    /// read back at the first round, into `params`.
+    /// are kept as those bytes and read back at the first round, into `params`. They are the
+    /// request's own params, taken from its message once the transport has encoded it
+    /// ([`keep_sent`](Self::keep_sent)): never a second copy of the whole argument.
     sent: Option<RawJson>,
     params: Option<Map<String, Value>>,
     pub(crate) opts: CallOptions,
@@ -110,12 +111,12 @@ pub(crate) struct Retry {
 }
 
 impl Retry {
-    /// A call of `method` that may come back asking for input; `sent` its params as first sent
-    /// (with the connection's `_meta`).
-    pub(crate) fn new(method: &'static str, sent: Option<RawJson>, opts: CallOptions) -> Self {
+    /// A call of `method` that may come back asking for input; its params as first sent come
+    /// with [`keep_sent`](Self::keep_sent).
+    pub(crate) fn new(method: &'static str, opts: CallOptions) -> Self {
         Retry {
             method,
-            sent,
+            sent: None,
             params: None,
             opts,
             rounds: 0,
@@ -162,6 +163,14 @@ impl Retry {
             surfaced.push((id, key, r));
         }
         Ok(surfaced)
+    }
+
+    /// Keeps `params`, those of the call's first request once the transport has encoded it
+    /// (with the connection's `_meta`); those of a later request (a round's) are not kept.
+    pub(crate) fn keep_sent(&mut self, params: Option<RawJson>) {
+        if self.rounds == 0 && self.params.is_none() && self.sent.is_none() {
+            self.sent = params;
+        }
     }
 
     /// The params to send again (without `_meta` members that are `ours`, which the request

@@ -288,6 +288,8 @@ impl Stdio {
             if let Some(o) = self.observer.as_mut() {
                 o.frame(Direction::Outgoing, &out[start..out.len() - 1]);
             }
+            // Encoded: the protocol takes it back.
+            p.transmitted(m);
         }
         if out.is_empty() {
             self.spare = out;

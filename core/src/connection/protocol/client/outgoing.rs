@@ -18,6 +18,22 @@ impl ClientProtocol {
         self.transmit.pop_front()
     }
 
+    /// A message from [`poll_transmit`](Self::poll_transmit) the transport is done with
+    /// (encoded, or dropped): every transport hands each one back. A stateless-era call that
+    /// may be asked for input keeps its request's params from it, so the argument is kept once,
+    /// not copied as the request is queued.
+    pub(crate) fn transmitted(&mut self, m: Message) {
+        let Message::Request(r) = m else {
+            return;
+        };
+        let Some(id) = r.id.as_i64() else {
+            return;
+        };
+        if let Some(retry) = self.calls.get_mut(&id).and_then(|c| c.retry.as_mut()) {
+            retry.keep_sent(r.params);
+        }
+    }
+
     /// Whether a message may go on the wire now, asked by the transport at the moment it puts
     /// one there (`request`: the id of a request; `None` for anything else, which always may).
     /// A request goes only while it is pending: one that ended while it waited anywhere
