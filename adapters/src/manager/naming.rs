@@ -386,7 +386,8 @@ mod tests {
         assert!(plain("a", &["x"], &["ab", "b", "a_"]));
         // Checked against `qualify`: a plain server's names are its own, and no note at all
         // when the others have none.
-        let cases: &[(&str, &[&str], &[(&str, &str)])] = &[
+        type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+        let cases: &[Case] = &[
             (
                 "a",
                 &["x", "y_2"],
