@@ -4,6 +4,7 @@
 #   tests/bench/run.sh                     # the full run: 3 batches (about 13 minutes on 2 cores)
 #   tests/bench/run.sh --quick             # 1 batch with smaller counts (a smoke test, about 4 minutes)
 #   tests/bench/run.sh --only w1 --servers min,python-http --impls mcpwire,rmcp,floor
+#   tests/bench/run.sh --only many          # 100 servers under one Manager (20 with --quick)
 # Results (raw JSON lines, the tables as markdown, the servers' stderr) go to tests/bench/results/.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -21,4 +22,11 @@ if [ ! -e /sys/kernel/tracing/events/raw_syscalls ] && [ "$(id -u)" = 0 ]; then
 fi
 
 cargo build --release --bins
+# The many-servers workload runs `mcpwire serve-demo`: the command line of this checkout, built
+# in the repository's own target folder (MCPWIRE_BENCH_CLI names another binary).
+if [ -z "${MCPWIRE_BENCH_CLI:-}" ]; then
+  (cd ../.. && cargo build --release -p mcpwire-cli)
+  MCPWIRE_BENCH_CLI="$(cd ../.. && cd "${CARGO_TARGET_DIR:-target}" && pwd)/release/mcpwire"
+  export MCPWIRE_BENCH_CLI
+fi
 exec "${CARGO_TARGET_DIR:-target}/release/mcpwire-bench" run "$@"

@@ -249,6 +249,73 @@ fn a_hundred_crash_and_restart_cycles_leave_nothing_behind() {
 }
 
 #[test]
+fn route_finds_a_tool_as_call_tool_does_and_follows_restarts() {
+    let mut options = options();
+    options.restart = RestartPolicy::immediate();
+    let manager = Manager::new(options);
+    manager.add("a", crasher(1));
+    manager.add("b", demo());
+    manager.add("my server", demo());
+    run(Duration::from_secs(60), async {
+        manager
+            .wait_until(|s| {
+                s.iter()
+                    .all(|(_, s)| matches!(s, ServerState::Ready { .. }))
+            })
+            .await;
+        let r = manager.route("b__echo").expect("b's echo");
+        assert_eq!(
+            (r.server(), r.tool_name(), r.tool().qualified.as_str()),
+            ("b", "echo", "b__echo")
+        );
+        // A name that had to change: found under it and as server/tool, and reported.
+        let r = manager.route("my server/echo").expect("server/tool");
+        assert_eq!(
+            (r.server(), r.tool().qualified.as_str()),
+            ("my server", "my_server__echo")
+        );
+        assert_eq!(
+            manager
+                .route("my_server__echo")
+                .expect("qualified")
+                .server(),
+            "my server"
+        );
+        assert!(matches!(
+            manager.route("nope__echo"),
+            Err(ManagerError::UnknownTool(_))
+        ));
+        loop {
+            if let ManagerEvent::Naming(note) = manager.next_event().await {
+                assert!(format!("{note:?}").contains("my_server__"), "{note:?}");
+                break;
+            }
+        }
+        // `a` crashes under its first call and comes back on a new process: the same tools,
+        // found the same way.
+        let listed = manager.tools();
+        let old = manager.client("a").map(|c| c.pid());
+        let _ = manager.call_tool("a__add", json!({"a": 1, "b": 2})).await;
+        manager
+            .wait_until(|s| {
+                let now = manager.client("a").map(|c| c.pid());
+                matches!(s[0].1, ServerState::Ready { .. }) && now.is_some() && now != old
+            })
+            .await;
+        let again = manager.tools();
+        assert_eq!(again.len(), listed.len());
+        assert!(again.iter().all(|t| !t.stale));
+        assert_eq!(manager.route("a__add").expect("a's add").server(), "a");
+        let echo = manager
+            .call_tool("b__echo", json!({"message": "hi"}))
+            .await
+            .expect("b answers");
+        assert_eq!(echo.text(), "hi");
+        manager.close().await;
+    });
+}
+
+#[test]
 fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
     let dir = std::env::temp_dir().join(format!("mcpwire-manager-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -190,7 +190,7 @@ pub(crate) fn remember_tools(config: &ServerConfig, tools: &[Tool]) {
     let list = CachedList {
         items: tools
             .iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
+            .filter_map(|t| serde_json::value::to_raw_value(t).ok())
             .collect(),
         received_at_ms: SystemTime::now()
             .duration_since(UNIX_EPOCH)

@@ -16,6 +16,7 @@
 
 use mcpwire_core::config::ServerConfig;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read};
@@ -59,11 +60,13 @@ impl ListKind {
 ///
 /// A list known to be stale (invalidated, or loaded from an earlier run without a ttl) has
 /// `ttl_ms` `Some(0)`: as the stateless era reads it, stale at once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CachedList {
-    /// The items, as the server sent them (each a JSON object).
-    pub items: Vec<Value>,
+    /// The items, as the server sent them (each a JSON object), as text: a list is kept for
+    /// every server a host runs, and a parsed JSON value (a map per object) takes many times
+    /// the memory of its text.
+    pub items: Vec<Box<RawValue>>,
     /// Wall-clock time it was received, in milliseconds since the Unix epoch (an input; the
     /// cache reads no clock).
     pub received_at_ms: u64,
@@ -78,6 +81,28 @@ pub struct CachedList {
     /// ([`credentials_fingerprint`]; never the credentials themselves).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<String>,
+}
+
+impl PartialEq for CachedList {
+    fn eq(&self, other: &Self) -> bool {
+        self.items.len() == other.items.len()
+            && self
+                .items
+                .iter()
+                .zip(&other.items)
+                .all(|(a, b)| a.get() == b.get())
+            && (
+                self.received_at_ms,
+                self.ttl_ms,
+                &self.scope,
+                &self.credentials,
+            ) == (
+                other.received_at_ms,
+                other.ttl_ms,
+                &other.scope,
+                &other.credentials,
+            )
+    }
 }
 
 /// What a cached list is good for now.
@@ -102,8 +127,47 @@ impl CachedList {
         received_at_ms: u64,
         credentials: Option<&str>,
     ) -> Option<Self> {
-        let items = result.get(kind.items_key())?.as_array()?.clone();
+        let items = result
+            .get(kind.items_key())?
+            .as_array()?
+            .iter()
+            .filter_map(|v| serde_json::value::to_raw_value(v).ok())
+            .collect();
         let (ttl_ms, scope) = list_hints(result);
+        let mut list = CachedList {
+            items,
+            received_at_ms,
+            ttl_ms,
+            scope,
+            credentials: None,
+        };
+        if list.is_private() {
+            list.credentials = credentials.map(str::to_owned);
+        }
+        Some(list)
+    }
+
+    /// As [`from_result`](Self::from_result), from the result's text: the items are kept as
+    /// they were sent, never parsed into values.
+    pub fn from_raw(
+        kind: ListKind,
+        result: &str,
+        received_at_ms: u64,
+        credentials: Option<&str>,
+    ) -> Option<Self> {
+        let mut members: BTreeMap<String, Box<RawValue>> = serde_json::from_str(result).ok()?;
+        let items: Vec<Box<RawValue>> =
+            serde_json::from_str(members.remove(kind.items_key())?.get()).ok()?;
+        let mut hints = serde_json::Map::new();
+        for key in ["ttlMs", "cacheScope"] {
+            if let Some(v) = members
+                .remove(key)
+                .and_then(|v| serde_json::from_str(v.get()).ok())
+            {
+                hints.insert(key.to_owned(), v);
+            }
+        }
+        let (ttl_ms, scope) = list_hints(&Value::Object(hints));
         let mut list = CachedList {
             items,
             received_at_ms,
@@ -513,7 +577,10 @@ mod tests {
 
     fn list(ttl: Option<u64>, at: u64) -> CachedList {
         CachedList {
-            items: vec![json!({"name": "t", "inputSchema": {"type": "object"}})],
+            items: vec![serde_json::value::to_raw_value(
+                &json!({"name": "t", "inputSchema": {"type": "object"}}),
+            )
+            .unwrap()],
             received_at_ms: at,
             ttl_ms: ttl,
             scope: Some("public".into()),
@@ -669,6 +736,19 @@ mod tests {
             "public: not kept"
         );
         assert!(CachedList::from_result(ListKind::Resources, &public, 7, None).is_none());
+        // From the text: the same list, the items as sent.
+        for (kind, result) in [(ListKind::Tools, &r), (ListKind::Prompts, &public)] {
+            let text = result.to_string();
+            assert_eq!(
+                CachedList::from_raw(kind, &text, 7, Some("fp")),
+                CachedList::from_result(kind, result, 7, Some("fp"))
+            );
+        }
+        let spaced = r#"{"tools": [ {"name": "t"} ], "ttlMs": 3}"#;
+        let l = CachedList::from_raw(ListKind::Tools, spaced, 0, None).unwrap();
+        assert_eq!((l.items[0].get(), l.ttl_ms), (r#"{"name": "t"}"#, Some(3)));
+        assert!(CachedList::from_raw(ListKind::Prompts, spaced, 0, None).is_none());
+        assert!(CachedList::from_raw(ListKind::Tools, "[]", 0, None).is_none());
     }
 
     #[test]
@@ -741,7 +821,7 @@ mod tests {
             "no ttl: from an earlier run, stale"
         );
         assert_eq!(prompts.freshness(2_000, None), Freshness::Stale);
-        assert_eq!(prompts.items, list(None, 2_000).items);
+        assert_eq!(prompts.items[0].get(), list(None, 2_000).items[0].get());
         let fp = credentials_fingerprint("t");
         assert_eq!(
             got.lists[&ListKind::Tools].freshness(30_000, Some(&fp)),

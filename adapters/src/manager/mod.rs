@@ -45,7 +45,6 @@ use serde_json::Value;
 use smol::channel::Sender;
 
 use self::cache::{cache_key, Freshness, ListCache, ListKind};
-use self::naming::{resolve, Qualified};
 pub use self::options::{CacheLocation, ManagerOptions, OptionsFactory};
 use self::shared::{tools_of, Control, Inner, Shared, Slot};
 pub use self::state::{Managed, ManagedTool, ManagerError, ManagerEvent, ServerState};
@@ -96,6 +95,7 @@ impl Manager {
                     seeds,
                     notes_seen: Vec::new(),
                     namespace: None,
+                    generation: 0,
                 }),
                 changed: event_listener::Event::new(),
             }),
@@ -143,6 +143,7 @@ impl Manager {
             true => ServerState::Starting { attempt: 1 },
             false => ServerState::Disabled,
         };
+        inner.touch();
         inner.servers.insert(
             name.to_owned(),
             Slot {
@@ -152,6 +153,7 @@ impl Manager {
                 state: state.clone(),
                 client: None,
                 tools: None,
+                stale: None,
                 others: BTreeMap::new(),
                 control,
                 task,
@@ -171,7 +173,13 @@ impl Manager {
     /// Removes a server: its connection is closed in the background (its process group killed
     /// if it does not end in time). Returns whether there was one.
     pub fn remove(&self, name: &str) -> bool {
-        let Some(slot) = self.shared.lock().servers.remove(name) else {
+        let removed = {
+            let mut inner = self.shared.lock();
+            let removed = inner.servers.remove(name);
+            inner.touch();
+            removed
+        };
+        let Some(slot) = removed else {
             return false;
         };
         if let Some(control) = &slot.control {
@@ -282,7 +290,10 @@ impl Manager {
     /// Every server's tools under their qualified names: a ready server's as listed (after its
     /// tool filter), a starting, restarting or failed one's from the cache (marked stale).
     pub fn tools(&self) -> Vec<ManagedTool> {
-        self.shared.namespace().tools.clone()
+        let namespace = self.shared.namespace();
+        let mut tools = Vec::with_capacity(namespace.len());
+        tools.extend(namespace.tools().cloned());
+        tools
     }
 
     /// The tools a server listed the last time it ran, from this Manager's cache, without
@@ -325,33 +336,34 @@ impl Manager {
         qualified: &str,
         arguments: Value,
     ) -> Result<CallToolResult, ManagerError> {
-        let (server, tool) = self.route(qualified)?;
+        let route = self.route(qualified)?;
+        let (server, tool) = (route.server(), route.tool_name());
         let client = {
             let inner = self.shared.lock();
             let slot = inner
                 .servers
-                .get(&server)
-                .ok_or_else(|| ManagerError::UnknownServer(server.clone()))?;
+                .get(server)
+                .ok_or_else(|| ManagerError::UnknownServer(server.to_owned()))?;
             match (&slot.state, &slot.client) {
                 (ServerState::Ready { .. }, Some(client)) => client.clone(),
                 (state, _) => {
                     return Err(ManagerError::NotReady {
-                        server,
+                        server: server.to_owned(),
                         state: state.clone(),
                     })
                 }
             }
         };
-        let result = client.call_tool(&tool, arguments).await;
+        let result = client.call_tool(tool, arguments).await;
         result.map_err(|e| {
             if let Some(reason) = unreachable(&e) {
                 // An HTTP server that cannot be reached: its connection is made again (a new
                 // session), after the backoff.
-                self.lost(&server, reason);
+                self.lost(server, reason);
             } else if cut_off(&e) {
                 // Cut off mid-exchange: one more request tells whether the server is there.
                 let (shared, server, client) =
-                    (self.shared.clone(), server.clone(), client.clone());
+                    (self.shared.clone(), server.to_owned(), client.clone());
                 smol::spawn(async move {
                     // A listing, not a ping: the stateless era has no ping.
                     let ping = client
@@ -369,31 +381,28 @@ impl Manager {
                 })
                 .detach();
             }
-            ManagerError::of_call(&server, e, client.closed_reason().is_some())
+            ManagerError::of_call(server, e, client.closed_reason().is_some())
         })
     }
 
-    /// The server and tool a qualified (or `server/tool`) name stands for.
-    fn route(&self, typed: &str) -> Result<(String, String), ManagerError> {
+    /// The tool a qualified (or `server/tool`) name stands for, and the server that offers it,
+    /// as [`call_tool`](Self::call_tool) finds them, without calling: the exact qualified name
+    /// first, then `server/tool` (split at any `/`, the first that matches wins). It is looked
+    /// up in the namespace as last made, which is made again only when a server's state or
+    /// lists changed, so a lookup costs a lock and a hash lookup.
+    pub fn route(&self, name: &str) -> Result<Route, ManagerError> {
         let namespace = self.shared.namespace();
-        if let Some(&at) = namespace.by_name.get(typed) {
-            let t = &namespace.tools[at];
-            return Ok((t.server.clone(), t.tool.name.clone()));
-        }
-        let names: Vec<Qualified> = namespace
-            .tools
-            .iter()
-            .map(|t| Qualified {
-                qualified: t.qualified.clone(),
-                server: t.server.clone(),
-                tool: t.tool.name.clone(),
+        let found = namespace.by_name.get(name).copied().or_else(|| {
+            name.match_indices('/').find_map(|(at, _)| {
+                let (server, tool) = (&name[..at], &name[at + 1..]);
+                namespace.position(|t| t.server == server && t.tool.name == tool)
             })
-            .collect();
-        if let Some(q) = resolve(&names, typed) {
-            return Ok((q.server.clone(), q.tool.clone()));
+        });
+        if let Some(at) = found {
+            return Ok(Route { namespace, at });
         }
         // A tool the filter leaves out is named as such.
-        if let Some((server, tool)) = typed.split_once('/') {
+        if let Some((server, tool)) = name.split_once('/') {
             let inner = self.shared.lock();
             if let Some(slot) = inner.servers.get(server) {
                 if !slot.settings.tools.allows(tool) {
@@ -404,7 +413,7 @@ impl Manager {
                 }
             }
         }
-        Err(ManagerError::UnknownTool(typed.to_owned()))
+        Err(ManagerError::UnknownTool(name.to_owned()))
     }
 
     /// Closes every server concurrently and waits for them (each within its connection's
@@ -433,6 +442,43 @@ impl Manager {
         for name in names {
             self.shared.set_state(&name, ServerState::Disabled);
         }
+    }
+}
+
+/// A tool found in the Manager's namespace ([`Manager::route`]): which server offers it, under
+/// which name, and the tool as listed. It holds the namespace it was found in (shared, not
+/// copied), so it stays as it was when the namespace is made again.
+#[derive(Clone)]
+pub struct Route {
+    namespace: Arc<shared::Namespace>,
+    at: (u32, u32),
+}
+
+impl Route {
+    /// The tool, its qualified name and its server.
+    pub fn tool(&self) -> &ManagedTool {
+        self.namespace.get(self.at)
+    }
+
+    /// The server that offers it.
+    pub fn server(&self) -> &str {
+        &self.tool().server
+    }
+
+    /// The tool's name on its server.
+    pub fn tool_name(&self) -> &str {
+        &self.tool().tool.name
+    }
+}
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t = self.tool();
+        f.debug_struct("Route")
+            .field("qualified", &t.qualified)
+            .field("server", &t.server)
+            .field("tool", &t.tool.name)
+            .finish()
     }
 }
 

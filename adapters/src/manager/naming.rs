@@ -178,6 +178,86 @@ pub fn server_of<'a>(policy: &NamingPolicy, servers: &[&'a str], typed: &str) ->
         .max_by_key(|server| server.len())
 }
 
+/// Whether the tools `tools` of server `server` get their plain names (`server`, the separator,
+/// the tool) in any namespace whose other servers are `others`, and leave every other pair's
+/// name as it is, so that [`qualify`] finds nothing to report for them: `server` and each tool
+/// name are legal and short enough, `server` holds no separator, and no other server's name,
+/// made legal, is `server` or begins with `server` and the separator. A name not plain may
+/// still need no note; the check is cheap (no other server's tools are read), not exact.
+///
+/// Why this suffices: a plain name `s + sep + t` can only equal another pair's name when that
+/// pair's server, made legal, is `s` or begins with `s + sep` (or `s` holds `sep`, or the name
+/// is cut and hashed at `max_len`, which only a name of that length can equal). What it cannot
+/// see is a suffix (`_2`) another collision already needs; the caller checks that there is no
+/// collision anywhere.
+pub(super) fn plain_server<'a>(
+    policy: &NamingPolicy,
+    server: &str,
+    mut tools: impl Iterator<Item = &'a str>,
+    mut others: impl Iterator<Item = &'a str>,
+) -> bool {
+    let max_len = policy.max_len.clamp(MIN_LEN, SPEC_MAX_LEN);
+    let separator = sanitize(&policy.separator);
+    let legal = |name: &str| name.chars().all(is_legal);
+    if server.is_empty()
+        || !legal(server)
+        || (!separator.is_empty() && server.contains(&*separator))
+    {
+        return false;
+    }
+    let room = max_len.saturating_sub(server.len() + separator.len());
+    if !tools.all(|t| !t.is_empty() && t.len() < room && legal(t)) {
+        return false;
+    }
+    others.all(|other| {
+        let other = match legal(other) {
+            true => std::borrow::Cow::Borrowed(other),
+            false => std::borrow::Cow::Owned(sanitize(other)),
+        };
+        other != server
+            && !(other.len() > server.len()
+                && other.starts_with(server)
+                && other[server.len()..].starts_with(&*separator))
+    })
+}
+
+/// Whether server `server`'s name is plain: not empty, legal, without the separator. When every
+/// server's name is, no other server's name can make a plain pair's name change (the other half
+/// of [`plain_server`]'s check).
+pub(super) fn plain_server_name(policy: &NamingPolicy, server: &str) -> bool {
+    let separator = sanitize(&policy.separator);
+    !server.is_empty()
+        && server.chars().all(is_legal)
+        && (separator.is_empty() || !server.contains(&*separator))
+}
+
+/// The separator as names hold it (made legal).
+pub(super) fn separator(policy: &NamingPolicy) -> String {
+    sanitize(&policy.separator)
+}
+
+/// FNV-1a over a sequence of names (each followed by 0xff, which UTF-8 never holds).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    /// Adds one name.
+    pub(super) fn write(&mut self, bytes: &[u8]) {
+        self.0 = fnv1a_from(self.0, bytes.iter().copied().chain([0xff]));
+    }
+
+    /// The hash so far.
+    pub(super) fn finish(self) -> u64 {
+        self.0
+    }
+}
+
 /// `name` with every character outside `[A-Za-z0-9_.-]` replaced by `_`.
 fn sanitize(name: &str) -> String {
     name.chars()
@@ -232,9 +312,13 @@ fn short_hash(server: &str, tool: &str) -> String {
 
 /// FNV-1a, 64 bits.
 fn fnv1a(bytes: impl Iterator<Item = u8>) -> u64 {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a_from(0xcbf2_9ce4_8422_2325, bytes)
+}
+
+/// FNV-1a, 64 bits, from state `h`.
+fn fnv1a_from(h: u64, bytes: impl Iterator<Item = u8>) -> u64 {
     const PRIME: u64 = 0x0000_0100_0000_01b3;
-    bytes.fold(OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME))
+    bytes.fold(h, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME))
 }
 
 #[cfg(test)]
@@ -275,6 +359,57 @@ mod tests {
         assert_eq!(of("search"), None);
         assert_eq!(of("github__"), None);
         assert_eq!(of("nope__x"), None);
+    }
+
+    #[test]
+    fn a_plain_server_needs_no_note_whatever_the_others() {
+        let policy = NamingPolicy::default();
+        let plain = |server: &str, tools: &[&str], others: &[&str]| {
+            plain_server(
+                &policy,
+                server,
+                tools.iter().copied(),
+                others.iter().copied(),
+            )
+        };
+        assert!(plain("github", &["search", "get-issue.v2"], &["fs", "git"]));
+        // The server's name or a tool's is not legal, or too long.
+        assert!(!plain("my server", &["x"], &[]));
+        assert!(!plain("github", &["get weather"], &[]));
+        assert!(!plain("github", &[&"x".repeat(120)], &[]));
+        assert!(!plain("", &["x"], &[]));
+        assert!(!plain("github", &[""], &[]));
+        // The separator in its name, or another server that could give the same names.
+        assert!(!plain("a__b", &["c"], &["a"]));
+        assert!(!plain("a", &["b__c"], &["a__b"]));
+        assert!(!plain("a_b", &["x"], &["a b"]));
+        assert!(plain("a", &["x"], &["ab", "b", "a_"]));
+        // Checked against `qualify`: a plain server's names are its own, and no note at all
+        // when the others have none.
+        type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+        let cases: &[Case] = &[
+            (
+                "a",
+                &["x", "y_2"],
+                &[("a_", "_x"), ("ab", "x"), ("b", "a__x")],
+            ),
+            ("s1", &["echo"], &[("s10", "echo"), ("s", "1__echo")]),
+        ];
+        for (server, tools, others) in cases {
+            let names: Vec<&str> = others.iter().map(|(s, _)| *s).collect();
+            assert!(plain(server, tools, &names), "{server}");
+            let mut all = pairs(others);
+            all.extend(tools.iter().map(|t| (server.to_string(), t.to_string())));
+            let (q, notes) = qualify(&policy, &all);
+            for t in tools.iter() {
+                let mine = q
+                    .iter()
+                    .find(|q| q.server == *server && q.tool == *t)
+                    .unwrap();
+                assert_eq!(mine.qualified, format!("{server}__{t}"));
+            }
+            assert!(notes.is_empty(), "{notes:?}");
+        }
     }
 
     #[test]

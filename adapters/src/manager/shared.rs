@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use mcpwire_core::config::ServerConfig;
 use mcpwire_core::types::Tool;
-use serde_json::Value;
+use serde_json::value::RawValue;
 use smol::channel::Sender;
 
 use super::cache::{self, CachedList, Freshness, ListCache, ListKind};
@@ -37,10 +37,14 @@ pub(super) struct Slot {
     pub(super) key: String,
     pub(super) state: ServerState,
     pub(super) client: Option<Client>,
-    /// Its tools as listed in this run (shared: the namespace keeps the list it was made of).
-    pub(super) tools: Option<Arc<Vec<Tool>>>,
+    /// Its tools as listed in this run, after its filter, under their names (shared: the
+    /// namespace is made of them).
+    pub(super) tools: Option<Arc<Chunk>>,
+    /// Its cached tools, as served while it is not ready (made when first needed, dropped when
+    /// the cache changes).
+    pub(super) stale: Option<Arc<Chunk>>,
     /// Its prompts and resources, as listed in this run (items as sent).
-    pub(super) others: BTreeMap<ListKind, Vec<Value>>,
+    pub(super) others: BTreeMap<ListKind, Vec<Box<RawValue>>>,
     pub(super) control: Option<Sender<Control>>,
     pub(super) task: Option<smol::Task<()>>,
 }
@@ -54,31 +58,133 @@ pub(super) struct Inner {
     pub(super) seeds: u64,
     /// The naming notes already reported.
     pub(super) notes_seen: Vec<naming::NamingNote>,
-    /// The namespace as last made from live lists only (see [`Shared::namespace`]).
+    /// The namespace as last made (see [`Shared::namespace`]).
     pub(super) namespace: Option<Arc<Namespace>>,
+    /// Counts the changes to what the namespace is made of: a server added or removed, a
+    /// state, a live list, a cached list. A namespace made at the current count is current.
+    pub(super) generation: u64,
 }
 
-/// The tools of every server under their qualified names, and how it was made.
-pub(super) struct Namespace {
-    /// What it was made from: each server that is not disabled, its live list and its
-    /// filter. The same inputs give the same namespace.
-    from: Vec<(String, Arc<Vec<Tool>>, crate::hosts::ToolFilter)>,
-    /// The tools.
+impl Inner {
+    /// Something the namespace is made of changed.
+    pub(super) fn touch(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+    }
+
+    /// The cached tools of the servers of cache key `key` changed.
+    fn cache_changed(&mut self, key: &str) {
+        for slot in self.servers.values_mut().filter(|s| s.key == key) {
+            slot.stale = None;
+        }
+        self.touch();
+    }
+}
+
+/// One server's tools in the namespace, made once per list: when it is listed, or, for a server
+/// that is not ready, from its cached list.
+pub(super) struct Chunk {
+    /// The server's name.
+    server: String,
+    /// The tools (after the server's filter) under their plain names: the server's, the
+    /// separator, the tool's.
     pub(super) tools: Vec<ManagedTool>,
+    /// Whether those names are final: legal, short enough, no separator in the server's name
+    /// ([`naming::plain_server`]).
+    plain: bool,
+    /// A hash of the names, in order: a quick test that two chunks have the same names.
+    names: u64,
+}
+
+impl Chunk {
+    /// The chunk of server `server`'s `tools` (after `filter`).
+    pub(super) fn new(
+        policy: &naming::NamingPolicy,
+        server: &str,
+        tools: Vec<Tool>,
+        filter: &crate::hosts::ToolFilter,
+        stale: bool,
+    ) -> Chunk {
+        let tools = filter.keep(tools);
+        let plain = naming::plain_server(
+            policy,
+            server,
+            tools.iter().map(|t| t.name.as_str()),
+            std::iter::empty(),
+        );
+        let separator = naming::separator(policy);
+        let mut names = naming::Fnv::default();
+        let tools: Vec<ManagedTool> = tools
+            .into_iter()
+            .map(|tool| {
+                let qualified = format!("{server}{separator}{}", tool.name);
+                names.write(qualified.as_bytes());
+                ManagedTool {
+                    qualified,
+                    server: server.to_owned(),
+                    tool,
+                    stale,
+                }
+            })
+            .collect();
+        Chunk {
+            server: server.to_owned(),
+            tools,
+            plain,
+            names: names.finish(),
+        }
+    }
+}
+
+/// The tools of every server under their qualified names, and when it was made.
+pub(super) struct Namespace {
+    /// The [`Inner::generation`] it was made at.
+    generation: u64,
+    /// The tools, server by server (one chunk of every server's when some names had to
+    /// change).
+    chunks: Vec<Arc<Chunk>>,
     /// The names that had to change.
     pub(super) notes: Vec<naming::NamingNote>,
-    /// A qualified name's place in `tools`.
-    pub(super) by_name: std::collections::HashMap<String, usize>,
+    /// A qualified name's place: chunk, then tool.
+    pub(super) by_name: Arc<std::collections::HashMap<String, (u32, u32)>>,
+    /// Each chunk's server and names, when every name is plain: the same give the same
+    /// `by_name`.
+    made_of: Option<Vec<(String, u64, usize)>>,
 }
 
 impl Namespace {
-    fn made_from(&self, from: &[(String, Arc<Vec<Tool>>, crate::hosts::ToolFilter)]) -> bool {
-        self.from.len() == from.len()
-            && self
-                .from
-                .iter()
-                .zip(from)
-                .all(|(a, b)| a.0 == b.0 && Arc::ptr_eq(&a.1, &b.1) && a.2 == b.2)
+    /// Every tool, server by server.
+    pub(super) fn tools(&self) -> impl Iterator<Item = &ManagedTool> {
+        self.chunks.iter().flat_map(|c| c.tools.iter())
+    }
+
+    /// How many tools.
+    pub(super) fn len(&self) -> usize {
+        self.chunks.iter().map(|c| c.tools.len()).sum()
+    }
+
+    /// The tool at `at` (a value of `by_name`).
+    pub(super) fn get(&self, at: (u32, u32)) -> &ManagedTool {
+        &self.chunks[at.0 as usize].tools[at.1 as usize]
+    }
+
+    /// Where the first tool that `found` accepts is.
+    pub(super) fn position(&self, found: impl Fn(&ManagedTool) -> bool) -> Option<(u32, u32)> {
+        self.chunks.iter().enumerate().find_map(|(c, chunk)| {
+            let t = chunk.tools.iter().position(&found)?;
+            Some((c as u32, t as u32))
+        })
+    }
+
+    /// The lookup table of names.
+    fn index(chunks: &[Arc<Chunk>]) -> std::collections::HashMap<String, (u32, u32)> {
+        let mut by_name =
+            std::collections::HashMap::with_capacity(chunks.iter().map(|c| c.tools.len()).sum());
+        for (c, chunk) in chunks.iter().enumerate() {
+            for (t, tool) in chunk.tools.iter().enumerate() {
+                by_name.insert(tool.qualified.clone(), (c as u32, t as u32));
+            }
+        }
+        by_name
     }
 }
 
@@ -123,6 +229,7 @@ impl Shared {
             return;
         }
         slot.state = state.clone();
+        inner.touch();
         self.emit_locked(
             inner,
             ManagerEvent::State {
@@ -138,11 +245,19 @@ impl Shared {
         let Some(slot) = inner.servers.get_mut(name) else {
             return;
         };
+        let chunk = Chunk::new(
+            &self.options.naming,
+            name,
+            tools,
+            &slot.settings.tools,
+            false,
+        );
         slot.client = Some(client);
-        slot.tools = Some(Arc::new(tools));
+        slot.tools = Some(Arc::new(chunk));
         // Listed again while ready: the count follows. The first listing waits for the rest
         // of the server's lists ([`Shared::mark_ready`]).
         let ready = matches!(slot.state, ServerState::Ready { .. });
+        inner.touch();
         drop(inner);
         if ready {
             self.mark_ready(name);
@@ -155,12 +270,7 @@ impl Shared {
         let Some(slot) = inner.servers.get_mut(name) else {
             return;
         };
-        let count = slot.tools.as_ref().map_or(0, |tools| {
-            tools
-                .iter()
-                .filter(|t| slot.settings.tools.allows(&t.name))
-                .count()
-        });
+        let count = slot.tools.as_ref().map_or(0, |chunk| chunk.tools.len());
         let era = slot.client.as_ref().and_then(Client::era);
         self.set_state_locked(&mut inner, name, ServerState::Ready { era, tools: count });
         drop(inner);
@@ -168,7 +278,33 @@ impl Shared {
         self.emit(ManagerEvent::ToolsChanged {
             server: name.to_owned(),
         });
-        self.report_naming();
+        // Making the namespace to find the notes costs as much as all the tools of every
+        // server: with many servers becoming ready one after the other, that is quadratic.
+        // A server whose names are plain adds no note.
+        if !self.plain(name) {
+            self.report_naming();
+        }
+    }
+
+    /// Whether server `name`'s tools get their plain names and change no other name (see
+    /// [`naming::plain_server`]), with no note anywhere so far.
+    fn plain(&self, name: &str) -> bool {
+        let inner = self.lock();
+        let Some(slot) = inner.servers.get(name) else {
+            return true;
+        };
+        let no_notes = inner.notes_seen.is_empty()
+            && inner.namespace.as_ref().is_none_or(|n| n.notes.is_empty());
+        let tools = slot
+            .tools
+            .iter()
+            .flat_map(|chunk| chunk.tools.iter().map(|t| t.tool.name.as_str()));
+        let others = inner
+            .servers
+            .keys()
+            .filter(|other| *other != name)
+            .map(String::as_str);
+        no_notes && naming::plain_server(&self.options.naming, name, tools, others)
     }
 
     /// The run is over: no client until the next, and the state that follows, in one step
@@ -179,6 +315,7 @@ impl Shared {
             slot.client = None;
             slot.tools = None;
             slot.others.clear();
+            inner.touch();
         }
         self.set_state_locked(&mut inner, name, state);
         drop(inner);
@@ -204,7 +341,7 @@ impl Shared {
     }
 
     /// A ready server's prompts or resources, as just listed.
-    pub(super) fn set_others(&self, name: &str, kind: ListKind, items: Vec<Value>) {
+    pub(super) fn set_others(&self, name: &str, kind: ListKind, items: Vec<Box<RawValue>>) {
         if let Some(slot) = self.lock().servers.get_mut(name) {
             slot.others.insert(kind, items);
         }
@@ -236,7 +373,7 @@ impl Shared {
                 },
             };
             for item in items {
-                if let Ok(item) = serde_json::from_value(item) {
+                if let Ok(item) = serde_json::from_str(item.get()) {
                     out.push(Managed {
                         server: name.clone(),
                         item,
@@ -258,99 +395,155 @@ impl Shared {
     }
 
     pub(super) fn store_list(&self, key: &str, kind: ListKind, list: CachedList) {
-        let _ = self.lock().cache.put_list(key, kind, list);
+        let mut inner = self.lock();
+        // A cached list names the tools of a server that is not ready.
+        if kind == ListKind::Tools {
+            inner.cache_changed(key);
+        }
+        let _ = inner.cache.put_list(key, kind, list);
     }
 
     pub(super) fn invalidate(&self, key: &str, kind: ListKind) {
-        self.lock().cache.invalidate(key, kind);
+        let mut inner = self.lock();
+        if kind == ListKind::Tools {
+            inner.cache_changed(key);
+        }
+        inner.cache.invalidate(key, kind);
     }
 
-    /// The namespace, and the notes on names that had to change. Made again only when a
-    /// server's live list, state or filter changed: when every server that is not disabled is
-    /// ready with its own list, the last one is kept for as long as those stay the same. One
-    /// made from a cached list (a server starting, restarting or failed) is not kept: the
-    /// cache's freshness passes with time.
+    /// The namespace, and the notes on names that had to change: the one last made, unless
+    /// something it is made of changed since ([`Inner::generation`]), so that looking a name
+    /// up costs one comparison and a hash lookup. One made from cached lists is kept too:
+    /// whether a cached list is served depends on the credentials only (time decides whether
+    /// it is fresh or stale, and a server that is not ready is marked stale either way).
     pub(super) fn namespace(&self) -> Arc<Namespace> {
         let mut inner = self.lock();
-        let mut from = Vec::with_capacity(inner.servers.len());
-        let mut live = true;
-        for (name, slot) in &inner.servers {
-            match (&slot.state, &slot.tools) {
-                (ServerState::Disabled, _) => {}
-                (ServerState::Ready { .. }, Some(tools)) => {
-                    from.push((name.clone(), tools.clone(), slot.settings.tools.clone()));
-                }
-                _ => live = false,
-            }
+        if let Some(kept) = inner
+            .namespace
+            .as_ref()
+            .filter(|n| n.generation == inner.generation)
+        {
+            return kept.clone();
         }
-        if live {
-            if let Some(kept) = inner.namespace.as_ref().filter(|n| n.made_from(&from)) {
-                return kept.clone();
-            }
-        }
-        let namespace = Arc::new(self.make_namespace(&mut inner, from));
-        inner.namespace = live.then(|| namespace.clone());
+        let namespace = Arc::new(self.make_namespace(&mut inner));
+        inner.namespace = Some(namespace.clone());
         namespace
     }
 
-    /// Makes the namespace: each server's live list (`from`), or for one that is starting,
-    /// restarting or failed its cached list, stale.
-    fn make_namespace(
-        &self,
-        inner: &mut Inner,
-        from: Vec<(String, Arc<Vec<Tool>>, crate::hosts::ToolFilter)>,
-    ) -> Namespace {
+    /// Makes the namespace: each ready server's live list, or for one that is starting,
+    /// restarting or failed its cached list, stale. When every name is plain (the usual case)
+    /// the servers' chunks are taken as they are, and the lookup table of the last namespace
+    /// too when the names are the same (a server restarted): no tool is copied, nothing sorted.
+    fn make_namespace(&self, inner: &mut Inner) -> Namespace {
+        let generation = inner.generation;
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let mut found: Vec<(String, Tool, bool)> = Vec::new();
-        let names: Vec<String> = inner.servers.keys().cloned().collect();
-        for name in names {
-            let slot = &inner.servers[&name];
-            let filter = slot.settings.tools.clone();
-            let tools = match (&slot.state, &slot.tools) {
-                (ServerState::Ready { .. }, Some(tools)) => Some(((**tools).clone(), false)),
-                (ServerState::Disabled, _) => None,
-                _ => cached(inner, &name, ListKind::Tools, now_ms)
-                    .map(|items| (tools_of(&items), true)),
+        // The chunks of servers that are not ready, from the cache, made once.
+        let need: Vec<String> = inner
+            .servers
+            .iter()
+            .filter(|(_, s)| {
+                let live = matches!(s.state, ServerState::Ready { .. }) && s.tools.is_some();
+                !live && s.state != ServerState::Disabled && s.stale.is_none()
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in need {
+            let Some(items) = cached(inner, &name, ListKind::Tools, now_ms) else {
+                continue;
             };
-            if let Some((tools, stale)) = tools {
-                for tool in filter.keep(tools) {
-                    found.push((name.clone(), tool, stale));
-                }
-            }
+            let slot = inner.servers.get_mut(&name).expect("listed above");
+            let chunk = Chunk::new(
+                &self.options.naming,
+                &name,
+                tools_of(&items),
+                &slot.settings.tools,
+                true,
+            );
+            slot.stale = Some(Arc::new(chunk));
         }
+        let mut chunks = Vec::with_capacity(inner.servers.len());
+        let mut plain = true;
+        for (name, slot) in &inner.servers {
+            let chunk = match (&slot.state, &slot.tools) {
+                (ServerState::Disabled, _) => continue,
+                (ServerState::Ready { .. }, Some(tools)) => tools,
+                _ => match &slot.stale {
+                    Some(stale) => stale,
+                    None => continue,
+                },
+            };
+            plain &= chunk.plain && naming::plain_server_name(&self.options.naming, name);
+            chunks.push(chunk.clone());
+        }
+        if plain {
+            let made_of: Vec<(String, u64, usize)> = chunks
+                .iter()
+                .map(|c| (c.server.clone(), c.names, c.tools.len()))
+                .collect();
+            // The last table serves when every chunk has the same names in the same place
+            // (a server restarted, listed the same tools): compared name by name where the
+            // chunk is another, so a table never points at another tool.
+            let by_name = match &inner.namespace {
+                Some(last)
+                    if last.made_of.as_ref() == Some(&made_of)
+                        && last.chunks.iter().zip(&chunks).all(|(a, b)| {
+                            Arc::ptr_eq(a, b)
+                                || a.tools
+                                    .iter()
+                                    .zip(&b.tools)
+                                    .all(|(x, y)| x.qualified == y.qualified)
+                        }) =>
+                {
+                    last.by_name.clone()
+                }
+                _ => Arc::new(Namespace::index(&chunks)),
+            };
+            return Namespace {
+                generation,
+                chunks,
+                notes: Vec::new(),
+                by_name,
+                made_of: Some(made_of),
+            };
+        }
+        // Some names must change: every pair is named at once.
+        let found: Vec<&ManagedTool> = chunks.iter().flat_map(|c| c.tools.iter()).collect();
         let pairs: Vec<(String, String)> = found
             .iter()
-            .map(|(s, t, _)| (s.clone(), t.name.clone()))
+            .map(|t| (t.server.clone(), t.tool.name.clone()))
             .collect();
         let (names, notes) = qualify(&self.options.naming, &pairs);
         let by_pair: std::collections::HashMap<(&str, &str), &str> = names
             .iter()
             .map(|q| ((q.server.as_str(), q.tool.as_str()), q.qualified.as_str()))
             .collect();
-        let mut tools = Vec::with_capacity(found.len());
-        for (server, tool, stale) in found {
-            let qualified = by_pair
-                .get(&(server.as_str(), tool.name.as_str()))
-                .map_or_else(|| tool.name.clone(), |q| (*q).to_owned());
-            tools.push(ManagedTool {
-                qualified,
-                server,
-                tool,
-                stale,
-            });
-        }
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.qualified.clone(), i))
+        let tools: Vec<ManagedTool> = found
+            .into_iter()
+            .map(|t| {
+                let qualified = by_pair
+                    .get(&(t.server.as_str(), t.tool.name.as_str()))
+                    .map_or_else(|| t.tool.name.clone(), |q| (*q).to_owned());
+                ManagedTool {
+                    qualified,
+                    ..t.clone()
+                }
+            })
             .collect();
-        Namespace {
-            from,
+        let chunks = vec![Arc::new(Chunk {
+            server: String::new(),
             tools,
+            plain: false,
+            names: 0,
+        })];
+        let by_name = Arc::new(Namespace::index(&chunks));
+        Namespace {
+            generation,
+            chunks,
             notes,
             by_name,
+            made_of: None,
         }
     }
 
@@ -375,7 +568,7 @@ pub(super) fn cached(
     name: &str,
     kind: ListKind,
     now_ms: u64,
-) -> Option<Vec<Value>> {
+) -> Option<Vec<Box<RawValue>>> {
     let slot = inner.servers.get(name)?;
     let (key, credentials) = (slot.key.clone(), cache::credentials_of(&slot.config));
     let list = inner.cache.get(&key)?.lists.get(&kind)?;
@@ -384,10 +577,10 @@ pub(super) fn cached(
 }
 
 /// The tools in a cached list (items that do not parse are left out).
-pub(super) fn tools_of(items: &[Value]) -> Vec<Tool> {
+pub(super) fn tools_of(items: &[Box<RawValue>]) -> Vec<Tool> {
     items
         .iter()
-        .filter_map(|v| serde_json::from_value(v.clone()).ok())
+        .filter_map(|v| serde_json::from_str(v.get()).ok())
         .collect()
 }
 
@@ -406,6 +599,7 @@ mod tests {
                 seeds: 0,
                 notes_seen: Vec::new(),
                 namespace: None,
+                generation: 0,
             }),
             changed: event_listener::Event::new(),
         }
@@ -421,7 +615,14 @@ mod tests {
         Arc::new(names.iter().map(tool).collect())
     }
 
-    fn ready(list: Arc<Vec<Tool>>) -> Slot {
+    fn ready(name: &str, list: Arc<Vec<Tool>>) -> Slot {
+        let chunk = Chunk::new(
+            &Default::default(),
+            name,
+            list.to_vec(),
+            &Default::default(),
+            false,
+        );
         Slot {
             config: ServerConfig::stdio("x", Vec::<String>::new()),
             settings: ServerSettings::default(),
@@ -431,7 +632,8 @@ mod tests {
                 tools: list.len(),
             },
             client: None,
-            tools: Some(list),
+            tools: Some(Arc::new(chunk)),
+            stale: None,
             others: BTreeMap::new(),
             control: None,
             task: None,
@@ -439,40 +641,51 @@ mod tests {
     }
 
     #[test]
-    fn the_namespace_is_made_again_only_when_a_servers_list_state_or_filter_changes() {
+    fn the_namespace_is_made_again_only_when_what_it_is_made_of_changes() {
         let s = shared();
         {
             let mut inner = s.lock();
-            inner.servers.insert("a".into(), ready(tools(&["x", "y"])));
-            inner.servers.insert("b".into(), ready(tools(&["x"])));
+            inner
+                .servers
+                .insert("a".into(), ready("a", tools(&["x", "y"])));
+            inner.servers.insert("b".into(), ready("b", tools(&["x"])));
+            inner.touch();
         }
         let first = s.namespace();
-        assert_eq!(first.tools.len(), 3);
+        assert_eq!(first.len(), 3);
         assert_eq!(first.by_name.len(), 3);
-        assert!(Arc::ptr_eq(&first, &s.namespace()), "the same lists: kept");
+        assert!(Arc::ptr_eq(&first, &s.namespace()), "nothing changed: kept");
         // Listed again: made again.
-        s.lock().servers.get_mut("b").unwrap().tools = Some(tools(&["x", "z"]));
+        let (stdout, _) = piper::pipe(64);
+        let (_, stdin) = piper::pipe(64);
+        let (client, _driver) =
+            crate::connect_streams("b", stdout, stdin, crate::ConnectOptions::default());
+        s.set_tools("b", client, tools(&["x", "z"]).to_vec());
         let second = s.namespace();
         assert!(!Arc::ptr_eq(&first, &second));
-        assert_eq!(second.tools.len(), 4);
+        assert_eq!(second.len(), 4);
         assert!(Arc::ptr_eq(&second, &s.namespace()));
-        // A filter changed: made again.
-        let filter = crate::hosts::ToolFilter {
-            exclude: vec!["z".into()],
-            ..Default::default()
-        };
-        s.lock().servers.get_mut("b").unwrap().settings.tools = filter;
+        // A server restarting serves its cache, stale: made again, then kept.
+        s.end_run(
+            "a",
+            ServerState::Restarting {
+                attempt: 2,
+                next_try_at: std::time::Instant::now(),
+                reason: "gone".into(),
+            },
+        );
         let third = s.namespace();
-        assert!(!Arc::ptr_eq(&second, &third));
-        assert_eq!(third.tools.len(), 3);
-        // A server restarting serves its cache (none here): not kept.
-        s.lock().servers.get_mut("a").unwrap().state = ServerState::Restarting {
-            attempt: 2,
-            next_try_at: std::time::Instant::now(),
-            reason: "gone".into(),
-        };
+        assert_eq!(third.len(), 2, "no cached list for a: only b's");
+        assert!(Arc::ptr_eq(&third, &s.namespace()));
+        // A list cached meanwhile is served at once.
+        let cached = serde_json::json!({"tools": [
+            {"name": "x", "inputSchema": {"type": "object"}}]});
+        let list = CachedList::from_result(ListKind::Tools, &cached, 0, None).unwrap();
+        s.store_list("k", ListKind::Tools, list);
         let fourth = s.namespace();
-        assert_eq!(fourth.tools.len(), 1);
-        assert!(!Arc::ptr_eq(&fourth, &s.namespace()));
+        assert!(!Arc::ptr_eq(&third, &fourth));
+        assert_eq!(fourth.len(), 3);
+        assert!(fourth.tools().any(|t| t.server == "a" && t.stale));
+        assert!(Arc::ptr_eq(&fourth, &s.namespace()));
     }
 }

@@ -274,19 +274,29 @@ async fn list_tools(
             CallOptions::default().timeout(timeout),
         )
         .await?;
-    let result: serde_json::Value = serde_json::from_str(raw.get()).unwrap_or_default();
-    let tools: Vec<Tool> = result
-        .get("tools")
-        .and_then(|t| serde_json::from_value(t.clone()).ok())
+    // The tools straight from the text (one pass, each tool's parts allocated together), the
+    // cache's copy as JSON values.
+    let tools: Vec<Tool> = serde_json::from_str::<ToolsOnly>(raw.get())
+        .map(|r| r.tools)
         .unwrap_or_default();
     let credentials = shared.credentials_of(name);
-    if let Some(list) =
-        CachedList::from_result(ListKind::Tools, &result, wall_ms(), credentials.as_deref())
-    {
+    if let Some(list) = CachedList::from_raw(
+        ListKind::Tools,
+        raw.get(),
+        wall_ms(),
+        credentials.as_deref(),
+    ) {
         shared.store_list(key, ListKind::Tools, list);
     }
     shared.set_tools(name, client.clone(), tools);
     Ok(())
+}
+
+/// The tools of a `tools/list` result.
+#[derive(serde::Deserialize)]
+struct ToolsOnly {
+    #[serde(default)]
+    tools: Vec<Tool>,
 }
 
 /// Lists `client`'s prompts or resources into the Manager's view and cache.
@@ -303,9 +313,8 @@ async fn list_other(
         ListKind::Tools => return Ok(()),
     };
     let raw = client.mcp_call(call, CallOptions::default()).await?;
-    let result: serde_json::Value = serde_json::from_str(raw.get()).unwrap_or_default();
     let credentials = shared.credentials_of(name);
-    let Some(list) = CachedList::from_result(kind, &result, wall_ms(), credentials.as_deref())
+    let Some(list) = CachedList::from_raw(kind, raw.get(), wall_ms(), credentials.as_deref())
     else {
         return Ok(());
     };

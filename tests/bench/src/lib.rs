@@ -13,6 +13,7 @@ static ALLOCATOR: measure::CountingAlloc = measure::CountingAlloc;
 
 pub mod floor;
 pub mod isahc_floor;
+pub mod many;
 pub mod mcpwire_client;
 pub mod measure;
 pub mod report;

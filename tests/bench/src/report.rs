@@ -136,6 +136,8 @@ type Key = (Server, Impl, Workload);
 pub struct Results {
     pub timed: BTreeMap<Key, BTreeMap<u32, Value>>,
     pub perf: BTreeMap<Key, BTreeMap<u32, Value>>,
+    /// The many-servers workload's records, by role and batch.
+    pub many: BTreeMap<String, BTreeMap<u32, Value>>,
     pub failed: Vec<String>,
     pub batches: usize,
 }
@@ -150,6 +152,21 @@ impl Results {
                 continue;
             };
             let name = |k: &str| rec.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+            if name("suite") == "many" {
+                let batch = rec.get("batch").and_then(Value::as_u64).unwrap_or(0) as u32;
+                if rec.get("ok") == Some(&Value::Bool(true)) {
+                    batches.insert(batch);
+                    r.many.entry(name("role")).or_default().insert(batch, rec);
+                } else {
+                    r.failed.push(format!(
+                        "many/{} (batch {}): {}",
+                        name("role"),
+                        batch + 1,
+                        name("error")
+                    ));
+                }
+                continue;
+            }
             let (Some(server), Some(imp), Some(workload)) = (
                 Server::parse(&name("server")),
                 Impl::parse(&name("impl")),
@@ -184,6 +201,7 @@ impl Results {
         Results {
             timed: BTreeMap::new(),
             perf: BTreeMap::new(),
+            many: BTreeMap::new(),
             failed: Vec::new(),
             batches,
         }
@@ -348,6 +366,7 @@ impl Results {
                 let _ = writeln!(s, "{row}");
             }
         }
+        s.push_str(&self.many_table());
         if !self.failed.is_empty() {
             let _ = writeln!(s, "\n### Runs that failed\n");
             for f in &self.failed {
@@ -386,5 +405,192 @@ impl Results {
             (None, Some(o)) => format!("all: {o:.0}"),
             (None, None) => "–".into(),
         }
+    }
+}
+
+impl Results {
+    /// A figure of one many-servers role over batches.
+    fn many_values(&self, role: &str, figure: &dyn Fn(&Value) -> Option<f64>) -> Vec<(u32, f64)> {
+        self.many
+            .get(role)
+            .map(|runs| {
+                runs.iter()
+                    .filter_map(|(b, r)| Some((*b, figure(r)?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The many-servers table: each measure against its baseline of the same batch.
+    fn many_table(&self) -> String {
+        if self.many.is_empty() {
+            return String::new();
+        }
+        let b = self.batches;
+        let get = |key: &'static str| move |r: &Value| f(r, key);
+        let per_server = |key: &'static str| move |r: &Value| Some(f(r, key)? / f(r, "servers")?);
+        let sub = |group: &'static str, key: &'static str| {
+            move |r: &Value| r.get(group).and_then(|g| f(g, key))
+        };
+        type Figure<'a> = Box<dyn Fn(&Value) -> Option<f64> + 'a>;
+        struct Row<'a> {
+            what: String,
+            role: &'a str,
+            figure: Figure<'a>,
+            base_role: &'a str,
+            base: Figure<'a>,
+            target: &'a str,
+        }
+        let count = |role: &str, key: &'static str| {
+            self.many_values(role, &get(key))
+                .first()
+                .map_or_else(|| "?".to_owned(), |(_, n)| format!("{n:.0}"))
+        };
+        let n = count("manager-stdio", "servers");
+        let tools = count("manager-stdio", "tools");
+        let http = count("manager-http", "servers");
+        let victims = count("crash", "victims");
+        let crash_n = count("crash", "servers");
+        let rows = vec![
+            Row {
+                what: format!("{n} stdio servers: `Manager::new` to all ready, ms (÷ spawn and `initialize` each)"),
+                role: "manager-stdio",
+                figure: Box::new(get("ready_ms")),
+                base_role: "floor-stdio",
+                base: Box::new(get("ready_ms")),
+                target: "≤ 1.2×",
+            },
+            Row {
+                what: format!("{n} bare `Client`s connected and listed, ms (÷ the same floor)"),
+                role: "bare-stdio",
+                figure: Box::new(get("ready_ms")),
+                base_role: "floor-stdio",
+                base: Box::new(get("ready_ms")),
+                target: "–",
+            },
+            Row {
+                what: "host RSS growth per idle server, KiB (÷ per bare `Client`)".into(),
+                role: "manager-stdio",
+                figure: Box::new(per_server("rss_growth_kib")),
+                base_role: "bare-stdio",
+                base: Box::new(per_server("rss_growth_kib")),
+                target: "≤ 1.2×",
+            },
+            Row {
+                what: "of it anonymous (RssAnon), KiB (÷ per bare `Client`)".into(),
+                role: "manager-stdio",
+                figure: Box::new(per_server("anon_growth_kib")),
+                base_role: "bare-stdio",
+                base: Box::new(per_server("anon_growth_kib")),
+                target: "–",
+            },
+            Row {
+                what: format!("`tools()` over {tools} tools, µs (÷ cloning the same `Vec<Tool>`)"),
+                role: "manager-stdio",
+                figure: Box::new(get("tools_us")),
+                base_role: "manager-stdio",
+                base: Box::new(get("clone_us")),
+                target: "≤ 2×",
+            },
+            Row {
+                what: "`call_tool` routing (`Manager::route`), ns (÷ a `HashMap` lookup of the qualified name)".into(),
+                role: "manager-stdio",
+                figure: Box::new(get("route_ns")),
+                base_role: "manager-stdio",
+                base: Box::new(get("map_ns")),
+                target: "≤ 3×",
+            },
+            Row {
+                what: format!("W1 CPU µs/call to the other {}, {victims} of {crash_n} crashing (÷ calm, same process)", count("crash", "servers").parse::<f64>().map_or(0.0, |s| s - victims.parse::<f64>().unwrap_or(0.0))),
+                role: "crash",
+                figure: Box::new(get("cpu_us_crash")),
+                base_role: "crash",
+                base: Box::new(get("cpu_us_calm")),
+                target: "≤ 1.1×",
+            },
+            Row {
+                what: format!("{http} Python SDK servers over HTTP: `Manager::new` to all ready, ms (÷ one `initialize` POST to each)"),
+                role: "manager-http",
+                figure: Box::new(get("ready_ms")),
+                base_role: "floor-http",
+                base: Box::new(get("ready_ms")),
+                target: "–",
+            },
+        ];
+        let mut s = String::new();
+        let _ = writeln!(s, "\n### Many servers\n");
+        let _ = writeln!(
+            s,
+            "| measure | mcpwire | baseline | ratio (within batch) | target |"
+        );
+        let _ = writeln!(s, "|---|---|---|---|---|");
+        for row in rows {
+            let xs = self.many_values(row.role, &row.figure);
+            let ys = self.many_values(row.base_role, &row.base);
+            let ratios: Vec<f64> = xs
+                .iter()
+                .filter_map(|(bx, x)| {
+                    let (_, y) = ys.iter().find(|(by, _)| by == bx)?;
+                    (*y > 0.0).then(|| x / y)
+                })
+                .collect();
+            let stats = |v: &[(u32, f64)]| median(v.iter().map(|(_, x)| *x).collect());
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                row.what,
+                cell(stats(&xs), b),
+                cell(stats(&ys), b),
+                ratio_cell(median(ratios), b),
+                row.target
+            );
+        }
+        // What the crash run leaves behind.
+        let leaks: Vec<String> = self
+            .many
+            .get("crash")
+            .map(|runs| {
+                runs.iter()
+                    .map(|(batch, r)| {
+                        let pair = |k: &'static str| {
+                            format!(
+                                "{} {:.0}→{:.0}",
+                                k,
+                                sub("before", k)(r).unwrap_or(f64::NAN),
+                                sub("after", k)(r).unwrap_or(f64::NAN)
+                            )
+                        };
+                        // What the calls paid for the restarts: the extra CPU of the crash
+                        // phase, per server killed.
+                        let per_restart = (|| {
+                            let extra = (f(r, "cpu_us_crash")? - f(r, "cpu_us_calm")?)
+                                * f(r, "calls_crash")?;
+                            Some(extra / f(r, "kills")?.max(1.0) / 1e3)
+                        })();
+                        format!(
+                            "batch {}: {} kills (the host's extra CPU {:.1} ms a restart); {}, \
+                             {}, {}, {}, RSS KiB {:.0}→{:.0}",
+                            batch + 1,
+                            f(r, "kills").unwrap_or(0.0),
+                            per_restart.unwrap_or(f64::NAN),
+                            pair("fds"),
+                            pair("threads"),
+                            pair("children"),
+                            pair("zombies"),
+                            sub("before", "rss_kib")(r).unwrap_or(f64::NAN),
+                            sub("after", "rss_kib")(r).unwrap_or(f64::NAN),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !leaks.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nThe crash run, before the calm phase and after the servers are ready again: {}.",
+                leaks.join("; ")
+            );
+        }
+        s
     }
 }

@@ -30,6 +30,8 @@ struct Options {
     counting_passes: u32,
     out: Option<PathBuf>,
     timeout: Duration,
+    /// The many-servers workload (`--only many`).
+    many: bool,
 }
 
 fn list<T>(value: &str, parse: impl Fn(&str) -> Option<T>) -> Vec<T> {
@@ -56,6 +58,7 @@ fn parse(args: &[String]) -> Options {
         counting_passes: 1,
         out: None,
         timeout: Duration::from_secs(180),
+        many: true,
     };
     let mut batches_set = false;
     let mut it = args.iter();
@@ -72,7 +75,17 @@ fn parse(args: &[String]) -> Options {
                 batches_set = true;
             }
             "--quick" => o.quick = true,
-            "--only" => o.workloads = list(&value(), Workload::parse),
+            "--only" => {
+                // `many` is a workload of its own, beside the client × server ones.
+                let value = value();
+                let names: Vec<&str> = value.split(',').collect();
+                o.many = names.contains(&"many");
+                let rest: Vec<&str> = names.into_iter().filter(|n| *n != "many").collect();
+                o.workloads = match rest.is_empty() {
+                    true => Vec::new(),
+                    false => list(&rest.join(","), Workload::parse),
+                };
+            }
             "--impls" => {
                 o.impls = list(&value(), Impl::parse);
                 o.impls_named = true;
@@ -138,7 +151,7 @@ fn counts(quick: bool) -> [String; 8] {
 
 /// A small deterministic shuffle (xorshift), so each batch runs the combinations in another
 /// order.
-fn shuffle<T>(items: &mut [T], seed: u64) {
+pub(crate) fn shuffle<T>(items: &mut [T], seed: u64) {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     for i in (1..items.len()).rev() {
         x ^= x << 13;
@@ -170,6 +183,64 @@ fn client_exe(runner: &Path, imp: Impl) -> PathBuf {
     }
 }
 
+/// Runs `exe` with `args`, its stderr to `log`, killed by its PID after `timeout`: its result
+/// (the last JSON line with `ok`), the milliseconds to the first other line carrying `first`
+/// (if any), and the process's milliseconds.
+pub(crate) fn run_process(
+    exe: &Path,
+    args: &[String],
+    envs: &[(&str, &str)],
+    first: &str,
+    log: &File,
+    timeout: Duration,
+) -> Result<(Value, Option<f64>, f64), String> {
+    let stderr = log.try_clone().map_err(|e| e.to_string())?;
+    let spawned = Instant::now();
+    let mut child = Command::new(exe)
+        .args(args)
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .map_err(|e| format!("spawn: {e}"))?;
+    let pid = child.id();
+    // The watchdog kills this one child (by its PID) if it overruns.
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if done_rx.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
+            // SAFETY: kill(2) on the PID of a child we have not reaped yet.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            return true;
+        }
+        false
+    });
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut first_ms = None;
+    let mut last = None;
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        let Ok(v) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        // A result line says whether it went well; any other line carrying `first` is the
+        // client's announcement.
+        if v.get("ok").is_some() {
+            last = Some(v);
+        } else if v.get(first).is_some() && first_ms.is_none() {
+            first_ms = Some(spawned.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    let process_ms = spawned.elapsed().as_secs_f64() * 1e3;
+    let _ = done_tx.send(());
+    if watchdog.join().unwrap_or(false) {
+        return Err(format!("killed after {} s", timeout.as_secs()));
+    }
+    let rec = last.ok_or_else(|| format!("no result line ({status})"))?;
+    Ok((rec, first_ms, process_ms))
+}
+
 /// Runs one client process; returns its record (or why it failed).
 fn run_one(
     exe: &Path,
@@ -198,52 +269,12 @@ fn run_one(
         // server-everything's HTTP transport refuses request bodies over 4 MiB (413).
         client_args.extend(["--w3-bytes".into(), EVERYTHING_HTTP_MAX_ECHO.to_string()]);
     }
-    let mut cmd = Command::new(exe);
-    cmd.args(&client_args);
-    if count_syscalls {
-        cmd.env(COUNT_SYSCALLS_ENV, "1");
-    }
-    let stderr = log.try_clone().map_err(|e| e.to_string())?;
-    let spawned = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .map_err(|e| format!("spawn: {e}"))?;
-    let pid = child.id();
-    // The watchdog kills this one child (by its PID) if it overruns.
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        if done_rx.recv_timeout(timeout) == Err(mpsc::RecvTimeoutError::Timeout) {
-            // SAFETY: kill(2) on the PID of a child we have not reaped yet.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-            return true;
-        }
-        false
-    });
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut startup_ms = None;
-    let mut last = None;
-    for line in BufReader::new(stdout).lines() {
-        let Ok(line) = line else { break };
-        let Ok(v) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        if v.get("impl").is_some() {
-            last = Some(v);
-        } else if v.get("ready_ms").is_some() && startup_ms.is_none() {
-            startup_ms = Some(spawned.elapsed().as_secs_f64() * 1e3);
-        }
-    }
-    let status = child.wait().map_err(|e| e.to_string())?;
-    let process_ms = spawned.elapsed().as_secs_f64() * 1e3;
-    let _ = done_tx.send(());
-    let killed = watchdog.join().unwrap_or(false);
-    if killed {
-        return Err(format!("killed after {} s", timeout.as_secs()));
-    }
-    let mut rec = last.ok_or_else(|| format!("no result line ({status})"))?;
+    let envs: &[(&str, &str)] = match count_syscalls {
+        true => &[(COUNT_SYSCALLS_ENV, "1")],
+        false => &[],
+    };
+    let (mut rec, startup_ms, process_ms) =
+        run_process(exe, &client_args, envs, "ready_ms", log, timeout)?;
     if rec.get("ok") != Some(&Value::Bool(true)) {
         return Err(rec
             .get("error")
@@ -353,10 +384,11 @@ pub fn main(args: &[String]) -> i32 {
     let all = combos(&o);
     let started = Instant::now();
     eprintln!(
-        "{} combinations × {} batches{}; results in {}",
+        "{} combinations{} × {} batches{}; results in {}",
         all.len(),
+        if o.many { " and many servers" } else { "" },
         o.batches,
-        if !perf {
+        if !perf || all.is_empty() {
             String::new()
         } else if o.counting_passes == 1 {
             " + one syscall-counting pass".to_owned()
@@ -370,9 +402,38 @@ pub fn main(args: &[String]) -> i32 {
         let _ = writeln!(out, "{rec}");
     };
     let mut failed = Vec::new();
-    let passes = o.batches + if perf { o.counting_passes } else { 0 };
+    let passes = o.batches
+        + if perf && !all.is_empty() {
+            o.counting_passes
+        } else {
+            0
+        };
     for batch in 0..passes {
         let perf_pass = batch >= o.batches;
+        if o.many && !perf_pass {
+            eprintln!(
+                "batch {}/{}: many servers ({:.0} s so far)",
+                batch + 1,
+                o.batches,
+                started.elapsed().as_secs_f64()
+            );
+            for (role, rec) in crate::many::batch(&exe, batch, o.quick, &log, o.timeout) {
+                record(&rec);
+                match rec.get("ok") == Some(&Value::Bool(true)) {
+                    true => {
+                        results.many.entry(role).or_default().insert(batch, rec);
+                    }
+                    false => failed.push(format!(
+                        "many/{role} (batch {}): {}",
+                        batch + 1,
+                        rec.get("error").and_then(Value::as_str).unwrap_or("failed")
+                    )),
+                }
+            }
+        }
+        if all.is_empty() {
+            continue;
+        }
         let servers = match start_servers(&o, &exe, &log) {
             Ok(s) => s,
             Err(e) => {

@@ -1,0 +1,655 @@
+//! The many-servers workload: one host running many servers at once, against floors measured in
+//! the same batch.
+//!
+//! Each role runs in a process of its own (`mcpwire-bench-many ROLE ...`, one JSON line):
+//!
+//! - `floor-stdio`: spawns N `mcpwire serve-demo --tools T` and writes `initialize` to each as it
+//!   is spawned, then reads each one's answer: spawn to all answered, the best a host can do.
+//! - `manager-stdio`: `Manager::new` with the same N servers to all ready (connected, tools
+//!   listed); then, idle, the host's resident memory growth per server; then `tools()` against
+//!   a clone of the same `Vec<Tool>`, and `Manager::route` (what `call_tool` resolves before it
+//!   calls) against a `HashMap` lookup of the qualified name, timed in loops in this process.
+//! - `bare-stdio`: N bare `Client`s (`connect_smol`) to the same servers, each listing its
+//!   tools once (the list kept, as a host would): the host's growth per server.
+//! - `crash`: N servers under one Manager; sequential calls (W1) to the servers that do not
+//!   crash, first calm, then while a tenth of the servers are killed by their PID again and
+//!   again (each about once a second, when ready; the Manager restarts them), then calm again:
+//!   CPU per call of the crash phase against the calm ones, and the process's file descriptors,
+//!   threads, children and resident memory before and after.
+//! - `floor-http`, `manager-http`: the same start-up race against HTTP servers (the runner
+//!   starts them): one `initialize` POST to each, all written first, then the answers read;
+//!   against `Manager::new` to all ready.
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use mcpwire::hosts::ServerSettings;
+use mcpwire::manager::backoff::RestartPolicy;
+use mcpwire::manager::{CacheLocation, Manager, ManagerOptions, ServerState};
+use mcpwire::{ConnectOptions, Era, ServerConfig, Tool};
+use serde_json::{json, Value};
+
+use crate::floor::INITIALIZE;
+use crate::measure::{status_kib, threads};
+
+/// The roles, each a process of its own.
+pub const ROLES: [&str; 6] = [
+    "floor-stdio",
+    "manager-stdio",
+    "bare-stdio",
+    "crash",
+    "floor-http",
+    "manager-http",
+];
+
+/// One role's parameters.
+#[derive(Debug, Clone)]
+pub struct ManyArgs {
+    pub role: String,
+    /// Stdio servers.
+    pub servers: usize,
+    /// Generated tools per stdio server (`serve-demo --tools`).
+    pub tools: usize,
+    /// The `mcpwire` command line binary (its `serve-demo` is the stdio server).
+    pub cli: PathBuf,
+    /// The HTTP servers' endpoints.
+    pub urls: Vec<String>,
+    /// Each phase of `crash`, in seconds.
+    pub seconds: f64,
+}
+
+/// The `mcpwire` binary: `MCPWIRE_BENCH_CLI`, else the repository's release build
+/// (`target/release/mcpwire`, which `run.sh` builds).
+pub fn default_cli() -> PathBuf {
+    std::env::var_os("MCPWIRE_BENCH_CLI")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::servers::bench_dir().join("../../target/release/mcpwire"))
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: mcpwire-bench-many <{}> [--servers N] [--tools N] [--cli PATH] [--urls A,B] \
+         [--seconds S]",
+        ROLES.join("|")
+    );
+    std::process::exit(2)
+}
+
+pub fn parse(args: &[String]) -> ManyArgs {
+    let mut it = args.iter();
+    let role = it.next().cloned().unwrap_or_else(|| usage());
+    if !ROLES.contains(&role.as_str()) {
+        usage();
+    }
+    let mut a = ManyArgs {
+        role,
+        servers: 100,
+        tools: 100,
+        cli: default_cli(),
+        urls: Vec::new(),
+        seconds: 3.0,
+    };
+    while let Some(flag) = it.next() {
+        let value = it.next().unwrap_or_else(|| usage());
+        match flag.as_str() {
+            "--servers" => a.servers = value.parse().unwrap_or_else(|_| usage()),
+            "--tools" => a.tools = value.parse().unwrap_or_else(|_| usage()),
+            "--cli" => a.cli = PathBuf::from(value),
+            "--urls" => a.urls = value.split(',').map(str::to_owned).collect(),
+            "--seconds" => a.seconds = value.parse().unwrap_or_else(|_| usage()),
+            _ => usage(),
+        }
+    }
+    a
+}
+
+/// The `main` of `mcpwire-bench-many`: one role, one JSON line; the exit code.
+pub fn main(args: &[String]) -> i32 {
+    let a = parse(args);
+    let result = match a.role.as_str() {
+        "floor-stdio" => floor_stdio(&a),
+        "manager-stdio" => manager_stdio(&a),
+        "bare-stdio" => bare_stdio(&a),
+        "crash" => crash(&a),
+        "floor-http" => floor_http(&a),
+        "manager-http" => manager_http(&a),
+        _ => usage(),
+    };
+    let line = match result {
+        Ok(mut v) => {
+            v["suite"] = json!("many");
+            v["role"] = json!(a.role);
+            v["ok"] = json!(true);
+            v
+        }
+        Err(e) => json!({"suite": "many", "role": a.role, "ok": false, "error": e}),
+    };
+    println!("{line}");
+    i32::from(line["ok"] != json!(true))
+}
+
+/// The stdio server `i` of N: the demo server with its generated tools. Each has a variable of
+/// its own in its environment, so that each is a server of its own to the Manager's cache too.
+fn stdio_config(a: &ManyArgs, i: usize) -> ServerConfig {
+    let mut config = ServerConfig::stdio(
+        a.cli.to_string_lossy(),
+        [
+            "serve-demo".to_owned(),
+            "--tools".to_owned(),
+            a.tools.to_string(),
+        ],
+    );
+    if let ServerConfig::Stdio(c) = &mut config {
+        c.env
+            .insert("MCPWIRE_BENCH_SERVER".to_owned(), i.to_string());
+    }
+    config
+}
+
+fn server_name(i: usize) -> String {
+    format!("s{i:03}")
+}
+
+/// The handshake era pinned, as in the rest of the benchmark (the floors speak only it).
+fn settings() -> ServerSettings {
+    let mut s = ServerSettings::default();
+    s.era = Some(Era::Handshake);
+    s
+}
+
+fn options() -> ManagerOptions {
+    let mut o = ManagerOptions::default();
+    // Nothing written to the user's cache folder; the lists are still cached in memory.
+    o.cache = CacheLocation::MemoryOnly;
+    o
+}
+
+/// Waits (at most `limit`) until every server is ready.
+fn wait_all_ready(manager: &Manager, limit: Duration) -> Result<(), String> {
+    let all = manager.wait_until(|states| {
+        states
+            .iter()
+            .all(|(_, s)| matches!(s, ServerState::Ready { .. }))
+    });
+    let timeout = async {
+        smol::Timer::after(limit).await;
+    };
+    let done = smol::block_on(futures_lite::future::or(
+        async {
+            all.await;
+            true
+        },
+        async {
+            timeout.await;
+            false
+        },
+    ));
+    if done {
+        return Ok(());
+    }
+    let not: Vec<String> = manager
+        .states()
+        .into_iter()
+        .filter(|(_, s)| !matches!(s, ServerState::Ready { .. }))
+        .take(3)
+        .map(|(n, s)| format!("{n}: {s:?}"))
+        .collect();
+    Err(format!(
+        "not all ready within {limit:?}: {}",
+        not.join("; ")
+    ))
+}
+
+/// The host's own resident memory now: `VmRSS` and of it `RssAnon`, in KiB.
+fn rss() -> (u64, u64) {
+    (status_kib("VmRSS"), status_kib("RssAnon"))
+}
+
+fn fds() -> u64 {
+    std::fs::read_dir("/proc/self/fd")
+        .map(|d| d.count() as u64)
+        .unwrap_or(0)
+}
+
+/// This process's children: how many, and how many of them are zombies.
+fn children() -> (u64, u64) {
+    let me = std::process::id().to_string();
+    let (mut all, mut zombies) = (0, 0);
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return (0, 0);
+    };
+    for entry in dir.flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next().unwrap_or("");
+        if fields.next() == Some(me.as_str()) {
+            all += 1;
+            zombies += u64::from(state == "Z");
+        }
+    }
+    (all, zombies)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Median of a sample (sorted in place).
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    xs[xs.len() / 2]
+}
+
+fn floor_stdio(a: &ManyArgs) -> Result<Value, String> {
+    let init = format!("{INITIALIZE}\n");
+    let started = Instant::now();
+    let mut children = Vec::with_capacity(a.servers);
+    for i in 0..a.servers {
+        let ServerConfig::Stdio(c) = stdio_config(a, i) else {
+            unreachable!()
+        };
+        let mut child = Command::new(&c.command)
+            .args(&c.args)
+            .envs(&c.env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("spawn {}: {e}", c.command))?;
+        child
+            .stdin
+            .as_mut()
+            .expect("piped")
+            .write_all(init.as_bytes())
+            .map_err(|e| e.to_string())?;
+        children.push(child);
+    }
+    let mut line = String::new();
+    for child in &mut children {
+        line.clear();
+        let mut out = BufReader::new(child.stdout.as_mut().expect("piped"));
+        out.read_line(&mut line).map_err(|e| e.to_string())?;
+        if !line.contains("\"protocolVersion\"") {
+            return Err(format!("not an initialize answer: {line:.80}"));
+        }
+    }
+    let ready = started.elapsed();
+    for child in &mut children {
+        // Child::kill signals exactly this child's PID.
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    Ok(json!({"servers": a.servers, "ready_ms": ms(ready)}))
+}
+
+fn manager_stdio(a: &ManyArgs) -> Result<Value, String> {
+    let before = rss();
+    let started = Instant::now();
+    let manager = Manager::new(options());
+    for i in 0..a.servers {
+        manager.add_with(&server_name(i), stdio_config(a, i), settings());
+    }
+    wait_all_ready(&manager, Duration::from_secs(120))?;
+    let ready = started.elapsed();
+    smol::block_on(smol::Timer::after(Duration::from_secs(1)));
+    let idle = rss();
+
+    // tools() against a clone of the same list.
+    let listed = manager.tools();
+    let plain: Vec<Tool> = listed.iter().map(|m| m.tool.clone()).collect();
+    let (mut tools_us, mut clone_us) = (Vec::new(), Vec::new());
+    for _ in 0..21 {
+        let t = Instant::now();
+        let x = black_box(manager.tools());
+        tools_us.push(t.elapsed().as_secs_f64() * 1e6);
+        drop(x);
+        let t = Instant::now();
+        let y = black_box(plain.clone());
+        clone_us.push(t.elapsed().as_secs_f64() * 1e6);
+        drop(y);
+    }
+
+    // Routing: what call_tool resolves before it calls, against a HashMap lookup of the
+    // qualified name, over the same names in a scattered order.
+    let names: Vec<String> = listed.iter().map(|m| m.qualified.clone()).collect();
+    let map: HashMap<String, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), i))
+        .collect();
+    let mut order: Vec<&str> = names.iter().map(String::as_str).collect();
+    crate::runner::shuffle(&mut order, 7);
+    let (mut route_ns, mut map_ns) = (Vec::new(), Vec::new());
+    for _ in 0..21 {
+        let t = Instant::now();
+        for name in &order {
+            let route = manager.route(black_box(name)).map_err(|e| e.to_string())?;
+            black_box(&route);
+        }
+        route_ns.push(t.elapsed().as_secs_f64() * 1e9 / order.len() as f64);
+        let t = Instant::now();
+        for name in &order {
+            black_box(map.get(black_box(*name)));
+        }
+        map_ns.push(t.elapsed().as_secs_f64() * 1e9 / order.len() as f64);
+    }
+    let out = json!({
+        "servers": a.servers,
+        "tools": listed.len(),
+        "ready_ms": ms(ready),
+        "rss_growth_kib": idle.0.saturating_sub(before.0),
+        "anon_growth_kib": idle.1.saturating_sub(before.1),
+        "threads": threads(),
+        "fds": fds(),
+        "tools_us": median(&mut tools_us),
+        "clone_us": median(&mut clone_us),
+        "route_ns": median(&mut route_ns),
+        "map_ns": median(&mut map_ns),
+    });
+    smol::block_on(manager.close());
+    Ok(out)
+}
+
+fn bare_stdio(a: &ManyArgs) -> Result<Value, String> {
+    let before = rss();
+    let started = Instant::now();
+    let connected = smol::block_on(futures::future::try_join_all((0..a.servers).map(|i| {
+        let config = stdio_config(a, i);
+        let mut options = ConnectOptions::default();
+        options.era = Era::Handshake;
+        async move {
+            let client = mcpwire::connect_smol(&config, options)
+                .await
+                .map_err(|e| e.to_string())?;
+            let tools = client.list_tools().await.map_err(|e| e.to_string())?;
+            Ok::<_, String>((client, tools))
+        }
+    })))?;
+    let ready = started.elapsed();
+    smol::block_on(smol::Timer::after(Duration::from_secs(1)));
+    let idle = rss();
+    let tools: usize = connected.iter().map(|(_, t)| t.len()).sum();
+    let out = json!({
+        "servers": a.servers,
+        "tools": tools,
+        "ready_ms": ms(ready),
+        "rss_growth_kib": idle.0.saturating_sub(before.0),
+        "anon_growth_kib": idle.1.saturating_sub(before.1),
+        "threads": threads(),
+        "fds": fds(),
+    });
+    smol::block_on(futures::future::join_all(
+        connected.iter().map(|(c, _)| c.close()),
+    ));
+    Ok(out)
+}
+
+/// What the crash role compares before and after.
+fn snapshot() -> Value {
+    let (children, zombies) = children();
+    let (rss, anon) = rss();
+    json!({"fds": fds(), "threads": threads(), "children": children, "zombies": zombies,
+           "rss_kib": rss, "anon_kib": anon})
+}
+
+/// Sequential calls to `names` in turn for `seconds`: calls made, CPU µs per call.
+fn w1(manager: &Manager, names: &[String], seconds: f64) -> Result<(u64, f64), String> {
+    let until = Instant::now() + Duration::from_secs_f64(seconds);
+    let mut meter = crate::begin();
+    let mut calls = 0u64;
+    smol::block_on(async {
+        while Instant::now() < until {
+            for name in names {
+                let r = manager
+                    .call_tool(name, json!({"message": "hi"}))
+                    .await
+                    .map_err(|e| format!("{name}: {e}"))?;
+                crate::check_echo("hi", &r.text())?;
+                calls += 1;
+            }
+        }
+        Ok::<(), String>(())
+    })?;
+    let w = meter.stop();
+    Ok((calls, (w.user + w.sys).as_secs_f64() * 1e6 / calls as f64))
+}
+
+fn crash(a: &ManyArgs) -> Result<Value, String> {
+    let mut o = options();
+    // Crashing servers come back soon, whatever their failures in a row.
+    let mut restart = RestartPolicy::default();
+    restart.initial = Duration::from_millis(100);
+    restart.max = Duration::from_secs(1);
+    restart.max_failures = None;
+    o.restart = restart;
+    let manager = Manager::new(o);
+    for i in 0..a.servers {
+        manager.add_with(&server_name(i), stdio_config(a, i), settings());
+    }
+    wait_all_ready(&manager, Duration::from_secs(120))?;
+    let victims: Vec<String> = (0..a.servers.div_ceil(10)).map(server_name).collect();
+    let calm: Vec<String> = (victims.len()..a.servers)
+        .map(|i| format!("{}__echo", server_name(i)))
+        .collect();
+    // Warm-up, then the figures the run must leave as they were.
+    w1(&manager, &calm, 0.2)?;
+    smol::block_on(smol::Timer::after(Duration::from_millis(300)));
+    let before = snapshot();
+
+    let (calls_a, cpu_a) = w1(&manager, &calm, a.seconds)?;
+    let stop = AtomicBool::new(false);
+    let kills = AtomicU64::new(0);
+    // Each victim about once a second, when it is ready.
+    let period = Duration::from_secs_f64(1.0 / victims.len() as f64);
+    let (calls_b, cpu_b) = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut next = 0;
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(period);
+                let name = &victims[next % victims.len()];
+                next += 1;
+                if !matches!(manager.state(name), Some(ServerState::Ready { .. })) {
+                    continue;
+                }
+                if let Some(pid) = manager.client(name).map(|c| c.pid()) {
+                    if pid > 0 {
+                        // SAFETY: kill(2) on the PID of a server this process started (the
+                        // Manager reaps it).
+                        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                        kills.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        });
+        let r = w1(&manager, &calm, a.seconds);
+        stop.store(true, Ordering::Relaxed);
+        r
+    })?;
+    let (calls_c, cpu_c) = w1(&manager, &calm, a.seconds)?;
+    wait_all_ready(&manager, Duration::from_secs(30))?;
+    smol::block_on(smol::Timer::after(Duration::from_millis(500)));
+    let after = snapshot();
+    let out = json!({
+        "servers": a.servers,
+        "victims": victims.len(),
+        "seconds": a.seconds,
+        "kills": kills.load(Ordering::Relaxed),
+        "calls_calm": calls_a + calls_c,
+        "calls_crash": calls_b,
+        "cpu_us_calm": (cpu_a + cpu_c) / 2.0,
+        "cpu_us_calm_before": cpu_a,
+        "cpu_us_calm_after": cpu_c,
+        "cpu_us_crash": cpu_b,
+        "before": before,
+        "after": after,
+    });
+    smol::block_on(manager.close());
+    Ok(out)
+}
+
+/// `host:port` and path of an `http://` URL.
+fn split_url(url: &str) -> Result<(&str, &str), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("not an http:// URL: {url}"))?;
+    Ok(rest.split_at(rest.find('/').unwrap_or(rest.len())))
+}
+
+fn floor_http(a: &ManyArgs) -> Result<Value, String> {
+    let started = Instant::now();
+    let mut conns = Vec::with_capacity(a.urls.len());
+    for url in &a.urls {
+        let (host, path) = split_url(url)?;
+        let mut s = TcpStream::connect(host).map_err(|e| format!("{host}: {e}"))?;
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{INITIALIZE}",
+            INITIALIZE.len()
+        );
+        s.write_all(request.as_bytes()).map_err(|e| e.to_string())?;
+        conns.push(s);
+    }
+    let mut buf = Vec::new();
+    for s in &mut conns {
+        buf.clear();
+        s.read_to_end(&mut buf).map_err(|e| e.to_string())?;
+        if measure_find(&buf, b"\"protocolVersion\"").is_none() {
+            return Err(format!(
+                "not an initialize answer: {:.80}",
+                String::from_utf8_lossy(&buf)
+            ));
+        }
+    }
+    Ok(json!({"servers": a.urls.len(), "ready_ms": ms(started.elapsed())}))
+}
+
+fn measure_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn manager_http(a: &ManyArgs) -> Result<Value, String> {
+    let started = Instant::now();
+    let manager = Manager::new(options());
+    for (i, url) in a.urls.iter().enumerate() {
+        manager.add_with(&server_name(i), ServerConfig::http(url.clone()), settings());
+    }
+    wait_all_ready(&manager, Duration::from_secs(60))?;
+    let ready = started.elapsed();
+    let tools = manager.tools().len();
+    smol::block_on(manager.close());
+    Ok(json!({"servers": a.urls.len(), "tools": tools, "ready_ms": ms(ready)}))
+}
+
+/// How many stdio servers the workload runs: 100, or 20 with `--quick`.
+pub fn servers(quick: bool) -> usize {
+    if quick {
+        20
+    } else {
+        100
+    }
+}
+
+/// How many Python servers over HTTP the workload runs.
+pub const HTTP_SERVERS: usize = 5;
+
+/// One batch of the workload, each role in its own process in an order of this batch's: the
+/// records by role. The runner's binary `runner` finds `mcpwire-bench-many` beside it; five
+/// Python servers are started for the batch and killed by their PIDs at its end.
+pub fn batch(
+    runner: &std::path::Path,
+    batch: u32,
+    quick: bool,
+    log: &std::fs::File,
+    timeout: Duration,
+) -> Vec<(String, Value)> {
+    let exe = runner.with_file_name("mcpwire-bench-many");
+    let cli = default_cli();
+    let failed = |role: &str, e: String| json!({"suite": "many", "role": role, "ok": false, "error": e, "batch": batch});
+    if !cli.exists() {
+        let e = format!(
+            "{} is missing: build it (cargo build --release -p mcpwire-cli) or set \
+             MCPWIRE_BENCH_CLI",
+            cli.display()
+        );
+        return ROLES
+            .iter()
+            .map(|r| (r.to_string(), failed(r, e.clone())))
+            .collect();
+    }
+    let http: Result<Vec<crate::servers::HttpServer>, String> = std::thread::scope(|s| {
+        let started: Vec<_> = (0..HTTP_SERVERS)
+            .map(|_| s.spawn(|| crate::servers::HttpServer::start(crate::Server::PythonHttp)))
+            .collect();
+        started
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("panicked".into())))
+            .collect()
+    });
+    let urls = match &http {
+        Ok(servers) => servers
+            .iter()
+            .map(|s| s.url.clone())
+            .collect::<Vec<_>>()
+            .join(","),
+        Err(_) => String::new(),
+    };
+    let mut roles: Vec<&str> = ROLES.to_vec();
+    crate::runner::shuffle(&mut roles, u64::from(batch) + 11);
+    let base = |role: &str| -> Vec<String> {
+        let mut args = vec![
+            role.to_owned(),
+            "--servers".into(),
+            servers(quick).to_string(),
+            "--tools".into(),
+            "100".into(),
+            "--cli".into(),
+            cli.to_string_lossy().into_owned(),
+            "--seconds".into(),
+            if quick { "1" } else { "3" }.into(),
+        ];
+        if role.ends_with("-http") {
+            args.extend(["--urls".into(), urls.clone()]);
+        }
+        args
+    };
+    if http.is_ok() {
+        // The Python servers' first answers are slow (imports on first use): a warm-up, not kept.
+        let _ = crate::runner::run_process(&exe, &base("floor-http"), &[], "-", log, timeout);
+    }
+    let mut out = Vec::new();
+    for role in roles {
+        let rec = match (&http, role.ends_with("-http")) {
+            (Err(e), true) => failed(role, format!("cannot start the Python servers: {e}")),
+            _ => match crate::runner::run_process(&exe, &base(role), &[], "-", log, timeout) {
+                Ok((mut rec, _, process_ms)) => {
+                    rec["batch"] = json!(batch);
+                    rec["process_ms"] = json!(process_ms);
+                    rec
+                }
+                Err(e) => failed(role, e),
+            },
+        };
+        eprintln!(
+            "  many/{role}: {}",
+            match rec.get("ok") == Some(&Value::Bool(true)) {
+                true => "ok".to_owned(),
+                false => rec["error"].to_string(),
+            }
+        );
+        out.push((role.to_owned(), rec));
+    }
+    out
+}
