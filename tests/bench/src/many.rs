@@ -367,8 +367,10 @@ fn bare_stdio(a: &ManyArgs) -> Result<Value, String> {
     let started = Instant::now();
     let connected = smol::block_on(futures::future::try_join_all((0..a.servers).map(|i| {
         let config = stdio_config(a, i);
-        let mut options = ConnectOptions::default();
-        options.era = Era::Handshake;
+        let options = ConnectOptions {
+            era: Era::Handshake,
+            ..ConnectOptions::default()
+        };
         async move {
             let client = mcpwire::connect_smol(&config, options)
                 .await
