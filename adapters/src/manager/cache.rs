@@ -134,17 +134,12 @@ impl CachedList {
             .filter_map(|v| serde_json::value::to_raw_value(v).ok())
             .collect();
         let (ttl_ms, scope) = list_hints(result);
-        let mut list = CachedList {
+        Some(Self::made(
             items,
             received_at_ms,
-            ttl_ms,
-            scope,
-            credentials: None,
-        };
-        if list.is_private() {
-            list.credentials = credentials.map(str::to_owned);
-        }
-        Some(list)
+            (ttl_ms, scope),
+            credentials,
+        ))
     }
 
     /// As [`from_result`](Self::from_result), from the result's text: the items are kept as
@@ -167,7 +162,17 @@ impl CachedList {
                 hints.insert(key.to_owned(), v);
             }
         }
-        let (ttl_ms, scope) = list_hints(&Value::Object(hints));
+        let hints = list_hints(&Value::Object(hints));
+        Some(Self::made(items, received_at_ms, hints, credentials))
+    }
+
+    /// A list of `items` with its hints, keeping `credentials` only when it is private to them.
+    fn made(
+        items: Vec<Box<RawValue>>,
+        received_at_ms: u64,
+        (ttl_ms, scope): (Option<u64>, Option<String>),
+        credentials: Option<&str>,
+    ) -> Self {
         let mut list = CachedList {
             items,
             received_at_ms,
@@ -178,7 +183,7 @@ impl CachedList {
         if list.is_private() {
             list.credentials = credentials.map(str::to_owned);
         }
-        Some(list)
+        list
     }
 
     /// Whether the result is private to the credentials it was received with: its scope is
