@@ -6,6 +6,7 @@ mod http_sse;
 pub(crate) mod protocol;
 mod stdio;
 mod transport;
+mod watch;
 
 use std::borrow::Cow;
 use std::time::Instant;
@@ -18,7 +19,8 @@ pub use protocol::calls::McpCall;
 pub use protocol::events::{Diagnostic, Event, OnProgress, Progress};
 pub use protocol::{
     task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
-    ClientError, Era, EraReason, ServerNotification, ServerRequest, TaskStatus, MAX_PAGES,
+    ClientError, Era, EraReason, HandlerFailure, HostHandler, ServerNotification, ServerRequest,
+    TaskStatus, HANDLER_FAILED, MAX_PAGES,
 };
 pub use stdio::{ProcessAction, ProcessExit, ShutdownTimeouts, EXIT_AFTER_EOF_GRACE};
 
