@@ -214,6 +214,8 @@ impl CallFuture<'_> {
     /// caller's own step completing the call then wakes nobody, which would only cost the
     /// caller's thread another round of its reactor.
     fn look(&mut self, cx: &Context<'_>, wait: bool) -> Look {
+        // A caller that runs the connection is woken by the connection's own timer: it needs
+        // the deadlines only when it waits for others.
         let mut st = self.shared.lock();
         let call = self.call;
         let mut look = Look {
@@ -239,13 +241,16 @@ impl CallFuture<'_> {
             return look;
         }
         match &slot.waker {
-            _ if !wait => slot.waker = None,
+            _ if !wait => {
+                slot.waker = None;
+                return look;
+            }
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => slot.waker = Some(cx.waker().clone()),
         }
-        let now = Instant::now();
-        look.deadline = st.conn.call_deadline(call).or(st.conn.poll_timeout());
-        look.overdue = st.conn.poll_timeout().is_some_and(|t| t <= now);
+        let next = st.conn.poll_timeout();
+        look.deadline = st.conn.call_deadline(call).or(next);
+        look.overdue = next.is_some_and(|t| t <= Instant::now());
         look
     }
 
@@ -307,9 +312,11 @@ impl Future for CallFuture<'_> {
             if let Some(outcome) = look.outcome {
                 return Poll::Ready(outcome);
             }
-            // Its own watch wakes the caller at its deadline, whoever else runs the connection
-            // (or nobody does). A watch that has not fired waits.
-            if !self.watch(cx, look.deadline) {
+            // A caller that holds the claim is woken by the connection's own timer (at its
+            // earliest deadline). One that waits for others keeps its own watch, which wakes it
+            // at its deadline whoever else runs the connection (or if nobody does). A watch that
+            // has not fired waits.
+            if self.claim.held() || !self.watch(cx, look.deadline) {
                 return Poll::Pending;
             }
         }

@@ -282,6 +282,11 @@ impl Claim {
         self.route.claim(self.token, waker)
     }
 
+    /// Whether this waiter holds the claim now.
+    pub(crate) fn held(&self) -> bool {
+        self.route.owner.load(SeqCst) == self.token
+    }
+
     /// Takes the claim whoever holds it (see [`Route::take_over`]).
     pub(crate) fn take_over(&self, waker: &Waker) {
         self.route.take_over(self.token, waker)

@@ -31,7 +31,8 @@ pub struct DemoConfig {
     pub page_size: usize,
     /// The request engine's caps.
     pub engine: Limits,
-    /// How long the server waits for the client's answer to an elicitation.
+    /// How long the server waits for the client's answer to an elicitation (and, with
+    /// `host_requests`, to a sampling or a roots request).
     pub elicitation_timeout: Duration,
     /// Speak only the handshake era: a stateless-era request (the `server/discover` probe
     /// included) is answered `-32601`, as servers that predate 2026-07-28 answer it, so a
@@ -40,6 +41,9 @@ pub struct DemoConfig {
     /// How many generated tools to list after the demo's own: `tool-0`, `tool-1`, …, each
     /// returning its `message` (for measuring hosts with many tools).
     pub extra_tools: usize,
+    /// Also offer `sample` and `roots`, which ask the client's host (sampling, roots) and tell
+    /// what it answered (for tests of a client's handlers).
+    pub host_requests: bool,
 }
 
 impl Default for DemoConfig {
@@ -50,6 +54,7 @@ impl Default for DemoConfig {
             elicitation_timeout: Duration::from_secs(300),
             handshake_only: false,
             extra_tools: 0,
+            host_requests: false,
         }
     }
 }
@@ -95,6 +100,7 @@ struct SlowTask {
 }
 
 mod ask_task;
+mod host_requests;
 mod rounds;
 mod tasks;
 
@@ -107,6 +113,8 @@ pub struct DemoServer {
     slow: HashMap<Id, SlowTask>,
     /// Our elicitation requests, by our id, with the `ask` call waiting for each.
     asks: HashMap<i64, Id>,
+    /// Our sampling and roots requests, by our id, with the call waiting for each.
+    host_asks: HashMap<i64, Id>,
     /// The tasks of the task tools.
     tasks: tasks::DemoTasks,
     /// `tasks/result` requests waiting for their task to end (2025-11-25).
@@ -184,6 +192,7 @@ impl DemoServer {
             initialized: None,
             slow: HashMap::new(),
             asks: HashMap::new(),
+            host_asks: HashMap::new(),
             tasks: Default::default(),
             task_results: Vec::new(),
             task_asks: HashMap::new(),
@@ -407,9 +416,17 @@ impl DemoServer {
                     self.forget_task_result(&id);
                     self.listens.retain(|(l, _)| *l != id);
                     self.asks.retain(|_, waiting| *waiting != id);
+                    self.host_asks.retain(|_, waiting| *waiting != id);
                 }
-                Output::Completed { id, outcome, .. } => {
-                    if self.ask_task_step(now, id, &outcome) {
+                Output::Completed {
+                    id,
+                    outcome,
+                    method,
+                    ..
+                } => {
+                    if self.host_answered(now, id, &method, &outcome) {
+                        // A `sample` or `roots` call was answered.
+                    } else if self.ask_task_step(now, id, &outcome) {
                         // The call went on to its next step, or was answered.
                     } else if self.task_asked(now, id, &outcome) {
                         self.tasks_due(now);
@@ -514,6 +531,17 @@ impl DemoServer {
                     Some(raw(&ack)),
                 );
                 self.listens.push((r.id.clone(), honoured));
+                return;
+            }
+            "tools/call"
+                if self.config.host_requests
+                    && matches!(
+                        params.get("name").and_then(Value::as_str),
+                        Some("sample" | "roots")
+                    ) =>
+            {
+                let answer = self.modern_host_tool(params);
+                let _ = self.engine.respond(now, &r.id, answer);
                 return;
             }
             "tools/call"
@@ -669,6 +697,9 @@ impl DemoServer {
     fn list_tools(&self, params: &Value) -> Result<RawJson, ErrorObject> {
         let mut all = tools();
         let all = all.as_array_mut().expect("a list");
+        if self.config.host_requests {
+            all.extend(host_requests::tools().as_array().expect("a list").clone());
+        }
         all.extend((0..self.config.extra_tools).map(generated_tool));
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
@@ -778,6 +809,9 @@ impl DemoServer {
                 }
             }
             Some("ask-task") => return self.ask_task(now, &r.id, &args).map(Ok),
+            Some(tool @ ("sample" | "roots")) if self.config.host_requests => {
+                return self.ask_host(now, &r.id, tool, &args)
+            }
             Some("survey") => Ok(text_result(
                 "survey asks its questions in the stateless era only",
                 true,
