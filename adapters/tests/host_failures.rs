@@ -122,9 +122,8 @@ fn handlers(host: &Arc<Host>) -> Handlers {
             async move {
                 let _flag = flag;
                 // An `expect` on what the host thought could not be missing.
-                let configured: Option<Vec<Root>> = std::env::var("NO_SUCH_ROOTS_VAR")
-                    .ok()
-                    .map(|_| Vec::new());
+                let configured: Option<Vec<Root>> =
+                    std::env::var("NO_SUCH_ROOTS_VAR").ok().map(|_| Vec::new());
                 match act {
                     Act::Panic => Ok(configured.expect("the host's roots bug")),
                     Act::Refuse => Err(ErrorObject::new(-1, "the user said no")),
@@ -395,4 +394,161 @@ fn an_observer_that_panics_is_told_and_called_again() {
         assert_eq!(told[0].handler, HostHandler::FrameObserver);
         client.close().await;
     });
+}
+
+mod manager {
+    use super::*;
+    use mcpwire::manager::backoff::RestartPolicy;
+    use mcpwire::manager::{
+        CacheLocation, Manager, ManagerError, ManagerEvent, ManagerOptions, ServerState,
+    };
+
+    /// The Manager's events until `done` says so (or 10 s pass).
+    async fn events_until(
+        manager: &Manager,
+        done: impl Fn(&[ManagerEvent]) -> bool,
+    ) -> Vec<ManagerEvent> {
+        let mut seen = Vec::new();
+        let until = Instant::now() + Duration::from_secs(10);
+        while !done(&seen) && Instant::now() < until {
+            let next = future::or(async { Some(manager.next_event().await) }, async {
+                smol::Timer::after(Duration::from_millis(100)).await;
+                None
+            });
+            if let Some(event) = next.await {
+                seen.push(event);
+            }
+        }
+        seen
+    }
+
+    fn failed_handlers(seen: &[ManagerEvent]) -> Vec<(&str, &HandlerFailure)> {
+        seen.iter()
+            .filter_map(|e| match e {
+                ManagerEvent::HandlerFailed { server, failure } => Some((server.as_str(), failure)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn host_code_that_fails_under_the_manager_costs_nothing_else() {
+        smol::block_on(async {
+            let host = Arc::new(Host::default());
+            let for_options = host.clone();
+            let mut o = ManagerOptions::default();
+            o.cache = CacheLocation::MemoryOnly;
+            o.restart = RestartPolicy::immediate();
+            o.restart.max_failures = Some(1);
+            // The host's function that makes each server's options: it has a bug for one.
+            o.connect_options = Arc::new(move |name: &str| {
+                assert_ne!(name, "bad", "the host's options bug");
+                ConnectOptions::default().handlers(handlers(&for_options))
+            });
+            let manager = Manager::new(o);
+            // The Manager chooses each start's era: the handshake era, where the server asks.
+            let mut settings = mcpwire::hosts::ServerSettings::default();
+            settings.era = Some(Era::Handshake);
+            manager.add_with("good", demo(1000), settings.clone());
+            manager.add_with("bad", demo(1000), settings);
+            manager.wait_settled().await;
+            assert!(
+                matches!(manager.state("good"), Some(ServerState::Ready { .. })),
+                "{:?}",
+                manager.state("good")
+            );
+            match manager.state("bad") {
+                Some(ServerState::Failed { reason, .. }) => {
+                    assert!(reason.contains("connect options"), "{reason}");
+                    assert!(reason.contains("the host's options bug"), "{reason}");
+                }
+                other => panic!("{other:?}"),
+            }
+            let seen = events_until(&manager, |s| !failed_handlers(s).is_empty()).await;
+            let told = failed_handlers(&seen);
+            assert_eq!(told.len(), 1, "{seen:?}");
+            assert_eq!(
+                (told[0].0, told[0].1.handler),
+                ("bad", HostHandler::ConnectOptions)
+            );
+
+            // A handler that panics on the good server: its request gets the fixed error, the
+            // host an event, and the next call works.
+            host.plan(&[Act::Panic]);
+            let r = manager.call_tool("good__roots", json!({})).await.unwrap();
+            assert_eq!(r.text(), FAILED);
+            let seen = events_until(&manager, |s| !failed_handlers(s).is_empty()).await;
+            let told = failed_handlers(&seen);
+            assert_eq!(told.len(), 1, "{seen:?}");
+            assert_eq!((told[0].0, told[0].1.handler), ("good", HostHandler::Roots));
+            let r = manager.call_tool("good__roots", json!({})).await.unwrap();
+            assert_eq!(r.text(), "roots: file:///work");
+            assert!(manager.tools().iter().any(|t| t.server == "good"));
+            manager.close().await;
+        });
+    }
+
+    #[test]
+    fn the_manager_s_calls_take_the_client_s_options() {
+        smol::block_on(async {
+            let mut o = ManagerOptions::default();
+            o.cache = CacheLocation::MemoryOnly;
+            let manager = Manager::new(o);
+            manager.add("demo", demo(1000));
+            manager.wait_settled().await;
+            // A timeout, on time, typed.
+            let started = Instant::now();
+            let opts = CallOptions::default().timeout(Duration::from_millis(300));
+            let e = manager
+                .call_tool_with(
+                    "demo__slow",
+                    json!({"steps": 100, "interval_ms": 100}),
+                    opts,
+                )
+                .await
+                .unwrap_err();
+            let waited = started.elapsed();
+            match &e {
+                ManagerError::Call { server, error } => {
+                    assert_eq!(server, "demo");
+                    assert!(error.is_timeout(), "{error}");
+                }
+                other => panic!("{other:?}"),
+            }
+            assert!(waited < Duration::from_millis(300 + 700), "{waited:?}");
+            // Progress, to its callback.
+            let steps = Arc::new(AtomicUsize::new(0));
+            let s = steps.clone();
+            let opts = CallOptions::default().on_progress(move |_| {
+                s.fetch_add(1, SeqCst);
+            });
+            let r = manager
+                .call_tool_with("demo__slow", json!({"steps": 3, "interval_ms": 10}), opts)
+                .await
+                .unwrap();
+            assert!(!r.is_error);
+            assert_eq!(steps.load(SeqCst), 3);
+            // Cancellation: dropping the call's future cancels it; the next call works.
+            let dropped = future::or(
+                async {
+                    let slow = json!({"steps": 100, "interval_ms": 100});
+                    let _ = manager.call_tool("demo__slow", slow).await;
+                    false
+                },
+                async {
+                    smol::Timer::after(Duration::from_millis(100)).await;
+                    true
+                },
+            )
+            .await;
+            assert!(dropped);
+            let r = manager
+                .call_tool("demo__echo", json!({"message": "after"}))
+                .await
+                .unwrap();
+            assert_eq!(r.text(), "after");
+            assert_eq!(manager.client("demo").unwrap().calls_in_flight(), 0);
+            manager.close().await;
+        });
+    }
 }

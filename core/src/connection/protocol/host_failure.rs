@@ -35,12 +35,14 @@ pub enum HostHandler {
     ProcessActionObserver,
     /// The host's part of an authorization (its authorizer or token store).
     Authorization,
+    /// The function that makes a server's connect options (a host running many servers).
+    ConnectOptions,
 }
 
 impl HostHandler {
     /// A word for it, as events and logs name it: `elicitation`, `sampling`, `roots`,
     /// `progress`, `stderr`, `frame observer`, `HTTP exchange observer`, `process action
-    /// observer`, `authorization`.
+    /// observer`, `authorization`, `connect options`.
     pub fn name(self) -> &'static str {
         match self {
             HostHandler::Elicitation => "elicitation",
@@ -52,6 +54,7 @@ impl HostHandler {
             HostHandler::HttpExchangeObserver => "HTTP exchange observer",
             HostHandler::ProcessActionObserver => "process action observer",
             HostHandler::Authorization => "authorization",
+            HostHandler::ConnectOptions => "connect options",
         }
     }
 }
