@@ -30,7 +30,25 @@ use crate::stdio::stderr::StderrTail;
 use crate::stdio::{spawn, ProcessActionObserver, StderrCallback};
 use crate::transport::TransportIo;
 
-/// How to connect: who we are, what we answer, limits and taps.
+/// How to connect: who we are, what we answer, limits and taps. Every field has a default,
+/// beside it ([`ConnectOptions::default`]): a 30 s handshake, the era detected, no handlers (no
+/// client capabilities declared), the design's limits, mcpwire's own HTTP/1.1 client for plain
+/// `http://` servers and libcurl for the rest. Each call's own options (its 30 s timeout,
+/// progress) are [`CallOptions`](crate::CallOptions).
+///
+/// Build one with the setters, by struct update, or field by field:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcpwire::{ConnectOptions, Era, Handlers};
+///
+/// let options = ConnectOptions::default()
+///     .handlers(Handlers::new())
+///     .on_stderr(|line| eprintln!("server: {line}"));
+/// let options = ConnectOptions { era: Era::Handshake, ..options };
+/// let mut options = options;
+/// options.init_timeout = Duration::from_secs(10);
+/// ```
 pub struct ConnectOptions {
     /// Who we are.
     pub client_info: Implementation,
