@@ -75,12 +75,16 @@ pub struct ConnectOptions {
     /// it lost after it may have reached the server is then re-issued once instead of failing
     /// with [`Error::MayHaveRun`]. Off by default: annotations are the server's word.
     pub trust_tool_annotations: bool,
-    /// Called with each line the server writes to stderr.
+    /// Called with each line the server writes to stderr. Like the observers below, it is
+    /// called as the connection steps, in the order things happen: it must not block, nor
+    /// wait on the client. A panic in it is caught and told
+    /// ([`Event::HandlerFailed`](crate::Event::HandlerFailed)); it is called again next time.
     pub on_stderr: Option<StderrCallback>,
     /// How much of the server's stderr to keep for errors (default 8 KiB).
     pub stderr_tail: usize,
     /// Sees every frame in and out (message bodies only: never HTTP headers, so never an
-    /// `Authorization` value).
+    /// `Authorization` value). Called while the connection's state is locked, in wire order:
+    /// it must not call into the client. A panic in it is caught and told; it is called again.
     pub observer: Option<Box<dyn FrameObserver>>,
     /// How the default HTTP backend reaches servers: TLS trust and client certificates, the
     /// proxy, HTTP versions, the connection pool's limits.
