@@ -13,6 +13,7 @@ use mcpwire_core::{
 };
 
 use crate::client::Client;
+use crate::contain::Taps;
 use crate::driver::run::SharedConnection;
 use crate::driver::state::ConnectionState;
 use crate::driver::Driver;
@@ -29,7 +30,25 @@ use crate::stdio::stderr::StderrTail;
 use crate::stdio::{spawn, ProcessActionObserver, StderrCallback};
 use crate::transport::TransportIo;
 
-/// How to connect: who we are, what we answer, limits and taps.
+/// How to connect: who we are, what we answer, limits and taps. Every field has a default,
+/// beside it ([`ConnectOptions::default`]): a 30 s handshake, the era detected, no handlers (no
+/// client capabilities declared), the design's limits, mcpwire's own HTTP/1.1 client for plain
+/// `http://` servers and libcurl for the rest. Each call's own options (its 30 s timeout,
+/// progress) are [`CallOptions`](crate::CallOptions).
+///
+/// Build one with the setters, by struct update, or field by field:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcpwire::{ConnectOptions, Era, Handlers};
+///
+/// let options = ConnectOptions::default()
+///     .handlers(Handlers::new())
+///     .on_stderr(|line| eprintln!("server: {line}"));
+/// let options = ConnectOptions { era: Era::Handshake, ..options };
+/// let mut options = options;
+/// options.init_timeout = Duration::from_secs(10);
+/// ```
 pub struct ConnectOptions {
     /// Who we are.
     pub client_info: Implementation,
@@ -56,12 +75,16 @@ pub struct ConnectOptions {
     /// it lost after it may have reached the server is then re-issued once instead of failing
     /// with [`Error::MayHaveRun`]. Off by default: annotations are the server's word.
     pub trust_tool_annotations: bool,
-    /// Called with each line the server writes to stderr.
+    /// Called with each line the server writes to stderr. Like the observers below, it is
+    /// called as the connection steps, in the order things happen: it must not block, nor
+    /// wait on the client. A panic in it is caught and told
+    /// ([`Event::HandlerFailed`](crate::Event::HandlerFailed)); it is called again next time.
     pub on_stderr: Option<StderrCallback>,
     /// How much of the server's stderr to keep for errors (default 8 KiB).
     pub stderr_tail: usize,
     /// Sees every frame in and out (message bodies only: never HTTP headers, so never an
-    /// `Authorization` value).
+    /// `Authorization` value). Called while the connection's state is locked, in wire order:
+    /// it must not call into the client. A panic in it is caught and told; it is called again.
     pub observer: Option<Box<dyn FrameObserver>>,
     /// How the default HTTP backend reaches servers: TLS trust and client certificates, the
     /// proxy, HTTP versions, the connection pool's limits.
@@ -170,9 +193,22 @@ impl ConnectOptions {
         self
     }
 
+    /// The same options with the host's observers wrapped so that a panic in one is caught,
+    /// told once on the event stream, and the observer called again next time (see
+    /// [`crate::contain`]).
+    fn contained(mut self) -> (Self, Taps) {
+        let taps = Taps::new();
+        self.on_stderr = self.on_stderr.map(|f| taps.stderr(f));
+        self.on_process_action = self.on_process_action.map(|f| taps.process(f));
+        self.on_http_exchange = self.on_http_exchange.map(|f| taps.http(f));
+        self.observer = self.observer.map(|o| taps.frames(o));
+        (self, taps)
+    }
+
     /// The handle and the driver of a connection whose core is `conn`.
     fn finish(
         mut self,
+        taps: Taps,
         mut conn: Connection,
         target: String,
         pid: u32,
@@ -188,7 +224,9 @@ impl ConnectOptions {
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         conn.set_wall_clock(Instant::now(), wall);
         let max_unread = self.limits.max_notifications;
-        let shared = SharedConnection::new(ConnectionState::new(conn, target, pid, max_unread));
+        let mut state = ConnectionState::new(conn, target, pid, max_unread);
+        state.tap_failures = taps.log;
+        let shared = SharedConnection::new(state);
         let driver = Driver::new(shared.clone(), io, self.handlers, self.on_stderr);
         (Client::new(shared), driver)
     }
@@ -198,9 +236,10 @@ impl ConnectOptions {
 /// Returns the handle and the driver, which must be polled (spawned on an executor) for anything
 /// to happen. Spawn failures surface here.
 pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client, Driver), Error> {
+    let (options, taps) = options.contained();
     let stdio = match config {
         ServerConfig::Stdio(s) => s,
-        ServerConfig::Http(h) => return connect_http(h, options),
+        ServerConfig::Http(h) => return connect_http(h, options, taps),
     };
     let command = options.shown_as.clone().unwrap_or_else(|| {
         std::iter::once(stdio.command.as_str())
@@ -221,7 +260,7 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
     let tail = StderrTail::new(options.stderr_tail, options.on_stderr.clone());
     let mut io = PipeIo::child(spawned, tail, stdio.clone());
     io.observe(options.on_process_action.clone());
-    Ok(options.finish(conn, command, pid, Box::new(io)))
+    Ok(options.finish(taps, conn, command, pid, Box::new(io)))
 }
 
 /// The default HTTP backend: mcpwire's own HTTP/1.1 client for the servers it speaks to
@@ -239,7 +278,11 @@ fn default_backend(options: &HttpClientOptions, url: &str) -> Result<Arc<dyn Htt
     Ok(Arc::new(IsahcBackend::with_options(options)?))
 }
 
-fn connect_http(config: &HttpConfig, options: ConnectOptions) -> Result<(Client, Driver), Error> {
+fn connect_http(
+    config: &HttpConfig,
+    options: ConnectOptions,
+    taps: Taps,
+) -> Result<(Client, Driver), Error> {
     // The URL names the connection in errors and events: without its credentials.
     let shown =
         (options.shown_as.clone()).unwrap_or_else(|| mcpwire_core::error::redact_url(&config.url));
@@ -280,7 +323,7 @@ fn connect_http(config: &HttpConfig, options: ConnectOptions) -> Result<(Client,
         counters.clone(),
     ));
     #[allow(unused_mut)]
-    let (client, mut driver) = options.finish(conn, shown, 0, io);
+    let (client, mut driver) = options.finish(taps, conn, shown, 0, io);
     #[cfg(feature = "oauth")]
     if let Some(oauth) = oauth {
         driver.set_auth(oauth::AuthSession::new(oauth, auth_backend, &config.url));
@@ -303,6 +346,7 @@ where
     R: AsyncRead + Send + 'static,
     W: AsyncWrite + Send + 'static,
 {
+    let (options, taps) = options.contained();
     let conn = Connection::stdio(
         Instant::now(),
         options.client_config(),
@@ -310,7 +354,7 @@ where
     );
     let mut io = PipeIo::streams(Some(Box::pin(stdout)), Some(Box::pin(stdin)));
     io.observe(options.on_process_action.clone());
-    options.finish(conn, name.to_owned(), 0, Box::new(io))
+    options.finish(taps, conn, name.to_owned(), 0, Box::new(io))
 }
 
 /// Connects, spawns the driver on smol's global executor and waits for the handshake. When

@@ -1,16 +1,24 @@
 //! What the application does when the server asks: elicitation, sampling, roots.
 //!
 //! Handlers are async functions. They are called the moment the server's request is decoded,
-//! whatever our own calls are doing, and their answers go back as soon as they are ready.
+//! whatever our own calls are doing, and their answers go back as soon as they are ready. Each
+//! runs as a task of its own in the connection's driver task, outside every lock of the
+//! connection: a slow handler holds up nothing else. A handler that returns `Err` answers the
+//! server with that error; one that panics, or whose answer cannot be serialized, answers with
+//! `-32603` and the fixed message [`HANDLER_FAILED`](mcpwire_core::HANDLER_FAILED) (its own
+//! words go to [`Event::HandlerFailed`](mcpwire_core::Event::HandlerFailed) and `tracing`,
+//! never to the server), and the connection, every other call and every later handler go on.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use mcpwire_core::jsonrpc::ErrorObject;
 use mcpwire_core::types::{
-    fill_from_defaults, ClientCapabilities, ElicitAction, ElicitResult, Root,
+    fill_from_defaults, ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitAction,
+    ElicitResult, Root,
 };
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
 
 use crate::future::BoxFuture;
 
@@ -110,9 +118,94 @@ impl ElicitationRequest {
     }
 }
 
+/// An elicitation handler's answer: an [`ElicitResult`], or an accepted form whose content is
+/// any value that serializes to a JSON object (a struct of the host's, a map, `json!({…})`).
+/// A content that does not (a failing `Serialize`, a string, a list) fails the handler: the
+/// server gets `-32603` with the fixed message, the host an
+/// [`Event::HandlerFailed`](mcpwire_core::Event::HandlerFailed) saying why.
+///
+/// ```
+/// use mcpwire::ElicitAnswer;
+///
+/// #[derive(serde::Serialize)]
+/// struct Contact { name: String, age: u32 }
+///
+/// let answer = ElicitAnswer::accept(Contact { name: "Ann".into(), age: 40 });
+/// let result = answer.into_result().unwrap();
+/// assert_eq!(result.content.unwrap()["age"], 40);
+/// assert!(ElicitAnswer::accept("not a form").into_result().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElicitAnswer {
+    answer: Result<ElicitResult, String>,
+}
+
+impl ElicitAnswer {
+    /// Accepts, with `content` as the form's values.
+    pub fn accept(content: impl Serialize) -> Self {
+        let answer = match serde_json::to_value(content) {
+            Ok(Value::Object(content)) => Ok(ElicitResult {
+                action: ElicitAction::Accept,
+                content: Some(content),
+                meta: None,
+            }),
+            Ok(other) => Err(format!(
+                "its content is not a JSON object but {}",
+                match other {
+                    Value::Null => "null",
+                    Value::Bool(_) => "a boolean",
+                    Value::Number(_) => "a number",
+                    Value::String(_) => "a string",
+                    Value::Array(_) => "a list",
+                    Value::Object(_) => "an object",
+                }
+            )),
+            Err(e) => Err(format!("its content cannot be serialized: {e}")),
+        };
+        ElicitAnswer { answer }
+    }
+
+    /// Declines (the user said no).
+    pub fn decline() -> Self {
+        ElicitResult::decline().into()
+    }
+
+    /// Cancels (the user dismissed it).
+    pub fn cancel() -> Self {
+        ElicitResult {
+            action: ElicitAction::Cancel,
+            content: None,
+            meta: None,
+        }
+        .into()
+    }
+
+    /// The same answer, with `_meta`.
+    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
+        if let Ok(result) = &mut self.answer {
+            result.meta = Some(meta);
+        }
+        self
+    }
+
+    /// The answer as it goes to the server, or why it cannot go.
+    pub fn into_result(self) -> Result<ElicitResult, String> {
+        self.answer
+    }
+}
+
+impl From<ElicitResult> for ElicitAnswer {
+    fn from(result: ElicitResult) -> Self {
+        ElicitAnswer { answer: Ok(result) }
+    }
+}
+
 type ElicitFn =
-    dyn Fn(ElicitationRequest) -> BoxFuture<Result<ElicitResult, ErrorObject>> + Send + Sync;
-type SamplingFn = dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync;
+    dyn Fn(ElicitationRequest) -> BoxFuture<Result<ElicitAnswer, ErrorObject>> + Send + Sync;
+type SamplingFn = dyn Fn(CreateMessageParams) -> BoxFuture<Result<CreateMessageResult, ErrorObject>>
+    + Send
+    + Sync;
+type SamplingJsonFn = dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject>> + Send + Sync;
 type RootsFn = dyn Fn() -> BoxFuture<Result<Vec<Root>, ErrorObject>> + Send + Sync;
 
 /// The application's answers to server requests. Only what has a handler is declared to the
@@ -125,6 +218,7 @@ pub struct Handlers {
     pub(crate) elicitation: Option<Arc<ElicitFn>>,
     pub(crate) url_elicitation: bool,
     pub(crate) sampling: Option<Arc<SamplingFn>>,
+    pub(crate) sampling_json: Option<Arc<SamplingJsonFn>>,
     pub(crate) sampling_tools: bool,
     pub(crate) roots: Option<Arc<RootsFn>>,
     /// The extensions declared (`capabilities.extensions`), by identifier.
@@ -139,7 +233,10 @@ impl std::fmt::Debug for Handlers {
         f.debug_struct("Handlers")
             .field("elicitation", &self.elicitation.is_some())
             .field("url_elicitation", &self.url_elicitation)
-            .field("sampling", &self.sampling.is_some())
+            .field(
+                "sampling",
+                &(self.sampling.is_some() || self.sampling_json.is_some()),
+            )
             .field("sampling_tools", &self.sampling_tools)
             .field("roots", &self.roots.is_some())
             .field("extensions", &self.extensions)
@@ -154,13 +251,18 @@ impl Handlers {
         Self::default()
     }
 
-    /// Answers elicitations (form mode; see [`with_url_elicitation`](Self::with_url_elicitation)).
-    pub fn on_elicitation<F, Fut>(mut self, f: F) -> Self
+    /// Answers elicitations (form mode; see [`with_url_elicitation`](Self::with_url_elicitation))
+    /// with an [`ElicitResult`], or an [`ElicitAnswer`] whose content is any `Serialize` value.
+    pub fn on_elicitation<F, Fut, A>(mut self, f: F) -> Self
     where
         F: Fn(ElicitationRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
+        Fut: Future<Output = Result<A, ErrorObject>> + Send + 'static,
+        A: Into<ElicitAnswer> + 'static,
     {
-        self.elicitation = Some(Arc::new(move |r| Box::pin(f(r))));
+        self.elicitation = Some(Arc::new(move |r| {
+            let answer = f(r);
+            Box::pin(async move { answer.await.map(Into::into) })
+        }));
         self
     }
 
@@ -170,13 +272,42 @@ impl Handlers {
         self
     }
 
-    /// Answers `sampling/createMessage` with a `CreateMessageResult` object.
+    /// Answers `sampling/createMessage`: the handler reads the request as
+    /// [`CreateMessageParams`] (its messages typed) and gives the model's answer as a
+    /// [`CreateMessageResult`] (`CreateMessageResult::text(model, text)` for a text answer).
+    /// A request whose params do not read as the spec's is refused with `-32602`, without
+    /// calling the handler. Replaces a handler set with [`on_sampling_json`](Self::on_sampling_json).
+    ///
+    /// ```
+    /// use mcpwire::core::types::CreateMessageResult;
+    /// use mcpwire::Handlers;
+    ///
+    /// let handlers = Handlers::new().on_sampling(|request| async move {
+    ///     let asked = request.messages.last().map(|m| m.text_content()).unwrap_or_default();
+    ///     Ok(CreateMessageResult::text("my-model", &format!("you said: {asked}")))
+    /// });
+    /// # let _ = handlers;
+    /// ```
     pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(CreateMessageParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, ErrorObject>> + Send + 'static,
+    {
+        self.sampling = Some(Arc::new(move |p| Box::pin(f(p))));
+        self.sampling_json = None;
+        self
+    }
+
+    /// Answers `sampling/createMessage` with raw JSON: the request's params as sent, and a
+    /// `CreateMessageResult` object written by the host. Replaces a handler set with
+    /// [`on_sampling`](Self::on_sampling).
+    pub fn on_sampling_json<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ErrorObject>> + Send + 'static,
     {
-        self.sampling = Some(Arc::new(move |p| Box::pin(f(p))));
+        self.sampling_json = Some(Arc::new(move |p| Box::pin(f(p))));
+        self.sampling = None;
         self
     }
 
@@ -253,7 +384,7 @@ impl Handlers {
         if self.elicitation.is_some() {
             caps = caps.with_elicitation(self.url_elicitation);
         }
-        if self.sampling.is_some() {
+        if self.sampling.is_some() || self.sampling_json.is_some() {
             caps = caps.with_sampling();
             if self.sampling_tools {
                 caps = caps.with_sampling_tools();

@@ -29,6 +29,7 @@
 
 mod client;
 mod connect;
+mod contain;
 mod disk;
 mod drain_read;
 mod driver;
@@ -43,6 +44,7 @@ pub mod oauth;
 #[cfg(feature = "demo")]
 mod serve;
 mod stdio;
+mod time;
 mod transport;
 
 pub use client::{
@@ -52,7 +54,7 @@ pub use connect::{connect, connect_smol, connect_streams, ConnectOptions};
 pub use driver::Driver;
 pub use error::{Error, Reissue};
 pub use future::BoxFuture;
-pub use handlers::{ElicitationRequest, Handlers};
+pub use handlers::{ElicitAnswer, ElicitationRequest, Handlers};
 pub use http::{
     ca_pem_problem, ClientCertificate, HttpBackend, HttpClientOptions, HttpCounters,
     HttpExchangeNote, HttpExchangeObserver, HttpFailure, HttpResponse, HttpVersion,
@@ -63,8 +65,9 @@ pub use mcpwire_core::config::ServerConfig;
 pub use mcpwire_core::tap::{Direction, FrameObserver};
 pub use mcpwire_core::types::{CallToolResult, ElicitAction, ElicitResult, Root, Tool};
 pub use mcpwire_core::{
-    ChosenEra, Diagnostic, Era, EraReason, Event, HttpOptions, HttpTransportKind, Limits,
-    ProcessAction, Progress, ServerNotification, ShutdownTimeouts,
+    ChosenEra, Diagnostic, Era, EraReason, Event, HandlerFailure, HostHandler, HttpOptions,
+    HttpTransportKind, Limits, ProcessAction, Progress, ServerNotification, ShutdownTimeouts,
+    HANDLER_FAILED,
 };
 #[cfg(feature = "demo")]
 pub use serve::serve_demo;

@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use futures_lite::{AsyncBufReadExt, AsyncWriteExt, StreamExt};
-use mcpwire::core::types::CreateMessageParams;
+use mcpwire::core::types::{CreateMessageParams, CreateMessageResult};
 use mcpwire::{connect_streams, ConnectOptions, Era, Handlers, ServerNotification};
 use serde_json::{json, Value};
 
@@ -125,15 +125,14 @@ fn connect(era: Era, handlers: Handlers) -> (mcpwire::Client, Arc<Mutex<Seen>>) 
 
 fn tool_using_model() -> Handlers {
     Handlers::new()
-        .on_sampling(|params: Value| async move {
-            let p: CreateMessageParams = serde_json::from_value(params).unwrap();
+        .on_sampling(|p: CreateMessageParams| async move {
             assert_eq!(p.tools.as_ref().unwrap()[0].name, "forecast");
             assert_eq!(p.tool_choice, Some(json!({"mode": "required"})));
-            Ok(
-                json!({"role": "assistant", "model": "fake", "stopReason": "toolUse",
-                      "content": [{"type": "tool_use", "id": "u1", "name": "forecast",
-                                   "input": {"city": "Paris"}}]}),
-            )
+            let mut answer = CreateMessageResult::text("fake", "");
+            answer.content = vec![json!({"type": "tool_use", "id": "u1", "name": "forecast",
+                                         "input": {"city": "Paris"}})];
+            answer.stop_reason = Some("toolUse".into());
+            Ok(answer)
         })
         .with_sampling_tools()
 }
@@ -169,7 +168,7 @@ fn sampling_with_tools_reaches_the_handler_and_its_tool_use_the_server_in_both_e
 
 /// A sampling handler that counts its calls.
 fn counting_model(asked: Arc<Mutex<usize>>) -> Handlers {
-    Handlers::new().on_sampling(move |_params: Value| {
+    Handlers::new().on_sampling_json(move |_params: Value| {
         *asked.lock().unwrap() += 1;
         async { Ok(json!({"role": "assistant", "model": "fake", "content": {"type": "text", "text": "-"}})) }
     })

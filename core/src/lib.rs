@@ -85,10 +85,11 @@ pub mod fuzzing;
 
 pub use connection::{
     task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
-    ClientError, Connection, Diagnostic, Era, EraReason, Event, ExchangeId, HttpAction, HttpMethod,
-    HttpOptions, HttpRequest, HttpTransportKind, McpCall, OnProgress, Output, ProcessAction,
-    ProcessExit, Progress, ServerNotification, ServerRequest, ShutdownTimeouts, StdioOptions,
-    TaskStatus, CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, MAX_PAGES,
+    ClientError, Connection, Diagnostic, Era, EraReason, Event, ExchangeId, HandlerFailure,
+    HostHandler, HttpAction, HttpMethod, HttpOptions, HttpRequest, HttpTransportKind, McpCall,
+    OnProgress, Output, ProcessAction, ProcessExit, Progress, ServerNotification, ServerRequest,
+    ShutdownTimeouts, StdioOptions, TaskStatus, CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, HANDLER_FAILED,
+    MAX_PAGES,
 };
 pub use error::{AuthorizationRequired, Closed};
 pub use id_hash::{IdHasher, IdHashing};

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use async_io::Timer;
 use futures_lite::future;
+use mcpwire::core::types::CreateMessageResult;
 use mcpwire::core::CallError;
 use mcpwire::core::{Deadline, LocalError};
 use mcpwire::{
@@ -46,11 +47,8 @@ fn everything_over_http() {
             })
         })
         .on_sampling(|params| async move {
-            assert_eq!(params["maxTokens"], 5);
-            Ok(
-                json!({"role": "assistant", "content": {"type": "text", "text": "hello"},
-                      "model": "fake", "stopReason": "endTurn"}),
-            )
+            assert_eq!(params.max_tokens, 5);
+            Ok(CreateMessageResult::text("fake", "hello"))
         })
         .on_roots(move || {
             r.fetch_add(1, Ordering::SeqCst);

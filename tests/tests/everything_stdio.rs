@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mcpwire::core::types::CreateMessageResult;
 use mcpwire::core::CallError;
 use mcpwire::core::{Deadline, LocalError};
 use mcpwire::{
@@ -28,11 +29,8 @@ fn options(frames: &Frames) -> ConnectOptions {
             })
         })
         .on_sampling(|params| async move {
-            assert_eq!(params["maxTokens"], 5);
-            Ok(
-                json!({"role": "assistant", "content": {"type": "text", "text": "hello"},
-                      "model": "fake", "stopReason": "endTurn"}),
-            )
+            assert_eq!(params.max_tokens, 5);
+            Ok(CreateMessageResult::text("fake", "hello"))
         })
         .on_roots(|| async {
             Ok(vec![Root {

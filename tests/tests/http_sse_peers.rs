@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcpwire::core::config::{HttpConfig, HttpKind};
+use mcpwire::core::types::CreateMessageResult;
 use mcpwire::{
     CallOptions, ChosenEra, ConnectOptions, ElicitAction, ElicitResult, Era, Handlers,
     HttpTransportKind, ServerConfig,
@@ -30,11 +31,8 @@ fn handlers() -> Handlers {
             })
         })
         .on_sampling(|params| async move {
-            assert_eq!(params["maxTokens"], 5);
-            Ok(
-                json!({"role": "assistant", "content": {"type": "text", "text": "hello"},
-                      "model": "fake", "stopReason": "endTurn"}),
-            )
+            assert_eq!(params.max_tokens, 5);
+            Ok(CreateMessageResult::text("fake", "hello"))
         })
 }
 

@@ -111,7 +111,7 @@ fn async_handlers(asked: Arc<Mutex<Vec<String>>>) -> Handlers {
                 })
             }
         })
-        .on_sampling(move |params| {
+        .on_sampling_json(move |params| {
             asked.lock().unwrap().push(format!("sampling: {params}"));
             async move {
                 let prompt = params["messages"][0]["content"]["text"]

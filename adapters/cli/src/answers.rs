@@ -204,7 +204,7 @@ pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
         false => handlers,
     };
     let text = Arc::new(args.sampling.map(str::to_owned));
-    Ok(handlers.on_sampling(move |params| {
+    Ok(handlers.on_sampling_json(move |params| {
         let text = text.clone();
         async move {
             crate::out::make_room();

@@ -2,6 +2,14 @@
 //! running the connection itself while it can claim it (see the driver's `route` module), and
 //! cancelled on the wire when the caller stops waiting. Here too the requests that are not typed
 //! calls: any request, a re-issue, `ping` and `subscriptions/listen`.
+//!
+//! A call's progress callback runs in the caller's own future, outside every lock, before the
+//! outcome is taken (the updates wait in the call's slot). A call's deadline does not depend on
+//! the driver: a caller that is not running the connection keeps a watch of its own on its
+//! request's deadline, and when it passes with the deadline left unhandled (nobody runs the
+//! connection: the driver is not polled, or a claimer stopped polling) it takes the claim and
+//! runs the connection itself, which ends the call with its timeout. A connection whose driver
+//! has ended fails every call at once.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,7 +19,8 @@ use std::time::Instant;
 
 use mcpwire_core::jsonrpc::RawJson;
 use mcpwire_core::{
-    CallError, CallId, CallOutcome, ClientError, Closed, Connection, LocalError, McpCall,
+    CallError, CallId, CallOutcome, ClientError, Closed, Connection, HandlerFailure, HostHandler,
+    LocalError, McpCall, OnProgress, Progress,
 };
 use serde_json::{Map, Value};
 
@@ -19,7 +28,9 @@ use super::handle::Client;
 use crate::driver::route::Claim;
 use crate::driver::run::{run_loop, SharedConnection};
 use crate::driver::state::Slot;
+use crate::driver::trace;
 use crate::error::{Error, Reissue};
+use crate::time::{sleep_until, Sleep};
 use mcpwire_core::CallOptions;
 
 /// The command a call issues to the connection, given the call as made.
@@ -57,19 +68,17 @@ impl Client {
         let claim = Claim::new(&self.shared.route);
         let call = {
             let mut st = self.shared.lock();
+            // The connection ended (its driver too, maybe, with nothing left to run it): the
+            // call fails now rather than wait for what will never come.
+            if let Some(closed) = st.terminal.clone() {
+                return Err(Error::Closed(closed));
+            }
             let now = Instant::now();
             let id = match issue(&mut st.conn, now, opts.clone(), &request) {
                 Ok(id) => id,
                 Err(e) => return Err(st.command_error(e)),
             };
-            st.slots.insert(
-                id,
-                Slot {
-                    outcome: None,
-                    waker: None,
-                    on_progress: opts.on_progress.clone(),
-                },
-            );
+            st.slots.insert(id, Slot::new(opts.on_progress.is_some()));
             // The caller sends its request itself at its first poll when it can claim the
             // connection; otherwise the one running it is told.
             if !claim.take(None) {
@@ -86,6 +95,8 @@ impl Client {
             call,
             claim,
             done: false,
+            on_progress: opts.on_progress.clone(),
+            watch: None,
         }
         .await;
         outcome.map_err(|e| match e {
@@ -174,41 +185,104 @@ impl Client {
 }
 
 /// Waits for one call's slot; cancels the call if dropped before it ends. While it waits it
-/// runs the connection itself when it holds the claim (see the `route` module).
+/// runs the connection itself when it holds the claim (see the `route` module), gives its
+/// progress updates to its callback, and keeps a watch on its deadline.
 struct CallFuture<'a> {
     shared: &'a Arc<SharedConnection>,
     call: CallId,
     claim: Claim,
     done: bool,
+    on_progress: Option<OnProgress>,
+    /// The watch on the call's deadline: armed the first time the caller waits without running
+    /// the connection, at the deadline it waits for.
+    watch: Option<(Sleep, Instant)>,
+}
+
+/// What a look at the call's slot found.
+struct Look {
+    outcome: Option<CallOutcome>,
+    progress: Vec<Progress>,
+    /// The call's deadline now, and whether a deadline of the connection is past and unhandled.
+    deadline: Option<Instant>,
+    overdue: bool,
 }
 
 impl CallFuture<'_> {
-    /// The call's outcome if it has one. Otherwise `cx`'s waker is kept in its slot, or, when
-    /// `wait` is false (the caller is about to run the connection itself and looks again after),
-    /// none is: the caller's own step completing the call then wakes nobody, which would only
-    /// cost the caller's thread another round of its reactor.
-    fn outcome(&mut self, cx: &Context<'_>, wait: bool) -> Option<CallOutcome> {
+    /// Looks at the call's slot: takes its outcome and the progress updates waiting for the
+    /// callback. Without an outcome, `cx`'s waker is kept in its slot, or, when `wait` is false
+    /// (the caller is about to run the connection itself and looks again after), none is: the
+    /// caller's own step completing the call then wakes nobody, which would only cost the
+    /// caller's thread another round of its reactor.
+    fn look(&mut self, cx: &Context<'_>, wait: bool) -> Look {
+        // A caller that runs the connection is woken by the connection's own timer: it needs
+        // the deadlines only when it waits for others.
         let mut st = self.shared.lock();
         let call = self.call;
+        let mut look = Look {
+            outcome: None,
+            progress: Vec::new(),
+            deadline: None,
+            overdue: false,
+        };
         let Some(slot) = st.slots.get_mut(&call) else {
             drop(st);
             self.done = true;
-            return Some(Err(CallError::Local(LocalError::Closed(Closed::new(
+            look.outcome = Some(Err(CallError::Local(LocalError::Closed(Closed::new(
                 "the call was lost",
             )))));
+            return look;
         };
+        look.progress = slot.progress.drain(..).collect();
         if let Some(outcome) = slot.outcome.take() {
             st.slots.remove(&call);
             drop(st);
             self.done = true;
-            return Some(outcome);
+            look.outcome = Some(outcome);
+            return look;
         }
         match &slot.waker {
-            _ if !wait => slot.waker = None,
+            _ if !wait => {
+                slot.waker = None;
+                return look;
+            }
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => slot.waker = Some(cx.waker().clone()),
         }
-        None
+        let next = st.conn.poll_timeout();
+        look.deadline = st.conn.call_deadline(call).or(next);
+        look.overdue = next.is_some_and(|t| t <= Instant::now());
+        look
+    }
+
+    /// Gives progress updates to the call's callback, outside every lock. A panic in it is
+    /// caught and told once; the call goes on.
+    fn progress(&self, updates: Vec<Progress>) {
+        let Some(cb) = &self.on_progress else { return };
+        for update in updates {
+            if let Err(words) = crate::contain::call(|| cb.call(update)) {
+                let failure = HandlerFailure::new(HostHandler::Progress, words).for_call(self.call);
+                trace::handler_failed(&failure);
+                self.shared.lock().handler_failed(failure);
+            }
+        }
+    }
+
+    /// Keeps the watch on the call's deadline: armed at `deadline` (moved there when it moved).
+    /// Returns whether it has fired: the deadline has come.
+    fn watch(&mut self, cx: &mut Context<'_>, deadline: Option<Instant>) -> bool {
+        let Some(deadline) = deadline else {
+            return false;
+        };
+        match &mut self.watch {
+            Some((_, at)) if *at == deadline => {}
+            Some((sleep, at)) => {
+                sleep.reset(deadline);
+                *at = deadline;
+            }
+            None => self.watch = Some((sleep_until(deadline), deadline)),
+        }
+        let (sleep, _) = self.watch.as_mut().expect("armed above");
+        Pin::new(sleep).poll(cx).is_ready()
     }
 }
 
@@ -216,18 +290,38 @@ impl Future for CallFuture<'_> {
     type Output = CallOutcome;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<CallOutcome> {
-        let helping = self.claim.take(Some(cx.waker()));
-        if let Some(outcome) = self.outcome(cx, !helping) {
-            return Poll::Ready(outcome);
-        }
-        if helping {
-            run_loop(self.shared);
-            // Whoever ran the connection, the outcome is looked for again under the lock, and
-            // the waker kept if there is none yet.
-            if let Some(outcome) = self.outcome(cx, true) {
+        // A second round only when the watch fired: the deadline has come, look again.
+        for _ in 0..2 {
+            let mut helping = self.claim.take(Some(cx.waker()));
+            let mut look = self.look(cx, !helping);
+            if !helping && look.outcome.is_none() && look.overdue {
+                // A deadline of the connection is past and nobody handled it: nothing runs the
+                // connection (its driver is not polled, or a claimer stopped polling). The
+                // caller takes the claim and runs it itself: its own timeout ends the call.
+                self.claim.take_over(cx.waker());
+                helping = true;
+            }
+            if helping && look.outcome.is_none() {
+                self.progress(std::mem::take(&mut look.progress));
+                run_loop(self.shared);
+                // Whoever ran the connection, the outcome is looked for again under the lock,
+                // and the waker kept if there is none yet.
+                look = self.look(cx, true);
+            }
+            self.progress(look.progress);
+            if let Some(outcome) = look.outcome {
                 return Poll::Ready(outcome);
             }
+            // A caller that holds the claim is woken by the connection's own timer (at its
+            // earliest deadline). One that waits for others keeps its own watch, which wakes it
+            // at its deadline whoever else runs the connection (or if nobody does). A watch that
+            // has not fired waits.
+            if self.claim.held() || !self.watch(cx, look.deadline) {
+                return Poll::Pending;
+            }
         }
+        // The deadline is past and the connection could not be run just now: whoever runs it
+        // wakes the claimer (this caller) when it lets go.
         Poll::Pending
     }
 }

@@ -27,8 +27,11 @@ impl Client {
         Ok(typed_result::<ListToolsResult>(&raw, "tools/list")?.tools)
     }
 
-    /// Calls a tool. An `isError` result is `Ok`: the tool ran and reported failure. A result
-    /// that breaks the tool's `outputSchema` is [`Error::Schema`] (feature `schemas`).
+    /// Calls a tool with the default options: a 30 s timeout without an answer
+    /// ([`CallOptions::timeout`]), no progress, no limit on the total time. An `isError` result
+    /// is `Ok`: the tool ran and reported failure. A result that breaks the tool's
+    /// `outputSchema` is [`Error::Schema`] (feature `schemas`). For other options, see
+    /// [`call_tool_with`](Self::call_tool_with).
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
         self.call_tool_with(name, arguments, CallOptions::default())
             .await

@@ -1,75 +1,141 @@
 //! What the driver does with the connection's events: under the lock, fill the waiting calls'
-//! slots and the application's queues; outside it, run progress callbacks and the handlers of
-//! server requests, whose answers go back at the next step.
+//! slots (their outcomes and the progress their callbacks are to be given) and the application's
+//! queues, and hand the server's requests to the host's handlers; what a handler is run as
+//! ([`handler_future`]); outside the lock, the authorization's work.
+//!
+//! No host code runs here: the handlers run as tasks of their own in the driver's task (see
+//! the driver's `host` module), a progress callback in its caller's future, and the observers
+//! the connection calls while it steps are wrapped so that their failures stay theirs (see
+//! [`crate::contain`]).
 
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::Context;
 use std::time::Instant;
 
 use mcpwire_core::jsonrpc::{ErrorObject, Id, RawJson};
-use mcpwire_core::types::{ListRootsResult, Root};
-use mcpwire_core::{CallId, CallOutcome, Closed, Event, Progress, ServerRequest};
+use mcpwire_core::types::{CreateMessageParams, ListRootsResult, Root};
+use mcpwire_core::{Event, HandlerFailure, HostHandler, ServerRequest, HANDLER_FAILED};
 
 use super::state::{ConnectionState, Ready};
 use super::trace;
 use crate::error::Error;
 use crate::future::BoxFuture;
 use crate::handlers::{ElicitationRequest, Handlers};
-use crate::stdio::StderrCallback;
 
-/// AppWork a step hands to the part of the loop that runs outside the lock.
+/// What a step hands to the part of the loop that runs outside the state's lock.
 #[derive(Default)]
 pub(crate) struct AppWork {
-    progress: Vec<(mcpwire_core::OnProgress, Progress)>,
-    requests: Vec<ServerRequest>,
     pub(crate) stderr_lines: Vec<String>,
+    /// Whether the host's handlers have something new (a request to start, one the server
+    /// cancelled): the driver's task is woken for it.
+    pub(crate) for_handlers: bool,
 }
 
-impl AppWork {
-    fn is_empty(&self) -> bool {
-        self.progress.is_empty() && self.requests.is_empty() && self.stderr_lines.is_empty()
+/// The error a server gets when the handler answering its request failed: `-32603` with a
+/// fixed message, never the failure's own words.
+pub(crate) fn handler_failed() -> ErrorObject {
+    internal(HANDLER_FAILED)
+}
+
+/// What a handler gave.
+pub(crate) enum Answer {
+    /// Its answer, or the error it chose to answer with.
+    Given(Result<RawJson, ErrorObject>),
+    /// An answer that cannot be serialized, and why.
+    Unserializable(String),
+}
+
+/// Serializes a handler's answer.
+fn answer<T: serde::Serialize>(given: Result<T, ErrorObject>) -> Answer {
+    match given {
+        Ok(value) => match RawJson::new(&value) {
+            Ok(raw) => Answer::Given(Ok(raw)),
+            Err(e) => Answer::Unserializable(format!("its answer cannot be serialized: {e}")),
+        },
+        Err(e) => Answer::Given(Err(e)),
     }
 }
 
-/// An end held back until the progress callbacks before it have run, so a caller never sees its
-/// result before the progress that preceded it.
-enum Held {
-    Done(CallId, CallOutcome),
-    Closed(Closed),
+/// The handler for a server request, started: the request's id, which handler, and the
+/// future of its answer. `None` when the host has no such handler (the core refused those
+/// without one).
+pub(crate) fn handler_future(
+    handlers: &Handlers,
+    request: ServerRequest,
+) -> Option<(Id, HostHandler, BoxFuture<Answer>)> {
+    Some(match request {
+        ServerRequest::Elicitation {
+            id, params, fields, ..
+        } => {
+            let request = ElicitationRequest::with_order(params, fields);
+            let fut = handlers.elicitation.as_ref()?(request);
+            let future = async move {
+                match fut.await.map(crate::handlers::ElicitAnswer::into_result) {
+                    Ok(Ok(result)) => answer(Ok(result)),
+                    Ok(Err(why)) => Answer::Unserializable(why),
+                    Err(refused) => Answer::Given(Err(refused)),
+                }
+            };
+            (
+                id,
+                HostHandler::Elicitation,
+                Box::pin(future) as BoxFuture<_>,
+            )
+        }
+        ServerRequest::Sampling { id, params } => {
+            // Sampling's rules (tools only when declared, tool messages in order) were
+            // checked by the core before the request was surfaced.
+            let future: BoxFuture<Answer> = match (&handlers.sampling, &handlers.sampling_json) {
+                (Some(typed), _) => match serde_json::from_value::<CreateMessageParams>(params) {
+                    Ok(params) => {
+                        let fut = typed(params);
+                        Box::pin(async move { answer(fut.await) })
+                    }
+                    Err(e) => {
+                        let refused = ErrorObject::new(
+                            mcpwire_core::jsonrpc::codes::INVALID_PARAMS,
+                            format!("sampling/createMessage: {e}"),
+                        );
+                        Box::pin(std::future::ready(Answer::Given(Err(refused))))
+                    }
+                },
+                (None, Some(raw)) => {
+                    let fut = raw(params);
+                    Box::pin(async move { answer(fut.await) })
+                }
+                (None, None) => return None,
+            };
+            (id, HostHandler::Sampling, future)
+        }
+        ServerRequest::Roots { id } => {
+            let fut = handlers.roots.as_ref()?();
+            let future = async move {
+                let given = fut.await.map(|roots: Vec<Root>| ListRootsResult { roots });
+                answer(given)
+            };
+            (id, HostHandler::Roots, Box::pin(future) as BoxFuture<_>)
+        }
+        _ => return None,
+    })
 }
 
-/// A handler's answer on its way.
-struct HandlerTask {
-    id: Id,
-    future: BoxFuture<Result<RawJson, ErrorObject>>,
-}
-
-/// The handlers, their answers in progress, and what waits for the next step.
+/// The events' side of the loop: the authorization (HTTP with OAuth), and the failures of
+/// host code it met.
+#[derive(Default)]
 pub(crate) struct Dispatch {
-    handlers: Handlers,
-    tasks: Vec<HandlerTask>,
-    held: Vec<Held>,
-    answers: Vec<(Id, Result<RawJson, ErrorObject>)>,
     /// Authorization, when the connection does it (HTTP with OAuth).
     #[cfg(feature = "oauth")]
     auth: Option<crate::oauth::AuthSession>,
     /// What authorization came to, for the connection at the next step.
     #[cfg(feature = "oauth")]
     authorized: Vec<crate::oauth::AuthOutcome>,
+    /// Failures of host code met outside the lock, told at the next step.
+    failures: Vec<HandlerFailure>,
 }
 
 impl Dispatch {
-    pub(crate) fn new(handlers: Handlers) -> Self {
-        Dispatch {
-            handlers,
-            tasks: Vec::new(),
-            held: Vec::new(),
-            answers: Vec::new(),
-            #[cfg(feature = "oauth")]
-            auth: None,
-            #[cfg(feature = "oauth")]
-            authorized: Vec::new(),
-        }
+    pub(crate) fn new() -> Self {
+        Self::default()
     }
 
     /// Authorizes when the connection asks.
@@ -78,22 +144,27 @@ impl Dispatch {
         self.auth = Some(auth);
     }
 
-    /// Under the lock, first in a step: what the last step left for it (ends held behind
-    /// progress callbacks, handlers' answers). Returns whether there was any.
+    /// Under the lock, first in a step: what the last step and the handlers left for it (their
+    /// answers, authorization's outcome, failures to tell). Returns whether there was any.
     pub(crate) fn settle(&mut self, st: &mut ConnectionState, now: Instant) -> bool {
-        let any = !self.held.is_empty() || !self.answers.is_empty() || self.authorize(st, now);
-        for held in self.held.drain(..) {
-            match held {
-                Held::Done(call, outcome) => st.complete(call, outcome),
-                Held::Closed(closed) => st.set_terminal(closed),
-            }
-        }
-        for (id, answer) in self.answers.drain(..) {
+        let answers = std::mem::take(&mut st.inbound.answers);
+        let any = !answers.is_empty() || !self.failures.is_empty() || self.authorize(st, now);
+        for (id, answer) in answers {
             // The server may have cancelled it, or the connection ended: then there is no
             // one to answer.
             let _ = st.conn.respond(now, &id, answer);
         }
+        for failure in self.failures.drain(..) {
+            st.handler_failed(failure);
+        }
         any
+    }
+
+    /// Under the lock, last in a step: the failures of the observers called during it.
+    pub(crate) fn tell_tap_failures(&mut self, st: &mut ConnectionState) {
+        for failure in st.tap_failures.take() {
+            st.handler_failed(failure);
+        }
     }
 
     /// Under the lock: hands the connection what authorization came to. Returns whether there
@@ -122,27 +193,24 @@ impl Dispatch {
     pub(crate) fn event(&mut self, st: &mut ConnectionState, work: &mut AppWork, event: Event) {
         trace::event(&st.target, &event);
         match event {
-            Event::CallDone { call, outcome } => {
-                if work.progress.is_empty() && self.held.is_empty() {
-                    st.complete(call, outcome);
-                } else {
-                    self.held.push(Held::Done(call, outcome));
-                }
-            }
+            Event::CallDone { call, outcome } => st.complete(call, outcome),
             Event::Progress { call, progress } => {
-                if let Some(cb) = st.slots.get(&call).and_then(|s| s.on_progress.clone()) {
-                    work.progress.push((cb, progress));
+                if let Some(slot) = st.slots.get_mut(&call) {
+                    slot.progress(progress);
                 }
             }
             Event::TaskStatus { call, status } => {
                 // A call that runs as a task gets no progress notifications: its task's status
                 // goes to the same callback, as a message, counted as progress.
-                if let Some(cb) = st.slots.get(&call).and_then(|s| s.on_progress.clone()) {
-                    work.progress.push((cb, status.as_progress()));
+                if let Some(slot) = st.slots.get_mut(&call) {
+                    slot.progress(status.as_progress());
                 }
                 st.events.push(Event::TaskStatus { call, status });
             }
-            Event::ServerRequest(r) => work.requests.push(r),
+            Event::ServerRequest(r) => {
+                st.inbound.requests.push(r);
+                work.for_handlers = true;
+            }
             Event::Notification(n) => st.notifications.push(n),
             event => {
                 match &event {
@@ -154,6 +222,11 @@ impl Dispatch {
                         let error = error.clone();
                         st.set_ready(Ready::Failed(Error::Handshake { target, error }));
                     }
+                    // Its handler, still at work, is dropped: no answer goes.
+                    Event::ServerRequestCancelled { id, .. } => {
+                        st.inbound.cancelled.push(id.clone());
+                        work.for_handlers = true;
+                    }
                     #[cfg(feature = "oauth")]
                     Event::AuthorizationRequired(refusal) => match self.auth.as_mut() {
                         Some(auth) => auth.required((**refusal).clone()),
@@ -161,13 +234,7 @@ impl Dispatch {
                             .authorized
                             .push(crate::oauth::AuthOutcome::Failed("no authorizer".into())),
                     },
-                    Event::Closed(closed) => {
-                        if work.progress.is_empty() && self.held.is_empty() {
-                            st.set_terminal(closed.clone());
-                        } else {
-                            self.held.push(Held::Closed(closed.clone()));
-                        }
-                    }
+                    Event::Closed(closed) => st.set_terminal(closed.clone()),
                     _ => {}
                 }
                 st.events.push(event);
@@ -175,77 +242,32 @@ impl Dispatch {
         }
     }
 
-    /// Outside the lock: progress callbacks, stderr lines, then the handlers. Returns whether
-    /// anything happened (so the loop steps again to settle it).
+    /// Outside the state's lock: the stderr callback and the authorization's work. Returns
+    /// whether anything happened (so the loop steps again to settle it).
     pub(crate) fn run(
         &mut self,
-        cx: &mut Context<'_>,
+        _cx: &mut Context<'_>,
         work: AppWork,
-        on_stderr: Option<&StderrCallback>,
+        on_stderr: Option<&crate::stdio::StderrCallback>,
     ) -> bool {
-        let mut progressed = !work.is_empty() || !self.held.is_empty();
-        // Application code may call back into the client: never under the lock.
-        for (cb, update) in work.progress {
-            cb.call(update);
-        }
+        #[allow(unused_mut)]
+        let mut progressed = !work.stderr_lines.is_empty() || !self.failures.is_empty();
+        // The callback is wrapped at connect time: a panic in it is caught and told.
         if let Some(cb) = on_stderr {
             work.stderr_lines.iter().for_each(|l| cb(l));
         }
-        for r in work.requests {
-            if let Some(task) = self.start_handler(r) {
-                self.tasks.push(task);
-            }
-        }
         #[cfg(feature = "oauth")]
-        if let Some(outcome) = self.auth.as_mut().and_then(|a| a.poll(cx)) {
-            self.authorized.push(outcome);
-            progressed = true;
-        }
-        let mut i = 0;
-        while i < self.tasks.len() {
-            if let Poll::Ready(answer) = self.tasks[i].future.as_mut().poll(cx) {
-                let task = self.tasks.swap_remove(i);
-                self.answers.push((task.id, answer));
+        if let Some(auth) = self.auth.as_mut() {
+            if let Some(outcome) = auth.poll(_cx) {
+                self.authorized.push(outcome);
                 progressed = true;
-            } else {
-                i += 1;
+            }
+            if let Some(failure) = auth.take_failure() {
+                self.failures.push(failure);
+                progressed = true;
             }
         }
         progressed
-    }
-
-    /// Starts the handler for a server request (the core refused those without one).
-    fn start_handler(&mut self, request: ServerRequest) -> Option<HandlerTask> {
-        let to_raw = |v: serde_json::Value| RawJson::new(&v).map_err(|e| internal(&e.to_string()));
-        let (id, future): (_, BoxFuture<Result<RawJson, ErrorObject>>) = match request {
-            ServerRequest::Elicitation {
-                id, params, fields, ..
-            } => {
-                let request = ElicitationRequest::with_order(params, fields);
-                let fut = self.handlers.elicitation.as_ref()?(request);
-                let future = async move {
-                    let answer = fut.await?;
-                    RawJson::new(&answer).map_err(|e| internal(&e.to_string()))
-                };
-                (id, Box::pin(future))
-            }
-            ServerRequest::Sampling { id, params } => {
-                // Sampling's rules (tools only when declared, tool messages in order) were
-                // checked by the core before the request was surfaced.
-                let fut = self.handlers.sampling.as_ref()?(params);
-                (id, Box::pin(async move { to_raw(fut.await?) }))
-            }
-            ServerRequest::Roots { id } => {
-                let fut = self.handlers.roots.as_ref()?();
-                let future = async move {
-                    let roots: Vec<Root> = fut.await?;
-                    RawJson::new(&ListRootsResult { roots }).map_err(|e| internal(&e.to_string()))
-                };
-                (id, Box::pin(future))
-            }
-            _ => return None,
-        };
-        Some(HandlerTask { id, future })
     }
 }
 

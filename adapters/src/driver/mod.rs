@@ -3,15 +3,17 @@
 //!
 //! Here live the state the [`Client`](crate::Client) handles share with the loop
 //! ([`state`]), the loop and its locks ([`run`]), who runs it and where its wake-ups go
-//! ([`route`]), and what the loop does with the connection's events ([`dispatch`], [`trace`]).
+//! ([`route`]), what the loop does with the connection's events ([`dispatch`], [`trace`]), and
+//! the host's handlers, run as tasks of their own in the driver's task ([`host`]).
 //! The transports' IO is below, behind [`TransportIo`](crate::transport::TransportIo). Nothing
 //! here imports the client: the client imports the driver.
 
 pub(crate) mod dispatch;
+mod host;
 pub(crate) mod route;
 pub(crate) mod run;
 pub(crate) mod state;
-mod trace;
+pub(crate) mod trace;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,6 +26,7 @@ use async_io::Timer;
 use crate::handlers::Handlers;
 use crate::stdio::StderrCallback;
 use crate::transport::TransportIo;
+use host::HostTasks;
 use route::{Seen, Watch, WATCH_PERIOD, WATCH_PERIOD_MAX};
 use run::{run_loop, DriverLoop, SharedConnection};
 
@@ -38,6 +41,8 @@ use run::{run_loop, DriverLoop, SharedConnection};
 #[must_use = "the connection makes no progress unless its driver is polled"]
 pub struct Driver {
     shared: Arc<SharedConnection>,
+    /// The host's handlers at work.
+    host: HostTasks,
     watch: Watch,
     /// Armed while callers are claiming the connection: the driver's watch over them.
     watch_timer: Timer,
@@ -61,10 +66,11 @@ impl Driver {
         handlers: Handlers,
         on_stderr: Option<StderrCallback>,
     ) -> Driver {
-        let driver_loop = DriverLoop::new(io, handlers, on_stderr, shared.route.waker());
+        let driver_loop = DriverLoop::new(io, on_stderr, shared.route.waker());
         *shared.driver_loop() = Some(driver_loop);
         Driver {
             shared,
+            host: HostTasks::new(handlers),
             watch: Watch::default(),
             watch_timer: Timer::never(),
             watching: false,
@@ -88,9 +94,15 @@ impl Future for Driver {
         let this = &mut *self;
         let shared = this.shared.clone();
         shared.route.register_task(cx.waker());
-        loop {
+        for _ in 0..TURNS_PER_POLL {
+            // The handlers' answers first, so that the step below sends them.
+            this.host.turn(&shared);
             if run_loop(&shared) {
                 return Poll::Ready(());
+            }
+            // The step handed the handlers a request, or a handler woke meanwhile.
+            if this.host.has_work(&shared) {
+                continue;
             }
             match shared.route.watch(&mut this.watch) {
                 Seen::Idle => {
@@ -119,8 +131,14 @@ impl Future for Driver {
                 Seen::Stale => continue,
             }
         }
+        // Plenty done in one go (handlers that keep waking themselves): let other tasks run.
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 }
+
+/// How many turns (the handlers, then the connection) one poll of the driver makes at most.
+const TURNS_PER_POLL: usize = 16;
 
 /// The period of the watch after one that saw a wake-up `unanswered` or not.
 fn next_watch(period: Duration, unanswered: bool) -> Duration {
@@ -135,9 +153,14 @@ impl Drop for Driver {
         // The transport's own drop ends its IO (for stdio, kills the process group).
         let driver_loop = self.shared.driver_loop().take();
         drop(driver_loop);
-        self.shared
-            .lock()
-            .finish("the connection driver was dropped");
+        // Every call waiting ends now, and later ones fail at once, whatever ended the driver
+        // (its task dropped or cancelled, its executor shut down, a panic unwinding through
+        // it).
+        let reason = match std::thread::panicking() {
+            true => "the connection driver panicked",
+            false => "the connection driver was dropped",
+        };
+        self.shared.lock().finish(reason);
     }
 }
 

@@ -127,6 +127,20 @@ impl Route {
         held
     }
 
+    /// Takes the claim for `token` whoever holds it, and has wake-ups sent to `waker`: a caller
+    /// whose deadline passed unhandled (the driver is not running the connection, the claimer
+    /// stopped polling) runs the connection itself. The one it was taken from finds it gone at
+    /// its next poll and waits for its outcome.
+    pub(crate) fn take_over(&self, token: Token, waker: &Waker) {
+        self.claimer.register(waker);
+        if self.owner.swap(token, SeqCst) != token {
+            self.claims.fetch_add(1, SeqCst);
+            if self.bits.fetch_or(WATCHING, SeqCst) & WATCHING == 0 {
+                self.task.wake();
+            }
+        }
+    }
+
     /// Gives the claim back if `token` holds it; a wake-up sent since the claimer's last step
     /// goes on to the driver task.
     pub(crate) fn release(&self, token: Token) {
@@ -266,6 +280,16 @@ impl Claim {
     /// last stays until the first poll). Returns whether it is held.
     pub(crate) fn take(&self, waker: Option<&Waker>) -> bool {
         self.route.claim(self.token, waker)
+    }
+
+    /// Whether this waiter holds the claim now.
+    pub(crate) fn held(&self) -> bool {
+        self.route.owner.load(SeqCst) == self.token
+    }
+
+    /// Takes the claim whoever holds it (see [`Route::take_over`]).
+    pub(crate) fn take_over(&self, waker: &Waker) {
+        self.route.take_over(self.token, waker)
     }
 }
 

@@ -1,15 +1,21 @@
 //! The connection's loop, and the locks the handles and the driver share it by.
 //!
-//! Each step takes the state's lock once: it settles what the last step left (ends held behind
-//! progress callbacks, handlers' answers), feeds the core what happened (commands, deadlines
-//! checked against the clock, bytes read, exits, HTTP heads, chunks and ends), drains the core's
-//! outputs (IO to carry out, events for the callers) and does the writes. Then, outside the
-//! lock, it runs the application's code (progress callbacks, stderr lines, handlers) and waits
-//! for the next wake-up: IO, the timer, or a command. The transports differ only in their
-//! [`TransportIo`].
+//! Each step takes the state's lock once: it settles what the last step left (handlers'
+//! answers, authorization), feeds the core what happened (commands, deadlines checked against
+//! the clock, bytes read, exits, HTTP heads, chunks and ends), drains the core's outputs (IO to
+//! carry out, events for the callers, requests for the host's handlers) and does the writes.
+//! Then, outside the state's lock, it hands the stderr lines to their callback and waits for
+//! the next wake-up: IO, the timer, or a command. The host's handlers run in the driver's task
+//! and progress callbacks in their callers' futures, never here. The transports differ only in
+//! their [`TransportIo`].
+//!
+//! A panic in a step (a bug of ours, or of an HTTP backend given by the host) is caught where
+//! the loop is run: the connection ends with a reason saying so, every waiting call with it,
+//! and nobody's task unwinds.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -20,7 +26,6 @@ use mcpwire_core::Output;
 use super::dispatch::{AppWork, Dispatch};
 use super::route::Route;
 use super::state::ConnectionState;
-use crate::handlers::Handlers;
 use crate::stdio::StderrCallback;
 use crate::transport::TransportIo;
 
@@ -36,6 +41,8 @@ pub(crate) struct SharedConnection {
     pub(crate) driver_loop: Mutex<Option<DriverLoop>>,
     /// Where the connection's wake-ups go.
     pub(crate) route: Arc<Route>,
+    /// Set when the loop handed the host's handlers something (a request, a cancellation).
+    pub(crate) inbound_waiting: AtomicBool,
 }
 
 impl SharedConnection {
@@ -46,6 +53,7 @@ impl SharedConnection {
             state: Mutex::new(state),
             driver_loop: Mutex::new(None),
             route,
+            inbound_waiting: AtomicBool::new(false),
         })
     }
 
@@ -70,7 +78,16 @@ pub(crate) fn run_loop(shared: &SharedConnection) -> bool {
     };
     let ended = match guard.as_mut() {
         None => true,
-        Some(driver_loop) => driver_loop.poll(shared).is_ready(),
+        Some(driver_loop) => match crate::contain::call(|| driver_loop.poll(shared)) {
+            Ok(poll) => poll.is_ready(),
+            Err(words) => {
+                #[cfg(feature = "tracing")]
+                tracing::error!("mcp: the connection's loop failed: {words}");
+                let reason = format!("the connection's driver failed: {words}");
+                shared.lock().finish(&reason);
+                true
+            }
+        },
     };
     let driver_loop = if ended { guard.take() } else { None };
     route.unlock(guard);
@@ -97,13 +114,12 @@ pub(crate) struct DriverLoop {
 impl DriverLoop {
     pub(crate) fn new(
         io: Box<dyn TransportIo>,
-        handlers: Handlers,
         on_stderr: Option<StderrCallback>,
         waker: Waker,
     ) -> DriverLoop {
         DriverLoop {
             io,
-            dispatch: Dispatch::new(handlers),
+            dispatch: Dispatch::new(),
             on_stderr,
             timer: Timer::never(),
             timer_at: None,
@@ -140,6 +156,7 @@ impl DriverLoop {
         progressed |= self.io.read(cx, &mut st.conn, now, &mut work.stderr_lines);
         progressed |= self.drain(st, now, &mut work);
         progressed |= self.io.write(cx);
+        self.dispatch.tell_tap_failures(st);
         // The one timer of the connection, moved only when the core's next deadline comes
         // sooner than the one armed: each call brings a later deadline, and re-arming for each
         // would cost a syscall per call. A timer left armed for a deadline that went away fires
@@ -181,6 +198,12 @@ impl DriverLoop {
         let cx = &mut Context::from_waker(&waker);
         for _ in 0..STEPS_PER_POLL {
             let (mut progressed, work, finished) = self.step(cx, &mut shared.lock());
+            if work.for_handlers {
+                shared
+                    .inbound_waiting
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                shared.route.wake_task();
+            }
             progressed |= self.dispatch.run(cx, work, self.on_stderr.as_ref());
             if self.timer_at.is_some() && Pin::new(&mut self.timer).poll(cx).is_ready() {
                 self.timer_at = None;

@@ -6,20 +6,66 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::task::Waker;
 
+use mcpwire_core::jsonrpc::{ErrorObject, Id, RawJson};
 use mcpwire_core::types::InitializeResult;
 use mcpwire_core::{
-    CallError, CallId, CallOutcome, ClientError, Closed, Connection, Event, IdHashing, LocalError,
-    ServerNotification,
+    CallError, CallId, CallOutcome, ClientError, Closed, Connection, Event, HandlerFailure,
+    IdHashing, LocalError, Progress, ServerNotification, ServerRequest,
 };
 
+use crate::contain::FailureLog;
 use crate::error::Error;
 use crate::http::counters::CounterCells;
+
+/// How many progress updates wait in a call's slot for its caller at most; past it the oldest
+/// are dropped (progress is cumulative: the latest tells where the call stands).
+pub(crate) const MAX_QUEUED_PROGRESS: usize = 1024;
 
 /// One call in flight.
 pub(crate) struct Slot {
     pub(crate) outcome: Option<CallOutcome>,
     pub(crate) waker: Option<Waker>,
-    pub(crate) on_progress: Option<mcpwire_core::OnProgress>,
+    /// Whether the caller has a progress callback: then updates wait here for it.
+    pub(crate) wants_progress: bool,
+    /// Progress updates not yet given to the caller's callback, oldest first: the caller runs
+    /// its callback itself, outside every lock, before it takes the outcome.
+    pub(crate) progress: VecDeque<Progress>,
+}
+
+impl Slot {
+    /// A call just issued.
+    pub(crate) fn new(wants_progress: bool) -> Slot {
+        Slot {
+            outcome: None,
+            waker: None,
+            wants_progress,
+            progress: VecDeque::new(),
+        }
+    }
+
+    /// A progress update for the caller's callback; wakes the caller.
+    pub(crate) fn progress(&mut self, update: Progress) {
+        if !self.wants_progress {
+            return;
+        }
+        if self.progress.len() == MAX_QUEUED_PROGRESS {
+            self.progress.pop_front();
+        }
+        self.progress.push_back(update);
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+    }
+}
+
+/// What passes between the connection's loop and the host's handlers, which run as tasks of
+/// their own in the driver's task, outside every lock: the server's requests to start, those
+/// the server cancelled, the handlers' answers.
+#[derive(Default)]
+pub(crate) struct Inbound {
+    pub(crate) requests: Vec<ServerRequest>,
+    pub(crate) cancelled: Vec<Id>,
+    pub(crate) answers: Vec<(Id, Result<RawJson, ErrorObject>)>,
 }
 
 /// Where the handshake stands.
@@ -88,6 +134,10 @@ pub(crate) struct ConnectionState {
     pub(crate) http_counters: Option<Arc<CounterCells>>,
     /// The driver has finished (the connection ended) or was dropped.
     pub(crate) finished: bool,
+    /// The server's requests for the host's handlers, and their answers.
+    pub(crate) inbound: Inbound,
+    /// Failures of the observers called while the connection steps, told at the step's end.
+    pub(crate) tap_failures: Arc<FailureLog>,
 }
 
 impl ConnectionState {
@@ -113,7 +163,15 @@ impl ConnectionState {
             terminal: None,
             http_counters: None,
             finished: false,
+            inbound: Inbound::default(),
+            tap_failures: Arc::default(),
         }
+    }
+
+    /// Tells the application that host code failed (its `tracing` report was made where it
+    /// failed).
+    pub(crate) fn handler_failed(&mut self, failure: HandlerFailure) {
+        self.events.push(Event::HandlerFailed(failure));
     }
 
     /// Tells whoever runs the connection (the driver task or the claiming caller) to step.

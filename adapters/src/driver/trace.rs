@@ -1,7 +1,8 @@
 //! `tracing` events for what a connection reports beside calls (feature `tracing`, on by
-//! default): diagnostics at `warn`, the rest at `debug`, each with the connection's target.
+//! default): diagnostics at `warn`, the rest at `debug`, each with the connection's target; a
+//! failure of the host's own code at `error`.
 
-use mcpwire_core::Event;
+use mcpwire_core::{Event, HandlerFailure};
 
 /// Reports one event of the connection to `target` (a command line or a URL).
 #[cfg(feature = "tracing")]
@@ -32,3 +33,13 @@ pub(crate) fn event(target: &str, event: &Event) {
 /// Without the `tracing` feature, nothing is reported.
 #[cfg(not(feature = "tracing"))]
 pub(crate) fn event(_target: &str, _event: &Event) {}
+
+/// Reports that host code failed (at `error`: a bug of the host's, which it should see).
+#[cfg(feature = "tracing")]
+pub(crate) fn handler_failed(failure: &HandlerFailure) {
+    tracing::error!("mcp: {failure}");
+}
+
+/// Without the `tracing` feature, nothing is reported.
+#[cfg(not(feature = "tracing"))]
+pub(crate) fn handler_failed(_failure: &HandlerFailure) {}

@@ -29,7 +29,28 @@ pub struct LoadedServer {
     pub(crate) shown: Shown,
 }
 
-/// What a host's file says about a server besides how to reach it.
+/// What a host's file says about a server besides how to reach it; for a server added to a
+/// [`Manager`](crate::manager::Manager) by hand, what the host says. Default: enabled, no
+/// timeouts of its own (the Manager's start-up timeout, 30 s, and calls' 30 s), every tool,
+/// the era left to the caller.
+///
+/// It is `#[non_exhaustive]`: outside this crate `ServerSettings { era, ..Default::default() }`
+/// does not compile (E0639). Build one with the setters, or from the default, field by field:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcpwire::hosts::ServerSettings;
+/// use mcpwire::Era;
+///
+/// let settings = ServerSettings::default()
+///     .era(Era::Handshake)
+///     .tool_timeout(Duration::from_secs(120));
+///
+/// let mut same = ServerSettings::default();
+/// same.era = Some(Era::Handshake);
+/// same.tool_timeout = Some(Duration::from_secs(120));
+/// assert_eq!(settings, same);
+/// ```
 #[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ServerSettings {
@@ -87,9 +108,49 @@ impl fmt::Debug for ServerSettings {
     }
 }
 
+impl ServerSettings {
+    /// Sets whether to start it.
+    pub fn enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// Sets how long it may take to start.
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets how long one request may take.
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets which of its tools to use.
+    pub fn tools(mut self, filter: ToolFilter) -> Self {
+        self.tools = filter;
+        self
+    }
+
+    /// Sets the protocol era to speak.
+    pub fn era(mut self, era: Era) -> Self {
+        self.era = Some(era);
+        self
+    }
+}
+
 /// A server's OAuth client as its host's file gives it: what
 /// [`OAuthOptions::use_file_settings`](crate::oauth::OAuthOptions::use_file_settings) feeds the
-/// authorization. Its `Debug` never shows the secret.
+/// authorization. Its `Debug` never shows the secret. Default: nothing given.
+///
+/// `#[non_exhaustive]`: build one from the default, field by field:
+///
+/// ```
+/// let mut oauth = mcpwire::hosts::OAuthSettings::default();
+/// oauth.client_id = Some("my-client".into());
+/// oauth.scopes = Some(vec!["read".into()]);
+/// ```
 #[derive(Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct OAuthSettings {
@@ -121,7 +182,15 @@ impl fmt::Debug for OAuthSettings {
 
 /// Which tools of a server to use: an allow-list (Codex `enabled_tools`, Gemini
 /// `includeTools`, Copilot `tools`) and a deny-list (Codex `disabled_tools`, Gemini
-/// `excludeTools`) that wins over it.
+/// `excludeTools`) that wins over it. Default: every tool.
+///
+/// `#[non_exhaustive]`: build one from the default, field by field:
+///
+/// ```
+/// let mut filter = mcpwire::hosts::ToolFilter::default();
+/// filter.exclude = vec!["delete_repo".into()];
+/// assert!(!filter.allows("delete_repo") && filter.allows("search"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct ToolFilter {

@@ -6,7 +6,17 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// How [`IsahcBackend`](crate::IsahcBackend) reaches servers (part of
-/// [`ConnectOptions`](crate::ConnectOptions)).
+/// [`ConnectOptions`](crate::ConnectOptions)). The defaults are beside each field.
+///
+/// `#[non_exhaustive]`: build one from the default, field by field:
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let mut http = mcpwire::HttpClientOptions::default();
+/// http.connect_timeout = Duration::from_secs(3);
+/// http.tls.extra_ca_files.push("corp-ca.pem".into());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HttpClientOptions {
@@ -54,7 +64,11 @@ impl Default for HttpClientOptions {
     }
 }
 
-/// Certificate trust and client certificates.
+/// Certificate trust and client certificates (default: the platform's roots, no client
+/// certificate, certificates checked).
+///
+/// `#[non_exhaustive]`: build one from the default, field by field
+/// (`let mut tls = TlsOptions::default(); tls.extra_ca_pem = Some(pem);`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TlsOptions {

@@ -10,7 +10,20 @@ use std::time::{Duration, Instant};
 /// How restarts are spaced and limited.
 ///
 /// The delay before attempt `n` is `initial * multiplier^(n-1)`, capped at `max`, then scaled by
-/// a random factor in `[1 - jitter, 1 + jitter]` and capped at `max` again.
+/// a random factor in `[1 - jitter, 1 + jitter]` and capped at `max` again. The defaults are
+/// beside each field.
+///
+/// `#[non_exhaustive]`: build one from [`RestartPolicy::default`] (or
+/// [`RestartPolicy::immediate`]), field by field:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcpwire::manager::backoff::RestartPolicy;
+///
+/// let mut policy = RestartPolicy::default();
+/// policy.max = Duration::from_secs(5);
+/// policy.max_failures = None; // never give up
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RestartPolicy {

@@ -328,24 +328,74 @@ impl Manager {
         self.shared.items(ListKind::Resources)
     }
 
-    /// Calls a tool by its qualified name (or `server/tool`), on the server that offers it.
-    /// The Manager never retries a call: one in flight when its server went away ends with
-    /// [`ManagerError::ServerWentAway`].
+    /// Calls a tool by its qualified name (or `server/tool`), on the server that offers it, with
+    /// the default options: the server's tool timeout from its configuration
+    /// ([`ServerSettings::tool_timeout`]), else 30 s; no progress. For other options, see
+    /// [`call_tool_with`](Self::call_tool_with). The Manager never retries a call: one in
+    /// flight when its server went away ends with [`ManagerError::ServerWentAway`].
     pub async fn call_tool(
         &self,
         qualified: &str,
         arguments: Value,
     ) -> Result<CallToolResult, ManagerError> {
+        self.call(qualified, arguments, None).await
+    }
+
+    /// Calls a tool as [`call_tool`](Self::call_tool) does, with the options of a client's call:
+    /// its timeout and maximum total time, progress (with its callback, and progress resetting
+    /// the timeout), the check of its arguments, and whether it is safe to repeat (re-issued once
+    /// when its connection is lost after it may have reached the server). Dropping the returned
+    /// future cancels the call on the wire. The errors are the same; a call that may have run is
+    /// [`ManagerError::Call`] holding [`Error::MayHaveRun`], which
+    /// `manager.client(server)?.reissue(&error)` sends again if the host so chooses.
+    ///
+    /// ```no_run
+    /// # async fn run(manager: mcpwire::manager::Manager) -> Result<(), mcpwire::manager::ManagerError> {
+    /// use std::time::Duration;
+    /// use mcpwire::CallOptions;
+    ///
+    /// let opts = CallOptions::default()
+    ///     .timeout(Duration::from_secs(120))
+    ///     .on_progress(|p| eprintln!("{}/{:?}", p.progress, p.total));
+    /// let result = manager
+    ///     .call_tool_with("builder__compile", serde_json::json!({"target": "all"}), opts)
+    ///     .await?;
+    /// println!("{}", result.text());
+    /// # Ok(()) }
+    /// ```
+    pub async fn call_tool_with(
+        &self,
+        qualified: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, ManagerError> {
+        self.call(qualified, arguments, Some(options)).await
+    }
+
+    /// A tool call with `options`, or the server's defaults.
+    async fn call(
+        &self,
+        qualified: &str,
+        arguments: Value,
+        options: Option<CallOptions>,
+    ) -> Result<CallToolResult, ManagerError> {
         let route = self.route(qualified)?;
         let (server, tool) = (route.server(), route.tool_name());
-        let client = {
+        let (client, options) = {
             let inner = self.shared.lock();
             let slot = inner
                 .servers
                 .get(server)
                 .ok_or_else(|| ManagerError::UnknownServer(server.to_owned()))?;
+            let options = options.unwrap_or_else(|| {
+                let mut defaults = CallOptions::default();
+                if let Some(timeout) = slot.settings.tool_timeout {
+                    defaults.timeout = timeout;
+                }
+                defaults
+            });
             match (&slot.state, &slot.client) {
-                (ServerState::Ready { .. }, Some(client)) => client.clone(),
+                (ServerState::Ready { .. }, Some(client)) => (client.clone(), options),
                 (state, _) => {
                     return Err(ManagerError::NotReady {
                         server: server.to_owned(),
@@ -354,7 +404,7 @@ impl Manager {
                 }
             }
         };
-        let result = client.call_tool(tool, arguments).await;
+        let result = client.call_tool_with(tool, arguments, options).await;
         result.map_err(|e| {
             if let Some(reason) = unreachable(&e) {
                 // An HTTP server that cannot be reached: its connection is made again (a new

@@ -16,7 +16,14 @@ const MIN_LEN: usize = 16;
 /// The hash appended to a shortened name: `_` and 8 hex digits.
 const HASH_LEN: usize = 9;
 
-/// How qualified names are formed.
+/// How qualified names are formed (default: `server__tool`, at most 128 characters).
+///
+/// `#[non_exhaustive]`: build one from the default, field by field:
+///
+/// ```
+/// let mut naming = mcpwire::manager::naming::NamingPolicy::default();
+/// naming.separator = "-".into();
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct NamingPolicy {

@@ -25,17 +25,37 @@ pub enum CacheLocation {
     MemoryOnly,
 }
 
-/// How the Manager runs its servers.
+/// How the Manager runs its servers. Every field has a default (below, and
+/// [`ManagerOptions::default`]).
+///
+/// It is `#[non_exhaustive]`: outside this crate `ManagerOptions { cache, ..Default::default() }`
+/// does not compile (E0639). Build one with the setters, or from the default, field by field:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcpwire::manager::{CacheLocation, ManagerOptions};
+///
+/// let options = ManagerOptions::default()
+///     .cache(CacheLocation::MemoryOnly)
+///     .startup_timeout(Duration::from_secs(10));
+///
+/// let mut same = ManagerOptions::default();
+/// same.cache = CacheLocation::MemoryOnly;
+/// same.startup_timeout = Duration::from_secs(10);
+/// # assert_eq!(format!("{options:?}"), format!("{same:?}"));
+/// ```
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct ManagerOptions {
     /// How long a server may take to be ready, unless its configuration says (default 30 s).
     pub startup_timeout: Duration,
-    /// How restarts are spaced and limited.
+    /// How restarts are spaced and limited (default [`RestartPolicy::default`]: from 500 ms,
+    /// doubling up to 30 s, giving up after 5 failures in a row).
     pub restart: RestartPolicy,
-    /// How tools are named in the one namespace.
+    /// How tools are named in the one namespace (default `server__tool`, at most 128
+    /// characters).
     pub naming: NamingPolicy,
-    /// Where lists and eras are remembered.
+    /// Where lists and eras are remembered (default: the user's cache folder).
     pub cache: CacheLocation,
     /// The connect options of each server (default: [`ConnectOptions::default`]). Handlers
     /// made here answer that server's requests: the name says which server asks.
@@ -60,6 +80,55 @@ impl Default for ManagerOptions {
     }
 }
 
+impl ManagerOptions {
+    /// Sets how long a server may take to be ready, unless its configuration says.
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// Sets how restarts are spaced and limited.
+    pub fn restart(mut self, policy: RestartPolicy) -> Self {
+        self.restart = policy;
+        self
+    }
+
+    /// Sets how tools are named in the one namespace.
+    pub fn naming(mut self, policy: NamingPolicy) -> Self {
+        self.naming = policy;
+        self
+    }
+
+    /// Sets where lists and eras are remembered.
+    pub fn cache(mut self, location: CacheLocation) -> Self {
+        self.cache = location;
+        self
+    }
+
+    /// Sets the connect options of each server, made for the server named (its handlers told
+    /// which server asks). A panic in `f` fails that server's start, with its words, and is
+    /// told as [`ManagerEvent::HandlerFailed`](super::ManagerEvent::HandlerFailed).
+    pub fn connect_options(
+        mut self,
+        f: impl Fn(&str) -> ConnectOptions + Send + Sync + 'static,
+    ) -> Self {
+        self.connect_options = Arc::new(f);
+        self
+    }
+
+    /// Sets the seed of the restart delays' jitter.
+    pub fn jitter_seed(mut self, seed: u64) -> Self {
+        self.jitter_seed = Some(seed);
+        self
+    }
+
+    /// Sets how many events wait unread before the oldest are dropped.
+    pub fn max_events(mut self, max: usize) -> Self {
+        self.max_events = max;
+        self
+    }
+}
+
 impl std::fmt::Debug for ManagerOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ManagerOptions")
@@ -67,6 +136,8 @@ impl std::fmt::Debug for ManagerOptions {
             .field("restart", &self.restart)
             .field("naming", &self.naming)
             .field("cache", &self.cache)
+            .field("jitter_seed", &self.jitter_seed)
+            .field("max_events", &self.max_events)
             .finish_non_exhaustive()
     }
 }

@@ -195,8 +195,11 @@ pub(super) struct Shared {
 }
 
 impl Shared {
+    /// The state's lock. No host code runs under it; a panic of ours under it leaves the state
+    /// between two of its changes, each made whole under the lock: later calls go on rather
+    /// than each panicking in turn.
     pub(super) fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().expect("not poisoned")
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub(super) fn emit_locked(&self, inner: &mut Inner, event: ManagerEvent) {
@@ -638,6 +641,26 @@ mod tests {
             control: None,
             task: None,
         }
+    }
+
+    #[test]
+    fn a_panic_under_the_lock_leaves_the_manager_usable() {
+        let s = Arc::new(shared());
+        let held = s.clone();
+        let panicked = std::thread::spawn(move || {
+            let _inner = held.lock();
+            panic!("a bug while the lock is held");
+        })
+        .join();
+        assert!(panicked.is_err());
+        assert!(s.inner.is_poisoned());
+        s.lock()
+            .servers
+            .insert("a".into(), ready("a", tools(&["x"])));
+        s.lock().touch();
+        assert_eq!(s.namespace().len(), 1);
+        s.emit(ManagerEvent::ToolsChanged { server: "a".into() });
+        assert_eq!(s.lock().events.len(), 1);
     }
 
     #[test]

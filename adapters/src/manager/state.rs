@@ -85,6 +85,15 @@ pub enum ManagerEvent {
     },
     /// A tool's qualified name had to be rewritten or disambiguated.
     Naming(NamingNote),
+    /// A handler or callback of the host's failed for `server` (it panicked, or its answer
+    /// could not be sent): the server's request got `-32603`, or the server's start failed
+    /// (its connect options). Told once; everything else went on.
+    HandlerFailed {
+        /// The server.
+        server: String,
+        /// What failed, and how.
+        failure: mcpwire_core::HandlerFailure,
+    },
     /// Events were dropped because the host did not read them (the queue is bounded).
     Dropped {
         /// How many.

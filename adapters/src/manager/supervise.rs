@@ -157,7 +157,7 @@ pub(super) async fn supervise(
                 }
             }
             Next::GiveUp { .. } => {
-                let stderr_tail = tail.lock().expect("not poisoned").text();
+                let stderr_tail = tail.lock().unwrap_or_else(|e| e.into_inner()).text();
                 shared.end_run(
                     &name,
                     ServerState::Failed {
@@ -193,7 +193,20 @@ async fn start(
     tail: &Arc<Mutex<Tail>>,
     control: &Receiver<Control>,
 ) -> Result<(Client, smol::Task<()>), Option<String>> {
-    let mut options = (shared.options.connect_options)(name);
+    // The host's function: a panic in it fails this start, with its words, as any other
+    // failure to start does (the next try calls it again).
+    let mut options =
+        crate::contain::call(|| (shared.options.connect_options)(name)).map_err(|words| {
+            let failure =
+                mcpwire_core::HandlerFailure::new(mcpwire_core::HostHandler::ConnectOptions, words);
+            crate::driver::trace::handler_failed(&failure);
+            let reason = failure.to_string();
+            shared.emit(ManagerEvent::HandlerFailed {
+                server: name.to_owned(),
+                failure,
+            });
+            Some(reason)
+        })?;
     options.era = era;
     // The file's OAuth client for this server (its id, secret and scopes).
     #[cfg(feature = "oauth")]
@@ -206,8 +219,9 @@ async fn start(
     options.init_timeout = timeout;
     let theirs = options.on_stderr.take();
     let keep = tail.clone();
+    // The host's callback runs with no lock of ours held (the connection catches its panics).
     options.on_stderr = Some(Arc::new(move |line: &str| {
-        keep.lock().expect("not poisoned").push(line);
+        keep.lock().unwrap_or_else(|e| e.into_inner()).push(line);
         if let Some(f) = &theirs {
             f(line);
         }
@@ -351,6 +365,13 @@ async fn watch(
         while let Some(event) = events.next().await {
             match event {
                 mcpwire_core::Event::EraLeft { .. } => left = true,
+                // A handler of the host's failed on this server's connection: the host is told.
+                mcpwire_core::Event::HandlerFailed(failure) => {
+                    shared.emit(ManagerEvent::HandlerFailed {
+                        server: name.to_owned(),
+                        failure,
+                    })
+                }
                 mcpwire_core::Event::Closed(closed) if left => {
                     return Watched::EraLeft(closed.reason.to_string())
                 }

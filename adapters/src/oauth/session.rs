@@ -44,6 +44,9 @@ pub(crate) struct AuthSession {
     refresh: Option<(Instant, async_io::Timer)>,
     /// A refusal that came while a refresh ahead of expiry ran: handled when it ends.
     queued: Option<AuthorizationRequired>,
+    /// The host's part of the last authorization (its authorizer, its token store) panicked:
+    /// told once on the event stream.
+    failure: Option<mcpwire_core::HandlerFailure>,
 }
 
 /// One authorization at a time per server in this process, however many connections wait.
@@ -68,7 +71,13 @@ impl AuthSession {
             task: None,
             refresh: None,
             queued: None,
+            failure: None,
         }
+    }
+
+    /// The failure of the host's code met by the last poll, if any.
+    pub(crate) fn take_failure(&mut self) -> Option<mcpwire_core::HandlerFailure> {
+        self.failure.take()
     }
 
     /// The core asks for authorization.
@@ -107,8 +116,26 @@ impl AuthSession {
             }
         }
         let task = self.task.as_mut()?;
-        let Poll::Ready((outcome, credentials)) = task.as_mut().poll(cx) else {
-            return None;
+        // The task runs the host's authorizer and token store: a panic there fails this
+        // authorization (what waited for it ends with the reason), never the connection.
+        let polled = crate::contain::call(|| task.as_mut().poll(cx));
+        let (outcome, credentials) = match polled {
+            Ok(Poll::Ready(done)) => done,
+            Ok(Poll::Pending) => return None,
+            Err(words) => {
+                let task = self.task.take();
+                let _ = crate::contain::call(move || drop(task));
+                let failure = mcpwire_core::HandlerFailure::new(
+                    mcpwire_core::HostHandler::Authorization,
+                    words,
+                );
+                crate::driver::trace::handler_failed(&failure);
+                self.failure = Some(failure);
+                (
+                    AuthOutcome::Failed("the host's authorization failed".into()),
+                    None,
+                )
+            }
         };
         self.task = None;
         if credentials.is_some() {

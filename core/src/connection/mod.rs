@@ -4,6 +4,7 @@ mod event;
 pub(crate) mod http;
 mod http_sse;
 pub(crate) mod protocol;
+mod reads;
 mod stdio;
 mod transport;
 
@@ -18,7 +19,8 @@ pub use protocol::calls::McpCall;
 pub use protocol::events::{Diagnostic, Event, OnProgress, Progress};
 pub use protocol::{
     task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
-    ClientError, Era, EraReason, ServerNotification, ServerRequest, TaskStatus, MAX_PAGES,
+    ClientError, Era, EraReason, HandlerFailure, HostHandler, ServerNotification, ServerRequest,
+    TaskStatus, HANDLER_FAILED, MAX_PAGES,
 };
 pub use stdio::{ProcessAction, ProcessExit, ShutdownTimeouts, EXIT_AFTER_EOF_GRACE};
 
@@ -27,7 +29,6 @@ use crate::error::ExchangeFailure;
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::rpc::Responded;
 use crate::tap::FrameObserver;
-use crate::types::InitializeResult;
 use http::StreamableHttp;
 use http_sse::HttpSse;
 use protocol::ClientProtocol;
@@ -248,75 +249,6 @@ impl Connection {
         let out = run(&mut self.protocol);
         self.after(now);
         out
-    }
-
-    // ---- state ----
-
-    /// The era the connection settled on, once known.
-    pub fn era(&self) -> Option<ChosenEra> {
-        self.protocol.era()
-    }
-
-    /// Why the connection speaks its era: the era probe's answer (`server/discover` answered,
-    /// refused with -32601 or an HTTP status, unanswered), or the era pinned. Known once the
-    /// era is.
-    pub fn era_reason(&self) -> Option<EraReason> {
-        self.protocol.era_reason()
-    }
-
-    /// The log level every request asks for in the stateless era (set with
-    /// [`McpCall::set_log_level`]), if any.
-    pub fn request_log_level(&self) -> Option<&str> {
-        self.protocol.log_level()
-    }
-
-    /// What the server said about itself, once ready.
-    pub fn server(&self) -> Option<&InitializeResult> {
-        self.protocol.server()
-    }
-
-    /// Whether the connection is ready for calls.
-    pub fn is_ready(&self) -> bool {
-        self.protocol.is_ready()
-    }
-
-    /// Whether the connection has ended for calls ([`Event::Closed`] was queued).
-    pub fn is_closed(&self) -> bool {
-        self.protocol.is_closed()
-    }
-
-    /// Whether nothing more will happen: the connection ended and nothing is left in flight
-    /// (stdio: the process exited and no new one is asked for; HTTP: closed, and the session's
-    /// DELETE is done or given up). The driver may stop.
-    pub fn is_finished(&self) -> bool {
-        match &self.transport {
-            Transport::Stdio(s) => s.has_exited(),
-            Transport::Streamable(h) => h.is_finished(),
-            Transport::Sse(h) => h.is_finished(),
-        }
-    }
-
-    /// The HTTP transport in use (`None` over stdio): Streamable HTTP, or the 2024-11-05
-    /// HTTP+SSE transport (pinned, or found by [`Era::Auto`](crate::Era::Auto)).
-    pub fn http_transport(&self) -> Option<HttpTransportKind> {
-        match &self.transport {
-            Transport::Stdio(_) => None,
-            Transport::Streamable(_) => Some(HttpTransportKind::Streamable),
-            Transport::Sse(_) => Some(HttpTransportKind::Sse),
-        }
-    }
-
-    /// The HTTP session the server assigned, if any.
-    pub fn session(&self) -> Option<&str> {
-        match &self.transport {
-            Transport::Streamable(h) => h.session(),
-            Transport::Stdio(_) | Transport::Sse(_) => None,
-        }
-    }
-
-    /// How many of our requests await an answer.
-    pub fn pending_requests(&self) -> usize {
-        self.protocol.engine().stats().pending
     }
 
     // ---- inputs ----

@@ -156,6 +156,13 @@ impl Engine {
         self.pending.contains_key(&id)
     }
 
+    /// The earliest deadline armed for our request `id` (its idle or its absolute one), while it
+    /// is pending.
+    pub fn deadline_of(&self, id: i64) -> Option<Instant> {
+        let pending = self.pending.get(&id)?;
+        [pending.idle, pending.total].into_iter().flatten().min()
+    }
+
     /// What the engine holds now.
     pub fn stats(&self) -> EngineStats {
         EngineStats {

@@ -74,7 +74,16 @@ pub use output::{Diagnostic, Output, ResponseFor};
 
 use crate::jsonrpc::Id;
 
-/// Caps on what one connection holds, with the defaults of the design's limits.
+/// Caps on what one connection holds, with the defaults of the design's limits (beside each
+/// field).
+///
+/// `#[non_exhaustive]`: outside this crate `Limits { max_pending, ..Default::default() }` does
+/// not compile (E0639); build one from the default, field by field:
+///
+/// ```
+/// let mut limits = mcpwire_core::Limits::default();
+/// limits.max_notifications = 10_000;
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {

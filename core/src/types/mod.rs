@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 use crate::jsonrpc::RawJson;
 
 mod more;
+mod sampling;
 pub use more::*;
+pub use sampling::{text_block, CreateMessageParams, CreateMessageResult, Role, SamplingMessage};
 
 /// MCP's own JSON-RPC error codes (2026-07-28), beside JSON-RPC's
 /// ([`jsonrpc::codes`](crate::jsonrpc::codes)). Each one proves a server speaks the stateless era.

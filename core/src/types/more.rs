@@ -1,8 +1,8 @@
 //! The rest of the client's surface as typed views: extensions in capabilities (both eras), MCP
-//! Apps (`io.modelcontextprotocol/ui`), sampling with tools, and the URL-mode elicitation's
-//! `-32042` error.
+//! Apps (`io.modelcontextprotocol/ui`), the declaration of sampling with tools, and the URL-mode
+//! elicitation's `-32042` error.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{ClientCapabilities, Resource, ServerCapabilities, Tool};
@@ -168,87 +168,6 @@ impl Resource {
     }
 }
 
-/// `sampling/createMessage` params as a typed view; every member kept (`extra`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CreateMessageParams {
-    /// The conversation: `role` and `content` (one block or a list: text, image, audio,
-    /// `tool_use`, `tool_result`).
-    #[serde(default)]
-    pub messages: Vec<Value>,
-    /// The most tokens to sample.
-    #[serde(default)]
-    pub max_tokens: u64,
-    /// A system prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_prompt: Option<String>,
-    /// Tools the model may use (sampling with tools), as the server described them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<Vec<Tool>>,
-    /// How the model may use them: `{"mode": "auto" | "required" | "none"}`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_choice: Option<Value>,
-    /// Other members (`modelPreferences`, `temperature`, `_meta`…).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// The content blocks of one sampling message (one block or a list).
-fn blocks(message: &Value) -> Vec<&Value> {
-    match message.get("content") {
-        Some(Value::Array(list)) => list.iter().collect(),
-        Some(one) => vec![one],
-        None => Vec::new(),
-    }
-}
-
-fn block_type(block: &Value) -> Option<&str> {
-    block.get("type").and_then(Value::as_str)
-}
-
-impl CreateMessageParams {
-    /// Checks the tool messages as the spec asks of a client, giving the `-32602` error to
-    /// answer with: a user message with `tool_result` blocks holds nothing else, and each
-    /// assistant `tool_use` is answered by a `tool_result` with its id in the next message.
-    pub fn check_tool_messages(&self) -> Result<(), ErrorObject> {
-        let invalid = |m: String| ErrorObject::new(crate::jsonrpc::codes::INVALID_PARAMS, m);
-        for (i, message) in self.messages.iter().enumerate() {
-            let content = blocks(message);
-            let results = content
-                .iter()
-                .filter(|b| block_type(b) == Some("tool_result"))
-                .count();
-            if results > 0 && results < content.len() {
-                return Err(invalid(format!(
-                    "message {i}: tool_result content mixed with other content"
-                )));
-            }
-            let uses: Vec<&str> = content
-                .iter()
-                .filter(|b| block_type(b) == Some("tool_use"))
-                .filter_map(|b| b.get("id").and_then(Value::as_str))
-                .collect();
-            if uses.is_empty() {
-                continue;
-            }
-            let Some(next) = self.messages.get(i + 1) else {
-                continue; // the last message: the model's own turn to answer
-            };
-            let answered: Vec<&str> = blocks(next)
-                .iter()
-                .filter(|b| block_type(b) == Some("tool_result"))
-                .filter_map(|b| b.get("toolUseId").and_then(Value::as_str))
-                .collect();
-            if let Some(missing) = uses.iter().find(|id| !answered.contains(id)) {
-                return Err(invalid(format!(
-                    "message {i}: tool_use {missing} has no tool_result in the next message"
-                )));
-            }
-        }
-        Ok(())
-    }
-}
-
 /// The URL-mode elicitations a `-32042` error asks for (`data.elicitations`, 2025-11-25): each
 /// with `mode: "url"`, `elicitationId`, `url` and `message`. `None` for any other error.
 pub fn url_elicitations_required(error: &ErrorObject) -> Option<Vec<Value>> {
@@ -379,45 +298,6 @@ mod tests {
         assert_eq!(progress.meta, Some(json!({"k": true})));
         let again = serde_json::to_value(&progress).unwrap();
         assert_eq!(again["_meta"], json!({"k": true}));
-    }
-
-    #[test]
-    fn sampling_params_carry_tools_and_tool_choice() {
-        let p: CreateMessageParams = serde_json::from_value(json!({
-            "messages": [
-                {"role": "user", "content": {"type": "text", "text": "weather?"}},
-                {"role": "assistant", "content": [{"type": "tool_use", "id": "u1",
-                    "name": "forecast", "input": {"city": "Paris"}}]},
-                {"role": "user", "content": [{"type": "tool_result", "toolUseId": "u1",
-                    "content": [{"type": "text", "text": "sunny"}]}]}
-            ],
-            "maxTokens": 100,
-            "tools": [{"name": "forecast", "inputSchema": {"type": "object"}}],
-            "toolChoice": {"mode": "auto"},
-            "temperature": 0.5
-        }))
-        .unwrap();
-        assert_eq!(p.tools.as_ref().unwrap()[0].name, "forecast");
-        assert_eq!(p.tool_choice, Some(json!({"mode": "auto"})));
-        assert_eq!(p.extra["temperature"], 0.5);
-        assert_eq!(p.check_tool_messages(), Ok(()));
-    }
-
-    #[test]
-    fn sampling_tool_messages_that_break_the_rules_are_invalid_params() {
-        let mixed: CreateMessageParams = serde_json::from_value(json!({"maxTokens": 1,
-            "messages": [{"role": "user", "content": [
-                {"type": "tool_result", "toolUseId": "u1", "content": []},
-                {"type": "text", "text": "and more"}]}]}))
-        .unwrap();
-        assert_eq!(mixed.check_tool_messages().unwrap_err().code, -32602);
-        let unanswered: CreateMessageParams = serde_json::from_value(json!({"maxTokens": 1,
-            "messages": [
-                {"role": "assistant", "content": {"type": "tool_use", "id": "u1", "name": "f", "input": {}}},
-                {"role": "user", "content": {"type": "text", "text": "no result"}}]}))
-        .unwrap();
-        let e = unanswered.check_tool_messages().unwrap_err();
-        assert!(e.message.contains("u1"), "{}", e.message);
     }
 
     #[test]

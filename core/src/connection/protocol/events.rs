@@ -358,6 +358,9 @@ pub enum Event {
     /// The refused request and every message after it wait until then (their own deadlines
     /// still run). Only with [`HttpOptions::authorization`](crate::HttpOptions::authorization).
     AuthorizationRequired(Box<AuthorizationRequired>),
+    /// A handler or callback of the host failed (panicked, or gave an answer that cannot be
+    /// serialized): reported once, by the driver that ran it; everything else went on.
+    HandlerFailed(super::host_failure::HandlerFailure),
     /// The connection ended; every call has ended before this (the last event).
     Closed(Closed),
 }

@@ -9,6 +9,7 @@ mod client_config;
 pub(crate) mod era;
 pub(crate) mod events;
 mod handshake;
+pub(crate) mod host_failure;
 mod input;
 mod listing;
 mod notifications;
@@ -25,6 +26,7 @@ pub use events::{
     typed_result, CallError, CallId, CallOptions, CallOutcome, ClientError, ServerNotification,
     ServerRequest, TaskStatus,
 };
+pub use host_failure::{HandlerFailure, HostHandler, HANDLER_FAILED};
 pub use listing::MAX_PAGES;
 pub use tasks::task_of;
 

@@ -532,6 +532,7 @@ impl Harness {
                 assert!(!self.closed_seen, "Closed twice");
                 self.closed_seen = true;
             }
+            Event::HandlerFailed(f) => panic!("the connection runs no host code: {f}"),
         }
     }
 

@@ -31,7 +31,8 @@ pub struct DemoConfig {
     pub page_size: usize,
     /// The request engine's caps.
     pub engine: Limits,
-    /// How long the server waits for the client's answer to an elicitation.
+    /// How long the server waits for the client's answer to an elicitation (and, with
+    /// `host_requests`, to a sampling or a roots request).
     pub elicitation_timeout: Duration,
     /// Speak only the handshake era: a stateless-era request (the `server/discover` probe
     /// included) is answered `-32601`, as servers that predate 2026-07-28 answer it, so a
@@ -40,6 +41,9 @@ pub struct DemoConfig {
     /// How many generated tools to list after the demo's own: `tool-0`, `tool-1`, …, each
     /// returning its `message` (for measuring hosts with many tools).
     pub extra_tools: usize,
+    /// Also offer `sample` and `roots`, which ask the client's host (sampling, roots) and tell
+    /// what it answered (for tests of a client's handlers).
+    pub host_requests: bool,
 }
 
 impl Default for DemoConfig {
@@ -50,6 +54,7 @@ impl Default for DemoConfig {
             elicitation_timeout: Duration::from_secs(300),
             handshake_only: false,
             extra_tools: 0,
+            host_requests: false,
         }
     }
 }
@@ -95,6 +100,8 @@ struct SlowTask {
 }
 
 mod ask_task;
+mod host_requests;
+mod modern;
 mod rounds;
 mod tasks;
 
@@ -107,6 +114,8 @@ pub struct DemoServer {
     slow: HashMap<Id, SlowTask>,
     /// Our elicitation requests, by our id, with the `ask` call waiting for each.
     asks: HashMap<i64, Id>,
+    /// Our sampling and roots requests, by our id, with the call waiting for each.
+    host_asks: HashMap<i64, Id>,
     /// The tasks of the task tools.
     tasks: tasks::DemoTasks,
     /// `tasks/result` requests waiting for their task to end (2025-11-25).
@@ -184,6 +193,7 @@ impl DemoServer {
             initialized: None,
             slow: HashMap::new(),
             asks: HashMap::new(),
+            host_asks: HashMap::new(),
             tasks: Default::default(),
             task_results: Vec::new(),
             task_asks: HashMap::new(),
@@ -407,9 +417,17 @@ impl DemoServer {
                     self.forget_task_result(&id);
                     self.listens.retain(|(l, _)| *l != id);
                     self.asks.retain(|_, waiting| *waiting != id);
+                    self.host_asks.retain(|_, waiting| *waiting != id);
                 }
-                Output::Completed { id, outcome, .. } => {
-                    if self.ask_task_step(now, id, &outcome) {
+                Output::Completed {
+                    id,
+                    outcome,
+                    method,
+                    ..
+                } => {
+                    if self.host_answered(now, id, &method, &outcome) {
+                        // A `sample` or `roots` call was answered.
+                    } else if self.ask_task_step(now, id, &outcome) {
                         // The call went on to its next step, or was answered.
                     } else if self.task_asked(now, id, &outcome) {
                         self.tasks_due(now);
@@ -456,91 +474,7 @@ impl DemoServer {
         let _ = self.engine.respond(now, &r.id, answer);
     }
 
-    /// A stateless-era request: judged on its own `_meta`, no handshake.
-    fn modern_request(&mut self, now: Instant, r: &Request, params: &Value, version: Value) {
-        if version != MODERN {
-            let supported: Vec<&str> = std::iter::once(MODERN)
-                .chain(crate::types::HANDSHAKE_VERSIONS)
-                .collect();
-            let error = ErrorObject {
-                code: crate::types::codes::UNSUPPORTED_PROTOCOL_VERSION,
-                message: "Unsupported protocol version".into(),
-                data: Some(raw(&json!({"supported": supported, "requested": version}))),
-            };
-            let _ = self.engine.respond(now, &r.id, Err(error));
-            return;
-        }
-        if let Some(answer) = self.modern_tasks(now, r, params) {
-            let _ = self.engine.respond(now, &r.id, answer);
-            return;
-        }
-        let answer = match r.method.as_ref() {
-            "server/discover" => Ok(raw(&json!({
-                "supportedVersions": [MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
-                "capabilities": Self::capabilities(),
-                "instructions": INSTRUCTIONS,
-                "ttlMs": 60_000,
-                "cacheScope": "public",
-                "_meta": { META_SERVER_INFO: Self::server_info() }
-            }))),
-            "subscriptions/listen" => {
-                let asked = params.get("notifications").cloned().unwrap_or(json!({}));
-                let mut honoured = serde_json::Map::new();
-                for key in [
-                    "toolsListChanged",
-                    "promptsListChanged",
-                    "resourcesListChanged",
-                ] {
-                    if asked.get(key) == Some(&Value::Bool(true)) {
-                        honoured.insert(key.into(), Value::Bool(true));
-                    }
-                }
-                // Only the demo's own resources can change.
-                let resources: Vec<&Value> = asked
-                    .get("resourceSubscriptions")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter(|u| u.as_str().is_some_and(|u| u.starts_with("demo://")))
-                    .collect();
-                if !resources.is_empty() {
-                    honoured.insert("resourceSubscriptions".into(), json!(resources));
-                }
-                let honoured = Value::Object(honoured);
-                let ack = json!({"notifications": honoured, "_meta": { META_SUBSCRIPTION: r.id }});
-                let _ = self.engine.notify(
-                    now,
-                    "notifications/subscriptions/acknowledged",
-                    Some(raw(&ack)),
-                );
-                self.listens.push((r.id.clone(), honoured));
-                return;
-            }
-            "tools/call"
-                if matches!(
-                    params.get("name").and_then(Value::as_str),
-                    Some("ask" | "survey")
-                ) =>
-            {
-                // Its results carry their own resultType.
-                let answer = self.modern_input_tool(params);
-                let _ = self.engine.respond(now, &r.id, answer);
-                return;
-            }
-            "ping" | "initialize" | "logging/setLevel" => Err(ErrorObject::new(
-                codes::METHOD_NOT_FOUND,
-                format!("{} is not part of {MODERN}", r.method),
-            )),
-            _ => match self.serve(now, r) {
-                Some(answer) => answer,
-                None => return,
-            },
-        };
-        let answer = answer.map(|result| with_result_type(&result));
-        let _ = self.engine.respond(now, &r.id, answer);
-    }
-
-    fn capabilities() -> Value {
+    pub(super) fn capabilities() -> Value {
         json!({"tools": {"listChanged": true}, "prompts": {}, "resources": {"subscribe": true}, "logging": {},
                "completions": {},
                "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
@@ -669,6 +603,9 @@ impl DemoServer {
     fn list_tools(&self, params: &Value) -> Result<RawJson, ErrorObject> {
         let mut all = tools();
         let all = all.as_array_mut().expect("a list");
+        if self.config.host_requests {
+            all.extend(host_requests::tools().as_array().expect("a list").clone());
+        }
         all.extend((0..self.config.extra_tools).map(generated_tool));
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
@@ -778,6 +715,9 @@ impl DemoServer {
                 }
             }
             Some("ask-task") => return self.ask_task(now, &r.id, &args).map(Ok),
+            Some(tool @ ("sample" | "roots")) if self.config.host_requests => {
+                return self.ask_host(now, &r.id, tool, &args)
+            }
             Some("survey") => Ok(text_result(
                 "survey asks its questions in the stateless era only",
                 true,

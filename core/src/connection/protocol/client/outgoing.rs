@@ -6,12 +6,24 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::ClientProtocol;
+use crate::connection::protocol::CallId;
 use crate::jsonrpc::Message;
 #[cfg(doc)]
 use crate::rpc::Engine;
 use crate::rpc::LocalError;
 
 impl ClientProtocol {
+    /// The deadline of call `call`'s request now in flight (its first, or a later page or
+    /// round); `None` when none is (the call waits for the tools' list, for the application's
+    /// inputs, for a task's next poll) or the call has ended.
+    pub fn call_deadline(&self, call: CallId) -> Option<Instant> {
+        let id = self.current.get(&call).copied().unwrap_or(call.0);
+        match self.calls.get(&id) {
+            Some(state) if state.call == call => self.engine.deadline_of(id),
+            _ => None,
+        }
+    }
+
     /// The next message for the transport to carry. A request among them may still end
     /// before it leaves: ask [`may_send`](Self::may_send) at the moment it goes.
     pub fn poll_transmit(&mut self) -> Option<Message> {
