@@ -64,7 +64,7 @@ pub use mcpwire_core::tap::{Direction, FrameObserver};
 pub use mcpwire_core::types::{CallToolResult, ElicitAction, ElicitResult, Root, Tool};
 pub use mcpwire_core::{
     ChosenEra, Diagnostic, Era, EraReason, Event, HttpOptions, HttpTransportKind, Limits,
-    ProcessAction, Progress, ServerNotification, ShutdownTimeouts,
+    ProcessAction, Progress, ServerNotification, ShutdownTimeouts, StrayOutput,
 };
 #[cfg(feature = "demo")]
 pub use serve::serve_demo;

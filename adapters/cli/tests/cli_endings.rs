@@ -416,6 +416,44 @@ fn server_text_is_printed_with_its_controls_made_visible() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A stdio server that writes something other than JSON-RPC on stdout and then exits, or
+/// answers nothing: the failure a person sees names what it wrote instead (how many lines,
+/// the first two, escaped and cut), in words and in `--json`.
+#[test]
+fn a_failed_start_names_what_the_server_wrote_on_stdout_instead() {
+    let o = mcpwire(&["--stdio", "python3 -c 'print(1)'", "tools"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_contains(
+        &stderr(&o),
+        "the server exited (exit code 0); \
+         the server wrote 1 line on stdout that is not JSON-RPC: \"1\"",
+    );
+    // A banner with terminal controls, a second line, then silence: the handshake's timeout.
+    let code = "import sys, time\n\
+                print('Server v2 \\x1b[1mready\\x1b[0m', flush=True)\n\
+                print('listening on stdio', flush=True)\n\
+                time.sleep(60)";
+    let o = mcpwire(&[
+        "--timeout",
+        "2",
+        "tools",
+        "--json",
+        "--stdio",
+        "--",
+        "python3",
+        "-c",
+        code,
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let said = "the server wrote 2 lines on stdout that are not JSON-RPC: \
+                \"Server v2 \\u{1b}[1mready\\u{1b}[0m\", \"listening on stdio\"";
+    assert_contains(&stderr(&o), said);
+    assert_inert(&stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(v["error"]["kind"], "connect", "{v}");
+    assert_contains(v["error"]["message"].as_str().unwrap(), said);
+}
+
 #[test]
 fn json_stays_json_with_the_controls_escaped() {
     let dir = temp("endings-json");

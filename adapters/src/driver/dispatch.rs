@@ -12,7 +12,6 @@ use mcpwire_core::{CallId, CallOutcome, Closed, Event, Progress, ServerRequest};
 
 use super::state::{ConnectionState, Ready};
 use super::trace;
-use crate::error::Error;
 use crate::future::BoxFuture;
 use crate::handlers::{ElicitationRequest, Handlers};
 use crate::stdio::StderrCallback;
@@ -149,11 +148,7 @@ impl Dispatch {
                     Event::Ready { server, .. } => {
                         st.set_ready(Ready::Done(Arc::new((**server).clone())))
                     }
-                    Event::HandshakeFailed(error) => {
-                        let target = st.target.clone();
-                        let error = error.clone();
-                        st.set_ready(Ready::Failed(Error::Handshake { target, error }));
-                    }
+                    Event::HandshakeFailed(error) => st.handshake_failed(error.clone()),
                     #[cfg(feature = "oauth")]
                     Event::AuthorizationRequired(refusal) => match self.auth.as_mut() {
                         Some(auth) => auth.required((**refusal).clone()),

@@ -158,6 +158,18 @@ impl ConnectionState {
         self.close_waiters.drain(..).for_each(Waker::wake);
     }
 
+    /// The handshake failed with `error`: it is what `ready` gives, with the target and what a
+    /// stdio server wrote on its stdout that is not JSON-RPC.
+    pub(crate) fn handshake_failed(&mut self, error: CallError) {
+        let target = self.target.clone();
+        let stray = self.conn.stray_output().cloned().map(Box::new);
+        self.set_ready(Ready::Failed(Error::Handshake {
+            target,
+            error,
+            stray,
+        }));
+    }
+
     /// Ends the connection for the handles: every waiter is woken.
     pub(crate) fn set_terminal(&mut self, closed: Closed) {
         if self.terminal.is_none() {
@@ -173,8 +185,7 @@ impl ConnectionState {
         }
         if matches!(self.ready, Ready::Waiting(_)) {
             let error = CallError::Local(LocalError::Closed(closed.clone()));
-            let target = self.target.clone();
-            self.set_ready(Ready::Failed(Error::Handshake { target, error }));
+            self.handshake_failed(error);
         }
         self.notifications.wake();
         self.events.wake();
