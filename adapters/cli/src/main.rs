@@ -28,7 +28,6 @@ mod demo;
 mod hints;
 mod http_args;
 mod inspect;
-mod interrupt;
 mod logs;
 mod many;
 mod nouns;
@@ -37,6 +36,7 @@ mod servers;
 mod show;
 mod skills;
 mod stdin_lines;
+mod stop;
 mod target;
 mod tasks;
 mod verbose;
@@ -53,7 +53,9 @@ mod exit {
     pub const TIMEOUT: u8 = 5;
     pub const NO_RESPONSE: u8 = 6;
     pub const UNVERIFIED: u8 = 7;
+    pub const HUNG_UP: u8 = 129;
     pub const INTERRUPTED: u8 = 130;
+    pub const TERMINATED: u8 = 143;
 }
 
 const EXIT_CODES: &str = "\
@@ -69,9 +71,12 @@ Exit codes:
   7  skills NAME: a file of the skill does not match the skill's entry (size, digest,
      SKILL.md frontmatter); nothing of the skill is printed. call: the result breaks the
      tool's outputSchema (no structuredContent, or one that does not match it)
+  129  hung up: SIGHUP (the terminal closed; on Windows the console), closed as after Ctrl-C
   130  interrupted by Ctrl-C, after a call in flight was cancelled (notifications/cancelled,
        or tasks/cancel for a task) and the server was closed gracefully; a second Ctrl-C
-       ends at once (watch, which runs until Ctrl-C, exits 0)
+       (or any second request to stop) ends at once (watch, which runs until Ctrl-C, exits 0)
+  143  terminated: SIGTERM (kill, timeout, a supervisor; on Windows Ctrl-Break), closed as
+       after Ctrl-C
 
 When stdout's reader goes away (`mcpwire … | head`), the server is closed gracefully first,
 then the command ends by SIGPIPE as other tools do (a shell shows 141); another failure to
@@ -79,7 +84,8 @@ write to stdout is told on stderr and ends with 4.
 
 With --json, every failure is also a JSON object on stdout: the server's JSON-RPC error as
 {\"error\": {\"code\", \"message\", \"data\"}}, any other as {\"error\": {\"kind\", \"message\"}},
-kind one of usage, connect, call, timeout, no-response, unverified, interrupted.
+kind one of usage, connect, call, timeout, no-response, unverified, interrupted, terminated,
+hung-up.
 
 What a server sends (tool text, error messages, log messages, its stderr, an HTTP error
 body) is printed with its control characters made visible (\\x1b, \\r, \\u{85}, bidi and
@@ -376,6 +382,8 @@ impl Failure {
             exit::NO_RESPONSE => "no-response",
             exit::UNVERIFIED => "unverified",
             exit::INTERRUPTED => "interrupted",
+            exit::TERMINATED => "terminated",
+            exit::HUNG_UP => "hung-up",
             _ => "call",
         }
     }
@@ -455,50 +463,6 @@ fn finish(f: Failure, json: bool) -> ExitCode {
         errln!("mcpwire: {}", f.message);
     }
     ExitCode::from(f.code)
-}
-
-/// Why a command stopped before its end.
-enum Stop {
-    /// Ctrl-C.
-    Interrupted,
-    /// stdout's reader went away (or stdout could not be written).
-    StdoutGone,
-}
-
-/// Runs `work` unless Ctrl-C comes or stdout is lost first.
-async fn unless_stopped<T>(work: impl std::future::Future<Output = T>) -> Result<T, Stop> {
-    let interrupted = async {
-        interrupt::wait().await;
-        Err(Stop::Interrupted)
-    };
-    let gone = async {
-        out::stdout_gone().await;
-        Err(Stop::StdoutGone)
-    };
-    future::or(async { Ok(work.await) }, future::or(interrupted, gone)).await
-}
-
-/// From now on (a connection is about to be made), Ctrl-C and the loss of stdout stop the
-/// command, and the connection is closed gracefully before the process ends.
-fn stop_gracefully() {
-    interrupt::catch();
-    out::close_first();
-}
-
-/// The failure a stop is, once the connection was closed; what was printed said the rest.
-fn stopped(stop: &Stop) -> Failure {
-    match stop {
-        Stop::Interrupted => Failure::new(exit::INTERRUPTED, ""),
-        // The process ends in `out::end_if_lost` (by SIGPIPE when the reader went away).
-        Stop::StdoutGone => Failure::new(exit::CALL, ""),
-    }
-}
-
-/// Says at once that Ctrl-C was seen and the connection is closing (it may take seconds).
-fn tell_interrupted(stop: &Stop) {
-    if matches!(stop, Stop::Interrupted) {
-        errln!("mcpwire: interrupted; closing the connection (Ctrl-C again ends at once)");
-    }
 }
 
 /// The `--verbose` line for a step a stdio connection took with its server process, as it is
@@ -639,8 +603,11 @@ fn main() -> ExitCode {
         return demo::main();
     }
     let outcome = smol::block_on(run(cli));
-    // stdout was lost: the connection is closed; end as that asks.
-    out::end_if_lost();
+    // stdout was lost: the connection is closed; end as that asks (unless a stop request came
+    // first: a closed terminal takes stdout with it).
+    if stop::requested().is_none() {
+        out::end_if_lost();
+    }
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(f) => finish(f, json),
@@ -754,14 +721,14 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     }
     let stateless = matches!(cli.server.era, EraArg::Stateless);
     let http_proxy = inspect::proxy_in_use(&config, &options);
-    // From here on Ctrl-C (or stdout's loss) closes the connection gracefully.
-    stop_gracefully();
+    // From here on a stop request (or stdout's loss) closes the connection gracefully.
+    stop::stop_gracefully();
     let (client, driver) = mcpwire::connect(&config, options)?;
     smol::spawn(driver).detach();
     // `auth login`'s sign-in takes Ctrl-C itself, as its typed outcome.
     let ready = match login {
         true => Ok(client.ready().await),
-        false => unless_stopped(client.ready()).await,
+        false => stop::unless_stopped(client.ready()).await,
     };
     let ready = match ready {
         Ok(Ok(_)) => Ok(()),
@@ -775,15 +742,15 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         )),
         Ok(Err(e)) => {
             let mut f = Failure::from(e);
-            // A sign-in cancelled by Ctrl-C.
-            if interrupt::happened() {
-                f.code = exit::INTERRUPTED;
+            // A sign-in cancelled by a stop request.
+            if let Some(request) = stop::requested() {
+                f.code = request.code();
             }
             Err(f)
         }
         Err(stop) => {
-            tell_interrupted(&stop);
-            Err(stopped(&stop))
+            stop::tell(&stop);
+            Err(stop::stopped(&stop))
         }
     };
     if let Err(f) = ready {
@@ -868,21 +835,21 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     // The server's log messages are printed while the command runs, and those left after.
     // Watch reads the notifications itself, log messages included.
     let done = match watching {
-        true => unless_stopped(work).await,
-        false => unless_stopped(future::or(work, logs.run())).await,
+        true => stop::unless_stopped(work).await,
+        false => stop::unless_stopped(future::or(work, logs.run())).await,
     };
-    // A call cut short by Ctrl-C was dropped with the work: its cancellation is queued, and
+    // A call cut short by a stop request was dropped with the work: its cancellation is queued, and
     // goes out before the close's end of stdin.
     let code = match done {
         Ok(code) => code,
         // Watch runs until Ctrl-C: that is its normal end.
-        Err(Stop::Interrupted) if watching => {
+        Err(stop::Stop::Requested(stop::Request::Interrupt)) if watching => {
             errln!("interrupted; closing the connection");
             Ok(exit::OK)
         }
         Err(stop) => {
-            tell_interrupted(&stop);
-            Err(stopped(&stop))
+            stop::tell(&stop);
+            Err(stop::stopped(&stop))
         }
     };
     client.close().await;

@@ -198,6 +198,8 @@ fn a_second_ctrl_c_ends_at_once() {
     wait_for(&log, "call hang");
     interrupt(&child);
     wait_for(&log, "stdin closed");
+    // Later than a signal sent twice at once (which is one request), as a person's second is.
+    std::thread::sleep(Duration::from_millis(200));
     let second = Instant::now();
     interrupt(&child);
     let o = child.wait_with_output().unwrap();
@@ -215,6 +217,153 @@ fn a_second_ctrl_c_ends_at_once() {
     // Ended before the close's SIGTERM was due.
     assert!(!logged(&log).contains("got SIGTERM"), "{}", logged(&log));
     assert!(!outlived, "the server outlived its host");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Sends `signal` to the command this test started.
+#[cfg(unix)]
+fn send(child: &Child, signal: libc::c_int) {
+    // SAFETY: kill(2) signals the child this test started, by its PID.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+}
+
+/// SIGTERM (`kill`, `timeout`, a supervisor) and SIGHUP (a closed terminal) end a command as
+/// Ctrl-C does: the call in flight cancelled on the wire, the server closed gracefully (the end
+/// of its stdin, and it left on its own), then exit 143 or 129; `--json` says which.
+#[test]
+#[cfg(unix)]
+fn sigterm_and_sighup_cancel_close_gracefully_and_exit_143_and_129() {
+    let dir = temp("endings-signals");
+    for (signal, code, kind, words) in [
+        (libc::SIGTERM, 143, "terminated", "terminated (SIGTERM)"),
+        (libc::SIGHUP, 129, "hung-up", "hung up (SIGHUP)"),
+    ] {
+        let log = log_in(&dir, kind);
+        let args = against_stub(&["call", "hang", "--json"], &log, false);
+        let child = spawn(&strs(&args), Stdio::null());
+        wait_for(&log, "call hang");
+        send(&child, signal);
+        let o = child.wait_with_output().unwrap();
+        clean_up(&log);
+        assert_eq!(o.status.code(), Some(code), "{kind}: {}", stderr(&o));
+        assert_contains(&stderr(&o), &format!("{words}; closing the connection"));
+        let seen = steps(
+            &log,
+            &[
+                "notifications/cancelled",
+                "stdin closed",
+                "got SIGTERM",
+                "exiting",
+            ],
+        );
+        assert_eq!(seen.len(), 3, "{kind}: {}", logged(&log));
+        assert!(seen[0].starts_with("notifications/cancelled "), "{seen:?}");
+        assert_eq!(seen[1..], ["stdin closed", "exiting"], "{kind}");
+        let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+        assert_eq!(v["error"]["kind"], kind, "{v}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `timeout 5 mcpwire …` sends its SIGTERM to the command and to its process group, the
+/// command again, at once: that is one request, and the close stays graceful. So is a closed
+/// terminal's SIGHUP, which may come twice (from the terminal and from the shell), whenever
+/// the second comes. A second request of another kind, or SIGTERM again later, ends at once.
+#[test]
+#[cfg(unix)]
+fn the_same_signal_twice_is_one_request_and_a_second_request_ends_at_once() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = temp("endings-twice-over");
+    // SIGTERM twice at once.
+    let log = log_in(&dir, "timeout");
+    let args = against_stub(&["call", "hang"], &log, false);
+    let child = spawn(&strs(&args), Stdio::null());
+    wait_for(&log, "call hang");
+    send(&child, libc::SIGTERM);
+    send(&child, libc::SIGTERM);
+    let o = child.wait_with_output().unwrap();
+    clean_up(&log);
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert_eq!(
+        steps(&log, &["stdin closed", "got SIGTERM", "exiting"]),
+        ["stdin closed", "exiting"]
+    );
+    // SIGHUP again while a server that ignores the end of its stdin is being closed: the
+    // close goes on to its SIGTERM.
+    let log = log_in(&dir, "hangup");
+    let args = against_stub(&["call", "hang"], &log, true);
+    let child = spawn(&strs(&args), Stdio::null());
+    wait_for(&log, "call hang");
+    send(&child, libc::SIGHUP);
+    wait_for(&log, "stdin closed");
+    std::thread::sleep(Duration::from_millis(300));
+    send(&child, libc::SIGHUP);
+    let o = child.wait_with_output().unwrap();
+    clean_up(&log);
+    assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
+    assert!(logged(&log).contains("got SIGTERM"), "{}", logged(&log));
+    // SIGTERM, then Ctrl-C: ends at once, by SIGINT, before the close's SIGTERM is due; the
+    // server goes with its host.
+    for (first, second) in [
+        (libc::SIGTERM, libc::SIGINT),
+        (libc::SIGTERM, libc::SIGTERM),
+    ] {
+        let log = log_in(&dir, &format!("second-{second}"));
+        let args = against_stub(&["call", "hang"], &log, true);
+        let child = spawn(&strs(&args), Stdio::null());
+        wait_for(&log, "call hang");
+        send(&child, first);
+        wait_for(&log, "stdin closed");
+        std::thread::sleep(Duration::from_millis(200));
+        let again = Instant::now();
+        send(&child, second);
+        let o = child.wait_with_output().unwrap();
+        let took = again.elapsed();
+        let pid = stub_pid(&log).expect("the stub's pid");
+        let start = Instant::now();
+        while alive(pid) && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let outlived = alive(pid);
+        clean_up(&log);
+        assert_eq!(o.status.signal(), Some(second), "{}", stderr(&o));
+        assert!(took < Duration::from_millis(1500), "{took:?}");
+        assert!(!logged(&log).contains("got SIGTERM"), "{}", logged(&log));
+        assert!(!outlived, "the server outlived its host");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A signal ignored when the command started (`nohup` ignores SIGHUP) stays ignored.
+#[test]
+#[cfg(unix)]
+fn an_ignored_sighup_stays_ignored() {
+    use std::os::unix::process::CommandExt;
+    let dir = temp("endings-nohup");
+    let log = log_in(&dir, "stub");
+    let args = against_stub(&["call", "hang"], &log, false);
+    let mut command = Command::new(BIN);
+    command
+        .args(strs(&args))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: signal(2) is async-signal-safe, as what runs between fork and exec must be.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let child = command.spawn().unwrap();
+    wait_for(&log, "call hang");
+    send(&child, libc::SIGHUP);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!logged(&log).contains("stdin closed"), "{}", logged(&log));
+    send(&child, libc::SIGINT);
+    let o = child.wait_with_output().unwrap();
+    clean_up(&log);
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
