@@ -208,6 +208,15 @@ fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
         })
         .await;
         assert!(raced.is_none());
+        // With a reason the host chose, from any handle.
+        client.clone().set_cancel_reason("interrupted");
+        let call = client.call_tool("slow", json!({"steps": 100, "interval_ms": 50}));
+        let raced = future::or(async { Some(call.await) }, async {
+            async_io::Timer::after(Duration::from_millis(100)).await;
+            None
+        })
+        .await;
+        assert!(raced.is_none());
         client
             .call_tool("echo", json!({"message": "still here"}))
             .await
@@ -217,8 +226,13 @@ fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
             .iter()
             .filter(|f| f.contains("notifications/cancelled"))
             .collect();
-        assert_eq!(cancels.len(), 2, "{frames:#?}");
-        assert!(cancels[1].contains("the caller stopped waiting"));
+        assert_eq!(cancels.len(), 3, "{frames:#?}");
+        assert!(cancels[1].contains("\"reason\":\"the caller stopped waiting\""));
+        assert!(
+            cancels[2].contains("\"reason\":\"interrupted\""),
+            "{}",
+            cancels[2]
+        );
         assert_eq!(client.calls_in_flight(), 0);
     });
 }

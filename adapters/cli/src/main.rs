@@ -362,6 +362,8 @@ struct Failure {
     message: String,
     /// The server's JSON-RPC error, when that is what it was: with `--json`, printed as it is.
     error: Option<Value>,
+    /// Already said on stderr as it happened (a stop request): the message is for `--json`.
+    told: bool,
 }
 
 impl Failure {
@@ -370,6 +372,7 @@ impl Failure {
             code,
             message: message.into(),
             error: None,
+            told: false,
         }
     }
 
@@ -410,12 +413,16 @@ impl From<Error> for Failure {
             Error::Spawn { .. } | Error::Handshake { .. } => exit::CONNECT,
             Error::Schema { .. } => exit::UNVERIFIED,
             e if e.is_timeout() => exit::TIMEOUT,
+            // Held until the server answered what had to go first (notifications/initialized)
+            // and never sent: a timeout whichever one fired, the call's or that answer's.
+            Error::Call(CallError::Local(LocalError::NotSent { .. })) => exit::TIMEOUT,
             _ => exit::CALL,
         };
         Failure {
             code,
             message: message_of(&e),
             error: e.server_error().and_then(|s| serde_json::to_value(s).ok()),
+            told: false,
         }
     }
 }
@@ -459,7 +466,7 @@ fn finish(f: Failure, json: bool) -> ExitCode {
     if json {
         out::json(&f.to_json());
     }
-    if !f.message.is_empty() {
+    if !f.message.is_empty() && !f.told {
         errln!("mcpwire: {}", f.message);
     }
     ExitCode::from(f.code)
@@ -728,7 +735,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     // `auth login`'s sign-in takes Ctrl-C itself, as its typed outcome.
     let ready = match login {
         true => Ok(client.ready().await),
-        false => stop::unless_stopped(client.ready()).await,
+        false => stop::unless_stopped(client.ready(), |_| ()).await,
     };
     let ready = match ready {
         Ok(Ok(_)) => Ok(()),
@@ -832,11 +839,13 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             }
         }
     };
+    // A call cut short by a stop request tells the server why ("interrupted").
+    let named = |request: stop::Request| client.set_cancel_reason(request.words());
     // The server's log messages are printed while the command runs, and those left after.
     // Watch reads the notifications itself, log messages included.
     let done = match watching {
-        true => stop::unless_stopped(work).await,
-        false => stop::unless_stopped(future::or(work, logs.run())).await,
+        true => stop::unless_stopped(work, named).await,
+        false => stop::unless_stopped(future::or(work, logs.run()), named).await,
     };
     // A call cut short by a stop request was dropped with the work: its cancellation is queued, and
     // goes out before the close's end of stdin.

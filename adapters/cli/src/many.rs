@@ -230,7 +230,15 @@ async fn run(cli: &Cli, file: &Path, listed: &Loaded) -> Result<u8, Failure> {
             }
         }
     };
-    let code = match super::stop::unless_stopped(future::or(work, events)).await {
+    // A call cut short by a stop request tells its server why ("interrupted").
+    let named = |request: super::stop::Request| {
+        for (server, _) in manager.states() {
+            if let Some(client) = manager.client(&server) {
+                client.set_cancel_reason(request.words());
+            }
+        }
+    };
+    let code = match super::stop::unless_stopped(future::or(work, events), named).await {
         Ok(code) => code,
         Err(stop) => {
             super::stop::tell(&stop);

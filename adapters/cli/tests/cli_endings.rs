@@ -174,15 +174,23 @@ fn ctrl_c_during_a_call_cancels_it_closes_the_server_gracefully_and_exits_130() 
         &["notifications/cancelled", "stdin closed", "got SIGTERM"],
     );
     assert_eq!(seen.len(), 2, "{}", logged(&log));
+    // Cancelled saying why: "interrupted", not "the caller stopped waiting".
     assert!(
-        seen[0].starts_with("notifications/cancelled "),
+        seen[0].starts_with("notifications/cancelled ") && seen[0].ends_with(": interrupted"),
         "{}",
         logged(&log)
     );
     assert_eq!(seen[1], "stdin closed");
-    // --json: the interruption as an error object.
+    // --json: the interruption as an error object, in words; stderr says it once.
     let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
     assert_eq!(v["error"]["kind"], "interrupted", "{v}");
+    assert_eq!(v["error"]["message"], "interrupted", "{v}");
+    assert_eq!(
+        stderr(&o).matches("interrupted").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -258,9 +266,11 @@ fn sigterm_and_sighup_cancel_close_gracefully_and_exit_143_and_129() {
         );
         assert_eq!(seen.len(), 3, "{kind}: {}", logged(&log));
         assert!(seen[0].starts_with("notifications/cancelled "), "{seen:?}");
+        assert!(seen[0].ends_with(&format!(": {words}")), "{seen:?}");
         assert_eq!(seen[1..], ["stdin closed", "exiting"], "{kind}");
         let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
         assert_eq!(v["error"]["kind"], kind, "{v}");
+        assert_eq!(v["error"]["message"], words, "{v}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -465,7 +475,7 @@ fn ctrl_c_with_several_servers_closes_each_gracefully() {
         logged(&a)
     );
     assert!(
-        logged(&a).contains("notifications/cancelled"),
+        logged(&a).contains("notifications/cancelled") && logged(&a).contains(": interrupted"),
         "{}",
         logged(&a)
     );
@@ -800,6 +810,44 @@ fn with_json_every_failure_is_an_error_object() {
     let o = mcpwire(&["call", "add", "a=x"]);
     assert!(o.stdout.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A server that never answers `notifications/initialized` holds the first call behind it:
+/// the failure is one kind, a timeout (exit 5), whichever timeout fired first, the call's own
+/// (`--timeout 2`) or the notification's response head (30 s, under `--timeout 60`).
+#[test]
+fn the_initialized_gate_fails_with_one_exit_code_whichever_timeout_fired() {
+    use mcpwire_tests::fault_http::{FaultServer, Rule};
+    let init = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25",
+        "capabilities":{"tools":{}},"serverInfo":{"name":"gate","version":"1"}}}"#;
+    let server = FaultServer::start(vec![
+        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", "s-1")], init),
+        Rule::notifications().silent(),
+        Rule::get().status(405),
+        Rule::delete().status(200),
+    ]);
+    let url = server.url();
+    for timeout in ["2", "60"] {
+        let o = mcpwire(&[
+            "--http",
+            &url,
+            "--era",
+            "handshake",
+            "--timeout",
+            timeout,
+            "ping",
+            "--json",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(5),
+            "--timeout {timeout}: {}",
+            stderr(&o)
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+        assert_eq!(v["error"]["kind"], "timeout", "{v}");
+        assert_contains(&stderr(&o), "notifications/initialized");
+    }
 }
 
 #[test]

@@ -88,6 +88,9 @@ pub(crate) struct ConnectionState {
     pub(crate) http_counters: Option<Arc<CounterCells>>,
     /// The driver has finished (the connection ended) or was dropped.
     pub(crate) finished: bool,
+    /// The reason a call's cancellation gives when its future is dropped, when the host chose
+    /// one ([`Client::set_cancel_reason`](crate::Client::set_cancel_reason)).
+    pub(crate) cancel_reason: Option<Arc<str>>,
 }
 
 impl ConnectionState {
@@ -108,6 +111,7 @@ impl ConnectionState {
             notifications: Bounded::new(max_unread),
             events: Bounded::new(max_unread),
             close_waiters: Vec::new(),
+            cancel_reason: None,
             handles: 1,
             close_requested: false,
             terminal: None,

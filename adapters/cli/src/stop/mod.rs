@@ -174,11 +174,17 @@ pub(crate) enum Stop {
     StdoutGone,
 }
 
-/// Runs `work` unless a stop request comes or stdout is lost first.
+/// Runs `work` unless a stop request comes or stdout is lost first. On a request, `named` is
+/// given it before `work` is dropped: the calls cut short can be told why (`interrupted`).
 pub(crate) async fn unless_stopped<T>(
     work: impl std::future::Future<Output = T>,
+    named: impl FnOnce(Request),
 ) -> Result<T, Stop> {
-    let requested = async { Err(Stop::Requested(wait().await)) };
+    let requested = async {
+        let request = wait().await;
+        named(request);
+        Err(Stop::Requested(request))
+    };
     let gone = async {
         crate::out::stdout_gone().await;
         Err(Stop::StdoutGone)
@@ -196,7 +202,10 @@ pub(crate) fn stop_gracefully() {
 /// The failure a stop is, once the connection was closed; what was printed said the rest.
 pub(crate) fn stopped(stop: &Stop) -> Failure {
     match stop {
-        Stop::Requested(request) => Failure::new(request.code(), ""),
+        Stop::Requested(request) => Failure {
+            told: true,
+            ..Failure::new(request.code(), request.words())
+        },
         // The process ends in `out::end_if_lost` (by SIGPIPE when the reader went away).
         Stop::StdoutGone => Failure::new(exit::CALL, ""),
     }
