@@ -575,7 +575,8 @@ fn main() -> ExitCode {
         return code;
     }
     if let Command::Servers { json, .. } = &cli.command {
-        return match servers::list(cli.server.config.as_deref(), *json) {
+        let (file, name) = (cli.server.config.as_deref(), cli.server.server.as_deref());
+        return match servers::list(file, name, *json) {
             Ok(code) => ExitCode::from(code),
             Err(f) => finish(f, *json),
         };
