@@ -59,33 +59,32 @@ mod exit {
 }
 
 const EXIT_CODES: &str = "\
-Exit codes:
-  0  success
-  1  the tool ran and reported an error (an isError result)
-  2  usage error (bad arguments, or a tool the server does not list)
-  3  the server could not be started or the handshake failed
-  4  the call failed (a JSON-RPC error from the server, or the connection ended)
-  5  the call timed out
-  6  decode: the body yields no response for the request (or decodes differently
-     when split another way)
-  7  skills NAME: a file of the skill does not match the skill's entry (size, digest,
-     SKILL.md frontmatter); nothing of the skill is printed. call: the result breaks the
-     tool's outputSchema (no structuredContent, or one that does not match it)
-  129  hung up: SIGHUP (the terminal closed; on Windows the console), closed as after Ctrl-C
-  130  interrupted by Ctrl-C, after a call in flight was cancelled (notifications/cancelled,
-       or tasks/cancel for a task) and the server was closed gracefully; a second Ctrl-C
-       (or any second request to stop) ends at once (watch, which runs until Ctrl-C, exits 0)
-  143  terminated: SIGTERM (kill, timeout, a supervisor; on Windows Ctrl-Break), closed as
-       after Ctrl-C
-
-When stdout's reader goes away (`mcpwire … | head`), the server is closed gracefully first,
-then the command ends by SIGPIPE as other tools do (a shell shows 141); another failure to
-write to stdout is told on stderr and ends with 4.
-
-With --json, every failure is also a JSON object on stdout: the server's JSON-RPC error as
-{\"error\": {\"code\", \"message\", \"data\"}}, any other as {\"error\": {\"kind\", \"message\"}},
-kind one of usage, connect, call, timeout, no-response, unverified, interrupted, terminated,
-hung-up.
+Exit codes, each with its kind in --json's {\"error\": {\"kind\", \"message\"}}:
+    0               success
+    1               the tool ran and reported an error (an isError result)
+    2  usage        bad arguments, or a tool the server does not list
+    3  connect      the server could not be started, or its handshake failed or timed out
+    4  call         the call failed (the connection ended, it was refused before it was
+                    sent, it may have run and was not sent again), or stdout could not be
+                    written; a JSON-RPC error from the server is printed as it came,
+                    {\"error\": {\"code\", \"message\", \"data\"}}, in place of a kind
+    5  timeout      the call timed out, or it waited for the server to answer
+                    notifications/initialized and was never sent
+    6  no-response  decode: the body yields no response for the request (or decodes
+                    differently when split another way)
+    7  unverified   skills NAME: a file of the skill does not match the skill's entry (size,
+                    digest, SKILL.md frontmatter); nothing of the skill is printed. call: the
+                    result breaks the tool's outputSchema (no structuredContent, or one that
+                    does not match it)
+  129  hung-up      SIGHUP, the terminal closed (on Windows the console): as after Ctrl-C
+  130  interrupted  Ctrl-C, after a call in flight was cancelled (notifications/cancelled, or
+                    tasks/cancel for a task) and the server was closed gracefully; any second
+                    request to stop ends at once (watch, which runs until Ctrl-C, exits 0)
+  141               stdout's reader went away (as head does once it has its lines): the
+                    server was closed gracefully, then the command ended by SIGPIPE, as
+                    other tools do
+  143  terminated   SIGTERM (kill, timeout, a supervisor; on Windows Ctrl-Break): as after
+                    Ctrl-C
 
 What a server sends (tool text, error messages, log messages, its stderr, an HTTP error
 body) is printed with its control characters made visible (\\x1b, \\r, \\u{85}, bidi and
@@ -1058,6 +1057,26 @@ mod tests {
             Failure::new(exit::INTERRUPTED, "").to_json()["error"]["kind"],
             "interrupted"
         );
+    }
+
+    /// The kind `--json` gives a failure is the one the exit codes' table gives its code.
+    #[test]
+    fn each_code_s_kind_is_the_one_help_lists() {
+        let rows = EXIT_CODES
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .filter(|l| !l[..5].trim().is_empty());
+        let mut checked = 0;
+        for row in rows {
+            let code: u8 = row[..5].trim().parse().expect("a code");
+            let kind = row[5..20].trim();
+            if !kind.is_empty() {
+                assert_eq!(Failure::new(code, "").kind(), kind, "{row}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 9);
     }
 
     #[test]

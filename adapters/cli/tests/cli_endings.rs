@@ -850,17 +850,78 @@ fn the_initialized_gate_fails_with_one_exit_code_whichever_timeout_fired() {
     }
 }
 
+/// One row of the exit codes' table: the code, its kind with `--json` (or none), the words.
+type ExitRow = (u16, String, String);
+
+/// The exit codes' table of `--help`: a row is `CODE  KIND  WORDS` in fixed columns (the code
+/// right-aligned in 5, the kind from the 8th, the words from the 21st), continued on lines
+/// that leave the first 20 blank.
+fn help_exit_table(help: &str) -> Vec<ExitRow> {
+    let mut rows: Vec<ExitRow> = Vec::new();
+    let table = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Exit codes"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty());
+    for line in table {
+        let (head, words) = line.split_at(20.min(line.len()));
+        match head.trim() {
+            "" => {
+                let row = rows.last_mut().expect("a row to continue");
+                row.2 = format!("{} {}", row.2, words.trim());
+            }
+            _ => {
+                let code = head[..5].trim().parse().expect("a code");
+                rows.push((code, head[5..].trim().to_owned(), words.trim().to_owned()));
+            }
+        }
+    }
+    rows
+}
+
+/// The README's table: `| CODE | KIND | WORDS |`, backticks left out.
+fn readme_exit_table(readme: &str) -> Vec<ExitRow> {
+    readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| code | kind |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<String> = l
+                .trim()
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.replace('`', "").trim().to_owned())
+                .collect();
+            assert_eq!(cells.len(), 3, "{l}");
+            (
+                cells[0].parse().expect("a code"),
+                cells[1].clone(),
+                cells[2].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The exit codes are one table, the same in `--help` and the README: one code for each kind
+/// of failure, each kind with one code, every code the command line ends with among them.
 #[test]
-fn every_exit_code_is_listed_in_help_and_the_readme() {
+fn every_exit_code_is_one_table_in_help_and_the_readme() {
     let help = stdout(&mcpwire(&["--help"]));
     let readme = include_str!("../../../README.md");
-    for code in ["0", "1", "2", "3", "4", "5", "6", "7", "130"] {
-        assert!(
-            help.lines()
-                .any(|l| l.trim_start().starts_with(&format!("{code} "))),
-            "{code} is not in --help:\n{help}"
-        );
-    }
-    assert_contains(&help, "interrupted by Ctrl-C");
-    assert_contains(readme, "130 interrupted by Ctrl-C");
+    let in_help = help_exit_table(&help);
+    let in_readme = readme_exit_table(readme);
+    assert_eq!(in_help, in_readme);
+    let codes: Vec<u16> = in_help.iter().map(|r| r.0).collect();
+    assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 129, 130, 141, 143]);
+    let mut kinds: Vec<&str> = in_help
+        .iter()
+        .map(|r| r.1.as_str())
+        .filter(|k| !k.is_empty())
+        .collect();
+    let all = kinds.len();
+    kinds.sort_unstable();
+    kinds.dedup();
+    assert_eq!(kinds.len(), all, "a kind with two codes: {in_help:?}");
+    assert_contains(&help, "Ctrl-C, after a call in flight was cancelled");
 }
