@@ -610,11 +610,8 @@ fn main() -> ExitCode {
         return demo::main();
     }
     let outcome = smol::block_on(run(cli));
-    // stdout was lost: the connection is closed; end as that asks (unless a stop request came
-    // first: a closed terminal takes stdout with it).
-    if stop::requested().is_none() {
-        out::end_if_lost();
-    }
+    // stdout was lost: the connection is closed; end as that asks.
+    stop::end_if_lost();
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(f) => finish(f, json),

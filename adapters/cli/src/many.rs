@@ -55,11 +55,8 @@ pub(super) fn main(cli: &Cli) -> Option<ExitCode> {
     }
     let listed = listed.unwrap_or_default();
     let outcome = smol::block_on(run(cli, file, &listed));
-    // stdout was lost: every server is closed; end as that asks (unless a stop request came
-    // first).
-    if super::stop::requested().is_none() {
-        crate::out::end_if_lost();
-    }
+    // stdout was lost: every server is closed; end as that asks.
+    super::stop::end_if_lost();
     Some(match outcome {
         Ok(code) => ExitCode::from(code),
         Err(f) => super::finish(f, cli.command.json()),
@@ -230,14 +227,7 @@ async fn run(cli: &Cli, file: &Path, listed: &Loaded) -> Result<u8, Failure> {
             }
         }
     };
-    // A call cut short by a stop request tells its server why ("interrupted").
-    let named = |request: super::stop::Request| {
-        for (server, _) in manager.states() {
-            if let Some(client) = manager.client(&server) {
-                client.set_cancel_reason(request.words());
-            }
-        }
-    };
+    let named = |request| super::stop::name_for_servers(&manager, request);
     let code = match super::stop::unless_stopped(future::or(work, events), named).await {
         Ok(code) => code,
         Err(stop) => {

@@ -199,6 +199,24 @@ pub(crate) fn stop_gracefully() {
     crate::out::close_first();
 }
 
+/// A call a stop request cut short tells each of the Manager's servers why ("interrupted").
+pub(crate) fn name_for_servers(manager: &mcpwire::manager::Manager, request: Request) {
+    for (server, _) in manager.states() {
+        if let Some(client) = manager.client(&server) {
+            client.set_cancel_reason(request.words());
+        }
+    }
+}
+
+/// Once the connection is closed: when stdout was lost, ends the process as that asks (see
+/// `out::end_if_lost`), unless a stop request came first (a closed terminal takes stdout with
+/// it: the request's exit code is the one to end with).
+pub(crate) fn end_if_lost() {
+    if requested().is_none() {
+        crate::out::end_if_lost();
+    }
+}
+
 /// The failure a stop is, once the connection was closed; what was printed said the rest.
 pub(crate) fn stopped(stop: &Stop) -> Failure {
     match stop {
