@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mcpwire_core::{CallError, ClientError, Closed, LocalError};
+use mcpwire_core::{CallError, ClientError, Closed, LocalError, StrayOutput};
 
 use crate::handlers::ElicitationRequest;
 
@@ -28,13 +28,17 @@ pub enum Error {
         message: String,
     },
     /// The handshake failed: the server answered with an error or an unknown version, timed
-    /// out, or exited (the reason then names the exit status and the end of its stderr).
-    #[error("`{target}`: handshake failed: {error}")]
+    /// out, or exited (the reason then names the exit status and the end of its stderr). A
+    /// stdio server that wrote lines on its stdout that are not JSON-RPC has them named too
+    /// (how many, the first two): often the reason it never answered.
+    #[error("`{target}`: handshake failed: {error}{}", stray_words(.stray.as_deref()))]
     Handshake {
         /// The command line or the URL.
         target: String,
         /// Why.
         error: CallError,
+        /// What the stdio server wrote on its stdout that is not JSON-RPC, if anything.
+        stray: Option<Box<StrayOutput>>,
     },
     /// A call failed: a JSON-RPC error from the server, or a local end (timeout, cancellation,
     /// a lost stream), or a result of the wrong shape. A call the connection's end cut short is
@@ -125,4 +129,9 @@ impl Error {
             ))
         )
     }
+}
+
+/// `; ` and what a stdio server wrote that is not JSON-RPC, when it wrote any.
+fn stray_words(stray: Option<&StrayOutput>) -> String {
+    stray.map(|s| format!("; {s}")).unwrap_or_default()
 }

@@ -67,7 +67,7 @@ pub use mcpwire_core::types::{CallToolResult, ElicitAction, ElicitResult, Root, 
 pub use mcpwire_core::{
     ChosenEra, Diagnostic, Era, EraReason, Event, HandlerFailure, HostHandler, HttpOptions,
     HttpTransportKind, Limits, ProcessAction, Progress, ServerNotification, ShutdownTimeouts,
-    HANDLER_FAILED,
+    StrayOutput, HANDLER_FAILED,
 };
 #[cfg(feature = "demo")]
 pub use serve::serve_demo;

@@ -1327,6 +1327,75 @@ fn errors_never_hold_values() {
     assert!(!e.to_string().contains("SECRET"), "{e}");
 }
 
+/// `${workspaceFolder}` is the project's folder as an absolute path without `.` or `..`,
+/// however the file was named: relative to the current directory, or through `..`.
+#[test]
+#[cfg(unix)]
+fn the_workspace_is_absolute_and_normalised_whatever_path_names_the_file() {
+    let dir = temp_dir("relative");
+    let project = dir.join("proj");
+    std::fs::create_dir_all(project.join(".vscode")).unwrap();
+    std::fs::create_dir_all(project.join("sub")).unwrap();
+    std::fs::write(
+        project.join(".vscode/mcp.json"),
+        r#"{"servers": {"v": {"command": "${workspaceFolder}/srv",
+            "args": ["${workspaceFolderBasename}"]}}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.join(".cursor")).unwrap();
+    std::fs::write(
+        project.join(".cursor/mcp.json"),
+        r#"{"mcpServers": {"c": {"command": "${workspaceFolder}/srv"}}}"#,
+    )
+    .unwrap();
+    // The same file from the current directory, up to the root and down again.
+    let cwd = std::env::current_dir().unwrap();
+    let up = "../".repeat(cwd.components().count() - 1);
+    let below_root = project.strip_prefix("/").unwrap();
+    let relative = PathBuf::from(format!("{up}{}", below_root.display()));
+    assert!(relative.is_relative());
+    let absolute = &project;
+    let named = [
+        relative.join(".vscode/mcp.json"),
+        project.join("sub/../.vscode/./mcp.json"),
+        project.join(".vscode/mcp.json"),
+    ];
+    for path in named {
+        let loaded = Loader::new(home(), env()).load_file(&path).unwrap();
+        let v = stdio(&loaded, "v");
+        assert_eq!(
+            v.command,
+            format!("{}/srv", absolute.display()),
+            "{}",
+            path.display()
+        );
+        assert_eq!(v.args, ["proj"], "{}", path.display());
+    }
+    let loaded = Loader::new(home(), env())
+        .load_file(relative.join(".cursor/mcp.json"))
+        .unwrap();
+    assert_eq!(
+        stdio(&loaded, "c").command,
+        format!("{}/srv", absolute.display())
+    );
+    // The loader's own project, given relative, is made absolute too.
+    let elsewhere = dir.join("servers.json");
+    std::fs::write(
+        &elsewhere,
+        r#"{"servers": {"v": {"command": "${workspaceFolder}/srv"}}}"#,
+    )
+    .unwrap();
+    let loaded = Loader::new(home(), env())
+        .project(relative.join("sub/.."))
+        .load_file(&elsewhere)
+        .unwrap();
+    assert_eq!(
+        stdio(&loaded, "v").command,
+        format!("{}/srv", absolute.display())
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn the_workspace_is_the_project_holding_the_file_else_the_loaders() {
     // A project's own file: its project, whatever the loader was given.

@@ -208,6 +208,15 @@ fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
         })
         .await;
         assert!(raced.is_none());
+        // With a reason the host chose, from any handle.
+        client.clone().set_cancel_reason("interrupted");
+        let call = client.call_tool("slow", json!({"steps": 100, "interval_ms": 50}));
+        let raced = future::or(async { Some(call.await) }, async {
+            async_io::Timer::after(Duration::from_millis(100)).await;
+            None
+        })
+        .await;
+        assert!(raced.is_none());
         client
             .call_tool("echo", json!({"message": "still here"}))
             .await
@@ -217,8 +226,13 @@ fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
             .iter()
             .filter(|f| f.contains("notifications/cancelled"))
             .collect();
-        assert_eq!(cancels.len(), 2, "{frames:#?}");
-        assert!(cancels[1].contains("the caller stopped waiting"));
+        assert_eq!(cancels.len(), 3, "{frames:#?}");
+        assert!(cancels[1].contains("\"reason\":\"the caller stopped waiting\""));
+        assert!(
+            cancels[2].contains("\"reason\":\"interrupted\""),
+            "{}",
+            cancels[2]
+        );
         assert_eq!(client.calls_in_flight(), 0);
     });
 }
@@ -414,7 +428,7 @@ fn early_exit_is_a_typed_error_with_status_and_stderr() {
         let err = mcpwire::connect_smol(&config, ConnectOptions::default())
             .await
             .unwrap_err();
-        let Error::Handshake { target, error } = &err else {
+        let Error::Handshake { target, error, .. } = &err else {
             panic!("{err:?}")
         };
         assert!(target.starts_with("sh -c"));
@@ -422,6 +436,79 @@ fn early_exit_is_a_typed_error_with_status_and_stderr() {
         assert!(
             text.contains("exit code 7") && text.contains("missing key"),
             "{text}"
+        );
+    });
+}
+
+/// A server that writes something other than JSON-RPC on stdout and never answers: the
+/// handshake's failure (its exit, or its timeout) names what it wrote instead, typed and in
+/// words: how many lines, the first two, escaped and cut.
+#[test]
+fn a_failed_handshake_names_what_the_server_wrote_on_stdout_instead() {
+    smol::block_on(async {
+        // It exits after one line.
+        let config = ServerConfig::stdio("sh", ["-c", "echo 1"]);
+        let err = mcpwire::connect_smol(&config, ConnectOptions::default())
+            .await
+            .unwrap_err();
+        let Error::Handshake {
+            stray: Some(stray), ..
+        } = &err
+        else {
+            panic!("{err:?}")
+        };
+        assert_eq!(
+            (stray.lines, stray.first.as_slice()),
+            (1, &["1".to_owned()][..])
+        );
+        let text = err.to_string();
+        assert!(text.contains("the server exited (exit code 0)"), "{text}");
+        assert!(
+            text.ends_with("; the server wrote 1 line on stdout that is not JSON-RPC: \"1\""),
+            "{text}"
+        );
+        // It stays, and writes a banner with a terminal control, then 200 more lines.
+        let script = "printf 'Server v1 \\033[1mready\\033[0m\\nlistening\\n'; \
+                      i=0; while [ $i -lt 200 ]; do echo log $i; i=$((i+1)); done; sleep 30";
+        let config = ServerConfig::stdio("sh", ["-c", script]);
+        let opts = ConnectOptions {
+            init_timeout: Duration::from_millis(1500),
+            ..ConnectOptions::default()
+        };
+        let err = mcpwire::connect_smol(&config, opts).await.unwrap_err();
+        let Error::Handshake {
+            error,
+            stray: Some(stray),
+            ..
+        } = &err
+        else {
+            panic!("{err:?}")
+        };
+        assert!(
+            matches!(error, CallError::Local(LocalError::Timeout { .. })),
+            "{error:?}"
+        );
+        assert_eq!(stray.lines, 202, "{stray:?}");
+        assert_eq!(
+            stray.first,
+            ["Server v1 \\u{1b}[1mready\\u{1b}[0m", "listening"]
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains(
+                "the server wrote 202 lines on stdout that are not JSON-RPC, the first 2: \
+                 \"Server v1 \\u{1b}[1mready\\u{1b}[0m\", \"listening\""
+            ),
+            "{text}"
+        );
+        // A server that wrote only JSON-RPC has nothing of the kind.
+        let config = ServerConfig::stdio("sh", ["-c", "exit 3"]);
+        let err = mcpwire::connect_smol(&config, ConnectOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::Handshake { stray: None, .. }),
+            "{err:?}"
         );
     });
 }

@@ -1,5 +1,5 @@
-//! Why an HTTP exchange failed, the authentication challenge a server sent, and why the
-//! connection closed.
+//! Why an HTTP exchange failed, the authentication challenge a server sent, why the connection
+//! closed, and what a stdio server wrote that is not JSON-RPC.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -606,6 +606,70 @@ impl AuthorizationRequired {
     }
 }
 
+/// What a stdio server wrote on its stdout that is not JSON-RPC (a banner, a log line, a
+/// `print`): how many such lines, and the first of them as they may be shown to a person. A
+/// server that writes its logs on stdout may answer nothing a client can read, and fails its
+/// handshake for a reason it never says: this is what it said instead
+/// ([`Connection::stray_output`](crate::Connection::stray_output)). Bounded: a count and at
+/// most [`StrayOutput::KEPT`] cut lines, however much it writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StrayOutput {
+    /// How many lines.
+    pub lines: u64,
+    /// The first lines (at most [`StrayOutput::KEPT`]), each cut to [`StrayOutput::CUT`]
+    /// characters (then `…`) and escaped as Rust escapes a string's characters (`\u{1b}`,
+    /// `\r`, `\"`, `\\`): nothing in them for a terminal to act on.
+    pub first: Vec<String>,
+}
+
+impl StrayOutput {
+    /// How many of the first lines are kept.
+    pub const KEPT: usize = 2;
+    /// How many characters of a kept line are kept.
+    pub const CUT: usize = 100;
+
+    /// Counts one more line (its bytes, without the line ending), kept when it is among the
+    /// first.
+    pub fn note(&mut self, line: &[u8]) {
+        self.lines += 1;
+        if self.first.len() >= Self::KEPT {
+            return;
+        }
+        // CUT characters take at most 4 bytes each.
+        let text = String::from_utf8_lossy(&line[..line.len().min(Self::CUT * 4)]);
+        let end = text.char_indices().nth(Self::CUT).map(|(at, _)| at);
+        let mut shown = text[..end.unwrap_or(text.len())].escape_debug().to_string();
+        if end.is_some() || line.len() > Self::CUT * 4 {
+            shown.push('…');
+        }
+        self.first.push(shown);
+    }
+}
+
+impl fmt::Display for StrayOutput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let first = self.first.iter().map(|l| format!("\"{l}\""));
+        let first = first.collect::<Vec<_>>().join(", ");
+        match self.lines {
+            1 => write!(
+                f,
+                "the server wrote 1 line on stdout that is not JSON-RPC: {first}"
+            ),
+            n if n <= self.first.len() as u64 => write!(
+                f,
+                "the server wrote {n} lines on stdout that are not JSON-RPC: {first}"
+            ),
+            n => write!(
+                f,
+                "the server wrote {n} lines on stdout that are not JSON-RPC, the first {}: \
+                 {first}",
+                self.first.len()
+            ),
+        }
+    }
+}
+
 /// How much of an error body is kept for its excerpt.
 pub(crate) const EXCERPT: usize = 512;
 
@@ -625,6 +689,47 @@ pub(crate) fn body_excerpt(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stray_output_counts_every_line_and_keeps_two_escaped_and_cut() {
+        let mut stray = StrayOutput::default();
+        stray.note(b"1");
+        assert_eq!(
+            stray.to_string(),
+            "the server wrote 1 line on stdout that is not JSON-RPC: \"1\""
+        );
+        stray.note("\u{1b}]0;title\u{7} \"q\" \\ bidi\u{202e}x".as_bytes());
+        assert_eq!(
+            stray.first[1],
+            "\\u{1b}]0;title\\u{7} \\\"q\\\" \\\\ bidi\\u{202e}x"
+        );
+        assert!(stray
+            .to_string()
+            .contains("2 lines on stdout that are not JSON-RPC: \"1\", "));
+        // Past two, only counted; a long line cut at 100 characters, not inside one.
+        let long = "é".repeat(150);
+        for _ in 0..1000 {
+            stray.note(long.as_bytes());
+        }
+        assert_eq!(stray.lines, 1002);
+        assert_eq!(stray.first.len(), 2);
+        let mut cut = StrayOutput::default();
+        cut.note(long.as_bytes());
+        cut.note(&[b'x'; 10_000]);
+        assert_eq!(cut.first[0], format!("{}…", "é".repeat(100)));
+        assert_eq!(cut.first[1], format!("{}…", "x".repeat(100)));
+        cut.note(b"third");
+        assert!(
+            cut.to_string().starts_with(
+                "the server wrote 3 lines on stdout that are not JSON-RPC, the first 2: \"éé"
+            ),
+            "{cut}"
+        );
+        // Bytes that are not UTF-8 are shown replaced.
+        let mut bad = StrayOutput::default();
+        bad.note(b"\xff\xfeok");
+        assert_eq!(bad.first[0], "\u{fffd}\u{fffd}ok");
+    }
 
     #[test]
     fn urls_lose_their_credentials() {

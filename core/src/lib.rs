@@ -43,7 +43,8 @@
 //!   Events ([`codec::sse`]), useful on their own.
 //! - [`config`]: [`config::ServerConfig`], one entry of a host's `mcpServers` JSON.
 //! - [`tap`]: the frame observer, which sees every frame in and out.
-//! - [`error`]: the details of a failed HTTP exchange, and why a connection closed.
+//! - [`error`]: the details of a failed HTTP exchange, why a connection closed, and what a
+//!   stdio server wrote that is not JSON-RPC.
 //! - [`diagnostic`]: the words of the request engine's diagnostics ([`Diagnostic::Rpc`]).
 //! - [`header`]: the rules every request header obeys before any HTTP backend sees it.
 //! - `server` (feature `demo`): the demo server, on the same engine, with the same verbs.
@@ -91,7 +92,7 @@ pub use connection::{
     ShutdownTimeouts, StdioOptions, TaskStatus, CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, HANDLER_FAILED,
     MAX_PAGES,
 };
-pub use error::{AuthorizationRequired, Closed};
+pub use error::{AuthorizationRequired, Closed, StrayOutput};
 pub use id_hash::{IdHasher, IdHashing};
 pub use rpc::{Deadline, EngineError, Limits, LocalError, Responded, DEFAULT_TIMEOUT};
 pub use types::TASKS_EXTENSION;

@@ -238,7 +238,7 @@ pub(super) fn apply(
     let authorizer: Arc<dyn Authorizer> = if login && !args.no_sign_in {
         // `auth login` waits for the person: Ctrl-C cancels the sign-in (a second one ends
         // the process at once).
-        super::interrupt::catch();
+        super::stop::catch();
         Arc::new(Interruptible(authorizer))
     } else {
         authorizer
@@ -285,15 +285,17 @@ impl Authorizer for Shared {
     }
 }
 
-/// An authorizer that Ctrl-C cancels, as a typed outcome of the sign-in.
+/// An authorizer that a stop request (Ctrl-C) cancels, as a typed outcome of the sign-in.
 struct Interruptible(Arc<dyn Authorizer>);
 
 impl Authorizer for Interruptible {
     fn authorize(&self, url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
         let sign_in = self.0.authorize(url);
         Box::pin(futures_lite::future::or(sign_in, async {
-            super::interrupt::wait().await;
-            Err(AuthorizeError("the sign-in was cancelled (Ctrl-C)".into()))
+            let request = super::stop::wait().await.name();
+            Err(AuthorizeError(format!(
+                "the sign-in was cancelled ({request})"
+            )))
         }))
     }
 

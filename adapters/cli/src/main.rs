@@ -28,7 +28,6 @@ mod demo;
 mod hints;
 mod http_args;
 mod inspect;
-mod interrupt;
 mod logs;
 mod many;
 mod nouns;
@@ -37,6 +36,7 @@ mod servers;
 mod show;
 mod skills;
 mod stdin_lines;
+mod stop;
 mod target;
 mod tasks;
 mod verbose;
@@ -53,33 +53,38 @@ mod exit {
     pub const TIMEOUT: u8 = 5;
     pub const NO_RESPONSE: u8 = 6;
     pub const UNVERIFIED: u8 = 7;
+    pub const HUNG_UP: u8 = 129;
     pub const INTERRUPTED: u8 = 130;
+    pub const TERMINATED: u8 = 143;
 }
 
 const EXIT_CODES: &str = "\
-Exit codes:
-  0  success
-  1  the tool ran and reported an error (an isError result)
-  2  usage error (bad arguments, or a tool the server does not list)
-  3  the server could not be started or the handshake failed
-  4  the call failed (a JSON-RPC error from the server, or the connection ended)
-  5  the call timed out
-  6  decode: the body yields no response for the request (or decodes differently
-     when split another way)
-  7  skills NAME: a file of the skill does not match the skill's entry (size, digest,
-     SKILL.md frontmatter); nothing of the skill is printed. call: the result breaks the
-     tool's outputSchema (no structuredContent, or one that does not match it)
-  130  interrupted by Ctrl-C, after a call in flight was cancelled (notifications/cancelled,
-       or tasks/cancel for a task) and the server was closed gracefully; a second Ctrl-C
-       ends at once (watch, which runs until Ctrl-C, exits 0)
-
-When stdout's reader goes away (`mcpwire … | head`), the server is closed gracefully first,
-then the command ends by SIGPIPE as other tools do (a shell shows 141); another failure to
-write to stdout is told on stderr and ends with 4.
-
-With --json, every failure is also a JSON object on stdout: the server's JSON-RPC error as
-{\"error\": {\"code\", \"message\", \"data\"}}, any other as {\"error\": {\"kind\", \"message\"}},
-kind one of usage, connect, call, timeout, no-response, unverified, interrupted.
+Exit codes, each with its kind in --json's {\"error\": {\"kind\", \"message\"}}:
+    0               success
+    1               the tool ran and reported an error (an isError result)
+    2  usage        bad arguments, or a tool the server does not list
+    3  connect      the server could not be started, or its handshake failed or timed out
+    4  call         the call failed (the connection ended, it was refused before it was
+                    sent, it may have run and was not sent again), or stdout could not be
+                    written; a JSON-RPC error from the server is printed as it came,
+                    {\"error\": {\"code\", \"message\", \"data\"}}, in place of a kind
+    5  timeout      the call timed out, or it waited for the server to answer
+                    notifications/initialized and was never sent
+    6  no-response  decode: the body yields no response for the request (or decodes
+                    differently when split another way)
+    7  unverified   skills NAME: a file of the skill does not match the skill's entry (size,
+                    digest, SKILL.md frontmatter); nothing of the skill is printed. call: the
+                    result breaks the tool's outputSchema (no structuredContent, or one that
+                    does not match it)
+  129  hung-up      SIGHUP, the terminal closed (on Windows the console): as after Ctrl-C
+  130  interrupted  Ctrl-C, after a call in flight was cancelled (notifications/cancelled, or
+                    tasks/cancel for a task) and the server was closed gracefully; any second
+                    request to stop ends at once (watch, which runs until Ctrl-C, exits 0)
+  141               stdout's reader went away (as head does once it has its lines): the
+                    server was closed gracefully, then the command ended by SIGPIPE, as
+                    other tools do
+  143  terminated   SIGTERM (kill, timeout, a supervisor; on Windows Ctrl-Break): as after
+                    Ctrl-C
 
 What a server sends (tool text, error messages, log messages, its stderr, an HTTP error
 body) is printed with its control characters made visible (\\x1b, \\r, \\u{85}, bidi and
@@ -356,6 +361,8 @@ struct Failure {
     message: String,
     /// The server's JSON-RPC error, when that is what it was: with `--json`, printed as it is.
     error: Option<Value>,
+    /// Already said on stderr as it happened (a stop request): the message is for `--json`.
+    told: bool,
 }
 
 impl Failure {
@@ -364,6 +371,7 @@ impl Failure {
             code,
             message: message.into(),
             error: None,
+            told: false,
         }
     }
 
@@ -376,6 +384,8 @@ impl Failure {
             exit::NO_RESPONSE => "no-response",
             exit::UNVERIFIED => "unverified",
             exit::INTERRUPTED => "interrupted",
+            exit::TERMINATED => "terminated",
+            exit::HUNG_UP => "hung-up",
             _ => "call",
         }
     }
@@ -402,12 +412,16 @@ impl From<Error> for Failure {
             Error::Spawn { .. } | Error::Handshake { .. } => exit::CONNECT,
             Error::Schema { .. } => exit::UNVERIFIED,
             e if e.is_timeout() => exit::TIMEOUT,
+            // Held until the server answered what had to go first (notifications/initialized)
+            // and never sent: a timeout whichever one fired, the call's or that answer's.
+            Error::Call(CallError::Local(LocalError::NotSent { .. })) => exit::TIMEOUT,
             _ => exit::CALL,
         };
         Failure {
             code,
             message: message_of(&e),
             error: e.server_error().and_then(|s| serde_json::to_value(s).ok()),
+            told: false,
         }
     }
 }
@@ -451,54 +465,10 @@ fn finish(f: Failure, json: bool) -> ExitCode {
     if json {
         out::json(&f.to_json());
     }
-    if !f.message.is_empty() {
+    if !f.message.is_empty() && !f.told {
         errln!("mcpwire: {}", f.message);
     }
     ExitCode::from(f.code)
-}
-
-/// Why a command stopped before its end.
-enum Stop {
-    /// Ctrl-C.
-    Interrupted,
-    /// stdout's reader went away (or stdout could not be written).
-    StdoutGone,
-}
-
-/// Runs `work` unless Ctrl-C comes or stdout is lost first.
-async fn unless_stopped<T>(work: impl std::future::Future<Output = T>) -> Result<T, Stop> {
-    let interrupted = async {
-        interrupt::wait().await;
-        Err(Stop::Interrupted)
-    };
-    let gone = async {
-        out::stdout_gone().await;
-        Err(Stop::StdoutGone)
-    };
-    future::or(async { Ok(work.await) }, future::or(interrupted, gone)).await
-}
-
-/// From now on (a connection is about to be made), Ctrl-C and the loss of stdout stop the
-/// command, and the connection is closed gracefully before the process ends.
-fn stop_gracefully() {
-    interrupt::catch();
-    out::close_first();
-}
-
-/// The failure a stop is, once the connection was closed; what was printed said the rest.
-fn stopped(stop: &Stop) -> Failure {
-    match stop {
-        Stop::Interrupted => Failure::new(exit::INTERRUPTED, ""),
-        // The process ends in `out::end_if_lost` (by SIGPIPE when the reader went away).
-        Stop::StdoutGone => Failure::new(exit::CALL, ""),
-    }
-}
-
-/// Says at once that Ctrl-C was seen and the connection is closing (it may take seconds).
-fn tell_interrupted(stop: &Stop) {
-    if matches!(stop, Stop::Interrupted) {
-        errln!("mcpwire: interrupted; closing the connection (Ctrl-C again ends at once)");
-    }
 }
 
 /// The `--verbose` line for a step a stdio connection took with its server process, as it is
@@ -604,7 +574,8 @@ fn main() -> ExitCode {
         return code;
     }
     if let Command::Servers { json, .. } = &cli.command {
-        return match servers::list(cli.server.config.as_deref(), *json) {
+        let (file, name) = (cli.server.config.as_deref(), cli.server.server.as_deref());
+        return match servers::list(file, name, *json) {
             Ok(code) => ExitCode::from(code),
             Err(f) => finish(f, *json),
         };
@@ -640,7 +611,7 @@ fn main() -> ExitCode {
     }
     let outcome = smol::block_on(run(cli));
     // stdout was lost: the connection is closed; end as that asks.
-    out::end_if_lost();
+    stop::end_if_lost();
     match outcome {
         Ok(code) => ExitCode::from(code),
         Err(f) => finish(f, json),
@@ -754,14 +725,14 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     }
     let stateless = matches!(cli.server.era, EraArg::Stateless);
     let http_proxy = inspect::proxy_in_use(&config, &options);
-    // From here on Ctrl-C (or stdout's loss) closes the connection gracefully.
-    stop_gracefully();
+    // From here on a stop request (or stdout's loss) closes the connection gracefully.
+    stop::stop_gracefully();
     let (client, driver) = mcpwire::connect(&config, options)?;
     smol::spawn(driver).detach();
     // `auth login`'s sign-in takes Ctrl-C itself, as its typed outcome.
     let ready = match login {
         true => Ok(client.ready().await),
-        false => unless_stopped(client.ready()).await,
+        false => stop::unless_stopped(client.ready(), |_| ()).await,
     };
     let ready = match ready {
         Ok(Ok(_)) => Ok(()),
@@ -775,15 +746,15 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         )),
         Ok(Err(e)) => {
             let mut f = Failure::from(e);
-            // A sign-in cancelled by Ctrl-C.
-            if interrupt::happened() {
-                f.code = exit::INTERRUPTED;
+            // A sign-in cancelled by a stop request.
+            if let Some(request) = stop::requested() {
+                f.code = request.code();
             }
             Err(f)
         }
         Err(stop) => {
-            tell_interrupted(&stop);
-            Err(stopped(&stop))
+            stop::tell(&stop);
+            Err(stop::stopped(&stop))
         }
     };
     if let Err(f) = ready {
@@ -865,24 +836,26 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             }
         }
     };
+    // A call cut short by a stop request tells the server why ("interrupted").
+    let named = |request: stop::Request| client.set_cancel_reason(request.words());
     // The server's log messages are printed while the command runs, and those left after.
     // Watch reads the notifications itself, log messages included.
     let done = match watching {
-        true => unless_stopped(work).await,
-        false => unless_stopped(future::or(work, logs.run())).await,
+        true => stop::unless_stopped(work, named).await,
+        false => stop::unless_stopped(future::or(work, logs.run()), named).await,
     };
-    // A call cut short by Ctrl-C was dropped with the work: its cancellation is queued, and
+    // A call cut short by a stop request was dropped with the work: its cancellation is queued, and
     // goes out before the close's end of stdin.
     let code = match done {
         Ok(code) => code,
         // Watch runs until Ctrl-C: that is its normal end.
-        Err(Stop::Interrupted) if watching => {
+        Err(stop::Stop::Requested(stop::Request::Interrupt)) if watching => {
             errln!("interrupted; closing the connection");
             Ok(exit::OK)
         }
         Err(stop) => {
-            tell_interrupted(&stop);
-            Err(stopped(&stop))
+            stop::tell(&stop);
+            Err(stop::stopped(&stop))
         }
     };
     client.close().await;
@@ -1081,6 +1054,26 @@ mod tests {
             Failure::new(exit::INTERRUPTED, "").to_json()["error"]["kind"],
             "interrupted"
         );
+    }
+
+    /// The kind `--json` gives a failure is the one the exit codes' table gives its code.
+    #[test]
+    fn each_code_s_kind_is_the_one_help_lists() {
+        let rows = EXIT_CODES
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .filter(|l| !l[..5].trim().is_empty());
+        let mut checked = 0;
+        for row in rows {
+            let code: u8 = row[..5].trim().parse().expect("a code");
+            let kind = row[5..20].trim();
+            if !kind.is_empty() {
+                assert_eq!(Failure::new(code, "").kind(), kind, "{row}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 9);
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub(super) fn main(cli: &Cli) -> Option<ExitCode> {
     let listed = listed.unwrap_or_default();
     let outcome = smol::block_on(run(cli, file, &listed));
     // stdout was lost: every server is closed; end as that asks.
-    crate::out::end_if_lost();
+    super::stop::end_if_lost();
     Some(match outcome {
         Ok(code) => ExitCode::from(code),
         Err(f) => super::finish(f, cli.command.json()),
@@ -160,8 +160,8 @@ async fn run(cli: &Cli, file: &Path, listed: &Loaded) -> Result<u8, Failure> {
         }
     }
     let options = options(cli, timeout)?;
-    // From here on Ctrl-C (or stdout's loss) closes every server gracefully.
-    super::stop_gracefully();
+    // From here on a stop request (or stdout's loss) closes every server gracefully.
+    super::stop::stop_gracefully();
     let manager = Manager::from_loaded(&loaded, options);
     let longest = loaded
         .enabled()
@@ -227,11 +227,12 @@ async fn run(cli: &Cli, file: &Path, listed: &Loaded) -> Result<u8, Failure> {
             }
         }
     };
-    let code = match super::unless_stopped(future::or(work, events)).await {
+    let named = |request| super::stop::name_for_servers(&manager, request);
+    let code = match super::stop::unless_stopped(future::or(work, events), named).await {
         Ok(code) => code,
         Err(stop) => {
-            super::tell_interrupted(&stop);
-            Err(super::stopped(&stop))
+            super::stop::tell(&stop);
+            Err(super::stop::stopped(&stop))
         }
     };
     // Each server closed gracefully (a stdio server gets stdin's end, then SIGTERM, then

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use mcpwire::hosts::{ConfigError, Host, Loaded, LoadedServer, Loader};
+use mcpwire::hosts::{ConfigError, Host, Loaded, LoadedServer, Loader, Place};
 use mcpwire::Era;
 use serde_json::json;
 
@@ -94,9 +94,16 @@ fn era(e: Option<Era>) -> &'static str {
     }
 }
 
-/// `mcpwire servers`: the servers of `file`, or of every host's usual places.
-pub(super) fn list(file: Option<&Path>, json: bool) -> Result<u8, Failure> {
-    let (loads, errors) = match file {
+/// Every file a host keeps its servers in, whether it exists or not: where `servers` looks.
+fn every_place() -> Result<Vec<Place>, Failure> {
+    let loader = Loader::from_process().map_err(usage)?;
+    Ok(Host::ALL.iter().flat_map(|h| loader.places(*h)).collect())
+}
+
+/// `mcpwire servers`: the servers of `file`, or of every host's usual places; only `name`'s
+/// when one is given (`--server NAME`).
+pub(super) fn list(file: Option<&Path>, name: Option<&str>, json: bool) -> Result<u8, Failure> {
+    let (mut loads, errors) = match file {
         Some(path) => {
             let mut loader = Loader::from_process().map_err(usage)?.isolate_failures();
             let loaded = loader.load_file(path).map_err(usage)?;
@@ -112,12 +119,45 @@ pub(super) fn list(file: Option<&Path>, json: bool) -> Result<u8, Failure> {
     for e in &errors {
         errln!("mcpwire: {e}");
     }
+    // With no file at all, where it looked (an empty table would say nothing).
+    let looked_in = match file.is_none() && loads.is_empty() && errors.is_empty() {
+        true => Some(every_place()?),
+        false => None,
+    };
+    if let Some(name) = name {
+        let mut all: Vec<&str> = loads.iter().flat_map(|(_, l)| names(l)).collect();
+        if !all.contains(&name) {
+            all.sort_unstable();
+            all.dedup();
+            let listed = match all.is_empty() {
+                true => "none was found".to_owned(),
+                false => format!("found: {}", all.join(", ")),
+            };
+            let place = match file {
+                Some(path) => path.display().to_string(),
+                None => "any host's configuration".to_owned(),
+            };
+            let said = format!("no server named `{name}` in {place} ({listed})");
+            return Err(usage(said));
+        }
+        for (_, loaded) in &mut loads {
+            loaded.servers.retain(|s| s.name == name);
+            loaded.failed.retain(|e| e.server() == Some(name));
+        }
+    }
     let servers: Vec<&LoadedServer> = loads.iter().flat_map(|(_, l)| &l.servers).collect();
     // The servers that could not be read, each with its host's name.
     let failed: Vec<(Option<Host>, &ConfigError)> = loads
         .iter()
         .flat_map(|(h, l)| l.failed.iter().map(move |e| (*h, e)))
         .collect();
+    if let (Some(places), false) = (&looked_in, json) {
+        errln!("mcpwire: no host's configuration file was found; looked for:");
+        for place in places {
+            errln!("  {} ({})", place.path.display(), place.host.name());
+        }
+        return Ok(exit::OK);
+    }
     if json {
         let rows: Vec<_> = servers
             .iter()
@@ -144,7 +184,14 @@ pub(super) fn list(file: Option<&Path>, json: bool) -> Result<u8, Failure> {
                 })
             })
             .collect();
-        let v = json!({"servers": rows, "failed": failed});
+        let mut v = json!({"servers": rows, "failed": failed});
+        if let Some(places) = looked_in {
+            let places: Vec<_> = places
+                .iter()
+                .map(|p| json!({"file": p.path, "host": p.host.name()}))
+                .collect();
+            v["lookedFor"] = json!(places);
+        }
         crate::out::json(&v);
         return Ok(exit::OK);
     }

@@ -121,7 +121,7 @@ pub(super) async fn run(
             };
             match &n {
                 ServerNotification::SubscriptionAcknowledged { notifications, .. } => {
-                    errln!("listening for {notifications}");
+                    errln!("{}", listening_for(notifications));
                 }
                 ServerNotification::Dropped { count } => {
                     errln!("({count} notifications dropped: read too slowly)");
@@ -171,6 +171,43 @@ pub(super) async fn run(
 
 /// The failure of `subscriptions/listen`: refused as unknown (-32601), it names the method
 /// and the era that needs no such request (the server's error stays as it came for `--json`).
+/// What the server acknowledged it will send on a `subscriptions/listen`, in words: "listening
+/// for tool list changes, updates of file:///a".
+fn listening_for(acknowledged: &Value) -> String {
+    const KNOWN: [(&str, &str); 3] = [
+        ("toolsListChanged", "tool list changes"),
+        ("promptsListChanged", "prompt list changes"),
+        ("resourcesListChanged", "resource list changes"),
+    ];
+    let empty = serde_json::Map::new();
+    let all = acknowledged.as_object().unwrap_or(&empty);
+    let on = |v: &Value| !(v.is_null() || v.as_bool() == Some(false));
+    let mut parts: Vec<String> = KNOWN
+        .iter()
+        .filter(|(key, _)| all.get(*key).is_some_and(on))
+        .map(|(_, words)| (*words).to_owned())
+        .collect();
+    let uris: Vec<&str> = all
+        .get("resourceSubscriptions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if !uris.is_empty() {
+        parts.push(format!("updates of {}", uris.join(", ")));
+    }
+    // What this client does not know by name, by its own.
+    let others = all.iter().filter(|(key, value)| {
+        on(value) && *key != "resourceSubscriptions" && !KNOWN.iter().any(|(k, _)| k == key)
+    });
+    parts.extend(others.map(|(key, _)| key.clone()));
+    match parts.is_empty() {
+        true => "listening, for none of the notifications asked for (the server took none)".into(),
+        false => format!("listening for {}", parts.join(", ")),
+    }
+}
+
 fn listen_refused(e: mcpwire::Error) -> Failure {
     let unknown = e.server_error().is_some_and(|s| s.code == -32601);
     let mut f = Failure::from(e);
@@ -214,5 +251,20 @@ mod tests {
         assert_eq!(line(&log("info"), min, false).as_deref(), Some("[info] x"));
         assert_eq!(line(&log("debug"), min, false), None);
         assert_eq!(line(&log("debug"), min, true), None);
+    }
+
+    #[test]
+    fn what_a_listen_was_acknowledged_for_in_words() {
+        let said = listening_for(&json!({
+            "toolsListChanged": true,
+            "promptsListChanged": false,
+            "resourceSubscriptions": ["file:///a", "file:///b"],
+            "somethingNew": true
+        }));
+        assert_eq!(
+            said,
+            "listening for tool list changes, updates of file:///a, file:///b, somethingNew"
+        );
+        assert!(listening_for(&json!({})).contains("none of the notifications"));
     }
 }

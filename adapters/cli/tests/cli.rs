@@ -436,7 +436,7 @@ fn exit_codes() {
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert_contains(&stderr(&o), "maximum total time");
     let help = stdout(&mcpwire(&["--help"]));
-    assert!(help.contains("Exit codes:"), "{help}");
+    assert!(help.contains("Exit codes, each with its kind"), "{help}");
 }
 
 #[test]
@@ -570,6 +570,9 @@ fn verbose_shows_the_diagnostics_a_server_causes() {
         &script,
         r#"read l
 echo 'this is not JSON'
+echo '{"jsonrpc":"2.0","id":999,"error":{"code":-32000,"message":"stale"}}'
+echo '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t-9","progress":1}}'
+echo '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}'
 echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"noisy","version":"1"}}}'
 read l
 "#,
@@ -584,6 +587,19 @@ read l
         "{err}"
     );
     assert!(err.contains("this is not JSON"), "{err}");
+    // What the request engine saw, in words: never a Rust debug dump.
+    for said in [
+        "· diagnostic: a response to id 999, which no request of ours had: \
+         JSON-RPC error code -32000: stale",
+        "· diagnostic: progress for token \"t-9\", which belongs to no request in flight",
+        "· diagnostic: a response without an id: JSON-RPC error code -32700: Parse error",
+    ] {
+        assert!(err.contains(said), "{said:?} is missing from:\n{err}");
+    }
+    assert!(
+        !err.contains("UnmatchedResponse") && !err.contains("Str("),
+        "{err}"
+    );
     assert_eq!(o.status.code(), Some(0), "{err}");
 }
 

@@ -436,3 +436,51 @@ fn a_files_tool_filter_holds_for_tools_and_call_on_one_server() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
     assert_contains(&text(&o.stderr), "does not allow its tool echo");
 }
+
+/// `${workspaceFolder}` is the folder the file belongs to as an absolute path, however
+/// `--config` names the file: from within the project (`.vscode/mcp.json`), from its parent,
+/// or through `..`. VS Code's file and Cursor's alike.
+#[test]
+fn the_workspace_folder_is_absolute_whatever_path_names_the_file() {
+    let dir = temp("workspace");
+    let project = dir.join("proj");
+    std::fs::create_dir_all(project.join("sub")).unwrap();
+    // The server is a script in the project, run by its path from `${workspaceFolder}`.
+    let script = format!("exec {} serve-demo\n", serde_json::to_string(BIN).unwrap());
+    std::fs::write(project.join("run.sh"), script).unwrap();
+    let server = r#"{"command": "sh", "args": ["${workspaceFolder}/run.sh"]}"#;
+    for (folder, body) in [
+        (".vscode", format!(r#"{{"servers": {{"demo": {server}}}}}"#)),
+        (
+            ".cursor",
+            format!(r#"{{"mcpServers": {{"demo": {server}}}}}"#),
+        ),
+    ] {
+        std::fs::create_dir_all(project.join(folder)).unwrap();
+        std::fs::write(project.join(folder).join("mcp.json"), body).unwrap();
+        let file = format!("{folder}/mcp.json");
+        for (cwd, config) in [
+            (project.clone(), file.clone()),
+            (dir.clone(), format!("proj/{file}")),
+            (project.join("sub"), format!("../{file}")),
+        ] {
+            let run = |args: &[&str]| {
+                Command::new(BIN)
+                    .args(["--config", &config])
+                    .args(args)
+                    .current_dir(&cwd)
+                    .stdin(Stdio::null())
+                    .output()
+                    .unwrap()
+            };
+            let o = run(&["servers", "--no-connect", "--json"]);
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            let wanted = format!("sh {}/run.sh", project.display());
+            assert_eq!(v["servers"][0]["target"], wanted.as_str(), "{config}");
+            let o = run(&["tools"]);
+            assert_eq!(o.status.code(), Some(0), "{config}: {}", text(&o.stderr));
+            assert_contains(&text(&o.stdout), "echo");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -174,15 +174,23 @@ fn ctrl_c_during_a_call_cancels_it_closes_the_server_gracefully_and_exits_130() 
         &["notifications/cancelled", "stdin closed", "got SIGTERM"],
     );
     assert_eq!(seen.len(), 2, "{}", logged(&log));
+    // Cancelled saying why: "interrupted", not "the caller stopped waiting".
     assert!(
-        seen[0].starts_with("notifications/cancelled "),
+        seen[0].starts_with("notifications/cancelled ") && seen[0].ends_with(": interrupted"),
         "{}",
         logged(&log)
     );
     assert_eq!(seen[1], "stdin closed");
-    // --json: the interruption as an error object.
+    // --json: the interruption as an error object, in words; stderr says it once.
     let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
     assert_eq!(v["error"]["kind"], "interrupted", "{v}");
+    assert_eq!(v["error"]["message"], "interrupted", "{v}");
+    assert_eq!(
+        stderr(&o).matches("interrupted").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -198,6 +206,8 @@ fn a_second_ctrl_c_ends_at_once() {
     wait_for(&log, "call hang");
     interrupt(&child);
     wait_for(&log, "stdin closed");
+    // Later than a signal sent twice at once (which is one request), as a person's second is.
+    std::thread::sleep(Duration::from_millis(200));
     let second = Instant::now();
     interrupt(&child);
     let o = child.wait_with_output().unwrap();
@@ -215,6 +225,155 @@ fn a_second_ctrl_c_ends_at_once() {
     // Ended before the close's SIGTERM was due.
     assert!(!logged(&log).contains("got SIGTERM"), "{}", logged(&log));
     assert!(!outlived, "the server outlived its host");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Sends `signal` to the command this test started.
+#[cfg(unix)]
+fn send(child: &Child, signal: libc::c_int) {
+    // SAFETY: kill(2) signals the child this test started, by its PID.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+}
+
+/// SIGTERM (`kill`, `timeout`, a supervisor) and SIGHUP (a closed terminal) end a command as
+/// Ctrl-C does: the call in flight cancelled on the wire, the server closed gracefully (the end
+/// of its stdin, and it left on its own), then exit 143 or 129; `--json` says which.
+#[test]
+#[cfg(unix)]
+fn sigterm_and_sighup_cancel_close_gracefully_and_exit_143_and_129() {
+    let dir = temp("endings-signals");
+    for (signal, code, kind, words) in [
+        (libc::SIGTERM, 143, "terminated", "terminated (SIGTERM)"),
+        (libc::SIGHUP, 129, "hung-up", "hung up (SIGHUP)"),
+    ] {
+        let log = log_in(&dir, kind);
+        let args = against_stub(&["call", "hang", "--json"], &log, false);
+        let child = spawn(&strs(&args), Stdio::null());
+        wait_for(&log, "call hang");
+        send(&child, signal);
+        let o = child.wait_with_output().unwrap();
+        clean_up(&log);
+        assert_eq!(o.status.code(), Some(code), "{kind}: {}", stderr(&o));
+        assert_contains(&stderr(&o), &format!("{words}; closing the connection"));
+        let seen = steps(
+            &log,
+            &[
+                "notifications/cancelled",
+                "stdin closed",
+                "got SIGTERM",
+                "exiting",
+            ],
+        );
+        assert_eq!(seen.len(), 3, "{kind}: {}", logged(&log));
+        assert!(seen[0].starts_with("notifications/cancelled "), "{seen:?}");
+        assert!(seen[0].ends_with(&format!(": {words}")), "{seen:?}");
+        assert_eq!(seen[1..], ["stdin closed", "exiting"], "{kind}");
+        let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+        assert_eq!(v["error"]["kind"], kind, "{v}");
+        assert_eq!(v["error"]["message"], words, "{v}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `timeout 5 mcpwire …` sends its SIGTERM to the command and to its process group, the
+/// command again, at once: that is one request, and the close stays graceful. So is a closed
+/// terminal's SIGHUP, which may come twice (from the terminal and from the shell), whenever
+/// the second comes. A second request of another kind, or SIGTERM again later, ends at once.
+#[test]
+#[cfg(unix)]
+fn the_same_signal_twice_is_one_request_and_a_second_request_ends_at_once() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = temp("endings-twice-over");
+    // SIGTERM twice at once.
+    let log = log_in(&dir, "timeout");
+    let args = against_stub(&["call", "hang"], &log, false);
+    let child = spawn(&strs(&args), Stdio::null());
+    wait_for(&log, "call hang");
+    send(&child, libc::SIGTERM);
+    send(&child, libc::SIGTERM);
+    let o = child.wait_with_output().unwrap();
+    clean_up(&log);
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert_eq!(
+        steps(&log, &["stdin closed", "got SIGTERM", "exiting"]),
+        ["stdin closed", "exiting"]
+    );
+    // SIGHUP again while a server that ignores the end of its stdin is being closed: the
+    // close goes on to its SIGTERM.
+    let log = log_in(&dir, "hangup");
+    let args = against_stub(&["call", "hang"], &log, true);
+    let child = spawn(&strs(&args), Stdio::null());
+    wait_for(&log, "call hang");
+    send(&child, libc::SIGHUP);
+    wait_for(&log, "stdin closed");
+    std::thread::sleep(Duration::from_millis(300));
+    send(&child, libc::SIGHUP);
+    let o = child.wait_with_output().unwrap();
+    clean_up(&log);
+    assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
+    assert!(logged(&log).contains("got SIGTERM"), "{}", logged(&log));
+    // SIGTERM, then Ctrl-C: ends at once, by SIGINT, before the close's SIGTERM is due; the
+    // server goes with its host.
+    for (first, second) in [
+        (libc::SIGTERM, libc::SIGINT),
+        (libc::SIGTERM, libc::SIGTERM),
+    ] {
+        let log = log_in(&dir, &format!("second-{second}"));
+        let args = against_stub(&["call", "hang"], &log, true);
+        let child = spawn(&strs(&args), Stdio::null());
+        wait_for(&log, "call hang");
+        send(&child, first);
+        wait_for(&log, "stdin closed");
+        std::thread::sleep(Duration::from_millis(200));
+        let again = Instant::now();
+        send(&child, second);
+        let o = child.wait_with_output().unwrap();
+        let took = again.elapsed();
+        let pid = stub_pid(&log).expect("the stub's pid");
+        let start = Instant::now();
+        while alive(pid) && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let outlived = alive(pid);
+        clean_up(&log);
+        assert_eq!(o.status.signal(), Some(second), "{}", stderr(&o));
+        assert!(took < Duration::from_millis(1500), "{took:?}");
+        assert!(!logged(&log).contains("got SIGTERM"), "{}", logged(&log));
+        assert!(!outlived, "the server outlived its host");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A signal ignored when the command started (`nohup` ignores SIGHUP) stays ignored.
+#[test]
+#[cfg(unix)]
+fn an_ignored_sighup_stays_ignored() {
+    use std::os::unix::process::CommandExt;
+    let dir = temp("endings-nohup");
+    let log = log_in(&dir, "stub");
+    let args = against_stub(&["call", "hang"], &log, false);
+    let mut command = Command::new(BIN);
+    command
+        .args(strs(&args))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: signal(2) is async-signal-safe, as what runs between fork and exec must be.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let child = command.spawn().unwrap();
+    wait_for(&log, "call hang");
+    send(&child, libc::SIGHUP);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!logged(&log).contains("stdin closed"), "{}", logged(&log));
+    send(&child, libc::SIGINT);
+    let o = child.wait_with_output().unwrap();
+    clean_up(&log);
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -316,7 +475,7 @@ fn ctrl_c_with_several_servers_closes_each_gracefully() {
         logged(&a)
     );
     assert!(
-        logged(&a).contains("notifications/cancelled"),
+        logged(&a).contains("notifications/cancelled") && logged(&a).contains(": interrupted"),
         "{}",
         logged(&a)
     );
@@ -414,6 +573,44 @@ fn server_text_is_printed_with_its_controls_made_visible() {
     assert_contains(&stderr(&o), &format!("crashing: {EVIL_SHOWN}"));
     assert_inert(&stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A stdio server that writes something other than JSON-RPC on stdout and then exits, or
+/// answers nothing: the failure a person sees names what it wrote instead (how many lines,
+/// the first two, escaped and cut), in words and in `--json`.
+#[test]
+fn a_failed_start_names_what_the_server_wrote_on_stdout_instead() {
+    let o = mcpwire(&["--stdio", "python3 -c 'print(1)'", "tools"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_contains(
+        &stderr(&o),
+        "the server exited (exit code 0); \
+         the server wrote 1 line on stdout that is not JSON-RPC: \"1\"",
+    );
+    // A banner with terminal controls, a second line, then silence: the handshake's timeout.
+    let code = "import sys, time\n\
+                print('Server v2 \\x1b[1mready\\x1b[0m', flush=True)\n\
+                print('listening on stdio', flush=True)\n\
+                time.sleep(60)";
+    let o = mcpwire(&[
+        "--timeout",
+        "2",
+        "tools",
+        "--json",
+        "--stdio",
+        "--",
+        "python3",
+        "-c",
+        code,
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let said = "the server wrote 2 lines on stdout that are not JSON-RPC: \
+                \"Server v2 \\u{1b}[1mready\\u{1b}[0m\", \"listening on stdio\"";
+    assert_contains(&stderr(&o), said);
+    assert_inert(&stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(v["error"]["kind"], "connect", "{v}");
+    assert_contains(v["error"]["message"].as_str().unwrap(), said);
 }
 
 #[test]
@@ -615,17 +812,116 @@ fn with_json_every_failure_is_an_error_object() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A server that never answers `notifications/initialized` holds the first call behind it:
+/// the failure is one kind, a timeout (exit 5), whichever timeout fired first, the call's own
+/// (`--timeout 2`) or the notification's response head (30 s, under `--timeout 60`).
 #[test]
-fn every_exit_code_is_listed_in_help_and_the_readme() {
+fn the_initialized_gate_fails_with_one_exit_code_whichever_timeout_fired() {
+    use mcpwire_tests::fault_http::{FaultServer, Rule};
+    let init = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25",
+        "capabilities":{"tools":{}},"serverInfo":{"name":"gate","version":"1"}}}"#;
+    let server = FaultServer::start(vec![
+        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", "s-1")], init),
+        Rule::notifications().silent(),
+        Rule::get().status(405),
+        Rule::delete().status(200),
+    ]);
+    let url = server.url();
+    for timeout in ["2", "60"] {
+        let o = mcpwire(&[
+            "--http",
+            &url,
+            "--era",
+            "handshake",
+            "--timeout",
+            timeout,
+            "ping",
+            "--json",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(5),
+            "--timeout {timeout}: {}",
+            stderr(&o)
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+        assert_eq!(v["error"]["kind"], "timeout", "{v}");
+        assert_contains(&stderr(&o), "notifications/initialized");
+    }
+}
+
+/// One row of the exit codes' table: the code, its kind with `--json` (or none), the words.
+type ExitRow = (u16, String, String);
+
+/// The exit codes' table of `--help`: a row is `CODE  KIND  WORDS` in fixed columns (the code
+/// right-aligned in 5, the kind from the 8th, the words from the 21st), continued on lines
+/// that leave the first 20 blank.
+fn help_exit_table(help: &str) -> Vec<ExitRow> {
+    let mut rows: Vec<ExitRow> = Vec::new();
+    let table = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Exit codes"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty());
+    for line in table {
+        let (head, words) = line.split_at(20.min(line.len()));
+        match head.trim() {
+            "" => {
+                let row = rows.last_mut().expect("a row to continue");
+                row.2 = format!("{} {}", row.2, words.trim());
+            }
+            _ => {
+                let code = head[..5].trim().parse().expect("a code");
+                rows.push((code, head[5..].trim().to_owned(), words.trim().to_owned()));
+            }
+        }
+    }
+    rows
+}
+
+/// The README's table: `| CODE | KIND | WORDS |`, backticks left out.
+fn readme_exit_table(readme: &str) -> Vec<ExitRow> {
+    readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| code | kind |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<String> = l
+                .trim()
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.replace('`', "").trim().to_owned())
+                .collect();
+            assert_eq!(cells.len(), 3, "{l}");
+            (
+                cells[0].parse().expect("a code"),
+                cells[1].clone(),
+                cells[2].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The exit codes are one table, the same in `--help` and the README: one code for each kind
+/// of failure, each kind with one code, every code the command line ends with among them.
+#[test]
+fn every_exit_code_is_one_table_in_help_and_the_readme() {
     let help = stdout(&mcpwire(&["--help"]));
     let readme = include_str!("../../../README.md");
-    for code in ["0", "1", "2", "3", "4", "5", "6", "7", "130"] {
-        assert!(
-            help.lines()
-                .any(|l| l.trim_start().starts_with(&format!("{code} "))),
-            "{code} is not in --help:\n{help}"
-        );
-    }
-    assert_contains(&help, "interrupted by Ctrl-C");
-    assert_contains(readme, "130 interrupted by Ctrl-C");
+    let in_help = help_exit_table(&help);
+    let in_readme = readme_exit_table(readme);
+    assert_eq!(in_help, in_readme);
+    let codes: Vec<u16> = in_help.iter().map(|r| r.0).collect();
+    assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6, 7, 129, 130, 141, 143]);
+    let mut kinds: Vec<&str> = in_help
+        .iter()
+        .map(|r| r.1.as_str())
+        .filter(|k| !k.is_empty())
+        .collect();
+    let all = kinds.len();
+    kinds.sort_unstable();
+    kinds.dedup();
+    assert_eq!(kinds.len(), all, "a kind with two codes: {in_help:?}");
+    assert_contains(&help, "Ctrl-C, after a call in flight was cancelled");
 }

@@ -1,5 +1,5 @@
 //! `info` says why: the era and why it was chosen (answered `server/discover`, refused the
-//! probe with -32601 or an HTTP status, pinned, unanswered), the transport, for HTTP the version
+//! probe with a JSON-RPC error code or an HTTP status, pinned, unanswered), the transport, for HTTP the version
 //! spoken and the proxy in use. And `--verbose` in order: a server started again after the era
 //! probe is told before the new process's frames (also when the new process fails too), and
 //! over HTTP the probe's refusal comes before `→ initialize`.
@@ -97,15 +97,40 @@ fn info_says_why_the_era_was_chosen_over_stdio() {
     assert_eq!(o.status.code(), Some(0), "{}", stdout_and_stderr(&o));
     assert_eq!(
         line(&stdout(&o), "era:"),
-        "era:          handshake (refused the probe with -32601)"
+        "era:          handshake (refused the probe with JSON-RPC error code -32601)"
     );
     let o = run(&["--stdio", &older, "info", "--json"], &[]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["era"], "handshake");
-    assert_eq!(v["eraReason"], "refused the probe with -32601");
+    assert_eq!(
+        v["eraReason"],
+        "refused the probe with JSON-RPC error code -32601"
+    );
     assert_eq!(v["transport"], "stdio");
     assert_eq!(v["httpVersion"], serde_json::Value::Null);
     assert_eq!(v["proxy"], serde_json::Value::Null);
+}
+
+/// A refusal of the probe is told by its JSON-RPC error code as such, whatever the code (`0`
+/// is one): never a bare number.
+#[test]
+fn a_refused_probe_is_told_by_its_json_rpc_error_code() {
+    let server = FaultServer::start(vec![
+        Rule::post("server/discover").json(
+            200,
+            r#"{"jsonrpc":"2.0","id":{{id}},"error":{"code":0,"message":"unknown"}}"#,
+        ),
+        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", "s-1")], INIT),
+        Rule::notifications().status(202),
+        Rule::get().status(405),
+        Rule::delete().status(200),
+    ]);
+    let o = run(&["--http", &server.url(), "info"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout_and_stderr(&o));
+    assert_eq!(
+        line(&stdout(&o), "era:"),
+        "era:          handshake (refused the probe with JSON-RPC error code 0)"
+    );
 }
 
 #[test]

@@ -203,3 +203,65 @@ fn a_server_from_a_file_that_fails_is_named_without_its_secrets() {
     );
     assert!(said.contains("/nonexistent/run-it --token ***"), "{said}");
 }
+
+/// `--server NAME servers` lists that server alone (with --config or without, started or
+/// not), a name that is nowhere is a usage error naming what there is, and with no host's
+/// file at all `servers` says where it looked instead of printing an empty table.
+#[test]
+fn servers_keeps_to_server_name_and_says_where_it_looked_when_there_is_nothing() {
+    let home = codex_home(
+        "[mcp_servers.one]\ncommand = \"{BIN}\"\nargs = [\"serve-demo\"]\n\n\
+         [mcp_servers.two]\ncommand = \"{BIN}\"\nargs = [\"serve-demo\"]\n",
+    );
+    let file = home.join(".codex/config.toml");
+    let file_arg = file.to_str().unwrap();
+    let names = |o: &Output| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", text(&o.stderr)));
+        let rows = v["servers"].as_array().unwrap();
+        rows.iter()
+            .map(|r| r["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for args in [
+        &["--server", "two", "servers", "--json"][..],
+        &["--server", "two", "servers", "--no-connect", "--json"][..],
+        &[
+            "--config",
+            file_arg,
+            "--server",
+            "two",
+            "servers",
+            "--no-connect",
+            "--json",
+        ][..],
+    ] {
+        let o = mcpwire(&home, args, &[]);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+        assert_eq!(names(&o), ["two"], "{args:?}");
+    }
+    let o = mcpwire(&home, &["--server", "three", "servers"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert_contains(&text(&o.stderr), "no server named `three`");
+    assert_contains(&text(&o.stderr), "found: one, two");
+    // Nothing anywhere: where it looked, each file with its host.
+    let empty = temp("nothing");
+    let o = mcpwire(&empty, &["servers"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "");
+    let said = text(&o.stderr);
+    assert_contains(&said, "no host's configuration file was found; looked for:");
+    assert_contains(
+        &said,
+        &format!("{} (Codex)", empty.join(".codex/config.toml").display()),
+    );
+    assert_contains(&said, "/.vscode/mcp.json (VS Code)");
+    let o = mcpwire(&empty, &["servers", "--json"], &[]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let looked = v["lookedFor"].as_array().expect("lookedFor");
+    assert!(
+        looked.iter().any(|p| p["host"] == "Cursor"
+            && p["file"] == empty.join(".cursor/mcp.json").to_str().unwrap()),
+        "{v}"
+    );
+}

@@ -949,7 +949,7 @@ fn help_lists_decode_and_its_exit_code() {
     let help = stdout(&o);
     assert!(help.contains("\n  decode "), "{help}");
     assert!(
-        help.contains("\n  6  decode: the body yields no response"),
+        help.contains("\n    6  no-response  decode: the body yields no response"),
         "{help}"
     );
     let o = mcpwire(&["decode", "--help"], b"");

@@ -267,11 +267,12 @@ fn watch_listens_in_the_stateless_era_and_prints_json_lines() {
             json!({"method": "notifications/resources/updated", "params": {"uri": "file:///y"}}),
         ]
     );
-    // The acknowledged subset is reported.
+    // The acknowledged subset is reported, in words.
     assert_contains(
         &stderr(&o),
-        r#"listening for {"resourceSubscriptions":["file:///y"]"#,
+        "listening for tool list changes, updates of file:///y\n",
     );
+    assert!(!stderr(&o).contains('{'), "{}", stderr(&o));
 }
 
 #[test]
@@ -297,7 +298,11 @@ fn watch_ends_after_its_time_against_the_demo_server_in_both_eras() {
     assert_contains(&stderr(&o), "subscribed to demo://readme");
     let o = mcpwire(&["watch", "--for", "0.3", "--resource", "demo://readme"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_contains(&stderr(&o), r#""resourceSubscriptions":["demo://readme"]"#);
+    assert_contains(
+        &stderr(&o),
+        "listening for tool list changes, prompt list changes, resource list changes, \
+         updates of demo://readme\n",
+    );
 }
 
 #[test]

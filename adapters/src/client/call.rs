@@ -33,6 +33,10 @@ use crate::error::{Error, Reissue};
 use crate::time::{sleep_until, Sleep};
 use mcpwire_core::CallOptions;
 
+/// The reason a dropped call's cancellation gives, unless the host set another
+/// ([`Client::set_cancel_reason`]).
+const DROPPED: &str = "the caller stopped waiting";
+
 /// The command a call issues to the connection, given the call as made.
 type Issue<'a> = Box<
     dyn FnOnce(
@@ -335,7 +339,8 @@ impl Drop for CallFuture<'_> {
         if st.slots.remove(&self.call).is_some() && st.terminal.is_none() {
             let now = Instant::now();
             // The call may have ended meanwhile; then there is nothing to cancel.
-            let reason = Some("the caller stopped waiting".into());
+            let reason = st.cancel_reason.as_deref().unwrap_or(DROPPED);
+            let reason = Some(reason.to_owned());
             let _ = st.conn.cancel(now, self.call, reason);
             st.wake_driver();
         }

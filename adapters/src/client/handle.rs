@@ -179,6 +179,14 @@ impl Client {
         Ok(())
     }
 
+    /// Sets the reason a call gives the server when it is cancelled because its future was
+    /// dropped (`notifications/cancelled`'s `reason`), from now on, for this connection's
+    /// every handle: a host that stops its calls for a reason of its own says which (the
+    /// command line: "interrupted" for Ctrl-C). Otherwise: "the caller stopped waiting".
+    pub fn set_cancel_reason(&self, reason: &str) {
+        self.shared.lock().cancel_reason = Some(reason.into());
+    }
+
     pub(crate) fn set_http_counters(&self, counters: Arc<CounterCells>) {
         self.shared.lock().http_counters = Some(counters);
     }

@@ -18,7 +18,6 @@ use mcpwire_core::{Event, HandlerFailure, HostHandler, ServerRequest, HANDLER_FA
 
 use super::state::{ConnectionState, Ready};
 use super::trace;
-use crate::error::Error;
 use crate::future::BoxFuture;
 use crate::handlers::{ElicitationRequest, Handlers};
 
@@ -217,11 +216,7 @@ impl Dispatch {
                     Event::Ready { server, .. } => {
                         st.set_ready(Ready::Done(Arc::new((**server).clone())))
                     }
-                    Event::HandshakeFailed(error) => {
-                        let target = st.target.clone();
-                        let error = error.clone();
-                        st.set_ready(Ready::Failed(Error::Handshake { target, error }));
-                    }
+                    Event::HandshakeFailed(error) => st.handshake_failed(error.clone()),
                     // Its handler, still at work, is dropped: no answer goes.
                     Event::ServerRequestCancelled { id, .. } => {
                         st.inbound.cancelled.push(id.clone());

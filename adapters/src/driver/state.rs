@@ -138,6 +138,9 @@ pub(crate) struct ConnectionState {
     pub(crate) inbound: Inbound,
     /// Failures of the observers called while the connection steps, told at the step's end.
     pub(crate) tap_failures: Arc<FailureLog>,
+    /// The reason a call's cancellation gives when its future is dropped, when the host chose
+    /// one ([`Client::set_cancel_reason`](crate::Client::set_cancel_reason)).
+    pub(crate) cancel_reason: Option<Arc<str>>,
 }
 
 impl ConnectionState {
@@ -158,6 +161,7 @@ impl ConnectionState {
             notifications: Bounded::new(max_unread),
             events: Bounded::new(max_unread),
             close_waiters: Vec::new(),
+            cancel_reason: None,
             handles: 1,
             close_requested: false,
             terminal: None,
@@ -216,6 +220,18 @@ impl ConnectionState {
         self.close_waiters.drain(..).for_each(Waker::wake);
     }
 
+    /// The handshake failed with `error`: it is what `ready` gives, with the target and what a
+    /// stdio server wrote on its stdout that is not JSON-RPC.
+    pub(crate) fn handshake_failed(&mut self, error: CallError) {
+        let target = self.target.clone();
+        let stray = self.conn.stray_output().cloned().map(Box::new);
+        self.set_ready(Ready::Failed(Error::Handshake {
+            target,
+            error,
+            stray,
+        }));
+    }
+
     /// Ends the connection for the handles: every waiter is woken.
     pub(crate) fn set_terminal(&mut self, closed: Closed) {
         if self.terminal.is_none() {
@@ -231,8 +247,7 @@ impl ConnectionState {
         }
         if matches!(self.ready, Ready::Waiting(_)) {
             let error = CallError::Local(LocalError::Closed(closed.clone()));
-            let target = self.target.clone();
-            self.set_ready(Ready::Failed(Error::Handshake { target, error }));
+            self.handshake_failed(error);
         }
         self.notifications.wake();
         self.events.wake();

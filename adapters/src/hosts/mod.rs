@@ -53,7 +53,7 @@ mod vars;
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 pub use error::{ConfigError, Warning};
@@ -290,8 +290,11 @@ impl Loader {
 
     /// The project directory for a file: the one holding it in a host's project folder
     /// (`P/.vscode/mcp.json` → `P`, `P/.mcp.json` → `P`), else the loader's. A host folder in
-    /// the home directory (`~/.cursor/mcp.json`) is the user's, not a project's.
+    /// the home directory (`~/.cursor/mcp.json`) is the user's, not a project's. Always an
+    /// absolute path without `.` or `..`, however the file or the project was named
+    /// (`.vscode/mcp.json` from within `P` is `P` too, not `""`).
     fn workspace_for(&self, path: &Path) -> Option<PathBuf> {
+        let path = absolute(path);
         let implied = || {
             let parent = path.parent()?;
             let parent_name = parent.file_name()?.to_str()?;
@@ -303,9 +306,9 @@ impl Loader {
                 } else {
                     return None;
                 };
-            (project != self.home).then(|| project.to_owned())
+            (project != absolute(&self.home)).then(|| project.to_owned())
         };
-        implied().or_else(|| self.project.clone())
+        implied().or_else(|| self.project.as_deref().map(absolute))
     }
 
     fn read(
@@ -365,6 +368,25 @@ impl Loader {
         loaded.servers = keep_first(loaded.servers, &mut loaded.warnings);
         Ok(loaded)
     }
+}
+
+/// `path` made absolute against the current directory, without `.` and `..` components: the
+/// folder as a host names it. Symbolic links are left as they are (a `..` after one goes up
+/// from the link's own name, as a person reads the path).
+fn absolute(path: &Path) -> PathBuf {
+    let whole = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let mut out = PathBuf::new();
+    for part in whole.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                // `/..` is `/`.
+                out.pop();
+            }
+            part => out.push(part),
+        }
+    }
+    out
 }
 
 fn read(path: &Path) -> Result<String, ConfigError> {

@@ -147,3 +147,81 @@ pub enum Diagnostic {
     /// are reported as [`Diagnostic::UnmatchedResponse`].
     AfterClose(Message),
 }
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Diagnostic::UnmatchedResponse { id, status, error } => {
+                match status {
+                    ResponseFor::Ended(EndedAs::Answered) => {
+                        write!(f, "a second response to request {id}, already answered")?
+                    }
+                    ResponseFor::Ended(EndedAs::TimedOut(_)) => {
+                        write!(f, "a late response to request {id}, which had timed out")?
+                    }
+                    ResponseFor::Ended(EndedAs::Cancelled) => {
+                        write!(f, "a late response to request {id}, which was cancelled")?
+                    }
+                    ResponseFor::Ended(EndedAs::Failed) => {
+                        write!(f, "a late response to request {id}, which had failed")?
+                    }
+                    ResponseFor::Ended(EndedAs::Closed) => write!(
+                        f,
+                        "a late response to request {id}, ended by the connection's close"
+                    )?,
+                    ResponseFor::Forgotten => {
+                        write!(f, "a response to request {id}, which ended long ago")?
+                    }
+                    ResponseFor::NeverSent => {
+                        write!(f, "a response to id {id}, which no request of ours had")?
+                    }
+                }
+                match error {
+                    Some(e) => write!(f, ": JSON-RPC error code {}: {}", e.code, e.message),
+                    None => Ok(()),
+                }
+            }
+            Diagnostic::ResponseWithoutId { reply } => match reply {
+                Reply::Error(e) => write!(
+                    f,
+                    "a response without an id: JSON-RPC error code {}: {}",
+                    e.code, e.message
+                ),
+                Reply::Result(_) => f.write_str("a response without an id, with a result"),
+            },
+            Diagnostic::UnknownProgressToken { token } => write!(
+                f,
+                "progress for token {token}, which belongs to no request in flight"
+            ),
+            Diagnostic::ProgressNotIncreasing {
+                token,
+                progress,
+                previous,
+            } => write!(
+                f,
+                "progress {progress} for token {token} does not increase on {previous}; \
+                 not delivered"
+            ),
+            Diagnostic::MalformedProgress { error, .. } => {
+                write!(f, "a progress notification that is not one: {error}")
+            }
+            Diagnostic::DuplicateInboundRequest { id, method } => write!(
+                f,
+                "the server's request {id} ({method}) reuses the id of one not yet answered; \
+                 ignored"
+            ),
+            Diagnostic::InboundRejected { id, method, limit } => write!(
+                f,
+                "the server's request {id} ({method}) was refused: {limit} of its requests \
+                 are already being served"
+            ),
+            Diagnostic::NotAMessage(e) => {
+                write!(f, "a batch element is not a JSON-RPC message: {e}")
+            }
+            Diagnostic::AfterClose(m) => match m.method() {
+                Some(method) => write!(f, "{method} after the connection closed; ignored"),
+                None => f.write_str("a response after the connection closed; ignored"),
+            },
+        }
+    }
+}

@@ -1359,3 +1359,56 @@ fn a_request_that_left_and_ended_is_cancelled_and_withdrawn_once() {
         "{out:?}"
     );
 }
+
+#[test]
+fn each_diagnostic_says_what_happened_in_words() {
+    let said = |d: Diagnostic| d.to_string();
+    let unmatched = |status| Diagnostic::UnmatchedResponse {
+        id: Id::Num(7),
+        status,
+        error: None,
+    };
+    assert_eq!(
+        said(unmatched(ResponseFor::Ended(EndedAs::TimedOut(
+            Deadline::Idle
+        )))),
+        "a late response to request 7, which had timed out"
+    );
+    assert_eq!(
+        said(unmatched(ResponseFor::Ended(EndedAs::Answered))),
+        "a second response to request 7, already answered"
+    );
+    assert_eq!(
+        said(Diagnostic::UnmatchedResponse {
+            id: Id::Str("x".into()),
+            status: ResponseFor::NeverSent,
+            error: Some(ErrorObject::new(0, "no")),
+        }),
+        "a response to id \"x\", which no request of ours had: JSON-RPC error code 0: no"
+    );
+    assert_eq!(
+        said(Diagnostic::ProgressNotIncreasing {
+            token: ProgressToken::Num(3),
+            progress: 1.0,
+            previous: 2.5,
+        }),
+        "progress 1 for token 3 does not increase on 2.5; not delivered"
+    );
+    assert_eq!(
+        said(Diagnostic::InboundRejected {
+            id: Id::Num(4),
+            method: "sampling/createMessage".into(),
+            limit: 1024,
+        }),
+        "the server's request 4 (sampling/createMessage) was refused: 1024 of its requests are \
+         already being served"
+    );
+    let late = Message::Notification(Notification {
+        method: "notifications/message".into(),
+        params: None,
+    });
+    assert_eq!(
+        said(Diagnostic::AfterClose(late)),
+        "notifications/message after the connection closed; ignored"
+    );
+}

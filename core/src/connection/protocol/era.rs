@@ -52,7 +52,7 @@ impl std::fmt::Display for ChosenEra {
 /// Why a connection speaks the era it settled on
 /// ([`Connection::era_reason`](crate::Connection::era_reason)). Its `Display` says it in a few
 /// words, as `mcpwire info` shows it ("answered server/discover", "refused the probe with
-/// -32601", "pinned").
+/// JSON-RPC error code -32601", "pinned").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EraReason {
@@ -93,9 +93,14 @@ impl std::fmt::Display for EraReason {
             EraReason::Pinned => f.write_str("pinned"),
             EraReason::Discovered => f.write_str("answered server/discover"),
             EraReason::ModernError { code } => {
-                write!(f, "answered server/discover with {code}")
+                write!(
+                    f,
+                    "answered server/discover with JSON-RPC error code {code}"
+                )
             }
-            EraReason::Refused { code } => write!(f, "refused the probe with {code}"),
+            EraReason::Refused { code } => {
+                write!(f, "refused the probe with JSON-RPC error code {code}")
+            }
             EraReason::RefusedHttp { status } => {
                 write!(f, "refused the probe with HTTP {status}")
             }
@@ -359,17 +364,17 @@ mod tests {
             (
                 &error(-32601, None),
                 Era::Auto,
-                Some("refused the probe with -32601"),
+                Some("refused the probe with JSON-RPC error code -32601"),
             ),
             (
                 &error(-32602, None),
                 Era::Auto,
-                Some("refused the probe with -32602"),
+                Some("refused the probe with JSON-RPC error code -32602"),
             ),
             (
                 &error(-32021, None),
                 Era::Auto,
-                Some("answered server/discover with -32021"),
+                Some("answered server/discover with JSON-RPC error code -32021"),
             ),
             (
                 &error(-32022, Some(json!({"supported": ["2025-06-18"]}))),

@@ -420,7 +420,7 @@ impl Event {
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Diagnostic::Rpc(d) => write!(f, "{d:?}"),
+            Diagnostic::Rpc(d) => write!(f, "{d}"),
             Diagnostic::Frame(e) => write!(f, "{e}"),
             Diagnostic::Sse(e) => write!(f, "{e}"),
             Diagnostic::Http(note) => f.write_str(note),

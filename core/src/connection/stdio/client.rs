@@ -10,7 +10,7 @@ use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::connection::protocol::client::{ClientProtocol, Signalled, TransportSignal};
 use crate::connection::protocol::events::{Diagnostic, Event};
 use crate::connection::transport::hand_over;
-use crate::error::Closed;
+use crate::error::{Closed, StrayOutput};
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
 
@@ -30,6 +30,8 @@ pub struct Stdio {
     /// Whether this process has sent any message (a server that fails to start sends none).
     answered: bool,
     notes: std::collections::VecDeque<Event>,
+    /// The lines of this process's stdout that were not JSON-RPC.
+    stray: StrayOutput,
     /// An empty buffer for the next frames to write.
     spare: Vec<u8>,
 }
@@ -86,6 +88,7 @@ impl Stdio {
             exited: false,
             answered: false,
             notes: std::collections::VecDeque::new(),
+            stray: StrayOutput::default(),
             spare: Vec::new(),
         }
     }
@@ -128,6 +131,7 @@ impl Stdio {
         self.ended = false;
         self.exited = false;
         self.answered = false;
+        self.stray = StrayOutput::default();
         self.eof_deadline = None;
         if let Signalled::Refused(e) = p.handle_transport(now, TransportSignal::Restarted) {
             // The connection ended while the new process was being started (or none was asked
@@ -181,6 +185,7 @@ impl Stdio {
             let parsed = match crate::jsonrpc::parse(line) {
                 Ok(parsed) => parsed,
                 Err(error) => {
+                    self.stray.note(line);
                     let preview = jsonl::preview(line);
                     let e = jsonl::FrameError::NotAMessage { error, preview };
                     self.notes
@@ -348,6 +353,11 @@ impl Stdio {
         p.handle_timeout(now);
         self.shutdown.handle_timeout(now);
         self.check_restart(p);
+    }
+
+    /// What this process wrote on its stdout that is not JSON-RPC, if anything.
+    pub fn stray_output(&self) -> Option<&StrayOutput> {
+        (self.stray.lines > 0).then_some(&self.stray)
     }
 
     /// Whether the process has exited (and no new one was asked for).
