@@ -38,7 +38,8 @@ pub struct ConnectOptions {
     /// Which era to speak (default: detect it with a `server/discover` probe).
     pub era: Era,
     /// How long the probe may go unanswered before the server is taken for a handshake-era one
-    /// and started again (default 10 s).
+    /// and started again (default 10 s); never more than a third of `init_timeout` (in whole
+    /// seconds from 3 s on), so that `initialize` always gets the rest.
     pub probe_timeout: Duration,
     /// The waits of the graceful shutdown (default 2 s after stdin EOF, 2 s after SIGTERM).
     pub shutdown: ShutdownTimeouts,

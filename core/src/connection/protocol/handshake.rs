@@ -118,10 +118,13 @@ impl Handshake {
 
     /// Sends `server/discover`.
     fn send_probe(&mut self, now: Instant, cx: &mut Ctx<'_>) -> Result<(), ClientError> {
-        // The probe never waits longer than the start-up may take.
+        // The probe never waits longer than the start-up may take; detecting the era, not
+        // longer than its share of it, so that `initialize` always gets its chance.
         let left = self.startup_left(now, cx);
         let timeout = match cx.config.era {
-            Era::Auto => cx.config.probe_timeout.min(left),
+            Era::Auto => (cx.config.probe_timeout)
+                .min(probe_share(cx.config.init_timeout))
+                .min(left),
             _ => left,
         };
         let opts = RequestOptions::new()
@@ -375,6 +378,22 @@ impl Handshake {
     }
 
     fn handshake_done(&mut self, now: Instant, cx: Ctx<'_>, outcome: Outcome) {
+        let outcome = match outcome {
+            // The first handshake's deadline is the end of the start-up budget: its words
+            // quote the budget as it was set, not what the probe left of it.
+            Err(LocalError::Timeout {
+                which,
+                despite_progress,
+                method,
+                ..
+            }) if !self.renewing => Err(LocalError::Timeout {
+                which,
+                despite_progress,
+                method,
+                after: cx.config.init_timeout,
+            }),
+            outcome => outcome,
+        };
         let init = match initialize_answer(outcome) {
             Ok(init) => init,
             Err(failure) if self.renewing && !cx.engine.is_closed() => {
@@ -407,6 +426,17 @@ impl Handshake {
         cx.events.push_back(Event::HandshakeFailed(failure));
         self.phase = Phase::Closed;
         cx.engine.close(now, reason);
+    }
+}
+
+/// The era probe's share of a start-up budget: a third at most, so that `initialize` always
+/// has two thirds of it; whole seconds once that is a second or more (the words quote it).
+fn probe_share(init_timeout: Duration) -> Duration {
+    let third = init_timeout / 3;
+    if third >= Duration::from_secs(1) {
+        Duration::from_secs(third.as_secs())
+    } else {
+        third
     }
 }
 
