@@ -513,7 +513,10 @@ fn the_era_probe_and_the_handshake_share_one_start_up_budget() {
     let probed = t0 + Duration::from_secs(1);
     assert_eq!(s.c.poll_timeout(), Some(probed));
     s.timeout(probed);
-    assert_eq!(s.actions(), [ProcessAction::Kill, ProcessAction::SpawnAgain]);
+    assert_eq!(
+        s.actions(),
+        [ProcessAction::Kill, ProcessAction::SpawnAgain]
+    );
     s.written();
     s.c.handle_respawned(probed);
     s.drain();
@@ -559,11 +562,17 @@ fn initialize_always_gets_its_chance_and_a_timeout_quotes_the_budget() {
         s.written();
         let probed = s.c.poll_timeout().unwrap();
         s.timeout(probed);
-        assert_eq!(s.actions(), [ProcessAction::Kill, ProcessAction::SpawnAgain]);
+        assert_eq!(
+            s.actions(),
+            [ProcessAction::Kill, ProcessAction::SpawnAgain]
+        );
         s.written();
         s.c.handle_respawned(probed);
         s.drain();
-        assert!(s.written().contains("\"method\":\"initialize\""), "{budget} s");
+        assert!(
+            s.written().contains("\"method\":\"initialize\""),
+            "{budget} s"
+        );
         s.stdout(probed + Duration::from_millis(100), INIT_ANSWER);
         assert!(s.c.is_ready(), "{budget} s: {:?}", s.events());
     }

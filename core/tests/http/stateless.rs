@@ -153,7 +153,9 @@ fn a_lost_probe_or_initialize_goes_once_more_and_a_second_loss_fails() {
         h.log
     );
     assert!(
-        !h.events.iter().any(|e| matches!(e, Event::HandshakeFailed(_))),
+        !h.events
+            .iter()
+            .any(|e| matches!(e, Event::HandshakeFailed(_))),
         "{:?}",
         h.events
     );
@@ -168,9 +170,9 @@ fn a_lost_probe_or_initialize_goes_once_more_and_a_second_loss_fails() {
         lose(&mut h, what);
         assert_eq!(h.log.iter().filter(|l| l.starts_with(what)).count(), 2);
         let failed = h.events.iter().find_map(|e| match e {
-            Event::HandshakeFailed(CallError::Local(LocalError::MaybeExecuted { reason, .. })) => {
-                Some(reason.to_string())
-            }
+            Event::HandshakeFailed(CallError::Local(LocalError::MaybeExecuted {
+                reason, ..
+            })) => Some(reason.to_string()),
             _ => None,
         });
         let failed = failed.unwrap_or_else(|| panic!("{what}: {:?}", h.events));

@@ -930,7 +930,11 @@ mod tests {
             let resp = backend.send(post(&url)).await.unwrap();
             assert_eq!(body_of(resp).await.unwrap(), b"ok");
         });
-        assert_eq!(accepted.load(Ordering::SeqCst), 2, "a new connection after the 400 only");
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            2,
+            "a new connection after the 400 only"
+        );
     }
 
     #[test]
