@@ -197,7 +197,9 @@ impl ConnectOptions {
 
 /// Spawns the server (or, for HTTP, prepares the first request) and starts the handshake.
 /// Returns the handle and the driver, which must be polled (spawned on an executor) for anything
-/// to happen. Spawn failures surface here.
+/// to happen. Spawn failures surface here, and so does an HTTP URL that is not `http://` or
+/// `https://` with a host ([`Error::Client`] with [`ClientError::Url`](mcpwire_core::ClientError::Url)),
+/// before any IO.
 pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client, Driver), Error> {
     let stdio = match config {
         ServerConfig::Stdio(s) => s,
@@ -241,6 +243,9 @@ fn default_backend(options: &HttpClientOptions, url: &str) -> Result<Arc<dyn Htt
 }
 
 fn connect_http(config: &HttpConfig, options: ConnectOptions) -> Result<(Client, Driver), Error> {
+    // A URL no HTTP client can be given fails here, by name, before anything is read or sent.
+    mcpwire_core::config::check_url(&config.url)
+        .map_err(|e| Error::Client(mcpwire_core::ClientError::Url(e)))?;
     // The URL names the connection in errors and events: without its credentials.
     let shown =
         (options.shown_as.clone()).unwrap_or_else(|| mcpwire_core::error::redact_url(&config.url));

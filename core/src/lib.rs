@@ -69,6 +69,7 @@ mod rpc;
 pub mod schema;
 #[cfg(any(test, feature = "demo"))]
 pub mod server;
+mod server_url;
 pub mod skills;
 pub mod tap;
 pub mod types;
