@@ -74,6 +74,7 @@ pub mod skills;
 pub mod tap;
 pub mod types;
 mod url;
+pub mod www_authenticate;
 
 // The in-crate tests' shared harness lives with the tests (it reads the clock once, for their
 // epoch), outside the library's sources.
