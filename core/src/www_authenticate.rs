@@ -11,10 +11,7 @@
 pub fn schemes(value: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for element in elements(value) {
-        let first = element
-            .split([' ', '\t'])
-            .next()
-            .unwrap_or("");
+        let first = element.split([' ', '\t']).next().unwrap_or("");
         if !first.is_empty() && !first.contains('=') {
             out.push(first);
         }
