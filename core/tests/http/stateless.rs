@@ -119,18 +119,23 @@ fn an_older_server_refusing_the_probe_gets_the_handshake() {
     }
 }
 
-/// Loses the open exchange that `what` names after its request may have reached the server
-/// (no byte of an answer came).
+/// Loses the open exchange that `what` names after its request may have reached the server:
+/// it went on a reused connection the server had closed, and no byte of an answer came.
 fn lose(h: &mut H, what: &str) {
     let x = h.find(what);
-    h.c.handle_failure(h.now, x, "connection reset before any response byte");
+    let stale = mcpwire_core::error::ExchangeFailure::new(
+        mcpwire_core::error::HttpErrorKind::StaleConnection,
+        "the request went on a reused connection and the server had closed it",
+    );
+    h.c.handle_failure(h.now, x, stale);
     h.open.remove(&x);
     h.pump();
 }
 
 /// The probe and `initialize` change nothing on a server: one lost after it may have reached
 /// the server (a connection the server was closing) goes once more, with a new id; a second
-/// loss of the same request fails the start, saying it was sent twice.
+/// loss of the same request fails the start, saying it was sent twice. An answer that came but
+/// cannot be read is no loss of that kind: the start ends on it.
 #[test]
 fn a_lost_probe_or_initialize_goes_once_more_and_a_second_loss_fails() {
     let mut h = with_era(Era::Auto);
@@ -179,6 +184,28 @@ fn a_lost_probe_or_initialize_goes_once_more_and_a_second_loss_fails() {
         assert!(failed.contains("already sent a second time"), "{failed}");
         assert!(h.c.is_closed());
     }
+
+    let mut h = with_era(Era::Auto);
+    let probe = h.find("POST server/discover");
+    h.answer(probe, 405, &[], &[]);
+    let init = h.find("POST initialize");
+    let unreadable = mcpwire_core::error::ExchangeFailure::new(
+        mcpwire_core::error::HttpErrorKind::HeadCutShort,
+        "the response head is over the limit",
+    );
+    h.c.handle_failure(h.now, init, unreadable);
+    h.open.remove(&init);
+    h.pump();
+    assert_eq!(
+        h.log
+            .iter()
+            .filter(|l| l.starts_with("POST initialize"))
+            .count(),
+        1,
+        "{:?}",
+        h.log
+    );
+    assert!(h.c.is_closed(), "{:?}", h.events);
 }
 
 #[test]

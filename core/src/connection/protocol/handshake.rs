@@ -189,6 +189,16 @@ impl Handshake {
         self.send_initialize(now, &mut cx, version)
     }
 
+    /// Whether request `id` is the start's probe or `initialize` sent once more after a loss
+    /// (its end then says it was sent twice).
+    pub(crate) fn was_resent(&self, id: i64) -> bool {
+        match self.phase {
+            Phase::Probing(p) if p == id => self.probe_resent,
+            Phase::Initializing(i) if i == id => self.initialize_resent,
+            _ => false,
+        }
+    }
+
     /// Request `id` was lost after it may have reached the server. If it is the start's probe
     /// or `initialize` (or a renewal's), which change nothing on a server, the first loss sends
     /// it once more with a new id (the lost one ends unseen) and says `Some(true)`; a second

@@ -12,8 +12,9 @@ use crate::rpc::LocalError;
 
 impl ClientProtocol {
     /// Request `id` was lost after it may have reached the server (at most once): the start's
-    /// probe or `initialize`, and a call safe to repeat, is sent again once with a new id, and
-    /// its caller sees nothing of it; any other (or a second loss) ends as maybe executed.
+    /// probe or `initialize` lost on a stale connection, and a call safe to repeat, is sent
+    /// again once with a new id, and its caller sees nothing of it; any other (or a second
+    /// loss) ends as maybe executed.
     pub(super) fn lost_after_sending(
         &mut self,
         now: Instant,
@@ -21,8 +22,16 @@ impl ClientProtocol {
         reason: Arc<str>,
         http: Option<Box<crate::error::HttpError>>,
     ) {
-        // The start's probe and `initialize` go once more on a loss (they change nothing).
-        let start = self.handshake.resend_lost(now, cx!(self), id);
+        // The start's probe and `initialize` go once more when no byte of an answer came, on a
+        // reused connection the server had closed (they change nothing on a server). A head
+        // that came but cannot be read is an answer: the start ends on it.
+        let stale = http
+            .as_ref()
+            .is_some_and(|h| h.kind == crate::error::HttpErrorKind::StaleConnection);
+        let start = match stale {
+            true => self.handshake.resend_lost(now, cx!(self), id),
+            false => self.handshake.was_resent(id).then_some(false),
+        };
         if start == Some(true) {
             return self.pump(now);
         }
