@@ -271,7 +271,15 @@ fn a_head_cut_short_may_have_run_and_says_where_it_broke() {
         options(),
         &[("half", &|e| {
             let (reason, kind) = may_have_run(e);
-            assert_eq!(kind, HttpErrorKind::HeadCutShort, "{reason}");
+            // libcurl (this URL has credentials) counts no byte of a partial status line: to it
+            // a reused connection that gave "HTTP/1.1 2" gave nothing, a stale connection.
+            assert!(
+                matches!(
+                    kind,
+                    HttpErrorKind::HeadCutShort | HttpErrorKind::StaleConnection
+                ),
+                "{reason}"
+            );
             assert!(
                 [
                     "before the response head",
