@@ -9,6 +9,11 @@
 #   2026-07-28 ones, each run at an explicit `--spec-version` (the suite hands it to the client
 #   as MCP_CONFORMANCE_PROTOCOL_VERSION), always run.
 #
+# Every authorization scenario also runs as a host meets a server, knowing no spec version:
+# 0.1.16 names none; on 0.2.0-alpha.12 (which always names one, 2025-11-25 by default) the
+# client is told to ignore it (MCPWIRE_CONFORMANCE_NO_VERSION=1): it detects the era and keeps
+# its default authorization rules, deciding from what the wire shows.
+#
 # The suite's scenario servers listen on every interface, so the suite runs inside a network
 # namespace that has only loopback (`unshare -n`, then `lo` up). Without `unshare` (or without
 # the right to use it) the script fails rather than run them anywhere else.
@@ -70,6 +75,11 @@ AUTH_EXTENSIONS=(client-credentials-jwt client-credentials-basic enterprise-mana
 FORCED_RUNS=()
 for s in "${AUTH_EXTENSIONS[@]}"; do
     FORCED_RUNS+=("2025-11-25 auth/$s" "2026-07-28 auth/$s")
+done
+# Every authorization scenario of 0.2.0-alpha.12 once more, the client knowing no version.
+NO_VERSION_RUNS=()
+for s in "${AUTH_2026_07_28[@]}" "${AUTH_BACKCOMPAT[@]}" "${AUTH_EXTENSIONS[@]}"; do
+    NO_VERSION_RUNS+=("auth/$s")
 done
 # Skills (SEP-2640), an extension too: written against 2026-07-28; its scenario servers answer
 # the handshake era as well, so both revisions.
@@ -137,6 +147,8 @@ case $client in
 esac
 # The suite runs `sh -c "<command> <url>"`.
 command_line=$(printf '%q' "$client")
+# The command of the current run (the client told no version for the runs that ask so).
+run_command=$command_line
 
 passed=0
 failed=0
@@ -148,7 +160,7 @@ run_scenario() {
     start=$(date +%s%N)
     status=0
     output=$(lo_only timeout $((TIMEOUT_MS / 1000 + 60)) \
-        node "$suite" client --command "$command_line" --scenario "$scenario" --timeout "$TIMEOUT_MS" "$@" 2>&1) ||
+        node "$suite" client --command "$run_command" --scenario "$scenario" --timeout "$TIMEOUT_MS" "$@" 2>&1) ||
         status=$?
     output=$(printf '%s\n' "$output" | sed 's/\x1b\[[0-9;]*m//g')
     elapsed=$((($(date +%s%N) - start) / 1000000))
@@ -187,6 +199,14 @@ if [ "$NEXT" = 1 ]; then
         scenario=${run#* }
         run_scenario "$scenario ($NEXT_SUITE_VERSION, spec $spec)" "$NEXT_SUITE_JS" "$scenario" --spec-version "$spec" --force
     done
+fi
+
+if [ "$NEXT" = 1 ]; then
+    run_command="env MCPWIRE_CONFORMANCE_NO_VERSION=1 $command_line"
+    for scenario in "${NO_VERSION_RUNS[@]}"; do
+        run_scenario "$scenario ($NEXT_SUITE_VERSION, no version known)" "$NEXT_SUITE_JS" "$scenario"
+    done
+    run_command=$command_line
 fi
 
 echo "$passed passed, $failed failed"

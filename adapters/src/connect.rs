@@ -57,7 +57,8 @@ pub struct ConnectOptions {
     /// Which era to speak (default: detect it with a `server/discover` probe).
     pub era: Era,
     /// How long the probe may go unanswered before the server is taken for a handshake-era one
-    /// and started again (default 10 s).
+    /// and started again (default 10 s); never more than a third of `init_timeout` (in whole
+    /// seconds from 3 s on), so that `initialize` always gets the rest.
     pub probe_timeout: Duration,
     /// The waits of the graceful shutdown (default 2 s after stdin EOF, 2 s after SIGTERM).
     pub shutdown: ShutdownTimeouts,
@@ -234,7 +235,9 @@ impl ConnectOptions {
 
 /// Spawns the server (or, for HTTP, prepares the first request) and starts the handshake.
 /// Returns the handle and the driver, which must be polled (spawned on an executor) for anything
-/// to happen. Spawn failures surface here.
+/// to happen. Spawn failures surface here, and so does an HTTP URL that is not `http://` or
+/// `https://` with a host ([`Error::Client`] with [`ClientError::Url`](mcpwire_core::ClientError::Url)),
+/// before any IO.
 pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client, Driver), Error> {
     let (options, taps) = options.contained();
     let stdio = match config {
@@ -283,6 +286,9 @@ fn connect_http(
     options: ConnectOptions,
     taps: Taps,
 ) -> Result<(Client, Driver), Error> {
+    // A URL no HTTP client can be given fails here, by name, before anything is read or sent.
+    mcpwire_core::config::check_url(&config.url)
+        .map_err(|e| Error::Client(mcpwire_core::ClientError::Url(e)))?;
     // The URL names the connection in errors and events: without its credentials.
     let shown =
         (options.shown_as.clone()).unwrap_or_else(|| mcpwire_core::error::redact_url(&config.url));

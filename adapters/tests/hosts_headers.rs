@@ -135,3 +135,69 @@ fn codex_headers_from_every_key_are_checked() {
         ("bearer_token_env_var", "Authorization")
     );
 }
+
+/// An HTTP server's URL is checked as it is read, written or expanded from a variable: one
+/// that is not `http://` or `https://` with a host is a `ConfigError::Url` naming the file's
+/// server, the field and the URL; with failures isolated, that server fails alone.
+#[test]
+fn a_url_that_is_not_http_is_refused_naming_it() {
+    use mcpwire::core::config::UrlProblem;
+    let load = |text: &str, file: &str, host: Host, env: &[(&str, &str)]| {
+        loader(env).load_str(text, file, Some(host))
+    };
+    for (url, problem) in [
+        ("127.0.0.1:8000/mcp", UrlProblem::NoScheme),
+        ("ftp://h.example/mcp", UrlProblem::Scheme("ftp".into())),
+        (
+            "http://h.example/mcp ",
+            UrlProblem::Character {
+                character: ' ',
+                at: 20,
+            },
+        ),
+    ] {
+        let text = serde_json::json!({"mcpServers": {"remote": {"type": "http", "url": url}}});
+        match load(&text.to_string(), ".mcp.json", Host::ClaudeCode, &[]) {
+            Err(ConfigError::Url {
+                server,
+                field,
+                error,
+                ..
+            }) => {
+                assert_eq!((server.as_str(), field.as_str()), ("remote", "url"));
+                assert_eq!(error.problem, problem, "{url:?}");
+                assert!(error.to_string().contains(&format!("`{url}`")), "{error}");
+            }
+            other => panic!("{url:?}: {other:?}"),
+        }
+    }
+    // Expanded from a variable, in a VS Code file, and from Codex's `url`.
+    let text = r#"{"servers": {"remote": {"type": "http", "url": "${env:BASE}/mcp"}}}"#;
+    let e = load(
+        text,
+        "mcp.json",
+        Host::VsCode,
+        &[("BASE", "localhost:8000")],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, ConfigError::Url { error, .. } if error.problem == UrlProblem::NoScheme),
+        "{e:?}"
+    );
+    let text = "[mcp_servers.remote]\nurl = \"htp://h.example/mcp\"\n";
+    let e = load(text, "config.toml", Host::Codex, &[]).unwrap_err();
+    assert!(matches!(&e, ConfigError::Url { .. }), "{e:?}");
+    assert!(e.to_string().contains("`htp`"), "{e}");
+    // Failures isolated: the good server loads.
+    let text = r#"{"mcpServers": {
+        "bad": {"type": "http", "url": "h.example/mcp"},
+        "good": {"type": "http", "url": "https://h.example/mcp"}
+    }}"#;
+    let loaded = loader(&[])
+        .isolate_failures()
+        .load_str(text, ".mcp.json", Some(Host::ClaudeCode))
+        .unwrap();
+    assert!(loaded.get("good").is_some());
+    assert_eq!(loaded.failed.len(), 1, "{:?}", loaded.failed);
+    assert_eq!(loaded.failed[0].server(), Some("bad"));
+}

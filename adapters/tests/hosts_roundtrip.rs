@@ -35,8 +35,19 @@ const HEADER_CHARS: &[char] = &[
 /// included.
 const HEADER_VALUE_CHARS: &[char] = &['a', '$', '{', '}', 'X', ' ', '"', '\\', '\t'];
 
-/// The variables; the last, `H0`, holds only what a header value may hold.
-const VARS: [&str; 5] = ["V0", "V1", "V2", "V3", "H0"];
+/// Characters of a URL's literal text after its `http://h.example/`: what a URL carries as it
+/// is (a URL holding a space, a control or a non-ASCII character is refused as it is read), no
+/// `$`.
+const URL_CHARS: &[char] = &[
+    'a', 'b', 'Z', '0', '9', '-', '_', '.', '/', ':', '#', '@', '%', '?', '=', '&', '~',
+];
+
+/// The value of `U0`, the variable URLs refer to: what a URL may hold, `$` and `{…}` included.
+const URL_VALUE_CHARS: &[char] = &['a', '$', '{', '}', 'X', '/', '?', '=', '%'];
+
+/// The variables; `U0` holds only what a URL may hold, the last, `H0`, only what a header value
+/// may hold.
+const VARS: [&str; 6] = ["V0", "V1", "V2", "V3", "U0", "H0"];
 
 #[derive(Debug, Clone)]
 enum Piece {
@@ -150,6 +161,20 @@ fn text() -> impl Strategy<Value = Text> {
     proptest::collection::vec(piece, 0..4)
 }
 
+/// A URL's text: `http://h.example/`, then literal text a URL may hold and references to `U0`.
+fn url_text() -> BoxedStrategy<Text> {
+    let piece = prop_oneof![
+        chars(URL_CHARS, 6).prop_map(Piece::Lit),
+        Just(Piece::Var(VARS.len() - 2)),
+    ];
+    proptest::collection::vec(piece, 0..4)
+        .prop_map(|mut text| {
+            text.insert(0, Piece::Lit("http://h.example/".into()));
+            text
+        })
+        .boxed()
+}
+
 fn any_text() -> BoxedStrategy<Text> {
     text().boxed()
 }
@@ -194,7 +219,7 @@ fn transport() -> impl Strategy<Value = Transport> {
         });
     let http = (
         any::<bool>(),
-        text(),
+        url_text(),
         named(
             &["Authorization", "X-Team", "X-Api-Key", "Accept"],
             header_text,
@@ -239,10 +264,12 @@ fn spec() -> impl Strategy<Value = Spec> {
 fn world() -> impl Strategy<Value = World> {
     (
         proptest::collection::vec(spec(), 0..5),
-        proptest::collection::vec(chars(VALUE_CHARS, 6), VARS.len() - 1),
+        proptest::collection::vec(chars(VALUE_CHARS, 6), VARS.len() - 2),
+        chars(URL_VALUE_CHARS, 6),
         chars(HEADER_VALUE_CHARS, 6),
     )
-        .prop_map(|(mut servers, mut values, header_value)| {
+        .prop_map(|(mut servers, mut values, url_value, header_value)| {
+            values.push(url_value);
             values.push(header_value);
             for (i, s) in servers.iter_mut().enumerate() {
                 s.name = format!("s{i}{}", s.name);

@@ -839,7 +839,8 @@ fn the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests() {
 // ---- a server that offers no OAuth, and hosts that cannot sign in ----
 
 /// A server that wants credentials and offers no OAuth: `401` with a bare `Bearer` challenge at
-/// the MCP endpoint, `404` everywhere else. Keeps `METHOD URL` of every request.
+/// the MCP endpoint, `404` everywhere else (the 2025-03-26 default `/register` too). Keeps
+/// `METHOD URL` of every request.
 #[derive(Clone, Default)]
 struct NoOAuthServer(Arc<Mutex<Vec<String>>>);
 
@@ -920,8 +921,10 @@ fn a_server_without_oauth_says_so_and_nothing_is_registered() {
         // Library words only: no command line's flags.
         assert!(!words.contains("--"), "{words}");
         let log = server.0.lock().unwrap().clone();
-        // The MCP request refused, the four places discovery looks at, and nothing more: no
-        // registration, no user asked.
+        // The MCP request refused, the four places discovery looks at, and, a bare `Bearer`
+        // being what a 2025-03-26 server without metadata says, its default registration
+        // endpoint when a sign-in can be made (its 404 ends it): nothing registered, no user
+        // asked, no authorization endpoint visited.
         assert_eq!(
             log.iter()
                 .filter(|l| l.starts_with("GET "))
@@ -929,7 +932,16 @@ fn a_server_without_oauth_says_so_and_nothing_is_registered() {
             well_known,
             "{era:?}: {log:?}"
         );
-        assert!(!log.iter().any(|l| l.contains("register")), "{log:?}");
+        let registration = "POST http://127.0.0.1:9/register";
+        let posts: Vec<&String> = log.iter().filter(|l| *l == registration).collect();
+        assert_eq!(posts.len(), usize::from(can_ask), "{era:?}: {log:?}");
+        if can_ask {
+            assert!(
+                words.contains("no registration endpoint at http://127.0.0.1:9/register"),
+                "{words}"
+            );
+        }
+        assert!(!log.iter().any(|l| l.contains("authorize")), "{log:?}");
         assert_eq!(
             log.iter().filter(|l| l.ends_with(MCP)).count(),
             1,

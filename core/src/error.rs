@@ -289,10 +289,10 @@ pub enum HttpErrorKind {
     HeadCutShort,
     /// The connection was reset or closed in the middle of the body.
     BodyCutShort,
-    /// The request went on a reused keep-alive connection that the server had closed: not a
-    /// byte of a response came. The server most likely never read it, but cannot be shown
-    /// not to have: a request safe to repeat is sent again (with a new id, on a new
-    /// connection); any other may have run.
+    /// The request went on a reused keep-alive connection the server had closed: no byte of a
+    /// response came (libcurl: none counted). The server most likely never read it, but cannot
+    /// be shown not to have: a request safe to repeat, and the start's probe and `initialize`,
+    /// go again (a new id, a new connection); any other may have run.
     StaleConnection,
     /// The request never left: the connection limit, a closing connection.
     NotSent,

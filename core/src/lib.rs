@@ -70,10 +70,12 @@ mod rpc;
 pub mod schema;
 #[cfg(any(test, feature = "demo"))]
 pub mod server;
+mod server_url;
 pub mod skills;
 pub mod tap;
 pub mod types;
 mod url;
+pub mod www_authenticate;
 
 // The in-crate tests' shared harness lives with the tests (it reads the clock once, for their
 // epoch), outside the library's sources.

@@ -409,15 +409,32 @@ fn a_server_that_dies_mid_call_ends_the_call_as_maybe_executed() {
 }
 
 #[test]
-fn the_probe_never_waits_longer_than_the_handshake_may_take() {
+fn the_probe_never_waits_longer_than_a_third_of_the_start_up_budget() {
     let t0 = Instant::now();
-    let config = ClientConfig {
-        init_timeout: Duration::from_secs(3),
-        probe_timeout: Duration::from_secs(10),
-        ..ClientConfig::default()
-    };
-    let s = S::new(t0, config);
-    assert_eq!(s.c.poll_timeout(), Some(t0 + Duration::from_secs(3)));
+    // (start-up budget, probe's own timeout) -> how long the probe waits: the probe's timeout,
+    // or a third of the budget in whole seconds when less.
+    let cases = [
+        (30_000, 10_000, 10_000),
+        (30_000, 5_000, 5_000),
+        (20_000, 10_000, 6_000),
+        (10_000, 10_000, 3_000),
+        (9_000, 10_000, 3_000),
+        (3_000, 10_000, 1_000),
+    ];
+    let ms = Duration::from_millis;
+    let cases = cases.map(|(budget, probe, waits)| (ms(budget), ms(probe), ms(waits)));
+    // Under a second, the third itself.
+    let short = [(ms(2_000), ms(10_000), ms(2_000) / 3)];
+    for (budget, probe, waits) in cases.into_iter().chain(short) {
+        let config = ClientConfig {
+            init_timeout: budget,
+            probe_timeout: probe,
+            ..ClientConfig::default()
+        };
+        let s = S::new(t0, config);
+        let deadline = s.c.poll_timeout().unwrap();
+        assert_eq!(deadline - t0, waits, "{budget:?} budget");
+    }
 }
 
 #[test]
@@ -482,8 +499,9 @@ fn an_answer_over_the_cap_ends_its_call_at_once_and_says_how_to_raise_it() {
 
 #[test]
 fn the_era_probe_and_the_handshake_share_one_start_up_budget() {
-    // A server that never answers: with a start-up timeout of 3 s the start fails after 3 s,
-    // not after the probe's wait and then the handshake's.
+    // A server that never answers: with a start-up timeout of 3 s the probe waits 1 s, the
+    // handshake on a new process the rest, and the start fails after 3 s, not after the
+    // probe's wait and then the handshake's, saying 3 s.
     let t0 = Instant::now();
     let config = ClientConfig {
         init_timeout: Duration::from_secs(3),
@@ -492,12 +510,19 @@ fn the_era_probe_and_the_handshake_share_one_start_up_budget() {
     };
     let mut s = S::new(t0, config);
     assert!(s.written().contains("server/discover"));
+    let probed = t0 + Duration::from_secs(1);
+    assert_eq!(s.c.poll_timeout(), Some(probed));
+    s.timeout(probed);
+    assert_eq!(
+        s.actions(),
+        [ProcessAction::Kill, ProcessAction::SpawnAgain]
+    );
+    s.written();
+    s.c.handle_respawned(probed);
+    s.drain();
+    assert!(s.written().contains("\"method\":\"initialize\""));
     assert_eq!(s.c.poll_timeout(), Some(t0 + Duration::from_secs(3)));
     s.timeout(t0 + Duration::from_secs(3));
-    assert!(
-        !s.actions().contains(&ProcessAction::SpawnAgain),
-        "no handshake on a new process once the budget is spent"
-    );
     assert!(s.c.is_closed(), "{:?}", s.events());
     let closed = s.events().into_iter().find_map(|e| match e {
         Event::Closed(Closed { reason }) => Some(reason),
@@ -505,7 +530,7 @@ fn the_era_probe_and_the_handshake_share_one_start_up_budget() {
     });
     let reason = closed.expect("closed");
     assert!(
-        reason.contains("server/discover") && reason.contains("3 s"),
+        reason.contains("no answer to initialize within 3 s"),
         "{reason}"
     );
 
@@ -517,7 +542,60 @@ fn the_era_probe_and_the_handshake_share_one_start_up_budget() {
     let mut s = S::new(t0, config);
     s.written();
     let refused = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}\n";
-    s.stdout(t0 + Duration::from_secs(1), refused);
+    s.stdout(t0 + Duration::from_millis(500), refused);
     assert!(s.written().contains("initialize"));
     assert_eq!(s.c.poll_timeout(), Some(t0 + Duration::from_secs(3)));
+}
+
+/// A server that ignores unknown methods (silent on the probe) with a start-up budget of 10 s
+/// or less still gets `initialize`, and answers it; one that never answers fails with the
+/// budget as it was set in the words (30 s, never the 20 s the probe left, nor 19.997 s).
+#[test]
+fn initialize_always_gets_its_chance_and_a_timeout_quotes_the_budget() {
+    let t0 = Instant::now();
+    for budget in [10u64, 5, 3] {
+        let config = ClientConfig {
+            init_timeout: Duration::from_secs(budget),
+            ..ClientConfig::default()
+        };
+        let mut s = S::new(t0, config);
+        s.written();
+        let probed = s.c.poll_timeout().unwrap();
+        s.timeout(probed);
+        assert_eq!(
+            s.actions(),
+            [ProcessAction::Kill, ProcessAction::SpawnAgain]
+        );
+        s.written();
+        s.c.handle_respawned(probed);
+        s.drain();
+        assert!(
+            s.written().contains("\"method\":\"initialize\""),
+            "{budget} s"
+        );
+        s.stdout(probed + Duration::from_millis(100), INIT_ANSWER);
+        assert!(s.c.is_ready(), "{budget} s: {:?}", s.events());
+    }
+
+    let mut s = S::new(t0, ClientConfig::default());
+    s.written();
+    let probed = s.c.poll_timeout().unwrap();
+    assert_eq!(probed, t0 + Duration::from_secs(10));
+    // The new process comes a little late: what is left is not a whole number of seconds.
+    let respawned = probed + Duration::from_millis(3);
+    s.timeout(respawned);
+    s.c.handle_respawned(respawned);
+    s.drain();
+    let deadline = s.c.poll_timeout().unwrap();
+    assert_eq!(deadline, t0 + Duration::from_secs(30));
+    s.timeout(deadline);
+    let failed = s.events().into_iter().find_map(|e| match e {
+        Event::HandshakeFailed(e) => Some(e.to_string()),
+        _ => None,
+    });
+    let failed = failed.expect("the handshake failed");
+    assert!(
+        failed.contains("no answer to initialize within 30 s"),
+        "{failed}"
+    );
 }

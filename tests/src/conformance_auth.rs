@@ -65,21 +65,35 @@ impl Authorizer for FollowOnce {
     }
 }
 
-/// The OAuth options for an authorization scenario, from its context (`MCP_CONFORMANCE_CONTEXT`) and the
-/// spec version under test (`MCP_CONFORMANCE_PROTOCOL_VERSION`).
+/// Set (to `1`) by a run that plays a host meeting the server: the client is told no spec
+/// version, whatever the suite says (0.2.0 always names one, 2025-11-25 by default). It detects
+/// the era and leaves the authorization rules to its defaults and to what the wire shows.
+pub const NO_VERSION_VAR: &str = "MCPWIRE_CONFORMANCE_NO_VERSION";
+
+/// The spec version under test (`MCP_CONFORMANCE_PROTOCOL_VERSION`), unless the suite names
+/// none (0.1.16) or the run asks the client to know none ([`NO_VERSION_VAR`]).
+pub fn version_under_test() -> Option<String> {
+    if std::env::var(NO_VERSION_VAR).is_ok_and(|v| v == "1") {
+        return None;
+    }
+    std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").ok()
+}
+
+/// The OAuth options for an authorization scenario, from its context (`MCP_CONFORMANCE_CONTEXT`)
+/// and the spec version under test ([`version_under_test`]); with none, the revision is left as
+/// a host leaves it (the default), never read from the scenario's name.
 pub fn options() -> Result<OAuthOptions, String> {
     let backend: Arc<dyn HttpBackend> = Arc::new(IsahcBackend::new()?);
     let mut options = OAuthOptions::new(FollowOnce { backend }, REDIRECT_URI);
     options.client_name = "mcpwire conformance client".into();
     options.client_id_metadata_url = Some(Url::parse(CLIENT_METADATA_URL).expect("valid"));
-    // 0.1.16 names no version; its scenarios of the 2025-03-26 rules carry it in their names.
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    options.revision = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
-        Ok("2026-07-28") => Revision::V2026_07_28,
-        Ok("2025-03-26") => Revision::V2025_03_26,
-        Err(_) if scenario.starts_with("auth/2025-03-26-") => Revision::V2025_03_26,
-        _ => Revision::V2025_11_25,
-    };
+    match version_under_test().as_deref() {
+        Some("2026-07-28") => options.revision = Revision::V2026_07_28,
+        Some("2025-03-26") => options.revision = Revision::V2025_03_26,
+        Some(_) => options.revision = Revision::V2025_11_25,
+        None => {}
+    }
     // DPoP scenarios (RFC 9449): tokens bound to the connection's key.
     options.dpop = scenario.starts_with("auth/dpop");
     if let Some(context) = context()? {

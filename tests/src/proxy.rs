@@ -68,8 +68,8 @@ pub struct ProxyCounts {
     pub requests: u64,
     /// SOCKS5 tunnels opened (`socks5://` or `socks5h://` proxy URLs; no authentication).
     pub socks_tunnels: u64,
-    /// Requests and tunnels refused with `407` for want of the right credentials (see
-    /// [`Proxy::requiring`]).
+    /// Requests and tunnels refused with `407` (or `401`: [`ProxyOptions::asks_with_401`]) for
+    /// want of the right credentials (see [`Proxy::requiring`]).
     pub unauthorized: u64,
 }
 
@@ -96,6 +96,9 @@ pub struct ProxyOptions {
     /// The only ports a CONNECT may reach (tinyproxy's `ConnectPort`); any other gets `403`.
     /// Empty: every port.
     pub connect_ports: Vec<u16>,
+    /// Ask for the credentials as tinyproxy does: `401 Unauthorized` with
+    /// `WWW-Authenticate: Basic realm="Tinyproxy"`, not `407`.
+    pub asks_with_401: bool,
 }
 
 struct Shared {
@@ -429,8 +432,14 @@ fn serve(mut client: TcpStream, shared: &Arc<Shared>, index: usize) -> io::Resul
     if let Some(required) = &required {
         if authorization.as_ref() != Some(required) {
             shared.lock().counts.unauthorized += 1;
-            shared.lock().log.push(format!("{} -> 407", head.line));
-            let answer = if shared.options.close_unannounced {
+            let asks_with_401 = shared.options.asks_with_401;
+            let status = if asks_with_401 { 401 } else { 407 };
+            shared.lock().log.push(format!("{} -> {status}", head.line));
+            let answer = if asks_with_401 {
+                "HTTP/1.1 401 Unauthorized\r\n\
+                 WWW-Authenticate: Basic realm=\"Tinyproxy\"\r\n\
+                 Content-Type: text/html\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            } else if shared.options.close_unannounced {
                 // A page announced longer than it is, and the connection closed after it.
                 "HTTP/1.1 407 Proxy Authentication Required\r\n\
                  Proxy-Authenticate: Basic realm=\"test proxy\"\r\n\

@@ -271,7 +271,15 @@ fn a_head_cut_short_may_have_run_and_says_where_it_broke() {
         options(),
         &[("half", &|e| {
             let (reason, kind) = may_have_run(e);
-            assert_eq!(kind, HttpErrorKind::HeadCutShort, "{reason}");
+            // libcurl (this URL has credentials) counts no byte of a partial status line: to it
+            // a reused connection that gave "HTTP/1.1 2" gave nothing, a stale connection.
+            assert!(
+                matches!(
+                    kind,
+                    HttpErrorKind::HeadCutShort | HttpErrorKind::StaleConnection
+                ),
+                "{reason}"
+            );
             assert!(
                 [
                     "before the response head",
@@ -339,4 +347,80 @@ fn a_notification_with_no_response_head_ends_at_the_head_timeout() {
         assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
         client.close().await;
     });
+}
+
+/// A URL that is not `http://` or `https://` with a host fails `connect` at once with a typed
+/// error naming the URL and the rule, before any IO: nothing connects to the port it names
+/// (before, a missing scheme failed as "invalid format", `htp://` and `ftp://` as "may have
+/// been executed … not HTTP", a trailing space as "invalid uri character"). The Manager holds
+/// such a server as failed at once and never starts it.
+#[test]
+fn a_url_that_is_not_http_is_refused_before_any_io() {
+    use mcpwire::core::config::UrlProblem;
+    use mcpwire::core::ClientError;
+    use mcpwire::manager::{CacheLocation, Manager, ManagerOptions, ServerState};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let count = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            if conn.is_ok() {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    });
+    let here = format!("127.0.0.1:{port}");
+    let cases = [
+        (format!("{here}/mcp"), UrlProblem::NoScheme, "no scheme"),
+        (
+            format!("htp://{here}/mcp"),
+            UrlProblem::Scheme("htp".into()),
+            "neither http nor https",
+        ),
+        (
+            format!("ftp://{here}/mcp"),
+            UrlProblem::Scheme("ftp".into()),
+            "neither http nor https",
+        ),
+        (
+            format!("http://{here}/mcp "),
+            UrlProblem::Character {
+                character: ' ',
+                at: here.len() + 11,
+            },
+            "ends with a space",
+        ),
+        (format!("http://:{port}/mcp"), UrlProblem::NoHost, "no host"),
+    ];
+    for (url, problem, says) in cases {
+        let err = match mcpwire::connect(&ServerConfig::http(&url), options()) {
+            Err(e) => e,
+            Ok(_) => panic!("{url:?} was accepted"),
+        };
+        let Error::Client(ClientError::Url(e)) = &err else {
+            panic!("{url:?}: {err:?}")
+        };
+        assert_eq!(e.problem, problem, "{url:?}");
+        let text = err.to_string();
+        assert!(text.contains(&format!("`{url}`")), "{text}");
+        assert!(text.contains(says), "{text}");
+
+        let mut manager_options = ManagerOptions::default();
+        manager_options.cache = CacheLocation::MemoryOnly;
+        let manager = Manager::new(manager_options);
+        manager.add("bad", ServerConfig::http(&url));
+        match manager.state("bad") {
+            Some(ServerState::Failed { reason, .. }) => {
+                assert!(reason.contains(says), "{reason}")
+            }
+            other => panic!("{url:?}: {other:?}"),
+        }
+        assert!(manager.restart("bad").is_err(), "never started");
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(seen.load(Ordering::SeqCst), 0, "nothing was sent");
 }

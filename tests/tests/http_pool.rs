@@ -217,3 +217,41 @@ fn a_request_that_meets_a_stale_pooled_connection_is_decided_by_at_most_once() {
         client.close().await;
     });
 }
+
+/// An older server refuses the era probe with a 400 and closes the connection a moment after
+/// its answer without saying so (as a server behind a close-after-response relay does): the
+/// connection is not reused, and `initialize` goes on a new one, every time (before, it went on
+/// the closing connection and the start failed as "may have been executed" in most runs).
+#[test]
+fn after_a_probe_refused_on_a_closing_connection_initialize_goes_on_a_new_one() {
+    let refusal = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#;
+    for way in Way::ALL {
+        for round in 0..5u64 {
+            let mut rules = vec![Rule::post("server/discover")
+                .json(400, refusal)
+                .pause(Duration::from_millis(round * 2))
+                .close()];
+            rules.extend(handshake_rules("s-1", 405));
+            let server = FaultServer::start(rules);
+            let (config, mut options, _proxy) = way.reach(&server);
+            options.http.standalone_stream = false;
+            run(async {
+                let client = mcpwire::connect_smol(&config, options)
+                    .await
+                    .unwrap_or_else(|e| panic!("{way:?}, round {round}: {e}\n{:?}", server.log()));
+                let requests = server.requests();
+                let of = |method: &str| -> Vec<usize> {
+                    requests
+                        .iter()
+                        .filter(|r| r.rpc_method().as_deref() == Some(method))
+                        .map(|r| r.connection)
+                        .collect()
+                };
+                let (probes, inits) = (of("server/discover"), of("initialize"));
+                assert_eq!((probes.len(), inits.len()), (1, 1), "{:?}", server.log());
+                assert_ne!(probes[0], inits[0], "{way:?}: a new connection");
+                client.close().await;
+            });
+        }
+    }
+}

@@ -728,3 +728,105 @@ fn a_407_from_a_proxy_the_client_does_not_know_of_is_still_the_proxys() {
         });
     }
 }
+
+/// A host that must never be asked to sign in: counts the times it was.
+struct NeverAsked(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl mcpwire::oauth::Authorizer for NeverAsked {
+    fn authorize(
+        &self,
+        _url: &mcpwire::oauth::Url,
+    ) -> mcpwire::BoxFuture<Result<String, mcpwire::oauth::AuthorizeError>> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { Err(mcpwire::oauth::AuthorizeError("asked".into())) })
+    }
+}
+
+/// A proxy that asks for its credentials as tinyproxy does, with `401` and `WWW-Authenticate:
+/// Basic realm="Tinyproxy"`, on both stacks, in clear (the proxy forwards the request: the 401
+/// may be the proxy's or the server's) and over TLS (its answer to the CONNECT, surely its
+/// own): the error names the proxy and how to give it credentials, never "may have run", and
+/// no OAuth discovery follows (before, the 401 was blamed on the server and the discovery
+/// went through the proxy, five more refusals).
+#[test]
+fn a_proxy_asking_for_credentials_with_a_401_is_named_and_no_oauth_discovery_follows() {
+    use mcpwire_tests::tls_front::TlsFront;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let server = FaultServer::start(handshake_rules("s-1", 405));
+    let front = TlsFront::start(server.addr());
+    for given in [None, Some("alice:wrong-s3cret")] {
+        let proxy = Proxy::with_options(ProxyOptions {
+            credentials: Some("alice:s3cret".into()),
+            asks_with_401: true,
+            ..ProxyOptions::default()
+        });
+        let proxy_url = match given {
+            None => proxy.url(),
+            Some(credentials) => format!("http://{credentials}@{}", proxy.addr()),
+        };
+        for (url, libcurl) in [
+            (server.url(), false),
+            (server.url(), true),
+            (front.url(), false),
+            (front.url(), true),
+        ] {
+            let asked = Arc::new(AtomicUsize::new(0));
+            let mut http_client = HttpClientOptions::default();
+            http_client.proxy = ProxySetting::Url {
+                url: proxy_url.clone(),
+                no_proxy: Vec::new(),
+            };
+            http_client.http1_via_libcurl = libcurl;
+            http_client.tls.danger_accept_invalid_certificates = true;
+            let redirect = "http://127.0.0.1:9/callback";
+            let options = ConnectOptions {
+                http_client,
+                oauth: Some(mcpwire::oauth::OAuthOptions::new(
+                    NeverAsked(asked.clone()),
+                    redirect,
+                )),
+                ..ConnectOptions::default()
+            };
+            let before = proxy.log().len();
+            let err = run(async {
+                mcpwire::connect_smol(&ServerConfig::http(&url), options)
+                    .await
+                    .unwrap_err()
+            });
+            let (shown, debug) = (err.to_string(), format!("{err:?}"));
+            let case = format!("{url} (libcurl: {libcurl}, credentials: {given:?})");
+            eprintln!("{case}: {shown}");
+            assert!(!err.may_have_run(), "{case}: {debug}");
+            assert!(
+                debug.contains("kind: Proxy(Credentials)"),
+                "{case}: {debug}"
+            );
+            assert!(!shown.contains("may have"), "{case}: {shown}");
+            assert!(!format!("{shown}{debug}").contains("s3cret"), "{debug}");
+            assert!(shown.contains("HTTP 401"), "{case}: {shown}");
+            assert!(shown.contains(&proxy.url()), "{case}: {shown}");
+            let how = match given {
+                None => "put",
+                Some(_) => "refused the credentials in its URL",
+            };
+            assert!(shown.contains(how), "{case}: {shown}");
+            if given.is_none() {
+                assert!(
+                    shown.contains("http://user:password@host:port"),
+                    "{case}: {shown}"
+                );
+            }
+            // No OAuth discovery went through the proxy, nobody was asked to sign in.
+            let log = proxy.log()[before..].to_vec();
+            assert!(
+                !log.iter().any(|l| l.contains(".well-known")),
+                "{case}: {log:?}"
+            );
+            assert!(log.iter().all(|l| l.ends_with("-> 401")), "{case}: {log:?}");
+            assert_eq!(asked.load(Ordering::SeqCst), 0, "{case}");
+        }
+    }
+    assert!(server.requests().is_empty(), "{:?}", server.log());
+}

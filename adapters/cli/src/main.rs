@@ -406,7 +406,9 @@ impl From<Error> for Failure {
         let code = match &e {
             // A configuration this client cannot honour (a header it cannot send among them).
             Error::Client(
-                mcpwire::core::ClientError::Config(_) | mcpwire::core::ClientError::Header(_),
+                mcpwire::core::ClientError::Config(_)
+                | mcpwire::core::ClientError::Header(_)
+                | mcpwire::core::ClientError::Url(_),
             )
             | Error::HttpOptions { .. } => exit::USAGE,
             Error::Spawn { .. } | Error::Handshake { .. } => exit::CONNECT,

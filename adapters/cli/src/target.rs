@@ -26,6 +26,9 @@ pub(super) fn split_stdio_words(mut argv: Vec<OsString>) -> (Vec<OsString>, Opti
 
 pub(super) fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> {
     if let Some(url) = &args.http {
+        // A URL no HTTP client can be given is a usage error, named before anything is sent.
+        mcpwire::core::config::check_url(url)
+            .map_err(|e| Failure::new(exit::USAGE, format!("--http: {e}")))?;
         let mut headers = std::collections::BTreeMap::new();
         for h in &args.headers {
             let (k, v) = h.split_once(':').ok_or_else(|| {

@@ -266,8 +266,7 @@ impl Dispatch {
     }
 }
 
-/// Whether a notification says the server's tools changed (on a subscription or not).
-#[cfg(feature = "schemas")]
+/// A JSON-RPC "internal error" with this message, for an answer that could not be encoded.
 fn internal(message: &str) -> ErrorObject {
     ErrorObject::new(mcpwire_core::jsonrpc::codes::INTERNAL_ERROR, message)
 }

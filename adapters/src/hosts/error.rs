@@ -220,6 +220,20 @@ pub enum ConfigError {
         /// What is wrong with it, naming the header.
         error: Box<mcpwire_core::header::HeaderError>,
     },
+    /// An HTTP server's URL is not `http://` or `https://` with a host (see
+    /// [`mcpwire_core::config::check_url`]): `127.0.0.1:8000/mcp`, `ftp://…`, a trailing space.
+    /// The error names the URL as it may be shown (a secret from a variable left out).
+    #[error("{}: server `{server}`: `{field}`: {error}", .path.display())]
+    Url {
+        /// The file.
+        path: PathBuf,
+        /// The server.
+        server: String,
+        /// The field the URL came from (`url`, `serverUrl`, `httpUrl`).
+        field: String,
+        /// What is wrong with it, naming the URL.
+        error: Box<mcpwire_core::config::UrlError>,
+    },
     /// The home directory is unknown (neither `HOME` nor, on Windows, `USERPROFILE` is set).
     #[error("the home directory is unknown (HOME is not set)")]
     NoHome,
@@ -277,7 +291,8 @@ impl ConfigError {
             | ConfigError::UnknownInput { path, .. }
             | ConfigError::InputFailed { path, .. }
             | ConfigError::Referenced { path, .. }
-            | ConfigError::Header { path, .. } => Some(path),
+            | ConfigError::Header { path, .. }
+            | ConfigError::Url { path, .. } => Some(path),
             // The env file's line is named; the configuration file is not kept.
             ConfigError::EnvFileSyntax { .. } | ConfigError::NoHome => None,
         }
@@ -300,6 +315,7 @@ impl ConfigError {
             | ConfigError::InputFailed { server, .. }
             | ConfigError::Referenced { server, .. }
             | ConfigError::Header { server, .. }
+            | ConfigError::Url { server, .. }
             | ConfigError::EnvFileSyntax { server, .. } => {
                 Some(server).filter(|s| !s.is_empty()).map(String::as_str)
             }

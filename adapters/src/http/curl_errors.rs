@@ -72,12 +72,13 @@ pub(super) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -
             false,
         ),
         // libcurl wanted to send the request again on a new connection and could not (the
-        // body cannot be rewound, on purpose): a reused connection closed before a whole
-        // status line came. Part of one may have come, so it is not told apart as a stale
-        // connection (the native client's `StaleConnection` means no byte at all).
+        // body cannot be rewound, on purpose). It does so only for a reused connection from
+        // which no byte of a response was counted (`Curl_retry_request`: a partial status line
+        // is not counted): the stale connection of the native client, told as one, so that the
+        // start's probe and `initialize` go once more as they do there.
         curl_sys::CURLE_SEND_FAIL_REWIND => (
-            K::HeadCutShort,
-            said("the connection closed after the request, before any response"),
+            K::StaleConnection,
+            said("the request went on a reused connection and it closed before any response"),
             false,
         ),
         curl_sys::CURLE_RECV_ERROR | curl_sys::CURLE_SEND_ERROR => (

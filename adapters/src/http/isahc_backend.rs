@@ -14,7 +14,8 @@ use super::backend::{check_headers, HttpBackend, HttpFailure, HttpResponse, Http
 use super::curl_errors::{classify, CURLE_PROXY};
 use super::options::{HttpClientOptions, HttpVersionChoice, ProxyRoute};
 use super::proxy_words::{
-    credentials_wanted, tunnel_refused, unreachable_proxy, whence, where_to_put,
+    credentials_wanted, tunnel_refused, unauthorized_through, unreachable_proxy, whence,
+    where_to_put,
 };
 use super::tls_diagnosis;
 use crate::future::BoxFuture;
@@ -164,7 +165,19 @@ impl HttpBackend for IsahcBackend {
                     .get("proxy-authenticate")
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_owned);
-                return Err(credentials_wanted(route, challenge.as_deref()));
+                return Err(credentials_wanted(route, 407, challenge.as_deref()));
+            }
+            if let Some(route) = route.as_ref().filter(|r| r.forwards && status == 401) {
+                // A challenge OAuth cannot answer, through a proxy that forwarded the request:
+                // maybe the proxy's own (tinyproxy asks for its credentials so).
+                let values: Vec<&str> = (resp.headers().get_all("www-authenticate").iter())
+                    .filter_map(|v| v.to_str().ok())
+                    .collect();
+                if let Some(first) = values.first().filter(|_| {
+                    !mcpwire_core::www_authenticate::invites_oauth(values.iter().copied())
+                }) {
+                    return Err(unauthorized_through(route, first));
+                }
             }
             let version = match resp.version() {
                 isahc::http::Version::HTTP_2 => Some(HttpVersion::Http2),
@@ -306,7 +319,10 @@ async fn through_proxy(
         .unwrap_or_else(|| url.to_owned());
     // The proxy refuses this CONNECT, with these credentials: the first went no further.
     match probe.connect_status {
-        407 => return credentials_wanted(&route, probe.challenge.as_deref()),
+        // A 401 to a CONNECT is the proxy's too (tinyproxy asks for its credentials so).
+        status @ (401 | 407) => {
+            return credentials_wanted(&route, status as u16, probe.challenge.as_deref())
+        }
         300.. => return tunnel_refused(&route, &target, probe.connect_status),
         _ => {}
     }
@@ -388,7 +404,11 @@ fn probe(url: &str, proxy: &str, connect_timeout: Duration) -> Option<Probe> {
     easy.header_function(move |line| {
         let line = String::from_utf8_lossy(line);
         if let Some((name, value)) = line.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("proxy-authenticate") {
+            // A proxy asking with a 401 (tinyproxy) challenges in `WWW-Authenticate`.
+            let name = name.trim();
+            if name.eq_ignore_ascii_case("proxy-authenticate")
+                || name.eq_ignore_ascii_case("www-authenticate")
+            {
                 let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
                 seen.get_or_insert_with(|| value.trim().to_owned());
             }

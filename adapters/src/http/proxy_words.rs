@@ -39,9 +39,14 @@ pub(crate) fn unreachable_proxy(route: &ProxyRoute) -> HttpFailure {
     )
 }
 
-/// The proxy answered `407`: it wants credentials, or refused those in its URL. `challenge`
-/// is its `Proxy-Authenticate`, when known.
-pub(crate) fn credentials_wanted(route: &ProxyRoute, challenge: Option<&str>) -> HttpFailure {
+/// The proxy answered `status` (`407`, or a `401` to a `CONNECT`, as tinyproxy does): it wants
+/// credentials, or refused those in its URL. `challenge` is its `Proxy-Authenticate` (or
+/// `WWW-Authenticate`), when known.
+pub(crate) fn credentials_wanted(
+    route: &ProxyRoute,
+    status: u16,
+    challenge: Option<&str>,
+) -> HttpFailure {
     let scheme = challenge
         .and_then(|c| c.split_whitespace().next())
         .filter(|s| !s.is_empty());
@@ -56,17 +61,55 @@ pub(crate) fn credentials_wanted(route: &ProxyRoute, challenge: Option<&str>) ->
     let proxy = &route.shown;
     let message = if route.credentials {
         format!(
-            "the proxy {proxy} refused the credentials in its URL (HTTP 407{asked}): check the \
+            "the proxy {proxy} refused the credentials in its URL (HTTP {status}{asked}): check the \
              user name and password{}, with characters such as @ : / percent-encoded{unoffered}",
             where_to_put(route)
         )
     } else {
         format!(
-            "the proxy {proxy} wants credentials (HTTP 407{asked}): put them in the proxy \
+            "the proxy {proxy} wants credentials (HTTP {status}{asked}): put them in the proxy \
              URL{}, as http://user:password@host:port{unoffered}",
             where_to_put(route)
         )
     };
+    HttpFailure::new(
+        HttpErrorKind::Proxy(ProxyFailure::Credentials),
+        message,
+        true,
+    )
+}
+
+/// A `401` came back through the proxy, which forwarded the request, asking for credentials
+/// OAuth cannot give (`challenge`, its `WWW-Authenticate`: `Basic`, `Digest`…): the proxy may
+/// have sent it (tinyproxy asks for its own credentials so), or the server, which then wants no
+/// OAuth sign-in. Either way the request did not run; no OAuth discovery follows.
+pub(crate) fn unauthorized_through(route: &ProxyRoute, challenge: &str) -> HttpFailure {
+    let scheme = challenge.split_whitespace().next().unwrap_or("Basic");
+    let realm = mcpwire_core::error::AuthChallenge::parse(challenge)
+        .and_then(|c| c.param("realm").map(|r| format!(" (realm \"{r}\")")))
+        .unwrap_or_default();
+    let proxy = &route.shown;
+    let fix = if route.credentials {
+        format!(
+            "if the proxy asks, it refused the credentials in its URL{}: check the user name \
+             and password, with characters such as @ : / percent-encoded",
+            where_to_put(route)
+        )
+    } else {
+        format!(
+            "if the proxy asks, put its credentials in the proxy URL{}, as \
+             http://user:password@host:port",
+            where_to_put(route)
+        )
+    };
+    let message = format!(
+        "HTTP 401 asking for {scheme} credentials{realm} came back through the proxy \
+         {proxy}{}: the proxy itself could be the one asking (some proxies, tinyproxy among \
+         them, ask for their credentials with a 401): {fix}; if the server asks, it wants \
+         {scheme} credentials, not an OAuth sign-in: give them as a header \
+         (Authorization: {scheme} …)",
+        whence(route)
+    );
     HttpFailure::new(
         HttpErrorKind::Proxy(ProxyFailure::Credentials),
         message,

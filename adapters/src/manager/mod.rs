@@ -117,11 +117,18 @@ impl Manager {
         self.add_with(name, config, ServerSettings::default());
     }
 
-    /// Adds a server with its settings; a disabled one is held, not started.
+    /// Adds a server with its settings; a disabled one is held, not started. One whose URL
+    /// is not `http://` or `https://` with a host is held as
+    /// [`Failed`](ServerState::Failed) at once, the reason naming the URL, and never started
+    /// ([`restart`](Self::restart) refuses it too).
     pub fn add_with(&self, name: &str, config: ServerConfig, settings: ServerSettings) {
         self.remove(name);
         let key = cache_key(&config);
-        let enabled = settings.enabled;
+        let refused = match &config {
+            ServerConfig::Http(h) => mcpwire_core::config::check_url(&h.url).err(),
+            ServerConfig::Stdio(_) => None,
+        };
+        let enabled = settings.enabled && refused.is_none();
         let mut inner = self.shared.lock();
         inner.seeds = inner.seeds.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let seed = inner.seeds;
@@ -139,9 +146,13 @@ impl Manager {
         } else {
             (None, None)
         };
-        let state = match enabled {
-            true => ServerState::Starting { attempt: 1 },
-            false => ServerState::Disabled,
+        let state = match (enabled, refused) {
+            (_, Some(e)) => ServerState::Failed {
+                reason: e.to_string(),
+                stderr_tail: String::new(),
+            },
+            (true, None) => ServerState::Starting { attempt: 1 },
+            (false, None) => ServerState::Disabled,
         };
         inner.touch();
         inner.servers.insert(

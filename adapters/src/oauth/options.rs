@@ -62,9 +62,14 @@ pub struct OAuthOptions {
     pub offline_access: bool,
     /// Which authorization rules apply (default: those of the latest revision). A server
     /// without Protected Resource Metadata is discovered by the 2025-03-26 rules whatever this
-    /// says (its authorization server metadata at its origin); one with no metadata at all gets
-    /// the 2025-03-26 default endpoints only when this is [`Revision::V2025_03_26`], and under
-    /// any later revision fails with [`FlowError::NoOAuth`].
+    /// says (its authorization server metadata at its origin). One with no metadata at all gets
+    /// the 2025-03-26 default endpoints (`/register`, then `/authorize` and `/token` at its
+    /// origin) when this is [`Revision::V2025_03_26`], or under any revision when its `401`
+    /// challenged with `Bearer` (a 2025-03-26 server may publish no metadata, so the client
+    /// needs no revision to find it) and the user can be asked to sign in; a refusal at the
+    /// default `/register` (a `404`) then fails with [`FlowError::NoOAuth`], nothing registered
+    /// and no browser opened. A `401` with another challenge, or none, and no metadata fails
+    /// with [`FlowError::NoOAuth`].
     pub revision: Revision,
     /// How long each HTTP exchange of the flow may take (default 30 s).
     pub exchange_timeout: Duration,

@@ -166,13 +166,14 @@ impl Connection {
     ///
     /// A configured header that HTTP cannot carry, or that the HTTP client sets itself
     /// (`Content-Length`, `Host`, …: see [`header::check_configured`](crate::header::check_configured)),
-    /// is refused with [`ClientError::Header`].
+    /// is refused with [`ClientError::Header`]; a bad URL ([`check_url`](crate::config::check_url)), [`ClientError::Url`].
     pub fn http(
         now: Instant,
         config: ClientConfig,
         server: &crate::config::HttpConfig,
         options: HttpOptions,
     ) -> Result<Connection, ClientError> {
+        crate::config::check_url(&server.url).map_err(ClientError::Url)?;
         // A header HTTP cannot carry, or one the HTTP client sets itself, is refused here,
         // before any backend sees it.
         for (name, value) in &server.headers {

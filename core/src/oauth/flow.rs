@@ -18,7 +18,8 @@
 //! probed in the planned order and its `resource` checked before anything else; the
 //! authorization server's metadata probed in order, its `issuer` and PKCE support checked per
 //! [`Revision`] (no PRM: the 2025-03-26 rules, the server's origin as the authorization base
-//! and, without metadata, its default endpoints when [`FlowConfig::revision`] is 2025-03-26);
+//! and, without metadata, its default endpoints when [`FlowConfig::revision`] is 2025-03-26 or
+//! the `401` challenged with `Bearer`);
 //! the client identity (pre-registered, a metadata document, or dynamic registration); the
 //! scopes (oauth.md §1.9); the authorization URL; the redirect checked (`state`, RFC 9207
 //! `iss`); the code exchanged.
@@ -67,9 +68,13 @@ pub struct FlowConfig {
     /// The authorization rules in force (the protocol version spoken, or aimed at). Without
     /// Protected Resource Metadata the 2025-03-26 rules of discovery apply whatever this says
     /// (the server's origin is the authorization base). A server with no metadata at all gets
-    /// the 2025-03-26 default endpoints (`/authorize`, `/token`, `/register`) only when this is
-    /// [`Revision::V2025_03_26`] (later revisions have no such fallback); under any other, the
-    /// flow ends with [`FlowError::NoOAuth`] without registering anything.
+    /// the 2025-03-26 default endpoints (`/register`, then `/authorize` and `/token` at its
+    /// origin) when this is [`Revision::V2025_03_26`], or, under any other, when its `401`
+    /// challenged with `Bearer` (a 2025-03-26 server may publish no metadata; the wire tells,
+    /// the revision need not be known) and the user can be asked to sign in; a refusal at the
+    /// default registration endpoint then ends the flow with [`FlowError::NoOAuth`], nothing
+    /// registered and no browser opened. Otherwise (another challenge, or none) the flow ends
+    /// with [`FlowError::NoOAuth`] without registering anything.
     pub revision: Revision,
     /// `client_name` for dynamic registration.
     pub client_name: String,
@@ -1049,8 +1054,13 @@ mod tests {
 
     #[test]
     fn no_metadata_anywhere_is_no_oauth_and_nothing_is_registered() {
-        for revision in [Revision::V2025_11_25, Revision::V2026_07_28] {
-            let mut t = T::start(config(revision), "Bearer");
+        // A 401 with no challenge, or one OAuth cannot answer: no 2025-03-26 server's.
+        for (revision, challenge) in [
+            (Revision::V2025_11_25, ""),
+            (Revision::V2026_07_28, ""),
+            (Revision::V2026_07_28, r#"Basic realm="x""#),
+        ] {
+            let mut t = T::start(config(revision), challenge);
             nothing_anywhere(&mut t);
             let error = t.failed();
             assert_eq!(
@@ -1127,11 +1137,59 @@ mod tests {
                 .contains(", no registration endpoint at http://localhost:3000/register): "),
             "{error}"
         );
-        // Any other refusal of the registration is the registration's own failure.
+        // Under those rules, any other refusal of the registration is its own failure.
         let mut t = T::start(config(Revision::V2025_03_26), "Bearer");
         nothing_anywhere(&mut t);
         t.answer("POST", "http://localhost:3000/register", 400, &Value::Null);
         assert!(matches!(t.failed(), FlowError::Registration(_)));
+    }
+
+    /// Not knowing the revision, a `Bearer` challenge with no metadata anywhere may be a
+    /// 2025-03-26 server's: its default registration endpoint is tried, and the flow goes on to
+    /// the default authorization endpoint; a `404` (or any refusal) there is no OAuth sign-in,
+    /// nothing registered and no user sent anywhere.
+    #[test]
+    fn a_bearer_challenge_with_no_metadata_tries_the_2025_03_26_defaults() {
+        for revision in [Revision::V2025_11_25, Revision::V2026_07_28] {
+            let mut t = T::start(config(revision), "Bearer");
+            nothing_anywhere(&mut t);
+            let registered = json!({"client_id": "c-1", "redirect_uris": [REDIRECT]});
+            t.answer("POST", "http://localhost:3000/register", 201, &registered);
+            let url = t.authorize();
+            assert!(
+                url.as_str().starts_with("http://localhost:3000/authorize?"),
+                "{revision:?}: {url}"
+            );
+            assert_eq!(query(&url, "client_id").as_deref(), Some("c-1"));
+
+            for status in [404, 400, 401, 405] {
+                let mut t = T::start(config(revision), "Bearer");
+                nothing_anywhere(&mut t);
+                t.answer(
+                    "POST",
+                    "http://localhost:3000/register",
+                    status,
+                    &Value::Null,
+                );
+                let error = t.failed();
+                assert!(
+                    matches!(&error, FlowError::NoOAuth { tried, registration: Some(r), .. }
+                        if tried.len() == 4 && r == "http://localhost:3000/register"),
+                    "{status}: {error:?}"
+                );
+                assert!(
+                    error.to_string().starts_with(
+                        "the server wants credentials (HTTP 401) but offers no OAuth sign-in"
+                    ),
+                    "{error}"
+                );
+                assert!(
+                    !t.log.iter().any(|l| l.contains("/authorize")),
+                    "{:?}",
+                    t.log
+                );
+            }
+        }
     }
 
     #[test]

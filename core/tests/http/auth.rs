@@ -362,3 +362,36 @@ fn a_connection_that_ended_while_waiting_sends_nothing_when_the_token_comes() {
         .skip(1)
         .any(|e| !matches!(e, Event::Diagnostic(_))));
 }
+
+/// A `401` asking only for a scheme OAuth cannot answer (`Basic`, as a server that wants a
+/// password does, or a proxy on the way) asks for no authorization: the call ends with the
+/// `401`, whose words name the scheme and where such credentials go. One asking for `Bearer`
+/// among others, or for nothing, still does.
+#[test]
+fn a_401_asking_for_basic_starts_no_authorization() {
+    let mut h = ready_authorizing();
+    let call = h.call("x", CallOptions::default());
+    let post = h.find("POST tools/call");
+    refuse(&mut h, post, 401, r#"Basic realm="Tinyproxy""#);
+    assert!(refusals(&h).is_empty(), "{:?}", h.events);
+    let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
+        panic!("{:?}", h.events)
+    };
+    assert_eq!(e.status, Some(401));
+    let words = e.to_string();
+    assert!(
+        words.contains("asks for Basic credentials, not for an OAuth sign-in")
+            && words.contains("Authorization: Basic"),
+        "{words}"
+    );
+    for asking in [r#"Basic realm="x", Bearer"#, ""] {
+        let mut h = ready_authorizing();
+        h.call("x", CallOptions::default());
+        let post = h.find("POST tools/call");
+        match asking {
+            "" => h.answer(post, 401, &[], &[b"{}"]),
+            challenge => refuse(&mut h, post, 401, challenge),
+        }
+        assert_eq!(refusals(&h).len(), 1, "{asking:?}: {:?}", h.events);
+    }
+}

@@ -119,6 +119,95 @@ fn an_older_server_refusing_the_probe_gets_the_handshake() {
     }
 }
 
+/// Loses the open exchange that `what` names after its request may have reached the server:
+/// it went on a reused connection the server had closed, and no byte of an answer came.
+fn lose(h: &mut H, what: &str) {
+    let x = h.find(what);
+    let stale = mcpwire_core::error::ExchangeFailure::new(
+        mcpwire_core::error::HttpErrorKind::StaleConnection,
+        "the request went on a reused connection and the server had closed it",
+    );
+    h.c.handle_failure(h.now, x, stale);
+    h.open.remove(&x);
+    h.pump();
+}
+
+/// The probe and `initialize` change nothing on a server: one lost after it may have reached
+/// the server (a connection the server was closing) goes once more, with a new id; a second
+/// loss of the same request fails the start, saying it was sent twice. An answer that came but
+/// cannot be read is no loss of that kind: the start ends on it.
+#[test]
+fn a_lost_probe_or_initialize_goes_once_more_and_a_second_loss_fails() {
+    let mut h = with_era(Era::Auto);
+    lose(&mut h, "POST server/discover");
+    let probe = h.find("POST server/discover");
+    h.answer(probe, 404, &[("Content-Type", "text/plain")], &[b"no"]);
+    lose(&mut h, "POST initialize");
+    let init = h.find("POST initialize");
+    h.renewed(init, "sess-1");
+    assert!(h.c.is_ready(), "{:?}", h.events);
+    assert_eq!(
+        h.log[..4],
+        [
+            "POST server/discover #0",
+            "POST server/discover #1",
+            "POST initialize #2",
+            "POST initialize #3"
+        ],
+        "{:?}",
+        h.log
+    );
+    assert!(
+        !h.events
+            .iter()
+            .any(|e| matches!(e, Event::HandshakeFailed(_))),
+        "{:?}",
+        h.events
+    );
+
+    for what in ["POST server/discover", "POST initialize"] {
+        let mut h = with_era(Era::Auto);
+        if what == "POST initialize" {
+            let probe = h.find("POST server/discover");
+            h.answer(probe, 405, &[], &[]);
+        }
+        lose(&mut h, what);
+        lose(&mut h, what);
+        assert_eq!(h.log.iter().filter(|l| l.starts_with(what)).count(), 2);
+        let failed = h.events.iter().find_map(|e| match e {
+            Event::HandshakeFailed(CallError::Local(LocalError::MaybeExecuted {
+                reason, ..
+            })) => Some(reason.to_string()),
+            _ => None,
+        });
+        let failed = failed.unwrap_or_else(|| panic!("{what}: {:?}", h.events));
+        assert!(failed.contains("already sent a second time"), "{failed}");
+        assert!(h.c.is_closed());
+    }
+
+    let mut h = with_era(Era::Auto);
+    let probe = h.find("POST server/discover");
+    h.answer(probe, 405, &[], &[]);
+    let init = h.find("POST initialize");
+    let unreadable = mcpwire_core::error::ExchangeFailure::new(
+        mcpwire_core::error::HttpErrorKind::HeadCutShort,
+        "the response head is over the limit",
+    );
+    h.c.handle_failure(h.now, init, unreadable);
+    h.open.remove(&init);
+    h.pump();
+    assert_eq!(
+        h.log
+            .iter()
+            .filter(|l| l.starts_with("POST initialize"))
+            .count(),
+        1,
+        "{:?}",
+        h.log
+    );
+    assert!(h.c.is_closed(), "{:?}", h.events);
+}
+
 #[test]
 fn auth_failures_server_failures_and_silence_are_not_signs_of_the_era() {
     for status in [401u16, 403, 500, 503] {

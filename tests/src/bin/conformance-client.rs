@@ -28,7 +28,9 @@
 //!   `mcpwire_tests::conformance_auth`), then list the tools and call the first.
 //!
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` names the version under test: 2026-07-28 pins the
-//! stateless era, anything else (or nothing) the handshake era.
+//! stateless era, anything else (or nothing) the handshake era. With
+//! `MCPWIRE_CONFORMANCE_NO_VERSION=1` the client is told no version (a host meeting a server):
+//! an authorization scenario then runs with the default authorization rules.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -122,8 +124,8 @@ fn setup(name: &str) -> Result<(Scenario, String), String> {
 /// (2026-07-28: the stateless era; anything else, or unset as with older suites: the handshake
 /// era, whose version `initialize` negotiates).
 fn era() -> Era {
-    match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
-        Ok("2026-07-28") => Era::Stateless,
+    match mcpwire_tests::conformance_auth::version_under_test().as_deref() {
+        Some("2026-07-28") => Era::Stateless,
         _ => Era::Handshake,
     }
 }

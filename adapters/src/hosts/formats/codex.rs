@@ -155,6 +155,7 @@ impl Entry<'_, '_> {
     /// `url`, `http_headers` (literal) and `env_http_headers` (header → variable name).
     fn http_codex(&mut self) -> Result<mcpwire_core::config::HttpConfig, ConfigError> {
         let url = self.string("url")?.ok_or_else(|| self.missing("url"))?;
+        self.check_url("url", &url)?;
         let mut headers = std::collections::BTreeMap::new();
         for (name, value) in self.name_map("http_headers")?.unwrap_or_default() {
             self.check_header("http_headers", &name, &value)?;

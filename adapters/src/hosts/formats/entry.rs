@@ -175,6 +175,28 @@ impl<'c, 'a> Entry<'c, 'a> {
         })
     }
 
+    /// Checks an HTTP server's URL (from `field`) as a connection would, naming it as it may
+    /// be shown. VS Code's own socket forms (`unix:///path.sock#/mcp`, `pipe:///name`) are
+    /// kept as written, so that its file reads; a connection refuses them (mcpwire speaks HTTP
+    /// over TCP only).
+    pub(crate) fn check_url(&self, field: &str, url: &str) -> Result<(), ConfigError> {
+        let socket = ["unix://", "pipe://"].iter().any(|s| url.starts_with(s));
+        if socket && self.cx.rules.host == crate::hosts::Host::VsCode {
+            return Ok(());
+        }
+        mcpwire_core::config::check_url(url).map_err(|mut error| {
+            if let Some(shown) = self.shown.get("url") {
+                error.url = mcpwire_core::error::redact_url(shown);
+            }
+            ConfigError::Url {
+                path: self.cx.path.to_owned(),
+                server: self.name.clone(),
+                field: field.to_owned(),
+                error: Box::new(error),
+            }
+        })
+    }
+
     pub(crate) fn unset(&self, field: &str, variable: &str) -> ConfigError {
         ConfigError::UnsetVariable {
             path: self.cx.path.to_owned(),
@@ -621,6 +643,7 @@ impl<'c, 'a> Entry<'c, 'a> {
         let url = self
             .text(url_key, Field::Url)?
             .ok_or_else(|| self.missing(url_key))?;
+        self.check_url(url_key, &url)?;
         let headers = self.map("headers", Field::Headers)?.unwrap_or_default();
         for (name, value) in &headers {
             self.check_header("headers", name, value)?;

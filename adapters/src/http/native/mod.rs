@@ -305,6 +305,7 @@ async fn exchange(
         &request.body,
     )
     .map_err(|e| HttpFailure::new(HttpErrorKind::Other, e.to_string(), true))?;
+    let with_body = !request.body.is_empty();
     drop(request);
     // What a proxy forwards never goes on a reused connection: a proxy may close it without
     // saying so.
@@ -372,8 +373,11 @@ async fn exchange(
         until_close: head.framing == http1::Framing::UntilClose,
         decoder: BodyDecoder::new(head.framing),
         // A connection whose request was not all written is never reused, nor one a proxy
-        // forwarded the request on.
-        keep_alive: head.keep_alive && sent && !forwarded,
+        // forwarded the request on, nor one whose request body the server refused: a server
+        // that answers an error may not have read the body, and then closes the connection,
+        // often unannounced and only a moment after its answer (as close-after-response relays
+        // do), too late for the check at reuse to see.
+        keep_alive: head.keep_alive && sent && !forwarded && !(with_body && head.status >= 400),
         failed: None,
         pool,
         target,
@@ -891,6 +895,46 @@ mod tests {
             }
         });
         assert_eq!(accepted.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_connection_that_carried_a_refused_request_is_not_reused() {
+        // The server refuses the first request with a 400 and closes the connection a moment
+        // after its answer without saying so (as servers that did not read the whole request,
+        // and close-after-response relays, do): the next request must not go on it.
+        let (url, accepted) = server(
+            |n| match n {
+                0 => b"HTTP/1.1 400 Bad Request\r\nContent-Length: 2\r\n\r\nno".to_vec(),
+                _ => b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec(),
+            },
+            |n| {
+                if n == 0 {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                n == 0
+            },
+        );
+        let backend = backend();
+        smol::block_on(async {
+            let resp = backend.send(post(&url)).await.unwrap();
+            assert_eq!(resp.status, 400);
+            assert_eq!(body_of(resp).await.unwrap(), b"no");
+            let resp = backend.send(post(&url)).await.unwrap();
+            assert_eq!(body_of(resp).await.unwrap(), b"ok");
+            // A GET (no body) refused keeps its connection: nothing of it went unread.
+            let mut get = post(&url);
+            get.method = HttpMethod::Get;
+            get.body.clear();
+            let resp = backend.send(get).await.unwrap();
+            assert_eq!(body_of(resp).await.unwrap(), b"ok");
+            let resp = backend.send(post(&url)).await.unwrap();
+            assert_eq!(body_of(resp).await.unwrap(), b"ok");
+        });
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            2,
+            "a new connection after the 400 only"
+        );
     }
 
     #[test]

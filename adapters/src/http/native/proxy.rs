@@ -17,7 +17,9 @@ use mcpwire_core::error::{HttpErrorKind, ProxyFailure};
 use super::conn::{Conn, READ_SIZE};
 use crate::http::backend::HttpFailure;
 use crate::http::options::ProxyRoute;
-use crate::http::proxy_words::{credentials_wanted, tunnel_refused, unreachable_proxy, whence};
+use crate::http::proxy_words::{
+    credentials_wanted, tunnel_refused, unauthorized_through, unreachable_proxy, whence,
+};
 
 /// The most a proxy's answer to a `CONNECT` may take before its end.
 const MAX_CONNECT_ANSWER: usize = 64 * 1024;
@@ -106,12 +108,15 @@ impl Hop {
     }
 
     /// The proxy's own answer to a request it was to forward, when it is a refusal of its
-    /// own (`407`): the request went no further.
+    /// own (`407`), or may be (a `401` asking for credentials OAuth cannot give, as tinyproxy
+    /// asks for its own): the request did not run.
     pub(super) fn refused(&self, status: u16, headers: &[(String, String)]) -> Option<HttpFailure> {
-        if status != 407 {
-            return None;
+        match status {
+            407 => Some(credentials_wanted(&self.route, 407, challenge(headers))),
+            // Maybe the proxy's, maybe the server's: a challenge OAuth cannot answer.
+            401 => not_oauth(headers).map(|c| unauthorized_through(&self.route, c)),
+            _ => None,
         }
-        Some(credentials_wanted(&self.route, challenge(headers)))
     }
 
     /// Opens a tunnel to `authority` (`host:port`) through the proxy on `conn`: the `CONNECT`
@@ -158,7 +163,17 @@ impl Hop {
         match head.status {
             200..=299 if buf.is_empty() => Ok(()),
             200..=299 => Err(cut("sent bytes of its own after opening the tunnel".into())),
-            407 => Err(credentials_wanted(&self.route, challenge(&head.headers))),
+            407 => Err(credentials_wanted(
+                &self.route,
+                407,
+                challenge(&head.headers),
+            )),
+            // The proxy's own answer (nothing went to the server yet), as tinyproxy asks for
+            // its credentials.
+            401 => {
+                let asked = challenge(&head.headers).or_else(|| not_oauth(&head.headers));
+                Err(credentials_wanted(&self.route, 401, asked))
+            }
             status => Err(tunnel_refused(&self.route, authority, u32::from(status))),
         }
     }
@@ -170,6 +185,19 @@ fn challenge(headers: &[(String, String)]) -> Option<&str> {
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("proxy-authenticate"))
         .map(|(_, v)| v.as_str())
+}
+
+/// The first `WWW-Authenticate` of a `401` whose challenges OAuth cannot answer (`Basic`, not
+/// `Bearer`); `None` when there is none, or one is OAuth's.
+fn not_oauth(headers: &[(String, String)]) -> Option<&str> {
+    let values = || {
+        headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate"))
+            .map(|(_, v)| v.as_str())
+    };
+    let first = values().next()?;
+    (!mcpwire_core::www_authenticate::invites_oauth(values())).then_some(first)
 }
 
 /// The key a connection through `hop` is pooled under, beside the server's `key`.

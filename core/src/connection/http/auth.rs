@@ -34,9 +34,17 @@ pub(crate) fn challenges(headers: &[(String, String)]) -> (Vec<String>, Option<A
     (all, first)
 }
 
-/// Whether a response with this status and challenge asks for authorization.
-pub(crate) fn asks_for_authorization(status: u16, challenge: Option<&AuthChallenge>) -> bool {
-    status == 401
+/// Whether a response with this status and challenge (the first of `challenges`, the
+/// `WWW-Authenticate` values) asks for an OAuth authorization: a `401` with no challenge or an
+/// OAuth one (`Bearer`, `DPoP`; a `401` asking only for `Basic` is no OAuth server's, or is a
+/// proxy's), or a `403` with `error="insufficient_scope"`.
+pub(crate) fn asks_for_authorization(
+    status: u16,
+    challenge: Option<&AuthChallenge>,
+    challenges: &[String],
+) -> bool {
+    let oauth = crate::www_authenticate::invites_oauth(challenges.iter().map(String::as_str));
+    (status == 401 && oauth)
         || (status == 403
             && challenge.is_some_and(|c| c.param("error") == Some("insufficient_scope")))
 }
@@ -139,7 +147,7 @@ impl StreamableHttp {
         if !self.auth.enabled
             || self.closing
             || protocol.is_closed()
-            || !asks_for_authorization(status, ex.challenge.as_ref())
+            || !asks_for_authorization(status, ex.challenge.as_ref(), &challenges)
             || matches!(ex.kind, ExchangeKind::Delete)
         {
             return false;

@@ -171,6 +171,20 @@ impl Exchange {
     /// The error this exchange ends its request with: its kind, what came of the response,
     /// `reason`, and the start of `body`.
     pub(crate) fn error(&self, kind: HttpErrorKind, reason: String, body: &[u8]) -> HttpError {
+        // A `401` asking for credentials OAuth cannot give: say which, and where they go.
+        let reason = match (&self.challenge, self.status) {
+            (Some(c), Some(401))
+                if reason == "unexpected status"
+                    && !crate::www_authenticate::invites_oauth([c.scheme.as_str()]) =>
+            {
+                format!(
+                    "the server asks for {0} credentials, not for an OAuth sign-in: give them \
+                     as a header (Authorization: {0} …)",
+                    c.scheme
+                )
+            }
+            _ => reason,
+        };
         HttpError {
             kind,
             url: self.url.to_string(),

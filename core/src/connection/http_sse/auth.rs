@@ -72,7 +72,7 @@ impl HttpSse {
         if !self.auth.enabled
             || self.closing
             || protocol.is_closed()
-            || !asks_for_authorization(status, challenge.as_ref())
+            || !asks_for_authorization(status, challenge.as_ref(), &challenges)
         {
             return false;
         }

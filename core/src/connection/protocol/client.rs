@@ -19,13 +19,12 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::at_most_once::{decide, safe_to_repeat, Lost, Repeat};
+use super::at_most_once::{safe_to_repeat, Repeat};
 use super::calls::{offered, offered_member, McpCall};
 pub use super::client_config::ClientConfig;
 use super::era::ChosenEra;
@@ -74,6 +73,7 @@ macro_rules! cx {
 
 mod held;
 mod log_level;
+mod lost;
 mod outgoing;
 mod refusals;
 mod resource_subs;
@@ -120,7 +120,7 @@ pub struct ClientProtocol {
     tools_listed: bool,
     /// The tools' schemas from the last complete `tools/list`, until the tools change.
     #[cfg(feature = "schemas")]
-    tool_schemas: Option<Arc<crate::schema::ToolSchemas>>,
+    tool_schemas: Option<std::sync::Arc<crate::schema::ToolSchemas>>,
     /// Tool calls whose result is checked against their tool's `outputSchema`: the tool.
     #[cfg(feature = "schemas")]
     output_checks: HashMap<CallId, String, IdHashing>,
@@ -255,61 +255,6 @@ impl ClientProtocol {
         if self.engine.fail(now, id, error).is_ok() {
             self.pump(now);
         }
-    }
-
-    /// Request `id` was lost after it may have reached the server (at most once): a call safe to
-    /// repeat is sent again once with a new id, and its caller sees nothing of it; any other
-    /// ends as maybe executed.
-    fn lost_after_sending(
-        &mut self,
-        now: Instant,
-        id: i64,
-        reason: Arc<str>,
-        http: Option<Box<crate::error::HttpError>>,
-    ) {
-        let repeat = self.calls.get(&id).and_then(|s| s.repeat.as_deref());
-        if decide(repeat) == Lost::End {
-            let reason = if repeat.is_some_and(|r| r.used) {
-                // Say that the one re-issue was spent, so the words match what was done.
-                format!(
-                    "it was already sent a second time, with a new id, after the first attempt \
-                     was lost, and that was lost too: {reason}"
-                )
-                .into()
-            } else {
-                reason
-            };
-            return self.fail_request(now, id, LocalError::MaybeExecuted { reason, http });
-        }
-        let mut state = self.calls.remove(&id).expect("a call safe to repeat");
-        // The old request ends here without a word: its call goes on under the new id.
-        let _ = self.engine.fail(now, id, LocalError::StreamLost);
-        let call = state.call;
-        let sent = match state.retry.take() {
-            // A stateless call in its input rounds: its round again, inputs and state included.
-            Some(retry) => self.send_round(now, call, retry, true).map(|()| None),
-            None => {
-                let repeat = state.repeat.as_mut().expect("checked");
-                repeat.used = true;
-                let Repeat {
-                    method,
-                    params,
-                    opts,
-                    ..
-                } = (**repeat).clone();
-                let sent = self.send(now, Some(call), method, params.as_ref(), &opts, &[]);
-                sent.map(Some).map_err(CallError::of_refused)
-            }
-        };
-        match sent {
-            Ok(Some(new_id)) => {
-                self.calls.insert(new_id, state);
-                self.current.insert(call, new_id);
-            }
-            Ok(None) => {}
-            Err(e) => self.end_call(call, Err(e)),
-        }
-        self.pump(now);
     }
 
     /// The request engine, for its statistics.

@@ -27,7 +27,9 @@ pub struct ClientConfig {
     /// Which era to speak; [`Era::Auto`] probes.
     pub era: Era,
     /// How long the `server/discover` probe may go unanswered before the server is taken for a
-    /// handshake-era one (a cold `npx` can take seconds); never longer than `init_timeout`.
+    /// handshake-era one (a cold `npx` can take seconds); never more than a third of
+    /// `init_timeout` (in whole seconds from 3 s on), so that `initialize` always gets the rest.
+    /// A start that times out names `init_timeout`, the budget as set.
     pub probe_timeout: Duration,
     /// How many `input_required` rounds one call may take.
     pub max_input_rounds: usize,

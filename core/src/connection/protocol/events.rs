@@ -154,6 +154,10 @@ pub enum ClientError {
     /// A configured request header cannot be sent (see [`crate::header`]).
     #[error("configuration: {0}")]
     Header(crate::header::HeaderError),
+    /// The server's URL is not one an HTTP client can be given (see
+    /// [`check_url`](crate::config::check_url)): nothing was sent.
+    #[error(transparent)]
+    Url(crate::config::UrlError),
     /// The request engine refused (caps, duplicate token, unknown inbound id).
     #[error(transparent)]
     Engine(EngineError),

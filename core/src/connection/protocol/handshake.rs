@@ -66,6 +66,11 @@ pub(crate) struct Handshake {
     /// and the handshake (a server that never answers fails after the one timeout, not after
     /// the probe's and then the handshake's).
     startup_ends: Option<Instant>,
+    /// The probe, and `initialize`, were sent once more after a loss (each goes again once).
+    probe_resent: bool,
+    initialize_resent: bool,
+    /// The version the last `initialize` offered, to offer again when it is sent once more.
+    offered: String,
 }
 
 impl Handshake {
@@ -83,6 +88,9 @@ impl Handshake {
             renewing: false,
             renewal_failed: None,
             startup_ends: None,
+            probe_resent: false,
+            initialize_resent: false,
+            offered: String::new(),
         }
     }
 
@@ -110,10 +118,13 @@ impl Handshake {
 
     /// Sends `server/discover`.
     fn send_probe(&mut self, now: Instant, cx: &mut Ctx<'_>) -> Result<(), ClientError> {
-        // The probe never waits longer than the start-up may take.
+        // The probe never waits longer than the start-up may take; detecting the era, not
+        // longer than its share of it, so that `initialize` always gets its chance.
         let left = self.startup_left(now, cx);
         let timeout = match cx.config.era {
-            Era::Auto => cx.config.probe_timeout.min(left),
+            Era::Auto => (cx.config.probe_timeout)
+                .min(probe_share(cx.config.init_timeout))
+                .min(left),
             _ => left,
         };
         let opts = RequestOptions::new()
@@ -131,6 +142,7 @@ impl Handshake {
         cx: &mut Ctx<'_>,
         version: String,
     ) -> Result<(), ClientError> {
+        self.offered.clone_from(&version);
         let params = InitializeParams {
             protocol_version: version,
             // Those on demand too: a session's capabilities are fixed at its start.
@@ -173,7 +185,51 @@ impl Handshake {
             .map(|s| s.protocol_version.clone())
             .unwrap_or_else(|| cx.config.protocol_version.clone());
         self.renewing = true;
+        self.initialize_resent = false;
         self.send_initialize(now, &mut cx, version)
+    }
+
+    /// Whether request `id` is the start's probe or `initialize` sent once more after a loss
+    /// (its end then says it was sent twice).
+    pub(crate) fn was_resent(&self, id: i64) -> bool {
+        match self.phase {
+            Phase::Probing(p) if p == id => self.probe_resent,
+            Phase::Initializing(i) if i == id => self.initialize_resent,
+            _ => false,
+        }
+    }
+
+    /// Request `id` was lost after it may have reached the server. If it is the start's probe
+    /// or `initialize` (or a renewal's), which change nothing on a server, the first loss sends
+    /// it once more with a new id (the lost one ends unseen) and says `Some(true)`; a second
+    /// loss says `Some(false)`: it ends as any lost request does. `None`: not the start's.
+    pub(crate) fn resend_lost(&mut self, now: Instant, mut cx: Ctx<'_>, id: i64) -> Option<bool> {
+        let probe = match self.phase {
+            Phase::Probing(p) if p == id => true,
+            Phase::Initializing(i) if i == id => false,
+            _ => return None,
+        };
+        let resent = match probe {
+            true => &mut self.probe_resent,
+            false => &mut self.initialize_resent,
+        };
+        if std::mem::replace(resent, true) {
+            return Some(false);
+        }
+        // Its end no longer matches a phase, so it is dropped unseen.
+        self.phase = Phase::AwaitingTransport;
+        let _ = cx.engine.fail(now, id, LocalError::StreamLost);
+        let sent = match probe {
+            true => self.send_probe(now, &mut cx),
+            false => {
+                let version = self.offered.clone();
+                self.send_initialize(now, &mut cx, version)
+            }
+        };
+        if let Err(e) = sent {
+            self.fail(now, cx, CallError::InvalidResult(e.to_string()));
+        }
+        Some(true)
     }
 
     /// Whether the probe is in flight with [`Era::Auto`].
@@ -332,6 +388,22 @@ impl Handshake {
     }
 
     fn handshake_done(&mut self, now: Instant, cx: Ctx<'_>, outcome: Outcome) {
+        let outcome = match outcome {
+            // The first handshake's deadline is the end of the start-up budget: its words
+            // quote the budget as it was set, not what the probe left of it.
+            Err(LocalError::Timeout {
+                which,
+                despite_progress,
+                method,
+                ..
+            }) if !self.renewing => Err(LocalError::Timeout {
+                which,
+                despite_progress,
+                method,
+                after: cx.config.init_timeout,
+            }),
+            outcome => outcome,
+        };
         let init = match initialize_answer(outcome) {
             Ok(init) => init,
             Err(failure) if self.renewing && !cx.engine.is_closed() => {
@@ -364,6 +436,17 @@ impl Handshake {
         cx.events.push_back(Event::HandshakeFailed(failure));
         self.phase = Phase::Closed;
         cx.engine.close(now, reason);
+    }
+}
+
+/// The era probe's share of a start-up budget: a third at most, so that `initialize` always
+/// has two thirds of it; whole seconds once that is a second or more (the words quote it).
+fn probe_share(init_timeout: Duration) -> Duration {
+    let third = init_timeout / 3;
+    if third >= Duration::from_secs(1) {
+        Duration::from_secs(third.as_secs())
+    } else {
+        third
     }
 }
 

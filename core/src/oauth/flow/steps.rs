@@ -187,6 +187,21 @@ impl Authorization {
         }
     }
 
+    /// Whether a server with no metadata anywhere gets the 2025-03-26 default endpoints: under
+    /// those rules always; otherwise when its `401` challenged with `Bearer` and named no
+    /// `resource_metadata` (which came after 2025-03-26), as a 2025-03-26 server does while
+    /// publishing no metadata (the revision need not be known: the wire tells), for a sign-in
+    /// the user can be asked for. The default registration endpoint then decides: a refusal
+    /// there ends as "no OAuth sign-in", before any browser is opened.
+    fn may_guess_endpoints(&self) -> bool {
+        let bearer = self
+            .challenge
+            .as_ref()
+            .is_some_and(|c| c.is_scheme("Bearer") && c.resource_metadata().is_none());
+        let sign_in = self.config.grant.is_interactive() && self.config.no_sign_in.is_none();
+        self.config.revision == Revision::V2025_03_26 || (bearer && sign_in)
+    }
+
     /// The checks a step-up makes before any request, then the first PRM probe.
     pub(super) fn begin(&mut self, io: &mut Io, now: Instant) -> Outcome {
         if let Some(previous) = &self.previous {
@@ -231,8 +246,14 @@ impl Authorization {
             Step::AsMetadata { .. } => self.on_metadata(io, now, status, body, unix_now),
             Step::Register => {
                 let guessed = self.legacy && self.metadata.is_none();
-                if guessed && matches!(status, 404 | 405) {
-                    // The 2025-03-26 default registration endpoint is not there either.
+                // Guessed on the wire's evidence (a `Bearer` challenge), any refusal tells.
+                let refused = match self.config.revision {
+                    Revision::V2025_03_26 => matches!(status, 404 | 405),
+                    _ => (400..500).contains(&status),
+                };
+                if guessed && refused {
+                    // The 2025-03-26 default registration endpoint is not there either, or
+                    // refuses: no OAuth sign-in here, and nothing was registered.
                     let registration = self
                         .endpoints
                         .as_ref()
@@ -383,7 +404,7 @@ impl Authorization {
             }
             Probe::TryNext if self.legacy => {
                 self.tried.push(redact(&urls[*next - 1]));
-                if self.config.revision != Revision::V2025_03_26 {
+                if !self.may_guess_endpoints() {
                     // No metadata anywhere: the server offers no OAuth sign-in. Only the
                     // 2025-03-26 rules guess endpoints; later revisions have no such fallback,
                     // and registering at a guessed place would only meet a 404.
