@@ -340,3 +340,111 @@ fn a_notification_with_no_response_head_ends_at_the_head_timeout() {
         client.close().await;
     });
 }
+
+/// A `401` to a request that carried the configuration's token says the server refused that
+/// token, where it came from, and what the challenge says; without a token of the
+/// configuration it stays the status.
+#[test]
+fn a_refused_token_of_the_configuration_is_named_as_such() {
+    let challenge = r#"Bearer error="invalid_token", error_description="The token expired""#;
+    let refusal = || {
+        Rule::post("initialize")
+            .header("authorization", "Bearer stale")
+            .head(
+                401,
+                &[
+                    ("WWW-Authenticate", challenge),
+                    ("Content-Type", "application/json"),
+                ],
+            )
+            .body(r#"{"error":"invalid_token"}"#)
+    };
+    let server = FaultServer::start(script(vec![refusal()]));
+    let mut config = mcpwire::core::config::HttpConfig {
+        kind: mcpwire::core::config::HttpKind::Http,
+        url: secret_url(&server),
+        headers: [("Authorization".to_owned(), "Bearer stale".to_owned())].into(),
+        extra: Default::default(),
+    };
+    run(async {
+        let e = mcpwire::connect_smol(&ServerConfig::Http(config.clone()), options())
+            .await
+            .expect_err("refused");
+        let h = http_error(&e);
+        assert_eq!(h.status, Some(401));
+        let text = h.to_string();
+        assert!(
+            text.contains(
+                "the server refused the token (the Authorization header of the server's \
+                 configuration); it says invalid_token (The token expired)"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("stale"), "the token shows: {text}");
+        // The 2024-11-05 transport, pinned, says the same of its stream's GET.
+        config.kind = mcpwire::core::config::HttpKind::Sse;
+        let sse = FaultServer::start(vec![Rule::get()
+            .header("authorization", "Bearer stale")
+            .head(401, &[("WWW-Authenticate", challenge)])]);
+        config.url = sse.url();
+        let e = mcpwire::connect_smol(&ServerConfig::Http(config), options())
+            .await
+            .expect_err("refused");
+        let text = e.to_string();
+        assert!(
+            text.contains("the server refused the token (")
+                && text.contains("it says invalid_token"),
+            "{text}"
+        );
+    });
+}
+
+/// A pinned 2024-11-05 transport that does not start says which transport, and what failed:
+/// its stream's GET refused, cut short, or naming no endpoint in time.
+#[test]
+fn a_pinned_http_sse_transport_that_does_not_start_says_what_failed() {
+    let cases: [(Rule, u64, &str); 3] = [
+        (
+            Rule::get().status_with(404, &[("Content-Type", "text/plain")], "nothing here"),
+            5,
+            "its event stream's GET got HTTP 404 (unexpected status)",
+        ),
+        (
+            Rule::get().close(),
+            5,
+            "its event stream failed before naming the endpoint",
+        ),
+        (
+            Rule::get().sse(&[": hello\n\n"], Duration::ZERO).silent(),
+            1,
+            "its event stream named no endpoint within 1 s",
+        ),
+    ];
+    for (rule, secs, words) in cases {
+        let server = FaultServer::start(vec![rule]);
+        let config = ServerConfig::Http(mcpwire::core::config::HttpConfig {
+            kind: mcpwire::core::config::HttpKind::Sse,
+            url: server.url(),
+            headers: Default::default(),
+            extra: Default::default(),
+        });
+        let options = ConnectOptions {
+            init_timeout: Duration::from_secs(secs),
+            ..options()
+        };
+        run(async {
+            let e = mcpwire::connect_smol(&config, options)
+                .await
+                .expect_err("no transport");
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!(
+                    "the HTTP+SSE transport (2024-11-05) at {} did not start: {words}",
+                    server.url()
+                )),
+                "{text}"
+            );
+            assert!(!text.contains("no HTTP+SSE transport"), "{text}");
+        });
+    }
+}

@@ -57,7 +57,7 @@ mod engine;
 mod inbound;
 mod notifications;
 mod options;
-mod outcome;
+pub(crate) mod outcome;
 mod output;
 mod pending;
 mod shrink;

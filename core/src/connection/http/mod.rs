@@ -617,7 +617,10 @@ impl StreamableHttp {
         match std::mem::replace(&mut ex.body, Body::Ignored) {
             Body::Json(buf) if !(200..300).contains(&ex.status.unwrap_or(0)) => {
                 if !self.refusal_ended(protocol, now, &ex, &buf) {
-                    let err = ex.error(ex.status_kind(), "unexpected status".into(), &buf);
+                    let reason = self
+                        .configured
+                        .status_reason(ex.status, ex.challenge.as_ref());
+                    let err = ex.error(ex.status_kind(), reason, &buf);
                     self.fail_kind(protocol, now, &ex.kind, err);
                 }
             }
@@ -679,7 +682,11 @@ impl StreamableHttp {
                         HttpErrorKind::ContentType,
                         "a response without a content type".into(),
                     ),
-                    _ => (ex.status_kind(), "unexpected status".into()),
+                    _ => (
+                        ex.status_kind(),
+                        self.configured
+                            .status_reason(ex.status, ex.challenge.as_ref()),
+                    ),
                 };
                 let err = ex.error(kind, reason, &buf);
                 if self.refusal_ended(protocol, now, &ex, &buf)

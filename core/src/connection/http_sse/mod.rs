@@ -278,10 +278,13 @@ impl HttpSse {
                 .map(crate::connection::http::media_type)
                 .is_some_and(|m| m == "text/event-stream");
             if !(200..300).contains(&status) || !sse {
-                let reason = if sse {
-                    format!("the SSE stream was refused with HTTP {status}")
+                let reason = if !(200..300).contains(&status) {
+                    let challenge = crate::connection::http::header(headers, "www-authenticate")
+                        .and_then(crate::error::AuthChallenge::parse);
+                    let why = self.headers.status_reason(Some(status), challenge.as_ref());
+                    format!("its event stream's GET got HTTP {status} ({why})")
                 } else {
-                    format!("the GET got HTTP {status} without an event stream")
+                    format!("its event stream's GET got HTTP {status} without an event stream")
                 };
                 self.abort(exchange);
                 self.stream_lost(protocol, now, reason);
@@ -438,7 +441,11 @@ impl HttpSse {
         let reason = failure.message.as_str();
         if Some(exchange) == self.stream {
             self.stream = None;
-            self.stream_lost(protocol, now, format!("the SSE stream failed: {reason}"));
+            let reason = match self.endpoint {
+                None => format!("its event stream failed before naming the endpoint: {reason}"),
+                Some(_) => format!("the SSE stream failed: {reason}"),
+            };
+            self.stream_lost(protocol, now, reason);
         } else if let Some(post) = self.posts.remove(&exchange) {
             let taken = post.status.is_some_and(|s| (200..300).contains(&s));
             match post.request {
@@ -476,7 +483,7 @@ impl HttpSse {
             self.stream_lost(
                 protocol,
                 now,
-                format!("the SSE stream could not be opened: {reason}"),
+                format!("its event stream could not be opened: {reason}"),
             );
         } else if let Some(post) = self.posts.remove(&exchange) {
             if post.resent || self.closing {
@@ -508,14 +515,18 @@ impl HttpSse {
             self.abort(id);
         }
         let signal = if self.endpoint.is_none() {
-            let reason = format!("no HTTP+SSE transport: {reason}");
             // Found by Auto: the error is the Streamable HTTP refusal, with this added.
             TransportSignal::NoTransport(match self.refused.take() {
                 Some(mut refused) => {
+                    let reason = format!("no HTTP+SSE transport: {reason}");
                     refused.reason = format!("{}; {reason}", refused.reason);
                     LocalError::Http(Box::new(refused))
                 }
-                None => LocalError::Closed(Closed::new(reason)),
+                // Pinned: the transport the configuration names did not start, and why.
+                None => LocalError::Closed(Closed::new(format!(
+                    "the HTTP+SSE transport (2024-11-05) at {} did not start: {reason}",
+                    redact_url(&self.url)
+                ))),
             })
         } else {
             TransportSignal::Died(reason.into())
@@ -584,7 +595,10 @@ impl HttpSse {
             if let Some(id) = self.stream {
                 self.abort(id);
             }
-            let reason = "the SSE stream sent no endpoint event in time".to_owned();
+            let reason = format!(
+                "its event stream named no endpoint within {}",
+                crate::rpc::outcome::DurationWords(self.init_timeout)
+            );
             self.stream_lost(protocol, now, reason);
         }
         protocol.handle_timeout(now);
