@@ -69,6 +69,7 @@ pub use notifications::AppNotification;
 #[cfg(test)]
 pub use options::Requester;
 pub use options::{Origin, ProgressToken, RequestOptions, DEFAULT_TIMEOUT};
+pub(crate) use outcome::HeldTimeout;
 pub use outcome::{Deadline, EndedAs, LocalError, Outcome, Reply};
 pub use output::{Diagnostic, Output, ResponseFor};
 

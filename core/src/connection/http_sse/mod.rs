@@ -181,7 +181,7 @@ impl HttpSse {
     }
 
     /// POSTs what the protocol wants sent, once the endpoint is known.
-    fn flush(&mut self, protocol: &mut ClientProtocol) {
+    fn flush(&mut self, protocol: &mut ClientProtocol, now: Instant) {
         // A POST still waiting for a connection whose request ended is withdrawn.
         while let Some(id) = protocol.poll_withdrawn() {
             let carrying: Vec<ExchangeId> = self
@@ -212,6 +212,10 @@ impl HttpSse {
                 .holds(|id| posts.get(&id).is_some_and(|p| p.status.is_none()))
             {
                 protocol.hold(Some(crate::connection::http::INITIALIZED_BEHIND));
+                if let Some(why) = self.initialized.overdue().cloned() {
+                    // One budget with the callers' (see `InitializedGate`).
+                    protocol.fail_unsent(now, &why, Some(crate::rpc::Deadline::Idle));
+                }
                 return;
             }
             protocol.hold(None);
@@ -292,7 +296,7 @@ impl HttpSse {
         } else if let Some(post) = self.posts.get_mut(&exchange) {
             post.status = Some(status);
         }
-        self.flush(protocol);
+        self.flush(protocol, now);
     }
 
     /// A chunk of the body of `exchange`.
@@ -311,7 +315,7 @@ impl HttpSse {
             post.excerpt
                 .extend_from_slice(&bytes[..bytes.len().min(room)]);
         }
-        self.flush(protocol);
+        self.flush(protocol, now);
     }
 
     /// Hands each message of the stream to the protocol; takes the `endpoint` event.
@@ -398,7 +402,7 @@ impl HttpSse {
                 self.refused(protocol, now, post, kind, "the message was refused".into());
             }
         }
-        self.flush(protocol);
+        self.flush(protocol, now);
     }
 
     /// A POST answered with an error status: its request was not taken.
@@ -466,7 +470,7 @@ impl HttpSse {
                     .push_back(Event::http_note(format!("a POST failed: {reason}"))),
             }
         }
-        self.flush(protocol);
+        self.flush(protocol, now);
     }
 
     /// `exchange`'s request never reached the server: a POST goes once more.
@@ -498,7 +502,7 @@ impl HttpSse {
                 self.post(protocol, post.body, post.request, true);
             }
         }
-        self.flush(protocol);
+        self.flush(protocol, now);
     }
 
     /// The one stream is gone: every pending request ends by the at-most-once rule, and the
@@ -564,7 +568,7 @@ impl HttpSse {
 
     /// After an input or a command: what the protocol wants sent goes.
     pub fn after_input(&mut self, protocol: &mut ClientProtocol, now: Instant) {
-        self.flush(protocol);
+        self.flush(protocol, now);
         while let Some((exchange, failure)) = self.unsendable.pop() {
             // Never handed to the backend: it ends as a request that did not leave.
             self.handle_unsent(protocol, now, exchange, &failure);
@@ -602,5 +606,12 @@ impl HttpSse {
             self.stream_lost(protocol, now, reason);
         }
         protocol.handle_timeout(now);
+        let held = protocol.take_held_timeout();
+        let posts = &self.posts;
+        let holding = self
+            .initialized
+            .holds(|id| posts.get(&id).is_some_and(|p| p.status.is_none()));
+        self.initialized.held_timed_out(holding, held);
+        self.flush(protocol, now);
     }
 }
