@@ -118,11 +118,18 @@ impl HttpBackend for IsahcBackend {
             }
         };
         let diagnosis = self.diagnosis.clone();
+        let prior_knowledge = diagnosis.options.version == HttpVersionChoice::Http2PriorKnowledge;
         Box::pin(async move {
             let url = request.url.clone();
             let mut builder = isahc::Request::builder()
                 .method(request.method.as_str())
                 .uri(&request.url);
+            if prior_knowledge && !plain {
+                // HTTP/2 with prior knowledge is for `http://`: over TLS, ALPN decides (the
+                // preface never goes without `h2` agreed).
+                use isahc::config::{Configurable, VersionNegotiation};
+                builder = builder.version_negotiation(VersionNegotiation::latest_compatible());
+            }
             for (k, v) in &request.headers {
                 builder = builder.header(k.as_str(), v.as_str());
             }
