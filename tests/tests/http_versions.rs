@@ -175,3 +175,41 @@ fn http2_asked_of_a_real_http1_only_tls_server_speaks_http1() {
         });
     }
 }
+
+/// HTTP/2 with prior knowledge (h2c) to a server that speaks HTTP/1.1 only: its HTTP/1.1
+/// answer to the preface says at once that it does not speak HTTP/2. The request fails as
+/// never sent (an HTTP/1.1 server reads no HTTP/2 frames), with the hint, well within a short
+/// start-up time; nothing is taken for a timeout.
+#[test]
+fn h2c_to_an_http1_server_says_so_at_once() {
+    for era in [Era::Handshake, Era::Auto] {
+        let server = FaultServer::start(handshake_rules("s-1", 405));
+        let (mut options, _notes) = options(HttpVersionChoice::Http2PriorKnowledge);
+        options.era = era;
+        options.init_timeout = Duration::from_millis(1500);
+        run(async {
+            let e = mcpwire::connect_smol(&ServerConfig::http(server.url()), options)
+                .await
+                .expect_err("an HTTP/1.1 server");
+            let h = match &e {
+                mcpwire::Error::Handshake {
+                    error: mcpwire::core::CallError::Local(mcpwire::core::LocalError::Http(h)),
+                    ..
+                } => h,
+                other => panic!("{era:?}: expected the HTTP failure, got {other}"),
+            };
+            assert_eq!(
+                h.hint,
+                Some(mcpwire::core::error::Hint::NoH2c),
+                "{era:?}: {e}"
+            );
+            let text = e.to_string();
+            assert!(
+                text.contains("not sent")
+                    && text.contains("it answered the HTTP/2 preface with \"HTTP/1.1 "),
+                "{era:?}: {text}"
+            );
+            assert!(!text.contains("may have"), "{era:?}: {text}");
+        });
+    }
+}
