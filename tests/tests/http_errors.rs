@@ -448,3 +448,95 @@ fn a_pinned_http_sse_transport_that_does_not_start_says_what_failed() {
         });
     }
 }
+
+/// libcurl's failures read as mcpwire's own client's: a body shorter than its
+/// `Content-Length` when the server closes (in clear, over TLS with and without the server's
+/// TLS close) is "the body was cut short: the connection closed before the end of the body" on
+/// both, of the kind `BodyCutShort`, at once (libcurl's reader loses what came with a close
+/// without `close_notify`, its documented difference); a response head over the limits is "the
+/// response head is over …" on both, never libcurl's "unknown error".
+#[test]
+fn libcurl_failures_read_as_the_native_clients() {
+    use mcpwire_tests::tls_front::TlsFront;
+    let short_body = || {
+        Rule::post("tools/call")
+            .tool("short")
+            .head_with(
+                200,
+                &[("Content-Type", "application/json")],
+                Framing::FixedLength(100_000),
+            )
+            .body(tool_result("ok"))
+            .close()
+    };
+    let huge_head = || {
+        Rule::post("tools/call")
+            .tool("huge")
+            .raw(format!(
+                "HTTP/1.1 200 OK\r\nX-Filler: {}\r\nContent-Length: 2\r\n\r\n{{}}",
+                "x".repeat(400 * 1024)
+            ))
+            .close()
+    };
+    for (way, libcurl) in [
+        ("clear", false),
+        ("clear", true),
+        ("tls", false),
+        ("tls", true),
+        ("tls-without-close-notify", false),
+        ("tls-without-close-notify", true),
+    ] {
+        let server = FaultServer::start(script(vec![short_body(), huge_head()]));
+        let url = match way {
+            "clear" => server.url(),
+            "tls" => TlsFront::start(server.addr()).url(),
+            _ => TlsFront::without_close_notify(server.addr()).url(),
+        };
+        let mut options = options();
+        options.http_client.http1_via_libcurl = libcurl;
+        options.http_client.tls.danger_accept_invalid_certificates = true;
+        options.http_client.proxy = mcpwire::ProxySetting::Direct;
+        run(async {
+            let client = connect_handshake(&ServerConfig::http(url), options).await;
+            let e = call(&client, "short").await.expect_err("cut short");
+            let (reason, kind) = may_have_run_anywhere(&e);
+            if libcurl && way == "tls-without-close-notify" {
+                // The documented difference (`http1_via_libcurl`): libcurl's TLS reader drops
+                // what came with a close without `close_notify`, the head included. The
+                // outcome is the same: it may have run.
+                assert_eq!(kind, HttpErrorKind::HeadCutShort, "{e}");
+            } else {
+                assert_eq!(
+                    kind,
+                    HttpErrorKind::BodyCutShort,
+                    "{way} libcurl={libcurl}: {e}"
+                );
+                assert!(
+                    reason.contains(
+                        "the body was cut short: the connection closed before the end of the body"
+                    ),
+                    "{way} libcurl={libcurl}: {reason}"
+                );
+            }
+            let e = call(&client, "huge").await.expect_err("too large");
+            let text = e.to_string();
+            assert!(
+                text.contains("the response head is over") && !text.contains("unknown error"),
+                "{way} libcurl={libcurl}: {text}"
+            );
+            client.close().await;
+        });
+    }
+}
+
+/// [`may_have_run`] for a URL without the test's credentials.
+fn may_have_run_anywhere(e: &Error) -> (String, HttpErrorKind) {
+    match e {
+        Error::MayHaveRun {
+            reason,
+            http: Some(h),
+            ..
+        } => (reason.to_string(), h.kind.clone()),
+        other => panic!("expected MayHaveRun with its HTTP failure, got {other:?}"),
+    }
+}

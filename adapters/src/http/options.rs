@@ -38,10 +38,14 @@ pub struct HttpClientOptions {
     /// switches of going through libcurl's thread); HTTP/2, SOCKS and `https://` proxy URLs
     /// always go through libcurl.
     ///
-    /// Where libcurl differs: over TLS, an answer that arrives together with the server's
-    /// close of its socket without a TLS `close_notify` can be lost (libcurl's rustls reader
-    /// drops what it read with the unexpected end), and the request then reports that it may
-    /// have run; mcpwire's own client delivers it.
+    /// Where libcurl differs: each request goes on a connection of its own, closed after its
+    /// exchange (libcurl takes a pooled connection it looked at within the last second without
+    /// looking again: a server's close right after its answer, or bytes it slipped in, would
+    /// meet the next request), so that the outcomes are mcpwire's own client's, at the cost of
+    /// a connect (and a TLS handshake) per request; over TLS, an answer that arrives together
+    /// with the server's close of its socket without a TLS `close_notify` can be lost (libcurl's
+    /// rustls reader drops what it read with the unexpected end), and the request then reports
+    /// that it may have run, where mcpwire's own client delivers it.
     pub http1_via_libcurl: bool,
 }
 
@@ -186,7 +190,7 @@ impl HttpClientOptions {
     }
 
     /// The isahc client these options describe. With `reuse` off, every connection is closed
-    /// after its exchange (for requests an HTTP proxy forwards: see
+    /// after its exchange (for what libcurl speaks in HTTP/1.1: see
     /// [`IsahcBackend`](crate::IsahcBackend)).
     pub(crate) fn build(
         &self,
