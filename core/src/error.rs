@@ -670,6 +670,26 @@ impl fmt::Display for StrayOutput {
     }
 }
 
+/// Where a token the server's configuration gives comes from, in the library's words (the
+/// reason of a `401` to a request that carried it says so): a command line may say its own
+/// option instead (`--bearer-env NAME`).
+pub const CONFIGURED_TOKEN: &str = "the Authorization header of the server's configuration";
+
+/// Why a `401` came to a request that carried the token of the server's configuration: the
+/// server refused that token, and what its challenge says of it (`error`,
+/// `error_description`).
+pub(crate) fn refused_token(challenge: Option<&AuthChallenge>) -> String {
+    let error = challenge.and_then(|c| c.param("error"));
+    let description = challenge.and_then(|c| c.param("error_description"));
+    let says = match (error, description) {
+        (Some(e), Some(d)) => format!("; it says {e} ({d})"),
+        (Some(e), None) => format!("; it says {e}"),
+        (None, Some(d)) => format!("; it says {d}"),
+        (None, None) => String::new(),
+    };
+    format!("the server refused the token ({CONFIGURED_TOKEN}){says}: is it the right one, and still valid?")
+}
+
 /// How much of an error body is kept for its excerpt.
 pub(crate) const EXCERPT: usize = 512;
 

@@ -3,7 +3,8 @@
 //! over TLS as it does in clear. Each connection is its own thread: the TLS handshake (rustls,
 //! with a throwaway certificate for `localhost` and `127.0.0.1`; clients accept it with
 //! `danger_accept_invalid_certificates`), then bytes both ways as they come. The server's end
-//! becomes a TLS close (an orderly end), its reset a reset; the client's end, the server's.
+//! becomes a TLS close (an orderly end), or with [`TlsFront::without_close_notify`] the TCP
+//! end alone, as many servers close; its reset a reset; the client's end, the server's.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -25,6 +26,17 @@ pub struct TlsFront {
 impl TlsFront {
     /// A front for the plain server at `upstream`.
     pub fn start(upstream: SocketAddr) -> TlsFront {
+        Self::serve(upstream, true)
+    }
+
+    /// A front for the plain server at `upstream` that ends a connection the server ended
+    /// with the TCP end alone, no TLS `close_notify` before it (a server that closes its socket
+    /// right after its answer).
+    pub fn without_close_notify(upstream: SocketAddr) -> TlsFront {
+        Self::serve(upstream, false)
+    }
+
+    fn serve(upstream: SocketAddr, close_notify: bool) -> TlsFront {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
         let addr = listener.local_addr().expect("its address");
         let config = config();
@@ -33,7 +45,7 @@ impl TlsFront {
                 let Ok(client) = client else { return };
                 let config = config.clone();
                 std::thread::spawn(move || {
-                    let _ = relay(client, upstream, config);
+                    let _ = relay(client, upstream, config, close_notify);
                 });
             }
         });
@@ -69,7 +81,12 @@ fn idle(e: &io::Error) -> bool {
     )
 }
 
-fn relay(client: TcpStream, upstream: SocketAddr, config: Arc<ServerConfig>) -> io::Result<()> {
+fn relay(
+    client: TcpStream,
+    upstream: SocketAddr,
+    config: Arc<ServerConfig>,
+    close_notify: bool,
+) -> io::Result<()> {
     let mut tls = StreamOwned::new(
         ServerConnection::new(config).map_err(io::Error::other)?,
         client,
@@ -99,20 +116,38 @@ fn relay(client: TcpStream, upstream: SocketAddr, config: Arc<ServerConfig>) -> 
             }
         }
         if !server_done {
-            match server.read(&mut from_server) {
-                Ok(0) => {
-                    server_done = true;
+            // What the server wrote together goes out together, its end included: the bytes
+            // it has written until it pauses (or a bound), then its end if it came.
+            let mut pending = 0;
+            let mut reset = false;
+            while pending < from_server.len() {
+                match server.read(&mut from_server[pending..]) {
+                    Ok(0) => {
+                        server_done = true;
+                        break;
+                    }
+                    Ok(n) => pending += n,
+                    Err(e) if idle(&e) => break,
+                    // The server reset the connection: so does the front.
+                    Err(_) => {
+                        reset = true;
+                        break;
+                    }
+                }
+            }
+            if pending > 0 {
+                tls.write_all(&from_server[..pending])?;
+                tls.flush()?;
+            }
+            if reset {
+                break;
+            }
+            if server_done {
+                if close_notify {
                     tls.conn.send_close_notify();
                     let _ = tls.flush();
-                    let _ = tls.sock.shutdown(Shutdown::Write);
                 }
-                Ok(n) => {
-                    tls.write_all(&from_server[..n])?;
-                    tls.flush()?;
-                }
-                Err(e) if idle(&e) => {}
-                // The server reset the connection: so does the front.
-                Err(_) => break,
+                let _ = tls.sock.shutdown(Shutdown::Write);
             }
         }
     }

@@ -424,3 +424,203 @@ fn a_url_that_is_not_http_is_refused_before_any_io() {
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(seen.load(Ordering::SeqCst), 0, "nothing was sent");
 }
+
+/// A `401` to a request that carried the configuration's token says the server refused that
+/// token, where it came from, and what the challenge says; without a token of the
+/// configuration it stays the status.
+#[test]
+fn a_refused_token_of_the_configuration_is_named_as_such() {
+    let challenge = r#"Bearer error="invalid_token", error_description="The token expired""#;
+    let refusal = || {
+        Rule::post("initialize")
+            .header("authorization", "Bearer stale")
+            .head(
+                401,
+                &[
+                    ("WWW-Authenticate", challenge),
+                    ("Content-Type", "application/json"),
+                ],
+            )
+            .body(r#"{"error":"invalid_token"}"#)
+    };
+    let server = FaultServer::start(script(vec![refusal()]));
+    let mut config = mcpwire::core::config::HttpConfig {
+        kind: mcpwire::core::config::HttpKind::Http,
+        url: secret_url(&server),
+        headers: [("Authorization".to_owned(), "Bearer stale".to_owned())].into(),
+        extra: Default::default(),
+    };
+    run(async {
+        let e = mcpwire::connect_smol(&ServerConfig::Http(config.clone()), options())
+            .await
+            .expect_err("refused");
+        let h = http_error(&e);
+        assert_eq!(h.status, Some(401));
+        let text = h.to_string();
+        assert!(
+            text.contains(
+                "the server refused the token (the Authorization header of the server's \
+                 configuration); it says invalid_token (The token expired)"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("stale"), "the token shows: {text}");
+        // The 2024-11-05 transport, pinned, says the same of its stream's GET.
+        config.kind = mcpwire::core::config::HttpKind::Sse;
+        let sse = FaultServer::start(vec![Rule::get()
+            .header("authorization", "Bearer stale")
+            .head(401, &[("WWW-Authenticate", challenge)])]);
+        config.url = sse.url();
+        let e = mcpwire::connect_smol(&ServerConfig::Http(config), options())
+            .await
+            .expect_err("refused");
+        let text = e.to_string();
+        assert!(
+            text.contains("the server refused the token (")
+                && text.contains("it says invalid_token"),
+            "{text}"
+        );
+    });
+}
+
+/// A pinned 2024-11-05 transport that does not start says which transport, and what failed:
+/// its stream's GET refused, cut short, or naming no endpoint in time.
+#[test]
+fn a_pinned_http_sse_transport_that_does_not_start_says_what_failed() {
+    let cases: [(Rule, u64, &str); 3] = [
+        (
+            Rule::get().status_with(404, &[("Content-Type", "text/plain")], "nothing here"),
+            5,
+            "its event stream's GET got HTTP 404 (unexpected status)",
+        ),
+        (
+            Rule::get().close(),
+            5,
+            "its event stream failed before naming the endpoint",
+        ),
+        (
+            Rule::get().sse(&[": hello\n\n"], Duration::ZERO).silent(),
+            1,
+            "its event stream named no endpoint within 1 s",
+        ),
+    ];
+    for (rule, secs, words) in cases {
+        let server = FaultServer::start(vec![rule]);
+        let config = ServerConfig::Http(mcpwire::core::config::HttpConfig {
+            kind: mcpwire::core::config::HttpKind::Sse,
+            url: server.url(),
+            headers: Default::default(),
+            extra: Default::default(),
+        });
+        let options = ConnectOptions {
+            init_timeout: Duration::from_secs(secs),
+            ..options()
+        };
+        run(async {
+            let e = mcpwire::connect_smol(&config, options)
+                .await
+                .expect_err("no transport");
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!(
+                    "the HTTP+SSE transport (2024-11-05) at {} did not start: {words}",
+                    server.url()
+                )),
+                "{text}"
+            );
+            assert!(!text.contains("no HTTP+SSE transport"), "{text}");
+        });
+    }
+}
+
+/// libcurl's failures read as mcpwire's own client's: a body shorter than its
+/// `Content-Length` when the server closes (in clear, over TLS with and without the server's
+/// TLS close) is "the body was cut short: the connection closed before the end of the body" on
+/// both, of the kind `BodyCutShort`, at once (libcurl's reader loses what came with a close
+/// without `close_notify`, its documented difference); a response head over the limits is "the
+/// response head is over …" on both, never libcurl's "unknown error".
+#[test]
+fn libcurl_failures_read_as_the_native_clients() {
+    use mcpwire_tests::tls_front::TlsFront;
+    let short_body = || {
+        Rule::post("tools/call")
+            .tool("short")
+            .head_with(
+                200,
+                &[("Content-Type", "application/json")],
+                Framing::FixedLength(100_000),
+            )
+            .body(tool_result("ok"))
+            .close()
+    };
+    let huge_head = || {
+        Rule::post("tools/call")
+            .tool("huge")
+            .raw(format!(
+                "HTTP/1.1 200 OK\r\nX-Filler: {}\r\nContent-Length: 2\r\n\r\n{{}}",
+                "x".repeat(400 * 1024)
+            ))
+            .close()
+    };
+    for (way, libcurl) in [
+        ("clear", false),
+        ("clear", true),
+        ("tls", false),
+        ("tls", true),
+        ("tls-without-close-notify", false),
+        ("tls-without-close-notify", true),
+    ] {
+        let server = FaultServer::start(script(vec![short_body(), huge_head()]));
+        let url = match way {
+            "clear" => server.url(),
+            "tls" => TlsFront::start(server.addr()).url(),
+            _ => TlsFront::without_close_notify(server.addr()).url(),
+        };
+        let mut options = options();
+        options.http_client.http1_via_libcurl = libcurl;
+        options.http_client.tls.danger_accept_invalid_certificates = true;
+        options.http_client.proxy = mcpwire::ProxySetting::Direct;
+        run(async {
+            let client = connect_handshake(&ServerConfig::http(url), options).await;
+            let e = call(&client, "short").await.expect_err("cut short");
+            let (reason, kind) = may_have_run_anywhere(&e);
+            if libcurl && way == "tls-without-close-notify" {
+                // The documented difference (`http1_via_libcurl`): libcurl's TLS reader drops
+                // what came with a close without `close_notify`, the head included. The
+                // outcome is the same: it may have run.
+                assert_eq!(kind, HttpErrorKind::HeadCutShort, "{e}");
+            } else {
+                assert_eq!(
+                    kind,
+                    HttpErrorKind::BodyCutShort,
+                    "{way} libcurl={libcurl}: {e}"
+                );
+                assert!(
+                    reason.contains(
+                        "the body was cut short: the connection closed before the end of the body"
+                    ),
+                    "{way} libcurl={libcurl}: {reason}"
+                );
+            }
+            let e = call(&client, "huge").await.expect_err("too large");
+            let text = e.to_string();
+            assert!(
+                text.contains("the response head is over") && !text.contains("unknown error"),
+                "{way} libcurl={libcurl}: {text}"
+            );
+            client.close().await;
+        });
+    }
+}
+
+/// [`may_have_run`] for a URL without the test's credentials.
+fn may_have_run_anywhere(e: &Error) -> (String, HttpErrorKind) {
+    match e {
+        Error::MayHaveRun {
+            reason,
+            http: Some(h),
+            ..
+        } => (reason.to_string(), h.kind.clone()),
+        other => panic!("expected MayHaveRun with its HTTP failure, got {other:?}"),
+    }
+}

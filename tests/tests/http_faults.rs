@@ -1055,3 +1055,72 @@ fn an_endless_event_keeps_the_client_bounded() {
         client.close().await;
     });
 }
+
+/// A `notifications/initialized` the server never answers: the wait behind it and the callers'
+/// own waits are one budget. The first request to time out behind it ends never sent; every
+/// request queued behind it afterwards ends at once, never sent, with the same kind (a timeout
+/// of the wait), saying how long the server was waited for; nothing reaches the server; and the
+/// close does not wait for the notification again (the session's DELETE goes at once).
+#[test]
+fn the_wait_for_notifications_initialized_and_the_calls_are_one_budget() {
+    let server = FaultServer::start(vec![
+        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", SESSION)], HANDSHAKE_INIT),
+        Rule::notifications().silent(),
+        Rule::get().status(405),
+        Rule::delete().status(200),
+    ]);
+    let limit = Duration::from_millis(800);
+    let not_sent_as_timeout = |e: &Error| match e {
+        Error::Call(CallError::Local(LocalError::NotSent {
+            which: Some(_),
+            reason,
+        })) => reason.to_string(),
+        other => panic!("expected NotSent with its deadline, got {other:?}"),
+    };
+    run(async {
+        let client = connect(&server).await;
+        let started = Instant::now();
+        let listed = client
+            .list_tools_with(CallOptions::default().timeout(limit))
+            .await
+            .expect_err("held behind the notification");
+        assert!(listed.is_timeout(), "{listed:?}");
+        let first = not_sent_as_timeout(&listed);
+        assert!(
+            first.contains("waited for the server to answer notifications/initialized"),
+            "{first}"
+        );
+        // The call that follows does not wait a second budget: it ends at once.
+        let called = call_within(&client, "add", limit)
+            .await
+            .expect_err("held behind the notification");
+        let waited = started.elapsed();
+        assert!(called.is_timeout(), "{called:?}");
+        let second = not_sent_as_timeout(&called);
+        assert!(
+            second.contains(
+                "the server has not answered notifications/initialized: tools/list waited \
+                 for it for 800 ms (its timeout)"
+            ),
+            "{second}"
+        );
+        assert!(
+            waited < limit * 2,
+            "the two requests waited {waited:?}: one budget is {limit:?}"
+        );
+        client.close().await;
+    });
+    // The close sent the session's DELETE at once, not after the notification's grace.
+    assert!(
+        server
+            .wait_for(&Matcher::delete(), Duration::from_secs(1))
+            .is_some(),
+        "{:?}",
+        server.log()
+    );
+    let log = server.log();
+    assert!(
+        !log.iter().any(|l| l.contains("tools/")),
+        "a request that was told it was never sent reached the server: {log:?}"
+    );
+}

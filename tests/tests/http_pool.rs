@@ -1,7 +1,8 @@
 //! The HTTP pool's hidden states, read from counters and the exchange observer, never from
 //! timing: requests beyond the connection limit wait in a queue that can be counted, a
-//! keep-alive connection is reused (both in clear, over TLS on both stacks and through a
-//! proxy's tunnel), and a request that surely never left is sent once more.
+//! keep-alive connection is reused (in clear, over TLS and through a proxy's tunnel on
+//! mcpwire's own client; libcurl's HTTP/1.1 connections never are), and a request that surely
+//! never left is sent once more.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -110,8 +111,15 @@ fn reused_and_counted(way: Way) {
             assert_eq!(call(&client, "fine").await.unwrap().text(), "ok");
         }
         let counters = client.http_counters().expect("an HTTP connection");
-        assert!(counters.reused_connections >= 5, "{counters:?}");
-        assert!(counters.connections >= 1, "{counters:?}");
+        if let Way::TlsLibcurl = way {
+            // libcurl's HTTP/1.1 connections are never reused: it would not look at one it
+            // looked at within the last second (see `IsahcBackend`). One a response.
+            assert_eq!(counters.reused_connections, 0, "{counters:?}");
+            assert!(counters.connections >= 5, "{counters:?}");
+        } else {
+            assert!(counters.reused_connections >= 5, "{counters:?}");
+            assert!(counters.connections >= 1, "{counters:?}");
+        }
         assert!(
             counters.connections <= server.connections() as u64,
             "{counters:?} vs {} accepted",

@@ -506,3 +506,77 @@ fn an_http_server_that_went_away_is_reconnected_with_a_new_session() {
         manager.close().await;
     });
 }
+
+/// Writes `n` cache entries named `<prefix>NNN.json` into `dir`, each last written `age_days`
+/// (plus its index in seconds) ago.
+fn old_entries(dir: &std::path::Path, prefix: &str, n: usize, age_days: u64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let now = std::time::SystemTime::now();
+    for i in 0..n {
+        let path = dir.join(format!("{prefix}{i:03}.json"));
+        std::fs::write(&path, r#"{"mcpwireCache":1,"lists":{}}"#).unwrap();
+        let at = now - Duration::from_secs(age_days * 24 * 3600 + i as u64);
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(at).unwrap();
+    }
+}
+
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The cache folder is pruned when a Manager is made: entries not written for 30 days go,
+/// then the least recently written beyond 256 entries; what is not the cache's stays.
+#[test]
+fn the_cache_folder_is_pruned_to_its_limits() {
+    let dir = std::env::temp_dir().join(format!("mcpwire-manager-prune-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = dir.join("cache");
+    old_entries(&cache, "aged", 5, 31);
+    old_entries(&cache, "recent", 300, 1);
+    // A temporary file an interrupted write left, two days ago, and a file of the user's.
+    let tmp = cache.join(".recent000.1.0.tmp");
+    std::fs::write(&tmp, "{").unwrap();
+    let two_days = std::time::SystemTime::now() - Duration::from_secs(2 * 24 * 3600);
+    let file = std::fs::File::options().write(true).open(&tmp).unwrap();
+    file.set_modified(two_days).unwrap();
+    drop(file);
+    std::fs::write(cache.join("notes.txt"), "mine").unwrap();
+    assert_eq!(names_in(&cache).len(), 307);
+    let mut o = options();
+    o.cache = CacheLocation::At(cache.clone());
+    let manager = Manager::new(o);
+    let names = names_in(&cache);
+    let recent: Vec<&String> = names.iter().filter(|n| n.starts_with("recent")).collect();
+    assert_eq!(recent.len(), 256, "{names:?}");
+    // The most recently written are the ones kept.
+    assert_eq!(recent.first().map(|s| s.as_str()), Some("recent000.json"));
+    assert_eq!(recent.last().map(|s| s.as_str()), Some("recent255.json"));
+    assert!(!names.iter().any(|n| n.starts_with("aged")), "{names:?}");
+    assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+    assert_eq!(names.len(), 257, "{names:?}");
+    assert!(names.contains(&"notes.txt".to_owned()));
+    drop(manager);
+
+    // Limits of one's own: at most 3 entries.
+    let mut o = options();
+    o.cache = CacheLocation::At(cache.clone());
+    o.cache_limits.max_entries = 3;
+    let _manager = Manager::new(o);
+    let names = names_in(&cache);
+    assert_eq!(
+        names,
+        [
+            "notes.txt",
+            "recent000.json",
+            "recent001.json",
+            "recent002.json"
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

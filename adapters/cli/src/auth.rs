@@ -16,6 +16,7 @@ use std::io::IsTerminal;
 use std::sync::{Arc, OnceLock};
 
 use clap::{Args, Subcommand};
+use mcpwire::core::error::CONFIGURED_TOKEN;
 use mcpwire::hosts::OAuthSettings;
 #[cfg(feature = "keychain")]
 use mcpwire::oauth::KeychainTokenStore;
@@ -152,13 +153,27 @@ const TOKEN_ADVICE: &str = "give it a token with --bearer-env VAR (the token rea
     environment variable) or --header 'Authorization: Bearer <token>' (for a server from a \
     configuration file: an `Authorization` header among its `headers` there)";
 
-/// A failure's words with the library's advice on giving a token said with this command
-/// line's options.
+/// Where the token given on the command line came from, in its words (`--bearer-env NAME`),
+/// once it is known.
+static TOKEN_FROM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The token sent comes from `words` (`--bearer-env NAME`, `--header`): a server's refusal of
+/// it says so.
+pub(super) fn token_from(words: String) {
+    let _ = TOKEN_FROM.set(words);
+}
+
+/// A failure's words with the library's advice on giving a token, and where a refused token
+/// came from, said with this command line's options.
 pub(super) fn in_cli_words(text: String) -> String {
-    if text.contains(STATIC_TOKEN_ADVICE) {
+    let text = if text.contains(STATIC_TOKEN_ADVICE) {
         text.replace(STATIC_TOKEN_ADVICE, TOKEN_ADVICE)
     } else {
         text
+    };
+    match TOKEN_FROM.get() {
+        Some(from) if text.contains(CONFIGURED_TOKEN) => text.replace(CONFIGURED_TOKEN, from),
+        _ => text,
     }
 }
 

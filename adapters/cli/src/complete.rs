@@ -11,7 +11,7 @@ use clap::Parser;
 use clap_complete::engine::CompletionCandidate;
 use mcpwire::core::types::Tool;
 use mcpwire::manager::cache::{
-    cache_key, credentials_of, default_dir, CachedList, ListCache, ListKind,
+    cache_key, credentials_of, default_dir, CacheLimits, CachedList, ListCache, ListKind,
 };
 use mcpwire::manager::naming::{qualify, NamingPolicy};
 use mcpwire::manager::{Manager, ManagerOptions};
@@ -200,5 +200,9 @@ pub(crate) fn remember_tools(config: &ServerConfig, tools: &[Tool]) {
         scope: credentials.as_ref().map(|_| "private".to_owned()),
         credentials,
     };
-    let _ = ListCache::on_disk(dir).put_list(&cache_key(config), ListKind::Tools, list);
+    let now_ms = list.received_at_ms;
+    let mut cache = ListCache::on_disk(dir);
+    let _ = cache.put_list(&cache_key(config), ListKind::Tools, list);
+    // One file per server reached: the folder is kept within its limits.
+    let _ = cache.prune(now_ms, &CacheLimits::default());
 }

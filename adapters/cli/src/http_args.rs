@@ -54,7 +54,8 @@ pub(super) struct HttpArgs {
         conflicts_with_all = ["http2_prior_knowledge", "http2"]
     )]
     http1_1: bool,
-    /// Speak HTTP/2 over TLS (ALPN h2), through libcurl: for many long streams to one server.
+    /// Speak HTTP/2 over TLS when the server agrees it (ALPN h2), HTTP/1.1 otherwise, as curl
+    /// does: for many long streams to one server. `info` says which was spoken.
     #[arg(long, global = true, conflicts_with = "http2_prior_knowledge")]
     http2: bool,
     /// Speak HTTP/2 to a plain `http://` server without asking first (h2c).
@@ -69,6 +70,11 @@ pub(super) struct HttpArgs {
 }
 
 impl HttpArgs {
+    /// Whether HTTP/2 was asked for (`--http2`).
+    pub(super) fn asks_http2(&self) -> bool {
+        self.http2
+    }
+
     /// Sets what was given on `options`; warns on stderr when certificates go unchecked.
     pub(super) fn apply(&self, options: &mut ConnectOptions) -> Result<(), Failure> {
         for file in &self.cacert {

@@ -23,9 +23,15 @@ pub(super) fn proxy_in_use(config: &ServerConfig, options: &ConnectOptions) -> O
 }
 
 /// `mcpwire info`: the era and why it was chosen, the transport, for HTTP the version spoken
-/// and the proxy in use (`proxy`, from [`proxy_in_use`]), then the server's identity,
-/// capabilities and instructions.
-pub(super) fn info(client: &Client, json: bool, proxy: Option<&str>) -> Result<u8, Failure> {
+/// (and, when `--http2` asked for HTTP/2 and the server did not agree it, that too) and the
+/// proxy in use (`proxy`, from [`proxy_in_use`]), then the server's identity, capabilities
+/// and instructions.
+pub(super) fn info(
+    client: &Client,
+    json: bool,
+    proxy: Option<&str>,
+    asked_http2: bool,
+) -> Result<u8, Failure> {
     let init = client
         .server_info()
         .ok_or_else(|| Failure::new(exit::CONNECT, "no handshake"))?;
@@ -64,8 +70,12 @@ pub(super) fn info(client: &Client, json: bool, proxy: Option<&str>) -> Result<u
         None => outln!("era:          {era}"),
     }
     outln!("transport:    {transport}");
-    if let Some(version) = version {
-        outln!("http:         {version}");
+    match version {
+        Some("HTTP/1.1") if asked_http2 => {
+            outln!("http:         HTTP/1.1 (HTTP/2 was asked for; the server did not agree it)")
+        }
+        Some(version) => outln!("http:         {version}"),
+        None => {}
     }
     if let Some(proxy) = proxy {
         outln!("proxy:        {proxy}");

@@ -789,7 +789,10 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             set_log_level(&client, level, timeout).await;
         }
         match cli.command {
-            Command::Info { json } => inspect::info(&client, json, http_proxy.as_deref()),
+            Command::Info { json } => {
+                let asked_http2 = cli.server.http_client.asks_http2();
+                inspect::info(&client, json, http_proxy.as_deref(), asked_http2)
+            }
             Command::Tools { name, json } => {
                 let shown = inspect::ToolsShown {
                     filter: &filter,

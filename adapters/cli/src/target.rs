@@ -30,6 +30,8 @@ pub(super) fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> 
         mcpwire::core::config::check_url(url)
             .map_err(|e| Failure::new(exit::USAGE, format!("--http: {e}")))?;
         let mut headers = std::collections::BTreeMap::new();
+        // Where a token sent comes from, for the words of its refusal.
+        let mut token_from = None;
         for h in &args.headers {
             let (k, v) = h.split_once(':').ok_or_else(|| {
                 Failure::new(exit::USAGE, format!("--header {h:?} is not Name: value"))
@@ -39,6 +41,9 @@ pub(super) fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> 
             // client sets itself (`Content-Length`, `Host`, …).
             check_configured(name, value)
                 .map_err(|e| Failure::new(exit::USAGE, format!("--header: {e}")))?;
+            if name.eq_ignore_ascii_case("authorization") {
+                token_from = Some("the Authorization header given with --header".to_owned());
+            }
             headers.insert(name.to_owned(), value.to_owned());
         }
         if let Some(var) = &args.bearer_env {
@@ -50,6 +55,12 @@ pub(super) fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> 
             check_configured("Authorization", &value)
                 .map_err(|e| Failure::new(exit::USAGE, format!("--bearer-env {var}: {e}")))?;
             headers.insert("Authorization".into(), value);
+            token_from = Some(format!(
+                "--bearer-env {var}: the token read from that environment variable"
+            ));
+        }
+        if let Some(from) = token_from {
+            super::auth::token_from(from);
         }
         return Ok(ServerConfig::Http(mcpwire::core::config::HttpConfig {
             kind: mcpwire::core::config::HttpKind::Http,

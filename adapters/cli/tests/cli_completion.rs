@@ -126,3 +126,50 @@ fn the_readme_s_completions_command_works_in_a_new_home() {
     assert!(script.contains("mcpwire"), "{script}");
     let _ = std::fs::remove_dir_all(&home);
 }
+
+/// Writes `n` cache entries `<prefix>NNN.json` into `dir`, each last written `age_days` (plus
+/// its index in seconds) ago.
+fn entries(dir: &Path, prefix: &str, n: usize, age_days: u64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let now = std::time::SystemTime::now();
+    for i in 0..n {
+        let path = dir.join(format!("{prefix}{i:03}.json"));
+        std::fs::write(&path, r#"{"mcpwireCache":1,"lists":{}}"#).unwrap();
+        let at = now - std::time::Duration::from_secs(age_days * 24 * 3600 + i as u64);
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(at).unwrap();
+    }
+}
+
+/// Keeping a server's tools keeps the cache folder within its limits: one file per server
+/// ever reached would grow without end. Entries not written for 30 days go, then the least
+/// recently written beyond 256.
+#[test]
+fn keeping_a_list_prunes_the_tools_cache() {
+    let dir = temp("completion-prune");
+    let cache = dir.join("cache");
+    let folder = cache.join("mcpwire");
+    entries(&folder, "aged", 5, 31);
+    entries(&folder, "recent", 300, 1);
+    let server = format!("{BIN} serve-demo");
+    let o = Command::new(BIN)
+        .args(["--stdio", &server, "tools"])
+        .env("XDG_CACHE_HOME", &cache)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 256, "{} files", names.len());
+    assert!(!names.iter().any(|n| n.starts_with("aged")), "{names:?}");
+    // This server's own entry, just written, then the most recently written of the others.
+    let recent: Vec<&String> = names.iter().filter(|n| n.starts_with("recent")).collect();
+    assert_eq!(recent.len(), 255);
+    assert_eq!(recent.last().map(|s| s.as_str()), Some("recent254.json"));
+    let offered = complete(&cache, &["mcpwire", "--stdio", &server, "call", "ec"]);
+    assert_eq!(offered, ["echo"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

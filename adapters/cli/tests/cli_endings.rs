@@ -925,3 +925,44 @@ fn every_exit_code_is_one_table_in_help_and_the_readme() {
     assert_eq!(kinds.len(), all, "a kind with two codes: {in_help:?}");
     assert_contains(&help, "Ctrl-C, after a call in flight was cancelled");
 }
+
+/// A server that never answers `notifications/initialized`: `call --timeout 2` waits its two
+/// seconds once (the tool list it checks first and the call share them), says so in the
+/// seconds given, and ends as a timeout; the close does not wait for the notification again.
+#[test]
+fn a_stuck_initialized_notification_costs_one_timeout() {
+    use mcpwire_tests::fault_http::{FaultServer, Matcher, Rule};
+    use mcpwire_tests::scenario::HANDSHAKE_INIT;
+    let server = FaultServer::start(vec![
+        Rule::post("initialize").json_with(200, &[("Mcp-Session-Id", "s-1")], HANDSHAKE_INIT),
+        Rule::notifications().silent(),
+        Rule::get().status(405),
+        Rule::delete().status(200),
+    ]);
+    let started = Instant::now();
+    let o = common::mcpwire_without_proxies(&[
+        "--http",
+        &server.url(),
+        "--era",
+        "handshake",
+        "--timeout",
+        "2",
+        "call",
+        "add",
+    ]);
+    let took = started.elapsed();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(5), "{err}");
+    assert_contains(&err, "for 2 s (--timeout)");
+    assert_contains(&err, "notifications/initialized");
+    // One budget of 2 s (and a prompt close), not one per request and the close's grace.
+    assert!(took < Duration::from_secs(4), "took {took:?}: {err}");
+    assert!(server
+        .wait_for(&Matcher::delete(), Duration::from_secs(1))
+        .is_some());
+    assert!(
+        !server.log().iter().any(|l| l.contains("tools/")),
+        "{:?}",
+        server.log()
+    );
+}

@@ -157,3 +157,44 @@ fn a_config_files_header_that_cannot_be_sent_is_refused_before_any_request() {
     assert_contains(&err, "`http_headers`: the header Upgrade cannot be set");
     assert_eq!(seen.load(Ordering::SeqCst), 0, "no request was sent");
 }
+
+/// A token the server refuses (`401`) is named as refused, with where it came from: the
+/// environment variable `--bearer-env` read it from, or `--header`; never the token itself.
+#[test]
+fn a_refused_token_says_where_it_came_from() {
+    use mcpwire_tests::fault_http::{FaultServer, Rule};
+    let server = FaultServer::start(vec![Rule::any().status_with(
+        401,
+        &[
+            ("WWW-Authenticate", r#"Bearer error="invalid_token""#),
+            ("Content-Type", "application/json"),
+        ],
+        r#"{"error":"invalid_token"}"#,
+    )]);
+    let url = server.url();
+    let (code, err) = run(
+        &["--http", &url, "--bearer-env", "MY_TOKEN"],
+        &[("MY_TOKEN", "s3cret-token")],
+    );
+    assert_eq!(code, Some(3), "{err}");
+    assert_contains(
+        &err,
+        "the server refused the token (--bearer-env MY_TOKEN: the token read from that \
+         environment variable); it says invalid_token",
+    );
+    let (code, err) = run(
+        &[
+            "--http",
+            &url,
+            "--header",
+            "Authorization: Bearer s3cret-token",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(3), "{err}");
+    assert_contains(
+        &err,
+        "the server refused the token (the Authorization header given with --header)",
+    );
+    assert!(!err.contains("s3cret"), "{err}");
+}

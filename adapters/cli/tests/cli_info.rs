@@ -200,6 +200,42 @@ fn info_says_http2_when_it_is_asked_for_and_the_server_speaks_it() {
     );
 }
 
+/// `--http2` to an HTTPS server whose TLS agrees only HTTP/1.1 (the fault server behind a TLS
+/// front that offers no ALPN): HTTP/1.1 is spoken, as curl does, and `info` says so; no HTTP/2
+/// preface reaches the server.
+#[test]
+fn info_says_http1_when_http2_is_asked_of_a_server_that_does_not_agree_it() {
+    let server = older_server(405);
+    let front = mcpwire_tests::tls_front::TlsFront::start(server.addr());
+    let url = front.url();
+    let args = [
+        "--http",
+        &url,
+        "--danger-accept-invalid-certificates",
+        "--http2",
+    ];
+    let o = run(&[&args[..], &["info"]].concat(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout_and_stderr(&o));
+    assert_eq!(
+        line(&stdout(&o), "http:"),
+        "http:         HTTP/1.1 (HTTP/2 was asked for; the server did not agree it)"
+    );
+    let o = run(&[&args[..], &["info", "--json"]].concat(), &[]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["httpVersion"], "HTTP/1.1");
+    // With --verbose, the diagnostic says it as it happens.
+    let o = run(&[&args[..], &["--verbose", "info"]].concat(), &[]);
+    assert_contains(
+        &stderr(&o),
+        "HTTP/2 was asked for, but the server's TLS did not agree h2 (ALPN): HTTP/1.1 is spoken",
+    );
+    assert!(
+        !server.log().iter().any(|l| l.starts_with("PRI")),
+        "{:?}",
+        server.log()
+    );
+}
+
 /// A shell stand-in that writes a log line on stdout (so it counts as started), then exits when
 /// the first request comes: the era probe. With `marker`, only its first run does so (the file
 /// is made then); later runs answer `initialize` and stay.

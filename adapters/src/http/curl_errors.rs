@@ -8,6 +8,10 @@ use super::backend::HttpFailure;
 /// libcurl's code for a failed proxy handshake (SOCKS), not named in curl-sys.
 pub(super) const CURLE_PROXY: curl_sys::CURLcode = 97;
 
+/// libcurl's code for something over its limits (a response head too large), not named in
+/// curl-sys.
+const CURLE_TOO_LARGE: curl_sys::CURLcode = 100;
+
 /// The kind of a libcurl failure from its code and its own words (`detail`, the error
 /// buffer), with a message that says what happened and, where one can, what to do.
 pub(super) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -> HttpFailure {
@@ -93,7 +97,18 @@ pub(super) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -
             said("a header line of the response cannot be read (a name that is not a token, or a control character in a value)"),
             false,
         ),
-        curl_sys::CURLE_PARTIAL_FILE => (K::BodyCutShort, said("the body was cut short"), false),
+        curl_sys::CURLE_PARTIAL_FILE => (
+            K::BodyCutShort,
+            said("the body was cut short: the connection closed before the end of the body"),
+            false,
+        ),
+        // A response head over libcurl's limits (a header line over 100 KiB, 300 KiB or 5000
+        // lines in all): not read, as mcpwire's own client refuses one over its 64 KiB.
+        CURLE_TOO_LARGE => (
+            K::HeadCutShort,
+            said("the response head is over libcurl's limit (100 KiB a header line, 300 KiB in all)"),
+            false,
+        ),
         curl_sys::CURLE_HTTP2 | curl_sys::CURLE_HTTP2_STREAM => {
             (K::HeadCutShort, said("the HTTP/2 stream failed"), false)
         }
@@ -104,20 +119,32 @@ pub(super) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -
     HttpFailure::new(kind, message, unsent)
 }
 
-/// A body read error in words, with its cause (isahc alone says "unknown error").
+/// A body read error in words, with its cause (isahc alone says "unknown error"): in the words
+/// mcpwire's own client uses for a body cut short.
 pub(super) fn io_failure(e: &std::io::Error) -> HttpFailure {
     let cause = e.get_ref().and_then(|inner| inner.source());
     let curl = cause.and_then(|c| c.downcast_ref::<curl::Error>());
     if let Some(c) = curl {
-        let mut failure = classify(
-            c.code(),
-            c.extra_description().unwrap_or(""),
-            &e.to_string(),
-        );
-        if failure.kind != HttpErrorKind::BodyCutShort {
+        let detail = c.extra_description().unwrap_or("");
+        let mut failure = classify(c.code(), detail, &e.to_string());
+        // A connection that ended under the body (over TLS without the server's TLS close,
+        // libcurl's failed read) is the body cut short, not a head: said as such.
+        let ended = match c.code() {
+            curl_sys::CURLE_GOT_NOTHING => Some("closed"),
+            curl_sys::CURLE_RECV_ERROR if detail.contains("closed") => Some("closed"),
+            curl_sys::CURLE_RECV_ERROR | curl_sys::CURLE_SEND_FAIL_REWIND => Some("failed"),
+            _ => None,
+        };
+        if let Some(how) = ended {
+            failure.message =
+                format!("the body was cut short: the connection {how} before the end of the body");
+            if !detail.is_empty() {
+                failure.message.push_str(&format!(" ({detail})"));
+            }
+        } else if failure.kind != HttpErrorKind::BodyCutShort {
             failure.message = format!("the body was cut short: {}", failure.message);
-            failure.kind = HttpErrorKind::BodyCutShort;
         }
+        failure.kind = HttpErrorKind::BodyCutShort;
         return failure;
     }
     let message = match cause {

@@ -15,7 +15,7 @@ use mcpwire_core::{Connection, ExchangeId, HttpAction, HttpRequest, Output};
 use super::backend::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 use super::counters::{Admission, CounterCells};
 use super::curl_errors::io_failure;
-use super::options::HttpClientOptions;
+use super::options::{HttpClientOptions, HttpVersionChoice};
 use crate::future::BoxFuture;
 use crate::transport::TransportIo;
 
@@ -112,6 +112,11 @@ pub(crate) struct HttpIo {
     observer: Option<HttpExchangeObserver>,
     /// With an observer: each exchange's method and redacted URL, until its head or failure.
     started: HashMap<ExchangeId, (&'static str, String)>,
+    /// HTTP/2 was asked for ([`HttpVersionChoice::Http2`]) and no response has said which
+    /// version was spoken yet: the first one that came in HTTP/1.1 is told as a diagnostic.
+    http2_asked: bool,
+    /// Whether the requests go over TLS (read from the first one).
+    over_tls: bool,
 }
 
 impl HttpIo {
@@ -133,6 +138,19 @@ impl HttpIo {
             read_buf: vec![0; 64 * 1024].into_boxed_slice(),
             observer,
             started: HashMap::new(),
+            http2_asked: options.version == HttpVersionChoice::Http2,
+            over_tls: false,
+        }
+    }
+
+    /// The words for a response that came in HTTP/1.1 when HTTP/2 was asked for.
+    fn spoke_http1(over_tls: bool) -> &'static str {
+        if over_tls {
+            "HTTP/2 was asked for, but the server's TLS did not agree h2 (ALPN): HTTP/1.1 is \
+             spoken to it"
+        } else {
+            "HTTP/2 was asked for, but over plain http:// HTTP/1.1 is spoken (HTTP/2 with prior \
+             knowledge, h2c, is a choice of its own)"
         }
     }
 
@@ -211,11 +229,18 @@ impl TransportIo for HttpIo {
         let observer = self.observer.as_ref();
         let started = &mut self.started;
         let counters = &self.counters;
+        let (http2_asked, over_tls) = (&mut self.http2_asked, self.over_tls);
         self.exchanges.retain(|id, ex| {
             if let Exchange::Sending(fut) = ex {
                 match fut.as_mut().poll(cx) {
                     Poll::Ready(Ok(resp)) => {
                         progressed = true;
+                        if *http2_asked && resp.version.is_some() {
+                            *http2_asked = false;
+                            if resp.version == Some(HttpVersion::Http1) {
+                                conn.handle_http_note(now, Self::spoke_http1(over_tls));
+                            }
+                        }
                         let http2 = resp.version == Some(HttpVersion::Http2);
                         saw_http2 |= http2;
                         let reused = counters.response(resp.local_addr, http2);
@@ -290,6 +315,9 @@ impl TransportIo for HttpIo {
     fn carry_out(&mut self, _conn: &mut Connection, _now: Instant, output: Output) -> Option<u32> {
         match output {
             Output::Http(HttpAction::Start(request)) => {
+                if self.http2_asked {
+                    self.over_tls = request.url.starts_with("https://");
+                }
                 // What a queued request shows an observer (made only when there is one).
                 let shown = self
                     .observer

@@ -20,21 +20,23 @@ use super::proxy_words::{
 use super::tls_diagnosis;
 use crate::future::BoxFuture;
 
-/// The default backend: isahc (libcurl), with keep-alive connection reuse and no timeouts of
-/// its own (deadlines are the core's).
+/// The default backend: isahc (libcurl), with no timeouts of its own (deadlines are the
+/// core's), HTTP/2 connections kept alive and reused.
 ///
-/// A plain `http://` request that an HTTP proxy forwards goes on a connection of its own,
-/// closed after its exchange: such a proxy may answer in HTTP/1.1 without `Connection: close`
-/// and close the connection all the same (tinyproxy does), and libcurl takes a pooled
-/// connection it looked at less than a second before without looking again, so the next
-/// request would go on a closed connection and be lost after it was sent. Through a tunnel (a
-/// CONNECT for `https://`, SOCKS) the connection is the server's, and is reused as a direct
-/// one is.
+/// What libcurl speaks in HTTP/1.1 goes on a connection of its own, closed after its exchange
+/// (the escape hatch [`HttpClientOptions::http1_via_libcurl`], a plain `http://` request, one an
+/// HTTP proxy forwards): libcurl takes a pooled HTTP/1.1 connection it looked at less than a
+/// second before without looking again, so a request would go on a connection the server
+/// closed right after its last answer (and be lost after it was sent), or on one where the
+/// server slipped in bytes nobody asked for (and a response slipped in would be taken for its
+/// answer); mcpwire's own client looks at each pooled connection before it reuses it. An
+/// `https://` request that may speak HTTP/2 (ALPN decides) is kept alive, as HTTP/2 is: through
+/// a SOCKS proxy, one that ends in HTTP/1.1 keeps libcurl's check once a second.
 pub struct IsahcBackend {
     client: isahc::HttpClient,
-    /// The client for requests an HTTP proxy forwards, which never reuses a connection; built
+    /// The client for what libcurl speaks in HTTP/1.1, which never reuses a connection; built
     /// at the first such request.
-    forwarding: OnceLock<Result<isahc::HttpClient, String>>,
+    single_use: OnceLock<Result<isahc::HttpClient, String>>,
     /// The options both clients are built from, which a failure's diagnosis needs too.
     diagnosis: Arc<Diagnosis>,
 }
@@ -72,7 +74,7 @@ impl IsahcBackend {
         let trust_pem = options.tls.trust_pem()?;
         Ok(IsahcBackend {
             client: options.build(trust_pem.as_deref(), true)?,
-            forwarding: OnceLock::new(),
+            single_use: OnceLock::new(),
             diagnosis: Arc::new(Diagnosis {
                 options: options.clone(),
                 trust_pem,
@@ -81,13 +83,28 @@ impl IsahcBackend {
         })
     }
 
-    /// The client a request goes out on: for one an HTTP proxy forwards, the one that never
-    /// reuses a connection.
-    fn client_for(&self, route: Option<&ProxyRoute>) -> Result<isahc::HttpClient, String> {
-        if !route.is_some_and(|r| r.forwards) {
+    /// Whether libcurl speaks HTTP/1.1 to a URL (`plain`: an `http://` one): HTTP/1.1 is the
+    /// choice, or a plain URL without prior knowledge. Over TLS with HTTP/2 allowed, ALPN
+    /// decides.
+    fn speaks_http1(&self, plain: bool) -> bool {
+        match self.diagnosis.options.version {
+            HttpVersionChoice::Http1Only => true,
+            HttpVersionChoice::Http2PriorKnowledge => false,
+            _ => plain,
+        }
+    }
+
+    /// The client a request goes out on: for one libcurl speaks in HTTP/1.1, or one an HTTP
+    /// proxy forwards, the one that never reuses a connection.
+    fn client_for(
+        &self,
+        route: Option<&ProxyRoute>,
+        http1: bool,
+    ) -> Result<isahc::HttpClient, String> {
+        if !(http1 || route.is_some_and(|r| r.forwards)) {
             return Ok(self.client.clone());
         }
-        self.forwarding
+        self.single_use
             .get_or_init(|| {
                 let d = &self.diagnosis;
                 d.options.build(d.trust_pem.as_deref(), false)
@@ -111,7 +128,7 @@ impl HttpBackend for IsahcBackend {
         let route = plain
             .then(|| self.diagnosis.options.proxy.route(&request.url))
             .flatten();
-        let client = match self.client_for(route.as_ref()) {
+        let client = match self.client_for(route.as_ref(), self.speaks_http1(plain)) {
             Ok(client) => client,
             Err(e) => {
                 let failure = HttpFailure::new(HttpErrorKind::Other, e, true);
@@ -119,11 +136,18 @@ impl HttpBackend for IsahcBackend {
             }
         };
         let diagnosis = self.diagnosis.clone();
+        let prior_knowledge = diagnosis.options.version == HttpVersionChoice::Http2PriorKnowledge;
         Box::pin(async move {
             let url = request.url.clone();
             let mut builder = isahc::Request::builder()
                 .method(request.method.as_str())
                 .uri(&request.url);
+            if prior_knowledge && !plain {
+                // HTTP/2 with prior knowledge is for `http://`: over TLS, ALPN decides (the
+                // preface never goes without `h2` agreed).
+                use isahc::config::{Configurable, VersionNegotiation};
+                builder = builder.version_negotiation(VersionNegotiation::latest_compatible());
+            }
             for (k, v) in &request.headers {
                 builder = builder.header(k.as_str(), v.as_str());
             }

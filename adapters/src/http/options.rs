@@ -24,8 +24,8 @@ pub struct HttpClientOptions {
     pub tls: TlsOptions,
     /// Which proxy to go through (default: the environment's, as curl reads it).
     pub proxy: ProxySetting,
-    /// Which HTTP versions to speak (default: HTTP/2 when TLS's ALPN agrees, HTTP/1.1
-    /// otherwise).
+    /// Which HTTP versions to speak (default: HTTP/1.1; see [`HttpVersionChoice`] for how
+    /// ALPN decides over TLS).
     pub version: HttpVersionChoice,
     /// The most connections open to one host at a time (default 16). Exchanges beyond what
     /// they can carry wait in the connection's own queue, counted in
@@ -43,9 +43,19 @@ pub struct HttpClientOptions {
     pub idle_connection_lifetime: Duration,
     /// Whether HTTP/1.1 goes through libcurl (isahc) instead of mcpwire's own client (default
     /// `false`): the escape hatch, should a server or a network need libcurl's. mcpwire's own
-    /// client speaks HTTP/1.1 to `http://` and `https://` servers reached directly, on the
-    /// connection's own reactor (about a third of the CPU and half the context switches of
-    /// going through libcurl's thread); HTTP/2 and proxies always go through libcurl.
+    /// client speaks HTTP/1.1 to `http://` and `https://` servers, directly or through an HTTP
+    /// proxy, on the connection's own reactor (about a third of the CPU and half the context
+    /// switches of going through libcurl's thread); HTTP/2, SOCKS and `https://` proxy URLs
+    /// always go through libcurl.
+    ///
+    /// Where libcurl differs: each request goes on a connection of its own, closed after its
+    /// exchange (libcurl takes a pooled connection it looked at within the last second without
+    /// looking again: a server's close right after its answer, or bytes it slipped in, would
+    /// meet the next request), so that the outcomes are mcpwire's own client's, at the cost of
+    /// a connect (and a TLS handshake) per request; over TLS, an answer that arrives together
+    /// with the server's close of its socket without a TLS `close_notify` can be lost (libcurl's
+    /// rustls reader drops what it read with the unexpected end), and the request then reports
+    /// that it may have run, where mcpwire's own client delivers it.
     pub http1_via_libcurl: bool,
 }
 
@@ -124,21 +134,35 @@ pub enum ProxySetting {
 }
 
 /// Which HTTP versions to speak.
+///
+/// Over TLS, ALPN decides, as curl has it: when HTTP/2 is allowed, mcpwire's own client offers
+/// `h2` and `http/1.1` in its handshake; a server that agrees `h2` is spoken to in HTTP/2
+/// through libcurl (and its later requests go there at once), one that agrees only `http/1.1`
+/// (or nothing) in HTTP/1.1 by mcpwire's own client. No request goes in a version the server
+/// did not agree; learning that a server agrees `h2` costs one handshake of mcpwire's own
+/// client, which carries nothing, once per server and connection. The version each response came in
+/// is in [`HttpExchangeNote::Response`](crate::HttpExchangeNote) and
+/// [`HttpCounters::http2_responses`](crate::HttpCounters), and when HTTP/2 was asked for and
+/// HTTP/1.1 was spoken, a diagnostic event says so. HTTP/2 with prior knowledge (h2c) is for
+/// plain `http://` alone.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HttpVersionChoice {
     /// HTTP/1.1, on mcpwire's own client over `http://` and `https://` alike (the default).
     #[default]
     Http1Only,
-    /// HTTP/2 over TLS, asked for by ALPN (`h2`), through libcurl: worth it for many long
-    /// streams to one server over one connection. A server that does not offer it fails the
-    /// handshake. Plain `http://` stays HTTP/1.1.
+    /// HTTP/2 over TLS when the server agrees `h2` by ALPN, through libcurl: worth it for
+    /// many long streams to one server over one connection. A server that agrees only
+    /// HTTP/1.1 is spoken to in HTTP/1.1 (as `curl --http2` does), and a diagnostic event says
+    /// so. Plain `http://` stays HTTP/1.1.
     Http2,
-    /// HTTP/2 when the server's TLS offers it by ALPN, HTTP/1.1 otherwise, through libcurl
-    /// for `https://` (plain `http://` stays HTTP/1.1 on mcpwire's own client).
+    /// HTTP/2 when the server's TLS agrees it by ALPN, HTTP/1.1 otherwise (plain `http://`
+    /// stays HTTP/1.1 on mcpwire's own client).
     Negotiate,
     /// HTTP/2 with prior knowledge over plain `http://` (h2c), for servers known to speak it,
-    /// through libcurl; over TLS, as [`HttpVersionChoice::Negotiate`].
+    /// through libcurl; a server that answers its preface in HTTP/1.1 fails the request as
+    /// never sent, saying so. Over TLS, as [`HttpVersionChoice::Negotiate`]: never the preface
+    /// without `h2` agreed.
     Http2PriorKnowledge,
 }
 
@@ -180,7 +204,7 @@ impl HttpClientOptions {
     }
 
     /// The isahc client these options describe. With `reuse` off, every connection is closed
-    /// after its exchange (for requests an HTTP proxy forwards: see
+    /// after its exchange (for what libcurl speaks in HTTP/1.1: see
     /// [`IsahcBackend`](crate::IsahcBackend)).
     pub(crate) fn build(
         &self,
@@ -205,10 +229,14 @@ impl HttpClientOptions {
             // sent again somewhere else behind the caller's back.
             .redirect_policy(RedirectPolicy::None)
             .automatic_decompression(false)
+            // HTTP/2 over TLS only when ALPN agrees it (libcurl's `CURL_HTTP_VERSION_2TLS`,
+            // HTTP/1.1 otherwise, as curl has it); prior knowledge for plain `http://` only (an
+            // `https://` request is given the former: see `IsahcBackend`).
             .version_negotiation(match self.version {
-                HttpVersionChoice::Negotiate => VersionNegotiation::latest_compatible(),
                 HttpVersionChoice::Http1Only => VersionNegotiation::http11(),
-                HttpVersionChoice::Http2 => VersionNegotiation::http2(),
+                HttpVersionChoice::Negotiate | HttpVersionChoice::Http2 => {
+                    VersionNegotiation::latest_compatible()
+                }
                 HttpVersionChoice::Http2PriorKnowledge => VersionNegotiation::http2(),
             });
         builder = match &self.proxy {

@@ -7,7 +7,8 @@
 //!
 //! And what a port speaks, when a plain `http://` request met something that is not HTTP/1.1:
 //! TLS ([`speaks_tls`]: a ClientHello answered with a TLS record), or HTTP/2 with prior
-//! knowledge ([`speaks_h2c`]: the connection preface answered with a `SETTINGS` frame).
+//! knowledge ([`port_hint`]: the connection preface answered with a `SETTINGS` frame, or with
+//! HTTP/1.1 at once by a server that speaks only that).
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
@@ -185,8 +186,9 @@ pub(crate) const PORT_LOOK: Duration = Duration::from_secs(2);
 /// A plain `http://` request to `url`, cut short before any response head at a server that has
 /// not answered in HTTP yet: when its port speaks TLS, or (HTTP/2 with prior knowledge) not
 /// HTTP/2, the failure gets that hint and is marked unsent (the server never read the request:
-/// a TLS server reads no plain HTTP, an HTTP/1.1 server no HTTP/2 frames). Each look waits at
-/// most `connect_timeout` or [`PORT_LOOK`], whichever is shorter.
+/// a TLS server reads no plain HTTP, an HTTP/1.1 server no HTTP/2 frames); not HTTP/2, its
+/// words say what the server answered instead. Each look waits at most `connect_timeout` or
+/// [`PORT_LOOK`], whichever is shorter.
 pub(crate) async fn port_hint(
     failure: HttpFailure,
     url: &str,
@@ -195,8 +197,11 @@ pub(crate) async fn port_hint(
 ) -> HttpFailure {
     let (url, wait) = (url.to_owned(), connect_timeout.min(PORT_LOOK));
     match smol::unblock(move || plain_port_hint(&url, wait, prior_knowledge)).await {
-        Some(hint) => {
+        Some((hint, words)) => {
             let mut failure = failure.with_hint(hint);
+            if let Some(words) = words {
+                failure.message = words;
+            }
             failure.unsent = true;
             failure
         }
@@ -206,20 +211,69 @@ pub(crate) async fn port_hint(
 
 /// What a port that cut a plain `http://` request to `url` short speaks, as a hint: TLS
 /// ([`Hint::Https`]), or, with HTTP/2 spoken with prior knowledge (`prior_knowledge`),
-/// anything but HTTP/2 ([`Hint::NoH2c`]). Looks at the port once or twice, each look waiting
-/// `wait` at most; `None` when neither.
-fn plain_port_hint(url: &str, wait: Duration, prior_knowledge: bool) -> Option<Hint> {
+/// anything but HTTP/2 ([`Hint::NoH2c`], with words saying what it answered the preface
+/// with). With prior knowledge the preface is tried first: an HTTP/1.1 server answers it (or
+/// closes) at once, where a ClientHello it would wait on. Looks at the port once or twice, each
+/// look waiting `wait` at most; `None` when neither.
+fn plain_port_hint(
+    url: &str,
+    wait: Duration,
+    prior_knowledge: bool,
+) -> Option<(Hint, Option<String>)> {
     let parsed = url::Url::parse(url).ok()?;
     let host = match parsed.host()? {
         url::Host::Ipv6(addr) => addr.to_string(),
         host => host.to_string(),
     };
     let port = parsed.port_or_known_default()?;
-    if speaks_tls(&host, port, wait) {
+    let https = || {
         let url = mcpwire_core::error::with_scheme(&mcpwire_core::error::redact_url(url), "https");
-        return Some(Hint::Https { url });
+        Hint::Https { url }
+    };
+    if prior_knowledge {
+        match preface_answer(&host, port, wait) {
+            // SETTINGS: it speaks h2c; the failure is something else.
+            Some(answer) if is_settings(&answer) => return None,
+            Some(answer) if is_tls_record(&answer) => return Some((https(), None)),
+            // An answer in HTTP/1.x says it all.
+            Some(answer) if answer.starts_with(b"HTTP/") => {
+                return Some((Hint::NoH2c, Some(not_h2c(&answer))))
+            }
+            // A close, or bytes that are neither: a TLS server may close so too.
+            Some(answer) => {
+                if speaks_tls(&host, port, wait) {
+                    return Some((https(), None));
+                }
+                return Some((Hint::NoH2c, Some(not_h2c(&answer))));
+            }
+            None => {}
+        }
     }
-    (prior_knowledge && speaks_h2c(&host, port, wait) == Some(false)).then_some(Hint::NoH2c)
+    if speaks_tls(&host, port, wait) {
+        return Some((https(), None));
+    }
+    None
+}
+
+/// Words for a server that answered the HTTP/2 preface with `answer` (nothing: it closed).
+fn not_h2c(answer: &[u8]) -> String {
+    let how = if answer.is_empty() {
+        "it closed the connection at the HTTP/2 preface".to_owned()
+    } else {
+        let line = answer
+            .split(|b| *b == b'\r' || *b == b'\n')
+            .next()
+            .unwrap_or(&[]);
+        if line.iter().all(|b| (0x20..0x7f).contains(b)) && !line.is_empty() {
+            format!(
+                "it answered the HTTP/2 preface with \"{}\"",
+                String::from_utf8_lossy(line)
+            )
+        } else {
+            "it answered the HTTP/2 preface with bytes that are not HTTP/2".to_owned()
+        }
+    };
+    format!("the server does not speak HTTP/2 with prior knowledge (h2c): {how}")
 }
 
 /// Whether the server at `host:port` speaks TLS: it answers a TLS ClientHello with a TLS
@@ -240,28 +294,39 @@ pub(crate) fn speaks_tls(host: &str, port: u16, wait: Duration) -> bool {
         Some(hello)
     })();
     let Some(hello) = hello else { return false };
-    first_bytes(host, port, &hello, 5, wait).is_some_and(|b| is_tls_record(&b))
+    first_bytes(host, port, &hello, |got| got.len() >= 5, wait).is_some_and(|b| is_tls_record(&b))
 }
 
-/// Whether the server at `host:port` speaks HTTP/2 over plain TCP (h2c) with prior knowledge:
-/// it answers the connection preface with a `SETTINGS` frame within `wait`. `Some(false)` when
-/// it answered otherwise (an HTTP/1.1 `400`, a close); `None` when it cannot be told.
-pub(crate) fn speaks_h2c(host: &str, port: u16, wait: Duration) -> Option<bool> {
+/// What the server at `host:port` answers the HTTP/2 connection preface with (an empty
+/// `SETTINGS` frame after it), within `wait`: its first bytes, up to a line (empty: it closed).
+/// `None` when no connection could be made or nothing came.
+fn preface_answer(host: &str, port: u16, wait: Duration) -> Option<Vec<u8>> {
     // The preface, then an empty SETTINGS frame (length 0, type 4, no flags, stream 0).
     let mut preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
     preface.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
-    let answer = first_bytes(host, port, &preface, 9, wait)?;
-    Some(matches!(answer.as_slice(), [_, _, _, 0x04, ..]) && !answer.starts_with(b"HTTP/"))
+    // Enough once a SETTINGS frame's header, a TLS record's, or a line came.
+    let enough = |got: &[u8]| {
+        is_settings(got) && got.len() >= 9
+            || is_tls_record(got) && got.len() >= 5
+            || got.len() >= 64
+            || got.contains(&b'\n')
+    };
+    first_bytes(host, port, &preface, enough, wait)
 }
 
-/// Connects to `host:port`, writes `hello`, and reads until `want` bytes came, the server
+/// Whether `answer` starts with an HTTP/2 `SETTINGS` frame (its type, the 4th byte, is 4).
+fn is_settings(answer: &[u8]) -> bool {
+    matches!(answer, [_, _, _, 0x04, ..]) && !answer.starts_with(b"HTTP/")
+}
+
+/// Connects to `host:port`, writes `hello`, and reads until what came is `enough`, the server
 /// closed, or `wait` passed: the bytes that came (empty after a close). `None` when no
 /// connection could be made or nothing came in time.
 fn first_bytes(
     host: &str,
     port: u16,
     hello: &[u8],
-    want: usize,
+    enough: impl Fn(&[u8]) -> bool,
     wait: Duration,
 ) -> Option<Vec<u8>> {
     let addr = (host, port).to_socket_addrs().ok()?.next()?;
@@ -271,7 +336,7 @@ fn first_bytes(
     let until = std::time::Instant::now() + wait;
     let mut got = Vec::new();
     let mut buf = [0u8; 64];
-    while got.len() < want {
+    while !enough(&got) {
         let left = until.checked_duration_since(std::time::Instant::now())?;
         sock.set_read_timeout(Some(left.max(Duration::from_millis(1))))
             .ok()?;
@@ -345,20 +410,25 @@ mod tests {
         let wait = Duration::from_secs(2);
         let tls = stand_in(|_| &[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28]);
         let https = tls.replace("http://", "https://");
-        assert_eq!(
-            plain_port_hint(&tls, wait, false),
-            Some(Hint::Https { url: https.clone() })
-        );
-        assert_eq!(
-            plain_port_hint(&tls, wait, true),
-            Some(Hint::Https { url: https })
-        );
+        let hint = |url: &str, prior: bool| plain_port_hint(url, wait, prior).map(|(h, _)| h);
+        assert_eq!(hint(&tls, false), Some(Hint::Https { url: https.clone() }));
+        assert_eq!(hint(&tls, true), Some(Hint::Https { url: https }));
         let http1 = stand_in(|_| b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
         assert_eq!(plain_port_hint(&http1, wait, false), None);
-        assert_eq!(plain_port_hint(&http1, wait, true), Some(Hint::NoH2c));
+        assert_eq!(
+            plain_port_hint(&http1, wait, true),
+            Some((
+                Hint::NoH2c,
+                Some(
+                    "the server does not speak HTTP/2 with prior knowledge (h2c): it answered \
+                     the HTTP/2 preface with \"HTTP/1.1 400 Bad Request\""
+                        .to_owned()
+                )
+            ))
+        );
         // A SETTINGS frame: it speaks h2c.
         let h2c = stand_in(|_| &[0, 0, 0, 4, 0, 0, 0, 0, 0]);
-        assert_eq!(plain_port_hint(&h2c, wait, true), None);
+        assert_eq!(hint(&h2c, true), None);
         // Nothing listens: nothing is told.
         assert_eq!(plain_port_hint("http://127.0.0.1:1/mcp", wait, true), None);
     }

@@ -9,6 +9,12 @@
 //! written atomically (a temporary file in the same folder, synced, then renamed), readable by
 //! their owner only.
 //!
+//! The folder never grows without bound: [`ListCache::prune`] removes the entries not written
+//! for [`CacheLimits::max_age`] (30 days), then the least recently written beyond
+//! [`CacheLimits::max_entries`] (256 servers) or [`CacheLimits::max_bytes`] (64 MiB in all),
+//! and the temporary files an interrupted write left. The Manager prunes its folder when it is
+//! made, the command line after it writes a list.
+//!
 //! The cache reads no clock: wall-clock times are arguments, so it is deterministic to test.
 //! Whether a list may be served is [`CachedList::freshness`], after the stateless era's caching
 //! hints ([`list_hints`]): `ttlMs` (how long a result is fresh; 0 is stale at once) and
@@ -21,6 +27,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
 
 use crate::disk::{hex, sha256, write_atomic, Encoder};
 
@@ -347,6 +354,36 @@ fn platform_dir(_abs: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
     None
 }
 
+/// How much a cache folder keeps (see [`ListCache::prune`]). Each connection that lists a
+/// server's tools writes its entry again, so the time an entry was last written is when its
+/// server was last reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CacheLimits {
+    /// An entry not written for this long is removed (default 30 days).
+    pub max_age: Duration,
+    /// The most entries (servers) kept; past it the least recently written are removed
+    /// (default 256).
+    pub max_entries: usize,
+    /// The most bytes all entries take together; past it the least recently written are
+    /// removed (default 64 MiB).
+    pub max_bytes: u64,
+}
+
+impl Default for CacheLimits {
+    fn default() -> Self {
+        CacheLimits {
+            max_age: Duration::from_secs(30 * 24 * 3600),
+            max_entries: 256,
+            max_bytes: 64 << 20,
+        }
+    }
+}
+
+/// How old a temporary file must be before a prune takes it for one an interrupted write left
+/// (a write in progress is much younger).
+const STALE_TEMPORARY: Duration = Duration::from_secs(3600);
+
 /// The format number written in each file; a file of another is ignored.
 const FORMAT: u32 = 1;
 
@@ -456,6 +493,72 @@ impl ListCache {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         }
+    }
+
+    /// Removes from the folder, at wall-clock `now_ms` (milliseconds since the Unix epoch),
+    /// the entries not written for `limits.max_age`, then, newest first, those beyond
+    /// `limits.max_entries` or `limits.max_bytes`, and temporary files an interrupted write
+    /// left. The entries this cache has read or written are kept whatever their age (they are
+    /// in use), and counted first. Files that are not the cache's are left alone. Gives how
+    /// many entries were removed; nothing to do for a cache in memory, or a folder not yet
+    /// made.
+    pub fn prune(&mut self, now_ms: u64, limits: &CacheLimits) -> io::Result<usize> {
+        let Some(dir) = &self.dir else {
+            return Ok(0);
+        };
+        let listing = match std::fs::read_dir(dir) {
+            Ok(listing) => listing,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        let age_of = |meta: &std::fs::Metadata| {
+            let written = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as u64);
+            // A time after now (a clock set back) counts as now.
+            Duration::from_millis(now_ms.saturating_sub(written))
+        };
+        // (in use, age, bytes, path) of each entry.
+        let mut found = Vec::new();
+        for item in listing {
+            let item = item?;
+            let Ok(meta) = item.metadata() else { continue };
+            if !meta.is_file() {
+                continue;
+            }
+            let name = item.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') && name.ends_with(".tmp") {
+                if age_of(&meta) > STALE_TEMPORARY {
+                    let _ = std::fs::remove_file(item.path());
+                }
+                continue;
+            }
+            let Some(key) = name.strip_suffix(".json").filter(|k| valid_key(k)) else {
+                continue;
+            };
+            let in_use = self.entries.contains_key(key);
+            found.push((in_use, age_of(&meta), meta.len(), item.path()));
+        }
+        // In use first, then the most recently written.
+        found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.3.cmp(&b.3)));
+        let (mut kept, mut bytes, mut removed) = (0usize, 0u64, 0usize);
+        for (in_use, age, len, path) in found {
+            let fits = kept < limits.max_entries && bytes.saturating_add(len) <= limits.max_bytes;
+            if in_use || (age <= limits.max_age && fits) {
+                kept += 1;
+                bytes = bytes.saturating_add(len);
+                continue;
+            }
+            match std::fs::remove_file(&path) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(removed)
     }
 
     /// The entry of `key`, loaded, created if empty.
@@ -861,6 +964,48 @@ mod tests {
             fresh.get(key).unwrap().lists[&ListKind::Tools].ttl_ms,
             Some(19)
         );
+    }
+
+    #[test]
+    fn a_prune_keeps_what_is_in_use_and_the_newest_within_the_limits() {
+        let tmp = TempDir::new("prune");
+        let now = std::time::SystemTime::now();
+        let now_ms = now.duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+        let mut writer = ListCache::on_disk(tmp.cache());
+        for (key, days) in [("a", 40), ("b", 3), ("c", 2), ("d", 1)] {
+            writer.put_era(key, "2025-11-25").unwrap();
+            let path = tmp.cache().join(format!("{key}.json"));
+            let file = std::fs::File::options().write(true).open(path).unwrap();
+            file.set_modified(now - Duration::from_secs(days * 86_400))
+                .unwrap();
+        }
+        // Nothing in use: `a` is too old, and of the others the two newest fit.
+        let mut c = ListCache::on_disk(tmp.cache());
+        let limits = CacheLimits {
+            max_entries: 2,
+            ..CacheLimits::default()
+        };
+        assert_eq!(c.prune(now_ms, &limits).unwrap(), 2);
+        assert_eq!(names(&tmp.cache()), ["c.json", "d.json"]);
+        // An entry in use is kept and counted first, however old.
+        let mut c = ListCache::on_disk(tmp.cache());
+        assert!(c.get("c").is_some());
+        let one = CacheLimits {
+            max_entries: 1,
+            ..CacheLimits::default()
+        };
+        assert_eq!(c.prune(now_ms, &one).unwrap(), 1);
+        assert_eq!(names(&tmp.cache()), ["c.json"]);
+        // The bytes: none fits in 1 byte but the one in use.
+        let tiny = CacheLimits {
+            max_bytes: 1,
+            ..CacheLimits::default()
+        };
+        assert_eq!(c.prune(now_ms, &tiny).unwrap(), 0);
+        // A cache in memory, or a folder not made yet, has nothing to prune.
+        assert_eq!(ListCache::in_memory().prune(now_ms, &limits).unwrap(), 0);
+        let missing = ListCache::on_disk(tmp.0.join("none")).prune(now_ms, &limits);
+        assert_eq!(missing.unwrap(), 0);
     }
 
     #[test]

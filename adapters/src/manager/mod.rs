@@ -71,7 +71,7 @@ impl std::fmt::Debug for Manager {
 impl Manager {
     /// A Manager with no servers yet.
     pub fn new(options: ManagerOptions) -> Manager {
-        let cache = match &options.cache {
+        let mut cache = match &options.cache {
             CacheLocation::UserCache => match cache::default_dir() {
                 Some(dir) => ListCache::on_disk(dir),
                 None => ListCache::in_memory(),
@@ -79,6 +79,12 @@ impl Manager {
             CacheLocation::At(dir) => ListCache::on_disk(dir.clone()),
             CacheLocation::MemoryOnly => ListCache::in_memory(),
         };
+        // The folder is kept within its limits: what earlier runs left is pruned here (a
+        // folder that cannot be read is no failure: the cache still works).
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let _ = cache.prune(now_ms, &options.cache_limits);
         let seeds = options.jitter_seed.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)

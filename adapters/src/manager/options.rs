@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::backoff::RestartPolicy;
+use super::cache::CacheLimits;
 use super::naming::NamingPolicy;
 use crate::connect::ConnectOptions;
 
@@ -57,6 +58,10 @@ pub struct ManagerOptions {
     pub naming: NamingPolicy,
     /// Where lists and eras are remembered (default: the user's cache folder).
     pub cache: CacheLocation,
+    /// How much a cache folder keeps: it is pruned to these limits when the Manager is made
+    /// (default [`CacheLimits::default`]: entries written in the last 30 days, at most 256 of
+    /// them and 64 MiB in all, the least recently written removed first).
+    pub cache_limits: CacheLimits,
     /// The connect options of each server (default: [`ConnectOptions::default`]). Handlers
     /// made here answer that server's requests: the name says which server asks.
     pub connect_options: OptionsFactory,
@@ -73,6 +78,7 @@ impl Default for ManagerOptions {
             restart: RestartPolicy::default(),
             naming: NamingPolicy::default(),
             cache: CacheLocation::default(),
+            cache_limits: CacheLimits::default(),
             connect_options: Arc::new(|_| ConnectOptions::default()),
             jitter_seed: None,
             max_events: 1024,
@@ -138,6 +144,7 @@ impl std::fmt::Debug for ManagerOptions {
             .field("cache", &self.cache)
             .field("jitter_seed", &self.jitter_seed)
             .field("max_events", &self.max_events)
+            .field("cache_limits", &self.cache_limits)
             .finish_non_exhaustive()
     }
 }

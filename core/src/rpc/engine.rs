@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::inbound::{InboundTable, Responded};
 use super::notifications::{AppNotification, NotificationQueue};
 use super::options::{ProgressToken, RequestOptions};
-use super::outcome::{Deadline, EndedAs, LocalError, Outcome};
+use super::outcome::{Deadline, EndedAs, HeldTimeout, LocalError, Outcome};
 use super::output::{Diagnostic, Output, Progress, ResponseFor};
 use super::pending::{EndedRecord, IdMap, Pending};
 use super::shrink::{shrink_if_sparse_map, shrink_if_sparse_queue};
@@ -46,6 +46,9 @@ pub struct Engine {
     /// What requests not yet on the wire wait for, as the transport said
     /// ([`hold`](Self::hold)).
     held_by: Option<&'static str>,
+    /// The last request whose deadline passed while it was held (never sent), until the
+    /// transport takes it ([`take_held_timeout`](Self::take_held_timeout)).
+    held_timeout: Option<HeldTimeout>,
     /// Set once, by `close`: the engine is then closed for good.
     closed: Option<Closed>,
     /// Inputs and commands that found outputs left undrained since the queue was last empty.
@@ -125,6 +128,7 @@ impl Engine {
             inbound: InboundTable::default(),
             outputs: VecDeque::new(),
             held_by: None,
+            held_timeout: None,
             closed: None,
             undrained_calls: 0,
         }
@@ -277,6 +281,14 @@ impl Engine {
     /// it left ends as [`LocalError::NotSent`] saying so.
     pub fn hold(&mut self, behind: Option<&'static str>) {
         self.held_by = behind;
+    }
+
+    /// The last request whose deadline passed while the transport held it back (since the
+    /// last call): what it was and how long it waited. A transport whose hold is its own wait
+    /// (for `notifications/initialized`) learns that the wait has lasted as long as a caller
+    /// would wait.
+    pub(crate) fn take_held_timeout(&mut self) -> Option<HeldTimeout> {
+        self.held_timeout.take()
     }
 
     /// Queues a notification for the peer.
@@ -664,6 +676,13 @@ impl Engine {
                     after,
                 }
             } else {
+                if self.held_by.is_some() {
+                    self.held_timeout = Some(HeldTimeout {
+                        method: pending.method.clone(),
+                        after,
+                        which: timer.which,
+                    });
+                }
                 let behind = self.held_by.unwrap_or("to be sent");
                 let limit = match timer.which {
                     Deadline::Idle => "its timeout",

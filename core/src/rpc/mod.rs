@@ -57,7 +57,7 @@ mod engine;
 mod inbound;
 mod notifications;
 mod options;
-mod outcome;
+pub(crate) mod outcome;
 mod output;
 mod pending;
 mod shrink;
@@ -69,6 +69,7 @@ pub use notifications::AppNotification;
 #[cfg(test)]
 pub use options::Requester;
 pub use options::{Origin, ProgressToken, RequestOptions, DEFAULT_TIMEOUT};
+pub(crate) use outcome::HeldTimeout;
 pub use outcome::{Deadline, EndedAs, LocalError, Outcome, Reply};
 pub use output::{Diagnostic, Output, ResponseFor};
 

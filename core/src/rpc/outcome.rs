@@ -86,8 +86,10 @@ pub enum LocalError {
     },
     /// The request never left: it waited to be sent (behind the server's answer to
     /// `notifications/initialized`, a new session, an authorization) until its own deadline
-    /// passed (`which`), or until what it waited for failed (`which` is `None`). The server
-    /// never saw it: it did not run.
+    /// passed (`which`), until the wait itself timed out (`which` too: the server did not
+    /// answer `notifications/initialized` within the head timeout, or within the time an
+    /// earlier request waited for it: one budget for every caller behind it), or until what it
+    /// waited for failed (`which` is `None`). The server never saw it: it did not run.
     #[error("not sent, so it did not run: {reason}")]
     NotSent {
         /// The deadline that passed, when one did.
@@ -190,6 +192,30 @@ impl std::fmt::Display for DurationWords {
             let s = format!("{:.3}", self.0.as_secs_f64());
             write!(f, "{} s", s.trim_end_matches('0').trim_end_matches('.'))
         }
+    }
+}
+
+/// A request whose deadline passed while the transport held it back (see
+/// `Engine::take_held_timeout`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HeldTimeout {
+    /// Its method.
+    pub(crate) method: Cow<'static, str>,
+    /// How long it waited: the length of its deadline.
+    pub(crate) after: Duration,
+    /// Which deadline.
+    pub(crate) which: Deadline,
+}
+
+impl HeldTimeout {
+    /// `tools/list waited for it for 3 s (its timeout)`.
+    pub(crate) fn waited(&self) -> String {
+        let limit = match self.which {
+            Deadline::Idle => "its timeout",
+            Deadline::Total => "its maximum total time",
+        };
+        let after = DurationWords(self.after);
+        format!("{} waited for it for {after} ({limit})", self.method)
     }
 }
 

@@ -6,7 +6,7 @@ use super::*;
 
 use mcpwire_core::error::HttpErrorKind;
 use mcpwire_core::header::HeaderError;
-use mcpwire_core::{ClientError, Closed};
+use mcpwire_core::{ClientError, Closed, Deadline};
 
 const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#;
 
@@ -345,11 +345,12 @@ fn a_request_held_behind_an_initialized_notification_never_answered_ends_saying_
     };
     let call = h.call("x", opts);
     let before = h.log.len();
-    // The notification's POST has no head within the head timeout (30 s).
+    // The notification's POST has no head within the head timeout (30 s): a timeout of the
+    // wait, the same kind as a request's own deadline passing behind it.
     h.advance_to_next_deadline();
     let Some(Err(CallError::Local(
         e @ LocalError::NotSent {
-            which: None,
+            which: Some(Deadline::Idle),
             reason,
         },
     ))) = h.outcome(call)
@@ -360,6 +361,48 @@ fn a_request_held_behind_an_initialized_notification_never_answered_ends_saying_
         reason.contains("the server never answered notifications/initialized")
             && reason.contains("no response head within 30s"),
         "{e}"
+    );
+    assert_eq!(sent_after(&h, before), Vec::<String>::new(), "{:?}", h.log);
+}
+
+#[test]
+fn behind_an_initialized_notification_the_callers_share_one_budget() {
+    let (mut h, _n) = initialized_pending();
+    let short = CallOptions {
+        timeout: Duration::from_secs(3),
+        ..CallOptions::default()
+    };
+    let first = h.call("x", short.clone());
+    let before = h.log.len();
+    // The first caller's deadline passes: it ends never sent.
+    h.advance_to_next_deadline();
+    assert!(
+        matches!(
+            h.outcome(first),
+            Some(Err(CallError::Local(LocalError::NotSent {
+                which: Some(Deadline::Idle),
+                ..
+            })))
+        ),
+        "{:?}",
+        h.events
+    );
+    // A call made now ends at once, with the same kind, saying how long the server was waited
+    // for: it does not wait a budget of its own behind the same notification.
+    let second = h.call("y", short);
+    let Some(Err(CallError::Local(LocalError::NotSent {
+        which: Some(Deadline::Idle),
+        reason,
+    }))) = h.outcome(second)
+    else {
+        panic!("{:?}", h.events)
+    };
+    assert!(
+        reason.contains(
+            "the server has not answered notifications/initialized: tools/call waited for it \
+             for 3 s (its timeout)"
+        ),
+        "{reason}"
     );
     assert_eq!(sent_after(&h, before), Vec::<String>::new(), "{:?}", h.log);
 }

@@ -232,6 +232,13 @@ impl Conn {
         read
     }
 
+    /// Whether the TLS handshake agreed HTTP/2 (`h2`) by ALPN.
+    pub(super) fn agreed_http2(&self) -> bool {
+        self.tls
+            .as_ref()
+            .is_some_and(|t| t.session.alpn_protocol() == Some(b"h2"))
+    }
+
     /// Whether the connection ended without the server's TLS close: a body that lasts until
     /// the close may then be cut short (an attacker on the path can end the socket).
     pub(super) fn closed_uncleanly(&self) -> bool {

@@ -1,12 +1,13 @@
-//! mcpwire's own HTTP/1.1 client, for `http://` and `https://` servers reached directly (most
-//! local servers, and remote ones unless HTTP/2 or a proxy is chosen): the request written with
-//! one `write`, the response read on the caller's own reactor, no thread in between. Everything
-//! else (a proxy, HTTP/2) goes to the backend it wraps (isahc). The protocol itself is the
-//! core's sans-IO codec ([`mcpwire_core::codec::http1`]); here are the backend, its pool of
-//! idle keep-alive connections and the errors in the words the isahc backend uses; one
-//! connection, plain or with TLS by rustls over the same socket, is [`conn`]; the TCP connect
-//! to a host's addresses, [`happy_eyeballs`]. Nothing here knows the driver or the client, and
-//! nothing of libcurl's but the fallback it hands what it does not speak itself.
+//! mcpwire's own HTTP/1.1 client, for `http://` and `https://` servers, directly or through an
+//! HTTP proxy: the request written with one `write`, the response read on the caller's own
+//! reactor, no thread in between. Everything else (HTTP/2, SOCKS, an `https://` proxy URL) goes
+//! to the backend it wraps (isahc; see [`fallback`], which also tells how ALPN decides the
+//! version over TLS). The protocol itself is the core's sans-IO codec
+//! ([`mcpwire_core::codec::http1`]); here are the backend, its pool of idle keep-alive
+//! connections and the errors in the words the isahc backend uses; one connection, plain or
+//! with TLS by rustls over the same socket, is [`conn`]; a response's body, [`body`]; the TCP
+//! connect to a host's addresses, [`happy_eyeballs`]. Nothing here knows the driver or the
+//! client, and nothing of libcurl's but the fallback it hands what it does not speak itself.
 //!
 //! At most once: a request is never sent twice by this backend. An idle connection is checked
 //! before it is reused (a server that closed it is seen at once and a new one is opened); a
@@ -15,26 +16,27 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use async_io::{Async, Timer};
-use futures_lite::{AsyncRead, FutureExt};
-use mcpwire_core::codec::http1::{self, BodyDecoder, Http1Error};
+use futures_lite::FutureExt;
+use mcpwire_core::codec::http1::{self, Http1Error};
 use mcpwire_core::error::{redact_url, with_scheme, Hint, HttpErrorKind, TlsFailure};
 use mcpwire_core::HttpRequest;
 
+use self::body::Body;
 use self::conn::{tls_error_of, tls_failure, Conn, READ_SIZE};
+use self::fallback::Fallback;
 use self::proxy::{pool_key, Hop};
 use crate::future::BoxFuture;
 use crate::http::backend::{check_headers, HttpBackend, HttpFailure, HttpResponse, HttpVersion};
-use crate::http::isahc_backend::IsahcBackend;
 use crate::http::options::{HttpClientOptions, HttpVersionChoice};
 use crate::http::tls_diagnosis;
 
+mod body;
 mod conn;
+mod fallback;
 mod happy_eyeballs;
 mod proxy;
 #[cfg(test)]
@@ -51,7 +53,8 @@ pub(crate) struct Http1Backend {
     options: HttpClientOptions,
     /// The TLS configuration, made at the first `https://` request.
     tls: OnceLock<Result<Arc<rustls::ClientConfig>, (TlsFailure, String)>>,
-    fallback: OnceLock<Result<Arc<IsahcBackend>, String>>,
+    /// libcurl, for what this client does not speak.
+    fallback: Arc<Fallback>,
     /// The last URL read (a connection sends most of its requests to one URL).
     last: Mutex<Option<Arc<Target>>>,
 }
@@ -90,20 +93,21 @@ impl Http1Backend {
             connect_timeout: options.connect_timeout,
             options: options.clone(),
             tls: OnceLock::new(),
-            fallback: OnceLock::new(),
+            fallback: Fallback::new(options),
             last: Mutex::new(None),
         })
     }
 
-    /// Whether this client speaks HTTP/1.1 to `target` itself: what the options want for its
-    /// scheme (over TLS only when HTTP/1.1 is the choice: HTTP/2 by ALPN is libcurl's).
+    /// Whether this client speaks HTTP/1.1 to `target` itself: over TLS, whatever the choice
+    /// (ALPN decides; a server that agrees `h2` is handed to libcurl, see [`fallback`]); in
+    /// clear, unless HTTP/2 with prior knowledge is the choice.
     fn wants(&self, target: &Target) -> bool {
-        let version = self.options.version;
-        if target.tls {
-            version == HttpVersionChoice::Http1Only
-        } else {
-            version != HttpVersionChoice::Http2PriorKnowledge
-        }
+        target.tls || self.options.version != HttpVersionChoice::Http2PriorKnowledge
+    }
+
+    /// Whether the TLS handshake offers `h2` (the options allow HTTP/2).
+    fn offers_http2(&self) -> bool {
+        self.options.version != HttpVersionChoice::Http1Only
     }
 
     /// Whether this client speaks to the server at `url` itself.
@@ -120,7 +124,11 @@ impl Http1Backend {
     fn tls_config(&self) -> Result<Arc<rustls::ClientConfig>, HttpFailure> {
         let made = self.tls.get_or_init(|| {
             let pem = (self.options.tls.trust_pem()).map_err(|e| (TlsFailure::Other, e))?;
-            let alpn: &[&[u8]] = &[b"http/1.1"];
+            let alpn: &[&[u8]] = if self.offers_http2() {
+                &[b"h2", b"http/1.1"]
+            } else {
+                &[b"http/1.1"]
+            };
             let tls = &self.options.tls;
             crate::http::tls_config::client_config(tls, pem.as_deref(), alpn).map(Arc::new)
         });
@@ -255,24 +263,42 @@ impl HttpBackend for Http1Backend {
             return Box::pin(async move { Err(failure) });
         }
         let Some(target) = self.target(&request.url) else {
-            let fallback = self
-                .fallback
-                .get_or_init(|| IsahcBackend::with_options(&self.options).map(Arc::new));
-            return match fallback {
-                Ok(isahc) => isahc.send(request),
-                Err(e) => {
-                    let failure = HttpFailure::new(HttpErrorKind::Other, e.clone(), true);
-                    Box::pin(async move { Err(failure) })
-                }
-            };
+            return self.fallback.send(request);
         };
+        if target.tls && self.offers_http2() && self.fallback.speaks_http2(&target.key) {
+            return self.fallback.send(request);
+        }
         let pool = self.pool.clone();
         let connect_timeout = self.connect_timeout;
         let tls = match target.tls.then(|| self.tls_config()).transpose() {
             Ok(tls) => tls,
             Err(failure) => return Box::pin(async move { Err(failure) }),
         };
-        Box::pin(async move { exchange(pool, connect_timeout, tls, target, request).await })
+        let fallback = self.fallback.clone();
+        Box::pin(async move {
+            let key = target.key.clone();
+            match exchange(pool, connect_timeout, tls, target, request).await {
+                Exchanged::Done(done) => done,
+                // The server agreed `h2`: libcurl speaks it (nothing of the request was sent).
+                Exchanged::Http2(request) => {
+                    fallback.spoke_http2(&key);
+                    fallback.send(request).await
+                }
+            }
+        })
+    }
+}
+
+/// How an exchange of this client went: done here, or not begun, its server's TLS having
+/// agreed `h2` (the request goes to libcurl).
+enum Exchanged {
+    Done(Result<HttpResponse, HttpFailure>),
+    Http2(HttpRequest),
+}
+
+impl From<HttpFailure> for Exchanged {
+    fn from(failure: HttpFailure) -> Self {
+        Exchanged::Done(Err(failure))
     }
 }
 
@@ -282,7 +308,21 @@ async fn exchange(
     tls: Option<Arc<rustls::ClientConfig>>,
     target: Arc<Target>,
     request: HttpRequest,
-) -> Result<HttpResponse, HttpFailure> {
+) -> Exchanged {
+    match exchange_http1(pool, connect_timeout, tls, target, request).await {
+        Ok(done) => done,
+        Err(failure) => failure.into(),
+    }
+}
+
+/// One exchange in HTTP/1.1 (see [`exchange`]).
+async fn exchange_http1(
+    pool: Arc<Pool>,
+    connect_timeout: Duration,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    target: Arc<Target>,
+    request: HttpRequest,
+) -> Result<Exchanged, HttpFailure> {
     let method = request.method.as_str();
     let mut out = pool.buffer();
     let forwarded = target.forwarded();
@@ -306,7 +346,6 @@ async fn exchange(
     )
     .map_err(|e| HttpFailure::new(HttpErrorKind::Other, e.to_string(), true))?;
     let with_body = !request.body.is_empty();
-    drop(request);
     // What a proxy forwards never goes on a reused connection: a proxy may close it without
     // saying so.
     let pooled = if forwarded {
@@ -318,6 +357,12 @@ async fn exchange(
         Some(conn) => (conn, true),
         None => (open(&target, connect_timeout, tls).await?, false),
     };
+    if conn.agreed_http2() {
+        // ALPN chose HTTP/2: not this client's; nothing was sent on the connection.
+        pool.recycle(out);
+        return Ok(Exchanged::Http2(request));
+    }
+    drop(request);
     let local_addr = conn.local_addr;
     let mut buf = pool.buffer();
     buf.reserve(READ_SIZE);
@@ -366,29 +411,20 @@ async fn exchange(
         // A pooled connection's server had answered already.
         pool.answered.insert(&target.key);
     }
-    let body = Body {
-        conn: Some(conn),
-        buf,
-        at: 0,
-        until_close: head.framing == http1::Framing::UntilClose,
-        decoder: BodyDecoder::new(head.framing),
-        // A connection whose request was not all written is never reused, nor one a proxy
-        // forwarded the request on, nor one whose request body the server refused: a server
-        // that answers an error may not have read the body, and then closes the connection,
-        // often unannounced and only a moment after its answer (as close-after-response relays
-        // do), too late for the check at reuse to see.
-        keep_alive: head.keep_alive && sent && !forwarded && !(with_body && head.status >= 400),
-        failed: None,
-        pool,
-        target,
-    };
-    Ok(HttpResponse {
+    // A connection whose request was not all written is never reused, nor one a proxy
+    // forwarded the request on, nor one whose request body the server refused: a server that
+    // answers an error may not have read the body, and then closes the connection, often
+    // unannounced and only a moment after its answer (as close-after-response relays do), too
+    // late for the check at reuse to see.
+    let keep_alive = head.keep_alive && sent && !forwarded && !(with_body && head.status >= 400);
+    let body = Body::new(conn, buf, head.framing, keep_alive, pool, target);
+    Ok(Exchanged::Done(Ok(HttpResponse {
         status: head.status,
         headers: head.headers,
         body: Box::pin(body),
         version: Some(HttpVersion::Http1),
         local_addr,
-    })
+    })))
 }
 
 /// Reads the response head (after any interim `1xx`), leaving what follows it in `buf`.
@@ -638,126 +674,6 @@ impl Pool {
                 conn,
                 since: Instant::now(),
             });
-        }
-    }
-}
-
-/// A response body: what came with the head, then the connection, its framing undone. At its
-/// end a keep-alive connection goes back to the pool; dropped before, the connection closes.
-struct Body {
-    conn: Option<Conn>,
-    buf: Vec<u8>,
-    /// How much of `buf` was decoded.
-    at: usize,
-    decoder: BodyDecoder,
-    /// The body lasts until the connection closes.
-    until_close: bool,
-    keep_alive: bool,
-    /// The body failed: every later read says so again (never a clean end).
-    failed: Option<io::ErrorKind>,
-    pool: Arc<Pool>,
-    /// Where it came from: its connection goes back to the pool under its authority.
-    target: Arc<Target>,
-}
-
-impl Body {
-    fn finish(&mut self) {
-        if let Some(mut conn) = self.conn.take() {
-            if self.at == self.buf.len() {
-                self.pool.recycle(std::mem::take(&mut self.buf));
-                self.at = 0;
-            }
-            // Anything after the body was not asked for: that connection is not reused. What
-            // came with the body is seen here; the socket itself (a server that closed it
-            // right after its answer without `Connection: close`, bytes that came later) is
-            // looked at once, when the connection is taken from the pool: one `recv` a
-            // request, not two.
-            if self.keep_alive && self.at == self.buf.len() && conn.holds_nothing_unread() {
-                self.pool.put(&self.target.key, conn);
-            }
-        }
-    }
-}
-
-impl AsyncRead for Body {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        out: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        if let Some(kind) = this.failed {
-            return Poll::Ready(Err(io::Error::new(kind, "the body failed before")));
-        }
-        if out.is_empty() {
-            return Poll::Ready(Ok(0));
-        }
-        let read = this.read(cx, out);
-        if let Poll::Ready(Err(e)) = &read {
-            this.failed = Some(e.kind());
-            this.conn = None;
-        }
-        read
-    }
-}
-
-impl Body {
-    fn read(&mut self, cx: &mut Context<'_>, out: &mut [u8]) -> Poll<io::Result<usize>> {
-        let this = self;
-        loop {
-            if this.decoder.is_done() {
-                this.finish();
-                return Poll::Ready(Ok(0));
-            }
-            if this.at < this.buf.len() {
-                let step = this
-                    .decoder
-                    .decode(&this.buf[this.at..], out.len())
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                let data = &this.buf[this.at + step.data.start..this.at + step.data.end];
-                let n = data.len();
-                out[..n].copy_from_slice(data);
-                this.at += step.consumed;
-                if n > 0 {
-                    if this.decoder.is_done() {
-                        this.finish();
-                    }
-                    return Poll::Ready(Ok(n));
-                }
-                if step.consumed > 0 {
-                    continue;
-                }
-            }
-            // All of the buffer is decoded (or waits for more): read again.
-            this.buf.drain(..this.at);
-            this.at = 0;
-            let Some(conn) = this.conn.as_mut() else {
-                return Poll::Ready(Ok(0));
-            };
-            let read = conn.poll_read_more(cx, &mut this.buf);
-            match read {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Ready(Ok(0)) => {
-                    // Over TLS, the close that ends such a body must be the server's TLS
-                    // close: a bare end of the socket may be anyone's, and cut it short.
-                    let unclean = this.conn.as_ref().is_some_and(Conn::closed_uncleanly);
-                    this.conn = None;
-                    if unclean && this.until_close {
-                        return Poll::Ready(Err(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            "the TLS connection ended without the server's TLS close: \
-                             the body, which lasts until the close, may be cut short",
-                        )));
-                    }
-                    return match this.decoder.end_of_input() {
-                        Ok(()) if this.at == this.buf.len() => Poll::Ready(Ok(0)),
-                        Ok(()) => continue,
-                        Err(e) => Poll::Ready(Err(io::Error::new(io::ErrorKind::UnexpectedEof, e))),
-                    };
-                }
-                Poll::Ready(Ok(_)) => {}
-            }
         }
     }
 }
@@ -1161,10 +1077,12 @@ mod tests {
         };
         let native = Http1Backend::for_options(&direct).unwrap();
         assert!(native.speaks_to("http://h/mcp") && native.speaks_to("https://h/mcp"));
+        // Over TLS, whatever the choice: ALPN decides, and a server that agrees `h2` is handed
+        // to libcurl from the handshake on.
         for (version, https) in [
-            (HttpVersionChoice::Http2, false),
-            (HttpVersionChoice::Negotiate, false),
-            (HttpVersionChoice::Http2PriorKnowledge, false),
+            (HttpVersionChoice::Http2, true),
+            (HttpVersionChoice::Negotiate, true),
+            (HttpVersionChoice::Http2PriorKnowledge, true),
         ] {
             let options = HttpClientOptions {
                 version,

@@ -30,8 +30,10 @@ impl StreamableHttp {
         {
             // The server never answered the notification: what waited behind it never left,
             // and it ends, saying why (sending it now would only race its own deadline).
+            // Timed out as a request that waited behind it does: one kind, whichever deadline
+            // passed first.
             let why = format!("the server never answered notifications/initialized ({reason})");
-            protocol.fail_unsent(now, &why);
+            protocol.fail_unsent(now, &why, Some(crate::rpc::Deadline::Idle));
         }
         if ex.status == Some(407) {
             // A proxy's refusal whose body was cut: the request never reached the server.

@@ -50,6 +50,29 @@ impl Headers {
         }
     }
 
+    /// Whether requests carry the `Authorization` header of the configuration (no token of
+    /// an authorization in its place).
+    pub(crate) fn sends_configured_token(&self) -> bool {
+        self.authorization.is_none()
+            && self
+                .configured
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+    }
+
+    /// Why a response of `status` refused a request, in words: the token of the configuration
+    /// refused (a `401` to a request that carried it), or the status alone.
+    pub(crate) fn status_reason(
+        &self,
+        status: Option<u16>,
+        challenge: Option<&crate::error::AuthChallenge>,
+    ) -> String {
+        match status {
+            Some(401) if self.sends_configured_token() => crate::error::refused_token(challenge),
+            _ => "unexpected status".into(),
+        }
+    }
+
     /// Sets the `Authorization` value every request carries from now on.
     pub(crate) fn set_authorization(&mut self, value: Option<String>) {
         self.authorization = value;

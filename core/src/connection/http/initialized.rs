@@ -5,8 +5,18 @@
 //! when it takes that notification (server-everything then adds the tools the client's
 //! capabilities allow): the first request must not overtake it. Only the connection's first
 //! one is waited for; what waited for a renewed session goes at once.
+//!
+//! The wait is one budget with the callers': once a request held behind the gate has waited as
+//! long as its caller allowed (its deadline passed, and it ended never sent), the gate is
+//! overdue, and every request queued behind it from then on ends at once, never sent, saying
+//! how long the server has been waited for, until the server answers the notification (the
+//! gate then opens) or its exchange fails. A caller that lists and then calls waits once, not
+//! twice.
+
+use std::sync::Arc;
 
 use super::ExchangeId;
+use crate::rpc::HeldTimeout;
 
 /// What a request held by the gate waits for, in its error.
 pub(crate) const BEHIND: &str = "for the server to answer notifications/initialized";
@@ -16,6 +26,8 @@ pub(crate) const BEHIND: &str = "for the server to answer notifications/initiali
 pub(crate) struct InitializedGate {
     sent: bool,
     post: Option<ExchangeId>,
+    /// Why what is queued behind it now ends at once: the wait has outlasted a caller's.
+    overdue: Option<Arc<str>>,
 }
 
 impl InitializedGate {
@@ -41,7 +53,28 @@ impl InitializedGate {
         let holds = waiting(post);
         if !holds {
             self.post = None;
+            self.overdue = None;
         }
         holds
+    }
+
+    /// A request held while the gate `holding` ran out of its time (`held`): the gate is
+    /// overdue from now on (see the [module](self)).
+    pub(crate) fn held_timed_out(&mut self, holding: bool, held: Option<HeldTimeout>) {
+        let Some(held) = held.filter(|_| holding && self.post.is_some()) else {
+            return;
+        };
+        if self.overdue.is_none() {
+            let why = format!(
+                "the server has not answered notifications/initialized: {} and was never sent",
+                held.waited()
+            );
+            self.overdue = Some(why.into());
+        }
+    }
+
+    /// Why what is queued behind the gate ends at once, when it is overdue.
+    pub(crate) fn overdue(&self) -> Option<&Arc<str>> {
+        self.overdue.as_ref().filter(|_| self.post.is_some())
     }
 }

@@ -177,10 +177,16 @@ impl StreamableHttp {
         // exchanges are left to finish. Streams and the calls' own POSTs are aborted.
         self.flush(protocol, now);
         protocol.close(now, "closed by the client");
+        // An overdue `notifications/initialized` is not waited for either: it has been
+        // waited for as long as a caller would.
+        let overdue = self.initialized.overdue().is_some();
         let mut ids: Vec<ExchangeId> = self
             .exchanges
             .iter()
-            .filter(|(_, ex)| !matches!(ex.kind, ExchangeKind::Post { request: None, .. }))
+            .filter(|(id, ex)| {
+                !matches!(ex.kind, ExchangeKind::Post { request: None, .. })
+                    || (overdue && self.initialized.is_gate(**id))
+            })
             .map(|(id, _)| *id)
             .collect();
         ids.sort_unstable();
@@ -276,6 +282,11 @@ impl StreamableHttp {
                 break;
             };
             self.flush_one(protocol, now, m);
+        }
+        if let Some(why) = self.initialized.overdue().cloned() {
+            // The wait has outlasted a caller's: what is queued behind it ends now, as the
+            // request that timed out there did (one budget, not one wait per request).
+            protocol.fail_unsent(now, &why, Some(crate::rpc::Deadline::Idle));
         }
         // What a request not yet sent waits for, for its error if its deadline passes first.
         let behind = if self.auth.is_waiting() {
@@ -617,7 +628,10 @@ impl StreamableHttp {
         match std::mem::replace(&mut ex.body, Body::Ignored) {
             Body::Json(buf) if !(200..300).contains(&ex.status.unwrap_or(0)) => {
                 if !self.refusal_ended(protocol, now, &ex, &buf) {
-                    let err = ex.error(ex.status_kind(), "unexpected status".into(), &buf);
+                    let reason = self
+                        .configured
+                        .status_reason(ex.status, ex.challenge.as_ref());
+                    let err = ex.error(ex.status_kind(), reason, &buf);
                     self.fail_kind(protocol, now, &ex.kind, err);
                 }
             }
@@ -679,7 +693,11 @@ impl StreamableHttp {
                         HttpErrorKind::ContentType,
                         "a response without a content type".into(),
                     ),
-                    _ => (ex.status_kind(), "unexpected status".into()),
+                    _ => (
+                        ex.status_kind(),
+                        self.configured
+                            .status_reason(ex.status, ex.challenge.as_ref()),
+                    ),
                 };
                 let err = ex.error(kind, reason, &buf);
                 if self.refusal_ended(protocol, now, &ex, &buf)
@@ -763,6 +781,9 @@ impl StreamableHttp {
         }
         self.fire_exchange_deadlines(protocol, now);
         protocol.handle_timeout(now);
+        let held = protocol.take_held_timeout();
+        let holding = self.initialized_in_flight();
+        self.initialized.held_timed_out(holding, held);
         for stream in self.resumes.take_due(now) {
             let still_due =
                 stream.standalone || stream.awaiting.is_some_and(|id| protocol.is_pending(id));

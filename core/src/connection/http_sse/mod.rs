@@ -181,7 +181,7 @@ impl HttpSse {
     }
 
     /// POSTs what the protocol wants sent, once the endpoint is known.
-    fn flush(&mut self, protocol: &mut ClientProtocol) {
+    fn flush(&mut self, protocol: &mut ClientProtocol, now: Instant) {
         // A POST still waiting for a connection whose request ended is withdrawn.
         while let Some(id) = protocol.poll_withdrawn() {
             let carrying: Vec<ExchangeId> = self
@@ -212,6 +212,10 @@ impl HttpSse {
                 .holds(|id| posts.get(&id).is_some_and(|p| p.status.is_none()))
             {
                 protocol.hold(Some(crate::connection::http::INITIALIZED_BEHIND));
+                if let Some(why) = self.initialized.overdue().cloned() {
+                    // One budget with the callers' (see `InitializedGate`).
+                    protocol.fail_unsent(now, &why, Some(crate::rpc::Deadline::Idle));
+                }
                 return;
             }
             protocol.hold(None);
@@ -278,10 +282,13 @@ impl HttpSse {
                 .map(crate::connection::http::media_type)
                 .is_some_and(|m| m == "text/event-stream");
             if !(200..300).contains(&status) || !sse {
-                let reason = if sse {
-                    format!("the SSE stream was refused with HTTP {status}")
+                let reason = if !(200..300).contains(&status) {
+                    let challenge = crate::connection::http::header(headers, "www-authenticate")
+                        .and_then(crate::error::AuthChallenge::parse);
+                    let why = self.headers.status_reason(Some(status), challenge.as_ref());
+                    format!("its event stream's GET got HTTP {status} ({why})")
                 } else {
-                    format!("the GET got HTTP {status} without an event stream")
+                    format!("its event stream's GET got HTTP {status} without an event stream")
                 };
                 self.abort(exchange);
                 self.stream_lost(protocol, now, reason);
@@ -289,7 +296,7 @@ impl HttpSse {
         } else if let Some(post) = self.posts.get_mut(&exchange) {
             post.status = Some(status);
         }
-        self.flush(protocol);
+        self.flush(protocol, now);
     }
 
     /// A chunk of the body of `exchange`.
@@ -308,7 +315,7 @@ impl HttpSse {
             post.excerpt
                 .extend_from_slice(&bytes[..bytes.len().min(room)]);
         }
-        self.flush(protocol);
+        self.flush(protocol, now);
     }
 
     /// Hands each message of the stream to the protocol; takes the `endpoint` event.
@@ -395,7 +402,7 @@ impl HttpSse {
                 self.refused(protocol, now, post, kind, "the message was refused".into());
             }
         }
-        self.flush(protocol);
+        self.flush(protocol, now);
     }
 
     /// A POST answered with an error status: its request was not taken.
@@ -438,7 +445,11 @@ impl HttpSse {
         let reason = failure.message.as_str();
         if Some(exchange) == self.stream {
             self.stream = None;
-            self.stream_lost(protocol, now, format!("the SSE stream failed: {reason}"));
+            let reason = match self.endpoint {
+                None => format!("its event stream failed before naming the endpoint: {reason}"),
+                Some(_) => format!("the SSE stream failed: {reason}"),
+            };
+            self.stream_lost(protocol, now, reason);
         } else if let Some(post) = self.posts.remove(&exchange) {
             let taken = post.status.is_some_and(|s| (200..300).contains(&s));
             match post.request {
@@ -459,7 +470,7 @@ impl HttpSse {
                     .push_back(Event::http_note(format!("a POST failed: {reason}"))),
             }
         }
-        self.flush(protocol);
+        self.flush(protocol, now);
     }
 
     /// `exchange`'s request never reached the server: a POST goes once more.
@@ -476,7 +487,7 @@ impl HttpSse {
             self.stream_lost(
                 protocol,
                 now,
-                format!("the SSE stream could not be opened: {reason}"),
+                format!("its event stream could not be opened: {reason}"),
             );
         } else if let Some(post) = self.posts.remove(&exchange) {
             if post.resent || self.closing {
@@ -491,7 +502,7 @@ impl HttpSse {
                 self.post(protocol, post.body, post.request, true);
             }
         }
-        self.flush(protocol);
+        self.flush(protocol, now);
     }
 
     /// The one stream is gone: every pending request ends by the at-most-once rule, and the
@@ -508,14 +519,18 @@ impl HttpSse {
             self.abort(id);
         }
         let signal = if self.endpoint.is_none() {
-            let reason = format!("no HTTP+SSE transport: {reason}");
             // Found by Auto: the error is the Streamable HTTP refusal, with this added.
             TransportSignal::NoTransport(match self.refused.take() {
                 Some(mut refused) => {
+                    let reason = format!("no HTTP+SSE transport: {reason}");
                     refused.reason = format!("{}; {reason}", refused.reason);
                     LocalError::Http(Box::new(refused))
                 }
-                None => LocalError::Closed(Closed::new(reason)),
+                // Pinned: the transport the configuration names did not start, and why.
+                None => LocalError::Closed(Closed::new(format!(
+                    "the HTTP+SSE transport (2024-11-05) at {} did not start: {reason}",
+                    redact_url(&self.url)
+                ))),
             })
         } else {
             TransportSignal::Died(reason.into())
@@ -553,7 +568,7 @@ impl HttpSse {
 
     /// After an input or a command: what the protocol wants sent goes.
     pub fn after_input(&mut self, protocol: &mut ClientProtocol, now: Instant) {
-        self.flush(protocol);
+        self.flush(protocol, now);
         while let Some((exchange, failure)) = self.unsendable.pop() {
             // Never handed to the backend: it ends as a request that did not leave.
             self.handle_unsent(protocol, now, exchange, &failure);
@@ -584,9 +599,19 @@ impl HttpSse {
             if let Some(id) = self.stream {
                 self.abort(id);
             }
-            let reason = "the SSE stream sent no endpoint event in time".to_owned();
+            let reason = format!(
+                "its event stream named no endpoint within {}",
+                crate::rpc::outcome::DurationWords(self.init_timeout)
+            );
             self.stream_lost(protocol, now, reason);
         }
         protocol.handle_timeout(now);
+        let held = protocol.take_held_timeout();
+        let posts = &self.posts;
+        let holding = self
+            .initialized
+            .holds(|id| posts.get(&id).is_some_and(|p| p.status.is_none()));
+        self.initialized.held_timed_out(holding, held);
+        self.flush(protocol, now);
     }
 }

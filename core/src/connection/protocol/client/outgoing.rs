@@ -10,7 +10,7 @@ use crate::connection::protocol::CallId;
 use crate::jsonrpc::Message;
 #[cfg(doc)]
 use crate::rpc::Engine;
-use crate::rpc::LocalError;
+use crate::rpc::{Deadline, LocalError};
 
 impl ClientProtocol {
     /// The deadline of call `call`'s request now in flight (its first, or a later page or
@@ -61,10 +61,17 @@ impl ClientProtocol {
         self.engine.hold(behind);
     }
 
-    /// What the requests queued and not yet sent waited for has failed: each ends as
-    /// [`LocalError::NotSent`] with `reason` and is dropped from the queue (notifications
-    /// and answers stay).
-    pub(crate) fn fail_unsent(&mut self, now: Instant, reason: &str) {
+    /// The last request whose deadline passed while the transport held it (see
+    /// [`Engine::take_held_timeout`]).
+    pub(crate) fn take_held_timeout(&mut self) -> Option<crate::rpc::HeldTimeout> {
+        self.engine.take_held_timeout()
+    }
+
+    /// What the requests queued and not yet sent waited for has failed, or its wait timed out
+    /// (`which`: the deadline the errors name; `None` for a wait that failed otherwise): each
+    /// ends as [`LocalError::NotSent`] with `reason` and is dropped from the queue
+    /// (notifications and answers stay).
+    pub(crate) fn fail_unsent(&mut self, now: Instant, reason: &str, which: Option<Deadline>) {
         let reason: Arc<str> = reason.into();
         let mut kept = VecDeque::with_capacity(self.transmit.len());
         for m in std::mem::take(&mut self.transmit) {
@@ -72,7 +79,7 @@ impl ClientProtocol {
                 Message::Request(r) => {
                     if let Some(id) = r.id.as_i64() {
                         let error = LocalError::NotSent {
-                            which: None,
+                            which,
                             reason: reason.clone(),
                         };
                         let _ = self.engine.fail(now, id, error);

@@ -98,6 +98,12 @@ impl ClientProtocol {
 }
 
 impl ClientProtocol {
+    /// A note of the HTTP client's, for the application as a diagnostic event.
+    pub(crate) fn note_http(&mut self, note: &str) {
+        self.events
+            .push_back(crate::connection::protocol::events::Event::http_note(note));
+    }
+
     /// Drops what was queued for a transport that is being replaced (a cancellation of the
     /// probe, a request made while the handshake moved): the new server must see the handshake
     /// first. A request dropped so was never sent; it ends as lost.
