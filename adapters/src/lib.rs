@@ -40,6 +40,7 @@ mod http;
 pub mod manager;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+mod os;
 #[cfg(feature = "demo")]
 mod serve;
 mod stdio;
