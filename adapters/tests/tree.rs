@@ -129,7 +129,7 @@ fn tests() -> ExitCode {
             filter.push(arg);
         }
     }
-    let mut failed = 0;
+    let (mut ran, mut failed) = (0, 0);
     for (name, test) in tests {
         if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
             continue;
@@ -139,8 +139,14 @@ fn tests() -> ExitCode {
             "test {name} ... {}",
             if outcome.is_ok() { "ok" } else { "FAILED" }
         );
+        ran += 1;
         failed += usize::from(outcome.is_err());
     }
+    let verdict = if failed > 0 { "FAILED" } else { "ok" };
+    println!(
+        "\ntest result: {verdict}. {} passed; {failed} failed",
+        ran - failed
+    );
     if failed > 0 {
         ExitCode::FAILURE
     } else {
