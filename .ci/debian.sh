@@ -38,6 +38,7 @@ debian_unpack() {
     unavailable "$skip" "cannot download $* (a Debian 12 package archive is needed)"
   fi
   rm -rf "$dir.partial"
+  mkdir -p "$dir.partial"
   for d in "$debs"/*.deb; do dpkg-deb -x "$d" "$dir.partial"; done
   rm -rf "$debs" "$dir"
   touch "$dir.partial/.unpacked"
