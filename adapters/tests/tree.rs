@@ -15,13 +15,15 @@ use std::time::{Duration, Instant};
 
 use mcpwire::core::config::StdioConfig;
 use mcpwire::core::server::DemoConfig;
+use mcpwire::core::ProcessAction;
 use mcpwire::{connect, ConnectOptions, ServerConfig};
 
 const ROLE: &str = "MCPWIRE_TREE_ROLE";
 
 fn main() -> ExitCode {
     match std::env::var(ROLE).as_deref() {
-        Ok("server") => server(),
+        Ok("server") => server(false),
+        Ok("stubborn") => server(true),
         Ok("grandchild") => {
             std::thread::sleep(Duration::from_secs(60));
             ExitCode::SUCCESS
@@ -31,10 +33,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// The demo server, after starting the grandchild and naming it on stderr.
+/// The demo server, after starting the grandchild and naming it on stderr; a `stubborn` one
+/// stays after its stdin ends.
 // The grandchild is never waited for: the test is whether it outlives the server.
 #[allow(clippy::zombie_processes)]
-fn server() -> ExitCode {
+fn server(stubborn: bool) -> ExitCode {
     let grandchild = Command::new(std::env::current_exe().unwrap())
         .env(ROLE, "grandchild")
         .stdin(Stdio::null())
@@ -45,18 +48,26 @@ fn server() -> ExitCode {
     eprintln!("grandchild {}", grandchild.id());
     let input = smol::Unblock::new(std::io::stdin());
     let output = smol::Unblock::new(std::io::stdout());
-    match smol::block_on(mcpwire::serve_demo(input, output, DemoConfig::default())) {
+    let served = smol::block_on(mcpwire::serve_demo(input, output, DemoConfig::default()));
+    if stubborn {
+        std::thread::sleep(Duration::from_secs(60));
+    }
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(_) => ExitCode::FAILURE,
     }
 }
 
 fn server_config() -> ServerConfig {
+    config_as("server")
+}
+
+fn config_as(role: &str) -> ServerConfig {
     let mut config = StdioConfig {
         command: std::env::current_exe().unwrap().display().to_string(),
         ..StdioConfig::default()
     };
-    config.env.insert(ROLE.into(), "server".into());
+    config.env.insert(ROLE.into(), role.into());
     ServerConfig::Stdio(config)
 }
 
@@ -101,10 +112,14 @@ fn host() -> ExitCode {
 }
 
 fn tests() -> ExitCode {
-    let tests: [(&str, fn()); 3] = [
+    let tests: [(&str, fn()); 4] = [
         (
             "close_ends_the_server_and_its_grandchild",
             close_ends_the_whole_tree,
+        ),
+        (
+            "close_ends_a_server_that_stays_after_stdin_s_end",
+            close_ends_a_stubborn_server,
         ),
         (
             "dropping_the_driver_ends_the_server_and_its_grandchild",
@@ -154,9 +169,22 @@ fn tests() -> ExitCode {
     }
 }
 
+/// Options that also note each step of the close.
+fn noting_the_steps() -> (ConnectOptions, Arc<Mutex<Option<u32>>>, Steps) {
+    let (mut options, noted) = noting_the_grandchild();
+    let steps = Steps::default();
+    let s = steps.clone();
+    options.on_process_action = Some(Arc::new(move |action| s.lock().unwrap().push(action)));
+    (options, noted, steps)
+}
+
+type Steps = Arc<Mutex<Vec<ProcessAction>>>;
+
+/// The server exits at stdin's end (the close's first step is all it takes); nothing it
+/// started outlives it.
 fn close_ends_the_whole_tree() {
     smol::block_on(async {
-        let (options, noted) = noting_the_grandchild();
+        let (options, noted, steps) = noting_the_steps();
         let client = mcpwire::connect_smol(&server_config(), options)
             .await
             .unwrap();
@@ -171,6 +199,39 @@ fn close_ends_the_whole_tree() {
         assert!(
             gone_within(grandchild, Duration::from_secs(5)),
             "grandchild {grandchild} survived the close"
+        );
+        assert_eq!(*steps.lock().unwrap(), [ProcessAction::CloseStdin]);
+    });
+}
+
+/// A server that stays after stdin's end is ended by the second step (SIGTERM to its group;
+/// on Windows its job ended), with all it started.
+fn close_ends_a_stubborn_server() {
+    smol::block_on(async {
+        let (mut options, noted, steps) = noting_the_steps();
+        options.shutdown.after_close_stdin = Duration::from_millis(300);
+        let client = mcpwire::connect_smol(&config_as("stubborn"), options)
+            .await
+            .unwrap();
+        client.list_tools().await.unwrap();
+        let (server, grandchild) = (client.pid(), grandchild_of(&noted));
+        let start = Instant::now();
+        client.close().await;
+        assert!(
+            start.elapsed() >= Duration::from_millis(300),
+            "it waited first"
+        );
+        assert!(
+            gone_within(server, Duration::from_secs(5)),
+            "server {server} survived"
+        );
+        assert!(
+            gone_within(grandchild, Duration::from_secs(5)),
+            "grandchild {grandchild} survived the close"
+        );
+        assert_eq!(
+            *steps.lock().unwrap(),
+            [ProcessAction::CloseStdin, ProcessAction::Terminate]
         );
     });
 }
