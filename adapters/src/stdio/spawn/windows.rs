@@ -49,6 +49,14 @@ impl Group {
         self.kill();
     }
 
+    /// Whether the server's pipes are sure to end once the job is ended: yes with a job (no
+    /// process in it can leave it, and the standard library keeps its other spawns from
+    /// inheriting the pipes), so the exit is reported once their readers reach their ends, with
+    /// all the server wrote (async-process reads them on threads that may be behind the exit).
+    pub(crate) fn pipes_end_with_it(&self) -> bool {
+        self.job.is_some()
+    }
+
     /// At once, every process of the job (or the server alone, with no job).
     pub(crate) fn kill(&self) {
         // SAFETY: both handles are open for as long as `self` lives; ending a job or process
@@ -84,16 +92,6 @@ pub(super) fn program(config: &StdioConfig) -> OsString {
     match found {
         Some(script) => script.into_os_string(),
         None => OsString::from(&config.command),
-    }
-}
-
-impl Group {
-    /// Whether the server's pipes are sure to end once the job is ended: yes with a job (no
-    /// process in it can leave it, and the pipes are inherited by no one else), so its exit is
-    /// reported once their readers reach their ends, with all it wrote (async-process reads
-    /// them on threads that may be behind the exit).
-    pub(crate) fn pipes_end_with_it(&self) -> bool {
-        self.job.is_some()
     }
 }
 
