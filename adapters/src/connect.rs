@@ -98,7 +98,8 @@ pub struct ConnectOptions {
     /// credentials, status, content type, session id; never a request header).
     pub on_http_exchange: Option<HttpExchangeObserver>,
     /// Sees each step of a stdio server's close as it is taken (stdin's end, SIGTERM,
-    /// SIGKILL), and a new start of the server (default none).
+    /// SIGKILL; on Windows the job object's end for both), and a new start of the server
+    /// (default none).
     pub on_process_action: Option<ProcessActionObserver>,
     /// OAuth for HTTP servers that answer `401` (default none: such a refusal ends the
     /// request with the HTTP error). See [`oauth`].

@@ -99,13 +99,16 @@ where
         &mut self.io
     }
 
-    /// Whether the last read emptied it: the reader is already waiting for readiness.
+    /// Whether the last read emptied it: the reader is already waiting for readiness. (A
+    /// child's pipes are read this way on Unix only.)
+    #[cfg(unix)]
     pub(crate) fn drained(&self) -> bool {
         !self.readable
     }
 
     /// Bytes may be there though no readiness was reported yet (the writer is known to be
     /// gone): the next read is tried at once.
+    #[cfg(unix)]
     pub(crate) fn expect_something(&mut self) {
         self.readable = true;
     }

@@ -24,7 +24,8 @@
 //! itself while nobody else does, so a call made on another thread than the driver's costs no
 //! hop to the driver's thread and back; the driver runs it the rest of the time (notifications,
 //! server requests, a caller that stopped polling). Dropping the last handle closes the
-//! connection gracefully; dropping the driver kills the server's process group at once.
+//! connection gracefully; dropping the driver kills the server's process group at once (on
+//! Windows, its job object: see [`ProcessActionObserver`]).
 #![deny(missing_docs)]
 
 mod client;
@@ -41,6 +42,7 @@ mod http;
 pub mod manager;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+mod os;
 #[cfg(feature = "demo")]
 mod serve;
 mod stdio;

@@ -31,6 +31,7 @@ fn fault(mode: &str) -> ServerConfig {
 }
 
 /// Whether a process is still there (a zombie counts as gone: it has exited and awaits reaping).
+#[cfg(target_os = "linux")]
 fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
@@ -38,6 +39,34 @@ fn alive(pid: i32) -> bool {
             !state.starts_with('Z') && !state.starts_with('X')
         }
         Err(_) => false,
+    }
+}
+
+/// Whether a process is still there (a zombie counts as there).
+#[cfg(all(unix, not(target_os = "linux")))]
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+/// Whether a process is still there: it has that id and has not exited (the tests run on
+/// Windows under Wine too: `.ci/wine.sh`).
+#[cfg(windows)]
+fn alive(pid: i32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_TIMEOUT};
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
+    };
+    // SAFETY: opening a process by id takes no pointers; a null handle is no such process. An
+    // open handle is waited on without blocking, then closed once.
+    unsafe {
+        let handle = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid as u32);
+        if handle.is_null() {
+            return false;
+        }
+        let running = WaitForSingleObject(handle, 0) == WAIT_TIMEOUT;
+        CloseHandle(handle);
+        running
     }
 }
 

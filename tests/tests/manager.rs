@@ -42,6 +42,7 @@ fn options() -> ManagerOptions {
 }
 
 /// Whether process `pid` is still alive (not gone, not a zombie).
+#[cfg(not(windows))]
 fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat
@@ -49,6 +50,27 @@ fn alive(pid: u32) -> bool {
             .and_then(|(_, rest)| rest.split_whitespace().next())
             .is_some_and(|state| state != "Z"),
         Err(_) => false,
+    }
+}
+
+/// Whether process `pid` is still alive: it has that id and has not exited (these tests run on
+/// Windows under Wine too, `.ci/wine.sh`, where `/proc` is the Linux machine's).
+#[cfg(windows)]
+fn alive(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_TIMEOUT};
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
+    };
+    // SAFETY: opening a process by id takes no pointers; a null handle is no such process. An
+    // open handle is waited on without blocking, then closed once.
+    unsafe {
+        let handle = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
+        if handle.is_null() {
+            return false;
+        }
+        let running = WaitForSingleObject(handle, 0) == WAIT_TIMEOUT;
+        CloseHandle(handle);
+        running
     }
 }
 

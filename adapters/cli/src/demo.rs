@@ -602,6 +602,7 @@ async fn close(old: &Tour, new: &Tour) {
 }
 
 /// Whether no process `pid` exists any more (reaped).
+#[cfg(unix)]
 fn process_gone(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
@@ -609,4 +610,25 @@ fn process_gone(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists; nothing is sent.
     let alive = unsafe { libc::kill(pid, 0) } == 0;
     !alive && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+/// Whether process `pid` has ended: none has that id any more, or the one that has it exited
+/// (its object lives on while someone holds a handle to it).
+#[cfg(windows)]
+fn process_gone(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_OBJECT_0};
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
+    };
+    // SAFETY: opening a process by id takes no pointers; failure (no such process) is a null
+    // handle. An open handle is waited on without blocking, then closed once.
+    unsafe {
+        let handle = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
+        if handle.is_null() {
+            return true;
+        }
+        let exited = WaitForSingleObject(handle, 0) == WAIT_OBJECT_0;
+        CloseHandle(handle);
+        exited
+    }
 }

@@ -481,10 +481,14 @@ fn process_step(action: ProcessAction, waits: ShutdownTimeouts) -> Option<String
             "stdin closed (end of file): the server has {:?} to exit",
             waits.after_close_stdin
         ),
+        ProcessAction::Terminate if cfg!(windows) => {
+            "the server is still running: its job object ended (every process in it)".into()
+        }
         ProcessAction::Terminate => format!(
             "the server is still running: SIGTERM sent to its process group, {:?} before SIGKILL",
             waits.after_terminate
         ),
+        ProcessAction::Kill if cfg!(windows) => "the server's job object ended".into(),
         ProcessAction::Kill => "SIGKILL sent to the server's process group".into(),
         // A new process is started only when the era probe went unanswered (or the server
         // exited during it): told here, before its frames, whether or not it then answers.
@@ -1082,6 +1086,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn each_step_of_a_close_in_words() {
         let waits = ShutdownTimeouts::default();
         assert_eq!(

@@ -65,8 +65,9 @@ pub use secret::is_credential_header;
 pub use server::{LoadedServer, OAuthSettings, Origin, Scope, ServerSettings, ToolFilter};
 pub use vars::{Environment, InputCallback, InputSpec, ProcessEnv};
 
+use crate::os::Os;
 use formats::{detect, looks_like_toml, Cx, Outcome};
-use places::{Dirs, Os};
+use places::Dirs;
 use vars::dialect::rules;
 use vars::inputs::Inputs;
 
@@ -149,15 +150,12 @@ impl Loader {
         }
     }
 
-    /// A loader for this process: its environment, the home directory it names (`HOME`, or
-    /// `USERPROFILE` on Windows) and the current directory as the project.
+    /// A loader for this process: its environment, the home directory it names (`HOME`; on
+    /// Windows `USERPROFILE`, as the hosts take it there, else `HOME`) and the current
+    /// directory as the project.
     pub fn from_process() -> Result<Loader, ConfigError> {
         let env = ProcessEnv;
-        let home = env
-            .var("HOME")
-            .filter(|h| !h.is_empty())
-            .or_else(|| env.var("USERPROFILE").filter(|_| cfg!(windows)))
-            .ok_or(ConfigError::NoHome)?;
+        let home = home_of(Os::current(), &env).ok_or(ConfigError::NoHome)?;
         let loader = Loader::new(home, env);
         Ok(match std::env::current_dir() {
             Ok(dir) => loader.project(dir),
@@ -389,6 +387,16 @@ fn absolute(path: &Path) -> PathBuf {
     out
 }
 
+/// The home directory `env` names on `os`: `HOME`; on Windows `USERPROFILE` (what the hosts
+/// and Node's `os.homedir()` take there; `HOME` may be a Unix-like shell's), else `HOME`.
+fn home_of(os: Os, env: &dyn Environment) -> Option<String> {
+    let var = |name: &str| env.var(name).filter(|v| !v.is_empty());
+    match os {
+        Os::Windows => var("USERPROFILE").or_else(|| var("HOME")),
+        Os::Linux | Os::Mac => var("HOME"),
+    }
+}
+
 fn read(path: &Path) -> Result<String, ConfigError> {
     std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
         path: path.to_owned(),
@@ -416,4 +424,29 @@ fn keep_first(mut servers: Vec<LoadedServer>, warnings: &mut Vec<Warning>) -> Ve
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn the_home_is_home_and_on_windows_the_user_profile_first() {
+        let env = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let both = env(&[("HOME", "/home/msys"), ("USERPROFILE", "C:\\Users\\u")]);
+        assert_eq!(home_of(Os::Linux, &both).as_deref(), Some("/home/msys"));
+        assert_eq!(home_of(Os::Mac, &both).as_deref(), Some("/home/msys"));
+        assert_eq!(home_of(Os::Windows, &both).as_deref(), Some("C:\\Users\\u"));
+        let home_only = env(&[("HOME", "/h"), ("USERPROFILE", "")]);
+        assert_eq!(home_of(Os::Windows, &home_only).as_deref(), Some("/h"));
+        let profile_only = env(&[("USERPROFILE", "/p")]);
+        assert_eq!(home_of(Os::Linux, &profile_only), None);
+        assert_eq!(home_of(Os::Windows, &env(&[])), None);
+    }
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::host::Host;
 use super::server::Scope;
 use super::vars::env::Environment;
+use crate::os::Os;
 
 /// A file a host may keep its servers in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,27 +19,6 @@ pub struct Place {
     pub host: Host,
     /// Which of the host's scopes it is.
     pub scope: Scope,
-}
-
-/// The operating systems whose conventions differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Os {
-    Linux,
-    Mac,
-    Windows,
-}
-
-impl Os {
-    pub(crate) fn current() -> Os {
-        if cfg!(target_os = "macos") {
-            Os::Mac
-        } else if cfg!(windows) {
-            Os::Windows
-        } else {
-            // Linux and the other Unixes follow the XDG conventions.
-            Os::Linux
-        }
-    }
 }
 
 /// What the places are computed from.

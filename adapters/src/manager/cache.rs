@@ -320,38 +320,10 @@ pub fn credentials_of(config: &ServerConfig) -> Option<String> {
 
 /// The user's cache folder for mcpwire: `$XDG_CACHE_HOME/mcpwire` or `~/.cache/mcpwire` on
 /// Linux and other Unix, `~/Library/Caches/mcpwire` on macOS, `%LOCALAPPDATA%\mcpwire\cache`
-/// on Windows (`HOME` and `LOCALAPPDATA` read from the environment; relative paths ignored);
-/// `None` when none can be found.
+/// (else `%USERPROFILE%\AppData\Local\mcpwire\cache`) on Windows (read from the
+/// environment; relative paths ignored); `None` when none can be found.
 pub fn default_dir() -> Option<PathBuf> {
-    dir_from(|name| std::env::var_os(name))
-}
-
-/// [`default_dir`] with the environment as an argument.
-fn dir_from(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
-    let abs = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
-    platform_dir(abs)
-}
-
-#[cfg(windows)]
-fn platform_dir(abs: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
-    abs("LOCALAPPDATA").map(|p| p.join("mcpwire").join("cache"))
-}
-
-#[cfg(target_os = "macos")]
-fn platform_dir(abs: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
-    abs("HOME").map(|h| h.join("Library").join("Caches").join("mcpwire"))
-}
-
-#[cfg(all(unix, not(target_os = "macos")))]
-fn platform_dir(abs: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
-    abs("XDG_CACHE_HOME")
-        .or_else(|| abs("HOME").map(|h| h.join(".cache")))
-        .map(|p| p.join("mcpwire"))
-}
-
-#[cfg(not(any(unix, windows)))]
-fn platform_dir(_abs: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
-    None
+    crate::os::user_dirs().cache()
 }
 
 /// How much a cache folder keeps (see [`ListCache::prune`]). Each connection that lists a
@@ -1161,30 +1133,6 @@ mod tests {
                 assert!(!text.contains(secret), "{name}: {text}");
             }
         }
-    }
-
-    #[cfg(all(unix, not(target_os = "macos")))]
-    #[test]
-    fn the_default_folder_follows_xdg_then_home() {
-        fn env<'a>(
-            pairs: &'a [(&'a str, &'a str)],
-        ) -> impl Fn(&str) -> Option<std::ffi::OsString> + 'a {
-            move |name: &str| {
-                pairs
-                    .iter()
-                    .find(|(k, _)| *k == name)
-                    .map(|(_, v)| std::ffi::OsString::from(v))
-            }
-        }
-        let xdg = [("XDG_CACHE_HOME", "/x/cache"), ("HOME", "/home/u")];
-        assert_eq!(dir_from(env(&xdg)), Some(PathBuf::from("/x/cache/mcpwire")));
-        let home = [("XDG_CACHE_HOME", "rel"), ("HOME", "/home/u")];
-        assert_eq!(
-            dir_from(env(&home)),
-            Some(PathBuf::from("/home/u/.cache/mcpwire"))
-        );
-        assert_eq!(dir_from(env(&[("HOME", "")])), None);
-        assert_eq!(dir_from(env(&[])), None);
     }
 
     #[test]

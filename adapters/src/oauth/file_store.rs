@@ -73,24 +73,28 @@ impl FileTokenStore {
     /// The user's folder for mcpwire's sign-ins: `$MCPWIRE_STATE_DIR/oauth` when set, else
     /// `$XDG_STATE_HOME/mcpwire/oauth` or `~/.local/state/mcpwire/oauth` on Linux and other
     /// Unix, `~/Library/Application Support/mcpwire/oauth` on macOS,
-    /// `%LOCALAPPDATA%\mcpwire\oauth` on Windows; `None` when none can be found.
+    /// `%LOCALAPPDATA%\mcpwire\oauth` (else `%USERPROFILE%\AppData\Local\mcpwire\oauth`) on
+    /// Windows; `None` when none can be found.
     pub fn default_dir() -> Option<PathBuf> {
-        let abs = |name: &str| {
-            std::env::var_os(name)
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-        };
-        if let Some(dir) = abs("MCPWIRE_STATE_DIR") {
+        let abs = std::env::var_os("MCPWIRE_STATE_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
+        if let Some(dir) = abs {
             return Some(dir.join("oauth"));
         }
-        state_dir(abs).map(|d| d.join("mcpwire").join("oauth"))
+        crate::os::user_dirs().state().map(|d| d.join("oauth"))
     }
 
     /// The store in [`FileTokenStore::default_dir`].
     pub fn open_default() -> Result<FileTokenStore, StoreError> {
+        let unset = if cfg!(windows) {
+            "no folder for sign-ins (neither LOCALAPPDATA nor USERPROFILE is set)"
+        } else {
+            "no folder for sign-ins (HOME is not set)"
+        };
         Self::default_dir()
             .map(FileTokenStore::new)
-            .ok_or_else(|| StoreError("no folder for sign-ins (HOME is not set)".into()))
+            .ok_or_else(|| StoreError(unset.into()))
     }
 
     /// The folder.
@@ -258,24 +262,4 @@ fn hidden(path: &Path) -> bool {
 
 fn io_error(doing: &str, path: &Path, e: &std::io::Error) -> StoreError {
     StoreError(format!("{doing} {}: {e}", path.display()))
-}
-
-#[cfg(windows)]
-fn state_dir(abs: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
-    abs("LOCALAPPDATA")
-}
-
-#[cfg(target_os = "macos")]
-fn state_dir(abs: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
-    abs("HOME").map(|h| h.join("Library").join("Application Support"))
-}
-
-#[cfg(all(unix, not(target_os = "macos")))]
-fn state_dir(abs: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
-    abs("XDG_STATE_HOME").or_else(|| abs("HOME").map(|h| h.join(".local").join("state")))
-}
-
-#[cfg(not(any(unix, windows)))]
-fn state_dir(_abs: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
-    None
 }

@@ -1,5 +1,5 @@
-//! The stdio transport's IO: a child process (spawned in its own process group, signalled,
-//! reaped, started again) or any pair of byte streams, its pipes read with the fewest syscalls,
+//! The stdio transport's IO: a child process (spawned in its own process group, or job object
+//! on Windows, signalled, reaped, started again) or any pair of byte streams, its pipes read with the fewest syscalls,
 //! and its stderr kept for errors and passed to the application line by line.
 //!
 //! It implements [`TransportIo`](crate::transport::TransportIo) over the core's

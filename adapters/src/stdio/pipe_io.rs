@@ -1,5 +1,6 @@
 //! The stdio transport's IO: the server's stdin and stdout (a child's pipes, or any pair of
-//! byte streams), and for a child process its stderr, its exit and the signals to its group.
+//! byte streams), and for a child process its stderr, its exit and the ending of its process
+//! tree (signals to its group on Unix, its job on Windows: see the `spawn` module).
 
 use std::io;
 use std::pin::Pin;
@@ -14,7 +15,7 @@ use mcpwire_core::{Connection, Output, ProcessAction, ProcessExit};
 
 use super::pipe_reader::{PipeReader, Read};
 use super::signal::Signal;
-use super::spawn::{signal_group, Spawned, SIGKILL, SIGTERM};
+use super::spawn::{Group, Spawned};
 use super::stderr::StderrTail;
 use crate::future::BoxFuture;
 use crate::transport::TransportIo;
@@ -23,8 +24,10 @@ use crate::transport::TransportIo;
 /// end of file on its stdin ([`ProcessAction::CloseStdin`], once everything queued before it
 /// was written), SIGTERM ([`ProcessAction::Terminate`]) and SIGKILL ([`ProcessAction::Kill`])
 /// to its process group (also when the [`Driver`](crate::Driver) is dropped with the server still running),
-/// and a new start ([`ProcessAction::SpawnAgain`]). Called on the connection's driver, with the
-/// connection locked: it must return quickly and must not call the [`Client`](crate::Client).
+/// and a new start ([`ProcessAction::SpawnAgain`]). On Windows, `Terminate` and `Kill` each end
+/// the server's job object, every process in it at once (Windows has no SIGTERM for a process
+/// with no window). Called on the connection's driver, with the connection locked: it must
+/// return quickly and must not call the [`Client`](crate::Client).
 pub type ProcessActionObserver = Arc<dyn Fn(ProcessAction) + Send + Sync>;
 
 /// How many reads of one pipe a step makes before moving on.
@@ -35,7 +38,8 @@ type Writer = Pin<Box<dyn AsyncWrite + Send>>;
 
 /// The server process behind the pipes.
 struct Process {
-    pid: i32,
+    /// The server's process tree (its group, or its job on Windows).
+    group: Group,
     /// Kept so that async-process reaps the child when it goes.
     _child: async_process::Child,
     stderr: Option<PipeReader>,
@@ -48,6 +52,9 @@ struct Process {
     stderr_tail: StderrTail,
     /// How to start the server again (after an unanswered `server/discover` probe).
     config: StdioConfig,
+    /// How it exited, kept until its pipes' ends are read where the exit waits for them (see
+    /// [`Group::pipes_end_with_it`]).
+    exit: Option<ProcessExit>,
 }
 
 impl Process {
@@ -150,7 +157,7 @@ impl PipeIo {
         let status: BoxFuture<io::Result<ExitStatus>> = Box::pin(child.status());
         self.exited = false;
         self.process = Some(Process {
-            pid: spawned.pid,
+            group: spawned.group,
             _child: child,
             stderr,
             stderr_signal: Signal::new(),
@@ -158,6 +165,7 @@ impl PipeIo {
             status_signal: Signal::new(),
             stderr_tail,
             config,
+            exit: None,
         });
     }
 
@@ -174,7 +182,7 @@ impl PipeIo {
         };
         match super::spawn::spawn(&old.config) {
             Ok(spawned) => {
-                let pid = spawned.pid as u32;
+                let pid = spawned.pid;
                 // The old child goes to async-process's reaper; its stderr is not the new one's.
                 let mut tail = old.stderr_tail;
                 tail.clear();
@@ -250,45 +258,56 @@ impl PipeIo {
         if p.stderr.is_some() && p.stderr_signal.take(cx.waker()) {
             progressed |= p.read_stderr(&mut self.read_buf, stderr_lines);
         }
-        let Some(status) = p.status.as_mut() else {
-            return progressed;
-        };
-        if !p.status_signal.take(cx.waker()) {
-            return progressed;
-        }
-        let Poll::Ready(result) = status.as_mut().poll(&mut p.status_signal.context()) else {
-            return progressed;
-        };
-        p.status = None;
-        self.exited = true;
-        // Whatever the server wrote before exiting is still in its pipes, though the reactor
-        // may not have reported them yet: read them now, before the exit reaches the core (it
-        // ends the connection). stdout is read to its end, so a last line without a line end
-        // is released too; a grandchild that keeps a pipe open and writing is read only up to
-        // the bound, and the rest is dropped with the connection.
-        let mut scx = self.stdout_signal.context();
-        for _ in 0..READS_PER_STEP {
-            let Some(stdout) = self.stdout.as_mut() else {
-                break;
-            };
-            stdout.writer_gone();
-            match stdout.read(&mut scx, &mut self.read_buf) {
-                Read::Bytes { n, .. } => conn.handle_stdout(now, &self.read_buf[..n]),
-                Read::End => {
-                    self.stdout = None;
-                    conn.handle_stdout_eof(now);
-                }
-                Read::Pending => break,
+        if let Some(status) = p.status.as_mut() {
+            if !p.status_signal.take(cx.waker()) {
+                return progressed;
             }
+            let Poll::Ready(result) = status.as_mut().poll(&mut p.status_signal.context()) else {
+                return progressed;
+            };
+            p.status = None;
+            p.exit = Some(exit_of(result));
+            progressed = true;
+            // Whatever the server wrote before exiting is still in its pipes, though the
+            // reactor may not have reported them yet: read them now, before the exit reaches
+            // the core (it ends the connection). stdout is read to its end, so a last line
+            // without a line end is released too; a grandchild that keeps a pipe open and
+            // writing is read only up to the bound, and the rest is dropped with the
+            // connection.
+            let mut scx = self.stdout_signal.context();
+            for _ in 0..READS_PER_STEP {
+                let Some(stdout) = self.stdout.as_mut() else {
+                    break;
+                };
+                stdout.writer_gone();
+                match stdout.read(&mut scx, &mut self.read_buf) {
+                    Read::Bytes { n, .. } => conn.handle_stdout(now, &self.read_buf[..n]),
+                    Read::End => {
+                        self.stdout = None;
+                        conn.handle_stdout_eof(now);
+                    }
+                    Read::Pending => break,
+                }
+            }
+            if let Some(stderr) = p.stderr.as_mut() {
+                stderr.writer_gone();
+                p.read_stderr(&mut self.read_buf, stderr_lines);
+            }
+            // Nothing of the group may outlive its leader.
+            p.group.kill();
         }
-        if let Some(stderr) = p.stderr.as_mut() {
-            stderr.writer_gone();
-            p.read_stderr(&mut self.read_buf, stderr_lines);
+        let Some(exit) = p.exit else {
+            return progressed;
+        };
+        if p.group.pipes_end_with_it() && (self.stdout.is_some() || p.stderr.is_some()) {
+            // Their readers are still delivering what the server wrote (on Windows a reading
+            // thread does, and may be behind its exit); with the tree ended, their ends come.
+            return progressed;
         }
-        // Nothing of the group may outlive its leader.
-        signal_group(p.pid, SIGKILL);
+        p.exit = None;
+        self.exited = true;
         let tail = p.stderr_tail.tail();
-        conn.handle_exit(now, exit_of(result), &tail);
+        conn.handle_exit(now, exit, &tail);
         true
     }
 }
@@ -306,7 +325,6 @@ impl TransportIo for PipeIo {
     }
 
     fn carry_out(&mut self, conn: &mut Connection, now: Instant, output: Output) -> Option<u32> {
-        let pid = self.process.as_ref().map(|p| p.pid);
         match output {
             Output::Write(bytes) if self.unwritten.is_empty() => {
                 // The written-out buffer goes back to the core for the next frames.
@@ -320,14 +338,14 @@ impl TransportIo for PipeIo {
             // Told when the end of file is written (`write`), after what was queued before.
             Output::Process(ProcessAction::CloseStdin) => self.close_stdin = true,
             Output::Process(ProcessAction::Terminate) => {
-                if let Some(p) = pid {
-                    signal_group(p, SIGTERM);
+                if let Some(p) = &self.process {
+                    p.group.terminate();
                     self.tell(ProcessAction::Terminate);
                 }
             }
-            Output::Process(ProcessAction::Kill) => match pid {
+            Output::Process(ProcessAction::Kill) => match &self.process {
                 Some(p) => {
-                    signal_group(p, SIGKILL);
+                    p.group.kill();
                     self.tell(ProcessAction::Kill);
                 }
                 None => {
@@ -385,8 +403,14 @@ impl TransportIo for PipeIo {
         if self.written == self.unwritten.len() || self.stdin.is_none() {
             self.unwritten.clear();
             self.written = 0;
-            if self.close_stdin && self.stdin.is_some() {
-                // Dropping the pipe is the end of file.
+            if let Some(stdin) = self.stdin.as_mut().filter(|_| self.close_stdin) {
+                // What is on its way to the pipe goes first (on Windows a writing thread may
+                // still hold some: dropping it would lose them); then dropping the pipe is the
+                // end of file.
+                if stdin.as_mut().poll_close(&mut scx).is_pending() {
+                    self.stdin_blocked = true;
+                    return progressed;
+                }
                 self.stdin = None;
                 self.tell(ProcessAction::CloseStdin);
                 progressed = true;
@@ -407,8 +431,8 @@ impl TransportIo for PipeIo {
 impl Drop for PipeIo {
     fn drop(&mut self) {
         if let Some(p) = &self.process {
-            if !self.exited {
-                signal_group(p.pid, SIGKILL);
+            if !self.exited && p.status.is_some() {
+                p.group.kill();
                 self.tell(ProcessAction::Kill);
             }
         }

@@ -567,7 +567,7 @@ fn chunk_size(line: &[u8]) -> Result<u64, Http1Error> {
             b'a'..=b'f' => b - b'a' + 10,
             _ => b - b'A' + 10,
         };
-        acc << 4 | u64::from(digit)
+        (acc << 4) | u64::from(digit)
     }))
 }
 

@@ -18,11 +18,11 @@ pub(crate) fn load_le(bytes: &[u8]) -> u64 {
     } else if n >= 4 {
         let lo = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         let hi = u32::from_le_bytes([bytes[n - 4], bytes[n - 3], bytes[n - 2], bytes[n - 1]]);
-        u64::from(lo) | u64::from(hi) << ((n - 4) * 8)
+        u64::from(lo) | (u64::from(hi) << ((n - 4) * 8))
     } else if n >= 2 {
         let lo = u16::from_le_bytes([bytes[0], bytes[1]]);
         let hi = u16::from_le_bytes([bytes[n - 2], bytes[n - 1]]);
-        u64::from(lo) | u64::from(hi) << ((n - 2) * 8)
+        u64::from(lo) | (u64::from(hi) << ((n - 2) * 8))
     } else {
         bytes.first().map_or(0, |&b| u64::from(b))
     }

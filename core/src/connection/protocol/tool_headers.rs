@@ -200,7 +200,7 @@ fn base64(bytes: &[u8]) -> String {
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
             } else {
                 out.push('=');
             }

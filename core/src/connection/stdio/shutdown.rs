@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 pub enum ProcessAction {
     /// Close the child's stdin (end of file): a well-behaved server exits on it.
     CloseStdin,
-    /// Ask the child's process group to stop (SIGTERM on POSIX).
+    /// Ask the child's process group to stop (SIGTERM on POSIX; on Windows, which has no such
+    /// request for a process with no window, mcpwire's adapter ends the child's job object).
     Terminate,
-    /// Stop the child's process group at once (SIGKILL on POSIX).
+    /// Stop the child's process group at once (SIGKILL on POSIX; on Windows the job object
+    /// ended).
     Kill,
     /// Start the server again with the same command, then call
     /// [`Connection::handle_respawned`](crate::Connection::handle_respawned), or

@@ -1,9 +1,23 @@
-//! Starting a server process: its own process group, a parent-death signal, piped stdio.
+//! Starting a server process: piped stdio, and the process tree it heads held as one, so that
+//! it can be ended whole and ends with the host.
 //!
-//! On Linux the parent-death signal follows the thread that spawned the child, not the process,
-//! so every child is spawned from one long-lived spawner thread that lives as long as the host.
-//! If the host dies, the kernel kills the direct child; the rest of its group then sees stdin
-//! close.
+//! - **Linux**: the server leads a process group of its own, and gets a parent-death signal
+//!   (SIGKILL). That signal follows the thread that spawned the child, not the process, so every
+//!   child is spawned from one long-lived spawner thread that lives as long as the host. If the
+//!   host dies, the kernel kills the direct child; the rest of its group then sees stdin close.
+//! - **macOS and the other Unixes**: the process group, and no parent-death signal (the system
+//!   has none): if the host dies, the server sees its stdin close (and its stdout's reader
+//!   gone); a server that exits at stdin's end, as the MCP stdio transport asks, ends there,
+//!   and what it started itself lives on unless it too watches its stdin.
+//! - **Windows**: the server is started suspended, put in a job object of its own that kills
+//!   every process in it when its last handle closes, then resumed: nothing it starts escapes
+//!   the job, the job is ended at once where Unix signals the group, and when the host dies
+//!   (its handles closed by the system) the whole tree ends. It gets a console of its own with
+//!   no window, so no console window opens for it and the host's console events (Ctrl-C,
+//!   Ctrl-Break, the console closing) reach the host, not the server (as the process group
+//!   keeps a terminal's Ctrl-C away from it on Unix).
+//!
+//! The platform parts live in `unix` and `windows`; this module holds what they share.
 
 use std::io;
 use std::process::Stdio;
@@ -12,13 +26,28 @@ use std::sync::{Mutex, OnceLock};
 
 use mcpwire_core::config::{InheritEnv, StdioConfig};
 
+#[cfg(any(windows, test))]
+mod search;
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as platform;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as platform;
+
+pub(crate) use platform::Group;
+
 /// A spawned server and the pipes to it.
 pub(crate) struct Spawned {
     pub(crate) child: async_process::Child,
-    pub(crate) pid: i32,
+    pub(crate) pid: u32,
+    /// The server's process tree, to end it.
+    pub(crate) group: Group,
 }
 
-type Reply = mpsc::Sender<io::Result<async_process::Child>>;
+type Reply = mpsc::Sender<io::Result<(async_process::Child, Group)>>;
 
 /// The spawner thread's queue.
 fn spawner() -> &'static Mutex<mpsc::Sender<(std::process::Command, Reply)>> {
@@ -33,7 +62,17 @@ fn spawner() -> &'static Mutex<mpsc::Sender<(std::process::Command, Reply)>> {
                     cmd.stdin(Stdio::piped())
                         .stdout(Stdio::piped())
                         .stderr(Stdio::piped());
-                    let _ = reply.send(cmd.spawn());
+                    let spawned = cmd.spawn().and_then(|mut child| {
+                        match platform::group_of(&child) {
+                            Ok(group) => Ok((child, group)),
+                            Err(e) => {
+                                // Not started for real (on Windows it is still suspended).
+                                let _ = child.kill();
+                                Err(e)
+                            }
+                        }
+                    });
+                    let _ = reply.send(spawned);
                 }
             })
             .expect("cannot start the process spawner thread");
@@ -41,26 +80,27 @@ fn spawner() -> &'static Mutex<mpsc::Sender<(std::process::Command, Reply)>> {
     })
 }
 
-/// Spawns the server described by `config` in a new process group, with a parent-death signal.
+/// Spawns the server described by `config`, its process tree held as one (see the module's
+/// documentation for what that is on each system).
 pub(crate) fn spawn(config: &StdioConfig) -> io::Result<Spawned> {
-    let mut cmd = std::process::Command::new(&config.command);
+    let mut cmd = std::process::Command::new(platform::program(config));
     cmd.args(&config.args);
     set_env(&mut cmd, config, |name| std::env::var_os(name));
     if let Some(cwd) = &config.cwd {
         cmd.current_dir(cwd);
     }
-    configure_child(&mut cmd);
+    platform::configure_child(&mut cmd);
     let (reply_tx, reply_rx) = mpsc::channel();
     spawner()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .send((cmd, reply_tx))
         .map_err(|_| io::Error::other("the process spawner thread is gone"))?;
-    let child = reply_rx
+    let (child, group) = reply_rx
         .recv()
         .map_err(|_| io::Error::other("the process spawner thread is gone"))??;
-    let pid = child.id() as i32;
-    Ok(Spawned { child, pid })
+    let pid = child.id();
+    Ok(Spawned { child, pid, group })
 }
 
 /// The server's environment: the inherited part (all of the host's, or only the listed
@@ -83,50 +123,6 @@ fn set_env(
     }
     cmd.envs(&config.env);
 }
-
-#[cfg(target_os = "linux")]
-fn configure_child(cmd: &mut std::process::Command) {
-    use std::os::unix::process::CommandExt;
-    cmd.process_group(0);
-    // SAFETY: the closure runs in the child between fork and exec, where only async-signal-safe
-    // calls are allowed: `prctl`, `getppid` and `kill` are. It touches no memory of the parent's
-    // beyond one integer copied into the closure.
-    let parent = std::process::id() as libc::pid_t;
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // The parent may have died before the signal was armed.
-            if libc::getppid() != parent {
-                libc::kill(libc::getpid(), libc::SIGKILL);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(all(unix, not(target_os = "linux")))]
-fn configure_child(cmd: &mut std::process::Command) {
-    use std::os::unix::process::CommandExt;
-    cmd.process_group(0);
-}
-
-/// Sends `signal` to the process group led by `pid`.
-pub(crate) fn signal_group(pid: i32, signal: i32) {
-    if pid > 0 {
-        // SAFETY: `kill` has no memory-safety preconditions; a stale group id at worst fails with
-        // ESRCH, which is ignored.
-        unsafe {
-            libc::kill(-pid, signal);
-        }
-    }
-}
-
-/// The signal numbers used by the shutdown plan.
-pub(crate) const SIGTERM: i32 = libc::SIGTERM;
-/// See [`SIGTERM`].
-pub(crate) const SIGKILL: i32 = libc::SIGKILL;
 
 #[cfg(test)]
 mod tests {
