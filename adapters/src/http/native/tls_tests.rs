@@ -18,9 +18,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
 use super::tests::post;
-use super::Http1Backend;
 use crate::http::backend::{HttpBackend, HttpFailure, HttpResponse};
 use crate::http::options::{HttpClientOptions, ProxySetting};
+use crate::http::router::Router;
 
 type Tls = StreamOwned<ServerConnection, TcpStream>;
 
@@ -105,17 +105,17 @@ fn send_with(tls: &mut Tls, plaintext: &[u8], close: bool, then: &[u8]) {
     let _ = tls.sock.write_all(&out);
 }
 
-fn backend() -> Http1Backend {
+fn backend() -> Router {
     let mut options = HttpClientOptions {
         proxy: ProxySetting::Direct,
         ..HttpClientOptions::default()
     };
     options.tls.danger_accept_invalid_certificates = true;
-    Http1Backend::for_options(&options).expect("mcpwire's own client")
+    Router::new(&options)
 }
 
 /// Sends `post(url)` and reads the whole body, within 5 s (a hang fails the test).
-fn exchange(backend: &Http1Backend, url: &str) -> Result<(u16, io::Result<Vec<u8>>), HttpFailure> {
+fn exchange(backend: &Router, url: &str) -> Result<(u16, io::Result<Vec<u8>>), HttpFailure> {
     let run = async {
         let resp: HttpResponse = backend.send(post(url)).await?;
         let mut body = Vec::new();
