@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use mcpwire_core::error::HttpErrorKind;
 use mcpwire_core::HttpRequest;
 
-use super::backend::{check_headers, HttpBackend, HttpFailure, HttpResponse};
+use super::backend::{HttpBackend, HttpFailure, HttpResponse};
 use super::libcurl::IsahcBackend;
 use super::native::{Exchanged, Hop, Http1Client, Target};
 use super::options::{HttpClientOptions, HttpVersionChoice};
@@ -176,15 +176,11 @@ impl Router {
 
 impl HttpBackend for Router {
     fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
+        // Each backend refuses a header HTTP cannot carry itself, before anything is sent.
         let (native, target) = match self.route(&request.url) {
             Route::Native(native, target) => (native, target),
-            // libcurl's backend checks the headers itself.
             Route::Libcurl(need) => return self.libcurl.send(request, need),
         };
-        // A header HTTP cannot carry fails the request before anything is sent.
-        if let Err(failure) = check_headers(&request) {
-            return Box::pin(async move { Err(failure) });
-        }
         let exchange = native.send(target.clone(), request);
         let libcurl = self.libcurl.clone();
         Box::pin(async move {

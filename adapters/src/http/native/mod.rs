@@ -27,7 +27,7 @@ use mcpwire_core::error::{HttpErrorKind, TlsFailure};
 use mcpwire_core::HttpRequest;
 
 use self::pool::Pool;
-use crate::http::backend::HttpFailure;
+use crate::http::backend::{check_headers, HttpFailure};
 use crate::http::options::{HttpClientOptions, HttpVersionChoice, TlsOptions};
 
 pub(crate) use self::exchange::Exchanged;
@@ -92,8 +92,8 @@ impl Http1Client {
             .map_err(|(kind, e)| HttpFailure::new(HttpErrorKind::Tls(kind), e, true))
     }
 
-    /// Sends `request` to `target` (its headers already checked), on an idle connection or a
-    /// new one.
+    /// Sends `request` to `target`, on an idle connection or a new one. A header HTTP cannot
+    /// carry fails it before anything is sent.
     pub(crate) fn send(
         &self,
         target: Arc<Target>,
@@ -101,9 +101,10 @@ impl Http1Client {
     ) -> impl Future<Output = Exchanged> + Send + 'static {
         let pool = self.pool.clone();
         let connect_timeout = self.connect_timeout;
-        let tls = target.tls.then(|| self.tls_config()).transpose();
+        let ready = check_headers(&request)
+            .and_then(|()| target.tls.then(|| self.tls_config()).transpose());
         async move {
-            match tls {
+            match ready {
                 Ok(tls) => exchange::exchange(pool, connect_timeout, tls, target, request).await,
                 Err(failure) => failure.into(),
             }

@@ -1,8 +1,9 @@
 //! mcpwire's own client against servers on 127.0.0.1 that answer as scripted: keep-alive and
 //! what ends it, bodies framed every way, a refused connection, and every byte in a request's
-//! header and a response's head. Requests go through the router, as they do in use: with no
-//! proxy and HTTP/1.1, every one comes to this client.
+//! header and a response's head. Each request goes to the target its URL names, with no proxy
+//! and HTTP/1.1 alone (what the router gives this client for such a URL).
 
+use std::future::Future;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,9 +15,36 @@ use futures_lite::AsyncReadExt;
 use mcpwire_core::error::HttpErrorKind;
 use mcpwire_core::{HttpMethod, HttpRequest};
 
-use crate::http::backend::{HttpBackend, HttpResponse};
+use super::{Exchanged, Http1Client, Target};
+use crate::http::backend::{HttpFailure, HttpResponse};
 use crate::http::options::{HttpClientOptions, ProxySetting};
-use crate::http::router::Router;
+use crate::http::url_parts::UrlParts;
+
+/// mcpwire's own client as these tests drive it.
+pub(super) struct Client(Http1Client);
+
+impl Client {
+    /// The client for `options`, which name no proxy and offer HTTP/1.1 alone.
+    pub(super) fn new(options: &HttpClientOptions) -> Client {
+        Client(Http1Client::new(options))
+    }
+
+    /// Sends `request` to the target its URL names.
+    pub(super) fn send(
+        &self,
+        request: HttpRequest,
+    ) -> impl Future<Output = Result<HttpResponse, HttpFailure>> {
+        let parts = UrlParts::read(&request.url).expect("a URL these tests wrote");
+        let target = Arc::new(Target::new(&request.url, &parts, None));
+        let exchange = self.0.send(target, request);
+        async move {
+            match exchange.await {
+                Exchanged::Done(done) => done,
+                Exchanged::Http2(_) => panic!("h2 agreed, though only http/1.1 was offered"),
+            }
+        }
+    }
+}
 
 /// A server on 127.0.0.1 that answers each request of each connection with `answer(n)`
 /// (n counts requests over all connections) and closes the connection after the answer
@@ -79,12 +107,12 @@ pub(crate) fn post(url: &str) -> HttpRequest {
     }
 }
 
-fn backend() -> Router {
+fn backend() -> Client {
     let options = HttpClientOptions {
         proxy: ProxySetting::Direct,
         ..HttpClientOptions::default()
     };
-    Router::new(&options)
+    Client::new(&options)
 }
 
 async fn body_of(resp: HttpResponse) -> io::Result<Vec<u8>> {
