@@ -21,8 +21,8 @@ use crate::error::Error;
 use crate::handlers::Handlers;
 use crate::http::counters::CounterCells;
 use crate::http::io::HttpIo;
-use crate::http::native::Http1Backend;
-use crate::http::{HttpBackend, HttpClientOptions, HttpExchangeObserver, IsahcBackend};
+use crate::http::router::Router;
+use crate::http::{HttpBackend, HttpClientOptions, HttpExchangeObserver};
 #[cfg(feature = "oauth")]
 use crate::oauth;
 use crate::stdio::pipe_io::PipeIo;
@@ -32,9 +32,9 @@ use crate::transport::TransportIo;
 
 /// How to connect: who we are, what we answer, limits and taps. Every field has a default,
 /// beside it ([`ConnectOptions::default`]): a 30 s handshake, the era detected, no handlers (no
-/// client capabilities declared), the design's limits, mcpwire's own HTTP/1.1 client for plain
-/// `http://` servers and libcurl for the rest. Each call's own options (its 30 s timeout,
-/// progress) are [`CallOptions`](crate::CallOptions).
+/// client capabilities declared), the design's limits, mcpwire's own HTTP/1.1 client for
+/// `http://` and `https://` servers and libcurl for HTTP/2, SOCKS and `https://` proxy URLs.
+/// Each call's own options (its 30 s timeout, progress) are [`CallOptions`](crate::CallOptions).
 ///
 /// Build one with the setters, by struct update, or field by field:
 ///
@@ -90,9 +90,11 @@ pub struct ConnectOptions {
     /// How the default HTTP backend reaches servers: TLS trust and client certificates, the
     /// proxy, HTTP versions, the connection pool's limits.
     pub http_client: HttpClientOptions,
-    /// The HTTP client for HTTP servers (default: mcpwire's own HTTP/1.1 client for a plain
-    /// `http://` server reached directly, [`IsahcBackend`] for the rest, both with
-    /// [`ConnectOptions::http_client`]; see [`HttpClientOptions::http1_via_libcurl`]).
+    /// The HTTP client for HTTP servers (default: mcpwire's own HTTP/1.1 client for `http://`
+    /// and `https://` servers, directly or through an HTTP proxy, and
+    /// [`IsahcBackend`](crate::IsahcBackend) (libcurl) for HTTP/2, SOCKS and `https://` proxy
+    /// URLs, both with [`ConnectOptions::http_client`]; see
+    /// [`HttpClientOptions::http1_via_libcurl`]).
     pub http_backend: Option<Arc<dyn HttpBackend>>,
     /// Sees each HTTP exchange go out and its response head come back (method, URL without
     /// credentials, status, content type, session id; never a request header).
@@ -267,21 +269,6 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
     Ok(options.finish(taps, conn, command, pid, Box::new(io)))
 }
 
-/// The default HTTP backend: mcpwire's own HTTP/1.1 client for the servers it speaks to
-/// itself (see `Http1Backend::handles`), isahc (libcurl) for the rest. The options are checked
-/// here either way (a CA file that cannot be read fails the connection, whatever the URL).
-fn default_backend(options: &HttpClientOptions, url: &str) -> Result<Arc<dyn HttpBackend>, String> {
-    if let Some(h1) = Http1Backend::for_options(options).filter(|h1| h1.speaks_to(url)) {
-        options.tls.trust_pem()?;
-        if url.starts_with("https://") {
-            // A certificate or key that cannot be used fails the connection here, by name.
-            h1.prepare_tls()?;
-        }
-        return Ok(Arc::new(h1));
-    }
-    Ok(Arc::new(IsahcBackend::with_options(options)?))
-}
-
 fn connect_http(
     config: &HttpConfig,
     options: ConnectOptions,
@@ -295,12 +282,16 @@ fn connect_http(
         (options.shown_as.clone()).unwrap_or_else(|| mcpwire_core::error::redact_url(&config.url));
     let backend = match options.http_backend.clone() {
         Some(b) => b,
-        None => default_backend(&options.http_client, &config.url).map_err(|message| {
-            Error::HttpOptions {
-                target: shown.clone(),
-                message,
+        // The default client: its options checked here for the server's URL, by name.
+        None => match Router::for_server(&options.http_client, &config.url) {
+            Ok(router) => Arc::new(router),
+            Err(message) => {
+                return Err(Error::HttpOptions {
+                    target: shown,
+                    message,
+                })
             }
-        })?,
+        },
     };
     #[cfg(feature = "oauth")]
     let oauth = options.oauth.clone();

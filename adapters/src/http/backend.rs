@@ -1,8 +1,10 @@
 //! The HTTP client behind the Streamable HTTP transport, as the driver's IO sees it: the small
 //! [`HttpBackend`] trait (send one request, get its response head and a body stream), the
-//! response it gives and the failure it reports. A leaf: the backends and the OAuth wrappers
-//! build on it, and it imports nothing of the rest of the crate but the boxed future.
+//! response it gives and the failure it reports, and how a body's read error says what it
+//! means ([`BodyFailure`]). A leaf: the backends and the OAuth wrappers build on it, and it
+//! imports nothing of the rest of the crate but the boxed future.
 
+use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 
@@ -104,12 +106,47 @@ impl HttpFailure {
         }
     }
 
+    /// What the read error `e` of a response's body means: the failure its backend put in it
+    /// ([`BodyFailure`]), else the body cut short, in `e`'s words and its cause's.
+    pub(crate) fn of_body_error(e: &io::Error) -> HttpFailure {
+        let inner = e.get_ref();
+        if let Some(BodyFailure(failure)) = inner.and_then(|i| i.downcast_ref::<BodyFailure>()) {
+            return failure.clone();
+        }
+        let message = match inner.and_then(|i| i.source()) {
+            Some(cause) => format!("the body was cut short: {e} ({cause})"),
+            None => format!("the body was cut short: {e}"),
+        };
+        HttpFailure::new(HttpErrorKind::BodyCutShort, message, false)
+    }
+
     /// A request refused for a header HTTP cannot carry: it never left.
     pub(crate) fn bad_header(error: HeaderError) -> Self {
         let message = format!("the request was not sent: {error}");
         Self::new(HttpErrorKind::Header(error), message, true)
     }
 }
+
+/// A body's read error that says what it means: a backend that knows its failures better than
+/// an [`io::Error`] tells them (libcurl's codes) gives its body's errors with this inside, and
+/// the transport takes the failure as it is ([`HttpFailure::of_body_error`]).
+#[derive(Debug)]
+pub(crate) struct BodyFailure(pub(crate) HttpFailure);
+
+impl BodyFailure {
+    /// The read error that carries `failure`, of `kind`.
+    pub(crate) fn into_io(self, kind: io::ErrorKind) -> io::Error {
+        io::Error::new(kind, self)
+    }
+}
+
+impl std::fmt::Display for BodyFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.message)
+    }
+}
+
+impl std::error::Error for BodyFailure {}
 
 /// Checks each header of `request` by the rules every request header obeys
 /// ([`mcpwire_core::header::check_configured`]): a backend never hands a client library a
@@ -130,4 +167,44 @@ pub(crate) fn check_headers(request: &HttpRequest) -> Result<(), HttpFailure> {
 pub trait HttpBackend: Send + Sync + 'static {
     /// Starts `request`.
     fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_error_means_what_its_backend_put_in_it_or_a_body_cut_short() {
+        let failure = HttpFailure::new(HttpErrorKind::StaleConnection, "its words", true);
+        let e = BodyFailure(failure.clone()).into_io(io::ErrorKind::UnexpectedEof);
+        assert_eq!(HttpFailure::of_body_error(&e), failure);
+        assert_eq!(e.to_string(), "its words");
+        /// An error that says little of itself and names its cause, as isahc's do.
+        #[derive(Debug)]
+        struct Unknown(io::Error);
+        impl std::fmt::Display for Unknown {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("unknown error")
+            }
+        }
+        impl std::error::Error for Unknown {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        for (e, words) in [
+            (
+                io::Error::new(io::ErrorKind::UnexpectedEof, "gone"),
+                "the body was cut short: gone",
+            ),
+            (
+                io::Error::other(Unknown(io::Error::other("the cause"))),
+                "the body was cut short: unknown error (the cause)",
+            ),
+        ] {
+            let failure = HttpFailure::of_body_error(&e);
+            assert_eq!(failure.kind, HttpErrorKind::BodyCutShort, "{words}");
+            assert_eq!((failure.message.as_str(), failure.unsent), (words, false));
+        }
+    }
 }

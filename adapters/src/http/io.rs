@@ -1,6 +1,8 @@
 //! The Streamable HTTP transport's IO: carries out the core's exchanges with an HTTP client
-//! (isahc by default, behind the small [`HttpBackend`] trait) and feeds their heads, body chunks,
-//! ends and failures to the connection, chunk by chunk, as they arrive.
+//! (behind the small [`HttpBackend`] trait: the router's by default, see `http::router`) and
+//! feeds their heads, body chunks, ends and failures to the connection, chunk by chunk, as they
+//! arrive. It knows no backend: a body's read error says what it means itself
+//! ([`HttpFailure::of_body_error`]).
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -14,8 +16,8 @@ use mcpwire_core::{Connection, ExchangeId, HttpAction, HttpRequest, Output};
 
 use super::backend::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 use super::counters::{Admission, CounterCells};
-use super::curl_errors::io_failure;
 use super::options::{HttpClientOptions, HttpVersionChoice};
+use super::url_parts::UrlParts;
 use crate::future::BoxFuture;
 use crate::transport::TransportIo;
 
@@ -293,7 +295,7 @@ impl TransportIo for HttpIo {
                     Poll::Ready(Err(e)) => {
                         progressed = true;
                         finished += 1;
-                        let failure = io_failure(&e);
+                        let failure = HttpFailure::of_body_error(&e);
                         conn.handle_failure(now, *id, failure.exchange_failure());
                         return false;
                     }
@@ -316,7 +318,7 @@ impl TransportIo for HttpIo {
         match output {
             Output::Http(HttpAction::Start(request)) => {
                 if self.http2_asked {
-                    self.over_tls = request.url.starts_with("https://");
+                    self.over_tls = UrlParts::read(&request.url).is_some_and(|p| p.is_https());
                 }
                 // What a queued request shows an observer (made only when there is one).
                 let shown = self

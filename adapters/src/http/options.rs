@@ -1,12 +1,17 @@
-//! How the default HTTP backend reaches servers: TLS trust and client certificates, proxies,
-//! HTTP versions, and the connection pool's limits. Each field has a documented default; the
-//! defaults are what a curl user expects.
+//! How the default HTTP client reaches servers (mcpwire's own HTTP/1.1 client, and libcurl for
+//! what it does not speak): TLS trust and client certificates, proxies, HTTP versions, and the
+//! connection pool's limits; and the proxy a request goes through ([`ProxySetting::route`]).
+//! Each field has a documented default; the defaults are what a curl user expects.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// How [`IsahcBackend`](crate::IsahcBackend) reaches servers (part of
-/// [`ConnectOptions`](crate::ConnectOptions)). The defaults are beside each field.
+use super::url_parts::UrlParts;
+
+/// How the default HTTP client reaches servers (part of
+/// [`ConnectOptions`](crate::ConnectOptions)): mcpwire's own HTTP/1.1 client, and
+/// [`IsahcBackend`](crate::IsahcBackend) (libcurl) for HTTP/2, SOCKS and `https://` proxy URLs,
+/// both built from these. The defaults are beside each field.
 ///
 /// `#[non_exhaustive]`: build one from the default, field by field:
 ///
@@ -35,7 +40,7 @@ pub struct HttpClientOptions {
     /// The exchanges one HTTP/2 connection carries at once before more wait (default 100, the
     /// usual `SETTINGS_MAX_CONCURRENT_STREAMS`).
     pub streams_per_connection: usize,
-    /// How long a TCP connect and TLS handshake may take (default 10 s): libcurl's timeout,
+    /// How long a TCP connect and TLS handshake may take (default 10 s), on either client,
     /// reported as [`HttpErrorKind::ConnectTimeout`](crate::core::error::HttpErrorKind).
     pub connect_timeout: Duration,
     /// How long an idle connection stays in the pool for reuse (default 60 s; libcurl counts
@@ -202,61 +207,6 @@ impl HttpClientOptions {
             None => route.shown,
         })
     }
-
-    /// The isahc client these options describe. With `reuse` off, every connection is closed
-    /// after its exchange (for what libcurl speaks in HTTP/1.1: see
-    /// [`IsahcBackend`](crate::IsahcBackend)).
-    pub(crate) fn build(
-        &self,
-        trust_pem: Option<&[u8]>,
-        reuse: bool,
-    ) -> Result<isahc::HttpClient, String> {
-        use isahc::config::{Configurable, RedirectPolicy, VersionNegotiation};
-        let mut builder = isahc::HttpClient::builder();
-        if !reuse {
-            // No connection cache: libcurl closes each connection after its exchange
-            // (CURLOPT_FORBID_REUSE), so none is ever taken again unlooked-at.
-            builder = builder.connection_cache_size(0);
-        }
-        let mut builder = builder
-            .max_connections_per_host(self.max_connections_per_host.max(1))
-            .connection_cache_ttl(
-                Duration::from_secs(self.idle_connection_lifetime.as_secs_f64().ceil() as u64)
-                    .max(Duration::from_secs(1)),
-            )
-            .connect_timeout(self.connect_timeout)
-            // A redirect is reported with its location, never followed: a POST must not be
-            // sent again somewhere else behind the caller's back.
-            .redirect_policy(RedirectPolicy::None)
-            .automatic_decompression(false)
-            // HTTP/2 over TLS only when ALPN agrees it (libcurl's `CURL_HTTP_VERSION_2TLS`,
-            // HTTP/1.1 otherwise, as curl has it); prior knowledge for plain `http://` only (an
-            // `https://` request is given the former: see `IsahcBackend`).
-            .version_negotiation(match self.version {
-                HttpVersionChoice::Http1Only => VersionNegotiation::http11(),
-                HttpVersionChoice::Negotiate | HttpVersionChoice::Http2 => {
-                    VersionNegotiation::latest_compatible()
-                }
-                HttpVersionChoice::Http2PriorKnowledge => VersionNegotiation::http2(),
-            });
-        builder = match &self.proxy {
-            ProxySetting::FromEnvironment => builder,
-            ProxySetting::Direct => builder.proxy(None),
-            ProxySetting::Url { url, no_proxy } => {
-                let uri = url
-                    .parse::<isahc::http::Uri>()
-                    .map_err(|e| format!("the proxy URL is not valid: {e}"))?;
-                let builder = builder.proxy(Some(uri));
-                if no_proxy.is_empty() {
-                    builder
-                } else {
-                    builder.proxy_blacklist(no_proxy.iter().cloned())
-                }
-            }
-        };
-        builder = builder.tls_config(self.tls.config(trust_pem)?);
-        builder.build().map_err(|e| e.to_string())
-    }
 }
 
 impl TlsOptions {
@@ -289,36 +239,6 @@ impl TlsOptions {
             pem.extend_from_slice(extra.as_bytes());
         }
         Ok(Some(pem))
-    }
-
-    /// The isahc TLS configuration, trusting `pem` (from [`TlsOptions::trust_pem`]) when given.
-    fn config(&self, pem: Option<&[u8]>) -> Result<isahc::tls::TlsConfig, String> {
-        use isahc::tls::{Identity, PrivateKey, TlsConfig, TrustStore};
-        let mut tls = TlsConfig::builder();
-        if let Some(pem) = pem {
-            tls = tls.trust_store(TrustStore::builder().certificate_from_pem(pem).build());
-        }
-        if let Some(cert) = &self.client_certificate {
-            for (what, path) in [
-                ("certificate", &cert.certificate_file),
-                ("key", &cert.key_file),
-            ] {
-                if !path.is_file() {
-                    return Err(format!(
-                        "the client {what} file {} does not exist",
-                        path.display()
-                    ));
-                }
-            }
-            tls = tls.identity(Identity::from_pem_file(
-                &cert.certificate_file,
-                Some(PrivateKey::from_pem_file(cert.key_file.clone(), None)),
-            ));
-        }
-        if self.danger_accept_invalid_certificates {
-            tls = tls.danger_accept_invalid_certs(true);
-        }
-        Ok(tls.build())
     }
 }
 
@@ -373,7 +293,9 @@ impl ProxySetting {
     /// The proxy a request to `url` goes through, as libcurl picks it; `None` when it goes
     /// directly.
     pub(crate) fn route(&self, url: &str) -> Option<ProxyRoute> {
-        let (scheme, host) = scheme_and_host(url)?;
+        let parts = UrlParts::read(url)?;
+        let https = parts.is_https();
+        let plain = parts.is_http() && !https;
         let env = |names: &[&'static str]| {
             names.iter().find_map(|n| {
                 std::env::var(n)
@@ -396,7 +318,7 @@ impl ProxySetting {
             ProxySetting::Url { url, no_proxy } => (url.clone(), None, no_proxy.join(",")),
             ProxySetting::FromEnvironment => {
                 // curl reads `http_proxy` in lower case only.
-                let named = if scheme == "https" {
+                let named = if https {
                     env(&["https_proxy", "HTTPS_PROXY"])
                 } else {
                     env(&["http_proxy"])
@@ -405,29 +327,25 @@ impl ProxySetting {
                 (proxy, Some(name), env_no_proxy())
             }
         };
-        if bypasses(&host, &no_proxy) {
+        if bypasses(&rule_host(parts.host), &no_proxy) {
             return None;
         }
         // A proxy without a scheme is an HTTP proxy, as curl reads it.
         let full = if proxy.contains("://") {
-            proxy.clone()
+            proxy.trim().to_owned()
         } else {
-            format!("http://{proxy}")
+            format!("http://{}", proxy.trim())
         };
-        let parsed = url::Url::parse(&full).ok();
-        let http_proxy = parsed
-            .as_ref()
-            .is_some_and(|p| matches!(p.scheme(), "http" | "https"));
-        let credentials = parsed
-            .as_ref()
-            .is_some_and(|p| !p.username().is_empty() || p.password().is_some());
+        let parsed = UrlParts::read(&full);
+        let http_proxy = parsed.is_some_and(|p| p.is_http());
+        let credentials = parsed.is_some_and(|p| p.credentials().is_some());
         Some(ProxyRoute {
             shown: mcpwire_core::error::redact_url(&proxy),
             url: proxy,
             credentials,
             variable,
-            forwards: http_proxy && scheme == "http",
-            connect: http_proxy && scheme == "https",
+            forwards: http_proxy && plain,
+            connect: http_proxy && https,
         })
     }
 }
@@ -446,14 +364,13 @@ impl std::fmt::Debug for ProxySetting {
     }
 }
 
-/// The scheme and host of a URL (brackets of an IPv6 host removed).
-pub(crate) fn scheme_and_host(url: &str) -> Option<(String, String)> {
-    let url = url::Url::parse(url).ok()?;
-    let host = match url.host()? {
-        url::Host::Ipv6(addr) => addr.to_string(),
-        host => host.to_string(),
-    };
-    Some((url.scheme().to_owned(), host))
+/// A URL's host as a `NO_PROXY` rule names it: a name in lower case, an IPv6 address in its
+/// shortest form (`::1`).
+fn rule_host(host: &str) -> String {
+    match host.parse::<std::net::Ipv6Addr>() {
+        Ok(addr) => addr.to_string(),
+        Err(_) => host.to_ascii_lowercase(),
+    }
 }
 
 /// Whether `host` is reached directly by a `NO_PROXY` list, as curl reads one: `*` for every
@@ -561,6 +478,14 @@ mod tests {
         assert!(route.credentials && route.connect && !route.forwards);
         assert_eq!(route.variable, None);
         assert!(p.route("https://a.internal/mcp").is_none());
+        // The host as the rule names it, whatever its letter case or its IPv6 spelling.
+        assert!(p.route("https://A.Internal:8443/mcp").is_none());
+        let v6 = ProxySetting::Url {
+            url: "http://proxy:3128".into(),
+            no_proxy: vec!["::1".into()],
+        };
+        assert!(v6.route("http://[0:0::1]:8000/mcp").is_none());
+        assert!(v6.route("http://[::2]:8000/mcp").is_some());
         assert!(ProxySetting::Direct.route("http://x/").is_none());
     }
 

@@ -1,14 +1,11 @@
-//! Why a TLS handshake failed. libcurl reports a failed certificate check with one code for
-//! every reason, and isahc does not pass on its words; so after such a failure one more
-//! handshake (no request in it) is made with rustls, the same TLS library libcurl uses here,
-//! with the same trust and client certificate, and its error names the reason: an unknown
-//! issuer, a name that does not match, an expired certificate (with its dates), a client
-//! certificate wanted, a server that does not speak TLS at all.
-//!
-//! And what a port speaks, when a plain `http://` request met something that is not HTTP/1.1:
-//! TLS ([`speaks_tls`]: a ClientHello answered with a TLS record), or HTTP/2 with prior
-//! knowledge ([`port_hint`]: the connection preface answered with a `SETTINGS` frame, or with
-//! HTTP/1.1 at once by a server that speaks only that).
+//! What both HTTP clients say of TLS and of a port: the reason a rustls handshake failed and
+//! its words ([`reason_of`], [`words_of`]: an unknown issuer, a name that does not match, an
+//! expired certificate with its dates, a client certificate wanted, a server that does not
+//! speak TLS), and what a port speaks when a plain `http://` request met something that is
+//! not HTTP/1.1: TLS ([`speaks_tls`]: a ClientHello answered with a TLS record), or HTTP/2
+//! with prior knowledge ([`port_hint`]: the connection preface answered with a `SETTINGS`
+//! frame, or with HTTP/1.1 at once by a server that speaks only that). A failed handshake of
+//! libcurl's is explained by a second one (`libcurl::handshake`).
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
@@ -21,86 +18,7 @@ use rustls::pki_types::ServerName;
 use rustls::{AlertDescription, CertificateError, ClientConfig, ClientConnection, RootCertStore};
 
 use super::backend::HttpFailure;
-use super::options::TlsOptions;
-
-/// How long the second handshake may take in all.
-const DIAGNOSIS_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long to wait, once the handshake is done, for a verdict on the client certificate.
-const VERDICT_WAIT: Duration = Duration::from_millis(500);
-
-/// The host and port of an `https://` URL.
-fn host_and_port(url: &str) -> Option<(String, u16)> {
-    let (scheme, host) = super::options::scheme_and_host(url)?;
-    let port = url::Url::parse(url).ok()?.port_or_known_default()?;
-    (scheme == "https").then_some((host, port))
-}
-
-/// The reason a handshake with the server at `url` fails, and rustls's words for it; `None`
-/// when it succeeds or cannot be tried.
-pub(crate) fn diagnose(
-    url: &str,
-    tls: &TlsOptions,
-    extra_pem: Option<&[u8]>,
-) -> Option<(TlsFailure, String)> {
-    let (host, port) = host_and_port(url)?;
-    let config = super::tls_config::client_config(tls, extra_pem, &[]).ok()?;
-    let name = ServerName::try_from(host.clone()).ok()?;
-    let addr = (host.as_str(), port).to_socket_addrs().ok()?.next()?;
-    let sock = TcpStream::connect_timeout(&addr, DIAGNOSIS_TIMEOUT).ok()?;
-    sock.set_read_timeout(Some(DIAGNOSIS_TIMEOUT)).ok()?;
-    sock.set_write_timeout(Some(DIAGNOSIS_TIMEOUT)).ok()?;
-    let mut sock = Recorded {
-        inner: sock,
-        first: Vec::new(),
-    };
-    let mut conn = ClientConnection::new(Arc::new(config), name).ok()?;
-    let mut outcome = Ok(());
-    while conn.is_handshaking() && outcome.is_ok() {
-        outcome = conn.complete_io(&mut sock).map(|_| ());
-    }
-    if outcome.is_ok() {
-        // Over TLS 1.3 the server judges a client certificate after the client's side of the
-        // handshake is done: its verdict is the first thing it sends.
-        let mut byte = [0u8; 1];
-        sock.inner.set_read_timeout(Some(VERDICT_WAIT)).ok()?;
-        outcome = match conn.complete_io(&mut sock) {
-            Ok(_) => conn.reader().read(&mut byte).map(|_| ()),
-            Err(e) => Err(e),
-        };
-    }
-    let e = outcome.err()?;
-    // What came back is not TLS at all: a plain server's answer to the ClientHello.
-    if !sock.first.is_empty() && !is_tls_record(&sock.first) {
-        return Some((TlsFailure::NotTls, answered_with(&sock.first)));
-    }
-    let error = e.get_ref()?.downcast_ref::<rustls::Error>()?;
-    Some((reason_of(error), words_of(error)))
-}
-
-/// A socket that keeps the first bytes it reads (what the server answered first).
-struct Recorded {
-    inner: TcpStream,
-    first: Vec<u8>,
-}
-
-impl Read for Recorded {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        let room = 64usize.saturating_sub(self.first.len());
-        self.first.extend_from_slice(&buf[..n.min(room)]);
-        Ok(n)
-    }
-}
-
-impl Write for Recorded {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.inner.write(buf)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
+use super::url_parts::UrlParts;
 
 /// Whether `bytes` start as a TLS record does: a content type (change cipher spec, alert,
 /// handshake, application data, heartbeat) and a version 3.x.
@@ -110,7 +28,7 @@ pub(crate) fn is_tls_record(bytes: &[u8]) -> bool {
 
 /// Words for a server's answer that is not TLS: its first line when it is text (`"HTTP/1.1
 /// 400 Bad Request"`), else how many bytes came.
-pub(super) fn answered_with(first: &[u8]) -> String {
+pub(crate) fn answered_with(first: &[u8]) -> String {
     let line = first
         .split(|b| *b == b'\r' || *b == b'\n')
         .next()
@@ -123,7 +41,7 @@ pub(super) fn answered_with(first: &[u8]) -> String {
 }
 
 /// rustls's words for a handshake error, with a certificate's dates as dates.
-pub(super) fn words_of(error: &rustls::Error) -> String {
+pub(crate) fn words_of(error: &rustls::Error) -> String {
     use CertificateError as C;
     match error {
         rustls::Error::InvalidCertificate(C::ExpiredContext { time, not_after }) => format!(
@@ -220,18 +138,14 @@ fn plain_port_hint(
     wait: Duration,
     prior_knowledge: bool,
 ) -> Option<(Hint, Option<String>)> {
-    let parsed = url::Url::parse(url).ok()?;
-    let host = match parsed.host()? {
-        url::Host::Ipv6(addr) => addr.to_string(),
-        host => host.to_string(),
-    };
-    let port = parsed.port_or_known_default()?;
+    let parts = UrlParts::read(url)?;
+    let (host, port) = (parts.host, parts.port_or_default()?);
     let https = || {
         let url = mcpwire_core::error::with_scheme(&mcpwire_core::error::redact_url(url), "https");
         Hint::Https { url }
     };
     if prior_knowledge {
-        match preface_answer(&host, port, wait) {
+        match preface_answer(host, port, wait) {
             // SETTINGS: it speaks h2c; the failure is something else.
             Some(answer) if is_settings(&answer) => return None,
             Some(answer) if is_tls_record(&answer) => return Some((https(), None)),
@@ -241,7 +155,7 @@ fn plain_port_hint(
             }
             // A close, or bytes that are neither: a TLS server may close so too.
             Some(answer) => {
-                if speaks_tls(&host, port, wait) {
+                if speaks_tls(host, port, wait) {
                     return Some((https(), None));
                 }
                 return Some((Hint::NoH2c, Some(not_h2c(&answer))));
@@ -249,7 +163,7 @@ fn plain_port_hint(
             None => {}
         }
     }
-    if speaks_tls(&host, port, wait) {
+    if speaks_tls(host, port, wait) {
         return Some((https(), None));
     }
     None
@@ -354,7 +268,7 @@ fn first_bytes(
 }
 
 /// The kind of a rustls handshake error.
-pub(super) fn reason_of(error: &rustls::Error) -> TlsFailure {
+pub(crate) fn reason_of(error: &rustls::Error) -> TlsFailure {
     use rustls::Error as E;
     use CertificateError as C;
     match error {
@@ -447,19 +361,5 @@ mod tests {
             answered_with(&[0, 1, 2]),
             "it answered the TLS handshake with bytes that are not TLS"
         );
-    }
-
-    #[test]
-    fn hosts_and_ports_of_urls() {
-        assert_eq!(
-            host_and_port("https://a.example/mcp"),
-            Some(("a.example".into(), 443))
-        );
-        assert_eq!(
-            host_and_port("https://u:p@127.0.0.1:8443/mcp?x"),
-            Some(("127.0.0.1".into(), 8443))
-        );
-        assert_eq!(host_and_port("https://[::1]:9/x"), Some(("::1".into(), 9)));
-        assert_eq!(host_and_port("http://a.example/"), None);
     }
 }

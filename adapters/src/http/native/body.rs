@@ -11,7 +11,8 @@ use futures_lite::AsyncRead;
 use mcpwire_core::codec::http1::{self, BodyDecoder};
 
 use super::conn::Conn;
-use super::{Pool, Target};
+use super::pool::Pool;
+use super::target::Target;
 
 /// A response body: what came with the head, then the connection, its framing undone. At its
 /// end a keep-alive connection goes back to the pool; dropped before, the connection closes.

@@ -20,12 +20,13 @@ use crate::http::options::ProxyRoute;
 use crate::http::proxy_words::{
     credentials_wanted, tunnel_refused, unauthorized_through, unreachable_proxy, whence,
 };
+use crate::http::url_parts::UrlParts;
 
 /// The most a proxy's answer to a `CONNECT` may take before its end.
 const MAX_CONNECT_ANSWER: usize = 64 * 1024;
 
 /// An HTTP proxy on the way to a server.
-pub(super) struct Hop {
+pub(crate) struct Hop {
     pub(super) route: ProxyRoute,
     /// The proxy's host and port.
     pub(super) host: String,
@@ -36,32 +37,33 @@ pub(super) struct Hop {
 
 impl Hop {
     /// The hop for `route`, when it is an HTTP proxy this client speaks to (not an `https://`
-    /// proxy URL, not SOCKS).
-    pub(super) fn of(route: ProxyRoute) -> Option<Hop> {
-        let url = if route.url.contains("://") {
-            url::Url::parse(&route.url).ok()?
-        } else {
-            url::Url::parse(&format!("http://{}", route.url)).ok()?
-        };
-        if url.scheme() != "http" || !(route.forwards || route.connect) {
+    /// proxy URL, not SOCKS) and its URL reads (a host written plainly).
+    pub(crate) fn of(route: ProxyRoute) -> Option<Hop> {
+        if !(route.forwards || route.connect) {
             return None;
         }
-        let host = match url.host()? {
-            url::Host::Ipv6(addr) => addr.to_string(),
-            host => host.to_string(),
+        let with_scheme;
+        let url = match route.url.trim() {
+            url if url.contains("://") => url,
+            url => {
+                with_scheme = format!("http://{url}");
+                &with_scheme
+            }
         };
-        let port = url.port_or_known_default()?;
+        let parts = UrlParts::read(url).filter(|p| p.scheme.eq_ignore_ascii_case("http"))?;
+        let visible = |t: &str| t.bytes().all(|b| (0x21..0x7f).contains(&b) && b != b'%');
+        if !visible(parts.authority) {
+            return None;
+        }
+        let (host, port) = (parts.host.to_owned(), parts.port_or_default()?);
         let decode = |s: &str| {
             percent_encoding::percent_decode_str(s)
                 .decode_utf8_lossy()
                 .into_owned()
         };
         let authorization = route.credentials.then(|| {
-            let pair = format!(
-                "{}:{}",
-                decode(url.username()),
-                decode(url.password().unwrap_or(""))
-            );
+            let (user, password) = parts.credentials().unwrap_or_default();
+            let pair = format!("{}:{}", decode(user), decode(password));
             let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
             format!("Basic {encoded}")
         });

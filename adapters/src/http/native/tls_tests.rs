@@ -17,9 +17,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
-use super::tests::post;
-use super::Http1Backend;
-use crate::http::backend::{HttpBackend, HttpFailure, HttpResponse};
+use super::tests::{post, Client};
+use crate::http::backend::{HttpFailure, HttpResponse};
 use crate::http::options::{HttpClientOptions, ProxySetting};
 
 type Tls = StreamOwned<ServerConnection, TcpStream>;
@@ -105,17 +104,17 @@ fn send_with(tls: &mut Tls, plaintext: &[u8], close: bool, then: &[u8]) {
     let _ = tls.sock.write_all(&out);
 }
 
-fn backend() -> Http1Backend {
+fn backend() -> Client {
     let mut options = HttpClientOptions {
         proxy: ProxySetting::Direct,
         ..HttpClientOptions::default()
     };
     options.tls.danger_accept_invalid_certificates = true;
-    Http1Backend::for_options(&options).expect("mcpwire's own client")
+    Client::new(&options)
 }
 
 /// Sends `post(url)` and reads the whole body, within 5 s (a hang fails the test).
-fn exchange(backend: &Http1Backend, url: &str) -> Result<(u16, io::Result<Vec<u8>>), HttpFailure> {
+fn exchange(backend: &Client, url: &str) -> Result<(u16, io::Result<Vec<u8>>), HttpFailure> {
     let run = async {
         let resp: HttpResponse = backend.send(post(url)).await?;
         let mut body = Vec::new();

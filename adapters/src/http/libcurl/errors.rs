@@ -1,9 +1,10 @@
 //! What libcurl's failures mean: its codes and its own words read as an [`HttpFailure`], for a
-//! request the isahc backend sent and for a body it was reading when the connection failed.
+//! request the isahc backend sent ([`failure_of`]) and for a body it was reading when the
+//! connection failed ([`body_failure`]).
 
 use mcpwire_core::error::{HttpErrorKind, ProxyFailure, TlsFailure};
 
-use super::backend::HttpFailure;
+use crate::http::backend::HttpFailure;
 
 /// libcurl's code for a failed proxy handshake (SOCKS), not named in curl-sys.
 pub(super) const CURLE_PROXY: curl_sys::CURLcode = 97;
@@ -119,9 +120,9 @@ pub(super) fn classify(code: curl_sys::CURLcode, detail: &str, fallback: &str) -
     HttpFailure::new(kind, message, unsent)
 }
 
-/// A body read error in words, with its cause (isahc alone says "unknown error"): in the words
-/// mcpwire's own client uses for a body cut short.
-pub(super) fn io_failure(e: &std::io::Error) -> HttpFailure {
+/// A body read error of libcurl's in words, with its cause (isahc alone says "unknown error"):
+/// in the words mcpwire's own client uses for a body cut short.
+pub(super) fn body_failure(e: &std::io::Error) -> HttpFailure {
     let cause = e.get_ref().and_then(|inner| inner.source());
     let curl = cause.and_then(|c| c.downcast_ref::<curl::Error>());
     if let Some(c) = curl {
@@ -147,9 +148,26 @@ pub(super) fn io_failure(e: &std::io::Error) -> HttpFailure {
         failure.kind = HttpErrorKind::BodyCutShort;
         return failure;
     }
-    let message = match cause {
-        Some(cause) => format!("the body was cut short: {e} ({cause})"),
-        None => format!("the body was cut short: {e}"),
-    };
-    HttpFailure::new(HttpErrorKind::BodyCutShort, message, false)
+    HttpFailure::of_body_error(e)
+}
+
+/// What an isahc error means: its kind, its words, and whether the request surely never
+/// reached the server (then it may be sent again).
+pub(super) fn failure_of(e: &isahc::Error) -> HttpFailure {
+    let curl = std::error::Error::source(e).and_then(|s| s.downcast_ref::<curl::Error>());
+    match curl {
+        Some(c) => classify(
+            c.code(),
+            c.extra_description().unwrap_or(""),
+            &e.to_string(),
+        ),
+        None => {
+            let unsent = matches!(
+                e.kind(),
+                isahc::error::ErrorKind::InvalidRequest
+                    | isahc::error::ErrorKind::ClientInitialization
+            );
+            HttpFailure::new(HttpErrorKind::Other, e.to_string(), unsent)
+        }
+    }
 }
