@@ -1,16 +1,15 @@
-//! `mcpwire info` and `mcpwire tools`: who the server is, and what tools it has.
+//! `mcpwire info`: who the server is and what it offers.
 
-use std::time::Duration;
+use mcpwire::{Client, ConnectOptions, ServerConfig};
+use serde_json::{json, Value};
 
-use mcpwire::hosts::ToolFilter;
-use mcpwire::{CallOptions, Client, ConnectOptions, ServerConfig};
-use serde_json::Value;
-
-use super::{exit, Failure};
+use crate::exit_codes;
+use crate::failure::Failure;
+use crate::output;
 
 /// The proxy an HTTP server is reached through, as `info` shows it (without credentials, with
 /// the environment variable it came from), or `none`; `None` for a stdio server.
-pub(super) fn proxy_in_use(config: &ServerConfig, options: &ConnectOptions) -> Option<String> {
+pub(crate) fn proxy_in_use(config: &ServerConfig, options: &ConnectOptions) -> Option<String> {
     let ServerConfig::Http(http) = config else {
         return None;
     };
@@ -26,7 +25,7 @@ pub(super) fn proxy_in_use(config: &ServerConfig, options: &ConnectOptions) -> O
 /// (and, when `--http2` asked for HTTP/2 and the server did not agree it, that too) and the
 /// proxy in use (`proxy`, from [`proxy_in_use`]), then the server's identity, capabilities
 /// and instructions.
-pub(super) fn info(
+pub(crate) fn info(
     client: &Client,
     json: bool,
     proxy: Option<&str>,
@@ -34,7 +33,7 @@ pub(super) fn info(
 ) -> Result<u8, Failure> {
     let init = client
         .server_info()
-        .ok_or_else(|| Failure::new(exit::CONNECT, "no handshake"))?;
+        .ok_or_else(|| Failure::new(exit_codes::CONNECT, "no handshake"))?;
     let era = client
         .era()
         .map(|e| e.to_string())
@@ -62,8 +61,8 @@ pub(super) fn info(
             "capabilities": init.capabilities,
             "instructions": init.instructions,
         });
-        crate::out::json(&v);
-        return Ok(exit::OK);
+        output::json(&v);
+        return Ok(exit_codes::OK);
     }
     match &why {
         Some(why) => outln!("era:          {era} ({why})"),
@@ -98,78 +97,23 @@ pub(super) fn info(
             outln!("  {line}");
         }
     }
-    Ok(exit::OK)
+    Ok(exit_codes::OK)
 }
 
-/// What `tools` shows, of which server.
-pub(super) struct ToolsShown<'a> {
-    /// The file's tool filter for its server.
-    pub filter: &'a ToolFilter,
-    /// One tool to show, else all.
-    pub name: Option<&'a str>,
-    /// As JSON.
-    pub json: bool,
-    /// The server, whose tools are kept for completion once listed.
-    pub config: &'a mcpwire::ServerConfig,
-}
-
-pub(super) async fn tools(
+/// Whether the server declared the capability `has` looks for (when its capabilities are
+/// known).
+pub(crate) fn offers(
     client: &Client,
-    shown: ToolsShown<'_>,
-    timeout: Duration,
-) -> Result<u8, Failure> {
-    let ToolsShown {
-        filter,
-        name,
-        json,
-        config,
-    } = shown;
-    let offered = client
-        .server_info()
-        .is_none_or(|i| i.capabilities.tools.is_some());
-    if !offered && name.is_none() {
-        // A list the server does not offer: empty, and said so (exit 0), as for resources.
-        return Ok(super::nouns::offers_none("tools", json));
+    has: impl Fn(&mcpwire::core::types::ServerCapabilities) -> bool,
+) -> bool {
+    client.server_info().is_none_or(|i| has(&i.capabilities))
+}
+
+/// A list the server does not offer: empty, and said so (exit 0).
+pub(crate) fn offers_none(what: &str, json: bool) -> u8 {
+    match json {
+        true => output::json(&json!([])),
+        false => outln!("(the server offers no {what})"),
     }
-    let listed = client
-        .list_tools_with(CallOptions::default().timeout(timeout))
-        .await?;
-    super::complete::remember_tools(config, &listed);
-    let tools = filter.keep(listed);
-    if let Some(name) = name {
-        let tool = tools
-            .iter()
-            .find(|t| t.name == name)
-            .ok_or_else(|| super::args::unknown_tool(name, &tools))?;
-        match json {
-            true => crate::out::json(tool),
-            false => out!("{}", super::show::tool_detail(tool)),
-        }
-        return Ok(exit::OK);
-    }
-    if json {
-        crate::out::json(&tools);
-        return Ok(exit::OK);
-    }
-    if tools.is_empty() {
-        outln!("(none)");
-        return Ok(exit::OK);
-    }
-    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
-    outln!("{:width$}  DESCRIPTION", "NAME");
-    for t in &tools {
-        let description = t
-            .description
-            .as_deref()
-            .unwrap_or("")
-            .lines()
-            .next()
-            .unwrap_or("");
-        outln!(
-            "{:width$}  {}",
-            t.name,
-            super::show::truncate(description, 100)
-        );
-    }
-    Ok(exit::OK)
+    exit_codes::OK
 }

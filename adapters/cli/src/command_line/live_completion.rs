@@ -17,7 +17,16 @@ use mcpwire::manager::naming::{qualify, NamingPolicy};
 use mcpwire::manager::{Manager, ManagerOptions};
 use mcpwire::ServerConfig;
 
-use crate::Cli;
+use super::server_args::ServerArgs;
+use crate::one_server::target;
+
+/// The options that name the server, parsed as the command line parses them.
+#[derive(Parser)]
+#[command(name = "mcpwire")]
+struct Naming {
+    #[command(flatten)]
+    server: ServerArgs,
+}
 
 /// The options that name the server, copied from the command line being completed.
 const NAMING: [&str; 7] = [
@@ -57,8 +66,7 @@ fn server_options(words: &[OsString]) -> Vec<OsString> {
 fn cached_tools(words: &[OsString]) -> Vec<(String, Tool)> {
     let mut argv = vec![OsString::from("mcpwire")];
     argv.extend(server_options(words));
-    argv.push("info".into());
-    let Ok(cli) = Cli::try_parse_from(argv) else {
+    let Ok(cli) = Naming::try_parse_from(argv) else {
         return Vec::new();
     };
     let manager = Manager::new(ManagerOptions::default());
@@ -98,12 +106,12 @@ fn cached_tools(words: &[OsString]) -> Vec<(String, Tool)> {
             }
         }
     }
-    let Ok(found) = crate::target_config(&cli.server) else {
+    let Ok(found) = target::target_config(&cli.server) else {
         return Vec::new();
     };
     let (config, filter) = match found {
         Some((config, server)) => (config, server.map(|s| s.settings.tools)),
-        None => match crate::target::server_config(&cli.server) {
+        None => match target::server_config(&cli.server) {
             Ok(config) => (config, None),
             Err(_) => return Vec::new(),
         },

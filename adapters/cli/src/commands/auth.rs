@@ -16,22 +16,22 @@ use std::io::IsTerminal;
 use std::sync::{Arc, OnceLock};
 
 use clap::{Args, Subcommand};
-use mcpwire::core::error::CONFIGURED_TOKEN;
 use mcpwire::hosts::OAuthSettings;
 #[cfg(feature = "keychain")]
 use mcpwire::oauth::KeychainTokenStore;
 use mcpwire::oauth::{
     AuthorizeError, Authorizer, FileTokenStore, LoopbackAuthorizer, MemoryTokenStore, OAuthOptions,
-    StoreError, StoredSignIn, TokenStore, Url, STATIC_TOKEN_ADVICE,
+    StoreError, StoredSignIn, TokenStore, Url,
 };
 use mcpwire::{BoxFuture, ConnectOptions, ServerConfig};
 use serde_json::json;
 
-use super::{exit, Failure};
+use crate::exit_codes;
+use crate::failure::Failure;
 
 /// How a sign-in may happen (for every command against an HTTP server).
 #[derive(Args, Debug, Default)]
-pub(super) struct SignInArgs {
+pub(crate) struct SignInArgs {
     /// Do not open a browser to sign in: only print the sign-in page's address.
     #[arg(long, global = true)]
     no_browser: bool,
@@ -47,13 +47,13 @@ pub(super) struct SignInArgs {
 
 /// `mcpwire auth …`.
 #[derive(Args, Debug)]
-pub(super) struct AuthArgs {
+pub(crate) struct AuthArgs {
     #[command(subcommand)]
-    pub(super) command: AuthCommand,
+    pub(crate) command: AuthCommand,
 }
 
 #[derive(Subcommand, Debug)]
-pub(super) enum AuthCommand {
+pub(crate) enum AuthCommand {
     /// Signs in to the --http server (or --server NAME, --config FILE) now, forgetting any
     /// sign-in kept for it: the sign-in page opens in the browser (or its address is printed
     /// with --no-browser); paste the address the browser ends on if it cannot reach this
@@ -147,36 +147,6 @@ fn store() -> Arc<dyn TokenStore> {
 const TOKEN_FLAGS: &str = "--bearer-env VAR (the token read from that environment variable) or \
     --header 'Authorization: Bearer <token>'";
 
-/// How to give a server a token in this command line's words: for the library's advice to a
-/// server that offers no OAuth sign-in.
-const TOKEN_ADVICE: &str = "give it a token with --bearer-env VAR (the token read from that \
-    environment variable) or --header 'Authorization: Bearer <token>' (for a server from a \
-    configuration file: an `Authorization` header among its `headers` there)";
-
-/// Where the token given on the command line came from, in its words (`--bearer-env NAME`),
-/// once it is known.
-static TOKEN_FROM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// The token sent comes from `words` (`--bearer-env NAME`, `--header`): a server's refusal of
-/// it says so.
-pub(super) fn token_from(words: String) {
-    let _ = TOKEN_FROM.set(words);
-}
-
-/// A failure's words with the library's advice on giving a token, and where a refused token
-/// came from, said with this command line's options.
-pub(super) fn in_cli_words(text: String) -> String {
-    let text = if text.contains(STATIC_TOKEN_ADVICE) {
-        text.replace(STATIC_TOKEN_ADVICE, TOKEN_ADVICE)
-    } else {
-        text
-    };
-    match TOKEN_FROM.get() {
-        Some(from) if text.contains(CONFIGURED_TOKEN) => text.replace(CONFIGURED_TOKEN, from),
-        _ => text,
-    }
-}
-
 /// Cannot sign in, and says why and what to do instead: the flow then registers no client
 /// and never asks.
 struct NoSignIn(String);
@@ -205,7 +175,7 @@ fn static_token(config: &ServerConfig) -> bool {
 
 /// Sets `options.oauth` for an HTTP server without a static token. `login`: the command is
 /// `auth login` (a sign-in is what it is for, on a terminal or not).
-pub(super) fn apply(
+pub(crate) fn apply(
     args: &SignInArgs,
     config: &ServerConfig,
     file: Option<&OAuthSettings>,
@@ -215,7 +185,7 @@ pub(super) fn apply(
     if static_token(config) {
         return Ok(());
     }
-    let interactive = login || crate::out::stderr_is_terminal();
+    let interactive = login || crate::output::stderr_is_terminal();
     let (authorizer, redirect): (Arc<dyn Authorizer>, String) = if args.no_sign_in {
         let why = format!("--no-sign-in forbids one; give it a token with {TOKEN_FLAGS} instead");
         (Arc::new(NoSignIn(why)), "http://127.0.0.1/callback".into())
@@ -236,7 +206,7 @@ pub(super) fn apply(
         };
         let listener = listener.map_err(|e| {
             Failure::new(
-                exit::CONNECT,
+                exit_codes::CONNECT,
                 format!("cannot listen on 127.0.0.1 for the sign-in's redirect: {e}"),
             )
         })?;
@@ -253,7 +223,7 @@ pub(super) fn apply(
     let authorizer: Arc<dyn Authorizer> = if login && !args.no_sign_in {
         // `auth login` waits for the person: Ctrl-C cancels the sign-in (a second one ends
         // the process at once).
-        super::stop::catch();
+        crate::stop::catch();
         Arc::new(Interruptible(authorizer))
     } else {
         authorizer
@@ -271,7 +241,7 @@ pub(super) fn apply(
 /// The OAuth options of the servers a configuration file runs together (the Manager): kept
 /// sign-ins are used and refreshed, but none is made (several servers cannot all ask at once)
 /// and no client is registered; a server that needs one fails saying how to sign in to it.
-pub(super) fn for_manager(args: &SignInArgs) -> Option<OAuthOptions> {
+pub(crate) fn for_manager(args: &SignInArgs) -> Option<OAuthOptions> {
     let in_file = "an `Authorization` header among its `headers` in the file";
     let why = if args.no_sign_in {
         format!("--no-sign-in forbids one; give it a token with {in_file} instead")
@@ -307,7 +277,7 @@ impl Authorizer for Interruptible {
     fn authorize(&self, url: &Url) -> BoxFuture<Result<String, AuthorizeError>> {
         let sign_in = self.0.authorize(url);
         Box::pin(futures_lite::future::or(sign_in, async {
-            let request = super::stop::wait().await.name();
+            let request = crate::stop::wait().await.name();
             Err(AuthorizeError(format!(
                 "the sign-in was cancelled ({request})"
             )))
@@ -321,26 +291,27 @@ impl Authorizer for Interruptible {
 
 /// Before `auth login` connects: the sign-in kept for the server is forgotten, so a new one
 /// is made.
-pub(super) fn forget(config: &ServerConfig) -> Result<(), Failure> {
+pub(crate) fn forget(config: &ServerConfig) -> Result<(), Failure> {
     let ServerConfig::Http(h) = config else {
         return Err(Failure::new(
-            exit::USAGE,
+            exit_codes::USAGE,
             "auth login needs an HTTP server (--http URL, or --server NAME / --config FILE)",
         ));
     };
     if static_token(config) {
         return Err(Failure::new(
-            exit::USAGE,
+            exit_codes::USAGE,
             "this server is given a token of its own (an Authorization header): nothing to sign in to",
         ));
     }
-    smol::block_on(store().remove(&h.url)).map_err(|e| Failure::new(exit::CONNECT, e.to_string()))
+    smol::block_on(store().remove(&h.url))
+        .map_err(|e| Failure::new(exit_codes::CONNECT, e.to_string()))
 }
 
 /// What `auth login` prints once connected: whether a sign-in happened.
-pub(super) fn logged_in(config: &ServerConfig) -> Result<u8, Failure> {
+pub(crate) fn logged_in(config: &ServerConfig) -> Result<u8, Failure> {
     let ServerConfig::Http(h) = config else {
-        return Ok(exit::OK);
+        return Ok(exit_codes::OK);
     };
     let kept = kept().and_then(|s| s.sign_ins()).unwrap_or_default();
     match kept.iter().find(|s| s.server == h.url) {
@@ -354,17 +325,17 @@ pub(super) fn logged_in(config: &ServerConfig) -> Result<u8, Failure> {
         }
         None => outln!("{} did not ask for a sign-in", h.url),
     }
-    Ok(exit::OK)
+    Ok(exit_codes::OK)
 }
 
 /// `auth list` and `auth logout`, which connect to nothing.
-pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> Result<u8, Failure> {
-    let kept = kept().map_err(|e| Failure::new(exit::USAGE, e.to_string()))?;
+pub(crate) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> Result<u8, Failure> {
+    let kept = kept().map_err(|e| Failure::new(exit_codes::USAGE, e.to_string()))?;
     match command {
         AuthCommand::List { json } => {
             let all = kept
                 .sign_ins()
-                .map_err(|e| Failure::new(exit::CONNECT, e.to_string()))?;
+                .map_err(|e| Failure::new(exit_codes::CONNECT, e.to_string()))?;
             if *json {
                 let items: Vec<_> = all
                     .iter()
@@ -392,13 +363,13 @@ pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> R
                     );
                 }
             }
-            Ok(exit::OK)
+            Ok(exit_codes::OK)
         }
         AuthCommand::Logout { all } => {
             let servers: Vec<String> = if *all {
                 let mut v: Vec<String> = kept
                     .sign_ins()
-                    .map_err(|e| Failure::new(exit::CONNECT, e.to_string()))?
+                    .map_err(|e| Failure::new(exit_codes::CONNECT, e.to_string()))?
                     .into_iter()
                     .map(|s| s.server)
                     .collect();
@@ -408,7 +379,7 @@ pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> R
                 match config {
                     Some(ServerConfig::Http(h)) => vec![h.url.clone()],
                     _ => return Err(Failure::new(
-                        exit::USAGE,
+                        exit_codes::USAGE,
                         "auth logout needs --http URL (or --server NAME, --config FILE), or --all",
                     )),
                 }
@@ -416,10 +387,10 @@ pub(super) fn offline(command: &AuthCommand, config: Option<&ServerConfig>) -> R
             let store = kept.token_store();
             for server in &servers {
                 smol::block_on(store.remove(server))
-                    .map_err(|e| Failure::new(exit::CONNECT, e.to_string()))?;
+                    .map_err(|e| Failure::new(exit_codes::CONNECT, e.to_string()))?;
                 outln!("signed out of {server}");
             }
-            Ok(exit::OK)
+            Ok(exit_codes::OK)
         }
         AuthCommand::Login => unreachable!("auth login connects"),
     }

@@ -13,11 +13,13 @@ use futures_lite::future;
 use mcpwire::{CallOptions, ChosenEra, Client, ServerNotification};
 use serde_json::{json, Value};
 
-use super::{exit, logs, Failure};
+use crate::exit_codes;
+use crate::failure::Failure;
+use crate::server_logs;
 
 /// `mcpwire watch`.
 #[derive(Args, Debug)]
-pub(super) struct WatchArgs {
+pub(crate) struct WatchArgs {
     /// Also follow this resource's updates (repeatable): resources/subscribe, or in the
     /// stateless era resourceSubscriptions of subscriptions/listen.
     #[arg(long = "resource", value_name = "URI")]
@@ -30,7 +32,7 @@ pub(super) struct WatchArgs {
     duration: Option<f64>,
     /// One JSON object a line: {"method": …, "params": …}.
     #[arg(long)]
-    pub(super) json: bool,
+    pub(crate) json: bool,
 }
 
 /// A notification as a method and params; `None` for those that are not the server's own.
@@ -68,19 +70,19 @@ fn as_message(n: &ServerNotification) -> Option<(String, Value)> {
 }
 
 /// The line for one notification, or `None` for one not shown (a log message below `min`).
-fn line(n: &ServerNotification, min: logs::LogLevel, json: bool) -> Option<String> {
+fn line(n: &ServerNotification, min: server_logs::LogLevel, json: bool) -> Option<String> {
     if let ServerNotification::ForSubscription { notification, .. } = n {
         return line(notification, min, json);
     }
     if let ServerNotification::Log(m) = n {
-        logs::line(m, min)?;
+        server_logs::line(m, min)?;
     }
     let (method, params) = as_message(n)?;
     if json {
         return Some(json!({"method": method, "params": params}).to_string());
     }
     Some(match n {
-        ServerNotification::Log(m) => logs::line(m, min)?,
+        ServerNotification::Log(m) => server_logs::line(m, min)?,
         ServerNotification::ResourceUpdated { uri } => format!("{method} {uri}"),
         _ if params.as_object().is_none_or(|p| p.is_empty()) => method,
         _ => format!("{method} {params}"),
@@ -89,17 +91,20 @@ fn line(n: &ServerNotification, min: logs::LogLevel, json: bool) -> Option<Strin
 
 /// Prints notifications until the bound or the end of the connection (Ctrl-C is seen by the
 /// caller, which closes the connection).
-pub(super) async fn run(
+pub(crate) async fn run(
     client: &Client,
     a: WatchArgs,
-    min: logs::LogLevel,
+    min: server_logs::LogLevel,
     timeout: Duration,
 ) -> Result<u8, Failure> {
     let limit = a
         .duration
         .map(|s| {
             Duration::try_from_secs_f64(s).map_err(|_| {
-                Failure::new(exit::USAGE, "--for must be a positive number of seconds")
+                Failure::new(
+                    exit_codes::USAGE,
+                    "--for must be a positive number of seconds",
+                )
             })
         })
         .transpose()?;
@@ -117,7 +122,7 @@ pub(super) async fn run(
         while a.count.is_none_or(|n| shown < n) {
             let Some(n) = notes.next().await else {
                 errln!("the connection ended");
-                return Ok(exit::OK);
+                return Ok(exit_codes::OK);
             };
             match &n {
                 ServerNotification::SubscriptionAcknowledged { notifications, .. } => {
@@ -129,7 +134,7 @@ pub(super) async fn run(
                 n => {
                     if let Some(text) = line(n, min, a.json) {
                         match a.json {
-                            true => crate::out::json_line(&text),
+                            true => crate::output::json_line(&text),
                             false => outln!("{text}"),
                         }
                         shown += 1;
@@ -137,7 +142,7 @@ pub(super) async fn run(
                 }
             }
         }
-        Ok(exit::OK)
+        Ok(exit_codes::OK)
     };
     let listen = async {
         if !stateless {
@@ -151,7 +156,7 @@ pub(super) async fn run(
         match client.listen(asked).await {
             Ok(_) => {
                 errln!("the server ended the subscription");
-                Ok(exit::OK)
+                Ok(exit_codes::OK)
             }
             Err(e) => Err(listen_refused(e)),
         }
@@ -160,12 +165,12 @@ pub(super) async fn run(
         match limit {
             Some(d) => {
                 smol::Timer::after(d).await;
-                Ok(exit::OK)
+                Ok(exit_codes::OK)
             }
             None => future::pending().await,
         }
     };
-    // Ctrl-C ends it too, with 0 (see `run` in main).
+    // Ctrl-C ends it too, with 0 (see `one_server::run`).
     future::or(print, future::or(listen, bound)).await
 }
 
@@ -227,7 +232,7 @@ mod tests {
 
     #[test]
     fn notifications_one_a_line_as_text_or_json() {
-        let min = logs::LogLevel::Info;
+        let min = server_logs::LogLevel::Info;
         let n = ServerNotification::ToolsListChanged;
         assert_eq!(
             line(&n, min, false).as_deref(),

@@ -5,7 +5,7 @@ use mcpwire::Tool;
 use serde_json::Value;
 
 /// The text `mcpwire tools NAME` prints for `tool`.
-pub(super) fn tool_detail(tool: &Tool) -> String {
+pub(crate) fn tool_detail(tool: &Tool) -> String {
     let mut out = String::new();
     match &tool.title {
         Some(title) if title != &tool.name => out.push_str(&format!("{} ({title})\n", tool.name)),
@@ -144,15 +144,6 @@ fn annotations(a: &Value) -> Option<String> {
         })
         .collect();
     (!parts.is_empty()).then(|| parts.join(", "))
-}
-
-/// `s` cut to `max` characters, an ellipsis ending what was cut.
-pub(crate) fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
-    }
-    let cut: String = s.chars().take(max - 1).collect();
-    format!("{cut}…")
 }
 
 #[cfg(test)]

@@ -6,11 +6,12 @@ use std::path::Path;
 
 use mcpwire::hosts::{Host, InputSpec, Loaded, LoadedServer, Loader};
 
-use super::{exit, Failure};
+use crate::exit_codes;
+use crate::failure::Failure;
 
 /// The server named `name` (or the file's only enabled server), with what the file says about
 /// running it (its era, its timeouts).
-pub(super) fn server(
+pub(crate) fn server(
     path: &Path,
     name: Option<&str>,
     verbose: bool,
@@ -22,8 +23,8 @@ pub(super) fn server(
 /// Reads `path`: only the server `name` if given (no other server's variables or inputs are
 /// needed), else every server, a server that cannot be read kept among the failures. Inputs
 /// are asked on the terminal; with `verbose`, the file's reading and its warnings are told.
-pub(super) fn load(path: &Path, name: Option<&str>, verbose: bool) -> Result<Loaded, Failure> {
-    let usage = |message: String| Failure::new(exit::USAGE, message);
+pub(crate) fn load(path: &Path, name: Option<&str>, verbose: bool) -> Result<Loaded, Failure> {
+    let usage = |message: String| Failure::new(exit_codes::USAGE, message);
     let mut loader = Loader::from_process()
         .map_err(|e| usage(e.to_string()))?
         .on_input(ask);
@@ -56,7 +57,7 @@ fn pick(
     name: Option<&str>,
     verbose: bool,
 ) -> Result<LoadedServer, Failure> {
-    let usage = |message: String| Failure::new(exit::USAGE, message);
+    let usage = |message: String| Failure::new(exit_codes::USAGE, message);
     let server: &LoadedServer = match name {
         Some(name) => loaded
             .get(name)
@@ -93,7 +94,7 @@ fn pick(
 
 /// The names of the servers to start in `loaded`: the enabled ones, and those that could not
 /// be read.
-pub(super) fn candidates(loaded: &Loaded) -> Vec<&str> {
+pub(crate) fn candidates(loaded: &Loaded) -> Vec<&str> {
     let mut names: Vec<&str> = loaded.enabled().map(|s| s.name.as_str()).collect();
     names.extend(loaded.failed.iter().filter_map(|e| e.server()));
     names
@@ -108,7 +109,7 @@ fn whose_file(host: Host) -> String {
 }
 
 /// Asks for an input on the terminal (hidden when it is a password).
-pub(super) fn ask(spec: &InputSpec) -> Result<String, String> {
+pub(crate) fn ask(spec: &InputSpec) -> Result<String, String> {
     if !std::io::stdin().is_terminal() {
         return Err("stdin is not a terminal to ask on".into());
     }

@@ -1,19 +1,25 @@
 //! The server's log messages (`notifications/message`) on stderr: at `--log-level` or above,
 //! dimmed when stderr is a terminal, with control characters made visible (when printed, by
-//! the `out` module).
+//! the `output` module); asking the server for them (`--log-level`, and the `log-level`
+//! command's `logging/setLevel`).
 
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use mcpwire::core::types::LoggingMessageParams;
-use mcpwire::{Client, Notifications, ServerNotification};
-use serde_json::Value;
+use mcpwire::{CallOptions, ChosenEra, Client, Notifications, ServerNotification};
+use serde_json::{json, Value};
+
+use crate::exit_codes;
+use crate::failure::Failure;
+use crate::output;
 
 /// The log levels of MCP (those of syslog), least severe first.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum LogLevel {
+pub(crate) enum LogLevel {
     Debug,
     Info,
     Notice,
@@ -37,7 +43,7 @@ impl LogLevel {
     ];
 
     /// The level's name on the wire.
-    pub(super) fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             LogLevel::Debug => "debug",
             LogLevel::Info => "info",
@@ -57,7 +63,7 @@ impl LogLevel {
 
 /// The line for one log message, or `None` when it is below `min`. A level this client does
 /// not know is shown whatever `min` is.
-pub(super) fn line(message: &LoggingMessageParams, min: LogLevel) -> Option<String> {
+pub(crate) fn line(message: &LoggingMessageParams, min: LogLevel) -> Option<String> {
     if LogLevel::of(&message.level).is_some_and(|l| l < min) {
         return None;
     }
@@ -75,7 +81,7 @@ pub(super) fn line(message: &LoggingMessageParams, min: LogLevel) -> Option<Stri
 
 /// Prints the server's log messages as they come, from the task that runs the command (so a
 /// call can print the messages that came before its result, first).
-pub(super) struct LogPrinter {
+pub(crate) struct LogPrinter {
     notifications: RefCell<Notifications>,
     min: LogLevel,
     dim: bool,
@@ -83,7 +89,7 @@ pub(super) struct LogPrinter {
 
 impl LogPrinter {
     /// A printer of `client`'s log messages at `min` or above.
-    pub(super) fn new(client: &Client, min: LogLevel, dim: bool) -> Self {
+    pub(crate) fn new(client: &Client, min: LogLevel, dim: bool) -> Self {
         LogPrinter {
             notifications: RefCell::new(client.notifications()),
             min,
@@ -107,20 +113,22 @@ impl LogPrinter {
                 _ => return,
             },
             // A url-mode elicitation finished: its prompt stops waiting.
-            ServerNotification::Other(n) if n.method == crate::answers::ELICITATION_COMPLETE => {
-                crate::answers::elicitation_completed(n.params.as_ref());
+            ServerNotification::Other(n)
+                if n.method == crate::commands::call::answers::ELICITATION_COMPLETE =>
+            {
+                crate::commands::call::answers::elicitation_completed(n.params.as_ref());
                 return;
             }
             _ => return,
         };
         if let Some(line) = line(&message, self.min) {
             // Its control characters made visible, then dimmed.
-            crate::out::errln_dim(&line, self.dim);
+            output::errln_dim(&line, self.dim);
         }
     }
 
     /// Prints messages as they come; never ends (race it with the command).
-    pub(super) async fn run<T>(&self) -> T {
+    pub(crate) async fn run<T>(&self) -> T {
         while let Some(n) = std::future::poll_fn(|cx| self.poll_next(cx)).await {
             self.show(n);
         }
@@ -128,13 +136,49 @@ impl LogPrinter {
     }
 
     /// Prints the messages already received.
-    pub(super) async fn drain(&self) {
+    pub(crate) async fn drain(&self) {
         let next =
             || futures_lite::future::poll_once(std::future::poll_fn(|cx| self.poll_next(cx)));
         while let Some(Some(n)) = next().await {
             self.show(n);
         }
     }
+}
+
+/// Asks the server for log messages at `level` and above, if it offers logging; a refusal is
+/// reported and the command goes on.
+pub(crate) async fn set_log_level(client: &Client, level: LogLevel, timeout: Duration) {
+    let offered = client
+        .server_info()
+        .is_some_and(|i| i.capabilities.logging.is_some());
+    if !offered {
+        return;
+    }
+    let opts = CallOptions::default().timeout(timeout);
+    if let Err(e) = client.set_log_level(level.name(), opts).await {
+        errln!("mcpwire: asking for log messages failed: {e}");
+    }
+}
+
+/// `mcpwire log-level LEVEL`: logging/setLevel.
+pub(crate) async fn log_level(
+    client: &Client,
+    level: LogLevel,
+    json: bool,
+    timeout: Duration,
+) -> Result<u8, Failure> {
+    client
+        .set_log_level(level.name(), CallOptions::default().timeout(timeout))
+        .await?;
+    match (json, client.era()) {
+        (true, _) => output::json(&json!({"level": level.name()})),
+        (false, Some(ChosenEra::Stateless)) => outln!(
+            "log level {} asked for by each request of this connection (the stateless era has no logging/setLevel)",
+            level.name()
+        ),
+        (false, _) => outln!("log level set to {}", level.name()),
+    }
+    Ok(exit_codes::OK)
 }
 
 #[cfg(test)]
@@ -181,11 +225,11 @@ mod tests {
             Some(r#"[info] db: {"rows":3}"#)
         );
         // A server's escape sequences cannot reach the terminal: the line is printed through
-        // the `out` module, which makes them visible.
+        // the `output` module, which makes them visible.
         let m = message("info", None, json!("red \u{1b}[31mtext\u{7}\nnext"));
         let shown = line(&m, LogLevel::Debug).unwrap();
         assert_eq!(
-            crate::out::visible(&shown),
+            crate::output::visible(&shown),
             "[info] red \\x1b[31mtext\\x07\nnext"
         );
     }

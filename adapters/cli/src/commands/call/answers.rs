@@ -11,8 +11,10 @@ use mcpwire::core::jsonrpc::{ErrorObject, RawJson};
 use mcpwire::{ElicitAction, ElicitResult, ElicitationRequest, Handlers};
 use serde_json::{json, Map, Value};
 
-use crate::stdin_lines::PromptInput;
-use crate::{ask, exit, Failure};
+use super::ask;
+use super::stdin_lines::PromptInput;
+use crate::exit_codes;
+use crate::failure::Failure;
 
 /// What the command line says about answering.
 pub(crate) struct AnswerArgs<'a> {
@@ -83,7 +85,7 @@ async fn url_on_terminal(req: ElicitationRequest, url: String) -> ElicitResult {
     let mut input = PromptInput::new(given_up.clone());
     // Not under the terminal's lock: given up, this read waits on until the next line comes.
     let typed = smol::unblock(move || {
-        let mut out = crate::out::stderr_writer();
+        let mut out = crate::output::stderr_writer();
         ask::url(&message, &url, &mut input, &mut out)
     });
     let done = async {
@@ -120,7 +122,7 @@ async fn ask_on_terminal(req: ElicitationRequest) -> ElicitResult {
     let answered = smol::unblock(move || {
         let _one = TERMINAL.lock().unwrap_or_else(|e| e.into_inner());
         let mut input = PromptInput::new(Arc::new(AtomicBool::new(false)));
-        let mut out = crate::out::stderr_writer();
+        let mut out = crate::output::stderr_writer();
         let schema = req.requested_schema().cloned().unwrap_or(json!({}));
         ask::form(req.message(), &schema, &req.fields(), &mut input, &mut out)
     })
@@ -136,18 +138,21 @@ async fn ask_on_terminal(req: ElicitationRequest) -> ElicitResult {
 pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
     let content: Option<Map<String, Value>> = match args.answer {
         Some(text) => Some(serde_json::from_str(text).map_err(|e| {
-            Failure::new(exit::USAGE, format!("--answer must be a JSON object: {e}"))
+            Failure::new(
+                exit_codes::USAGE,
+                format!("--answer must be a JSON object: {e}"),
+            )
         })?),
         None => None,
     };
     let content = Arc::new(content);
     let defaults = args.defaults;
-    let interactive = std::io::stdin().is_terminal() && crate::out::stderr_is_terminal();
+    let interactive = std::io::stdin().is_terminal() && crate::output::stderr_is_terminal();
     let handlers = Handlers::new().on_elicitation(move |req| {
         let content = content.clone();
         async move {
             // Not over a progress bar.
-            crate::out::make_room();
+            crate::output::make_room();
             if let Some(content) = content.as_ref() {
                 // Checked as the form would check it typed, before anything is sent.
                 let schema = req.requested_schema().cloned().unwrap_or(json!({}));
@@ -207,7 +212,7 @@ pub(crate) fn handlers(args: AnswerArgs<'_>) -> Result<Handlers, Failure> {
     Ok(handlers.on_sampling_json(move |params| {
         let text = text.clone();
         async move {
-            crate::out::make_room();
+            crate::output::make_room();
             sample(text.as_deref(), &params)
         }
     }))

@@ -8,14 +8,19 @@ use std::time::Duration;
 use clap::Args;
 use mcpwire::{ClientCertificate, ConnectOptions, HttpVersionChoice, ProxySetting};
 
-use super::{exit, Failure};
+use crate::exit_codes;
+use crate::failure::Failure;
 
 /// `--cacert FILE` must be a file that holds a PEM certificate: otherwise a usage error naming
 /// it (else every server's certificate would be refused as from an unknown issuer, which would
 /// not say why).
 fn check_ca_file(file: &Path) -> Result<(), Failure> {
-    let usage =
-        |why: String| Failure::new(exit::USAGE, format!("--cacert {}: {why}", file.display()));
+    let usage = |why: String| {
+        Failure::new(
+            exit_codes::USAGE,
+            format!("--cacert {}: {why}", file.display()),
+        )
+    };
     let bytes = std::fs::read(file).map_err(|e| usage(format!("cannot be read: {e}")))?;
     match mcpwire::ca_pem_problem(file, &bytes) {
         Some(why) => Err(usage(why)),
@@ -25,7 +30,7 @@ fn check_ca_file(file: &Path) -> Result<(), Failure> {
 
 /// The HTTP client's options on the command line.
 #[derive(Args, Debug, Default)]
-pub(super) struct HttpArgs {
+pub(crate) struct HttpArgs {
     /// A CA certificate (PEM) to trust beside the system's roots, for https (repeatable).
     #[arg(long, global = true, value_name = "FILE")]
     cacert: Vec<PathBuf>,
@@ -71,12 +76,12 @@ pub(super) struct HttpArgs {
 
 impl HttpArgs {
     /// Whether HTTP/2 was asked for (`--http2`).
-    pub(super) fn asks_http2(&self) -> bool {
+    pub(crate) fn asks_http2(&self) -> bool {
         self.http2
     }
 
     /// Sets what was given on `options`; warns on stderr when certificates go unchecked.
-    pub(super) fn apply(&self, options: &mut ConnectOptions) -> Result<(), Failure> {
+    pub(crate) fn apply(&self, options: &mut ConnectOptions) -> Result<(), Failure> {
         for file in &self.cacert {
             check_ca_file(file)?;
         }
@@ -126,7 +131,7 @@ impl HttpArgs {
                 .filter(|d| !d.is_zero())
                 .ok_or_else(|| {
                     Failure::new(
-                        exit::USAGE,
+                        exit_codes::USAGE,
                         format!("--connect-timeout {secs}: give a positive number of seconds"),
                     )
                 })?;
@@ -134,7 +139,7 @@ impl HttpArgs {
         if let Some(n) = self.max_connections {
             if n == 0 {
                 return Err(Failure::new(
-                    exit::USAGE,
+                    exit_codes::USAGE,
                     "--max-connections 0: give at least 1".to_owned(),
                 ));
             }

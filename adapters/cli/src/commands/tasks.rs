@@ -7,16 +7,17 @@ use clap::{Args, Subcommand};
 use mcpwire::{CallOptions, ChosenEra, Client};
 use serde_json::{Map, Value};
 
-use super::{exit, Failure};
+use crate::exit_codes;
+use crate::failure::Failure;
 
 /// `mcpwire tasks …`.
 #[derive(Args, Debug)]
-pub(super) struct TasksArgs {
+pub(crate) struct TasksArgs {
     #[command(subcommand)]
     command: Option<TasksCommand>,
     /// Print as JSON.
     #[arg(long, global = true)]
-    pub(super) json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -34,7 +35,7 @@ enum TasksCommand {
 }
 
 /// Runs `mcpwire tasks`.
-pub(super) async fn tasks(
+pub(crate) async fn tasks(
     client: &Client,
     args: TasksArgs,
     timeout: Duration,
@@ -48,7 +49,7 @@ pub(super) async fn tasks(
     let (method, params) = match &args.command {
         None if client.era() == Some(ChosenEra::Stateless) => {
             return Err(Failure::new(
-                exit::USAGE,
+                exit_codes::USAGE,
                 "the 2026-07-28 tasks extension has no list of tasks: \
                  use `mcpwire tasks get ID` for one task",
             ))
@@ -60,10 +61,10 @@ pub(super) async fn tasks(
     let raw = client.request(method, params, opts()).await?;
     let value: Value = raw
         .parse()
-        .map_err(|e| Failure::new(exit::CALL, format!("{method}: {e}")))?;
+        .map_err(|e| Failure::new(exit_codes::CALL, format!("{method}: {e}")))?;
     if args.json {
-        crate::out::json(&value);
-        return Ok(exit::OK);
+        crate::output::json(&value);
+        return Ok(exit_codes::OK);
     }
     match &args.command {
         None => {
@@ -78,7 +79,7 @@ pub(super) async fn tasks(
         Some(TasksCommand::Get { .. }) => outln!("{}", line(&value)),
         Some(TasksCommand::Cancel { id }) => outln!("asked to cancel {id}"),
     }
-    Ok(exit::OK)
+    Ok(exit_codes::OK)
 }
 
 /// A task in one line: its id, status and message.

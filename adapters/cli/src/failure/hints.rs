@@ -1,14 +1,45 @@
 //! What a person may try when a command fails in a way that looks like a known mistake, in the
 //! command line's words: the library's hints ([`Hint`]) with this program's flags in place of
 //! the library's options, and the hints only the command line gives (a server whose
-//! elicitation fails in the stateless era).
+//! elicitation fails in the stateless era); and where a token refused came from.
 
-use mcpwire::core::error::{Hint, HttpError};
+use mcpwire::core::error::{Hint, HttpError, CONFIGURED_TOKEN};
+use mcpwire::oauth::STATIC_TOKEN_ADVICE;
 use mcpwire::{ChosenEra, Client};
+
+/// How to give a server a token in this command line's words: for the library's advice to a
+/// server that offers no OAuth sign-in.
+const TOKEN_ADVICE: &str = "give it a token with --bearer-env VAR (the token read from that \
+    environment variable) or --header 'Authorization: Bearer <token>' (for a server from a \
+    configuration file: an `Authorization` header among its `headers` there)";
+
+/// Where the token given on the command line came from, in its words (`--bearer-env NAME`),
+/// once it is known.
+static TOKEN_FROM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The token sent comes from `words` (`--bearer-env NAME`, `--header`): a server's refusal of
+/// it says so.
+pub(crate) fn token_from(words: String) {
+    let _ = TOKEN_FROM.set(words);
+}
+
+/// A failure's words with the library's advice on giving a token, and where a refused token
+/// came from, said with this command line's options.
+pub(crate) fn token_in_cli_words(text: String) -> String {
+    let text = if text.contains(STATIC_TOKEN_ADVICE) {
+        text.replace(STATIC_TOKEN_ADVICE, TOKEN_ADVICE)
+    } else {
+        text
+    };
+    match TOKEN_FROM.get() {
+        Some(from) if text.contains(CONFIGURED_TOKEN) => text.replace(CONFIGURED_TOKEN, from),
+        _ => text,
+    }
+}
 
 /// `text` (an error's words, holding `http`'s) with the library's hint said with this
 /// program's flags.
-pub(super) fn in_cli_words(text: String, http: Option<&HttpError>) -> String {
+pub(crate) fn in_cli_words(text: String, http: Option<&HttpError>) -> String {
     let Some(hint) = http.and_then(HttpError::suggestion) else {
         return text;
     };
@@ -27,7 +58,7 @@ pub(super) fn in_cli_words(text: String, http: Option<&HttpError>) -> String {
 /// made there: FastMCP 4 says "elicitation via server-initiated requests is unavailable on
 /// 2026-07-28 connections" (a server that asks for input with a server-initiated request,
 /// which only the handshake era carries).
-pub(super) fn stateless_elicitation(client: &Client, text: &str) -> Option<&'static str> {
+pub(crate) fn stateless_elicitation(client: &Client, text: &str) -> Option<&'static str> {
     if client.era() != Some(ChosenEra::Stateless) {
         return None;
     }

@@ -1,13 +1,13 @@
 //! `mcpwire tools | head`: when the reader of stdout goes away, the command ends the way other
 //! command-line tools do, by SIGPIPE (a shell reports 141), instead of a panic's message and
-//! backtrace. A command with a connection first closes it gracefully (see the `out` module,
+//! backtrace. A command with a connection first closes it gracefully (see the `output` module,
 //! through which everything is printed); this hook covers what writes to stdout on its own
 //! (the completion scripts). SIGPIPE itself stays ignored (as Rust programs start): a write to
 //! a stdio server that has exited is an error the connection reports, not the end of the
 //! process.
 
 /// Installs the panic hook that turns a failed write to a closed stdout into that ending.
-pub(super) fn end_quietly() {
+pub(crate) fn end_quietly() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let payload = info.payload();

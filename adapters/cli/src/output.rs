@@ -13,10 +13,8 @@
 //!   the command can close its connection gracefully before ending by SIGPIPE.
 //!
 //! `std::print!`, `std::println!`, `std::eprint!`, `std::eprintln!`, `std::io::stdout` and
-//! `std::io::stderr` are refused by clippy in this crate (`clippy.toml`) outside this module.
-
-// The one place that writes to stdout and stderr.
-#![allow(clippy::disallowed_macros, clippy::disallowed_methods)]
+//! `std::io::stderr` are refused by clippy in this crate (`clippy.toml`) outside this module's
+//! own `stdout` and `stderr`.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -24,39 +22,55 @@ use std::io::{self, IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+/// stdout: the one place that takes it.
+#[allow(clippy::disallowed_methods)]
+fn stdout() -> io::Stdout {
+    io::stdout()
+}
+
+/// stderr: the one place that takes it.
+#[allow(clippy::disallowed_methods)]
+fn stderr() -> io::Stderr {
+    io::stderr()
+}
+
 /// Prints text on stdout, its control characters made visible.
 macro_rules! out {
     ($($arg:tt)*) => {
-        $crate::out::stdout_text(&format!($($arg)*))
+        $crate::output::stdout_text(&format!($($arg)*))
     };
 }
 
 /// Prints a line on stdout, its control characters made visible.
 macro_rules! outln {
     () => {
-        $crate::out::stdout_text("\n")
+        $crate::output::stdout_text("\n")
     };
     ($($arg:tt)*) => {
-        $crate::out::stdout_text(&format!("{}\n", format_args!($($arg)*)))
+        $crate::output::stdout_text(&format!("{}\n", format_args!($($arg)*)))
     };
 }
 
 /// Prints text on stderr, its control characters made visible.
 macro_rules! err {
     ($($arg:tt)*) => {
-        $crate::out::stderr_text(&format!($($arg)*))
+        $crate::output::stderr_text(&format!($($arg)*))
     };
 }
 
 /// Prints a line on stderr, its control characters made visible.
 macro_rules! errln {
     () => {
-        $crate::out::stderr_text("\n")
+        $crate::output::stderr_text("\n")
     };
     ($($arg:tt)*) => {
-        $crate::out::stderr_text(&format!("{}\n", format_args!($($arg)*)))
+        $crate::output::stderr_text(&format!("{}\n", format_args!($($arg)*)))
     };
 }
+
+// After the macros, which they use.
+pub(crate) mod broken_pipe;
+pub(crate) mod layout;
 
 /// Whether `c` must not reach a terminal as it is: a C0 control other than newline and tab, DEL,
 /// a C1 control, a bidirectional control (U+202A–U+202E, U+2066–U+2069, and the marks U+200E,
@@ -198,10 +212,10 @@ fn lose(how: Lost) {
 pub(crate) fn end_if_lost() {
     match lost() {
         None => {}
-        Some(Lost::Reader) => crate::broken_pipe::end_by_sigpipe(),
+        Some(Lost::Reader) => broken_pipe::end_by_sigpipe(),
         Some(Lost::Error(e)) => {
             errln!("mcpwire: cannot write to stdout: {e}");
-            std::process::exit(crate::exit::CALL.into());
+            std::process::exit(crate::exit_codes::CALL.into());
         }
     }
 }
@@ -211,7 +225,7 @@ fn stdout_raw(text: &str) {
     if lost().is_some() {
         return;
     }
-    let mut out = io::stdout().lock();
+    let mut out = stdout().lock();
     let written = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     drop(out);
     if let Err(e) = written {
@@ -238,7 +252,7 @@ static STATUS_ON_LINE: AtomicBool = AtomicBool::new(false);
 
 /// Draws `line` (made visible) as the status line on stderr, in place of the last one.
 pub(crate) fn draw_status(line: &str) {
-    let mut err = io::stderr().lock();
+    let mut err = stderr().lock();
     // \r, then the line, then clear what a longer line left.
     let _ = write!(err, "\r{}\x1b[K", visible(line));
     let _ = err.flush();
@@ -250,7 +264,7 @@ pub(crate) fn draw_status(line: &str) {
 /// line comes between.
 pub(crate) fn make_room() {
     // Under stderr's lock, as drawing is: a line drawn meanwhile is seen.
-    let mut err = io::stderr().lock();
+    let mut err = stderr().lock();
     if STATUS_ON_LINE.swap(false, Ordering::SeqCst) {
         let _ = write!(err, "\r\x1b[K");
         let _ = err.flush();
@@ -260,7 +274,7 @@ pub(crate) fn make_room() {
 /// Writes `text` on stderr as it is: only the command line's own escapes around text made
 /// visible. A progress bar on the line is cleared first.
 pub(crate) fn stderr_raw(text: &str) {
-    let mut err = io::stderr().lock();
+    let mut err = stderr().lock();
     make_room();
     // Nowhere to tell a failure to write on stderr.
     let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
@@ -289,19 +303,19 @@ pub(crate) fn json_line(text: &str) {
 
 /// Whether stderr is a terminal.
 pub(crate) fn stderr_is_terminal() -> bool {
-    io::stderr().is_terminal()
+    stderr().is_terminal()
 }
 
 /// The locked stderr, behind [`Visible`], for code that writes with `write!` (the terminal's
 /// questions).
 pub(crate) fn stderr_writer() -> Visible<io::StderrLock<'static>> {
-    Visible(io::stderr().lock())
+    Visible(stderr().lock())
 }
 
 /// stdout as a plain writer, for the demo server's protocol (`serve-demo`), which is JSON-RPC
 /// that the server writes itself, and the completion scripts.
 pub(crate) fn raw_stdout() -> io::Stdout {
-    io::stdout()
+    stdout()
 }
 
 /// A writer that makes the control characters of what passes through it visible.

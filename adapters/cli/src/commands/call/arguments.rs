@@ -12,13 +12,14 @@ use std::io::Read;
 use mcpwire::Tool;
 use serde_json::{Map, Value};
 
-use super::{exit, Failure};
+use crate::exit_codes;
+use crate::failure::Failure;
 
 /// The arguments `args` give: `-` alone reads one JSON object from stdin, one word starting
 /// with `{` is a JSON object, anything else is `key=value` and `key:=<json>` pairs
 /// ([`typed_arguments`]). Whichever it is, the object is then checked against `schema`
 /// ([`check`]); `noun` says whose arguments they are (`tool`, `prompt`).
-pub(super) fn arguments(args: &[String], schema: &Value, noun: &str) -> Result<Value, Failure> {
+pub(crate) fn arguments(args: &[String], schema: &Value, noun: &str) -> Result<Value, Failure> {
     let value = match args {
         [one] if one == "-" => {
             let mut text = String::new();
@@ -49,7 +50,7 @@ fn json_object(text: &str, what: &str) -> Result<Value, Failure> {
 ///
 /// A key given twice is refused; so is a key the schema does not list, when it lists its
 /// properties and does not allow others (`additionalProperties` true or a schema).
-pub(super) fn typed_arguments(
+pub(crate) fn typed_arguments(
     pairs: &[String],
     schema: &Value,
     noun: &str,
@@ -103,7 +104,7 @@ fn property<'a>(schema: &'a Value, key: &str, noun: &str) -> Result<Option<&'a V
 /// ([`property`]), every value with an `enum` (or `const`) one of its values (for an array,
 /// each item against its items' `enum`), and every `required` argument there. `noun` says
 /// whose arguments they are.
-pub(super) fn check(
+pub(crate) fn check(
     arguments: &Map<String, Value>,
     schema: &Value,
     noun: &str,
@@ -167,7 +168,7 @@ fn allowed_value(key: &str, value: &Value, property: &Value) -> Result<(), Failu
 }
 
 fn usage(message: String) -> Failure {
-    Failure::new(exit::USAGE, message)
+    Failure::new(exit_codes::USAGE, message)
 }
 
 fn unknown_key(key: &str, props: &Map<String, Value>, noun: &str) -> Failure {
@@ -432,7 +433,7 @@ fn object_example(property: &Value) -> String {
 }
 
 /// The failure for a tool the server does not list: the tools it lists, and the closest name.
-pub(super) fn unknown_tool(tool: &str, tools: &[Tool]) -> Failure {
+pub(crate) fn unknown_tool(tool: &str, tools: &[Tool]) -> Failure {
     if tools.is_empty() {
         return usage(format!("no tool named {tool}: the server lists no tools"));
     }
@@ -451,7 +452,7 @@ pub(super) fn unknown_tool(tool: &str, tools: &[Tool]) -> Failure {
 
 /// The first thirty of `names`, comma-separated, and how many more there are (with `more`
 /// after the count).
-pub(super) fn shown_names(names: &[&str], more: &str) -> String {
+pub(crate) fn shown_names(names: &[&str], more: &str) -> String {
     const SHOWN: usize = 30;
     let mut list = names
         .iter()
@@ -466,7 +467,7 @@ pub(super) fn shown_names(names: &[&str], more: &str) -> String {
 }
 
 /// " (did you mean NAME?)" when a known name is [`closest`] to `typed`; empty otherwise.
-pub(super) fn did_you_mean(typed: &str, known: &[&str]) -> String {
+pub(crate) fn did_you_mean(typed: &str, known: &[&str]) -> String {
     closest(typed, known)
         .map(|n| format!(" (did you mean {n}?)"))
         .unwrap_or_default()
@@ -474,7 +475,7 @@ pub(super) fn did_you_mean(typed: &str, known: &[&str]) -> String {
 
 /// The known name closest to `typed` when it looks like a typo of it: a few edits away
 /// (ignoring case), or a prefix of it.
-pub(super) fn closest<'a>(typed: &str, known: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn closest<'a>(typed: &str, known: &[&'a str]) -> Option<&'a str> {
     let typed_lower = typed.to_lowercase();
     let len = typed.chars().count();
     let allowed = (len / 3).max(1);
@@ -488,7 +489,7 @@ pub(super) fn closest<'a>(typed: &str, known: &[&'a str]) -> Option<&'a str> {
 
 /// The edit distance between `a` and `b`, in characters: insertions, deletions, substitutions
 /// and swaps of two neighbours (optimal string alignment).
-pub(super) fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let width = b.len() + 1;
@@ -563,7 +564,7 @@ mod tests {
             .ok()
             .unwrap();
         assert_eq!(v.to_string(), r#"{"n":2}"#);
-        assert_eq!(error(&["i=x"], &schema).0, exit::USAGE);
+        assert_eq!(error(&["i=x"], &schema).0, exit_codes::USAGE);
         assert_eq!(
             error(&["b=yes"], &schema).1,
             r#"b: "yes" is not true or false"#
@@ -619,7 +620,7 @@ mod tests {
             panic!("not an object")
         };
         check(&map, schema, "tool").map_err(|f| {
-            assert_eq!(f.code, exit::USAGE);
+            assert_eq!(f.code, exit_codes::USAGE);
             f.message
         })
     }
@@ -715,7 +716,7 @@ mod tests {
             .unwrap();
         assert_eq!(v, json!({"n": "42"}));
         let (code, message) = error(&["n:=nope"], &schema);
-        assert_eq!(code, exit::USAGE);
+        assert_eq!(code, exit_codes::USAGE);
         assert!(message.contains("n:= takes JSON"), "{message}");
         // A value may hold := itself.
         let v = typed_arguments(&args(&["n=a:=b"]), &schema, "tool")
@@ -742,10 +743,10 @@ mod tests {
     fn a_key_given_twice_is_a_usage_error() {
         let schema = json!({"properties": {"a": {"type": "number"}}});
         let (code, message) = error(&["a=1", "a=2"], &schema);
-        assert_eq!(code, exit::USAGE);
+        assert_eq!(code, exit_codes::USAGE);
         assert_eq!(message, "a is given twice; give each argument once");
         // Also without a schema.
-        assert_eq!(error(&["a=1", "a=1"], &json!({})).0, exit::USAGE);
+        assert_eq!(error(&["a=1", "a=1"], &json!({})).0, exit_codes::USAGE);
     }
 
     #[test]
@@ -753,7 +754,7 @@ mod tests {
         let schema = json!({"properties": {"steps": {"type": "integer"},
                                            "interval_ms": {"type": "integer"}}});
         let (code, message) = error(&["stesp=3"], &schema);
-        assert_eq!(code, exit::USAGE);
+        assert_eq!(code, exit_codes::USAGE);
         assert_eq!(
             message,
             "unknown argument stesp (did you mean steps?); the tool's arguments: interval_ms, steps"
@@ -831,7 +832,7 @@ mod tests {
         assert_eq!(v["n"].as_i64(), Some(i64::MIN));
         for big in ["18446744073709551616", "-9223372036854775809"] {
             let (code, message) = error(&[&format!("n={big}")], &schema);
-            assert_eq!(code, exit::USAGE);
+            assert_eq!(code, exit_codes::USAGE);
             assert!(
                 message.starts_with(&format!("n: {big} is too large for an integer")),
                 "{message}"
@@ -865,7 +866,7 @@ mod tests {
         };
         let tools = [tool("echo"), tool("add")];
         let f = unknown_tool("ecko", &tools);
-        assert_eq!(f.code, exit::USAGE);
+        assert_eq!(f.code, exit_codes::USAGE);
         assert_eq!(
             f.message,
             "no tool named ecko (did you mean echo?); the server lists 2 tools: echo, add"

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 /// What the content blocks become: the text to print, or why a block's data could not be
 /// written.
-pub(super) fn render(
+pub(crate) fn render(
     blocks: &[Value],
     tool: &str,
     output: Option<&Path>,
@@ -122,7 +122,7 @@ fn file_for(dir: &Path, tool: &str, index: usize, mime: Option<&str>) -> PathBuf
 }
 
 /// A file extension for a MIME type (`bin` when it says nothing usable).
-pub(super) fn extension(mime: &str) -> &str {
+pub(crate) fn extension(mime: &str) -> &str {
     let essence = mime.split(';').next().unwrap_or("").trim();
     let known = match essence.to_ascii_lowercase().as_str() {
         "image/jpeg" | "image/jpg" => "jpg",
@@ -153,7 +153,7 @@ pub(super) fn extension(mime: &str) -> &str {
 }
 
 /// Sizes as people read them: `512 B`, `1.5 KiB`, `12 KiB`, `3.2 MiB`.
-pub(super) fn human_size(bytes: u64) -> String {
+pub(crate) fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if bytes < 1024 {
         return format!("{bytes} B");
@@ -185,7 +185,7 @@ fn digit(c: u8) -> Option<u32> {
 
 /// How many bytes base64 `data` decodes to, without decoding it (whitespace ignored, padding
 /// optional); `None` when it is not base64.
-pub(super) fn decoded_len(data: &str) -> Option<usize> {
+pub(crate) fn decoded_len(data: &str) -> Option<usize> {
     let mut digits = 0usize;
     let mut padding = 0usize;
     for &c in data.as_bytes() {
@@ -203,7 +203,7 @@ pub(super) fn decoded_len(data: &str) -> Option<usize> {
 }
 
 /// Decodes base64 `data` (whitespace ignored, padding optional); `None` when it is not base64.
-pub(super) fn decode_base64(data: &str) -> Option<Vec<u8>> {
+pub(crate) fn decode_base64(data: &str) -> Option<Vec<u8>> {
     let len = decoded_len(data)?;
     let mut out = Vec::with_capacity(len);
     let mut acc = 0u32;

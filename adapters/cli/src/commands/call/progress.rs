@@ -70,14 +70,14 @@ impl Printer {
             return;
         }
         let mut drawn = self.drawn.lock().unwrap_or_else(|e| e.into_inner());
-        crate::out::draw_status(&line(&p, *drawn));
+        crate::output::draw_status(&line(&p, *drawn));
         *drawn += 1;
     }
 
     /// Clears the bar, if one was drawn.
     pub(crate) fn clear(&self) {
         let mut drawn = self.drawn.lock().unwrap_or_else(|e| e.into_inner());
-        crate::out::make_room();
+        crate::output::make_room();
         *drawn = 0;
     }
 }

@@ -8,23 +8,25 @@ use mcpwire::core::skills::{Skill, SkillError, VerifiedSkill};
 use mcpwire::{CallOptions, Client, Error};
 use serde_json::{json, Value};
 
-use super::nouns::{first_line, table};
-use super::{content, exit, Failure};
+use crate::commands::call::content;
+use crate::exit_codes;
+use crate::failure::Failure;
+use crate::output::layout::{first_line, table};
 
 /// `mcpwire skills`.
 #[derive(Args, Debug)]
-pub(super) struct SkillsArgs {
+pub(crate) struct SkillsArgs {
     /// A skill to get: its name, its path or its SKILL.md URI. Each of its files is read and
     /// verified against the skill's entry (size, SHA-256 digest, the SKILL.md frontmatter);
     /// on a mismatch nothing of the skill is printed and the exit code is 7.
     name: Option<String>,
     /// Print as JSON.
     #[arg(long)]
-    pub(super) json: bool,
+    pub(crate) json: bool,
 }
 
 /// `mcpwire skills [NAME]`.
-pub(super) async fn skills(
+pub(crate) async fn skills(
     client: &Client,
     a: SkillsArgs,
     timeout: Duration,
@@ -33,20 +35,20 @@ pub(super) async fn skills(
     let Some(name) = a.name else {
         let list = client.list_skills_with(opts).await?;
         if a.json {
-            crate::out::json(&list);
+            crate::output::json(&list);
         } else {
             let rows: Vec<Vec<String>> = list.iter().map(row).collect();
             table(&["NAME", "URI", "FILES", "DESCRIPTION"], &rows);
         }
-        return Ok(exit::OK);
+        return Ok(exit_codes::OK);
     };
     let skill = client
         .get_skill_with(&name, opts)
         .await
         .map_err(|e| rejected(&name, e))?;
     if a.json {
-        crate::out::json(&as_json(&skill));
-        return Ok(exit::OK);
+        crate::output::json(&as_json(&skill));
+        return Ok(exit_codes::OK);
     }
     errln!(
         "{}: {}, verified against the entry",
@@ -70,7 +72,7 @@ pub(super) async fn skills(
             ),
         }
     }
-    Ok(exit::OK)
+    Ok(exit_codes::OK)
 }
 
 /// One skill of the list: its name, URI, files and description.
@@ -123,10 +125,10 @@ fn as_json(skill: &VerifiedSkill) -> Value {
 fn rejected(name: &str, e: Error) -> Failure {
     match e {
         Error::Skill(e @ (SkillError::NotFound { .. } | SkillError::Ambiguous { .. })) => {
-            Failure::new(exit::USAGE, format!("{e}; see `mcpwire skills`"))
+            Failure::new(exit_codes::USAGE, format!("{e}; see `mcpwire skills`"))
         }
         Error::Skill(e) => Failure::new(
-            exit::UNVERIFIED,
+            exit_codes::UNVERIFIED,
             format!("skill {name} rejected, nothing of it is used: {e}"),
         ),
         other => other.into(),
