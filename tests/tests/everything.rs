@@ -83,7 +83,7 @@ async fn scenario(setting: Setting, peer: &Reached, options: ConnectOptions) {
     let client = setting
         .connect(&peer.config, options)
         .await
-        .unwrap_or_else(|e| panic!("{setting}: connect: {e}"));
+        .unwrap_or_else(|e| panic!("{setting}: connect: {e}{}", peer.stderr_text()));
     let mut notifications = client.notifications();
     let info = client.server_info().unwrap();
     // Era::Auto: the server refused the 2026-07-28 probe, so the handshake era.
