@@ -1,6 +1,6 @@
-//! Shared harness: a client [`Connection`] over stdio and the demo-server core joined in memory
-//! under a simulated clock. Every message crosses as JSONL bytes, through the connection's stdio
-//! machine; each one the pair carries is recorded as a transcript line.
+//! The Pair: a client [`Connection`] over stdio and the demo-server core joined in memory under a
+//! simulated clock. Every message crosses as JSONL bytes, through the connection's stdio machine;
+//! each one the pair carries is recorded as a transcript line.
 
 use std::time::Instant;
 
@@ -13,28 +13,7 @@ use crate::server::{DemoConfig, DemoServer};
 use crate::types::ClientCapabilities;
 use serde_json::{json, Value};
 
-/// The one reading of the clock in the core's tests: every instant is an offset from it.
-pub fn epoch() -> Instant {
-    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
-}
-
-/// Deterministic pseudo-random numbers (SplitMix64).
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use super::epoch;
 
 /// A client connection and the demo server, joined by the harness.
 ///
