@@ -18,6 +18,7 @@ use mcpwire::{
     CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Error, Handlers,
     Root, ServerConfig, ServerNotification,
 };
+use mcpwire_tests::process::alive;
 use mcpwire_tests::scenario::run_against;
 use mcpwire_tests::ways::{Reached, Setting, Transport};
 use mcpwire_tests::{everything_stdio, peers_skipped, HttpPeer};
@@ -311,15 +312,6 @@ fn an_unknown_session_is_a_typed_400() {
             .map(|c| c.starts_with("application/json")),
         Some(true)
     );
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            let state = s.rsplit(')').next().unwrap_or("").trim_start().to_owned();
-            !state.starts_with('Z')
-        })
-        .unwrap_or(false)
 }
 
 #[test]
