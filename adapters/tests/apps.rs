@@ -3,6 +3,8 @@
 //! error with the result kept, arguments are checked before sending when asked, the UI
 //! extension is declared and a tool's `_meta.ui` and a `ui://` resource come through untouched.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
 #[cfg(feature = "schemas")]
@@ -10,7 +12,7 @@ use mcpwire::core::schema::{SchemaKind, SchemaViolation};
 use mcpwire::core::types::{UI_EXTENSION, UI_MIME_TYPE};
 #[cfg(feature = "schemas")]
 use mcpwire::{CallOptions, Error};
-use mcpwire::{ConnectOptions, Direction, Era, Handlers, ServerConfig};
+use mcpwire::{ConnectOptions, Direction, Era, Handlers};
 use serde_json::{json, Value};
 
 /// A client of the demo server declaring the UI extension, and the requests it sends, as sent.
@@ -28,12 +30,8 @@ fn connect(era: Era) -> (mcpwire::Client, Arc<Mutex<Vec<Value>>>) {
             log.lock().unwrap().push(v);
         }
     });
-    let demo = ServerConfig::stdio(
-        env!("CARGO_BIN_EXE_mcpwire-demo-server"),
-        Vec::<String>::new(),
-    );
     (
-        smol::block_on(mcpwire::connect_smol(&demo, opts)).unwrap(),
+        smol::block_on(mcpwire::connect_smol(&common::demo(), opts)).unwrap(),
         sent,
     )
 }

@@ -3,27 +3,15 @@
 //! the caller holding the connection gone idle) — every waiting call ends on time with a typed
 //! error, and later calls fail at once.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use futures_lite::future;
-use mcpwire::{connect, CallOptions, ConnectOptions, Error, ServerConfig};
+use mcpwire::{connect, CallOptions, ConnectOptions, Error};
 use serde_json::json;
 
-fn demo() -> ServerConfig {
-    ServerConfig::stdio(
-        env!("CARGO_BIN_EXE_mcpwire-demo-server"),
-        Vec::<String>::new(),
-    )
-}
-
-/// `fut`, or `None` after `limit` (so that a regression fails instead of hanging).
-async fn within<T>(limit: Duration, fut: impl std::future::Future<Output = T>) -> Option<T> {
-    future::or(async { Some(fut.await) }, async {
-        smol::Timer::after(limit).await;
-        None
-    })
-    .await
-}
+use common::{demo, within};
 
 #[test]
 fn a_call_waiting_when_the_driver_is_dropped_ends_at_once() {

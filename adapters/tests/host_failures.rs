@@ -6,6 +6,8 @@
 //! client answered. And a call's deadline without the driver: the driver dropped or its
 //! executor shut down mid-call, and nothing running the connection at all.
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,14 +24,11 @@ use serde_json::json;
 
 /// The demo server with its tools that ask the host, waiting `wait_ms` for the host's answers.
 fn demo(wait_ms: u64) -> ServerConfig {
-    ServerConfig::stdio(
-        env!("CARGO_BIN_EXE_mcpwire-demo-server"),
-        [
-            "--host-requests".to_string(),
-            "--request-timeout-ms".into(),
-            wait_ms.to_string(),
-        ],
-    )
+    common::demo_with([
+        "--host-requests".to_string(),
+        "--request-timeout-ms".into(),
+        wait_ms.to_string(),
+    ])
 }
 
 /// What a handler does, call after call: the n-th call does `PLAN[n]` (then answers).

@@ -2,17 +2,14 @@
 //! completion, resource templates, the log level and resource subscriptions (which the
 //! stateless era carries otherwise).
 
+mod common;
+
 use mcpwire::core::types::ResourceTemplate;
 use mcpwire::core::ClientError;
-use mcpwire::{CallOptions, ChosenEra, CompletionRef, ConnectOptions, Era, Error, ServerConfig};
+use mcpwire::{CallOptions, ChosenEra, CompletionRef, ConnectOptions, Era, Error};
 use serde_json::{json, Map, Value};
 
-fn demo() -> ServerConfig {
-    ServerConfig::stdio(
-        env!("CARGO_BIN_EXE_mcpwire-demo-server"),
-        Vec::<String>::new(),
-    )
-}
+use common::demo;
 
 fn connect(era: Era) -> mcpwire::Client {
     let opts = ConnectOptions {

@@ -2,29 +2,16 @@
 //! can go wrong: a caller that stops polling while it holds the claim, a caller dropped while it
 //! holds it, and many callers on many threads sharing one connection.
 
-use std::future::Future;
+mod common;
+
 use std::pin::pin;
 use std::time::{Duration, Instant};
 
 use futures_lite::future;
-use mcpwire::{connect, ConnectOptions, ServerConfig};
+use mcpwire::{connect, ConnectOptions};
 use serde_json::json;
 
-fn demo() -> ServerConfig {
-    ServerConfig::stdio(
-        env!("CARGO_BIN_EXE_mcpwire-demo-server"),
-        Vec::<String>::new(),
-    )
-}
-
-/// `fut`, or a panic after `limit`.
-async fn within<T>(limit: Duration, what: &str, fut: impl Future<Output = T>) -> T {
-    let timer = async {
-        async_io::Timer::after(limit).await;
-        panic!("{what}: not done within {limit:?}");
-    };
-    future::or(fut, timer).await
-}
+use common::{demo, done_within};
 
 /// A call that takes a while (two steps of 100 ms), so that its first poll cannot end it.
 fn slow() -> serde_json::Value {
@@ -38,7 +25,7 @@ async fn a_call_left_unpolled(client: &mcpwire::Client) {
     let mut first = pin!(client.call_tool("slow", slow()));
     assert!(future::poll_once(&mut first).await.is_none());
     let start = Instant::now();
-    let second = within(
+    let second = done_within(
         Duration::from_secs(5),
         "the second call",
         client.call_tool("echo", json!({"message": "second"})),
@@ -54,7 +41,7 @@ async fn a_call_left_unpolled(client: &mcpwire::Client) {
         "{:?}",
         start.elapsed()
     );
-    let first = within(Duration::from_secs(5), "the first call", first)
+    let first = done_within(Duration::from_secs(5), "the first call", first)
         .await
         .unwrap();
     assert!(!first.is_error, "{first:?}");
@@ -95,7 +82,7 @@ fn a_call_dropped_while_it_runs_the_connection_hands_it_back() {
             let mut dropped = Box::pin(client.call_tool("slow", slow()));
             assert!(future::poll_once(&mut dropped).await.is_none());
             drop(dropped);
-            let r = within(
+            let r = done_within(
                 Duration::from_secs(5),
                 "the call after a dropped one",
                 client.call_tool("echo", json!({"message": format!("kept {i}")})),
@@ -129,9 +116,17 @@ fn callers_on_eight_threads_share_one_connection_and_each_gets_its_own_answers()
                     }
                 };
                 if t % 2 == 0 {
-                    smol::block_on(within(Duration::from_secs(60), "a thread's calls", run));
+                    smol::block_on(done_within(
+                        Duration::from_secs(60),
+                        "a thread's calls",
+                        run,
+                    ));
                 } else {
-                    future::block_on(within(Duration::from_secs(60), "a thread's calls", run));
+                    future::block_on(done_within(
+                        Duration::from_secs(60),
+                        "a thread's calls",
+                        run,
+                    ));
                 }
             })
         })

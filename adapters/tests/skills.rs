@@ -2,10 +2,12 @@
 //! reads no file, a skill loads with its `SKILL.md` alone, its other files are read when asked,
 //! each verified, and what is not the skill's is refused before anything is read.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
 use mcpwire::core::skills::SkillError;
-use mcpwire::{ConnectOptions, Direction, Era, Error, ServerConfig};
+use mcpwire::{ConnectOptions, Direction, Era, Error};
 
 const URI: &str = "skill://demo-guide/SKILL.md";
 const TOOLS: &str = "skill://demo-guide/references/TOOLS.md";
@@ -27,12 +29,8 @@ fn connect(era: Era) -> (mcpwire::Client, Arc<Mutex<Vec<String>>>) {
                 .push(format!("{m} {uri}").trim_end().to_owned());
         }
     });
-    let demo = ServerConfig::stdio(
-        env!("CARGO_BIN_EXE_mcpwire-demo-server"),
-        Vec::<String>::new(),
-    );
     (
-        smol::block_on(mcpwire::connect_smol(&demo, opts)).unwrap(),
+        smol::block_on(mcpwire::connect_smol(&common::demo(), opts)).unwrap(),
         sent,
     )
 }

@@ -1,6 +1,8 @@
 //! The stdio driver and the async Client against real processes: the built-in demo server (this
 //! package's `mcpwire-demo-server`) and a scripted fault server.
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -15,12 +17,7 @@ use mcpwire::{
 };
 use serde_json::json;
 
-fn demo() -> ServerConfig {
-    ServerConfig::stdio(
-        env!("CARGO_BIN_EXE_mcpwire-demo-server"),
-        Vec::<String>::new(),
-    )
-}
+use common::{alive, demo, gone_within};
 
 fn fault(mode: &str) -> ServerConfig {
     let script = concat!(
@@ -28,58 +25,6 @@ fn fault(mode: &str) -> ServerConfig {
         "/tests/fixtures/fault_server.py"
     );
     ServerConfig::stdio("python3", [script, mode])
-}
-
-/// Whether a process is still there (a zombie counts as gone: it has exited and awaits reaping).
-#[cfg(target_os = "linux")]
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-        Err(_) => false,
-    }
-}
-
-/// Whether a process is still there (a zombie counts as there).
-#[cfg(all(unix, not(target_os = "linux")))]
-fn alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
-    unsafe { libc::kill(pid, 0) == 0 }
-}
-
-/// Whether a process is still there: it has that id and has not exited (the tests run on
-/// Windows under Wine too: `.ci/wine.sh`).
-#[cfg(windows)]
-fn alive(pid: i32) -> bool {
-    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_TIMEOUT};
-    use windows_sys::Win32::System::Threading::{
-        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
-    };
-    // SAFETY: opening a process by id takes no pointers; a null handle is no such process. An
-    // open handle is waited on without blocking, then closed once.
-    unsafe {
-        let handle = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid as u32);
-        if handle.is_null() {
-            return false;
-        }
-        let running = WaitForSingleObject(handle, 0) == WAIT_TIMEOUT;
-        CloseHandle(handle);
-        running
-    }
-}
-
-/// Waits up to `limit` for `pid` to be gone.
-fn gone_within(pid: i32, limit: Duration) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if !alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
 
 fn with_elicitation() -> ConnectOptions {
@@ -176,7 +121,7 @@ fn end_to_end(era: Era) {
             client.ping().await.unwrap();
         }
 
-        let pid = client.pid() as i32;
+        let pid = client.pid();
         assert!(alive(pid));
         client.close().await;
         assert!(
@@ -706,7 +651,7 @@ fn close_reaps_a_grandchild() {
         let g = grandchild.clone();
         let opts = ConnectOptions::default().on_stderr(move |line| {
             if let Some(pid) = line.strip_prefix("grandchild ") {
-                *g.lock().unwrap() = pid.trim().parse::<i32>().ok();
+                *g.lock().unwrap() = pid.trim().parse::<u32>().ok();
             }
         });
         let client = mcpwire::connect_smol(&fault("grandchild"), opts)
@@ -735,7 +680,7 @@ fn close_escalates_to_kill_for_a_server_that_ignores_eof_and_sigterm() {
         let client = mcpwire::connect_smol(&fault("stubborn"), opts)
             .await
             .unwrap();
-        let pid = client.pid() as i32;
+        let pid = client.pid();
         let start = Instant::now();
         client.close().await;
         assert!(
@@ -750,7 +695,7 @@ fn close_escalates_to_kill_for_a_server_that_ignores_eof_and_sigterm() {
 fn dropping_the_driver_on_a_plain_thread_kills_the_server() {
     let pid = std::thread::spawn(|| {
         let (client, driver) = connect(&fault("stubborn"), ConnectOptions::default()).unwrap();
-        let pid = client.pid() as i32;
+        let pid = client.pid();
         drop(driver);
         drop(client);
         pid

@@ -3,21 +3,18 @@
 //! are events, its input is asked through the elicitation handler, a failed task is the
 //! server's error, and a call past its limit ends typed with the task cancelled.
 
+mod common;
+
 use std::time::Duration;
 
 use mcpwire::core::CallError;
 use mcpwire::{
     connect_smol, CallOptions, ConnectOptions, ElicitAction, ElicitResult, Era, Error, Event,
-    Handlers, ServerConfig,
+    Handlers,
 };
 use serde_json::json;
 
-fn demo() -> ServerConfig {
-    ServerConfig::stdio(
-        env!("CARGO_BIN_EXE_mcpwire-demo-server"),
-        Vec::<String>::new(),
-    )
-}
+use common::demo;
 
 /// Approves every elicitation (the `approve` tool's question) with `approve`.
 fn options(era: Era, approve: bool) -> ConnectOptions {

@@ -8,6 +8,8 @@
 //! grandchild (it sleeps) and a host that dies with its server running. So it needs no Unix
 //! tool and runs as it is on Windows (or under Wine).
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
@@ -17,6 +19,8 @@ use mcpwire::core::config::StdioConfig;
 use mcpwire::core::server::DemoConfig;
 use mcpwire::core::ProcessAction;
 use mcpwire::{connect, ConnectOptions, ServerConfig};
+
+use common::{alive, gone_within};
 
 const ROLE: &str = "MCPWIRE_TREE_ROLE";
 
@@ -296,57 +300,6 @@ fn the_host_s_death() {
             "grandchild {grandchild} ended though nothing ends it"
         );
         kill(grandchild);
-    }
-}
-
-/// Waits up to `limit` for `pid` to be gone.
-fn gone_within(pid: u32, limit: Duration) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if !alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
-}
-
-/// Whether a process is still there (one that exited and awaits reaping counts as gone).
-#[cfg(target_os = "linux")]
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-        Err(_) => false,
-    }
-}
-
-/// Whether a process is still there (a zombie counts as there).
-#[cfg(all(unix, not(target_os = "linux")))]
-fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
-    unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
-}
-
-/// Whether a process is still there: it has that id and has not exited.
-#[cfg(windows)]
-fn alive(pid: u32) -> bool {
-    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_TIMEOUT};
-    use windows_sys::Win32::System::Threading::{
-        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
-    };
-    // SAFETY: opening a process by id takes no pointers; a null handle is no such process. An
-    // open handle is waited on without blocking, then closed once.
-    unsafe {
-        let handle = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
-        if handle.is_null() {
-            return false;
-        }
-        let running = WaitForSingleObject(handle, 0) == WAIT_TIMEOUT;
-        CloseHandle(handle);
-        running
     }
 }
 

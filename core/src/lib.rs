@@ -77,10 +77,8 @@ pub mod types;
 mod url;
 pub mod www_authenticate;
 
-// The in-crate tests' shared harness lives with the tests (it reads the clock once, for their
-// epoch), outside the library's sources.
+// The in-crate tests' shared harness (the Pair, the tests' one reading of the clock).
 #[cfg(test)]
-#[path = "../tests/in_crate/support.rs"]
 mod test_support;
 
 #[cfg(feature = "fuzzing")]

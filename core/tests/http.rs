@@ -85,6 +85,16 @@ impl H {
         Self::with(endpoint(), HttpOptions::default())
     }
 
+    /// A connection in era `era`, its first outputs drained.
+    fn in_era(era: Era) -> H {
+        let config = ClientConfig {
+            capabilities: caps(),
+            era,
+            ..ClientConfig::default()
+        };
+        Self::connect(config, endpoint(), HttpOptions::default())
+    }
+
     fn with(server: HttpConfig, options: HttpOptions) -> H {
         let config = ClientConfig {
             capabilities: caps(),
@@ -180,22 +190,13 @@ impl H {
 
     /// Completes the handshake with a session; the standalone GET is refused with `get_status`.
     fn ready(get_status: u16) -> H {
-        let mut h = H::new();
-        let init = h.find("POST initialize");
-        let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}});
-        let text = body.to_string();
-        h.answer(
-            init,
-            200,
-            &[
-                ("Content-Type", "application/json"),
-                ("Mcp-Session-Id", "sess-1"),
-            ],
-            &[text.as_bytes()],
-        );
-        let n = h.find("POST notifications/initialized");
-        h.accepted(n);
+        Self::ready_with(HttpOptions::default(), get_status)
+    }
+
+    /// [`H::ready`] for a connection made with `options`.
+    fn ready_with(options: HttpOptions, get_status: u16) -> H {
+        let mut h = H::with(endpoint(), options);
+        h.handshake(Some("sess-1"));
         let get = h.find("GET");
         h.answer(get, get_status, &[], &[]);
         assert!(h.c.is_ready());
@@ -203,6 +204,34 @@ impl H {
         h.sessions.clear();
         h.events.clear();
         h
+    }
+
+    /// Answers the handshake: `initialize` (in session `session`, when given), then
+    /// `notifications/initialized` accepted.
+    fn handshake(&mut self, session: Option<&str>) {
+        let init = self.find("POST initialize");
+        self.initialize(init, session);
+        let n = self.find("POST notifications/initialized");
+        self.accepted(n);
+    }
+
+    /// Answers exchange `init`, an `initialize` request, with the server's result, in session
+    /// `session` when given.
+    fn initialize(&mut self, init: ExchangeId, session: Option<&str>) {
+        let text = initialize_result(self.request_id(init)).to_string();
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(session) = session {
+            headers.push(("Mcp-Session-Id", session));
+        }
+        self.answer(init, 200, &headers, &[text.as_bytes()]);
+    }
+
+    /// The JSON-RPC id of the request exchange `x` carries.
+    fn request_id(&self, x: ExchangeId) -> Id {
+        match mcpwire_core::jsonrpc::parse(&self.request(x).body) {
+            Ok(Parsed::Single(Message::Request(r))) => r.id,
+            other => panic!("not a request: {other:?}"),
+        }
     }
 
     fn call(&mut self, name: &str, opts: CallOptions) -> CallId {
@@ -221,18 +250,7 @@ impl H {
 
     /// Answers a renewal's `initialize` exchange with the new session `session`.
     fn renewed(&mut self, init: ExchangeId, session: &str) {
-        let id = match mcpwire_core::jsonrpc::parse(&self.request(init).body) {
-            Ok(Parsed::Single(Message::Request(r))) => r.id,
-            other => panic!("not a request: {other:?}"),
-        };
-        let body = json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}});
-        let text = body.to_string();
-        let headers = [
-            ("Content-Type", "application/json"),
-            ("Mcp-Session-Id", session),
-        ];
-        self.answer(init, 200, &headers, &[text.as_bytes()]);
+        self.initialize(init, Some(session));
     }
 
     fn advance_to_next_deadline(&mut self) {
@@ -241,6 +259,27 @@ impl H {
         self.c.handle_timeout(t);
         self.pump();
     }
+}
+
+/// The server's answer to `initialize` request `id`: the handshake era's latest revision, with
+/// tools.
+fn initialize_result(id: Id) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
+}
+
+/// A refusal's challenge: the token is not valid; the resource metadata is named.
+const CHALLENGE: &str = r#"Bearer error="invalid_token", resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp""#;
+
+/// Every refusal the connection asked the host to authorize, in order.
+fn refusals(h: &H) -> Vec<&mcpwire_core::AuthorizationRequired> {
+    h.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AuthorizationRequired(r) => Some(&**r),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A server's answer to a request in a session it does not know.
@@ -593,18 +632,7 @@ fn repeated_empty_resumes_spend_the_budget() {
         ..HttpOptions::default()
     };
     let mut h = H::with(endpoint(), options);
-    let init = h.find("POST initialize");
-    let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
-    .to_string();
-    h.answer(
-        init,
-        200,
-        &[("Content-Type", "application/json")],
-        &[body.as_bytes()],
-    );
-    let n = h.find("POST notifications/initialized");
-    h.accepted(n);
+    h.handshake(None);
     let get = h.find("GET");
     h.answer(get, 405, &[], &[]);
     let call = h.call("x", CallOptions::default());
@@ -666,18 +694,7 @@ fn an_endless_event_is_capped_and_the_stream_goes_on() {
         ..HttpOptions::default()
     };
     let mut h = H::with(endpoint(), options);
-    let init = h.find("POST initialize");
-    let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
-    .to_string();
-    h.answer(
-        init,
-        200,
-        &[("Content-Type", "application/json")],
-        &[body.as_bytes()],
-    );
-    let n = h.find("POST notifications/initialized");
-    h.accepted(n);
+    h.handshake(None);
     let call = h.call("x", CallOptions::default());
     let post = h.find("POST tools/call");
     h.c.handle_head(
@@ -1090,14 +1107,7 @@ fn trusted_annotations_make_a_read_only_tool_repeatable_and_nothing_else() {
             ..ClientConfig::default()
         };
         let mut h = H::connect(config, endpoint(), HttpOptions::default());
-        let init = h.find("POST initialize");
-        h.json(
-            init,
-            json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}}),
-        );
-        let n = h.find("POST notifications/initialized");
-        h.accepted(n);
+        h.handshake(None);
         let get = h.find("GET");
         h.answer(get, 405, &[], &[]);
         let list = h.c.list_tools(h.now, CallOptions::default()).unwrap();

@@ -10,6 +10,7 @@ mod accept;
 pub mod conformance_auth;
 pub mod fault_http;
 pub mod h2;
+pub mod process;
 pub mod proxy;
 pub mod scenario;
 pub mod session_soak;

@@ -12,6 +12,7 @@ use mcpwire::manager::{
     CacheLocation, Manager, ManagerError, ManagerEvent, ManagerOptions, ServerState,
 };
 use mcpwire::ServerConfig;
+use mcpwire_tests::process::alive;
 use mcpwire_tests::scenario::run_within;
 use mcpwire_tests::{
     everything_stdio, free_port, peers_skipped, python_http, python_http_at, python_stdio,
@@ -39,39 +40,6 @@ fn options() -> ManagerOptions {
     o.cache = CacheLocation::MemoryOnly;
     o.jitter_seed = Some(7);
     o
-}
-
-/// Whether process `pid` is still alive (not gone, not a zombie).
-#[cfg(not(windows))]
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state != "Z"),
-        Err(_) => false,
-    }
-}
-
-/// Whether process `pid` is still alive: it has that id and has not exited (these tests run on
-/// Windows under Wine too, `.ci/wine.sh`, where `/proc` is the Linux machine's).
-#[cfg(windows)]
-fn alive(pid: u32) -> bool {
-    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_TIMEOUT};
-    use windows_sys::Win32::System::Threading::{
-        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
-    };
-    // SAFETY: opening a process by id takes no pointers; a null handle is no such process. An
-    // open handle is waited on without blocking, then closed once.
-    unsafe {
-        let handle = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
-        if handle.is_null() {
-            return false;
-        }
-        let running = WaitForSingleObject(handle, 0) == WAIT_TIMEOUT;
-        CloseHandle(handle);
-        running
-    }
 }
 
 /// Records the pid of each ready server's process.

@@ -1,4 +1,5 @@
-//! `mcpwire demo`: a guided tour of the protocol against the built-in demo server.
+//! `mcpwire demo`: a guided tour of the protocol against the built-in demo server; and
+//! `mcpwire serve-demo`, that server on stdin and stdout.
 //!
 //! The tour connects like any host, through the public `Client`, to this program's own demo
 //! server run as a child (`mcpwire serve-demo`), twice: once pinned to the handshake era and
@@ -19,7 +20,8 @@ use mcpwire::{
 use serde_json::{json, Map, Value};
 use smol::Timer;
 
-use super::{exit, Failure};
+use crate::exit_codes;
+use crate::failure::Failure;
 
 /// How long any one request of the tour may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -28,14 +30,33 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 pub fn main() -> ExitCode {
     // When stdout's reader goes away (`mcpwire demo | head`), the tour goes on unseen to its
     // last step, which closes its servers gracefully; then the process ends by SIGPIPE.
-    crate::out::close_first();
+    crate::output::close_first();
     let outcome = smol::block_on(run());
-    crate::out::end_if_lost();
+    crate::output::end_if_lost();
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             errln!("mcpwire demo: {}", f.message);
             ExitCode::from(f.code)
+        }
+    }
+}
+
+/// `mcpwire serve-demo`: the built-in demo server on stdin and stdout, until stdin ends.
+pub(crate) fn serve(handshake_only: bool, tools: usize) -> ExitCode {
+    let stdin = smol::Unblock::new(std::io::stdin());
+    // The demo server's own protocol (JSON-RPC, one message a line), not text for a terminal.
+    let stdout = smol::Unblock::new(crate::output::raw_stdout());
+    let config = mcpwire::core::server::DemoConfig {
+        handshake_only,
+        extra_tools: tools,
+        ..Default::default()
+    };
+    match smol::block_on(mcpwire::serve_demo(stdin, stdout, config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            errln!("mcpwire serve-demo: {e}");
+            ExitCode::from(1)
         }
     }
 }
@@ -199,8 +220,12 @@ impl Tour {
     /// Connects to a `serve-demo` child, one that speaks only the handshake era when
     /// `handshake_only`.
     async fn connect(era: Era, handshake_only: bool) -> Result<Tour, Failure> {
-        let me = std::env::current_exe()
-            .map_err(|e| Failure::new(exit::CONNECT, format!("cannot find this program: {e}")))?;
+        let me = std::env::current_exe().map_err(|e| {
+            Failure::new(
+                exit_codes::CONNECT,
+                format!("cannot find this program: {e}"),
+            )
+        })?;
         let args = match handshake_only {
             true => &["serve-demo", "--handshake-only"][..],
             false => &["serve-demo"][..],
@@ -228,7 +253,7 @@ impl Tour {
         let info = self
             .client
             .server_info()
-            .ok_or_else(|| Failure::new(exit::CONNECT, "no handshake"))?;
+            .ok_or_else(|| Failure::new(exit_codes::CONNECT, "no handshake"))?;
         let era = self.client.era().map(|e| e.to_string()).unwrap_or_default();
         let server = format!("{} {}", info.server_info.name, info.server_info.version);
         Ok((era, info.protocol_version.clone(), server))
@@ -423,7 +448,7 @@ async fn cancel(t: &Tour) -> Result<(), Failure> {
     if let Some(outcome) = ended {
         outcome?;
         return Err(Failure::new(
-            exit::CALL,
+            exit_codes::CALL,
             "the slow call ended before it could be cancelled",
         ));
     }
@@ -435,7 +460,7 @@ async fn cancel(t: &Tour) -> Result<(), Failure> {
         .wire
         .wait_for(mark, Duration::from_secs(2), is_cancel)
         .await
-        .ok_or_else(|| Failure::new(exit::CALL, "no notifications/cancelled went out"))?;
+        .ok_or_else(|| Failure::new(exit_codes::CALL, "no notifications/cancelled went out"))?;
     // The server stops: nothing more for that call over a few of its intervals.
     Timer::after(Duration::from_millis(200)).await;
     let frames = t.wire.since(mark);

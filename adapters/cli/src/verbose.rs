@@ -1,17 +1,21 @@
-//! What `--verbose` prints of each HTTP exchange: `⇢ POST http://host/mcp` as it goes out and
-//! `⇠ 200 text/event-stream session=1f2e3d4c… (POST)` when its response head comes. The URL
-//! comes without credentials, no header is shown, and the session id is cut short.
+//! What `--verbose` prints of a connection: every frame in and out, the server's stderr, each
+//! step of a stdio server's close as it is taken, and each HTTP exchange: `⇢ POST
+//! http://host/mcp` as it goes out and `⇠ 200 text/event-stream session=1f2e3d4c… (POST)` when
+//! its response head comes. The URL comes without credentials, no header is shown, and the
+//! session id is cut short. And `--max-message-size`, the other option of every connection.
 
 use std::sync::Arc;
 
 use mcpwire::core::tap::Direction;
-use mcpwire::{ConnectOptions, HttpExchangeNote, HttpVersion};
+use mcpwire::{ConnectOptions, HttpExchangeNote, HttpVersion, ProcessAction, ShutdownTimeouts};
+
+use crate::output;
 
 /// Sets the connection's `--verbose` hooks: every frame in and out, the server's stderr
 /// (dimmed on a terminal), each HTTP exchange, each step of a stdio server's close. `who`
 /// names the server on each line when several run at once.
-pub(super) fn observe(o: &mut ConnectOptions, who: Option<&str>) {
-    let dim = crate::out::stderr_is_terminal();
+pub(crate) fn observe(o: &mut ConnectOptions, who: Option<&str>) {
+    let dim = output::stderr_is_terminal();
     let framed = who.map(|w| format!("{w} ")).unwrap_or_default();
     o.observer = Some(Box::new(move |d: Direction, b: &[u8]| {
         let arrow = match d {
@@ -22,7 +26,7 @@ pub(super) fn observe(o: &mut ConnectOptions, who: Option<&str>) {
     }));
     let stderr = format!("{}: ", who.unwrap_or("server"));
     o.on_stderr = Some(Arc::new(move |line: &str| {
-        crate::out::errln_dim(&format!("{stderr}{line}"), dim);
+        output::errln_dim(&format!("{stderr}{line}"), dim);
     }));
     let named = who.map(|w| format!("{w}: ")).unwrap_or_default();
     let exchange = named.clone();
@@ -33,14 +37,14 @@ pub(super) fn observe(o: &mut ConnectOptions, who: Option<&str>) {
     }));
     let waits = o.shutdown;
     o.on_process_action = Some(Arc::new(move |action| {
-        if let Some(line) = super::process_step(action, waits) {
+        if let Some(line) = process_step(action, waits) {
             errln!("· {named}{line}");
         }
     }));
 }
 
 /// `--max-message-size`: the longest stdio line, JSON body and SSE event taken.
-pub(super) fn cap_messages(o: &mut ConnectOptions, max: Option<usize>) {
+pub(crate) fn cap_messages(o: &mut ConnectOptions, max: Option<usize>) {
     if let Some(max) = max {
         o.max_line = max;
         o.http.max_json_body = max;
@@ -49,7 +53,7 @@ pub(super) fn cap_messages(o: &mut ConnectOptions, max: Option<usize>) {
 }
 
 /// The line for one step of an exchange.
-pub(super) fn exchange_line(note: &HttpExchangeNote) -> Option<String> {
+pub(crate) fn exchange_line(note: &HttpExchangeNote) -> Option<String> {
     Some(match note {
         HttpExchangeNote::Request {
             method,
@@ -105,6 +109,32 @@ fn session_part(session: Option<&str>) -> String {
     }
 }
 
+/// The `--verbose` line for a step a stdio connection took with its server process, as it is
+/// taken: the close's escalation (stdin's end, SIGTERM, SIGKILL) and a new start.
+pub(crate) fn process_step(action: ProcessAction, waits: ShutdownTimeouts) -> Option<String> {
+    Some(match action {
+        ProcessAction::CloseStdin => format!(
+            "stdin closed (end of file): the server has {:?} to exit",
+            waits.after_close_stdin
+        ),
+        ProcessAction::Terminate if cfg!(windows) => {
+            "the server is still running: its job object ended (every process in it)".into()
+        }
+        ProcessAction::Terminate => format!(
+            "the server is still running: SIGTERM sent to its process group, {:?} before SIGKILL",
+            waits.after_terminate
+        ),
+        ProcessAction::Kill if cfg!(windows) => "the server's job object ended".into(),
+        ProcessAction::Kill => "SIGKILL sent to the server's process group".into(),
+        // A new process is started only when the era probe went unanswered (or the server
+        // exited during it): told here, before its frames, whether or not it then answers.
+        ProcessAction::SpawnAgain => "restarting the server: it did not answer the era probe \
+                                      (server/discover); a new process gets initialize"
+            .into(),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +181,27 @@ mod tests {
         assert_eq!(
             exchange_line(&failed).unwrap(),
             "⇠ DELETE failed: connection refused"
+        );
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn each_step_of_a_close_in_words() {
+        let waits = ShutdownTimeouts::default();
+        assert_eq!(
+            process_step(ProcessAction::CloseStdin, waits).as_deref(),
+            Some("stdin closed (end of file): the server has 2s to exit")
+        );
+        assert_eq!(
+            process_step(ProcessAction::Terminate, waits).as_deref(),
+            Some(
+                "the server is still running: SIGTERM sent to its process group, \
+                 2s before SIGKILL"
+            )
+        );
+        assert_eq!(
+            process_step(ProcessAction::Kill, waits).as_deref(),
+            Some("SIGKILL sent to the server's process group")
         );
     }
 }

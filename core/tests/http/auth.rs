@@ -4,7 +4,6 @@
 
 use super::*;
 
-const CHALLENGE: &str = r#"Bearer error="invalid_token", resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp""#;
 const STEP_UP: &str = r#"Bearer scope="mcp:basic mcp:write", resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp", error="insufficient_scope""#;
 
 fn authorizing() -> HttpOptions {
@@ -14,46 +13,13 @@ fn authorizing() -> HttpOptions {
     }
 }
 
-fn refusals(h: &H) -> Vec<&mcpwire_core::AuthorizationRequired> {
-    h.events
-        .iter()
-        .filter_map(|e| match e {
-            Event::AuthorizationRequired(r) => Some(&**r),
-            _ => None,
-        })
-        .collect()
-}
-
-fn request_id(h: &H, x: ExchangeId) -> Id {
-    match mcpwire_core::jsonrpc::parse(&h.request(x).body) {
-        Ok(Parsed::Single(Message::Request(r))) => r.id,
-        other => panic!("not a request: {other:?}"),
-    }
-}
-
 fn refuse(h: &mut H, x: ExchangeId, status: u16, challenge: &str) {
     h.answer(x, status, &[("WWW-Authenticate", challenge)], &[b"{}"]);
 }
 
 /// Completes the handshake of a connection whose `initialize` goes unauthenticated.
 fn ready_authorizing() -> H {
-    let mut h = H::with(endpoint(), authorizing());
-    let init = h.find("POST initialize");
-    let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}});
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Mcp-Session-Id", "sess-1"),
-    ];
-    h.answer(init, 200, &headers, &[body.to_string().as_bytes()]);
-    let n = h.find("POST notifications/initialized");
-    h.accepted(n);
-    let get = h.find("GET");
-    h.answer(get, 405, &[], &[]);
-    assert!(h.c.is_ready());
-    h.log.clear();
-    h.events.clear();
-    h
+    H::ready_with(authorizing(), 405)
 }
 
 #[test]
@@ -84,13 +50,7 @@ fn a_refused_initialize_waits_for_the_token_and_goes_again_with_its_own_id() {
         h.request(again).header("authorization"),
         Some("Bearer tok-1")
     );
-    let body = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}});
-    let headers = [
-        ("Content-Type", "application/json"),
-        ("Mcp-Session-Id", "sess-1"),
-    ];
-    h.answer(again, 200, &headers, &[body.to_string().as_bytes()]);
+    h.initialize(again, Some("sess-1"));
     assert!(h.c.is_ready(), "{:?}", h.events);
     // Every later request carries the token: the notification, the GET stream, the DELETE.
     let n = h.find("POST notifications/initialized");
@@ -123,7 +83,7 @@ fn a_hundred_refused_calls_ask_once_and_each_goes_again_once() {
         v
     };
     assert_eq!(posts.len(), 100);
-    let ids: Vec<Id> = posts.iter().map(|x| request_id(&h, *x)).collect();
+    let ids: Vec<Id> = posts.iter().map(|x| h.request_id(*x)).collect();
     for x in &posts {
         refuse(&mut h, *x, 401, CHALLENGE);
     }
@@ -136,7 +96,7 @@ fn a_hundred_refused_calls_ask_once_and_each_goes_again_once() {
     h.c.set_access_token(h.now, "tok-1");
     h.pump();
     assert_eq!(h.open.len(), 101);
-    let mut again: Vec<Id> = h.open.keys().map(|x| request_id(&h, *x)).collect();
+    let mut again: Vec<Id> = h.open.keys().map(|x| h.request_id(*x)).collect();
     for r in h.open.values() {
         assert_eq!(r.header("authorization"), Some("Bearer tok-1"));
     }
@@ -147,7 +107,7 @@ fn a_hundred_refused_calls_ask_once_and_each_goes_again_once() {
     assert_eq!(again, expected, "the same ids, each once");
     let open: Vec<ExchangeId> = h.open.keys().copied().collect();
     for x in open {
-        let id = request_id(&h, x).as_i64().unwrap();
+        let id = h.request_id(x).as_i64().unwrap();
         h.json(x, serde_json::from_str(&result_line(id)).unwrap());
     }
     for call in calls.iter().chain([&late]) {
@@ -307,14 +267,14 @@ fn a_refused_probe_is_no_sign_of_the_era_it_goes_again_with_the_token() {
     };
     let mut h = H::connect(config, endpoint(), authorizing());
     let probe = h.find("POST server/discover");
-    let id = request_id(&h, probe);
+    let id = h.request_id(probe);
     refuse(&mut h, probe, 401, CHALLENGE);
     assert_eq!(refusals(&h).len(), 1);
     assert_eq!(h.c.era(), None);
     h.c.set_access_token(h.now, "tok-1");
     h.pump();
     let again = h.find("POST server/discover");
-    assert_eq!(request_id(&h, again), id);
+    assert_eq!(h.request_id(again), id);
     assert_eq!(
         h.request(again).header("authorization"),
         Some("Bearer tok-1")

@@ -8,8 +8,6 @@ use mcpwire_core::error::HttpErrorKind;
 use mcpwire_core::header::HeaderError;
 use mcpwire_core::{ClientError, Closed, Deadline};
 
-const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#;
-
 /// Every request header of every exchange started so far passes the core's rule.
 fn all_headers_sendable(h: &H) {
     for r in h.open.values() {
@@ -32,15 +30,7 @@ fn a_session_id_http_cannot_carry_fails_the_handshake_naming_the_header() {
     for bad in ["caf\u{fffd}", "caf\u{e9}", "a b", "", "x\u{1}y", "\u{7f}"] {
         let mut h = H::new();
         let init = h.find("POST initialize");
-        h.answer(
-            init,
-            200,
-            &[
-                ("Content-Type", "application/json"),
-                ("Mcp-Session-Id", bad),
-            ],
-            &[INIT_RESULT.as_bytes()],
-        );
+        h.initialize(init, Some(bad));
         assert!(h.c.is_closed(), "{bad:?}: {:?}", h.events);
         let reason = closed_reason(&h).unwrap_or_else(|| panic!("{bad:?}: {:?}", h.events));
         assert!(reason.contains("Mcp-Session-Id"), "{bad:?}: {reason}");
@@ -67,20 +57,7 @@ fn a_session_id_http_cannot_carry_in_a_renewal_ends_the_connection() {
     let post = h.find(&format!("POST tools/call #{}", call.0));
     h.answer(post, 404, &[], &[]);
     let init = h.find("POST initialize");
-    let id = match mcpwire_core::jsonrpc::parse(&h.request(init).body) {
-        Ok(Parsed::Single(Message::Request(r))) => r.id,
-        other => panic!("{other:?}"),
-    };
-    let body = INIT_RESULT.replace("\"id\":0", &format!("\"id\":{id}"));
-    h.answer(
-        init,
-        200,
-        &[
-            ("Content-Type", "application/json"),
-            ("Mcp-Session-Id", "caf\u{e9}"),
-        ],
-        &[body.as_bytes()],
-    );
+    h.initialize(init, Some("caf\u{e9}"));
     let Some(Err(CallError::Local(LocalError::SessionRenewalFailed { reason, .. }))) =
         h.outcome(call)
     else {
@@ -222,14 +199,7 @@ fn an_event_id_http_cannot_carry_is_never_sent_back() {
     );
     // Nothing to resume from: the call ends by the at-most-once rule, not with a resume
     // from the earlier id (that would replay what was already handled).
-    assert!(
-        matches!(
-            h.outcome(call),
-            Some(Err(CallError::Local(LocalError::MaybeExecuted { .. })))
-        ),
-        "{:?}",
-        h.events
-    );
+    assert!(maybe_executed(h.outcome(call)), "{:?}", h.events);
 }
 
 impl H {
@@ -246,15 +216,7 @@ impl H {
 fn initialized_pending() -> (H, ExchangeId) {
     let mut h = H::new();
     let init = h.find("POST initialize");
-    h.answer(
-        init,
-        200,
-        &[
-            ("Content-Type", "application/json"),
-            ("Mcp-Session-Id", "sess-1"),
-        ],
-        &[INIT_RESULT.as_bytes()],
-    );
+    h.initialize(init, Some("sess-1"));
     let n = h.find("POST notifications/initialized");
     (h, n)
 }
@@ -519,7 +481,8 @@ fn a_connection_takes_head_values_with_any_character_without_a_panic() {
             let init = h.find("POST initialize");
             let headers = [("Content-Type", "application/json"), (name, value.as_str())];
             let status = if name == "Location" { 307 } else { 200 };
-            h.answer(init, status, &headers, &[INIT_RESULT.as_bytes()]);
+            let body = initialize_result(Id::Num(0)).to_string();
+            h.answer(init, status, &headers, &[body.as_bytes()]);
             all_headers_sendable(&h);
             let sendable = mcpwire_core::header::check_session_id(&value).is_ok();
             if name == "Mcp-Session-Id" {

@@ -114,11 +114,7 @@ fn answers_to_an_old_session_s_requests_are_not_kept_for_the_new_one() {
 
 #[test]
 fn a_long_json_rpc_refusal_of_initialize_does_not_move_to_http_sse() {
-    let config = ClientConfig {
-        capabilities: caps(),
-        ..ClientConfig::default()
-    };
-    let mut h = H::connect(config, endpoint(), HttpOptions::default());
+    let mut h = H::in_era(Era::Auto);
     let probe = h.find("POST server/discover");
     h.answer(probe, 404, &[("Content-Type", "text/plain")], &[b"no"]);
     let init = h.find("POST initialize");

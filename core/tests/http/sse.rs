@@ -44,13 +44,6 @@ fn on_stream(h: &mut H, get: ExchangeId, message: Value) {
     h.pump();
 }
 
-fn request_id(h: &H, x: ExchangeId) -> Id {
-    match mcpwire_core::jsonrpc::parse(&h.request(x).body) {
-        Ok(Parsed::Single(Message::Request(r))) => r.id,
-        other => panic!("not a request: {other:?}"),
-    }
-}
-
 fn init_result(id: Id) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2024-11-05",
         "capabilities": {"tools": {}}, "serverInfo": {"name": "old", "version": "1"}}})
@@ -59,10 +52,14 @@ fn init_result(id: Id) -> Value {
 /// A pinned connection whose `initialize` was answered: its stream, and the POST of
 /// `notifications/initialized`, not answered yet.
 fn initialized() -> (H, ExchangeId, ExchangeId) {
-    let mut h = pinned();
+    initialized_from(pinned())
+}
+
+/// [`initialized`] for the pinned connection `h`, just made.
+fn initialized_from(mut h: H) -> (H, ExchangeId, ExchangeId) {
     let get = open_stream(&mut h, "/message?sessionId=abc");
     let init = h.find("POST initialize");
-    let id = request_id(&h, init);
+    let id = h.request_id(init);
     h.accepted(init);
     on_stream(&mut h, get, init_result(id));
     assert!(h.c.is_ready(), "{:?}", h.events);
@@ -115,7 +112,7 @@ fn pinned_the_stream_comes_first_and_messages_go_to_its_endpoint() {
         "http://127.0.0.1:1/message?sessionId=abc"
     );
     assert_eq!(h.request(init).header("mcp-session-id"), None);
-    let id = request_id(&h, init);
+    let id = h.request_id(init);
     h.accepted(init);
     on_stream(&mut h, get, init_result(id));
     assert!(h.c.is_ready());
@@ -201,14 +198,7 @@ fn the_stream_s_loss_ends_pending_calls_as_maybe_run_and_the_connection() {
     h.c.handle_failure(h.now, get, "connection reset");
     h.open.remove(&get);
     h.pump();
-    assert!(
-        matches!(
-            h.outcome(call),
-            Some(Err(CallError::Local(LocalError::MaybeExecuted { .. })))
-        ),
-        "{:?}",
-        h.events
-    );
+    assert!(maybe_executed(h.outcome(call)), "{:?}", h.events);
     assert!(h.events.iter().any(|e| matches!(e, Event::Closed(_))));
     assert!(h.c.is_closed());
     assert!(!h.log.iter().any(|l| l.starts_with("GET")), "no reconnect");
@@ -254,11 +244,7 @@ fn a_refused_post_fails_its_call_only() {
 
 #[test]
 fn auto_finds_it_when_streamable_http_is_refused() {
-    let config = ClientConfig {
-        capabilities: caps(),
-        ..ClientConfig::default()
-    };
-    let mut h = H::connect(config, endpoint(), HttpOptions::default());
+    let mut h = H::in_era(Era::Auto);
     let probe = h.find("POST server/discover");
     h.answer(
         probe,
@@ -280,7 +266,7 @@ fn auto_finds_it_when_streamable_http_is_refused() {
     );
     let get = open_stream(&mut h, "/message?sessionId=1");
     let init = h.find("POST initialize");
-    let id = request_id(&h, init);
+    let id = h.request_id(init);
     assert_ne!(id, Id::Num(1), "the handshake starts again");
     h.accepted(init);
     on_stream(&mut h, get, init_result(id));
@@ -293,11 +279,7 @@ fn auto_finds_it_when_streamable_http_is_refused() {
 }
 
 fn auto() -> H {
-    let config = ClientConfig {
-        capabilities: caps(),
-        ..ClientConfig::default()
-    };
-    let mut h = H::connect(config, endpoint(), HttpOptions::default());
+    let mut h = H::in_era(Era::Auto);
     let probe = h.find("POST server/discover");
     h.answer(
         probe,
@@ -443,7 +425,6 @@ fn a_404_in_the_session_renews_it_whatever_its_body_says() {
     assert_eq!(h.c.session(), Some("sess-2"));
 }
 
-const CHALLENGE: &str = r#"Bearer error="invalid_token", resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp""#;
 const STEP_UP: &str = r#"Bearer scope="mcp:write", error="insufficient_scope""#;
 
 /// A pinned connection that authorizes when refused.
@@ -453,16 +434,6 @@ fn pinned_authorizing() -> H {
         ..HttpOptions::default()
     };
     H::with(sse_endpoint(), options)
-}
-
-fn refusals(h: &H) -> Vec<&mcpwire_core::AuthorizationRequired> {
-    h.events
-        .iter()
-        .filter_map(|e| match e {
-            Event::AuthorizationRequired(r) => Some(&**r),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]
@@ -494,7 +465,7 @@ fn a_refused_stream_waits_for_the_token_then_opens_with_it() {
         h.request(init).header("authorization"),
         Some("Bearer tok-1")
     );
-    let id = request_id(&h, init);
+    let id = h.request_id(init);
     h.accepted(init);
     on_stream(&mut h, get, init_result(id));
     assert!(h.c.is_ready(), "{:?}", h.events);
@@ -502,17 +473,7 @@ fn a_refused_stream_waits_for_the_token_then_opens_with_it() {
 
 #[test]
 fn a_refused_post_is_parked_and_goes_again_with_its_own_id_and_what_followed_it_waits() {
-    let options = HttpOptions {
-        authorization: true,
-        ..HttpOptions::default()
-    };
-    let mut h = H::with(sse_endpoint(), options);
-    let get = open_stream(&mut h, "/message?sessionId=abc");
-    let init = h.find("POST initialize");
-    let id = request_id(&h, init);
-    h.accepted(init);
-    on_stream(&mut h, get, init_result(id));
-    let n = h.find("POST notifications/initialized");
+    let (mut h, get, n) = initialized_from(pinned_authorizing());
     h.accepted(n);
     h.log.clear();
     h.events.clear();
@@ -553,21 +514,8 @@ fn a_refused_post_is_parked_and_goes_again_with_its_own_id_and_what_followed_it_
 
 #[test]
 fn a_failed_authorization_ends_what_waited_and_a_stream_that_waited_ends_the_connection() {
-    let (mut h, _get) = {
-        let options = HttpOptions {
-            authorization: true,
-            ..HttpOptions::default()
-        };
-        let mut h = H::with(sse_endpoint(), options);
-        let get = open_stream(&mut h, "/message?sessionId=abc");
-        let init = h.find("POST initialize");
-        let id = request_id(&h, init);
-        h.accepted(init);
-        on_stream(&mut h, get, init_result(id));
-        let n = h.find("POST notifications/initialized");
-        h.accepted(n);
-        (h, get)
-    };
+    let (mut h, _get, n) = initialized_from(pinned_authorizing());
+    h.accepted(n);
     let call = h.call("x", CallOptions::default());
     let post = h.find(&format!("POST tools/call #{}", call.0));
     h.answer(post, 401, &[("WWW-Authenticate", CHALLENGE)], &[]);

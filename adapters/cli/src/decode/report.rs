@@ -5,29 +5,7 @@ use std::fmt::Write as _;
 use mcpwire_core::jsonrpc::{Message, Response};
 use serde_json::{json, Value};
 
-use super::{Format, Item, Report, Wanted};
-
-pub(super) fn describe_message(m: &Message) -> String {
-    match m {
-        Message::Request(r) => format!("request id={} method={}", r.id, r.method),
-        Message::Notification(n) => format!("notification method={}", n.method),
-        Message::Response(r) => format!("response id={}", show_response_id(r)),
-    }
-}
-
-pub(super) fn show_id(id: &str) -> String {
-    if id.is_empty() {
-        "(none)".to_owned()
-    } else {
-        id.to_owned()
-    }
-}
-
-fn show_response_id(r: &Response) -> String {
-    r.id.as_ref()
-        .map(ToString::to_string)
-        .unwrap_or_else(|| "null".to_owned())
-}
+use super::decoding::{describe_message, show_id, show_response_id, Format, Item, Report, Wanted};
 
 fn outcome(r: &Response) -> String {
     match &r.outcome {
@@ -46,15 +24,15 @@ fn empty_event_kind(id: &str) -> &'static str {
 }
 
 /// The outcome of the check.
-pub(super) struct Verdict {
+pub(crate) struct Verdict {
     /// Index (in the trace's items) of the first response answering the request.
-    pub(super) answer: Option<usize>,
+    pub(crate) answer: Option<usize>,
     /// How many responses answer it.
     answers: usize,
 }
 
 impl Verdict {
-    pub(super) fn of(report: &Report, wanted: &Wanted) -> Self {
+    pub(crate) fn of(report: &Report, wanted: &Wanted) -> Self {
         let mut answer = None;
         let mut answers = 0;
         for (i, item) in report.trace.items.iter().enumerate() {
@@ -89,7 +67,7 @@ fn yes_no(b: bool) -> &'static str {
     }
 }
 
-pub(super) fn text_report(
+pub(crate) fn text_report(
     report: &Report,
     wanted: &Wanted,
     verdict: &Verdict,
@@ -196,7 +174,7 @@ pub(super) fn text_report(
     out
 }
 
-pub(super) fn json_report(
+pub(crate) fn json_report(
     report: &Report,
     wanted: &Wanted,
     verdict: &Verdict,

@@ -12,15 +12,17 @@
 //! second Ctrl-C, or any other request. The same request sent twice is one: `timeout` sends its
 //! SIGTERM to the command and to its process group (the command again) at the same moment, and
 //! a closed terminal's SIGHUP may come from the terminal and from the shell; no person asks
-//! twice within [`TWICE`]. Before a connection exists, nothing is caught: there is nothing to
-//! close.
-
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::time::Duration;
+//! twice within [`TWICE`](request::TWICE). Before a connection exists, nothing is caught: there
+//! is nothing to close.
 
 use futures_lite::future;
 
-use super::{exit, Failure};
+use crate::exit_codes;
+use crate::failure::Failure;
+
+mod request;
+
+pub(crate) use request::{requested, Request};
 
 #[cfg(unix)]
 mod unix;
@@ -35,118 +37,11 @@ use windows as imp;
 /// Elsewhere nothing is caught: the platform's own handling ends the process.
 #[cfg(not(any(unix, windows)))]
 mod imp {
-    pub(super) fn catch() {}
+    pub(crate) fn catch() {}
 
-    pub(super) async fn woken() {
+    pub(crate) async fn woken() {
         futures_lite::future::pending::<()>().await;
     }
-}
-
-/// What asked the command to stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Request {
-    /// Ctrl-C (SIGINT).
-    Interrupt,
-    /// SIGTERM; Ctrl-Break on Windows.
-    Terminate,
-    /// SIGHUP: the terminal went away; on Windows the console closed, the user logged off or
-    /// the system is shutting down.
-    HangUp,
-}
-
-impl Request {
-    /// The exit code the command ends with after its graceful close.
-    pub(crate) fn code(self) -> u8 {
-        match self {
-            Request::Interrupt => exit::INTERRUPTED,
-            Request::Terminate => exit::TERMINATED,
-            Request::HangUp => exit::HUNG_UP,
-        }
-    }
-
-    /// What happened, in words.
-    pub(crate) fn words(self) -> &'static str {
-        match self {
-            Request::Interrupt => "interrupted",
-            #[cfg(not(windows))]
-            Request::Terminate => "terminated (SIGTERM)",
-            #[cfg(windows)]
-            Request::Terminate => "terminated (Ctrl-Break)",
-            #[cfg(not(windows))]
-            Request::HangUp => "hung up (SIGHUP)",
-            #[cfg(windows)]
-            Request::HangUp => "the console closed",
-        }
-    }
-
-    /// What the request is called: `Ctrl-C`, `SIGTERM`, …
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Request::Interrupt => "Ctrl-C",
-            #[cfg(not(windows))]
-            Request::Terminate => "SIGTERM",
-            #[cfg(windows)]
-            Request::Terminate => "Ctrl-Break",
-            #[cfg(not(windows))]
-            Request::HangUp => "SIGHUP",
-            #[cfg(windows)]
-            Request::HangUp => "the console closing",
-        }
-    }
-
-    fn from_u8(n: u8) -> Option<Request> {
-        [Request::Interrupt, Request::Terminate, Request::HangUp]
-            .into_iter()
-            .find(|r| *r as u8 + 1 == n)
-    }
-}
-
-/// The first request, as `Request as u8 + 1`; 0 before any.
-static FIRST: AtomicU8 = AtomicU8::new(0);
-/// When the first request came, in nanoseconds on the platform's monotonic clock (at least 1).
-static FIRST_AT: AtomicU64 = AtomicU64::new(0);
-
-/// How soon after the first request the same request again is taken as the first one, sent
-/// twice.
-const TWICE: Duration = Duration::from_millis(100);
-
-/// What a request is, beside those before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Seen {
-    /// The first: the command stops and closes gracefully.
-    First,
-    /// The first one again, sent twice: nothing more happens.
-    Again,
-    /// A second request: the process ends at once.
-    Second,
-}
-
-/// Notes `request`, come at `now_ns` (nanoseconds on a monotonic clock): what it is. Safe in
-/// a signal handler (atomic operations only).
-fn note(request: Request, now_ns: u64) -> Seen {
-    let this = request as u8 + 1;
-    match FIRST.compare_exchange(0, this, Ordering::SeqCst, Ordering::SeqCst) {
-        Ok(_) => {
-            FIRST_AT.store(now_ns.max(1), Ordering::SeqCst);
-            Seen::First
-        }
-        Err(first) => {
-            let at = FIRST_AT.load(Ordering::SeqCst);
-            // `at` is 0 while the first one's note is being made: this came with it.
-            let soon = at == 0 || now_ns.saturating_sub(at) < TWICE.as_nanos() as u64;
-            // No person hangs up twice.
-            let twice = first == this && (soon || request == Request::HangUp);
-            match twice {
-                true => Seen::Again,
-                false => Seen::Second,
-            }
-        }
-    }
-}
-
-/// The first request since [`catch`], if one came.
-pub(crate) fn requested() -> Option<Request> {
-    Request::from_u8(FIRST.load(Ordering::SeqCst))
 }
 
 /// Catches every stop request from now on; [`wait`] sees it, even one that came before it was
@@ -186,7 +81,7 @@ pub(crate) async fn unless_stopped<T>(
         Err(Stop::Requested(request))
     };
     let gone = async {
-        crate::out::stdout_gone().await;
+        crate::output::stdout_gone().await;
         Err(Stop::StdoutGone)
     };
     future::or(async { Ok(work.await) }, future::or(requested, gone)).await
@@ -196,7 +91,7 @@ pub(crate) async fn unless_stopped<T>(
 /// the command, and the connection is closed gracefully before the process ends.
 pub(crate) fn stop_gracefully() {
     catch();
-    crate::out::close_first();
+    crate::output::close_first();
 }
 
 /// A call a stop request cut short tells each of the Manager's servers why ("interrupted").
@@ -209,11 +104,11 @@ pub(crate) fn name_for_servers(manager: &mcpwire::manager::Manager, request: Req
 }
 
 /// Once the connection is closed: when stdout was lost, ends the process as that asks (see
-/// `out::end_if_lost`), unless a stop request came first (a closed terminal takes stdout with
+/// `output::end_if_lost`), unless a stop request came first (a closed terminal takes stdout with
 /// it: the request's exit code is the one to end with).
 pub(crate) fn end_if_lost() {
     if requested().is_none() {
-        crate::out::end_if_lost();
+        crate::output::end_if_lost();
     }
 }
 
@@ -224,8 +119,8 @@ pub(crate) fn stopped(stop: &Stop) -> Failure {
             told: true,
             ..Failure::new(request.code(), request.words())
         },
-        // The process ends in `out::end_if_lost` (by SIGPIPE when the reader went away).
-        Stop::StdoutGone => Failure::new(exit::CALL, ""),
+        // The process ends in `output::end_if_lost` (by SIGPIPE when the reader went away).
+        Stop::StdoutGone => Failure::new(exit_codes::CALL, ""),
     }
 }
 

@@ -9,7 +9,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::OnceLock;
 
-use super::{Request, Seen};
+use super::request::{note, Request, Seen};
 
 /// The signals that ask the command to stop.
 const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -26,7 +26,7 @@ extern "C" fn on_signal(signal: libc::c_int) {
         libc::SIGTERM => Request::Terminate,
         _ => Request::HangUp,
     };
-    match super::note(request, monotonic_ns()) {
+    match note(request, monotonic_ns()) {
         Seen::First => {
             let fd = WRITE_FD.load(Ordering::Relaxed);
             if fd >= 0 {
@@ -59,7 +59,7 @@ fn monotonic_ns() -> u64 {
         .saturating_add(now.tv_nsec as u64)
 }
 
-pub(super) fn catch() {
+pub(crate) fn catch() {
     READ.get_or_init(|| {
         let (read, write) = UnixStream::pair().ok()?;
         write.set_nonblocking(true).ok()?;
@@ -92,7 +92,7 @@ fn install(signal: libc::c_int) {
 }
 
 /// Until the handler wrote its byte (never, when nothing could be caught).
-pub(super) async fn woken() {
+pub(crate) async fn woken() {
     let read = READ.get().and_then(Option::as_ref);
     let watched = read.and_then(|r| r.try_clone().ok()).map(smol::Async::new);
     let Some(Ok(read)) = watched else {

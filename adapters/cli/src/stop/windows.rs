@@ -17,7 +17,7 @@ use windows_sys::Win32::System::Console::{
     CTRL_SHUTDOWN_EVENT,
 };
 
-use super::{Request, Seen};
+use super::request::{note, Request, Seen};
 
 /// Closed at the first request: every wait on it ends.
 static WAKE: OnceLock<(smol::channel::Sender<()>, smol::channel::Receiver<()>)> = OnceLock::new();
@@ -42,7 +42,7 @@ unsafe extern "system" fn on_event(event: u32) -> BOOL {
     let since = START
         .get()
         .map_or(0, |start| start.elapsed().as_nanos() as u64);
-    match super::note(request, since) {
+    match note(request, since) {
         Seen::First => {}
         Seen::Again => return TRUE,
         // A second request: the default handler ends the process at once.
@@ -58,7 +58,7 @@ unsafe extern "system" fn on_event(event: u32) -> BOOL {
     TRUE
 }
 
-pub(super) fn catch() {
+pub(crate) fn catch() {
     START.get_or_init(Instant::now);
     let mut first = false;
     WAKE.get_or_init(|| {
@@ -75,7 +75,7 @@ pub(super) fn catch() {
 }
 
 /// Until the first request (never, when [`catch`] was not called).
-pub(super) async fn woken() {
+pub(crate) async fn woken() {
     match WAKE.get() {
         Some((_, woken)) => {
             let _ = woken.recv().await;
