@@ -872,3 +872,31 @@ fn a_list_that_cannot_be_read_is_the_server_s_failure() {
         manager.close().await;
     });
 }
+
+/// A cache folder that cannot be written (its path runs through a file) holds up nothing: the
+/// servers are ready, listed and called, and the Manager closes.
+#[test]
+fn a_cache_folder_that_cannot_be_written_holds_up_nothing() {
+    let dir = mcpwire_tests::temp_dir("manager-unwritable");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    run(Duration::from_secs(60), async {
+        let manager = Manager::new(options().cache(CacheLocation::At(file.join("cache"))));
+        manager.add("paged", paging(&[]));
+        manager.add("demo", demo());
+        manager.wait_settled().await;
+        assert!(matches!(
+            manager.state("paged"),
+            Some(ServerState::Ready { tools: 10, .. })
+        ));
+        assert_eq!(lists_of(&manager, "paged").0.len(), 10);
+        let sum = manager
+            .call_tool("demo__add", json!({"a": 2, "b": 3}))
+            .await;
+        assert_eq!(sum.unwrap().text(), "5");
+        manager.close().await;
+    });
+    assert!(file.is_file());
+    let _ = std::fs::remove_dir_all(&dir);
+}

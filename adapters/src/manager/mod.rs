@@ -33,6 +33,7 @@ pub mod naming;
 mod options;
 mod shared;
 mod state;
+mod store;
 mod supervise;
 
 use std::collections::BTreeMap;
@@ -48,6 +49,7 @@ use self::cache::{cache_key, Freshness, ListCache, ListKind};
 pub use self::options::{CacheLocation, ManagerOptions, OptionsFactory};
 use self::shared::{tools_of, Control, Inner, Shared, Slot};
 pub use self::state::{Managed, ManagedTool, ManagerError, ManagerEvent, ServerState};
+use self::store::Store;
 use crate::client::{CallOptions, Client};
 use crate::error::Error;
 use crate::hosts::{Loaded, ServerSettings};
@@ -71,20 +73,25 @@ impl std::fmt::Debug for Manager {
 impl Manager {
     /// A Manager with no servers yet.
     pub fn new(options: ManagerOptions) -> Manager {
-        let mut cache = match &options.cache {
-            CacheLocation::UserCache => match cache::default_dir() {
-                Some(dir) => ListCache::on_disk(dir),
-                None => ListCache::in_memory(),
-            },
-            CacheLocation::At(dir) => ListCache::on_disk(dir.clone()),
-            CacheLocation::MemoryOnly => ListCache::in_memory(),
+        let dir = match &options.cache {
+            CacheLocation::UserCache => cache::default_dir(),
+            CacheLocation::At(dir) => Some(dir.clone()),
+            CacheLocation::MemoryOnly => None,
+        };
+        let Some(dir) = dir else {
+            return Manager::made(options, Store::in_memory());
         };
         // The folder is kept within its limits: what earlier runs left is pruned here (a
         // folder that cannot be read is no failure: the cache still works).
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let _ = cache.prune(now_ms, &options.cache_limits);
+        let _ = ListCache::on_disk(dir.clone()).prune(now_ms, &options.cache_limits);
+        Manager::made(options, Store::on_disk(dir))
+    }
+
+    /// A Manager with no servers yet, its lists kept in `store`.
+    fn made(options: ManagerOptions, store: Store) -> Manager {
         let seeds = options.jitter_seed.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -95,7 +102,7 @@ impl Manager {
                 options,
                 inner: Mutex::new(Inner {
                     servers: BTreeMap::new(),
-                    cache,
+                    store,
                     events: Default::default(),
                     dropped: 0,
                     seeds,
@@ -130,6 +137,8 @@ impl Manager {
     pub fn add_with(&self, name: &str, config: ServerConfig, settings: ServerSettings) {
         self.remove(name);
         let key = cache_key(&config);
+        // What an earlier run remembered, read before the lock is taken.
+        self.shared.load(&key);
         let refused = match &config {
             ServerConfig::Http(h) => mcpwire_core::config::check_url(&h.url).err(),
             ServerConfig::Stdio(_) => None,
@@ -322,12 +331,10 @@ impl Manager {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let credentials = cache::credentials_of(config);
-        let mut inner = self.shared.lock();
-        let list = inner
-            .cache
-            .get(&cache_key(config))?
-            .lists
-            .get(&ListKind::Tools)?;
+        let key = cache_key(config);
+        self.shared.load(&key);
+        let inner = self.shared.lock();
+        let list = inner.store.get(&key)?.lists.get(&ListKind::Tools)?;
         (list.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable)
             .then(|| tools_of(&list.items))
     }
@@ -509,8 +516,17 @@ impl Manager {
         for name in names {
             self.shared.set_state(&name, ServerState::Disabled);
         }
+        // What the servers listed is on disk for the next run, unless the disk takes longer
+        // than this (the writes then go on in the background).
+        let writer = self.shared.lock().store.writer();
+        if let Some(writer) = writer {
+            writer.flushed(CLOSE_WRITE_BUDGET).await;
+        }
     }
 }
+
+/// How long [`Manager::close`] waits for the cache's writes.
+const CLOSE_WRITE_BUDGET: Duration = Duration::from_secs(5);
 
 /// A tool found in the Manager's namespace ([`Manager::route`]): which server offers it, under
 /// which name, and the tool as listed. It holds the namespace it was found in (shared, not
@@ -568,3 +584,6 @@ fn cut_off(e: &Error) -> bool {
             if matches!(h.kind, K::HeadCutShort | K::BodyCutShort)
     )
 }
+
+#[cfg(test)]
+mod tests;

@@ -11,10 +11,11 @@ use mcpwire_core::types::Tool;
 use serde_json::value::RawValue;
 use smol::channel::Sender;
 
-use super::cache::{self, CachedList, Freshness, ListCache, ListKind};
+use super::cache::{self, CachedList, Freshness, ListKind};
 use super::naming::{self, qualify};
 use super::options::ManagerOptions;
 use super::state::{Managed, ManagedTool, ManagerEvent, ServerState};
+use super::store::{self, Store};
 use crate::client::Client;
 use crate::hosts::ServerSettings;
 
@@ -52,7 +53,8 @@ pub(super) struct Slot {
 /// The Manager's state, shared with each server's supervisor.
 pub(super) struct Inner {
     pub(super) servers: BTreeMap<String, Slot>,
-    pub(super) cache: ListCache,
+    /// The lists and eras remembered, in memory (their writer works off this lock).
+    pub(super) store: Store,
     pub(super) events: std::collections::VecDeque<ManagerEvent>,
     pub(super) dropped: u64,
     pub(super) seeds: u64,
@@ -356,7 +358,7 @@ impl Shared {
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let mut inner = self.lock();
+        let inner = self.lock();
         let mut out = Vec::new();
         let names: Vec<String> = inner.servers.keys().cloned().collect();
         for name in names {
@@ -370,8 +372,8 @@ impl Shared {
             let (items, stale) = match live {
                 Some(items) => (items, false),
                 None if slot.state == ServerState::Disabled => continue,
-                None => match cached(&mut inner, &name, kind, now_ms) {
-                    Some(items) => (items, true),
+                None => match cached(&inner, &name, kind, now_ms) {
+                    Some(list) => (list.items.clone(), true),
                     None => continue,
                 },
             };
@@ -389,12 +391,11 @@ impl Shared {
     }
 
     pub(super) fn cached_era(&self, key: &str) -> Option<String> {
-        self.lock().cache.get(key).and_then(|c| c.era.clone())
+        self.lock().store.get(key).and_then(|c| c.era.clone())
     }
 
     pub(super) fn remember_era(&self, key: &str, era: &str) {
-        // A cache that cannot be written still serves from memory.
-        let _ = self.lock().cache.put_era(key, era);
+        self.lock().store.put_era(key, era);
     }
 
     pub(super) fn store_list(&self, key: &str, kind: ListKind, list: CachedList) {
@@ -403,7 +404,7 @@ impl Shared {
         if kind == ListKind::Tools {
             inner.cache_changed(key);
         }
-        let _ = inner.cache.put_list(key, kind, list);
+        inner.store.put_list(key, kind, list);
     }
 
     pub(super) fn invalidate(&self, key: &str, kind: ListKind) {
@@ -411,7 +412,26 @@ impl Shared {
         if kind == ListKind::Tools {
             inner.cache_changed(key);
         }
-        inner.cache.invalidate(key, kind);
+        inner.store.invalidate(key, kind);
+    }
+
+    /// Has the lists and era of cache key `key` written as they are now, off the lock: in the
+    /// order of the changes; a thread is set writing after the lock is let go.
+    pub(super) fn persist(&self, key: &str) {
+        let writer = self.lock().store.persist(key);
+        if let Some(writer) = writer {
+            store::start(writer);
+        }
+    }
+
+    /// Reads the file of cache key `key`, unless it was read: off the lock (the memory copy
+    /// is what is served after).
+    pub(super) fn load(&self, key: &str) {
+        let Some(dir) = self.lock().store.to_read(key) else {
+            return;
+        };
+        let read = cache::read_entry(&dir, key);
+        self.lock().store.read(key, read);
     }
 
     /// The namespace, and the notes on names that had to change: the one last made, unless
@@ -453,14 +473,14 @@ impl Shared {
             .map(|(name, _)| name.clone())
             .collect();
         for name in need {
-            let Some(items) = cached(inner, &name, ListKind::Tools, now_ms) else {
+            let Some(list) = cached(inner, &name, ListKind::Tools, now_ms) else {
                 continue;
             };
             let slot = inner.servers.get_mut(&name).expect("listed above");
             let chunk = Chunk::new(
                 &self.options.naming,
                 &name,
-                tools_of(&items),
+                tools_of(&list.items),
                 &slot.settings.tools,
                 true,
             );
@@ -567,16 +587,15 @@ impl Shared {
 
 /// Server `name`'s cached list of `kind`, unless it is private to other credentials.
 pub(super) fn cached(
-    inner: &mut Inner,
+    inner: &Inner,
     name: &str,
     kind: ListKind,
     now_ms: u64,
-) -> Option<Vec<Box<RawValue>>> {
+) -> Option<Arc<CachedList>> {
     let slot = inner.servers.get(name)?;
-    let (key, credentials) = (slot.key.clone(), cache::credentials_of(&slot.config));
-    let list = inner.cache.get(&key)?.lists.get(&kind)?;
-    (list.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable)
-        .then(|| list.items.clone())
+    let credentials = cache::credentials_of(&slot.config);
+    let list = inner.store.get(&slot.key)?.lists.get(&kind)?;
+    (list.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable).then(|| list.clone())
 }
 
 /// The tools in a cached list (items that do not parse are left out).
@@ -596,7 +615,7 @@ mod tests {
             options: ManagerOptions::default(),
             inner: Mutex::new(Inner {
                 servers: BTreeMap::new(),
-                cache: ListCache::in_memory(),
+                store: Store::in_memory(),
                 events: Default::default(),
                 dropped: 0,
                 seeds: 0,
@@ -705,6 +724,7 @@ mod tests {
             {"name": "x", "inputSchema": {"type": "object"}}]});
         let list = CachedList::from_result(ListKind::Tools, &cached, 0, None).unwrap();
         s.store_list("k", ListKind::Tools, list);
+        s.persist("k");
         let fourth = s.namespace();
         assert!(!Arc::ptr_eq(&third, &fourth));
         assert_eq!(fourth.len(), 3);

@@ -103,11 +103,6 @@ pub(super) async fn supervise(
             Ok((client, driver)) => {
                 trust_memory = true;
                 restarts.ready(Instant::now());
-                match client.era() {
-                    Some(ChosenEra::Stateless) => shared.remember_era(&key, "stateless"),
-                    Some(ChosenEra::Handshake) => shared.remember_era(&key, "handshake"),
-                    _ => {}
-                }
                 let ended = watch(&shared, &name, &key, &settings, &client, &control).await;
                 let reason = match ended {
                     // The server left the era it was remembered in: the next start detects.
@@ -235,22 +230,15 @@ async fn start(
     let driver = smol::spawn(driver);
     let ready = async {
         client.ready().await.map_err(|e| e.to_string())?;
-        list_tools(shared, name, key, settings, &client)
-            .await
-            .map_err(|e| listing_failed(ListKind::Tools, &e))?;
-        // Its prompts and resources, when it offers them: a list that cannot be read fails
-        // the start, as its tools do.
-        let caps = client.server_info().map(|i| i.capabilities.clone());
-        if caps.as_ref().is_some_and(|c| c.prompts.is_some()) {
-            list_other(shared, name, key, ListKind::Prompts, &client)
-                .await
-                .map_err(|e| listing_failed(ListKind::Prompts, &e))?;
+        match client.era() {
+            Some(ChosenEra::Stateless) => shared.remember_era(key, "stateless"),
+            Some(ChosenEra::Handshake) => shared.remember_era(key, "handshake"),
+            _ => {}
         }
-        if caps.as_ref().is_some_and(|c| c.resources.is_some()) {
-            list_other(shared, name, key, ListKind::Resources, &client)
-                .await
-                .map_err(|e| listing_failed(ListKind::Resources, &e))?;
-        }
+        let listed = list_all(shared, name, key, settings, &client).await;
+        // Whatever was listed, and the era, in one write.
+        shared.persist(key);
+        listed?;
         shared.mark_ready(name);
         Ok(())
     };
@@ -280,6 +268,32 @@ async fn start(
             Err(None)
         }
     }
+}
+
+/// Lists `client`'s tools, then its prompts and resources when it offers them: a list that
+/// cannot be read fails the start, with the reason.
+async fn list_all(
+    shared: &Arc<Shared>,
+    name: &str,
+    key: &str,
+    settings: &ServerSettings,
+    client: &Client,
+) -> Result<(), String> {
+    list_tools(shared, name, key, settings, client)
+        .await
+        .map_err(|e| listing_failed(ListKind::Tools, &e))?;
+    let caps = client.server_info().map(|i| i.capabilities.clone());
+    if caps.as_ref().is_some_and(|c| c.prompts.is_some()) {
+        list_other(shared, name, key, ListKind::Prompts, client)
+            .await
+            .map_err(|e| listing_failed(ListKind::Prompts, &e))?;
+    }
+    if caps.as_ref().is_some_and(|c| c.resources.is_some()) {
+        list_other(shared, name, key, ListKind::Resources, client)
+            .await
+            .map_err(|e| listing_failed(ListKind::Resources, &e))?;
+    }
+    Ok(())
 }
 
 /// Lists `client`'s tools into the Manager's view and cache.
@@ -442,13 +456,17 @@ async fn watch(
             // cached list is served, stale, until it is ready again.
             if let Some(kind) = other {
                 shared.invalidate(key, kind);
-                if let Err(e) = list_other(shared, name, key, kind, client).await {
+                let listed = list_other(shared, name, key, kind, client).await;
+                shared.persist(key);
+                if let Err(e) = listed {
                     return Watched::Failed(listing_failed(kind, &e));
                 }
             }
             if matches!(n, ServerNotification::ToolsListChanged) {
                 shared.invalidate(key, ListKind::Tools);
-                if let Err(e) = list_tools(shared, name, key, settings, client).await {
+                let listed = list_tools(shared, name, key, settings, client).await;
+                shared.persist(key);
+                if let Err(e) = listed {
                     return Watched::Failed(listing_failed(ListKind::Tools, &e));
                 }
                 shared.emit(ManagerEvent::ToolsChanged {
