@@ -364,12 +364,20 @@ fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
             first.state("slow"),
             Some(ServerState::Ready { .. })
         ));
-        let live: Vec<String> = first.tools().into_iter().map(|t| t.qualified).collect();
+        let live: Vec<String> = first.tools().iter().map(|t| t.qualified.clone()).collect();
         assert!(live.contains(&"slow__add".to_owned()), "{live:?}");
         // Its prompts and resources too.
-        let prompts: Vec<String> = first.prompts().into_iter().map(|p| p.item.name).collect();
+        let prompts: Vec<String> = first
+            .prompts()
+            .iter()
+            .map(|p| p.item.name.clone())
+            .collect();
         assert!(prompts.contains(&"greet".to_owned()), "{prompts:?}");
-        let resources: Vec<String> = first.resources().into_iter().map(|r| r.item.uri).collect();
+        let resources: Vec<String> = first
+            .resources()
+            .iter()
+            .map(|r| r.item.uri.clone())
+            .collect();
         assert!(
             resources.contains(&"demo://readme".to_owned()),
             "{resources:?}"
@@ -392,7 +400,7 @@ fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
         assert_eq!(names, live, "the cached namespace is the live one");
         let cached_prompts = second.prompts();
         assert!(cached_prompts.iter().all(|p| p.stale), "{cached_prompts:?}");
-        let names: Vec<String> = cached_prompts.into_iter().map(|p| p.item.name).collect();
+        let names: Vec<String> = cached_prompts.iter().map(|p| p.item.name.clone()).collect();
         assert_eq!(names, prompts);
         assert!(second.resources().iter().all(|r| r.stale));
         // Not callable until ready: the state says why.

@@ -667,7 +667,12 @@ fn report_failures(manager: &Manager, loaded: &Loaded) {
 
 /// The tools of the servers that are ready (a failed one's cached list is not offered).
 fn ready_tools(manager: &Manager) -> Vec<ManagedTool> {
-    manager.tools().into_iter().filter(|t| !t.stale).collect()
+    manager
+        .tools()
+        .iter()
+        .filter(|t| !t.stale)
+        .cloned()
+        .collect()
 }
 
 /// `mcpwire --config FILE tools` over several servers: each server's tools under their
@@ -765,12 +770,13 @@ fn tool(
     json: bool,
 ) -> Result<u8, Failure> {
     report_failures(manager, loaded);
-    let mut found = find(manager, loaded, listed, name)?;
+    let found = find(manager, loaded, listed, name)?;
     if json {
-        crate::out::json(&found.tool);
+        crate::out::json(&*found.tool);
     } else {
-        found.tool.name = found.qualified;
-        out!("{}", show::tool_detail(&found.tool));
+        let mut tool = (*found.tool).clone();
+        tool.name = found.qualified;
+        out!("{}", show::tool_detail(&tool));
     }
     Ok(exit::OK)
 }
@@ -807,8 +813,8 @@ fn qualified(tools: &[ManagedTool]) -> Vec<Qualified> {
 fn every_tool(manager: &Manager, listed: &Loaded) -> Vec<Qualified> {
     let mut pairs: Vec<(String, String)> = manager
         .tools()
-        .into_iter()
-        .map(|t| (t.server, t.tool.name))
+        .iter()
+        .map(|t| (t.server.clone(), t.tool.name.clone()))
         .collect();
     let managed: HashSet<String> = manager.states().into_iter().map(|(n, _)| n).collect();
     for server in listed.enabled().filter(|s| !managed.contains(&s.name)) {

@@ -18,7 +18,7 @@
 //! let loaded = Loader::from_process()?.load_file(std::path::Path::new(".mcp.json"))?;
 //! let manager = Manager::from_loaded(&loaded, ManagerOptions::default());
 //! manager.wait_settled().await; // or use each server the moment it is ready
-//! for tool in manager.tools() {
+//! for tool in manager.tools().iter() {
 //!     println!("{} ({}{})", tool.qualified, tool.server, if tool.stale { ", cached" } else { "" });
 //! }
 //! let result = manager.call_tool("github__search", serde_json::json!({"q": "mcp"})).await?;
@@ -29,6 +29,7 @@
 
 pub mod backoff;
 pub mod cache;
+mod items;
 pub mod naming;
 mod options;
 mod shared;
@@ -108,6 +109,7 @@ impl Manager {
                     seeds,
                     notes_seen: Vec::new(),
                     namespace: None,
+                    snapshots: Default::default(),
                     generation: 0,
                 }),
                 changed: event_listener::Event::new(),
@@ -180,7 +182,7 @@ impl Manager {
                 client: None,
                 tools: None,
                 stale: None,
-                others: BTreeMap::new(),
+                others: Default::default(),
                 control,
                 task,
             },
@@ -315,11 +317,12 @@ impl Manager {
 
     /// Every server's tools under their qualified names: a ready server's as listed (after its
     /// tool filter), a starting, restarting or failed one's from the cache (marked stale).
-    pub fn tools(&self) -> Vec<ManagedTool> {
-        let namespace = self.shared.namespace();
-        let mut tools = Vec::with_capacity(namespace.len());
-        tools.extend(namespace.tools().cloned());
-        tools
+    ///
+    /// One shared list, made again only when a server's list, state or filter changed: taking
+    /// it copies nothing, and it stays as it was when the Manager's tools change (take it
+    /// again for the new ones).
+    pub fn tools(&self) -> Arc<[ManagedTool]> {
+        self.shared.namespace().snapshot()
     }
 
     /// The tools a server listed the last time it ran, from this Manager's cache, without
@@ -340,16 +343,17 @@ impl Manager {
     }
 
     /// Every server's prompts: a ready server's as listed, a starting, restarting or failed
-    /// one's from the cache (marked stale), as for [`tools`](Self::tools). Get one through
-    /// [`Manager::client`] of its server.
-    pub fn prompts(&self) -> Vec<Managed<Prompt>> {
-        self.shared.items(ListKind::Prompts)
+    /// one's from the cache (marked stale), in one shared list made again only when a list or
+    /// a state changed, as for [`tools`](Self::tools). Get one through [`Manager::client`] of
+    /// its server.
+    pub fn prompts(&self) -> Arc<[Managed<Prompt>]> {
+        self.shared.items()
     }
 
     /// Every server's resources, as for [`prompts`](Self::prompts). Read one through
     /// [`Manager::client`] of its server.
-    pub fn resources(&self) -> Vec<Managed<Resource>> {
-        self.shared.items(ListKind::Resources)
+    pub fn resources(&self) -> Arc<[Managed<Resource>]> {
+        self.shared.items()
     }
 
     /// Calls a tool by its qualified name (or `server/tool`), on the server that offers it, with

@@ -225,8 +225,9 @@ pub struct ManagedTool {
     pub qualified: String,
     /// The server that offers it.
     pub server: String,
-    /// The tool as the server lists it.
-    pub tool: Tool,
+    /// The tool as the server lists it, shared: every snapshot of the namespace holds the
+    /// same (made once per listing).
+    pub tool: Arc<Tool>,
     /// Served from the cache while the server is not ready.
     pub stale: bool,
 }
@@ -236,8 +237,8 @@ pub struct ManagedTool {
 pub struct Managed<T> {
     /// The server that offers it.
     pub server: String,
-    /// The item as the server lists it.
-    pub item: T,
+    /// The item as the server lists it, shared (made once per listing).
+    pub item: Arc<T>,
     /// Served from the cache while the server is not ready.
     pub stale: bool,
 }

@@ -14,6 +14,7 @@ use smol::channel::Receiver;
 
 use super::backoff::{Jitter, Next, Restarts};
 use super::cache::{cache_key, CachedList, ListKind};
+use super::items::Item;
 use super::shared::{Control, Shared};
 use super::state::{ManagerEvent, ServerState};
 use crate::client::{CallOptions, Client};
@@ -284,12 +285,12 @@ async fn list_all(
         .map_err(|e| listing_failed(ListKind::Tools, &e))?;
     let caps = client.server_info().map(|i| i.capabilities.clone());
     if caps.as_ref().is_some_and(|c| c.prompts.is_some()) {
-        list_other(shared, name, key, ListKind::Prompts, client)
+        list_other::<Prompt>(shared, name, key, client)
             .await
             .map_err(|e| listing_failed(ListKind::Prompts, &e))?;
     }
     if caps.as_ref().is_some_and(|c| c.resources.is_some()) {
-        list_other(shared, name, key, ListKind::Resources, client)
+        list_other::<Resource>(shared, name, key, client)
             .await
             .map_err(|e| listing_failed(ListKind::Resources, &e))?;
     }
@@ -338,42 +339,35 @@ struct ToolsOnly {
 /// Lists `client`'s prompts or resources into the Manager's view and cache. A list that does
 /// not read as prompts or resources is an error, never an empty list; a server that answers
 /// it has no such method (`-32601`, though it declared the capability) has none.
-async fn list_other(
+async fn list_other<T: Item>(
     shared: &Arc<Shared>,
     name: &str,
     key: &str,
-    kind: ListKind,
     client: &Client,
 ) -> Result<(), Error> {
-    let call = match kind {
+    let call = match T::KIND {
         ListKind::Prompts => McpCall::list_prompts(),
-        ListKind::Resources => McpCall::list_resources(),
-        ListKind::Tools => return Ok(()),
+        _ => McpCall::list_resources(),
     };
     let raw = match client.mcp_call(call, CallOptions::default()).await {
         Err(Error::Call(CallError::Server(e))) if e.code == METHOD_NOT_FOUND => return Ok(()),
         other => other?,
     };
+    let (kind, method) = (T::KIND, T::KIND.method());
     let invalid = |why: String| Error::Call(CallError::InvalidResult(why));
     let credentials = shared.credentials_of(name);
     let list = CachedList::from_raw(kind, raw.get(), wall_ms(), credentials.as_deref())
-        .ok_or_else(|| {
-            invalid(format!(
-                "{} result has no {}",
-                kind.method(),
-                kind.items_key()
-            ))
-        })?;
-    for item in &list.items {
-        let read = match kind {
-            ListKind::Prompts => serde_json::from_str::<Prompt>(item.get()).map(drop),
-            _ => serde_json::from_str::<Resource>(item.get()).map(drop),
-        };
-        read.map_err(|e| invalid(format!("{}: {e}: {}", kind.method(), item.get())))?;
-    }
-    let items = list.items.clone();
+        .ok_or_else(|| invalid(format!("{method} result has no {}", kind.items_key())))?;
+    let items = list
+        .items
+        .iter()
+        .map(|item| {
+            serde_json::from_str::<T>(item.get())
+                .map_err(|e| invalid(format!("{method}: {e}: {}", item.get())))
+        })
+        .collect::<Result<Vec<T>, Error>>()?;
     shared.store_list(key, kind, list);
-    shared.set_others(name, kind, items);
+    shared.set_items(name, items);
     Ok(())
 }
 
@@ -456,7 +450,10 @@ async fn watch(
             // cached list is served, stale, until it is ready again.
             if let Some(kind) = other {
                 shared.invalidate(key, kind);
-                let listed = list_other(shared, name, key, kind, client).await;
+                let listed = match kind {
+                    ListKind::Prompts => list_other::<Prompt>(shared, name, key, client).await,
+                    _ => list_other::<Resource>(shared, name, key, client).await,
+                };
                 shared.persist(key);
                 if let Err(e) = listed {
                     return Watched::Failed(listing_failed(kind, &e));
