@@ -121,12 +121,15 @@ fn cell(stats: Option<(f64, f64, f64)>, batches: usize) -> String {
 }
 
 fn ratio_cell(stats: Option<(f64, f64, f64)>, batches: usize) -> String {
+    // Two significant digits below 0.01 (a shared list against a copy), two decimals above.
+    let digits = |r: f64| if r > 0.0 && r < 0.01 { 4 } else { 2 };
     match stats {
         None => "–".into(),
         Some((m, lo, hi)) if batches > 1 && lo != hi => {
-            format!("{m:.2}× ({lo:.2}–{hi:.2})")
+            let d = digits(m);
+            format!("{m:.d$}× ({lo:.d$}–{hi:.d$})")
         }
-        Some((m, _, _)) => format!("{m:.2}×"),
+        Some((m, _, _)) => format!("{m:.*}×", digits(m)),
     }
 }
 
