@@ -69,18 +69,18 @@ fn manager(io: WriteIo) -> Manager {
     let options = ManagerOptions::default()
         .jitter_seed(1)
         .startup_timeout(Duration::from_secs(20))
-        .connect_options(|_| {
-            let mut o = ConnectOptions::default();
-            o.http_backend = Some(Arc::new(InProcess));
-            o
+        .connect_options(|_| ConnectOptions {
+            http_backend: Some(Arc::new(InProcess)),
+            ..ConnectOptions::default()
         });
     Manager::made(options, Store::on_disk_with(PathBuf::from("unused"), io))
 }
 
 fn settings() -> ServerSettings {
-    let mut s = ServerSettings::default();
-    s.era = Some(Era::Handshake);
-    s
+    ServerSettings {
+        era: Some(Era::Handshake),
+        ..ServerSettings::default()
+    }
 }
 
 /// Servers start, are ready, routed and called while the disk holds every write: the disk
