@@ -332,12 +332,20 @@ fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
             first.state("slow"),
             Some(ServerState::Ready { .. })
         ));
-        let live: Vec<String> = first.tools().into_iter().map(|t| t.qualified).collect();
+        let live: Vec<String> = first.tools().iter().map(|t| t.qualified.clone()).collect();
         assert!(live.contains(&"slow__add".to_owned()), "{live:?}");
         // Its prompts and resources too.
-        let prompts: Vec<String> = first.prompts().into_iter().map(|p| p.item.name).collect();
+        let prompts: Vec<String> = first
+            .prompts()
+            .iter()
+            .map(|p| p.item.name.clone())
+            .collect();
         assert!(prompts.contains(&"greet".to_owned()), "{prompts:?}");
-        let resources: Vec<String> = first.resources().into_iter().map(|r| r.item.uri).collect();
+        let resources: Vec<String> = first
+            .resources()
+            .iter()
+            .map(|r| r.item.uri.clone())
+            .collect();
         assert!(
             resources.contains(&"demo://readme".to_owned()),
             "{resources:?}"
@@ -360,7 +368,7 @@ fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
         assert_eq!(names, live, "the cached namespace is the live one");
         let cached_prompts = second.prompts();
         assert!(cached_prompts.iter().all(|p| p.stale), "{cached_prompts:?}");
-        let names: Vec<String> = cached_prompts.into_iter().map(|p| p.item.name).collect();
+        let names: Vec<String> = cached_prompts.iter().map(|p| p.item.name.clone()).collect();
         assert_eq!(names, prompts);
         assert!(second.resources().iter().all(|r| r.stale));
         // Not callable until ready: the state says why.
@@ -568,5 +576,303 @@ fn the_cache_folder_is_pruned_to_its_limits() {
             "recent002.json"
         ]
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The paging server: its tools, prompts and resources listed three at a time, with `args`.
+fn paging(args: &[&str]) -> ServerConfig {
+    ServerConfig::stdio(env!("CARGO_BIN_EXE_paging-server"), args.iter().copied())
+}
+
+/// The names of server `server`'s tools (qualified), prompts and resources (URIs) as the
+/// Manager serves them, and whether each was stale.
+type Lists = (
+    Vec<(String, bool)>,
+    Vec<(String, bool)>,
+    Vec<(String, bool)>,
+);
+
+fn lists_of(manager: &Manager, server: &str) -> Lists {
+    let tools = manager.tools();
+    let prompts = manager.prompts();
+    let resources = manager.resources();
+    (
+        tools
+            .iter()
+            .filter(|t| t.server == server)
+            .map(|t| (t.qualified.clone(), t.stale))
+            .collect(),
+        prompts
+            .iter()
+            .filter(|p| p.server == server)
+            .map(|p| (p.item.name.clone(), p.stale))
+            .collect(),
+        resources
+            .iter()
+            .filter(|r| r.server == server)
+            .map(|r| (r.item.uri.clone(), r.stale))
+            .collect(),
+    )
+}
+
+/// `n` names made by `f`, each live (not stale).
+fn live(n: usize, f: impl Fn(usize) -> String) -> Vec<(String, bool)> {
+    (0..n).map(|i| (f(i), false)).collect()
+}
+
+/// Waits (within the run's bound) until `done` holds of the Manager.
+async fn until(manager: &Manager, done: impl Fn(&Manager) -> bool) {
+    while !done(manager) {
+        async_io::Timer::after(Duration::from_millis(20)).await;
+    }
+}
+
+/// A server that lists its tools, prompts and resources three at a time: every item of each
+/// list arrives, a `list_changed` lists every page again, and the cache file holds every page.
+#[test]
+fn every_page_of_every_list_arrives_and_a_change_lists_every_page_again() {
+    let dir = mcpwire_tests::temp_dir("manager-pages");
+    let cache = dir.join("cache");
+    let args = [
+        "--tools",
+        "10",
+        "--prompts",
+        "11",
+        "--resources",
+        "7",
+        "--page",
+        "3",
+    ];
+    let config = paging(&args);
+    run(Duration::from_secs(60), async {
+        let manager = Manager::new(options().cache(CacheLocation::At(cache.clone())));
+        manager.add("paged", config.clone());
+        manager.wait_settled().await;
+        assert!(
+            matches!(
+                manager.state("paged"),
+                Some(ServerState::Ready { tools: 10, .. })
+            ),
+            "{:?}",
+            manager.state("paged")
+        );
+        let (tools, prompts, resources) = lists_of(&manager, "paged");
+        assert_eq!(tools, live(10, |n| format!("paged__tool-{n}")));
+        assert_eq!(prompts, live(11, |n| format!("prompt-{n}")));
+        assert_eq!(resources, live(7, |n| format!("paged://{n}")));
+
+        // Five more of each, and the three list_changed: every page is listed again.
+        let grown = manager
+            .call_tool("paged__tool-9", json!({"grow": 5}))
+            .await
+            .unwrap();
+        assert_eq!(grown.text(), "ok");
+        let want = (
+            live(15, |n| format!("paged__tool-{n}")),
+            live(16, |n| format!("prompt-{n}")),
+            live(12, |n| format!("paged://{n}")),
+        );
+        until(&manager, |m| lists_of(m, "paged") == want).await;
+        assert!(matches!(
+            manager.state("paged"),
+            Some(ServerState::Ready { tools: 15, .. })
+        ));
+        manager
+            .call_tool("paged__tool-14", json!({}))
+            .await
+            .expect("a tool of the last page, listed again, is called");
+        manager.close().await;
+    });
+    // The cache holds every page of each list, as last listed.
+    let file = cache.join(format!(
+        "{}.json",
+        mcpwire::manager::cache::cache_key(&config)
+    ));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let written: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let names = |list: &str, field: &str| -> Vec<String> {
+        written["lists"][list]["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {list} in {text}"))
+            .iter()
+            .map(|i| i[field].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let plain = |n: usize, f: fn(usize) -> String| (0..n).map(f).collect::<Vec<_>>();
+    assert_eq!(names("tools", "name"), plain(15, |n| format!("tool-{n}")));
+    assert_eq!(
+        names("prompts", "name"),
+        plain(16, |n| format!("prompt-{n}"))
+    );
+    assert_eq!(
+        names("resources", "uri"),
+        plain(12, |n| format!("paged://{n}"))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A page that gives a cursor an earlier page gave, or a list that never ends, ends the list
+/// there: the server is ready with the items of the pages read, and the host is told why.
+#[test]
+fn a_repeated_cursor_or_the_page_cap_ends_a_list_with_a_diagnostic() {
+    use mcpwire::core::Diagnostic;
+    run(Duration::from_secs(120), async {
+        let manager = Manager::new(options());
+        manager.add(
+            "repeats",
+            paging(&["--fault", "repeat:tools", "--fault", "repeat:prompts"]),
+        );
+        manager.add("endless", paging(&["--fault", "endless:resources"]));
+        manager.wait_settled().await;
+        // Two pages each of the repeating lists, and every resource of the endless one.
+        let (tools, prompts, resources) = lists_of(&manager, "repeats");
+        assert_eq!(tools, live(6, |n| format!("repeats__tool-{n}")));
+        assert_eq!(prompts, live(6, |n| format!("prompt-{n}")));
+        assert_eq!(resources, live(10, |n| format!("paged://{n}")));
+        let (tools, _, resources) = lists_of(&manager, "endless");
+        assert_eq!(tools.len(), 10);
+        assert_eq!(resources, live(10, |n| format!("paged://{n}")));
+        assert!(matches!(
+            manager.state("repeats"),
+            Some(ServerState::Ready { tools: 6, .. })
+        ));
+        // What the host is told, server by server.
+        let mut cut = Vec::new();
+        while cut.len() < 3 {
+            if let ManagerEvent::Diagnostic {
+                server,
+                diagnostic:
+                    Diagnostic::ListCut {
+                        method,
+                        pages,
+                        reason,
+                    },
+            } = manager.next_event().await
+            {
+                cut.push((server, method, pages, reason));
+            }
+        }
+        cut.sort();
+        let said: Vec<(&str, &str, usize)> = cut
+            .iter()
+            .map(|(s, m, p, _)| (s.as_str(), m.as_str(), *p))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                ("endless", "resources/list", mcpwire::core::MAX_PAGES),
+                ("repeats", "prompts/list", 2),
+                ("repeats", "tools/list", 2),
+            ]
+        );
+        assert!(cut[0].3.contains("did not end after"), "{cut:?}");
+        assert!(cut[1].3.contains("an earlier page gave"), "{cut:?}");
+        manager.close().await;
+    });
+}
+
+/// A list that does not read (an item that is not a tool, a prompt, a resource) is the
+/// server's failure, with the reason in its state: never a ready server with a list cut
+/// short or empty. The same when the list is read again after a `list_changed`: the server's
+/// run ends, and its last list is served, stale.
+#[test]
+fn a_list_that_cannot_be_read_is_the_server_s_failure() {
+    let mut o = options();
+    o.restart.max_failures = Some(1);
+    run(Duration::from_secs(60), async {
+        let manager = Manager::new(o);
+        for list in ["tools", "prompts", "resources"] {
+            manager.add(list, paging(&["--fault", &format!("unreadable:{list}")]));
+        }
+        manager.add("later", paging(&["--fault", "unreadable-later:prompts"]));
+        manager.wait_settled().await;
+        for list in ["tools", "prompts", "resources"] {
+            let Some(ServerState::Failed { reason, .. }) = manager.state(list) else {
+                panic!("{list}: {:?}", manager.state(list));
+            };
+            assert!(
+                reason.starts_with(&format!(
+                    "listing its {list} failed: invalid result: {list}/list"
+                )),
+                "{list}: {reason}"
+            );
+            // Nothing of it is served as current; of the lists read before, the cache's copy
+            // (stale); of the one that failed, nothing.
+            let (tools, prompts, resources) = lists_of(&manager, list);
+            assert!(
+                tools
+                    .iter()
+                    .chain(&prompts)
+                    .chain(&resources)
+                    .all(|(_, stale)| *stale),
+                "{list}: {tools:?} {prompts:?} {resources:?}"
+            );
+            let failed = match list {
+                "tools" => &tools,
+                "prompts" => &prompts,
+                _ => &resources,
+            };
+            assert_eq!(failed, &[], "{list}");
+        }
+        assert!(matches!(
+            manager.state("later"),
+            Some(ServerState::Ready { tools: 10, .. })
+        ));
+        manager
+            .call_tool("later__tool-0", json!({"grow": 1}))
+            .await
+            .unwrap();
+        manager
+            .wait_until(|s| {
+                s.iter()
+                    .any(|(n, s)| n == "later" && matches!(s, ServerState::Failed { .. }))
+            })
+            .await;
+        let Some(ServerState::Failed { reason, .. }) = manager.state("later") else {
+            unreachable!()
+        };
+        assert!(
+            reason.starts_with("listing its prompts failed: invalid result: prompts/list"),
+            "{reason}"
+        );
+        // Its lists as last read, stale: all of them, never a part.
+        let (tools, prompts, resources) = lists_of(&manager, "later");
+        assert_eq!(tools.len(), 11, "{tools:?}");
+        assert_eq!(prompts.len(), 10, "{prompts:?}");
+        assert_eq!(resources.len(), 10, "{resources:?}");
+        assert!(tools
+            .iter()
+            .chain(&prompts)
+            .chain(&resources)
+            .all(|(_, stale)| *stale));
+        manager.close().await;
+    });
+}
+
+/// A cache folder that cannot be written (its path runs through a file) holds up nothing: the
+/// servers are ready, listed and called, and the Manager closes.
+#[test]
+fn a_cache_folder_that_cannot_be_written_holds_up_nothing() {
+    let dir = mcpwire_tests::temp_dir("manager-unwritable");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    run(Duration::from_secs(60), async {
+        let manager = Manager::new(options().cache(CacheLocation::At(file.join("cache"))));
+        manager.add("paged", paging(&[]));
+        manager.add("demo", demo());
+        manager.wait_settled().await;
+        assert!(matches!(
+            manager.state("paged"),
+            Some(ServerState::Ready { tools: 10, .. })
+        ));
+        assert_eq!(lists_of(&manager, "paged").0.len(), 10);
+        let sum = manager
+            .call_tool("demo__add", json!({"a": 2, "b": 3}))
+            .await;
+        assert_eq!(sum.unwrap().text(), "5");
+        manager.close().await;
+    });
+    assert!(file.is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }

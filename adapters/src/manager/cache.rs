@@ -367,9 +367,28 @@ const MAX_FILE: u64 = 64 << 20;
 struct FileOut<'a> {
     #[serde(rename = "mcpwireCache")]
     format: u32,
-    lists: &'a BTreeMap<ListKind, CachedList>,
+    lists: BTreeMap<ListKind, &'a CachedList>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    era: &'a Option<String>,
+    era: Option<&'a str>,
+}
+
+/// The bytes of one server's file: its lists and its era.
+pub(super) fn encode<'a>(
+    lists: impl Iterator<Item = (ListKind, &'a CachedList)>,
+    era: Option<&'a str>,
+) -> io::Result<Vec<u8>> {
+    let out = FileOut {
+        format: FORMAT,
+        lists: lists.collect(),
+        era,
+    };
+    serde_json::to_vec(&out).map_err(io::Error::other)
+}
+
+/// What the file of `key` in `dir` holds, as [`ListCache::get`] reads it (`None`: no file, an
+/// unreadable one, or a key unfit for a file name).
+pub(super) fn read_entry(dir: &Path, key: &str) -> Option<ServerCache> {
+    valid_key(key).then(|| read_file(&dir.join(format!("{key}.json"))))?
 }
 
 /// One server's file as read.
@@ -571,28 +590,36 @@ impl ListCache {
             Some(Some(e)) => e,
             _ => &empty,
         };
-        let out = FileOut {
-            format: FORMAT,
-            lists: &entry.lists,
-            era: &entry.era,
-        };
-        let bytes = serde_json::to_vec(&out).map_err(io::Error::other)?;
+        let lists = entry.lists.iter().map(|(kind, list)| (*kind, list));
+        let bytes = encode(lists, entry.era.as_deref())?;
         write_atomic(dir, key, &bytes)
     }
 }
 
 /// Whether `key` may name a file: 1 to 64 ASCII letters, digits, `-` and `_`.
-fn valid_key(key: &str) -> bool {
+pub(super) fn valid_key(key: &str) -> bool {
     (1..=64).contains(&key.len())
         && key
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-/// Reads one server's file: `None` when missing, unreadable, too large, not JSON of the
-/// format, or of another format. Lists without a ttl come from an earlier run: stale.
+/// Reads one server's file: `None` when missing, not a regular file (a pipe there would block
+/// the read for ever), unreadable, too large, not JSON of the format, or of another format.
+/// Lists without a ttl come from an earlier run: stale.
 fn read_file(path: &Path) -> Option<ServerCache> {
-    let file = std::fs::File::open(path).ok()?;
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Should a pipe take the file's place meanwhile, opening it does not wait for a writer.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
     let mut bytes = Vec::new();
     file.take(MAX_FILE + 1).read_to_end(&mut bytes).ok()?;
     if bytes.len() as u64 > MAX_FILE {

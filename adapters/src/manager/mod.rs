@@ -18,7 +18,7 @@
 //! let loaded = Loader::from_process()?.load_file(std::path::Path::new(".mcp.json"))?;
 //! let manager = Manager::from_loaded(&loaded, ManagerOptions::default());
 //! manager.wait_settled().await; // or use each server the moment it is ready
-//! for tool in manager.tools() {
+//! for tool in manager.tools().iter() {
 //!     println!("{} ({}{})", tool.qualified, tool.server, if tool.stale { ", cached" } else { "" });
 //! }
 //! let result = manager.call_tool("github__search", serde_json::json!({"q": "mcp"})).await?;
@@ -29,10 +29,12 @@
 
 pub mod backoff;
 pub mod cache;
+mod items;
 pub mod naming;
 mod options;
 mod shared;
 mod state;
+mod store;
 mod supervise;
 
 use std::collections::BTreeMap;
@@ -48,6 +50,7 @@ use self::cache::{cache_key, Freshness, ListCache, ListKind};
 pub use self::options::{CacheLocation, ManagerOptions, OptionsFactory};
 use self::shared::{tools_of, Control, Inner, Shared, Slot};
 pub use self::state::{Managed, ManagedTool, ManagerError, ManagerEvent, ServerState};
+use self::store::Store;
 use crate::client::{CallOptions, Client};
 use crate::error::Error;
 use crate::hosts::{Loaded, ServerSettings};
@@ -71,20 +74,25 @@ impl std::fmt::Debug for Manager {
 impl Manager {
     /// A Manager with no servers yet.
     pub fn new(options: ManagerOptions) -> Manager {
-        let mut cache = match &options.cache {
-            CacheLocation::UserCache => match cache::default_dir() {
-                Some(dir) => ListCache::on_disk(dir),
-                None => ListCache::in_memory(),
-            },
-            CacheLocation::At(dir) => ListCache::on_disk(dir.clone()),
-            CacheLocation::MemoryOnly => ListCache::in_memory(),
+        let dir = match &options.cache {
+            CacheLocation::UserCache => cache::default_dir(),
+            CacheLocation::At(dir) => Some(dir.clone()),
+            CacheLocation::MemoryOnly => None,
+        };
+        let Some(dir) = dir else {
+            return Manager::made(options, Store::in_memory());
         };
         // The folder is kept within its limits: what earlier runs left is pruned here (a
         // folder that cannot be read is no failure: the cache still works).
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let _ = cache.prune(now_ms, &options.cache_limits);
+        let _ = ListCache::on_disk(dir.clone()).prune(now_ms, &options.cache_limits);
+        Manager::made(options, Store::on_disk(dir))
+    }
+
+    /// A Manager with no servers yet, its lists kept in `store`.
+    fn made(options: ManagerOptions, store: Store) -> Manager {
         let seeds = options.jitter_seed.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -95,12 +103,13 @@ impl Manager {
                 options,
                 inner: Mutex::new(Inner {
                     servers: BTreeMap::new(),
-                    cache,
+                    store,
                     events: Default::default(),
                     dropped: 0,
                     seeds,
                     notes_seen: Vec::new(),
                     namespace: None,
+                    snapshots: Default::default(),
                     generation: 0,
                 }),
                 changed: event_listener::Event::new(),
@@ -130,6 +139,8 @@ impl Manager {
     pub fn add_with(&self, name: &str, config: ServerConfig, settings: ServerSettings) {
         self.remove(name);
         let key = cache_key(&config);
+        // What an earlier run remembered, read before the lock is taken.
+        self.shared.load(&key);
         let refused = match &config {
             ServerConfig::Http(h) => mcpwire_core::config::check_url(&h.url).err(),
             ServerConfig::Stdio(_) => None,
@@ -171,7 +182,7 @@ impl Manager {
                 client: None,
                 tools: None,
                 stale: None,
-                others: BTreeMap::new(),
+                others: Default::default(),
                 control,
                 task,
             },
@@ -306,11 +317,12 @@ impl Manager {
 
     /// Every server's tools under their qualified names: a ready server's as listed (after its
     /// tool filter), a starting, restarting or failed one's from the cache (marked stale).
-    pub fn tools(&self) -> Vec<ManagedTool> {
-        let namespace = self.shared.namespace();
-        let mut tools = Vec::with_capacity(namespace.len());
-        tools.extend(namespace.tools().cloned());
-        tools
+    ///
+    /// One shared list, made again only when a server's list, state or filter changed: taking
+    /// it copies nothing, and it stays as it was when the Manager's tools change (take it
+    /// again for the new ones).
+    pub fn tools(&self) -> Arc<[ManagedTool]> {
+        self.shared.namespace().snapshot()
     }
 
     /// The tools a server listed the last time it ran, from this Manager's cache, without
@@ -322,27 +334,26 @@ impl Manager {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let credentials = cache::credentials_of(config);
-        let mut inner = self.shared.lock();
-        let list = inner
-            .cache
-            .get(&cache_key(config))?
-            .lists
-            .get(&ListKind::Tools)?;
+        let key = cache_key(config);
+        self.shared.load(&key);
+        let inner = self.shared.lock();
+        let list = inner.store.get(&key)?.lists.get(&ListKind::Tools)?;
         (list.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable)
             .then(|| tools_of(&list.items))
     }
 
     /// Every server's prompts: a ready server's as listed, a starting, restarting or failed
-    /// one's from the cache (marked stale), as for [`tools`](Self::tools). Get one through
-    /// [`Manager::client`] of its server.
-    pub fn prompts(&self) -> Vec<Managed<Prompt>> {
-        self.shared.items(ListKind::Prompts)
+    /// one's from the cache (marked stale), in one shared list made again only when a list or
+    /// a state changed, as for [`tools`](Self::tools). Get one through [`Manager::client`] of
+    /// its server.
+    pub fn prompts(&self) -> Arc<[Managed<Prompt>]> {
+        self.shared.items()
     }
 
     /// Every server's resources, as for [`prompts`](Self::prompts). Read one through
     /// [`Manager::client`] of its server.
-    pub fn resources(&self) -> Vec<Managed<Resource>> {
-        self.shared.items(ListKind::Resources)
+    pub fn resources(&self) -> Arc<[Managed<Resource>]> {
+        self.shared.items()
     }
 
     /// Calls a tool by its qualified name (or `server/tool`), on the server that offers it, with
@@ -509,8 +520,17 @@ impl Manager {
         for name in names {
             self.shared.set_state(&name, ServerState::Disabled);
         }
+        // What the servers listed is on disk for the next run, unless the disk takes longer
+        // than this (the writes then go on in the background).
+        let writer = self.shared.lock().store.writer();
+        if let Some(writer) = writer {
+            writer.flushed(CLOSE_WRITE_BUDGET).await;
+        }
     }
 }
+
+/// How long [`Manager::close`] waits for the cache's writes.
+const CLOSE_WRITE_BUDGET: Duration = Duration::from_secs(5);
 
 /// A tool found in the Manager's namespace ([`Manager::route`]): which server offers it, under
 /// which name, and the tool as listed. It holds the namespace it was found in (shared, not
@@ -568,3 +588,6 @@ fn cut_off(e: &Error) -> bool {
             if matches!(h.kind, K::HeadCutShort | K::BodyCutShort)
     )
 }
+
+#[cfg(test)]
+mod tests;

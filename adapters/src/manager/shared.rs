@@ -3,7 +3,7 @@
 //! handle (`mod.rs`) and the supervisors (`supervise.rs`) import it; it imports neither.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use mcpwire_core::config::ServerConfig;
@@ -11,10 +11,12 @@ use mcpwire_core::types::Tool;
 use serde_json::value::RawValue;
 use smol::channel::Sender;
 
-use super::cache::{self, CachedList, Freshness, ListCache, ListKind};
+use super::cache::{self, CachedList, Freshness, ListKind};
+use super::items::{self, Item, Others, Snapshots};
 use super::naming::{self, qualify};
 use super::options::ManagerOptions;
 use super::state::{Managed, ManagedTool, ManagerEvent, ServerState};
+use super::store::{self, Store};
 use crate::client::Client;
 use crate::hosts::ServerSettings;
 
@@ -43,8 +45,8 @@ pub(super) struct Slot {
     /// Its cached tools, as served while it is not ready (made when first needed, dropped when
     /// the cache changes).
     pub(super) stale: Option<Arc<Chunk>>,
-    /// Its prompts and resources, as listed in this run (items as sent).
-    pub(super) others: BTreeMap<ListKind, Vec<Box<RawValue>>>,
+    /// Its prompts and resources, as listed in this run or cached.
+    pub(super) others: Others,
     pub(super) control: Option<Sender<Control>>,
     pub(super) task: Option<smol::Task<()>>,
 }
@@ -52,7 +54,8 @@ pub(super) struct Slot {
 /// The Manager's state, shared with each server's supervisor.
 pub(super) struct Inner {
     pub(super) servers: BTreeMap<String, Slot>,
-    pub(super) cache: ListCache,
+    /// The lists and eras remembered, in memory (their writer works off this lock).
+    pub(super) store: Store,
     pub(super) events: std::collections::VecDeque<ManagerEvent>,
     pub(super) dropped: u64,
     pub(super) seeds: u64,
@@ -60,8 +63,11 @@ pub(super) struct Inner {
     pub(super) notes_seen: Vec<naming::NamingNote>,
     /// The namespace as last made (see [`Shared::namespace`]).
     pub(super) namespace: Option<Arc<Namespace>>,
-    /// Counts the changes to what the namespace is made of: a server added or removed, a
-    /// state, a live list, a cached list. A namespace made at the current count is current.
+    /// The prompts and resources as last handed to the host (see [`Shared::items`]).
+    pub(super) snapshots: Snapshots,
+    /// Counts the changes to what the namespace and the snapshots are made of: a server added
+    /// or removed, a state, a live list, a cached list. What was made at the current count is
+    /// current.
     pub(super) generation: u64,
 }
 
@@ -71,10 +77,13 @@ impl Inner {
         self.generation = self.generation.wrapping_add(1);
     }
 
-    /// The cached tools of the servers of cache key `key` changed.
-    fn cache_changed(&mut self, key: &str) {
+    /// The cached list of `kind` of the servers of cache key `key` changed.
+    fn cache_changed(&mut self, key: &str, kind: ListKind) {
         for slot in self.servers.values_mut().filter(|s| s.key == key) {
-            slot.stale = None;
+            match kind {
+                ListKind::Tools => slot.stale = None,
+                _ => slot.others.cache_changed(kind),
+            }
         }
         self.touch();
     }
@@ -121,7 +130,7 @@ impl Chunk {
                 ManagedTool {
                     qualified,
                     server: server.to_owned(),
-                    tool,
+                    tool: Arc::new(tool),
                     stale,
                 }
             })
@@ -149,6 +158,8 @@ pub(super) struct Namespace {
     /// Each chunk's server and names, when every name is plain: the same give the same
     /// `by_name`.
     made_of: Option<Vec<(String, u64, usize)>>,
+    /// Every tool in one list, as the host is handed it: made when first asked for.
+    flat: OnceLock<Arc<[ManagedTool]>>,
 }
 
 impl Namespace {
@@ -157,7 +168,16 @@ impl Namespace {
         self.chunks.iter().flat_map(|c| c.tools.iter())
     }
 
+    /// Every tool in one shared list, made once (the namespace's tools are shared, so this
+    /// copies names, not tools).
+    pub(super) fn snapshot(&self) -> Arc<[ManagedTool]> {
+        self.flat
+            .get_or_init(|| self.tools().cloned().collect())
+            .clone()
+    }
+
     /// How many tools.
+    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.chunks.iter().map(|c| c.tools.len()).sum()
     }
@@ -317,7 +337,7 @@ impl Shared {
         if let Some(slot) = inner.servers.get_mut(name) {
             slot.client = None;
             slot.tools = None;
-            slot.others.clear();
+            slot.others.end_run();
             inner.touch();
         }
         self.set_state_locked(&mut inner, name, state);
@@ -344,74 +364,107 @@ impl Shared {
     }
 
     /// A ready server's prompts or resources, as just listed.
-    pub(super) fn set_others(&self, name: &str, kind: ListKind, items: Vec<Box<RawValue>>) {
-        if let Some(slot) = self.lock().servers.get_mut(name) {
-            slot.others.insert(kind, items);
+    pub(super) fn set_items<T: Item>(&self, name: &str, items: Vec<T>) {
+        let mut inner = self.lock();
+        if let Some(slot) = inner.servers.get_mut(name) {
+            T::listed_mut(&mut slot.others).live = Some(items.into_iter().map(Arc::new).collect());
+            inner.touch();
         }
     }
 
-    /// Every server's prompts or resources: a ready server's as listed, a starting one's from
-    /// the cache (stale).
-    pub(super) fn items<T: serde::de::DeserializeOwned>(&self, kind: ListKind) -> Vec<Managed<T>> {
+    /// Every server's prompts or resources: a ready server's as listed, a starting,
+    /// restarting or failed one's from the cache (stale), as for the tools. One snapshot,
+    /// made again only when a list or a state changed since the last ([`Inner::generation`]).
+    pub(super) fn items<T: Item>(&self) -> Arc<[Managed<T>]> {
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        let generation = inner.generation;
+        if let Some((made, snapshot)) = T::snapshot(&mut inner.snapshots) {
+            if *made == generation {
+                return snapshot.clone();
+            }
+        }
+        // The cached lists of servers that are not ready, read once.
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        let mut inner = self.lock();
-        let mut out = Vec::new();
-        let names: Vec<String> = inner.servers.keys().cloned().collect();
-        for name in names {
-            let slot = &inner.servers[&name];
-            let live = match &slot.state {
-                ServerState::Ready { .. } => slot.others.get(&kind).cloned(),
-                _ => None,
+        let need: Vec<String> = inner
+            .servers
+            .iter()
+            .filter(|(_, s)| {
+                let listed = T::listed(&s.others);
+                let live = matches!(s.state, ServerState::Ready { .. }) && listed.live.is_some();
+                !live && s.state != ServerState::Disabled && listed.stale.is_none()
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in need {
+            let Some(list) = cached(inner, &name, T::KIND, now_ms) else {
+                continue;
             };
-            // As for the tools: a ready server's own list; any other that is not disabled
-            // (starting, restarting, failed) serves its cached one, stale.
-            let (items, stale) = match live {
-                Some(items) => (items, false),
-                None if slot.state == ServerState::Disabled => continue,
-                None => match cached(&mut inner, &name, kind, now_ms) {
-                    Some(items) => (items, true),
+            let slot = inner.servers.get_mut(&name).expect("listed above");
+            T::listed_mut(&mut slot.others).stale = Some(items::read_cached(&list.items));
+        }
+        let mut out = Vec::new();
+        for (name, slot) in &inner.servers {
+            let listed = T::listed(&slot.others);
+            let (items, stale) = match (&slot.state, &listed.live) {
+                (ServerState::Disabled, _) => continue,
+                (ServerState::Ready { .. }, Some(live)) => (live, false),
+                _ => match &listed.stale {
+                    Some(cached) => (cached, true),
                     None => continue,
                 },
             };
-            for item in items {
-                if let Ok(item) = serde_json::from_str(item.get()) {
-                    out.push(Managed {
-                        server: name.clone(),
-                        item,
-                        stale,
-                    });
-                }
-            }
+            out.extend(items.iter().map(|item| Managed {
+                server: name.clone(),
+                item: item.clone(),
+                stale,
+            }));
         }
-        out
+        let snapshot: Arc<[Managed<T>]> = out.into();
+        *T::snapshot(&mut inner.snapshots) = Some((generation, snapshot.clone()));
+        snapshot
     }
 
     pub(super) fn cached_era(&self, key: &str) -> Option<String> {
-        self.lock().cache.get(key).and_then(|c| c.era.clone())
+        self.lock().store.get(key).and_then(|c| c.era.clone())
     }
 
     pub(super) fn remember_era(&self, key: &str, era: &str) {
-        // A cache that cannot be written still serves from memory.
-        let _ = self.lock().cache.put_era(key, era);
+        self.lock().store.put_era(key, era);
     }
 
     pub(super) fn store_list(&self, key: &str, kind: ListKind, list: CachedList) {
         let mut inner = self.lock();
-        // A cached list names the tools of a server that is not ready.
-        if kind == ListKind::Tools {
-            inner.cache_changed(key);
-        }
-        let _ = inner.cache.put_list(key, kind, list);
+        // A cached list is what a server that is not ready serves.
+        inner.cache_changed(key, kind);
+        inner.store.put_list(key, kind, list);
     }
 
     pub(super) fn invalidate(&self, key: &str, kind: ListKind) {
         let mut inner = self.lock();
-        if kind == ListKind::Tools {
-            inner.cache_changed(key);
+        inner.cache_changed(key, kind);
+        inner.store.invalidate(key, kind);
+    }
+
+    /// Has the lists and era of cache key `key` written as they are now, off the lock: in the
+    /// order of the changes; a thread is set writing after the lock is let go.
+    pub(super) fn persist(&self, key: &str) {
+        let writer = self.lock().store.persist(key);
+        if let Some(writer) = writer {
+            store::start(writer);
         }
-        inner.cache.invalidate(key, kind);
+    }
+
+    /// Reads the file of cache key `key`, unless it was read: off the lock (the memory copy
+    /// is what is served after).
+    pub(super) fn load(&self, key: &str) {
+        let Some(dir) = self.lock().store.to_read(key) else {
+            return;
+        };
+        let read = cache::read_entry(&dir, key);
+        self.lock().store.read(key, read);
     }
 
     /// The namespace, and the notes on names that had to change: the one last made, unless
@@ -453,14 +506,14 @@ impl Shared {
             .map(|(name, _)| name.clone())
             .collect();
         for name in need {
-            let Some(items) = cached(inner, &name, ListKind::Tools, now_ms) else {
+            let Some(list) = cached(inner, &name, ListKind::Tools, now_ms) else {
                 continue;
             };
             let slot = inner.servers.get_mut(&name).expect("listed above");
             let chunk = Chunk::new(
                 &self.options.naming,
                 &name,
-                tools_of(&items),
+                tools_of(&list.items),
                 &slot.settings.tools,
                 true,
             );
@@ -503,12 +556,28 @@ impl Shared {
                 }
                 _ => Arc::new(Namespace::index(&chunks)),
             };
+            // The host's list serves again when the chunks are the same ones (a state changed
+            // that changed no tool).
+            let flat = match &inner.namespace {
+                Some(last)
+                    if last.chunks.len() == chunks.len()
+                        && last
+                            .chunks
+                            .iter()
+                            .zip(&chunks)
+                            .all(|(a, b)| Arc::ptr_eq(a, b)) =>
+                {
+                    last.flat.clone()
+                }
+                _ => OnceLock::new(),
+            };
             return Namespace {
                 generation,
                 chunks,
                 notes: Vec::new(),
                 by_name,
                 made_of: Some(made_of),
+                flat,
             };
         }
         // Some names must change: every pair is named at once.
@@ -547,6 +616,7 @@ impl Shared {
             notes,
             by_name,
             made_of: None,
+            flat: OnceLock::new(),
         }
     }
 
@@ -567,16 +637,15 @@ impl Shared {
 
 /// Server `name`'s cached list of `kind`, unless it is private to other credentials.
 pub(super) fn cached(
-    inner: &mut Inner,
+    inner: &Inner,
     name: &str,
     kind: ListKind,
     now_ms: u64,
-) -> Option<Vec<Box<RawValue>>> {
+) -> Option<Arc<CachedList>> {
     let slot = inner.servers.get(name)?;
-    let (key, credentials) = (slot.key.clone(), cache::credentials_of(&slot.config));
-    let list = inner.cache.get(&key)?.lists.get(&kind)?;
-    (list.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable)
-        .then(|| list.items.clone())
+    let credentials = cache::credentials_of(&slot.config);
+    let list = inner.store.get(&slot.key)?.lists.get(&kind)?;
+    (list.freshness(now_ms, credentials.as_deref()) != Freshness::Unusable).then(|| list.clone())
 }
 
 /// The tools in a cached list (items that do not parse are left out).
@@ -596,12 +665,13 @@ mod tests {
             options: ManagerOptions::default(),
             inner: Mutex::new(Inner {
                 servers: BTreeMap::new(),
-                cache: ListCache::in_memory(),
+                store: Store::in_memory(),
                 events: Default::default(),
                 dropped: 0,
                 seeds: 0,
                 notes_seen: Vec::new(),
                 namespace: None,
+                snapshots: Default::default(),
                 generation: 0,
             }),
             changed: event_listener::Event::new(),
@@ -637,7 +707,7 @@ mod tests {
             client: None,
             tools: Some(Arc::new(chunk)),
             stale: None,
-            others: BTreeMap::new(),
+            others: Default::default(),
             control: None,
             task: None,
         }
@@ -705,10 +775,68 @@ mod tests {
             {"name": "x", "inputSchema": {"type": "object"}}]});
         let list = CachedList::from_result(ListKind::Tools, &cached, 0, None).unwrap();
         s.store_list("k", ListKind::Tools, list);
+        s.persist("k");
         let fourth = s.namespace();
         assert!(!Arc::ptr_eq(&third, &fourth));
         assert_eq!(fourth.len(), 3);
         assert!(fourth.tools().any(|t| t.server == "a" && t.stale));
         assert!(Arc::ptr_eq(&fourth, &s.namespace()));
+    }
+
+    /// The host's lists are shared: taken again without a change, the same list; after a
+    /// change, a new list whose unchanged tools and prompts are the same ones; a state that
+    /// changes no tool keeps the list.
+    #[test]
+    fn the_host_s_lists_are_shared_and_made_again_only_on_a_change() {
+        use mcpwire_core::types::Prompt;
+        let s = shared();
+        {
+            let mut inner = s.lock();
+            inner
+                .servers
+                .insert("a".into(), ready("a", tools(&["x", "y"])));
+            inner.servers.insert("b".into(), ready("b", tools(&["z"])));
+            inner.touch();
+        }
+        let first = s.namespace().snapshot();
+        assert_eq!(first.len(), 3);
+        assert!(Arc::ptr_eq(&first, &s.namespace().snapshot()), "no change");
+        // A state that changes no tool: the same list.
+        s.set_state(
+            "b",
+            ServerState::Ready {
+                era: None,
+                tools: 2,
+            },
+        );
+        assert!(Arc::ptr_eq(&first, &s.namespace().snapshot()), "same tools");
+        // b listed again: a new list; a's tools in it are the very same.
+        let (stdout, _) = piper::pipe(64);
+        let (_, stdin) = piper::pipe(64);
+        let (client, _driver) =
+            crate::connect_streams("b", stdout, stdin, crate::ConnectOptions::default());
+        s.set_tools("b", client, tools(&["z", "w"]).to_vec());
+        let second = s.namespace().snapshot();
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert_eq!(second.len(), 4);
+        assert!(Arc::ptr_eq(&first[0].tool, &second[0].tool));
+        assert!(Arc::ptr_eq(&first[1].tool, &second[1].tool));
+
+        // Prompts: one list until a list or a state changes.
+        let prompt =
+            |n: &str| -> Prompt { serde_json::from_value(serde_json::json!({"name": n})).unwrap() };
+        s.set_items("a", vec![prompt("p"), prompt("q")]);
+        let prompts = s.items::<Prompt>();
+        assert_eq!(prompts.len(), 2);
+        assert!(Arc::ptr_eq(&prompts, &s.items::<Prompt>()));
+        s.set_items("b", vec![prompt("r")]);
+        let again = s.items::<Prompt>();
+        assert_eq!(again.len(), 3);
+        assert!(Arc::ptr_eq(&prompts[0].item, &again[0].item), "a's, shared");
+        // A server that is not ready serves no live prompt.
+        s.end_run("a", ServerState::Disabled);
+        let left = s.items::<Prompt>();
+        let names: Vec<&str> = left.iter().map(|p| p.item.name.as_str()).collect();
+        assert_eq!(names, ["r"]);
     }
 }

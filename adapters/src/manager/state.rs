@@ -94,6 +94,17 @@ pub enum ManagerEvent {
         /// What failed, and how.
         failure: mcpwire_core::HandlerFailure,
     },
+    /// One of `server`'s lists is not all the server sent: a list ended early (a page gave a
+    /// cursor an earlier page gave, or it ran to [`MAX_PAGES`](mcpwire_core::MAX_PAGES)
+    /// pages: [`Diagnostic::ListCut`](mcpwire_core::Diagnostic::ListCut), the list holding
+    /// the pages read), or a tool was left out
+    /// ([`Diagnostic::ToolDropped`](mcpwire_core::Diagnostic::ToolDropped)).
+    Diagnostic {
+        /// The server.
+        server: String,
+        /// What the connection reported.
+        diagnostic: mcpwire_core::Diagnostic,
+    },
     /// Events were dropped because the host did not read them (the queue is bounded).
     Dropped {
         /// How many.
@@ -214,8 +225,9 @@ pub struct ManagedTool {
     pub qualified: String,
     /// The server that offers it.
     pub server: String,
-    /// The tool as the server lists it.
-    pub tool: Tool,
+    /// The tool as the server lists it, shared: every snapshot of the namespace holds the
+    /// same (made once per listing).
+    pub tool: Arc<Tool>,
     /// Served from the cache while the server is not ready.
     pub stale: bool,
 }
@@ -225,8 +237,8 @@ pub struct ManagedTool {
 pub struct Managed<T> {
     /// The server that offers it.
     pub server: String,
-    /// The item as the server lists it.
-    pub item: T,
+    /// The item as the server lists it, shared (made once per listing).
+    pub item: Arc<T>,
     /// Served from the cache while the server is not ready.
     pub stale: bool,
 }

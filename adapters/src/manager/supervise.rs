@@ -14,13 +14,14 @@ use smol::channel::Receiver;
 
 use super::backoff::{Jitter, Next, Restarts};
 use super::cache::{cache_key, CachedList, ListKind};
+use super::items::Item;
 use super::shared::{Control, Shared};
 use super::state::{ManagerEvent, ServerState};
 use crate::client::{CallOptions, Client};
 use crate::error::Error;
 use crate::hosts::ServerSettings;
-use mcpwire_core::types::Tool;
-use mcpwire_core::McpCall;
+use mcpwire_core::types::{Prompt, Resource, Tool};
+use mcpwire_core::{CallError, Diagnostic, McpCall};
 
 /// The end of a server's stderr, bounded.
 #[derive(Default)]
@@ -103,11 +104,6 @@ pub(super) async fn supervise(
             Ok((client, driver)) => {
                 trust_memory = true;
                 restarts.ready(Instant::now());
-                match client.era() {
-                    Some(ChosenEra::Stateless) => shared.remember_era(&key, "stateless"),
-                    Some(ChosenEra::Handshake) => shared.remember_era(&key, "handshake"),
-                    _ => {}
-                }
                 let ended = watch(&shared, &name, &key, &settings, &client, &control).await;
                 let reason = match ended {
                     // The server left the era it was remembered in: the next start detects.
@@ -122,6 +118,10 @@ pub(super) async fn supervise(
                         return;
                     }
                     Watched::Ended(reason) => reason,
+                    Watched::Failed(reason) => {
+                        client.close().await;
+                        reason
+                    }
                 };
                 // The client goes with the state that follows (never `ready` without one).
                 drop(driver);
@@ -231,17 +231,15 @@ async fn start(
     let driver = smol::spawn(driver);
     let ready = async {
         client.ready().await.map_err(|e| e.to_string())?;
-        list_tools(shared, name, key, settings, &client)
-            .await
-            .map_err(|e| format!("listing its tools failed: {e}"))?;
-        // Its prompts and resources, when it offers them (a failure leaves them unlisted).
-        let caps = client.server_info().map(|i| i.capabilities.clone());
-        if caps.as_ref().is_some_and(|c| c.prompts.is_some()) {
-            let _ = list_other(shared, name, key, ListKind::Prompts, &client).await;
+        match client.era() {
+            Some(ChosenEra::Stateless) => shared.remember_era(key, "stateless"),
+            Some(ChosenEra::Handshake) => shared.remember_era(key, "handshake"),
+            _ => {}
         }
-        if caps.as_ref().is_some_and(|c| c.resources.is_some()) {
-            let _ = list_other(shared, name, key, ListKind::Resources, &client).await;
-        }
+        let listed = list_all(shared, name, key, settings, &client).await;
+        // Whatever was listed, and the era, in one write.
+        shared.persist(key);
+        listed?;
         shared.mark_ready(name);
         Ok(())
     };
@@ -273,6 +271,32 @@ async fn start(
     }
 }
 
+/// Lists `client`'s tools, then its prompts and resources when it offers them: a list that
+/// cannot be read fails the start, with the reason.
+async fn list_all(
+    shared: &Arc<Shared>,
+    name: &str,
+    key: &str,
+    settings: &ServerSettings,
+    client: &Client,
+) -> Result<(), String> {
+    list_tools(shared, name, key, settings, client)
+        .await
+        .map_err(|e| listing_failed(ListKind::Tools, &e))?;
+    let caps = client.server_info().map(|i| i.capabilities.clone());
+    if caps.as_ref().is_some_and(|c| c.prompts.is_some()) {
+        list_other::<Prompt>(shared, name, key, client)
+            .await
+            .map_err(|e| listing_failed(ListKind::Prompts, &e))?;
+    }
+    if caps.as_ref().is_some_and(|c| c.resources.is_some()) {
+        list_other::<Resource>(shared, name, key, client)
+            .await
+            .map_err(|e| listing_failed(ListKind::Resources, &e))?;
+    }
+    Ok(())
+}
+
 /// Lists `client`'s tools into the Manager's view and cache.
 async fn list_tools(
     shared: &Arc<Shared>,
@@ -289,10 +313,9 @@ async fn list_tools(
         )
         .await?;
     // The tools straight from the text (one pass, each tool's parts allocated together), the
-    // cache's copy as JSON values.
-    let tools: Vec<Tool> = serde_json::from_str::<ToolsOnly>(raw.get())
-        .map(|r| r.tools)
-        .unwrap_or_default();
+    // cache's copy as the items' text. A list that does not read as tools is the server's
+    // failure, never an empty list.
+    let tools: Vec<Tool> = mcpwire_core::typed_result::<ToolsOnly>(&raw, "tools/list")?.tools;
     let credentials = shared.credentials_of(name);
     if let Some(list) = CachedList::from_raw(
         ListKind::Tools,
@@ -313,30 +336,48 @@ struct ToolsOnly {
     tools: Vec<Tool>,
 }
 
-/// Lists `client`'s prompts or resources into the Manager's view and cache.
-async fn list_other(
+/// Lists `client`'s prompts or resources into the Manager's view and cache. A list that does
+/// not read as prompts or resources is an error, never an empty list; a server that answers
+/// it has no such method (`-32601`, though it declared the capability) has none.
+async fn list_other<T: Item>(
     shared: &Arc<Shared>,
     name: &str,
     key: &str,
-    kind: ListKind,
     client: &Client,
 ) -> Result<(), Error> {
-    let call = match kind {
+    let call = match T::KIND {
         ListKind::Prompts => McpCall::list_prompts(),
-        ListKind::Resources => McpCall::list_resources(),
-        ListKind::Tools => return Ok(()),
+        _ => McpCall::list_resources(),
     };
-    let raw = client.mcp_call(call, CallOptions::default()).await?;
+    let raw = match client.mcp_call(call, CallOptions::default()).await {
+        Err(Error::Call(CallError::Server(e))) if e.code == METHOD_NOT_FOUND => return Ok(()),
+        other => other?,
+    };
+    let (kind, method) = (T::KIND, T::KIND.method());
+    let invalid = |why: String| Error::Call(CallError::InvalidResult(why));
     let credentials = shared.credentials_of(name);
-    let Some(list) = CachedList::from_raw(kind, raw.get(), wall_ms(), credentials.as_deref())
-    else {
-        return Ok(());
-    };
-    let items = list.items.clone();
+    let list = CachedList::from_raw(kind, raw.get(), wall_ms(), credentials.as_deref())
+        .ok_or_else(|| invalid(format!("{method} result has no {}", kind.items_key())))?;
+    let items = list
+        .items
+        .iter()
+        .map(|item| {
+            serde_json::from_str::<T>(item.get())
+                .map_err(|e| invalid(format!("{method}: {e}: {}", item.get())))
+        })
+        .collect::<Result<Vec<T>, Error>>()?;
     shared.store_list(key, kind, list);
-    shared.set_others(name, kind, items);
+    shared.set_items(name, items);
     Ok(())
 }
+
+/// The reason a start or a run ends when list `kind` could not be had.
+fn listing_failed(kind: ListKind, e: &Error) -> String {
+    format!("listing its {} failed: {e}", kind.items_key())
+}
+
+/// JSON-RPC's "method not found".
+const METHOD_NOT_FOUND: i64 = -32601;
 
 /// How watching a ready server ended.
 enum Watched {
@@ -346,6 +387,9 @@ enum Watched {
     Ended(String),
     /// Its connection ended because the server no longer speaks the era it was detected in.
     EraLeft(String),
+    /// The server failed, for this reason, while its connection is still open (a list could
+    /// not be had again): the connection is to be closed.
+    Failed(String),
 }
 
 /// Watches a ready server: lists again when it says its tools changed; returns when its
@@ -372,6 +416,13 @@ async fn watch(
                         failure,
                     })
                 }
+                // What changed one of its lists: one ended early, a tool left out.
+                mcpwire_core::Event::Diagnostic(
+                    diagnostic @ (Diagnostic::ListCut { .. } | Diagnostic::ToolDropped { .. }),
+                ) => shared.emit(ManagerEvent::Diagnostic {
+                    server: name.to_owned(),
+                    diagnostic,
+                }),
                 mcpwire_core::Event::Closed(closed) if left => {
                     return Watched::EraLeft(closed.reason.to_string())
                 }
@@ -394,14 +445,27 @@ async fn watch(
                 ServerNotification::ResourcesListChanged => Some(ListKind::Resources),
                 _ => None,
             };
+            // A list that cannot be had again (it does not read, the server refuses it, no
+            // answer in time) is the server's failure: its run ends with the reason, and its
+            // cached list is served, stale, until it is ready again.
             if let Some(kind) = other {
                 shared.invalidate(key, kind);
-                let _ = list_other(shared, name, key, kind, client).await;
+                let listed = match kind {
+                    ListKind::Prompts => list_other::<Prompt>(shared, name, key, client).await,
+                    _ => list_other::<Resource>(shared, name, key, client).await,
+                };
+                shared.persist(key);
+                if let Err(e) = listed {
+                    return Watched::Failed(listing_failed(kind, &e));
+                }
             }
             if matches!(n, ServerNotification::ToolsListChanged) {
                 shared.invalidate(key, ListKind::Tools);
-                // A failed listing leaves the stale list in place; the next change tries again.
-                let _ = list_tools(shared, name, key, settings, client).await;
+                let listed = list_tools(shared, name, key, settings, client).await;
+                shared.persist(key);
+                if let Err(e) = listed {
+                    return Watched::Failed(listing_failed(ListKind::Tools, &e));
+                }
                 shared.emit(ManagerEvent::ToolsChanged {
                     server: name.to_owned(),
                 });

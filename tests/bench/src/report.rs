@@ -121,12 +121,15 @@ fn cell(stats: Option<(f64, f64, f64)>, batches: usize) -> String {
 }
 
 fn ratio_cell(stats: Option<(f64, f64, f64)>, batches: usize) -> String {
+    // Two significant digits below 0.01 (a shared list against a copy), two decimals above.
+    let digits = |r: f64| if r > 0.0 && r < 0.01 { 4 } else { 2 };
     match stats {
         None => "–".into(),
         Some((m, lo, hi)) if batches > 1 && lo != hi => {
-            format!("{m:.2}× ({lo:.2}–{hi:.2})")
+            let d = digits(m);
+            format!("{m:.d$}× ({lo:.d$}–{hi:.d$})")
         }
-        Some((m, _, _)) => format!("{m:.2}×"),
+        Some((m, _, _)) => format!("{m:.*}×", digits(m)),
     }
 }
 
@@ -485,12 +488,20 @@ impl Results {
                 target: "–",
             },
             Row {
-                what: format!("`tools()` over {tools} tools, µs (÷ cloning the same `Vec<Tool>`)"),
+                what: format!("`tools()` over {tools} tools, µs (÷ cloning a `Vec<Arc<Tool>>` of the same tools)"),
                 role: "manager-stdio",
                 figure: Box::new(get("tools_us")),
                 base_role: "manager-stdio",
                 base: Box::new(get("clone_us")),
                 target: "≤ 2×",
+            },
+            Row {
+                what: "the first `tools()` once all are ready (the namespace and the list made), µs (÷ the same clone)".into(),
+                role: "manager-stdio",
+                figure: Box::new(get("tools_first_us")),
+                base_role: "manager-stdio",
+                base: Box::new(get("clone_us")),
+                target: "–",
             },
             Row {
                 what: "`call_tool` routing (`Manager::route`), ns (÷ a `HashMap` lookup of the qualified name)".into(),

@@ -33,7 +33,12 @@ pub(crate) async fn settle(manager: &Manager, until: Instant, typed: &str) {
 
 /// The tools of the servers that are ready (a failed one's cached list is not offered).
 fn ready_tools(manager: &Manager) -> Vec<ManagedTool> {
-    manager.tools().into_iter().filter(|t| !t.stale).collect()
+    manager
+        .tools()
+        .iter()
+        .filter(|t| !t.stale)
+        .cloned()
+        .collect()
 }
 
 /// `mcpwire --config FILE tools` over several servers: each server's tools under their
@@ -131,12 +136,13 @@ pub(crate) fn tool(
     json: bool,
 ) -> Result<u8, Failure> {
     report_failures(manager, loaded);
-    let mut found = find(manager, loaded, listed, name)?;
+    let found = find(manager, loaded, listed, name)?;
     if json {
-        output::json(&found.tool);
+        output::json(&*found.tool);
     } else {
-        found.tool.name = found.qualified;
-        out!("{}", detail::tool_detail(&found.tool));
+        let mut tool = (*found.tool).clone();
+        tool.name = found.qualified;
+        out!("{}", detail::tool_detail(&tool));
     }
     Ok(exit_codes::OK)
 }
@@ -173,8 +179,8 @@ fn qualified(tools: &[ManagedTool]) -> Vec<Qualified> {
 fn every_tool(manager: &Manager, listed: &Loaded) -> Vec<Qualified> {
     let mut pairs: Vec<(String, String)> = manager
         .tools()
-        .into_iter()
-        .map(|t| (t.server, t.tool.name))
+        .iter()
+        .map(|t| (t.server.clone(), t.tool.name.clone()))
         .collect();
     let managed: HashSet<String> = manager.states().into_iter().map(|(n, _)| n).collect();
     for server in listed.enabled().filter(|s| !managed.contains(&s.name)) {

@@ -412,6 +412,18 @@ pub enum Diagnostic {
         /// Why.
         reason: String,
     },
+    /// A list call was ended before the server said its list was complete: a page gave a
+    /// cursor an earlier page gave (its pages would repeat for ever), or the list ran to
+    /// [`MAX_PAGES`](crate::MAX_PAGES) pages. The call's result holds the items of the pages
+    /// read.
+    ListCut {
+        /// The list's method (`tools/list`, …).
+        method: String,
+        /// How many pages were read.
+        pages: usize,
+        /// Why it was ended.
+        reason: String,
+    },
 }
 
 impl Event {
@@ -439,6 +451,11 @@ impl std::fmt::Display for Diagnostic {
             Diagnostic::ToolDropped { tool, reason } => {
                 write!(f, "tool {tool:?} left out of the list: {reason}")
             }
+            Diagnostic::ListCut {
+                method,
+                pages,
+                reason,
+            } => write!(f, "{method} ended after {pages} pages: {reason}"),
         }
     }
 }

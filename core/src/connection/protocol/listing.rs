@@ -1,7 +1,11 @@
 //! A list call over all its pages: the items gathered, the next cursor (an empty string is a
-//! cursor), the caching hints of the pages.
+//! cursor), the caching hints of the pages. A server that sends a cursor it sent before, or
+//! whose list runs to [`MAX_PAGES`] pages, has its list ended there: the items of the pages
+//! read, and the reason ([`PageStep::Cut`]).
 
 use std::borrow::Cow;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -10,7 +14,8 @@ use super::events::{CallError, CallOptions};
 use super::params::raw;
 use crate::jsonrpc::RawJson;
 
-/// How many pages one list call may take before the server is judged to loop.
+/// How many pages one list call reads at most: a list that goes on past them is ended there,
+/// with a diagnostic.
 pub const MAX_PAGES: usize = 10_000;
 
 /// A list call in progress: the pages gathered so far.
@@ -20,6 +25,10 @@ pub(crate) struct Listing {
     key: &'static str,
     items: Vec<Box<RawValue>>,
     pages: usize,
+    /// A hash of each cursor sent so far (its length too): a cursor sent again would repeat
+    /// pages for ever. Hashes, not the cursors, so that the memory stays small whatever the
+    /// server's cursors weigh (at most [`MAX_PAGES`] of them).
+    cursors: HashSet<(usize, u64)>,
     /// The smallest `ttlMs` of the pages, and whether any page was private.
     ttl_ms: Option<u64>,
     private: bool,
@@ -30,6 +39,9 @@ pub(crate) struct Listing {
 pub(crate) enum PageStep {
     /// The list is complete: `{key: [...]}` with the caching hints.
     Done(RawJson),
+    /// The list is ended before the server said it was complete, for the reason given: the
+    /// items of the pages read, as [`PageStep::Done`] has them.
+    Cut(RawJson, String),
     /// Another page is due: the params of its request.
     Next(Map<String, Value>),
 }
@@ -42,6 +54,7 @@ impl Listing {
             key,
             items: Vec::new(),
             pages: 0,
+            cursors: HashSet::new(),
             ttl_ms: None,
             private: false,
             opts,
@@ -71,25 +84,47 @@ impl Listing {
         }
         self.private |= parsed.cache_scope.as_deref() == Some("private");
         let Some(cursor) = parsed.next_cursor else {
-            let items = std::mem::take(&mut self.items);
-            let all = Whole {
-                key: self.key,
-                items: &items,
-                ttl_ms: self.ttl_ms,
-                private: self.private,
-            };
-            return Ok(PageStep::Done(raw(&all)));
+            return Ok(PageStep::Done(self.whole()));
         };
+        if !self.cursors.insert(cursor_hash(&cursor)) {
+            let reason = format!(
+                "page {} gave a cursor an earlier page gave: its pages would repeat for ever",
+                self.pages
+            );
+            return Ok(PageStep::Cut(self.whole(), reason));
+        }
         if self.pages >= MAX_PAGES {
-            return Err(CallError::InvalidResult(format!(
-                "{} did not end after {MAX_PAGES} pages",
-                self.method
-            )));
+            let reason = format!("the list did not end after {MAX_PAGES} pages");
+            return Ok(PageStep::Cut(self.whole(), reason));
         }
         let mut p = Map::new();
         p.insert("cursor".into(), Value::String(cursor));
         Ok(PageStep::Next(p))
     }
+
+    /// How many pages were read.
+    pub(crate) fn pages(&self) -> usize {
+        self.pages
+    }
+
+    /// The list of the items gathered, with the pages' caching hints.
+    fn whole(&mut self) -> RawJson {
+        let items = std::mem::take(&mut self.items);
+        let all = Whole {
+            key: self.key,
+            items: &items,
+            ttl_ms: self.ttl_ms,
+            private: self.private,
+        };
+        raw(&all)
+    }
+}
+
+/// A cursor's length and hash (std's hasher made with `new`: fixed keys, no randomness).
+fn cursor_hash(cursor: &str) -> (usize, u64) {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    cursor.hash(&mut h);
+    (cursor.len(), h.finish())
 }
 
 /// The parts of one list page a listing needs; the items stay raw.

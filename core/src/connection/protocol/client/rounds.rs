@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 
 use super::{CallState, ClientProtocol, Repeat};
 use crate::connection::protocol::era::ChosenEra;
-use crate::connection::protocol::events::{CallError, CallId, Event};
+use crate::connection::protocol::events::{CallError, CallId, Diagnostic, Event};
 use crate::connection::protocol::input::{Answered, Retry};
 use crate::connection::protocol::listing::{Listing, PageStep};
 use crate::connection::protocol::params::ParamsRef;
@@ -118,13 +118,33 @@ impl ClientProtocol {
         page: &RawJson,
     ) -> Result<Option<RawJson>, CallError> {
         let stateless = self.handshake.era == Some(ChosenEra::Stateless);
-        let params = match listing.take_page(page, stateless)? {
-            PageStep::Done(all) if listing.method == "tools/list" => {
-                return Ok(Some(self.tools_listed(all)));
+        let all = match listing.take_page(page, stateless)? {
+            PageStep::Done(all) => all,
+            PageStep::Cut(all, reason) => {
+                let cut = Diagnostic::ListCut {
+                    method: listing.method.to_owned(),
+                    pages: listing.pages(),
+                    reason,
+                };
+                self.events.push_back(Event::Diagnostic(cut));
+                all
             }
-            PageStep::Done(all) => return Ok(Some(all)),
-            PageStep::Next(params) => params,
+            PageStep::Next(params) => return self.next_page_request(now, call, listing, params),
         };
+        if listing.method == "tools/list" {
+            return Ok(Some(self.tools_listed(all)));
+        }
+        Ok(Some(all))
+    }
+
+    /// Sends the request of a list's next page.
+    fn next_page_request(
+        &mut self,
+        now: Instant,
+        call: CallId,
+        listing: Box<Listing>,
+        params: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Option<RawJson>, CallError> {
         let opts = listing.opts.clone();
         let method = Cow::Borrowed(listing.method);
         match self.send(now, Some(call), method.clone(), Some(&params), &opts, &[]) {

@@ -203,6 +203,114 @@ fn an_empty_string_cursor_continues_the_list() {
     assert_eq!(list.tools.len(), 2);
 }
 
+/// A page that gives a cursor an earlier page gave ends the list there: the items of the pages
+/// read, and a diagnostic saying why (the pages would repeat for ever).
+#[test]
+fn a_repeated_cursor_ends_the_list_with_a_diagnostic() {
+    let (mut c, _, _) = scripted_handshake(
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"prompts": {}}, "serverInfo": {"name": "s", "version": "1"}}),
+    );
+    let call = c
+        .client
+        .call(
+            c.now,
+            &crate::McpCall::list_prompts(),
+            CallOptions::default(),
+        )
+        .unwrap();
+    let page = |c: &mut Pair, id: i64, body: Value| {
+        c.feed(&Message::result(Id::Num(id), RawJson::new(&body).unwrap()))
+    };
+    let _ = written(&mut c);
+    page(
+        &mut c,
+        1,
+        json!({"prompts": [{"name": "a"}], "nextCursor": "x"}),
+    );
+    let _ = written(&mut c);
+    page(
+        &mut c,
+        2,
+        json!({"prompts": [{"name": "b"}], "nextCursor": "y"}),
+    );
+    let _ = written(&mut c);
+    // Back to a cursor of page 1: no third request.
+    page(
+        &mut c,
+        3,
+        json!({"prompts": [{"name": "c"}], "nextCursor": "x"}),
+    );
+    assert_eq!(written(&mut c).len(), 0, "no page asked again");
+    let events = c.take_events();
+    let cut = events.iter().find_map(|e| match e {
+        Event::Diagnostic(Diagnostic::ListCut {
+            method,
+            pages,
+            reason,
+        }) => Some((method.as_str(), *pages, reason.as_str())),
+        _ => None,
+    });
+    let (method, pages, reason) = cut.expect("a diagnostic");
+    assert_eq!((method, pages), ("prompts/list", 3));
+    assert!(
+        reason.contains("page 3 gave a cursor an earlier page gave"),
+        "{reason}"
+    );
+    let all = events.iter().find_map(|e| match e {
+        Event::CallDone {
+            call: done,
+            outcome: Ok(all),
+        } if *done == call => Some(all.parse::<Value>().unwrap()),
+        _ => None,
+    });
+    let names: Vec<String> = all.expect("the list")["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["a", "b", "c"]);
+}
+
+/// A list whose every page gives a new cursor ends after `MAX_PAGES` pages, with the items
+/// read and a diagnostic.
+#[test]
+fn a_list_that_never_ends_is_ended_at_the_page_cap() {
+    let (mut c, _, _) = scripted_handshake(
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
+    );
+    let call = c.client.list_tools(c.now, CallOptions::default()).unwrap();
+    let _ = written(&mut c);
+    let max = crate::MAX_PAGES as i64;
+    for n in 1..=max {
+        let body = json!({"tools": [{"name": format!("t{n}"), "inputSchema": {}}],
+                          "nextCursor": format!("c{n}")});
+        c.feed(&Message::result(Id::Num(n), RawJson::new(&body).unwrap()));
+        let sent = written(&mut c);
+        assert_eq!(sent.len(), usize::from(n < max), "page {n}");
+    }
+    let events = c.take_events();
+    assert!(
+        events.iter().any(|e| matches!(e,
+            Event::Diagnostic(Diagnostic::ListCut { method, pages, reason })
+                if method == "tools/list" && *pages == crate::MAX_PAGES
+                    && reason.contains("did not end after"))),
+        "{:?}",
+        events
+            .iter()
+            .filter(|e| !matches!(e, Event::CallDone { .. }))
+            .collect::<Vec<_>>()
+    );
+    let listed = events.iter().find_map(|e| match e {
+        Event::CallDone {
+            call: done,
+            outcome: Ok(all),
+        } if *done == call => Some(all.parse::<ListToolsResult>().unwrap()),
+        _ => None,
+    });
+    assert_eq!(listed.expect("the list").tools.len(), crate::MAX_PAGES);
+}
+
 #[test]
 fn a_call_with_progress() {
     let mut p = Pair::ready_listed();

@@ -1,0 +1,164 @@
+//! The Manager with a cache whose disk blocks or fails: servers become ready, their tools are
+//! routed and called, while every write waits on the disk or fails. The servers are inside the
+//! test: the handshake era over HTTP through an [`HttpBackend`] that answers at once.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_lite::future;
+use mcpwire_core::config::ServerConfig;
+use mcpwire_core::{Era, HttpMethod, HttpRequest};
+use serde_json::{json, Value};
+
+use super::store::{Store, WriteIo};
+use super::{Manager, ManagerOptions, ServerState};
+use crate::connect::ConnectOptions;
+use crate::future::BoxFuture;
+use crate::hosts::ServerSettings;
+use crate::http::{HttpBackend, HttpFailure, HttpResponse};
+
+/// A server of two tools, `echo` and `other`, answering each request at once.
+struct InProcess;
+
+impl HttpBackend for InProcess {
+    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
+        let (status, headers, body) = answer(&request);
+        Box::pin(async move {
+            let body = futures_lite::io::Cursor::new(body.into_bytes());
+            Ok(HttpResponse::new(status, headers, Box::pin(body)))
+        })
+    }
+}
+
+fn answer(request: &HttpRequest) -> (u16, Vec<(String, String)>, String) {
+    let json = vec![("Content-Type".to_owned(), "application/json".to_owned())];
+    match request.method {
+        HttpMethod::Get => return (405, Vec::new(), String::new()),
+        HttpMethod::Delete => return (200, Vec::new(), String::new()),
+        HttpMethod::Post => {}
+    }
+    let message: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+    let Some(id) = message.get("id") else {
+        return (202, Vec::new(), String::new());
+    };
+    let mut headers = json;
+    let result = match message["method"].as_str().unwrap_or_default() {
+        "initialize" => {
+            headers.push(("Mcp-Session-Id".to_owned(), "s1".to_owned()));
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                   "serverInfo": {"name": "in-process", "version": "1"}})
+        }
+        "tools/list" => json!({"tools": [
+            {"name": "echo", "inputSchema": {"type": "object"}},
+            {"name": "other", "inputSchema": {"type": "object"}}]}),
+        "tools/call" => json!({"content": [{"type": "text", "text": "ok"}]}),
+        "ping" => json!({}),
+        _ => {
+            let error = json!({"code": -32601, "message": "no such method"});
+            let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
+            return (200, headers, body.to_string());
+        }
+    };
+    let body = json!({"jsonrpc": "2.0", "id": id, "result": result});
+    (200, headers, body.to_string())
+}
+
+/// A Manager whose cache is written with `io`, its servers answered by [`InProcess`].
+fn manager(io: WriteIo) -> Manager {
+    let options = ManagerOptions::default()
+        .jitter_seed(1)
+        .startup_timeout(Duration::from_secs(20))
+        .connect_options(|_| ConnectOptions {
+            http_backend: Some(Arc::new(InProcess)),
+            ..ConnectOptions::default()
+        });
+    Manager::made(options, Store::on_disk_with(PathBuf::from("unused"), io))
+}
+
+fn settings() -> ServerSettings {
+    ServerSettings {
+        era: Some(Era::Handshake),
+        ..ServerSettings::default()
+    }
+}
+
+/// Servers start, are ready, routed and called while the disk holds every write: the disk
+/// blocks (each write waits until the test ends it), or fails at once.
+#[test]
+fn a_disk_that_blocks_or_fails_holds_up_no_state_route_or_call() {
+    for blocks in [true, false] {
+        let (begin, began) = smol::channel::unbounded::<()>();
+        let (go, gate) = smol::channel::unbounded::<()>();
+        let io: WriteIo = Arc::new(move |_: &Path, _: &str, _: &[u8]| {
+            let _ = begin.send_blocking(());
+            if blocks {
+                let _ = gate.recv_blocking();
+                return Ok(());
+            }
+            Err(std::io::Error::from(std::io::ErrorKind::StorageFull))
+        });
+        let manager = manager(io);
+        let run = async {
+            manager.add_with("a", ServerConfig::http("http://a.test/mcp"), settings());
+            // The first write has begun; while blocking, it never ends by itself.
+            began.recv().await.unwrap();
+            manager.add_with("b", ServerConfig::http("http://b.test/mcp"), settings());
+            manager.wait_settled().await;
+            let states = manager.states();
+            assert!(
+                states
+                    .iter()
+                    .all(|(_, s)| matches!(s, ServerState::Ready { tools: 2, .. })),
+                "{states:?}"
+            );
+            let names: Vec<String> = manager
+                .tools()
+                .iter()
+                .map(|t| t.qualified.clone())
+                .collect();
+            assert_eq!(names, ["a__echo", "a__other", "b__echo", "b__other"]);
+            assert_eq!(manager.route("b/other").unwrap().server(), "b");
+            let answer = manager.call_tool("b__echo", json!({})).await.unwrap();
+            assert_eq!(answer.text(), "ok");
+            // A restart: its states and lists go on, the disk still holding its write.
+            manager.restart("a").unwrap();
+            let a_is = |ready: bool| {
+                move |s: &[(String, ServerState)]| {
+                    s.iter()
+                        .any(|(n, s)| n == "a" && matches!(s, ServerState::Ready { .. }) == ready)
+                }
+            };
+            manager.wait_until(a_is(false)).await;
+            manager.wait_until(a_is(true)).await;
+            assert_eq!(
+                manager
+                    .call_tool("a__other", json!({}))
+                    .await
+                    .unwrap()
+                    .text(),
+                "ok"
+            );
+            if blocks {
+                assert!(began.try_recv().is_err(), "one write at a time");
+            }
+        };
+        let limit = async {
+            async_io::Timer::after(Duration::from_secs(30)).await;
+            panic!("held up (the disk blocks: {blocks})");
+        };
+        smol::block_on(future::or(run, limit));
+        // The writes the disk held are let go: the one that waited, then one a server, the
+        // newest of its changes.
+        for _ in 0..3 {
+            let _ = go.send_blocking(());
+        }
+        smol::block_on(manager.close());
+        let writes = 1 + std::iter::from_fn(|| began.try_recv().ok()).count();
+        if blocks {
+            assert_eq!(writes, 3, "a's first, then b's, then a's again");
+        } else {
+            assert!(writes >= 2, "{writes}");
+        }
+    }
+}
