@@ -1,8 +1,9 @@
 //! The JSON-RPC 2.0 message model, as MCP uses it.
 //!
 //! A received message is parsed once. Its `params`, `result` and `error.data` stay raw JSON
-//! ([`RawValue`](serde_json::value::RawValue)) until someone asks for a typed view with [`Request::params_as`] and friends, so a
-//! large payload is never parsed twice or copied into an intermediate tree.
+//! ([`RawValue`](serde_json::value::RawValue)) until someone asks for a typed view with
+//! [`Request::params_as`] and friends, so a large payload is never parsed twice or copied into
+//! an intermediate tree.
 //!
 //! Two views exist: [`MessageRef`] borrows from the input bytes (no allocation beyond what serde
 //! needs for escaped strings), and [`Message`] owns its parts. [`parse`] gives owned messages;
