@@ -41,12 +41,12 @@ pub(crate) use super::signal::{Signalled, TransportSignal};
 use super::tasks::{self, Shape};
 use super::tool_headers::ToolHeaders;
 use crate::error::Closed;
+use crate::id_hash::IdHashing;
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson, Request};
 use crate::rpc::{
     AppNotification, Engine, LocalError, Outcome, Output, Reply, RequestOptions, Responded,
 };
 use crate::types::InitializeResult;
-use crate::IdHashing;
 
 #[derive(Debug)]
 struct CallState {
