@@ -2,7 +2,7 @@
 //! [`Event`]s for the application.
 
 use crate::connection::http::HttpAction;
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::stdio::ProcessAction;
 
 /// One thing the connection asks of its driver, in the order it must be done.

@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 
 pub use event::Output;
 pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
-pub use protocol::calls::McpCall;
-pub use protocol::events::{Diagnostic, Event, OnProgress, Progress};
+pub use protocol::vocabulary::calls::McpCall;
+pub use protocol::vocabulary::events::{Diagnostic, Event, OnProgress, Progress};
 pub use protocol::{
     task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
     ClientError, Era, EraReason, HandlerFailure, HostHandler, ServerNotification, ServerRequest,

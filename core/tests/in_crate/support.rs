@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use crate::codec::jsonl::{self, JsonlDecoder};
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::{CallError, CallId, CallOptions, ClientConfig, Era};
 use crate::connection::{Connection, Output, ProcessAction, StdioOptions};
 use crate::jsonrpc::{Id, Message, Parsed, RawJson};

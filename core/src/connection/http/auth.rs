@@ -19,7 +19,7 @@ use super::request::ExchangeId;
 use super::session::Parked;
 use super::StreamableHttp;
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::error::{AuthChallenge, AuthorizationRequired};
 use crate::rpc::LocalError;
 

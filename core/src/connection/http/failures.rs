@@ -7,7 +7,7 @@ use super::exchange::{Body, ExchangeKind, Role};
 use super::session::Parked;
 use super::{ExchangeId, StreamableHttp};
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::error::{ExchangeFailure, HttpError, HttpErrorKind};
 use crate::rpc::LocalError;
 

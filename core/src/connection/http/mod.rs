@@ -40,7 +40,7 @@ use session::{Parked, Session};
 use crate::error::{ExchangeFailure, HttpError, HttpErrorKind};
 
 use crate::connection::protocol::client::ClientProtocol;
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::ChosenEra;
 use crate::connection::transport::hand_over;
 use crate::jsonrpc::{self, Message, Parsed};

@@ -17,7 +17,7 @@ use super::exchange::{Exchange, ExchangeKind, SessionTag, Standalone};
 use super::request::ExchangeId;
 use super::StreamableHttp;
 use crate::connection::protocol::client::{ClientProtocol, Signalled, TransportSignal};
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::error::HttpErrorKind;
 use crate::jsonrpc::{self, Parsed};
 use crate::rpc::LocalError;

@@ -9,7 +9,7 @@ use super::request::ExchangeId;
 use super::StreamableHttp;
 use crate::codec::sse::SseItem;
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::error::HttpError;
 use crate::rpc::LocalError;
 use crate::tap::Direction;

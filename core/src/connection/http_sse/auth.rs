@@ -17,7 +17,7 @@ use crate::connection::http::{
     asks_for_authorization, challenges, end_waiting, ExchangeId, HttpAction, HttpMethod,
 };
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::error::{redact_url, AuthorizationRequired};
 use crate::rpc::LocalError;
 

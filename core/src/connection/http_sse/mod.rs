@@ -19,7 +19,7 @@ use crate::codec::sse::{McpSseDecoder, SseDiagnostic, SseItem};
 use crate::connection::http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest};
 use crate::connection::http::{HeaderSet, InitializedGate, Switch};
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::error::Closed;
 use crate::error::{redact_url, ExchangeFailure, HttpError, HttpErrorKind};
 use crate::rpc::LocalError;

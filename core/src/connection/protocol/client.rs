@@ -24,22 +24,22 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::at_most_once::{safe_to_repeat, Repeat};
-use super::calls::{offered, offered_member, McpCall};
-pub use super::client_config::ClientConfig;
+use super::call::at_most_once::{safe_to_repeat, Repeat};
+use super::call::input::{classify, AwaitingInputs, Classified, Retry};
+use super::call::listing::Listing;
+use super::call::params::{self, raw, ParamsRef};
+use super::call::tool_headers::ToolHeaders;
 use super::era::ChosenEra;
-use super::events::{
-    CallError, CallId, CallOptions, ClientError, Diagnostic, Event, Progress, ServerNotification,
-};
 use super::handshake::{Ctx, Handshake, Phase};
-use super::input::{classify, AwaitingInputs, Classified, Retry};
-use super::listing::Listing;
 use super::notifications::typed_notification;
-use super::params::{self, raw, ParamsRef};
 use super::server_requests::{admit, field_order};
 pub(crate) use super::signal::{Signalled, TransportSignal};
-use super::tasks::{self, Shape};
-use super::tool_headers::ToolHeaders;
+use super::tasks::follow::{self, Shape};
+use super::vocabulary::calls::{offered, offered_member, McpCall};
+pub use super::vocabulary::client_config::ClientConfig;
+use super::vocabulary::events::{
+    CallError, CallId, CallOptions, ClientError, Diagnostic, Event, Progress, ServerNotification,
+};
 use crate::error::Closed;
 use crate::id_hash::IdHashing;
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson, Request};
@@ -111,9 +111,9 @@ pub struct ClientProtocol {
     /// What the stateless era's refusals (-32021, -32022) left.
     refusals: refusals::Refusals,
     /// Calls answered with a task, followed to their end.
-    tasks: crate::connection::protocol::tasks::Tasks,
+    tasks: crate::connection::protocol::tasks::follow::Tasks,
     /// The tasks run for the server's requests (2025-11-25).
-    served: super::served_tasks::ServedTasks,
+    served: super::tasks::served::ServedTasks,
     /// The tools the last `tools/list` says must be called in task mode (2025-11-25).
     task_tools: HashSet<String>,
     /// Whether a `tools/list` completed on this connection.
@@ -726,7 +726,7 @@ impl ClientProtocol {
             }
             (None, None, Ok(result))
                 if state.task.as_ref().is_some_and(|o| !o.detach_task)
-                    && tasks::created_task(&result) =>
+                    && follow::created_task(&result) =>
             {
                 let opts = *state.task.expect("a task-mode call");
                 return self.task_started(now, call, Shape::Utility, &result, opts);

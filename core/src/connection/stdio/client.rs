@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::shutdown::{ProcessAction, ProcessExit, Shutdown, ShutdownTimeouts};
 use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::connection::protocol::client::{ClientProtocol, Signalled, TransportSignal};
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::connection::transport::hand_over;
 use crate::error::{Closed, StrayOutput};
 use crate::rpc::LocalError;

@@ -20,10 +20,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::ClientProtocol;
+use crate::connection::protocol::call::input::Retry;
+use crate::connection::protocol::call::params::ParamsRef;
 use crate::connection::protocol::era::ChosenEra;
-use crate::connection::protocol::events::{CallError, CallId, CallOptions, ClientError};
-use crate::connection::protocol::input::Retry;
-use crate::connection::protocol::params::ParamsRef;
+use crate::connection::protocol::vocabulary::events::{
+    CallError, CallId, CallOptions, ClientError,
+};
 use crate::jsonrpc::{ErrorObject, RawJson};
 use crate::rpc::LocalError;
 use crate::types::codes::HEADER_MISMATCH;

@@ -28,9 +28,9 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::{CallState, ClientProtocol, Repeat};
+use crate::connection::protocol::call::params::StatelessMeta;
 use crate::connection::protocol::era::ChosenEra;
-use crate::connection::protocol::events::{CallError, CallId, Event};
-use crate::connection::protocol::params::StatelessMeta;
+use crate::connection::protocol::vocabulary::events::{CallError, CallId, Event};
 use crate::jsonrpc::{ErrorObject, RawJson};
 use crate::types::codes::{MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION};
 use crate::types::{ClientCapabilities, STATELESS_VERSIONS};

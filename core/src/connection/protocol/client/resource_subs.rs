@@ -23,12 +23,12 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::ClientProtocol;
-use crate::connection::protocol::calls::McpCall;
-use crate::connection::protocol::events::{
+use crate::connection::protocol::call::params::raw;
+use crate::connection::protocol::notifications::subscription_of;
+use crate::connection::protocol::vocabulary::calls::McpCall;
+use crate::connection::protocol::vocabulary::events::{
     CallError, CallId, ClientError, Diagnostic, Event, ServerNotification,
 };
-use crate::connection::protocol::notifications::subscription_of;
-use crate::connection::protocol::params::raw;
 use crate::jsonrpc::{Notification, RawJson};
 
 /// The connection's own listens for resource subscriptions.

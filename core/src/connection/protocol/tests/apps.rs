@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::connection::protocol::calls::McpCall;
+use crate::connection::protocol::vocabulary::calls::McpCall;
 use crate::connection::protocol::{CallOptions, ServerNotification};
 use crate::server::{DemoConfig, FORECAST_UI};
 use crate::types::{
@@ -226,7 +226,7 @@ fn a_url_elicitation_s_completion_is_a_typed_notification() {
 
 #[test]
 fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
-    use crate::connection::protocol::events::Event;
+    use crate::connection::protocol::vocabulary::events::Event;
     use crate::connection::protocol::ServerRequest;
     use crate::jsonrpc::{Id, Message, RawJson};
     use crate::types::CreateMessageParams;
@@ -277,7 +277,7 @@ fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
 
 #[test]
 fn sampling_with_tools_not_declared_is_refused_before_the_application_sees_it() {
-    use crate::connection::protocol::events::{Diagnostic, Event};
+    use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
     use crate::jsonrpc::{Id, Message, RawJson};
     // Sampling declared, its tools not.
     let caps = crate::types::ClientCapabilities::default().with_sampling();

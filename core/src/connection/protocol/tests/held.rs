@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::{CallError, CallId, CallOptions};
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use crate::rpc::LocalError;

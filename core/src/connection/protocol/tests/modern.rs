@@ -2,7 +2,7 @@
 //! demo server (which speaks both eras) and against scripted servers for each way a probe can
 //! go.
 
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::{
     CallError, CallOptions, ChosenEra, ClientConfig, ClientError, Era, ServerNotification,
     ServerRequest,

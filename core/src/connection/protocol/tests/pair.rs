@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::connection::protocol::{
     CallError, CallOptions, ClientError, ServerNotification, ServerRequest,
 };

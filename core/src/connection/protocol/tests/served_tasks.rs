@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::connection::protocol::{ClientConfig, ClientError, ServerRequest};
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use crate::rpc::{Limits, Responded};

@@ -5,8 +5,8 @@
 use serde_json::{json, Value};
 
 use super::modern::{drain_sent, error, modern_pair, result, sent, started};
-use crate::connection::protocol::calls::McpCall;
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::calls::McpCall;
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::connection::protocol::{
     CallError, CallId, CallOptions, ClientConfig, ClientError, ServerNotification,
 };

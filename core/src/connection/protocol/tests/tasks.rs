@@ -6,7 +6,7 @@
 use crate::types::TASKS_EXTENSION;
 use serde_json::{json, Value};
 
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::{
     CallError, CallOptions, ClientConfig, ServerRequest, TaskStatus,
 };

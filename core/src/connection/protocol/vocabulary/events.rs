@@ -3,20 +3,16 @@
 
 use serde_json::Value;
 
-use super::era::ChosenEra;
 use crate::codec::jsonl::FrameError;
 use crate::codec::sse::SseDiagnostic;
+use crate::connection::protocol::era::ChosenEra;
 use crate::error::{AuthorizationRequired, Closed};
 use crate::jsonrpc::{ErrorObject, Id, Notification, RawJson};
 use crate::rpc::{EngineError, LocalError};
 use crate::types::{InitializeResult, LoggingMessageParams};
 
 pub use super::call_options::{CallOptions, OnProgress, Progress};
-
-/// One application call: a request, or for list methods every page of it. Its value is the id of
-/// the call's first request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CallId(pub i64);
+pub use super::calls::CallId;
 
 /// Why a call did not give a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::events::{CallError, CallOptions};
 use super::params::raw;
+use crate::connection::protocol::vocabulary::events::{CallError, CallOptions};
 use crate::jsonrpc::RawJson;
 
 /// How many pages one list call may take before the server is judged to loop.
