@@ -2,7 +2,6 @@
 
 mod event;
 pub(crate) mod http;
-mod http_sse;
 pub(crate) mod protocol;
 mod reads;
 mod stdio;
@@ -29,8 +28,8 @@ use crate::error::ExchangeFailure;
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::rpc::Responded;
 use crate::tap::FrameObserver;
-use http::StreamableHttp;
-use http_sse::HttpSse;
+use http::sse::HttpSse;
+use http::streamable::StreamableHttp;
 use protocol::ClientProtocol;
 use stdio::Stdio;
 

@@ -4,8 +4,9 @@
 use std::time::Instant;
 
 use super::exchange::{Body, ExchangeKind, Role};
-use super::session::Parked;
-use super::{ExchangeId, StreamableHttp};
+use super::Parked;
+use super::StreamableHttp;
+use crate::connection::http::ExchangeId;
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
 use crate::connection::protocol::vocabulary::events::Event;
 use crate::error::{ExchangeFailure, HttpError, HttpErrorKind};

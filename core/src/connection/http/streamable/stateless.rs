@@ -14,8 +14,8 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::exchange::{Exchange, ExchangeKind, Role};
-use super::request::ExchangeId;
 use super::StreamableHttp;
+use crate::connection::http::ExchangeId;
 use crate::connection::protocol::call::tool_headers::{header_value, ToolHeaders};
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
 use crate::connection::protocol::vocabulary::events::Event;
