@@ -17,7 +17,7 @@
 //! The steps, each one a building block of this module's siblings: Protected Resource Metadata
 //! probed in the planned order and its `resource` checked before anything else; the
 //! authorization server's metadata probed in order, its `issuer` and PKCE support checked per
-//! [`Revision`](super::discovery::Revision) (no PRM: the 2025-03-26 rules, the server's origin as the authorization base
+//! [`Revision`] (no PRM: the 2025-03-26 rules, the server's origin as the authorization base
 //! and, without metadata, its default endpoints when [`FlowConfig::revision`] is 2025-03-26 or
 //! the `401` challenged with `Bearer`);
 //! the client identity (pre-registered, a metadata document, or dynamic registration); the
@@ -38,10 +38,13 @@
 //!
 //! [`FlowConfig::grant`] chooses how the tokens are had once the authorization server is known:
 //! the authorization code (the default, with the user), or one of the extensions' grants with
-//! no user ([`Grant`](super::grants::Grant): client credentials with a secret or a signed JWT, enterprise-managed
+//! no user ([`Grant`]: client credentials with a secret or a signed JWT, enterprise-managed
 //! authorization, a workload's JWT). Those need no registration and no redirect; their
 //! authorizations count against the same budget, and a client assertion is signed at the Unix
 //! time of the response that led to it.
+//!
+//! [`Revision`]: super::discovery::Revision
+//! [`Grant`]: super::grants::Grant
 
 use std::fmt;
 use std::time::{Duration, Instant};
