@@ -17,7 +17,7 @@ use crate::rpc::Limits;
 use crate::types::ClientCapabilities;
 use input::Input;
 
-use crate::{
+use crate::connection::{
     CallId, CallOptions, ClientConfig, ClientError, Connection, Era, Event, ExchangeId, HttpAction,
     HttpMethod, HttpOptions, HttpRequest, Output, ProcessAction, ProcessExit, ShutdownTimeouts,
     StdioOptions,
@@ -25,8 +25,6 @@ use crate::{
 
 /// At most this many operations per input, so that one run stays fast.
 const MAX_OPS: usize = 256;
-/// The largest chunk of bytes one operation feeds.
-const MAX_CHUNK: usize = 4096;
 /// How many deadlines the final phase follows before it gives up.
 const FINAL_DEADLINES: usize = 64;
 /// An operation byte from this one up closes the connection there (one in 32).
@@ -898,9 +896,11 @@ impl Harness {
             // What the stateless era carries otherwise: the log level, resource subscriptions.
             _ if t & 0x10 != 0 => {
                 let call = match t % 3 {
-                    0 => crate::McpCall::set_log_level(["debug", "loud"][usize::from(t >> 7)]),
-                    1 => crate::McpCall::subscribe_resource("file:///a"),
-                    _ => crate::McpCall::unsubscribe_resource("file:///a"),
+                    0 => crate::connection::McpCall::set_log_level(
+                        ["debug", "loud"][usize::from(t >> 7)],
+                    ),
+                    1 => crate::connection::McpCall::subscribe_resource("file:///a"),
+                    _ => crate::connection::McpCall::unsubscribe_resource("file:///a"),
                 };
                 self.conn.call(now, &call, opts)
             }
