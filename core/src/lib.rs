@@ -23,8 +23,8 @@
 //!     write what the pipe takes;                          // 2. do the IO
 //!     wait for: stdout bytes | exit | HTTP head, chunk, end, failure   // 3. wait, then feed
 //!             | a command from the application | conn.poll_timeout();
-//!     feed it: conn.handle_stdout(now, bytes) / handle_exit / handle_head / handle_body / …,
-//!              conn.call_tool(now, …) / cancel / respond / close,
+//!     feed it: conn.handle_stdio(now, StdioInput::Stdout(bytes)) / handle_http(now, id, …),
+//!              conn.call(now, &McpCall::call_tool(…), options) / cancel / respond / close,
 //!              conn.handle_timeout(now) once the deadline has passed;
 //! }
 //! ```
@@ -87,12 +87,12 @@ mod test_support;
 pub mod fuzzing;
 
 pub use connection::{
-    task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
-    ClientError, Connection, Diagnostic, Era, EraReason, Event, ExchangeId, HandlerFailure,
-    HostHandler, HttpAction, HttpMethod, HttpOptions, HttpRequest, HttpTransportKind, McpCall,
-    OnProgress, Output, ProcessAction, ProcessExit, Progress, ServerNotification, ServerRequest,
-    ShutdownTimeouts, StdioOptions, TaskStatus, CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, HANDLER_FAILED,
-    MAX_PAGES,
+    task_of, typed_result, AuthorizationInput, CallError, CallId, CallOptions, CallOutcome,
+    ChosenEra, ClientConfig, ClientError, Connection, Diagnostic, Era, EraReason, Event,
+    ExchangeId, HandlerFailure, HostHandler, HttpAction, HttpInput, HttpMethod, HttpOptions,
+    HttpRequest, HttpTransportKind, McpCall, OnProgress, Output, ProcessAction, ProcessExit,
+    Progress, ServerNotification, ServerRequest, ShutdownTimeouts, StdioInput, StdioOptions,
+    TaskStatus, CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, HANDLER_FAILED, MAX_PAGES,
 };
 pub use error::{AuthorizationRequired, Closed, StrayOutput};
 pub use id_hash::{IdHasher, IdHashing};

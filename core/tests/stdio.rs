@@ -4,8 +4,9 @@
 use std::time::{Duration, Instant};
 
 use mcpwire_core::{
-    CallError, CallOptions, ChosenEra, ClientConfig, ClientError, Closed, Connection, Diagnostic,
-    Era, Event, LocalError, Output, ProcessAction, ProcessExit, StdioOptions, EXIT_AFTER_EOF_GRACE,
+    AuthorizationInput, CallError, CallOptions, ChosenEra, ClientConfig, ClientError, Closed,
+    Connection, Diagnostic, Era, Event, HttpInput, LocalError, Output, ProcessAction, ProcessExit,
+    StdioInput, StdioOptions, EXIT_AFTER_EOF_GRACE,
 };
 
 /// A connection and everything it handed out, drained after every step.
@@ -63,7 +64,7 @@ impl S {
     }
 
     fn stdout(&mut self, now: Instant, bytes: &[u8]) {
-        self.c.handle_stdout(now, bytes);
+        self.c.handle_stdio(now, StdioInput::Stdout(bytes)).unwrap();
         self.drain();
     }
 
@@ -135,7 +136,14 @@ fn shutdown_escalates_and_ends_pending_calls() {
         code: None,
         signal: Some(9),
     };
-    s.c.handle_exit(t0 + Duration::from_secs(4), exit, "");
+    s.c.handle_stdio(
+        t0 + Duration::from_secs(4),
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "",
+        },
+    )
+    .unwrap();
     s.drain();
     assert!(s.c.is_finished());
     let seen = seen.lock().unwrap();
@@ -155,7 +163,14 @@ fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
         code: Some(3),
         signal: None,
     };
-    s.c.handle_exit(t0, exit, "Error: cannot find module\n");
+    s.c.handle_stdio(
+        t0,
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "Error: cannot find module\n",
+        },
+    )
+    .unwrap();
     s.drain();
     let events = s.events();
     let Event::HandshakeFailed(CallError::Local(LocalError::Closed(Closed { reason }))) =
@@ -176,7 +191,7 @@ fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
 fn stdout_eof_waits_briefly_for_the_exit_status_then_ends_calls_without_it() {
     let t0 = Instant::now();
     let mut s = S::new(t0, handshake());
-    s.c.handle_stdout_eof(t0);
+    s.c.handle_stdio(t0, StdioInput::StdoutEof).unwrap();
     s.drain();
     assert_eq!(s.events(), [], "nothing ends before the grace runs out");
     let t1 = s.c.poll_timeout().unwrap();
@@ -209,7 +224,7 @@ fn a_server_that_never_answers_gets_the_handshake_on_a_new_process() {
     assert!(!s.c.is_finished(), "a new process is coming");
     // Whatever was queued for the old process is not for the new one.
     s.written();
-    s.c.handle_respawned(deadline);
+    s.c.handle_stdio(deadline, StdioInput::Respawned).unwrap();
     s.drain();
     let out = s.written();
     assert_eq!(
@@ -228,14 +243,21 @@ fn a_server_that_exits_on_the_probe_gets_the_handshake_on_a_new_process() {
     let t0 = Instant::now();
     let mut s = S::new(t0, ClientConfig::default());
     s.written();
-    s.c.handle_stdout_eof(t0);
+    s.c.handle_stdio(t0, StdioInput::StdoutEof).unwrap();
     let exit = ProcessExit {
         code: Some(1),
         signal: None,
     };
     s.drain();
     assert_eq!(s.actions(), [], "its exit is awaited first");
-    s.c.handle_exit(t0, exit, "unexpected request before initialize");
+    s.c.handle_stdio(
+        t0,
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "unexpected request before initialize",
+        },
+    )
+    .unwrap();
     s.drain();
     // It blamed the probe: it is started again for the handshake.
     assert_eq!(s.actions(), [ProcessAction::SpawnAgain]);
@@ -245,7 +267,7 @@ fn a_server_that_exits_on_the_probe_gets_the_handshake_on_a_new_process() {
         matches!(events.as_slice(), [Event::Restarting { reason }] if reason.contains("server/discover")),
         "{events:?}"
     );
-    s.c.handle_respawned(t0);
+    s.c.handle_stdio(t0, StdioInput::Respawned).unwrap();
     s.drain();
     assert!(s.written().contains("initialize"));
 }
@@ -255,12 +277,19 @@ fn a_server_that_fails_to_start_during_the_probe_is_not_started_again() {
     let t0 = Instant::now();
     let mut s = S::new(t0, ClientConfig::default());
     s.written();
-    s.c.handle_stdout_eof(t0);
+    s.c.handle_stdio(t0, StdioInput::StdoutEof).unwrap();
     let exit = ProcessExit {
         code: Some(1),
         signal: None,
     };
-    s.c.handle_exit(t0, exit, "Error: Cannot find module 'express'");
+    s.c.handle_stdio(
+        t0,
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "Error: Cannot find module 'express'",
+        },
+    )
+    .unwrap();
     s.drain();
     assert!(
         !s.actions().contains(&ProcessAction::SpawnAgain),
@@ -289,13 +318,20 @@ fn a_server_that_exits_cleanly_or_only_closes_stdout_during_the_probe_is_started
         code: Some(0),
         signal: None,
     };
-    s.c.handle_exit(t0, exit, "");
+    s.c.handle_stdio(
+        t0,
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "",
+        },
+    )
+    .unwrap();
     s.drain();
     assert_eq!(s.actions(), [ProcessAction::SpawnAgain]);
     // Its stdout closed and it did not exit within the grace: it is killed, then started again.
     let mut s = S::new(t0, ClientConfig::default());
     s.written();
-    s.c.handle_stdout_eof(t0);
+    s.c.handle_stdio(t0, StdioInput::StdoutEof).unwrap();
     s.drain();
     assert_eq!(s.actions(), []);
     let t1 = s.c.poll_timeout().unwrap();
@@ -367,7 +403,7 @@ fn a_driver_that_never_drains_is_caught() {
     let t0 = Instant::now();
     let mut c = Connection::stdio(t0, handshake(), StdioOptions::default());
     for _ in 0..2_000 {
-        c.handle_stdout(t0, b"noise\n");
+        c.handle_stdio(t0, StdioInput::Stdout(b"noise\n")).unwrap();
     }
 }
 
@@ -389,7 +425,14 @@ fn a_server_that_dies_mid_call_ends_the_call_as_maybe_executed() {
         code: None,
         signal: Some(9),
     };
-    s.c.handle_exit(t0, exit, "killed");
+    s.c.handle_stdio(
+        t0,
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "killed",
+        },
+    )
+    .unwrap();
     s.drain();
     let events = s.events();
     let outcome = events.iter().find_map(|e| match e {
@@ -518,7 +561,7 @@ fn the_era_probe_and_the_handshake_share_one_start_up_budget() {
         [ProcessAction::Kill, ProcessAction::SpawnAgain]
     );
     s.written();
-    s.c.handle_respawned(probed);
+    s.c.handle_stdio(probed, StdioInput::Respawned).unwrap();
     s.drain();
     assert!(s.written().contains("\"method\":\"initialize\""));
     assert_eq!(s.c.poll_timeout(), Some(t0 + Duration::from_secs(3)));
@@ -567,7 +610,7 @@ fn initialize_always_gets_its_chance_and_a_timeout_quotes_the_budget() {
             [ProcessAction::Kill, ProcessAction::SpawnAgain]
         );
         s.written();
-        s.c.handle_respawned(probed);
+        s.c.handle_stdio(probed, StdioInput::Respawned).unwrap();
         s.drain();
         assert!(
             s.written().contains("\"method\":\"initialize\""),
@@ -584,7 +627,7 @@ fn initialize_always_gets_its_chance_and_a_timeout_quotes_the_budget() {
     // The new process comes a little late: what is left is not a whole number of seconds.
     let respawned = probed + Duration::from_millis(3);
     s.timeout(respawned);
-    s.c.handle_respawned(respawned);
+    s.c.handle_stdio(respawned, StdioInput::Respawned).unwrap();
     s.drain();
     let deadline = s.c.poll_timeout().unwrap();
     assert_eq!(deadline, t0 + Duration::from_secs(30));
@@ -598,4 +641,61 @@ fn initialize_always_gets_its_chance_and_a_timeout_quotes_the_budget() {
         failed.contains("no answer to initialize within 30 s"),
         "{failed}"
     );
+}
+
+/// An input of the other transport is refused in every build, and changes nothing: no output,
+/// the same deadline, the same calls in flight.
+#[test]
+fn http_and_authorization_inputs_are_refused_over_stdio() {
+    let t0 = Instant::now();
+    let mut s = S::new(t0, handshake());
+    s.written();
+    let deadline = s.c.poll_timeout();
+    let pending = s.c.pending_requests();
+    let headers = [("content-type".to_string(), "application/json".to_string())];
+    let refused = [
+        s.c.handle_http(
+            t0,
+            0,
+            HttpInput::Head {
+                status: 200,
+                headers: &headers,
+            },
+        ),
+        s.c.handle_http(t0, 0, HttpInput::Body(b"{}")),
+        s.c.handle_http(t0, 0, HttpInput::End),
+        s.c.handle_http(t0, 0, HttpInput::Failure("reset".into())),
+        s.c.handle_http(t0, 0, HttpInput::Unsent("refused".into())),
+        s.c.handle_http(t0, 0, HttpInput::Note("spoke HTTP/1.1")),
+        s.c.handle_authorization(t0, AuthorizationInput::Token("tok")),
+        s.c.handle_authorization(t0, AuthorizationInput::Failed("no")),
+    ];
+    for r in refused {
+        assert!(
+            matches!(
+                r,
+                Err(ClientError::WrongTransport {
+                    transport: "stdio",
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+    }
+    assert_eq!(
+        s.c.handle_http(t0, 0, HttpInput::End)
+            .unwrap_err()
+            .to_string(),
+        "the end of a response is no input of a connection over stdio"
+    );
+    assert!(
+        s.c.poll_output().is_none(),
+        "a refused input queued something"
+    );
+    assert_eq!(s.c.poll_timeout(), deadline);
+    assert_eq!(s.c.pending_requests(), pending);
+    // The connection lives on: the server's answer completes the handshake.
+    let answer = String::from_utf8_lossy(INIT_ANSWER).replace("\"id\":1", "\"id\":0");
+    s.stdout(t0, answer.as_bytes());
+    assert!(s.c.is_ready());
 }

@@ -147,7 +147,15 @@ fn concurrent_404s_in_any_order_around_the_initialize_each_go_once_more() {
                         ("content-type".to_string(), "application/json".to_string()),
                         ("mcp-session-id".to_string(), "sess-2".to_string()),
                     ];
-                    h.c.handle_head(h.now, init, 200, &headers);
+                    h.c.handle_http(
+                        h.now,
+                        init,
+                        HttpInput::Head {
+                            status: 200,
+                            headers: &headers,
+                        },
+                    )
+                    .unwrap();
                 }
                 Step::InitBody => {
                     let id = match mcpwire_core::jsonrpc::parse(&h.request(init).body) {
@@ -157,8 +165,9 @@ fn concurrent_404s_in_any_order_around_the_initialize_each_go_once_more() {
                     let body = json!({"jsonrpc": "2.0", "id": id, "result": {
                         "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                         "serverInfo": {"name": "s", "version": "1"}}});
-                    h.c.handle_body(h.now, init, body.to_string().as_bytes());
-                    h.c.handle_end(h.now, init);
+                    h.c.handle_http(h.now, init, HttpInput::Body(body.to_string().as_bytes()))
+                        .unwrap();
+                    h.c.handle_http(h.now, init, HttpInput::End).unwrap();
                     h.open.remove(&init);
                 }
             }
@@ -222,7 +231,15 @@ fn renewals_that_fail_are_tried_within_the_budget_then_the_connection_closes() {
     let streaming = h.call("slow", long());
     let stream = h.find("POST tools/call");
     let sse = [("content-type".to_string(), "text/event-stream".to_string())];
-    h.c.handle_head(h.now, stream, 200, &sse);
+    h.c.handle_http(
+        h.now,
+        stream,
+        HttpInput::Head {
+            status: 200,
+            headers: &sse,
+        },
+    )
+    .unwrap();
     h.pump();
     let call = h.call("x", long());
     let post = h.find(&format!("POST tools/call #{}", call.0));

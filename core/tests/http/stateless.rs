@@ -127,7 +127,8 @@ fn lose(h: &mut H, what: &str) {
         mcpwire_core::error::HttpErrorKind::StaleConnection,
         "the request went on a reused connection and the server had closed it",
     );
-    h.c.handle_failure(h.now, x, stale);
+    h.c.handle_http(h.now, x, HttpInput::Failure(stale))
+        .unwrap();
     h.open.remove(&x);
     h.pump();
 }
@@ -193,7 +194,8 @@ fn a_lost_probe_or_initialize_goes_once_more_and_a_second_loss_fails() {
         mcpwire_core::error::HttpErrorKind::HeadCutShort,
         "the response head is over the limit",
     );
-    h.c.handle_failure(h.now, init, unreadable);
+    h.c.handle_http(h.now, init, HttpInput::Failure(unreadable))
+        .unwrap();
     h.open.remove(&init);
     h.pump();
     assert_eq!(
@@ -292,14 +294,23 @@ fn a_stateless_stream_is_never_resumed_and_a_lost_call_may_have_run() {
     let mut h = modern();
     let call = h.call("x", CallOptions::default());
     let post = h.find("POST tools/call");
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_body(h.now, post, b"id: ev-1\nretry: 10\ndata: \n\n");
-    h.c.handle_failure(h.now, post, "connection reset");
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(
+        h.now,
+        post,
+        HttpInput::Body(b"id: ev-1\nretry: 10\ndata: \n\n"),
+    )
+    .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::Failure("connection reset".into()))
+        .unwrap();
     h.open.remove(&post);
     h.pump();
     assert!(
@@ -321,13 +332,16 @@ fn a_stateless_stream_is_never_resumed_and_a_lost_call_may_have_run() {
     h.pump();
     let post = h.find("POST tools/list");
     let first = id_of(&h, post);
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_end(h.now, post);
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::End).unwrap();
     h.open.remove(&post);
     h.pump();
     let again = h.find("POST tools/list");
@@ -477,22 +491,26 @@ fn a_subscription_is_a_long_lived_post_whose_stream_carries_its_notifications() 
         h.request(post).header("mcp-method"),
         Some("subscriptions/listen")
     );
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
     let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
         "params": {"notifications": {"toolsListChanged": true},
             "_meta": {"io.modelcontextprotocol/subscriptionId": sub.0}}});
     let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
         "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": sub.0}}});
-    h.c.handle_body(
+    h.c.handle_http(
         h.now,
         post,
-        format!(": keep-alive\n\ndata: {ack}\n\ndata: {changed}\n\n").as_bytes(),
-    );
+        HttpInput::Body(format!(": keep-alive\n\ndata: {ack}\n\ndata: {changed}\n\n").as_bytes()),
+    )
+    .unwrap();
     h.pump();
     let subs: Vec<&Event> = h
         .events

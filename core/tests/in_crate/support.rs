@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::{CallError, CallId, CallOptions, ClientConfig, Era};
-use crate::connection::{Connection, Output, ProcessAction, StdioOptions};
+use crate::connection::{Connection, Output, ProcessAction, StdioInput, StdioOptions};
 use crate::jsonrpc::{Id, Message, Parsed, RawJson};
 use crate::server::{DemoConfig, DemoServer};
 use crate::types::ClientCapabilities;
@@ -210,7 +210,9 @@ impl Pair {
         self.drain();
         let mut line = Vec::new();
         jsonl::encode(message, &mut line);
-        self.client.handle_stdout(self.now, &line);
+        self.client
+            .handle_stdio(self.now, StdioInput::Stdout(&line))
+            .unwrap();
         self.drain();
     }
 
@@ -246,7 +248,9 @@ impl Pair {
         if bytes.is_empty() {
             return false;
         }
-        self.client.handle_stdout(self.now, &bytes);
+        self.client
+            .handle_stdio(self.now, StdioInput::Stdout(&bytes))
+            .unwrap();
         true
     }
 

@@ -18,9 +18,9 @@ use crate::types::ClientCapabilities;
 use input::Input;
 
 use crate::connection::{
-    CallId, CallOptions, ClientConfig, ClientError, Connection, Era, Event, ExchangeId, HttpAction,
-    HttpMethod, HttpOptions, HttpRequest, Output, ProcessAction, ProcessExit, ShutdownTimeouts,
-    StdioOptions,
+    AuthorizationInput, CallId, CallOptions, ClientConfig, ClientError, Connection, Era, Event,
+    ExchangeId, HttpAction, HttpInput, HttpMethod, HttpOptions, HttpRequest, Output, ProcessAction,
+    ProcessExit, ShutdownTimeouts, StdioInput, StdioOptions,
 };
 
 /// At most this many operations per input, so that one run stays fast.
@@ -543,9 +543,13 @@ impl Harness {
         if op & 0x10 == 0 {
             self.tokens += 1;
             let token = format!("tok-{}", self.tokens);
-            self.conn.set_access_token(self.now, &token);
+            self.conn
+                .handle_authorization(self.now, AuthorizationInput::Token(&token))
+                .unwrap();
         } else {
-            self.conn.authorization_failed(self.now, "refused");
+            self.conn
+                .handle_authorization(self.now, AuthorizationInput::Failed("refused"))
+                .unwrap();
         }
         self.drain();
     }
@@ -600,9 +604,13 @@ impl Harness {
                 expect_initialize: true,
                 ..Process::default()
             };
-            self.conn.handle_respawned(self.now);
+            self.conn
+                .handle_stdio(self.now, StdioInput::Respawned)
+                .unwrap();
         } else {
-            self.conn.handle_respawn_failed(self.now, "cannot spawn");
+            self.conn
+                .handle_stdio(self.now, StdioInput::RespawnFailed("cannot spawn"))
+                .unwrap();
         }
         self.drain();
     }
@@ -665,24 +673,37 @@ impl Harness {
                 _ => Framing::Other,
             });
         }
-        self.conn.handle_head(self.now, ex, status, &headers);
+        self.conn
+            .handle_http(
+                self.now,
+                ex,
+                HttpInput::Head {
+                    status,
+                    headers: &headers,
+                },
+            )
+            .unwrap();
         self.drain();
     }
 
     fn body(&mut self, ex: ExchangeId, bytes: &[u8]) {
-        self.conn.handle_body(self.now, ex, bytes);
+        self.conn
+            .handle_http(self.now, ex, HttpInput::Body(bytes))
+            .unwrap();
         self.drain();
     }
 
     fn end(&mut self, ex: ExchangeId) {
         self.exchanges.remove(&ex);
-        self.conn.handle_end(self.now, ex);
+        self.conn.handle_http(self.now, ex, HttpInput::End).unwrap();
         self.drain();
     }
 
     fn fail(&mut self, ex: ExchangeId) {
         self.exchanges.remove(&ex);
-        self.conn.handle_failure(self.now, ex, "connection reset");
+        self.conn
+            .handle_http(self.now, ex, HttpInput::Failure("connection reset".into()))
+            .unwrap();
         self.drain();
     }
 
@@ -696,7 +717,9 @@ impl Harness {
                 self.body(ex, &bytes);
             }
         } else if self.stdout_ready() {
-            self.conn.handle_stdout(self.now, &bytes);
+            self.conn
+                .handle_stdio(self.now, StdioInput::Stdout(&bytes))
+                .unwrap();
             self.drain();
         }
         Some(())
@@ -730,7 +753,9 @@ impl Harness {
         if !self.http {
             if self.stdout_ready() {
                 self.process.stdout_open = false;
-                self.conn.handle_stdout_eof(self.now);
+                self.conn
+                    .handle_stdio(self.now, StdioInput::StdoutEof)
+                    .unwrap();
                 self.drain();
             }
             return Some(());
@@ -794,7 +819,15 @@ impl Harness {
             "panic: the server broke\n"
         };
         self.process.alive = false;
-        self.conn.handle_exit(self.now, exit, tail);
+        self.conn
+            .handle_stdio(
+                self.now,
+                StdioInput::Exit {
+                    exit,
+                    stderr_tail: tail,
+                },
+            )
+            .unwrap();
         self.drain();
     }
 
@@ -808,7 +841,9 @@ impl Harness {
                     b & 0x40 != 0 && self.exchanges.get(&ex).is_some_and(|e| e.head.is_none());
                 if unsent {
                     self.exchanges.remove(&ex);
-                    self.conn.handle_unsent(self.now, ex, "connection refused");
+                    self.conn
+                        .handle_http(self.now, ex, HttpInput::Unsent("connection refused".into()))
+                        .unwrap();
                     self.drain();
                 } else {
                     self.fail(ex);
@@ -1304,7 +1339,9 @@ impl Harness {
             let cut = usize::from(f >> 2) * line.len() / 64;
             for chunk in [&line[..cut], &line[cut..]] {
                 if !chunk.is_empty() {
-                    self.conn.handle_stdout(self.now, chunk);
+                    self.conn
+                        .handle_stdio(self.now, StdioInput::Stdout(chunk))
+                        .unwrap();
                     self.drain();
                 }
             }

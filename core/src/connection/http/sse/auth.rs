@@ -107,7 +107,6 @@ impl HttpSse {
                 }
             }
         }
-        self.after_input(protocol, now);
     }
 
     /// The driver could not authorize: each request that waited ends with the refusal and
@@ -135,7 +134,6 @@ impl HttpSse {
             let error = LocalError::Http(Box::new(refusal.failed(reason)));
             protocol.handle_transport(now, TransportSignal::NoTransport(error));
         }
-        self.after_input(protocol, now);
     }
 
     /// Opens the GET stream (again): a new exchange, a fresh decoder, the endpoint's deadline

@@ -276,7 +276,7 @@ impl HttpSse {
         headers: &[(String, String)],
     ) {
         if self.refused_for_authorization(protocol, now, exchange, status, headers) {
-            return self.after_input(protocol, now);
+            return;
         }
         if Some(exchange) == self.stream {
             self.stream_status = Some(status);

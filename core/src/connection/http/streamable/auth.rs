@@ -113,7 +113,6 @@ impl StreamableHttp {
                 self.release(protocol, now, parked);
             }
         }
-        self.after_input(protocol, now);
     }
 
     /// The driver could not authorize: every request that waited ends with the refusal that
@@ -139,7 +138,6 @@ impl StreamableHttp {
             reason,
             requests,
         );
-        self.after_input(protocol, now);
     }
 
     /// Sends what waited for the authorization: a message in the session in use (or the next

@@ -40,7 +40,7 @@ impl StreamableHttp {
             // A proxy's refusal whose body was cut: the request never reached the server.
             let err = ex.error(ex.status_kind(), reason.to_owned(), &[]);
             self.fail_kind(protocol, now, &ex.kind, err);
-            return self.after_input(protocol, now);
+            return;
         }
         match &ex.body {
             Body::Sse(_) => self.stream_ended(protocol, now, ex, Some(reason)),
@@ -73,7 +73,6 @@ impl StreamableHttp {
                 }
             }
         }
-        self.after_input(protocol, now);
     }
 
     /// `exchange`'s request never reached the server: no connection could be made, no byte of
@@ -106,7 +105,6 @@ impl StreamableHttp {
             resent: true,
         };
         self.park_or_send(protocol, now, parked);
-        self.after_input(protocol, now);
     }
 
     /// A request that could not be sent ends with the HTTP error (a GET is resumed later).
@@ -130,7 +128,6 @@ impl StreamableHttp {
             }
             kind => self.fail_kind(protocol, now, kind, err),
         }
-        self.after_input(protocol, now);
     }
 
     pub(super) fn fail_exchange(

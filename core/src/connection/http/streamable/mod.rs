@@ -136,10 +136,14 @@ impl StreamableHttp {
     /// After an input or a command: a finished renewal releases what waited for it; then what
     /// the protocol wants sent goes.
     pub fn after_input(&mut self, protocol: &mut ClientProtocol, now: Instant) {
-        self.settle(protocol, now);
-        self.flush(protocol, now);
-        while let Some((exchange, failure)) = self.unsendable.pop() {
-            // Never handed to the backend: it ends as a request that did not leave.
+        loop {
+            self.settle(protocol, now);
+            self.flush(protocol, now);
+            let Some((exchange, failure)) = self.unsendable.pop() else {
+                return;
+            };
+            // Never handed to the backend: it ends as a request that did not leave (and what
+            // that ending queued goes on the next turn).
             self.handle_unsent(protocol, now, exchange, &failure);
         }
     }
@@ -195,7 +199,6 @@ impl StreamableHttp {
                 self.open_get(protocol, now, stream);
             }
         }
-        self.after_input(protocol, now);
     }
 }
 

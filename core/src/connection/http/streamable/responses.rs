@@ -42,7 +42,7 @@ impl StreamableHttp {
             ex.location = header(headers, "location").map(str::to_owned);
         }
         if self.refused_for_authorization(protocol, now, exchange, status, challenges) {
-            return self.after_input(protocol, now);
+            return;
         }
         let ex = self.exchanges.get_mut(&exchange).expect("present");
         let media = content_type.map(media_type);
@@ -96,7 +96,7 @@ impl StreamableHttp {
             let e = ex.error(HttpErrorKind::TooLarge, reason, &[]);
             self.fail_exchange(protocol, now, exchange, e);
             self.abort(exchange);
-            return self.after_input(protocol, now);
+            return;
         }
         let post = matches!(ex.kind, ExchangeKind::Post { .. });
         let request = matches!(
@@ -117,7 +117,6 @@ impl StreamableHttp {
             return self.session_refused(protocol, now, exchange);
         }
         self.body_deadline(now, exchange);
-        self.after_input(protocol, now);
     }
 
     /// A chunk of the body of `exchange`.
@@ -162,7 +161,6 @@ impl StreamableHttp {
             Body::Waiting | Body::Ignored => {}
         }
         self.body_deadline(now, exchange);
-        self.after_input(protocol, now);
     }
 
     /// Hands every message of a JSON body to the protocol; the tap sees the body as received.
@@ -290,6 +288,5 @@ impl StreamableHttp {
                 }
             }
         }
-        self.after_input(protocol, now);
     }
 }

@@ -62,7 +62,6 @@ impl StreamableHttp {
             self.notes.push_back(Event::http_note(note));
         }
         self.refused_in_session(protocol, now, ex);
-        self.after_input(protocol, now);
     }
 
     /// What a 404 in a session means for the exchange that met it (already removed).
@@ -218,7 +217,6 @@ impl StreamableHttp {
             let err = ex.error(HttpErrorKind::Header(error), reason, &[]);
             self.fail_kind(protocol, now, &ex.kind, err);
         }
-        self.after_input(protocol, now);
     }
 
     /// The session cannot be renewed: the connection closes, every pending call ends.

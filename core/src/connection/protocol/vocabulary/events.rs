@@ -157,6 +157,15 @@ pub enum ClientError {
     /// The request engine refused (caps, duplicate token, unknown inbound id).
     #[error(transparent)]
     Engine(EngineError),
+    /// An input of one transport given to a connection over the other (stdout bytes to an
+    /// HTTP connection, a response head to a stdio one): nothing changed.
+    #[error("{input} is no input of a connection over {transport}")]
+    WrongTransport {
+        /// The input, in words.
+        input: &'static str,
+        /// The connection's transport: `stdio` or `HTTP`.
+        transport: &'static str,
+    },
 }
 
 impl From<EngineError> for ClientError {
@@ -353,8 +362,8 @@ pub enum Event {
         reason: String,
     },
     /// The server refused a request for want of authorization (HTTP): authorize, then hand
-    /// the token to [`Connection::set_access_token`](crate::Connection::set_access_token), or
-    /// give up with [`Connection::authorization_failed`](crate::Connection::authorization_failed).
+    /// the connection the token, or give up
+    /// ([`Connection::handle_authorization`](crate::Connection::handle_authorization)).
     /// The refused request and every message after it wait until then (their own deadlines
     /// still run). Only with [`HttpOptions::authorization`](crate::HttpOptions::authorization).
     AuthorizationRequired(Box<AuthorizationRequired>),
