@@ -10,6 +10,7 @@ use mcpwire_core::jsonrpc::{Id, Message, Parsed, RawJson};
 #[cfg(feature = "demo")]
 use mcpwire_core::server::{DemoConfig, DemoServer};
 use mcpwire_core::types::ClientCapabilities;
+use mcpwire_core::McpCall;
 use mcpwire_core::{
     AuthorizationInput, CallError, CallId, CallOptions, ClientConfig, ClientError, Connection,
     Diagnostic, Era, Event, ExchangeId, HttpAction, HttpInput, HttpMethod, HttpOptions,
@@ -218,7 +219,10 @@ impl H {
 
     fn call(&mut self, name: &str, opts: CallOptions) -> CallId {
         let now = self.now;
-        let call = self.c.call_tool(now, name, Some(json!({})), opts).unwrap();
+        let call = self
+            .c
+            .call(now, &McpCall::call_tool(name, Some(json!({}))), opts)
+            .unwrap();
         self.pump();
         call
     }
@@ -602,7 +606,9 @@ fn maybe_executed(outcome: Option<&Result<RawJson, CallError>>) -> bool {
 fn a_lost_read_is_reissued_once_with_a_new_id() {
     let mut h = H::ready(405);
     let now = h.now;
-    let call = h.c.list_tools(now, CallOptions::default()).unwrap();
+    let call =
+        h.c.call(now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
     h.pump();
     // The POST goes, and its connection dies before any response byte.
     let post = h.find("POST tools/list");
@@ -629,7 +635,9 @@ fn a_lost_read_is_reissued_once_with_a_new_id() {
         2
     );
     // Re-issued once more, a read that succeeds: the result is the call's.
-    let call = h.c.list_tools(h.now, CallOptions::default()).unwrap();
+    let call =
+        h.c.call(h.now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
     h.pump();
     let post = h.find("POST tools/list");
     h.c.handle_http(h.now, post, HttpInput::Failure("connection reset".into()))
@@ -1194,7 +1202,9 @@ fn trusted_annotations_make_a_read_only_tool_repeatable_and_nothing_else() {
         h.accepted(n);
         let get = h.find("GET");
         h.answer(get, 405, &[], &[]);
-        let list = h.c.list_tools(h.now, CallOptions::default()).unwrap();
+        let list =
+            h.c.call(h.now, &McpCall::list_tools(), CallOptions::default())
+                .unwrap();
         h.pump();
         let post = h.find("POST tools/list");
         h.json(

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use mcpwire_core::McpCall;
 use mcpwire_core::{
     AuthorizationInput, CallError, CallOptions, ChosenEra, ClientConfig, ClientError, Closed,
     Connection, Diagnostic, Era, Event, HttpInput, LocalError, Output, ProcessAction, ProcessExit,
@@ -114,8 +115,12 @@ fn shutdown_escalates_and_ends_pending_calls() {
         }
     ));
     let call =
-        s.c.call_tool(t0, "slow", None, CallOptions::default())
-            .unwrap();
+        s.c.call(
+            t0,
+            &McpCall::call_tool("slow", None),
+            CallOptions::default(),
+        )
+        .unwrap();
     s.drain();
     let out = s.written();
     assert_eq!(out.lines().count(), 2, "initialized, then the call: {out}");
@@ -350,7 +355,11 @@ fn commands_refuse_misuse_at_once() {
     let mut s = S::new(t0, handshake());
     // Before the handshake only ping may go.
     assert_eq!(
-        s.c.call_tool(t0, "echo", None, CallOptions::default()),
+        s.c.call(
+            t0,
+            &McpCall::call_tool("echo", None),
+            CallOptions::default()
+        ),
         Err(ClientError::NotReady)
     );
     assert!(s.c.ping(t0, CallOptions::default()).is_ok());
@@ -363,7 +372,7 @@ fn commands_refuse_misuse_at_once() {
     assert!(s.c.is_ready());
     // The server offers no tools.
     assert_eq!(
-        s.c.list_tools(t0, CallOptions::default()),
+        s.c.call(t0, &McpCall::list_tools(), CallOptions::default()),
         Err(ClientError::NotSupported("tools"))
     );
     s.c.close(t0);
@@ -417,8 +426,12 @@ fn a_server_that_dies_mid_call_ends_the_call_as_maybe_executed() {
         b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n",
     );
     let call =
-        s.c.call_tool(t0, "charge_card", None, CallOptions::default())
-            .unwrap();
+        s.c.call(
+            t0,
+            &McpCall::call_tool("charge_card", None),
+            CallOptions::default(),
+        )
+        .unwrap();
     s.drain();
     assert!(s.written().contains("charge_card"));
     let exit = ProcessExit {
@@ -494,11 +507,19 @@ fn an_answer_over_the_cap_ends_its_call_at_once_and_says_how_to_raise_it() {
         b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n",
     );
     let big =
-        s.c.call_tool(t0, "read", None, CallOptions::default())
-            .unwrap();
+        s.c.call(
+            t0,
+            &McpCall::call_tool("read", None),
+            CallOptions::default(),
+        )
+        .unwrap();
     let other =
-        s.c.call_tool(t0, "other", None, CallOptions::default())
-            .unwrap();
+        s.c.call(
+            t0,
+            &McpCall::call_tool("other", None),
+            CallOptions::default(),
+        )
+        .unwrap();
     s.drain();
     // The answer to the first call, far over the cap, arrives in pieces.
     s.stdout(t0, format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"", big.0).as_bytes());

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use mcpwire_core::jsonrpc::RawJson;
 use mcpwire_core::tap::Direction;
 use mcpwire_core::types::{CallToolResult, ClientCapabilities, ListToolsResult};
+use mcpwire_core::McpCall;
 use mcpwire_core::{
     CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig, Connection, Event,
     LocalError, Output, ProcessAction, ProcessExit, ServerRequest, StdioInput, StdioOptions,
@@ -127,7 +128,9 @@ impl Driver {
 
     fn call(&mut self, tool: &str, args: Value, options: CallOptions) -> CallId {
         let now = Instant::now();
-        self.conn.call_tool(now, tool, Some(args), options).unwrap()
+        self.conn
+            .call(now, &McpCall::call_tool(tool, Some(args)), options)
+            .unwrap()
     }
 
     /// Drives until `call` ends; its outcome.
@@ -185,7 +188,10 @@ async fn scenario() {
     assert_eq!(ready.await, Some(ChosenEra::Stateless));
 
     let now = Instant::now();
-    let call = d.conn.list_tools(now, CallOptions::default()).unwrap();
+    let call = d
+        .conn
+        .call(now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     let listed: ListToolsResult = d.outcome(call).await.unwrap().parse().unwrap();
     for tool in ["add", "slow", "ask"] {
         assert!(listed.tools.iter().any(|t| t.name == tool), "{tool}");

@@ -114,10 +114,9 @@ fn concurrent_404s_in_any_order_around_the_initialize_each_go_once_more() {
         let calls: Vec<CallId> = (0..4)
             .map(|i| {
                 let now = h.now;
-                let c = h.c.call_tool(
+                let c = h.c.call(
                     now,
-                    &format!("t{i}"),
-                    Some(json!({})),
+                    &McpCall::call_tool(&format!("t{i}"), Some(json!({}))),
                     CallOptions::default(),
                 );
                 h.pump();
@@ -199,8 +198,12 @@ fn a_second_expiry_renews_again_and_the_request_goes_in_the_third_session() {
     let mut h = H::ready(405);
     let now = h.now;
     let call =
-        h.c.call_tool(now, "x", Some(json!({})), CallOptions::default())
-            .unwrap();
+        h.c.call(
+            now,
+            &McpCall::call_tool("x", Some(json!({}))),
+            CallOptions::default(),
+        )
+        .unwrap();
     h.pump();
     for next in ["sess-2", "sess-3"] {
         let post = h.find(&format!("POST tools/call #{}", call.0));
@@ -274,7 +277,7 @@ fn renewals_that_fail_are_tried_within_the_budget_then_the_connection_closes() {
     assert!(h.aborted.contains(&stream));
     let now = h.now;
     assert!(matches!(
-        h.c.call_tool(now, "x", None, CallOptions::default()),
+        h.c.call(now, &McpCall::call_tool("x", None), CallOptions::default()),
         Err(ClientError::Closed(Closed { reason })) if reason.contains("renewals")
     ));
     assert!(!h.log.iter().any(|l| l == "DELETE"), "no session to delete");

@@ -328,7 +328,9 @@ fn a_stateless_stream_is_never_resumed_and_a_lost_call_may_have_run() {
     assert!(!h.log.iter().any(|l| l.starts_with("GET")), "{:?}", h.log);
     // A read is re-issued once, with a new id.
     let now = h.now;
-    let list = h.c.list_tools(now, CallOptions::default()).unwrap();
+    let list =
+        h.c.call(now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
     h.pump();
     let post = h.find("POST tools/list");
     let first = id_of(&h, post);
@@ -412,7 +414,9 @@ fn an_unsupported_version_on_the_probe_sends_it_again_to_learn_the_server() {
 fn tool_marks_become_headers_and_tools_with_bad_marks_are_left_out() {
     let mut h = modern();
     let now = h.now;
-    let list = h.c.list_tools(now, CallOptions::default()).unwrap();
+    let list =
+        h.c.call(now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
     h.pump();
     let post = h.find("POST tools/list");
     let id = id_of(&h, post);
@@ -440,8 +444,12 @@ fn tool_marks_become_headers_and_tools_with_bad_marks_are_left_out() {
         Event::Diagnostic(Diagnostic::ToolDropped { tool, .. }) if tool == "bad_tool")));
     let now = h.now;
     let args = json!({"region": "us-west1", "verbose": null});
-    h.c.call_tool(now, "valid_tool", Some(args), CallOptions::default())
-        .unwrap();
+    h.c.call(
+        now,
+        &McpCall::call_tool("valid_tool", Some(args)),
+        CallOptions::default(),
+    )
+    .unwrap();
     h.pump();
     let post = h.find("POST tools/call");
     let r = h.request(post);
@@ -453,7 +461,9 @@ fn tool_marks_become_headers_and_tools_with_bad_marks_are_left_out() {
 fn a_listed_tool_s_schema_reaches_the_caller_exactly_as_sent() {
     let mut h = modern();
     let now = h.now;
-    let list = h.c.list_tools(now, CallOptions::default()).unwrap();
+    let list =
+        h.c.call(now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
     h.pump();
     let schema = r#"{"type":"object","properties":{"z":{"type":"integer","maximum":123456789012345678901234567890},"a":{"$ref":"https://example.com/s.json"}},"$defs":{"x":{"$anchor":"x"}}}"#;
     for page in 0..2 {
@@ -539,7 +549,8 @@ fn a_header_mismatch_lists_the_tools_again_and_sends_the_call_once_more() {
                 "region": {"type": "string", "x-mcp-header": mark}}}}]}})
     };
     let now = h.now;
-    h.c.list_tools(now, CallOptions::default()).unwrap();
+    h.c.call(now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     h.pump();
     let post = h.find("POST tools/list");
     let id = id_of(&h, post);
@@ -547,10 +558,9 @@ fn a_header_mismatch_lists_the_tools_again_and_sends_the_call_once_more() {
     for round in 0..2 {
         let now = h.now;
         let call =
-            h.c.call_tool(
+            h.c.call(
                 now,
-                "t",
-                Some(json!({"region": "eu"})),
+                &McpCall::call_tool("t", Some(json!({"region": "eu"}))),
                 CallOptions::default(),
             )
             .unwrap();
@@ -664,7 +674,9 @@ fn a_call_waiting_for_the_tools_to_be_listed_again_keeps_its_own_timeout() {
         timeout: Duration::from_secs(1),
         ..CallOptions::default()
     };
-    let call = h.c.call_tool(now, "t", Some(json!({})), short).unwrap();
+    let call =
+        h.c.call(now, &McpCall::call_tool("t", Some(json!({}))), short)
+            .unwrap();
     h.pump();
     let post = h.find("POST tools/call");
     let body = format!(

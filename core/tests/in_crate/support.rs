@@ -7,6 +7,7 @@ use std::time::Instant;
 use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::{CallError, CallId, CallOptions, ClientConfig, Era};
+use crate::connection::McpCall;
 use crate::connection::{Connection, Output, ProcessAction, StdioInput, StdioOptions};
 use crate::jsonrpc::{Id, Message, Parsed, RawJson};
 use crate::server::{DemoConfig, DemoServer};
@@ -149,7 +150,10 @@ impl Pair {
     pub fn listed(self) -> Pair {
         let mut p = self;
         let now = p.now;
-        let list = p.client.list_tools(now, CallOptions::default()).unwrap();
+        let list = p
+            .client
+            .call(now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
         p.finish(list).unwrap();
         p.wire.clear();
         p.events.clear();

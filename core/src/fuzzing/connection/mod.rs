@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::config::{HttpConfig, ServerConfig};
+use crate::connection::McpCall;
 use crate::jsonrpc::{self, ErrorObject, Id, Message, Parsed, RawJson};
 use crate::rpc::Limits;
 use crate::types::ClientCapabilities;
@@ -893,9 +894,11 @@ impl Harness {
         const NAMES: [&str; 4] = ["add", "slow", "ask", ""];
         let args = (b & 0x40 != 0).then(|| json!({"a": 1, "b": t}));
         let opts = Self::options(b, t);
-        let r = self
-            .conn
-            .call_tool(self.now, NAMES[usize::from(t % 4)], args, opts);
+        let r = self.conn.call(
+            self.now,
+            &McpCall::call_tool(NAMES[usize::from(t % 4)], args),
+            opts,
+        );
         self.issued(r);
         Some(())
     }
@@ -905,10 +908,12 @@ impl Harness {
         let t = input.byte()?;
         let opts = Self::options(b, t);
         let r = match t % 4 {
-            0 => self.conn.list_tools(self.now, opts),
-            1 => self.conn.list_prompts(self.now, opts),
-            2 => self.conn.list_resources(self.now, opts),
-            _ => self.conn.list_resource_templates(self.now, opts),
+            0 => self.conn.call(self.now, &McpCall::list_tools(), opts),
+            1 => self.conn.call(self.now, &McpCall::list_prompts(), opts),
+            2 => self.conn.call(self.now, &McpCall::list_resources(), opts),
+            _ => self
+                .conn
+                .call(self.now, &McpCall::list_resource_templates(), opts),
         };
         self.issued(r);
         Some(())
@@ -921,11 +926,18 @@ impl Harness {
         let now = self.now;
         let r = match t % 8 {
             0 | 1 => self.conn.ping(now, opts),
-            2 => self.conn.get_prompt(now, "greet", None, opts),
-            3 => self.conn.read_resource(now, "file:///a", opts),
+            2 => self
+                .conn
+                .call(now, &McpCall::get_prompt("greet", None), opts),
+            3 => self
+                .conn
+                .call(now, &McpCall::read_resource("file:///a"), opts),
             4 => self.conn.listen(now, json!({"toolsListChanged": true})),
             // A typed tool call (it may wait for the tools' list), or one sent raw.
-            5 if t & 0x10 != 0 => self.conn.call_tool(now, "x", Some(json!({"n": t})), opts),
+            5 if t & 0x10 != 0 => {
+                self.conn
+                    .call(now, &McpCall::call_tool("x", Some(json!({"n": t}))), opts)
+            }
             5 => self.conn.request(now, "tools/call", None, opts),
             6 => self.conn.request(now, "completion/complete", None, opts),
             // What the stateless era carries otherwise: the log level, resource subscriptions.

@@ -33,7 +33,10 @@ fn both_eras() -> [Pair; 2] {
 }
 
 fn list_tools(p: &mut Pair) -> ListToolsResult {
-    let c = p.client.list_tools(p.now, CallOptions::default()).unwrap();
+    let c = p
+        .client
+        .call(p.now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     p.finish(c).unwrap().parse().unwrap()
 }
 
@@ -154,7 +157,11 @@ fn structured_output_is_checked_against_the_listed_schema_in_both_eras() {
         let call = |p: &mut Pair, tool: &str, args: Value| {
             let c = p
                 .client
-                .call_tool(p.now, tool, Some(args), CallOptions::default())
+                .call(
+                    p.now,
+                    &McpCall::call_tool(tool, Some(args)),
+                    CallOptions::default(),
+                )
                 .unwrap();
             p.finish(c)
         };
