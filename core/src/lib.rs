@@ -86,13 +86,14 @@ mod test_support;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 
+pub use config::HttpKind;
 pub use connection::{
     task_of, typed_result, AuthorizationInput, CallError, CallId, CallOptions, CallOutcome,
     ChosenEra, ClientConfig, ClientError, Connection, Diagnostic, Era, EraReason, Event,
     ExchangeId, HandlerFailure, HostHandler, HttpAction, HttpInput, HttpMethod, HttpOptions,
-    HttpRequest, HttpTransportKind, McpCall, OnProgress, Output, ProcessAction, ProcessExit,
-    Progress, ServerNotification, ServerRequest, ShutdownTimeouts, StdioInput, StdioOptions,
-    TaskStatus, CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, HANDLER_FAILED, MAX_PAGES,
+    HttpRequest, McpCall, OnProgress, Output, ProcessAction, ProcessExit, Progress,
+    ServerNotification, ServerRequest, ShutdownTimeouts, StdioInput, StdioOptions, TaskStatus,
+    CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, HANDLER_FAILED, MAX_PAGES,
 };
 pub use error::{AuthorizationRequired, Closed, StrayOutput};
 pub use id_hash::{IdHasher, IdHashing};

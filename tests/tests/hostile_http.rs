@@ -586,9 +586,9 @@ fn config(case: &Case, path: Path, server: &FaultServer) -> ServerConfig {
         ),
         Path::Tls | Path::TlsProxy => {
             let front = mcpwire_tests::tls_front::TlsFront::start(server.addr());
-            (HttpKind::Http, front.url())
+            (HttpKind::Streamable, front.url())
         }
-        _ => (HttpKind::Http, server.url()),
+        _ => (HttpKind::Streamable, server.url()),
     };
     ServerConfig::Http(HttpConfig {
         kind,

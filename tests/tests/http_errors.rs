@@ -445,7 +445,7 @@ fn a_refused_token_of_the_configuration_is_named_as_such() {
     };
     let server = FaultServer::start(script(vec![refusal()]));
     let mut config = mcpwire::core::config::HttpConfig {
-        kind: mcpwire::core::config::HttpKind::Http,
+        kind: mcpwire::core::config::HttpKind::Streamable,
         url: secret_url(&server),
         headers: [("Authorization".to_owned(), "Bearer stale".to_owned())].into(),
         extra: Default::default(),

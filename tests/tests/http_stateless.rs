@@ -206,10 +206,7 @@ fn sse_the_stream_dropped_with_a_call_pending_ends_it_typed() {
         let client = mcpwire::connect_smol(&sse_config(&server), ConnectOptions::default())
             .await
             .unwrap();
-        assert_eq!(
-            client.http_transport(),
-            Some(mcpwire::HttpTransportKind::Sse)
-        );
+        assert_eq!(client.http_transport(), Some(mcpwire::HttpKind::Sse));
         let err = client.call_tool("x", json!({})).await.unwrap_err();
         assert!(matches!(err, Error::MayHaveRun { .. }), "{err:?}");
         // No reconnect: the connection has ended.

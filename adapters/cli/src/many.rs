@@ -16,7 +16,7 @@ use futures_lite::future;
 use mcpwire::hosts::{Loaded, Loader, ToolFilter};
 use mcpwire::manager::naming::{self, NamingPolicy, Qualified};
 use mcpwire::manager::{ManagedTool, Manager, ManagerEvent, ManagerOptions, ServerState};
-use mcpwire::{ConnectOptions, Era, HttpTransportKind, ServerConfig};
+use mcpwire::{ConnectOptions, Era, HttpKind, ServerConfig};
 use serde_json::{json, Value};
 
 use super::{answers, args, config_file, exit, logs, show, Cli, Command, EraArg, Failure};
@@ -475,7 +475,7 @@ fn transport(manager: &Manager, name: &str) -> &'static str {
     if let Some(client) = manager.client(name) {
         return match client.http_transport() {
             None => "stdio",
-            Some(HttpTransportKind::Streamable) => "http",
+            Some(HttpKind::Streamable) => "http",
             Some(_) => "sse",
         };
     }
@@ -985,7 +985,7 @@ mod tests {
             "`other`: handshake failed"
         );
         let http = ServerConfig::Http(mcpwire::core::config::HttpConfig {
-            kind: mcpwire::core::config::HttpKind::Http,
+            kind: mcpwire::core::config::HttpKind::Streamable,
             url: "https://u:p@h/mcp".into(),
             headers: Default::default(),
             extra: Default::default(),

@@ -63,7 +63,7 @@ pub(super) fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> 
             super::auth::token_from(from);
         }
         return Ok(ServerConfig::Http(mcpwire::core::config::HttpConfig {
-            kind: mcpwire::core::config::HttpKind::Http,
+            kind: mcpwire::core::config::HttpKind::Streamable,
             url: url.clone(),
             headers,
             extra: Default::default(),

@@ -56,16 +56,6 @@ impl Default for StdioOptions {
     }
 }
 
-/// Which HTTP transport a connection speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum HttpTransportKind {
-    /// Streamable HTTP (2025-03-26 and later, both eras).
-    Streamable,
-    /// The 2024-11-05 HTTP+SSE transport: one GET stream, messages POSTed to its endpoint.
-    Sse,
-}
-
 /// The transport machine inside a connection: what one transport keeps (its decoder, its
 /// exchanges or its process), beside the protocol it carries, which the connection owns.
 #[derive(Debug)]

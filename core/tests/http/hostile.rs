@@ -122,7 +122,7 @@ fn configured_headers_http_cannot_carry_or_that_frame_the_message_are_refused() 
         let mut server = endpoint();
         server.headers.insert(name.into(), value.into());
         for kind in [
-            mcpwire_core::config::HttpKind::Http,
+            mcpwire_core::config::HttpKind::Streamable,
             mcpwire_core::config::HttpKind::Sse,
         ] {
             server.kind = kind;

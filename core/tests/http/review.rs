@@ -153,7 +153,7 @@ fn a_long_json_rpc_refusal_of_initialize_does_not_move_to_http_sse() {
     assert!(!h.log.iter().any(|l| l == "GET"), "{:?}", h.log);
     assert_eq!(
         h.c.http_transport(),
-        Some(mcpwire_core::HttpTransportKind::Streamable)
+        Some(mcpwire_core::HttpKind::Streamable)
     );
 }
 

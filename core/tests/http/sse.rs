@@ -4,7 +4,7 @@
 
 use super::*;
 
-use mcpwire_core::{Closed, HttpTransportKind};
+use mcpwire_core::{Closed, HttpKind};
 
 fn sse_endpoint() -> HttpConfig {
     let mut c = endpoint();
@@ -112,7 +112,7 @@ fn pinned_the_stream_comes_first_and_messages_go_to_its_endpoint() {
     assert_eq!(h.log, ["GET"], "no POST before the endpoint");
     let get = h.find("GET");
     assert_eq!(h.request(get).header("accept"), Some("text/event-stream"));
-    assert_eq!(h.c.http_transport(), Some(HttpTransportKind::Sse));
+    assert_eq!(h.c.http_transport(), Some(HttpKind::Sse));
     let get = open_stream(&mut h, "/message?sessionId=abc");
     let init = h.find("POST initialize");
     assert_eq!(
@@ -283,7 +283,7 @@ fn auto_finds_it_when_streamable_http_is_refused() {
         &[("Content-Type", "text/html")],
         &[b"Cannot POST /sse"],
     );
-    assert_eq!(h.c.http_transport(), Some(HttpTransportKind::Sse));
+    assert_eq!(h.c.http_transport(), Some(HttpKind::Sse));
     assert_eq!(
         h.log,
         ["POST server/discover #0", "POST initialize #1", "GET"]
@@ -325,7 +325,7 @@ fn a_json_rpc_refusal_of_initialize_is_an_answer_not_a_sign_of_the_old_transport
     let body = br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#;
     h.answer(init, 400, &[("Content-Type", "application/json")], &[body]);
     assert!(!h.log.iter().any(|l| l == "GET"), "{:?}", h.log);
-    assert_eq!(h.c.http_transport(), Some(HttpTransportKind::Streamable));
+    assert_eq!(h.c.http_transport(), Some(HttpKind::Streamable));
     let failed = h.events.iter().find_map(|e| match e {
         Event::HandshakeFailed(CallError::Local(LocalError::Http(e))) => Some(e.status),
         _ => None,
