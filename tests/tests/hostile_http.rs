@@ -987,7 +987,7 @@ async fn scenario(
                     FollowUp::AnsweredOrNotSent if not_sent(&e) => r
                         .context
                         .push(format!("the follow-up call was not sent: {e}")),
-                    FollowUp::AnsweredOrMayHaveRun if e.may_have_run() => r
+                    FollowUp::AnsweredOrMayHaveRun if e.maybe_executed() => r
                         .context
                         .push(format!("the follow-up call may have run: {e}")),
                     _ => r.fail(format!("the follow-up call failed: {e}")),
@@ -1079,7 +1079,7 @@ fn short(e: &Error) -> String {
     let kind = match e {
         Error::Call(CallError::Local(LocalError::Http(h))) => format!("Http({:?})", h.kind),
         Error::Call(CallError::Local(LocalError::Timeout { .. })) => "Timeout".into(),
-        Error::MayHaveRun { http: Some(h), .. } => format!("MayHaveRun({:?})", h.kind),
+        Error::MaybeExecuted { http: Some(h), .. } => format!("MaybeExecuted({:?})", h.kind),
         other => format!("{other:?}")
             .split(['(', ' ', '{'])
             .next()
