@@ -97,5 +97,5 @@ pub use connection::{
 };
 pub use error::{AuthorizationRequired, Closed, StrayOutput};
 pub use id_hash::{IdHasher, IdHashing};
-pub use rpc::{Deadline, EngineError, Limits, LocalError, Responded, DEFAULT_TIMEOUT};
+pub use rpc::{Deadline, Limits, LocalError, Responded, DEFAULT_TIMEOUT};
 pub use types::TASKS_EXTENSION;

@@ -154,9 +154,26 @@ pub enum ClientError {
     /// [`check_url`](crate::config::check_url)): nothing was sent.
     #[error(transparent)]
     Url(crate::config::UrlError),
-    /// The request engine refused (caps, duplicate token, unknown inbound id).
-    #[error(transparent)]
-    Engine(EngineError),
+    /// As many requests as allowed are already pending
+    /// ([`Limits::max_pending`](crate::Limits::max_pending)).
+    #[error("too many pending requests (limit {limit})")]
+    TooManyPending {
+        /// The cap.
+        limit: usize,
+    },
+    /// The progress token is already in use by a pending request.
+    #[error("progress token {0} is already active")]
+    ProgressTokenInUse(crate::rpc::ProgressToken),
+    /// No request of ours with this id is pending (it ended, or never existed).
+    #[error("request {0} is not pending")]
+    NotPending(i64),
+    /// No request from the server with this id awaits an answer (it is unknown, or was
+    /// answered).
+    #[error("no inbound request {0} awaits an answer")]
+    UnknownInbound(Id),
+    /// Every request id has been used.
+    #[error("request ids are exhausted")]
+    IdsExhausted,
     /// An input of one transport given to a connection over the other (stdout bytes to an
     /// HTTP connection, a response head to a stdio one): nothing changed.
     #[error("{input} is no input of a connection over {transport}")]
@@ -172,7 +189,11 @@ impl From<EngineError> for ClientError {
     fn from(e: EngineError) -> Self {
         match e {
             EngineError::Closed(closed) => ClientError::Closed(closed),
-            other => ClientError::Engine(other),
+            EngineError::TooManyPending { limit } => ClientError::TooManyPending { limit },
+            EngineError::ProgressTokenInUse(token) => ClientError::ProgressTokenInUse(token),
+            EngineError::NotPending(id) => ClientError::NotPending(id),
+            EngineError::UnknownInbound(id) => ClientError::UnknownInbound(id),
+            EngineError::IdsExhausted => ClientError::IdsExhausted,
         }
     }
 }
