@@ -579,13 +579,14 @@ impl Engine {
                 moved = true;
             }
         }
-        self.outputs.push_back(Output::Progress(Progress {
+        self.outputs.push_back(Output::Progress {
             id,
-            progress: update.progress,
-            total: update.total,
-            message: update.message,
-            params,
-        }));
+            progress: Progress {
+                progress: update.progress,
+                total: update.total,
+                message: update.message,
+            },
+        });
         if moved {
             self.tidy();
         }

@@ -73,7 +73,7 @@ pub use options::Requester;
 pub use options::{Origin, ProgressToken, RequestOptions, DEFAULT_TIMEOUT};
 pub(crate) use outcome::HeldTimeout;
 pub use outcome::{Deadline, EndedAs, LocalError, Outcome, Reply};
-pub use output::{Diagnostic, Output, ResponseFor};
+pub use output::{Diagnostic, Output, Progress, ResponseFor};
 
 #[cfg(test)]
 mod tests;

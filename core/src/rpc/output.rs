@@ -33,7 +33,12 @@ pub enum Output {
         id: i64,
     },
     /// A progress notification for one of our pending requests.
-    Progress(Progress),
+    Progress {
+        /// Our id for the request it belongs to.
+        id: i64,
+        /// The update.
+        progress: Progress,
+    },
     /// The peer sent us a request. Answer it once with
     /// [`Engine::respond`](super::Engine::respond).
     InboundRequest(Request),
@@ -53,20 +58,16 @@ pub enum Output {
     Closed(Closed),
 }
 
-/// A progress update routed to its request by its progress token.
+/// A progress update of a call: what the engine routed to its request by its progress token,
+/// and what the application is given ([`Event::Progress`](crate::Event::Progress)).
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct Progress {
-    /// Our id for the request it belongs to.
-    pub id: i64,
-    /// The progress so far (increases with each update).
+    /// Progress so far (increases with each update).
     pub progress: f64,
     /// The total, if known.
     pub total: Option<f64>,
-    /// A human-readable message, if any.
+    /// A message, if any.
     pub message: Option<String>,
-    /// The notification's params as received (with the token, `_meta` and any other member).
-    pub params: RawJson,
 }
 
 /// What the engine knows about a request id that a response named but no pending request has.

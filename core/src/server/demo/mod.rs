@@ -406,7 +406,7 @@ impl DemoServer {
                         let _ = self.engine.respond(now, &call, Ok(result));
                     }
                 }
-                Output::Progress(_) | Output::Diagnostic(_) | Output::Closed(_) => {}
+                Output::Progress { .. } | Output::Diagnostic(_) | Output::Closed(_) => {}
             }
         }
         // The demo server reads no notifications of the client's beyond cancellation.

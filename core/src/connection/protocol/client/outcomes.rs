@@ -15,7 +15,7 @@ use crate::connection::protocol::handshake::{Ctx, Phase};
 use crate::connection::protocol::server_requests::{admit, field_order};
 use crate::connection::protocol::tasks::follow::{self, Shape};
 use crate::connection::protocol::vocabulary::events::{
-    CallError, CallId, CallOptions, Diagnostic, Event, Progress,
+    CallError, CallId, CallOptions, Diagnostic, Event,
 };
 use crate::jsonrpc::{RawJson, Request};
 use crate::rpc::{LocalError, Outcome, Output, Reply};
@@ -30,14 +30,9 @@ impl ClientProtocol {
                 Output::Withdraw { id } if self.over_http => self.withdrawn.push(id),
                 Output::Withdraw { .. } => {}
                 Output::Completed { id, outcome, .. } => self.completed(now, id, outcome),
-                Output::Progress(p) => {
-                    let call = self.calls.get(&p.id).map(|c| c.call);
+                Output::Progress { id, progress } => {
+                    let call = self.calls.get(&id).map(|c| c.call);
                     if let Some(call) = call {
-                        let progress = Progress {
-                            progress: p.progress,
-                            total: p.total,
-                            message: p.message,
-                        };
                         self.events.push_back(Event::Progress { call, progress });
                     }
                 }

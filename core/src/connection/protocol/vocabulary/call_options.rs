@@ -6,16 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A progress update of a call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    /// Progress so far.
-    pub progress: f64,
-    /// The total, if known.
-    pub total: Option<f64>,
-    /// A message, if any.
-    pub message: Option<String>,
-}
+pub use crate::rpc::Progress;
 
 /// A function called with each progress update of one call.
 ///
