@@ -45,7 +45,7 @@
 //! - [`tap`]: the frame observer, which sees every frame in and out.
 //! - [`error`]: the details of a failed HTTP exchange, why a connection closed, and what a
 //!   stdio server wrote that is not JSON-RPC.
-//! - [`diagnostic`]: the words of the request engine's diagnostics ([`Diagnostic::Rpc`]).
+//! - [`diagnostic`]: the words of the request engine's diagnostics (in [`Diagnostic`]).
 //! - [`header`]: the rules every request header obeys before any HTTP backend sees it.
 //! - `server` (feature `demo`): the demo server, on the same engine, with the same verbs.
 //! - [`skills`]: Skills over MCP (SEP-2640): the skill entries, and with the `skills` feature

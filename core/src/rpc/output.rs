@@ -4,6 +4,8 @@ use std::borrow::Cow;
 
 use super::options::{Origin, ProgressToken};
 use super::outcome::{EndedAs, Outcome, Reply};
+use crate::codec::jsonl::FrameError;
+use crate::codec::sse::SseDiagnostic;
 use crate::error::Closed;
 use crate::jsonrpc::{ErrorObject, Id, Message, ParseError, RawJson, Request};
 
@@ -83,8 +85,9 @@ pub enum ResponseFor {
     NeverSent,
 }
 
-/// Something that arrived and could not be delivered, or a peer's misbehaviour. Never answered on
-/// the wire.
+/// Something that arrived and could not be delivered, or a peer's misbehaviour: the engine's
+/// (responses, progress, requests reusing an id), the framing's, HTTP's and the protocol's. The
+/// connection lives on; nothing is sent in answer.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Diagnostic {
@@ -147,6 +150,41 @@ pub enum Diagnostic {
     /// A request or notification that arrived after the engine closed. Responses after close
     /// are reported as [`Diagnostic::UnmatchedResponse`].
     AfterClose(Message),
+    /// A stdio line or JSON body that was not a message (noise on stdout, an overlong line, bad
+    /// JSON, a batch element that is not a message).
+    Frame(FrameError),
+    /// Something an SSE stream held that is not a message (another event type, bad JSON, an
+    /// unfinished event, an event over the cap).
+    Sse(SseDiagnostic),
+    /// An HTTP-level note that ended nothing (a refused standalone stream, a failed
+    /// notification POST, a failed DELETE).
+    Http(String),
+    /// A server request we could not serve, answered with an error.
+    RefusedServerRequest {
+        /// The server's request id.
+        id: Id,
+        /// Its method.
+        method: String,
+        /// The error we answered with.
+        error: ErrorObject,
+    },
+    /// A resource subscription carried by a `subscriptions/listen` (stateless era) ended after
+    /// it was acknowledged: the server ended it, or its stream was lost. Subscribe again to
+    /// follow the resource.
+    SubscriptionEnded {
+        /// The resource.
+        uri: String,
+        /// How it ended.
+        reason: String,
+    },
+    /// A tool the server listed was left out of the list: its `x-mcp-header` marks break the
+    /// rules (HTTP, 2026-07-28), so its calls could not carry the headers the server expects.
+    ToolDropped {
+        /// The tool's name.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl std::fmt::Display for Diagnostic {
@@ -223,6 +261,20 @@ impl std::fmt::Display for Diagnostic {
                 Some(method) => write!(f, "{method} after the connection closed; ignored"),
                 None => f.write_str("a response after the connection closed; ignored"),
             },
+            Diagnostic::Frame(e) => write!(f, "{e}"),
+            Diagnostic::Sse(e) => write!(f, "{e}"),
+            Diagnostic::Http(note) => f.write_str(note),
+            Diagnostic::RefusedServerRequest { id, method, error } => write!(
+                f,
+                "refused the server's request {id} ({method}): {} {}",
+                error.code, error.message
+            ),
+            Diagnostic::SubscriptionEnded { uri, reason } => {
+                write!(f, "the subscription to {uri} ended: {reason}")
+            }
+            Diagnostic::ToolDropped { tool, reason } => {
+                write!(f, "tool {tool:?} left out of the list: {reason}")
+            }
         }
     }
 }

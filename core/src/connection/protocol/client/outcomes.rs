@@ -38,9 +38,7 @@ impl ClientProtocol {
                 }
                 Output::InboundRequest(r) => self.server_request(now, r),
                 Output::InboundCancelled { id, reason } => self.server_cancelled(now, id, reason),
-                Output::Diagnostic(d) => {
-                    self.events.push_back(Event::Diagnostic(Diagnostic::Rpc(d)))
-                }
+                Output::Diagnostic(d) => self.events.push_back(Event::Diagnostic(d)),
                 Output::Closed(closed) => {
                     // Calls following a task end before the close is told.
                     self.fail_tasks(&LocalError::Closed(closed.clone()));

@@ -364,10 +364,10 @@ fn a_cancel_crossing_the_response_is_reported_not_delivered() {
     ));
     assert!(p.events.iter().any(|e| matches!(
         e,
-        Event::Diagnostic(Diagnostic::Rpc(crate::rpc::Diagnostic::UnmatchedResponse {
+        Event::Diagnostic(Diagnostic::UnmatchedResponse {
             status: ResponseFor::Ended(EndedAs::Cancelled),
             ..
-        }))
+        })
     )));
     assert_eq!(p.wire, ["C→S notifications/cancelled"]);
     // Cancelling again is misuse.

@@ -3,8 +3,6 @@
 
 use serde_json::Value;
 
-use crate::codec::jsonl::FrameError;
-use crate::codec::sse::SseDiagnostic;
 use crate::connection::protocol::era::ChosenEra;
 use crate::error::{AuthorizationRequired, Closed};
 use crate::jsonrpc::{ErrorObject, Id, Notification, RawJson};
@@ -13,6 +11,7 @@ use crate::types::{InitializeResult, LoggingMessageParams};
 
 pub use super::call_options::{CallOptions, OnProgress, Progress};
 pub use super::calls::CallId;
+pub use crate::rpc::Diagnostic;
 
 /// Why a call did not give a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -395,76 +394,9 @@ pub enum Event {
     Closed(Closed),
 }
 
-/// Something that arrived and could not be delivered, or a peer's misbehaviour. The connection
-/// lives on; nothing is sent in answer.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Diagnostic {
-    /// About responses and progress: an unknown, late or duplicate response, a progress token
-    /// of no call, a request reusing an id, …
-    Rpc(crate::diagnostic::RpcDiagnostic),
-    /// A stdio line or JSON body that was not a message (noise on stdout, an overlong line, bad
-    /// JSON, a batch element that is not a message).
-    Frame(FrameError),
-    /// Something an SSE stream held that is not a message (another event type, bad JSON, an
-    /// unfinished event, an event over the cap).
-    Sse(SseDiagnostic),
-    /// An HTTP-level note that ended nothing (a refused standalone stream, a failed
-    /// notification POST, a failed DELETE).
-    Http(String),
-    /// A server request we could not serve, answered with an error.
-    RefusedServerRequest {
-        /// The server's request id.
-        id: Id,
-        /// Its method.
-        method: String,
-        /// The error we answered with.
-        error: ErrorObject,
-    },
-    /// A resource subscription carried by a `subscriptions/listen` (stateless era) ended after
-    /// it was acknowledged: the server ended it, or its stream was lost. Subscribe again to
-    /// follow the resource.
-    SubscriptionEnded {
-        /// The resource.
-        uri: String,
-        /// How it ended.
-        reason: String,
-    },
-    /// A tool the server listed was left out of the list: its `x-mcp-header` marks break the
-    /// rules (HTTP, 2026-07-28), so its calls could not carry the headers the server expects.
-    ToolDropped {
-        /// The tool's name.
-        tool: String,
-        /// Why.
-        reason: String,
-    },
-}
-
 impl Event {
     /// An HTTP-level note that ended nothing.
     pub(crate) fn http_note(note: impl Into<String>) -> Event {
         Event::Diagnostic(Diagnostic::Http(note.into()))
-    }
-}
-
-impl std::fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Diagnostic::Rpc(d) => write!(f, "{d}"),
-            Diagnostic::Frame(e) => write!(f, "{e}"),
-            Diagnostic::Sse(e) => write!(f, "{e}"),
-            Diagnostic::Http(note) => f.write_str(note),
-            Diagnostic::RefusedServerRequest { id, method, error } => write!(
-                f,
-                "refused the server's request {id} ({method}): {} {}",
-                error.code, error.message
-            ),
-            Diagnostic::SubscriptionEnded { uri, reason } => {
-                write!(f, "the subscription to {uri} ended: {reason}")
-            }
-            Diagnostic::ToolDropped { tool, reason } => {
-                write!(f, "tool {tool:?} left out of the list: {reason}")
-            }
-        }
     }
 }
