@@ -17,7 +17,7 @@ use crate::jsonrpc::Id;
 #[non_exhaustive]
 pub struct Limits {
     /// Our requests pending at once; past it a new call is refused with
-    /// [`EngineError::TooManyPending`]. Default 65 536.
+    /// [`ClientError::TooManyPending`](crate::ClientError::TooManyPending). Default 65 536.
     pub max_pending: usize,
     /// The peer's requests awaiting our answer at once; past it a request is answered at once
     /// with a JSON-RPC error. Default 1 024.

@@ -150,7 +150,7 @@ pub struct Credentials {
     /// The scopes requested in the authorization that gave these tokens.
     pub requested_scopes: Vec<String>,
     /// How many authorizations were made for the logical request that got these tokens (1
-    /// after [`OAuthFlow::start`], one more per [`OAuthFlow::step_up`]).
+    /// after [`OAuthFlow::start`](super::OAuthFlow::start), one more per [`OAuthFlow::step_up`](super::OAuthFlow::step_up)).
     pub authorizations: u32,
 }
 
@@ -289,7 +289,7 @@ pub enum FlowOutput {
         request: HttpRequestSpec,
     },
     /// Send the user (or, for the conformance harness, an HTTP `GET` without following
-    /// redirects) to this URL; report the redirect with [`OAuthFlow::handle_redirect`].
+    /// redirects) to this URL; report the redirect with [`OAuthFlow::handle_redirect`](super::OAuthFlow::handle_redirect).
     Authorize {
         /// The authorization URL.
         url: Url,
