@@ -74,7 +74,7 @@ pub struct ConnectOptions {
     pub handlers: Handlers,
     /// Whether a tool the server annotates read-only or idempotent is safe to repeat: a call to
     /// it lost after it may have reached the server is then re-issued once instead of failing
-    /// with [`Error::MayHaveRun`]. Off by default: annotations are the server's word.
+    /// with [`Error::MaybeExecuted`]. Off by default: annotations are the server's word.
     pub trust_tool_annotations: bool,
     /// Called with each line the server writes to stderr. Like the observers below, it is
     /// called as the connection steps, in the order things happen: it must not block, nor

@@ -21,6 +21,10 @@ use std::task::{Context, Poll};
 use mcpwire_core::tap::{Direction, FrameObserver};
 use mcpwire_core::{HandlerFailure, HostHandler};
 
+use crate::http::io::HttpExchangeObserver;
+use crate::stdio::pipe_io::ProcessActionObserver;
+use crate::stdio::stderr::StderrCallback;
+
 /// The words of a panic: its message when it has one (`panic!("…")`, `unwrap` on `None`,
 /// `expect`), else a fixed phrase.
 pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
@@ -127,19 +131,19 @@ impl Taps {
     }
 
     /// A callback for each line of the server's stderr.
-    pub(crate) fn stderr(&self, f: crate::StderrCallback) -> crate::StderrCallback {
+    pub(crate) fn stderr(&self, f: StderrCallback) -> StderrCallback {
         let log = self.log.clone();
         Arc::new(move |line: &str| observe(&log, HostHandler::Stderr, || f(line)))
     }
 
     /// An observer of a stdio server's process actions.
-    pub(crate) fn process(&self, f: crate::ProcessActionObserver) -> crate::ProcessActionObserver {
+    pub(crate) fn process(&self, f: ProcessActionObserver) -> ProcessActionObserver {
         let log = self.log.clone();
         Arc::new(move |action| observe(&log, HostHandler::ProcessActionObserver, || f(action)))
     }
 
     /// An observer of HTTP exchanges.
-    pub(crate) fn http(&self, f: crate::HttpExchangeObserver) -> crate::HttpExchangeObserver {
+    pub(crate) fn http(&self, f: HttpExchangeObserver) -> HttpExchangeObserver {
         let log = self.log.clone();
         Arc::new(move |note| observe(&log, HostHandler::HttpExchangeObserver, || f(note)))
     }

@@ -53,7 +53,7 @@ pub enum Error {
     /// may have run, and it was not sent again (at most once). [`Client::reissue`](crate::Client::reissue)
     /// sends it again, as a new request, if the caller so chooses.
     #[error("the call may have run; not repeated: {reason}")]
-    MayHaveRun {
+    MaybeExecuted {
         /// What was lost, and how.
         reason: Arc<str>,
         /// The call, to send again.
@@ -108,8 +108,8 @@ impl Error {
     /// Whether the call may have run: its connection or stream was lost after it may have
     /// reached the server, and it was not sent again (at most once). Only the caller can choose
     /// to send it again.
-    pub fn may_have_run(&self) -> bool {
-        matches!(self, Error::MayHaveRun { .. })
+    pub fn maybe_executed(&self) -> bool {
+        matches!(self, Error::MaybeExecuted { .. })
     }
 
     /// The URL-mode elicitations the server asks for first, when this is its `-32042` error

@@ -67,8 +67,8 @@ pub use mcpwire_core::config::ServerConfig;
 pub use mcpwire_core::tap::{Direction, FrameObserver};
 pub use mcpwire_core::types::{CallToolResult, ElicitAction, ElicitResult, Root, Tool};
 pub use mcpwire_core::{
-    ChosenEra, Diagnostic, Era, EraReason, Event, HandlerFailure, HostHandler, HttpOptions,
-    HttpTransportKind, Limits, ProcessAction, Progress, ServerNotification, ShutdownTimeouts,
+    ChosenEra, Diagnostic, Era, EraReason, Event, HandlerFailure, HostHandler, HttpKind,
+    HttpOptions, Limits, ProcessAction, Progress, ServerNotification, ShutdownTimeouts,
     StrayOutput, HANDLER_FAILED,
 };
 #[cfg(feature = "demo")]

@@ -6,7 +6,7 @@
 use std::task::Context;
 use std::time::Instant;
 
-use mcpwire_core::{Connection, Output};
+use mcpwire_core::{ClientError, Connection, Output};
 
 /// The IO of one transport: what the loop asks of it.
 pub(crate) trait TransportIo: Send {
@@ -34,4 +34,11 @@ pub(crate) trait TransportIo: Send {
 
     /// Why the connection ended when the driver finishes, if no reason was given before.
     fn finish_reason(&self) -> &'static str;
+}
+
+/// What a transport's IO does with an input its connection refused as one of the other
+/// transport ([`ClientError::WrongTransport`]): nothing more, since each IO serves connections
+/// of its own transport only (a debug build says so loudly).
+pub(crate) fn wrong_transport(error: ClientError) {
+    debug_assert!(false, "{error}");
 }

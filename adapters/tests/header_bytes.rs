@@ -620,7 +620,7 @@ fn a_configured_header_that_cannot_be_sent_fails_the_connect_naming_it() {
     });
     let backends = [Backend::Native, Backend::Isahc(isahc(&direct()))];
     for backend in &backends {
-        for kind in [HttpKind::Http, HttpKind::Sse] {
+        for kind in [HttpKind::Streamable, HttpKind::Sse] {
             for (name, value) in [
                 ("Content-Length", "5"),
                 ("Host", "x"),

@@ -187,7 +187,7 @@ fn claude_code_project_file_expands_braced_and_default_forms_in_its_five_fields(
     assert_eq!(loaded.files[0].host, Host::ClaudeCode);
     assert_eq!(names(&loaded), ["github", "events", "db", "shared"]);
     let github = http(&loaded, "github");
-    assert_eq!(github.kind, HttpKind::Http);
+    assert_eq!(github.kind, HttpKind::Streamable);
     assert_eq!(
         github.url, "https://api.githubcopilot.com/mcp/",
         "the default"
@@ -272,7 +272,11 @@ fn cursor_expands_env_user_home_and_workspace_and_reads_env_file() {
     let settings = &server(&loaded, "local").settings;
     assert_eq!(settings.env_file.as_deref(), Some(p.join(".env").as_path()));
     let remote = http(&loaded, "remote");
-    assert_eq!(remote.kind, HttpKind::Http, "url alone is Streamable HTTP");
+    assert_eq!(
+        remote.kind,
+        HttpKind::Streamable,
+        "url alone is Streamable HTTP"
+    );
     assert_eq!(
         remote.headers["Authorization"],
         "Bearer cursor-SECRET-token"
@@ -281,7 +285,7 @@ fn cursor_expands_env_user_home_and_workspace_and_reads_env_file() {
     let streamable = http(&loaded, "streamable");
     assert_eq!(
         (streamable.kind, streamable.url.as_str()),
-        (HttpKind::Http, "https://cursor.example.com/mcp")
+        (HttpKind::Streamable, "https://cursor.example.com/mcp")
     );
     // Cursor's `auth` block feeds the authorization; its secret is never printed.
     let linear = server(&loaded, "linear");
@@ -459,7 +463,7 @@ fn codex_reads_every_key_and_takes_secrets_from_named_variables() {
     assert_eq!(s.tools.exclude, strings(&["fetch"]));
     assert!(s.tools.allows("search") && !s.tools.allows("fetch"));
     let figma = http(&loaded, "figma");
-    assert_eq!(figma.kind, HttpKind::Http);
+    assert_eq!(figma.kind, HttpKind::Streamable);
     assert_eq!(
         figma.headers,
         map(&[
@@ -515,7 +519,7 @@ fn gemini_reads_url_as_sse_http_url_as_streamable_and_expands_bare_and_braced() 
     assert_eq!(sse.kind, HttpKind::Sse);
     assert_eq!(sse.headers["Authorization"], "Bearer sse-SECRET");
     let streamable = http(&loaded, "httpServer");
-    assert_eq!(streamable.kind, HttpKind::Http);
+    assert_eq!(streamable.kind, HttpKind::Streamable);
     assert_eq!(streamable.headers["X-Api-Key"], "http-SECRET");
     assert_eq!(streamable.headers["X-Price"], "$5");
     assert_eq!(
@@ -561,7 +565,7 @@ fn inspector_catalog_reads_era_timeouts_and_leaves_out_empty_env_values() {
     }));
     let modern = server(&loaded, "modern");
     assert_eq!(modern.settings.era, Some(Era::Stateless));
-    assert_eq!(http(&loaded, "modern").kind, HttpKind::Http);
+    assert_eq!(http(&loaded, "modern").kind, HttpKind::Streamable);
     assert_eq!(http(&loaded, "modern").headers["X-Team"], "a");
     let oauth = server(&loaded, "modern")
         .settings
@@ -601,7 +605,7 @@ fn generic_file_takes_every_common_key_and_every_generic_form() {
         http(&loaded, "remote").url,
         "https://generic.example.com/mcp"
     );
-    assert_eq!(http(&loaded, "remote").kind, HttpKind::Http);
+    assert_eq!(http(&loaded, "remote").kind, HttpKind::Streamable);
     assert!(!remote.settings.enabled);
     assert_eq!(remote.settings.era, Some(Era::Stateless));
 }

@@ -546,7 +546,7 @@ fn expected(format: Format, s: &Spec, values: &[String]) -> (ServerConfig, Serve
             kind: if *sse && !matches!(format, Format::Codex | Format::Zed) {
                 HttpKind::Sse
             } else {
-                HttpKind::Http
+                HttpKind::Streamable
             },
             url: value(url, values),
             headers: pairs(headers),

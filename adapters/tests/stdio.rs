@@ -581,8 +581,8 @@ fn exit_in_the_middle_of_a_request_ends_it_with_the_status_and_stderr_tail() {
             .unwrap_err();
         // The call was written before the server died: it may have run, and it is not sent
         // again (at most once). The reason names the exit status and the end of stderr.
-        assert!(err.may_have_run(), "{err:?}");
-        let Error::MayHaveRun {
+        assert!(err.maybe_executed(), "{err:?}");
+        let Error::MaybeExecuted {
             reason, request, ..
         } = &err
         else {

@@ -28,14 +28,15 @@ pub enum ServerConfig {
     Stdio(StdioConfig),
 }
 
-/// Which transport a `type` member names.
+/// Which HTTP transport: the one a `type` member names, and the one a connection speaks
+/// ([`Connection::http_transport`](crate::Connection::http_transport)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum HttpKind {
-    /// Streamable HTTP.
-    #[serde(alias = "streamableHttp", alias = "streamable-http")]
-    Http,
+    /// Streamable HTTP (2025-03-26 and later, both eras); `"http"` in a host's file.
+    #[serde(rename = "http", alias = "streamableHttp", alias = "streamable-http")]
+    Streamable,
     /// The 2024-11-05 HTTP+SSE transport: the URL is its event stream, spoken at once (with
     /// [`Era::Auto`](crate::Era::Auto), a plain Streamable HTTP URL finds it too, after its
     /// `initialize` is refused).
@@ -187,7 +188,7 @@ impl ServerConfig {
     /// A Streamable HTTP server at `url`.
     pub fn http(url: impl Into<String>) -> Self {
         ServerConfig::Http(HttpConfig {
-            kind: HttpKind::Http,
+            kind: HttpKind::Streamable,
             url: url.into(),
             headers: BTreeMap::new(),
             extra: serde_json::Map::new(),
@@ -235,7 +236,10 @@ mod tests {
         let ServerConfig::Http(c) = &servers["c"] else {
             panic!()
         };
-        assert_eq!((c.kind, c.headers["X"].as_str()), (HttpKind::Http, "y"));
+        assert_eq!(
+            (c.kind, c.headers["X"].as_str()),
+            (HttpKind::Streamable, "y")
+        );
         let ServerConfig::Http(d) = &servers["d"] else {
             panic!()
         };
@@ -243,7 +247,7 @@ mod tests {
         let ServerConfig::Http(e) = &servers["e"] else {
             panic!()
         };
-        assert_eq!(e.kind, HttpKind::Http);
+        assert_eq!(e.kind, HttpKind::Streamable);
     }
 
     #[test]

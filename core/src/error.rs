@@ -412,8 +412,8 @@ impl fmt::Display for ProxyFailure {
     }
 }
 
-/// How an exchange failed, as the driver reports it
-/// ([`Connection::handle_failure`](crate::Connection::handle_failure)).
+/// How an exchange failed, as the driver reports it ([`HttpInput::Failure`](crate::HttpInput::Failure)
+/// or [`HttpInput::Unsent`](crate::HttpInput::Unsent)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExchangeFailure {
     /// What kind of failure.
@@ -568,8 +568,8 @@ impl AuthChallenge {
 }
 
 /// The server refused a request for want of authorization: the driver is to authorize and
-/// hand the connection a token ([`Connection::set_access_token`](crate::Connection::set_access_token)),
-/// or give up ([`Connection::authorization_failed`](crate::Connection::authorization_failed)).
+/// hand the connection a token, or give up
+/// ([`Connection::handle_authorization`](crate::Connection::handle_authorization)).
 /// Until then the requests wait.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthorizationRequired {

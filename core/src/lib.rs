@@ -23,8 +23,8 @@
 //!     write what the pipe takes;                          // 2. do the IO
 //!     wait for: stdout bytes | exit | HTTP head, chunk, end, failure   // 3. wait, then feed
 //!             | a command from the application | conn.poll_timeout();
-//!     feed it: conn.handle_stdout(now, bytes) / handle_exit / handle_head / handle_body / …,
-//!              conn.call_tool(now, …) / cancel / respond / close,
+//!     feed it: conn.handle_stdio(now, StdioInput::Stdout(bytes)) / handle_http(now, id, …),
+//!              conn.call(now, &McpCall::call_tool(…), options) / cancel / respond / close,
 //!              conn.handle_timeout(now) once the deadline has passed;
 //! }
 //! ```
@@ -45,7 +45,7 @@
 //! - [`tap`]: the frame observer, which sees every frame in and out.
 //! - [`error`]: the details of a failed HTTP exchange, why a connection closed, and what a
 //!   stdio server wrote that is not JSON-RPC.
-//! - [`diagnostic`]: the words of the request engine's diagnostics ([`Diagnostic::Rpc`]).
+//! - [`diagnostic`]: the words of the request engine's diagnostics (in [`Diagnostic`]).
 //! - [`header`]: the rules every request header obeys before any HTTP backend sees it.
 //! - `server` (feature `demo`): the demo server, on the same engine, with the same verbs.
 //! - [`skills`]: Skills over MCP (SEP-2640): the skill entries, and with the `skills` feature
@@ -84,15 +84,16 @@ mod test_support;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 
+pub use config::HttpKind;
 pub use connection::{
-    task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
-    ClientError, Connection, Diagnostic, Era, EraReason, Event, ExchangeId, HandlerFailure,
-    HostHandler, HttpAction, HttpMethod, HttpOptions, HttpRequest, HttpTransportKind, McpCall,
-    OnProgress, Output, ProcessAction, ProcessExit, Progress, ServerNotification, ServerRequest,
-    ShutdownTimeouts, StdioOptions, TaskStatus, CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, HANDLER_FAILED,
-    MAX_PAGES,
+    task_of, typed_result, AuthorizationInput, CallError, CallId, CallOptions, CallOutcome,
+    ChosenEra, ClientConfig, ClientError, Connection, Diagnostic, Era, EraReason, Event,
+    ExchangeId, HandlerFailure, HostHandler, HttpAction, HttpInput, HttpMethod, HttpOptions,
+    HttpRequest, McpCall, OnProgress, Output, ProcessAction, ProcessExit, Progress,
+    ServerNotification, ServerRequest, ShutdownTimeouts, StdioInput, StdioOptions, TaskStatus,
+    CLOSE_GRACE, EXIT_AFTER_EOF_GRACE, HANDLER_FAILED, MAX_PAGES,
 };
 pub use error::{AuthorizationRequired, Closed, StrayOutput};
 pub use id_hash::{IdHasher, IdHashing};
-pub use rpc::{Deadline, EngineError, Limits, LocalError, Responded, DEFAULT_TIMEOUT};
+pub use rpc::{Deadline, Limits, LocalError, Responded, DEFAULT_TIMEOUT};
 pub use types::TASKS_EXTENSION;

@@ -10,10 +10,11 @@ use mcpwire_core::jsonrpc::{Id, Message, Parsed, RawJson};
 #[cfg(feature = "demo")]
 use mcpwire_core::server::{DemoConfig, DemoServer};
 use mcpwire_core::types::ClientCapabilities;
+use mcpwire_core::McpCall;
 use mcpwire_core::{
-    CallError, CallId, CallOptions, ClientConfig, Connection, Diagnostic, Era, Event, ExchangeId,
-    HttpAction, HttpMethod, HttpOptions, HttpRequest, LocalError, Output, ServerNotification,
-    ServerRequest,
+    AuthorizationInput, CallError, CallId, CallOptions, ClientConfig, ClientError, Connection,
+    Diagnostic, Era, Event, ExchangeId, HttpAction, HttpInput, HttpMethod, HttpOptions,
+    HttpRequest, LocalError, Output, ProcessExit, ServerNotification, ServerRequest, StdioInput,
 };
 use serde_json::{json, Value};
 
@@ -163,13 +164,24 @@ impl H {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        self.c.handle_head(self.now, id, status, &headers);
+        self.c
+            .handle_http(
+                self.now,
+                id,
+                HttpInput::Head {
+                    status,
+                    headers: &headers,
+                },
+            )
+            .unwrap();
         self.pump();
         for p in pieces {
-            self.c.handle_body(self.now, id, p);
+            self.c
+                .handle_http(self.now, id, HttpInput::Body(p))
+                .unwrap();
             self.pump();
         }
-        self.c.handle_end(self.now, id);
+        self.c.handle_http(self.now, id, HttpInput::End).unwrap();
         self.open.remove(&id);
         self.pump();
     }
@@ -236,7 +248,10 @@ impl H {
 
     fn call(&mut self, name: &str, opts: CallOptions) -> CallId {
         let now = self.now;
-        let call = self.c.call_tool(now, name, Some(json!({})), opts).unwrap();
+        let call = self
+            .c
+            .call(now, &McpCall::call_tool(name, Some(json!({}))), opts)
+            .unwrap();
         self.pump();
         call
     }
@@ -295,6 +310,54 @@ fn result_line(id: i64) -> String {
 /// session when it takes `notifications/initialized` (server-everything adds the tools the
 /// client's capabilities allow then): a request made meanwhile waits for that POST's response
 /// head, and goes at once after it. The GET stream does not wait.
+/// An input of the other transport is refused in every build, and changes nothing: no output,
+/// the same deadline, the same exchanges; the connection goes on.
+#[test]
+fn stdio_inputs_are_refused_over_http() {
+    let mut h = H::new();
+    let init = h.find("POST initialize");
+    let deadline = h.c.poll_timeout();
+    let now = h.now;
+    let refused = [
+        h.c.handle_stdio(now, StdioInput::Stdout(b"{}\n")),
+        h.c.handle_stdio(now, StdioInput::StdoutEof),
+        h.c.handle_stdio(
+            now,
+            StdioInput::Exit {
+                exit: ProcessExit::UNKNOWN,
+                stderr_tail: "",
+            },
+        ),
+        h.c.handle_stdio(now, StdioInput::Respawned),
+        h.c.handle_stdio(now, StdioInput::RespawnFailed("no")),
+    ];
+    for r in refused {
+        assert!(
+            matches!(
+                r,
+                Err(ClientError::WrongTransport {
+                    transport: "HTTP",
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+    }
+    assert_eq!(
+        h.c.handle_stdio(now, StdioInput::StdoutEof)
+            .unwrap_err()
+            .to_string(),
+        "the end of stdout is no input of a connection over HTTP"
+    );
+    assert!(
+        h.c.poll_output().is_none(),
+        "a refused input queued something"
+    );
+    assert_eq!(h.c.poll_timeout(), deadline);
+    assert_eq!(h.open.keys().copied().collect::<Vec<_>>(), [init]);
+    assert!(h.events.is_empty());
+}
+
 #[test]
 fn the_first_request_waits_until_the_initialized_notification_is_accepted() {
     for refused in [false, true] {
@@ -582,18 +645,22 @@ fn maybe_executed(outcome: Option<&Result<RawJson, CallError>>) -> bool {
 fn a_lost_read_is_reissued_once_with_a_new_id() {
     let mut h = H::ready(405);
     let now = h.now;
-    let call = h.c.list_tools(now, CallOptions::default()).unwrap();
+    let call =
+        h.c.call(now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
     h.pump();
     // The POST goes, and its connection dies before any response byte.
     let post = h.find("POST tools/list");
-    h.c.handle_failure(h.now, post, "connection reset");
+    h.c.handle_http(h.now, post, HttpInput::Failure("connection reset".into()))
+        .unwrap();
     h.open.remove(&post);
     h.pump();
     assert_eq!(h.outcome(call), None, "the caller sees nothing of it");
     let again = h.find("POST tools/list");
     assert_eq!(describe(h.request(again)), "POST tools/list #2");
     // A second loss ends it, saying it was sent again.
-    h.c.handle_failure(h.now, again, "connection reset");
+    h.c.handle_http(h.now, again, HttpInput::Failure("connection reset".into()))
+        .unwrap();
     h.open.remove(&again);
     h.pump();
     assert!(maybe_executed(h.outcome(call)), "{:?}", h.outcome(call));
@@ -607,10 +674,13 @@ fn a_lost_read_is_reissued_once_with_a_new_id() {
         2
     );
     // Re-issued once more, a read that succeeds: the result is the call's.
-    let call = h.c.list_tools(h.now, CallOptions::default()).unwrap();
+    let call =
+        h.c.call(h.now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
     h.pump();
     let post = h.find("POST tools/list");
-    h.c.handle_failure(h.now, post, "connection reset");
+    h.c.handle_http(h.now, post, HttpInput::Failure("connection reset".into()))
+        .unwrap();
     h.open.remove(&post);
     h.pump();
     let again = h.find("POST tools/list");
@@ -668,18 +738,23 @@ fn a_mid_body_drop_resumes_from_the_last_event_id() {
     let mut h = H::ready(405);
     let call = h.call("x", CallOptions::default());
     let post = h.find("POST tools/call");
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_body(
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(
         h.now,
         post,
-        b"id: ev-9\ndata: \n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notif",
-    );
-    h.c.handle_failure(h.now, post, "connection reset");
+        HttpInput::Body(b"id: ev-9\ndata: \n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notif"),
+    )
+    .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::Failure("connection reset".into()))
+        .unwrap();
     h.open.remove(&post);
     h.pump();
     assert!(h.outcome(call).is_none());
@@ -697,23 +772,29 @@ fn an_endless_event_is_capped_and_the_stream_goes_on() {
     h.handshake(None);
     let call = h.call("x", CallOptions::default());
     let post = h.find("POST tools/call");
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_body(h.now, post, b"id: 1\ndata: ");
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::Body(b"id: 1\ndata: "))
+        .unwrap();
     for _ in 0..1000 {
-        h.c.handle_body(h.now, post, &[b'x'; 1000]);
+        h.c.handle_http(h.now, post, HttpInput::Body(&[b'x'; 1000]))
+            .unwrap();
     }
     let line = result_line(call.0);
-    h.c.handle_body(
+    h.c.handle_http(
         h.now,
         post,
-        format!("\n\nid: 2\ndata: {line}\n\n").as_bytes(),
-    );
-    h.c.handle_end(h.now, post);
+        HttpInput::Body(format!("\n\nid: 2\ndata: {line}\n\n").as_bytes()),
+    )
+    .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::End).unwrap();
     h.pump();
     assert!(h
         .events
@@ -728,12 +809,15 @@ fn session_expiry_makes_a_new_session_and_sends_the_request_once_more() {
     // A call whose answer is due on an open stream of the old session.
     let streaming = h.call("slow", CallOptions::default());
     let stream = h.find("POST tools/call");
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         stream,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
     h.pump();
     let call = h.call("x", CallOptions::default());
     let post = h.find("POST tools/call #2");
@@ -759,8 +843,13 @@ fn session_expiry_makes_a_new_session_and_sends_the_request_once_more() {
     assert!(matches!(h.outcome(call), Some(Ok(_))));
     // The old stream's answer still routes by id.
     let line = result_line(streaming.0);
-    h.c.handle_body(h.now, stream, format!("data: {line}\n\n").as_bytes());
-    h.c.handle_end(h.now, stream);
+    h.c.handle_http(
+        h.now,
+        stream,
+        HttpInput::Body(format!("data: {line}\n\n").as_bytes()),
+    )
+    .unwrap();
+    h.c.handle_http(h.now, stream, HttpInput::End).unwrap();
     h.pump();
     assert!(
         matches!(h.outcome(streaming), Some(Ok(_))),
@@ -842,12 +931,18 @@ impl DemoHttp {
                         self.server.handle_message(h.now, m);
                         match request {
                             Some(rid) => {
-                                h.c.handle_head(
+                                h.c.handle_http(
                                     h.now,
                                     id,
-                                    200,
-                                    &[("content-type".into(), "text/event-stream".into())],
-                                );
+                                    HttpInput::Head {
+                                        status: 200,
+                                        headers: &[(
+                                            "content-type".into(),
+                                            "text/event-stream".into(),
+                                        )],
+                                    },
+                                )
+                                .unwrap();
                                 self.streams.insert(rid, id);
                                 self.last_stream = Some(id);
                             }
@@ -874,9 +969,10 @@ impl DemoHttp {
                 };
                 let Some(ex) = target else { continue };
                 let event = format!("data: {}\n\n", String::from_utf8(m.to_bytes()).unwrap());
-                h.c.handle_body(h.now, ex, event.as_bytes());
+                h.c.handle_http(h.now, ex, HttpInput::Body(event.as_bytes()))
+                    .unwrap();
                 if matches!(m, Message::Response(_)) {
-                    h.c.handle_end(h.now, ex);
+                    h.c.handle_http(h.now, ex, HttpInput::End).unwrap();
                     h.open.remove(&ex);
                 }
             }
@@ -1043,14 +1139,19 @@ fn poll_timeout_moves_past_now_through_resumes_a_timeout_and_a_close() {
     let call = h.call("x", CallOptions::default());
     let post = h.find("POST tools/call");
     // The answer's stream gives an event id, then drops: resumes follow, each failing.
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_body(h.now, post, b"id: 7\ndata: \n\n");
-    h.c.handle_failure(h.now, post, "connection reset");
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::Body(b"id: 7\ndata: \n\n"))
+        .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::Failure("connection reset".into()))
+        .unwrap();
     h.open.remove(&post);
     h.pump();
     let mut steps = 0;
@@ -1072,7 +1173,8 @@ fn poll_timeout_moves_past_now_through_resumes_a_timeout_and_a_close() {
             .map(|(id, _)| *id)
             .collect();
         for get in gets {
-            h.c.handle_failure(h.now, get, "connection refused");
+            h.c.handle_http(h.now, get, HttpInput::Failure("connection refused".into()))
+                .unwrap();
             h.open.remove(&get);
             h.pump();
         }
@@ -1110,7 +1212,9 @@ fn trusted_annotations_make_a_read_only_tool_repeatable_and_nothing_else() {
         h.handshake(None);
         let get = h.find("GET");
         h.answer(get, 405, &[], &[]);
-        let list = h.c.list_tools(h.now, CallOptions::default()).unwrap();
+        let list =
+            h.c.call(h.now, &McpCall::list_tools(), CallOptions::default())
+                .unwrap();
         h.pump();
         let post = h.find("POST tools/list");
         h.json(
@@ -1124,13 +1228,15 @@ fn trusted_annotations_make_a_read_only_tool_repeatable_and_nothing_else() {
         for (tool, repeatable) in [("get", trust), ("charge", false)] {
             let call = h.call(tool, CallOptions::default());
             let post = h.find("POST tools/call");
-            h.c.handle_failure(h.now, post, "connection reset");
+            h.c.handle_http(h.now, post, HttpInput::Failure("connection reset".into()))
+                .unwrap();
             h.open.remove(&post);
             h.pump();
             if repeatable {
                 assert_eq!(h.outcome(call), None, "{tool}: re-issued");
                 let again = h.find("POST tools/call");
-                h.c.handle_failure(h.now, again, "connection reset");
+                h.c.handle_http(h.now, again, HttpInput::Failure("connection reset".into()))
+                    .unwrap();
                 h.open.remove(&again);
                 h.pump();
             }

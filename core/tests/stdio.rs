@@ -3,9 +3,11 @@
 
 use std::time::{Duration, Instant};
 
+use mcpwire_core::McpCall;
 use mcpwire_core::{
-    CallError, CallOptions, ChosenEra, ClientConfig, ClientError, Closed, Connection, Diagnostic,
-    Era, Event, LocalError, Output, ProcessAction, ProcessExit, StdioOptions, EXIT_AFTER_EOF_GRACE,
+    AuthorizationInput, CallError, CallOptions, ChosenEra, ClientConfig, ClientError, Closed,
+    Connection, Diagnostic, Era, Event, HttpInput, LocalError, Output, ProcessAction, ProcessExit,
+    StdioInput, StdioOptions, EXIT_AFTER_EOF_GRACE,
 };
 
 /// A connection and everything it handed out, drained after every step.
@@ -63,7 +65,7 @@ impl S {
     }
 
     fn stdout(&mut self, now: Instant, bytes: &[u8]) {
-        self.c.handle_stdout(now, bytes);
+        self.c.handle_stdio(now, StdioInput::Stdout(bytes)).unwrap();
         self.drain();
     }
 
@@ -113,8 +115,12 @@ fn shutdown_escalates_and_ends_pending_calls() {
         }
     ));
     let call =
-        s.c.call_tool(t0, "slow", None, CallOptions::default())
-            .unwrap();
+        s.c.call(
+            t0,
+            &McpCall::call_tool("slow", None),
+            CallOptions::default(),
+        )
+        .unwrap();
     s.drain();
     let out = s.written();
     assert_eq!(out.lines().count(), 2, "initialized, then the call: {out}");
@@ -135,7 +141,14 @@ fn shutdown_escalates_and_ends_pending_calls() {
         code: None,
         signal: Some(9),
     };
-    s.c.handle_exit(t0 + Duration::from_secs(4), exit, "");
+    s.c.handle_stdio(
+        t0 + Duration::from_secs(4),
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "",
+        },
+    )
+    .unwrap();
     s.drain();
     assert!(s.c.is_finished());
     let seen = seen.lock().unwrap();
@@ -155,7 +168,14 @@ fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
         code: Some(3),
         signal: None,
     };
-    s.c.handle_exit(t0, exit, "Error: cannot find module\n");
+    s.c.handle_stdio(
+        t0,
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "Error: cannot find module\n",
+        },
+    )
+    .unwrap();
     s.drain();
     let events = s.events();
     let Event::HandshakeFailed(CallError::Local(LocalError::Closed(Closed { reason }))) =
@@ -176,7 +196,7 @@ fn the_process_exiting_mid_request_ends_it_with_the_exit_status_and_stderr() {
 fn stdout_eof_waits_briefly_for_the_exit_status_then_ends_calls_without_it() {
     let t0 = Instant::now();
     let mut s = S::new(t0, handshake());
-    s.c.handle_stdout_eof(t0);
+    s.c.handle_stdio(t0, StdioInput::StdoutEof).unwrap();
     s.drain();
     assert_eq!(s.events(), [], "nothing ends before the grace runs out");
     let t1 = s.c.poll_timeout().unwrap();
@@ -209,7 +229,7 @@ fn a_server_that_never_answers_gets_the_handshake_on_a_new_process() {
     assert!(!s.c.is_finished(), "a new process is coming");
     // Whatever was queued for the old process is not for the new one.
     s.written();
-    s.c.handle_respawned(deadline);
+    s.c.handle_stdio(deadline, StdioInput::Respawned).unwrap();
     s.drain();
     let out = s.written();
     assert_eq!(
@@ -228,14 +248,21 @@ fn a_server_that_exits_on_the_probe_gets_the_handshake_on_a_new_process() {
     let t0 = Instant::now();
     let mut s = S::new(t0, ClientConfig::default());
     s.written();
-    s.c.handle_stdout_eof(t0);
+    s.c.handle_stdio(t0, StdioInput::StdoutEof).unwrap();
     let exit = ProcessExit {
         code: Some(1),
         signal: None,
     };
     s.drain();
     assert_eq!(s.actions(), [], "its exit is awaited first");
-    s.c.handle_exit(t0, exit, "unexpected request before initialize");
+    s.c.handle_stdio(
+        t0,
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "unexpected request before initialize",
+        },
+    )
+    .unwrap();
     s.drain();
     // It blamed the probe: it is started again for the handshake.
     assert_eq!(s.actions(), [ProcessAction::SpawnAgain]);
@@ -245,7 +272,7 @@ fn a_server_that_exits_on_the_probe_gets_the_handshake_on_a_new_process() {
         matches!(events.as_slice(), [Event::Restarting { reason }] if reason.contains("server/discover")),
         "{events:?}"
     );
-    s.c.handle_respawned(t0);
+    s.c.handle_stdio(t0, StdioInput::Respawned).unwrap();
     s.drain();
     assert!(s.written().contains("initialize"));
 }
@@ -255,12 +282,19 @@ fn a_server_that_fails_to_start_during_the_probe_is_not_started_again() {
     let t0 = Instant::now();
     let mut s = S::new(t0, ClientConfig::default());
     s.written();
-    s.c.handle_stdout_eof(t0);
+    s.c.handle_stdio(t0, StdioInput::StdoutEof).unwrap();
     let exit = ProcessExit {
         code: Some(1),
         signal: None,
     };
-    s.c.handle_exit(t0, exit, "Error: Cannot find module 'express'");
+    s.c.handle_stdio(
+        t0,
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "Error: Cannot find module 'express'",
+        },
+    )
+    .unwrap();
     s.drain();
     assert!(
         !s.actions().contains(&ProcessAction::SpawnAgain),
@@ -289,13 +323,20 @@ fn a_server_that_exits_cleanly_or_only_closes_stdout_during_the_probe_is_started
         code: Some(0),
         signal: None,
     };
-    s.c.handle_exit(t0, exit, "");
+    s.c.handle_stdio(
+        t0,
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "",
+        },
+    )
+    .unwrap();
     s.drain();
     assert_eq!(s.actions(), [ProcessAction::SpawnAgain]);
     // Its stdout closed and it did not exit within the grace: it is killed, then started again.
     let mut s = S::new(t0, ClientConfig::default());
     s.written();
-    s.c.handle_stdout_eof(t0);
+    s.c.handle_stdio(t0, StdioInput::StdoutEof).unwrap();
     s.drain();
     assert_eq!(s.actions(), []);
     let t1 = s.c.poll_timeout().unwrap();
@@ -314,7 +355,11 @@ fn commands_refuse_misuse_at_once() {
     let mut s = S::new(t0, handshake());
     // Before the handshake only ping may go.
     assert_eq!(
-        s.c.call_tool(t0, "echo", None, CallOptions::default()),
+        s.c.call(
+            t0,
+            &McpCall::call_tool("echo", None),
+            CallOptions::default()
+        ),
         Err(ClientError::NotReady)
     );
     assert!(s.c.ping(t0, CallOptions::default()).is_ok());
@@ -327,7 +372,7 @@ fn commands_refuse_misuse_at_once() {
     assert!(s.c.is_ready());
     // The server offers no tools.
     assert_eq!(
-        s.c.list_tools(t0, CallOptions::default()),
+        s.c.call(t0, &McpCall::list_tools(), CallOptions::default()),
         Err(ClientError::NotSupported("tools"))
     );
     s.c.close(t0);
@@ -367,7 +412,7 @@ fn a_driver_that_never_drains_is_caught() {
     let t0 = Instant::now();
     let mut c = Connection::stdio(t0, handshake(), StdioOptions::default());
     for _ in 0..2_000 {
-        c.handle_stdout(t0, b"noise\n");
+        c.handle_stdio(t0, StdioInput::Stdout(b"noise\n")).unwrap();
     }
 }
 
@@ -381,15 +426,26 @@ fn a_server_that_dies_mid_call_ends_the_call_as_maybe_executed() {
         b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n",
     );
     let call =
-        s.c.call_tool(t0, "charge_card", None, CallOptions::default())
-            .unwrap();
+        s.c.call(
+            t0,
+            &McpCall::call_tool("charge_card", None),
+            CallOptions::default(),
+        )
+        .unwrap();
     s.drain();
     assert!(s.written().contains("charge_card"));
     let exit = ProcessExit {
         code: None,
         signal: Some(9),
     };
-    s.c.handle_exit(t0, exit, "killed");
+    s.c.handle_stdio(
+        t0,
+        StdioInput::Exit {
+            exit,
+            stderr_tail: "killed",
+        },
+    )
+    .unwrap();
     s.drain();
     let events = s.events();
     let outcome = events.iter().find_map(|e| match e {
@@ -451,11 +507,19 @@ fn an_answer_over_the_cap_ends_its_call_at_once_and_says_how_to_raise_it() {
         b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n",
     );
     let big =
-        s.c.call_tool(t0, "read", None, CallOptions::default())
-            .unwrap();
+        s.c.call(
+            t0,
+            &McpCall::call_tool("read", None),
+            CallOptions::default(),
+        )
+        .unwrap();
     let other =
-        s.c.call_tool(t0, "other", None, CallOptions::default())
-            .unwrap();
+        s.c.call(
+            t0,
+            &McpCall::call_tool("other", None),
+            CallOptions::default(),
+        )
+        .unwrap();
     s.drain();
     // The answer to the first call, far over the cap, arrives in pieces.
     s.stdout(t0, format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"", big.0).as_bytes());
@@ -518,7 +582,7 @@ fn the_era_probe_and_the_handshake_share_one_start_up_budget() {
         [ProcessAction::Kill, ProcessAction::SpawnAgain]
     );
     s.written();
-    s.c.handle_respawned(probed);
+    s.c.handle_stdio(probed, StdioInput::Respawned).unwrap();
     s.drain();
     assert!(s.written().contains("\"method\":\"initialize\""));
     assert_eq!(s.c.poll_timeout(), Some(t0 + Duration::from_secs(3)));
@@ -567,7 +631,7 @@ fn initialize_always_gets_its_chance_and_a_timeout_quotes_the_budget() {
             [ProcessAction::Kill, ProcessAction::SpawnAgain]
         );
         s.written();
-        s.c.handle_respawned(probed);
+        s.c.handle_stdio(probed, StdioInput::Respawned).unwrap();
         s.drain();
         assert!(
             s.written().contains("\"method\":\"initialize\""),
@@ -584,7 +648,7 @@ fn initialize_always_gets_its_chance_and_a_timeout_quotes_the_budget() {
     // The new process comes a little late: what is left is not a whole number of seconds.
     let respawned = probed + Duration::from_millis(3);
     s.timeout(respawned);
-    s.c.handle_respawned(respawned);
+    s.c.handle_stdio(respawned, StdioInput::Respawned).unwrap();
     s.drain();
     let deadline = s.c.poll_timeout().unwrap();
     assert_eq!(deadline, t0 + Duration::from_secs(30));
@@ -598,4 +662,61 @@ fn initialize_always_gets_its_chance_and_a_timeout_quotes_the_budget() {
         failed.contains("no answer to initialize within 30 s"),
         "{failed}"
     );
+}
+
+/// An input of the other transport is refused in every build, and changes nothing: no output,
+/// the same deadline, the same calls in flight.
+#[test]
+fn http_and_authorization_inputs_are_refused_over_stdio() {
+    let t0 = Instant::now();
+    let mut s = S::new(t0, handshake());
+    s.written();
+    let deadline = s.c.poll_timeout();
+    let pending = s.c.pending_requests();
+    let headers = [("content-type".to_string(), "application/json".to_string())];
+    let refused = [
+        s.c.handle_http(
+            t0,
+            0,
+            HttpInput::Head {
+                status: 200,
+                headers: &headers,
+            },
+        ),
+        s.c.handle_http(t0, 0, HttpInput::Body(b"{}")),
+        s.c.handle_http(t0, 0, HttpInput::End),
+        s.c.handle_http(t0, 0, HttpInput::Failure("reset".into())),
+        s.c.handle_http(t0, 0, HttpInput::Unsent("refused".into())),
+        s.c.handle_http(t0, 0, HttpInput::Note("spoke HTTP/1.1")),
+        s.c.handle_authorization(t0, AuthorizationInput::Token("tok")),
+        s.c.handle_authorization(t0, AuthorizationInput::Failed("no")),
+    ];
+    for r in refused {
+        assert!(
+            matches!(
+                r,
+                Err(ClientError::WrongTransport {
+                    transport: "stdio",
+                    ..
+                })
+            ),
+            "{r:?}"
+        );
+    }
+    assert_eq!(
+        s.c.handle_http(t0, 0, HttpInput::End)
+            .unwrap_err()
+            .to_string(),
+        "the end of a response is no input of a connection over stdio"
+    );
+    assert!(
+        s.c.poll_output().is_none(),
+        "a refused input queued something"
+    );
+    assert_eq!(s.c.poll_timeout(), deadline);
+    assert_eq!(s.c.pending_requests(), pending);
+    // The connection lives on: the server's answer completes the handshake.
+    let answer = String::from_utf8_lossy(INIT_ANSWER).replace("\"id\":1", "\"id\":0");
+    s.stdout(t0, answer.as_bytes());
+    assert!(s.c.is_ready());
 }

@@ -586,9 +586,9 @@ fn config(case: &Case, path: Path, server: &FaultServer) -> ServerConfig {
         ),
         Path::Tls | Path::TlsProxy => {
             let front = mcpwire_tests::tls_front::TlsFront::start(server.addr());
-            (HttpKind::Http, front.url())
+            (HttpKind::Streamable, front.url())
         }
-        _ => (HttpKind::Http, server.url()),
+        _ => (HttpKind::Streamable, server.url()),
     };
     ServerConfig::Http(HttpConfig {
         kind,
@@ -987,7 +987,7 @@ async fn scenario(
                     FollowUp::AnsweredOrNotSent if not_sent(&e) => r
                         .context
                         .push(format!("the follow-up call was not sent: {e}")),
-                    FollowUp::AnsweredOrMayHaveRun if e.may_have_run() => r
+                    FollowUp::AnsweredOrMayHaveRun if e.maybe_executed() => r
                         .context
                         .push(format!("the follow-up call may have run: {e}")),
                     _ => r.fail(format!("the follow-up call failed: {e}")),
@@ -1079,7 +1079,7 @@ fn short(e: &Error) -> String {
     let kind = match e {
         Error::Call(CallError::Local(LocalError::Http(h))) => format!("Http({:?})", h.kind),
         Error::Call(CallError::Local(LocalError::Timeout { .. })) => "Timeout".into(),
-        Error::MayHaveRun { http: Some(h), .. } => format!("MayHaveRun({:?})", h.kind),
+        Error::MaybeExecuted { http: Some(h), .. } => format!("MaybeExecuted({:?})", h.kind),
         other => format!("{other:?}")
             .split(['(', ' ', '{'])
             .next()

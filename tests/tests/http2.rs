@@ -457,7 +457,7 @@ fn call_fault_and_reissue(tool: &str) -> (Result<String, mcpwire::Error>, Vec<St
             .call_tool(tool, json!({}))
             .await
             .expect_err("lost after sending");
-        assert!(err.may_have_run(), "{err:?}");
+        assert!(err.maybe_executed(), "{err:?}");
         // Not repeated behind the caller's back: one attempt reached the server so far. The
         // server logs it as it ends the stream, which the client may see first: its line is
         // waited for (a second line would come no sooner).
@@ -488,7 +488,7 @@ fn a_reset_http2_stream_may_have_run_and_is_not_repeated() {
     // RST_STREAM(INTERNAL_ERROR) after the server read the request: it may have acted on it.
     let (r, actions) = call_fault("reset");
     let err = r.unwrap_err();
-    assert!(err.may_have_run(), "{err:?}");
+    assert!(err.maybe_executed(), "{err:?}");
     assert_eq!(actions, ["reset"]);
 }
 
@@ -500,6 +500,6 @@ fn a_connection_closed_after_the_request_may_have_run_and_is_not_repeated() {
     // The connection closed without a GOAWAY after the server read the request.
     let (r, actions) = call_fault("vanish");
     let err = r.unwrap_err();
-    assert!(err.may_have_run(), "{err:?}");
+    assert!(err.maybe_executed(), "{err:?}");
     assert_eq!(actions, ["vanished"]);
 }

@@ -108,7 +108,7 @@ fn http_error(e: &Error) -> &HttpError {
 /// the kind of the HTTP failure that lost it.
 fn may_have_run(e: &Error) -> (String, HttpErrorKind) {
     match e {
-        Error::MayHaveRun {
+        Error::MaybeExecuted {
             reason,
             http: Some(h),
             ..
@@ -118,7 +118,7 @@ fn may_have_run(e: &Error) -> (String, HttpErrorKind) {
             assert!(h.url.contains("token=***"), "{}", h.url);
             (reason.to_string(), h.kind.clone())
         }
-        other => panic!("expected MayHaveRun with its HTTP failure, got {other:?}"),
+        other => panic!("expected MaybeExecuted with its HTTP failure, got {other:?}"),
     }
 }
 
@@ -445,7 +445,7 @@ fn a_refused_token_of_the_configuration_is_named_as_such() {
     };
     let server = FaultServer::start(script(vec![refusal()]));
     let mut config = mcpwire::core::config::HttpConfig {
-        kind: mcpwire::core::config::HttpKind::Http,
+        kind: mcpwire::core::config::HttpKind::Streamable,
         url: secret_url(&server),
         headers: [("Authorization".to_owned(), "Bearer stale".to_owned())].into(),
         extra: Default::default(),
@@ -613,14 +613,14 @@ fn libcurl_failures_read_as_the_native_clients() {
     }
 }
 
-/// [`may_have_run`] for a URL without the test's credentials.
+/// [`maybe_executed`] for a URL without the test's credentials.
 fn may_have_run_anywhere(e: &Error) -> (String, HttpErrorKind) {
     match e {
-        Error::MayHaveRun {
+        Error::MaybeExecuted {
             reason,
             http: Some(h),
             ..
         } => (reason.to_string(), h.kind.clone()),
-        other => panic!("expected MayHaveRun with its HTTP failure, got {other:?}"),
+        other => panic!("expected MaybeExecuted with its HTTP failure, got {other:?}"),
     }
 }

@@ -723,7 +723,7 @@ fn a_close_in_the_middle_of_the_head_fails_that_call() {
         let err = call(&client, "cut-header").await.unwrap_err();
         eprintln!("close inside a header line: {err:?}");
         assert!(maybe_executed(&err), "{err:?}");
-        let Error::MayHaveRun { http: Some(e), .. } = &err else {
+        let Error::MaybeExecuted { http: Some(e), .. } = &err else {
             panic!("no HTTP details: {err:?}")
         };
         assert_eq!(e.kind, HttpErrorKind::HeadCutShort, "{e:?}");
@@ -747,7 +747,7 @@ fn a_close_in_the_middle_of_the_head_fails_that_call() {
 
 /// Whether a call ended as "may have been executed" (at most once).
 fn maybe_executed(e: &Error) -> bool {
-    e.may_have_run()
+    e.maybe_executed()
 }
 
 #[test]
@@ -796,7 +796,7 @@ fn the_caller_reissues_a_call_that_may_have_run_in_one_call() {
         let client = connect(&server).await;
         still_works(&client).await;
         let err = call(&client, "charge").await.unwrap_err();
-        assert!(err.may_have_run(), "{err:?}");
+        assert!(err.maybe_executed(), "{err:?}");
         // The caller's choice: the same call again, as a new request.
         let again = client.reissue(&err).await.unwrap();
         let r: mcpwire::CallToolResult = again.parse().unwrap();

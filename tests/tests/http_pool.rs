@@ -210,8 +210,8 @@ fn a_request_that_meets_a_stale_pooled_connection_is_decided_by_at_most_once() {
         let err = call(&client, "fine")
             .await
             .expect_err("the call met the close");
-        assert!(err.may_have_run(), "{err}");
-        let Error::MayHaveRun { http: Some(h), .. } = &err else {
+        assert!(err.maybe_executed(), "{err}");
+        let Error::MaybeExecuted { http: Some(h), .. } = &err else {
             panic!("{err:?}")
         };
         assert_eq!(h.kind, HttpErrorKind::StaleConnection, "{err}");

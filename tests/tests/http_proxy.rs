@@ -238,7 +238,7 @@ fn a_proxy_that_is_not_there_fails_the_connect_unsent() {
             let debug = format!("{err:?}");
             eprintln!("{url}: {err}\n{debug}");
             // Nothing reached anyone: a failure to connect, not sent.
-            assert!(!err.may_have_run(), "{debug}");
+            assert!(!err.maybe_executed(), "{debug}");
             assert!(kinds.iter().any(|k| debug.contains(k)), "{url}: {debug}");
             assert!(err.to_string().contains("not sent"), "{err}");
         });
@@ -384,7 +384,7 @@ fn assert_credentials_wanted(err: &mcpwire::Error, given: bool, proxy: &str) {
         "credentials {}: {shown}",
         if given { "refused" } else { "wanted" }
     );
-    assert!(!err.may_have_run(), "{debug}");
+    assert!(!err.maybe_executed(), "{debug}");
     assert!(debug.contains("kind: Proxy(Credentials)"), "{debug}");
     assert!(
         !shown.contains("may have") && !shown.contains("cut short"),
@@ -666,7 +666,7 @@ fn a_proxy_that_cannot_be_reached_or_refuses_the_tunnel_says_which() {
                 .unwrap_err();
             let (shown, debug) = (err.to_string(), format!("{err:?}"));
             eprintln!("{what}: {shown}");
-            assert!(!err.may_have_run(), "{what}: {debug}");
+            assert!(!err.maybe_executed(), "{what}: {debug}");
             assert!(debug.contains(&format!("kind: {kind}")), "{what}: {debug}");
             assert!(shown.contains(&words), "{what}: {shown}");
             assert!(
@@ -715,7 +715,7 @@ fn a_407_from_a_proxy_the_client_does_not_know_of_is_still_the_proxys() {
                 .unwrap_err();
             let (shown, debug) = (err.to_string(), format!("{err:?}"));
             eprintln!("native {native}: {shown}");
-            assert!(!err.may_have_run(), "{debug}");
+            assert!(!err.maybe_executed(), "{debug}");
             assert!(debug.contains("kind: Proxy(Credentials)"), "{debug}");
             assert!(
                 shown.contains(&format!(
@@ -798,7 +798,7 @@ fn a_proxy_asking_for_credentials_with_a_401_is_named_and_no_oauth_discovery_fol
             let (shown, debug) = (err.to_string(), format!("{err:?}"));
             let case = format!("{url} (libcurl: {libcurl}, credentials: {given:?})");
             eprintln!("{case}: {shown}");
-            assert!(!err.may_have_run(), "{case}: {debug}");
+            assert!(!err.maybe_executed(), "{case}: {debug}");
             assert!(
                 debug.contains("kind: Proxy(Credentials)"),
                 "{case}: {debug}"

@@ -345,7 +345,7 @@ fn the_environment_proxy_as_curl_reads_it() {
         clear_env();
         let (shown, debug) = (err.to_string(), format!("{err:?}"));
         eprintln!("{var}: {shown}");
-        assert!(!err.may_have_run(), "{var}: {debug}");
+        assert!(!err.maybe_executed(), "{var}: {debug}");
         assert!(debug.contains("kind: Proxy("), "{var}: {debug}");
         assert!(shown.contains(words), "{var}: {shown}");
     }

@@ -159,7 +159,7 @@ fn proxy_py_asking_for_credentials() {
                     .unwrap_err();
                 let (shown, debug) = (err.to_string(), format!("{err:?}"));
                 eprintln!("{what}: {shown}");
-                assert!(!err.may_have_run(), "{what}: {debug}");
+                assert!(!err.maybe_executed(), "{what}: {debug}");
                 assert!(
                     debug.contains("kind: Proxy(Credentials)"),
                     "{what}: {debug}"

@@ -41,7 +41,7 @@ fn calls() -> usize {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
     Ok,
-    MayHaveRun,
+    MaybeExecuted,
     SessionExpired,
     Timeout,
     Http500,
@@ -130,7 +130,7 @@ fn sessions_under_load_fail_no_call_for_a_session_it_did_not_lose() {
         let lost = server.lost(token);
         let explained = match kind {
             Kind::Ok => runs == 1,
-            Kind::MayHaveRun => lost == Some(Lost::Reset),
+            Kind::MaybeExecuted => lost == Some(Lost::Reset),
             Kind::SessionExpired => lost == Some(Lost::SessionExpired),
             Kind::Timeout => lost == Some(Lost::Late),
             Kind::Http500 => lost == Some(Lost::Error500) && runs == 0,
@@ -181,7 +181,7 @@ fn classify(token: &str, r: Result<mcpwire::CallToolResult, Error>) -> Kind {
     match r {
         Ok(r) if r.text() == token => Kind::Ok,
         Ok(r) => Kind::Other(format!("misrouted: got {:?}", r.text())),
-        Err(Error::MayHaveRun { .. }) => Kind::MayHaveRun,
+        Err(Error::MaybeExecuted { .. }) => Kind::MaybeExecuted,
         Err(Error::Call(CallError::Local(LocalError::SessionExpired))) => Kind::SessionExpired,
         Err(e) if e.is_timeout() => Kind::Timeout,
         Err(Error::Call(CallError::Local(LocalError::Http(h)))) if h.status == Some(500) => {

@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 use mcpwire::core::config::{HttpConfig, HttpKind};
 use mcpwire::core::types::CreateMessageResult;
 use mcpwire::{
-    CallOptions, ChosenEra, ConnectOptions, ElicitAction, ElicitResult, Era, Handlers,
-    HttpTransportKind, ServerConfig,
+    CallOptions, ChosenEra, ConnectOptions, ElicitAction, ElicitResult, Era, Handlers, ServerConfig,
 };
 use mcpwire_tests::scenario::run_against;
 use mcpwire_tests::{peers_skipped, HttpPeer};
@@ -49,7 +48,7 @@ fn everything_over_http_sse_found_from_its_url() {
             .await
             .unwrap_or_else(|e| panic!("connect: {e}\n{}", peer.stderr().join("\n")));
         eprintln!("found the HTTP+SSE transport in {:?}", start.elapsed());
-        assert_eq!(client.http_transport(), Some(HttpTransportKind::Sse));
+        assert_eq!(client.http_transport(), Some(HttpKind::Sse));
         assert_eq!(client.era(), Some(ChosenEra::Handshake));
         assert_eq!(
             client.server_info().unwrap().server_info.name,
@@ -123,7 +122,7 @@ fn everything_over_http_sse_pinned_sends_no_probe() {
                 .push(String::from_utf8_lossy(b).into_owned())
         });
         let client = mcpwire::connect_smol(&config, options).await.unwrap();
-        assert_eq!(client.http_transport(), Some(HttpTransportKind::Sse));
+        assert_eq!(client.http_transport(), Some(HttpKind::Sse));
         let r = client
             .call_tool("get-sum", json!({"a": 2, "b": 40}))
             .await
@@ -157,7 +156,7 @@ fn the_python_sdk_s_http_sse_transport_found_from_its_url() {
         let client = mcpwire::connect_smol(&ServerConfig::http(url), options)
             .await
             .unwrap_or_else(|e| panic!("connect: {e}\n{}", peer.stderr().join("\n")));
-        assert_eq!(client.http_transport(), Some(HttpTransportKind::Sse));
+        assert_eq!(client.http_transport(), Some(HttpKind::Sse));
         assert_eq!(client.era(), Some(ChosenEra::Handshake));
         let r = client
             .call_tool("add", json!({"a": 2, "b": 40}))

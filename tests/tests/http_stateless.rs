@@ -142,7 +142,7 @@ fn a_stateless_stream_dropped_mid_call_may_have_run_and_is_not_resumed() {
     run(async {
         let client = connect(&server).await.unwrap();
         let err = client.call_tool("drop", json!({})).await.unwrap_err();
-        assert!(matches!(err, Error::MayHaveRun { .. }), "{err:?}");
+        assert!(matches!(err, Error::MaybeExecuted { .. }), "{err:?}");
         Timer::after(Duration::from_millis(200)).await;
         // The connection lives on.
         assert_eq!(client.call_tool("x", json!({})).await.unwrap().text(), "ok");
@@ -206,12 +206,9 @@ fn sse_the_stream_dropped_with_a_call_pending_ends_it_typed() {
         let client = mcpwire::connect_smol(&sse_config(&server), ConnectOptions::default())
             .await
             .unwrap();
-        assert_eq!(
-            client.http_transport(),
-            Some(mcpwire::HttpTransportKind::Sse)
-        );
+        assert_eq!(client.http_transport(), Some(mcpwire::HttpKind::Sse));
         let err = client.call_tool("x", json!({})).await.unwrap_err();
-        assert!(matches!(err, Error::MayHaveRun { .. }), "{err:?}");
+        assert!(matches!(err, Error::MaybeExecuted { .. }), "{err:?}");
         // No reconnect: the connection has ended.
         assert!(client.call_tool("x", json!({})).await.is_err());
     });

@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 use mcpwire_core::jsonrpc::RawJson;
 use mcpwire_core::tap::Direction;
 use mcpwire_core::types::{CallToolResult, ClientCapabilities, ListToolsResult};
+use mcpwire_core::McpCall;
 use mcpwire_core::{
     CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig, Connection, Event,
-    LocalError, Output, ProcessAction, ProcessExit, ServerRequest, StdioOptions,
+    LocalError, Output, ProcessAction, ProcessExit, ServerRequest, StdioInput, StdioOptions,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -42,7 +43,7 @@ impl Driver {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             // The demo server is silent on stderr. For any other server, drain it (a full pipe
-            // stalls the server) and pass its tail to `handle_exit`.
+            // stalls the server) and pass its tail with `StdioInput::Exit`.
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
@@ -108,15 +109,15 @@ impl Driver {
                 read = or_never(self.stdout.as_mut().map(|s| s.read(&mut buf))) => match read {
                     Ok(0) | Err(_) => {
                         self.stdout = None;
-                        self.conn.handle_stdout_eof(Instant::now());
+                        self.conn.handle_stdio(Instant::now(), StdioInput::StdoutEof).unwrap();
                     }
-                    Ok(n) => self.conn.handle_stdout(Instant::now(), &buf[..n]),
+                    Ok(n) => self.conn.handle_stdio(Instant::now(), StdioInput::Stdout(&buf[..n])).unwrap(),
                 },
                 // Taken once stdout has ended, so that nothing the server wrote is lost.
                 status = self.child.wait(), if self.stdout.is_none() && self.exit.is_none() => {
                     let status = status.expect("the demo server's exit status");
                     let exit = ProcessExit { code: status.code(), signal: status.signal() };
-                    self.conn.handle_exit(Instant::now(), exit, "");
+                    self.conn.handle_stdio(Instant::now(), StdioInput::Exit { exit, stderr_tail: "" }).unwrap();
                     self.exit = Some(status);
                 }
                 // The core's clock is std's; tokio's timer takes it converted.
@@ -127,7 +128,9 @@ impl Driver {
 
     fn call(&mut self, tool: &str, args: Value, options: CallOptions) -> CallId {
         let now = Instant::now();
-        self.conn.call_tool(now, tool, Some(args), options).unwrap()
+        self.conn
+            .call(now, &McpCall::call_tool(tool, Some(args)), options)
+            .unwrap()
     }
 
     /// Drives until `call` ends; its outcome.
@@ -185,7 +188,10 @@ async fn scenario() {
     assert_eq!(ready.await, Some(ChosenEra::Stateless));
 
     let now = Instant::now();
-    let call = d.conn.list_tools(now, CallOptions::default()).unwrap();
+    let call = d
+        .conn
+        .call(now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     let listed: ListToolsResult = d.outcome(call).await.unwrap().parse().unwrap();
     for tool in ["add", "slow", "ask"] {
         assert!(listed.tools.iter().any(|t| t.name == tool), "{tool}");

@@ -107,7 +107,7 @@ fn http_error(e: &Error) -> Option<&HttpError> {
             CallError::Local(LocalError::MaybeExecuted { http: Some(h), .. }) => Some(h),
             _ => None,
         },
-        Error::MayHaveRun { http: Some(h), .. } => Some(h),
+        Error::MaybeExecuted { http: Some(h), .. } => Some(h),
         _ => None,
     }
 }

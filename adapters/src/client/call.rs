@@ -112,7 +112,7 @@ impl Client {
                     method: method.into_owned(),
                     params,
                 };
-                Error::MayHaveRun {
+                Error::MaybeExecuted {
                     reason,
                     request: Box::new(request),
                     http,
@@ -128,10 +128,10 @@ impl Client {
         })
     }
 
-    /// Sends again a call that may have run ([`Error::MayHaveRun`]), as a new request with a new
+    /// Sends again a call that may have run ([`Error::MaybeExecuted`]), as a new request with a new
     /// id: the caller's choice, since it may run twice. Any other error is given back as it is.
     pub async fn reissue(&self, error: &Error) -> Result<RawJson, Error> {
-        let Error::MayHaveRun { request, .. } = error else {
+        let Error::MaybeExecuted { request, .. } = error else {
             return Err(error.clone());
         };
         let Reissue { method, params } = (**request).clone();

@@ -110,7 +110,7 @@ impl Client {
 
     /// The HTTP transport in use (`None` over stdio): Streamable HTTP, or the 2024-11-05
     /// HTTP+SSE transport (named in the server's config as `sse`, or found by `Era::Auto`).
-    pub fn http_transport(&self) -> Option<mcpwire_core::HttpTransportKind> {
+    pub fn http_transport(&self) -> Option<mcpwire_core::HttpKind> {
         self.shared.lock().conn.http_transport()
     }
 

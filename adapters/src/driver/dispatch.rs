@@ -173,10 +173,14 @@ impl Dispatch {
         let any = !self.authorized.is_empty();
         for outcome in self.authorized.drain(..) {
             match outcome {
-                crate::oauth::AuthOutcome::Token(token) => st.conn.set_access_token(now, &token),
-                crate::oauth::AuthOutcome::Failed(reason) => {
-                    st.conn.authorization_failed(now, &reason)
-                }
+                crate::oauth::AuthOutcome::Token(token) => st
+                    .conn
+                    .handle_authorization(now, mcpwire_core::AuthorizationInput::Token(&token))
+                    .unwrap_or_else(crate::transport::wrong_transport),
+                crate::oauth::AuthOutcome::Failed(reason) => st
+                    .conn
+                    .handle_authorization(now, mcpwire_core::AuthorizationInput::Failed(&reason))
+                    .unwrap_or_else(crate::transport::wrong_transport),
                 crate::oauth::AuthOutcome::Nothing => {}
             }
         }

@@ -12,14 +12,14 @@ use std::time::Instant;
 
 use futures_lite::AsyncRead;
 use mcpwire_core::error::redact_url;
-use mcpwire_core::{Connection, ExchangeId, HttpAction, HttpRequest, Output};
+use mcpwire_core::{Connection, ExchangeId, HttpAction, HttpInput, HttpRequest, Output};
 
 use super::backend::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 use super::counters::{Admission, CounterCells};
 use super::options::{HttpClientOptions, HttpVersionChoice};
 use super::url_parts::UrlParts;
 use crate::future::BoxFuture;
-use crate::transport::TransportIo;
+use crate::transport::{wrong_transport, TransportIo};
 
 /// What an HTTP exchange shows of itself to
 /// [`ConnectOptions::on_http_exchange`](crate::ConnectOptions::on_http_exchange): its method and URL as it goes out, then its
@@ -240,7 +240,12 @@ impl TransportIo for HttpIo {
                         if *http2_asked && resp.version.is_some() {
                             *http2_asked = false;
                             if resp.version == Some(HttpVersion::Http1) {
-                                conn.handle_http_note(now, Self::spoke_http1(over_tls));
+                                conn.handle_http(
+                                    now,
+                                    *id,
+                                    HttpInput::Note(Self::spoke_http1(over_tls)),
+                                )
+                                .unwrap_or_else(wrong_transport);
                             }
                         }
                         let http2 = resp.version == Some(HttpVersion::Http2);
@@ -256,7 +261,15 @@ impl TransportIo for HttpIo {
                             };
                             Self::observe_end(observer, started, *id, Ok(head));
                         }
-                        conn.handle_head(now, *id, resp.status, &resp.headers);
+                        conn.handle_http(
+                            now,
+                            *id,
+                            HttpInput::Head {
+                                status: resp.status,
+                                headers: &resp.headers,
+                            },
+                        )
+                        .unwrap_or_else(wrong_transport);
                         *ex = Exchange::Reading(resp.body);
                     }
                     Poll::Ready(Err(e)) => {
@@ -265,9 +278,11 @@ impl TransportIo for HttpIo {
                         Self::observe_end(observer, started, *id, Err(e.message.clone()));
                         if e.unsent {
                             counters.unsent();
-                            conn.handle_unsent(now, *id, e.exchange_failure());
+                            conn.handle_http(now, *id, HttpInput::Unsent(e.exchange_failure()))
+                                .unwrap_or_else(wrong_transport);
                         } else {
-                            conn.handle_failure(now, *id, e.exchange_failure());
+                            conn.handle_http(now, *id, HttpInput::Failure(e.exchange_failure()))
+                                .unwrap_or_else(wrong_transport);
                         }
                         return false;
                     }
@@ -282,7 +297,8 @@ impl TransportIo for HttpIo {
                     Poll::Ready(Ok(0)) => {
                         progressed = true;
                         finished += 1;
-                        conn.handle_end(now, *id);
+                        conn.handle_http(now, *id, HttpInput::End)
+                            .unwrap_or_else(wrong_transport);
                         return false;
                     }
                     Poll::Ready(Ok(n)) => {
@@ -290,13 +306,15 @@ impl TransportIo for HttpIo {
                         // A body (a custom backend's) that says it read more than the buffer
                         // holds breaks the `AsyncRead` contract: its count is not trusted.
                         let n = n.min(self.read_buf.len());
-                        conn.handle_body(now, *id, &self.read_buf[..n]);
+                        conn.handle_http(now, *id, HttpInput::Body(&self.read_buf[..n]))
+                            .unwrap_or_else(wrong_transport);
                     }
                     Poll::Ready(Err(e)) => {
                         progressed = true;
                         finished += 1;
                         let failure = HttpFailure::of_body_error(&e);
-                        conn.handle_failure(now, *id, failure.exchange_failure());
+                        conn.handle_http(now, *id, HttpInput::Failure(failure.exchange_failure()))
+                            .unwrap_or_else(wrong_transport);
                         return false;
                     }
                     Poll::Pending => break,

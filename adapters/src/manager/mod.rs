@@ -374,7 +374,7 @@ impl Manager {
     /// the timeout), the check of its arguments, and whether it is safe to repeat (re-issued once
     /// when its connection is lost after it may have reached the server). Dropping the returned
     /// future cancels the call on the wire. The errors are the same; a call that may have run is
-    /// [`ManagerError::Call`] holding [`Error::MayHaveRun`], which
+    /// [`ManagerError::Call`] holding [`Error::MaybeExecuted`], which
     /// `manager.client(server)?.reissue(&error)` sends again if the host so chooses.
     ///
     /// ```no_run
@@ -584,7 +584,7 @@ fn cut_off(e: &Error) -> bool {
     use mcpwire_core::error::HttpErrorKind as K;
     matches!(
         e,
-        Error::MayHaveRun { http: Some(h), .. }
+        Error::MaybeExecuted { http: Some(h), .. }
             if matches!(h.kind, K::HeadCutShort | K::BodyCutShort)
     )
 }

@@ -186,7 +186,7 @@ impl ManagerError {
     /// connection ended under the call (`ended`).
     pub(crate) fn of_call(server: &str, error: Error, ended: bool) -> Self {
         let gone = matches!(error, Error::Closed(_))
-            || (ended && matches!(error, Error::MayHaveRun { .. }));
+            || (ended && matches!(error, Error::MaybeExecuted { .. }));
         let server = server.to_owned();
         let error = Arc::new(error);
         match gone {

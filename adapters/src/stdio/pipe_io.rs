@@ -11,14 +11,14 @@ use std::time::Instant;
 
 use futures_lite::AsyncWrite;
 use mcpwire_core::config::StdioConfig;
-use mcpwire_core::{Connection, Output, ProcessAction, ProcessExit};
+use mcpwire_core::{Connection, Output, ProcessAction, ProcessExit, StdioInput};
 
 use super::pipe_reader::{PipeReader, Read};
 use super::signal::Signal;
 use super::spawn::{Group, Spawned};
 use super::stderr::StderrTail;
 use crate::future::BoxFuture;
-use crate::transport::TransportIo;
+use crate::transport::{wrong_transport, TransportIo};
 
 /// Sees each step a stdio connection takes with its server process as the step is taken: the
 /// end of file on its stdin ([`ProcessAction::CloseStdin`], once everything queued before it
@@ -177,7 +177,8 @@ impl PipeIo {
         let Some(old) = self.process.take() else {
             self.exited = true;
             let reason = "a connection over streams cannot be started again";
-            conn.handle_respawn_failed(now, reason);
+            conn.handle_stdio(now, StdioInput::RespawnFailed(reason))
+                .unwrap_or_else(wrong_transport);
             return None;
         };
         match super::spawn::spawn(&old.config) {
@@ -187,12 +188,14 @@ impl PipeIo {
                 let mut tail = old.stderr_tail;
                 tail.clear();
                 self.attach(spawned, tail, old.config);
-                conn.handle_respawned(now);
+                conn.handle_stdio(now, StdioInput::Respawned)
+                    .unwrap_or_else(wrong_transport);
                 Some(pid)
             }
             Err(e) => {
                 self.exited = true;
-                conn.handle_respawn_failed(now, &e.to_string());
+                conn.handle_stdio(now, StdioInput::RespawnFailed(&e.to_string()))
+                    .unwrap_or_else(wrong_transport);
                 None
             }
         }
@@ -214,16 +217,25 @@ impl PipeIo {
             match stdout.read(&mut scx, &mut self.read_buf) {
                 Read::End => {
                     self.stdout = None;
-                    conn.handle_stdout_eof(now);
+                    conn.handle_stdio(now, StdioInput::StdoutEof)
+                        .unwrap_or_else(wrong_transport);
                     if self.process.is_none() && !self.exited {
                         // Streams have no exit status: their end is the end.
                         self.exited = true;
-                        conn.handle_exit(now, ProcessExit::UNKNOWN, "");
+                        conn.handle_stdio(
+                            now,
+                            StdioInput::Exit {
+                                exit: ProcessExit::UNKNOWN,
+                                stderr_tail: "",
+                            },
+                        )
+                        .unwrap_or_else(wrong_transport);
                     }
                     progressed = true;
                 }
                 Read::Bytes { n, drained } => {
-                    conn.handle_stdout(now, &self.read_buf[..n]);
+                    conn.handle_stdio(now, StdioInput::Stdout(&self.read_buf[..n]))
+                        .unwrap_or_else(wrong_transport);
                     progressed = true;
                     if drained {
                         pending = true;
@@ -281,10 +293,13 @@ impl PipeIo {
                 };
                 stdout.writer_gone();
                 match stdout.read(&mut scx, &mut self.read_buf) {
-                    Read::Bytes { n, .. } => conn.handle_stdout(now, &self.read_buf[..n]),
+                    Read::Bytes { n, .. } => conn
+                        .handle_stdio(now, StdioInput::Stdout(&self.read_buf[..n]))
+                        .unwrap_or_else(wrong_transport),
                     Read::End => {
                         self.stdout = None;
-                        conn.handle_stdout_eof(now);
+                        conn.handle_stdio(now, StdioInput::StdoutEof)
+                            .unwrap_or_else(wrong_transport);
                     }
                     Read::Pending => break,
                 }
@@ -307,7 +322,14 @@ impl PipeIo {
         p.exit = None;
         self.exited = true;
         let tail = p.stderr_tail.tail();
-        conn.handle_exit(now, exit, &tail);
+        conn.handle_stdio(
+            now,
+            StdioInput::Exit {
+                exit,
+                stderr_tail: &tail,
+            },
+        )
+        .unwrap_or_else(wrong_transport);
         true
     }
 }
@@ -355,7 +377,14 @@ impl TransportIo for PipeIo {
                     self.stdout = None;
                     if !self.exited {
                         self.exited = true;
-                        conn.handle_exit(now, ProcessExit::UNKNOWN, "");
+                        conn.handle_stdio(
+                            now,
+                            StdioInput::Exit {
+                                exit: ProcessExit::UNKNOWN,
+                                stderr_tail: "",
+                            },
+                        )
+                        .unwrap_or_else(wrong_transport);
                     }
                 }
             },

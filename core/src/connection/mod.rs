@@ -2,7 +2,7 @@
 
 mod event;
 pub(crate) mod http;
-mod http_sse;
+mod input;
 pub(crate) mod protocol;
 mod reads;
 mod stdio;
@@ -15,8 +15,9 @@ use serde_json::{Map, Value};
 
 pub use event::Output;
 pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
-pub use protocol::calls::McpCall;
-pub use protocol::events::{Diagnostic, Event, OnProgress, Progress};
+pub use input::{AuthorizationInput, HttpInput, StdioInput};
+pub use protocol::vocabulary::calls::McpCall;
+pub use protocol::vocabulary::events::{Diagnostic, Event, OnProgress, Progress};
 pub use protocol::{
     task_of, typed_result, CallError, CallId, CallOptions, CallOutcome, ChosenEra, ClientConfig,
     ClientError, Era, EraReason, HandlerFailure, HostHandler, ServerNotification, ServerRequest,
@@ -25,12 +26,11 @@ pub use protocol::{
 pub use stdio::{ProcessAction, ProcessExit, ShutdownTimeouts, EXIT_AFTER_EOF_GRACE};
 
 use crate::codec::jsonl::DEFAULT_MAX_LINE;
-use crate::error::ExchangeFailure;
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::rpc::Responded;
 use crate::tap::FrameObserver;
-use http::StreamableHttp;
-use http_sse::HttpSse;
+use http::sse::HttpSse;
+use http::streamable::StreamableHttp;
 use protocol::ClientProtocol;
 use stdio::Stdio;
 
@@ -56,16 +56,6 @@ impl Default for StdioOptions {
     }
 }
 
-/// Which HTTP transport a connection speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum HttpTransportKind {
-    /// Streamable HTTP (2025-03-26 and later, both eras).
-    Streamable,
-    /// The 2024-11-05 HTTP+SSE transport: one GET stream, messages POSTed to its endpoint.
-    Sse,
-}
-
 /// The transport machine inside a connection: what one transport keeps (its decoder, its
 /// exchanges or its process), beside the protocol it carries, which the connection owns.
 #[derive(Debug)]
@@ -82,25 +72,36 @@ enum Transport {
 ///
 /// # The face
 ///
-/// - **inputs** (`handle_*(now, …)`): what the world did. For stdio: bytes read from the
-///   server's stdout ([`handle_stdout`](Self::handle_stdout)), its end
-///   ([`handle_stdout_eof`](Self::handle_stdout_eof)), the process's exit
-///   ([`handle_exit`](Self::handle_exit)), a respawn done or failed. For HTTP, per exchange: the
-///   response head ([`handle_head`](Self::handle_head)), each body chunk
-///   ([`handle_body`](Self::handle_body)), the end ([`handle_end`](Self::handle_end)) or a
-///   failure ([`handle_failure`](Self::handle_failure)).
-/// - **commands**: every MCP request a client makes ([`list_tools`](Self::list_tools),
-///   [`call_tool`](Self::call_tool), …, [`request`](Self::request) for any method),
-///   [`cancel`](Self::cancel), [`respond`](Self::respond) to a server request,
-///   [`close`](Self::close). Misuse returns a [`ClientError`] at once and changes nothing.
+/// - **four input verbs**: what the world did, each with the caller's `now`.
+///   [`handle_stdio`](Self::handle_stdio) takes what the server process did ([`StdioInput`]:
+///   stdout bytes, their end, the exit, a respawn done or failed);
+///   [`handle_http`](Self::handle_http) what happened to one HTTP exchange ([`HttpInput`]: the
+///   response head, each body chunk, the end, a failure, a request that never left);
+///   [`handle_authorization`](Self::handle_authorization) how an authorization came out
+///   ([`AuthorizationInput`]); [`handle_timeout`](Self::handle_timeout) that time passed. An
+///   input of the other transport is refused with [`ClientError::WrongTransport`], in every
+///   build, and changes nothing.
+/// - **commands**: [`call`](Self::call) makes any MCP call built with [`McpCall`] (tools,
+///   prompts, resources, skills, lists over all their pages, `ping`, `subscriptions/listen`, …),
+///   [`request`](Self::request) sends any method as it is, [`cancel`](Self::cancel),
+///   [`respond`](Self::respond) to a server request, [`notify`](Self::notify),
+///   [`roots_changed`](Self::roots_changed), [`close`](Self::close). Misuse returns a
+///   [`ClientError`] at once and changes nothing.
 /// - **one output verb**: [`poll_output`](Self::poll_output) hands out [`Output`]s in the order
 ///   they must be carried out: for stdio, process actions, then bytes to write; for HTTP,
 ///   exchanges to start or abort; then the application's [`Event`]s (diagnostics,
 ///   notifications, then the protocol's events in the order they happened: readiness, progress
-///   before its call's end, server requests, and [`Event::Closed`] last of all).
+///   before its call's end, server requests, and [`Event::Closed`] last of all). What the
+///   connection learns is told there, as events.
 /// - **time**: [`poll_timeout`](Self::poll_timeout) is the next deadline;
 ///   [`handle_timeout`](Self::handle_timeout) fires everything due. After `handle_timeout(t)`,
 ///   `poll_timeout()` is later than `t` or `None`.
+/// - **reads**: where it stands ([`era`](Self::era), [`server`](Self::server),
+///   [`is_ready`](Self::is_ready), [`is_closed`](Self::is_closed),
+///   [`is_finished`](Self::is_finished), …).
+///
+/// After every input or command the connection hands what the protocol queued to its
+/// transport, once: that is its one flush point.
 ///
 /// # The drive rule
 ///
@@ -127,7 +128,7 @@ enum Transport {
 /// }
 /// // The era probe went out first: `server/discover`.
 /// assert!(String::from_utf8(stdin).unwrap().contains("server/discover"));
-/// // Now wait for stdout bytes (conn.handle_stdout), the exit, a command or the deadline.
+/// // Now wait for stdout bytes (conn.handle_stdio), the exit, a command or the deadline.
 /// assert!(conn.poll_timeout().is_some());
 /// # }
 /// # start(Instant::now());
@@ -254,6 +255,8 @@ impl Connection {
 
     // ---- inputs ----
 
+    /// Counts an input for the drive rule: a debug build objects to a driver that keeps
+    /// feeding inputs without draining the outputs.
     fn input(&mut self) {
         if !self.drained {
             self.undrained_inputs += 1;
@@ -265,159 +268,129 @@ impl Connection {
         self.drained = false;
     }
 
-    /// The stdio machine and the protocol it carries, for a stdio input (a debug build objects
-    /// to one given to HTTP).
-    fn stdio_mut(&mut self, input: &'static str) -> Option<(&mut Stdio, &mut ClientProtocol)> {
+    /// The transport a refusal names.
+    fn transport_name(&self) -> &'static str {
+        match self.transport {
+            Transport::Stdio(_) => "stdio",
+            Transport::Streamable(_) | Transport::Sse(_) => "HTTP",
+        }
+    }
+
+    /// What the server process did (stdio). An HTTP connection refuses it with
+    /// [`ClientError::WrongTransport`], changing nothing.
+    pub fn handle_stdio(&mut self, now: Instant, input: StdioInput<'_>) -> Result<(), ClientError> {
+        if !matches!(self.transport, Transport::Stdio(_)) {
+            return Err(ClientError::WrongTransport {
+                input: input.name(),
+                transport: self.transport_name(),
+            });
+        }
         self.input();
-        match &mut self.transport {
-            Transport::Stdio(s) => Some((s, &mut self.protocol)),
-            Transport::Streamable(_) | Transport::Sse(_) => {
-                debug_assert!(false, "{input} is a stdio input");
-                None
+        if let Transport::Stdio(s) = &mut self.transport {
+            let p = &mut self.protocol;
+            match input {
+                StdioInput::Stdout(bytes) => s.handle_stdout(p, now, bytes),
+                StdioInput::StdoutEof => s.handle_stdout_eof(p, now),
+                StdioInput::Exit { exit, stderr_tail } => s.handle_exit(p, now, exit, stderr_tail),
+                StdioInput::Respawned => s.handle_respawned(p, now),
+                StdioInput::RespawnFailed(message) => s.handle_respawn_failed(p, now, message),
             }
         }
+        self.after(now);
+        Ok(())
     }
 
-    /// Whether this is an HTTP connection, for an HTTP input (a debug build objects to one
-    /// given to stdio).
-    fn http_input(&mut self, input: &'static str) -> bool {
+    /// What happened to HTTP exchange `exchange`: its response head, a body chunk, its end, its
+    /// failure (see [`HttpInput`]), or a note of the HTTP client that carried it. A stdio
+    /// connection refuses it with [`ClientError::WrongTransport`], changing nothing.
+    pub fn handle_http(
+        &mut self,
+        now: Instant,
+        exchange: ExchangeId,
+        input: HttpInput<'_>,
+    ) -> Result<(), ClientError> {
+        if let Transport::Stdio(_) = self.transport {
+            return Err(ClientError::WrongTransport {
+                input: input.name(),
+                transport: self.transport_name(),
+            });
+        }
         self.input();
-        let http = !matches!(self.transport, Transport::Stdio(_));
-        debug_assert!(http, "{input} is an HTTP input");
-        http
-    }
-
-    /// Bytes read from the server's stdout (stdio).
-    pub fn handle_stdout(&mut self, now: Instant, bytes: &[u8]) {
-        if let Some((s, p)) = self.stdio_mut("handle_stdout") {
-            s.handle_stdout(p, now, bytes);
+        let p = &mut self.protocol;
+        match (&mut self.transport, input) {
+            (Transport::Stdio(_), _) => {}
+            (_, HttpInput::Note(note)) => p.note_http(note),
+            (Transport::Streamable(h), input) => match input {
+                HttpInput::Head { status, headers } => {
+                    h.handle_head(p, now, exchange, status, headers)
+                }
+                HttpInput::Body(bytes) => h.handle_body(p, now, exchange, bytes),
+                HttpInput::End => h.handle_end(p, now, exchange),
+                HttpInput::Failure(failure) => h.handle_failure(p, now, exchange, &failure),
+                HttpInput::Unsent(failure) => h.handle_unsent(p, now, exchange, &failure),
+                HttpInput::Note(_) => {}
+            },
+            (Transport::Sse(h), input) => match input {
+                HttpInput::Head { status, headers } => {
+                    h.handle_head(p, now, exchange, status, headers)
+                }
+                HttpInput::Body(bytes) => h.handle_body(p, now, exchange, bytes),
+                HttpInput::End => h.handle_end(p, now, exchange),
+                HttpInput::Failure(failure) => h.handle_failure(p, now, exchange, &failure),
+                HttpInput::Unsent(failure) => h.handle_unsent(p, now, exchange, &failure),
+                HttpInput::Note(_) => {}
+            },
         }
+        self.after(now);
+        Ok(())
     }
 
-    /// The server closed its stdout (stdio). Its exit is awaited briefly, so errors can name the
-    /// exit status; then every pending call ends and the process is shut down.
-    pub fn handle_stdout_eof(&mut self, now: Instant) {
-        if let Some((s, p)) = self.stdio_mut("handle_stdout_eof") {
-            s.handle_stdout_eof(p, now);
-        }
-    }
-
-    /// The server process exited (stdio). `stderr_tail` is the end of what it wrote to stderr,
-    /// for the error every pending call ends with.
-    pub fn handle_exit(&mut self, now: Instant, exit: ProcessExit, stderr_tail: &str) {
-        if let Some((s, p)) = self.stdio_mut("handle_exit") {
-            s.handle_exit(p, now, exit, stderr_tail);
-        }
-    }
-
-    /// The server was started again after [`ProcessAction::SpawnAgain`](crate::ProcessAction)
-    /// (stdio): the handshake starts on the new process. Drop whatever was still unwritten for
-    /// the old one.
-    pub fn handle_respawned(&mut self, now: Instant) {
-        if let Some((s, p)) = self.stdio_mut("handle_respawned") {
-            s.handle_respawned(p, now);
-        }
-    }
-
-    /// Starting the server again failed (stdio): the connection ends with `message`.
-    pub fn handle_respawn_failed(&mut self, now: Instant, message: &str) {
-        if let Some((s, p)) = self.stdio_mut("handle_respawn_failed") {
-            s.handle_respawn_failed(p, now, message);
-        }
-    }
-
-    /// The response head of `exchange` (HTTP).
-    pub fn handle_head(
+    /// How an authorization asked for with [`Event::AuthorizationRequired`] came out, or a
+    /// token given ahead of any refusal (HTTP; see [`AuthorizationInput`]). A stdio
+    /// connection refuses it with [`ClientError::WrongTransport`], changing nothing.
+    pub fn handle_authorization(
         &mut self,
         now: Instant,
-        exchange: ExchangeId,
-        status: u16,
-        headers: &[(String, String)],
-    ) {
-        if !self.http_input("handle_head") {
-            return;
+        input: AuthorizationInput<'_>,
+    ) -> Result<(), ClientError> {
+        if let Transport::Stdio(_) = self.transport {
+            return Err(ClientError::WrongTransport {
+                input: "an authorization",
+                transport: self.transport_name(),
+            });
         }
+        self.input();
+        let refused;
+        let input = match input {
+            AuthorizationInput::Token(token) => {
+                match crate::header::check("Authorization", &format!("Bearer {token}")) {
+                    Ok(()) => AuthorizationInput::Token(token),
+                    Err(e) => {
+                        refused = format!("the access token is not usable: {e}");
+                        AuthorizationInput::Failed(&refused)
+                    }
+                }
+            }
+            failed => failed,
+        };
         let p = &mut self.protocol;
-        match &mut self.transport {
-            Transport::Streamable(h) => h.handle_head(p, now, exchange, status, headers),
-            Transport::Sse(h) => h.handle_head(p, now, exchange, status, headers),
-            Transport::Stdio(_) => {}
+        match (&mut self.transport, input) {
+            (Transport::Streamable(h), AuthorizationInput::Token(token)) => {
+                h.set_access_token(p, now, token)
+            }
+            (Transport::Streamable(h), AuthorizationInput::Failed(reason)) => {
+                h.authorization_failed(p, now, reason)
+            }
+            (Transport::Sse(h), AuthorizationInput::Token(token)) => {
+                h.set_access_token(p, now, token)
+            }
+            (Transport::Sse(h), AuthorizationInput::Failed(reason)) => {
+                h.authorization_failed(p, now, reason)
+            }
+            (Transport::Stdio(_), _) => {}
         }
         self.after(now);
-    }
-
-    /// A chunk of the body of `exchange` (HTTP).
-    pub fn handle_body(&mut self, now: Instant, exchange: ExchangeId, bytes: &[u8]) {
-        if !self.http_input("handle_body") {
-            return;
-        }
-        let p = &mut self.protocol;
-        match &mut self.transport {
-            Transport::Streamable(h) => h.handle_body(p, now, exchange, bytes),
-            Transport::Sse(h) => h.handle_body(p, now, exchange, bytes),
-            Transport::Stdio(_) => {}
-        }
-        self.after(now);
-    }
-
-    /// The body of `exchange` ended (HTTP).
-    pub fn handle_end(&mut self, now: Instant, exchange: ExchangeId) {
-        if !self.http_input("handle_end") {
-            return;
-        }
-        let p = &mut self.protocol;
-        match &mut self.transport {
-            Transport::Streamable(h) => h.handle_end(p, now, exchange),
-            Transport::Sse(h) => h.handle_end(p, now, exchange),
-            Transport::Stdio(_) => {}
-        }
-        self.after(now);
-    }
-
-    /// `exchange` failed after its request may have gone out: no response, a connection reset,
-    /// a body cut short (HTTP). A call lost so ends as
-    /// [`MaybeExecuted`](crate::LocalError::MaybeExecuted), or is re-issued once if it is safe to
-    /// repeat (at most once).
-    pub fn handle_failure(
-        &mut self,
-        now: Instant,
-        exchange: ExchangeId,
-        failure: impl Into<ExchangeFailure>,
-    ) {
-        if !self.http_input("handle_failure") {
-            return;
-        }
-        let failure = failure.into();
-        let p = &mut self.protocol;
-        match &mut self.transport {
-            Transport::Streamable(h) => h.handle_failure(p, now, exchange, &failure),
-            Transport::Sse(h) => h.handle_failure(p, now, exchange, &failure),
-            Transport::Stdio(_) => {}
-        }
-        self.after(now);
-    }
-
-    /// `exchange`'s request never reached the server: no connection could be made and no byte
-    /// of it was sent (connection refused, a name that does not resolve, a TLS failure before
-    /// the request). Report [`handle_failure`](Self::handle_failure) instead whenever the
-    /// request may have gone out (HTTP).
-    pub fn handle_unsent(
-        &mut self,
-        now: Instant,
-        exchange: ExchangeId,
-        failure: impl Into<ExchangeFailure>,
-    ) {
-        if !self.http_input("handle_unsent") {
-            return;
-        }
-        let failure = failure.into();
-        let p = &mut self.protocol;
-        match &mut self.transport {
-            Transport::Streamable(h) => h.handle_unsent(p, now, exchange, &failure),
-            Transport::Sse(h) => h.handle_unsent(p, now, exchange, &failure),
-            Transport::Stdio(_) => {}
-        }
-        self.after(now);
+        Ok(())
     }
 
     /// The tools' schemas from the last complete `tools/list`, until the tools change
@@ -425,43 +398,6 @@ impl Connection {
     #[cfg(feature = "schemas")]
     pub fn tool_schemas(&self) -> Option<std::sync::Arc<crate::schema::ToolSchemas>> {
         self.protocol.tool_schemas()
-    }
-
-    /// The token of an authorization (HTTP, after [`Event::AuthorizationRequired`], or ahead
-    /// of any refusal): from now on every request carries it as `Authorization: Bearer …`
-    /// (replacing a configured `Authorization` header), and what waited for it goes again,
-    /// each request with its own id (it was refused, not executed). Setting a new token (a
-    /// refresh) changes what the next requests carry. Ignored over stdio.
-    ///
-    /// A token that cannot go in a header (a control or non-ASCII character: it came from an
-    /// authorization server) is refused as [`authorization_failed`](Self::authorization_failed)
-    /// would be, with the reason naming the header.
-    pub fn set_access_token(&mut self, now: Instant, token: &str) {
-        self.input();
-        if let Err(e) = crate::header::check("Authorization", &format!("Bearer {token}")) {
-            let reason = format!("the access token is not usable: {e}");
-            return self.authorization_failed(now, &reason);
-        }
-        match &mut self.transport {
-            Transport::Streamable(h) => h.set_access_token(&mut self.protocol, now, token),
-            Transport::Sse(h) => h.set_access_token(&mut self.protocol, now, token),
-            Transport::Stdio(_) => {}
-        }
-        self.after(now);
-    }
-
-    /// No token could be had after [`Event::AuthorizationRequired`]: every request that waited
-    /// ends with an [`HttpError`](crate::error::HttpError) of kind
-    /// [`Unauthorized`](crate::error::HttpErrorKind::Unauthorized) carrying `reason`; the
-    /// connection lives on (a later refusal asks again). Ignored over stdio.
-    pub fn authorization_failed(&mut self, now: Instant, reason: &str) {
-        self.input();
-        match &mut self.transport {
-            Transport::Streamable(h) => h.authorization_failed(&mut self.protocol, now, reason),
-            Transport::Sse(h) => h.authorization_failed(&mut self.protocol, now, reason),
-            Transport::Stdio(_) => {}
-        }
-        self.after(now);
     }
 
     // ---- commands ----
@@ -488,91 +424,6 @@ impl Connection {
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.command(now, |p| p.call(now, call, options))
-    }
-
-    /// `tools/list` over all pages; the call's result is `{"tools": [...]}` (with the smallest
-    /// `ttlMs` and the `cacheScope` of the pages when the server gave them).
-    pub fn list_tools(
-        &mut self,
-        now: Instant,
-        options: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.command(now, |p| p.call(now, &McpCall::list_tools(), options))
-    }
-
-    /// `prompts/list` over all pages; the result is `{"prompts": [...]}`.
-    pub fn list_prompts(
-        &mut self,
-        now: Instant,
-        options: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.command(now, |p| p.call(now, &McpCall::list_prompts(), options))
-    }
-
-    /// `resources/list` over all pages; the result is `{"resources": [...]}`.
-    pub fn list_resources(
-        &mut self,
-        now: Instant,
-        options: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.command(now, |p| p.call(now, &McpCall::list_resources(), options))
-    }
-
-    /// `resources/templates/list` over all pages; the result is `{"resourceTemplates": [...]}`.
-    pub fn list_resource_templates(
-        &mut self,
-        now: Instant,
-        options: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.command(now, |p| {
-            p.call(now, &McpCall::list_resource_templates(), options)
-        })
-    }
-
-    /// `skills/list` over all pages (the skills extension, which the server must declare); the
-    /// result is `{"skills": [...]}` (see [`skills`](crate::skills)). No skill file is read.
-    pub fn list_skills(
-        &mut self,
-        now: Instant,
-        options: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.command(now, |p| p.call(now, &McpCall::list_skills(), options))
-    }
-
-    /// `tools/call`. An `isError` result is a result.
-    pub fn call_tool(
-        &mut self,
-        now: Instant,
-        name: &str,
-        arguments: Option<Value>,
-        options: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.command(now, |p| {
-            p.call(now, &McpCall::call_tool(name, arguments), options)
-        })
-    }
-
-    /// `prompts/get`.
-    pub fn get_prompt(
-        &mut self,
-        now: Instant,
-        name: &str,
-        arguments: Option<Map<String, Value>>,
-        options: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.command(now, |p| {
-            p.call(now, &McpCall::get_prompt(name, arguments), options)
-        })
-    }
-
-    /// `resources/read`.
-    pub fn read_resource(
-        &mut self,
-        now: Instant,
-        uri: &str,
-        options: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.command(now, |p| p.call(now, &McpCall::read_resource(uri), options))
     }
 
     /// `ping`: allowed before the handshake completes; gone from the stateless era.

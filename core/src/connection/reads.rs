@@ -6,9 +6,10 @@
 
 use std::time::Instant;
 
-use super::{CallId, ChosenEra, Connection, EraReason, HttpTransportKind, Transport};
+use super::{CallId, ChosenEra, Connection, EraReason, Transport};
 #[cfg(doc)]
 use super::{Event, McpCall};
+use crate::config::HttpKind;
 use crate::types::InitializeResult;
 
 impl Connection {
@@ -58,11 +59,11 @@ impl Connection {
 
     /// The HTTP transport in use (`None` over stdio): Streamable HTTP, or the 2024-11-05
     /// HTTP+SSE transport (pinned, or found by [`Era::Auto`](crate::Era::Auto)).
-    pub fn http_transport(&self) -> Option<HttpTransportKind> {
+    pub fn http_transport(&self) -> Option<HttpKind> {
         match &self.transport {
             Transport::Stdio(_) => None,
-            Transport::Streamable(_) => Some(HttpTransportKind::Streamable),
-            Transport::Sse(_) => Some(HttpTransportKind::Sse),
+            Transport::Streamable(_) => Some(HttpKind::Streamable),
+            Transport::Sse(_) => Some(HttpKind::Sse),
         }
     }
 

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use crate::codec::jsonl::FrameError;
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::connection::protocol::ClientProtocol;
 use crate::jsonrpc::{for_each_message, Message, Parsed};
 

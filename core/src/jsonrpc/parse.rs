@@ -8,7 +8,8 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Id, Message, MessageRef, VERSION};
+use super::id::{Id, IdField};
+use super::message::{Message, MessageRef, VERSION};
 
 /// Why some bytes are not a JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -249,66 +250,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for StrRef<'a> {
 /// A present member is kept raw even when it is `null` (so `"result": null` is a result).
 fn present_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
-}
-
-#[derive(Default)]
-pub(super) enum IdField {
-    #[default]
-    Missing,
-    Null,
-    Valid(Id),
-    Invalid(String),
-}
-
-impl<'de> Deserialize<'de> for IdField {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = IdField;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an id")
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<IdField, E> {
-                Ok(IdField::Valid(Id::Num(v)))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<IdField, E> {
-                Ok(match i64::try_from(v) {
-                    Ok(n) => IdField::Valid(Id::Num(n)),
-                    Err(_) => IdField::Invalid(v.to_string()),
-                })
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<IdField, E> {
-                Ok(IdField::Invalid(v.to_string()))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<IdField, E> {
-                Ok(IdField::Valid(Id::Str(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<IdField, E> {
-                Ok(IdField::Valid(Id::Str(v)))
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<IdField, E> {
-                Ok(IdField::Invalid(v.to_string()))
-            }
-            fn visit_unit<E>(self) -> Result<IdField, E> {
-                Ok(IdField::Null)
-            }
-            fn visit_none<E>(self) -> Result<IdField, E> {
-                Ok(IdField::Null)
-            }
-            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<IdField, D::Error> {
-                d.deserialize_any(V)
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<IdField, A::Error> {
-                while a.next_element::<de::IgnoredAny>()?.is_some() {}
-                Ok(IdField::Invalid("an array".into()))
-            }
-            fn visit_map<A: de::MapAccess<'de>>(self, mut a: A) -> Result<IdField, A::Error> {
-                while a.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
-                Ok(IdField::Invalid("an object".into()))
-            }
-        }
-        d.deserialize_any(V)
-    }
 }
 
 #[derive(Deserialize)]

@@ -8,6 +8,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::inbound::{InboundTable, Responded};
+use super::limits::{EngineError, Limits};
 use super::notifications::{AppNotification, NotificationQueue};
 use super::options::{ProgressToken, RequestOptions};
 use super::outcome::{Deadline, EndedAs, HeldTimeout, LocalError, Outcome};
@@ -15,7 +16,6 @@ use super::output::{Diagnostic, Output, Progress, ResponseFor};
 use super::pending::{EndedRecord, IdMap, Pending};
 use super::shrink::{shrink_if_sparse_map, shrink_if_sparse_queue};
 use super::timers::{Timer, Timers};
-use super::{EngineError, Limits};
 use crate::error::Closed;
 #[cfg(any(test, feature = "fuzzing"))]
 use crate::jsonrpc::Parsed;
@@ -579,13 +579,14 @@ impl Engine {
                 moved = true;
             }
         }
-        self.outputs.push_back(Output::Progress(Progress {
+        self.outputs.push_back(Output::Progress {
             id,
-            progress: update.progress,
-            total: update.total,
-            message: update.message,
-            params,
-        }));
+            progress: Progress {
+                progress: update.progress,
+                total: update.total,
+                message: update.message,
+            },
+        });
         if moved {
             self.tidy();
         }

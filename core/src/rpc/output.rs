@@ -4,6 +4,8 @@ use std::borrow::Cow;
 
 use super::options::{Origin, ProgressToken};
 use super::outcome::{EndedAs, Outcome, Reply};
+use crate::codec::jsonl::FrameError;
+use crate::codec::sse::SseDiagnostic;
 use crate::error::Closed;
 use crate::jsonrpc::{ErrorObject, Id, Message, ParseError, RawJson, Request};
 
@@ -33,7 +35,12 @@ pub enum Output {
         id: i64,
     },
     /// A progress notification for one of our pending requests.
-    Progress(Progress),
+    Progress {
+        /// Our id for the request it belongs to.
+        id: i64,
+        /// The update.
+        progress: Progress,
+    },
     /// The peer sent us a request. Answer it once with
     /// [`Engine::respond`](super::Engine::respond).
     InboundRequest(Request),
@@ -53,20 +60,16 @@ pub enum Output {
     Closed(Closed),
 }
 
-/// A progress update routed to its request by its progress token.
+/// A progress update of a call: what the engine routed to its request by its progress token,
+/// and what the application is given ([`Event::Progress`](crate::Event::Progress)).
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct Progress {
-    /// Our id for the request it belongs to.
-    pub id: i64,
-    /// The progress so far (increases with each update).
+    /// Progress so far (increases with each update).
     pub progress: f64,
     /// The total, if known.
     pub total: Option<f64>,
-    /// A human-readable message, if any.
+    /// A message, if any.
     pub message: Option<String>,
-    /// The notification's params as received (with the token, `_meta` and any other member).
-    pub params: RawJson,
 }
 
 /// What the engine knows about a request id that a response named but no pending request has.
@@ -82,8 +85,9 @@ pub enum ResponseFor {
     NeverSent,
 }
 
-/// Something that arrived and could not be delivered, or a peer's misbehaviour. Never answered on
-/// the wire.
+/// Something that arrived and could not be delivered, or a peer's misbehaviour: the engine's
+/// (responses, progress, requests reusing an id), the framing's, HTTP's and the protocol's. The
+/// connection lives on; nothing is sent in answer.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Diagnostic {
@@ -146,6 +150,53 @@ pub enum Diagnostic {
     /// A request or notification that arrived after the engine closed. Responses after close
     /// are reported as [`Diagnostic::UnmatchedResponse`].
     AfterClose(Message),
+    /// A stdio line or JSON body that was not a message (noise on stdout, an overlong line, bad
+    /// JSON, a batch element that is not a message).
+    Frame(FrameError),
+    /// Something an SSE stream held that is not a message (another event type, bad JSON, an
+    /// unfinished event, an event over the cap).
+    Sse(SseDiagnostic),
+    /// An HTTP-level note that ended nothing (a refused standalone stream, a failed
+    /// notification POST, a failed DELETE).
+    Http(String),
+    /// A server request we could not serve, answered with an error.
+    RefusedServerRequest {
+        /// The server's request id.
+        id: Id,
+        /// Its method.
+        method: String,
+        /// The error we answered with.
+        error: ErrorObject,
+    },
+    /// A resource subscription carried by a `subscriptions/listen` (stateless era) ended after
+    /// it was acknowledged: the server ended it, or its stream was lost. Subscribe again to
+    /// follow the resource.
+    SubscriptionEnded {
+        /// The resource.
+        uri: String,
+        /// How it ended.
+        reason: String,
+    },
+    /// A tool the server listed was left out of the list: its `x-mcp-header` marks break the
+    /// rules (HTTP, 2026-07-28), so its calls could not carry the headers the server expects.
+    ToolDropped {
+        /// The tool's name.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// A list call was ended before the server said its list was complete: a page gave a
+    /// cursor an earlier page gave (its pages would repeat for ever), or the list ran to
+    /// [`MAX_PAGES`](crate::MAX_PAGES) pages. The call's result holds the items of the pages
+    /// read.
+    ListCut {
+        /// The list's method (`tools/list`, …).
+        method: String,
+        /// How many pages were read.
+        pages: usize,
+        /// Why it was ended.
+        reason: String,
+    },
 }
 
 impl std::fmt::Display for Diagnostic {
@@ -222,6 +273,25 @@ impl std::fmt::Display for Diagnostic {
                 Some(method) => write!(f, "{method} after the connection closed; ignored"),
                 None => f.write_str("a response after the connection closed; ignored"),
             },
+            Diagnostic::Frame(e) => write!(f, "{e}"),
+            Diagnostic::Sse(e) => write!(f, "{e}"),
+            Diagnostic::Http(note) => f.write_str(note),
+            Diagnostic::RefusedServerRequest { id, method, error } => write!(
+                f,
+                "refused the server's request {id} ({method}): {} {}",
+                error.code, error.message
+            ),
+            Diagnostic::SubscriptionEnded { uri, reason } => {
+                write!(f, "the subscription to {uri} ended: {reason}")
+            }
+            Diagnostic::ToolDropped { tool, reason } => {
+                write!(f, "tool {tool:?} left out of the list: {reason}")
+            }
+            Diagnostic::ListCut {
+                method,
+                pages,
+                reason,
+            } => write!(f, "{method} ended after {pages} pages: {reason}"),
         }
     }
 }

@@ -10,7 +10,7 @@ use super::options::{Origin, ProgressToken};
 use super::outcome::Deadline;
 use super::outcome::EndedAs;
 use super::timers::Timer;
-use crate::IdHasher;
+use crate::id_hash::IdHasher;
 
 /// A map keyed by our request ids.
 pub(crate) type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;

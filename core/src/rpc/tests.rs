@@ -411,7 +411,7 @@ fn progress_is_routed_by_token_with_typed_fields() {
     let got: Vec<(i64, f64, Option<f64>, Option<String>)> = out
         .iter()
         .map(|o| match o {
-            Output::Progress(p) => (p.id, p.progress, p.total, p.message.clone()),
+            Output::Progress { id, progress: p } => (*id, p.progress, p.total, p.message.clone()),
             other => panic!("{other:?}"),
         })
         .collect();
@@ -555,7 +555,7 @@ fn progress_that_does_not_increase_is_a_diagnostic_and_extends_nothing() {
     let delivered: Vec<f64> = out
         .iter()
         .filter_map(|o| match o {
-            Output::Progress(p) if p.id == id => Some(p.progress),
+            Output::Progress { id: i, progress: p } if *i == id => Some(p.progress),
             _ => None,
         })
         .collect();

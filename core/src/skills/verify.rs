@@ -7,7 +7,8 @@ use base64::Engine;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::{frontmatter, Skill, SkillResource, SKILL_MD};
+use super::entry::{Skill, SkillResource, SKILL_MD};
+use super::frontmatter;
 use crate::types::ReadResourceResult;
 
 /// Why a skill is rejected. Nothing of a rejected skill is used.

@@ -5,9 +5,10 @@
 use std::time::Instant;
 
 use crate::codec::jsonl::{self, JsonlDecoder};
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::{CallError, CallId, CallOptions, ClientConfig, Era};
-use crate::connection::{Connection, Output, ProcessAction, StdioOptions};
+use crate::connection::McpCall;
+use crate::connection::{Connection, Output, ProcessAction, StdioInput, StdioOptions};
 use crate::jsonrpc::{Id, Message, Parsed, RawJson};
 use crate::server::{DemoConfig, DemoServer};
 use crate::types::ClientCapabilities;
@@ -128,7 +129,10 @@ impl Pair {
     pub fn listed(self) -> Pair {
         let mut p = self;
         let now = p.now;
-        let list = p.client.list_tools(now, CallOptions::default()).unwrap();
+        let list = p
+            .client
+            .call(now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
         p.finish(list).unwrap();
         p.wire.clear();
         p.events.clear();
@@ -189,7 +193,9 @@ impl Pair {
         self.drain();
         let mut line = Vec::new();
         jsonl::encode(message, &mut line);
-        self.client.handle_stdout(self.now, &line);
+        self.client
+            .handle_stdio(self.now, StdioInput::Stdout(&line))
+            .unwrap();
         self.drain();
     }
 
@@ -225,7 +231,9 @@ impl Pair {
         if bytes.is_empty() {
             return false;
         }
-        self.client.handle_stdout(self.now, &bytes);
+        self.client
+            .handle_stdio(self.now, StdioInput::Stdout(&bytes))
+            .unwrap();
         true
     }
 

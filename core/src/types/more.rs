@@ -5,7 +5,9 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{ClientCapabilities, Resource, ServerCapabilities, Tool};
+use super::initialize::{ClientCapabilities, ServerCapabilities};
+use super::resources::Resource;
+use super::tools::Tool;
 use crate::jsonrpc::ErrorObject;
 
 /// The MCP Apps extension's identifier, as declared under `capabilities.extensions`.

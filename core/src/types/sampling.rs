@@ -7,7 +7,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::Tool;
+use super::tools::Tool;
 use crate::jsonrpc::ErrorObject;
 
 /// Who speaks a sampling message.

@@ -41,7 +41,8 @@ fn a_refused_initialize_waits_for_the_token_and_goes_again_with_its_own_id() {
     assert!(!h.c.is_closed(), "{:?}", h.events);
     assert_eq!(h.log, ["POST initialize #0"], "nothing goes while waiting");
 
-    h.c.set_access_token(h.now, "tok-1");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("tok-1"))
+        .unwrap();
     h.pump();
     assert_eq!(h.log, ["POST initialize #0", "POST initialize #0"]);
     let again = h.find("POST initialize");
@@ -93,7 +94,8 @@ fn a_hundred_refused_calls_ask_once_and_each_goes_again_once() {
     let late = h.call("x", CallOptions::default());
     assert!(h.open.is_empty());
 
-    h.c.set_access_token(h.now, "tok-1");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("tok-1"))
+        .unwrap();
     h.pump();
     assert_eq!(h.open.len(), 101);
     let mut again: Vec<Id> = h.open.keys().map(|x| h.request_id(*x)).collect();
@@ -123,7 +125,8 @@ fn a_refusal_of_a_request_sent_before_the_token_goes_again_without_asking() {
     let mut posts: Vec<ExchangeId> = h.open.keys().copied().collect();
     posts.sort_unstable();
     refuse(&mut h, posts[0], 401, CHALLENGE);
-    h.c.set_access_token(h.now, "tok-1");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("tok-1"))
+        .unwrap();
     h.pump();
     assert_eq!(h.open.len(), 2);
     // The second was sent without the token: its refusal is no news.
@@ -149,7 +152,8 @@ fn a_failed_authorization_ends_what_waited_and_the_connection_lives_on() {
         .unwrap();
     h.pump();
     assert!(h.outcome(call).is_none());
-    h.c.authorization_failed(h.now, "the user declined");
+    h.c.handle_authorization(h.now, AuthorizationInput::Failed("the user declined"))
+        .unwrap();
     h.pump();
     let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
         panic!("{:?}", h.events)
@@ -170,14 +174,16 @@ fn a_failed_authorization_ends_what_waited_and_the_connection_lives_on() {
 #[test]
 fn a_403_for_a_scope_is_a_step_up_and_other_403s_end_the_request() {
     let mut h = ready_authorizing();
-    h.c.set_access_token(h.now, "tok-1");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("tok-1"))
+        .unwrap();
     let call = h.call("x", CallOptions::default());
     let x = h.find("POST tools/call");
     refuse(&mut h, x, 403, STEP_UP);
     let asked = refusals(&h);
     assert_eq!(asked.len(), 1);
     assert!(asked[0].is_step_up());
-    h.c.set_access_token(h.now, "tok-2");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("tok-2"))
+        .unwrap();
     h.pump();
     let x = h.find("POST tools/call");
     assert_eq!(h.request(x).header("authorization"), Some("Bearer tok-2"));
@@ -208,7 +214,8 @@ fn a_call_that_times_out_while_waiting_is_never_sent() {
     h.advance_to_next_deadline();
     assert!(matches!(h.outcome(call), Some(Err(_))), "{:?}", h.events);
     h.log.clear();
-    h.c.set_access_token(h.now, "tok-1");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("tok-1"))
+        .unwrap();
     h.pump();
     assert!(
         !h.log.iter().any(|l| l.starts_with("POST tools/call")),
@@ -231,7 +238,8 @@ fn the_token_replaces_a_configured_authorization_header() {
         Some("Bearer static")
     );
     refuse(&mut h, init, 401, CHALLENGE);
-    h.c.set_access_token(h.now, "fresh");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("fresh"))
+        .unwrap();
     h.pump();
     let init = h.find("POST initialize");
     let r = h.request(init);
@@ -271,7 +279,8 @@ fn a_refused_probe_is_no_sign_of_the_era_it_goes_again_with_the_token() {
     refuse(&mut h, probe, 401, CHALLENGE);
     assert_eq!(refusals(&h).len(), 1);
     assert_eq!(h.c.era(), None);
-    h.c.set_access_token(h.now, "tok-1");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("tok-1"))
+        .unwrap();
     h.pump();
     let again = h.find("POST server/discover");
     assert_eq!(h.request_id(again), id);
@@ -311,8 +320,10 @@ fn a_connection_that_ended_while_waiting_sends_nothing_when_the_token_comes() {
     assert!(h.c.is_closed(), "{:?}", h.events);
     assert!(h.events.iter().any(|e| matches!(e, Event::Closed(_))));
     h.log.clear();
-    h.c.set_access_token(h.now, "late");
-    h.c.authorization_failed(h.now, "late");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("late"))
+        .unwrap();
+    h.c.handle_authorization(h.now, AuthorizationInput::Failed("late"))
+        .unwrap();
     h.pump();
     assert!(h.log.is_empty(), "{:?}", h.log);
     assert!(!h

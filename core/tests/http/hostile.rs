@@ -99,7 +99,7 @@ fn configured_headers_http_cannot_carry_or_that_frame_the_message_are_refused() 
         let mut server = endpoint();
         server.headers.insert(name.into(), value.into());
         for kind in [
-            mcpwire_core::config::HttpKind::Http,
+            mcpwire_core::config::HttpKind::Streamable,
             mcpwire_core::config::HttpKind::Sse,
         ] {
             server.kind = kind;
@@ -146,7 +146,8 @@ fn a_token_http_cannot_carry_fails_the_authorization_and_is_never_sent() {
         .events
         .iter()
         .any(|e| matches!(e, Event::AuthorizationRequired(_))));
-    h.c.set_access_token(h.now, "tok\r\nX-Injected: 1");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("tok\r\nX-Injected: 1"))
+        .unwrap();
     h.pump();
     all_headers_sendable(&h);
     assert!(
@@ -169,20 +170,29 @@ fn an_event_id_http_cannot_carry_is_never_sent_back() {
     // GET opened again, or the first one.
     let call = h.call("x", CallOptions::default());
     let post = h.find(&format!("POST tools/call #{}", call.0));
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        200,
-        &[("Content-Type".into(), "text/event-stream".into())],
-    );
+        HttpInput::Head {
+            status: 200,
+            headers: &[("Content-Type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
     h.pump();
-    h.c.handle_body(
+    h.c.handle_http(
         h.now,
         post,
-        b"id: ok-1\ndata:\n\nid: caf\xc3\xa9\nretry: 10\ndata:\n\n",
-    );
+        HttpInput::Body(b"id: ok-1\ndata:\n\nid: caf\xc3\xa9\nretry: 10\ndata:\n\n"),
+    )
+    .unwrap();
     h.pump();
-    h.c.handle_failure(h.now, post, "the connection was reset");
+    h.c.handle_http(
+        h.now,
+        post,
+        HttpInput::Failure("the connection was reset".into()),
+    )
+    .unwrap();
     h.open.remove(&post);
     h.pump();
     for _ in 0..3 {
@@ -498,12 +508,15 @@ fn an_error_status_is_reported_from_its_head_with_at_most_a_second_of_its_body()
     let call = h.call("x", CallOptions::default());
     let post = h.find(&format!("POST tools/call #{}", call.0));
     let start = h.now;
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        500,
-        &[("Content-Type".into(), "text/plain".into())],
-    );
+        HttpInput::Head {
+            status: 500,
+            headers: &[("Content-Type".into(), "text/plain".into())],
+        },
+    )
+    .unwrap();
     h.pump();
     // The body dribbles: a byte every 100 ms, for ever.
     for _ in 0..30 {
@@ -514,7 +527,7 @@ fn an_error_status_is_reported_from_its_head_with_at_most_a_second_of_its_body()
         if h.c.poll_timeout().is_some_and(|t| t <= h.now) {
             h.c.handle_timeout(h.now);
         }
-        h.c.handle_body(h.now, post, b"x");
+        h.c.handle_http(h.now, post, HttpInput::Body(b"x")).unwrap();
         h.pump();
     }
     let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
@@ -531,8 +544,17 @@ fn an_error_status_is_reported_from_its_head_with_at_most_a_second_of_its_body()
     // An error body that fills the excerpt ends it at once.
     let call = h.call("y", CallOptions::default());
     let post = h.find(&format!("POST tools/call #{}", call.0));
-    h.c.handle_head(h.now, post, 503, &[]);
-    h.c.handle_body(h.now, post, &[b'z'; 600]);
+    h.c.handle_http(
+        h.now,
+        post,
+        HttpInput::Head {
+            status: 503,
+            headers: &[],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::Body(&[b'z'; 600]))
+        .unwrap();
     h.pump();
     assert!(matches!(
         h.outcome(call),
@@ -548,15 +570,18 @@ fn a_json_body_declared_over_the_cap_is_refused_from_its_head() {
     };
     let mut h = H::with(endpoint(), options);
     let init = h.find("POST initialize");
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         init,
-        200,
-        &[
-            ("Content-Type".into(), "application/json".into()),
-            ("Content-Length".into(), "1099511627776".into()),
-        ],
-    );
+        HttpInput::Head {
+            status: 200,
+            headers: &[
+                ("Content-Type".into(), "application/json".into()),
+                ("Content-Length".into(), "1099511627776".into()),
+            ],
+        },
+    )
+    .unwrap();
     h.pump();
     assert!(h.aborted.contains(&init));
     assert!(h.c.is_closed(), "{:?}", h.events);
@@ -572,14 +597,23 @@ fn a_proxys_407_whose_body_is_cut_is_the_proxys_not_a_call_that_may_have_run() {
     let mut h = H::ready(405);
     let call = h.call("x", CallOptions::default());
     let post = h.find(&format!("POST tools/call #{}", call.0));
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        407,
-        &[("Content-Type".into(), "text/html".into())],
-    );
-    h.c.handle_body(h.now, post, b"<html>short");
-    h.c.handle_failure(h.now, post, "the body was cut short");
+        HttpInput::Head {
+            status: 407,
+            headers: &[("Content-Type".into(), "text/html".into())],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::Body(b"<html>short"))
+        .unwrap();
+    h.c.handle_http(
+        h.now,
+        post,
+        HttpInput::Failure("the body was cut short".into()),
+    )
+    .unwrap();
     h.open.remove(&post);
     h.pump();
     let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {

@@ -19,7 +19,8 @@ fn a_cancelled_request_reported_unsent_is_not_posted_again() {
     let now = h.now;
     h.c.cancel(now, call, None).unwrap();
     h.pump();
-    h.c.handle_unsent(h.now, post, "connection refused");
+    h.c.handle_http(h.now, post, HttpInput::Unsent("connection refused".into()))
+        .unwrap();
     h.open.remove(&post);
     h.pump();
     let line = format!("POST tools/call #{}", call.0);
@@ -40,7 +41,8 @@ fn a_request_reported_unsent_during_a_renewal_waits_for_the_new_session() {
     let pb = h.find(&format!("POST tools/call #{}", b.0));
     h.answer(pa, 404, &[("Content-Type", "application/json")], &[EXPIRED]);
     let before = h.log.len();
-    h.c.handle_unsent(h.now, pb, "connection refused");
+    h.c.handle_http(h.now, pb, HttpInput::Unsent("connection refused".into()))
+        .unwrap();
     h.open.remove(&pb);
     h.pump();
     let line = format!("POST tools/call #{}", b.0);
@@ -71,7 +73,15 @@ fn a_late_head_of_an_initialize_given_up_does_not_replace_the_session() {
         ("Content-Type".to_string(), "application/json".to_string()),
         ("Mcp-Session-Id".to_string(), "sess-A".to_string()),
     ];
-    h.c.handle_head(h.now, init_a, 200, &headers);
+    h.c.handle_http(
+        h.now,
+        init_a,
+        HttpInput::Head {
+            status: 200,
+            headers: &headers,
+        },
+    )
+    .unwrap();
     h.pump();
     assert_eq!(h.c.session(), Some("sess-B"));
 }
@@ -81,12 +91,15 @@ fn answers_to_an_old_session_s_requests_are_not_kept_for_the_new_one() {
     let mut h = H::ready(405);
     let streaming = h.call("slow", long());
     let stream = h.find("POST tools/call");
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         stream,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
     h.pump();
     let call = h.call("x", long());
     let post = h.find(&format!("POST tools/call #{}", call.0));
@@ -99,7 +112,12 @@ fn answers_to_an_old_session_s_requests_are_not_kept_for_the_new_one() {
     // The old session's stream carries 100 pings while the renewal runs.
     for i in 0..100 {
         let ping = json!({"jsonrpc": "2.0", "id": format!("p{i}"), "method": "ping"});
-        h.c.handle_body(h.now, stream, format!("data: {ping}\n\n").as_bytes());
+        h.c.handle_http(
+            h.now,
+            stream,
+            HttpInput::Body(format!("data: {ping}\n\n").as_bytes()),
+        )
+        .unwrap();
         h.pump();
     }
     let init = h.find("POST initialize");
@@ -131,7 +149,7 @@ fn a_long_json_rpc_refusal_of_initialize_does_not_move_to_http_sse() {
     assert!(!h.log.iter().any(|l| l == "GET"), "{:?}", h.log);
     assert_eq!(
         h.c.http_transport(),
-        Some(mcpwire_core::HttpTransportKind::Streamable)
+        Some(mcpwire_core::HttpKind::Streamable)
     );
 }
 

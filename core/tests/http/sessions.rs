@@ -114,10 +114,9 @@ fn concurrent_404s_in_any_order_around_the_initialize_each_go_once_more() {
         let calls: Vec<CallId> = (0..4)
             .map(|i| {
                 let now = h.now;
-                let c = h.c.call_tool(
+                let c = h.c.call(
                     now,
-                    &format!("t{i}"),
-                    Some(json!({})),
+                    &McpCall::call_tool(&format!("t{i}"), Some(json!({}))),
                     CallOptions::default(),
                 );
                 h.pump();
@@ -147,7 +146,15 @@ fn concurrent_404s_in_any_order_around_the_initialize_each_go_once_more() {
                         ("content-type".to_string(), "application/json".to_string()),
                         ("mcp-session-id".to_string(), "sess-2".to_string()),
                     ];
-                    h.c.handle_head(h.now, init, 200, &headers);
+                    h.c.handle_http(
+                        h.now,
+                        init,
+                        HttpInput::Head {
+                            status: 200,
+                            headers: &headers,
+                        },
+                    )
+                    .unwrap();
                 }
                 Step::InitBody => {
                     let id = match mcpwire_core::jsonrpc::parse(&h.request(init).body) {
@@ -157,8 +164,9 @@ fn concurrent_404s_in_any_order_around_the_initialize_each_go_once_more() {
                     let body = json!({"jsonrpc": "2.0", "id": id, "result": {
                         "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
                         "serverInfo": {"name": "s", "version": "1"}}});
-                    h.c.handle_body(h.now, init, body.to_string().as_bytes());
-                    h.c.handle_end(h.now, init);
+                    h.c.handle_http(h.now, init, HttpInput::Body(body.to_string().as_bytes()))
+                        .unwrap();
+                    h.c.handle_http(h.now, init, HttpInput::End).unwrap();
                     h.open.remove(&init);
                 }
             }
@@ -190,8 +198,12 @@ fn a_second_expiry_renews_again_and_the_request_goes_in_the_third_session() {
     let mut h = H::ready(405);
     let now = h.now;
     let call =
-        h.c.call_tool(now, "x", Some(json!({})), CallOptions::default())
-            .unwrap();
+        h.c.call(
+            now,
+            &McpCall::call_tool("x", Some(json!({}))),
+            CallOptions::default(),
+        )
+        .unwrap();
     h.pump();
     for next in ["sess-2", "sess-3"] {
         let post = h.find(&format!("POST tools/call #{}", call.0));
@@ -222,7 +234,15 @@ fn renewals_that_fail_are_tried_within_the_budget_then_the_connection_closes() {
     let streaming = h.call("slow", long());
     let stream = h.find("POST tools/call");
     let sse = [("content-type".to_string(), "text/event-stream".to_string())];
-    h.c.handle_head(h.now, stream, 200, &sse);
+    h.c.handle_http(
+        h.now,
+        stream,
+        HttpInput::Head {
+            status: 200,
+            headers: &sse,
+        },
+    )
+    .unwrap();
     h.pump();
     let call = h.call("x", long());
     let post = h.find(&format!("POST tools/call #{}", call.0));
@@ -257,7 +277,7 @@ fn renewals_that_fail_are_tried_within_the_budget_then_the_connection_closes() {
     assert!(h.aborted.contains(&stream));
     let now = h.now;
     assert!(matches!(
-        h.c.call_tool(now, "x", None, CallOptions::default()),
+        h.c.call(now, &McpCall::call_tool("x", None), CallOptions::default()),
         Err(ClientError::Closed(Closed { reason })) if reason.contains("renewals")
     ));
     assert!(!h.log.iter().any(|l| l == "DELETE"), "no session to delete");

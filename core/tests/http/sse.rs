@@ -4,7 +4,7 @@
 
 use super::*;
 
-use mcpwire_core::{Closed, HttpTransportKind};
+use mcpwire_core::{Closed, HttpKind};
 
 fn sse_endpoint() -> HttpConfig {
     let mut c = endpoint();
@@ -19,28 +19,33 @@ fn pinned() -> H {
 /// Opens the stream: 200, an event stream, the `endpoint` event with `data`.
 fn open_stream(h: &mut H, data: &str) -> ExchangeId {
     let get = h.find("GET");
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         get,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_body(
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(
         h.now,
         get,
-        format!("event: endpoint\ndata: {data}\n\n").as_bytes(),
-    );
+        HttpInput::Body(format!("event: endpoint\ndata: {data}\n\n").as_bytes()),
+    )
+    .unwrap();
     h.pump();
     get
 }
 
 /// A message from the server on the stream.
 fn on_stream(h: &mut H, get: ExchangeId, message: Value) {
-    h.c.handle_body(
+    h.c.handle_http(
         h.now,
         get,
-        format!("event: message\ndata: {message}\n\n").as_bytes(),
-    );
+        HttpInput::Body(format!("event: message\ndata: {message}\n\n").as_bytes()),
+    )
+    .unwrap();
     h.pump();
 }
 
@@ -104,7 +109,7 @@ fn pinned_the_stream_comes_first_and_messages_go_to_its_endpoint() {
     assert_eq!(h.log, ["GET"], "no POST before the endpoint");
     let get = h.find("GET");
     assert_eq!(h.request(get).header("accept"), Some("text/event-stream"));
-    assert_eq!(h.c.http_transport(), Some(HttpTransportKind::Sse));
+    assert_eq!(h.c.http_transport(), Some(HttpKind::Sse));
     let get = open_stream(&mut h, "/message?sessionId=abc");
     let init = h.find("POST initialize");
     assert_eq!(
@@ -195,7 +200,8 @@ fn the_stream_s_loss_ends_pending_calls_as_maybe_run_and_the_connection() {
     let call = h.call("x", CallOptions::default());
     let post = h.find("POST tools/call");
     h.accepted(post);
-    h.c.handle_failure(h.now, get, "connection reset");
+    h.c.handle_http(h.now, get, HttpInput::Failure("connection reset".into()))
+        .unwrap();
     h.open.remove(&get);
     h.pump();
     assert!(maybe_executed(h.outcome(call)), "{:?}", h.events);
@@ -208,13 +214,17 @@ fn the_stream_s_loss_ends_pending_calls_as_maybe_run_and_the_connection() {
 fn an_endpoint_that_never_comes_times_the_connect_out() {
     let mut h = pinned();
     let get = h.find("GET");
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         get,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_body(h.now, get, b": waiting\n\n");
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(h.now, get, HttpInput::Body(b": waiting\n\n"))
+        .unwrap();
     h.pump();
     h.advance_to_next_deadline();
     assert!(h.aborted.contains(&get));
@@ -259,7 +269,7 @@ fn auto_finds_it_when_streamable_http_is_refused() {
         &[("Content-Type", "text/html")],
         &[b"Cannot POST /sse"],
     );
-    assert_eq!(h.c.http_transport(), Some(HttpTransportKind::Sse));
+    assert_eq!(h.c.http_transport(), Some(HttpKind::Sse));
     assert_eq!(
         h.log,
         ["POST server/discover #0", "POST initialize #1", "GET"]
@@ -297,7 +307,7 @@ fn a_json_rpc_refusal_of_initialize_is_an_answer_not_a_sign_of_the_old_transport
     let body = br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#;
     h.answer(init, 400, &[("Content-Type", "application/json")], &[body]);
     assert!(!h.log.iter().any(|l| l == "GET"), "{:?}", h.log);
-    assert_eq!(h.c.http_transport(), Some(HttpTransportKind::Streamable));
+    assert_eq!(h.c.http_transport(), Some(HttpKind::Streamable));
     let failed = h.events.iter().find_map(|e| match e {
         Event::HandshakeFailed(CallError::Local(LocalError::Http(e))) => Some(e.status),
         _ => None,
@@ -355,8 +365,17 @@ fn a_post_that_fails_after_its_2xx_loses_nothing() {
     let (mut h, get) = ready();
     let call = h.call("x", CallOptions::default());
     let post = h.find("POST tools/call");
-    h.c.handle_head(h.now, post, 202, &[]);
-    h.c.handle_failure(h.now, post, "connection reset");
+    h.c.handle_http(
+        h.now,
+        post,
+        HttpInput::Head {
+            status: 202,
+            headers: &[],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::Failure("connection reset".into()))
+        .unwrap();
     h.open.remove(&post);
     h.pump();
     assert_eq!(h.outcome(call), None, "taken: the answer is to come");
@@ -454,7 +473,8 @@ fn a_refused_stream_waits_for_the_token_then_opens_with_it() {
     assert!(!h.c.is_closed(), "{:?}", h.events);
     assert_eq!(h.log, ["GET"]);
 
-    h.c.set_access_token(h.now, "tok-1");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("tok-1"))
+        .unwrap();
     h.pump();
     assert_eq!(h.log, ["GET", "GET"]);
     let get = h.find("GET");
@@ -486,7 +506,8 @@ fn a_refused_post_is_parked_and_goes_again_with_its_own_id_and_what_followed_it_
     assert!(asked[0].is_step_up());
     let later = h.call("y", CallOptions::default());
     assert_eq!(h.log.len(), 1, "nothing goes while waiting: {:?}", h.log);
-    h.c.set_access_token(h.now, "tok-2");
+    h.c.handle_authorization(h.now, AuthorizationInput::Token("tok-2"))
+        .unwrap();
     h.pump();
     let again = h.find(&format!("POST tools/call #{}", call.0));
     assert_ne!(again, post);
@@ -519,7 +540,11 @@ fn a_failed_authorization_ends_what_waited_and_a_stream_that_waited_ends_the_con
     let call = h.call("x", CallOptions::default());
     let post = h.find(&format!("POST tools/call #{}", call.0));
     h.answer(post, 401, &[("WWW-Authenticate", CHALLENGE)], &[]);
-    h.c.authorization_failed(h.now, "the user closed the page");
+    h.c.handle_authorization(
+        h.now,
+        AuthorizationInput::Failed("the user closed the page"),
+    )
+    .unwrap();
     h.pump();
     let Some(Err(CallError::Local(LocalError::Http(e)))) = h.outcome(call) else {
         panic!("{:?}", h.events)
@@ -531,7 +556,8 @@ fn a_failed_authorization_ends_what_waited_and_a_stream_that_waited_ends_the_con
     let mut h = pinned_authorizing();
     let get = h.find("GET");
     h.answer(get, 401, &[("WWW-Authenticate", CHALLENGE)], &[]);
-    h.c.authorization_failed(h.now, "no browser");
+    h.c.handle_authorization(h.now, AuthorizationInput::Failed("no browser"))
+        .unwrap();
     h.pump();
     assert!(h.c.is_closed());
     let failed = h.events.iter().any(|e| {

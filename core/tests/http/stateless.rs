@@ -111,7 +111,8 @@ fn lose(h: &mut H, what: &str) {
         mcpwire_core::error::HttpErrorKind::StaleConnection,
         "the request went on a reused connection and the server had closed it",
     );
-    h.c.handle_failure(h.now, x, stale);
+    h.c.handle_http(h.now, x, HttpInput::Failure(stale))
+        .unwrap();
     h.open.remove(&x);
     h.pump();
 }
@@ -177,7 +178,8 @@ fn a_lost_probe_or_initialize_goes_once_more_and_a_second_loss_fails() {
         mcpwire_core::error::HttpErrorKind::HeadCutShort,
         "the response head is over the limit",
     );
-    h.c.handle_failure(h.now, init, unreadable);
+    h.c.handle_http(h.now, init, HttpInput::Failure(unreadable))
+        .unwrap();
     h.open.remove(&init);
     h.pump();
     assert_eq!(
@@ -276,14 +278,23 @@ fn a_stateless_stream_is_never_resumed_and_a_lost_call_may_have_run() {
     let mut h = modern();
     let call = h.call("x", CallOptions::default());
     let post = h.find("POST tools/call");
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_body(h.now, post, b"id: ev-1\nretry: 10\ndata: \n\n");
-    h.c.handle_failure(h.now, post, "connection reset");
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(
+        h.now,
+        post,
+        HttpInput::Body(b"id: ev-1\nretry: 10\ndata: \n\n"),
+    )
+    .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::Failure("connection reset".into()))
+        .unwrap();
     h.open.remove(&post);
     h.pump();
     assert!(maybe_executed(h.outcome(call)), "{:?}", h.events);
@@ -294,17 +305,22 @@ fn a_stateless_stream_is_never_resumed_and_a_lost_call_may_have_run() {
     assert!(!h.log.iter().any(|l| l.starts_with("GET")), "{:?}", h.log);
     // A read is re-issued once, with a new id.
     let now = h.now;
-    let list = h.c.list_tools(now, CallOptions::default()).unwrap();
+    let list =
+        h.c.call(now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
     h.pump();
     let post = h.find("POST tools/list");
     let first = h.request_id(post);
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
-    h.c.handle_end(h.now, post);
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
+    h.c.handle_http(h.now, post, HttpInput::End).unwrap();
     h.open.remove(&post);
     h.pump();
     let again = h.find("POST tools/list");
@@ -375,7 +391,9 @@ fn an_unsupported_version_on_the_probe_sends_it_again_to_learn_the_server() {
 fn tool_marks_become_headers_and_tools_with_bad_marks_are_left_out() {
     let mut h = modern();
     let now = h.now;
-    let list = h.c.list_tools(now, CallOptions::default()).unwrap();
+    let list =
+        h.c.call(now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
     h.pump();
     let post = h.find("POST tools/list");
     let id = h.request_id(post);
@@ -403,8 +421,12 @@ fn tool_marks_become_headers_and_tools_with_bad_marks_are_left_out() {
         Event::Diagnostic(Diagnostic::ToolDropped { tool, .. }) if tool == "bad_tool")));
     let now = h.now;
     let args = json!({"region": "us-west1", "verbose": null});
-    h.c.call_tool(now, "valid_tool", Some(args), CallOptions::default())
-        .unwrap();
+    h.c.call(
+        now,
+        &McpCall::call_tool("valid_tool", Some(args)),
+        CallOptions::default(),
+    )
+    .unwrap();
     h.pump();
     let post = h.find("POST tools/call");
     let r = h.request(post);
@@ -416,7 +438,9 @@ fn tool_marks_become_headers_and_tools_with_bad_marks_are_left_out() {
 fn a_listed_tool_s_schema_reaches_the_caller_exactly_as_sent() {
     let mut h = modern();
     let now = h.now;
-    let list = h.c.list_tools(now, CallOptions::default()).unwrap();
+    let list =
+        h.c.call(now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
     h.pump();
     let schema = r#"{"type":"object","properties":{"z":{"type":"integer","maximum":123456789012345678901234567890},"a":{"$ref":"https://example.com/s.json"}},"$defs":{"x":{"$anchor":"x"}}}"#;
     for page in 0..2 {
@@ -454,22 +478,26 @@ fn a_subscription_is_a_long_lived_post_whose_stream_carries_its_notifications() 
         h.request(post).header("mcp-method"),
         Some("subscriptions/listen")
     );
-    h.c.handle_head(
+    h.c.handle_http(
         h.now,
         post,
-        200,
-        &[("content-type".into(), "text/event-stream".into())],
-    );
+        HttpInput::Head {
+            status: 200,
+            headers: &[("content-type".into(), "text/event-stream".into())],
+        },
+    )
+    .unwrap();
     let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
         "params": {"notifications": {"toolsListChanged": true},
             "_meta": {"io.modelcontextprotocol/subscriptionId": sub.0}}});
     let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
         "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": sub.0}}});
-    h.c.handle_body(
+    h.c.handle_http(
         h.now,
         post,
-        format!(": keep-alive\n\ndata: {ack}\n\ndata: {changed}\n\n").as_bytes(),
-    );
+        HttpInput::Body(format!(": keep-alive\n\ndata: {ack}\n\ndata: {changed}\n\n").as_bytes()),
+    )
+    .unwrap();
     h.pump();
     let subs: Vec<&Event> = h
         .events
@@ -498,7 +526,8 @@ fn a_header_mismatch_lists_the_tools_again_and_sends_the_call_once_more() {
                 "region": {"type": "string", "x-mcp-header": mark}}}}]}})
     };
     let now = h.now;
-    h.c.list_tools(now, CallOptions::default()).unwrap();
+    h.c.call(now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     h.pump();
     let post = h.find("POST tools/list");
     let id = h.request_id(post);
@@ -506,10 +535,9 @@ fn a_header_mismatch_lists_the_tools_again_and_sends_the_call_once_more() {
     for round in 0..2 {
         let now = h.now;
         let call =
-            h.c.call_tool(
+            h.c.call(
                 now,
-                "t",
-                Some(json!({"region": "eu"})),
+                &McpCall::call_tool("t", Some(json!({"region": "eu"}))),
                 CallOptions::default(),
             )
             .unwrap();
@@ -623,7 +651,9 @@ fn a_call_waiting_for_the_tools_to_be_listed_again_keeps_its_own_timeout() {
         timeout: Duration::from_secs(1),
         ..CallOptions::default()
     };
-    let call = h.c.call_tool(now, "t", Some(json!({})), short).unwrap();
+    let call =
+        h.c.call(now, &McpCall::call_tool("t", Some(json!({}))), short)
+            .unwrap();
     h.pump();
     let post = h.find("POST tools/call");
     let body = format!(

@@ -41,7 +41,7 @@ pub(crate) fn info(
     let why = client.era_reason().map(|r| r.to_string());
     let transport = match client.http_transport() {
         None => "stdio",
-        Some(mcpwire::HttpTransportKind::Streamable) => "streamable-http",
+        Some(mcpwire::HttpKind::Streamable) => "streamable-http",
         Some(_) => "sse (2024-11-05 HTTP+SSE)",
     };
     // The version the responses came in: HTTP/2 once one did.

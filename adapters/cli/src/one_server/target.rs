@@ -70,7 +70,7 @@ pub(crate) fn server_config(args: &ServerArgs) -> Result<ServerConfig, Failure> 
             hints::token_from(from);
         }
         return Ok(ServerConfig::Http(mcpwire::core::config::HttpConfig {
-            kind: mcpwire::core::config::HttpKind::Http,
+            kind: mcpwire::core::config::HttpKind::Streamable,
             url: url.clone(),
             headers,
             extra: Default::default(),

@@ -303,7 +303,7 @@ mod tests {
             "`other`: handshake failed"
         );
         let http = ServerConfig::Http(mcpwire::core::config::HttpConfig {
-            kind: mcpwire::core::config::HttpKind::Http,
+            kind: mcpwire::core::config::HttpKind::Streamable,
             url: "https://u:p@h/mcp".into(),
             headers: Default::default(),
             extra: Default::default(),

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use mcpwire::hosts::Loaded;
 use mcpwire::manager::{Manager, ServerState};
-use mcpwire::{HttpTransportKind, ServerConfig};
+use mcpwire::{HttpKind, ServerConfig};
 use serde_json::{json, Value};
 
 use super::states::{all_names, as_each_settles, details, reason, shown_target, stderr_tail};
@@ -19,7 +19,7 @@ fn transport(manager: &Manager, name: &str) -> &'static str {
     if let Some(client) = manager.client(name) {
         return match client.http_transport() {
             None => "stdio",
-            Some(HttpTransportKind::Streamable) => "http",
+            Some(HttpKind::Streamable) => "http",
             Some(_) => "sse",
         };
     }

@@ -173,7 +173,7 @@ impl Entry<'_, '_> {
             headers.insert(name, value);
         }
         Ok(mcpwire_core::config::HttpConfig {
-            kind: HttpKind::Http,
+            kind: HttpKind::Streamable,
             url,
             headers,
             extra: serde_json::Map::new(),

@@ -91,7 +91,9 @@ pub(crate) fn parse_transport(value: &str) -> Option<Transport> {
         .to_ascii_lowercase();
     Some(match v.as_str() {
         "stdio" | "local" => Transport::Stdio,
-        "http" | "streamablehttp" | "streamable" | "remote" => Transport::Http(HttpKind::Http),
+        "http" | "streamablehttp" | "streamable" | "remote" => {
+            Transport::Http(HttpKind::Streamable)
+        }
         "sse" => Transport::Http(HttpKind::Sse),
         _ => return None,
     })

@@ -160,7 +160,7 @@ fn read_fields(e: &mut Entry<'_, '_>, host: Host) -> Result<ServerConfig, Config
             (true, None) => Transport::Stdio,
             // In Gemini, `url` is the 2024-11-05 SSE transport and `httpUrl` Streamable HTTP.
             (false, Some("url")) if host == Host::Gemini => Transport::Http(HttpKind::Sse),
-            (false, Some(_)) => Transport::Http(HttpKind::Http),
+            (false, Some(_)) => Transport::Http(HttpKind::Streamable),
             (false, None) => {
                 return Err(ConfigError::NoTransport {
                     path: e.cx.path.to_owned(),

@@ -2,10 +2,9 @@
 
 use std::mem;
 
-use super::event::{Event, EventRef, SseError, Work};
+use super::event::{Event, EventRef, SseError, Work, DEFAULT_MAX_EVENT_SIZE, MESSAGE};
 use super::line::{line_kind, parse_retry, Field, LineKind};
 use super::utf8::Utf8Stream;
-use super::{DEFAULT_MAX_EVENT_SIZE, MESSAGE};
 use crate::codec::scan;
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];

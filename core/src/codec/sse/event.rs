@@ -2,7 +2,11 @@
 
 use std::borrow::Cow;
 
-use super::MESSAGE;
+/// The default cap on one event: 16 MiB.
+pub const DEFAULT_MAX_EVENT_SIZE: usize = 16 * 1024 * 1024;
+
+/// The event type of an event without an `event` field.
+pub const MESSAGE: &str = "message";
 
 /// A dispatched event, owned. Built from an [`EventRef`] with one allocation (the data); the type
 /// `message` is borrowed from a constant.

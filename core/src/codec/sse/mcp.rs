@@ -1,6 +1,7 @@
 //! MCP over an event stream: each `message` event's data is one JSON-RPC text.
 
-use super::{SseDecoder, SseError, MESSAGE};
+use super::decoder::SseDecoder;
+use super::event::{SseError, MESSAGE};
 use crate::jsonrpc::{self, Message, ParseError, Parsed};
 
 /// How much of an event's data a diagnostic keeps.

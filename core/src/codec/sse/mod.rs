@@ -34,11 +34,5 @@ mod utf8;
 
 pub use decoder::SseDecoder;
 pub use encoder::{EventFrame, LineEnd, SseEncodeError, SseEncoder};
-pub use event::{Event, EventRef, SseError, Work};
+pub use event::{Event, EventRef, SseError, Work, DEFAULT_MAX_EVENT_SIZE, MESSAGE};
 pub use mcp::{McpSseDecoder, SseDiagnostic, SseItem};
-
-/// The default cap on one event: 16 MiB.
-pub const DEFAULT_MAX_EVENT_SIZE: usize = 16 * 1024 * 1024;
-
-/// The event type of an event without an `event` field.
-pub const MESSAGE: &str = "message";

@@ -54,3 +54,6 @@ impl Default for HttpOptions {
         }
     }
 }
+
+/// How long a close waits for the session's DELETE before giving it up.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(2);

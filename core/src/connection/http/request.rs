@@ -1,5 +1,7 @@
 //! What the HTTP transport asks of its driver: requests to make, exchanges to abort.
 
+use crate::tap::{Direction, FrameObserver};
+
 /// One HTTP exchange's id, chosen by the machine.
 pub type ExchangeId = u64;
 
@@ -114,11 +116,21 @@ pub(crate) fn media_type(value: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Shows the observer the message a POST carries, as the POST is handed out.
+pub(crate) fn tap_outgoing(observer: Option<&mut (dyn FrameObserver + '_)>, action: &HttpAction) {
+    if let (Some(o), HttpAction::Start(r)) = (observer, action) {
+        if r.method == HttpMethod::Post {
+            o.frame(Direction::Outgoing, &r.body);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::{HttpConfig, ServerConfig};
-    use crate::connection::http::{HttpAction, HttpOptions, StreamableHttp};
-    use crate::connection::http_sse::HttpSse;
+    use crate::connection::http::sse::HttpSse;
+    use crate::connection::http::streamable::StreamableHttp;
+    use crate::connection::http::{HttpAction, HttpOptions};
     use crate::connection::protocol::{ClientConfig, ClientProtocol, Era};
     use crate::error::HttpErrorKind;
     use crate::test_support::epoch;

@@ -24,29 +24,25 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::at_most_once::{safe_to_repeat, Repeat};
-use super::calls::{offered, offered_member, McpCall};
-pub use super::client_config::ClientConfig;
+use super::call::at_most_once::Repeat;
+use super::call::input::{AwaitingInputs, Retry};
+use super::call::listing::Listing;
+use super::call::params::{self, ParamsRef, StatelessMeta};
+use super::call::tool_headers::ToolHeaders;
 use super::era::ChosenEra;
-use super::events::{
-    CallError, CallId, CallOptions, ClientError, Diagnostic, Event, Progress, ServerNotification,
-};
 use super::handshake::{Ctx, Handshake, Phase};
-use super::input::{classify, AwaitingInputs, Classified, Retry};
-use super::listing::Listing;
 use super::notifications::typed_notification;
-use super::params::{self, raw, ParamsRef};
-use super::server_requests::{admit, field_order};
 pub(crate) use super::signal::{Signalled, TransportSignal};
-use super::tasks::{self, Shape};
-use super::tool_headers::ToolHeaders;
-use crate::error::Closed;
-use crate::jsonrpc::{ErrorObject, Id, Message, RawJson, Request};
-use crate::rpc::{
-    AppNotification, Engine, LocalError, Outcome, Output, Reply, RequestOptions, Responded,
+use super::vocabulary::calls::{offered, offered_member, McpCall};
+pub use super::vocabulary::client_config::ClientConfig;
+use super::vocabulary::events::{
+    CallError, CallId, CallOptions, ClientError, Event, ServerNotification,
 };
-use crate::types::InitializeResult;
-use crate::IdHashing;
+use crate::error::Closed;
+use crate::id_hash::IdHashing;
+use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
+use crate::rpc::{AppNotification, Engine, LocalError, RequestOptions, Responded};
+use crate::types::{ClientCapabilities, InitializeResult};
 
 #[derive(Debug)]
 struct CallState {
@@ -74,6 +70,7 @@ macro_rules! cx {
 mod held;
 mod log_level;
 mod lost;
+mod outcomes;
 mod outgoing;
 mod refusals;
 mod resource_subs;
@@ -105,15 +102,15 @@ pub struct ClientProtocol {
     /// Whether the transport is HTTP: marks are checked, and no fresh transport exists.
     over_http: bool,
     /// Tool calls waiting for the tools to be listed.
-    held: held::Held,
+    held: Held,
     /// Resource subscriptions carried by listens (stateless era).
-    resource_subs: resource_subs::ResourceSubs,
+    resource_subs: ResourceSubs,
     /// What the stateless era's refusals (-32021, -32022) left.
-    refusals: refusals::Refusals,
+    refusals: Refusals,
     /// Calls answered with a task, followed to their end.
-    tasks: crate::connection::protocol::tasks::Tasks,
+    tasks: crate::connection::protocol::tasks::follow::Tasks,
     /// The tasks run for the server's requests (2025-11-25).
-    served: super::served_tasks::ServedTasks,
+    served: super::tasks::served::ServedTasks,
     /// The tools the last `tools/list` says must be called in task mode (2025-11-25).
     task_tools: HashSet<String>,
     /// Whether a `tools/list` completed on this connection.
@@ -135,7 +132,7 @@ impl ClientProtocol {
     /// A client that has not started.
     pub fn new(config: ClientConfig) -> Self {
         let meta = params::StatelessMeta::new(&config.client_info, &config.capabilities);
-        let refusals = refusals::Refusals::new(
+        let refusals = Refusals::new(
             &config.client_info,
             &config.capabilities,
             &config.capabilities_on_demand,
@@ -630,161 +627,96 @@ impl ClientProtocol {
         }
         self.events.pop_front()
     }
+}
 
-    /// Moves everything the engine produced into our queues, handling what is ours.
-    fn pump(&mut self, now: Instant) {
-        while let Some(out) = self.engine.poll_output() {
-            match out {
-                Output::Send(m) => self.transmit.push_back(m),
-                // Over stdio a request is a line already written: nothing is left to withdraw.
-                Output::Withdraw { id } if self.over_http => self.withdrawn.push(id),
-                Output::Withdraw { .. } => {}
-                Output::Completed { id, outcome, .. } => self.completed(now, id, outcome),
-                Output::Progress(p) => {
-                    let call = self.calls.get(&p.id).map(|c| c.call);
-                    if let Some(call) = call {
-                        let progress = Progress {
-                            progress: p.progress,
-                            total: p.total,
-                            message: p.message,
-                        };
-                        self.events.push_back(Event::Progress { call, progress });
-                    }
-                }
-                Output::InboundRequest(r) => self.server_request(now, r),
-                Output::InboundCancelled { id, reason } => self.server_cancelled(now, id, reason),
-                Output::Diagnostic(d) => {
-                    self.events.push_back(Event::Diagnostic(Diagnostic::Rpc(d)))
-                }
-                Output::Closed(closed) => {
-                    // Calls following a task end before the close is told.
-                    self.fail_tasks(&LocalError::Closed(closed.clone()));
-                    self.served.close();
-                    self.handshake.phase = Phase::Closed;
-                    self.calls.clear();
-                    self.current.clear();
-                    #[cfg(feature = "schemas")]
-                    self.output_checks.clear();
-                    self.events.push_back(Event::Closed(closed));
-                }
-            }
-        }
-        self.resume_held(now);
-    }
+/// Why a call waits, and what it sends once the tools are listed.
+#[derive(Debug)]
+enum Waiting {
+    /// Not sent yet: its params and options.
+    Unsent {
+        params: Map<String, Value>,
+        opts: CallOptions,
+        since: Instant,
+    },
+    /// Refused for its headers: its round, and the server's error.
+    HeaderFix {
+        retry: Box<Retry>,
+        error: ErrorObject,
+    },
+}
 
-    fn completed(&mut self, now: Instant, id: i64, outcome: Outcome) {
-        let Some(outcome) = self.handshake.completed(now, cx!(self), id, outcome) else {
-            return;
-        };
-        let outcome = match outcome {
-            Ok(Reply::Result(r)) => Ok(r),
-            Ok(Reply::Error(e)) => Err(CallError::from_server(e)),
-            Err(e) => Err(CallError::Local(e)),
-        };
-        if let Some((call, purpose)) = self.tasks.take_request(id) {
-            return self.task_reply(now, call, purpose, outcome);
-        }
-        let Some(state) = self.calls.remove(&id) else {
-            return;
-        };
-        let Some((state, outcome)) = self.refused(now, state, outcome) else {
-            return;
-        };
-        let call = state.call;
-        let Some((retry, outcome)) = self.header_mismatch(now, call, state.retry, outcome) else {
-            return;
-        };
-        let outcome = match (state.listing, retry, outcome) {
-            (Some(listing), _, Ok(page)) => match self.next_page(now, call, listing, &page) {
-                Ok(None) => return,
-                Ok(Some(all)) => Ok(all),
-                Err(e) => Err(e),
-            },
-            (None, Some(retry), Ok(result)) => match classify(result, Some(retry.method)) {
-                Ok(Classified::Complete(result)) => Ok(result),
-                // A detached task is the caller's to follow.
-                Ok(Classified::Task(result)) if retry.opts.detach_task => Ok(result),
-                Ok(Classified::Task(result)) => {
-                    let opts = retry.opts.clone();
-                    return self.task_started(now, call, Shape::Extension, &result, opts);
-                }
-                Ok(Classified::InputRequired { requests, state }) => {
-                    match self.input_round(now, call, retry, requests, state) {
-                        Ok(()) => return,
-                        Err(e) => Err(e),
-                    }
-                }
-                Err(e) => Err(e),
-            },
-            (None, None, Ok(result)) if self.handshake.era == Some(ChosenEra::Stateless) => {
-                classify(result, None).map(|c| match c {
-                    Classified::Complete(result) => result,
-                    Classified::InputRequired { .. } | Classified::Task(_) => {
-                        unreachable!("refused by classify")
-                    }
-                })
-            }
-            (None, None, Ok(result))
-                if state.task.as_ref().is_some_and(|o| !o.detach_task)
-                    && tasks::created_task(&result) =>
-            {
-                let opts = *state.task.expect("a task-mode call");
-                return self.task_started(now, call, Shape::Utility, &result, opts);
-            }
-            (_, _, outcome) => outcome,
-        };
-        self.end_call(call, outcome);
-    }
+#[derive(Debug)]
+struct HeldCall {
+    call: CallId,
+    waiting: Waiting,
+    /// When it gives up (its own timeout, counted from when it was held).
+    deadline: Option<Instant>,
+}
 
-    /// Whether a call may be re-issued by the connection: a safe method, a call marked safe, or
-    /// (when the configuration trusts them) a tool the server annotates read-only or idempotent.
-    fn repeatable(&self, method: &str, params: Option<ParamsRef<'_>>, opts: &CallOptions) -> bool {
-        let trusted = self.config.trust_tool_annotations
-            && method == "tools/call"
-            && params
-                .and_then(ParamsRef::tool)
-                .is_some_and(|t| self.repeatable_tools.contains(t));
-        trusted || safe_to_repeat(method, opts)
-    }
+/// The calls waiting for the tools to be listed.
+#[derive(Debug, Default)]
+struct Held {
+    /// The connection's own `tools/list`, in flight.
+    list: Option<CallId>,
+    calls: Vec<HeldCall>,
+    /// Calls already sent once more for a mismatch.
+    fixed: HashSet<CallId>,
+    /// How the list ended, until what waited goes on.
+    ended: Option<Result<(), CallError>>,
+}
 
-    /// `call` ends: exactly once, with `outcome`.
-    fn end_call(&mut self, call: CallId, outcome: Result<RawJson, CallError>) {
-        self.current.remove(&call);
-        self.refusals.forget(call);
-        if self.own_list_ended(call, &outcome) || self.resource_listen_ended(call, &outcome) {
-            return;
-        }
-        #[cfg(feature = "schemas")]
-        let outcome = self.check_output(call, outcome);
-        self.events.push_back(Event::CallDone { call, outcome });
-    }
+/// What the refusals left on the connection.
+#[derive(Debug, Default)]
+struct Refusals {
+    /// The capabilities declared and those on demand together, with their `_meta` (none when
+    /// nothing is on demand).
+    wide: Option<(ClientCapabilities, StatelessMeta)>,
+    /// Calls that declare the capabilities on demand too, since a `-32021`.
+    widened: HashSet<CallId>,
+    /// Calls sent once more after a `-32022`.
+    version_retried: HashSet<CallId>,
+}
 
-    fn server_request(&mut self, now: Instant, r: Request) {
-        if r.method == "ping" {
-            let _ = self.engine.respond(now, &r.id, Ok(raw(&Map::new())));
-            return;
-        }
-        let Some(r) = self.tasks_request(now, r) else {
-            return;
-        };
-        let params: Value = r.params_as().unwrap_or(Value::Null);
-        let fields = match (&*r.method, &r.params) {
-            ("elicitation/create", Some(raw)) => field_order(raw.get()),
-            _ => Vec::new(),
-        };
-        let caps = self.session_capabilities();
-        match admit(caps, r.id.clone(), &r.method, params, fields) {
-            Ok(request) => self.surface(now, request),
-            Err(refusal) => {
-                let refusal = refusal.into_error();
-                let _ = self.engine.respond(now, &r.id, Err(refusal.clone()));
-                self.events
-                    .push_back(Event::Diagnostic(Diagnostic::RefusedServerRequest {
-                        id: r.id,
-                        method: r.method.into_owned(),
-                        error: refusal,
-                    }));
-            }
+impl Refusals {
+    /// For a connection declaring `declared`, with `on_demand` to declare when asked.
+    fn new(
+        client_info: &crate::types::Implementation,
+        declared: &ClientCapabilities,
+        on_demand: &ClientCapabilities,
+    ) -> Self {
+        let wide = (!on_demand.is_empty()).then(|| {
+            let all = declared.union(on_demand);
+            let meta = StatelessMeta::new(client_info, &all);
+            (all, meta)
+        });
+        Refusals {
+            wide,
+            ..Refusals::default()
         }
     }
+
+    /// `call` ended: what was kept for it goes.
+    fn forget(&mut self, call: CallId) {
+        self.widened.remove(&call);
+        self.version_retried.remove(&call);
+    }
+}
+
+/// The connection's own listens for resource subscriptions.
+#[derive(Debug, Default)]
+struct ResourceSubs {
+    /// By the listen call: its resource, and the subscribe calls waiting for its
+    /// acknowledgement (none once acknowledged).
+    by_listen: HashMap<CallId, Sub>,
+    /// By resource: its listen.
+    by_uri: HashMap<String, CallId>,
+    /// Listens ended from here (unsubscribed, or declined), until their end comes back.
+    ended: Vec<CallId>,
+}
+
+#[derive(Debug)]
+struct Sub {
+    uri: String,
+    waiting: Vec<CallId>,
+    acknowledged: bool,
 }

@@ -6,10 +6,10 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::client_config::ClientConfig;
+use super::call::params::{self, raw};
 use super::era::{described_server, judge_probe, ChosenEra, Era, EraReason, Verdict};
-use super::events::{CallError, ClientError, Event};
-use super::params::{self, raw};
+use super::vocabulary::client_config::ClientConfig;
+use super::vocabulary::events::{CallError, ClientError, Event};
 use crate::rpc::{Engine, LocalError, Origin, Outcome, Reply, RequestOptions};
 use crate::types::codes::UNSUPPORTED_PROTOCOL_VERSION;
 use crate::types::{
@@ -35,7 +35,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) events: &'a mut VecDeque<Event>,
     pub(crate) config: &'a ClientConfig,
     /// The stateless era's `_meta`.
-    pub(crate) meta: &'a super::params::StatelessMeta,
+    pub(crate) meta: &'a super::call::params::StatelessMeta,
 }
 
 /// The handshake's part of a connection.
@@ -480,7 +480,7 @@ pub(crate) fn initialize_answer(outcome: Outcome) -> Result<InitializeResult, Ca
 
 #[cfg(test)]
 mod tests {
-    use crate::connection::protocol::calls::McpCall;
+    use crate::connection::protocol::vocabulary::calls::McpCall;
     use crate::connection::protocol::{CallOptions, ClientError, ClientProtocol};
 
     /// Before the start no call may go, and a protocol starts once. (A

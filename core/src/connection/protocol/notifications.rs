@@ -4,8 +4,8 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::events::{CallId, ServerNotification};
-use super::params::META_SUBSCRIPTION;
+use super::call::params::META_SUBSCRIPTION;
+use super::vocabulary::events::{CallId, ServerNotification};
 use crate::jsonrpc::{Id, Notification};
 use crate::types::LoggingMessageParams;
 

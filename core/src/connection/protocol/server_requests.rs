@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::events::ServerRequest;
+use super::vocabulary::events::ServerRequest;
 use crate::jsonrpc::{codes, ErrorObject, Id};
 use crate::types::{ClientCapabilities, CreateMessageParams};
 

@@ -1,6 +1,6 @@
 //! How transport events reach the protocol layer: one signal type, one answer type.
 
-use super::events::ClientError;
+use super::vocabulary::events::ClientError;
 use crate::rpc::LocalError;
 
 /// What a transport tells the protocol about itself: the one way transport events reach it.

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::shutdown::{ProcessAction, ProcessExit, Shutdown, ShutdownTimeouts};
 use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::connection::protocol::client::{ClientProtocol, Signalled, TransportSignal};
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::connection::transport::hand_over;
 use crate::error::{Closed, StrayOutput};
 use crate::rpc::LocalError;
@@ -371,7 +371,8 @@ mod tests {
     use std::time::Duration;
 
     use crate::{
-        ClientConfig, Connection, Event, Output, ProcessAction, ProcessExit, StdioOptions,
+        ClientConfig, Connection, Event, Output, ProcessAction, ProcessExit, StdioInput,
+        StdioOptions,
     };
 
     fn drain(c: &mut Connection) -> Vec<Output> {
@@ -405,7 +406,14 @@ mod tests {
         let out = drain(&mut c);
         assert_eq!(actions(&out), [ProcessAction::CloseStdin], "{out:?}");
         assert!(closed(&out));
-        c.handle_exit(now, ProcessExit::UNKNOWN, "");
+        c.handle_stdio(
+            now,
+            StdioInput::Exit {
+                exit: ProcessExit::UNKNOWN,
+                stderr_tail: "",
+            },
+        )
+        .unwrap();
         drain(&mut c);
         assert!(c.is_finished());
         assert_eq!(c.poll_timeout(), None);
@@ -433,7 +441,7 @@ mod tests {
         // The application closes before the new process is up.
         c.close(now);
         assert!(closed(&drain(&mut c)));
-        c.handle_respawned(now);
+        c.handle_stdio(now, StdioInput::Respawned).unwrap();
         let out = drain(&mut c);
         assert_eq!(actions(&out), [ProcessAction::CloseStdin], "{out:?}");
         assert!(
@@ -447,7 +455,14 @@ mod tests {
             steps.extend(actions(&drain(&mut c)));
         }
         assert_eq!(steps, [ProcessAction::Terminate, ProcessAction::Kill]);
-        c.handle_exit(now, ProcessExit::UNKNOWN, "");
+        c.handle_stdio(
+            now,
+            StdioInput::Exit {
+                exit: ProcessExit::UNKNOWN,
+                stderr_tail: "",
+            },
+        )
+        .unwrap();
         drain(&mut c);
         assert!(c.is_finished());
     }

@@ -9,7 +9,7 @@ pub use shutdown::{ProcessAction, ProcessExit, ShutdownTimeouts};
 
 /// What only a stdio connection has; [`Connection`](crate::Connection)'s other methods are in
 /// the connection's module.
-impl crate::Connection {
+impl super::Connection {
     /// What the stdio server wrote on its stdout that is not JSON-RPC, since it was started
     /// (or started again after the era probe); `None` when it wrote nothing else, and over
     /// HTTP. Each such line is also a [`Diagnostic::Frame`](crate::Diagnostic::Frame) as it

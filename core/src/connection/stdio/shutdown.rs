@@ -18,9 +18,9 @@ pub enum ProcessAction {
     /// Stop the child's process group at once (SIGKILL on POSIX; on Windows the job object
     /// ended).
     Kill,
-    /// Start the server again with the same command, then call
-    /// [`Connection::handle_respawned`](crate::Connection::handle_respawned), or
-    /// [`Connection::handle_respawn_failed`](crate::Connection::handle_respawn_failed) (after a
+    /// Start the server again with the same command, then give the connection
+    /// [`StdioInput::Respawned`](crate::StdioInput::Respawned), or
+    /// [`StdioInput::RespawnFailed`](crate::StdioInput::RespawnFailed) (after a
     /// `server/discover` probe that went unanswered or killed the server). Drop what was still
     /// unwritten for the old process.
     SpawnAgain,

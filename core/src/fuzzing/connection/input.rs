@@ -1,6 +1,7 @@
 //! The fuzz input, read as small values.
 
-use super::MAX_CHUNK;
+/// The largest chunk of bytes one operation feeds.
+pub(super) const MAX_CHUNK: usize = 4096;
 
 /// Reads the fuzz input as small values; every read past the end gives `None`.
 pub(super) struct Input<'a> {

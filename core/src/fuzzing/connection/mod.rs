@@ -12,21 +12,20 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::config::{HttpConfig, ServerConfig};
+use crate::connection::McpCall;
 use crate::jsonrpc::{self, ErrorObject, Id, Message, Parsed, RawJson};
 use crate::rpc::Limits;
 use crate::types::ClientCapabilities;
 use input::Input;
 
-use crate::{
-    CallId, CallOptions, ClientConfig, ClientError, Connection, Era, Event, ExchangeId, HttpAction,
-    HttpMethod, HttpOptions, HttpRequest, Output, ProcessAction, ProcessExit, ShutdownTimeouts,
-    StdioOptions,
+use crate::connection::{
+    AuthorizationInput, CallId, CallOptions, ClientConfig, ClientError, Connection, Era, Event,
+    ExchangeId, HttpAction, HttpInput, HttpMethod, HttpOptions, HttpRequest, Output, ProcessAction,
+    ProcessExit, ShutdownTimeouts, StdioInput, StdioOptions,
 };
 
 /// At most this many operations per input, so that one run stays fast.
 const MAX_OPS: usize = 256;
-/// The largest chunk of bytes one operation feeds.
-const MAX_CHUNK: usize = 4096;
 /// How many deadlines the final phase follows before it gives up.
 const FINAL_DEADLINES: usize = 64;
 /// An operation byte from this one up closes the connection there (one in 32).
@@ -545,9 +544,13 @@ impl Harness {
         if op & 0x10 == 0 {
             self.tokens += 1;
             let token = format!("tok-{}", self.tokens);
-            self.conn.set_access_token(self.now, &token);
+            self.conn
+                .handle_authorization(self.now, AuthorizationInput::Token(&token))
+                .unwrap();
         } else {
-            self.conn.authorization_failed(self.now, "refused");
+            self.conn
+                .handle_authorization(self.now, AuthorizationInput::Failed("refused"))
+                .unwrap();
         }
         self.drain();
     }
@@ -602,9 +605,13 @@ impl Harness {
                 expect_initialize: true,
                 ..Process::default()
             };
-            self.conn.handle_respawned(self.now);
+            self.conn
+                .handle_stdio(self.now, StdioInput::Respawned)
+                .unwrap();
         } else {
-            self.conn.handle_respawn_failed(self.now, "cannot spawn");
+            self.conn
+                .handle_stdio(self.now, StdioInput::RespawnFailed("cannot spawn"))
+                .unwrap();
         }
         self.drain();
     }
@@ -667,24 +674,37 @@ impl Harness {
                 _ => Framing::Other,
             });
         }
-        self.conn.handle_head(self.now, ex, status, &headers);
+        self.conn
+            .handle_http(
+                self.now,
+                ex,
+                HttpInput::Head {
+                    status,
+                    headers: &headers,
+                },
+            )
+            .unwrap();
         self.drain();
     }
 
     fn body(&mut self, ex: ExchangeId, bytes: &[u8]) {
-        self.conn.handle_body(self.now, ex, bytes);
+        self.conn
+            .handle_http(self.now, ex, HttpInput::Body(bytes))
+            .unwrap();
         self.drain();
     }
 
     fn end(&mut self, ex: ExchangeId) {
         self.exchanges.remove(&ex);
-        self.conn.handle_end(self.now, ex);
+        self.conn.handle_http(self.now, ex, HttpInput::End).unwrap();
         self.drain();
     }
 
     fn fail(&mut self, ex: ExchangeId) {
         self.exchanges.remove(&ex);
-        self.conn.handle_failure(self.now, ex, "connection reset");
+        self.conn
+            .handle_http(self.now, ex, HttpInput::Failure("connection reset".into()))
+            .unwrap();
         self.drain();
     }
 
@@ -698,7 +718,9 @@ impl Harness {
                 self.body(ex, &bytes);
             }
         } else if self.stdout_ready() {
-            self.conn.handle_stdout(self.now, &bytes);
+            self.conn
+                .handle_stdio(self.now, StdioInput::Stdout(&bytes))
+                .unwrap();
             self.drain();
         }
         Some(())
@@ -732,7 +754,9 @@ impl Harness {
         if !self.http {
             if self.stdout_ready() {
                 self.process.stdout_open = false;
-                self.conn.handle_stdout_eof(self.now);
+                self.conn
+                    .handle_stdio(self.now, StdioInput::StdoutEof)
+                    .unwrap();
                 self.drain();
             }
             return Some(());
@@ -796,7 +820,15 @@ impl Harness {
             "panic: the server broke\n"
         };
         self.process.alive = false;
-        self.conn.handle_exit(self.now, exit, tail);
+        self.conn
+            .handle_stdio(
+                self.now,
+                StdioInput::Exit {
+                    exit,
+                    stderr_tail: tail,
+                },
+            )
+            .unwrap();
         self.drain();
     }
 
@@ -810,7 +842,9 @@ impl Harness {
                     b & 0x40 != 0 && self.exchanges.get(&ex).is_some_and(|e| e.head.is_none());
                 if unsent {
                     self.exchanges.remove(&ex);
-                    self.conn.handle_unsent(self.now, ex, "connection refused");
+                    self.conn
+                        .handle_http(self.now, ex, HttpInput::Unsent("connection refused".into()))
+                        .unwrap();
                     self.drain();
                 } else {
                     self.fail(ex);
@@ -860,9 +894,11 @@ impl Harness {
         const NAMES: [&str; 4] = ["add", "slow", "ask", ""];
         let args = (b & 0x40 != 0).then(|| json!({"a": 1, "b": t}));
         let opts = Self::options(b, t);
-        let r = self
-            .conn
-            .call_tool(self.now, NAMES[usize::from(t % 4)], args, opts);
+        let r = self.conn.call(
+            self.now,
+            &McpCall::call_tool(NAMES[usize::from(t % 4)], args),
+            opts,
+        );
         self.issued(r);
         Some(())
     }
@@ -872,10 +908,12 @@ impl Harness {
         let t = input.byte()?;
         let opts = Self::options(b, t);
         let r = match t % 4 {
-            0 => self.conn.list_tools(self.now, opts),
-            1 => self.conn.list_prompts(self.now, opts),
-            2 => self.conn.list_resources(self.now, opts),
-            _ => self.conn.list_resource_templates(self.now, opts),
+            0 => self.conn.call(self.now, &McpCall::list_tools(), opts),
+            1 => self.conn.call(self.now, &McpCall::list_prompts(), opts),
+            2 => self.conn.call(self.now, &McpCall::list_resources(), opts),
+            _ => self
+                .conn
+                .call(self.now, &McpCall::list_resource_templates(), opts),
         };
         self.issued(r);
         Some(())
@@ -888,19 +926,28 @@ impl Harness {
         let now = self.now;
         let r = match t % 8 {
             0 | 1 => self.conn.ping(now, opts),
-            2 => self.conn.get_prompt(now, "greet", None, opts),
-            3 => self.conn.read_resource(now, "file:///a", opts),
+            2 => self
+                .conn
+                .call(now, &McpCall::get_prompt("greet", None), opts),
+            3 => self
+                .conn
+                .call(now, &McpCall::read_resource("file:///a"), opts),
             4 => self.conn.listen(now, json!({"toolsListChanged": true})),
             // A typed tool call (it may wait for the tools' list), or one sent raw.
-            5 if t & 0x10 != 0 => self.conn.call_tool(now, "x", Some(json!({"n": t})), opts),
+            5 if t & 0x10 != 0 => {
+                self.conn
+                    .call(now, &McpCall::call_tool("x", Some(json!({"n": t}))), opts)
+            }
             5 => self.conn.request(now, "tools/call", None, opts),
             6 => self.conn.request(now, "completion/complete", None, opts),
             // What the stateless era carries otherwise: the log level, resource subscriptions.
             _ if t & 0x10 != 0 => {
                 let call = match t % 3 {
-                    0 => crate::McpCall::set_log_level(["debug", "loud"][usize::from(t >> 7)]),
-                    1 => crate::McpCall::subscribe_resource("file:///a"),
-                    _ => crate::McpCall::unsubscribe_resource("file:///a"),
+                    0 => crate::connection::McpCall::set_log_level(
+                        ["debug", "loud"][usize::from(t >> 7)],
+                    ),
+                    1 => crate::connection::McpCall::subscribe_resource("file:///a"),
+                    _ => crate::connection::McpCall::unsubscribe_resource("file:///a"),
                 };
                 self.conn.call(now, &call, opts)
             }
@@ -1304,7 +1351,9 @@ impl Harness {
             let cut = usize::from(f >> 2) * line.len() / 64;
             for chunk in [&line[..cut], &line[cut..]] {
                 if !chunk.is_empty() {
-                    self.conn.handle_stdout(self.now, chunk);
+                    self.conn
+                        .handle_stdio(self.now, StdioInput::Stdout(chunk))
+                        .unwrap();
                     self.drain();
                 }
             }

@@ -8,12 +8,15 @@ use serde_json::{json, Value};
 use url::Url;
 
 use super::*;
+use crate::oauth::discovery::Revision;
 use crate::oauth::grants::tests::{fields, pairs};
+use crate::oauth::grants::Grant;
 use crate::oauth::grants::{
     ClientCredential, EnterpriseManaged, ID_JAG, ID_TOKEN, JWT_BEARER, TOKEN_EXCHANGE,
 };
 use crate::oauth::jwt::tests::{verified, TEST_PEM};
 use crate::oauth::jwt::{Es256Key, CLIENT_ASSERTION_TYPE};
+use crate::oauth::token::{ClientAuth, HttpRequestSpec};
 
 const SERVER: &str = "http://localhost:3000/mcp";
 const AS: &str = "http://localhost:4000";

@@ -8,7 +8,7 @@ use url::Url;
 
 mod machine;
 
-use super::{Credentials, FlowConfig, FlowError, FlowOutput, Io, Outcome, ASM, PRM};
+use super::words::{Credentials, FlowConfig, FlowError, FlowOutput, Io, Outcome, ASM, PRM};
 use crate::oauth::challenge::{bearer, parse_challenges, Challenge};
 use crate::oauth::discovery::{
     self, AuthorizationServerMetadata, DiscoveryError, Probe, ProtectedResourceMetadata, Revision,

@@ -8,45 +8,13 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::{raw, text_result, DemoServer};
+use super::words::{name_question, raw, text_result};
+use super::{AskTask, DemoServer, Step};
 use crate::jsonrpc::{Id, RawJson};
 use crate::rpc::{LocalError, Origin, Reply, RequestOptions};
 
-/// The tool as `tools/list` gives it.
-pub(super) fn tool() -> Value {
-    json!({"name": "ask-task", "description": "Asks the user for a name through an elicitation the client runs as a task, follows the task and greets them.",
-        "inputSchema": {"type": "object", "properties": {"question": {"type": "string"}}}})
-}
-
 /// The task time to live asked of the client.
 const TTL_MS: u64 = 60_000;
-
-/// Where one `ask-task` call stands: which request of ours is in flight for it.
-#[derive(Debug)]
-pub(super) struct AskTask {
-    /// The `tools/call` to answer.
-    call: Id,
-    /// The client's task, once it made one.
-    task: Option<String>,
-    step: Step,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Step {
-    /// The elicitation, answered with the task.
-    Create,
-    /// `tasks/get`.
-    Look,
-    /// `tasks/result`; the status the look saw.
-    Fetch(String),
-}
-
-/// Whether the client declared that it runs elicitations as tasks.
-pub(super) fn declared(capabilities: &Value) -> bool {
-    capabilities
-        .pointer("/tasks/requests/elicitation/create")
-        .is_some()
-}
 
 impl DemoServer {
     /// `ask-task`: sends the task-augmented elicitation; the call is answered later.
@@ -58,7 +26,7 @@ impl DemoServer {
                 true,
             ));
         }
-        let mut params = super::name_question(args);
+        let mut params = name_question(args);
         params["task"] = json!({ "ttl": TTL_MS });
         let state = AskTask {
             call: call.clone(),

@@ -9,19 +9,10 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::{raw, text_result, with_result_type, DemoServer, META_CAPABILITIES};
+use super::words::{raw, text_result, with_result_type, META_CAPABILITIES};
+use super::DemoServer;
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::rpc::{Origin, Outcome, Reply, RequestOptions};
-
-/// The two tools.
-pub(super) fn tools() -> Value {
-    json!([
-        {"name": "sample", "description": "Asks the client's model (sampling) and tells what it said.",
-         "inputSchema": {"type": "object", "properties": {"prompt": {"type": "string"}}}},
-        {"name": "roots", "description": "Asks the client for its roots and tells them.",
-         "inputSchema": {"type": "object", "properties": {}}},
-    ])
-}
 
 /// The method `tool` asks with, and its params.
 fn request_of(tool: &str, args: &Value) -> Option<(&'static str, Value)> {

@@ -15,7 +15,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::codec::jsonl::{self, JsonlDecoder};
 use crate::jsonrpc::for_each_message;
@@ -59,33 +59,6 @@ impl Default for DemoConfig {
     }
 }
 
-/// The elicitation `ask` and `ask-task` send: the tool's `question` (or "What is your
-/// name?"), a form of one required `name` defaulting to `world`.
-fn name_question(args: &Value) -> Value {
-    let question = args
-        .get("question")
-        .and_then(Value::as_str)
-        .unwrap_or("What is your name?");
-    json!({
-        "mode": "form",
-        "message": question,
-        "requestedSchema": {"type": "object",
-            "properties": {"name": {"type": "string", "default": "world"}},
-            "required": ["name"]}
-    })
-}
-
-/// The prefix of the generated tools' names.
-const GENERATED: &str = "tool-";
-
-/// Generated tool `n` (see [`DemoConfig::extra_tools`]).
-fn generated_tool(n: usize) -> Value {
-    json!({"name": format!("{GENERATED}{n}"),
-           "description": format!("Generated tool {n}: returns its message."),
-           "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}},
-                           "required": ["message"]}})
-}
-
 /// One `slow` call in progress.
 #[derive(Debug)]
 struct SlowTask {
@@ -99,11 +72,48 @@ struct SlowTask {
     log_level: Option<usize>,
 }
 
+/// Where one `ask-task` call stands: which request of ours is in flight for it.
+#[derive(Debug)]
+struct AskTask {
+    /// The `tools/call` to answer.
+    call: Id,
+    /// The client's task, once it made one.
+    task: Option<String>,
+    step: Step,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    /// The elicitation, answered with the task.
+    Create,
+    /// `tasks/get`.
+    Look,
+    /// `tasks/result`; the status the look saw.
+    Fetch(String),
+}
+
+/// Whether the client declared that it runs elicitations as tasks.
+fn declared(capabilities: &Value) -> bool {
+    capabilities
+        .pointer("/tasks/requests/elicitation/create")
+        .is_some()
+}
+
 mod ask_task;
+mod catalog;
 mod host_requests;
 mod modern;
 mod rounds;
+mod task_requests;
 mod tasks;
+mod words;
+
+use catalog::host_request_tools;
+pub use catalog::tools;
+use words::{
+    ask_answer, generated_tool, invalid, meta_pointer, name_question, raw, text_result, GENERATED,
+    INSTRUCTIONS, META_LOG_LEVEL, META_SUBSCRIPTION, META_VERSION,
+};
 
 /// The demo server's protocol state.
 #[derive(Debug)]
@@ -123,7 +133,7 @@ pub struct DemoServer {
     /// Our approval elicitations (2025-11-25), by our id, with their task.
     task_asks: HashMap<i64, String>,
     /// The `ask-task` calls, by the id of our request in flight for each.
-    ask_tasks: HashMap<i64, ask_task::AskTask>,
+    ask_tasks: HashMap<i64, AskTask>,
     /// Whether the client declared that it runs elicitations as tasks (2025-11-25).
     client_runs_elicitation_tasks: bool,
     /// Open `subscriptions/listen` requests (stateless era), with what each asked for.
@@ -136,52 +146,6 @@ pub struct DemoServer {
     transmit: VecDeque<Message>,
     /// Lines from the client, for the byte-level face.
     stdin: JsonlDecoder,
-}
-
-/// The stateless era's version and `_meta` keys.
-const MODERN: &str = "2026-07-28";
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
-const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-
-/// The JSON pointer to a `_meta` key of a request's params.
-fn meta_pointer(key: &str) -> String {
-    format!("/_meta/{}", key.replace('/', "~1"))
-}
-
-/// The `requestState` of each round of the input-asking tools: opaque to the client, checked
-/// here when it comes back.
-const ASK_STATE: &str = r"ask:round-1:\u00e9";
-const SURVEY_STATE_1: &str = "survey:1";
-const SURVEY_STATE_2: &str = "survey:2";
-
-/// The tools the demo server offers.
-pub fn tools() -> Value {
-    let mut all = json!([
-        {"name": "echo", "description": "Returns its message.",
-         "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}},
-        {"name": "add", "description": "Adds two numbers.",
-         "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]},
-         "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}},
-        {"name": "slow", "description": "Counts steps with progress; honours cancellation.",
-         "inputSchema": {"type": "object", "properties": {"steps": {"type": "integer", "default": 5}, "interval_ms": {"type": "integer", "default": 100}}}},
-        {"name": "ask", "description": "Asks the user for a name (elicitation) and greets them.",
-         "inputSchema": {"type": "object", "properties": {"question": {"type": "string"}}}},
-        {"name": "survey", "description": "Asks two questions, one after the other (two input rounds in the stateless era).",
-         "inputSchema": {"type": "object", "properties": {}}},
-        {"name": "fail", "description": "Always fails with an isError result.",
-         "inputSchema": {"type": "object", "properties": {}}},
-        {"name": "big", "description": "Returns a text payload of N MiB.",
-         "inputSchema": {"type": "object", "properties": {"mib": {"type": "integer", "default": 1}}}},
-    ]);
-    all.as_array_mut().expect("a list").extend(tasks::tools());
-    all.as_array_mut().expect("a list").push(ask_task::tool());
-    all.as_array_mut()
-        .expect("a list")
-        .extend(super::apps::tools());
-    all
 }
 
 impl DemoServer {
@@ -442,7 +406,7 @@ impl DemoServer {
                         let _ = self.engine.respond(now, &call, Ok(result));
                     }
                 }
-                Output::Progress(_) | Output::Diagnostic(_) | Output::Closed(_) => {}
+                Output::Progress { .. } | Output::Diagnostic(_) | Output::Closed(_) => {}
             }
         }
         // The demo server reads no notifications of the client's beyond cancellation.
@@ -500,7 +464,7 @@ impl DemoServer {
             .params_as::<P>()
             .map(|p| (p.protocol_version, p.capabilities))
             .unwrap_or_default();
-        self.client_runs_elicitation_tasks = ask_task::declared(&capabilities);
+        self.client_runs_elicitation_tasks = declared(&capabilities);
         let version = if is_handshake_version(&asked) {
             asked
         } else {
@@ -604,7 +568,7 @@ impl DemoServer {
         let mut all = tools();
         let all = all.as_array_mut().expect("a list");
         if self.config.host_requests {
-            all.extend(host_requests::tools().as_array().expect("a list").clone());
+            all.extend(host_request_tools().as_array().expect("a list").clone());
         }
         all.extend((0..self.config.extra_tools).map(generated_tool));
         let start = match params.get("cursor") {
@@ -731,62 +695,6 @@ impl DemoServer {
             None => Err(invalid("tools/call needs a name")),
         })
     }
-}
-
-const INSTRUCTIONS: &str = "A demo server: try the echo, add, slow, ask, survey, fail and big \
-     tools, the task tools build, crawl, approve and doomed, and ask-task, which asks its \
-     question as a task the client runs.";
-
-/// The text a JSON string literal (without its quotes) stands for.
-fn decode_state(literal: &str) -> String {
-    serde_json::from_str(&format!("\"{literal}\"")).expect("a valid literal")
-}
-
-/// A complete stateless-era result: the same object with `"resultType":"complete"` first.
-fn with_result_type(result: &RawJson) -> RawJson {
-    let text = result.get();
-    let body = text.trim_start().strip_prefix('{').unwrap_or("}");
-    let joined = if body.trim_start().starts_with('}') {
-        format!("{{\"resultType\":\"complete\"{body}")
-    } else {
-        format!("{{\"resultType\":\"complete\",{body}")
-    };
-    RawJson::from_string(joined).unwrap_or_else(|_| result.clone())
-}
-
-/// The `ask` tool's result from the client's elicitation answer.
-fn ask_answer(answer: &RawJson) -> RawJson {
-    let v: Value = answer.parse().unwrap_or(Value::Null);
-    match v.get("action").and_then(Value::as_str) {
-        Some("accept") => {
-            let name = v
-                .pointer("/content/name")
-                .and_then(Value::as_str)
-                .unwrap_or("stranger");
-            text_result(&format!("hello, {name}"), false)
-        }
-        Some(action @ ("decline" | "cancel")) => {
-            text_result(&format!("the user chose {action}"), false)
-        }
-        _ => text_result("the client's answer had no valid action", true),
-    }
-}
-
-fn text_result(text: &str, is_error: bool) -> RawJson {
-    let mut m = Map::new();
-    m.insert("content".into(), json!([{"type": "text", "text": text}]));
-    if is_error {
-        m.insert("isError".into(), Value::Bool(true));
-    }
-    raw(&m)
-}
-
-fn invalid(message: &str) -> ErrorObject {
-    ErrorObject::new(codes::INVALID_PARAMS, message)
-}
-
-fn raw<T: serde::Serialize + ?Sized>(value: &T) -> RawJson {
-    RawJson::new(value).expect("JSON values serialize")
 }
 
 #[cfg(test)]

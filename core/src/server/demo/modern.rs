@@ -6,9 +6,10 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::{
-    raw, with_result_type, DemoServer, INSTRUCTIONS, META_SERVER_INFO, META_SUBSCRIPTION, MODERN,
+use super::words::{
+    raw, with_result_type, INSTRUCTIONS, META_SERVER_INFO, META_SUBSCRIPTION, MODERN,
 };
+use super::DemoServer;
 use crate::jsonrpc::{codes, ErrorObject, Request};
 
 impl DemoServer {

@@ -3,10 +3,11 @@
 
 use serde_json::{json, Value};
 
-use super::{
-    decode_state, invalid, raw, text_result, with_result_type, DemoServer, ASK_STATE,
-    META_CAPABILITIES, SURVEY_STATE_1, SURVEY_STATE_2,
+use super::words::{
+    decode_state, invalid, raw, text_result, with_result_type, ASK_STATE, META_CAPABILITIES,
+    SURVEY_STATE_1, SURVEY_STATE_2,
 };
+use super::DemoServer;
 use crate::jsonrpc::{ErrorObject, RawJson};
 
 impl DemoServer {

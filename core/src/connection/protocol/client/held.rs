@@ -14,58 +14,23 @@
 //! A held call gives up at its own timeout, counted from when it was held, and ends when it
 //! is cancelled or the connection closes.
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
-use super::ClientProtocol;
+use super::{ClientProtocol, HeldCall, Waiting};
+use crate::connection::protocol::call::input::Retry;
+use crate::connection::protocol::call::params::ParamsRef;
 use crate::connection::protocol::era::ChosenEra;
-use crate::connection::protocol::events::{CallError, CallId, CallOptions, ClientError};
-use crate::connection::protocol::input::Retry;
-use crate::connection::protocol::params::ParamsRef;
-use crate::jsonrpc::{ErrorObject, RawJson};
+use crate::connection::protocol::vocabulary::events::{
+    CallError, CallId, CallOptions, ClientError,
+};
+use crate::jsonrpc::RawJson;
 use crate::rpc::LocalError;
 use crate::types::codes::HEADER_MISMATCH;
 
 /// A call's retry state and outcome, given back when they are not a mismatch to correct.
 type NotAMismatch = (Option<Box<Retry>>, Result<RawJson, CallError>);
-
-/// Why a call waits, and what it sends once the tools are listed.
-#[derive(Debug)]
-enum Waiting {
-    /// Not sent yet: its params and options.
-    Unsent {
-        params: Map<String, Value>,
-        opts: CallOptions,
-        since: Instant,
-    },
-    /// Refused for its headers: its round, and the server's error.
-    HeaderFix {
-        retry: Box<Retry>,
-        error: ErrorObject,
-    },
-}
-
-#[derive(Debug)]
-struct HeldCall {
-    call: CallId,
-    waiting: Waiting,
-    /// When it gives up (its own timeout, counted from when it was held).
-    deadline: Option<Instant>,
-}
-
-/// The calls waiting for the tools to be listed.
-#[derive(Debug, Default)]
-pub(super) struct Held {
-    /// The connection's own `tools/list`, in flight.
-    list: Option<CallId>,
-    calls: Vec<HeldCall>,
-    /// Calls already sent once more for a mismatch.
-    fixed: HashSet<CallId>,
-    /// How the list ended, until what waited goes on.
-    ended: Option<Result<(), CallError>>,
-}
 
 impl ClientProtocol {
     /// Holds a `tools/call` not yet sent until the tools are listed; lists them unless a list

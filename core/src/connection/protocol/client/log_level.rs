@@ -7,9 +7,9 @@
 use serde_json::{Map, Value};
 
 use super::ClientProtocol;
-use crate::connection::protocol::calls::McpCall;
-use crate::connection::protocol::events::{CallId, ClientError, Event};
-use crate::connection::protocol::params::raw;
+use crate::connection::protocol::call::params::raw;
+use crate::connection::protocol::vocabulary::calls::McpCall;
+use crate::connection::protocol::vocabulary::events::{CallId, ClientError, Event};
 use crate::types::LOG_LEVELS as LEVELS;
 
 impl ClientProtocol {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{ClientProtocol, Ctx};
-use crate::connection::protocol::at_most_once::{decide, Lost, Repeat};
-use crate::connection::protocol::events::CallError;
+use crate::connection::protocol::call::at_most_once::{decide, Lost, Repeat};
+use crate::connection::protocol::vocabulary::events::CallError;
 use crate::rpc::LocalError;
 
 impl ClientProtocol {

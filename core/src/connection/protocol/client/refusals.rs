@@ -22,55 +22,17 @@
 //! listen) ends with the server's error.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::time::Instant;
 
 use serde_json::Value;
 
 use super::{CallState, ClientProtocol, Repeat};
+use crate::connection::protocol::call::params::StatelessMeta;
 use crate::connection::protocol::era::ChosenEra;
-use crate::connection::protocol::events::{CallError, CallId, Event};
-use crate::connection::protocol::params::StatelessMeta;
+use crate::connection::protocol::vocabulary::events::{CallError, CallId, Event};
 use crate::jsonrpc::{ErrorObject, RawJson};
 use crate::types::codes::{MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION};
 use crate::types::{ClientCapabilities, STATELESS_VERSIONS};
-
-/// What the refusals left on the connection.
-#[derive(Debug, Default)]
-pub(super) struct Refusals {
-    /// The capabilities declared and those on demand together, with their `_meta` (none when
-    /// nothing is on demand).
-    wide: Option<(ClientCapabilities, StatelessMeta)>,
-    /// Calls that declare the capabilities on demand too, since a `-32021`.
-    widened: HashSet<CallId>,
-    /// Calls sent once more after a `-32022`.
-    version_retried: HashSet<CallId>,
-}
-
-impl Refusals {
-    /// For a connection declaring `declared`, with `on_demand` to declare when asked.
-    pub(super) fn new(
-        client_info: &crate::types::Implementation,
-        declared: &ClientCapabilities,
-        on_demand: &ClientCapabilities,
-    ) -> Self {
-        let wide = (!on_demand.is_empty()).then(|| {
-            let all = declared.union(on_demand);
-            let meta = StatelessMeta::new(client_info, &all);
-            (all, meta)
-        });
-        Refusals {
-            wide,
-            ..Refusals::default()
-        }
-    }
-
-    /// `call` ended: what was kept for it goes.
-    pub(super) fn forget(&mut self, call: CallId) {
-        self.widened.remove(&call);
-        self.version_retried.remove(&call);
-    }
-}
 
 /// The error's `data`, read as JSON.
 fn data(error: &ErrorObject) -> Value {

@@ -17,38 +17,18 @@
 //!
 //! One listen per resource keeps each subscription's end its own.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::ClientProtocol;
-use crate::connection::protocol::calls::McpCall;
-use crate::connection::protocol::events::{
+use super::{ClientProtocol, Sub};
+use crate::connection::protocol::call::params::raw;
+use crate::connection::protocol::notifications::subscription_of;
+use crate::connection::protocol::vocabulary::calls::McpCall;
+use crate::connection::protocol::vocabulary::events::{
     CallError, CallId, ClientError, Diagnostic, Event, ServerNotification,
 };
-use crate::connection::protocol::notifications::subscription_of;
-use crate::connection::protocol::params::raw;
 use crate::jsonrpc::{Notification, RawJson};
-
-/// The connection's own listens for resource subscriptions.
-#[derive(Debug, Default)]
-pub(super) struct ResourceSubs {
-    /// By the listen call: its resource, and the subscribe calls waiting for its
-    /// acknowledgement (none once acknowledged).
-    by_listen: HashMap<CallId, Sub>,
-    /// By resource: its listen.
-    by_uri: HashMap<String, CallId>,
-    /// Listens ended from here (unsubscribed, or declined), until their end comes back.
-    ended: Vec<CallId>,
-}
-
-#[derive(Debug)]
-struct Sub {
-    uri: String,
-    waiting: Vec<CallId>,
-    acknowledged: bool,
-}
 
 fn empty() -> RawJson {
     raw(&Map::new())

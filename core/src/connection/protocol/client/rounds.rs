@@ -7,12 +7,12 @@ use std::time::Instant;
 use serde_json::value::RawValue;
 
 use super::{CallState, ClientProtocol, Repeat};
+use crate::connection::protocol::call::input::{Answered, Retry};
+use crate::connection::protocol::call::listing::{Listing, PageStep};
+use crate::connection::protocol::call::params::ParamsRef;
 use crate::connection::protocol::era::ChosenEra;
-use crate::connection::protocol::events::{CallError, CallId, Diagnostic, Event};
-use crate::connection::protocol::input::{Answered, Retry};
-use crate::connection::protocol::listing::{Listing, PageStep};
-use crate::connection::protocol::params::ParamsRef;
 use crate::connection::protocol::server_requests::InputRequests;
+use crate::connection::protocol::vocabulary::events::{CallError, CallId, Diagnostic, Event};
 use crate::jsonrpc::RawJson;
 
 impl ClientProtocol {

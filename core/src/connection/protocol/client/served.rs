@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::ClientProtocol;
 use crate::connection::protocol::era::ChosenEra;
-use crate::connection::protocol::events::{Diagnostic, Event, ServerRequest};
-use crate::connection::protocol::served_tasks::{self, Effect};
+use crate::connection::protocol::tasks::served::{self, Effect};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event, ServerRequest};
 use crate::jsonrpc::{codes, ErrorObject, Id, RawJson, Request};
 use crate::rpc::Responded;
 
@@ -30,7 +30,7 @@ impl ClientProtocol {
     /// (`None`); any other is given back.
     pub(super) fn tasks_request(&mut self, now: Instant, r: Request) -> Option<Request> {
         let caps = &self.session_capabilities().clone();
-        if !self.serves_tasks() || !served_tasks::is_tasks_method(caps, &r.method) {
+        if !self.serves_tasks() || !served::is_tasks_method(caps, &r.method) {
             return Some(r);
         }
         let params: Value = r.params_as().unwrap_or(Value::Null);
@@ -59,9 +59,7 @@ impl ClientProtocol {
         }
         let caps = &self.session_capabilities().clone();
         let ttl = match params {
-            Some(params) if self.serves_tasks() => {
-                served_tasks::asks_for_task(caps, method, params)
-            }
+            Some(params) if self.serves_tasks() => served::asks_for_task(caps, method, params),
             _ => None,
         };
         if let Some(ttl) = ttl {

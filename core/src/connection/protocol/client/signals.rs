@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use super::{ClientProtocol, Ctx, Signalled, TransportSignal};
-use crate::connection::protocol::events::ClientError;
+use crate::connection::protocol::vocabulary::events::ClientError;
 use crate::error::Closed;
 use crate::rpc::LocalError;
 
@@ -101,7 +101,7 @@ impl ClientProtocol {
     /// A note of the HTTP client's, for the application as a diagnostic event.
     pub(crate) fn note_http(&mut self, note: &str) {
         self.events
-            .push_back(crate::connection::protocol::events::Event::http_note(note));
+            .push_back(crate::connection::protocol::vocabulary::events::Event::http_note(note));
     }
 
     /// Drops what was queued for a transport that is being replaced (a cancellation of the

@@ -1,4 +1,4 @@
-//! Calls answered with a task (see [`crate::connection::protocol::tasks`]): following the task, its inputs,
+//! Calls answered with a task (see [`crate::connection::protocol::tasks::follow`]): following the task, its inputs,
 //! its cancellation, and which tools are called in task mode (2025-11-25).
 
 use std::borrow::Cow;
@@ -9,10 +9,12 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::ClientProtocol;
+use crate::connection::protocol::call::params::ParamsRef;
 use crate::connection::protocol::era::ChosenEra;
-use crate::connection::protocol::events::{CallError, CallId, CallOptions, Event, TaskStatus};
-use crate::connection::protocol::params::ParamsRef;
-use crate::connection::protocol::tasks::{InputAnswer, Next, Purpose, Shape};
+use crate::connection::protocol::tasks::follow::{InputAnswer, Next, Purpose, Shape};
+use crate::connection::protocol::vocabulary::events::{
+    CallError, CallId, CallOptions, Event, TaskStatus,
+};
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 
 /// The names of the tools whose `execution.taskSupport` is `required` in a `tools/list`
@@ -239,7 +241,7 @@ impl ClientProtocol {
         &mut self,
         now: Instant,
         call: CallId,
-    ) -> Option<crate::connection::protocol::tasks::Follow> {
+    ) -> Option<crate::connection::protocol::tasks::follow::Follow> {
         let (follow, pending) = self.tasks.stop(call)?;
         for id in pending {
             let reason = Some("the task's call ended".to_owned());

@@ -17,14 +17,16 @@
 use std::time::Instant;
 
 use super::ClientProtocol;
-use crate::connection::protocol::at_most_once::repeatable_tools;
-use crate::connection::protocol::calls::McpCall;
+use crate::connection::protocol::call::at_most_once::repeatable_tools;
+use crate::connection::protocol::call::params::ParamsRef;
+use crate::connection::protocol::call::tool_headers::{check_tools, ToolHeaders};
 use crate::connection::protocol::era::ChosenEra;
+use crate::connection::protocol::vocabulary::calls::McpCall;
 #[cfg(feature = "schemas")]
-use crate::connection::protocol::events::CallError;
-use crate::connection::protocol::events::{CallId, CallOptions, ClientError, Diagnostic, Event};
-use crate::connection::protocol::params::ParamsRef;
-use crate::connection::protocol::tool_headers::{check_tools, ToolHeaders};
+use crate::connection::protocol::vocabulary::events::CallError;
+use crate::connection::protocol::vocabulary::events::{
+    CallId, CallOptions, ClientError, Diagnostic, Event,
+};
 use crate::jsonrpc::{Notification, RawJson};
 
 impl ClientProtocol {

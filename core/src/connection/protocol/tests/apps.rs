@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::connection::protocol::calls::McpCall;
+use crate::connection::protocol::vocabulary::calls::McpCall;
 use crate::connection::protocol::{CallOptions, ServerNotification};
 use crate::server::{DemoConfig, FORECAST_UI};
 use crate::types::{
@@ -33,7 +33,10 @@ fn both_eras() -> [Pair; 2] {
 }
 
 fn list_tools(p: &mut Pair) -> ListToolsResult {
-    let c = p.client.list_tools(p.now, CallOptions::default()).unwrap();
+    let c = p
+        .client
+        .call(p.now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     p.finish(c).unwrap().parse().unwrap()
 }
 
@@ -154,7 +157,11 @@ fn structured_output_is_checked_against_the_listed_schema_in_both_eras() {
         let call = |p: &mut Pair, tool: &str, args: Value| {
             let c = p
                 .client
-                .call_tool(p.now, tool, Some(args), CallOptions::default())
+                .call(
+                    p.now,
+                    &McpCall::call_tool(tool, Some(args)),
+                    CallOptions::default(),
+                )
                 .unwrap();
             p.finish(c)
         };
@@ -226,7 +233,7 @@ fn a_url_elicitation_s_completion_is_a_typed_notification() {
 
 #[test]
 fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
-    use crate::connection::protocol::events::Event;
+    use crate::connection::protocol::vocabulary::events::Event;
     use crate::connection::protocol::ServerRequest;
     use crate::jsonrpc::{Id, Message, RawJson};
     use crate::types::CreateMessageParams;
@@ -277,7 +284,7 @@ fn sampling_with_tools_is_declared_carried_and_answered_byte_for_byte() {
 
 #[test]
 fn sampling_with_tools_not_declared_is_refused_before_the_application_sees_it() {
-    use crate::connection::protocol::events::{Diagnostic, Event};
+    use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
     use crate::jsonrpc::{Id, Message, RawJson};
     // Sampling declared, its tools not.
     let caps = crate::types::ClientCapabilities::default().with_sampling();

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::{CallError, CallId, CallOptions};
+use crate::connection::McpCall;
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use crate::rpc::LocalError;
 
@@ -47,7 +48,10 @@ fn held_echo(opts: CallOptions) -> (Pair, CallId, Id) {
     let mut p = Pair::ready();
     let now = p.now;
     let echo = Some(json!({"message": "hi"}));
-    let call = p.client.call_tool(now, "echo", echo, opts).unwrap();
+    let call = p
+        .client
+        .call(now, &McpCall::call_tool("echo", echo), opts)
+        .unwrap();
     let (method, list) = one_request(&mut p);
     assert_eq!(method, "tools/list", "the list goes first, alone");
     (p, call, list)
@@ -185,10 +189,9 @@ fn two_calls_share_one_list() {
     let now = p.now;
     let second = p
         .client
-        .call_tool(
+        .call(
             now,
-            "echo",
-            Some(json!({"message": "again"})),
+            &McpCall::call_tool("echo", Some(json!({"message": "again"}))),
             CallOptions::default(),
         )
         .unwrap();
@@ -236,7 +239,9 @@ mod schemas {
 
     fn call(p: &mut Pair, tool: &str, args: Value, opts: CallOptions) -> CallId {
         let now = p.now;
-        p.client.call_tool(now, tool, Some(args), opts).unwrap()
+        p.client
+            .call(now, &McpCall::call_tool(tool, Some(args)), opts)
+            .unwrap()
     }
 
     #[test]
@@ -272,7 +277,10 @@ mod schemas {
         let wrong = json!({"city": "Oslo", "break": "type"});
         let c = call(&mut p, "forecast", wrong.clone(), CallOptions::default());
         assert!(p.finish(c).is_ok());
-        let list = p.client.list_tools(p.now, CallOptions::default()).unwrap();
+        let list = p
+            .client
+            .call(p.now, &McpCall::list_tools(), CallOptions::default())
+            .unwrap();
         p.finish(list).unwrap();
         let c = call(&mut p, "forecast", wrong.clone(), CallOptions::default());
         let Err(CallError::Schema { error, result }) = p.finish(c) else {

@@ -2,11 +2,12 @@
 //! demo server (which speaks both eras) and against scripted servers for each way a probe can
 //! go.
 
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::{
     CallError, CallOptions, ChosenEra, ClientConfig, ClientError, Era, ServerNotification,
     ServerRequest,
 };
+use crate::connection::McpCall;
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use crate::rpc::LocalError;
 use crate::server::DemoConfig;
@@ -96,16 +97,18 @@ fn auto_detects_a_modern_server_with_one_probe() {
 fn every_request_carries_meta_and_results_are_complete() {
     let mut p = modern_pair(caps_all());
     let now = p.now;
-    let c = p.client.list_tools(now, CallOptions::default()).unwrap();
+    let c = p
+        .client
+        .call(now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     let list: ListToolsResult = p.finish(c).unwrap().parse().unwrap();
     let served = crate::server::demo::tools();
     assert_eq!(list.tools.len(), served.as_array().unwrap().len());
     let c = p
         .client
-        .call_tool(
+        .call(
             now,
-            "add",
-            Some(json!({"a": 1, "b": 2})),
+            &McpCall::call_tool("add", Some(json!({"a": 1, "b": 2}))),
             CallOptions::default(),
         )
         .unwrap();
@@ -118,10 +121,9 @@ fn every_request_carries_meta_and_results_are_complete() {
     };
     let c = p
         .client
-        .call_tool(
+        .call(
             now,
-            "slow",
-            Some(json!({"steps": 2, "interval_ms": 10})),
+            &McpCall::call_tool("slow", Some(json!({"steps": 2, "interval_ms": 10}))),
             opts,
         )
         .unwrap();
@@ -169,7 +171,11 @@ fn input_required_round_trip_echoes_request_state_byte_for_byte() {
     let mut p = modern_pair(caps_all());
     let call = p
         .client
-        .call_tool(p.now, "ask", None, CallOptions::default())
+        .call(
+            p.now,
+            &McpCall::call_tool("ask", None),
+            CallOptions::default(),
+        )
         .unwrap();
     p.drive();
     // The input request is surfaced as the same event the handshake era uses.
@@ -214,7 +220,11 @@ fn two_rounds_of_input() {
     let mut p = modern_pair(caps_all());
     let call = p
         .client
-        .call_tool(p.now, "survey", None, CallOptions::default())
+        .call(
+            p.now,
+            &McpCall::call_tool("survey", None),
+            CallOptions::default(),
+        )
         .unwrap();
     p.drive();
     assert_eq!(answer_elicitations(&mut p, "Ada"), 1);
@@ -230,16 +240,19 @@ fn input_never_leaks_into_another_request() {
     let mut p = modern_pair(caps_all());
     let ask = p
         .client
-        .call_tool(p.now, "ask", None, CallOptions::default())
+        .call(
+            p.now,
+            &McpCall::call_tool("ask", None),
+            CallOptions::default(),
+        )
         .unwrap();
     p.drive();
     // While the ask waits for its input, another call goes out clean.
     let echo = p
         .client
-        .call_tool(
+        .call(
             p.now,
-            "echo",
-            Some(json!({"message": "x"})),
+            &McpCall::call_tool("echo", Some(json!({"message": "x"}))),
             CallOptions::default(),
         )
         .unwrap();
@@ -259,7 +272,11 @@ fn a_call_waiting_for_input_can_be_cancelled() {
     let mut p = modern_pair(caps_all());
     let call = p
         .client
-        .call_tool(p.now, "ask", None, CallOptions::default())
+        .call(
+            p.now,
+            &McpCall::call_tool("ask", None),
+            CallOptions::default(),
+        )
         .unwrap();
     p.drive();
     p.client.cancel(p.now, call, None).unwrap();
@@ -274,7 +291,11 @@ fn a_missing_capability_is_named_with_the_servers_error() {
     let mut p = modern_pair(ClientCapabilities::default());
     let call = p
         .client
-        .call_tool(p.now, "ask", None, CallOptions::default())
+        .call(
+            p.now,
+            &McpCall::call_tool("ask", None),
+            CallOptions::default(),
+        )
         .unwrap();
     assert!(matches!(
         p.finish(call),
@@ -454,7 +475,7 @@ fn request_state_is_left_out_when_none_was_given_and_state_only_rounds_retry_at_
     let now = c.now;
     let call = c
         .client
-        .call_tool(now, "t", None, CallOptions::default())
+        .call(now, &McpCall::call_tool("t", None), CallOptions::default())
         .unwrap();
     drain_sent(&mut c);
     // A state-only round (load shedding): retry at once, with the state and no inputs.
@@ -554,7 +575,7 @@ fn an_unknown_result_type_is_a_typed_error_and_rounds_are_capped() {
     let now = c.now;
     let call = c
         .client
-        .call_tool(now, "t", None, CallOptions::default())
+        .call(now, &McpCall::call_tool("t", None), CallOptions::default())
         .unwrap();
     drain_sent(&mut c);
     c.feed(&result(1, json!({"resultType": "task", "taskId": "x"})));
@@ -566,7 +587,7 @@ fn an_unknown_result_type_is_a_typed_error_and_rounds_are_capped() {
     // A server that asks forever.
     let call = c
         .client
-        .call_tool(now, "t", None, CallOptions::default())
+        .call(now, &McpCall::call_tool("t", None), CallOptions::default())
         .unwrap();
     for _ in 0..100 {
         let Some(Message::Request(r)) = c.poll_written() else {
@@ -591,7 +612,7 @@ fn an_input_request_the_client_did_not_declare_fails_the_call() {
     let now = c.now;
     let call = c
         .client
-        .call_tool(now, "t", None, CallOptions::default())
+        .call(now, &McpCall::call_tool("t", None), CallOptions::default())
         .unwrap();
     drain_sent(&mut c);
     c.feed(&result(1, json!({"resultType": "input_required", "inputRequests": {
@@ -608,7 +629,10 @@ fn an_input_request_the_client_did_not_declare_fails_the_call() {
 fn cache_hints_of_list_pages_are_exposed() {
     let mut c = modern_scripted();
     let now = c.now;
-    let call = c.client.list_tools(now, CallOptions::default()).unwrap();
+    let call = c
+        .client
+        .call(now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     drain_sent(&mut c);
     c.feed(&result(1, json!({"resultType": "complete", "tools": [], "nextCursor": "", "ttlMs": 5000, "cacheScope": "public"})),
     );

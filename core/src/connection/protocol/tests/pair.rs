@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::connection::protocol::{
     CallError, CallOptions, ClientError, ServerNotification, ServerRequest,
 };
+use crate::connection::McpCall;
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use crate::rpc::{Deadline, EndedAs, LocalError, ResponseFor};
 use crate::server::DemoConfig;
@@ -26,7 +27,7 @@ fn handshake_transcript() {
     p.drain();
     assert_eq!(
         p.client
-            .list_tools(p.now, CallOptions::default())
+            .call(p.now, &McpCall::list_tools(), CallOptions::default())
             .unwrap_err(),
         ClientError::NotReady
     );
@@ -108,7 +109,10 @@ fn listing_with_several_pages_gathers_every_tool() {
         ..DemoConfig::default()
     };
     let mut p = Pair::ready_with(caps_all(), demo);
-    let call = p.client.list_tools(p.now, CallOptions::default()).unwrap();
+    let call = p
+        .client
+        .call(p.now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     let result = p.finish(call).unwrap();
     let list: ListToolsResult = result.parse().unwrap();
     let names: Vec<_> = list.tools.iter().map(|t| t.name.as_str()).collect();
@@ -138,7 +142,10 @@ fn a_later_page_s_request_id_is_no_call_to_cancel() {
         json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
     );
     let now = c.now;
-    let call = c.client.list_tools(now, CallOptions::default()).unwrap();
+    let call = c
+        .client
+        .call(now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     let _ = written(&mut c);
     let first = json!({"tools": [], "nextCursor": "c"});
     c.feed(&Message::result(
@@ -169,7 +176,10 @@ fn an_empty_string_cursor_continues_the_list() {
     let (mut c, _, _) = scripted_handshake(
         json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
     );
-    let call = c.client.list_tools(c.now, CallOptions::default()).unwrap();
+    let call = c
+        .client
+        .call(c.now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     let page = |c: &mut Pair, id: i64, body: Value| {
         c.feed(&Message::result(Id::Num(id), RawJson::new(&body).unwrap()))
     };
@@ -279,7 +289,10 @@ fn a_list_that_never_ends_is_ended_at_the_page_cap() {
     let (mut c, _, _) = scripted_handshake(
         json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
     );
-    let call = c.client.list_tools(c.now, CallOptions::default()).unwrap();
+    let call = c
+        .client
+        .call(c.now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     let _ = written(&mut c);
     let max = crate::MAX_PAGES as i64;
     for n in 1..=max {
@@ -320,10 +333,9 @@ fn a_call_with_progress() {
     };
     let call = p
         .client
-        .call_tool(
+        .call(
             p.now,
-            "slow",
-            Some(json!({"steps": 3, "interval_ms": 100})),
+            &McpCall::call_tool("slow", Some(json!({"steps": 3, "interval_ms": 100}))),
             opts,
         )
         .unwrap();
@@ -361,7 +373,11 @@ fn an_elicitation_answered_in_the_middle_of_a_call() {
     let mut p = Pair::ready_listed();
     let call = p
         .client
-        .call_tool(p.now, "ask", None, CallOptions::default())
+        .call(
+            p.now,
+            &McpCall::call_tool("ask", None),
+            CallOptions::default(),
+        )
         .unwrap();
     p.drive();
     let request = p
@@ -407,7 +423,11 @@ fn an_undeclared_capability_is_refused_with_the_prescribed_error() {
     let mut p = Pair::ready_with(ClientCapabilities::default(), DemoConfig::default()).listed();
     let call = p
         .client
-        .call_tool(p.now, "ask", None, CallOptions::default())
+        .call(
+            p.now,
+            &McpCall::call_tool("ask", None),
+            CallOptions::default(),
+        )
         .unwrap();
     let result = p.finish(call).unwrap();
     let v: Value = result.parse().unwrap();
@@ -432,10 +452,9 @@ fn a_cancel_crossing_the_response_is_reported_not_delivered() {
     let mut p = Pair::ready_listed();
     let call = p
         .client
-        .call_tool(
+        .call(
             p.now,
-            "echo",
-            Some(json!({"message": "hi"})),
+            &McpCall::call_tool("echo", Some(json!({"message": "hi"}))),
             CallOptions::default(),
         )
         .unwrap();
@@ -456,10 +475,10 @@ fn a_cancel_crossing_the_response_is_reported_not_delivered() {
     ));
     assert!(p.events.iter().any(|e| matches!(
         e,
-        Event::Diagnostic(Diagnostic::Rpc(crate::rpc::Diagnostic::UnmatchedResponse {
+        Event::Diagnostic(Diagnostic::UnmatchedResponse {
             status: ResponseFor::Ended(EndedAs::Cancelled),
             ..
-        }))
+        })
     )));
     assert_eq!(p.wire, ["C→S notifications/cancelled"]);
     // Cancelling again is misuse.
@@ -478,10 +497,9 @@ fn a_timeout_cancels_on_the_wire_and_the_server_stops() {
     };
     let call = p
         .client
-        .call_tool(
+        .call(
             p.now,
-            "slow",
-            Some(json!({"steps": 100, "interval_ms": 100})),
+            &McpCall::call_tool("slow", Some(json!({"steps": 100, "interval_ms": 100}))),
             opts,
         )
         .unwrap();
@@ -517,10 +535,9 @@ fn progress_resets_the_idle_timeout_only_when_asked_and_max_total_holds() {
     };
     let call = p
         .client
-        .call_tool(
+        .call(
             p.now,
-            "slow",
-            Some(json!({"steps": 100, "interval_ms": 100})),
+            &McpCall::call_tool("slow", Some(json!({"steps": 100, "interval_ms": 100}))),
             opts,
         )
         .unwrap();
@@ -558,26 +575,37 @@ fn a_ping_each_way() {
 fn prompts_and_resources() {
     let mut p = Pair::ready();
     let now = p.now;
-    let c = p.client.list_prompts(now, CallOptions::default()).unwrap();
+    let c = p
+        .client
+        .call(now, &McpCall::list_prompts(), CallOptions::default())
+        .unwrap();
     let v: Value = p.finish(c).unwrap().parse().unwrap();
     assert_eq!(v["prompts"][0]["name"], "greet");
     let mut args = serde_json::Map::new();
     args.insert("name".into(), json!("Ada"));
     let c = p
         .client
-        .get_prompt(now, "greet", Some(args), CallOptions::default())
+        .call(
+            now,
+            &McpCall::get_prompt("greet", Some(args)),
+            CallOptions::default(),
+        )
         .unwrap();
     let v: Value = p.finish(c).unwrap().parse().unwrap();
     assert_eq!(v["messages"][0]["content"]["text"], "Say hello to Ada.");
     let c = p
         .client
-        .list_resources(now, CallOptions::default())
+        .call(now, &McpCall::list_resources(), CallOptions::default())
         .unwrap();
     let v: Value = p.finish(c).unwrap().parse().unwrap();
     assert_eq!(v["resources"][0]["uri"], "demo://readme");
     let c = p
         .client
-        .list_resource_templates(now, CallOptions::default())
+        .call(
+            now,
+            &McpCall::list_resource_templates(),
+            CallOptions::default(),
+        )
         .unwrap();
     let v: Value = p.finish(c).unwrap().parse().unwrap();
     assert_eq!(
@@ -586,13 +614,21 @@ fn prompts_and_resources() {
     );
     let c = p
         .client
-        .read_resource(now, "demo://echo/hi", CallOptions::default())
+        .call(
+            now,
+            &McpCall::read_resource("demo://echo/hi"),
+            CallOptions::default(),
+        )
         .unwrap();
     let v: Value = p.finish(c).unwrap().parse().unwrap();
     assert_eq!(v["contents"][0]["text"], "hi");
     let c = p
         .client
-        .read_resource(now, "demo://nothing", CallOptions::default())
+        .call(
+            now,
+            &McpCall::read_resource("demo://nothing"),
+            CallOptions::default(),
+        )
         .unwrap();
     assert!(matches!(
         p.finish(c),
@@ -606,10 +642,9 @@ fn tool_results_error_results_and_server_errors() {
     let now = p.now;
     let c = p
         .client
-        .call_tool(
+        .call(
             now,
-            "add",
-            Some(json!({"a": 2, "b": 40})),
+            &McpCall::call_tool("add", Some(json!({"a": 2, "b": 40}))),
             CallOptions::default(),
         )
         .unwrap();
@@ -617,13 +652,21 @@ fn tool_results_error_results_and_server_errors() {
     assert_eq!(v["structuredContent"]["sum"], 42);
     let c = p
         .client
-        .call_tool(now, "fail", None, CallOptions::default())
+        .call(
+            now,
+            &McpCall::call_tool("fail", None),
+            CallOptions::default(),
+        )
         .unwrap();
     let v: Value = p.finish(c).unwrap().parse().unwrap();
     assert_eq!(v["isError"], true);
     let c = p
         .client
-        .call_tool(now, "nope", None, CallOptions::default())
+        .call(
+            now,
+            &McpCall::call_tool("nope", None),
+            CallOptions::default(),
+        )
         .unwrap();
     assert!(matches!(
         p.finish(c),
@@ -631,7 +674,11 @@ fn tool_results_error_results_and_server_errors() {
     ));
     let c = p
         .client
-        .call_tool(now, "big", Some(json!({"mib": 2})), CallOptions::default())
+        .call(
+            now,
+            &McpCall::call_tool("big", Some(json!({"mib": 2}))),
+            CallOptions::default(),
+        )
         .unwrap();
     assert_eq!(text_of(&p.finish(c).unwrap()).len(), 2 << 20);
 }
@@ -663,12 +710,27 @@ fn ids_are_unique_across_every_kind_of_request() {
     let mut ids = Vec::new();
     ids.push(p.client.ping(now, opts()).unwrap().0);
     p.drain();
-    ids.push(p.client.list_tools(now, opts()).unwrap().0);
+    ids.push(
+        p.client
+            .call(now, &McpCall::list_tools(), opts())
+            .unwrap()
+            .0,
+    );
     p.drain();
     let echo = Some(json!({"message": "x"}));
-    ids.push(p.client.call_tool(now, "echo", echo, opts()).unwrap().0);
+    ids.push(
+        p.client
+            .call(now, &McpCall::call_tool("echo", echo), opts())
+            .unwrap()
+            .0,
+    );
     p.drain();
-    ids.push(p.client.list_prompts(now, opts()).unwrap().0);
+    ids.push(
+        p.client
+            .call(now, &McpCall::list_prompts(), opts())
+            .unwrap()
+            .0,
+    );
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::connection::protocol::{ClientConfig, ClientError, ServerRequest};
+use crate::connection::McpCall;
 use crate::jsonrpc::{ErrorObject, Id, Message, RawJson};
 use crate::rpc::{Limits, Responded};
 use crate::server::DemoConfig;
@@ -549,7 +550,11 @@ fn the_demo_s_ask_task_follows_the_task_it_asked_for_to_the_user_s_answer() {
     let now = p.now;
     let call = p
         .client
-        .call_tool(now, "ask-task", Some(json!({})), Default::default())
+        .call(
+            now,
+            &McpCall::call_tool("ask-task", Some(json!({}))),
+            Default::default(),
+        )
         .unwrap();
     let asked = demo_asked(&mut p);
     // The client answered with the task at once; the server looked at it and now waits for its
@@ -591,7 +596,11 @@ fn cancelling_the_demo_s_ask_task_cancels_the_task_and_the_late_answer_is_droppe
     let now = p.now;
     let call = p
         .client
-        .call_tool(now, "ask-task", Some(json!({})), Default::default())
+        .call(
+            now,
+            &McpCall::call_tool("ask-task", Some(json!({}))),
+            Default::default(),
+        )
         .unwrap();
     let asked = demo_asked(&mut p);
     p.wire.clear();
@@ -633,7 +642,11 @@ fn the_demo_s_ask_task_needs_a_client_that_runs_elicitations_as_tasks() {
     let now = p.now;
     let call = p
         .client
-        .call_tool(now, "ask-task", Some(json!({})), Default::default())
+        .call(
+            now,
+            &McpCall::call_tool("ask-task", Some(json!({}))),
+            Default::default(),
+        )
         .unwrap();
     let result = p.finish(call).expect("an isError result");
     assert!(text_of(&result).contains("runs elicitations as tasks"));

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::connection::protocol::calls::{offered, McpCall};
+use crate::connection::protocol::vocabulary::calls::{offered, McpCall};
 use crate::connection::protocol::{CallOptions, ClientError};
 use crate::jsonrpc::{Id, Message, RawJson};
 use crate::server::DemoConfig;

@@ -5,8 +5,8 @@
 use serde_json::{json, Value};
 
 use super::modern::{drain_sent, error, modern_pair, result, sent, started};
-use crate::connection::protocol::calls::McpCall;
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::calls::McpCall;
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::connection::protocol::{
     CallError, CallId, CallOptions, ClientConfig, ClientError, ServerNotification,
 };
@@ -32,10 +32,9 @@ fn slow_call(p: &mut Pair) {
     let now = p.now;
     let c = p
         .client
-        .call_tool(
+        .call(
             now,
-            "slow",
-            Some(json!({"steps": 1, "interval_ms": 10})),
+            &McpCall::call_tool("slow", Some(json!({"steps": 1, "interval_ms": 10}))),
             CallOptions::default(),
         )
         .unwrap();
@@ -261,10 +260,9 @@ fn missing(id: i64, required: Value) -> Message {
 fn call_echo(c: &mut Pair) -> CallId {
     let now = c.now;
     c.client
-        .call_tool(
+        .call(
             now,
-            "echo",
-            Some(json!({"message": "hi"})),
+            &McpCall::call_tool("echo", Some(json!({"message": "hi"}))),
             CallOptions::default(),
         )
         .unwrap()
@@ -358,7 +356,10 @@ fn a_capability_this_client_cannot_serve_ends_the_call_as_missing() {
 fn a_list_refused_for_a_capability_on_demand_is_sent_once_more_too() {
     let mut c = scripted(ClientCapabilities::default(), elicitation());
     let now = c.now;
-    let call = c.client.list_prompts(now, CallOptions::default()).unwrap();
+    let call = c
+        .client
+        .call(now, &McpCall::list_prompts(), CallOptions::default())
+        .unwrap();
     let id = written(&mut c)[0]["id"].as_i64().unwrap();
     c.feed(&missing(id, json!({"elicitation": {"form": {}}})));
     let again = written(&mut c);

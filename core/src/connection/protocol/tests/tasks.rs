@@ -3,10 +3,11 @@
 //! `tasks/cancel`) and the 2025-11-25 utility (task mode for a tool that requires it, polled,
 //! its result fetched with `tasks/result`).
 
+use crate::connection::McpCall;
 use crate::types::TASKS_EXTENSION;
 use serde_json::{json, Value};
 
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::{
     CallError, CallOptions, ClientConfig, ServerRequest, TaskStatus,
 };
@@ -75,7 +76,9 @@ fn call(
     opts: CallOptions,
 ) -> crate::connection::protocol::CallId {
     let now = p.now;
-    p.client.call_tool(now, tool, Some(args), opts).unwrap()
+    p.client
+        .call(now, &McpCall::call_tool(tool, Some(args)), opts)
+        .unwrap()
 }
 
 #[test]
@@ -253,7 +256,10 @@ fn a_task_past_the_call_s_overall_limit_ends_typed_and_is_cancelled() {
 fn a_tool_that_requires_a_task_goes_in_task_mode_once_listed_and_its_result_is_fetched() {
     let mut p = handshake();
     let now = p.now;
-    let listed = p.client.list_tools(now, CallOptions::default()).unwrap();
+    let listed = p
+        .client
+        .call(now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     p.finish(listed).unwrap();
     p.frames.clear();
     let c = call(&mut p, "build", json!({"ms": 200}), CallOptions::default());
@@ -275,7 +281,10 @@ fn a_tool_that_requires_a_task_goes_in_task_mode_once_listed_and_its_result_is_f
 fn a_handshake_era_task_asks_for_input_while_its_result_is_awaited() {
     let mut p = handshake();
     let now = p.now;
-    let listed = p.client.list_tools(now, CallOptions::default()).unwrap();
+    let listed = p
+        .client
+        .call(now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     p.finish(listed).unwrap();
     let c = call(
         &mut p,
@@ -389,7 +398,10 @@ fn a_pushed_status_ends_the_call_without_waiting_for_the_next_poll() {
     // 2025-11-25: a pushed terminal status fetches the result at once.
     let mut p = handshake();
     let now = p.now;
-    let listed = p.client.list_tools(now, CallOptions::default()).unwrap();
+    let listed = p
+        .client
+        .call(now, &McpCall::list_tools(), CallOptions::default())
+        .unwrap();
     p.finish(listed).unwrap();
     p.frames.clear();
     let c = call(

@@ -10,8 +10,8 @@ use std::hash::{Hash, Hasher};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::events::{CallError, CallOptions};
 use super::params::raw;
+use crate::connection::protocol::vocabulary::events::{CallError, CallOptions};
 use crate::jsonrpc::RawJson;
 
 /// How many pages one list call reads at most: a list that goes on past them is ended there,

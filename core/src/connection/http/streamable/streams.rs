@@ -5,11 +5,11 @@
 use std::time::Instant;
 
 use super::exchange::{Body, Exchange, ExchangeKind, Standalone, Stream};
-use super::request::ExchangeId;
 use super::StreamableHttp;
 use crate::codec::sse::SseItem;
+use crate::connection::http::ExchangeId;
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::error::HttpError;
 use crate::rpc::LocalError;
 use crate::tap::Direction;

@@ -16,12 +16,14 @@ use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use crate::codec::sse::{McpSseDecoder, SseDiagnostic, SseItem};
+use crate::connection::http::headers::Headers as HeaderSet;
+use crate::connection::http::initialized::{InitializedGate, BEHIND as INITIALIZED_BEHIND};
+use crate::connection::http::switch::Switch;
 use crate::connection::http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest};
-use crate::connection::http::{HeaderSet, InitializedGate, Switch};
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
-use crate::connection::protocol::events::{Diagnostic, Event};
+use crate::connection::protocol::vocabulary::events::{Diagnostic, Event};
 use crate::error::Closed;
-use crate::error::{redact_url, ExchangeFailure, HttpError, HttpErrorKind};
+use crate::error::{redact_url, AuthorizationRequired, ExchangeFailure, HttpError, HttpErrorKind};
 use crate::rpc::LocalError;
 use crate::tap::{Direction, FrameObserver};
 
@@ -77,7 +79,7 @@ pub struct HttpSse {
     /// How long the endpoint may take once the stream is asked for.
     init_timeout: Duration,
     /// Authorization (see the `auth` module).
-    auth: auth::SseAuth,
+    auth: SseAuth,
     closing: bool,
     /// Why Streamable HTTP was left, when it was: its refusal of `initialize`.
     refused: Option<HttpError>,
@@ -143,7 +145,7 @@ impl HttpSse {
             observer: switch.observer,
             endpoint_deadline: None,
             init_timeout,
-            auth: auth::SseAuth::new(switch.config.authorization),
+            auth: SseAuth::new(switch.config.authorization),
             closing: false,
             refused: switch.refused,
             unsendable: Vec::new(),
@@ -211,7 +213,7 @@ impl HttpSse {
                 .initialized
                 .holds(|id| posts.get(&id).is_some_and(|p| p.status.is_none()))
             {
-                protocol.hold(Some(crate::connection::http::INITIALIZED_BEHIND));
+                protocol.hold(Some(INITIALIZED_BEHIND));
                 if let Some(why) = self.initialized.overdue().cloned() {
                     // One budget with the callers' (see `InitializedGate`).
                     protocol.fail_unsent(now, &why, Some(crate::rpc::Deadline::Idle));
@@ -274,7 +276,7 @@ impl HttpSse {
         headers: &[(String, String)],
     ) {
         if self.refused_for_authorization(protocol, now, exchange, status, headers) {
-            return self.after_input(protocol, now);
+            return;
         }
         if Some(exchange) == self.stream {
             self.stream_status = Some(status);
@@ -613,5 +615,40 @@ impl HttpSse {
             .holds(|id| posts.get(&id).is_some_and(|p| p.status.is_none()));
         self.initialized.held_timed_out(holding, held);
         self.flush(protocol, now);
+    }
+}
+
+/// Where authorization stands.
+#[derive(Debug, Default)]
+struct SseAuth {
+    /// Whether a refusal parks what it refused and asks the driver.
+    enabled: bool,
+    /// Bumped with each token: the token an exchange went with.
+    generation: u64,
+    /// An authorization under way: the refusal that started it and what waits for it.
+    waiting: Option<Waiting>,
+}
+
+#[derive(Debug)]
+struct Waiting {
+    refusal: AuthorizationRequired,
+    /// Messages refused: their request id (if a request) and body.
+    posts: Vec<(Option<i64>, Vec<u8>)>,
+    /// Whether the GET stream waits to be opened again.
+    stream: bool,
+}
+
+impl SseAuth {
+    /// No token yet; `enabled`: whether refusals park what they refused.
+    fn new(enabled: bool) -> SseAuth {
+        SseAuth {
+            enabled,
+            ..SseAuth::default()
+        }
+    }
+
+    /// Whether messages wait for an authorization.
+    fn is_waiting(&self) -> bool {
+        self.waiting.is_some()
     }
 }

@@ -8,9 +8,11 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::events::{CallError, CallId, CallOptions, ServerRequest};
 use super::params::META_LOG_LEVEL;
-use super::server_requests::{admit, read_input, InputRequests, Refusal};
+use crate::connection::protocol::server_requests::{admit, read_input, InputRequests, Refusal};
+use crate::connection::protocol::vocabulary::events::{
+    CallError, CallId, CallOptions, ServerRequest,
+};
 use crate::jsonrpc::{ErrorObject, Id, RawJson, StrRef};
 use crate::types::ClientCapabilities;
 

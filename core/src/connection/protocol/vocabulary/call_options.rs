@@ -6,16 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A progress update of a call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    /// Progress so far.
-    pub progress: f64,
-    /// The total, if known.
-    pub total: Option<f64>,
-    /// A message, if any.
-    pub message: Option<String>,
-}
+pub use crate::rpc::Progress;
 
 /// A function called with each progress update of one call.
 ///
@@ -73,7 +64,7 @@ pub struct CallOptions {
     /// Whether a tool call's arguments are checked against the tool's `inputSchema` before
     /// anything is sent (feature `schemas`; without it nothing is checked). The tools are
     /// listed first if no list is known; a mismatch ends the call with
-    /// [`CallError::Schema`](super::CallError::Schema).
+    /// [`CallError::Schema`](crate::connection::protocol::CallError::Schema).
     pub check_arguments: bool,
     /// Whether a tool call answered with a task ends at once with the task (the
     /// `CreateTaskResult`) instead of being followed to its end, for a host that follows it

@@ -3,20 +3,15 @@
 
 use serde_json::Value;
 
-use super::era::ChosenEra;
-use crate::codec::jsonl::FrameError;
-use crate::codec::sse::SseDiagnostic;
+use crate::connection::protocol::era::ChosenEra;
 use crate::error::{AuthorizationRequired, Closed};
 use crate::jsonrpc::{ErrorObject, Id, Notification, RawJson};
 use crate::rpc::{EngineError, LocalError};
 use crate::types::{InitializeResult, LoggingMessageParams};
 
 pub use super::call_options::{CallOptions, OnProgress, Progress};
-
-/// One application call: a request, or for list methods every page of it. Its value is the id of
-/// the call's first request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CallId(pub i64);
+pub use super::calls::CallId;
+pub use crate::rpc::Diagnostic;
 
 /// Why a call did not give a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -158,16 +153,46 @@ pub enum ClientError {
     /// [`check_url`](crate::config::check_url)): nothing was sent.
     #[error(transparent)]
     Url(crate::config::UrlError),
-    /// The request engine refused (caps, duplicate token, unknown inbound id).
-    #[error(transparent)]
-    Engine(EngineError),
+    /// As many requests as allowed are already pending
+    /// ([`Limits::max_pending`](crate::Limits::max_pending)).
+    #[error("too many pending requests (limit {limit})")]
+    TooManyPending {
+        /// The cap.
+        limit: usize,
+    },
+    /// The progress token is already in use by a pending request.
+    #[error("progress token {0} is already active")]
+    ProgressTokenInUse(crate::rpc::ProgressToken),
+    /// No request of ours with this id is pending (it ended, or never existed).
+    #[error("request {0} is not pending")]
+    NotPending(i64),
+    /// No request from the server with this id awaits an answer (it is unknown, or was
+    /// answered).
+    #[error("no inbound request {0} awaits an answer")]
+    UnknownInbound(Id),
+    /// Every request id has been used.
+    #[error("request ids are exhausted")]
+    IdsExhausted,
+    /// An input of one transport given to a connection over the other (stdout bytes to an
+    /// HTTP connection, a response head to a stdio one): nothing changed.
+    #[error("{input} is no input of a connection over {transport}")]
+    WrongTransport {
+        /// The input, in words.
+        input: &'static str,
+        /// The connection's transport: `stdio` or `HTTP`.
+        transport: &'static str,
+    },
 }
 
 impl From<EngineError> for ClientError {
     fn from(e: EngineError) -> Self {
         match e {
             EngineError::Closed(closed) => ClientError::Closed(closed),
-            other => ClientError::Engine(other),
+            EngineError::TooManyPending { limit } => ClientError::TooManyPending { limit },
+            EngineError::ProgressTokenInUse(token) => ClientError::ProgressTokenInUse(token),
+            EngineError::NotPending(id) => ClientError::NotPending(id),
+            EngineError::UnknownInbound(id) => ClientError::UnknownInbound(id),
+            EngineError::IdsExhausted => ClientError::IdsExhausted,
         }
     }
 }
@@ -357,8 +382,8 @@ pub enum Event {
         reason: String,
     },
     /// The server refused a request for want of authorization (HTTP): authorize, then hand
-    /// the token to [`Connection::set_access_token`](crate::Connection::set_access_token), or
-    /// give up with [`Connection::authorization_failed`](crate::Connection::authorization_failed).
+    /// the connection the token, or give up
+    /// ([`Connection::handle_authorization`](crate::Connection::handle_authorization)).
     /// The refused request and every message after it wait until then (their own deadlines
     /// still run). Only with [`HttpOptions::authorization`](crate::HttpOptions::authorization).
     AuthorizationRequired(Box<AuthorizationRequired>),
@@ -369,93 +394,9 @@ pub enum Event {
     Closed(Closed),
 }
 
-/// Something that arrived and could not be delivered, or a peer's misbehaviour. The connection
-/// lives on; nothing is sent in answer.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Diagnostic {
-    /// About responses and progress: an unknown, late or duplicate response, a progress token
-    /// of no call, a request reusing an id, …
-    Rpc(crate::diagnostic::RpcDiagnostic),
-    /// A stdio line or JSON body that was not a message (noise on stdout, an overlong line, bad
-    /// JSON, a batch element that is not a message).
-    Frame(FrameError),
-    /// Something an SSE stream held that is not a message (another event type, bad JSON, an
-    /// unfinished event, an event over the cap).
-    Sse(SseDiagnostic),
-    /// An HTTP-level note that ended nothing (a refused standalone stream, a failed
-    /// notification POST, a failed DELETE).
-    Http(String),
-    /// A server request we could not serve, answered with an error.
-    RefusedServerRequest {
-        /// The server's request id.
-        id: Id,
-        /// Its method.
-        method: String,
-        /// The error we answered with.
-        error: ErrorObject,
-    },
-    /// A resource subscription carried by a `subscriptions/listen` (stateless era) ended after
-    /// it was acknowledged: the server ended it, or its stream was lost. Subscribe again to
-    /// follow the resource.
-    SubscriptionEnded {
-        /// The resource.
-        uri: String,
-        /// How it ended.
-        reason: String,
-    },
-    /// A tool the server listed was left out of the list: its `x-mcp-header` marks break the
-    /// rules (HTTP, 2026-07-28), so its calls could not carry the headers the server expects.
-    ToolDropped {
-        /// The tool's name.
-        tool: String,
-        /// Why.
-        reason: String,
-    },
-    /// A list call was ended before the server said its list was complete: a page gave a
-    /// cursor an earlier page gave (its pages would repeat for ever), or the list ran to
-    /// [`MAX_PAGES`](crate::MAX_PAGES) pages. The call's result holds the items of the pages
-    /// read.
-    ListCut {
-        /// The list's method (`tools/list`, …).
-        method: String,
-        /// How many pages were read.
-        pages: usize,
-        /// Why it was ended.
-        reason: String,
-    },
-}
-
 impl Event {
     /// An HTTP-level note that ended nothing.
     pub(crate) fn http_note(note: impl Into<String>) -> Event {
         Event::Diagnostic(Diagnostic::Http(note.into()))
-    }
-}
-
-impl std::fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Diagnostic::Rpc(d) => write!(f, "{d}"),
-            Diagnostic::Frame(e) => write!(f, "{e}"),
-            Diagnostic::Sse(e) => write!(f, "{e}"),
-            Diagnostic::Http(note) => f.write_str(note),
-            Diagnostic::RefusedServerRequest { id, method, error } => write!(
-                f,
-                "refused the server's request {id} ({method}): {} {}",
-                error.code, error.message
-            ),
-            Diagnostic::SubscriptionEnded { uri, reason } => {
-                write!(f, "the subscription to {uri} ended: {reason}")
-            }
-            Diagnostic::ToolDropped { tool, reason } => {
-                write!(f, "tool {tool:?} left out of the list: {reason}")
-            }
-            Diagnostic::ListCut {
-                method,
-                pages,
-                reason,
-            } => write!(f, "{method} ended after {pages} pages: {reason}"),
-        }
     }
 }

@@ -4,10 +4,11 @@
 use std::time::Instant;
 
 use super::exchange::{Body, ExchangeKind, Role};
-use super::session::Parked;
-use super::{ExchangeId, StreamableHttp};
+use super::Parked;
+use super::StreamableHttp;
+use crate::connection::http::ExchangeId;
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::error::{ExchangeFailure, HttpError, HttpErrorKind};
 use crate::rpc::LocalError;
 
@@ -39,7 +40,7 @@ impl StreamableHttp {
             // A proxy's refusal whose body was cut: the request never reached the server.
             let err = ex.error(ex.status_kind(), reason.to_owned(), &[]);
             self.fail_kind(protocol, now, &ex.kind, err);
-            return self.after_input(protocol, now);
+            return;
         }
         match &ex.body {
             Body::Sse(_) => self.stream_ended(protocol, now, ex, Some(reason)),
@@ -72,7 +73,6 @@ impl StreamableHttp {
                 }
             }
         }
-        self.after_input(protocol, now);
     }
 
     /// `exchange`'s request never reached the server: no connection could be made, no byte of
@@ -105,7 +105,6 @@ impl StreamableHttp {
             resent: true,
         };
         self.park_or_send(protocol, now, parked);
-        self.after_input(protocol, now);
     }
 
     /// A request that could not be sent ends with the HTTP error (a GET is resumed later).
@@ -129,7 +128,6 @@ impl StreamableHttp {
             }
             kind => self.fail_kind(protocol, now, kind, err),
         }
-        self.after_input(protocol, now);
     }
 
     pub(super) fn fail_exchange(

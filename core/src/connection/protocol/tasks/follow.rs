@@ -26,8 +26,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::events::{CallError, CallId, CallOptions, ServerRequest, TaskStatus};
-use super::server_requests::{admit, read_input, InputRequests, Refusal};
+use crate::connection::protocol::server_requests::{admit, read_input, InputRequests, Refusal};
+use crate::connection::protocol::vocabulary::events::{
+    CallError, CallId, CallOptions, ServerRequest, TaskStatus,
+};
 use crate::jsonrpc::{ErrorObject, Id, RawJson};
 use crate::types::ClientCapabilities;
 

@@ -11,103 +11,15 @@
 //! current one without asking the driver again (one authorization however many requests met
 //! the refusal).
 
-use std::collections::VecDeque;
 use std::time::Instant;
 
-use super::exchange::{Exchange, ExchangeKind, Stream};
-use super::request::ExchangeId;
-use super::session::Parked;
-use super::StreamableHttp;
-use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
-use crate::connection::protocol::events::Event;
-use crate::error::{AuthChallenge, AuthorizationRequired};
-use crate::rpc::LocalError;
-
-/// A response's `WWW-Authenticate` values, in order, and the first one parsed.
-pub(crate) fn challenges(headers: &[(String, String)]) -> (Vec<String>, Option<AuthChallenge>) {
-    let all: Vec<String> = headers
-        .iter()
-        .filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate"))
-        .map(|(_, v)| v.clone())
-        .collect();
-    let first = all.first().and_then(|v| AuthChallenge::parse(v));
-    (all, first)
-}
-
-/// Whether a response with this status and challenge (the first of `challenges`, the
-/// `WWW-Authenticate` values) asks for an OAuth authorization: a `401` with no challenge or an
-/// OAuth one (`Bearer`, `DPoP`; a `401` asking only for `Basic` is no OAuth server's, or is a
-/// proxy's), or a `403` with `error="insufficient_scope"`.
-pub(crate) fn asks_for_authorization(
-    status: u16,
-    challenge: Option<&AuthChallenge>,
-    challenges: &[String],
-) -> bool {
-    let oauth = crate::www_authenticate::invites_oauth(challenges.iter().map(String::as_str));
-    (status == 401 && oauth)
-        || (status == 403
-            && challenge.is_some_and(|c| c.param("error") == Some("insufficient_scope")))
-}
-
-/// Where authorization stands.
-#[derive(Debug, Default)]
-pub(crate) struct Auth {
-    /// Whether a refusal parks the request and asks the driver (else it ends the request).
-    pub(crate) enabled: bool,
-    /// The `Authorization` value of every request, once a token is set.
-    pub(crate) header: Option<String>,
-    /// Bumped with each token: the token an exchange went with.
-    pub(crate) generation: u64,
-    /// An authorization is under way: what waits for it, and the refusal that started it.
-    waiting: Option<Waiting>,
-}
-
-#[derive(Debug)]
-struct Waiting {
-    refusal: AuthorizationRequired,
-    parked: Vec<AuthParked>,
-}
-
-/// What waits for the authorization.
-#[derive(Debug)]
-enum AuthParked {
-    Post(Parked),
-    Get(Stream),
-}
-
-impl Auth {
-    /// No token yet; `enabled`: whether refusals park requests.
-    pub(crate) fn new(enabled: bool) -> Auth {
-        Auth {
-            enabled,
-            ..Auth::default()
-        }
-    }
-
-    /// Whether requests wait for an authorization.
-    pub(crate) fn is_waiting(&self) -> bool {
-        self.waiting.is_some()
-    }
-
-    /// Keeps a message until the authorization ends.
-    pub(crate) fn park_post(&mut self, parked: Parked) {
-        if let Some(w) = self.waiting.as_mut() {
-            w.parked.push(AuthParked::Post(parked));
-        }
-    }
-
-    /// Keeps a stream to open until the authorization ends.
-    pub(crate) fn park_get(&mut self, stream: Stream) {
-        if let Some(w) = self.waiting.as_mut() {
-            w.parked.push(AuthParked::Get(stream));
-        }
-    }
-
-    /// Forgets what waits (the connection closes).
-    pub(crate) fn clear(&mut self) {
-        self.waiting = None;
-    }
-}
+use super::exchange::{Exchange, ExchangeKind};
+use super::{AuthParked, Parked, StreamableHttp, Waiting};
+use crate::connection::http::challenge::{asks_for_authorization, end_waiting};
+use crate::connection::http::ExchangeId;
+use crate::connection::protocol::client::ClientProtocol;
+use crate::connection::protocol::vocabulary::events::Event;
+use crate::error::AuthorizationRequired;
 
 impl Exchange {
     /// What a POST or GET must carry to be sent again: its body or its stream.
@@ -155,7 +67,8 @@ impl StreamableHttp {
         let stale = ex.auth_generation < self.auth.generation;
         let challenge = ex.challenge.clone();
         let ex = self.exchanges.remove(&exchange).expect("present");
-        self.actions.push_back(super::HttpAction::Abort(exchange));
+        self.actions
+            .push_back(crate::connection::http::HttpAction::Abort(exchange));
         let Some(parked) = ex.into_parked() else {
             return true;
         };
@@ -200,7 +113,6 @@ impl StreamableHttp {
                 self.release(protocol, now, parked);
             }
         }
-        self.after_input(protocol, now);
     }
 
     /// The driver could not authorize: every request that waited ends with the refusal that
@@ -226,7 +138,6 @@ impl StreamableHttp {
             reason,
             requests,
         );
-        self.after_input(protocol, now);
     }
 
     /// Sends what waited for the authorization: a message in the session in use (or the next
@@ -246,32 +157,6 @@ impl StreamableHttp {
                 if wanted && !self.closing {
                     self.open_get(protocol, now, stream);
                 }
-            }
-        }
-    }
-}
-
-/// Ends what waited for an authorization that could not be had (`reason`): each request
-/// (`Some(id)`) still pending with the refusal's error; each message that is no request
-/// (`None`) dropped, with a note. Both transports' refusals end this way.
-pub(crate) fn end_waiting(
-    protocol: &mut ClientProtocol,
-    now: Instant,
-    notes: &mut VecDeque<Event>,
-    refusal: &AuthorizationRequired,
-    reason: &str,
-    requests: impl IntoIterator<Item = Option<i64>>,
-) {
-    for request in requests {
-        match request {
-            Some(id) if protocol.is_pending(id) => {
-                let error = LocalError::Http(Box::new(refusal.failed(reason)));
-                protocol.handle_transport(now, TransportSignal::RequestLost { id, error });
-            }
-            Some(_) => {}
-            None => {
-                let note = format!("a message waiting for authorization was dropped: {reason}");
-                notes.push_back(Event::http_note(note));
             }
         }
     }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::era::Era;
+use crate::connection::protocol::era::Era;
 use crate::rpc::Limits;
 use crate::types::{ClientCapabilities, Implementation, LATEST_HANDSHAKE_VERSION};
 

@@ -1,12 +1,17 @@
 //! The typed MCP calls a client makes: which method, which params, which server capability
-//! each needs, and which are lists read over all their pages.
+//! each needs, and which are lists read over all their pages; and the id a call is known by.
 
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::params::{tool_call_map, ParamsRef};
+use crate::connection::protocol::call::params::{tool_call_map, ParamsRef};
 use crate::types::ServerCapabilities;
+
+/// One application call: a request, or for list methods every page of it. Its value is the id of
+/// the call's first request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallId(pub i64);
 
 /// One MCP call as made: its method, its params (without `_meta`), the server capability it
 /// needs, and for a list the key its items are under. Send it with

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::events::CallId;
+use super::calls::CallId;
 use crate::jsonrpc::Id;
 
 /// The message of the `-32603` error a server gets when the handler answering its request

@@ -12,49 +12,13 @@
 
 use std::time::Instant;
 
-use super::HttpSse;
-use crate::connection::http::{
-    asks_for_authorization, challenges, end_waiting, ExchangeId, HttpAction, HttpMethod,
-};
+use super::{HttpSse, Waiting};
+use crate::connection::http::challenge::{asks_for_authorization, challenges, end_waiting};
+use crate::connection::http::{ExchangeId, HttpAction, HttpMethod};
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::error::{redact_url, AuthorizationRequired};
 use crate::rpc::LocalError;
-
-/// Where authorization stands.
-#[derive(Debug, Default)]
-pub(super) struct SseAuth {
-    /// Whether a refusal parks what it refused and asks the driver.
-    pub(super) enabled: bool,
-    /// Bumped with each token: the token an exchange went with.
-    pub(super) generation: u64,
-    /// An authorization under way: the refusal that started it and what waits for it.
-    waiting: Option<Waiting>,
-}
-
-#[derive(Debug)]
-struct Waiting {
-    refusal: AuthorizationRequired,
-    /// Messages refused: their request id (if a request) and body.
-    posts: Vec<(Option<i64>, Vec<u8>)>,
-    /// Whether the GET stream waits to be opened again.
-    stream: bool,
-}
-
-impl SseAuth {
-    /// No token yet; `enabled`: whether refusals park what they refused.
-    pub(super) fn new(enabled: bool) -> SseAuth {
-        SseAuth {
-            enabled,
-            ..SseAuth::default()
-        }
-    }
-
-    /// Whether messages wait for an authorization.
-    pub(super) fn is_waiting(&self) -> bool {
-        self.waiting.is_some()
-    }
-}
 
 impl HttpSse {
     /// Whether `exchange`'s head refuses it for want of authorization, authorization being on:
@@ -143,7 +107,6 @@ impl HttpSse {
                 }
             }
         }
-        self.after_input(protocol, now);
     }
 
     /// The driver could not authorize: each request that waited ends with the refusal and
@@ -171,7 +134,6 @@ impl HttpSse {
             let error = LocalError::Http(Box::new(refusal.failed(reason)));
             protocol.handle_transport(now, TransportSignal::NoTransport(error));
         }
-        self.after_input(protocol, now);
     }
 
     /// Opens the GET stream (again): a new exchange, a fresh decoder, the endpoint's deadline

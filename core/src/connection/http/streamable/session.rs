@@ -10,14 +10,13 @@
 //! one call as expired. Renewals that do not hold have a budget; when it is spent the
 //! connection closes with [`LocalError::SessionRenewalFailed`] and every pending call ends.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use super::exchange::{Exchange, ExchangeKind, SessionTag, Standalone};
-use super::request::ExchangeId;
-use super::StreamableHttp;
+use super::{Parked, StreamableHttp};
+use crate::connection::http::ExchangeId;
 use crate::connection::protocol::client::{ClientProtocol, Signalled, TransportSignal};
-use crate::connection::protocol::events::Event;
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::error::HttpErrorKind;
 use crate::jsonrpc::{self, Parsed};
 use crate::rpc::LocalError;
@@ -28,48 +27,6 @@ use crate::rpc::LocalError;
 /// the bound is generous. A 404 in a session already lost costs nothing: a renewal is under
 /// way, and the request goes once more in the new session, until its own deadline.
 pub(crate) const MAX_BOUNCES: u8 = 10;
-
-/// Where the session stands.
-#[derive(Debug, Default)]
-pub(crate) struct Session {
-    /// The id the server assigned, if any.
-    pub(crate) id: Option<Arc<str>>,
-    /// Bumped each time the server forgets a session.
-    pub(crate) generation: u64,
-    /// A new session is being made: new messages wait for it.
-    pub(crate) renewing: bool,
-    /// Renewals started since a request last succeeded in a session.
-    pub(crate) in_a_row: u32,
-    /// How the last renewal failed, for the reason of giving up.
-    pub(crate) last_failure: Option<String>,
-    /// Messages waiting for the new session.
-    pub(crate) parked: Vec<Parked>,
-}
-
-/// A message waiting for the new session.
-#[derive(Debug)]
-pub(crate) struct Parked {
-    pub(crate) body: Vec<u8>,
-    /// The renewals it started (see [`MAX_BOUNCES`]).
-    pub(crate) bounces: u8,
-    /// Whether it was already sent once more because an attempt never left.
-    pub(crate) resent: bool,
-}
-
-impl Session {
-    /// The tag of an exchange sent now, when it carries the session.
-    pub(crate) fn tag(&self) -> Option<SessionTag> {
-        self.id.as_ref().map(|id| SessionTag {
-            id: id.clone(),
-            generation: self.generation,
-        })
-    }
-
-    /// Whether `tag` is the session in use now.
-    pub(crate) fn is_current(&self, tag: &SessionTag) -> bool {
-        tag.generation == self.generation && !self.renewing
-    }
-}
 
 impl StreamableHttp {
     /// A 2xx head for a request sent in `tag`'s session: the session works.
@@ -90,7 +47,8 @@ impl StreamableHttp {
         let Some(ex) = self.exchanges.remove(&exchange) else {
             return;
         };
-        self.actions.push_back(super::HttpAction::Abort(exchange));
+        self.actions
+            .push_back(crate::connection::http::HttpAction::Abort(exchange));
         if ex
             .sent_in
             .as_ref()
@@ -104,7 +62,6 @@ impl StreamableHttp {
             self.notes.push_back(Event::http_note(note));
         }
         self.refused_in_session(protocol, now, ex);
-        self.after_input(protocol, now);
     }
 
     /// What a 404 in a session means for the exchange that met it (already removed).
@@ -251,7 +208,8 @@ impl StreamableHttp {
         let Some(ex) = self.exchanges.remove(&exchange) else {
             return;
         };
-        self.actions.push_back(super::HttpAction::Abort(exchange));
+        self.actions
+            .push_back(crate::connection::http::HttpAction::Abort(exchange));
         let reason = format!("the server assigned a session id that cannot be used: {error}");
         if self.session.renewing {
             self.give_up(protocol, now, reason);
@@ -259,7 +217,6 @@ impl StreamableHttp {
             let err = ex.error(HttpErrorKind::Header(error), reason, &[]);
             self.fail_kind(protocol, now, &ex.kind, err);
         }
-        self.after_input(protocol, now);
     }
 
     /// The session cannot be renewed: the connection closes, every pending call ends.
@@ -272,7 +229,7 @@ impl StreamableHttp {
         protocol.handle_transport(now, TransportSignal::Ended(error));
         // Closed as by the application: what the close queues still goes within the grace.
         self.closing = true;
-        self.close_deadline = Some(now + super::CLOSE_GRACE);
+        self.close_deadline = Some(now + crate::connection::http::CLOSE_GRACE);
         let mut ids: Vec<ExchangeId> = self.exchanges.keys().copied().collect();
         ids.sort_unstable();
         for id in ids {

@@ -245,7 +245,7 @@ pub(crate) fn raw<T: serde::Serialize + ?Sized>(value: &T) -> RawJson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::connection::protocol::calls::McpCall;
+    use crate::connection::protocol::vocabulary::calls::McpCall;
     use serde_json::json;
 
     /// A tool call's params, kept apart, go out as the same bytes as the map they stand for,

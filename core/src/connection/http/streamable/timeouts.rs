@@ -9,7 +9,8 @@
 use std::time::{Duration, Instant};
 
 use super::exchange::{Body, ExchangeKind};
-use super::{ExchangeId, StreamableHttp};
+use super::StreamableHttp;
+use crate::connection::http::ExchangeId;
 use crate::connection::protocol::client::ClientProtocol;
 use crate::error::{ExchangeFailure, HttpErrorKind};
 
@@ -84,7 +85,8 @@ impl StreamableHttp {
             if kind == HttpErrorKind::Status {
                 // An error status's excerpt has been read long enough: the status is reported
                 // with what came of its body.
-                self.actions.push_back(super::HttpAction::Abort(id));
+                self.actions
+                    .push_back(crate::connection::http::HttpAction::Abort(id));
                 self.handle_end(protocol, now, id);
                 continue;
             }
@@ -98,7 +100,8 @@ impl StreamableHttp {
                     self.config.body_idle_timeout.unwrap_or_default()
                 ),
             };
-            self.actions.push_back(super::HttpAction::Abort(id));
+            self.actions
+                .push_back(crate::connection::http::HttpAction::Abort(id));
             self.handle_failure(protocol, now, id, &ExchangeFailure::new(kind, message));
         }
         self.holding = false;

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::events::CallOptions;
+use crate::connection::protocol::vocabulary::events::CallOptions;
 use crate::types::REPEATABLE_READS;
 
 /// Whether a call of `method` with these options may be re-issued by the connection itself.

@@ -14,11 +14,11 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::exchange::{Exchange, ExchangeKind, Role};
-use super::request::ExchangeId;
 use super::StreamableHttp;
+use crate::connection::http::ExchangeId;
+use crate::connection::protocol::call::tool_headers::{header_value, ToolHeaders};
 use crate::connection::protocol::client::{ClientProtocol, TransportSignal};
-use crate::connection::protocol::events::Event;
-use crate::connection::protocol::tool_headers::{header_value, ToolHeaders};
+use crate::connection::protocol::vocabulary::events::Event;
 use crate::connection::protocol::ChosenEra;
 use crate::jsonrpc::{self, Message, Parsed, Request, StrRef};
 use crate::rpc::LocalError;
@@ -268,7 +268,7 @@ mod meta_peek_tests {
     fn the_peeked_key_is_the_version_key() {
         let meta = format!(
             r#"{{"{}":"2026-07-28","x":1}}"#,
-            crate::connection::protocol::params::META_VERSION
+            crate::connection::protocol::call::params::META_VERSION
         );
         let peek: super::MetaPeek<'_> = serde_json::from_str(&meta).unwrap();
         assert_eq!(super::text(peek.version).as_deref(), Some("2026-07-28"));
