@@ -1,5 +1,6 @@
 //! The TypeScript "everything" server (pinned `@modelcontextprotocol/server-everything`) over
-//! stdio, through the public async Client.
+//! stdio, through the public async Client, each test on every runtime (the adapter crate's
+//! `runtimes` axis: smol, tokio's multi-thread and current_thread runtimes).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,6 +15,11 @@ use mcpwire::{
 };
 use mcpwire_tests::{everything_stdio, peers_skipped};
 use serde_json::json;
+
+#[macro_use]
+#[path = "../../adapters/tests/runtimes/mod.rs"]
+mod runtimes;
+use runtimes::Rt;
 
 type Frames = Arc<Mutex<Vec<(Direction, String)>>>;
 
@@ -57,14 +63,14 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-#[test]
-fn everything_over_stdio() {
+fn everything_over_stdio(rt: &Rt) {
     if peers_skipped("everything_over_stdio") {
         return;
     }
-    smol::block_on(async {
+    rt.block_on(async {
         let frames: Frames = Default::default();
-        let client = mcpwire::connect_smol(&everything_stdio(), options(&frames))
+        let client = rt
+            .connect(&everything_stdio(), options(&frames))
             .await
             .unwrap();
         let info = client.server_info().unwrap();
@@ -188,18 +194,15 @@ fn everything_over_stdio() {
     });
 }
 
-#[test]
-fn close_escalates_when_the_server_ignores_stdin_eof() {
+fn close_escalates_when_the_server_ignores_stdin_eof(rt: &Rt) {
     if peers_skipped("close_escalates_when_the_server_ignores_stdin_eof") {
         return;
     }
-    smol::block_on(async {
+    rt.block_on(async {
         let mut opts = ConnectOptions::default();
         opts.shutdown.after_close_stdin = Duration::from_millis(500);
         opts.shutdown.after_terminate = Duration::from_secs(2);
-        let client = mcpwire::connect_smol(&everything_stdio(), opts)
-            .await
-            .unwrap();
+        let client = rt.connect(&everything_stdio(), opts).await.unwrap();
         // With simulated logging running, the server no longer exits on stdin EOF.
         client
             .call_tool("toggle-simulated-logging", json!({}))
@@ -218,3 +221,8 @@ fn close_escalates_when_the_server_ignores_stdin_eof() {
         assert!(!alive(pid), "the server outlived close");
     });
 }
+
+on_every_runtime!(
+    everything_over_stdio,
+    close_escalates_when_the_server_ignores_stdin_eof
+);

@@ -1,5 +1,6 @@
 //! Our Python test server on the pinned `mcp` 2.3.0 SDK, over stdio, in both eras: Auto must
 //! choose the stateless era (the server speaks 2026-07-28); pinned Legacy uses the handshake.
+//! Each test on every runtime (the adapter crate's `runtimes` axis).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,6 +12,11 @@ use mcpwire::{
 use mcpwire_tests::scenario::tool_names;
 use mcpwire_tests::{peers_skipped, python_stdio};
 use serde_json::{json, Map, Value};
+
+#[macro_use]
+#[path = "../../adapters/tests/runtimes/mod.rs"]
+mod runtimes;
+use runtimes::Rt;
 
 /// Answers every form: a field about a name gets "Ada", any other field "green".
 fn handlers(asked: Arc<AtomicUsize>) -> Handlers {
@@ -38,8 +44,8 @@ fn handlers(asked: Arc<AtomicUsize>) -> Handlers {
     })
 }
 
-fn run(era: Era) {
-    smol::block_on(async {
+fn run(rt: &Rt, era: Era) {
+    rt.block_on(async {
         let asked = Arc::new(AtomicUsize::new(0));
         let stderr = Arc::new(Mutex::new(Vec::<String>::new()));
         let frames = Arc::new(Mutex::new(Vec::<(Direction, String)>::new()));
@@ -53,7 +59,7 @@ fn run(era: Era) {
                     .push((d, String::from_utf8_lossy(b).into_owned()))
             });
         opts.era = era;
-        let client = mcpwire::connect_smol(&python_stdio(), opts).await.unwrap();
+        let client = rt.connect(&python_stdio(), opts).await.unwrap();
         let modern = era == Era::Auto;
         let info = client.server_info().unwrap();
         if modern {
@@ -119,7 +125,7 @@ fn run(era: Era) {
                 Instant::now() < deadline,
                 "the server never saw the cancellation"
             );
-            async_io::Timer::after(Duration::from_millis(20)).await;
+            rt.sleep(Duration::from_millis(20)).await;
         }
         {
             let frames = frames.lock().unwrap();
@@ -148,18 +154,21 @@ fn run(era: Era) {
     });
 }
 
-#[test]
-fn python_auto_chooses_the_stateless_era() {
+fn python_auto_chooses_the_stateless_era(rt: &Rt) {
     if peers_skipped("python_auto_chooses_the_stateless_era") {
         return;
     }
-    run(Era::Auto);
+    run(rt, Era::Auto);
 }
 
-#[test]
-fn python_pinned_to_the_handshake_era() {
+fn python_pinned_to_the_handshake_era(rt: &Rt) {
     if peers_skipped("python_pinned_to_the_handshake_era") {
         return;
     }
-    run(Era::Handshake);
+    run(rt, Era::Handshake);
 }
+
+on_every_runtime!(
+    python_auto_chooses_the_stateless_era,
+    python_pinned_to_the_handshake_era
+);
