@@ -25,9 +25,12 @@ use crate::http::router::Router;
 use crate::http::{HttpBackend, HttpClientOptions, HttpExchangeObserver};
 #[cfg(feature = "oauth")]
 use crate::oauth;
+use crate::runtime::child::Writer;
+use crate::runtime::Runtime;
 use crate::stdio::pipe_io::PipeIo;
+use crate::stdio::pipe_reader::PipeReader;
 use crate::stdio::stderr::StderrTail;
-use crate::stdio::{spawn, ProcessActionObserver, StderrCallback};
+use crate::stdio::{ProcessActionObserver, StderrCallback};
 use crate::transport::TransportIo;
 
 /// How to connect: who we are, what we answer, limits and taps. Every field has a default,
@@ -209,7 +212,7 @@ impl ConnectOptions {
         (self, taps)
     }
 
-    /// The handle and the driver of a connection whose core is `conn`.
+    /// The handle and the driver of a connection whose core is `conn`, on `runtime`.
     fn finish(
         mut self,
         taps: Taps,
@@ -217,6 +220,7 @@ impl ConnectOptions {
         target: String,
         pid: u32,
         io: Box<dyn TransportIo>,
+        runtime: Runtime,
     ) -> (Client, Driver) {
         if let Some(o) = self.observer.take() {
             conn.set_observer(o);
@@ -230,7 +234,7 @@ impl ConnectOptions {
         let max_unread = self.limits.max_notifications;
         let mut state = ConnectionState::new(conn, target, pid, max_unread);
         state.tap_failures = taps.log;
-        let shared = SharedConnection::new(state);
+        let shared = SharedConnection::new(state, runtime);
         let driver = Driver::new(shared.clone(), io, self.handlers, self.on_stderr);
         (Client::new(shared), driver)
     }
@@ -241,11 +245,25 @@ impl ConnectOptions {
 /// to happen. Spawn failures surface here, and so does an HTTP URL that is not `http://` or
 /// `https://` with a host ([`Error::Client`] with [`ClientError::Url`](mcpwire_core::ClientError::Url)),
 /// before any IO.
+///
+/// The connection runs on smol's side of the runtime seam (async-io's reactor and timers,
+/// async-process's children) whatever executor polls it, and the host's handlers run as tasks
+/// inside the driver's own task. In a tokio host, `mcpwire::tokio` (feature `tokio`) runs it on
+/// tokio instead.
 pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client, Driver), Error> {
+    connect_on(config, options, Runtime::Smol { spawn: false })
+}
+
+/// [`connect`] on `runtime`.
+pub(crate) fn connect_on(
+    config: &ServerConfig,
+    options: ConnectOptions,
+    runtime: Runtime,
+) -> Result<(Client, Driver), Error> {
     let (options, taps) = options.contained();
     let stdio = match config {
         ServerConfig::Stdio(s) => s,
-        ServerConfig::Http(h) => return connect_http(h, options, taps),
+        ServerConfig::Http(h) => return connect_http(h, options, taps, runtime),
     };
     let command = options.shown_as.clone().unwrap_or_else(|| {
         std::iter::once(stdio.command.as_str())
@@ -253,26 +271,27 @@ pub fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<(Client
             .collect::<Vec<_>>()
             .join(" ")
     });
-    let spawned = spawn::spawn(stdio).map_err(|e| Error::Spawn {
+    let child = runtime.spawn_server(stdio).map_err(|e| Error::Spawn {
         command: command.clone(),
         message: e.to_string(),
     })?;
-    let pid = spawned.pid as u32;
+    let pid = child.pid;
     let conn = Connection::stdio(
         Instant::now(),
         options.client_config(),
         options.stdio_options(),
     );
     let tail = StderrTail::new(options.stderr_tail, options.on_stderr.clone());
-    let mut io = PipeIo::child(spawned, tail, stdio.clone());
+    let mut io = PipeIo::child(child, tail, stdio.clone(), runtime.clone());
     io.observe(options.on_process_action.clone());
-    Ok(options.finish(taps, conn, command, pid, Box::new(io)))
+    Ok(options.finish(taps, conn, command, pid, Box::new(io), runtime))
 }
 
 fn connect_http(
     config: &HttpConfig,
     options: ConnectOptions,
     taps: Taps,
+    runtime: Runtime,
 ) -> Result<(Client, Driver), Error> {
     // A URL no HTTP client can be given fails here, by name, before anything is read or sent.
     mcpwire_core::config::check_url(&config.url)
@@ -321,7 +340,7 @@ fn connect_http(
         counters.clone(),
     ));
     #[allow(unused_mut)]
-    let (client, mut driver) = options.finish(taps, conn, shown, 0, io);
+    let (client, mut driver) = options.finish(taps, conn, shown, 0, io, runtime);
     #[cfg(feature = "oauth")]
     if let Some(oauth) = oauth {
         driver.set_auth(oauth::AuthSession::new(oauth, auth_backend, &config.url));
@@ -344,23 +363,44 @@ where
     R: AsyncRead + Send + 'static,
     W: AsyncWrite + Send + 'static,
 {
+    let stdout = PipeReader::Stream(Box::pin(stdout));
+    let stdin = Writer::Futures(Box::pin(stdin));
+    let runtime = Runtime::Smol { spawn: false };
+    connect_pipes(name, stdout, stdin, options, runtime)
+}
+
+/// A connection over a server's stdout and stdin, as readers and a writer of `runtime`.
+pub(crate) fn connect_pipes(
+    name: &str,
+    stdout: PipeReader,
+    stdin: Writer,
+    options: ConnectOptions,
+    runtime: Runtime,
+) -> (Client, Driver) {
     let (options, taps) = options.contained();
     let conn = Connection::stdio(
         Instant::now(),
         options.client_config(),
         options.stdio_options(),
     );
-    let mut io = PipeIo::streams(Some(Box::pin(stdout)), Some(Box::pin(stdin)));
+    let mut io = PipeIo::streams(Some(stdout), Some(stdin));
     io.observe(options.on_process_action.clone());
-    options.finish(taps, conn, name.to_owned(), 0, Box::new(io))
+    options.finish(taps, conn, name.to_owned(), 0, Box::new(io), runtime)
 }
 
 /// Connects, spawns the driver on smol's global executor and waits for the handshake. When
 /// the handshake fails, the connection is closed as on every other path (a stdio server gets
 /// stdin EOF, then SIGTERM, then SIGKILL, and is reaped) before the error is returned.
+/// The host's handlers run as tasks of their own on smol's global executor.
 pub async fn connect_smol(config: &ServerConfig, options: ConnectOptions) -> Result<Client, Error> {
-    let (client, driver) = connect(config, options)?;
+    let (client, driver) = connect_on(config, options, Runtime::Smol { spawn: true })?;
     smol::spawn(driver).detach();
+    ready_or_closed(client).await
+}
+
+/// Waits for the handshake; when it fails, closes the connection (as on every other path)
+/// before giving the error.
+pub(crate) async fn ready_or_closed(client: Client) -> Result<Client, Error> {
     if let Err(e) = client.ready().await {
         client.close().await;
         return Err(e);

@@ -80,6 +80,16 @@ impl<F: Future + Unpin> Future for CatchUnwind<F> {
     }
 }
 
+impl<F> Drop for CatchUnwind<F> {
+    fn drop(&mut self) {
+        // Dropping the host's future runs its code too (a handler the server cancelled, or one
+        // whose connection ended): a panic there stays here.
+        if let Some(future) = self.future.take() {
+            let _ = call(move || drop(future));
+        }
+    }
+}
+
 /// Failures of the observers called while the connection steps, kept until the step ends (the
 /// state's lock is held then: the event cannot be pushed at once). Bounded: past
 /// [`FailureLog::CAP`] waiting, the oldest are dropped (each failure is also told to `tracing`

@@ -27,6 +27,15 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// An entry point that runs the connection on a runtime of its choice was called where
+    /// there is none (`mcpwire::tokio` outside a tokio runtime). Nothing was started.
+    #[error("no {runtime} runtime to run the connection on: {message}")]
+    NoRuntime {
+        /// The runtime the entry point needs (`tokio`).
+        runtime: &'static str,
+        /// Why there is none.
+        message: String,
+    },
     /// The handshake failed: the server answered with an error or an unknown version, timed
     /// out, or exited (the reason then names the exit status and the end of its stderr). A
     /// stdio server that wrote lines on its stdout that are not JSON-RPC has them named too

@@ -43,10 +43,12 @@ pub mod manager;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod os;
+mod runtime;
 #[cfg(feature = "demo")]
 mod serve;
 mod stdio;
-mod time;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 mod transport;
 
 pub use client::{

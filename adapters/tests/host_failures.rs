@@ -1,10 +1,10 @@
 //! The host's own code cannot take a connection down: handlers (elicitation, sampling, roots)
 //! that panic, refuse, never finish or give an answer that cannot be sent; progress callbacks
-//! and observers that panic; on every entry point (`connect_smol`, `connect` with the driver on
-//! a thread of its own, `connect` with the driver and the caller on one single-threaded
-//! executor). Against the demo server with its `sample` and `roots` tools, which tell what the
-//! client answered. And a call's deadline without the driver: the driver dropped or its
-//! executor shut down mid-call, and nothing running the connection at all.
+//! and observers that panic; on every entry point of every runtime (`connect_smol` or
+//! `mcpwire::tokio::connect`, the driver on a thread of its own, the driver and the caller on
+//! one executor; see `runtimes`), and under the Manager (smol). Against the demo server with
+//! its `sample` and `roots` tools, which tell what the client answered. (A call's deadline
+//! without the driver: `deadlines`.)
 
 mod common;
 
@@ -17,10 +17,14 @@ use mcpwire::core::jsonrpc::ErrorObject;
 use mcpwire::core::types::CreateMessageResult;
 use mcpwire::core::CallError;
 use mcpwire::{
-    connect, CallOptions, Client, ConnectOptions, ElicitAnswer, Era, Error, Event, HandlerFailure,
-    Handlers, HostHandler, Root, ServerConfig,
+    CallOptions, Client, ConnectOptions, ElicitAnswer, Era, Error, Event, HandlerFailure, Handlers,
+    HostHandler, Root, ServerConfig,
 };
 use serde_json::json;
+
+#[macro_use]
+mod runtimes;
+use runtimes::Rt;
 
 /// The demo server with its tools that ask the host, waiting `wait_ms` for the host's answers.
 fn demo(wait_ms: u64) -> ServerConfig {
@@ -162,7 +166,7 @@ const FAILED: &str = "the client refused: the client's handler failed (code -326
 
 /// One handler kind through every act, on one connection: what the server got each time,
 /// the failure told once, the later calls working, and no call outliving its timeout.
-async fn every_act(client: &Client, host: &Host, kind: HostHandler) {
+async fn every_act(rt: &Rt, client: &Client, host: &Host, kind: HostHandler) {
     let (tool, answered) = tool_of(kind);
     let mut events = client.events();
     let call = |opts: CallOptions| client.call_tool_with(tool, json!({}), opts);
@@ -215,7 +219,7 @@ async fn every_act(client: &Client, host: &Host, kind: HostHandler) {
                     if host.dropped.load(SeqCst) {
                         break;
                     }
-                    smol::Timer::after(Duration::from_millis(10)).await;
+                    rt.sleep(Duration::from_millis(10)).await;
                 }
                 assert!(host.dropped.load(SeqCst), "{kind:?}: the handler was kept");
             }
@@ -261,58 +265,47 @@ fn options(host: &Arc<Host>) -> ConnectOptions {
     options
 }
 
-#[test]
-fn failing_handlers_cost_their_request_only_with_connect_smol() {
-    smol::block_on(async {
+fn failing_handlers_cost_their_request_only_with_the_runtime_s_connect(rt: &Rt) {
+    rt.block_on(async {
         let host = Arc::new(Host::default());
-        let client = mcpwire::connect_smol(&demo(1000), options(&host))
-            .await
-            .unwrap();
+        let client = rt.connect(&demo(1000), options(&host)).await.unwrap();
         for kind in KINDS {
-            every_act(&client, &host, kind).await;
+            every_act(rt, &client, &host, kind).await;
         }
         client.close().await;
     });
 }
 
-#[test]
-fn failing_handlers_cost_their_request_only_with_the_driver_on_its_own_thread() {
+fn failing_handlers_cost_their_request_only_with_the_driver_on_its_own_thread(rt: &Rt) {
     let host = Arc::new(Host::default());
-    let (client, driver) = connect(&demo(1000), options(&host)).unwrap();
-    let executor = std::thread::spawn(move || smol::block_on(driver));
+    let (client, driver) = rt.connect_with_driver(&demo(1000), options(&host)).unwrap();
+    let executor = rt.drive_on_thread(driver);
     future::block_on(async {
         client.ready().await.unwrap();
         for kind in KINDS {
-            every_act(&client, &host, kind).await;
+            every_act(rt, &client, &host, kind).await;
         }
     });
     drop(client);
     executor.join().unwrap();
 }
 
-#[test]
-fn failing_handlers_cost_their_request_only_on_one_single_threaded_executor() {
+fn failing_handlers_cost_their_request_only_on_one_single_threaded_executor(rt: &Rt) {
     let host = Arc::new(Host::default());
-    let ex = smol::LocalExecutor::new();
-    future::block_on(ex.run(async {
-        let (client, driver) = connect(&demo(1000), options(&host)).unwrap();
-        let driver = ex.spawn(driver);
+    rt.with_driver_on_one_executor(&demo(1000), options(&host), |client| async move {
         client.ready().await.unwrap();
         for kind in KINDS {
-            every_act(&client, &host, kind).await;
+            every_act(rt, &client, &host, kind).await;
         }
-        drop(client);
-        driver.await;
-    }));
+    });
 }
 
-#[test]
-fn in_the_stateless_era_a_failing_handler_fails_its_call_only() {
-    smol::block_on(async {
+fn in_the_stateless_era_a_failing_handler_fails_its_call_only(rt: &Rt) {
+    rt.block_on(async {
         let host = Arc::new(Host::default());
         let mut options = options(&host);
         options.era = Era::Stateless;
-        let client = mcpwire::connect_smol(&demo(1000), options).await.unwrap();
+        let client = rt.connect(&demo(1000), options).await.unwrap();
         let mut events = client.events();
         for kind in KINDS {
             let (tool, answered) = tool_of(kind);
@@ -338,10 +331,10 @@ fn in_the_stateless_era_a_failing_handler_fails_its_call_only() {
     });
 }
 
-#[test]
-fn a_progress_callback_that_panics_is_told_once_a_time_and_the_call_goes_on() {
-    smol::block_on(async {
-        let client = mcpwire::connect_smol(&demo(1000), ConnectOptions::default())
+fn a_progress_callback_that_panics_is_told_once_a_time_and_the_call_goes_on(rt: &Rt) {
+    rt.block_on(async {
+        let client = rt
+            .connect(&demo(1000), ConnectOptions::default())
             .await
             .unwrap();
         let mut events = client.events();
@@ -370,16 +363,15 @@ fn a_progress_callback_that_panics_is_told_once_a_time_and_the_call_goes_on() {
     });
 }
 
-#[test]
-fn an_observer_that_panics_is_told_and_called_again() {
-    smol::block_on(async {
+fn an_observer_that_panics_is_told_and_called_again(rt: &Rt) {
+    rt.block_on(async {
         let frames = Arc::new(AtomicUsize::new(0));
         let f = frames.clone();
         let options = ConnectOptions::default().observer(move |_d, _b: &[u8]| {
             let n = f.fetch_add(1, SeqCst);
             assert_ne!(n, 2, "the host's tap bug");
         });
-        let client = mcpwire::connect_smol(&demo(1000), options).await.unwrap();
+        let client = rt.connect(&demo(1000), options).await.unwrap();
         let mut events = client.events();
         let r = client
             .call_tool("echo", json!({"message": "tapped"}))
@@ -551,3 +543,12 @@ mod manager {
         });
     }
 }
+
+on_every_runtime!(
+    failing_handlers_cost_their_request_only_with_the_runtime_s_connect,
+    failing_handlers_cost_their_request_only_with_the_driver_on_its_own_thread,
+    failing_handlers_cost_their_request_only_on_one_single_threaded_executor,
+    in_the_stateless_era_a_failing_handler_fails_its_call_only,
+    a_progress_callback_that_panics_is_told_once_a_time_and_the_call_goes_on,
+    an_observer_that_panics_is_told_and_called_again,
+);

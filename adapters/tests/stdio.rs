@@ -1,5 +1,6 @@
 //! The stdio driver and the async Client against real processes: the built-in demo server (this
-//! package's `mcpwire-demo-server`) and a scripted fault server.
+//! package's `mcpwire-demo-server`) and a scripted fault server, each test on every runtime
+//! (see `runtimes`).
 
 mod common;
 
@@ -12,12 +13,15 @@ use mcpwire::core::jsonrpc::ErrorObject;
 use mcpwire::core::{CallError, ClientError};
 use mcpwire::core::{Deadline, LocalError};
 use mcpwire::{
-    connect, CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Era,
-    Error, Handlers, Root, ServerConfig,
+    CallOptions, ChosenEra, ConnectOptions, Direction, ElicitAction, ElicitResult, Era, Error,
+    Handlers, Root, ServerConfig,
 };
 use serde_json::json;
 
+#[macro_use]
+mod runtimes;
 use common::{alive, demo, gone_within};
+use runtimes::Rt;
 
 fn fault(mode: &str) -> ServerConfig {
     let script = concat!(
@@ -42,14 +46,13 @@ fn with_elicitation() -> ConnectOptions {
     }))
 }
 
-#[test]
-fn demo_server_end_to_end_in_both_eras() {
-    end_to_end(Era::Handshake);
-    end_to_end(Era::Auto);
+fn demo_server_end_to_end_in_both_eras(rt: &Rt) {
+    end_to_end(rt, Era::Handshake);
+    end_to_end(rt, Era::Auto);
 }
 
-fn end_to_end(era: Era) {
-    smol::block_on(async {
+fn end_to_end(rt: &Rt, era: Era) {
+    rt.block_on(async {
         let frames = Arc::new(Mutex::new(Vec::<(Direction, String)>::new()));
         let tap = frames.clone();
         let mut opts = with_elicitation().observer(move |d, b: &[u8]| {
@@ -58,7 +61,7 @@ fn end_to_end(era: Era) {
                 .push((d, String::from_utf8_lossy(b).into_owned()))
         });
         opts.era = era;
-        let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
+        let client = rt.connect(&demo(), opts).await.unwrap();
         let info = client.server_info().unwrap();
         assert_eq!(info.server_info.name, "mcpwire-demo");
         let modern = era == Era::Auto;
@@ -143,9 +146,8 @@ fn end_to_end(era: Era) {
     });
 }
 
-#[test]
-fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
-    smol::block_on(async {
+fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too(rt: &Rt) {
+    rt.block_on(async {
         let frames = Arc::new(Mutex::new(Vec::<String>::new()));
         let tap = frames.clone();
         let opts = ConnectOptions::default().observer(move |d, b: &[u8]| {
@@ -155,7 +157,7 @@ fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
                     .push(String::from_utf8_lossy(b).into_owned());
             }
         });
-        let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
+        let client = rt.connect(&demo(), opts).await.unwrap();
         let err = client
             .call_tool_with(
                 "slow",
@@ -177,7 +179,7 @@ fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
         // A call whose future is dropped is cancelled.
         let call = client.call_tool("slow", json!({"steps": 100, "interval_ms": 50}));
         let raced = future::or(async { Some(call.await) }, async {
-            async_io::Timer::after(Duration::from_millis(100)).await;
+            rt.sleep(Duration::from_millis(100)).await;
             None
         })
         .await;
@@ -186,7 +188,7 @@ fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
         client.clone().set_cancel_reason("interrupted");
         let call = client.call_tool("slow", json!({"steps": 100, "interval_ms": 50}));
         let raced = future::or(async { Some(call.await) }, async {
-            async_io::Timer::after(Duration::from_millis(100)).await;
+            rt.sleep(Duration::from_millis(100)).await;
             None
         })
         .await;
@@ -211,12 +213,9 @@ fn a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too() {
     });
 }
 
-#[test]
-fn a_thousand_concurrent_calls_with_interleaved_elicitations() {
-    smol::block_on(async {
-        let client = mcpwire::connect_smol(&demo(), with_elicitation())
-            .await
-            .unwrap();
+fn a_thousand_concurrent_calls_with_interleaved_elicitations(rt: &Rt) {
+    rt.block_on(async {
+        let client = rt.connect(&demo(), with_elicitation()).await.unwrap();
         let calls = (0..1000).map(|i| {
             let client = client.clone();
             async move {
@@ -235,7 +234,7 @@ fn a_thousand_concurrent_calls_with_interleaved_elicitations() {
                 }
             }
         });
-        let tasks: Vec<_> = calls.map(smol::spawn).collect();
+        let tasks: Vec<_> = calls.map(|call| rt.spawn(call)).collect();
         for t in tasks {
             t.await;
         }
@@ -244,10 +243,11 @@ fn a_thousand_concurrent_calls_with_interleaved_elicitations() {
     });
 }
 
-#[test]
-fn the_client_from_a_plain_thread_with_the_driver_on_another_executor() {
-    let (client, driver) = connect(&demo(), ConnectOptions::default()).unwrap();
-    let executor = std::thread::spawn(move || smol::block_on(driver));
+fn the_client_from_a_plain_thread_with_the_driver_on_another_executor(rt: &Rt) {
+    let (client, driver) = rt
+        .connect_with_driver(&demo(), ConnectOptions::default())
+        .unwrap();
+    let executor = rt.drive_on_thread(driver);
     let worker = std::thread::spawn(move || {
         future::block_on(async {
             client.ready().await.unwrap();
@@ -263,12 +263,8 @@ fn the_client_from_a_plain_thread_with_the_driver_on_another_executor() {
     executor.join().unwrap();
 }
 
-#[test]
-fn the_client_and_driver_on_one_single_threaded_executor() {
-    let ex = smol::LocalExecutor::new();
-    future::block_on(ex.run(async {
-        let (client, driver) = connect(&demo(), ConnectOptions::default()).unwrap();
-        let driver = ex.spawn(driver);
+fn the_client_and_driver_on_one_single_threaded_executor(rt: &Rt) {
+    rt.with_driver_on_one_executor(&demo(), ConnectOptions::default(), |client| async move {
         for i in 0..100 {
             let r = client
                 .call_tool("echo", json!({"message": format!("{i}")}))
@@ -276,15 +272,113 @@ fn the_client_and_driver_on_one_single_threaded_executor() {
                 .unwrap();
             assert_eq!(r.text(), format!("{i}"));
         }
-        drop(client);
-        driver.await;
-    }));
+    });
 }
 
+/// Where a handler ran: its thread, whether inside a tokio runtime, its tokio task.
+#[derive(Debug, Clone)]
+struct Seat {
+    thread: String,
+    in_tokio: bool,
+    task: Option<tokio::task::Id>,
+}
+
+/// The host's handlers run on the runtime the host chose for the connection, as tasks of their
+/// own: on tokio inside the runtime (a handler awaits tokio's own timer, which panics
+/// elsewhere), each in a task of its own (two at once have two task ids); on smol on its
+/// global executor's threads. Never in the caller's task.
+fn handlers_run_on_the_host_s_runtime_as_tasks_of_their_own(rt: &Rt) {
+    let kind = rt.kind();
+    let seats = Arc::new(Mutex::new(Vec::<Seat>::new()));
+    let seen = seats.clone();
+    let handlers = Handlers::new().on_elicitation(move |req| {
+        let seen = seen.clone();
+        async move {
+            let seat = Seat {
+                thread: std::thread::current().name().unwrap_or("").to_owned(),
+                in_tokio: tokio::runtime::Handle::try_current().is_ok(),
+                task: tokio::task::try_id(),
+            };
+            seen.lock().unwrap().push(seat);
+            // The host's own timer, made here: on tokio, tokio's.
+            kind.sleep_here(Duration::from_millis(50)).await;
+            let name = req
+                .message()
+                .strip_prefix("name:")
+                .unwrap_or("?")
+                .to_owned();
+            Ok(ElicitResult {
+                meta: None,
+                action: ElicitAction::Accept,
+                content: Some(serde_json::from_value(json!({ "name": name })).unwrap()),
+            })
+        }
+    });
+    let opts = ConnectOptions {
+        era: Era::Handshake,
+        ..ConnectOptions::default()
+    }
+    .handlers(handlers);
+    rt.block_on(async {
+        let caller_task = tokio::task::try_id();
+        let client = rt.connect(&demo(), opts).await.unwrap();
+        let (a, b) = future::zip(
+            client.call_tool("ask", json!({"question": "name:Ann"})),
+            client.call_tool("ask", json!({"question": "name:Bob"})),
+        )
+        .await;
+        assert_eq!(a.unwrap().text(), "hello, Ann");
+        assert_eq!(b.unwrap().text(), "hello, Bob");
+        client.close().await;
+        let seats = seats.lock().unwrap().clone();
+        assert_eq!(seats.len(), 2, "{seats:?}");
+        match kind {
+            runtimes::Kind::Smol => {
+                for seat in &seats {
+                    assert!(seat.thread.starts_with("smol-"), "{seats:?}");
+                    assert!(!seat.in_tokio, "{seats:?}");
+                }
+            }
+            _ => {
+                for seat in &seats {
+                    assert!(seat.in_tokio, "{seats:?}");
+                    assert!(seat.task.is_some(), "not in a task: {seats:?}");
+                    assert_ne!(seat.task, caller_task, "{seats:?}");
+                }
+                assert_ne!(seats[0].task, seats[1].task, "one task for both: {seats:?}");
+            }
+        }
+    });
+}
+
+/// Outside a tokio runtime, tokio's entry points say so, typed, and start nothing.
 #[test]
-fn handlers_for_sampling_and_roots_declare_their_capabilities() {
+fn tokio_s_entry_points_outside_a_tokio_runtime_are_a_typed_error() {
+    let marker = std::env::temp_dir().join(format!("mcpwire-never-{}", std::process::id()));
+    let script = format!("touch {}", marker.display());
+    let config = ServerConfig::stdio("sh", ["-c", script.as_str()]);
+    let err = mcpwire::tokio::connect_with_driver(&config, ConnectOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NoRuntime {
+                runtime: "tokio",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("no tokio runtime"), "{err}");
+    let err =
+        smol::block_on(mcpwire::tokio::connect(&config, ConnectOptions::default())).unwrap_err();
+    assert!(matches!(err, Error::NoRuntime { .. }), "{err:?}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!marker.exists(), "a server was started");
+}
+
+fn handlers_for_sampling_and_roots_declare_their_capabilities(rt: &Rt) {
     // The demo server does not ask for these; the declared capabilities show in the handshake.
-    smol::block_on(async {
+    rt.block_on(async {
         let frames = Arc::new(Mutex::new(Vec::<String>::new()));
         let tap = frames.clone();
         let handlers = Handlers::new()
@@ -301,7 +395,7 @@ fn handlers_for_sampling_and_roots_declare_their_capabilities() {
             .observer(move |_d, b: &[u8]| {
                 tap.lock().unwrap().push(String::from_utf8_lossy(b).into())
             });
-        let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
+        let client = rt.connect(&demo(), opts).await.unwrap();
         client.close().await;
         let probe = frames.lock().unwrap()[0].clone();
         let v: serde_json::Value = serde_json::from_str(&probe).unwrap();
@@ -313,9 +407,8 @@ fn handlers_for_sampling_and_roots_declare_their_capabilities() {
     });
 }
 
-#[test]
-fn a_change_of_roots_is_announced_in_the_handshake_era_and_refused_elsewhere() {
-    smol::block_on(async {
+fn a_change_of_roots_is_announced_in_the_handshake_era_and_refused_elsewhere(rt: &Rt) {
+    rt.block_on(async {
         let frames = Arc::new(Mutex::new(Vec::<String>::new()));
         let tap = frames.clone();
         let roots = || {
@@ -337,7 +430,7 @@ fn a_change_of_roots_is_announced_in_the_handshake_era_and_refused_elsewhere() {
                 tap.lock().unwrap().push(String::from_utf8_lossy(b).into())
             }
         });
-        let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
+        let client = rt.connect(&demo(), opts).await.unwrap();
         client.roots_changed().expect("announced");
         // It goes out before the next call's request.
         client.ping().await.unwrap();
@@ -361,7 +454,8 @@ fn a_change_of_roots_is_announced_in_the_handshake_era_and_refused_elsewhere() {
 
         // The stateless era has no session to tell; a connection without roots has none to
         // announce.
-        let stateless = mcpwire::connect_smol(&demo(), ConnectOptions::default().handlers(roots()))
+        let stateless = rt
+            .connect(&demo(), ConnectOptions::default().handlers(roots()))
             .await
             .unwrap();
         let e = stateless.roots_changed().unwrap_err();
@@ -370,7 +464,8 @@ fn a_change_of_roots_is_announced_in_the_handshake_era_and_refused_elsewhere() {
             "{e:?}"
         );
         stateless.close().await;
-        let plain = mcpwire::connect_smol(&demo(), ConnectOptions::default())
+        let plain = rt
+            .connect(&demo(), ConnectOptions::default())
             .await
             .unwrap();
         let e = plain.roots_changed().unwrap_err();
@@ -379,13 +474,13 @@ fn a_change_of_roots_is_announced_in_the_handshake_era_and_refused_elsewhere() {
     });
 }
 
-#[test]
-fn spawn_failure_names_the_command() {
-    let err = connect(
-        &ServerConfig::stdio("/nonexistent/mcp-server", ["--x"]),
-        ConnectOptions::default(),
-    )
-    .unwrap_err();
+fn spawn_failure_names_the_command(rt: &Rt) {
+    let err = rt
+        .connect_with_driver(
+            &ServerConfig::stdio("/nonexistent/mcp-server", ["--x"]),
+            ConnectOptions::default(),
+        )
+        .unwrap_err();
     let Error::Spawn { command, message } = &err else {
         panic!("{err:?}")
     };
@@ -394,12 +489,12 @@ fn spawn_failure_names_the_command() {
     assert!(err.to_string().contains("/nonexistent/mcp-server"));
 }
 
-#[test]
-fn early_exit_is_a_typed_error_with_status_and_stderr() {
-    smol::block_on(async {
+fn early_exit_is_a_typed_error_with_status_and_stderr(rt: &Rt) {
+    rt.block_on(async {
         let config =
             ServerConfig::stdio("sh", ["-c", "echo 'cannot start: missing key' >&2; exit 7"]);
-        let err = mcpwire::connect_smol(&config, ConnectOptions::default())
+        let err = rt
+            .connect(&config, ConnectOptions::default())
             .await
             .unwrap_err();
         let Error::Handshake { target, error, .. } = &err else {
@@ -417,12 +512,12 @@ fn early_exit_is_a_typed_error_with_status_and_stderr() {
 /// A server that writes something other than JSON-RPC on stdout and never answers: the
 /// handshake's failure (its exit, or its timeout) names what it wrote instead, typed and in
 /// words: how many lines, the first two, escaped and cut.
-#[test]
-fn a_failed_handshake_names_what_the_server_wrote_on_stdout_instead() {
-    smol::block_on(async {
+fn a_failed_handshake_names_what_the_server_wrote_on_stdout_instead(rt: &Rt) {
+    rt.block_on(async {
         // It exits after one line.
         let config = ServerConfig::stdio("sh", ["-c", "echo 1"]);
-        let err = mcpwire::connect_smol(&config, ConnectOptions::default())
+        let err = rt
+            .connect(&config, ConnectOptions::default())
             .await
             .unwrap_err();
         let Error::Handshake {
@@ -449,7 +544,7 @@ fn a_failed_handshake_names_what_the_server_wrote_on_stdout_instead() {
             init_timeout: Duration::from_millis(1500),
             ..ConnectOptions::default()
         };
-        let err = mcpwire::connect_smol(&config, opts).await.unwrap_err();
+        let err = rt.connect(&config, opts).await.unwrap_err();
         let Error::Handshake {
             error,
             stray: Some(stray),
@@ -477,7 +572,8 @@ fn a_failed_handshake_names_what_the_server_wrote_on_stdout_instead() {
         );
         // A server that wrote only JSON-RPC has nothing of the kind.
         let config = ServerConfig::stdio("sh", ["-c", "exit 3"]);
-        let err = mcpwire::connect_smol(&config, ConnectOptions::default())
+        let err = rt
+            .connect(&config, ConnectOptions::default())
             .await
             .unwrap_err();
         assert!(
@@ -487,9 +583,8 @@ fn a_failed_handshake_names_what_the_server_wrote_on_stdout_instead() {
     });
 }
 
-#[test]
-fn stdout_noise_is_skipped_and_never_answered() {
-    smol::block_on(async {
+fn stdout_noise_is_skipped_and_never_answered(rt: &Rt) {
+    rt.block_on(async {
         let frames = Arc::new(Mutex::new(Vec::<(Direction, String)>::new()));
         let tap = frames.clone();
         let opts = ConnectOptions::default().observer(move |d, b: &[u8]| {
@@ -497,7 +592,7 @@ fn stdout_noise_is_skipped_and_never_answered() {
                 .unwrap()
                 .push((d, String::from_utf8_lossy(b).into()))
         });
-        let client = mcpwire::connect_smol(&fault("noise"), opts).await.unwrap();
+        let client = rt.connect(&fault("noise"), opts).await.unwrap();
         let r = client
             .call_tool("echo", json!({"message": "through the noise"}))
             .await
@@ -517,10 +612,10 @@ fn stdout_noise_is_skipped_and_never_answered() {
     });
 }
 
-#[test]
-fn a_20_mib_line_is_dropped_and_the_stream_resyncs() {
-    smol::block_on(async {
-        let client = mcpwire::connect_smol(&fault("huge-line"), ConnectOptions::default())
+fn a_20_mib_line_is_dropped_and_the_stream_resyncs(rt: &Rt) {
+    rt.block_on(async {
+        let client = rt
+            .connect(&fault("huge-line"), ConnectOptions::default())
             .await
             .unwrap();
         let err = client
@@ -550,15 +645,14 @@ fn a_20_mib_line_is_dropped_and_the_stream_resyncs() {
     });
 }
 
-#[test]
-fn ten_mib_of_stderr_never_stalls_the_server() {
-    smol::block_on(async {
+fn ten_mib_of_stderr_never_stalls_the_server(rt: &Rt) {
+    rt.block_on(async {
         let lines = Arc::new(AtomicUsize::new(0));
         let l = lines.clone();
         let opts = ConnectOptions::default().on_stderr(move |_| {
             l.fetch_add(1, Ordering::Relaxed);
         });
-        let client = mcpwire::connect_smol(&fault("stderr"), opts).await.unwrap();
+        let client = rt.connect(&fault("stderr"), opts).await.unwrap();
         let r = client
             .call_tool("echo", json!({"message": "ok"}))
             .await
@@ -569,10 +663,10 @@ fn ten_mib_of_stderr_never_stalls_the_server() {
     });
 }
 
-#[test]
-fn exit_in_the_middle_of_a_request_ends_it_with_the_status_and_stderr_tail() {
-    smol::block_on(async {
-        let client = mcpwire::connect_smol(&fault("exit-mid"), ConnectOptions::default())
+fn exit_in_the_middle_of_a_request_ends_it_with_the_status_and_stderr_tail(rt: &Rt) {
+    rt.block_on(async {
+        let client = rt
+            .connect(&fault("exit-mid"), ConnectOptions::default())
             .await
             .unwrap();
         let err = client
@@ -602,8 +696,7 @@ fn exit_in_the_middle_of_a_request_ends_it_with_the_status_and_stderr_tail() {
     });
 }
 
-#[test]
-fn an_answer_and_stderr_written_just_before_exit_are_not_lost() {
+fn an_answer_and_stderr_written_just_before_exit_are_not_lost(rt: &Rt) {
     // The exit may be reported before the pipes' readiness: what the server wrote before it
     // exited is read all the same, its last line even without a line end. Several rounds, for
     // the order varies.
@@ -612,12 +705,12 @@ fn an_answer_and_stderr_written_just_before_exit_are_not_lost() {
         .into_iter()
         .enumerate()
     {
-        smol::block_on(async {
+        rt.block_on(async {
             let lines = Arc::new(Mutex::new(Vec::<String>::new()));
             let seen = lines.clone();
             let opts = ConnectOptions::default()
                 .on_stderr(move |l| seen.lock().unwrap().push(l.to_owned()));
-            let client = mcpwire::connect_smol(&fault(mode), opts).await.unwrap();
+            let client = rt.connect(&fault(mode), opts).await.unwrap();
             let message = format!("round {round}");
             let result = client
                 .call_tool("echo", json!({ "message": message }))
@@ -637,16 +730,15 @@ fn an_answer_and_stderr_written_just_before_exit_are_not_lost() {
                 if lines.lock().unwrap().len() >= want.len() {
                     break;
                 }
-                async_io::Timer::after(Duration::from_millis(10)).await;
+                rt.sleep(Duration::from_millis(10)).await;
             }
             assert_eq!(*lines.lock().unwrap(), want);
         });
     }
 }
 
-#[test]
-fn close_reaps_a_grandchild() {
-    smol::block_on(async {
+fn close_reaps_a_grandchild(rt: &Rt) {
+    rt.block_on(async {
         let grandchild = Arc::new(Mutex::new(None));
         let g = grandchild.clone();
         let opts = ConnectOptions::default().on_stderr(move |line| {
@@ -654,9 +746,7 @@ fn close_reaps_a_grandchild() {
                 *g.lock().unwrap() = pid.trim().parse::<u32>().ok();
             }
         });
-        let client = mcpwire::connect_smol(&fault("grandchild"), opts)
-            .await
-            .unwrap();
+        let client = rt.connect(&fault("grandchild"), opts).await.unwrap();
         client.ping().await.ok();
         let pid = grandchild
             .lock()
@@ -671,15 +761,12 @@ fn close_reaps_a_grandchild() {
     });
 }
 
-#[test]
-fn close_escalates_to_kill_for_a_server_that_ignores_eof_and_sigterm() {
-    smol::block_on(async {
+fn close_escalates_to_kill_for_a_server_that_ignores_eof_and_sigterm(rt: &Rt) {
+    rt.block_on(async {
         let mut opts = ConnectOptions::default();
         opts.shutdown.after_close_stdin = Duration::from_millis(200);
         opts.shutdown.after_terminate = Duration::from_millis(200);
-        let client = mcpwire::connect_smol(&fault("stubborn"), opts)
-            .await
-            .unwrap();
+        let client = rt.connect(&fault("stubborn"), opts).await.unwrap();
         let pid = client.pid();
         let start = Instant::now();
         client.close().await;
@@ -691,26 +778,28 @@ fn close_escalates_to_kill_for_a_server_that_ignores_eof_and_sigterm() {
     });
 }
 
-#[test]
-fn dropping_the_driver_on_a_plain_thread_kills_the_server() {
-    let pid = std::thread::spawn(|| {
-        let (client, driver) = connect(&fault("stubborn"), ConnectOptions::default()).unwrap();
-        let pid = client.pid();
-        drop(driver);
-        drop(client);
-        pid
-    })
-    .join()
-    .unwrap();
+fn dropping_the_driver_on_a_plain_thread_kills_the_server(rt: &Rt) {
+    let pid = std::thread::scope(|s| {
+        s.spawn(|| {
+            let (client, driver) = rt
+                .connect_with_driver(&fault("stubborn"), ConnectOptions::default())
+                .unwrap();
+            let pid = client.pid();
+            drop(driver);
+            drop(client);
+            pid
+        })
+        .join()
+        .unwrap()
+    });
     assert!(gone_within(pid, Duration::from_secs(5)));
 }
 
 /// Auto detection against servers that cannot take the probe: one exits on it, one never
 /// answers it. Either way the server is started again and the handshake runs on the new one.
-#[test]
-fn auto_starts_the_server_again_when_the_probe_kills_it_or_goes_unanswered() {
+fn auto_starts_the_server_again_when_the_probe_kills_it_or_goes_unanswered(rt: &Rt) {
     for mode in ["exit-before-init", "silent-before-init"] {
-        smol::block_on(async {
+        rt.block_on(async {
             let frames = Arc::new(Mutex::new(Vec::<String>::new()));
             let tap = frames.clone();
             let mut opts = ConnectOptions::default().observer(move |d, b: &[u8]| {
@@ -722,7 +811,7 @@ fn auto_starts_the_server_again_when_the_probe_kills_it_or_goes_unanswered() {
             });
             opts.probe_timeout = Duration::from_millis(300);
             let start = Instant::now();
-            let client = mcpwire::connect_smol(&fault(mode), opts).await.unwrap();
+            let client = rt.connect(&fault(mode), opts).await.unwrap();
             assert_eq!(client.era(), Some(ChosenEra::Handshake), "{mode}");
             let r = client
                 .call_tool("echo", json!({"message": "second process"}))
@@ -742,13 +831,14 @@ fn auto_starts_the_server_again_when_the_probe_kills_it_or_goes_unanswered() {
     }
 }
 
-#[test]
-fn a_server_that_fails_to_start_is_not_started_again() {
-    smol::block_on(async {
+fn a_server_that_fails_to_start_is_not_started_again(rt: &Rt) {
+    rt.block_on(async {
         // It exits with an error during the probe, answering nothing: a start-up failure.
         let config = ServerConfig::stdio("sh", ["-c", "echo 'boot failed' >&2; exit 1"]);
-        let (client, driver) = mcpwire::connect(&config, ConnectOptions::default()).unwrap();
-        smol::spawn(driver).detach();
+        let (client, driver) = rt
+            .connect_with_driver(&config, ConnectOptions::default())
+            .unwrap();
+        rt.spawn(driver).detach();
         let mut events = client.events();
         let err = client.ready().await.unwrap_err();
         let text = err.to_string();
@@ -766,9 +856,8 @@ fn a_server_that_fails_to_start_is_not_started_again() {
     });
 }
 
-#[test]
-fn a_server_started_again_after_the_probe_shows_its_last_run_s_stderr_only() {
-    smol::block_on(async {
+fn a_server_started_again_after_the_probe_shows_its_last_run_s_stderr_only(rt: &Rt) {
+    rt.block_on(async {
         // It exits on the probe and says why: it is started again for the handshake, and
         // exits again.
         let config = ServerConfig::stdio(
@@ -778,8 +867,10 @@ fn a_server_started_again_after_the_probe_shows_its_last_run_s_stderr_only() {
                 "read l; echo 'run failed: request before initialize' >&2; exit 1",
             ],
         );
-        let (client, driver) = mcpwire::connect(&config, ConnectOptions::default()).unwrap();
-        smol::spawn(driver).detach();
+        let (client, driver) = rt
+            .connect_with_driver(&config, ConnectOptions::default())
+            .unwrap();
+        rt.spawn(driver).detach();
         let mut events = client.events();
         let err = client.ready().await.unwrap_err();
         let text = err.to_string();
@@ -795,9 +886,8 @@ fn a_server_started_again_after_the_probe_shows_its_last_run_s_stderr_only() {
     });
 }
 
-#[test]
-fn a_failed_handshake_closes_the_server_gracefully_before_connect_returns() {
-    smol::block_on(async {
+fn a_failed_handshake_closes_the_server_gracefully_before_connect_returns(rt: &Rt) {
+    rt.block_on(async {
         let marker = std::env::temp_dir().join(format!("mcpwire-eof-{}", std::process::id()));
         let _ = std::fs::remove_file(&marker);
         // It refuses initialize, then waits for stdin's end and notes it.
@@ -810,7 +900,7 @@ fn a_failed_handshake_closes_the_server_gracefully_before_connect_returns() {
             era: Era::Handshake,
             ..ConnectOptions::default()
         };
-        let err = mcpwire::connect_smol(&config, options).await.unwrap_err();
+        let err = rt.connect(&config, options).await.unwrap_err();
         assert!(matches!(err, Error::Handshake { .. }), "{err:?}");
         // The server saw stdin's end (a graceful close, not a kill) before connect returned.
         let seen = std::fs::read_to_string(&marker).unwrap_or_default();
@@ -819,9 +909,8 @@ fn a_failed_handshake_closes_the_server_gracefully_before_connect_returns() {
     });
 }
 
-#[test]
-fn a_capability_declared_when_required_is_declared_for_the_call_that_needs_it() {
-    smol::block_on(async {
+fn a_capability_declared_when_required_is_declared_for_the_call_that_needs_it(rt: &Rt) {
+    rt.block_on(async {
         let frames = Arc::new(Mutex::new(Vec::<String>::new()));
         let tap = frames.clone();
         let mut opts = with_elicitation().observer(move |d, b: &[u8]| {
@@ -832,7 +921,7 @@ fn a_capability_declared_when_required_is_declared_for_the_call_that_needs_it() 
             }
         });
         opts.handlers = opts.handlers.declare_when_required();
-        let client = mcpwire::connect_smol(&demo(), opts).await.unwrap();
+        let client = rt.connect(&demo(), opts).await.unwrap();
         assert_eq!(client.era(), Some(ChosenEra::Stateless));
         let r = client
             .call_tool("echo", json!({"message": "hi"}))
@@ -860,3 +949,30 @@ fn a_capability_declared_when_required_is_declared_for_the_call_that_needs_it() 
         client.close().await;
     });
 }
+
+on_every_runtime!(
+    handlers_run_on_the_host_s_runtime_as_tasks_of_their_own,
+    demo_server_end_to_end_in_both_eras,
+    a_timeout_is_cancelled_on_the_wire_and_a_dropped_call_too,
+    a_thousand_concurrent_calls_with_interleaved_elicitations,
+    the_client_from_a_plain_thread_with_the_driver_on_another_executor,
+    the_client_and_driver_on_one_single_threaded_executor,
+    handlers_for_sampling_and_roots_declare_their_capabilities,
+    a_change_of_roots_is_announced_in_the_handshake_era_and_refused_elsewhere,
+    spawn_failure_names_the_command,
+    early_exit_is_a_typed_error_with_status_and_stderr,
+    a_failed_handshake_names_what_the_server_wrote_on_stdout_instead,
+    stdout_noise_is_skipped_and_never_answered,
+    a_20_mib_line_is_dropped_and_the_stream_resyncs,
+    ten_mib_of_stderr_never_stalls_the_server,
+    exit_in_the_middle_of_a_request_ends_it_with_the_status_and_stderr_tail,
+    an_answer_and_stderr_written_just_before_exit_are_not_lost,
+    close_reaps_a_grandchild,
+    close_escalates_to_kill_for_a_server_that_ignores_eof_and_sigterm,
+    dropping_the_driver_on_a_plain_thread_kills_the_server,
+    auto_starts_the_server_again_when_the_probe_kills_it_or_goes_unanswered,
+    a_server_that_fails_to_start_is_not_started_again,
+    a_server_started_again_after_the_probe_shows_its_last_run_s_stderr_only,
+    a_failed_handshake_closes_the_server_gracefully_before_connect_returns,
+    a_capability_declared_when_required_is_declared_for_the_call_that_needs_it,
+);

@@ -1,26 +1,29 @@
 //! A connection over a pair of byte streams, with no process: the same `Client` over the demo
 //! server running in this process, joined by in-memory pipes (as an SSH channel, `docker exec`
-//! or a child the host started itself would be).
+//! or a child the host started itself would be); on every runtime (see `runtimes`).
 
 use mcpwire::core::server::DemoConfig;
-use mcpwire::{connect_streams, ChosenEra, ConnectOptions, Error, Event};
+use mcpwire::{ChosenEra, ConnectOptions, Error, Event};
 use serde_json::json;
 
-#[test]
-fn the_same_client_over_in_process_streams() {
-    smol::block_on(async {
+#[macro_use]
+mod runtimes;
+use runtimes::Rt;
+
+fn the_same_client_over_in_process_streams(rt: &Rt) {
+    rt.block_on(async {
         // The client writes what the server reads, and reads what the server writes.
         let (server_reads, client_writes) = piper::pipe(64 * 1024);
         let (client_reads, server_writes) = piper::pipe(64 * 1024);
-        let server = smol::spawn(mcpwire::serve_demo(
+        let server = rt.spawn(mcpwire::serve_demo(
             server_reads,
             server_writes,
             DemoConfig::default(),
         ));
         let options = ConnectOptions::default();
         let (client, driver) =
-            connect_streams("in-process demo", client_reads, client_writes, options);
-        let driver = smol::spawn(driver);
+            rt.connect_streams("in-process demo", client_reads, client_writes, options);
+        let driver = rt.spawn(driver);
         let mut events = client.events();
 
         let info = client.ready().await.unwrap();
@@ -51,3 +54,5 @@ fn the_same_client_over_in_process_streams() {
         assert!(matches!(seen.last(), Some(Event::Closed(_))), "{seen:?}");
     });
 }
+
+on_every_runtime!(the_same_client_over_in_process_streams);

@@ -1,7 +1,8 @@
 //! Tasks through the public API against the built-in demo server over stdio, in both eras: a
 //! call answered with a task returns the task's result as any call does, its status changes
 //! are events, its input is asked through the elicitation handler, a failed task is the
-//! server's error, and a call past its limit ends typed with the task cancelled.
+//! server's error, and a call past its limit ends typed with the task cancelled; on every
+//! runtime (see `runtimes`).
 
 mod common;
 
@@ -9,12 +10,14 @@ use std::time::Duration;
 
 use mcpwire::core::CallError;
 use mcpwire::{
-    connect_smol, CallOptions, ConnectOptions, ElicitAction, ElicitResult, Era, Error, Event,
-    Handlers,
+    CallOptions, ConnectOptions, ElicitAction, ElicitResult, Era, Error, Event, Handlers,
 };
 use serde_json::json;
 
+#[macro_use]
+mod runtimes;
 use common::demo;
+use runtimes::Rt;
 
 /// Approves every elicitation (the `approve` tool's question) with `approve`.
 fn options(era: Era, approve: bool) -> ConnectOptions {
@@ -31,11 +34,10 @@ fn options(era: Era, approve: bool) -> ConnectOptions {
     }))
 }
 
-#[test]
-fn task_tools_end_like_any_call_in_both_eras() {
-    smol::block_on(async {
+fn task_tools_end_like_any_call_in_both_eras(rt: &Rt) {
+    rt.block_on(async {
         for era in [Era::Stateless, Era::Handshake] {
-            let client = connect_smol(&demo(), options(era, true)).await.unwrap();
+            let client = rt.connect(&demo(), options(era, true)).await.unwrap();
             let mut events = client.events();
             // In the handshake era the client lists the tools first on its own: the server
             // marks there which tools need task mode.
@@ -67,11 +69,10 @@ fn task_tools_end_like_any_call_in_both_eras() {
     });
 }
 
-#[test]
-fn a_task_past_its_call_s_limit_ends_typed_in_both_eras() {
-    smol::block_on(async {
+fn a_task_past_its_call_s_limit_ends_typed_in_both_eras(rt: &Rt) {
+    rt.block_on(async {
         for era in [Era::Stateless, Era::Handshake] {
-            let client = connect_smol(&demo(), options(era, true)).await.unwrap();
+            let client = rt.connect(&demo(), options(era, true)).await.unwrap();
             if era == Era::Handshake {
                 client.list_tools().await.unwrap();
             }
@@ -96,12 +97,11 @@ fn a_task_past_its_call_s_limit_ends_typed_in_both_eras() {
     });
 }
 
-#[test]
-fn a_host_can_follow_a_task_itself_in_both_eras() {
+fn a_host_can_follow_a_task_itself_in_both_eras(rt: &Rt) {
     use mcpwire::TaskStart;
-    smol::block_on(async {
+    rt.block_on(async {
         for era in [Era::Stateless, Era::Handshake] {
-            let client = connect_smol(&demo(), options(era, true)).await.unwrap();
+            let client = rt.connect(&demo(), options(era, true)).await.unwrap();
             let TaskStart::Task(mut build) = client
                 .start_tool_task("build", json!({"ms": 150}))
                 .await
@@ -127,7 +127,8 @@ fn a_host_can_follow_a_task_itself_in_both_eras() {
             client.close().await;
         }
         // The 2026-07-28 shape: the host answers the task's question itself.
-        let client = connect_smol(&demo(), options(Era::Stateless, true))
+        let client = rt
+            .connect(&demo(), options(Era::Stateless, true))
             .await
             .unwrap();
         let TaskStart::Task(mut approve) = client
@@ -138,7 +139,7 @@ fn a_host_can_follow_a_task_itself_in_both_eras() {
             panic!("no task")
         };
         while approve.status() != "input_required" {
-            async_io::Timer::after(Duration::from_millis(20)).await;
+            rt.sleep(Duration::from_millis(20)).await;
             approve.refresh().await.unwrap();
         }
         assert!(approve.last()["inputRequests"]["approval"].is_object());
@@ -153,12 +154,11 @@ fn a_host_can_follow_a_task_itself_in_both_eras() {
     });
 }
 
-#[test]
-fn a_task_s_status_reaches_the_call_s_progress_callback() {
+fn a_task_s_status_reaches_the_call_s_progress_callback(rt: &Rt) {
     use std::sync::{Arc, Mutex};
-    smol::block_on(async {
+    rt.block_on(async {
         for era in [Era::Stateless, Era::Handshake] {
-            let client = connect_smol(&demo(), options(era, true)).await.unwrap();
+            let client = rt.connect(&demo(), options(era, true)).await.unwrap();
             let seen = Arc::new(Mutex::new(Vec::new()));
             let tap = seen.clone();
             let opts = CallOptions::default().on_progress(move |p| {
@@ -181,17 +181,17 @@ fn a_task_s_status_reaches_the_call_s_progress_callback() {
     });
 }
 
-#[test]
-fn a_question_the_server_asks_as_a_task_runs_the_handler_and_its_answer_is_the_result() {
+fn a_question_the_server_asks_as_a_task_runs_the_handler_and_its_answer_is_the_result(rt: &Rt) {
     use std::sync::{Arc, Mutex};
-    smol::block_on(async {
+    let kind = rt.kind();
+    rt.block_on(async {
         let asked = Arc::new(Mutex::new(Vec::new()));
         let seen = asked.clone();
         let handlers = Handlers::new().on_elicitation(move |req| {
             seen.lock().unwrap().push(req.params.clone());
             async move {
                 // The user takes a while: the server finds the task working.
-                async_io::Timer::after(Duration::from_millis(50)).await;
+                kind.sleep_here(Duration::from_millis(50)).await;
                 Ok(ElicitResult {
                     meta: None,
                     action: ElicitAction::Accept,
@@ -204,7 +204,7 @@ fn a_question_the_server_asks_as_a_task_runs_the_handler_and_its_answer_is_the_r
             ..ConnectOptions::default()
         }
         .handlers(handlers);
-        let client = connect_smol(&demo(), options).await.unwrap();
+        let client = rt.connect(&demo(), options).await.unwrap();
         let r = client
             .call_tool("ask-task", json!({"question": "Who are you?"}))
             .await
@@ -220,3 +220,11 @@ fn a_question_the_server_asks_as_a_task_runs_the_handler_and_its_answer_is_the_r
         client.close().await;
     });
 }
+
+on_every_runtime!(
+    task_tools_end_like_any_call_in_both_eras,
+    a_task_past_its_call_s_limit_ends_typed_in_both_eras,
+    a_host_can_follow_a_task_itself_in_both_eras,
+    a_task_s_status_reaches_the_call_s_progress_callback,
+    a_question_the_server_asks_as_a_task_runs_the_handler_and_its_answer_is_the_result,
+);

@@ -2,7 +2,8 @@
 //! over Streamable HTTP, and in a tokio host: it asks `roots/list` right after the handshake
 //! (while no call is waiting), so a roots handler with a bug meets it at once. The server gets
 //! `-32603` with the fixed message (it writes it on its stderr, or in the tool's result), the
-//! host one `Event::HandlerFailed`, and every later call works and ends within its timeout.
+//! host one `Event::HandlerFailed`, and every later call works and ends within its timeout. Over
+//! stdio on every runtime (smol, tokio's multi-thread and current_thread).
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
@@ -14,9 +15,14 @@ use mcpwire::{
     CallOptions, Client, ConnectOptions, ElicitAnswer, Event, HandlerFailure, Handlers,
     HostHandler, Root, ServerConfig,
 };
-use mcpwire_tests::scenario::{run_against, run_within};
+use mcpwire_tests::scenario::run_against;
 use mcpwire_tests::{everything_http_mode, everything_stdio, peers_skipped};
 use serde_json::json;
+
+#[macro_use]
+#[path = "../../adapters/tests/runtimes/mod.rs"]
+mod runtimes;
+use runtimes::Rt;
 
 /// Handlers that each fail on their first call (a panic), never finish on their second, and
 /// answer after.
@@ -155,8 +161,8 @@ async fn the_host_s_bugs_cost_their_requests_only(client: &Client, stderr: impl 
     echo(client).await;
 }
 
-#[test]
-fn the_host_s_bugs_cost_their_requests_only_over_stdio() {
+/// On every runtime (the adapter crate's `runtimes` axis), through its own entry point.
+fn the_host_s_bugs_cost_their_requests_only_over_stdio(rt: &Rt) {
     if peers_skipped("the_host_s_bugs_cost_their_requests_only_over_stdio") {
         return;
     }
@@ -167,18 +173,14 @@ fn the_host_s_bugs_cost_their_requests_only_over_stdio() {
         .handlers(handlers(&calls))
         .on_stderr(move |line| kept.lock().unwrap().push(line.to_owned()));
     let stderr = move || lines.lock().unwrap().join("\n");
-    run_within(
-        Duration::from_secs(60),
-        async {
-            let client = mcpwire::connect_smol(&everything_stdio(), options)
-                .await
-                .unwrap();
-            the_host_s_bugs_cost_their_requests_only(&client, &stderr).await;
-            client.close().await;
-        },
-        String::new,
-    );
+    rt.block_on(rt.within(Duration::from_secs(60), "the scenario", async {
+        let client = rt.connect(&everything_stdio(), options).await.unwrap();
+        the_host_s_bugs_cost_their_requests_only(&client, &stderr).await;
+        client.close().await;
+    }));
 }
+
+on_every_runtime!(the_host_s_bugs_cost_their_requests_only_over_stdio);
 
 #[test]
 fn the_host_s_bugs_cost_their_requests_only_over_http() {

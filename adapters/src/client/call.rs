@@ -30,7 +30,7 @@ use crate::driver::run::{run_loop, SharedConnection};
 use crate::driver::state::Slot;
 use crate::driver::trace;
 use crate::error::{Error, Reissue};
-use crate::time::{sleep_until, Sleep};
+use crate::runtime::timer::Timer;
 use mcpwire_core::CallOptions;
 
 /// The reason a dropped call's cancellation gives, unless the host set another
@@ -199,7 +199,7 @@ struct CallFuture<'a> {
     on_progress: Option<OnProgress>,
     /// The watch on the call's deadline: armed the first time the caller waits without running
     /// the connection, at the deadline it waits for.
-    watch: Option<(Sleep, Instant)>,
+    watch: Option<(Timer, Instant)>,
 }
 
 /// What a look at the call's slot found.
@@ -279,14 +279,18 @@ impl CallFuture<'_> {
         };
         match &mut self.watch {
             Some((_, at)) if *at == deadline => {}
-            Some((sleep, at)) => {
-                sleep.reset(deadline);
+            Some((timer, at)) => {
+                timer.set_at(deadline);
                 *at = deadline;
             }
-            None => self.watch = Some((sleep_until(deadline), deadline)),
+            None => {
+                let mut timer = self.shared.runtime.timer();
+                timer.set_at(deadline);
+                self.watch = Some((timer, deadline));
+            }
         }
-        let (sleep, _) = self.watch.as_mut().expect("armed above");
-        Pin::new(sleep).poll(cx).is_ready()
+        let (timer, _) = self.watch.as_mut().expect("armed above");
+        timer.poll(cx).is_ready()
     }
 }
 

@@ -3,7 +3,7 @@
 //! [`TaskHandle`], in either era. (`call_tool` follows a task on its own; this is for hosts that
 //! detach, say to show a job list or to come back to it later.)
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcpwire_core::typed_result;
 use mcpwire_core::types::CallToolResult;
@@ -150,7 +150,9 @@ impl TaskHandle {
                 .and_then(Value::as_u64)
                 .unwrap_or(1000)
                 .max(10);
-            async_io::Timer::after(Duration::from_millis(wait)).await;
+            let mut timer = self.client.shared.runtime.timer();
+            timer.set_at(Instant::now() + Duration::from_millis(wait));
+            std::future::poll_fn(|cx| timer.poll(cx)).await;
             self.refresh().await?;
         }
     }

@@ -19,11 +19,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
-
-use async_io::Timer;
+use std::time::{Duration, Instant};
 
 use crate::handlers::Handlers;
+use crate::runtime::timer::Timer;
 use crate::stdio::StderrCallback;
 use crate::transport::TransportIo;
 use host::HostTasks;
@@ -66,13 +65,14 @@ impl Driver {
         handlers: Handlers,
         on_stderr: Option<StderrCallback>,
     ) -> Driver {
-        let driver_loop = DriverLoop::new(io, on_stderr, shared.route.waker());
+        let timer = shared.runtime.timer();
+        let driver_loop = DriverLoop::new(io, on_stderr, shared.route.waker(), timer);
         *shared.driver_loop() = Some(driver_loop);
         Driver {
-            shared,
             host: HostTasks::new(handlers),
             watch: Watch::default(),
-            watch_timer: Timer::never(),
+            watch_timer: shared.runtime.timer(),
+            shared,
             watching: false,
             period: WATCH_PERIOD,
         }
@@ -108,7 +108,7 @@ impl Future for Driver {
                 Seen::Idle => {
                     if this.watching {
                         this.watching = false;
-                        this.watch_timer = Timer::never();
+                        this.watch_timer.clear();
                     }
                     return Poll::Pending;
                 }
@@ -116,13 +116,13 @@ impl Future for Driver {
                     if !this.watching {
                         this.watching = true;
                         this.period = WATCH_PERIOD;
-                        this.watch_timer.set_after(this.period);
+                        this.watch_timer.set_at(Instant::now() + this.period);
                     }
-                    while Pin::new(&mut this.watch_timer).poll(cx).is_ready() {
+                    while this.watch_timer.poll(cx).is_ready() {
                         // All well: look less often; a wake-up not answered yet: look again
                         // soon, to take the claim back if it still is not.
                         this.period = next_watch(this.period, unanswered);
-                        this.watch_timer.set_after(this.period);
+                        this.watch_timer.set_at(Instant::now() + this.period);
                     }
                     return Poll::Pending;
                 }

@@ -13,19 +13,18 @@
 //! the loop is run: the connection ends with a reason saying so, every waiting call with it,
 //! and nobody's task unwinds.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
-use async_io::Timer;
 use mcpwire_core::Output;
 
 use super::dispatch::{AppWork, Dispatch};
 use super::route::Route;
 use super::state::ConnectionState;
+use crate::runtime::timer::Timer;
+use crate::runtime::Runtime;
 use crate::stdio::StderrCallback;
 use crate::transport::TransportIo;
 
@@ -43,10 +42,12 @@ pub(crate) struct SharedConnection {
     pub(crate) route: Arc<Route>,
     /// Set when the loop handed the host's handlers something (a request, a cancellation).
     pub(crate) inbound_waiting: AtomicBool,
+    /// The runtime the connection runs on (its timers, its tasks).
+    pub(crate) runtime: Runtime,
 }
 
 impl SharedConnection {
-    pub(crate) fn new(mut state: ConnectionState) -> Arc<SharedConnection> {
+    pub(crate) fn new(mut state: ConnectionState, runtime: Runtime) -> Arc<SharedConnection> {
         let route = Route::new();
         state.driver_waker = Some(route.waker());
         Arc::new(SharedConnection {
@@ -54,6 +55,7 @@ impl SharedConnection {
             driver_loop: Mutex::new(None),
             route,
             inbound_waiting: AtomicBool::new(false),
+            runtime,
         })
     }
 
@@ -116,12 +118,13 @@ impl DriverLoop {
         io: Box<dyn TransportIo>,
         on_stderr: Option<StderrCallback>,
         waker: Waker,
+        timer: Timer,
     ) -> DriverLoop {
         DriverLoop {
             io,
             dispatch: Dispatch::new(),
             on_stderr,
-            timer: Timer::never(),
+            timer,
             timer_at: None,
             closing: false,
             waker,
@@ -205,7 +208,7 @@ impl DriverLoop {
                 shared.route.wake_task();
             }
             progressed |= self.dispatch.run(cx, work, self.on_stderr.as_ref());
-            if self.timer_at.is_some() && Pin::new(&mut self.timer).poll(cx).is_ready() {
+            if self.timer_at.is_some() && self.timer.poll(cx).is_ready() {
                 self.timer_at = None;
                 progressed = true;
             }

@@ -7,7 +7,7 @@
 //! driver.
 
 pub(crate) mod pipe_io;
-mod pipe_reader;
+pub(crate) mod pipe_reader;
 mod signal;
 pub(crate) mod spawn;
 pub(crate) mod stderr;

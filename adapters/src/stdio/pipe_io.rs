@@ -3,21 +3,21 @@
 //! tree (signals to its group on Unix, its job on Windows: see the `spawn` module).
 
 use std::io;
-use std::pin::Pin;
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use futures_lite::AsyncWrite;
 use mcpwire_core::config::StdioConfig;
 use mcpwire_core::{Connection, Output, ProcessAction, ProcessExit, StdioInput};
 
 use super::pipe_reader::{PipeReader, Read};
 use super::signal::Signal;
-use super::spawn::{Group, Spawned};
+use super::spawn::Group;
 use super::stderr::StderrTail;
 use crate::future::BoxFuture;
+use crate::runtime::child::{Child, Writer};
+use crate::runtime::Runtime;
 use crate::transport::{wrong_transport, TransportIo};
 
 /// Sees each step a stdio connection takes with its server process as the step is taken: the
@@ -33,25 +33,24 @@ pub type ProcessActionObserver = Arc<dyn Fn(ProcessAction) + Send + Sync>;
 /// How many reads of one pipe a step makes before moving on.
 const READS_PER_STEP: usize = 64;
 
-type Reader = super::pipe_reader::Stream;
-type Writer = Pin<Box<dyn AsyncWrite + Send>>;
+type Reader = PipeReader;
 
 /// The server process behind the pipes.
 struct Process {
     /// The server's process tree (its group, or its job on Windows).
     group: Group,
-    /// Kept so that async-process reaps the child when it goes.
-    _child: async_process::Child,
     stderr: Option<PipeReader>,
     /// Polled only when it was signalled.
     stderr_signal: Signal,
     status: Option<BoxFuture<io::Result<ExitStatus>>>,
-    /// The exit status is polled only when async-process's reaper signals it (each poll is a
+    /// The exit status is polled only when the runtime's reaper signals it (each poll is a
     /// `wait4`).
     status_signal: Signal,
     stderr_tail: StderrTail,
-    /// How to start the server again (after an unanswered `server/discover` probe).
+    /// How to start the server again (after an unanswered `server/discover` probe), and on
+    /// which runtime.
     config: StdioConfig,
+    runtime: Runtime,
     /// How it exited, kept until its pipes' ends are read where the exit waits for them (see
     /// [`Group::pipes_end_with_it`]).
     exit: Option<ProcessExit>,
@@ -111,9 +110,14 @@ pub(crate) struct PipeIo {
 
 impl PipeIo {
     /// The pipes of a child that was just spawned.
-    pub(crate) fn child(spawned: Spawned, stderr_tail: StderrTail, config: StdioConfig) -> Self {
+    pub(crate) fn child(
+        child: Child,
+        stderr_tail: StderrTail,
+        config: StdioConfig,
+        runtime: Runtime,
+    ) -> Self {
         let mut io = PipeIo::streams(None, None);
-        io.attach(spawned, stderr_tail, config);
+        io.attach(child, stderr_tail, config, runtime);
         io
     }
 
@@ -123,7 +127,7 @@ impl PipeIo {
             stdin,
             stdin_blocked: false,
             stdin_signal: Signal::new(),
-            stdout: stdout.map(PipeReader::Stream),
+            stdout,
             stdout_signal: Signal::new(),
             unwritten: Vec::new(),
             written: 0,
@@ -146,25 +150,28 @@ impl PipeIo {
         }
     }
 
-    fn attach(&mut self, spawned: Spawned, stderr_tail: StderrTail, config: StdioConfig) {
-        let mut child = spawned.child;
-        self.stdin = child.stdin.take().map(|w| Box::pin(w) as Writer);
+    fn attach(
+        &mut self,
+        child: Child,
+        stderr_tail: StderrTail,
+        config: StdioConfig,
+        runtime: Runtime,
+    ) {
+        self.stdin = child.stdin;
         self.stdin_blocked = false;
-        self.stdout = child.stdout.take().map(PipeReader::pipe);
+        self.stdout = child.stdout;
         self.stdout_signal.raise();
         self.close_stdin = false;
-        let stderr = child.stderr.take().map(PipeReader::pipe);
-        let status: BoxFuture<io::Result<ExitStatus>> = Box::pin(child.status());
         self.exited = false;
         self.process = Some(Process {
-            group: spawned.group,
-            _child: child,
-            stderr,
+            group: child.group,
+            stderr: child.stderr,
             stderr_signal: Signal::new(),
-            status: Some(status),
+            status: Some(child.status),
             status_signal: Signal::new(),
             stderr_tail,
             config,
+            runtime,
             exit: None,
         });
     }
@@ -181,13 +188,13 @@ impl PipeIo {
                 .unwrap_or_else(wrong_transport);
             return None;
         };
-        match super::spawn::spawn(&old.config) {
-            Ok(spawned) => {
-                let pid = spawned.pid;
-                // The old child goes to async-process's reaper; its stderr is not the new one's.
+        match old.runtime.spawn_server(&old.config) {
+            Ok(child) => {
+                let pid = child.pid;
+                // The old child goes to the runtime's reaper; its stderr is not the new one's.
                 let mut tail = old.stderr_tail;
                 tail.clear();
-                self.attach(spawned, tail, old.config);
+                self.attach(child, tail, old.config, old.runtime);
                 conn.handle_stdio(now, StdioInput::Respawned)
                     .unwrap_or_else(wrong_transport);
                 Some(pid)
@@ -410,10 +417,7 @@ impl TransportIo for PipeIo {
             let Some(stdin) = self.stdin.as_mut() else {
                 break;
             };
-            match stdin
-                .as_mut()
-                .poll_write(&mut scx, &self.unwritten[self.written..])
-            {
+            match stdin.poll_write(&mut scx, &self.unwritten[self.written..]) {
                 Poll::Ready(Ok(n)) if n > 0 => {
                     self.written += n;
                     progressed = true;
@@ -436,7 +440,7 @@ impl TransportIo for PipeIo {
                 // What is on its way to the pipe goes first (on Windows a writing thread may
                 // still hold some: dropping it would lose them); then dropping the pipe is the
                 // end of file.
-                if stdin.as_mut().poll_close(&mut scx).is_pending() {
+                if stdin.poll_close(&mut scx).is_pending() {
                     self.stdin_blocked = true;
                     return progressed;
                 }

@@ -1,7 +1,9 @@
-//! A child's stdout or stderr as the stdio driver reads it: on Unix through its own file
-//! descriptor, one `read` per readiness event when the answer is short (see
-//! [`DrainRead`](crate::drain_read::DrainRead)); any other stream (and every pipe on Windows,
-//! where async-process reads on a blocking thread) through `AsyncRead`.
+//! A child's stdout or stderr as the stdio driver reads it, one `read` per readiness event when
+//! the answer is short: on smol and Unix through its own file descriptor in async-io's reactor
+//! (see [`DrainRead`](crate::drain_read::DrainRead)); on tokio through tokio's pipe, whose
+//! `AsyncRead` does the same (tokio's reactor is edge-triggered: a short read clears the
+//! readiness, and the next poll waits without a syscall); any other stream (and every pipe of
+//! async-process on Windows, read on a blocking thread) through `futures`' `AsyncRead`.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -32,6 +34,9 @@ pub(crate) enum PipeReader {
     Pipe(DrainRead<std::fs::File>),
     /// Anything else, through `AsyncRead`.
     Stream(Stream),
+    /// A pipe of tokio's, or a stream given to `mcpwire::tokio::connect_streams`.
+    #[cfg(feature = "tokio")]
+    Tokio(TokioReader),
 }
 
 impl PipeReader {
@@ -62,6 +67,31 @@ impl PipeReader {
         PipeReader::Stream(Box::pin(pipe))
     }
 
+    /// A reader for a child's pipe on tokio.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn tokio_pipe<P>(pipe: P) -> PipeReader
+    where
+        P: TokioPipe + 'static,
+    {
+        PipeReader::Tokio(TokioReader {
+            #[cfg(unix)]
+            fd: Some(std::os::fd::AsRawFd::as_raw_fd(&pipe)),
+            stream: Box::pin(pipe),
+            read_at_once: false,
+        })
+    }
+
+    /// A reader for any stream of tokio's (no descriptor of its own to read at once).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn tokio_stream(stream: impl ::tokio::io::AsyncRead + Send + 'static) -> PipeReader {
+        PipeReader::Tokio(TokioReader {
+            #[cfg(unix)]
+            fd: None,
+            stream: Box::pin(stream),
+            read_at_once: false,
+        })
+    }
+
     /// The writer has exited: what it wrote is read at once, not after the reactor reports
     /// it (which may come later than its exit). A `Stream` is read as it is: through
     /// `AsyncRead`, which tries a read first on Unix; on Windows async-process's reading thread
@@ -71,6 +101,8 @@ impl PipeReader {
             #[cfg(unix)]
             PipeReader::Pipe(pipe) => pipe.expect_something(),
             PipeReader::Stream(_) => {}
+            #[cfg(feature = "tokio")]
+            PipeReader::Tokio(reader) => reader.read_at_once = true,
         }
     }
 
@@ -92,6 +124,69 @@ impl PipeReader {
                 Poll::Ready(Ok(n)) => Read::Bytes { n, drained: false },
                 Poll::Pending => Read::Pending,
             },
+            #[cfg(feature = "tokio")]
+            PipeReader::Tokio(reader) => reader.read(cx, buf),
+        }
+    }
+}
+
+/// A pipe of tokio's child: read through tokio's reactor, and through its descriptor at once.
+#[cfg(all(feature = "tokio", unix))]
+pub(crate) trait TokioPipe: ::tokio::io::AsyncRead + std::os::fd::AsRawFd + Send {}
+#[cfg(all(feature = "tokio", unix))]
+impl<T: ::tokio::io::AsyncRead + std::os::fd::AsRawFd + Send> TokioPipe for T {}
+
+/// A pipe of tokio's child.
+#[cfg(all(feature = "tokio", not(unix)))]
+pub(crate) trait TokioPipe: ::tokio::io::AsyncRead + Send {}
+#[cfg(all(feature = "tokio", not(unix)))]
+impl<T: ::tokio::io::AsyncRead + Send> TokioPipe for T {}
+
+/// A stream of tokio's, read through its `AsyncRead`.
+#[cfg(feature = "tokio")]
+pub(crate) struct TokioReader {
+    stream: Pin<Box<dyn ::tokio::io::AsyncRead + Send>>,
+    /// The pipe's descriptor (Unix), for a read at once.
+    #[cfg(unix)]
+    fd: Option<std::os::fd::RawFd>,
+    /// The writer is gone: the next read is tried at once, whatever the reactor has reported.
+    read_at_once: bool,
+}
+
+#[cfg(feature = "tokio")]
+impl TokioReader {
+    fn read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Read {
+        #[cfg(unix)]
+        if std::mem::take(&mut self.read_at_once) {
+            if let Some(fd) = self.fd {
+                // SAFETY: `fd` is the descriptor of the pipe `self.stream` owns, open while it
+                // lives; `buf` is valid for writes of its length. The pipe is non-blocking.
+                let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+                match n {
+                    0 => return Read::End,
+                    n if n > 0 => {
+                        return Read::Bytes {
+                            n: n as usize,
+                            drained: false,
+                        }
+                    }
+                    // Nothing there (`EAGAIN`: someone else still holds the pipe) or an error:
+                    // through the reactor, which reports either.
+                    _ => {}
+                }
+            }
+        }
+        let mut read_buf = ::tokio::io::ReadBuf::new(buf);
+        match self.stream.as_mut().poll_read(cx, &mut read_buf) {
+            Poll::Ready(Ok(())) if read_buf.filled().is_empty() => Read::End,
+            Poll::Ready(Ok(())) => Read::Bytes {
+                n: read_buf.filled().len(),
+                // Only `Pending` tells a stream is drained (after a short read of a pipe, tokio
+                // says it without a syscall).
+                drained: false,
+            },
+            Poll::Ready(Err(_)) => Read::End,
+            Poll::Pending => Read::Pending,
         }
     }
 }

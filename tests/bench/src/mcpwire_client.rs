@@ -1,7 +1,8 @@
 //! mcpwire as a host uses it: `connect_smol` (default) or `connect` with the driver and the
 //! caller polled on one thread (`mcpwire-1t`); and as a tokio host uses it (`run_tokio`):
-//! `connect`, the driver `tokio::spawn`ed, no smol executor anywhere (`mcpwire-tokio` on the
-//! multi-thread runtime, `mcpwire-tokio-ct` on current_thread).
+//! `mcpwire::tokio::connect`, the connection on tokio's reactor, timers and tasks, the driver
+//! spawned on the runtime (`mcpwire-tokio` on the multi-thread runtime, `mcpwire-tokio-ct` on
+//! current_thread).
 
 use mcpwire::{Client, ConnectOptions, Era, ServerConfig};
 
@@ -121,10 +122,10 @@ pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
     }
 }
 
-/// mcpwire in a tokio host, with no smol executor: the runtime of `mcpwire-tokio`
-/// (multi-thread) or `mcpwire-tokio-ct` (current_thread), `connect` inside it, the driver
-/// `tokio::spawn`ed and the caller in `block_on`. The driver's IO stays async-io's, so its
-/// reactor runs on async-io's own thread (nobody calls async-io's `block_on` here).
+/// mcpwire in a tokio host: the runtime of `mcpwire-tokio` (multi-thread) or
+/// `mcpwire-tokio-ct` (current_thread), `mcpwire::tokio::connect` inside it (the driver spawned
+/// on the runtime), the caller in `block_on`. Over stdio nothing of smol's family runs; over
+/// HTTP the sockets are still read through async-io's reactor (its own thread).
 pub fn run_tokio(args: &ClientArgs) -> Result<Outcome, String> {
     let runtime = match args.imp {
         Impl::McpwireTokio => tokio::runtime::Builder::new_multi_thread(),
@@ -137,13 +138,9 @@ pub fn run_tokio(args: &ClientArgs) -> Result<Outcome, String> {
     let config = config(args);
     let options = options(args);
     runtime.block_on(async {
-        let (client, driver) = mcpwire::connect(&config, options).map_err(err)?;
-        let driver = tokio::spawn(driver);
-        client.ready().await.map_err(err)?;
-        let out = session(&client, args, tokio::time::sleep(IDLE)).await;
-        drop(client);
-        // The driver ends once the connection is closed; never wait long for it.
-        let _ = tokio::time::timeout(DRIVER_END, driver).await;
-        out
+        let client = mcpwire::tokio::connect(&config, options)
+            .await
+            .map_err(err)?;
+        session(&client, args, tokio::time::sleep(IDLE)).await
     })
 }

@@ -20,7 +20,6 @@
 //! The platform parts live in `unix` and `windows`; this module holds what they share.
 
 use std::io;
-use std::process::Stdio;
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
 
@@ -37,52 +36,29 @@ mod windows;
 #[cfg(windows)]
 use windows as platform;
 
-pub(crate) use platform::Group;
+pub(crate) use platform::{group_of, Group};
 
-/// A spawned server and the pipes to it.
-pub(crate) struct Spawned {
-    pub(crate) child: async_process::Child,
-    pub(crate) pid: u32,
-    /// The server's process tree, to end it.
-    pub(crate) group: Group,
-}
-
-type Reply = mpsc::Sender<io::Result<(async_process::Child, Group)>>;
+/// A spawn to make on the spawner thread.
+type Job = Box<dyn FnOnce() + Send>;
 
 /// The spawner thread's queue.
-fn spawner() -> &'static Mutex<mpsc::Sender<(std::process::Command, Reply)>> {
-    static SPAWNER: OnceLock<Mutex<mpsc::Sender<(std::process::Command, Reply)>>> = OnceLock::new();
+fn spawner() -> &'static Mutex<mpsc::Sender<Job>> {
+    static SPAWNER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
     SPAWNER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<(std::process::Command, Reply)>();
+        let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("mcpwire-spawner".into())
-            .spawn(move || {
-                for (cmd, reply) in rx {
-                    let mut cmd = async_process::Command::from(cmd);
-                    cmd.stdin(Stdio::piped())
-                        .stdout(Stdio::piped())
-                        .stderr(Stdio::piped());
-                    let spawned = cmd.spawn().and_then(|mut child| {
-                        match platform::group_of(&child) {
-                            Ok(group) => Ok((child, group)),
-                            Err(e) => {
-                                // Not started for real (on Windows it is still suspended).
-                                let _ = child.kill();
-                                Err(e)
-                            }
-                        }
-                    });
-                    let _ = reply.send(spawned);
-                }
-            })
+            .spawn(move || rx.into_iter().for_each(|job| job()))
             .expect("cannot start the process spawner thread");
         Mutex::new(tx)
     })
 }
 
-/// Spawns the server described by `config`, its process tree held as one (see the module's
-/// documentation for what that is on each system).
-pub(crate) fn spawn(config: &StdioConfig) -> io::Result<Spawned> {
+/// The command that starts the server described by `config`, its pipes not set yet (the
+/// runtime's own command sets them): program, arguments, environment, working folder, and what
+/// holds its process tree as one (see the module's documentation for what that is on each
+/// system).
+pub(crate) fn command(config: &StdioConfig) -> std::process::Command {
     let mut cmd = std::process::Command::new(platform::program(config));
     cmd.args(&config.args);
     set_env(&mut cmd, config, |name| std::env::var_os(name));
@@ -90,17 +66,26 @@ pub(crate) fn spawn(config: &StdioConfig) -> io::Result<Spawned> {
         cmd.current_dir(cwd);
     }
     platform::configure_child(&mut cmd);
-    let (reply_tx, reply_rx) = mpsc::channel();
+    cmd
+}
+
+/// Runs `spawn` on the spawner thread and gives back what it gave: every server is spawned
+/// there, so that its parent-death signal (Linux) follows a thread that lives as long as the
+/// host. `spawn` spawns one process and returns at once.
+pub(crate) fn on_spawner_thread<R: Send + 'static>(
+    spawn: impl FnOnce() -> io::Result<R> + Send + 'static,
+) -> io::Result<R> {
+    let gone = || io::Error::other("the process spawner thread is gone");
+    let (reply_tx, reply_rx) = mpsc::sync_channel(1);
+    let job: Job = Box::new(move || {
+        let _ = reply_tx.send(spawn());
+    });
     spawner()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .send((cmd, reply_tx))
-        .map_err(|_| io::Error::other("the process spawner thread is gone"))?;
-    let (child, group) = reply_rx
-        .recv()
-        .map_err(|_| io::Error::other("the process spawner thread is gone"))??;
-    let pid = child.id();
-    Ok(Spawned { child, pid, group })
+        .send(job)
+        .map_err(|_| gone())?;
+    reply_rx.recv().map_err(|_| gone())?
 }
 
 /// The server's environment: the inherited part (all of the host's, or only the listed

@@ -45,10 +45,10 @@ pub(super) fn program(config: &StdioConfig) -> OsString {
     OsString::from(&config.command)
 }
 
-/// The group of a child just spawned (it leads it: see [`configure_child`]).
-pub(super) fn group_of(child: &async_process::Child) -> io::Result<Group> {
-    let pid = libc::pid_t::try_from(child.id())
-        .map_err(|_| io::Error::other("a process id out of range"))?;
+/// The group of the child `pid`, just spawned (it leads it: see [`configure_child`]).
+pub(crate) fn group_of(pid: u32) -> io::Result<Group> {
+    let pid =
+        libc::pid_t::try_from(pid).map_err(|_| io::Error::other("a process id out of range"))?;
     Ok(Group { pid })
 }
 

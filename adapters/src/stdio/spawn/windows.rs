@@ -12,7 +12,7 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::windows::io::{AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle};
+use std::os::windows::io::{AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHandle, RawHandle};
 use std::os::windows::process::CommandExt;
 
 use mcpwire_core::config::StdioConfig;
@@ -102,11 +102,11 @@ pub(super) fn configure_child(cmd: &mut std::process::Command) {
     cmd.creation_flags(CREATE_SUSPENDED | CREATE_NO_WINDOW);
 }
 
-/// Puts a child just spawned (suspended) in a job of its own, then lets it run.
-pub(super) fn group_of(child: &async_process::Child) -> io::Result<Group> {
-    // SAFETY: the child's handle stays open while `child` lives, which outlasts this borrow.
-    let process =
-        unsafe { BorrowedHandle::borrow_raw(child.as_raw_handle()) }.try_clone_to_owned()?;
+/// Puts the child `pid` just spawned (suspended) in a job of its own, then lets it run.
+/// `process` is its handle, which the caller keeps open for the call.
+pub(crate) fn group_of(pid: u32, process: RawHandle) -> io::Result<Group> {
+    // SAFETY: the caller holds the child, whose handle stays open for this call.
+    let process = unsafe { BorrowedHandle::borrow_raw(process) }.try_clone_to_owned()?;
     let job = match new_job().and_then(|job| assign(&job, &process).map(|()| job)) {
         Ok(job) => Some(job),
         Err(_e) => {
@@ -118,7 +118,7 @@ pub(super) fn group_of(child: &async_process::Child) -> io::Result<Group> {
             None
         }
     };
-    resume(child.id())?;
+    resume(pid)?;
     Ok(Group { job, process })
 }
 

@@ -1,0 +1,89 @@
+//! The runtime seam: what differs between the async runtimes a connection can run on, behind a
+//! few small types, so that the driver's loop, the route, the dispatch and the
+//! [`Client`](crate::Client) are written once.
+//!
+//! A connection runs on the runtime its entry point chose ([`Runtime`]), never on one picked by
+//! the features that are on (they are additive: a build may hold both):
+//!
+//! - **smol** (`connect`, `connect_smol`, `connect_streams`): async-io's reactor and timers,
+//!   async-process's children and reaper. `connect_smol` spawns the host's handlers as tasks on
+//!   smol's global executor; `connect`, whose driver the host spawns where it likes, runs them
+//!   as tasks inside the driver's own task (the executor the host chose for it).
+//! - **tokio** (feature `tokio`, `mcpwire::tokio`): tokio's reactor (pipes read through
+//!   `AsyncFd` on Unix), its timers, its children (reaped through its own child handling: a
+//!   pidfd on Linux), its tasks for the handlers, all on the runtime current at connect time.
+//!   No thread of async-io or async-process is started.
+//!
+//! What a runtime gives: a [`Timer`](timer::Timer), a spawned [`Task`](task::Task), a server
+//! process with its pipes ([`Child`](child::Child): readers and a [`Writer`](child::Writer)).
+//! Sockets and listeners (HTTP, OAuth's loopback) are to come through the same seam, as a
+//! non-blocking socket registered with the runtime's reactor and read like a pipe (the smol
+//! side's `DrainRead` already serves both).
+//!
+//! Every server is spawned on one spawner thread whatever the runtime (Linux's parent-death
+//! signal follows the thread that spawned the child: see the `stdio::spawn` module).
+
+pub(crate) mod child;
+pub(crate) mod task;
+pub(crate) mod timer;
+mod with_smol;
+#[cfg(feature = "tokio")]
+mod with_tokio;
+
+use std::io;
+
+use mcpwire_core::config::StdioConfig;
+
+use crate::future::BoxFuture;
+use crate::stdio::spawn;
+use child::Child;
+use task::Task;
+use timer::Timer;
+
+/// The runtime a connection runs on, chosen by its entry point.
+#[derive(Clone, Debug)]
+pub(crate) enum Runtime {
+    /// async-io's reactor and timers, async-process's children. The host's handlers run as
+    /// tasks on smol's global executor when `spawn` is set (`connect_smol`), else inside the
+    /// driver's own task (`connect`: the driver runs wherever the host spawned it).
+    Smol { spawn: bool },
+    /// tokio's reactor, timers, children and tasks, on this runtime.
+    #[cfg(feature = "tokio")]
+    Tokio(::tokio::runtime::Handle),
+}
+
+impl Runtime {
+    /// A timer, not armed.
+    pub(crate) fn timer(&self) -> Timer {
+        match self {
+            Runtime::Smol { .. } => Timer::smol(),
+            #[cfg(feature = "tokio")]
+            Runtime::Tokio(handle) => Timer::tokio(handle.clone()),
+        }
+    }
+
+    /// Spawns `future` as a task of its own, or gives it back when this runtime runs tasks
+    /// inside the driver's task.
+    pub(crate) fn spawn(&self, future: BoxFuture<()>) -> Result<Task, BoxFuture<()>> {
+        match self {
+            Runtime::Smol { spawn: true } => Ok(Task::smol(::smol::spawn(future))),
+            Runtime::Smol { spawn: false } => Err(future),
+            #[cfg(feature = "tokio")]
+            Runtime::Tokio(handle) => Ok(Task::tokio(handle.spawn(future))),
+        }
+    }
+
+    /// Spawns the server described by `config`, with piped stdio, its process tree held as
+    /// one, on the spawner thread.
+    pub(crate) fn spawn_server(&self, config: &StdioConfig) -> io::Result<Child> {
+        let cmd = spawn::command(config);
+        match self {
+            Runtime::Smol { .. } => spawn::on_spawner_thread(move || with_smol::spawn_child(cmd)),
+            #[cfg(feature = "tokio")]
+            Runtime::Tokio(handle) => {
+                let handle = handle.clone();
+                spawn::on_spawner_thread(move || with_tokio::spawn_child(&handle, cmd))
+            }
+        }
+    }
+}

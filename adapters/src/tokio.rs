@@ -1,0 +1,89 @@
+//! mcpwire in a tokio host (feature `tokio`): connections that run on the tokio runtime current
+//! where they are opened, as any task of the host's does.
+//!
+//! A stdio server is spawned through tokio's own child handling and read and written through
+//! tokio's reactor; the connection's timers are tokio's; the host's handlers (elicitation,
+//! sampling, roots) run as tasks spawned on that runtime, so a handler may await tokio (an
+//! HTTP request of the host's, a tokio timer) and a slow one holds up nothing. No thread of
+//! async-io or async-process is started: the only thread of mcpwire's own is the one that
+//! spawns servers (on Linux a server's parent-death signal follows the thread that spawned it,
+//! so that thread lives as long as the host).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), mcpwire::Error> {
+//! use mcpwire::{ConnectOptions, ServerConfig};
+//!
+//! let server = ServerConfig::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"]);
+//! let client = mcpwire::tokio::connect(&server, ConnectOptions::default()).await?;
+//! let result = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+//! println!("{}", result.text());
+//! client.close().await;
+//! # Ok(()) }
+//! ```
+//!
+//! Both runtimes' flavours work: on the multi-thread runtime the driver runs on a worker and a
+//! caller waiting for its answer runs the connection itself while it can (no hop to the
+//! driver's task); on current_thread everything stays on the runtime's one thread. An HTTP
+//! server works too, its timers and handlers on tokio, its sockets still read through
+//! async-io's reactor (whose thread starts with the first).
+
+use ::tokio::runtime::Handle;
+use mcpwire_core::config::ServerConfig;
+
+use crate::client::Client;
+use crate::connect::{connect_on, connect_pipes, ready_or_closed, ConnectOptions};
+use crate::driver::Driver;
+use crate::error::Error;
+use crate::runtime::child::Writer;
+use crate::runtime::Runtime;
+use crate::stdio::pipe_reader::PipeReader;
+
+/// The tokio runtime current here.
+fn current() -> Result<Runtime, Error> {
+    Handle::try_current()
+        .map(Runtime::Tokio)
+        .map_err(|e| Error::NoRuntime {
+            runtime: "tokio",
+            message: e.to_string(),
+        })
+}
+
+/// Connects on the tokio runtime current here, spawns the connection's driver on it and waits
+/// for the handshake. When the handshake fails, the connection is closed as on every other path
+/// (a stdio server gets stdin EOF, then SIGTERM, then SIGKILL, and is reaped) before the error
+/// is returned. Outside a tokio runtime: [`Error::NoRuntime`], nothing started.
+pub async fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<Client, Error> {
+    let (client, driver) = connect_with_driver(config, options)?;
+    ::tokio::spawn(driver);
+    ready_or_closed(client).await
+}
+
+/// Connects on the tokio runtime current here and gives the handle and the connection's
+/// [`Driver`], for the host to spawn (or to poll in a task of its own): as
+/// [`crate::connect`], on tokio. Spawn failures surface here. Outside a tokio runtime:
+/// [`Error::NoRuntime`], nothing started.
+pub fn connect_with_driver(
+    config: &ServerConfig,
+    options: ConnectOptions,
+) -> Result<(Client, Driver), Error> {
+    connect_on(config, options, current()?)
+}
+
+/// Connects to a server over any pair of tokio byte streams that carry its stdout and stdin
+/// (JSONL), on the tokio runtime current here: as [`crate::connect_streams`], on tokio. `name`
+/// names it in errors. Outside a tokio runtime: [`Error::NoRuntime`].
+pub fn connect_streams<R, W>(
+    name: &str,
+    stdout: R,
+    stdin: W,
+    options: ConnectOptions,
+) -> Result<(Client, Driver), Error>
+where
+    R: ::tokio::io::AsyncRead + Send + 'static,
+    W: ::tokio::io::AsyncWrite + Send + 'static,
+{
+    let runtime = current()?;
+    let stdout = PipeReader::tokio_stream(stdout);
+    let stdin = Writer::Tokio(Box::pin(stdin));
+    Ok(connect_pipes(name, stdout, stdin, options, runtime))
+}
