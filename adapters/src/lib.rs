@@ -36,6 +36,7 @@ mod drain_read;
 mod driver;
 mod error;
 mod future;
+pub mod guide;
 mod handlers;
 pub mod hosts;
 mod http;
