@@ -1,4 +1,19 @@
 //! The `mcpwire` command line: inspect and call any MCP server from a shell.
+//!
+//! ```sh
+//! cargo install --locked mcpwire-cli
+//! mcpwire demo                       # a guided tour of the protocol against the demo server
+//! mcpwire tools                      # with no server named: the built-in demo server
+//! mcpwire call add a=2 b=40
+//! mcpwire --stdio "npx -y @modelcontextprotocol/server-everything" tools
+//! mcpwire --http https://mcp.example.com/mcp info
+//! mcpwire --config ~/.cursor/mcp.json servers
+//! ```
+//!
+//! Every command, option and exit code is in the crate's README; `mcpwire --help` has them too.
+//!
+//! Feature `keychain` (off by default): sign-ins kept in the OS keychain when there is one (else
+//! in the state folder, with a warning).
 
 use std::process::ExitCode;
 use std::time::Duration;
