@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Type-checks mcpwire where the tests do not run it: at the MSRV on Linux, and for Windows and
-# macOS. Called by .ci/test; also runs on its own from the repository root (README: "Platforms").
+# macOS. Called by .ci/test; also runs on its own from the repository root (docs/architecture.md: "Platforms").
 #
 #   .ci/platforms.sh            the test command's checks, with Rust 1.85 (the MSRV):
 #                                 the workspace's libraries and binaries on Linux;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Opt-in (not part of .ci/test): mcpwire's process-tree and stdio tests and the Manager's tests
 # built for x86_64-pc-windows-gnu with mingw-w64 and run under Wine, on a Debian 12 x86_64
-# machine (README: "Platforms"). Nothing is installed system-wide: Debian's rustc-web 1.85, mingw-w64 and
+# machine (docs/architecture.md: "Platforms"). Nothing is installed system-wide: Debian's rustc-web 1.85, mingw-w64 and
 # Wine 8 are unpacked into the cache folder (.ci/debian.sh), Wine's prefix made there too.
 #
 #   .ci/wine.sh                      the three test files

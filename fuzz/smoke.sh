@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fuzz smoke test (README: "Fuzzing"): installs the pinned cargo-fuzz if it is missing,
+# The fuzz smoke test (docs/architecture.md: "Fuzzing"): installs the pinned cargo-fuzz if it is missing,
 # builds every fuzz target, then runs each one for a few seconds on its seed corpus
 # (`fuzz/seeds/<target>/`). Any crash, leak, timeout or out-of-memory fails the run.
 #

@@ -1,31 +1,53 @@
-//! mcpwire: a Model Context Protocol client.
-//!
-//! The protocol lives in the sans-IO core, [`mcpwire_core`]; this crate wires it to child
-//! processes with small smol-based drivers and gives an async [`Client`].
+//! mcpwire: a Model Context Protocol client, for servers over stdio and Streamable HTTP, in both
+//! protocol eras.
 //!
 //! ```no_run
-//! # async fn run() -> Result<(), mcpwire::Error> {
 //! use mcpwire::{ConnectOptions, ServerConfig};
+//! use serde_json::json;
 //!
-//! let server = ServerConfig::stdio("npx", ["-y", "@modelcontextprotocol/server-everything"]);
-//! let client = mcpwire::connect_smol(&server, ConnectOptions::default()).await?;
-//! for tool in client.list_tools().await? {
-//!     println!("{}", tool.name);
+//! fn main() -> Result<(), mcpwire::Error> {
+//!     smol::block_on(async {
+//!         // The demo server of the command line (`cargo install --locked mcpwire-cli`).
+//!         let server = ServerConfig::stdio("mcpwire", ["serve-demo"]);
+//!         let client = mcpwire::connect_smol(&server, ConnectOptions::default()).await?;
+//!         for tool in client.list_tools().await? {
+//!             println!("{}", tool.name);
+//!         }
+//!         let sum = client.call_tool("add", json!({"a": 2, "b": 40})).await?;
+//!         println!("2 + 40 = {}", sum.text());
+//!         client.close().await;
+//!         Ok(())
+//!     })
 //! }
-//! let result = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
-//! println!("{}", result.text());
-//! client.close().await;
-//! # Ok(()) }
 //! ```
 //!
-//! [`connect`] spawns the server and returns the [`Client`] handle and the connection's
-//! [`Driver`]: a future that does all of the connection's IO. Spawn it on any executor, or let
-//! [`connect_smol`] spawn it on smol's. A caller waiting for its answer runs the connection
-//! itself while nobody else does, so a call made on another thread than the driver's costs no
-//! hop to the driver's thread and back; the driver runs it the rest of the time (notifications,
-//! server requests, a caller that stopped polling). Dropping the last handle closes the
-//! connection gracefully; dropping the driver kills the server's process group at once (on
-//! Windows, its job object: see [`ProcessActionObserver`]).
+//! On tokio, [`connect`] hands back the client and its [`Driver`]: `tokio::spawn(driver)`, then
+//! `client.ready().await?` (the [getting started](guide::getting_started) guide has the whole
+//! program). The [`guide`] module has a page for each thing a host does: HTTP, the eras, errors
+//! and at most once, handlers, many servers with the [`manager`], [`hosts`]' files, [`oauth`],
+//! tasks, Skills and Apps, observability, embedding the sans-IO core, testing.
+//!
+//! The protocol lives in the sans-IO core, [`mcpwire_core`] (re-exported as [`core`]); this
+//! crate wires it to child processes and HTTP with one small smol-based driver and gives the
+//! async [`Client`]. [`connect`] spawns the server and returns the [`Client`] handle and the
+//! connection's [`Driver`]: a future that does all of the connection's IO. Spawn it on any
+//! executor, or let [`connect_smol`] spawn it on smol's. A caller waiting for its answer runs
+//! the connection itself while nobody else does, so a call made on another thread than the
+//! driver's costs no hop to the driver's thread and back; the driver runs it the rest of the
+//! time (notifications, server requests, a caller that stopped polling). Dropping the last
+//! handle closes the connection gracefully; dropping the driver kills the server's process group
+//! at once (on Windows, its job object: see [`ProcessActionObserver`]).
+//!
+//! # Features
+//!
+//! | feature | default | what it does |
+//! |---|---|---|
+//! | `tracing` | yes | `tracing` events for what a connection reports beside calls: diagnostics, renewals, the close, a failed handler |
+//! | `oauth` | yes | the OAuth 2.1 client: sign-in when a server answers `401`, token stores, the grants without a user, DPoP ([`oauth`]) |
+//! | `skills` | yes | Skills (SEP-2640): [`Client::get_skill`] and [`Client::load_skill`], each file verified against its entry |
+//! | `schemas` | yes | tool calls checked against the tools' schemas: the result's `structuredContent` against the `outputSchema`, and when asked the arguments against the `inputSchema` |
+//! | `keychain` | no | `oauth::KeychainTokenStore`: sign-ins kept in the OS keychain (macOS Keychain, Windows Credential Manager, the Secret Service on Linux and FreeBSD) |
+//! | `demo` | no | the core's demo server (`core::server`), `serve_demo` to run it over a byte stream, and the `mcpwire-demo-server` binary |
 #![deny(missing_docs)]
 
 mod client;
@@ -36,6 +58,7 @@ mod drain_read;
 mod driver;
 mod error;
 mod future;
+pub mod guide;
 mod handlers;
 pub mod hosts;
 mod http;

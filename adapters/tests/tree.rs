@@ -1,6 +1,6 @@
 //! A stdio server's whole process tree, on every system mcpwire runs on: the server and what it
 //! started end at `close()` and when the driver is dropped, and the server ends when its host
-//! dies (README, "Platforms": the rest of the tree too on Windows, where a job object holds it;
+//! dies (docs/architecture.md, "Platforms": the rest of the tree too on Windows, where a job object holds it;
 //! on Unix the rest of the tree is left to notice its stdin close).
 //!
 //! The program has its own harness: it is the test, and by the role in its environment also
@@ -294,7 +294,7 @@ fn the_host_s_death() {
             "grandchild {grandchild} survived the host"
         );
     } else {
-        // Its stdin is not the server's: nothing tells it (README, "Platforms").
+        // Its stdin is not the server's: nothing tells it (docs/architecture.md, "Platforms").
         assert!(
             alive(grandchild),
             "grandchild {grandchild} ended though nothing ends it"

@@ -32,6 +32,54 @@
 //! The core never reads the clock: every `now` is the caller's. After every input or command,
 //! drain [`Connection::poll_output`] until it returns `None` (debug builds check it).
 //!
+//! # Quickstart
+//!
+//! A connection and the demo server (feature `demo`), both sans-IO, in one thread: the loop
+//! carries the bytes between them, as a driver carries them to and from a child's pipes.
+//!
+//! ```
+//! # #[cfg(feature = "demo")]
+//! # fn main() {
+//! use std::time::Instant;
+//! use mcpwire_core::server::{DemoConfig, DemoServer};
+//! use mcpwire_core::types::CallToolResult;
+//! use mcpwire_core::{CallOptions, ClientConfig, Connection, Event, McpCall, Output};
+//! use mcpwire_core::{StdioInput, StdioOptions};
+//!
+//! let now = Instant::now();
+//! let mut conn = Connection::stdio(now, ClientConfig::default(), StdioOptions::default());
+//! let mut server = DemoServer::new(DemoConfig::default()); // stands for the server's process
+//! let (mut call, mut answer) = (None, None);
+//! while answer.is_none() {
+//!     // 1. Drain the connection's outputs and carry each out.
+//!     while let Some(out) = conn.poll_output() {
+//!         match out {
+//!             Output::Write(bytes) => server.handle_stdin(now, &bytes),
+//!             Output::Event(Event::Ready { .. }) => {
+//!                 let args = serde_json::json!({"a": 2, "b": 40});
+//!                 let add = McpCall::call_tool("add", Some(args));
+//!                 call = Some(conn.call(now, &add, CallOptions::default()).unwrap());
+//!             }
+//!             Output::Event(Event::CallDone { call: done, outcome }) if Some(done) == call => {
+//!                 answer = Some(outcome.unwrap().parse::<CallToolResult>().unwrap());
+//!             }
+//!             _ => {}
+//!         }
+//!     }
+//!     // 2. Feed back what the server wrote, with the time it came.
+//!     while let Some(bytes) = server.poll_output() {
+//!         conn.handle_stdio(now, StdioInput::Stdout(&bytes)).unwrap();
+//!     }
+//! }
+//! assert_eq!(answer.unwrap().text(), "42");
+//! # }
+//! # #[cfg(not(feature = "demo"))]
+//! # fn main() {}
+//! ```
+//!
+//! A whole loop, with deadlines and the close, is the `core_loop` example of the `mcpwire`
+//! crate; `mcpwire`'s guide "Embedding the sans-IO core in your own loop" explains each step.
+//!
 //! # Modules
 //!
 //! - [`Connection`] and its vocabulary, at the crate root: [`Output`], [`Event`],
@@ -52,6 +100,16 @@
 //!   the verification of a skill's files against its entry.
 //! - [`schema`] (feature `schemas`): tool calls checked against the tools' output and input
 //!   schemas.
+//!
+//! # Features
+//!
+//! | feature | what it does |
+//! |---|---|
+//! | `oauth` | the sans-IO OAuth 2.1 client ([`oauth`]): discovery, registration, PKCE, tokens, the grants without a user, DPoP; on in `mcpwire` by default |
+//! | `skills` | each file of a skill checked against its entry's SHA-256 digest and size, its `SKILL.md` frontmatter against the entry's; on in `mcpwire` by default |
+//! | `schemas` | a call's `structuredContent` checked against the tool's `outputSchema`, and when asked its arguments against the `inputSchema` (validator: boon); on in `mcpwire` by default |
+//! | `demo` | the demo server (`server`): a small MCP server on the same engine, for tests and the command line |
+//! | `fuzzing` | entry points for the fuzz targets (`fuzzing`), compiled with the crate so they cannot rot |
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

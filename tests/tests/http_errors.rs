@@ -1,6 +1,6 @@
 //! Errors a person can act on: each way an HTTP exchange fails, through real sockets, ends with
 //! its typed kind, words that say what happened, and the URL without its credentials. One
-//! scenario per row of the table in the README ("HTTP errors").
+//! scenario per row of the failure table in the HTTP guide (adapters/docs/http.md).
 
 use std::net::TcpListener;
 use std::time::Duration;

@@ -1,5 +1,20 @@
 //! The `mcpwire` command line: inspect and call any MCP server from a shell.
 //!
+//! ```sh
+//! cargo install --locked mcpwire-cli
+//! mcpwire demo                       # a guided tour of the protocol against the demo server
+//! mcpwire tools                      # with no server named: the built-in demo server
+//! mcpwire call add a=2 b=40
+//! mcpwire --stdio "npx -y @modelcontextprotocol/server-everything" tools
+//! mcpwire --http https://mcp.example.com/mcp info
+//! mcpwire --config ~/.cursor/mcp.json servers
+//! ```
+//!
+//! Every command, option and exit code is in the crate's README; `mcpwire --help` has them too.
+//!
+//! Feature `keychain` (off by default): sign-ins kept in the OS keychain when there is one (else
+//! in the state folder, with a warning).
+//!
 //! This file is the wiring: it reads the command line, runs the commands that need no server
 //! (`serve-demo`, `completions`, `decode`, `demo`, `servers` and `auth` without a connection),
 //! hands a configuration file of several servers to [`servers`] and every other command to

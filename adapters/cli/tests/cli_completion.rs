@@ -98,21 +98,17 @@ fn tool_names_and_argument_keys_come_from_the_tools_cache_without_starting_the_s
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The README's way to install the bash completion script works in a home directory where
+/// The command line's README's way to install the bash completion script works in a home directory where
 /// its folder does not exist yet.
 #[test]
 fn the_readme_s_completions_command_works_in_a_new_home() {
-    let readme = include_str!("../../../README.md");
-    let lines: Vec<&str> = readme.lines().collect();
-    let at = lines
-        .iter()
-        .position(|l| l.contains("-- completions bash >"))
-        .expect("the README installs the bash completion");
-    let mut command = lines[at].trim().to_owned();
-    if let Some(before) = lines[at - 1].trim().strip_suffix('\\') {
-        command = format!("{before} {command}");
-    }
-    let command = command.replace("cargo run --release -p mcpwire-cli --", &format!("'{BIN}'"));
+    let readme = include_str!("../README.md");
+    let command = readme
+        .lines()
+        .find(|l| l.contains("mcpwire completions bash >"))
+        .expect("the README installs the bash completion")
+        .trim()
+        .replace("&& mcpwire completions", &format!("&& '{BIN}' completions"));
     let home = temp("completion-home");
     let o = Command::new("bash")
         .args(["-c", &command])

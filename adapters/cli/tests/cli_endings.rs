@@ -879,7 +879,7 @@ fn help_exit_table(help: &str) -> Vec<ExitRow> {
     rows
 }
 
-/// The README's table: `| CODE | KIND | WORDS |`, backticks left out.
+/// The command line's README's table: `| CODE | KIND | WORDS |`, backticks left out.
 fn readme_exit_table(readme: &str) -> Vec<ExitRow> {
     readme
         .lines()
@@ -903,12 +903,12 @@ fn readme_exit_table(readme: &str) -> Vec<ExitRow> {
         .collect()
 }
 
-/// The exit codes are one table, the same in `--help` and the README: one code for each kind
+/// The exit codes are one table, the same in `--help` and the command line's README: one code for each kind
 /// of failure, each kind with one code, every code the command line ends with among them.
 #[test]
 fn every_exit_code_is_one_table_in_help_and_the_readme() {
     let help = stdout(&mcpwire(&["--help"]));
-    let readme = include_str!("../../../README.md");
+    let readme = include_str!("../README.md");
     let in_help = help_exit_table(&help);
     let in_readme = readme_exit_table(readme);
     assert_eq!(in_help, in_readme);
