@@ -11,6 +11,7 @@ use mcpwire_core::types::Implementation;
 use mcpwire_core::{
     ClientConfig, Connection, Era, HttpOptions, Limits, ShutdownTimeouts, StdioOptions,
 };
+use serde_json::{Map, Value};
 
 use crate::client::Client;
 use crate::contain::Taps;
@@ -115,7 +116,19 @@ pub struct ConnectOptions {
     /// the environment or an input is named by
     /// [`LoadedServer::target`](crate::hosts::LoadedServer::target), with `***` in their place.
     pub shown_as: Option<String>,
+    /// Gives the entries each request adds to its `params._meta`: the current trace context
+    /// (`traceparent`, `tracestate`, `baggage`, W3C Trace Context) most often (default none).
+    /// Called in the caller's own task when a call is made, so that it sees the caller's
+    /// context; no OpenTelemetry crate is needed. A call's own `_meta` entries win over these,
+    /// and the keys the protocol reserves (`progressToken`, `io.modelcontextprotocol/*`) are
+    /// never set by them. A panic in it is caught and told
+    /// ([`Event::HandlerFailed`](crate::Event::HandlerFailed)); the call goes without them.
+    pub trace_context: Option<TraceContext>,
 }
+
+/// The function that gives each request's trace context entries
+/// ([`ConnectOptions::trace_context`]).
+pub type TraceContext = Arc<dyn Fn() -> Map<String, Value> + Send + Sync>;
 
 impl Default for ConnectOptions {
     fn default() -> Self {
@@ -140,6 +153,7 @@ impl Default for ConnectOptions {
             #[cfg(feature = "oauth")]
             oauth: None,
             shown_as: None,
+            trace_context: None,
         }
     }
 }
@@ -194,6 +208,27 @@ impl ConnectOptions {
         self
     }
 
+    /// Sets the function that gives each request's trace context entries (see the field).
+    ///
+    /// ```
+    /// use mcpwire::ConnectOptions;
+    /// use serde_json::{json, Map};
+    ///
+    /// let options = ConnectOptions::default().trace_context(|| {
+    ///     let mut entries = Map::new();
+    ///     let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    ///     entries.insert("traceparent".into(), json!(traceparent));
+    ///     entries
+    /// });
+    /// ```
+    pub fn trace_context(
+        mut self,
+        f: impl Fn() -> Map<String, Value> + Send + Sync + 'static,
+    ) -> Self {
+        self.trace_context = Some(Arc::new(f));
+        self
+    }
+
     /// Sets the stderr line callback.
     pub fn on_stderr(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.on_stderr = Some(Arc::new(f));
@@ -234,7 +269,7 @@ impl ConnectOptions {
         let max_unread = self.limits.max_notifications;
         let mut state = ConnectionState::new(conn, target, pid, max_unread);
         state.tap_failures = taps.log;
-        let shared = SharedConnection::new(state, runtime);
+        let shared = SharedConnection::new(state, runtime, self.trace_context);
         let driver = Driver::new(shared.clone(), io, self.handlers, self.on_stderr);
         (Client::new(shared), driver)
     }

@@ -25,6 +25,7 @@ use mcpwire_core::{
 use serde_json::{Map, Value};
 
 use super::handle::Client;
+use crate::contain;
 use crate::driver::route::Claim;
 use crate::driver::run::{run_loop, SharedConnection};
 use crate::driver::state::Slot;
@@ -49,6 +50,21 @@ type Issue<'a> = Box<
         + 'a,
 >;
 
+/// Adds the host's trace context `entries` beneath those the call's options already have.
+fn with_context(opts: &mut CallOptions, entries: Map<String, Value>) {
+    if entries.is_empty() {
+        return;
+    }
+    match &mut opts.context_meta {
+        None => opts.context_meta = Some(entries),
+        Some(own) => {
+            for (k, v) in entries {
+                own.entry(k).or_insert(v);
+            }
+        }
+    }
+}
+
 /// The usual command: the call itself.
 fn send(
     c: &mut Connection,
@@ -69,6 +85,12 @@ impl Client {
         issue: Issue<'_>,
     ) -> Result<RawJson, Error> {
         self.ready().await?;
+        // The host's trace context, read here in the caller's task (it is the caller's).
+        let context = self
+            .shared
+            .trace_context
+            .as_ref()
+            .map(|f| contain::call(|| f()));
         let claim = Claim::new(&self.shared.route);
         let call = {
             let mut st = self.shared.lock();
@@ -77,8 +99,18 @@ impl Client {
             if let Some(closed) = st.terminal.clone() {
                 return Err(Error::Closed(closed));
             }
+            let mut sent = opts.clone();
+            match context {
+                Some(Ok(entries)) => with_context(&mut sent, entries),
+                Some(Err(words)) => {
+                    let failure = HandlerFailure::new(HostHandler::TraceContext, words);
+                    trace::handler_failed(&failure);
+                    st.tap_failures.push(failure);
+                }
+                None => {}
+            }
             let now = Instant::now();
-            let id = match issue(&mut st.conn, now, opts.clone(), &request) {
+            let id = match issue(&mut st.conn, now, sent, &request) {
                 Ok(id) => id,
                 Err(e) => return Err(st.command_error(e)),
             };
