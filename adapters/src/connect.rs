@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use crate::client::Client;
 use crate::contain::Taps;
 use crate::driver::run::SharedConnection;
+use crate::driver::spans::{ConnectionSpan, Peer};
 use crate::driver::state::ConnectionState;
 use crate::driver::Driver;
 use crate::error::Error;
@@ -247,13 +248,13 @@ impl ConnectOptions {
         (self, taps)
     }
 
-    /// The handle and the driver of a connection whose core is `conn`, on `runtime`.
+    /// The handle and the driver of a connection whose core is `conn`, on `runtime`, to a
+    /// server named `target` (its process `pid`, 0 for none) at `peer`.
     fn finish(
         mut self,
         taps: Taps,
         mut conn: Connection,
-        target: String,
-        pid: u32,
+        (target, pid, peer): (String, u32, Peer),
         io: Box<dyn TransportIo>,
         runtime: Runtime,
     ) -> (Client, Driver) {
@@ -269,6 +270,8 @@ impl ConnectOptions {
         let max_unread = self.limits.max_notifications;
         let mut state = ConnectionState::new(conn, target, pid, max_unread);
         state.tap_failures = taps.log;
+        state.span = ConnectionSpan::new(&state.target, &peer);
+        state.peer = peer;
         let shared = SharedConnection::new(state, runtime, self.trace_context);
         let driver = Driver::new(shared.clone(), io, self.handlers, self.on_stderr);
         (Client::new(shared), driver)
@@ -319,7 +322,8 @@ pub(crate) fn connect_on(
     let tail = StderrTail::new(options.stderr_tail, options.on_stderr.clone());
     let mut io = PipeIo::child(child, tail, stdio.clone(), runtime.clone());
     io.observe(options.on_process_action.clone());
-    Ok(options.finish(taps, conn, command, pid, Box::new(io), runtime))
+    let server = (command, pid, Peer::pipe());
+    Ok(options.finish(taps, conn, server, Box::new(io), runtime))
 }
 
 fn connect_http(
@@ -375,7 +379,8 @@ fn connect_http(
         counters.clone(),
     ));
     #[allow(unused_mut)]
-    let (client, mut driver) = options.finish(taps, conn, shown, 0, io, runtime);
+    let peer = Peer::of_url(&config.url);
+    let (client, mut driver) = options.finish(taps, conn, (shown, 0, peer), io, runtime);
     #[cfg(feature = "oauth")]
     if let Some(oauth) = oauth {
         driver.set_auth(oauth::AuthSession::new(oauth, auth_backend, &config.url));
@@ -420,7 +425,8 @@ pub(crate) fn connect_pipes(
     );
     let mut io = PipeIo::streams(Some(stdout), Some(stdin));
     io.observe(options.on_process_action.clone());
-    options.finish(taps, conn, name.to_owned(), 0, Box::new(io), runtime)
+    let server = (name.to_owned(), 0, Peer::pipe());
+    options.finish(taps, conn, server, Box::new(io), runtime)
 }
 
 /// Connects, spawns the driver on smol's global executor and waits for the handshake. When

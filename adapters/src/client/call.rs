@@ -28,6 +28,7 @@ use super::handle::Client;
 use crate::contain;
 use crate::driver::route::Claim;
 use crate::driver::run::{run_loop, SharedConnection};
+use crate::driver::spans::CallSpan;
 use crate::driver::state::Slot;
 use crate::driver::trace;
 use crate::error::{Error, Reissue};
@@ -84,19 +85,23 @@ impl Client {
         request: McpCall,
         issue: Issue<'_>,
     ) -> Result<RawJson, Error> {
-        self.ready().await?;
-        // The host's trace context, read here in the caller's task (it is the caller's).
-        let context = self
-            .shared
-            .trace_context
-            .as_ref()
-            .map(|f| contain::call(|| f()));
+        // The call's span, from now to its outcome (parent: the caller's span).
+        let span = CallSpan::start(&self.shared.span, &request);
+        if let Err(e) = self.ready().await {
+            span.failed("not_ready", &e.to_string());
+            return Err(e);
+        }
+        // The host's trace context, read here in the caller's task (it is the caller's), with
+        // the call's span current.
+        let context =
+            (self.shared.trace_context.as_ref()).map(|f| span.in_scope(|| contain::call(|| f())));
         let claim = Claim::new(&self.shared.route);
         let call = {
             let mut st = self.shared.lock();
             // The connection ended (its driver too, maybe, with nothing left to run it): the
             // call fails now rather than wait for what will never come.
             if let Some(closed) = st.terminal.clone() {
+                span.failed("closed", &closed.to_string());
                 return Err(Error::Closed(closed));
             }
             let mut sent = opts.clone();
@@ -112,8 +117,13 @@ impl Client {
             let now = Instant::now();
             let id = match issue(&mut st.conn, now, sent, &request) {
                 Ok(id) => id,
-                Err(e) => return Err(st.command_error(e)),
+                Err(e) => {
+                    let e = st.command_error(e);
+                    span.failed("not_sent", &e.to_string());
+                    return Err(e);
+                }
             };
+            span.issued(&st.conn, &st.peer, id);
             st.slots.insert(id, Slot::new(opts.on_progress.is_some()));
             // The caller sends its request itself at its first poll when it can claim the
             // connection; otherwise the one running it is told.
@@ -135,6 +145,7 @@ impl Client {
             watch: None,
         }
         .await;
+        span.ended(&outcome);
         outcome.map_err(|e| match e {
             CallError::Local(LocalError::Closed(closed)) => Error::Closed(closed),
             // The call as made was kept for this: the caller may send it again.

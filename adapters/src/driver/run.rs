@@ -47,6 +47,8 @@ pub(crate) struct SharedConnection {
     /// The host's trace context entries for each request (see
     /// [`ConnectOptions::trace_context`](crate::ConnectOptions::trace_context)).
     pub(crate) trace_context: Option<crate::connect::TraceContext>,
+    /// The connection's span (the calls' spans link to it).
+    pub(crate) span: super::spans::ConnectionSpan,
 }
 
 impl SharedConnection {
@@ -55,6 +57,7 @@ impl SharedConnection {
         runtime: Runtime,
         trace_context: Option<crate::connect::TraceContext>,
     ) -> Arc<SharedConnection> {
+        let span = state.span.clone();
         let route = Route::new();
         state.driver_waker = Some(route.waker());
         Arc::new(SharedConnection {
@@ -64,6 +67,7 @@ impl SharedConnection {
             inbound_waiting: AtomicBool::new(false),
             runtime,
             trace_context,
+            span,
         })
     }
 

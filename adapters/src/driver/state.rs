@@ -141,6 +141,10 @@ pub(crate) struct ConnectionState {
     /// The reason a call's cancellation gives when its future is dropped, when the host chose
     /// one ([`Client::set_cancel_reason`](crate::Client::set_cancel_reason)).
     pub(crate) cancel_reason: Option<Arc<str>>,
+    /// Where the server is (the transport, the HTTP host and port), for the spans.
+    pub(crate) peer: super::spans::Peer,
+    /// The connection's span.
+    pub(crate) span: super::spans::ConnectionSpan,
 }
 
 impl ConnectionState {
@@ -162,6 +166,8 @@ impl ConnectionState {
             events: Bounded::new(max_unread),
             close_waiters: Vec::new(),
             cancel_reason: None,
+            peer: Default::default(),
+            span: Default::default(),
             handles: 1,
             close_requested: false,
             terminal: None,
