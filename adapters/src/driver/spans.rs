@@ -39,9 +39,11 @@ impl Peer {
         let parsed = url::Url::parse(url).ok();
         Peer {
             transport: "tcp",
-            address: parsed
-                .as_ref()
-                .and_then(|u| u.host_str().map(str::to_owned)),
+            address: parsed.as_ref().and_then(|u| match u.host()? {
+                // An IPv6 address without the URL's brackets.
+                url::Host::Ipv6(a) => Some(a.to_string()),
+                host => Some(host.to_string()),
+            }),
             port: parsed.and_then(|u| u.port_or_known_default()),
         }
     }
@@ -308,5 +310,30 @@ fn call_error_kind(e: &CallError) -> &'static str {
         #[cfg(feature = "schemas")]
         CallError::Schema { .. } => "schema_mismatch",
         _ => "_OTHER",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Peer;
+
+    /// An HTTP server's address and port, as the conventions name them: the URL's host (no
+    /// credentials, no brackets), its port or the scheme's.
+    #[test]
+    fn an_http_servers_address_and_port_come_from_its_url() {
+        let of = |url: &str| {
+            let p = Peer::of_url(url);
+            (p.transport, p.address, p.port)
+        };
+        let tcp = |host: &str, port: u16| ("tcp", Some(host.to_owned()), Some(port));
+        assert_eq!(of("http://example.com/mcp"), tcp("example.com", 80));
+        assert_eq!(of("https://example.com/mcp"), tcp("example.com", 443));
+        assert_eq!(
+            of("http://u:secret@127.0.0.1:8931/mcp"),
+            tcp("127.0.0.1", 8931)
+        );
+        assert_eq!(of("https://[::1]:9000/"), tcp("::1", 9000));
+        assert_eq!(of("not a url"), ("tcp", None, None));
+        assert_eq!(Peer::pipe().transport, "pipe");
     }
 }
