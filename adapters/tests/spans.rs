@@ -24,6 +24,8 @@ struct Recorded {
     closed: bool,
     follows: Vec<u64>,
     parent: Option<u64>,
+    /// The events told on it: their messages and fields.
+    events: Vec<BTreeMap<String, String>>,
 }
 
 /// A subscriber that keeps every span and its fields.
@@ -44,6 +46,9 @@ impl Visit for Fields<'_> {
         self.0.insert(field.name().into(), value.into());
     }
     fn record_i64(&mut self, field: &Field, value: i64) {
+        self.0.insert(field.name().into(), value.to_string());
+    }
+    fn record_f64(&mut self, field: &Field, value: f64) {
         self.0.insert(field.name().into(), value.to_string());
     }
 }
@@ -77,7 +82,14 @@ impl Subscriber for Recorder {
             r.follows.push(follows.into_u64());
         }
     }
-    fn event(&self, _: &Event<'_>) {}
+    fn event(&self, event: &Event<'_>) {
+        let Some(parent) = event.parent() else { return };
+        let mut fields = BTreeMap::new();
+        event.record(&mut Fields(&mut fields));
+        if let Some(r) = self.spans.lock().unwrap().get_mut(&parent.into_u64()) {
+            r.events.push(fields);
+        }
+    }
     fn enter(&self, span: &Id) {
         self.entered.lock().unwrap().push(span.into_u64());
     }
@@ -142,6 +154,10 @@ fn calls_and_the_connection_make_spans_named_and_attributed_as_the_conventions_s
         // A tool's own error (`isError`).
         let failed = client.call_tool("fail", json!({})).await.unwrap();
         assert!(failed.is_error, "{failed:?}");
+        // A call with progress: each update an event on its span.
+        let steps = json!({"steps": 3, "interval_ms": 5});
+        let opts = CallOptions::default().progress();
+        client.call_tool_with("slow", steps, opts).await.unwrap();
         // A call that timed out.
         let opts = CallOptions::default().timeout(Duration::from_millis(200));
         let slow = json!({"steps": 50, "interval_ms": 100});
@@ -178,6 +194,7 @@ fn calls_and_the_connection_make_spans_named_and_attributed_as_the_conventions_s
                 "tools/call add",
                 "prompts/get no-such-prompt",
                 "tools/call fail",
+                "tools/call slow",
                 "tools/call slow"
             ]
         );
@@ -243,7 +260,20 @@ fn calls_and_the_connection_make_spans_named_and_attributed_as_the_conventions_s
                 ("otel.status_code", "ERROR"),
             ])
         );
-        let mut late_fields = fields_of(&calls[3].1);
+        let progress = &calls[3].1;
+        assert_eq!(progress.fields.get("error.type"), None, "{progress:?}");
+        let told: Vec<(&str, &str)> = (progress.events.iter())
+            .map(|e| (e["message"].as_str(), e["progress"].as_str()))
+            .collect();
+        assert_eq!(
+            told,
+            [
+                ("mcp progress", "1"),
+                ("mcp progress", "2"),
+                ("mcp progress", "3")
+            ]
+        );
+        let mut late_fields = fields_of(&calls[4].1);
         let words = late_fields.remove("otel.status_description").unwrap();
         assert_eq!(words, late.to_string());
         assert_eq!(

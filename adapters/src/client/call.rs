@@ -124,7 +124,8 @@ impl Client {
                 }
             };
             span.issued(&st.conn, &st.peer, id);
-            st.slots.insert(id, Slot::new(opts.on_progress.is_some()));
+            st.slots
+                .insert(id, Slot::new(opts.on_progress.is_some(), span.clone()));
             // The caller sends its request itself at its first poll when it can claim the
             // connection; otherwise the one running it is told.
             if !claim.take(None) {

@@ -11,7 +11,7 @@
 //! The core reports facts (its events, what a connection reads as); the spans are made here.
 //! When no subscriber listens, a span is disabled and nothing is computed or allocated for it.
 
-use mcpwire_core::{CallError, Event};
+use mcpwire_core::{CallError, Event, Progress};
 #[cfg(feature = "tracing")]
 use mcpwire_core::{CallId, Connection, LocalError, McpCall};
 
@@ -66,6 +66,7 @@ impl Default for ConnectionSpan {
 }
 
 /// The span of one call: its request (or requests: re-issues and input rounds belong to it).
+#[derive(Debug, Clone)]
 pub(crate) struct CallSpan {
     #[cfg(feature = "tracing")]
     span: tracing::Span,
@@ -99,18 +100,24 @@ impl ConnectionSpan {
     }
 
     /// Records what `event` tells of the connection: once ready, the server's name, the era
-    /// and the protocol version.
+    /// and the protocol version; a session renewed, as an event on the span.
     pub(crate) fn event(&self, event: &Event) {
         if self.span.is_disabled() {
             return;
         }
-        if let Event::Ready { era, server } = event {
-            self.span
-                .record("mcp.server.name", server.server_info.name.as_str());
-            self.span
-                .record("mcpwire.era", tracing::field::display(era));
-            self.span
-                .record("mcp.protocol.version", server.protocol_version.as_str());
+        match event {
+            Event::Ready { era, server } => {
+                let span = &self.span;
+                span.record("mcp.server.name", server.server_info.name.as_str());
+                span.record("mcpwire.era", tracing::field::display(era));
+                span.record("mcp.protocol.version", server.protocol_version.as_str());
+            }
+            Event::SessionRenewed(_) => tracing::info!(
+                target: "mcpwire::connection",
+                parent: &self.span,
+                "mcp session renewed"
+            ),
+            _ => {}
         }
     }
 }
@@ -240,6 +247,21 @@ impl CallSpan {
         self.failed(&kind, &message);
     }
 
+    /// Tells a progress update of the call (or its task's status) as an event on its span.
+    pub(crate) fn progress(&self, update: &Progress) {
+        if self.span.is_disabled() {
+            return;
+        }
+        tracing::info!(
+            target: "mcpwire::call",
+            parent: &self.span,
+            progress = update.progress,
+            total = update.total,
+            progress_message = update.message.as_deref(),
+            "mcp progress"
+        );
+    }
+
     /// Records a failure of kind `kind` (`error.type`) and its words.
     pub(crate) fn failed(&self, kind: &str, message: &str) {
         if self.span.is_disabled() {
@@ -280,6 +302,9 @@ impl CallSpan {
 
     /// Without the `tracing` feature, nothing is recorded.
     pub(crate) fn failed(&self, _kind: &str, _message: &str) {}
+
+    /// Without the `tracing` feature, nothing is told.
+    pub(crate) fn progress(&self, _update: &Progress) {}
 }
 
 /// `error.type` for a call that ended here.

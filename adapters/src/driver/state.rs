@@ -30,21 +30,25 @@ pub(crate) struct Slot {
     /// Progress updates not yet given to the caller's callback, oldest first: the caller runs
     /// its callback itself, outside every lock, before it takes the outcome.
     pub(crate) progress: VecDeque<Progress>,
+    /// The call's span: its progress is told there.
+    pub(crate) span: super::spans::CallSpan,
 }
 
 impl Slot {
-    /// A call just issued.
-    pub(crate) fn new(wants_progress: bool) -> Slot {
+    /// A call just issued, its span `span`.
+    pub(crate) fn new(wants_progress: bool, span: super::spans::CallSpan) -> Slot {
         Slot {
             outcome: None,
             waker: None,
             wants_progress,
             progress: VecDeque::new(),
+            span,
         }
     }
 
-    /// A progress update for the caller's callback; wakes the caller.
+    /// A progress update for the call's span and the caller's callback; wakes the caller.
     pub(crate) fn progress(&mut self, update: Progress) {
+        self.span.progress(&update);
         if !self.wants_progress {
             return;
         }
