@@ -21,9 +21,9 @@
 //! }
 //! ```
 //!
-//! On tokio, [`connect`] hands back the client and its [`Driver`]: `tokio::spawn(driver)`, then
-//! `client.ready().await?` (the [getting started](guide::getting_started) guide has the whole
-//! program). The [`guide`] module has a page for each thing a host does: HTTP, the eras, errors
+//! On tokio (feature `tokio`), `mcpwire::tokio::connect` connects on the host's tokio runtime:
+//! its reactor, timers and child handling, the handlers as tokio tasks (the
+//! [getting started](guide::getting_started) guide has the whole program). The [`guide`] module has a page for each thing a host does: HTTP, the eras, errors
 //! and at most once, handlers, many servers with the [`manager`], [`hosts`]' files, [`oauth`],
 //! tasks, Skills and Apps, observability, embedding the sans-IO core, testing.
 //!
@@ -47,6 +47,7 @@
 //! | `skills` | yes | Skills (SEP-2640): [`Client::get_skill`] and [`Client::load_skill`], each file verified against its entry |
 //! | `schemas` | yes | tool calls checked against the tools' schemas: the result's `structuredContent` against the `outputSchema`, and when asked the arguments against the `inputSchema` |
 //! | `keychain` | no | `oauth::KeychainTokenStore`: sign-ins kept in the OS keychain (macOS Keychain, Windows Credential Manager, the Secret Service on Linux and FreeBSD) |
+//! | `tokio` | no | `mcpwire::tokio`: connections on the host's tokio runtime (its reactor, timers and child handling; no smol thread for stdio) |
 //! | `demo` | no | the core's demo server (`core::server`), `serve_demo` to run it over a byte stream, and the `mcpwire-demo-server` binary |
 #![deny(missing_docs)]
 

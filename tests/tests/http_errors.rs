@@ -586,9 +586,17 @@ fn libcurl_failures_read_as_the_native_clients() {
             let (reason, kind) = may_have_run_anywhere(&e);
             if libcurl && way == "tls-without-close-notify" {
                 // The documented difference (`http1_via_libcurl`): libcurl's TLS reader drops
-                // what came with a close without `close_notify`, the head included. The
-                // outcome is the same: it may have run.
-                assert_eq!(kind, HttpErrorKind::HeadCutShort, "{e}");
+                // what came with a close without `close_notify`, the head included when it
+                // came in the same read as the close (which depends on the timing: a head
+                // read before it is kept, and the body is cut short). The outcome is the same
+                // either way: it may have run.
+                assert!(
+                    matches!(
+                        kind,
+                        HttpErrorKind::HeadCutShort | HttpErrorKind::BodyCutShort
+                    ),
+                    "{e}"
+                );
             } else {
                 assert_eq!(
                     kind,

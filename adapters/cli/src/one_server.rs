@@ -44,6 +44,10 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, Failure> {
     };
     let mut options = ConnectOptions {
         init_timeout,
+        // The era probe gets a third of the start's budget (10 s of the default 30), so that a
+        // longer --timeout, or a file's startup timeout, is also more time for a server that is
+        // slow to start before it can answer the probe.
+        probe_timeout: init_timeout / 3,
         era: match cli.server.era {
             // The file's `protocolEra`, unless --era says otherwise.
             EraArg::Auto => file_era.unwrap_or(mcpwire::Era::Auto),

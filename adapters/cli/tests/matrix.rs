@@ -483,9 +483,9 @@ fn run(label: &str, server: &[String], steps: Vec<Step>) {
                 let Some(step) = steps.get(i) else { break };
                 let o = Command::new(BIN)
                     .args(server)
-                    // The era probe gets a third of it: 10 s, for a cold Python start under
-                    // load (a probe unanswered in time means a handshake-era server).
-                    .args(["--timeout", "30"])
+                    // The era probe gets a third of it: 20 s, for a cold Python start on a
+                    // loaded machine (a probe unanswered in time means a handshake-era server).
+                    .args(["--timeout", "60"])
                     .args(&step.args)
                     .stdin(Stdio::null())
                     .output()

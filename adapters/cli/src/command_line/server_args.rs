@@ -49,8 +49,9 @@ pub(crate) struct ServerArgs {
     /// (never printed, not even with --verbose).
     #[arg(long, global = true, value_name = "VAR")]
     pub(crate) bearer_env: Option<String>,
-    /// Seconds to wait for each call (and for the handshake); a call's progress extends it.
-    /// Default 30, or a configuration file's startup and tool timeouts for its server.
+    /// Seconds to wait for each call (and for the handshake, of which the era probe may take a
+    /// third); a call's progress extends it. Default 30, or a configuration file's startup and
+    /// tool timeouts for its server.
     #[arg(long, global = true, value_name = "SECONDS")]
     pub(crate) timeout: Option<f64>,
     /// The most seconds a call may take in all, however much progress it reports.
