@@ -11,10 +11,12 @@ use mcpwire_core::types::Implementation;
 use mcpwire_core::{
     ClientConfig, Connection, Era, HttpOptions, Limits, ShutdownTimeouts, StdioOptions,
 };
+use serde_json::{Map, Value};
 
 use crate::client::Client;
 use crate::contain::Taps;
 use crate::driver::run::SharedConnection;
+use crate::driver::spans::{ConnectionSpan, Peer};
 use crate::driver::state::ConnectionState;
 use crate::driver::Driver;
 use crate::error::Error;
@@ -115,7 +117,19 @@ pub struct ConnectOptions {
     /// the environment or an input is named by
     /// [`LoadedServer::target`](crate::hosts::LoadedServer::target), with `***` in their place.
     pub shown_as: Option<String>,
+    /// Gives the entries each request adds to its `params._meta`: the current trace context
+    /// (`traceparent`, `tracestate`, `baggage`, W3C Trace Context) most often (default none).
+    /// Called in the caller's own task when a call is made, so that it sees the caller's
+    /// context; no OpenTelemetry crate is needed. A call's own `_meta` entries win over these,
+    /// and the keys the protocol reserves (`progressToken`, `io.modelcontextprotocol/*`) are
+    /// never set by them. A panic in it is caught and told
+    /// ([`Event::HandlerFailed`](crate::Event::HandlerFailed)); the call goes without them.
+    pub trace_context: Option<TraceContext>,
 }
+
+/// The function that gives each request's trace context entries
+/// ([`ConnectOptions::trace_context`]).
+pub type TraceContext = Arc<dyn Fn() -> Map<String, Value> + Send + Sync>;
 
 impl Default for ConnectOptions {
     fn default() -> Self {
@@ -140,6 +154,7 @@ impl Default for ConnectOptions {
             #[cfg(feature = "oauth")]
             oauth: None,
             shown_as: None,
+            trace_context: None,
         }
     }
 }
@@ -194,6 +209,27 @@ impl ConnectOptions {
         self
     }
 
+    /// Sets the function that gives each request's trace context entries (see the field).
+    ///
+    /// ```
+    /// use mcpwire::ConnectOptions;
+    /// use serde_json::{json, Map};
+    ///
+    /// let options = ConnectOptions::default().trace_context(|| {
+    ///     let mut entries = Map::new();
+    ///     let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    ///     entries.insert("traceparent".into(), json!(traceparent));
+    ///     entries
+    /// });
+    /// ```
+    pub fn trace_context(
+        mut self,
+        f: impl Fn() -> Map<String, Value> + Send + Sync + 'static,
+    ) -> Self {
+        self.trace_context = Some(Arc::new(f));
+        self
+    }
+
     /// Sets the stderr line callback.
     pub fn on_stderr(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.on_stderr = Some(Arc::new(f));
@@ -212,13 +248,13 @@ impl ConnectOptions {
         (self, taps)
     }
 
-    /// The handle and the driver of a connection whose core is `conn`, on `runtime`.
+    /// The handle and the driver of a connection whose core is `conn`, on `runtime`, to a
+    /// server named `target` (its process `pid`, 0 for none) at `peer`.
     fn finish(
         mut self,
         taps: Taps,
         mut conn: Connection,
-        target: String,
-        pid: u32,
+        (target, pid, peer): (String, u32, Peer),
         io: Box<dyn TransportIo>,
         runtime: Runtime,
     ) -> (Client, Driver) {
@@ -234,7 +270,9 @@ impl ConnectOptions {
         let max_unread = self.limits.max_notifications;
         let mut state = ConnectionState::new(conn, target, pid, max_unread);
         state.tap_failures = taps.log;
-        let shared = SharedConnection::new(state, runtime);
+        state.span = ConnectionSpan::new(&state.target, &peer);
+        state.peer = peer;
+        let shared = SharedConnection::new(state, runtime, self.trace_context);
         let driver = Driver::new(shared.clone(), io, self.handlers, self.on_stderr);
         (Client::new(shared), driver)
     }
@@ -284,7 +322,8 @@ pub(crate) fn connect_on(
     let tail = StderrTail::new(options.stderr_tail, options.on_stderr.clone());
     let mut io = PipeIo::child(child, tail, stdio.clone(), runtime.clone());
     io.observe(options.on_process_action.clone());
-    Ok(options.finish(taps, conn, command, pid, Box::new(io), runtime))
+    let server = (command, pid, Peer::pipe());
+    Ok(options.finish(taps, conn, server, Box::new(io), runtime))
 }
 
 fn connect_http(
@@ -340,7 +379,8 @@ fn connect_http(
         counters.clone(),
     ));
     #[allow(unused_mut)]
-    let (client, mut driver) = options.finish(taps, conn, shown, 0, io, runtime);
+    let peer = Peer::of_url(&config.url);
+    let (client, mut driver) = options.finish(taps, conn, (shown, 0, peer), io, runtime);
     #[cfg(feature = "oauth")]
     if let Some(oauth) = oauth {
         driver.set_auth(oauth::AuthSession::new(oauth, auth_backend, &config.url));
@@ -385,7 +425,8 @@ pub(crate) fn connect_pipes(
     );
     let mut io = PipeIo::streams(Some(stdout), Some(stdin));
     io.observe(options.on_process_action.clone());
-    options.finish(taps, conn, name.to_owned(), 0, Box::new(io), runtime)
+    let server = (name.to_owned(), 0, Peer::pipe());
+    options.finish(taps, conn, server, Box::new(io), runtime)
 }
 
 /// Connects, spawns the driver on smol's global executor and waits for the handshake. When

@@ -8,6 +8,7 @@
 
 mod accept;
 pub mod conformance_auth;
+pub mod demo_http;
 pub mod fault_http;
 pub mod h2;
 pub mod process;

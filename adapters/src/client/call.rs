@@ -25,8 +25,10 @@ use mcpwire_core::{
 use serde_json::{Map, Value};
 
 use super::handle::Client;
+use crate::contain;
 use crate::driver::route::Claim;
 use crate::driver::run::{run_loop, SharedConnection};
+use crate::driver::spans::CallSpan;
 use crate::driver::state::Slot;
 use crate::driver::trace;
 use crate::error::{Error, Reissue};
@@ -49,6 +51,21 @@ type Issue<'a> = Box<
         + 'a,
 >;
 
+/// Adds the host's trace context `entries` beneath those the call's options already have.
+fn with_context(opts: &mut CallOptions, entries: Map<String, Value>) {
+    if entries.is_empty() {
+        return;
+    }
+    match &mut opts.context_meta {
+        None => opts.context_meta = Some(entries),
+        Some(own) => {
+            for (k, v) in entries {
+                own.entry(k).or_insert(v);
+            }
+        }
+    }
+}
+
 /// The usual command: the call itself.
 fn send(
     c: &mut Connection,
@@ -68,21 +85,47 @@ impl Client {
         request: McpCall,
         issue: Issue<'_>,
     ) -> Result<RawJson, Error> {
-        self.ready().await?;
+        // The call's span, from now to its outcome (parent: the caller's span).
+        let span = CallSpan::start(&self.shared.span, &request);
+        if let Err(e) = self.ready().await {
+            span.failed("not_ready", &e.to_string());
+            return Err(e);
+        }
+        // The host's trace context, read here in the caller's task (it is the caller's), with
+        // the call's span current.
+        let context =
+            (self.shared.trace_context.as_ref()).map(|f| span.in_scope(|| contain::call(|| f())));
         let claim = Claim::new(&self.shared.route);
         let call = {
             let mut st = self.shared.lock();
             // The connection ended (its driver too, maybe, with nothing left to run it): the
             // call fails now rather than wait for what will never come.
             if let Some(closed) = st.terminal.clone() {
+                span.failed("closed", &closed.to_string());
                 return Err(Error::Closed(closed));
             }
+            let mut sent = opts.clone();
+            match context {
+                Some(Ok(entries)) => with_context(&mut sent, entries),
+                Some(Err(words)) => {
+                    let failure = HandlerFailure::new(HostHandler::TraceContext, words);
+                    trace::handler_failed(&failure);
+                    st.tap_failures.push(failure);
+                }
+                None => {}
+            }
             let now = Instant::now();
-            let id = match issue(&mut st.conn, now, opts.clone(), &request) {
+            let id = match issue(&mut st.conn, now, sent, &request) {
                 Ok(id) => id,
-                Err(e) => return Err(st.command_error(e)),
+                Err(e) => {
+                    let e = st.command_error(e);
+                    span.failed("not_sent", &e.to_string());
+                    return Err(e);
+                }
             };
-            st.slots.insert(id, Slot::new(opts.on_progress.is_some()));
+            span.issued(&st.conn, &st.peer, id);
+            st.slots
+                .insert(id, Slot::new(opts.on_progress.is_some(), span.clone()));
             // The caller sends its request itself at its first poll when it can claim the
             // connection; otherwise the one running it is told.
             if !claim.take(None) {
@@ -103,6 +146,7 @@ impl Client {
             watch: None,
         }
         .await;
+        span.ended(&outcome);
         outcome.map_err(|e| match e {
             CallError::Local(LocalError::Closed(closed)) => Error::Closed(closed),
             // The call as made was kept for this: the caller may send it again.

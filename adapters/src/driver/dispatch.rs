@@ -195,6 +195,7 @@ impl Dispatch {
     /// Under the lock: one event of the connection.
     pub(crate) fn event(&mut self, st: &mut ConnectionState, work: &mut AppWork, event: Event) {
         trace::event(&st.target, &event);
+        st.span.event(&event);
         match event {
             Event::CallDone { call, outcome } => st.complete(call, outcome),
             Event::Progress { call, progress } => {

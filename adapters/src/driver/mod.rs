@@ -12,6 +12,7 @@ pub(crate) mod dispatch;
 mod host;
 pub(crate) mod route;
 pub(crate) mod run;
+pub(crate) mod spans;
 pub(crate) mod state;
 pub(crate) mod trace;
 

@@ -44,10 +44,20 @@ pub(crate) struct SharedConnection {
     pub(crate) inbound_waiting: AtomicBool,
     /// The runtime the connection runs on (its timers, its tasks).
     pub(crate) runtime: Runtime,
+    /// The host's trace context entries for each request (see
+    /// [`ConnectOptions::trace_context`](crate::ConnectOptions::trace_context)).
+    pub(crate) trace_context: Option<crate::connect::TraceContext>,
+    /// The connection's span (the calls' spans link to it).
+    pub(crate) span: super::spans::ConnectionSpan,
 }
 
 impl SharedConnection {
-    pub(crate) fn new(mut state: ConnectionState, runtime: Runtime) -> Arc<SharedConnection> {
+    pub(crate) fn new(
+        mut state: ConnectionState,
+        runtime: Runtime,
+        trace_context: Option<crate::connect::TraceContext>,
+    ) -> Arc<SharedConnection> {
+        let span = state.span.clone();
         let route = Route::new();
         state.driver_waker = Some(route.waker());
         Arc::new(SharedConnection {
@@ -56,6 +66,8 @@ impl SharedConnection {
             route,
             inbound_waiting: AtomicBool::new(false),
             runtime,
+            trace_context,
+            span,
         })
     }
 

@@ -30,21 +30,25 @@ pub(crate) struct Slot {
     /// Progress updates not yet given to the caller's callback, oldest first: the caller runs
     /// its callback itself, outside every lock, before it takes the outcome.
     pub(crate) progress: VecDeque<Progress>,
+    /// The call's span: its progress is told there.
+    pub(crate) span: super::spans::CallSpan,
 }
 
 impl Slot {
-    /// A call just issued.
-    pub(crate) fn new(wants_progress: bool) -> Slot {
+    /// A call just issued, its span `span`.
+    pub(crate) fn new(wants_progress: bool, span: super::spans::CallSpan) -> Slot {
         Slot {
             outcome: None,
             waker: None,
             wants_progress,
             progress: VecDeque::new(),
+            span,
         }
     }
 
-    /// A progress update for the caller's callback; wakes the caller.
+    /// A progress update for the call's span and the caller's callback; wakes the caller.
     pub(crate) fn progress(&mut self, update: Progress) {
+        self.span.progress(&update);
         if !self.wants_progress {
             return;
         }
@@ -141,6 +145,10 @@ pub(crate) struct ConnectionState {
     /// The reason a call's cancellation gives when its future is dropped, when the host chose
     /// one ([`Client::set_cancel_reason`](crate::Client::set_cancel_reason)).
     pub(crate) cancel_reason: Option<Arc<str>>,
+    /// Where the server is (the transport, the HTTP host and port), for the spans.
+    pub(crate) peer: super::spans::Peer,
+    /// The connection's span.
+    pub(crate) span: super::spans::ConnectionSpan,
 }
 
 impl ConnectionState {
@@ -162,6 +170,8 @@ impl ConnectionState {
             events: Bounded::new(max_unread),
             close_waiters: Vec::new(),
             cancel_reason: None,
+            peer: Default::default(),
+            span: Default::default(),
             handles: 1,
             close_requested: false,
             terminal: None,

@@ -373,7 +373,13 @@ impl ClientProtocol {
         }
         let meta = stateless.then(|| self.meta_for(call));
         (
-            params::encode(params, meta, progress_token, raw_members),
+            params::encode(
+                params,
+                meta,
+                progress_token,
+                opts.context_meta.as_ref(),
+                raw_members,
+            ),
             ropts,
         )
     }

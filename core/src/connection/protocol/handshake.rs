@@ -130,7 +130,7 @@ impl Handshake {
         let opts = RequestOptions::new()
             .timeout(timeout)
             .origin(Origin::PROTOCOL);
-        let params = params::encode(None, Some(cx.meta), None, &[]);
+        let params = params::encode(None, Some(cx.meta), None, None, &[]);
         let id = cx.engine.request(now, "server/discover", params, opts)?;
         self.phase = Phase::Probing(id);
         Ok(())

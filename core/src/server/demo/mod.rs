@@ -106,6 +106,7 @@ mod modern;
 mod rounds;
 mod task_requests;
 mod tasks;
+mod trace_echo;
 mod words;
 
 use catalog::host_request_tools;
@@ -144,6 +145,8 @@ pub struct DemoServer {
     /// messages until it asks.
     log_level: Option<usize>,
     transmit: VecDeque<Message>,
+    /// The `traceparent` each request carried, until it is answered (see `trace_echo`).
+    traces: HashMap<Id, Value>,
     /// Lines from the client, for the byte-level face.
     stdin: JsonlDecoder,
 }
@@ -167,6 +170,7 @@ impl DemoServer {
             subscribed: Default::default(),
             log_level: None,
             transmit: VecDeque::new(),
+            traces: HashMap::new(),
             stdin: JsonlDecoder::new(),
         }
     }
@@ -290,7 +294,8 @@ impl DemoServer {
     /// [`poll_output`](Self::poll_output) for bytes).
     pub fn poll_transmit(&mut self) -> Option<Message> {
         loop {
-            let m = self.transmit.pop_front()?;
+            let mut m = self.transmit.pop_front()?;
+            self.echo_trace(&mut m);
             // A request of ours goes only while it is pending (it may have ended while queued).
             if let Message::Request(r) = &m {
                 if !r.id.as_i64().is_some_and(|id| self.engine.leave(id)) {
@@ -415,6 +420,7 @@ impl DemoServer {
 
     fn request(&mut self, now: Instant, r: Request) {
         let params: Value = r.params_as().unwrap_or(Value::Null);
+        self.hold_trace(&r.id, &params);
         if let Some(version) = params.pointer(&meta_pointer(META_VERSION)) {
             if self.config.handshake_only {
                 let error = ErrorObject::new(codes::METHOD_NOT_FOUND, "Method not found");

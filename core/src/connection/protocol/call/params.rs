@@ -88,34 +88,37 @@ fn stateless_meta(
 }
 
 /// The params of one request, or `None` when it has none: `params` as the caller gave them,
-/// `_meta` (ours in the stateless era, merged over the caller's, and the progress token when
-/// asked for), then `raw` members.
+/// `_meta` (ours in the stateless era, merged over the caller's, the progress token when
+/// asked for, and the host's `context` entries beneath all of them), then `raw` members.
 pub(crate) fn encode(
     params: Option<ParamsRef<'_>>,
     stateless_meta: Option<&StatelessMeta>,
     progress_token: Option<i64>,
+    context: Option<&Map<String, Value>>,
     raw_members: &[(&str, &RawValue)],
 ) -> Option<RawJson> {
     let theirs = params.and_then(ParamsRef::meta);
-    let meta = match (stateless_meta, theirs, progress_token) {
+    let context = context.filter(|c| !c.is_empty());
+    let meta = match (stateless_meta, theirs, progress_token, context) {
         // The common case: ours alone, serialized once per connection.
-        (Some(ours), None, None) => Some(Meta::Raw(&ours.raw)),
-        (Some(ours), _, _) => {
-            let mut meta = ours.map.clone();
+        (Some(ours), None, None, None) => Some(Meta::Raw(&ours.raw)),
+        // The caller's `_meta`, if any, goes out as it is, in its place.
+        (None, _, None, None) => None,
+        (ours, _, _, _) => {
+            let mut meta = ours.map(|o| o.map.clone()).unwrap_or_default();
             for (k, v) in theirs.into_iter().flatten() {
                 meta.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            for (k, v) in context.into_iter().flatten() {
+                if !reserved_meta_key(k) {
+                    meta.entry(k.clone()).or_insert_with(|| v.clone());
+                }
             }
             if let Some(token) = progress_token {
                 meta.insert("progressToken".into(), Value::from(token));
             }
             Some(Meta::Map(meta))
         }
-        (None, _, Some(token)) => {
-            let mut meta = theirs.cloned().unwrap_or_default();
-            meta.insert("progressToken".into(), Value::from(token));
-            Some(Meta::Map(meta))
-        }
-        (None, _, None) => None,
     };
     if params.is_none() && meta.is_none() && raw_members.is_empty() {
         return None;
@@ -125,6 +128,12 @@ pub(crate) fn encode(
         meta,
         raw: raw_members,
     }))
+}
+
+/// Whether a `_meta` key is the protocol's, which the host's context entries never set: the
+/// progress token and the keys the stateless era reserves (`io.modelcontextprotocol/*`).
+pub(crate) fn reserved_meta_key(key: &str) -> bool {
+    key == "progressToken" || key.starts_with("io.modelcontextprotocol/")
 }
 
 /// The `_meta` a request carries.
@@ -265,8 +274,8 @@ mod tests {
             let map = tool_call_map("echo", arguments);
             assert_eq!(call.params().as_deref(), Some(&map));
             for (meta, token) in [(None, None), (Some(&meta), None), (Some(&meta), Some(7))] {
-                let apart = encode(call.params_ref(), meta, token, &[]).unwrap();
-                let whole = encode(Some(ParamsRef::Map(&map)), meta, token, &[]).unwrap();
+                let apart = encode(call.params_ref(), meta, token, None, &[]).unwrap();
+                let whole = encode(Some(ParamsRef::Map(&map)), meta, token, None, &[]).unwrap();
                 assert_eq!(apart.get(), whole.get());
             }
         }
@@ -279,5 +288,66 @@ mod tests {
             McpCall::call_tool("echo", None).params(),
             McpCall::call_tool("other", None).params()
         );
+    }
+
+    fn meta_of(raw: RawJson) -> Value {
+        serde_json::from_str::<Value>(raw.get()).unwrap()["_meta"].clone()
+    }
+
+    fn context() -> Map<String, Value> {
+        let Value::Object(m) = json!({
+            "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "tracestate": "from=context",
+            "progressToken": "context-token",
+            "io.modelcontextprotocol/protocolVersion": "1999-01-01",
+            "io.modelcontextprotocol/anything": "context",
+        }) else {
+            unreachable!()
+        };
+        m
+    }
+
+    /// The host's context entries go beneath the call's own `_meta` (which wins), never set
+    /// the progress token nor a key the protocol reserves, in either era.
+    #[test]
+    fn context_entries_go_beneath_the_calls_own_and_never_over_reserved_keys() {
+        let ours = StatelessMeta::new(&Implementation::default(), &ClientCapabilities::default());
+        let Value::Object(params) = json!({"name": "t", "_meta": {"tracestate": "from=call"}})
+        else {
+            unreachable!()
+        };
+        let context = context();
+        for stateless in [None, Some(&ours)] {
+            for token in [None, Some(7)] {
+                let p = Some(ParamsRef::Map(&params));
+                let meta = meta_of(encode(p, stateless, token, Some(&context), &[]).unwrap());
+                let why = format!("stateless: {}, token: {token:?}", stateless.is_some());
+                assert_eq!(meta["traceparent"], context["traceparent"], "{why}");
+                assert_eq!(meta["tracestate"], "from=call", "{why}");
+                assert_eq!(meta.get("io.modelcontextprotocol/anything"), None, "{why}");
+                match token {
+                    Some(t) => assert_eq!(meta["progressToken"], t, "{why}"),
+                    None => assert_eq!(meta.get("progressToken"), None, "{why}"),
+                }
+                match stateless {
+                    Some(_) => assert_eq!(meta[META_VERSION], LATEST_VERSION, "{why}"),
+                    None => assert_eq!(meta.get(META_VERSION), None, "{why}"),
+                }
+            }
+        }
+        // A tool call (no `_meta` of its own) and a request without params get them too.
+        let call = McpCall::call_tool("echo", None);
+        let meta = meta_of(encode(call.params_ref(), None, None, Some(&context), &[]).unwrap());
+        assert_eq!(meta["tracestate"], "from=context");
+        let meta = meta_of(encode(None, Some(&ours), None, Some(&context), &[]).unwrap());
+        assert_eq!(meta["traceparent"], context["traceparent"]);
+        assert_eq!(meta[META_VERSION], LATEST_VERSION);
+        // No context (or an empty one): the bytes of before, `_meta` shared or absent.
+        let empty = Map::new();
+        for c in [None, Some(&empty)] {
+            assert!(encode(None, None, None, c, &[]).is_none());
+            let raw = encode(None, Some(&ours), None, c, &[]).unwrap();
+            assert_eq!(meta_of(raw), Value::Object(ours.members().clone()));
+        }
     }
 }

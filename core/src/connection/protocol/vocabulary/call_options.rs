@@ -6,6 +6,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::{Map, Value};
+
 pub use crate::rpc::Progress;
 
 /// A function called with each progress update of one call.
@@ -70,6 +72,13 @@ pub struct CallOptions {
     /// `CreateTaskResult`) instead of being followed to its end, for a host that follows it
     /// itself; in the handshake era the call then asks for task mode.
     pub detach_task: bool,
+    /// Entries added to each request's `params._meta` beneath the call's own: the host's trace
+    /// context (`traceparent`, `tracestate`, `baggage`) most often. A call's own `_meta` entries
+    /// win over these, and these never set `progressToken` nor a key the protocol reserves
+    /// (`io.modelcontextprotocol/*`): such entries are left out. The `mcpwire` client fills
+    /// this from its `ConnectOptions::trace_context` hook when a call is made (entries set here
+    /// win over the hook's).
+    pub context_meta: Option<Map<String, Value>>,
 }
 
 impl Default for CallOptions {
@@ -83,6 +92,7 @@ impl Default for CallOptions {
             safe_to_repeat: false,
             check_arguments: false,
             detach_task: false,
+            context_meta: None,
         }
     }
 }
@@ -134,6 +144,12 @@ impl CallOptions {
     /// Ends a tool call answered with a task at once, with the task (see the field).
     pub fn detach_task(mut self) -> Self {
         self.detach_task = true;
+        self
+    }
+
+    /// Adds entries to each request's `params._meta`, beneath the call's own (see the field).
+    pub fn context_meta(mut self, entries: Map<String, Value>) -> Self {
+        self.context_meta = Some(entries);
         self
     }
 }

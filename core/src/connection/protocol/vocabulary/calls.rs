@@ -110,6 +110,15 @@ impl McpCall {
         })
     }
 
+    /// The `name` param of the call when it is a string: the tool of a `tools/call`, the
+    /// prompt of a `prompts/get` (what a trace names the call after), read without a copy.
+    pub fn name(&self) -> Option<&str> {
+        match self.params.as_ref()? {
+            CallParams::Map(m) => m.get("name")?.as_str(),
+            CallParams::Tool { name, .. } => Some(name),
+        }
+    }
+
     /// The method and the params, taken apart.
     pub fn into_parts(self) -> (Cow<'static, str>, Option<Map<String, Value>>) {
         (self.method, self.params.map(CallParams::into_map))

@@ -37,12 +37,14 @@ pub enum HostHandler {
     Authorization,
     /// The function that makes a server's connect options (a host running many servers).
     ConnectOptions,
+    /// The function that gives each request's trace context entries (`_meta`).
+    TraceContext,
 }
 
 impl HostHandler {
     /// A word for it, as events and logs name it: `elicitation`, `sampling`, `roots`,
     /// `progress`, `stderr`, `frame observer`, `HTTP exchange observer`, `process action
-    /// observer`, `authorization`, `connect options`.
+    /// observer`, `authorization`, `connect options`, `trace context`.
     pub fn name(self) -> &'static str {
         match self {
             HostHandler::Elicitation => "elicitation",
@@ -55,6 +57,7 @@ impl HostHandler {
             HostHandler::ProcessActionObserver => "process action observer",
             HostHandler::Authorization => "authorization",
             HostHandler::ConnectOptions => "connect options",
+            HostHandler::TraceContext => "trace context",
         }
     }
 }
