@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 target="${CARGO_TARGET_DIR:-target}"
 [[ "$target" = /* ]] || target="$PWD/$target"
-cargo build --locked -p mcpwire-cli -p mcpwire --features mcpwire/demo --examples --bins
+cargo build --locked -p mcpwire-cli -p mcpwire --features mcpwire/demo,mcpwire/libcurl --examples --bins
 export PATH="$target/debug:$PATH"
 examples="$target/debug/examples"
 seconds="${MCPWIRE_EXAMPLE_SECONDS:-60}"
