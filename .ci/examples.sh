@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Builds every program in adapters/examples and runs each the way its doc comment says, with a
 # timeout, against the demo server (`mcpwire serve-demo`, the command line built here, put first
-# on PATH as an installed one would be) or a local peer (http_bearer and http_oauth: the Python
-# peers on 127.0.0.1); then runs the README's command-line tour, line by line. Called by
+# on PATH as an installed one would be) or a local peer (http_bearer, http_oauth and tokio_host's
+# second run: the Python peers on 127.0.0.1); then runs the README's command-line tour, line by line. Called by
 # .ci/test; runs on its own from the repository root once the peers are installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target="${CARGO_TARGET_DIR:-target}"
 [[ "$target" = /* ]] || target="$PWD/$target"
-cargo build --locked -p mcpwire-cli -p mcpwire --features mcpwire/demo --examples --bins
+cargo build --locked -p mcpwire-cli -p mcpwire --features mcpwire/demo,mcpwire/libcurl,mcpwire/tokio --examples --bins
 export PATH="$target/debug:$PATH"
 examples="$target/debug/examples"
 seconds="${MCPWIRE_EXAMPLE_SECONDS:-60}"
@@ -34,6 +34,11 @@ run quickstart "2 + 40 = 42" -- "$examples/quickstart"
 run handlers "ask: hello, Ada" "you said: hello" "roots: file:///home/ada/project" -- "$examples/handlers"
 run core_loop "2 + 40 = 42" "closed" -- "$examples/core_loop"
 run many_servers "demo: ready" "old: ready" "old__add: 42" -- "$examples/many_servers"
+# What tokio_host prints on any run: each step of a tokio host's session with the demo server.
+tokio_words=("demo__add: 2 + 40 = 42" "progress: 3 of 3" "slow: done after 3 steps" "timed out: true"
+  "ask: hello, Ada" "cancelled from another task: true, notifications/cancelled sent: true"
+  "after the cancel: 1 + 1 = 2" "demo: closed")
+run tokio_host "${tokio_words[@]}" -- "$examples/tokio_host"
 
 # The HTTP examples against the Python peers on free loopback ports: http_bearer against the
 # Python SDK server, http_oauth against the OAuth test server (it approves every sign-in).
@@ -57,6 +62,9 @@ no_proxy=(env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY -u ALL_P
 start_peer tests/peers/py_server.py http
 MCP_TOKEN=example-token run http_bearer "tool: add" "transport:" -- \
   "${no_proxy[@]}" "$examples/http_bearer" "http://127.0.0.1:$port/mcp"
+# tokio_host with the Python SDK server over HTTP beside the demo over stdio: one namespace.
+run "tokio_host (stdio and HTTP)" "${tokio_words[@]}" "tool: web__add" "web__add: 2 + 40 = 42" \
+  "web: closed" -- "${no_proxy[@]}" "$examples/tokio_host" "http://127.0.0.1:$port/mcp"
 start_peer tests/peers/py_oauth_server.py
 run http_oauth "sign in at http://127.0.0.1:$port/" "whoami: signed in" -- \
   "${no_proxy[@]}" "$examples/http_oauth" "http://127.0.0.1:$port/mcp"

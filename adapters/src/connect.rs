@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::handlers::Handlers;
 use crate::http::counters::CounterCells;
 use crate::http::io::HttpIo;
-use crate::http::router::Router;
+use crate::http::router::{Refused, Router};
 use crate::http::{HttpBackend, HttpClientOptions, HttpExchangeObserver};
 #[cfg(feature = "oauth")]
 use crate::oauth;
@@ -38,7 +38,8 @@ use crate::transport::TransportIo;
 /// How to connect: who we are, what we answer, limits and taps. Every field has a default,
 /// beside it ([`ConnectOptions::default`]): a 30 s handshake, the era detected, no handlers (no
 /// client capabilities declared), the design's limits, mcpwire's own HTTP/1.1 client for
-/// `http://` and `https://` servers and libcurl for HTTP/2, SOCKS and `https://` proxy URLs.
+/// `http://` and `https://` servers and, with feature `libcurl`, libcurl for HTTP/2, SOCKS and
+/// `https://` proxy URLs.
 /// Each call's own options (its 30 s timeout, progress) are [`CallOptions`](crate::CallOptions).
 ///
 /// Build one with the setters, by struct update, or field by field:
@@ -96,10 +97,10 @@ pub struct ConnectOptions {
     /// proxy, HTTP versions, the connection pool's limits.
     pub http_client: HttpClientOptions,
     /// The HTTP client for HTTP servers (default: mcpwire's own HTTP/1.1 client for `http://`
-    /// and `https://` servers, directly or through an HTTP proxy, and
-    /// [`IsahcBackend`](crate::IsahcBackend) (libcurl) for HTTP/2, SOCKS and `https://` proxy
-    /// URLs, both with [`ConnectOptions::http_client`]; see
-    /// [`HttpClientOptions::http1_via_libcurl`]).
+    /// and `https://` servers, directly or through an HTTP proxy, and with feature `libcurl`,
+    /// `IsahcBackend` (libcurl) for HTTP/2, SOCKS and `https://` proxy URLs, both with
+    /// [`ConnectOptions::http_client`]; without that feature, a connection that needs libcurl
+    /// fails with [`Error::FeatureMissing`]).
     pub http_backend: Option<Arc<dyn HttpBackend>>,
     /// Sees each HTTP exchange go out and its response head come back (method, URL without
     /// credentials, status, content type, session id; never a request header).
@@ -343,10 +344,18 @@ fn connect_http(
         // The default client: its options checked here for the server's URL, by name.
         None => match Router::for_server(&options.http_client, &config.url) {
             Ok(router) => Arc::new(router),
-            Err(message) => {
+            Err(Refused::Options(message)) => {
                 return Err(Error::HttpOptions {
                     target: shown,
                     message,
+                })
+            }
+            #[cfg(not(feature = "libcurl"))]
+            Err(Refused::NoLibcurl(need)) => {
+                return Err(Error::FeatureMissing {
+                    target: shown,
+                    feature: crate::http::router::LIBCURL_FEATURE,
+                    needed_for: need.words(),
                 })
             }
         },

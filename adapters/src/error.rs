@@ -27,6 +27,21 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// The connection needs what this build of mcpwire leaves out: without feature `libcurl`,
+    /// HTTP/2 (an [`HttpVersionChoice`](crate::HttpVersionChoice) other than `Http1Only`), a
+    /// SOCKS proxy or an `https://` proxy URL (the environment's too), or a URL with
+    /// credentials or characters to encode. Nothing was sent.
+    #[error(
+        "`{target}`: {needed_for} needs mcpwire's `{feature}` feature, which this build leaves out"
+    )]
+    FeatureMissing {
+        /// The URL.
+        target: String,
+        /// The feature to turn on (`libcurl`).
+        feature: &'static str,
+        /// What the connection asked for, in words.
+        needed_for: &'static str,
+    },
     /// An entry point that runs the connection on a runtime of its choice was called where
     /// there is none (`mcpwire::tokio` outside a tokio runtime). Nothing was started.
     #[error("no {runtime} runtime to run the connection on: {message}")]

@@ -48,6 +48,7 @@
 //! | `schemas` | yes | tool calls checked against the tools' schemas: the result's `structuredContent` against the `outputSchema`, and when asked the arguments against the `inputSchema` |
 //! | `keychain` | no | `oauth::KeychainTokenStore`: sign-ins kept in the OS keychain (macOS Keychain, Windows Credential Manager, the Secret Service on Linux and FreeBSD) |
 //! | `tokio` | no | `mcpwire::tokio`: connections on the host's tokio runtime (its reactor, timers and child handling; no smol thread for stdio) |
+//! | `libcurl` | no | libcurl (through isahc) for what mcpwire's own HTTP/1.1 client does not speak: HTTP/2 (by ALPN over TLS, and h2c), SOCKS and `https://` proxy URLs, URLs with credentials or characters to encode; `IsahcBackend` and `HttpClientOptions::http1_via_libcurl`. Without it, a connection that needs one of these fails at connect with [`Error::FeatureMissing`] |
 //! | `demo` | no | the core's demo server (`core::server`), `serve_demo` to run it over a byte stream, and the `mcpwire-demo-server` binary |
 #![deny(missing_docs)]
 
@@ -83,10 +84,12 @@ pub use driver::Driver;
 pub use error::{Error, Reissue};
 pub use future::BoxFuture;
 pub use handlers::{ElicitAnswer, ElicitationRequest, Handlers};
+#[cfg(feature = "libcurl")]
+pub use http::IsahcBackend;
 pub use http::{
     ca_pem_problem, ClientCertificate, HttpBackend, HttpClientOptions, HttpCounters,
     HttpExchangeNote, HttpExchangeObserver, HttpFailure, HttpResponse, HttpVersion,
-    HttpVersionChoice, IsahcBackend, ProxySetting, TlsOptions,
+    HttpVersionChoice, ProxySetting, TlsOptions,
 };
 pub use mcpwire_core as core;
 pub use mcpwire_core::config::ServerConfig;

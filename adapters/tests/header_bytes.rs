@@ -7,7 +7,10 @@
 //! hook counts them.
 //!
 //! The native HTTP/1.1 backend's own exchanges are tested beside it (`h1_backend.rs`); here it
-//! is reached through `connect` (a plain `http://` URL reached directly).
+//! is reached through `connect` (a plain `http://` URL reached directly). The isahc runs need
+//! feature `libcurl` (a workspace build has it: the end-to-end tests turn it on); without it,
+//! their helpers go unused.
+#![cfg_attr(not(feature = "libcurl"), allow(dead_code, unused_imports))]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -19,9 +22,9 @@ use futures_lite::AsyncReadExt;
 use mcpwire::core::config::{HttpConfig, HttpKind};
 use mcpwire::core::error::HttpErrorKind;
 use mcpwire::core::{HttpMethod, HttpRequest};
-use mcpwire::{
-    ConnectOptions, Era, HttpBackend, HttpClientOptions, IsahcBackend, ProxySetting, ServerConfig,
-};
+#[cfg(feature = "libcurl")]
+use mcpwire::IsahcBackend;
+use mcpwire::{ConnectOptions, Era, HttpBackend, HttpClientOptions, ProxySetting, ServerConfig};
 use serde_json::{json, Value};
 
 /// Panics seen on the threads of this test binary other than the tests' own (a panic on a
@@ -193,6 +196,7 @@ fn direct() -> HttpClientOptions {
     options
 }
 
+#[cfg(feature = "libcurl")]
 fn isahc(options: &HttpClientOptions) -> Arc<IsahcBackend> {
     Arc::new(IsahcBackend::with_options(options).expect("an isahc backend"))
 }
@@ -203,6 +207,7 @@ async fn drain(body: std::pin::Pin<Box<dyn futures_lite::AsyncRead + Send>>) {
     let _ = body.read_to_end(&mut sink).await;
 }
 
+#[cfg(feature = "libcurl")]
 #[test]
 fn isahc_sends_or_refuses_a_request_header_with_any_byte_never_a_panic() {
     count_panics();
@@ -247,6 +252,7 @@ fn isahc_sends_or_refuses_a_request_header_with_any_byte_never_a_panic() {
     assert_no_panic();
 }
 
+#[cfg(feature = "libcurl")]
 #[test]
 fn isahc_refuses_a_bad_header_over_https_and_through_a_proxy_before_connecting() {
     count_panics();
@@ -289,6 +295,7 @@ fn isahc_refuses_a_bad_header_over_https_and_through_a_proxy_before_connecting()
     assert_no_panic();
 }
 
+#[cfg(feature = "libcurl")]
 #[test]
 fn isahc_reads_or_refuses_a_response_head_with_any_byte_never_a_panic() {
     count_panics();
@@ -341,7 +348,8 @@ fn isahc_reads_or_refuses_a_response_head_with_any_byte_never_a_panic() {
 enum Backend {
     /// The default for a plain `http://` URL reached directly: mcpwire's own HTTP/1.1 client.
     Native,
-    /// One isahc backend shared by every connection of the test.
+    /// One isahc backend shared by every connection of the test (feature `libcurl`).
+    #[cfg(feature = "libcurl")]
     Isahc(Arc<IsahcBackend>),
 }
 
@@ -353,6 +361,7 @@ impl Backend {
             ..ConnectOptions::default()
         };
         options.http_client.proxy = ProxySetting::Direct;
+        #[cfg(feature = "libcurl")]
         if let Backend::Isahc(b) = self {
             options.http_backend = Some(b.clone());
         }
@@ -472,6 +481,7 @@ fn streamable_http_with_an_odd_session_id_over_the_native_backend() {
     sessions_over(Backend::Native);
 }
 
+#[cfg(feature = "libcurl")]
 #[test]
 fn streamable_http_with_an_odd_session_id_over_isahc() {
     sessions_over(Backend::Isahc(isahc(&direct())));
@@ -606,6 +616,7 @@ fn http_sse_with_odd_heads_over_the_native_backend() {
     sse_over(Backend::Native);
 }
 
+#[cfg(feature = "libcurl")]
 #[test]
 fn http_sse_with_odd_heads_over_isahc() {
     sse_over(Backend::Isahc(isahc(&direct())));
@@ -618,7 +629,11 @@ fn a_configured_header_that_cannot_be_sent_fails_the_connect_naming_it() {
         let _ = conn.write_all(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n");
         Then::Close
     });
-    let backends = [Backend::Native, Backend::Isahc(isahc(&direct()))];
+    let backends = [
+        Backend::Native,
+        #[cfg(feature = "libcurl")]
+        Backend::Isahc(isahc(&direct())),
+    ];
     for backend in &backends {
         for kind in [HttpKind::Streamable, HttpKind::Sse] {
             for (name, value) in [

@@ -60,7 +60,8 @@ impl From<Error> for Failure {
                 | mcpwire::core::ClientError::Header(_)
                 | mcpwire::core::ClientError::Url(_),
             )
-            | Error::HttpOptions { .. } => exit_codes::USAGE,
+            | Error::HttpOptions { .. }
+            | Error::FeatureMissing { .. } => exit_codes::USAGE,
             Error::Spawn { .. } | Error::Handshake { .. } => exit_codes::CONNECT,
             Error::Schema { .. } => exit_codes::UNVERIFIED,
             e if e.is_timeout() => exit_codes::TIMEOUT,

@@ -134,7 +134,8 @@ impl HttpFailure {
 pub(crate) struct BodyFailure(pub(crate) HttpFailure);
 
 impl BodyFailure {
-    /// The read error that carries `failure`, of `kind`.
+    /// The read error that carries `failure`, of `kind` (libcurl's bodies; the tests).
+    #[cfg_attr(not(feature = "libcurl"), allow(dead_code))]
     pub(crate) fn into_io(self, kind: io::ErrorKind) -> io::Error {
         io::Error::new(kind, self)
     }

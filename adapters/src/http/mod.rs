@@ -7,7 +7,8 @@
 //! `http://` and `https://` servers, directly or through an HTTP proxy ([`native`]: its pool, its
 //! exchanges, its connections, plain or with TLS by rustls, and its connects; the TLS
 //! configuration in [`tls_config`]), and isahc over libcurl for HTTP/2, SOCKS and `https://`
-//! proxy URLs ([`libcurl`], which maps its own failures). What both say of a proxy's failures
+//! proxy URLs (`libcurl`, feature `libcurl`, which maps its own failures; without it the router
+//! refuses what needs it). What both say of a proxy's failures
 //! ([`proxy_words`]) and of TLS and a port ([`tls_diagnosis`]) is shared. Beside them, the
 //! driver's side: the exchanges in flight, fed to the connection ([`io`]), and their counters
 //! ([`counters`]). The backend trait knows no backend, the backends know neither each other nor
@@ -16,6 +17,7 @@
 pub(crate) mod backend;
 pub(crate) mod counters;
 pub(crate) mod io;
+#[cfg(feature = "libcurl")]
 mod libcurl;
 mod native;
 pub(crate) mod options;
@@ -28,6 +30,7 @@ mod url_parts;
 pub use backend::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 pub use counters::HttpCounters;
 pub use io::{HttpExchangeNote, HttpExchangeObserver};
+#[cfg(feature = "libcurl")]
 pub use libcurl::IsahcBackend;
 pub use options::{
     ca_pem_problem, ClientCertificate, HttpClientOptions, HttpVersionChoice, ProxySetting,

@@ -9,9 +9,10 @@ use std::time::Duration;
 use super::url_parts::UrlParts;
 
 /// How the default HTTP client reaches servers (part of
-/// [`ConnectOptions`](crate::ConnectOptions)): mcpwire's own HTTP/1.1 client, and
-/// [`IsahcBackend`](crate::IsahcBackend) (libcurl) for HTTP/2, SOCKS and `https://` proxy URLs,
-/// both built from these. The defaults are beside each field.
+/// [`ConnectOptions`](crate::ConnectOptions)): mcpwire's own HTTP/1.1 client, and with feature
+/// `libcurl`, `IsahcBackend` (libcurl) for HTTP/2, SOCKS and `https://` proxy URLs, both built
+/// from these. Without that feature, options that ask for HTTP/2 fail at connect with
+/// [`Error::FeatureMissing`](crate::Error::FeatureMissing). The defaults are beside each field.
 ///
 /// `#[non_exhaustive]`: build one from the default, field by field:
 ///
@@ -60,7 +61,8 @@ pub struct HttpClientOptions {
     /// a connect (and a TLS handshake) per request; over TLS, an answer that arrives together
     /// with the server's close of its socket without a TLS `close_notify` can be lost (libcurl's
     /// rustls reader drops what it read with the unexpected end), and the request then reports
-    /// that it may have run, where mcpwire's own client delivers it.
+    /// that it may have run, where mcpwire's own client delivers it. With feature `libcurl` only.
+    #[cfg(feature = "libcurl")]
     pub http1_via_libcurl: bool,
 }
 
@@ -74,6 +76,7 @@ impl Default for HttpClientOptions {
             streams_per_connection: 100,
             connect_timeout: Duration::from_secs(10),
             idle_connection_lifetime: Duration::from_secs(60),
+            #[cfg(feature = "libcurl")]
             http1_via_libcurl: false,
         }
     }
@@ -149,7 +152,9 @@ pub enum ProxySetting {
 /// is in [`HttpExchangeNote::Response`](crate::HttpExchangeNote) and
 /// [`HttpCounters::http2_responses`](crate::HttpCounters), and when HTTP/2 was asked for and
 /// HTTP/1.1 was spoken, a diagnostic event says so. HTTP/2 with prior knowledge (h2c) is for
-/// plain `http://` alone.
+/// plain `http://` alone. Every choice but [`HttpVersionChoice::Http1Only`] needs feature
+/// `libcurl`: without it, a connection whose options make another fails at connect with
+/// [`Error::FeatureMissing`](crate::Error::FeatureMissing).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HttpVersionChoice {

@@ -18,14 +18,24 @@
 //! backend needs are checked then (a CA file that cannot be read, a client certificate that
 //! cannot be used, a proxy URL libcurl refuses), and a server libcurl carries has every request
 //! of its connection carried there.
+//!
+//! libcurl is built with feature `libcurl` only. Without it, the decision is the same and a
+//! [`Need`] is refused: at connect, for the server's URL or for options that ask for HTTP/2
+//! ([`Refused::NoLibcurl`], which the connection reports as
+//! [`Error::FeatureMissing`](crate::Error::FeatureMissing)); later, a request that would go to
+//! libcurl fails unsent, its message naming the feature.
 
+#[cfg(feature = "libcurl")]
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
+#[cfg(feature = "libcurl")]
+use std::sync::OnceLock;
+use std::sync::{Arc, Mutex};
 
 use mcpwire_core::error::HttpErrorKind;
 use mcpwire_core::HttpRequest;
 
 use super::backend::{HttpBackend, HttpFailure, HttpResponse};
+#[cfg(feature = "libcurl")]
 use super::libcurl::IsahcBackend;
 use super::native::{Exchanged, Hop, Http1Client, Target};
 use super::options::{HttpClientOptions, HttpVersionChoice};
@@ -43,8 +53,23 @@ pub(crate) struct Router {
     /// The target of the last URL mcpwire's own client was given (a connection sends most of
     /// its requests to one URL): read once.
     last: Mutex<Option<Arc<Target>>>,
+    #[cfg(feature = "libcurl")]
     libcurl: Arc<Libcurl>,
 }
+
+/// Why the default client cannot carry a server's connection.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// An option cannot be used, in words.
+    Options(String),
+    /// The connection needs libcurl, which this build leaves out.
+    #[cfg(not(feature = "libcurl"))]
+    NoLibcurl(Need),
+}
+
+/// The feature that builds libcurl.
+#[cfg(not(feature = "libcurl"))]
+pub(crate) const LIBCURL_FEATURE: &str = "libcurl";
 
 /// Which backend carries a request.
 pub(crate) enum Route<'a> {
@@ -58,6 +83,7 @@ pub(crate) enum Route<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Need {
     /// HTTP/1.1 through libcurl was asked for ([`HttpClientOptions::http1_via_libcurl`]).
+    #[cfg(feature = "libcurl")]
     Asked,
     /// HTTP/2 with prior knowledge (h2c) to a plain `http://` URL.
     H2c,
@@ -66,7 +92,7 @@ pub(crate) enum Need {
     /// The URL is not written plainly enough to go on the wire as it is (credentials, a
     /// character to encode).
     Url,
-    /// The server's TLS agreed `h2`.
+    /// The server's TLS agreed `h2` (without feature `libcurl`: the options ask for HTTP/2).
     Http2,
 }
 
@@ -74,26 +100,53 @@ impl Need {
     /// What it is, in words.
     pub(crate) fn words(self) -> &'static str {
         match self {
+            #[cfg(feature = "libcurl")]
             Need::Asked => "HTTP/1.1 through libcurl (http1_via_libcurl)",
             Need::H2c => "HTTP/2 with prior knowledge (h2c)",
             Need::Proxy => "a SOCKS proxy or an https:// proxy URL",
             Need::Url => "a URL with credentials or characters to encode",
-            Need::Http2 => "HTTP/2 (the server's TLS agreed h2)",
+            Need::Http2 => "HTTP/2",
         }
+    }
+
+    /// What the options ask for that only libcurl speaks, whatever the URL: HTTP/2 in any form
+    /// (by ALPN over TLS, or h2c).
+    #[cfg(not(feature = "libcurl"))]
+    fn of_options(options: &HttpClientOptions) -> Option<Need> {
+        match options.version {
+            HttpVersionChoice::Http1Only => None,
+            HttpVersionChoice::Http2PriorKnowledge => Some(Need::H2c),
+            _ => Some(Need::Http2),
+        }
+    }
+
+    /// The failure of a request that would go to libcurl, in a build without it: unsent.
+    #[cfg(not(feature = "libcurl"))]
+    fn unsent(self) -> HttpFailure {
+        let message = format!(
+            "{} needs mcpwire's `{LIBCURL_FEATURE}` feature, which this build leaves out",
+            self.words()
+        );
+        HttpFailure::new(HttpErrorKind::Other, message, true)
     }
 }
 
 impl Router {
     /// The client for `options`: each request routed as it comes.
     pub(crate) fn new(options: &HttpClientOptions) -> Router {
+        #[cfg(feature = "libcurl")]
+        let native = match options.http1_via_libcurl {
+            true => Err(Need::Asked),
+            false => Ok(Http1Client::new(options)),
+        };
+        #[cfg(not(feature = "libcurl"))]
+        let native = Ok(Http1Client::new(options));
         Router {
-            native: match options.http1_via_libcurl {
-                true => Err(Need::Asked),
-                false => Ok(Http1Client::new(options)),
-            },
+            native,
             prior_knowledge: options.version == HttpVersionChoice::Http2PriorKnowledge,
             options: options.clone(),
             last: Mutex::new(None),
+            #[cfg(feature = "libcurl")]
             libcurl: Arc::new(Libcurl {
                 options: options.clone(),
                 made: OnceLock::new(),
@@ -107,7 +160,13 @@ impl Router {
     /// for mcpwire's own client over TLS, a certificate or key that cannot be used; for libcurl,
     /// made now, anything it refuses (a proxy URL that does not parse). A server libcurl
     /// carries has all its connection's requests carried there (its OAuth exchanges too).
-    pub(crate) fn for_server(options: &HttpClientOptions, url: &str) -> Result<Router, String> {
+    /// Without feature `libcurl`, a [`Need`] of the URL or the options is refused.
+    pub(crate) fn for_server(options: &HttpClientOptions, url: &str) -> Result<Router, Refused> {
+        #[cfg(not(feature = "libcurl"))]
+        if let Some(need) = Need::of_options(options) {
+            return Err(Refused::NoLibcurl(need));
+        }
+        #[allow(unused_mut)]
         let mut router = Router::new(options);
         let native_tls = match router.route(url) {
             Route::Native(native, target) => Ok(target.tls.then_some(native)),
@@ -115,15 +174,18 @@ impl Router {
         };
         match native_tls {
             Ok(tls) => {
-                options.tls.trust_pem()?;
+                options.tls.trust_pem().map_err(Refused::Options)?;
                 if let Some(native) = tls {
-                    native.prepare_tls()?;
+                    native.prepare_tls().map_err(Refused::Options)?;
                 }
             }
+            #[cfg(feature = "libcurl")]
             Err(need) => {
-                router.libcurl.made()?;
+                router.libcurl.made().map_err(Refused::Options)?;
                 router.native = Err(need);
             }
+            #[cfg(not(feature = "libcurl"))]
+            Err(need) => return Err(Refused::NoLibcurl(need)),
         }
         Ok(router)
     }
@@ -153,6 +215,7 @@ impl Router {
                 self.keep_target(Target::new(url, &parts, hop))
             }
         };
+        #[cfg(feature = "libcurl")]
         if target.tls && native.offers_http2() && self.libcurl.knows_http2(&target.key) {
             return Route::Libcurl(Need::Http2);
         }
@@ -179,24 +242,36 @@ impl HttpBackend for Router {
         // Each backend refuses a header HTTP cannot carry itself, before anything is sent.
         let (native, target) = match self.route(&request.url) {
             Route::Native(native, target) => (native, target),
+            #[cfg(feature = "libcurl")]
             Route::Libcurl(need) => return self.libcurl.send(request, need),
+            #[cfg(not(feature = "libcurl"))]
+            Route::Libcurl(need) => {
+                let failure = need.unsent();
+                return Box::pin(async move { Err(failure) });
+            }
         };
         let exchange = native.send(target.clone(), request);
+        #[cfg(feature = "libcurl")]
         let libcurl = self.libcurl.clone();
         Box::pin(async move {
             match exchange.await {
                 Exchanged::Done(done) => done,
                 // The server agreed `h2`: libcurl speaks it (nothing of the request was sent).
+                #[cfg(feature = "libcurl")]
                 Exchanged::Http2(request) => {
                     libcurl.spoke_http2(&target.key);
                     libcurl.send(request, Need::Http2).await
                 }
+                // Never offered without libcurl; were it agreed, nothing was sent.
+                #[cfg(not(feature = "libcurl"))]
+                Exchanged::Http2(_) => Err(Need::Http2.unsent()),
             }
         })
     }
 }
 
 /// libcurl behind the router, made when first needed, and the servers found to speak HTTP/2.
+#[cfg(feature = "libcurl")]
 struct Libcurl {
     options: HttpClientOptions,
     made: OnceLock<Result<Arc<IsahcBackend>, String>>,
@@ -204,6 +279,7 @@ struct Libcurl {
     http2: Mutex<HashSet<String>>,
 }
 
+#[cfg(feature = "libcurl")]
 impl Libcurl {
     /// The backend, made now if it was not; why it cannot be made.
     fn made(&self) -> Result<&Arc<IsahcBackend>, String> {
@@ -346,13 +422,17 @@ mod tests {
             }
             assert_eq!(went(&router, "http://near/mcp"), NATIVE, "{proxy}");
         }
-        let router = Router::new(&HttpClientOptions {
-            http1_via_libcurl: true,
-            ..direct()
-        });
-        assert_eq!(went(&router, "http://h/mcp"), Went::Libcurl(Need::Asked));
+        #[cfg(feature = "libcurl")]
+        {
+            let router = Router::new(&HttpClientOptions {
+                http1_via_libcurl: true,
+                ..direct()
+            });
+            assert_eq!(went(&router, "http://h/mcp"), Went::Libcurl(Need::Asked));
+        }
     }
 
+    #[cfg(feature = "libcurl")]
     #[test]
     fn a_server_that_agreed_h2_goes_to_libcurl_when_http2_is_allowed() {
         for (version, after) in [
@@ -373,6 +453,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "libcurl")]
     #[test]
     fn a_server_libcurl_carries_has_all_its_requests_carried_there() {
         let router = Router::for_server(&direct(), "http://user@127.0.0.1:1/mcp").unwrap();
@@ -386,7 +467,9 @@ mod tests {
         let mut options = direct();
         options.tls.extra_ca_pem.push("no certificate".into());
         for url in ["https://h/mcp", "http://u@h/mcp"] {
-            let e = Router::for_server(&options, url).err().expect("refused");
+            let Some(Refused::Options(e)) = Router::for_server(&options, url).err() else {
+                panic!("{url}: not refused");
+            };
             assert!(e.contains("holds no PEM certificate"), "{url}: {e}");
         }
         let options = HttpClientOptions {
@@ -397,14 +480,19 @@ mod tests {
             ..HttpClientOptions::default()
         };
         let e = Router::for_server(&options, "https://h/mcp").err();
-        assert!(e.is_some_and(|e| e.contains("the proxy URL is not valid")));
+        assert!(matches!(e, Some(Refused::Options(e)) if e.contains("the proxy URL is not valid")));
     }
 
     #[test]
     fn a_bad_request_header_is_refused_unsent_whichever_backend_carries_it() {
         // Nothing listens on port 1: a request that went would fail otherwise.
         let router = Router::new(&direct());
-        for url in ["http://127.0.0.1:1/mcp", "http://user@127.0.0.1:1/mcp"] {
+        // Without libcurl, the second is refused for what it needs (below).
+        let urls = match cfg!(feature = "libcurl") {
+            true => &["http://127.0.0.1:1/mcp", "http://user@127.0.0.1:1/mcp"][..],
+            false => &["http://127.0.0.1:1/mcp"][..],
+        };
+        for &url in urls {
             let mut request = post(url);
             request.headers.push(("X-Name".into(), "caf\u{e9}".into()));
             let failure = smol::block_on(router.send(request)).err().expect("refused");
@@ -417,5 +505,60 @@ mod tests {
                 "{failure:?}"
             );
         }
+    }
+
+    #[cfg(not(feature = "libcurl"))]
+    #[test]
+    fn without_libcurl_each_need_is_refused_naming_the_feature() {
+        let need = |options: &HttpClientOptions, url: &str| match Router::for_server(options, url) {
+            Err(Refused::NoLibcurl(need)) => Some(need),
+            Err(Refused::Options(e)) => panic!("{url}: {e}"),
+            Ok(_) => None,
+        };
+        // What mcpwire's own client speaks is carried.
+        assert_eq!(need(&direct(), "http://127.0.0.1:1/mcp"), None);
+        assert_eq!(need(&direct(), "https://h/mcp"), None);
+        // At connect: the URL's need, and the options' (HTTP/2 in any form, whatever the URL).
+        assert_eq!(need(&direct(), "http://u@h/mcp"), Some(Need::Url));
+        for (version, wanted) in [
+            (HttpVersionChoice::Http2, Need::Http2),
+            (HttpVersionChoice::Negotiate, Need::Http2),
+            (HttpVersionChoice::Http2PriorKnowledge, Need::H2c),
+        ] {
+            let options = HttpClientOptions {
+                version,
+                ..direct()
+            };
+            for url in ["http://h/mcp", "https://h/mcp"] {
+                assert_eq!(need(&options, url), Some(wanted), "{version:?} {url}");
+            }
+        }
+        for proxy in ["socks5h://proxy:1080", "https://proxy:3129"] {
+            let options = HttpClientOptions {
+                proxy: ProxySetting::Url {
+                    url: proxy.into(),
+                    no_proxy: vec!["near".into()],
+                },
+                ..HttpClientOptions::default()
+            };
+            assert_eq!(
+                need(&options, "https://far/mcp"),
+                Some(Need::Proxy),
+                "{proxy}"
+            );
+            assert_eq!(need(&options, "http://near/mcp"), None, "{proxy}");
+        }
+        // Later, a request that would go to libcurl fails unsent, naming the feature (nothing
+        // listens on port 1: a request that went would fail otherwise).
+        let router = Router::for_server(&direct(), "http://127.0.0.1:1/mcp").expect("carried");
+        let failure = smol::block_on(router.send(post("http://user@127.0.0.1:1/mcp")))
+            .err()
+            .expect("refused");
+        assert!(failure.unsent, "{failure:?}");
+        assert!(
+            failure.message.contains("`libcurl` feature")
+                && failure.message.contains(Need::Url.words()),
+            "{failure:?}"
+        );
     }
 }

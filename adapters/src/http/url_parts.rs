@@ -104,7 +104,8 @@ impl<'a> UrlParts<'a> {
     }
 
     /// `host:port`, an IPv6 host in brackets, the port the scheme's default when none is
-    /// written: as a `CONNECT` names a server, and words about it.
+    /// written: as a `CONNECT` names a server, and words about it (libcurl's explanations).
+    #[cfg_attr(not(feature = "libcurl"), allow(dead_code))]
     pub(crate) fn host_and_port(&self) -> Option<String> {
         let port = self.port_or_default()?;
         Some(if self.host.contains(':') {

@@ -29,8 +29,9 @@ use crate::http::tls_diagnosis;
 pub(crate) enum Exchanged {
     /// The response, or why there is none.
     Done(Result<HttpResponse, HttpFailure>),
-    /// The server's TLS agreed `h2`: nothing of the request was sent.
-    Http2(HttpRequest),
+    /// The server's TLS agreed `h2`: nothing of the request was sent. (Without libcurl, `h2`
+    /// is never offered, and the router fails the request unsent.)
+    Http2(#[cfg_attr(not(feature = "libcurl"), allow(dead_code))] HttpRequest),
 }
 
 impl From<HttpFailure> for Exchanged {

@@ -61,12 +61,15 @@ impl Http1Client {
             pool: Arc::new(Pool::new(options.idle_connection_lifetime)),
             connect_timeout: options.connect_timeout,
             tls_options: options.tls.clone(),
-            offers_http2: options.version != HttpVersionChoice::Http1Only,
+            // Only libcurl speaks HTTP/2 here: without it, `h2` is never offered.
+            offers_http2: cfg!(feature = "libcurl")
+                && options.version != HttpVersionChoice::Http1Only,
             tls: OnceLock::new(),
         }
     }
 
     /// Whether the TLS handshake offers `h2` as well as `http/1.1` (the options allow HTTP/2).
+    #[cfg(feature = "libcurl")]
     pub(crate) fn offers_http2(&self) -> bool {
         self.offers_http2
     }
