@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use crate::client::Client;
 use crate::contain::Taps;
 use crate::driver::run::SharedConnection;
-use crate::driver::spans::{ConnectionSpan, Peer};
+use crate::driver::spans::{ConnectionSpan, Peer, TraceContext};
 use crate::driver::state::ConnectionState;
 use crate::driver::Driver;
 use crate::error::Error;
@@ -127,10 +127,6 @@ pub struct ConnectOptions {
     /// ([`Event::HandlerFailed`](crate::Event::HandlerFailed)); the call goes without them.
     pub trace_context: Option<TraceContext>,
 }
-
-/// The function that gives each request's trace context entries
-/// ([`ConnectOptions::trace_context`]).
-pub type TraceContext = Arc<dyn Fn() -> Map<String, Value> + Send + Sync>;
 
 impl Default for ConnectOptions {
     fn default() -> Self {

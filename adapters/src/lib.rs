@@ -79,7 +79,8 @@ mod transport;
 pub use client::{
     CallOptions, Client, CompletionRef, Events, Notifications, TaskHandle, TaskStart,
 };
-pub use connect::{connect, connect_smol, connect_streams, ConnectOptions, TraceContext};
+pub use connect::{connect, connect_smol, connect_streams, ConnectOptions};
+pub use driver::spans::TraceContext;
 pub use driver::Driver;
 pub use error::{Error, Reissue};
 pub use future::BoxFuture;

@@ -46,7 +46,7 @@ pub(crate) struct SharedConnection {
     pub(crate) runtime: Runtime,
     /// The host's trace context entries for each request (see
     /// [`ConnectOptions::trace_context`](crate::ConnectOptions::trace_context)).
-    pub(crate) trace_context: Option<crate::connect::TraceContext>,
+    pub(crate) trace_context: Option<super::spans::TraceContext>,
     /// The connection's span (the calls' spans link to it).
     pub(crate) span: super::spans::ConnectionSpan,
 }
@@ -55,7 +55,7 @@ impl SharedConnection {
     pub(crate) fn new(
         mut state: ConnectionState,
         runtime: Runtime,
-        trace_context: Option<crate::connect::TraceContext>,
+        trace_context: Option<super::spans::TraceContext>,
     ) -> Arc<SharedConnection> {
         let span = state.span.clone();
         let route = Route::new();

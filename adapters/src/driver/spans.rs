@@ -15,6 +15,11 @@ use mcpwire_core::{CallError, Event, Progress};
 #[cfg(feature = "tracing")]
 use mcpwire_core::{CallId, Connection, LocalError, McpCall};
 
+/// The function that gives each request's trace context entries
+/// ([`ConnectOptions::trace_context`](crate::ConnectOptions::trace_context)).
+pub type TraceContext =
+    std::sync::Arc<dyn Fn() -> serde_json::Map<String, serde_json::Value> + Send + Sync>;
+
 /// Where the server is, as the conventions name it: the transport (`pipe` for stdio and
 /// streams, `tcp` for HTTP) and, over HTTP, the server's host and port.
 #[derive(Debug, Clone, Default)]
