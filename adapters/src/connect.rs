@@ -383,8 +383,8 @@ fn connect_http(
         &options.http_client,
         counters.clone(),
     ));
-    #[allow(unused_mut)]
     let peer = Peer::of_url(&config.url);
+    #[allow(unused_mut)]
     let (client, mut driver) = options.finish(taps, conn, (shown, 0, peer), io, runtime);
     #[cfg(feature = "oauth")]
     if let Some(oauth) = oauth {

@@ -61,6 +61,8 @@ pub(crate) struct ConnectionSpan {
     span: tracing::Span,
 }
 
+// Without `tracing` the struct is empty and the impl derivable; with it, the span is `none`.
+#[cfg_attr(not(feature = "tracing"), allow(clippy::derivable_impls))]
 impl Default for ConnectionSpan {
     fn default() -> Self {
         ConnectionSpan {
