@@ -362,7 +362,10 @@ fn commands_refuse_misuse_at_once() {
         ),
         Err(ClientError::NotReady)
     );
-    assert!(s.c.ping(t0, CallOptions::default()).is_ok());
+    assert!(s
+        .c
+        .call(t0, &McpCall::ping(), CallOptions::default())
+        .is_ok());
     s.drain();
     s.written();
     s.stdout(
@@ -378,7 +381,11 @@ fn commands_refuse_misuse_at_once() {
     s.c.close(t0);
     s.drain();
     assert_eq!(
-        s.c.request(t0, "tools/list", None, CallOptions::default()),
+        s.c.call(
+            t0,
+            &McpCall::request("tools/list", None),
+            CallOptions::default()
+        ),
         Err(ClientError::Closed(Closed::new("closed by the client")))
     );
     assert!(s.c.is_closed());

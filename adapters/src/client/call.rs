@@ -208,14 +208,8 @@ impl Client {
     /// (dropping it ends the subscription).
     pub async fn listen(&self, notifications: Value) -> Result<RawJson, Error> {
         let opts = CallOptions::default();
-        let mut params = Map::new();
-        params.insert("notifications".into(), notifications);
-        let call = McpCall::request("subscriptions/listen", Some(params));
-        let issue = |c: &mut Connection, now, _, m: &McpCall| {
-            let notifications = m.params().and_then(|p| p.get("notifications").cloned());
-            c.listen(now, notifications.unwrap_or(Value::Null))
-        };
-        self.call(&opts, call, Box::new(issue)).await
+        self.call(&opts, McpCall::listen(notifications), Box::new(send))
+            .await
     }
 
     /// Pings the server (handshake era; the stateless era has no ping).
@@ -225,9 +219,7 @@ impl Client {
 
     /// Pings the server with options (a timeout, …); handshake era.
     pub async fn ping_with(&self, opts: CallOptions) -> Result<(), Error> {
-        let issue = |c: &mut Connection, now, o, _: &McpCall| c.ping(now, o);
-        let call = McpCall::request("ping", None);
-        self.call(&opts, call, Box::new(issue)).await?;
+        self.call(&opts, McpCall::ping(), Box::new(send)).await?;
         Ok(())
     }
 }

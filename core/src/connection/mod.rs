@@ -8,10 +8,7 @@ mod reads;
 mod stdio;
 mod transport;
 
-use std::borrow::Cow;
 use std::time::Instant;
-
-use serde_json::{Map, Value};
 
 pub use event::Output;
 pub use http::{ExchangeId, HttpAction, HttpMethod, HttpOptions, HttpRequest, CLOSE_GRACE};
@@ -82,8 +79,8 @@ enum Transport {
 ///   input of the other transport is refused with [`ClientError::WrongTransport`], in every
 ///   build, and changes nothing.
 /// - **commands**: [`call`](Self::call) makes any MCP call built with [`McpCall`] (tools,
-///   prompts, resources, skills, lists over all their pages, `ping`, `subscriptions/listen`, …),
-///   [`request`](Self::request) sends any method as it is, [`cancel`](Self::cancel),
+///   prompts, resources, skills, lists over all their pages, `ping`, `subscriptions/listen`,
+///   any method as it is with [`McpCall::request`]), [`cancel`](Self::cancel),
 ///   [`respond`](Self::respond) to a server request, [`notify`](Self::notify),
 ///   [`roots_changed`](Self::roots_changed), [`close`](Self::close). Misuse returns a
 ///   [`ClientError`] at once and changes nothing.
@@ -402,21 +399,11 @@ impl Connection {
 
     // ---- commands ----
 
-    /// Sends any request; `params` without `_meta` (the stateless era's is added). Before the
-    /// connection is ready only `ping` may go.
-    pub fn request(
-        &mut self,
-        now: Instant,
-        method: impl Into<Cow<'static, str>>,
-        params: Option<Map<String, Value>>,
-        options: CallOptions,
-    ) -> Result<CallId, ClientError> {
-        self.command(now, |p| p.request(now, method, params, options))
-    }
-
     /// One MCP call built with [`McpCall`]: its capability checked, a list read over all its
-    /// pages. The call is borrowed, so the caller may keep it (to send it again if it may have
-    /// run).
+    /// pages; any request ([`McpCall::request`], its params without `_meta`: the stateless
+    /// era's is added), [`McpCall::ping`] (the one call allowed before the connection is ready)
+    /// and [`McpCall::listen`] go this way too. The call is borrowed, so the caller may keep it
+    /// (to send it again if it may have run).
     pub fn call(
         &mut self,
         now: Instant,
@@ -424,19 +411,6 @@ impl Connection {
         options: CallOptions,
     ) -> Result<CallId, ClientError> {
         self.command(now, |p| p.call(now, call, options))
-    }
-
-    /// `ping`: allowed before the handshake completes; gone from the stateless era.
-    pub fn ping(&mut self, now: Instant, options: CallOptions) -> Result<CallId, ClientError> {
-        self.command(now, |p| p.ping(now, options))
-    }
-
-    /// `subscriptions/listen` (stateless era): asks for the notifications named in
-    /// `notifications` (e.g. `{"toolsListChanged": true}`). The call stays open; its
-    /// notifications arrive as [`ServerNotification::ForSubscription`](crate::ServerNotification)
-    /// after an acknowledgement; [`cancel`](Self::cancel) ends it.
-    pub fn listen(&mut self, now: Instant, notifications: Value) -> Result<CallId, ClientError> {
-        self.command(now, |p| p.listen(now, notifications))
     }
 
     /// Tells the server the host's roots changed (`notifications/roots/list_changed`, handshake

@@ -392,8 +392,9 @@ fn a_ping_in_flight_when_the_connection_moves_ends() {
     let mut h = H::new();
     let now = h.now;
     let ping =
-        h.c.ping(
+        h.c.call(
             now,
+            &McpCall::ping(),
             CallOptions {
                 timeout: Duration::MAX,
                 ..CallOptions::default()

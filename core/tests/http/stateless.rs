@@ -471,7 +471,13 @@ fn a_listed_tool_s_schema_reaches_the_caller_exactly_as_sent() {
 fn a_subscription_is_a_long_lived_post_whose_stream_carries_its_notifications() {
     let mut h = modern();
     let now = h.now;
-    let sub = h.c.listen(now, json!({"toolsListChanged": true})).unwrap();
+    let sub =
+        h.c.call(
+            now,
+            &McpCall::listen(json!({"toolsListChanged": true})),
+            CallOptions::default(),
+        )
+        .unwrap();
     h.pump();
     let post = h.find("POST subscriptions/listen");
     assert_eq!(
@@ -625,8 +631,12 @@ fn a_method_named_at_run_time_still_gets_its_input_rounds() {
     p.insert("arguments".into(), json!({}));
     let method = String::from("tools/call");
     let call =
-        h.c.request(now, method, Some(p), CallOptions::default())
-            .unwrap();
+        h.c.call(
+            now,
+            &McpCall::request(method, Some(p)),
+            CallOptions::default(),
+        )
+        .unwrap();
     h.pump();
     let post = h.find("POST tools/call");
     let id = h.request_id(post);

@@ -33,7 +33,7 @@ use super::era::ChosenEra;
 use super::handshake::{Ctx, Handshake, Phase};
 use super::notifications::typed_notification;
 pub(crate) use super::signal::{Signalled, TransportSignal};
-use super::vocabulary::calls::{offered, offered_member, McpCall};
+use super::vocabulary::calls::{offered, offered_member, McpCall, Rules};
 pub use super::vocabulary::client_config::ClientConfig;
 use super::vocabulary::events::{
     CallError, CallId, CallOptions, ClientError, Event, ServerNotification,
@@ -400,6 +400,11 @@ impl ClientProtocol {
         call: &McpCall,
         opts: CallOptions,
     ) -> Result<CallId, ClientError> {
+        match call.rules() {
+            Rules::Plain => {}
+            Rules::Ping => return self.ping(now, opts),
+            Rules::Listen => return self.listen(now, call, opts),
+        }
         if let Some(capability) = call.capability() {
             self.require(capability)?;
             if let Some((member, why)) = call.member() {
@@ -429,32 +434,35 @@ impl ClientProtocol {
     }
 
     /// `ping`: allowed before the handshake completes; gone from the stateless era.
-    pub fn ping(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
+    fn ping(&mut self, now: Instant, opts: CallOptions) -> Result<CallId, ClientError> {
         if self.handshake.era == Some(ChosenEra::Stateless) {
             return Err(ClientError::NotSupported("ping (removed in 2026-07-28)"));
         }
         self.request(now, "ping", None, opts)
     }
 
-    /// `subscriptions/listen` (stateless era): asks for the notifications named in
-    /// `notifications` (e.g. `{"toolsListChanged": true}`). The call stays open: its
+    /// `subscriptions/listen` (stateless era): the call stays open, with no deadline: its
     /// notifications arrive as [`ServerNotification::ForSubscription`] after a
     /// [`ServerNotification::SubscriptionAcknowledged`]; [`cancel`](Self::cancel) ends it.
-    pub fn listen(&mut self, now: Instant, notifications: Value) -> Result<CallId, ClientError> {
+    fn listen(
+        &mut self,
+        now: Instant,
+        call: &McpCall,
+        opts: CallOptions,
+    ) -> Result<CallId, ClientError> {
         self.check_open("")?;
         if self.handshake.era != Some(ChosenEra::Stateless) {
             return Err(ClientError::NotSupported(
                 "subscriptions/listen (the stateless era)",
             ));
         }
-        let mut p = Map::new();
-        p.insert("notifications".into(), notifications);
         let opts = CallOptions {
             // A subscription has no deadline: it lasts until one side ends it.
             timeout: Duration::MAX,
-            ..CallOptions::default()
+            ..opts
         };
-        self.request(now, "subscriptions/listen", Some(p), opts)
+        let method = call.method_cow().clone();
+        self.request_ref(now, None, method, call.params_ref(), opts)
     }
 
     fn list(

@@ -925,21 +925,31 @@ impl Harness {
         let opts = Self::options(b, t);
         let now = self.now;
         let r = match t % 8 {
-            0 | 1 => self.conn.ping(now, opts),
+            0 | 1 => self.conn.call(now, &McpCall::ping(), opts),
             2 => self
                 .conn
                 .call(now, &McpCall::get_prompt("greet", None), opts),
             3 => self
                 .conn
                 .call(now, &McpCall::read_resource("file:///a"), opts),
-            4 => self.conn.listen(now, json!({"toolsListChanged": true})),
-            // A typed tool call (it may wait for the tools' list), or one sent raw.
+            4 => {
+                let listen = McpCall::listen(json!({"toolsListChanged": true}));
+                self.conn.call(now, &listen, opts)
+            }
+            // A typed tool call (it may wait for the tools' list), or one built by hand with
+            // no params.
             5 if t & 0x10 != 0 => {
                 self.conn
                     .call(now, &McpCall::call_tool("x", Some(json!({"n": t}))), opts)
             }
-            5 => self.conn.request(now, "tools/call", None, opts),
-            6 => self.conn.request(now, "completion/complete", None, opts),
+            5 => {
+                let by_hand = McpCall::request("tools/call", None);
+                self.conn.call(now, &by_hand, opts)
+            }
+            6 => {
+                let by_hand = McpCall::request("completion/complete", None);
+                self.conn.call(now, &by_hand, opts)
+            }
             // What the stateless era carries otherwise: the log level, resource subscriptions.
             _ if t & 0x10 != 0 => {
                 let call = match t % 3 {
@@ -954,7 +964,8 @@ impl Harness {
             _ => {
                 let mut p = serde_json::Map::new();
                 p.insert("_meta".into(), json!({"k": t}));
-                self.conn.request(now, "logging/setLevel", Some(p), opts)
+                let by_hand = McpCall::request("logging/setLevel", Some(p));
+                self.conn.call(now, &by_hand, opts)
             }
         };
         self.issued(r);

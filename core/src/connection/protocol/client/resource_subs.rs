@@ -26,7 +26,7 @@ use crate::connection::protocol::call::params::raw;
 use crate::connection::protocol::notifications::subscription_of;
 use crate::connection::protocol::vocabulary::calls::McpCall;
 use crate::connection::protocol::vocabulary::events::{
-    CallError, CallId, ClientError, Diagnostic, Event, ServerNotification,
+    CallError, CallId, CallOptions, ClientError, Diagnostic, Event, ServerNotification,
 };
 use crate::jsonrpc::{Notification, RawJson};
 
@@ -61,7 +61,7 @@ impl ClientProtocol {
             }
             None => {
                 let asked = json!({ "resourceSubscriptions": [uri] });
-                let listen = self.listen(now, asked)?;
+                let listen = self.call(now, &McpCall::listen(asked), CallOptions::default())?;
                 self.resource_subs.by_uri.insert(uri.clone(), listen);
                 let sub = Sub {
                     uri,

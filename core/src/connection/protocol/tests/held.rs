@@ -306,7 +306,11 @@ mod schemas {
         let now = p.now;
         let listen = p
             .client
-            .listen(now, json!({"toolsListChanged": true}))
+            .call(
+                now,
+                &McpCall::listen(json!({"toolsListChanged": true})),
+                CallOptions::default(),
+            )
             .unwrap();
         p.drive();
         p.server

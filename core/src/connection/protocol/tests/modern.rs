@@ -161,7 +161,8 @@ fn every_request_carries_meta_and_results_are_complete() {
 fn no_ping_in_the_stateless_era() {
     let mut p = modern_pair(caps_all());
     assert!(matches!(
-        p.client.ping(p.now, CallOptions::default()),
+        p.client
+            .call(p.now, &McpCall::ping(), CallOptions::default()),
         Err(ClientError::NotSupported(_))
     ));
 }
@@ -307,13 +308,37 @@ fn a_missing_capability_is_named_with_the_servers_error() {
 }
 
 #[test]
+fn a_subscription_has_no_deadline_whatever_its_options_say() {
+    let mut p = modern_pair(caps_all());
+    let short = CallOptions {
+        timeout: std::time::Duration::from_millis(5),
+        ..CallOptions::default()
+    };
+    let listen = McpCall::listen(json!({"toolsListChanged": true}));
+    let sub = p.client.call(p.now, &listen, short.clone()).unwrap();
+    assert_eq!(
+        p.client.call_deadline(sub),
+        None,
+        "no deadline for a subscription"
+    );
+    // A request made by hand keeps the deadline it was given.
+    let by_hand = McpCall::request(
+        "subscriptions/listen",
+        listen.params().map(|m| m.into_owned()),
+    );
+    let other = p.client.call(p.now, &by_hand, short).unwrap();
+    assert!(p.client.call_deadline(other).is_some());
+}
+
+#[test]
 fn subscriptions_listen_ack_tagged_notifications_and_both_ends() {
     let mut p = modern_pair(caps_all());
     let sub = p
         .client
-        .listen(
+        .call(
             p.now,
-            json!({"toolsListChanged": true, "resourceSubscriptions": []}),
+            &McpCall::listen(json!({"toolsListChanged": true, "resourceSubscriptions": []})),
+            CallOptions::default(),
         )
         .unwrap();
     p.drive();
@@ -346,7 +371,11 @@ fn subscriptions_listen_ack_tagged_notifications_and_both_ends() {
     // Ended by the server with a success response.
     let sub = p
         .client
-        .listen(p.now, json!({"toolsListChanged": true}))
+        .call(
+            p.now,
+            &McpCall::listen(json!({"toolsListChanged": true})),
+            CallOptions::default(),
+        )
         .unwrap();
     p.drive();
     p.server.end_subscriptions(p.now);
@@ -355,7 +384,11 @@ fn subscriptions_listen_ack_tagged_notifications_and_both_ends() {
     // Ended by the server with notifications/cancelled.
     let sub = p
         .client
-        .listen(p.now, json!({"toolsListChanged": true}))
+        .call(
+            p.now,
+            &McpCall::listen(json!({"toolsListChanged": true})),
+            CallOptions::default(),
+        )
         .unwrap();
     p.drive();
     let cancel = Message::notification(
@@ -533,7 +566,7 @@ fn a_round_sends_the_callers_params_and_meta_again_with_a_fresh_progress_token()
         ..CallOptions::default()
     };
     c.client
-        .request(now, "tools/call", Some(params), opts)
+        .call(now, &McpCall::request("tools/call", Some(params)), opts)
         .unwrap();
     let Some(Message::Request(first)) = c.poll_written() else {
         panic!()

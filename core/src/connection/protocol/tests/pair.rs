@@ -33,7 +33,11 @@ fn handshake_transcript() {
     );
     assert_eq!(
         p.client
-            .request(p.now, "tools/list", None, CallOptions::default())
+            .call(
+                p.now,
+                &McpCall::request("tools/list", None),
+                CallOptions::default()
+            )
             .unwrap_err(),
         ClientError::NotReady
     );
@@ -99,7 +103,10 @@ fn an_unknown_version_fails_the_handshake_clearly() {
     // No `initialized` was sent, and nothing more can be.
     assert_eq!(sent.len(), 1);
     let mut c = c;
-    assert!(c.client.ping(c.now, CallOptions::default()).is_err());
+    assert!(c
+        .client
+        .call(c.now, &McpCall::ping(), CallOptions::default())
+        .is_err());
 }
 
 #[test]
@@ -556,7 +563,10 @@ fn progress_resets_the_idle_timeout_only_when_asked_and_max_total_holds() {
 #[test]
 fn a_ping_each_way() {
     let mut p = Pair::ready();
-    let call = p.client.ping(p.now, CallOptions::default()).unwrap();
+    let call = p
+        .client
+        .call(p.now, &McpCall::ping(), CallOptions::default())
+        .unwrap();
     assert_eq!(p.finish(call).unwrap().get(), "{}");
     p.server.ping(p.now);
     p.drive();
@@ -708,7 +718,7 @@ fn ids_are_unique_across_every_kind_of_request() {
     let now = p.now;
     let opts = CallOptions::default;
     let mut ids = Vec::new();
-    ids.push(p.client.ping(now, opts()).unwrap().0);
+    ids.push(p.client.call(now, &McpCall::ping(), opts()).unwrap().0);
     p.drain();
     ids.push(
         p.client

@@ -26,6 +26,19 @@ pub struct McpCall {
     /// The member of the capability that must be `true` (`subscribe` of `resources`), and why
     /// the call is refused without it.
     member: Option<(&'static str, &'static str)>,
+    /// A call with rules of its own ([`McpCall::ping`], [`McpCall::listen`]).
+    rules: Rules,
+}
+
+/// The rules a call is sent under beyond its method: most calls have none of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rules {
+    /// Sent as made.
+    Plain,
+    /// `ping`: refused in the stateless era, allowed before the handshake completes.
+    Ping,
+    /// `subscriptions/listen`: stateless era only, with no deadline.
+    Listen,
 }
 
 /// A call's params as built.
@@ -66,6 +79,7 @@ impl McpCall {
             params: None,
             list_key: Some(key),
             member: None,
+            rules: Rules::Plain,
         }
     }
 
@@ -80,6 +94,7 @@ impl McpCall {
             params: Some(params),
             list_key: None,
             member: None,
+            rules: Rules::Plain,
         }
     }
 
@@ -94,6 +109,30 @@ impl McpCall {
             params: params.map(CallParams::Map),
             list_key: None,
             member: None,
+            rules: Rules::Plain,
+        }
+    }
+
+    /// `ping`: allowed before the handshake completes; refused in the stateless era, which
+    /// removed it. (A `ping` made with [`request`](Self::request) is sent as it is, in any era.)
+    pub fn ping() -> Self {
+        McpCall {
+            rules: Rules::Ping,
+            ..Self::request("ping", None)
+        }
+    }
+
+    /// `subscriptions/listen` (stateless era): asks for the notifications named in
+    /// `notifications` (e.g. `{"toolsListChanged": true}`). The call stays open, with no
+    /// deadline whatever its options say: its notifications arrive as
+    /// [`ServerNotification::ForSubscription`](crate::ServerNotification) after an
+    /// acknowledgement; [`Connection::cancel`](crate::Connection::cancel) ends it.
+    pub fn listen(notifications: Value) -> Self {
+        let mut p = Map::new();
+        p.insert("notifications".into(), notifications);
+        McpCall {
+            rules: Rules::Listen,
+            ..Self::request("subscriptions/listen", Some(p))
         }
     }
 
@@ -132,6 +171,11 @@ impl McpCall {
     /// The server capability the call needs, if any.
     pub(crate) fn capability(&self) -> Option<&'static str> {
         self.capability
+    }
+
+    /// The rules the call is sent under beyond its method.
+    pub(crate) fn rules(&self) -> Rules {
+        self.rules
     }
 
     /// The member of the capability that must be `true`, and the refusal without it.
