@@ -40,6 +40,7 @@ mod demo;
 mod exit_codes;
 mod failure;
 mod one_server;
+mod otlp;
 mod server_logs;
 mod servers;
 mod stop;
@@ -87,6 +88,8 @@ fn main() -> ExitCode {
         completions::print_script(shell);
         return ExitCode::SUCCESS;
     }
+    // `--otlp URL` or the environment: the spans of a command that connects are exported.
+    otlp::start(cli.server.otlp.as_deref());
     // --config FILE with several servers: `servers`, `tools` and `call` run them all.
     if let Some(code) = servers::main(&cli) {
         return code;
@@ -127,7 +130,8 @@ fn main() -> ExitCode {
         }
         return demo::main();
     }
-    let outcome = smol::block_on(one_server::run(cli));
+    let command = cli.command.name();
+    let outcome = otlp::run(command, one_server::run(cli), failure::code_of);
     // stdout was lost: the connection is closed; end as that asks.
     stop::end_if_lost();
     match outcome {
