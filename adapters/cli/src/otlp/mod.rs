@@ -67,6 +67,7 @@ pub(crate) fn run<T>(
         "mcpwire",
         otel.name = format!("mcpwire {command}").as_str(),
         otel.kind = "internal",
+        otel.status_code = tracing::field::Empty,
         mcpwire.command = command,
         process.exit.code = tracing::field::Empty,
     );
