@@ -226,8 +226,8 @@ fn all(msg: &[u8], n: u32) -> Vec<Vec<u8>> {
 
 /// The only (or last) field `n` of `msg`.
 fn one(msg: &[u8], n: u32) -> Option<Pb> {
-    let found = fields(msg).into_iter().filter(|(f, _)| *f == n);
-    found.last().map(|(_, v)| v)
+    let mut found = fields(msg).into_iter().filter(|(f, _)| *f == n);
+    found.next_back().map(|(_, v)| v)
 }
 
 fn hex(b: &[u8]) -> String {
