@@ -88,8 +88,6 @@ fn main() -> ExitCode {
         completions::print_script(shell);
         return ExitCode::SUCCESS;
     }
-    // `--otlp URL` or the environment: the spans of a command that connects are exported.
-    otlp::start(cli.server.otlp.as_deref());
     // --config FILE with several servers: `servers`, `tools` and `call` run them all.
     if let Some(code) = servers::main(&cli) {
         return code;
@@ -130,8 +128,14 @@ fn main() -> ExitCode {
         }
         return demo::main();
     }
-    let command = cli.command.name();
-    let outcome = otlp::run(command, one_server::run(cli), failure::code_of);
+    // `--otlp URL` or the environment: the spans of a command that connects are exported.
+    let (command, otlp) = (cli.command.name(), cli.server.otlp.clone());
+    let outcome = otlp::run(
+        otlp.as_deref(),
+        command,
+        one_server::run(cli),
+        failure::code_of,
+    );
     // stdout was lost: the connection is closed; end as that asks.
     stop::end_if_lost();
     match outcome {

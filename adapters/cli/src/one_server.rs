@@ -76,7 +76,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, Failure> {
     if cli.server.verbose {
         verbose::observe(&mut options, None);
     }
-    otlp::trace_context(&mut options, cli.server.verbose);
+    otlp::trace_context(&mut options, cli.server.verbose, None);
     if let Command::Call {
         answer,
         answer_defaults,

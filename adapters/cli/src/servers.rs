@@ -64,7 +64,8 @@ pub(crate) fn main(cli: &Cli) -> Option<ExitCode> {
         return None;
     }
     let listed = listed.unwrap_or_default();
-    let outcome = otlp::run(cli.command.name(), run(cli, file, &listed), code_of);
+    let work = run(cli, file, &listed);
+    let outcome = otlp::run(args.otlp.as_deref(), cli.command.name(), work, code_of);
     // stdout was lost: every server is closed; end as that asks.
     stop::end_if_lost();
     Some(match outcome {
@@ -281,7 +282,7 @@ fn options(cli: &Cli, timeout: Duration) -> Result<ManagerOptions, Failure> {
         if verbose {
             verbose::observe(&mut o, Some(name));
         }
-        otlp::trace_context(&mut o, verbose);
+        otlp::trace_context(&mut o, verbose, Some(name));
         o
     };
     let mut options = ManagerOptions::default();

@@ -517,3 +517,49 @@ fn a_collector_down_refusing_or_silent_costs_one_warning_never_the_outcome() {
     assert_eq!(refusing.received().len(), 1);
     assert_eq!(silent.received()[0].path, "/v1/traces");
 }
+
+#[test]
+fn a_call_through_a_file_of_several_servers_is_exported_with_its_servers_name_on_its_line() {
+    let collector = Collector::start(Answer::Ok);
+    let home = common::temp("otlp-home");
+    let file = home.join("servers.json");
+    let servers = r#"{"mcpServers": {
+        "a": {"command": "{BIN}", "args": ["serve-demo"]},
+        "b": {"command": "{BIN}", "args": ["serve-demo", "--handshake-only"]}
+    }}"#;
+    std::fs::write(&file, common::with_bin(servers)).unwrap();
+    let home_env = home.to_string_lossy().into_owned();
+    let cache = home.join("cache").to_string_lossy().into_owned();
+    let env = [
+        ("HOME", home_env.as_str()),
+        ("XDG_CACHE_HOME", cache.as_str()),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.url.as_str()),
+    ];
+    let file = file.to_string_lossy().into_owned();
+    let args = [
+        "--config",
+        &file,
+        "-v",
+        "call",
+        "a__echo",
+        "message=hi",
+        "--json",
+    ];
+    let o = run(&args, &env);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let result: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let traceparent = result["_meta"]["traceparent"].as_str().expect("echoed");
+    common::assert_contains(
+        &stderr(&o),
+        &format!("· a: tools/call echo: traceparent {traceparent}"),
+    );
+    let (_, _, spans) = the_export(&collector);
+    let call = named(&spans, "tools/call echo");
+    let (trace_id, span_id) = ids(traceparent);
+    assert_eq!(
+        (call.trace_id.as_str(), call.span_id.as_str()),
+        (trace_id, span_id)
+    );
+    assert_eq!(call.parent, named(&spans, "mcpwire call").span_id);
+    let _ = std::fs::remove_dir_all(&home);
+}

@@ -39,7 +39,7 @@ static EXPORT: OnceLock<Export> = OnceLock::new();
 
 /// Starts recording spans when an export is asked for (`--otlp URL`, or the environment);
 /// says on stderr what is wrong in the environment's settings.
-pub(crate) fn start(flag: Option<&str>) {
+fn start(flag: Option<&str>) {
     let Some(settings) = settings::read(flag, |name| std::env::var(name).ok()) else {
         return;
     };
@@ -52,13 +52,16 @@ pub(crate) fn start(flag: Option<&str>) {
     }
 }
 
-/// Runs `work` (a command) in its span, `mcpwire COMMAND`, the parent of its requests' spans;
-/// then exports the spans (when [`start`] started an export), with the command's exit code.
+/// Runs `work` (a command that connects) in its span, `mcpwire COMMAND`, the parent of its
+/// requests' spans; then, when an export is asked for (`flag`: `--otlp URL`, or the
+/// environment), exports the spans, with the command's exit code.
 pub(crate) fn run<T>(
+    flag: Option<&str>,
     command: &str,
     work: impl Future<Output = T>,
     code: impl FnOnce(&T) -> u8,
 ) -> T {
+    start(flag);
     let Some(export) = EXPORT.get() else {
         return smol::block_on(work);
     };
@@ -83,17 +86,19 @@ pub(crate) fn run<T>(
 }
 
 /// Sets the connection's trace context hook: each request carries its span's `traceparent`,
-/// which `verbose` prints. Nothing when no export runs.
-pub(crate) fn trace_context(options: &mut ConnectOptions, verbose: bool) {
+/// which `verbose` prints (`who` naming the server when several run at once). Nothing when no
+/// export runs.
+pub(crate) fn trace_context(options: &mut ConnectOptions, verbose: bool, who: Option<&str>) {
     let Some(export) = EXPORT.get() else {
         return;
     };
     let recorder = export.recorder.clone();
+    let named = who.map(|w| format!("{w}: ")).unwrap_or_default();
     options.trace_context = Some(Arc::new(move || {
         let mut entries = Map::new();
         if let Some((traceparent, name)) = recorder.traceparent() {
             if verbose {
-                errln!("· {name}: traceparent {traceparent}");
+                errln!("· {named}{name}: traceparent {traceparent}");
             }
             entries.insert("traceparent".into(), Value::String(traceparent));
         }
