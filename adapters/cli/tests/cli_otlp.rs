@@ -563,3 +563,40 @@ fn a_call_through_a_file_of_several_servers_is_exported_with_its_servers_name_on
     assert_eq!(call.parent, named(&spans, "mcpwire call").span_id);
     let _ = std::fs::remove_dir_all(&home);
 }
+
+/// A collector that does not answer holds the command no longer than a stop request: SIGTERM
+/// during the export ends it at once, with the command's own exit code and a warning.
+#[cfg(unix)]
+#[test]
+fn a_stop_request_during_the_export_ends_it_with_the_commands_own_exit_code() {
+    let silent = Collector::start(Answer::Silent);
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", silent.url.as_str()),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "60000"),
+    ];
+    let mut child = command(&["call", "add", "a=2", "b=40"], &env)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The result is printed before the export starts; the export is under way once the
+    // collector has its request.
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "42");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while silent.received().is_empty() {
+        assert!(Instant::now() < deadline, "no export");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = Instant::now();
+    // SAFETY: kill(2) signals the child this test started, by its PID.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let o = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    common::assert_contains(&err, "terminated (SIGTERM) before the collector answered");
+}
