@@ -88,8 +88,8 @@ pub use handlers::{ElicitAnswer, ElicitationRequest, Handlers};
 #[cfg(feature = "libcurl")]
 pub use http::IsahcBackend;
 pub use http::{
-    ca_pem_problem, ClientCertificate, HttpBackend, HttpClientOptions, HttpCounters,
-    HttpExchangeNote, HttpExchangeObserver, HttpFailure, HttpResponse, HttpVersion,
+    ca_pem_problem, default_http_client, ClientCertificate, HttpBackend, HttpClientOptions,
+    HttpCounters, HttpExchangeNote, HttpExchangeObserver, HttpFailure, HttpResponse, HttpVersion,
     HttpVersionChoice, ProxySetting, TlsOptions,
 };
 pub use mcpwire_core as core;

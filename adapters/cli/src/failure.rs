@@ -51,6 +51,14 @@ impl Failure {
     }
 }
 
+/// The exit code a command's outcome ends with.
+pub(crate) fn code_of(outcome: &Result<u8, Failure>) -> u8 {
+    match outcome {
+        Ok(code) => *code,
+        Err(f) => f.code,
+    }
+}
+
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         let code = match &e {

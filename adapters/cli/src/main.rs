@@ -40,6 +40,7 @@ mod demo;
 mod exit_codes;
 mod failure;
 mod one_server;
+mod otlp;
 mod server_logs;
 mod servers;
 mod stop;
@@ -127,7 +128,14 @@ fn main() -> ExitCode {
         }
         return demo::main();
     }
-    let outcome = smol::block_on(one_server::run(cli));
+    // `--otlp URL` or the environment: the spans of a command that connects are exported.
+    let (command, otlp) = (cli.command.name(), cli.server.otlp.clone());
+    let outcome = otlp::run(
+        otlp.as_deref(),
+        command,
+        one_server::run(cli),
+        failure::code_of,
+    );
     // stdout was lost: the connection is closed; end as that asks.
     stop::end_if_lost();
     match outcome {

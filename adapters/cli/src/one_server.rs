@@ -14,7 +14,7 @@ use crate::commands::{
 };
 use crate::failure::{message_of, Failure};
 use crate::server_logs::{self, set_log_level, LogLevel, LogPrinter};
-use crate::{exit_codes, output, stop, verbose};
+use crate::{exit_codes, otlp, output, stop, verbose};
 
 pub(crate) mod target;
 
@@ -76,6 +76,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, Failure> {
     if cli.server.verbose {
         verbose::observe(&mut options, None);
     }
+    otlp::trace_context(&mut options, cli.server.verbose, None);
     if let Command::Call {
         answer,
         answer_defaults,

@@ -24,8 +24,8 @@ use crate::command_line::parser::{Cli, Command};
 use crate::command_line::server_args::{self, EraArg, ServerArgs};
 use crate::commands::auth;
 use crate::commands::call::{answers, arguments, CallRequest};
-use crate::failure::{finish, Failure};
-use crate::{exit_codes, stop, verbose};
+use crate::failure::{code_of, finish, Failure};
+use crate::{exit_codes, otlp, stop, verbose};
 
 pub(crate) mod config_file;
 pub(crate) mod configured;
@@ -64,7 +64,8 @@ pub(crate) fn main(cli: &Cli) -> Option<ExitCode> {
         return None;
     }
     let listed = listed.unwrap_or_default();
-    let outcome = smol::block_on(run(cli, file, &listed));
+    let work = run(cli, file, &listed);
+    let outcome = otlp::run(args.otlp.as_deref(), cli.command.name(), work, code_of);
     // stdout was lost: every server is closed; end as that asks.
     stop::end_if_lost();
     Some(match outcome {
@@ -281,6 +282,7 @@ fn options(cli: &Cli, timeout: Duration) -> Result<ManagerOptions, Failure> {
         if verbose {
             verbose::observe(&mut o, Some(name));
         }
+        otlp::trace_context(&mut o, verbose, Some(name));
         o
     };
     let mut options = ManagerOptions::default();

@@ -16,6 +16,7 @@
 
 pub(crate) mod backend;
 pub(crate) mod counters;
+mod default_client;
 pub(crate) mod io;
 #[cfg(feature = "libcurl")]
 mod libcurl;
@@ -29,6 +30,7 @@ mod url_parts;
 
 pub use backend::{HttpBackend, HttpFailure, HttpResponse, HttpVersion};
 pub use counters::HttpCounters;
+pub use default_client::default_http_client;
 pub use io::{HttpExchangeNote, HttpExchangeObserver};
 #[cfg(feature = "libcurl")]
 pub use libcurl::IsahcBackend;

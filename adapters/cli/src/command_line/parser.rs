@@ -185,6 +185,29 @@ impl Command {
             Command::Demo | Command::Completions { .. } | Command::ServeDemo { .. } => false,
         }
     }
+
+    /// The command's name, as it is typed.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Command::Info { .. } => "info",
+            Command::Tools { .. } => "tools",
+            Command::Call { .. } => "call",
+            Command::Resources(_) => "resources",
+            Command::Prompts(_) => "prompts",
+            Command::Skills(_) => "skills",
+            Command::Ping { .. } => "ping",
+            Command::Complete(_) => "complete",
+            Command::LogLevel { .. } => "log-level",
+            Command::Watch(_) => "watch",
+            Command::Auth(_) => "auth",
+            Command::Tasks(_) => "tasks",
+            Command::Demo => "demo",
+            Command::ServeDemo { .. } => "serve-demo",
+            Command::Decode(_) => "decode",
+            Command::Servers { .. } => "servers",
+            Command::Completions { .. } => "completions",
+        }
+    }
 }
 
 /// Whether the raw command line asks for JSON (`--json` before any `--`), for a usage error

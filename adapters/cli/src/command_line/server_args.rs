@@ -71,6 +71,12 @@ pub(crate) struct ServerArgs {
     /// also ask the server for them with logging/setLevel if it offers logging.
     #[arg(long, global = true, value_enum, value_name = "LEVEL")]
     pub(crate) log_level: Option<server_logs::LogLevel>,
+    /// Export the command's spans (one per request, after OpenTelemetry's MCP conventions)
+    /// over OTLP/HTTP to this collector (`URL/v1/traces`), and send each request's trace
+    /// context to the server; default: `OTEL_EXPORTER_OTLP_ENDPOINT` and the other
+    /// `OTEL_EXPORTER_OTLP_*` variables.
+    #[arg(long, global = true, value_name = "URL")]
+    pub(crate) otlp: Option<String>,
     /// Which protocol era to speak: detect it (auto), the handshake era (handshake; also
     /// `legacy`) or the stateless era (stateless; also `modern`).
     #[arg(long, global = true, value_enum, default_value_t = EraArg::Auto)]
