@@ -8,7 +8,7 @@
 //! ```
 //! # fn main() -> Result<(), mcpwire::Error> {
 //! use mcpwire::testing::{ScriptedServer, ToolResult, Way};
-//! use mcpwire::{ConnectOptions, ElicitResult, Handlers};
+//! use mcpwire::{ConnectOptions, ElicitAnswer, Handlers};
 //! use serde_json::json;
 //!
 //! smol::block_on(async {
@@ -24,7 +24,7 @@
 //!         })
 //!         // The host's code under test: its handlers, then its calls.
 //!         .connect_smol(ConnectOptions::default().handlers(
-//!             Handlers::new().on_elicitation(|_| async { Ok(ElicitResult::accept(json!({}))) }),
+//!             Handlers::new().on_elicitation(|_| async { Ok(ElicitAnswer::accept(json!({}))) }),
 //!         ))
 //!         .await?;
 //!     let sum = client.call_tool("add", json!({"a": 2, "b": 40})).await?;
