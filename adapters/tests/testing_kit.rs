@@ -114,11 +114,15 @@ fn offers_everything_from_closures(rt: Rt) {
                     call.progress(2.0, Some(2.0), None);
                     Ok(ToolResult::text(&sum.to_string()).structured(json!({"sum": sum})))
                 })
-                .prompt("greet", json!([{"name": "who", "required": true}]), |args| {
-                    let who = args["who"].as_str().unwrap_or("nobody");
-                    Ok(json!({"messages": [{"role": "user",
+                .prompt(
+                    "greet",
+                    json!([{"name": "who", "required": true}]),
+                    |args| {
+                        let who = args["who"].as_str().unwrap_or("nobody");
+                        Ok(json!({"messages": [{"role": "user",
                         "content": {"type": "text", "text": format!("Say hello to {who}.")}}]}))
-                })
+                    },
+                )
                 .resource("kit://readme", "readme", |_| Ok("read me".into()))
                 .template("kit://notes/{id}", "notes", |uri| {
                     Ok(format!("note {}", &uri["kit://notes/".len()..]))
@@ -177,7 +181,10 @@ fn offers_everything_from_closures(rt: Rt) {
             let wire = server.transcript();
             let call = wire.named("tools/call").next().expect("a call");
             assert_eq!(call.way, Way::ToServer);
-            assert_eq!(call.params().unwrap()["arguments"], json!({"a": 2, "b": 40}));
+            assert_eq!(
+                call.params().unwrap()["arguments"],
+                json!({"a": 2, "b": 40})
+            );
             let answer = wire.response_to(Way::ToServer, call.id().unwrap()).unwrap();
             assert_eq!(answer.result().unwrap()["structuredContent"]["sum"], 42);
             let at = |m: &mcpwire::testing::WireMessage| {
@@ -185,7 +192,10 @@ fn offers_everything_from_closures(rt: Rt) {
             };
             let progress: Vec<_> = wire.named("notifications/progress").collect();
             assert_eq!(progress.len(), 2, "{wire}");
-            assert!(at(call) < at(progress[0]) && at(progress[1]) < at(answer), "{wire}");
+            assert!(
+                at(call) < at(progress[0]) && at(progress[1]) < at(answer),
+                "{wire}"
+            );
             let shown = wire.to_string();
             assert!(
                 shown.contains("client → server #") && shown.contains(" tools/call {"),
@@ -219,7 +229,10 @@ fn asks_the_client_in_the_middle_of_a_call(rt: Rt) {
                 })
                 .tool("summarise", json!({"type": "object"}), |call| async move {
                     let said = call.sample("summarise this", 50).await?;
-                    Ok(ToolResult::text(&format!("model: {}", said["content"]["text"])))
+                    Ok(ToolResult::text(&format!(
+                        "model: {}",
+                        said["content"]["text"]
+                    )))
                 })
                 .tool("where", json!({"type": "object"}), |call| async move {
                     let roots = call.roots().await?;
@@ -234,11 +247,13 @@ fn asks_the_client_in_the_middle_of_a_call(rt: Rt) {
                     let asked = request.messages[0].text_content();
                     Ok(CreateMessageResult::text("m", &format!("short {asked}")))
                 })
-                .on_roots(|| async { Ok(vec![Root {
-                    uri: "file:///work".into(),
-                    name: None,
-                    meta: None,
-                }]) });
+                .on_roots(|| async {
+                    Ok(vec![Root {
+                        uri: "file:///work".into(),
+                        name: None,
+                        meta: None,
+                    }])
+                });
             let options = ConnectOptions::default().handlers(handlers);
             let (client, server) = rt.connect(server, options).await;
 
@@ -266,7 +281,10 @@ fn asks_the_client_in_the_middle_of_a_call(rt: Rt) {
                     let calls: Vec<_> = wire.named("tools/call").collect();
                     assert_eq!(calls.len(), 6, "{wire}");
                     let retry = calls[1].params().unwrap();
-                    assert_eq!(retry["inputResponses"]["input"]["action"], "accept", "{wire}");
+                    assert_eq!(
+                        retry["inputResponses"]["input"]["action"], "accept",
+                        "{wire}"
+                    );
                 }
             }
             client.close().await;
@@ -283,13 +301,14 @@ fn a_slow_answer_and_a_timeout(rt: Rt) {
             _ => (Duration::from_millis(400), Duration::from_millis(100)),
         };
         for era in ERAS {
-            let server =
-                ScriptedServer::new()
-                    .era(era)
-                    .tool("slow", json!({"type": "object"}), move |call| async move {
-                        call.sleep(sleep).await;
-                        Ok(ToolResult::text("finally"))
-                    });
+            let server = ScriptedServer::new().era(era).tool(
+                "slow",
+                json!({"type": "object"}),
+                move |call| async move {
+                    call.sleep(sleep).await;
+                    Ok(ToolResult::text("finally"))
+                },
+            );
             let (client, _server) = rt.connect(server, ConnectOptions::default()).await;
             let started = tokio::time::Instant::now();
             let patient = CallOptions::default().timeout(sleep * 4);
@@ -374,11 +393,12 @@ fn a_dropped_connection(rt: Rt) {
 fn list_changed_notifications(rt: Rt) {
     rt.block_on(async {
         for era in ERAS {
-            let server = ScriptedServer::new()
-                .era(era)
-                .tool("one", json!({"type": "object"}), |_| async {
-                    Ok(ToolResult::text("1"))
-                });
+            let server =
+                ScriptedServer::new()
+                    .era(era)
+                    .tool("one", json!({"type": "object"}), |_| async {
+                        Ok(ToolResult::text("1"))
+                    });
             let (client, server) = rt.connect(server, ConnectOptions::default()).await;
             let mut notes = client.notifications();
             if era == ServerEra::Stateless {

@@ -187,13 +187,7 @@ impl ScriptedServer {
     fn start(self, spawner: Spawner, runtime: Runtime, options: ConnectOptions) -> Connected {
         let (server_reads, client_writes) = piper::pipe(PIPE);
         let (client_reads, server_writes) = piper::pipe(PIPE);
-        let shared = Shared::start(
-            self.script,
-            self.era,
-            spawner,
-            server_reads,
-            server_writes,
-        );
+        let shared = Shared::start(self.script, self.era, spawner, server_reads, server_writes);
         let stdout = PipeReader::Stream(Box::pin(client_reads));
         let stdin = Writer::Futures(Box::pin(client_writes));
         let name = format!("scripted server {}", lock_name(&shared));

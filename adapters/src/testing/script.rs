@@ -77,7 +77,8 @@ impl ToolResult {
     }
 }
 
-pub(super) type ToolFn = Arc<dyn Fn(ToolCall) -> Boxed<Result<ToolResult, ErrorObject>> + Send + Sync>;
+pub(super) type ToolFn =
+    Arc<dyn Fn(ToolCall) -> Boxed<Result<ToolResult, ErrorObject>> + Send + Sync>;
 pub(super) type PromptFn = Arc<dyn Fn(Value) -> Result<Value, ErrorObject> + Send + Sync>;
 pub(super) type ReadFn = Arc<dyn Fn(&str) -> Result<String, ErrorObject> + Send + Sync>;
 pub(super) type CompleteFn = Arc<dyn Fn(&Value, &Value) -> Vec<String> + Send + Sync>;
@@ -156,11 +157,17 @@ impl Script {
     }
 
     pub(super) fn resource_list(&self) -> Vec<Value> {
-        self.resources.iter().map(|r| r.definition.clone()).collect()
+        self.resources
+            .iter()
+            .map(|r| r.definition.clone())
+            .collect()
     }
 
     pub(super) fn template_list(&self) -> Vec<Value> {
-        self.templates.iter().map(|r| r.definition.clone()).collect()
+        self.templates
+            .iter()
+            .map(|r| r.definition.clone())
+            .collect()
     }
 
     /// How `uri` is read, and its MIME type: a resource of that URI, else the first template
@@ -181,8 +188,6 @@ impl Script {
                 !prefix.is_empty() && uri.starts_with(prefix)
             })
         };
-        exact
-            .or_else(templated)
-            .map(|r| (r.read.clone(), mime(r)))
+        exact.or_else(templated).map(|r| (r.read.clone(), mime(r)))
     }
 }

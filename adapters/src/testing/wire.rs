@@ -367,9 +367,9 @@ impl Shared {
                 let uri = text("uri");
                 let reader = lock(&self.script).reader(uri);
                 match reader {
-                    Some((f, mime)) => f(uri).map(|text| {
-                        json!({"contents": [{"uri": uri, "mimeType": mime, "text": text}]})
-                    }),
+                    Some((f, mime)) => f(uri).map(
+                        |text| json!({"contents": [{"uri": uri, "mimeType": mime, "text": text}]}),
+                    ),
                     None => Err(ErrorObject::new(-32002, "resource not found")),
                 }
             }
@@ -382,7 +382,9 @@ impl Shared {
                             params.get("argument").unwrap_or(&Value::Null),
                         );
                         let total = values.len();
-                        Ok(json!({"completion": {"values": values, "total": total, "hasMore": false}}))
+                        Ok(
+                            json!({"completion": {"values": values, "total": total, "hasMore": false}}),
+                        )
                     }
                     None => Err(ErrorObject::new(METHOD_NOT_FOUND, "no completions")),
                 }
