@@ -336,6 +336,14 @@ impl ServerHandle {
         self.shared.transcript()
     }
 
+    /// Waits until a message named `method` went `way` (a request or a notification), and
+    /// gives the first such: for what the client sends after a call ended on its side (its
+    /// `notifications/cancelled` after a timeout), which the transcript may not hold yet when
+    /// the call returns. Wrap it in the test's own deadline: it waits as long as it takes.
+    pub async fn wait_for(&self, way: Way, method: &str) -> WireMessage {
+        self.shared.wait_for(way, method).await
+    }
+
     /// Sends a notification to the client. In the stateless era a `list_changed` goes to each
     /// subscription (`subscriptions/listen`) that asked for it, and nowhere without one.
     pub fn notify(&self, method: &str, params: Value) {

@@ -74,6 +74,8 @@ pub(super) struct Shared {
     out: async_channel::Sender<Value>,
     stop: async_channel::Sender<()>,
     transcript: Mutex<Vec<WireMessage>>,
+    /// Told of each message noted in the transcript.
+    noted: event_listener::Event,
     /// Our requests to the client (handshake era), by id.
     pending: Mutex<HashMap<i64, async_channel::Sender<Result<Value, ErrorObject>>>>,
     /// Calls waiting for inputs (stateless era), by request state.
@@ -110,6 +112,7 @@ impl Shared {
             out,
             stop,
             transcript: Mutex::new(Vec::new()),
+            noted: event_listener::Event::new(),
             pending: Mutex::new(HashMap::new()),
             rounds: Mutex::new(HashMap::new()),
             listens: Mutex::new(Vec::new()),
@@ -157,11 +160,28 @@ impl Shared {
 
     /// Sends `message` to the client, and notes it.
     pub(super) fn send(&self, message: Value) {
-        lock(&self.transcript).push(WireMessage {
-            way: Way::ToClient,
-            message: message.clone(),
-        });
+        self.note(Way::ToClient, message.clone());
         let _ = self.out.try_send(message);
+    }
+
+    fn note(&self, way: Way, message: Value) {
+        lock(&self.transcript).push(WireMessage { way, message });
+        self.noted.notify(usize::MAX);
+    }
+
+    /// Waits until a message named `method` went `way`, and gives the first such.
+    pub(super) async fn wait_for(&self, way: Way, method: &str) -> WireMessage {
+        loop {
+            let listener = self.noted.listen();
+            let found = lock(&self.transcript)
+                .iter()
+                .find(|m| m.way == way && m.method() == Some(method))
+                .cloned();
+            if let Some(found) = found {
+                return found;
+            }
+            listener.await;
+        }
     }
 
     pub(super) fn transcript(&self) -> Transcript {
@@ -255,10 +275,7 @@ impl Shared {
 
     /// A message from the client.
     fn handle(self: &Arc<Self>, message: Value) {
-        lock(&self.transcript).push(WireMessage {
-            way: Way::ToServer,
-            message: message.clone(),
-        });
+        self.note(Way::ToServer, message.clone());
         let method = message.get("method").and_then(Value::as_str);
         let id = message.get("id").cloned();
         let params = message.get("params").cloned().unwrap_or(json!({}));
