@@ -434,3 +434,54 @@ on_both_runtimes!(
     a_dropped_connection,
     list_changed_notifications,
 );
+
+/// An HTTP-shaped test: the handshake era's session expires on the server (`404` to the next
+/// request in it); the client opens a new one with `initialize` and goes on.
+fn a_session_that_expires(rt: Rt) {
+    rt.block_on(async {
+        let server = ScriptedServer::new()
+            .era(ServerEra::Handshake)
+            .over_http()
+            .tool("add", json!({"type": "object"}), |call| async move {
+                let sum = num(&call.arguments, "a") + num(&call.arguments, "b");
+                Ok(ToolResult::text(&sum.to_string()))
+            });
+        let (client, server) = rt.connect(server, ConnectOptions::default()).await;
+        let mut events = client.events();
+        let r = client.call_tool("add", json!({"a": 1, "b": 2})).await;
+        assert_eq!(r.unwrap().text(), "3");
+        server.expire_session();
+        // The call is refused `404`; the client opens a new session and sends it again.
+        let r = client.call_tool("add", json!({"a": 2, "b": 40})).await;
+        let wire = server.transcript();
+        assert_eq!(r.unwrap().text(), "42", "{wire}");
+        assert_eq!(wire.named("initialize").count(), 2, "{wire}");
+        let tries: Vec<_> = wire
+            .named("tools/call")
+            .filter(|m| m.params().unwrap()["arguments"]["b"] == 40)
+            .collect();
+        assert_eq!(tries.len(), 2, "refused, then sent again: {wire}");
+        assert_eq!(tries[0].id(), tries[1].id(), "{wire}");
+        let renewed = wire.named("initialize").nth(1).unwrap();
+        let at = |m: &mcpwire::testing::WireMessage| {
+            wire.messages.iter().position(|x| std::ptr::eq(x, m))
+        };
+        assert!(
+            at(tries[0]) < at(renewed) && at(renewed) < at(tries[1]),
+            "{wire}"
+        );
+        let mut renewals = 0;
+        while let Some(e) = futures_lite::future::poll_once(events.next())
+            .await
+            .flatten()
+        {
+            renewals += usize::from(matches!(e, mcpwire::Event::SessionRenewed(_)));
+        }
+        assert_eq!(renewals, 1);
+        let r = client.call_tool("add", json!({"a": 5, "b": 5})).await;
+        assert_eq!(r.unwrap().text(), "10");
+        client.close().await;
+    });
+}
+
+on_both_runtimes!(a_session_that_expires);

@@ -48,6 +48,7 @@
 //! answered `404`, the client's new session) lives in the Streamable HTTP transport, which
 //! these streams do not carry; the nearest here is [`ServerHandle::drop_connection`].
 
+mod http;
 mod script;
 mod transcript;
 mod wire;
@@ -63,7 +64,7 @@ pub use script::{ServerEra, ToolResult};
 pub use transcript::{Transcript, Way, WireMessage};
 
 use crate::client::Client;
-use crate::connect::{connect_pipes, ready_or_closed, ConnectOptions};
+use crate::connect::{connect_on, connect_pipes, ready_or_closed, ConnectOptions};
 use crate::error::Error;
 use crate::runtime::child::Writer;
 use crate::runtime::Runtime;
@@ -80,6 +81,7 @@ const PIPE: usize = 256 * 1024;
 pub struct ScriptedServer {
     script: Script,
     era: ServerEra,
+    http: bool,
 }
 
 impl std::fmt::Debug for ScriptedServer {
@@ -101,6 +103,18 @@ impl ScriptedServer {
     /// Speaks `era` (default: the stateless era).
     pub fn era(mut self, era: ServerEra) -> Self {
         self.era = era;
+        self
+    }
+
+    /// Serves over HTTP instead of the in-memory pipes: the client connects to a Streamable
+    /// HTTP server (`http://scripted.invalid/mcp`) whose exchanges the server answers itself
+    /// (through [`ConnectOptions::http_backend`]), each POST with plain JSON. In the handshake
+    /// era `initialize` opens a session (`Mcp-Session-Id`) that
+    /// [`ServerHandle::expire_session`] ends, as a server that forgot it answers `404`. The
+    /// server's requests and notifications have no stream there: questions mid-call,
+    /// progress and `list_changed` need the pipes.
+    pub fn over_http(mut self) -> Self {
+        self.http = true;
         self
     }
 
@@ -184,7 +198,26 @@ impl ScriptedServer {
     }
 
     /// Starts the server on `spawner` and connects `runtime`'s client to it.
-    fn start(self, spawner: Spawner, runtime: Runtime, options: ConnectOptions) -> Connected {
+    fn start(
+        self,
+        spawner: Spawner,
+        runtime: Runtime,
+        mut options: ConnectOptions,
+    ) -> Result<Connected, Error> {
+        if self.http {
+            let backend = http::ScriptedHttp::start(self.script, self.era, spawner);
+            let server = ServerHandle {
+                shared: backend.shared(),
+            };
+            options.http_backend = Some(Arc::new(backend));
+            let config = crate::ServerConfig::http("http://scripted.invalid/mcp");
+            let (client, driver) = connect_on(&config, options, runtime)?;
+            return Ok(Connected {
+                client,
+                driver,
+                server,
+            });
+        }
         let (server_reads, client_writes) = piper::pipe(PIPE);
         let (client_reads, server_writes) = piper::pipe(PIPE);
         let shared = Shared::start(self.script, self.era, spawner, server_reads, server_writes);
@@ -192,11 +225,11 @@ impl ScriptedServer {
         let stdin = Writer::Futures(Box::pin(client_writes));
         let name = format!("scripted server {}", lock_name(&shared));
         let (client, driver) = connect_pipes(&name, stdout, stdin, options, runtime);
-        Connected {
+        Ok(Connected {
             client,
             driver,
             server: ServerHandle { shared },
-        }
+        })
     }
 
     /// Starts the server on smol's global executor and connects a client to it, its driver
@@ -206,7 +239,7 @@ impl ScriptedServer {
         self,
         options: ConnectOptions,
     ) -> Result<(Client, ServerHandle), Error> {
-        let c = self.start(Spawner::Smol, Runtime::Smol { spawn: true }, options);
+        let c = self.start(Spawner::Smol, Runtime::Smol { spawn: true }, options)?;
         smol::spawn(c.driver).detach();
         Ok((ready_or_closed(c.client).await?, c.server))
     }
@@ -225,7 +258,7 @@ impl ScriptedServer {
             message: e.to_string(),
         })?;
         let spawner = Spawner::Tokio(handle.clone());
-        let c = self.start(spawner, Runtime::Tokio(handle), options);
+        let c = self.start(spawner, Runtime::Tokio(handle), options)?;
         ::tokio::spawn(c.driver);
         Ok((ready_or_closed(c.client).await?, c.server))
     }
@@ -391,6 +424,13 @@ impl ServerHandle {
         script
             .tools
             .retain(|(d, _)| d.get("name").and_then(Value::as_str) != Some(name));
+    }
+
+    /// Over HTTP ([`ScriptedServer::over_http`], handshake era): the session expires, and the
+    /// next request in it is answered `404`, as by a server that restarted or forgot it; the
+    /// client's next `initialize` opens a new one. Nothing over the pipes.
+    pub fn expire_session(&self) {
+        self.shared.expire_session();
     }
 
     /// Drops the connection: the server reads nothing more, and the client reads the end of

@@ -83,6 +83,9 @@ pub(super) struct Shared {
     /// Open `subscriptions/listen` requests, with what each asked for.
     listens: Mutex<Vec<(Value, Value)>>,
     next_id: AtomicI64,
+    /// Over HTTP: the session open now (none before `initialize` and once it expired), and
+    /// how many were opened.
+    session: Mutex<(Option<String>, u64)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -94,6 +97,36 @@ fn error_value(e: &ErrorObject) -> Value {
 }
 
 impl Shared {
+    /// A server of `script` whose tasks run on `spawner`; the messages it sends come out of
+    /// the receiver, and the other one tells its reader to stop.
+    pub(super) fn new(
+        script: Script,
+        era: ServerEra,
+        spawner: Spawner,
+    ) -> (
+        Arc<Shared>,
+        async_channel::Receiver<Value>,
+        async_channel::Receiver<()>,
+    ) {
+        let (out, outgoing) = async_channel::unbounded::<Value>();
+        let (stop, stopped) = async_channel::bounded::<()>(1);
+        let shared = Arc::new(Shared {
+            script: Mutex::new(script),
+            era,
+            spawner,
+            out,
+            stop,
+            transcript: Mutex::new(Vec::new()),
+            noted: event_listener::Event::new(),
+            pending: Mutex::new(HashMap::new()),
+            rounds: Mutex::new(HashMap::new()),
+            listens: Mutex::new(Vec::new()),
+            next_id: AtomicI64::new(1),
+            session: Mutex::new((None, 0)),
+        });
+        (shared, outgoing, stopped)
+    }
+
     /// Starts the server's reader and writer on `spawner`, over the client's stdin (`input`)
     /// and stdout (`output`).
     pub(super) fn start(
@@ -103,21 +136,7 @@ impl Shared {
         input: piper::Reader,
         mut output: piper::Writer,
     ) -> Arc<Shared> {
-        let (out, outgoing) = async_channel::unbounded::<Value>();
-        let (stop, stopped) = async_channel::bounded::<()>(1);
-        let shared = Arc::new(Shared {
-            script: Mutex::new(script),
-            era,
-            spawner: spawner.clone(),
-            out,
-            stop,
-            transcript: Mutex::new(Vec::new()),
-            noted: event_listener::Event::new(),
-            pending: Mutex::new(HashMap::new()),
-            rounds: Mutex::new(HashMap::new()),
-            listens: Mutex::new(Vec::new()),
-            next_id: AtomicI64::new(1),
-        });
+        let (shared, outgoing, stopped) = Shared::new(script, era, spawner.clone());
         spawner.spawn(Box::pin(async move {
             while let Ok(message) = outgoing.recv().await {
                 let mut line = message.to_string();
@@ -151,17 +170,53 @@ impl Shared {
                 }
             }
             // The client closed (or the connection was dropped): so does the server.
-            reader.out.close();
-            lock(&reader.pending).clear();
-            lock(&reader.rounds).clear();
+            reader.end();
         }));
         shared
+    }
+
+    /// Whether the connection ended.
+    pub(super) fn ended(&self) -> bool {
+        self.out.is_closed()
+    }
+
+    /// Over HTTP: opens a new session and gives its id.
+    pub(super) fn new_session(&self) -> String {
+        let mut session = lock(&self.session);
+        session.1 += 1;
+        let id = format!("scripted-session-{}", session.1);
+        session.0 = Some(id.clone());
+        id
+    }
+
+    /// Over HTTP: whether `sent` names the session open now.
+    pub(super) fn session_holds(&self, sent: &Option<String>) -> bool {
+        let session = lock(&self.session);
+        session.0.is_some() && session.0 == *sent
+    }
+
+    /// Over HTTP: the session expires (the next request in it is answered `404`).
+    pub(super) fn expire_session(&self) {
+        lock(&self.session).0 = None;
+    }
+
+    /// The connection ended: nothing more goes out, nobody waits for an answer.
+    pub(super) fn end(&self) {
+        self.out.close();
+        lock(&self.pending).clear();
+        lock(&self.rounds).clear();
     }
 
     /// Sends `message` to the client, and notes it.
     pub(super) fn send(&self, message: Value) {
         self.note(Way::ToClient, message.clone());
         let _ = self.out.try_send(message);
+    }
+
+    /// A message from the client refused before it reached the server (over HTTP, outside
+    /// the session): noted, not handled.
+    pub(super) fn note_refused(&self, message: Value) {
+        self.note(Way::ToServer, message);
     }
 
     fn note(&self, way: Way, message: Value) {
@@ -274,7 +329,7 @@ impl Shared {
     }
 
     /// A message from the client.
-    fn handle(self: &Arc<Self>, message: Value) {
+    pub(super) fn handle(self: &Arc<Self>, message: Value) {
         self.note(Way::ToServer, message.clone());
         let method = message.get("method").and_then(Value::as_str);
         let id = message.get("id").cloned();
