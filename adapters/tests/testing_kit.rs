@@ -373,7 +373,7 @@ fn a_dropped_connection(rt: Rt) {
                 "vanish",
                 json!({"type": "object"}),
                 |call| async move {
-                    call.server().drop_connection();
+                    call.drop_connection();
                     call.sleep(Duration::from_secs(3600)).await;
                     Ok(ToolResult::text("never"))
                 },

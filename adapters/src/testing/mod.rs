@@ -2,7 +2,7 @@
 //! from closures, joined to a real [`Client`] by in-process streams on smol or tokio, with no
 //! process or socket. It speaks either era ([`ServerEra`]), does on demand what a host must
 //! survive (a question to the client in the middle of a call, a slow answer, a JSON-RPC error,
-//! an `isError` result, a dropped connection, `list_changed`), and keeps a [`Transcript`] of
+//! an `isError` result, a dropped connection, an HTTP session that expires, `list_changed`), and keeps a [`Transcript`] of
 //! what went over the wire, both ways.
 //!
 //! ```
@@ -44,22 +44,26 @@
 //! answers at once in real time, and a host's timeouts fire in the order the paused clock
 //! says. smol has no such clock: its sleeps are real ones, so keep them short there.
 //!
-//! What the in-memory streams cannot express: an HTTP session (`Mcp-Session-Id`, its expiry
-//! answered `404`, the client's new session) lives in the Streamable HTTP transport, which
-//! these streams do not carry; the nearest here is [`ServerHandle::drop_connection`].
+//! An HTTP session that expires: the in-memory pipes carry no session, so
+//! [`ScriptedServer::over_http`] serves the same script as a Streamable HTTP server whose
+//! exchanges it answers itself, and [`ServerHandle::expire_session`] makes it answer `404` to
+//! the session, as a server that forgot it does (plain JSON answers there: questions mid-call,
+//! progress and `list_changed` are for the pipes).
 
+mod call;
 mod http;
 mod script;
 mod transcript;
 mod wire;
 
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, PoisonError};
 
+use mcpwire_core::config::ServerConfig;
 use mcpwire_core::jsonrpc::ErrorObject;
 use serde_json::{json, Value};
 
+pub use call::ToolCall;
 pub use script::{ServerEra, ToolResult};
 pub use transcript::{Transcript, Way, WireMessage};
 
@@ -210,7 +214,7 @@ impl ScriptedServer {
                 shared: backend.shared(),
             };
             options.http_backend = Some(Arc::new(backend));
-            let config = crate::ServerConfig::http("http://scripted.invalid/mcp");
+            let config = ServerConfig::http("http://scripted.invalid/mcp");
             let (client, driver) = connect_on(&config, options, runtime)?;
             return Ok(Connected {
                 client,
@@ -273,80 +277,6 @@ struct Connected {
     client: Client,
     driver: crate::driver::Driver,
     server: ServerHandle,
-}
-
-/// One call of a scripted tool: its arguments, and what the tool may do before it answers.
-pub struct ToolCall {
-    /// The tool's name.
-    pub name: String,
-    /// The call's arguments (`{}` when none were given).
-    pub arguments: Value,
-    progress_token: Option<Value>,
-    answer_to: Arc<Mutex<Value>>,
-    shared: Arc<Shared>,
-}
-
-impl std::fmt::Debug for ToolCall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolCall")
-            .field("name", &self.name)
-            .field("arguments", &self.arguments)
-            .field("progress_token", &self.progress_token)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ToolCall {
-    /// Sends `notifications/progress` for this call, when the client asked for progress
-    /// (gave a `progressToken`); nothing otherwise.
-    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        if let Some(token) = &self.progress_token {
-            let params = wire::progress_params(token, progress, total, message);
-            self.shared.notify("notifications/progress", params);
-        }
-    }
-
-    /// Asks the client `method` with `params` and waits for its answer (the result object, or
-    /// the JSON-RPC error it answered with). In the handshake era a request of the server's;
-    /// in the stateless era an `input_required` round: the call is answered with the question,
-    /// the client retries it with the answer, and this call goes on (its answer then goes to
-    /// the retry). A client that fails to answer a round never retries: the tool then waits
-    /// until the connection ends.
-    pub async fn ask(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
-        self.shared.ask(&self.answer_to, method, params).await
-    }
-
-    /// Asks the user through the client (`elicitation/create`, form mode): `message` and the
-    /// `requestedSchema` of the answer. The client's answer: `{"action": …, "content": …}`.
-    pub async fn elicit(&self, message: &str, schema: Value) -> Result<Value, ErrorObject> {
-        let params = json!({"mode": "form", "message": message, "requestedSchema": schema});
-        self.ask("elicitation/create", params).await
-    }
-
-    /// Asks the client's model (`sampling/createMessage`) with one user message.
-    pub async fn sample(&self, prompt: &str, max_tokens: u32) -> Result<Value, ErrorObject> {
-        let message = json!({"role": "user", "content": {"type": "text", "text": prompt}});
-        let params = json!({"messages": [message], "maxTokens": max_tokens});
-        self.ask("sampling/createMessage", params).await
-    }
-
-    /// Asks the client for its roots (`roots/list`): `{"roots": […]}`.
-    pub async fn roots(&self) -> Result<Value, ErrorObject> {
-        self.ask("roots/list", json!({})).await
-    }
-
-    /// Waits `duration` on the runtime's clock (tokio's, paused or not; smol's real one).
-    pub async fn sleep(&self, duration: Duration) {
-        self.shared.spawner.sleep(duration).await;
-    }
-
-    /// The server, to make it do something meanwhile (drop the connection, say a list
-    /// changed).
-    pub fn server(&self) -> ServerHandle {
-        ServerHandle {
-            shared: self.shared.clone(),
-        }
-    }
 }
 
 /// The running scripted server: its transcript, and what a test makes it do.

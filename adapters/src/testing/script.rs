@@ -7,8 +7,7 @@ use std::sync::Arc;
 use mcpwire_core::jsonrpc::ErrorObject;
 use serde_json::{json, Map, Value};
 
-use super::wire::Boxed;
-use super::ToolCall;
+use super::call::{Boxed, ToolCall};
 
 /// Which era a scripted server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

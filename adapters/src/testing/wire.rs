@@ -3,8 +3,6 @@
 //! tool that waits (for the client's answer, for time) holds up nothing else.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -13,20 +11,17 @@ use futures_lite::io::BufReader;
 use futures_lite::{future, AsyncBufReadExt, AsyncWriteExt};
 use mcpwire_core::jsonrpc::ErrorObject;
 use mcpwire_core::types::{is_handshake_version, LATEST_HANDSHAKE_VERSION, LATEST_VERSION};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
+use super::call::{Boxed, CallSide, ToolCall};
 use super::script::{Script, ServerEra};
 use super::transcript::{Transcript, Way, WireMessage};
-use super::ToolCall;
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
-
-/// A boxed future of the kit.
-pub(super) type Boxed<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// Where the server's tasks and timers run.
 #[derive(Clone, Debug)]
@@ -491,13 +486,13 @@ impl Shared {
             return Some(Err(e));
         };
         let answer_to = Arc::new(Mutex::new(id.clone()));
-        let call = ToolCall {
-            name: name.to_owned(),
-            arguments: params.get("arguments").cloned().unwrap_or(json!({})),
-            progress_token: params.pointer("/_meta/progressToken").cloned(),
-            answer_to: answer_to.clone(),
-            shared: self.clone(),
-        };
+        let call = ToolCall::new(
+            name.to_owned(),
+            params.get("arguments").cloned().unwrap_or(json!({})),
+            params.pointer("/_meta/progressToken").cloned(),
+            answer_to.clone(),
+            self.clone(),
+        );
         let run = tool(call);
         let shared = self.clone();
         self.spawner.spawn(Box::pin(async move {
@@ -509,21 +504,25 @@ impl Shared {
     }
 }
 
-/// The params of a `notifications/progress`.
-pub(super) fn progress_params(
-    token: &Value,
-    progress: f64,
-    total: Option<f64>,
-    message: Option<&str>,
-) -> Value {
-    let mut p = Map::new();
-    p.insert("progressToken".into(), token.clone());
-    p.insert("progress".into(), json!(progress));
-    if let Some(total) = total {
-        p.insert("total".into(), json!(total));
+impl CallSide for Shared {
+    fn ask(
+        self: Arc<Self>,
+        answer_to: Arc<Mutex<Value>>,
+        method: String,
+        params: Value,
+    ) -> Boxed<Result<Value, ErrorObject>> {
+        Box::pin(async move { Shared::ask(&self, &answer_to, &method, params).await })
     }
-    if let Some(message) = message {
-        p.insert("message".into(), json!(message));
+
+    fn notify(&self, method: &str, params: Value) {
+        Shared::notify(self, method, params);
     }
-    Value::Object(p)
+
+    fn sleep(&self, duration: Duration) -> Boxed<()> {
+        self.spawner.sleep(duration)
+    }
+
+    fn drop_connection(&self) {
+        Shared::drop_connection(self);
+    }
 }
