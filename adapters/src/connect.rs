@@ -2,7 +2,7 @@
 //! or the HTTP backend chosen, and the handle and the driver wired to one shared state.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_lite::{AsyncRead, AsyncWrite};
 use mcpwire_core::config::{HttpConfig, ServerConfig};
@@ -263,7 +263,7 @@ impl ConnectOptions {
         let wall = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        conn.set_wall_clock(Instant::now(), wall);
+        conn.set_wall_clock(runtime.now(), wall);
         let max_unread = self.limits.max_notifications;
         let mut state = ConnectionState::new(conn, target, pid, max_unread);
         state.tap_failures = taps.log;
@@ -312,7 +312,7 @@ pub(crate) fn connect_on(
     })?;
     let pid = child.pid;
     let conn = Connection::stdio(
-        Instant::now(),
+        runtime.now(),
         options.client_config(),
         options.stdio_options(),
     );
@@ -373,7 +373,7 @@ fn connect_http(
         authorization: options.http.authorization || oauth.is_some(),
         ..options.http.clone()
     };
-    let conn = Connection::http(Instant::now(), options.client_config(), config, http)?;
+    let conn = Connection::http(runtime.now(), options.client_config(), config, http)?;
     let counters = Arc::new(CounterCells::default());
     #[cfg(feature = "oauth")]
     let auth_backend = backend.clone();
@@ -424,7 +424,7 @@ pub(crate) fn connect_pipes(
 ) -> (Client, Driver) {
     let (options, taps) = options.contained();
     let conn = Connection::stdio(
-        Instant::now(),
+        runtime.now(),
         options.client_config(),
         options.stdio_options(),
     );

@@ -50,6 +50,7 @@
 //! | `tokio` | no | `mcpwire::tokio`: connections on the host's tokio runtime (its reactor, timers and child handling; no smol thread for stdio) |
 //! | `libcurl` | no | libcurl (through isahc) for what mcpwire's own HTTP/1.1 client does not speak: HTTP/2 (by ALPN over TLS, and h2c), SOCKS and `https://` proxy URLs, URLs with credentials or characters to encode; `IsahcBackend` and `HttpClientOptions::http1_via_libcurl`. Without it, a connection that needs one of these fails at connect with [`Error::FeatureMissing`] |
 //! | `demo` | no | the core's demo server (`core::server`), `serve_demo` to run it over a byte stream, and the `mcpwire-demo-server` binary |
+//! | `testing` | no | [`testing`]: a scripted MCP server in memory, built from closures, joined to a real [`Client`] on smol or tokio, for a host's own tests, with a transcript of the wire |
 #![deny(missing_docs)]
 
 mod client;
@@ -72,6 +73,8 @@ mod runtime;
 #[cfg(feature = "demo")]
 mod serve;
 mod stdio;
+#[cfg(feature = "testing")]
+pub mod testing;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 mod transport;

@@ -114,7 +114,7 @@ impl Client {
                 }
                 None => {}
             }
-            let now = Instant::now();
+            let now = self.shared.runtime.now();
             let id = match issue(&mut st.conn, now, sent, &request) {
                 Ok(id) => id,
                 Err(e) => {
@@ -290,7 +290,7 @@ impl CallFuture<'_> {
         }
         let next = st.conn.poll_timeout();
         look.deadline = st.conn.call_deadline(call).or(next);
-        look.overdue = next.is_some_and(|t| t <= Instant::now());
+        look.overdue = next.is_some_and(|t| t <= self.shared.runtime.now());
         look
     }
 
@@ -377,7 +377,7 @@ impl Drop for CallFuture<'_> {
         }
         let mut st = self.shared.lock();
         if st.slots.remove(&self.call).is_some() && st.terminal.is_none() {
-            let now = Instant::now();
+            let now = self.shared.runtime.now();
             // The call may have ended meanwhile; then there is nothing to cancel.
             let reason = st.cancel_reason.as_deref().unwrap_or(DROPPED);
             let reason = Some(reason.to_owned());

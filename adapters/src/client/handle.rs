@@ -174,7 +174,8 @@ impl Client {
     /// round).
     pub fn roots_changed(&self) -> Result<(), Error> {
         let mut st = self.shared.lock();
-        st.conn.roots_changed(std::time::Instant::now())?;
+        let now = self.shared.runtime.now();
+        st.conn.roots_changed(now)?;
         st.wake_driver();
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! [`TaskHandle`], in either era. (`call_tool` follows a task on its own; this is for hosts that
 //! detach, say to show a job list or to come back to it later.)
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcpwire_core::typed_result;
 use mcpwire_core::types::CallToolResult;
@@ -151,7 +151,7 @@ impl TaskHandle {
                 .unwrap_or(1000)
                 .max(10);
             let mut timer = self.client.shared.runtime.timer();
-            timer.set_at(Instant::now() + Duration::from_millis(wait));
+            timer.set_at(timer.now() + Duration::from_millis(wait));
             std::future::poll_fn(|cx| timer.poll(cx)).await;
             self.refresh().await?;
         }

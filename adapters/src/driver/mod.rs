@@ -20,7 +20,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::handlers::Handlers;
 use crate::runtime::timer::Timer;
@@ -117,13 +117,15 @@ impl Future for Driver {
                     if !this.watching {
                         this.watching = true;
                         this.period = WATCH_PERIOD;
-                        this.watch_timer.set_at(Instant::now() + this.period);
+                        this.watch_timer
+                            .set_at(this.watch_timer.now() + this.period);
                     }
                     while this.watch_timer.poll(cx).is_ready() {
                         // All well: look less often; a wake-up not answered yet: look again
                         // soon, to take the claim back if it still is not.
                         this.period = next_watch(this.period, unanswered);
-                        this.watch_timer.set_at(Instant::now() + this.period);
+                        this.watch_timer
+                            .set_at(this.watch_timer.now() + this.period);
                     }
                     return Poll::Pending;
                 }

@@ -152,7 +152,7 @@ impl DriverLoop {
     /// One step under the lock. Returns whether anything happened, the work for outside the
     /// lock, and whether the connection is finished.
     fn step(&mut self, cx: &mut Context<'_>, st: &mut ConnectionState) -> (bool, AppWork, bool) {
-        let now = Instant::now();
+        let now = self.timer.now();
         let mut work = AppWork::default();
         let mut progressed = self.dispatch.settle(st, now);
         if st.close_requested && !self.closing {
@@ -226,7 +226,8 @@ impl DriverLoop {
             }
             if finished {
                 let mut st = shared.lock();
-                self.dispatch.settle(&mut st, Instant::now());
+                let now = self.timer.now();
+                self.dispatch.settle(&mut st, now);
                 st.finish(self.io.finish_reason());
                 return Poll::Ready(());
             }

@@ -53,6 +53,16 @@ pub(crate) enum Runtime {
 }
 
 impl Runtime {
+    /// Now, on this runtime's clock: tokio's (which a test may pause and advance), async-io's
+    /// (the system's monotonic clock).
+    pub(crate) fn now(&self) -> std::time::Instant {
+        match self {
+            Runtime::Smol { .. } => std::time::Instant::now(),
+            #[cfg(feature = "tokio")]
+            Runtime::Tokio(handle) => timer::tokio_now(handle),
+        }
+    }
+
     /// A timer, not armed.
     pub(crate) fn timer(&self) -> Timer {
         match self {

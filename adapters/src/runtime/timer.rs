@@ -6,6 +6,13 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+/// Now on the clock of `handle`'s runtime: paused and advanced with it in a test.
+#[cfg(feature = "tokio")]
+pub(crate) fn tokio_now(handle: &::tokio::runtime::Handle) -> Instant {
+    let _entered = handle.enter();
+    ::tokio::time::Instant::now().into_std()
+}
+
 /// A wake-up at an instant, on the connection's runtime. Not armed until [`set_at`](Self::set_at);
 /// after it fired, [`poll`](Self::poll) gives `Pending` until it is set again.
 pub(crate) struct Timer(Inner);
@@ -35,6 +42,15 @@ impl Timer {
             handle,
             sleep: None,
         })
+    }
+
+    /// Now, on the clock of the timer's runtime (see [`Runtime::now`](super::Runtime::now)).
+    pub(crate) fn now(&self) -> Instant {
+        match &self.0 {
+            Inner::Smol(_) => Instant::now(),
+            #[cfg(feature = "tokio")]
+            Inner::Tokio { handle, .. } => tokio_now(handle),
+        }
     }
 
     /// Arms the timer for `at` (moves it there when it was armed).
