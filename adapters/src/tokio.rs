@@ -87,3 +87,27 @@ where
     let stdin = Writer::Tokio(Box::pin(stdin));
     Ok(connect_pipes(name, stdout, stdin, options, runtime))
 }
+
+/// A [`Manager`](crate::manager::Manager) on the tokio runtime current here: its supervisors
+/// and its servers' drivers are tasks on that runtime, its start-up deadlines and restart
+/// backoff tokio's timers, its servers' connections as [`connect`]'s, its cache written on
+/// tokio's blocking pool. The same type as [`Manager::new`](crate::manager::Manager::new)
+/// makes on smol; add servers with `add`, `add_with` or `add_loaded`. Outside a tokio runtime:
+/// [`Error::NoRuntime`], nothing started.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use mcpwire::manager::ManagerOptions;
+/// use mcpwire::ServerConfig;
+///
+/// let manager = mcpwire::tokio::manager(ManagerOptions::default())?;
+/// manager.add("demo", ServerConfig::stdio("mcpwire", ["serve-demo"]));
+/// manager.wait_settled().await;
+/// let result = manager.call_tool("demo__echo", serde_json::json!({"message": "hi"})).await?;
+/// println!("{}", result.text());
+/// manager.close().await;
+/// # Ok(()) }
+/// ```
+pub fn manager(options: crate::manager::ManagerOptions) -> Result<crate::manager::Manager, Error> {
+    Ok(crate::manager::Manager::on(options, current()?))
+}
