@@ -35,6 +35,7 @@ use crate::connect::{connect_on, connect_pipes, ready_or_closed, ConnectOptions}
 use crate::driver::Driver;
 use crate::error::Error;
 use crate::runtime::child::Writer;
+use crate::runtime::host::TokioIo;
 use crate::runtime::Runtime;
 use crate::stdio::pipe_reader::PipeReader;
 
@@ -110,4 +111,22 @@ where
 /// ```
 pub fn manager(options: crate::manager::ManagerOptions) -> Result<crate::manager::Manager, Error> {
     Ok(crate::manager::Manager::on(options, current()?))
+}
+
+/// Runs the demo server over tokio's byte streams `input` and `output` (JSONL) until `input`
+/// ends, its timers tokio's: as [`crate::serve_demo`], on the tokio runtime current here
+/// (outside one, an error at once).
+#[cfg(feature = "demo")]
+pub async fn serve_demo<R, W>(
+    input: R,
+    output: W,
+    config: mcpwire_core::server::DemoConfig,
+) -> std::io::Result<()>
+where
+    R: ::tokio::io::AsyncRead + Unpin,
+    W: ::tokio::io::AsyncWrite + Unpin,
+{
+    let runtime = current().map_err(|e| std::io::Error::other(e.to_string()))?;
+    let (input, output) = (TokioIo(input), TokioIo(output));
+    crate::serve::serve_on(input, output, config, runtime).await
 }

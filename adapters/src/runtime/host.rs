@@ -155,3 +155,43 @@ impl Drop for Joinable {
         }
     }
 }
+
+/// A tokio byte stream read and written through `futures`' traits (`AsyncRead`,
+/// `AsyncWrite`), for code written once over those: `serve_demo`, OAuth's loopback listener.
+#[cfg(feature = "tokio")]
+pub(crate) struct TokioIo<T>(pub(crate) T);
+
+#[cfg(feature = "tokio")]
+impl<T: ::tokio::io::AsyncRead + Unpin> futures_lite::AsyncRead for TokioIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let mut buf = ::tokio::io::ReadBuf::new(buf);
+        match Pin::new(&mut self.0).poll_read(cx, &mut buf) {
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(buf.filled().len())),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl<T: ::tokio::io::AsyncWrite + Unpin> futures_lite::AsyncWrite for TokioIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
