@@ -26,6 +26,11 @@
 //! driver's task); on current_thread everything stays on the runtime's one thread. An HTTP
 //! server works too, its timers and handlers on tokio, its sockets still read through
 //! async-io's reactor (whose thread starts with the first).
+//!
+//! Beyond connections: [`manager`] makes a [`Manager`](crate::manager::Manager) on this runtime,
+//! [`serve_demo`] (feature `demo`) runs the demo server over tokio's byte streams, and a sign-in
+//! (feature `oauth`) on a connection made here runs its deadlines, its loopback listener and
+//! its token store's files on tokio.
 
 use ::tokio::runtime::Handle;
 use mcpwire_core::config::ServerConfig;

@@ -12,14 +12,36 @@ use serde_json::json;
 
 #[macro_use]
 mod runtimes;
-use runtimes::Rt;
+use runtimes::{Joined, Kind, Rt, TokioIo};
+
+/// Runs the demo server over a pair of byte streams (`futures`' traits) as a task of `rt`,
+/// through its runtime's own entry point (`serve_demo`; `mcpwire::tokio::serve_demo`, the
+/// streams seen through tokio's traits).
+fn serve_demo<R, W>(rt: &Rt, input: R, output: W) -> Joined<std::io::Result<()>>
+where
+    R: futures_lite::AsyncRead + Send + 'static,
+    W: futures_lite::AsyncWrite + Send + 'static,
+{
+    let config = DemoConfig::default();
+    match rt.kind() {
+        Kind::Smol => {
+            rt.spawn(
+                async move { mcpwire::serve_demo(Box::pin(input), Box::pin(output), config).await },
+            )
+        }
+        Kind::TokioMultiThread | Kind::TokioCurrentThread => {
+            let (input, output) = (TokioIo(Box::pin(input)), TokioIo(Box::pin(output)));
+            rt.spawn(mcpwire::tokio::serve_demo(input, output, config))
+        }
+    }
+}
 
 fn the_same_client_over_in_process_streams(rt: &Rt) {
     rt.block_on(async {
         // The client writes what the server reads, and reads what the server writes.
         let (server_reads, client_writes) = piper::pipe(64 * 1024);
         let (client_reads, server_writes) = piper::pipe(64 * 1024);
-        let server = rt.serve_demo(server_reads, server_writes, DemoConfig::default());
+        let server = serve_demo(rt, server_reads, server_writes);
         let options = ConnectOptions::default();
         let (client, driver) =
             rt.connect_streams("in-process demo", client_reads, client_writes, options);

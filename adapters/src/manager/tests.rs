@@ -78,6 +78,8 @@ enum Rt {
 
 impl Rt {
     /// smol, then tokio's current_thread and multi-thread runtimes (as the features allow).
+    // Each push is under a feature of its own.
+    #[allow(clippy::vec_init_then_push)]
     fn all() -> Vec<Rt> {
         let mut all = Vec::new();
         #[cfg(feature = "smol")]

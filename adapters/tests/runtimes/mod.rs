@@ -237,33 +237,6 @@ impl Rt {
 }
 
 impl Rt {
-    /// Runs the demo server over a pair of byte streams (`futures`' traits) as a task of this
-    /// runtime, through its own entry point (`serve_demo`; `mcpwire::tokio::serve_demo`, the
-    /// streams seen through tokio's traits).
-    #[cfg(feature = "demo")]
-    pub fn serve_demo<R, W>(
-        &self,
-        input: R,
-        output: W,
-        config: mcpwire::core::server::DemoConfig,
-    ) -> Joined<std::io::Result<()>>
-    where
-        R: futures_lite::AsyncRead + Send + 'static,
-        W: futures_lite::AsyncWrite + Send + 'static,
-    {
-        match &self.tokio {
-            None => self.spawn(async move {
-                mcpwire::serve_demo(Box::pin(input), Box::pin(output), config).await
-            }),
-            Some(_) => {
-                let (input, output) = (TokioIo(Box::pin(input)), TokioIo(Box::pin(output)));
-                self.spawn(mcpwire::tokio::serve_demo(input, output, config))
-            }
-        }
-    }
-}
-
-impl Rt {
     /// Connects on an executor of this runtime's kind of its own (not this one: smol's
     /// `Executor`; a tokio runtime of the same flavour), the driver a task of it, run on another
     /// thread until `stop` receives, then shut down with its tasks.
@@ -300,7 +273,7 @@ impl Rt {
 }
 
 /// A stream of `futures`' traits seen through tokio's.
-struct TokioIo<T>(Pin<Box<T>>);
+pub struct TokioIo<T>(pub Pin<Box<T>>);
 
 impl<T: futures_lite::AsyncRead> tokio::io::AsyncRead for TokioIo<T> {
     fn poll_read(
