@@ -28,7 +28,7 @@
 //! async-io's reactor (whose thread starts with the first).
 //!
 //! Beyond connections: [`manager`] makes a [`Manager`](crate::manager::Manager) on this runtime,
-//! [`serve_demo`] (feature `demo`) runs the demo server over tokio's byte streams, and a sign-in
+//! `serve_demo` (feature `demo`) runs the demo server over tokio's byte streams, and a sign-in
 //! (feature `oauth`) on a connection made here runs its deadlines, its loopback listener and
 //! its token store's files on tokio.
 
