@@ -614,5 +614,6 @@ fn cut_off(e: &Error) -> bool {
     )
 }
 
-#[cfg(test)]
+// On each runtime the build has.
+#[cfg(all(test, any(feature = "smol", feature = "tokio")))]
 mod tests;
