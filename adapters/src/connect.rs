@@ -384,11 +384,18 @@ fn connect_http(
         counters.clone(),
     ));
     let peer = Peer::of_url(&config.url);
+    #[cfg(feature = "oauth")]
+    let auth_runtime = runtime.clone();
     #[allow(unused_mut)]
     let (client, mut driver) = options.finish(taps, conn, (shown, 0, peer), io, runtime);
     #[cfg(feature = "oauth")]
     if let Some(oauth) = oauth {
-        driver.set_auth(oauth::AuthSession::new(oauth, auth_backend, &config.url));
+        driver.set_auth(oauth::AuthSession::new(
+            oauth,
+            auth_backend,
+            &config.url,
+            auth_runtime,
+        ));
     }
     client.set_http_counters(counters);
     Ok((client, driver))

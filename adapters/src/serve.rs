@@ -1,19 +1,43 @@
-//! Serving the demo server over a byte stream (the binary's `serve-demo`: stdin and stdout).
+//! Serving the demo server over a byte stream (the binary's `serve-demo`: stdin and stdout),
+//! on the runtime it runs in: [`serve_demo`] over `futures`' byte streams,
+//! `mcpwire::tokio::serve_demo` over tokio's.
 
 use std::io;
 use std::time::Instant;
 
-use async_io::Timer;
 use futures_lite::{future, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use mcpwire_core::server::{DemoConfig, DemoServer};
+
+use crate::runtime::Runtime;
 
 enum Wake {
     Read(io::Result<usize>),
     Deadline,
 }
 
-/// Runs the demo server over `input` and `output` (JSONL) until `input` ends.
-pub async fn serve_demo<R, W>(mut input: R, mut output: W, config: DemoConfig) -> io::Result<()>
+/// Runs the demo server over `input` and `output` (JSONL, through `futures`' `AsyncRead` and
+/// `AsyncWrite`) until `input` ends. Its deadlines (a request of its own waiting for the
+/// client's answer) are timers of the runtime it runs in: tokio's when a tokio runtime is
+/// current (feature `tokio`), else async-io's (feature `smol`); with neither, an error at once.
+/// For tokio's byte streams, `mcpwire::tokio::serve_demo`.
+pub async fn serve_demo<R, W>(input: R, output: W, config: DemoConfig) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let runtime = Runtime::here().ok_or_else(|| {
+        io::Error::other("serve_demo: no runtime (neither a tokio runtime nor feature smol)")
+    })?;
+    serve_on(input, output, config, runtime).await
+}
+
+/// [`serve_demo`], its timers on `runtime`.
+pub(crate) async fn serve_on<R, W>(
+    mut input: R,
+    mut output: W,
+    config: DemoConfig,
+    runtime: Runtime,
+) -> io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -34,7 +58,7 @@ where
         let wake = match server.poll_timeout() {
             Some(t) => {
                 future::or(read, async {
-                    Timer::at(t).await;
+                    runtime.sleep_until(t).await;
                     Wake::Deadline
                 })
                 .await

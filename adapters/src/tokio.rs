@@ -26,6 +26,11 @@
 //! driver's task); on current_thread everything stays on the runtime's one thread. An HTTP
 //! server works too, its timers and handlers on tokio, its sockets still read through
 //! async-io's reactor (whose thread starts with the first).
+//!
+//! Beyond connections: [`manager`] makes a [`Manager`](crate::manager::Manager) on this runtime,
+//! `serve_demo` (feature `demo`) runs the demo server over tokio's byte streams, and a sign-in
+//! (feature `oauth`) on a connection made here runs its deadlines, its loopback listener and
+//! its token store's files on tokio.
 
 use ::tokio::runtime::Handle;
 use mcpwire_core::config::ServerConfig;
@@ -35,6 +40,7 @@ use crate::connect::{connect_on, connect_pipes, ready_or_closed, ConnectOptions}
 use crate::driver::Driver;
 use crate::error::Error;
 use crate::runtime::child::Writer;
+use crate::runtime::host::TokioIo;
 use crate::runtime::Runtime;
 use crate::stdio::pipe_reader::PipeReader;
 
@@ -86,4 +92,46 @@ where
     let stdout = PipeReader::tokio_stream(stdout);
     let stdin = Writer::Tokio(Box::pin(stdin));
     Ok(connect_pipes(name, stdout, stdin, options, runtime))
+}
+
+/// A [`Manager`](crate::manager::Manager) on the tokio runtime current here: its supervisors
+/// and its servers' drivers are tasks on that runtime, its start-up deadlines and restart
+/// backoff tokio's timers, its servers' connections as [`connect`]'s, its cache written on
+/// tokio's blocking pool. The same type as [`Manager::new`](crate::manager::Manager::new)
+/// makes on smol; add servers with `add`, `add_with` or `add_loaded`. Outside a tokio runtime:
+/// [`Error::NoRuntime`], nothing started.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use mcpwire::manager::ManagerOptions;
+/// use mcpwire::ServerConfig;
+///
+/// let manager = mcpwire::tokio::manager(ManagerOptions::default())?;
+/// manager.add("demo", ServerConfig::stdio("mcpwire", ["serve-demo"]));
+/// manager.wait_settled().await;
+/// let result = manager.call_tool("demo__echo", serde_json::json!({"message": "hi"})).await?;
+/// println!("{}", result.text());
+/// manager.close().await;
+/// # Ok(()) }
+/// ```
+pub fn manager(options: crate::manager::ManagerOptions) -> Result<crate::manager::Manager, Error> {
+    Ok(crate::manager::Manager::on(options, current()?))
+}
+
+/// Runs the demo server over tokio's byte streams `input` and `output` (JSONL) until `input`
+/// ends, its timers tokio's: as [`crate::serve_demo`], on the tokio runtime current here
+/// (outside one, an error at once).
+#[cfg(feature = "demo")]
+pub async fn serve_demo<R, W>(
+    input: R,
+    output: W,
+    config: mcpwire_core::server::DemoConfig,
+) -> std::io::Result<()>
+where
+    R: ::tokio::io::AsyncRead + Unpin,
+    W: ::tokio::io::AsyncWrite + Unpin,
+{
+    let runtime = current().map_err(|e| std::io::Error::other(e.to_string()))?;
+    let (input, output) = (TokioIo(input), TokioIo(output));
+    crate::serve::serve_on(input, output, config, runtime).await
 }

@@ -1,7 +1,9 @@
 //! OAuth end to end through the public API, over an in-memory HTTP backend that plays an MCP
 //! server guarded by bearer tokens and its authorization server (metadata, registration, the
 //! authorization endpoint's redirect, the token endpoint with refresh). Deterministic: no
-//! network, no browser.
+//! network, no browser. The sign-ins through the terminal's listener and into files run on
+//! every runtime (see `runtimes`): the listener, the flow's timers and the files' writes are
+//! the runtime's.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,6 +19,10 @@ use mcpwire::{
     ServerConfig,
 };
 use serde_json::{json, Value};
+
+#[macro_use]
+mod runtimes;
+use runtimes::Rt;
 
 const MCP: &str = "http://127.0.0.1:9/mcp";
 /// The same server's 2024-11-05 HTTP+SSE face: its stream, and where it takes messages.
@@ -522,22 +528,23 @@ fn a_second_connection_uses_the_stored_token_without_signing_in() {
     });
 }
 
-#[test]
-fn a_token_is_refreshed_ahead_of_its_expiry() {
+/// The refresh ahead of expiry waits on the connection's runtime's timer.
+fn a_token_is_refreshed_ahead_of_its_expiry(rt: &Rt) {
     // Expires in 2 s, refreshed 1 s ahead (the margin is never more than half the token's
     // life, so a short-lived token is not refreshed over and over).
     let setup = Setup::new(2);
     let mut options = setup.options();
     options.oauth.as_mut().unwrap().refresh_margin = Duration::from_secs(1);
-    smol::block_on(async {
-        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), options)
+    rt.block_on(async {
+        let client = rt
+            .connect(&ServerConfig::http(MCP), options)
             .await
             .expect("connected");
         for _ in 0..200 {
             if setup.server().refresh_grants > 0 {
                 break;
             }
-            async_io::Timer::after(Duration::from_millis(50)).await;
+            rt.sleep(Duration::from_millis(50)).await;
         }
         assert_eq!(setup.server().refresh_grants, 1);
         // The refreshed token is the one in use (the old one is no longer taken).
@@ -546,6 +553,8 @@ fn a_token_is_refreshed_ahead_of_its_expiry() {
         assert_eq!(setup.server().authorizations, 1);
     });
 }
+
+on_every_runtime!(a_token_is_refreshed_ahead_of_its_expiry);
 
 /// The server forgets the refresh tokens it gave, and the store what it kept: only a new
 /// sign-in will do.
@@ -615,8 +624,7 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-#[test]
-fn a_sign_in_is_kept_in_files_and_survives_a_restart_with_an_expired_token_refreshed() {
+fn a_sign_in_is_kept_in_files_and_survives_a_restart_with_an_expired_token_refreshed(rt: &Rt) {
     let tmp = TempDir::new("restart");
     // Tokens that are already stale when the next run starts.
     let setup = Setup::new(30);
@@ -626,8 +634,9 @@ fn a_sign_in_is_kept_in_files_and_survives_a_restart_with_an_expired_token_refre
         o.oauth.as_mut().unwrap().store = file_store();
         o
     };
-    smol::block_on(async {
-        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), options(&setup))
+    rt.block_on(async {
+        let client = rt
+            .connect(&ServerConfig::http(MCP), options(&setup))
             .await
             .expect("connected");
         client.call_tool("echo", json!({})).await.expect("called");
@@ -667,8 +676,9 @@ fn a_sign_in_is_kept_in_files_and_survives_a_restart_with_an_expired_token_refre
     // The next run: the server no longer takes the old token; the kept refresh token does,
     // with no sign-in and no registration.
     setup.fake.revoke();
-    smol::block_on(async {
-        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), options(&setup))
+    rt.block_on(async {
+        let client = rt
+            .connect(&ServerConfig::http(MCP), options(&setup))
             .await
             .expect("connected");
         client.call_tool("echo", json!({})).await.expect("called");
@@ -681,9 +691,14 @@ fn a_sign_in_is_kept_in_files_and_survives_a_restart_with_an_expired_token_refre
     );
     drop(s);
     // Logging out forgets the tokens, not the client.
-    smol::block_on(mcpwire::oauth::TokenStore::remove(&*file_store(), MCP)).unwrap();
+    rt.block_on(mcpwire::oauth::TokenStore::remove(&*file_store(), MCP))
+        .unwrap();
     assert!(file_store().sign_ins().unwrap().is_empty());
 }
+
+on_every_runtime!(
+    a_sign_in_is_kept_in_files_and_survives_a_restart_with_an_expired_token_refreshed
+);
 
 /// Run by the crash test as a child: saves credentials in a loop until killed.
 #[test]
@@ -758,8 +773,7 @@ fn a_write_killed_halfway_leaves_the_old_token_whole() {
     }
 }
 
-#[test]
-fn the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests() {
+fn the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests(rt: &Rt) {
     use std::io::{Read, Write};
     let setup = Setup::new(3600);
     let authorizer = mcpwire::oauth::LoopbackAuthorizer::bind(0)
@@ -814,8 +828,9 @@ fn the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests() {
     let mut oauth = OAuthOptions::new(authorizer, &redirect);
     oauth.store = setup.store.clone();
     options.oauth = Some(oauth);
-    smol::block_on(async {
-        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), options)
+    rt.block_on(async {
+        let client = rt
+            .connect(&ServerConfig::http(MCP), options)
             .await
             .expect("connected");
         client.call_tool("echo", json!({})).await.expect("called");
@@ -835,6 +850,8 @@ fn the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests() {
     );
     assert_eq!(setup.server().code_grants, 1);
 }
+
+on_every_runtime!(the_terminal_sign_in_catches_the_redirect_and_ignores_stray_requests);
 
 // ---- a server that offers no OAuth, and hosts that cannot sign in ----
 

@@ -4,6 +4,12 @@
 //! Linux); no thread of async-io (`async-io`), async-process (`async-process`) or smol
 //! (`smol-N`). Counted in `/proc/self/task`, so Linux only.
 //!
+//! The same for the rest of what a tokio host uses (the `services_*` flavours): a Manager made
+//! by `mcpwire::tokio::manager` (servers ready, one that cannot start restarted with backoff
+//! until it gives up, a restart, its cache written to a folder), the demo server through
+//! `mcpwire::tokio::serve_demo`, OAuth's loopback listener catching a redirect, and a file
+//! token store: only tokio's threads (its blocking pool's too) and `mcpwire-spawner`.
+//!
 //! The program has its own harness: each runtime flavour runs in a process of its own (the
 //! program again, by the flavour in its environment), so that no other test's threads count.
 
@@ -21,7 +27,13 @@ fn main() -> ExitCode {
 /// Runs each flavour in a process of its own.
 fn tests() -> ExitCode {
     let mut failed = 0;
-    for flavour in ["current_thread", "multi_thread"] {
+    let flavours = [
+        "current_thread",
+        "multi_thread",
+        "services_current_thread",
+        "services_multi_thread",
+    ];
+    for flavour in flavours {
         let out = Command::new(std::env::current_exe().unwrap())
             .env(FLAVOUR, flavour)
             .output()
@@ -40,7 +52,7 @@ fn tests() -> ExitCode {
     println!(
         "\ntest result: {}. {} passed; {failed} failed",
         if failed == 0 { "ok" } else { "FAILED" },
-        2 - failed
+        flavours.len() - failed
     );
     if failed == 0 {
         ExitCode::SUCCESS
@@ -71,6 +83,9 @@ fn threads() -> Vec<String> {
 /// A tokio host of `flavour`: connects, calls, answers a question, counts its threads.
 #[cfg(target_os = "linux")]
 fn host(flavour: &str) -> ExitCode {
+    if let Some(flavour) = flavour.strip_prefix("services_") {
+        return services(flavour);
+    }
     use mcpwire::{ConnectOptions, ElicitAction, ElicitResult, Era, Handlers, ServerConfig};
     use serde_json::json;
 
@@ -125,6 +140,168 @@ fn host(flavour: &str) -> ExitCode {
     want.sort();
     println!("{flavour}: {seen:?}");
     assert_eq!(seen, want, "{flavour}: the threads while connected");
+    ExitCode::SUCCESS
+}
+
+/// A tokio host of `flavour` using the Manager, `serve_demo`, OAuth's loopback listener and a
+/// file token store: counts its threads while they run.
+#[cfg(target_os = "linux")]
+fn services(flavour: &str) -> ExitCode {
+    use mcpwire::core::server::DemoConfig;
+    use mcpwire::manager::backoff::RestartPolicy;
+    use mcpwire::manager::{CacheLocation, ManagerOptions, ServerState};
+    use mcpwire::oauth::{Authorizer, LoopbackAuthorizer, TokenStore, Url};
+    use mcpwire::{CallOptions, ConnectOptions, ServerConfig};
+    use serde_json::json;
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let mut runtime = match flavour {
+        "current_thread" => tokio::runtime::Builder::new_current_thread(),
+        _ => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(2);
+            b
+        }
+    };
+    let runtime = runtime.enable_all().build().unwrap();
+    let dir = std::env::temp_dir().join(format!("mcpwire-threads-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let demo = ServerConfig::stdio(
+        env!("CARGO_BIN_EXE_mcpwire-demo-server"),
+        Vec::<String>::new(),
+    );
+    let seen = runtime.block_on(async {
+        // The Manager: two servers ready, one that cannot start given up after its backoff.
+        let mut restart = RestartPolicy::default();
+        restart.initial = Duration::from_millis(20);
+        restart.max_failures = Some(2);
+        let options = ManagerOptions::default()
+            .cache(CacheLocation::At(dir.join("cache")))
+            .restart(restart)
+            .startup_timeout(Duration::from_secs(20));
+        let manager = mcpwire::tokio::manager(options).unwrap();
+        manager.add("a", demo.clone());
+        manager.add("b", demo.clone());
+        let missing = dir.join("no-such-server");
+        manager.add(
+            "gone",
+            ServerConfig::stdio(missing.to_str().unwrap(), Vec::<String>::new()),
+        );
+        let all_settled = |s: &[(String, ServerState)]| {
+            s.iter().all(|(name, state)| match name.as_str() {
+                "gone" => matches!(state, ServerState::Failed { .. }),
+                _ => matches!(state, ServerState::Ready { .. }),
+            })
+        };
+        tokio::time::timeout(Duration::from_secs(30), manager.wait_until(all_settled))
+            .await
+            .unwrap_or_else(|_| panic!("not settled: {:?}", manager.states()));
+        let r = manager
+            .call_tool("a__echo", json!({"message": "hi"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "hi");
+        manager.restart("b").unwrap();
+        let b_is = |ready: bool| {
+            move |s: &[(String, ServerState)]| {
+                s.iter()
+                    .any(|(n, s)| n == "b" && matches!(s, ServerState::Ready { .. }) == ready)
+            }
+        };
+        manager.wait_until(b_is(false)).await;
+        manager.wait_until(b_is(true)).await;
+
+        // The demo server in this process, over tokio's byte streams; its steps are its timers.
+        let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+        let (server_reads, server_writes) = tokio::io::split(server_end);
+        let server = tokio::spawn(mcpwire::tokio::serve_demo(
+            server_reads,
+            server_writes,
+            DemoConfig::default(),
+        ));
+        let (client_reads, client_writes) = tokio::io::split(client_end);
+        let (client, driver) = mcpwire::tokio::connect_streams(
+            "in-process",
+            client_reads,
+            client_writes,
+            ConnectOptions::default(),
+        )
+        .unwrap();
+        tokio::spawn(driver);
+        client.ready().await.unwrap();
+        let slow = client
+            .call_tool_with(
+                "slow",
+                json!({"steps": 2, "interval_ms": 10}),
+                CallOptions::default().on_progress(|_| {}),
+            )
+            .await
+            .unwrap();
+        assert!(!slow.is_error, "{}", slow.text());
+
+        // OAuth's loopback listener catches a redirect; a file store keeps and forgets.
+        let authorizer = LoopbackAuthorizer::bind(0)
+            .unwrap()
+            .open_browser(false)
+            .show_url(|_| {});
+        let redirect = authorizer.redirect_uri();
+        let port = redirect
+            .trim_start_matches("http://127.0.0.1:")
+            .trim_end_matches("/callback")
+            .to_owned();
+        let url = Url::parse("https://as.test/authorize?state=s1").unwrap();
+        let caught = authorizer.authorize(&url);
+        let browser = tokio::spawn(async move {
+            let mut s = tokio::net::TcpStream::connect(format!("127.0.0.1:{port}"))
+                .await
+                .unwrap();
+            s.write_all(b"GET /callback?code=c&state=s1 HTTP/1.1\r\n\r\n")
+                .await
+                .unwrap();
+            let mut answer = String::new();
+            s.read_to_string(&mut answer).await.unwrap();
+            answer
+        });
+        assert_eq!(caught.await.unwrap(), format!("{redirect}?code=c&state=s1"));
+        assert!(browser.await.unwrap().starts_with("HTTP/1.1 200"));
+        let store = mcpwire::oauth::FileTokenStore::new(dir.join("oauth"));
+        store.remove("https://mcp.test/").await.unwrap();
+        assert!(store.clients().await.unwrap().is_empty());
+
+        // A thread just started still bears its maker's name (here the main thread's, the
+        // program's) until it names itself: looked at again until none does.
+        let own = std::fs::read_to_string("/proc/self/comm")
+            .unwrap()
+            .trim()
+            .to_owned();
+        let mut seen = threads();
+        for _ in 0..50 {
+            if !seen.contains(&own) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            seen = threads();
+        }
+        client.close().await;
+        server.await.unwrap().unwrap();
+        manager.close().await;
+        seen
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("services_{flavour}: {seen:?}");
+    let theirs = |name: &String| {
+        matches!(
+            name.as_str(),
+            "main" | "mcpwire-spawner" | "tokio-rt-worker"
+        )
+    };
+    let others: Vec<&String> = seen.iter().filter(|n| !theirs(n)).collect();
+    assert!(
+        others.is_empty(),
+        "services_{flavour}: threads not tokio's: {others:?}"
+    );
+    assert!(seen.iter().any(|n| n == "mcpwire-spawner"), "{seen:?}");
     ExitCode::SUCCESS
 }
 

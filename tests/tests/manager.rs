@@ -1,7 +1,8 @@
 //! The Manager end to end: ten servers at once (demo servers, server-everything, the Python
 //! server over stdio and HTTP, one that hangs, one that cannot be spawned, one that crashes
 //! under its first call), restarts, crash/restart cycles that leave nothing behind, and the
-//! cache serving a slow starter's tools before it is ready.
+//! cache serving a slow starter's tools before it is ready. Each test runs on smol and on
+//! tokio's two runtimes, from one source.
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -31,8 +32,91 @@ fn crasher(n: usize) -> ServerConfig {
     )
 }
 
-fn run<T>(limit: Duration, f: impl Future<Output = T>) -> T {
-    run_within(limit, f, String::new)
+/// The runtime a test's Manager runs on: smol (`Manager::new`) or a tokio runtime
+/// (`mcpwire::tokio::manager`), each test written once and run on smol and on tokio's
+/// multi-thread and current_thread runtimes (`on_every_runtime!`).
+struct Rt {
+    tokio: Option<tokio::runtime::Runtime>,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Smol,
+    TokioMultiThread,
+    TokioCurrentThread,
+}
+
+impl Rt {
+    fn new(kind: Kind) -> Rt {
+        let builder = match kind {
+            Kind::Smol => None,
+            Kind::TokioMultiThread => {
+                let mut b = tokio::runtime::Builder::new_multi_thread();
+                b.worker_threads(2);
+                Some(b)
+            }
+            Kind::TokioCurrentThread => Some(tokio::runtime::Builder::new_current_thread()),
+        };
+        let tokio = builder.map(|mut b| b.enable_all().build().expect("a tokio runtime"));
+        Rt { tokio }
+    }
+
+    /// A Manager on this runtime (from any thread).
+    fn manager(&self, options: ManagerOptions) -> Manager {
+        match &self.tokio {
+            None => Manager::new(options),
+            Some(rt) => {
+                let _entered = rt.enter();
+                mcpwire::tokio::manager(options).expect("inside the runtime")
+            }
+        }
+    }
+
+    /// Runs `f` on this runtime, failing when it takes longer than `limit`.
+    fn run<T>(&self, limit: Duration, f: impl Future<Output = T>) -> T {
+        match &self.tokio {
+            None => run_within(limit, f, String::new),
+            Some(rt) => rt.block_on(async {
+                match tokio::time::timeout(limit, f).await {
+                    Ok(done) => done,
+                    Err(_) => panic!("not done within {} s", limit.as_secs()),
+                }
+            }),
+        }
+    }
+
+    /// A wake-up after `after`, on this runtime's timer.
+    async fn sleep(&self, after: Duration) {
+        match &self.tokio {
+            None => {
+                async_io::Timer::after(after).await;
+            }
+            Some(_) => tokio::time::sleep(after).await,
+        }
+    }
+}
+
+/// One test per runtime for each function named: `fn name(rt: &Rt)` becomes a module `name`
+/// with the tests `smol`, `tokio_multi_thread` and `tokio_current_thread`.
+macro_rules! on_every_runtime {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn smol() {
+                super::$name(&super::Rt::new(super::Kind::Smol))
+            }
+
+            #[test]
+            fn tokio_multi_thread() {
+                super::$name(&super::Rt::new(super::Kind::TokioMultiThread))
+            }
+
+            #[test]
+            fn tokio_current_thread() {
+                super::$name(&super::Rt::new(super::Kind::TokioCurrentThread))
+            }
+        }
+    )*};
 }
 
 fn options() -> ManagerOptions {
@@ -65,11 +149,16 @@ fn survivors(pids: &[u32]) -> Vec<u32> {
     }
 }
 
-#[test]
-fn ten_servers_start_at_once_and_a_hanging_one_holds_back_none() {
+/// One run of the ten servers at a time: its runs on each runtime would otherwise start 21
+/// servers (Node and Python among them) at once beside the rest of the suite, and the good
+/// ones' start-up would be measured against the machine's load rather than the Manager.
+static TEN_SERVERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn ten_servers_start_at_once_and_a_hanging_one_holds_back_none(rt: &Rt) {
     if peers_skipped("ten_servers_start_at_once_and_a_hanging_one_holds_back_none") {
         return;
     }
+    let _one_run = TEN_SERVERS.lock().unwrap_or_else(|e| e.into_inner());
     let (py_http, _py_peer) = python_http(&[]);
     let good: Vec<(&str, ServerConfig)> = vec![
         ("demo-a", demo()),
@@ -85,7 +174,7 @@ fn ten_servers_start_at_once_and_a_hanging_one_holds_back_none() {
     // One failure is enough to give up on the ones that cannot start.
     options.restart = RestartPolicy::default();
     options.restart.max_failures = Some(1);
-    let manager = Manager::new(options);
+    let manager = rt.manager(options);
     let t0 = Instant::now();
     manager.add("hangs", ServerConfig::stdio("sleep", ["600"]));
     manager.add(
@@ -96,7 +185,7 @@ fn ten_servers_start_at_once_and_a_hanging_one_holds_back_none() {
         manager.add(name, config.clone());
     }
     let mut pids = Vec::new();
-    run(Duration::from_secs(90), async {
+    rt.run(Duration::from_secs(90), async {
         // Every good server is ready while the hanging one is still starting.
         let mut timeline: Vec<(Duration, String, &'static str)> = Vec::new();
         loop {
@@ -186,20 +275,19 @@ fn ten_servers_start_at_once_and_a_hanging_one_holds_back_none() {
     assert_eq!(survivors(&pids), Vec::<u32>::new(), "left behind");
 }
 
-#[test]
-fn a_hundred_crash_and_restart_cycles_leave_nothing_behind() {
+fn a_hundred_crash_and_restart_cycles_leave_nothing_behind(rt: &Rt) {
     let cycles: usize = std::env::var("MCPWIRE_MANAGER_CYCLES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);
     let mut options = options();
     options.restart = RestartPolicy::immediate();
-    let manager = Manager::new(options);
+    let manager = rt.manager(options);
     manager.add("crasher", crasher(1));
     let t0 = Instant::now();
     let mut latencies = Vec::new();
     let mut pids = Vec::new();
-    run(Duration::from_secs(300), async {
+    rt.run(Duration::from_secs(300), async {
         manager
             .wait_until(|s| matches!(s[0].1, ServerState::Ready { .. }))
             .await;
@@ -240,15 +328,14 @@ fn a_hundred_crash_and_restart_cycles_leave_nothing_behind() {
     assert_eq!(survivors(&pids), Vec::<u32>::new(), "left behind");
 }
 
-#[test]
-fn route_finds_a_tool_as_call_tool_does_and_follows_restarts() {
+fn route_finds_a_tool_as_call_tool_does_and_follows_restarts(rt: &Rt) {
     let mut options = options();
     options.restart = RestartPolicy::immediate();
-    let manager = Manager::new(options);
+    let manager = rt.manager(options);
     manager.add("a", crasher(1));
     manager.add("b", demo());
     manager.add("my server", demo());
-    run(Duration::from_secs(60), async {
+    rt.run(Duration::from_secs(60), async {
         manager
             .wait_until(|s| {
                 s.iter()
@@ -307,9 +394,8 @@ fn route_finds_a_tool_as_call_tool_does_and_follows_restarts() {
     });
 }
 
-#[test]
-fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
-    let dir = std::env::temp_dir().join(format!("mcpwire-manager-cache-{}", std::process::id()));
+fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready(rt: &Rt) {
+    let dir = mcpwire_tests::temp_dir("manager-cache");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     // One configuration (the same cache key) whose server is quick the first time and slow
@@ -324,8 +410,8 @@ fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
         o.cache = CacheLocation::At(cache.clone());
         o
     };
-    run(Duration::from_secs(60), async {
-        let first = Manager::new(with_cache());
+    rt.run(Duration::from_secs(60), async {
+        let first = rt.manager(with_cache());
         first.add("slow", config.clone());
         first.wait_settled().await;
         assert!(matches!(
@@ -353,7 +439,7 @@ fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
         first.close().await;
 
         std::fs::write(&script, format!("#!/bin/sh\nsleep 3\n{}", &quick[10..])).unwrap();
-        let second = Manager::new(with_cache());
+        let second = rt.manager(with_cache());
         second.add("slow", config.clone());
         let cached = second.tools();
         assert!(matches!(
@@ -394,9 +480,8 @@ fn the_cache_serves_a_slow_starter_s_tools_before_it_is_ready() {
 
 /// A server that fails serves its cached tools, prompts and resources, all marked stale: the
 /// same for the three lists.
-#[test]
-fn a_failed_server_serves_all_its_cached_lists_stale() {
-    let dir = std::env::temp_dir().join(format!("mcpwire-manager-failed-{}", std::process::id()));
+fn a_failed_server_serves_all_its_cached_lists_stale(rt: &Rt) {
+    let dir = mcpwire_tests::temp_dir("manager-failed");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let script: PathBuf = dir.join("server.sh");
@@ -413,8 +498,8 @@ fn a_failed_server_serves_all_its_cached_lists_stale() {
         o.restart.max_failures = Some(1);
         o
     };
-    run(Duration::from_secs(60), async {
-        let first = Manager::new(with_cache());
+    rt.run(Duration::from_secs(60), async {
+        let first = rt.manager(with_cache());
         first.add("flaky", config.clone());
         first.wait_settled().await;
         let counts = (
@@ -427,7 +512,7 @@ fn a_failed_server_serves_all_its_cached_lists_stale() {
 
         // The next run's server exits at once: the Manager gives up on it.
         std::fs::write(&script, "#!/bin/sh\nexit 1\n").unwrap();
-        let second = Manager::new(with_cache());
+        let second = rt.manager(with_cache());
         second.add("flaky", config.clone());
         second.wait_settled().await;
         assert!(
@@ -445,8 +530,7 @@ fn a_failed_server_serves_all_its_cached_lists_stale() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn an_http_server_that_went_away_is_reconnected_with_a_new_session() {
+fn an_http_server_that_went_away_is_reconnected_with_a_new_session(rt: &Rt) {
     if peers_skipped("an_http_server_that_went_away_is_reconnected_with_a_new_session") {
         return;
     }
@@ -456,11 +540,11 @@ fn an_http_server_that_went_away_is_reconnected_with_a_new_session() {
     options.restart = RestartPolicy::immediate();
     options.restart.initial = Duration::from_millis(200);
     options.restart.max = Duration::from_millis(200);
-    let manager = Manager::new(options);
+    let manager = rt.manager(options);
     let mut handshake = mcpwire::hosts::ServerSettings::default();
     handshake.era = Some(mcpwire::Era::Handshake);
     manager.add_with("web", config, handshake);
-    run(Duration::from_secs(60), async {
+    rt.run(Duration::from_secs(60), async {
         manager.wait_settled().await;
         let first = manager.client("web").expect("ready");
         let session = first.server_info().map(|_| ());
@@ -530,9 +614,8 @@ fn names_in(dir: &std::path::Path) -> Vec<String> {
 
 /// The cache folder is pruned when a Manager is made: entries not written for 30 days go,
 /// then the least recently written beyond 256 entries; what is not the cache's stays.
-#[test]
-fn the_cache_folder_is_pruned_to_its_limits() {
-    let dir = std::env::temp_dir().join(format!("mcpwire-manager-prune-{}", std::process::id()));
+fn the_cache_folder_is_pruned_to_its_limits(rt: &Rt) {
+    let dir = mcpwire_tests::temp_dir("manager-prune");
     let _ = std::fs::remove_dir_all(&dir);
     let cache = dir.join("cache");
     old_entries(&cache, "aged", 5, 31);
@@ -548,7 +631,7 @@ fn the_cache_folder_is_pruned_to_its_limits() {
     assert_eq!(names_in(&cache).len(), 307);
     let mut o = options();
     o.cache = CacheLocation::At(cache.clone());
-    let manager = Manager::new(o);
+    let manager = rt.manager(o);
     let names = names_in(&cache);
     let recent: Vec<&String> = names.iter().filter(|n| n.starts_with("recent")).collect();
     assert_eq!(recent.len(), 256, "{names:?}");
@@ -565,7 +648,7 @@ fn the_cache_folder_is_pruned_to_its_limits() {
     let mut o = options();
     o.cache = CacheLocation::At(cache.clone());
     o.cache_limits.max_entries = 3;
-    let _manager = Manager::new(o);
+    let _manager = rt.manager(o);
     let names = names_in(&cache);
     assert_eq!(
         names,
@@ -621,16 +704,15 @@ fn live(n: usize, f: impl Fn(usize) -> String) -> Vec<(String, bool)> {
 }
 
 /// Waits (within the run's bound) until `done` holds of the Manager.
-async fn until(manager: &Manager, done: impl Fn(&Manager) -> bool) {
+async fn until(rt: &Rt, manager: &Manager, done: impl Fn(&Manager) -> bool) {
     while !done(manager) {
-        async_io::Timer::after(Duration::from_millis(20)).await;
+        rt.sleep(Duration::from_millis(20)).await;
     }
 }
 
 /// A server that lists its tools, prompts and resources three at a time: every item of each
 /// list arrives, a `list_changed` lists every page again, and the cache file holds every page.
-#[test]
-fn every_page_of_every_list_arrives_and_a_change_lists_every_page_again() {
+fn every_page_of_every_list_arrives_and_a_change_lists_every_page_again(rt: &Rt) {
     let dir = mcpwire_tests::temp_dir("manager-pages");
     let cache = dir.join("cache");
     let args = [
@@ -644,8 +726,8 @@ fn every_page_of_every_list_arrives_and_a_change_lists_every_page_again() {
         "3",
     ];
     let config = paging(&args);
-    run(Duration::from_secs(60), async {
-        let manager = Manager::new(options().cache(CacheLocation::At(cache.clone())));
+    rt.run(Duration::from_secs(60), async {
+        let manager = rt.manager(options().cache(CacheLocation::At(cache.clone())));
         manager.add("paged", config.clone());
         manager.wait_settled().await;
         assert!(
@@ -672,7 +754,7 @@ fn every_page_of_every_list_arrives_and_a_change_lists_every_page_again() {
             live(16, |n| format!("prompt-{n}")),
             live(12, |n| format!("paged://{n}")),
         );
-        until(&manager, |m| lists_of(m, "paged") == want).await;
+        until(rt, &manager, |m| lists_of(m, "paged") == want).await;
         assert!(matches!(
             manager.state("paged"),
             Some(ServerState::Ready { tools: 15, .. })
@@ -713,11 +795,10 @@ fn every_page_of_every_list_arrives_and_a_change_lists_every_page_again() {
 
 /// A page that gives a cursor an earlier page gave, or a list that never ends, ends the list
 /// there: the server is ready with the items of the pages read, and the host is told why.
-#[test]
-fn a_repeated_cursor_or_the_page_cap_ends_a_list_with_a_diagnostic() {
+fn a_repeated_cursor_or_the_page_cap_ends_a_list_with_a_diagnostic(rt: &Rt) {
     use mcpwire::core::Diagnostic;
-    run(Duration::from_secs(120), async {
-        let manager = Manager::new(options());
+    rt.run(Duration::from_secs(120), async {
+        let manager = rt.manager(options());
         manager.add(
             "repeats",
             paging(&["--fault", "repeat:tools", "--fault", "repeat:prompts"]),
@@ -775,12 +856,11 @@ fn a_repeated_cursor_or_the_page_cap_ends_a_list_with_a_diagnostic() {
 /// server's failure, with the reason in its state: never a ready server with a list cut
 /// short or empty. The same when the list is read again after a `list_changed`: the server's
 /// run ends, and its last list is served, stale.
-#[test]
-fn a_list_that_cannot_be_read_is_the_server_s_failure() {
+fn a_list_that_cannot_be_read_is_the_server_s_failure(rt: &Rt) {
     let mut o = options();
     o.restart.max_failures = Some(1);
-    run(Duration::from_secs(60), async {
-        let manager = Manager::new(o);
+    rt.run(Duration::from_secs(60), async {
+        let manager = rt.manager(o);
         for list in ["tools", "prompts", "resources"] {
             manager.add(list, paging(&["--fault", &format!("unreadable:{list}")]));
         }
@@ -851,14 +931,13 @@ fn a_list_that_cannot_be_read_is_the_server_s_failure() {
 
 /// A cache folder that cannot be written (its path runs through a file) holds up nothing: the
 /// servers are ready, listed and called, and the Manager closes.
-#[test]
-fn a_cache_folder_that_cannot_be_written_holds_up_nothing() {
+fn a_cache_folder_that_cannot_be_written_holds_up_nothing(rt: &Rt) {
     let dir = mcpwire_tests::temp_dir("manager-unwritable");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("a-file");
     std::fs::write(&file, "not a folder").unwrap();
-    run(Duration::from_secs(60), async {
-        let manager = Manager::new(options().cache(CacheLocation::At(file.join("cache"))));
+    rt.run(Duration::from_secs(60), async {
+        let manager = rt.manager(options().cache(CacheLocation::At(file.join("cache"))));
         manager.add("paged", paging(&[]));
         manager.add("demo", demo());
         manager.wait_settled().await;
@@ -876,3 +955,17 @@ fn a_cache_folder_that_cannot_be_written_holds_up_nothing() {
     assert!(file.is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+on_every_runtime!(
+    ten_servers_start_at_once_and_a_hanging_one_holds_back_none,
+    a_hundred_crash_and_restart_cycles_leave_nothing_behind,
+    route_finds_a_tool_as_call_tool_does_and_follows_restarts,
+    the_cache_serves_a_slow_starter_s_tools_before_it_is_ready,
+    a_failed_server_serves_all_its_cached_lists_stale,
+    an_http_server_that_went_away_is_reconnected_with_a_new_session,
+    the_cache_folder_is_pruned_to_its_limits,
+    every_page_of_every_list_arrives_and_a_change_lists_every_page_again,
+    a_repeated_cursor_or_the_page_cap_ends_a_list_with_a_diagnostic,
+    a_list_that_cannot_be_read_is_the_server_s_failure,
+    a_cache_folder_that_cannot_be_written_holds_up_nothing,
+);

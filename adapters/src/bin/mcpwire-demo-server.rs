@@ -22,15 +22,42 @@ fn main() -> ExitCode {
             other => return usage(&format!("unknown argument {other:?}")),
         }
     }
-    let input = smol::Unblock::new(std::io::stdin());
-    let output = smol::Unblock::new(std::io::stdout());
-    match smol::block_on(mcpwire::serve_demo(input, output, config)) {
+    match serve(config) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcpwire-demo-server: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// On smol: stdin and stdout read and written on smol's blocking pool.
+#[cfg(feature = "smol")]
+fn serve(config: DemoConfig) -> std::io::Result<()> {
+    let input = smol::Unblock::new(std::io::stdin());
+    let output = smol::Unblock::new(std::io::stdout());
+    smol::block_on(mcpwire::serve_demo(input, output, config))
+}
+
+/// A build with tokio only: on a current_thread runtime, stdin and stdout tokio's.
+#[cfg(all(not(feature = "smol"), feature = "tokio"))]
+fn serve(config: DemoConfig) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(mcpwire::tokio::serve_demo(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        config,
+    ))
+}
+
+/// A build with neither runtime has none to serve on.
+#[cfg(not(any(feature = "smol", feature = "tokio")))]
+fn serve(_config: DemoConfig) -> std::io::Result<()> {
+    Err(std::io::Error::other(
+        "built with neither feature smol nor feature tokio",
+    ))
 }
 
 fn usage(problem: &str) -> ExitCode {

@@ -41,10 +41,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use async_channel::Sender;
 use mcpwire_core::config::ServerConfig;
 use mcpwire_core::types::{CallToolResult, Prompt, Resource, Tool};
 use serde_json::Value;
-use smol::channel::Sender;
 
 use self::cache::{cache_key, Freshness, ListCache, ListKind};
 pub use self::options::{CacheLocation, ManagerOptions, OptionsFactory};
@@ -54,6 +54,8 @@ use self::store::Store;
 use crate::client::{CallOptions, Client};
 use crate::error::Error;
 use crate::hosts::{Loaded, ServerSettings};
+use crate::runtime::host::Joinable;
+use crate::runtime::Runtime;
 
 /// Many servers, one face: see the [module](self).
 ///
@@ -72,15 +74,24 @@ impl std::fmt::Debug for Manager {
 }
 
 impl Manager {
-    /// A Manager with no servers yet.
+    /// A Manager with no servers yet, on smol: its supervisors on smol's global executor, its
+    /// servers' connections on async-io and async-process (as [`crate::connect`]), its cache
+    /// written on smol's blocking pool. In a tokio host, [`crate::tokio::manager`] makes the
+    /// same Manager on tokio.
+    #[cfg(feature = "smol")]
     pub fn new(options: ManagerOptions) -> Manager {
+        Manager::on(options, Runtime::Smol { spawn: true })
+    }
+
+    /// A Manager with no servers yet, on `runtime`.
+    pub(crate) fn on(options: ManagerOptions, runtime: Runtime) -> Manager {
         let dir = match &options.cache {
             CacheLocation::UserCache => cache::default_dir(),
             CacheLocation::At(dir) => Some(dir.clone()),
             CacheLocation::MemoryOnly => None,
         };
         let Some(dir) = dir else {
-            return Manager::made(options, Store::in_memory());
+            return Manager::made(options, Store::in_memory(), runtime);
         };
         // The folder is kept within its limits: what earlier runs left is pruned here (a
         // folder that cannot be read is no failure: the cache still works).
@@ -88,11 +99,11 @@ impl Manager {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let _ = ListCache::on_disk(dir.clone()).prune(now_ms, &options.cache_limits);
-        Manager::made(options, Store::on_disk(dir))
+        Manager::made(options, Store::on_disk(dir), runtime)
     }
 
     /// A Manager with no servers yet, its lists kept in `store`.
-    fn made(options: ManagerOptions, store: Store) -> Manager {
+    fn made(options: ManagerOptions, store: Store, runtime: Runtime) -> Manager {
         let seeds = options.jitter_seed.unwrap_or_else(|| {
             SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -101,6 +112,7 @@ impl Manager {
         Manager {
             shared: Arc::new(Shared {
                 options,
+                runtime,
                 inner: Mutex::new(Inner {
                     servers: BTreeMap::new(),
                     store,
@@ -118,13 +130,22 @@ impl Manager {
     }
 
     /// A Manager running every server of a loaded configuration (a disabled one is held as
-    /// `disabled`), each with its settings (start-up and tool timeouts, tool filter, era).
+    /// `disabled`), each with its settings (start-up and tool timeouts, tool filter, era). On
+    /// smol, as [`Manager::new`]; on tokio, [`crate::tokio::manager`] then
+    /// [`add_loaded`](Self::add_loaded).
+    #[cfg(feature = "smol")]
     pub fn from_loaded(loaded: &Loaded, options: ManagerOptions) -> Manager {
         let manager = Manager::new(options);
-        for server in &loaded.servers {
-            manager.add_with(&server.name, server.config.clone(), server.settings.clone());
-        }
+        manager.add_loaded(loaded);
         manager
+    }
+
+    /// Adds every server of a loaded configuration (a disabled one is held as `disabled`),
+    /// each with its settings, as [`add_with`](Self::add_with) does.
+    pub fn add_loaded(&self, loaded: &Loaded) {
+        for server in &loaded.servers {
+            self.add_with(&server.name, server.config.clone(), server.settings.clone());
+        }
     }
 
     /// Adds a server and starts it at once (replacing one of the same name).
@@ -150,8 +171,8 @@ impl Manager {
         inner.seeds = inner.seeds.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let seed = inner.seeds;
         let (control, task) = if enabled {
-            let (tx, rx) = smol::channel::unbounded();
-            let task = smol::spawn(supervise::supervise(
+            let (tx, rx) = async_channel::unbounded();
+            let task = self.shared.runtime.spawn_joinable(supervise::supervise(
                 self.shared.clone(),
                 name.to_owned(),
                 config.clone(),
@@ -442,22 +463,24 @@ impl Manager {
                 // Cut off mid-exchange: one more request tells whether the server is there.
                 let (shared, server, client) =
                     (self.shared.clone(), server.to_owned(), client.clone());
-                smol::spawn(async move {
-                    // A listing, not a ping: the stateless era has no ping.
-                    let ping = client
-                        .list_tools_with(CallOptions::default().timeout(Duration::from_secs(5)))
-                        .await;
-                    // Any failure but the server's own answer (refused, cut off again, no
-                    // answer in time) means it cannot be counted on: it is connected again.
-                    match ping {
-                        Ok(_) | Err(Error::Call(mcpwire_core::CallError::Server(_))) => {}
-                        Err(e) => {
-                            let reason = unreachable(&e).unwrap_or_else(|| e.to_string());
-                            Shared::lost(&shared, &server, reason);
+                let runtime = self.shared.runtime.clone();
+                runtime
+                    .spawn_joinable(async move {
+                        // A listing, not a ping: the stateless era has no ping.
+                        let ping = client
+                            .list_tools_with(CallOptions::default().timeout(Duration::from_secs(5)))
+                            .await;
+                        // Any failure but the server's own answer (refused, cut off again, no
+                        // answer in time) means it cannot be counted on: it is connected again.
+                        match ping {
+                            Ok(_) | Err(Error::Call(mcpwire_core::CallError::Server(_))) => {}
+                            Err(e) => {
+                                let reason = unreachable(&e).unwrap_or_else(|| e.to_string());
+                                Shared::lost(&shared, &server, reason);
+                            }
                         }
-                    }
-                })
-                .detach();
+                    })
+                    .detach();
             }
             ManagerError::of_call(server, e, client.closed_reason().is_some())
         })
@@ -497,7 +520,7 @@ impl Manager {
     /// Closes every server concurrently and waits for them (each within its connection's
     /// shutdown budget).
     pub async fn close(&self) {
-        type Running = (Option<Sender<Control>>, Option<smol::Task<()>>);
+        type Running = (Option<Sender<Control>>, Option<Joinable>);
         let slots: Vec<Running> = {
             let mut inner = self.shared.lock();
             inner
@@ -524,7 +547,9 @@ impl Manager {
         // than this (the writes then go on in the background).
         let writer = self.shared.lock().store.writer();
         if let Some(writer) = writer {
-            writer.flushed(CLOSE_WRITE_BUDGET).await;
+            writer
+                .flushed(&self.shared.runtime, CLOSE_WRITE_BUDGET)
+                .await;
         }
     }
 }
@@ -589,5 +614,6 @@ fn cut_off(e: &Error) -> bool {
     )
 }
 
-#[cfg(test)]
+// On each runtime the build has.
+#[cfg(all(test, any(feature = "smol", feature = "tokio")))]
 mod tests;

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use async_channel::Sender;
 use mcpwire_core::config::ServerConfig;
 use mcpwire_core::types::Tool;
 use serde_json::value::RawValue;
-use smol::channel::Sender;
 
 use super::cache::{self, CachedList, Freshness, ListKind};
 use super::items::{self, Item, Others, Snapshots};
@@ -19,6 +19,8 @@ use super::state::{Managed, ManagedTool, ManagerEvent, ServerState};
 use super::store::{self, Store};
 use crate::client::Client;
 use crate::hosts::ServerSettings;
+use crate::runtime::host::Joinable;
+use crate::runtime::Runtime;
 
 /// What the host asks of one server's supervisor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +50,7 @@ pub(super) struct Slot {
     /// Its prompts and resources, as listed in this run or cached.
     pub(super) others: Others,
     pub(super) control: Option<Sender<Control>>,
-    pub(super) task: Option<smol::Task<()>>,
+    pub(super) task: Option<Joinable>,
 }
 
 /// The Manager's state, shared with each server's supervisor.
@@ -210,11 +212,24 @@ impl Namespace {
 
 pub(super) struct Shared {
     pub(super) options: ManagerOptions,
+    /// The runtime its supervisors, connections, timers and cache writes run on.
+    pub(super) runtime: Runtime,
     pub(super) inner: Mutex<Inner>,
     pub(super) changed: event_listener::Event,
 }
 
 impl Shared {
+    /// The runtime a server's connection runs on: the Manager's (on smol, the host's
+    /// handlers run inside the driver's task, as with [`crate::connect`]).
+    pub(super) fn connection_runtime(&self) -> Runtime {
+        match &self.runtime {
+            #[cfg(feature = "smol")]
+            Runtime::Smol { .. } => Runtime::Smol { spawn: false },
+            #[cfg(feature = "tokio")]
+            Runtime::Tokio(handle) => Runtime::Tokio(handle.clone()),
+        }
+    }
+
     /// The state's lock. No host code runs under it; a panic of ours under it leaves the state
     /// between two of its changes, each made whole under the lock: later calls go on rather
     /// than each panicking in turn.
@@ -453,7 +468,7 @@ impl Shared {
     pub(super) fn persist(&self, key: &str) {
         let writer = self.lock().store.persist(key);
         if let Some(writer) = writer {
-            store::start(writer);
+            store::start(&self.runtime, writer);
         }
     }
 
@@ -656,13 +671,14 @@ pub(super) fn tools_of(items: &[Box<RawValue>]) -> Vec<Tool> {
         .collect()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "smol"))]
 mod tests {
     use super::*;
 
     fn shared() -> Shared {
         Shared {
             options: ManagerOptions::default(),
+            runtime: Runtime::Smol { spawn: true },
             inner: Mutex::new(Inner {
                 servers: BTreeMap::new(),
                 store: Store::in_memory(),

@@ -17,9 +17,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::cache::{self, CachedList, ListKind, ServerCache};
+use crate::runtime::Runtime;
 
 /// One server's lists and era, as the Manager serves and writes them (the lists shared).
 #[derive(Debug, Clone, Default)]
@@ -195,7 +196,7 @@ impl Writer {
 
     /// Waits until everything handed over so far is written (or failed), at most `budget`;
     /// gives whether it was.
-    pub(super) async fn flushed(&self, budget: Duration) -> bool {
+    pub(super) async fn flushed(&self, runtime: &Runtime, budget: Duration) -> bool {
         let done = async {
             loop {
                 let listener = self.idle.listen();
@@ -206,7 +207,7 @@ impl Writer {
             }
         };
         let late = async {
-            async_io::Timer::after(budget).await;
+            runtime.sleep_until(Instant::now() + budget).await;
             false
         };
         futures_lite::future::or(done, late).await
@@ -217,14 +218,14 @@ impl Writer {
     }
 }
 
-/// Starts writing `writer`'s queue on a thread for blocking work (smol's blocking pool: not the
-/// executor's threads, which run the connections). The one place the Manager's cache reaches
-/// the disk from.
-pub(super) fn start(writer: Arc<Writer>) {
-    smol::unblock(move || writer.drain()).detach();
+/// Starts writing `writer`'s queue on a thread for blocking work (`runtime`'s blocking pool,
+/// smol's or tokio's: not the threads that run the connections). The one place the Manager's
+/// cache reaches the disk from.
+pub(super) fn start(runtime: &Runtime, writer: Arc<Writer>) {
+    runtime.unblock_detached(move || writer.drain());
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "smol"))]
 mod tests {
     use super::*;
 
@@ -237,9 +238,11 @@ mod tests {
 
     fn persist(store: &Store, key: &str) {
         if let Some(writer) = store.persist(key) {
-            start(writer);
+            start(&SMOL, writer);
         }
     }
+
+    const SMOL: Runtime = Runtime::Smol { spawn: true };
 
     /// A writer whose writes say they began, then wait until the test lets them go, then say
     /// what they wrote.
@@ -295,7 +298,9 @@ mod tests {
         for _ in 0..2 {
             go.send_blocking(()).unwrap();
         }
-        assert!(smol::block_on(writer.flushed(Duration::from_secs(10))));
+        assert!(smol::block_on(
+            writer.flushed(&SMOL, Duration::from_secs(10))
+        ));
         let got: Vec<String> = std::iter::from_fn(|| written.try_recv().ok()).collect();
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(got[0].contains(r#"{"name": "a"}"#), "{got:?}");
@@ -303,7 +308,9 @@ mod tests {
         // Nothing more waits: one more change is one more write.
         persist(&store, "k");
         go.send_blocking(()).unwrap();
-        assert!(smol::block_on(writer.flushed(Duration::from_secs(10))));
+        assert!(smol::block_on(
+            writer.flushed(&SMOL, Duration::from_secs(10))
+        ));
         let last = written.try_recv().unwrap();
         assert!(last.contains(r#"{"name": "d"}"#), "{last}");
     }
@@ -327,7 +334,9 @@ mod tests {
         for ttl in 1..=3 {
             store.put_list("k", ListKind::Tools, list(r#"{"name": "a"}"#, Some(ttl)));
             persist(&store, "k");
-            assert!(smol::block_on(writer.flushed(Duration::from_secs(10))));
+            assert!(smol::block_on(
+                writer.flushed(&SMOL, Duration::from_secs(10))
+            ));
         }
         assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 3);
         let read = cache::read_entry(&tmp, "k").unwrap();
@@ -335,7 +344,9 @@ mod tests {
         // Invalidated in memory: the next write has it stale.
         store.invalidate("k", ListKind::Tools);
         persist(&store, "k");
-        assert!(smol::block_on(writer.flushed(Duration::from_secs(10))));
+        assert!(smol::block_on(
+            writer.flushed(&SMOL, Duration::from_secs(10))
+        ));
         let read = cache::read_entry(&tmp, "k").unwrap();
         assert_eq!(read.lists[&ListKind::Tools].ttl_ms, Some(0));
         let _ = std::fs::remove_dir_all(&tmp);

@@ -6,11 +6,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use async_io::Timer;
+use async_channel::Receiver;
 use futures_lite::future;
 use mcpwire_core::config::ServerConfig;
 use mcpwire_core::{ChosenEra, Era, ServerNotification};
-use smol::channel::Receiver;
 
 use super::backoff::{Jitter, Next, Restarts};
 use super::cache::{cache_key, CachedList, ListKind};
@@ -20,6 +19,7 @@ use super::state::{ManagerEvent, ServerState};
 use crate::client::{CallOptions, Client};
 use crate::error::Error;
 use crate::hosts::ServerSettings;
+use crate::runtime::host::Joinable;
 use mcpwire_core::types::{Prompt, Resource, Tool};
 use mcpwire_core::{CallError, Diagnostic, McpCall};
 
@@ -140,7 +140,7 @@ pub(super) async fn supervise(
                     },
                 );
                 let wait = async {
-                    Timer::at(at).await;
+                    shared.runtime.sleep_until(at).await;
                     true
                 };
                 let asked = async {
@@ -192,7 +192,7 @@ async fn start(
     era: Era,
     tail: &Arc<Mutex<Tail>>,
     control: &Receiver<Control>,
-) -> Result<(Client, smol::Task<()>), Option<String>> {
+) -> Result<(Client, Joinable), Option<String>> {
     // The host's function: a panic in it fails this start, with its words, as any other
     // failure to start does (the next try calls it again).
     let mut options =
@@ -226,9 +226,9 @@ async fn start(
             f(line);
         }
     }));
-    let (client, driver) =
-        crate::connect::connect(config, options).map_err(|e| Some(e.to_string()))?;
-    let driver = smol::spawn(driver);
+    let (client, driver) = crate::connect::connect_on(config, options, shared.connection_runtime())
+        .map_err(|e| Some(e.to_string()))?;
+    let driver = shared.runtime.spawn_joinable(driver);
     let ready = async {
         client.ready().await.map_err(|e| e.to_string())?;
         match client.era() {
@@ -244,7 +244,7 @@ async fn start(
         Ok(())
     };
     let deadline = async {
-        Timer::after(timeout).await;
+        shared.runtime.sleep_until(Instant::now() + timeout).await;
         Err(format!("not ready within {timeout:?}"))
     };
     let stop = async {

@@ -1,10 +1,13 @@
 //! The Manager with a cache whose disk blocks or fails: servers become ready, their tools are
 //! routed and called, while every write waits on the disk or fails. The servers are inside the
-//! test: the handshake era over HTTP through an [`HttpBackend`] that answers at once.
+//! test: the handshake era over HTTP through an [`HttpBackend`] that answers at once. Each
+//! test runs on smol (feature `smol`) and on tokio's current_thread and multi-thread runtimes
+//! (feature `tokio`).
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_lite::future;
 use mcpwire_core::config::ServerConfig;
@@ -17,6 +20,7 @@ use crate::connect::ConnectOptions;
 use crate::future::BoxFuture;
 use crate::hosts::ServerSettings;
 use crate::http::{HttpBackend, HttpFailure, HttpResponse};
+use crate::runtime::Runtime;
 
 /// A server of two tools, `echo` and `other`, answering each request at once.
 struct InProcess;
@@ -64,8 +68,66 @@ fn answer(request: &HttpRequest) -> (u16, Vec<(String, String)>, String) {
     (200, headers, body.to_string())
 }
 
-/// A Manager whose cache is written with `io`, its servers answered by [`InProcess`].
-fn manager(io: WriteIo) -> Manager {
+/// A runtime a test runs on.
+enum Rt {
+    #[cfg(feature = "smol")]
+    Smol,
+    #[cfg(feature = "tokio")]
+    Tokio(::tokio::runtime::Runtime),
+}
+
+impl Rt {
+    /// smol, then tokio's current_thread and multi-thread runtimes (as the features allow).
+    // Each push is under a feature of its own.
+    #[allow(clippy::vec_init_then_push)]
+    fn all() -> Vec<Rt> {
+        let mut all = Vec::new();
+        #[cfg(feature = "smol")]
+        all.push(Rt::Smol);
+        #[cfg(feature = "tokio")]
+        {
+            let current = ::tokio::runtime::Builder::new_current_thread();
+            let mut multi = ::tokio::runtime::Builder::new_multi_thread();
+            multi.worker_threads(2);
+            for mut b in [current, multi] {
+                all.push(Rt::Tokio(b.enable_all().build().unwrap()));
+            }
+        }
+        all
+    }
+
+    fn runtime(&self) -> Runtime {
+        match self {
+            #[cfg(feature = "smol")]
+            Rt::Smol => Runtime::Smol { spawn: true },
+            #[cfg(feature = "tokio")]
+            Rt::Tokio(rt) => Runtime::Tokio(rt.handle().clone()),
+        }
+    }
+
+    fn block_on<T>(&self, f: impl Future<Output = T>) -> T {
+        match self {
+            #[cfg(feature = "smol")]
+            Rt::Smol => smol::block_on(f),
+            #[cfg(feature = "tokio")]
+            Rt::Tokio(rt) => rt.block_on(f),
+        }
+    }
+}
+
+impl std::fmt::Debug for Rt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            #[cfg(feature = "smol")]
+            Rt::Smol => f.write_str("smol"),
+            #[cfg(feature = "tokio")]
+            Rt::Tokio(rt) => write!(f, "tokio {:?}", rt.handle().runtime_flavor()),
+        }
+    }
+}
+
+/// A Manager on `rt` whose cache is written with `io`, its servers answered by [`InProcess`].
+fn manager(rt: &Rt, io: WriteIo) -> Manager {
     let options = ManagerOptions::default()
         .jitter_seed(1)
         .startup_timeout(Duration::from_secs(20))
@@ -73,7 +135,8 @@ fn manager(io: WriteIo) -> Manager {
             http_backend: Some(Arc::new(InProcess)),
             ..ConnectOptions::default()
         });
-    Manager::made(options, Store::on_disk_with(PathBuf::from("unused"), io))
+    let store = Store::on_disk_with(PathBuf::from("unused"), io);
+    Manager::made(options, store, rt.runtime())
 }
 
 fn settings() -> ServerSettings {
@@ -87,9 +150,17 @@ fn settings() -> ServerSettings {
 /// blocks (each write waits until the test ends it), or fails at once.
 #[test]
 fn a_disk_that_blocks_or_fails_holds_up_no_state_route_or_call() {
-    for blocks in [true, false] {
-        let (begin, began) = smol::channel::unbounded::<()>();
-        let (go, gate) = smol::channel::unbounded::<()>();
+    for rt in Rt::all() {
+        for blocks in [true, false] {
+            disk_that_blocks_or_fails(&rt, blocks);
+        }
+    }
+}
+
+fn disk_that_blocks_or_fails(rt: &Rt, blocks: bool) {
+    {
+        let (begin, began) = async_channel::unbounded::<()>();
+        let (go, gate) = async_channel::unbounded::<()>();
         let io: WriteIo = Arc::new(move |_: &Path, _: &str, _: &[u8]| {
             let _ = begin.send_blocking(());
             if blocks {
@@ -98,7 +169,8 @@ fn a_disk_that_blocks_or_fails_holds_up_no_state_route_or_call() {
             }
             Err(std::io::Error::from(std::io::ErrorKind::StorageFull))
         });
-        let manager = manager(io);
+        let manager = manager(rt, io);
+        let runtime = rt.runtime();
         let run = async {
             manager.add_with("a", ServerConfig::http("http://a.test/mcp"), settings());
             // The first write has begun; while blocking, it never ends by itself.
@@ -144,16 +216,18 @@ fn a_disk_that_blocks_or_fails_holds_up_no_state_route_or_call() {
             }
         };
         let limit = async {
-            async_io::Timer::after(Duration::from_secs(30)).await;
-            panic!("held up (the disk blocks: {blocks})");
+            runtime
+                .sleep_until(Instant::now() + Duration::from_secs(30))
+                .await;
+            panic!("held up on {rt:?} (the disk blocks: {blocks})");
         };
-        smol::block_on(future::or(run, limit));
+        rt.block_on(future::or(run, limit));
         // The writes the disk held are let go: the one that waited, then one a server, the
         // newest of its changes.
         for _ in 0..3 {
             let _ = go.send_blocking(());
         }
-        smol::block_on(manager.close());
+        rt.block_on(manager.close());
         let writes = 1 + std::iter::from_fn(|| began.try_recv().ok()).count();
         if blocks {
             assert_eq!(writes, 3, "a's first, then b's, then a's again");

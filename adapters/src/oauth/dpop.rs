@@ -241,14 +241,17 @@ mod tests {
                 ("Content-Type", "application/json"),
             ],
         );
-        let status = smol::block_on(backend.send(request.clone()))
+        let status = futures_lite::future::block_on(backend.send(request.clone()))
             .unwrap()
             .status;
         assert_eq!(status, 200);
-        let status = smol::block_on(backend.send(request)).unwrap().status;
+        let status = futures_lite::future::block_on(backend.send(request))
+            .unwrap()
+            .status;
         assert_eq!(status, 200);
         // Not a token request and no token: as is.
-        smol::block_on(backend.send(post("http://localhost:3000/other", &[]))).unwrap();
+        futures_lite::future::block_on(backend.send(post("http://localhost:3000/other", &[])))
+            .unwrap();
 
         let sent = script.sent.lock().unwrap();
         assert_eq!(
@@ -303,7 +306,7 @@ mod tests {
                 ("Authorization", "Basic abc"),
             ],
         );
-        smol::block_on(backend.send(request)).unwrap();
+        futures_lite::future::block_on(backend.send(request)).unwrap();
         let sent = script.sent.lock().unwrap();
         assert_eq!(header(&sent[0].headers, "authorization"), Some("Basic abc"));
         let proof = claims(header(&sent[0].headers, "dpop").unwrap());

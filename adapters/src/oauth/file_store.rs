@@ -234,13 +234,14 @@ impl BlockingStore for FileTokenStore {
         write_atomic(&dir, &key, &bytes).map_err(|e| io_error("writing", &dir, &e))
     }
 
-    /// Runs `f` off the async threads (file IO blocks).
+    /// Runs `f` off the async threads (file IO blocks): on the blocking pool of the runtime
+    /// it is called in (tokio's inside a tokio runtime, else smol's).
     fn run<T: Send + 'static>(
         &self,
         f: impl FnOnce(Self) -> Result<T, StoreError> + Send + 'static,
     ) -> BoxFuture<Result<T, StoreError>> {
         let store = self.clone();
-        Box::pin(smol::unblock(move || f(store)))
+        crate::runtime::host::unblock_here(move || f(store))
     }
 }
 

@@ -44,8 +44,14 @@ static KEYCHAIN: Mutex<()> = Mutex::new(());
 /// A record longer than [`KeychainTokenStore::PART`] bytes is kept in several entries (the
 /// Windows Credential Manager takes 2560 bytes per credential; tokens are often longer).
 ///
-/// Keychain calls block; they run off the async threads, one at a time in the process (the
-/// Secret Service does not take concurrent calls from one process well).
+/// Keychain calls block; they run off the async threads (on the blocking pool of the runtime
+/// the store is called in: tokio's in a tokio host, else smol's), one at a time in the process
+/// (the Secret Service does not take concurrent calls from one process well).
+///
+/// On Linux and FreeBSD the Secret Service is reached through zbus on async-io, in a tokio host
+/// too (keyring 3.6 names zbus with its default features, whose runtime is async-io): there a
+/// keychain call starts async-io's thread.
+/// The macOS Keychain and the Windows Credential Manager need no runtime.
 #[derive(Debug, Clone)]
 pub struct KeychainTokenStore {
     dir: PathBuf,
@@ -236,11 +242,11 @@ impl BlockingStore for KeychainTokenStore {
         f: impl FnOnce(Self) -> Result<T, StoreError> + Send + 'static,
     ) -> BoxFuture<Result<T, StoreError>> {
         let store = self.clone();
-        Box::pin(smol::unblock(move || {
+        crate::runtime::host::unblock_here(move || {
             // A poisoned lock only means a panic elsewhere mid-call: the keychain is still there.
             let _one = KEYCHAIN.lock().unwrap_or_else(|e| e.into_inner());
             f(store)
-        }))
+        })
     }
 }
 

@@ -1,19 +1,22 @@
 //! Signing a person in from a terminal (RFC 8252, native apps): the sign-in page's URL shown
 //! (and opened in a browser when there is a display), the redirect caught by a listener on
 //! `127.0.0.1`, or the redirect's URL pasted on stdin for a remote shell.
+//!
+//! The listener is read on the runtime the sign-in runs in (the connection's driver): tokio's
+//! reactor and timers inside a tokio runtime, async-io's otherwise.
 
 use std::io::{self, BufRead};
-use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use async_io::{Async, Timer};
-use futures_lite::{AsyncReadExt, AsyncWriteExt, FutureExt};
+use futures_lite::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, FutureExt};
 
 use url::Url;
 
 use super::options::{AuthorizeError, Authorizer};
 use crate::future::BoxFuture;
+use crate::runtime::Runtime;
 
 /// The path the redirect comes back to.
 const CALLBACK: &str = "/callback";
@@ -37,7 +40,8 @@ pub type UrlShower = Arc<dyn Fn(&Url) + Send + Sync>;
 /// [`authorization_timeout`](super::OAuthOptions::authorization_timeout).
 #[derive(Clone)]
 pub struct LoopbackAuthorizer {
-    listener: Arc<Async<TcpListener>>,
+    /// Non-blocking; registered with the runtime's reactor for each sign-in.
+    listener: Arc<TcpListener>,
     port: u16,
     /// The redirect URI as given ([`LoopbackAuthorizer::bind_redirect`]), else `None`.
     given: Option<String>,
@@ -63,8 +67,9 @@ impl LoopbackAuthorizer {
     /// authorization servers that compare redirect URIs exactly). By default the URL is
     /// written to stderr, a browser is opened when there is a display, and stdin is not read.
     pub fn bind(port: u16) -> io::Result<LoopbackAuthorizer> {
-        let listener = Async::<TcpListener>::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port))?;
-        let port = listener.get_ref().local_addr()?.port();
+        let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port))?;
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
         Ok(LoopbackAuthorizer {
             listener: Arc::new(listener),
             port,
@@ -142,8 +147,13 @@ impl Authorizer for LoopbackAuthorizer {
         let listener = self.listener.clone();
         let redirect_uri = self.redirect_uri();
         let path = self.path.clone();
-        let caught =
-            async move { catch_redirect(&listener, &redirect_uri, &path, state.as_deref()).await };
+        let caught = async move {
+            let runtime = Runtime::here()
+                .ok_or_else(|| AuthorizeError("no runtime to listen for the redirect on".into()))?;
+            let listener = Listener::on(&runtime, &listener)
+                .map_err(|e| AuthorizeError(format!("the redirect listener failed: {e}")))?;
+            catch_redirect(&runtime, &listener, &redirect_uri, &path, state.as_deref()).await
+        };
         if !self.read_stdin {
             return Box::pin(caught);
         }
@@ -151,33 +161,76 @@ impl Authorizer for LoopbackAuthorizer {
     }
 }
 
+/// The listener in a runtime's reactor.
+enum Listener {
+    #[cfg(feature = "smol")]
+    Smol(async_io::Async<TcpListener>),
+    #[cfg(feature = "tokio")]
+    Tokio(::tokio::net::TcpListener),
+}
+
+impl Listener {
+    /// `listener` (a copy of its handle) in `runtime`'s reactor.
+    fn on(runtime: &Runtime, listener: &TcpListener) -> io::Result<Listener> {
+        let listener = listener.try_clone()?;
+        Ok(match runtime {
+            #[cfg(feature = "smol")]
+            Runtime::Smol { .. } => Listener::Smol(async_io::Async::new(listener)?),
+            // Inside the runtime's context (the sign-in runs in the connection's driver).
+            #[cfg(feature = "tokio")]
+            Runtime::Tokio(handle) => {
+                let _entered = handle.enter();
+                Listener::Tokio(::tokio::net::TcpListener::from_std(listener)?)
+            }
+        })
+    }
+}
+
 /// Accepts connections until the redirect with the awaited `state` comes.
 async fn catch_redirect(
-    listener: &Async<TcpListener>,
+    runtime: &Runtime,
+    listener: &Listener,
     redirect_uri: &str,
     callback: &str,
     state: Option<&str>,
 ) -> Result<String, AuthorizeError> {
+    let failed = |e: io::Error| AuthorizeError(format!("the redirect listener failed: {e}"));
     loop {
-        let (stream, _) = listener
-            .accept()
-            .await
-            .map_err(|e| AuthorizeError(format!("the redirect listener failed: {e}")))?;
-        let handled = async { Some(one_request(stream, callback, state).await) }
-            .or(async {
-                Timer::after(REQUEST_TIMEOUT).await;
-                None
-            })
-            .await;
+        let handled = match listener {
+            #[cfg(feature = "smol")]
+            Listener::Smol(l) => {
+                let (stream, _) = l.accept().await.map_err(failed)?;
+                within_timeout(runtime, one_request(stream, callback, state)).await
+            }
+            #[cfg(feature = "tokio")]
+            Listener::Tokio(l) => {
+                let (stream, _) = l.accept().await.map_err(failed)?;
+                let stream = crate::runtime::host::TokioIo(stream);
+                within_timeout(runtime, one_request(stream, callback, state)).await
+            }
+        };
         if let Some(Some(query)) = handled {
             return Ok(format!("{redirect_uri}?{query}"));
         }
     }
 }
 
+/// One connection's request, unless it takes longer than [`REQUEST_TIMEOUT`].
+async fn within_timeout(
+    runtime: &Runtime,
+    request: impl std::future::Future<Output = Option<String>>,
+) -> Option<Option<String>> {
+    async { Some(request.await) }
+        .or(async {
+            runtime.sleep_until(Instant::now() + REQUEST_TIMEOUT).await;
+            None
+        })
+        .await
+}
+
 /// Reads one request; answers it; the query when it is the awaited redirect.
 async fn one_request(
-    mut stream: Async<TcpStream>,
+    mut stream: impl AsyncRead + AsyncWrite + Unpin,
     callback: &str,
     state: Option<&str>,
 ) -> Option<String> {
@@ -224,23 +277,33 @@ async fn one_request(
     awaited.then(|| query.to_owned())
 }
 
-/// A line pasted on stdin: the redirect's URL, or its query.
+/// A line pasted on stdin: the redirect's URL, or its query. Read on a thread of its own
+/// (`mcpwire-stdin`, only when [`LoopbackAuthorizer::read_stdin`] is on), not a runtime's
+/// pool for blocking work: a read nobody answers would hold up that runtime's shutdown (tokio
+/// waits for its blocking tasks). The thread ends with the first line, or at the end of stdin.
 async fn pasted() -> Result<String, AuthorizeError> {
-    loop {
-        let line = smol::unblock(|| {
+    let (tx, rx) = async_channel::bounded(1);
+    let reader = std::thread::Builder::new()
+        .name("mcpwire-stdin".into())
+        .spawn(move || loop {
             let mut line = String::new();
-            io::stdin().lock().read_line(&mut line).map(|n| (n, line))
-        })
-        .await;
-        match line {
-            Ok((0, _)) => {
-                // No stdin (closed): only the listener is left; wait for it.
-                return std::future::pending().await;
+            let read = io::stdin().lock().read_line(&mut line).map(|n| (n, line));
+            match read {
+                Ok((_, line)) if !line.is_empty() && line.trim().is_empty() => continue,
+                other => {
+                    let _ = tx.send_blocking(other);
+                    return;
+                }
             }
-            Ok((_, line)) if line.trim().is_empty() => continue,
-            Ok((_, line)) => return Ok(line.trim().to_owned()),
-            Err(e) => return Err(AuthorizeError(format!("reading stdin: {e}"))),
-        }
+        });
+    if let Err(e) = reader {
+        return Err(AuthorizeError(format!("reading stdin: {e}")));
+    }
+    match rx.recv().await {
+        Ok(Ok((_, line))) if !line.trim().is_empty() => Ok(line.trim().to_owned()),
+        // No stdin (closed): only the listener is left; wait for it.
+        Ok(Ok(_)) | Err(_) => std::future::pending().await,
+        Ok(Err(e)) => Err(AuthorizeError(format!("reading stdin: {e}"))),
     }
 }
 
@@ -273,8 +336,12 @@ fn open_in_browser(url: &Url) {
         .stderr(std::process::Stdio::null())
         .spawn();
     if let Ok(mut child) = command {
-        // Reaped off the async threads; its outcome does not matter.
-        std::thread::spawn(move || child.wait());
+        // Reaped off the async threads (the runtime's pool for blocking work); its outcome
+        // does not matter.
+        match Runtime::here() {
+            Some(runtime) => runtime.unblock_detached(move || drop(child.wait())),
+            None => drop(std::thread::spawn(move || child.wait())),
+        }
     }
 }
 

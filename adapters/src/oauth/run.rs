@@ -14,6 +14,7 @@ use mcpwire_core::{HttpMethod, HttpRequest};
 
 use super::options::OAuthOptions;
 use crate::http::backend::HttpBackend;
+use crate::runtime::Runtime;
 
 /// The largest metadata, registration or token response read (1 MiB).
 const MAX_BODY: u64 = 1024 * 1024;
@@ -25,11 +26,12 @@ pub(super) fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// Runs `flow` to its end.
+/// Runs `flow` to its end, its deadlines on `runtime`'s timers.
 pub(super) async fn drive(
     mut flow: OAuthFlow,
     backend: Arc<dyn HttpBackend>,
     options: &OAuthOptions,
+    runtime: &Runtime,
 ) -> Result<Credentials, FlowError> {
     loop {
         let Some(output) = flow.poll_output() else {
@@ -44,7 +46,8 @@ pub(super) async fn drive(
             FlowOutput::Failed(error) => return Err(error),
             FlowOutput::Http { exchange, request } => {
                 let deadline = flow.poll_timeout();
-                match within(deadline, exchange_http(&*backend, request, options)).await {
+                let exchanged = exchange_http(&*backend, request, options);
+                match within(runtime, deadline, exchanged).await {
                     None => timed_out(&mut flow, deadline),
                     Some(Ok((status, headers, body))) => {
                         let now = Instant::now();
@@ -55,7 +58,7 @@ pub(super) async fn drive(
             }
             FlowOutput::Authorize { url } => {
                 let deadline = flow.poll_timeout();
-                match within(deadline, options.authorizer.authorize(&url)).await {
+                match within(runtime, deadline, options.authorizer.authorize(&url)).await {
                     None => timed_out(&mut flow, deadline),
                     Some(Ok(redirect)) => {
                         if let Err(error) = flow.handle_redirect(Instant::now(), &redirect) {
@@ -84,14 +87,18 @@ fn timed_out(flow: &mut OAuthFlow, deadline: Option<Instant>) {
     flow.handle_timeout(deadline.map_or(now, |d| d.max(now)));
 }
 
-/// `future`'s output, or `None` when `deadline` passes first.
-async fn within<T>(deadline: Option<Instant>, future: impl Future<Output = T>) -> Option<T> {
+/// `future`'s output, or `None` when `deadline` passes first (on `runtime`'s timer).
+async fn within<T>(
+    runtime: &Runtime,
+    deadline: Option<Instant>,
+    future: impl Future<Output = T>,
+) -> Option<T> {
     let Some(deadline) = deadline else {
         return Some(future.await);
     };
     async { Some(future.await) }
         .or(async {
-            async_io::Timer::at(deadline).await;
+            runtime.sleep_until(deadline).await;
             None
         })
         .await
@@ -218,7 +225,7 @@ mod tests {
             headers: Vec::new(),
             body: Vec::new(),
         };
-        let got = smol::block_on(exchange_http(&backend, get, &options));
+        let got = futures_lite::future::block_on(exchange_http(&backend, get, &options));
         assert_eq!(got.map(|(status, _, _)| status), Ok(200));
         assert_eq!(*backend.0.lock().unwrap(), ["GET", "GET"]);
 
@@ -229,7 +236,7 @@ mod tests {
             headers: Vec::new(),
             body: b"grant_type=authorization_code&code=x".to_vec(),
         };
-        let got = smol::block_on(exchange_http(&backend, post, &options));
+        let got = futures_lite::future::block_on(exchange_http(&backend, post, &options));
         assert!(got.unwrap_err().contains("reused connection"));
         assert_eq!(*backend.0.lock().unwrap(), ["POST"]);
     }

@@ -2,7 +2,6 @@
 //! uses, and the refresh ahead of expiry.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -16,6 +15,8 @@ use super::run::{drive, unix_now};
 use super::store::KnownClient;
 use crate::future::BoxFuture;
 use crate::http::backend::HttpBackend;
+use crate::runtime::timer::Timer;
+use crate::runtime::Runtime;
 
 /// What an authorization task ends with, for the connection.
 pub(crate) enum AuthOutcome {
@@ -40,8 +41,10 @@ pub(crate) struct AuthSession {
     /// The credentials whose token the connection uses.
     current: Option<Credentials>,
     task: Option<BoxFuture<TaskResult>>,
-    /// When to refresh ahead of expiry.
-    refresh: Option<(Instant, async_io::Timer)>,
+    /// When to refresh ahead of expiry (the connection's runtime's timer).
+    refresh: Option<(Instant, Timer)>,
+    /// The connection's runtime: its timers, for the refresh and the flow's deadlines.
+    runtime: Runtime,
     /// A refusal that came while a refresh ahead of expiry ran: handled when it ends.
     queued: Option<AuthorizationRequired>,
     /// The host's part of the last authorization (its authorizer, its token store) panicked:
@@ -50,8 +53,8 @@ pub(crate) struct AuthSession {
 }
 
 /// One authorization at a time per server in this process, however many connections wait.
-fn gate(server: &str) -> Arc<smol::lock::Mutex<()>> {
-    static GATES: OnceLock<Mutex<HashMap<String, Arc<smol::lock::Mutex<()>>>>> = OnceLock::new();
+fn gate(server: &str) -> Arc<async_lock::Mutex<()>> {
+    static GATES: OnceLock<Mutex<HashMap<String, Arc<async_lock::Mutex<()>>>>> = OnceLock::new();
     let gates = GATES.get_or_init(Default::default);
     let mut gates = gates.lock().unwrap_or_else(|e| e.into_inner());
     gates.entry(server.to_owned()).or_default().clone()
@@ -62,6 +65,7 @@ impl AuthSession {
         options: OAuthOptions,
         backend: Arc<dyn HttpBackend>,
         server: &str,
+        runtime: Runtime,
     ) -> AuthSession {
         AuthSession {
             options: Arc::new(options),
@@ -70,6 +74,7 @@ impl AuthSession {
             current: None,
             task: None,
             refresh: None,
+            runtime,
             queued: None,
             failure: None,
         }
@@ -94,6 +99,7 @@ impl AuthSession {
             self.server.clone(),
             self.current.clone(),
             refusal,
+            self.runtime.clone(),
         );
         self.task = Some(Box::pin(task));
     }
@@ -103,13 +109,14 @@ impl AuthSession {
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Option<AuthOutcome> {
         if self.task.is_none() {
             if let Some((_, timer)) = self.refresh.as_mut() {
-                if std::pin::Pin::new(timer).poll(cx).is_ready() {
+                if timer.poll(cx).is_ready() {
                     self.refresh = None;
                     let task = refresh_ahead(
                         self.options.clone(),
                         self.backend.clone(),
                         self.server.clone(),
                         self.current.clone(),
+                        self.runtime.clone(),
                     );
                     self.task = Some(Box::pin(task));
                 }
@@ -166,7 +173,9 @@ impl AuthSession {
         let wait = remaining.saturating_sub(margin).max(remaining / 2).max(1);
         let at = Instant::now().checked_add(Duration::from_secs(wait));
         if let Some(at) = at {
-            self.refresh = Some((at, async_io::Timer::at(at)));
+            let mut timer = self.runtime.timer();
+            timer.set_at(at);
+            self.refresh = Some((at, timer));
         }
     }
 }
@@ -178,6 +187,7 @@ async fn authorize(
     server: String,
     current: Option<Credentials>,
     refusal: AuthorizationRequired,
+    runtime: Runtime,
 ) -> TaskResult {
     let gate = gate(&server);
     let _one_at_a_time = gate.lock().await;
@@ -202,7 +212,7 @@ async fn authorize(
             .filter(|p| p.tokens.refresh_token.is_some())
         {
             let flow = OAuthFlow::refresh(Instant::now(), p, options.exchange_timeout);
-            if let Ok(c) = drive(flow, backend.clone(), &options).await {
+            if let Ok(c) = drive(flow, backend.clone(), &options, &runtime).await {
                 return keep(&options, &server, c).await;
             }
         }
@@ -223,7 +233,7 @@ async fn authorize(
         Some(p) => OAuthFlow::step_up(now, config, p, &challenges, &random),
         None => OAuthFlow::start(now, config, &challenges, &random),
     };
-    match drive(flow, backend, &options).await {
+    match drive(flow, backend, &options, &runtime).await {
         Ok(c) => keep(&options, &server, c).await,
         Err(e) => failed(e),
     }
@@ -235,6 +245,7 @@ async fn refresh_ahead(
     backend: Arc<dyn HttpBackend>,
     server: String,
     current: Option<Credentials>,
+    runtime: Runtime,
 ) -> TaskResult {
     let Some(current) = current else {
         return (AuthOutcome::Nothing, None);
@@ -253,7 +264,7 @@ async fn refresh_ahead(
         }
     }
     let flow = OAuthFlow::refresh(Instant::now(), &current, options.exchange_timeout);
-    match drive(flow, backend, &options).await {
+    match drive(flow, backend, &options, &runtime).await {
         Ok(c) => keep(&options, &server, c).await,
         Err(_) => (AuthOutcome::Nothing, None),
     }

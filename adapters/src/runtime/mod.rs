@@ -24,6 +24,7 @@
 //! signal follows the thread that spawned the child: see the `stdio::spawn` module).
 
 pub(crate) mod child;
+pub(crate) mod host;
 pub(crate) mod task;
 pub(crate) mod timer;
 mod with_smol;

@@ -273,7 +273,7 @@ impl Rt {
 }
 
 /// A stream of `futures`' traits seen through tokio's.
-struct TokioIo<T>(Pin<Box<T>>);
+pub struct TokioIo<T>(pub Pin<Box<T>>);
 
 impl<T: futures_lite::AsyncRead> tokio::io::AsyncRead for TokioIo<T> {
     fn poll_read(
