@@ -10,8 +10,6 @@
 
 pub(crate) mod dispatch;
 mod host;
-#[cfg(feature = "opentelemetry")]
-pub(crate) mod metrics;
 pub(crate) mod route;
 pub(crate) mod run;
 pub(crate) mod spans;

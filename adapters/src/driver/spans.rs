@@ -64,7 +64,7 @@ pub(crate) struct ConnectionSpan {
     #[cfg(feature = "tracing")]
     resource_uri: bool,
     #[cfg(feature = "opentelemetry")]
-    meters: Option<std::sync::Arc<super::metrics::Meters>>,
+    meters: Option<std::sync::Arc<crate::otel::metrics::Meters>>,
 }
 
 // Without `tracing` the struct is empty and the impl derivable; with it, the span is `none`.
@@ -89,7 +89,7 @@ pub(crate) struct CallSpan {
     #[cfg(feature = "tracing")]
     span: tracing::Span,
     #[cfg(feature = "opentelemetry")]
-    metric: Option<Box<super::metrics::Operation>>,
+    metric: Option<Box<crate::otel::metrics::Operation>>,
 }
 
 /// What a call met on its way, told as an event on its span.
@@ -133,7 +133,11 @@ impl ConnectionSpan {
             span,
             resource_uri,
             #[cfg(feature = "opentelemetry")]
-            meters: Some(super::metrics::Meters::new(peer)),
+            meters: Some(crate::otel::metrics::Meters::new(
+                peer.transport,
+                peer.address.as_deref(),
+                peer.port,
+            )),
         }
     }
 
@@ -224,7 +228,7 @@ impl CallSpan {
         let metric = connection.meters.as_ref().map(|meters| {
             let uri = resource_uri(connection, request);
             let operation =
-                super::metrics::Operation::start(meters, method, target, uri.as_deref());
+                crate::otel::metrics::Operation::start(meters, method, target, uri.as_deref());
             Box::new(operation)
         });
         let call = CallSpan {

@@ -15,8 +15,6 @@ use std::time::Instant;
 use ::opentelemetry::metrics::Histogram;
 use ::opentelemetry::{global, InstrumentationScope, KeyValue};
 
-use super::spans::Peer;
-
 /// The conventions' explicit bucket boundaries for both histograms, in seconds.
 const BOUNDARIES: [f64; 14] = [
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
@@ -42,8 +40,13 @@ impl std::fmt::Debug for Meters {
 }
 
 impl Meters {
-    /// The instruments of a connection starting now to `peer`.
-    pub(crate) fn new(peer: &Peer) -> Arc<Meters> {
+    /// The instruments of a connection starting now over `transport` (`network.transport`),
+    /// to the server at `address` and `port` when they are known.
+    pub(crate) fn new(
+        transport: &'static str,
+        address: Option<&str>,
+        port: Option<u16>,
+    ) -> Arc<Meters> {
         let scope = InstrumentationScope::builder("mcpwire")
             .with_version(env!("CARGO_PKG_VERSION"))
             .build();
@@ -63,11 +66,11 @@ impl Meters {
             .with_description("The duration of the MCP session as observed on the MCP client.")
             .with_boundaries(BOUNDARIES.to_vec())
             .build();
-        let mut attributes = vec![KeyValue::new("network.transport", peer.transport)];
-        if let Some(address) = &peer.address {
-            attributes.push(KeyValue::new("server.address", address.clone()));
+        let mut attributes = vec![KeyValue::new("network.transport", transport)];
+        if let Some(address) = address {
+            attributes.push(KeyValue::new("server.address", address.to_owned()));
         }
-        if let Some(port) = peer.port {
+        if let Some(port) = port {
             attributes.push(KeyValue::new("server.port", i64::from(port)));
         }
         Arc::new(Meters {

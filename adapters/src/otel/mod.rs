@@ -24,6 +24,8 @@
 //! # let _ = options;
 //! ```
 
+pub(crate) mod metrics;
+
 use ::opentelemetry::propagation::Injector;
 use ::opentelemetry::trace::TraceContextExt;
 use serde_json::{Map, Value};
