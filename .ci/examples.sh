@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 target="${CARGO_TARGET_DIR:-target}"
 [[ "$target" = /* ]] || target="$PWD/$target"
-cargo build --locked -p mcpwire-cli -p mcpwire --features mcpwire/demo,mcpwire/libcurl,mcpwire/tokio --examples --bins
+cargo build --locked -p mcpwire-cli -p mcpwire --features mcpwire/demo,mcpwire/libcurl,mcpwire/tokio,mcpwire/opentelemetry --examples --bins
 export PATH="$target/debug:$PATH"
 examples="$target/debug/examples"
 seconds="${MCPWIRE_EXAMPLE_SECONDS:-60}"
@@ -33,6 +33,9 @@ run() {
 run quickstart "2 + 40 = 42" -- "$examples/quickstart"
 run handlers "ask: hello, Ada" "you said: hello" "roots: file:///home/ada/project" -- "$examples/handlers"
 run core_loop "2 + 40 = 42" "closed" -- "$examples/core_loop"
+# A host with tracing-opentelemetry: the traceparent the demo server received is the call's span.
+run otel 'span "tools/call add" (Client)' "the server's parent is the call's client span: true" \
+  "mcp.client.operation.duration: 1 measure(s)" "mcp.client.session.duration: 1 measure(s)" -- "$examples/otel"
 run many_servers "demo: ready" "old: ready" "old__add: 42" -- "$examples/many_servers"
 # What tokio_host prints on any run: each step of a tokio host's session with the demo server.
 tokio_words=("demo__add: 2 + 40 = 42" "progress: 3 of 3" "slow: done after 3 steps" "timed out: true"

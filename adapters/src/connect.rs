@@ -126,6 +126,11 @@ pub struct ConnectOptions {
     /// never set by them. A panic in it is caught and told
     /// ([`Event::HandlerFailed`](crate::Event::HandlerFailed)); the call goes without them.
     pub trace_context: Option<TraceContext>,
+    /// Records `mcp.resource.uri` (the resource's URI) on the spans of `resources/read`,
+    /// `resources/subscribe` and `resources/unsubscribe` and, with feature `opentelemetry`, on
+    /// their `mcp.client.operation.duration` measures (default off: OpenTelemetry's MCP
+    /// conventions make it opt-in, URIs being many and possibly private).
+    pub telemetry_resource_uri: bool,
 }
 
 impl Default for ConnectOptions {
@@ -152,6 +157,7 @@ impl Default for ConnectOptions {
             oauth: None,
             shown_as: None,
             trace_context: None,
+            telemetry_resource_uri: false,
         }
     }
 }
@@ -267,7 +273,7 @@ impl ConnectOptions {
         let max_unread = self.limits.max_notifications;
         let mut state = ConnectionState::new(conn, target, pid, max_unread);
         state.tap_failures = taps.log;
-        state.span = ConnectionSpan::new(&state.target, &peer);
+        state.span = ConnectionSpan::new(&state.target, &peer, self.telemetry_resource_uri);
         state.peer = peer;
         let shared = SharedConnection::new(state, runtime, self.trace_context);
         let driver = Driver::new(shared.clone(), io, self.handlers, self.on_stderr);

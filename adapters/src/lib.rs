@@ -49,6 +49,7 @@
 //! | `keychain` | no | `oauth::KeychainTokenStore`: sign-ins kept in the OS keychain (macOS Keychain, Windows Credential Manager, the Secret Service on Linux and FreeBSD). On Linux and FreeBSD it brings async-io (zbus's default runtime), in a tokio host too |
 //! | `tokio` | no | `mcpwire::tokio`: connections on the host's tokio runtime (its reactor, timers and child handling; no smol thread for stdio) |
 //! | `libcurl` | no | libcurl (through isahc) for what mcpwire's own HTTP/1.1 client does not speak: HTTP/2 (by ALPN over TLS, and h2c), SOCKS and `https://` proxy URLs, URLs with credentials or characters to encode; `IsahcBackend` and `HttpClientOptions::http1_via_libcurl`. Without it, a connection that needs one of these fails at connect with [`Error::FeatureMissing`] |
+//! | `opentelemetry` | no | `mcpwire::otel`: a ready trace-context hook reading the current OpenTelemetry context through the global propagator, and the conventions' metrics (`mcp.client.operation.duration`, `mcp.client.session.duration`) through the global meter provider; implies `tracing` |
 //! | `demo` | no | the core's demo server (`core::server`), `serve_demo` to run it over a byte stream, and the `mcpwire-demo-server` binary |
 //! | `testing` | no | [`testing`]: a scripted MCP server in memory, built from closures, joined to a real [`Client`] on smol or tokio, for a host's own tests, with a transcript of the wire |
 #![deny(missing_docs)]
@@ -69,6 +70,8 @@ pub mod manager;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod os;
+#[cfg(feature = "opentelemetry")]
+pub mod otel;
 mod runtime;
 #[cfg(feature = "demo")]
 mod serve;

@@ -125,7 +125,7 @@ impl Client {
             };
             span.issued(&st.conn, &st.peer, id);
             st.slots
-                .insert(id, Slot::new(opts.on_progress.is_some(), span.clone()));
+                .insert(id, Slot::new(opts.on_progress.is_some(), span.for_slot()));
             // The caller sends its request itself at its first poll when it can claim the
             // connection; otherwise the one running it is told.
             if !claim.take(None) {

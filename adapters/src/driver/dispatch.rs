@@ -16,6 +16,7 @@ use mcpwire_core::jsonrpc::{ErrorObject, Id, RawJson};
 use mcpwire_core::types::{CreateMessageParams, ListRootsResult, Root};
 use mcpwire_core::{Event, HandlerFailure, HostHandler, ServerRequest, HANDLER_FAILED};
 
+use super::spans::{CallNote, ServerRequestSpan};
 use super::state::{ConnectionState, Ready};
 use super::trace;
 use crate::future::BoxFuture;
@@ -212,12 +213,44 @@ impl Dispatch {
                 st.events.push(Event::TaskStatus { call, status });
             }
             Event::ServerRequest(r) => {
-                st.inbound.requests.push(r);
+                let round = st.inbound.rounds.remove(r.id());
+                let span =
+                    ServerRequestSpan::start(&st.span, &st.conn, &st.peer, &r, round.as_ref());
+                st.inbound.requests.push((r, span));
                 work.for_handlers = true;
+            }
+            Event::InputRequired {
+                call,
+                round,
+                ref requests,
+            } => {
+                if let Some(slot) = st.slots.get(&call) {
+                    let note = CallNote::InputRequired {
+                        round,
+                        requests: requests.len(),
+                    };
+                    slot.span.note(&note);
+                    for id in requests {
+                        st.inbound.rounds.insert(id.clone(), slot.span.for_slot());
+                    }
+                }
+                st.events.push(event);
+            }
+            Event::CallReissued { call, ref reason } => {
+                if let Some(slot) = st.slots.get(&call) {
+                    slot.span.note(&CallNote::Reissued(reason));
+                }
+                st.events.push(event);
             }
             Event::Notification(n) => st.notifications.push(n),
             event => {
                 match &event {
+                    Event::SessionRenewed(_) => {
+                        // The calls in flight went on in the new session.
+                        for slot in st.slots.values() {
+                            slot.span.note(&CallNote::SessionRenewed);
+                        }
+                    }
                     Event::Ready { server, .. } => {
                         st.set_ready(Ready::Done(Arc::new((**server).clone())))
                     }

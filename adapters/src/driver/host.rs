@@ -24,6 +24,7 @@ use mcpwire_core::{HandlerFailure, HostHandler, ServerRequest};
 use super::dispatch::{handler_failed, handler_future, Answer};
 use super::route::Route;
 use super::run::SharedConnection;
+use super::spans::ServerRequestSpan;
 use super::trace;
 use crate::contain::{self, CatchUnwind};
 use crate::future::BoxFuture;
@@ -90,7 +91,11 @@ fn handler_of(request: &ServerRequest) -> HostHandler {
 /// Runs the host's handler for `request` to its answer: the host's function called and its
 /// future polled so that a panic in either is caught (see [`crate::contain`]). `None` when the
 /// host has no such handler (the core refused those without one).
-async fn run_handler(handlers: Arc<Handlers>, request: ServerRequest) -> Option<Done> {
+async fn run_handler(
+    handlers: Arc<Handlers>,
+    request: ServerRequest,
+    span: ServerRequestSpan,
+) -> Option<Done> {
     let (id, handler) = (request.id().clone(), handler_of(&request));
     // Calling the host's function may run its code before it gives a future.
     let started = contain::call(|| handler_future(&handlers, request));
@@ -106,6 +111,7 @@ async fn run_handler(handlers: Arc<Handlers>, request: ServerRequest) -> Option<
             (Err(handler_failed()), Some(failure))
         }
     };
+    span.answered(&answer);
     Some(Done {
         id,
         answer,
@@ -161,8 +167,8 @@ impl HostTasks {
             }
             // Spawned handlers that ended are forgotten (their answers went on their own).
             self.drop_where(|t| matches!(&t.work, Work::Spawned(s) if s.is_finished()));
-            for request in requests {
-                self.start(shared, request);
+            for (request, span) in requests {
+                self.start(shared, request, span);
             }
         }
         let mut i = 0;
@@ -192,9 +198,14 @@ impl HostTasks {
     /// Starts the handler for `request`: spawned on the connection's runtime, or run in the
     /// driver's task (first polled at the next turn). Either way it hands its answer back
     /// itself when it has one.
-    fn start(&mut self, shared: &Arc<SharedConnection>, request: ServerRequest) {
+    fn start(
+        &mut self,
+        shared: &Arc<SharedConnection>,
+        request: ServerRequest,
+        span: ServerRequestSpan,
+    ) {
         let id = request.id().clone();
-        let answer = run_handler(self.handlers.clone(), request);
+        let answer = run_handler(self.handlers.clone(), request, span);
         let weak: Weak<SharedConnection> = Arc::downgrade(shared);
         let future: BoxFuture<()> = Box::pin(async move {
             let done = answer.await;

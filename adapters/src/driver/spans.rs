@@ -11,9 +11,10 @@
 //! The core reports facts (its events, what a connection reads as); the spans are made here.
 //! When no subscriber listens, a span is disabled and nothing is computed or allocated for it.
 
-use mcpwire_core::{CallError, Event, Progress};
+use mcpwire_core::jsonrpc::{ErrorObject, RawJson};
 #[cfg(feature = "tracing")]
-use mcpwire_core::{CallId, Connection, LocalError, McpCall};
+use mcpwire_core::{jsonrpc::Id, CallId, Connection, LocalError, McpCall};
+use mcpwire_core::{CallError, Event, Progress, ServerRequest};
 
 /// The function that gives each request's trace context entries
 /// ([`ConnectOptions::trace_context`](crate::ConnectOptions::trace_context)).
@@ -54,11 +55,16 @@ impl Peer {
     }
 }
 
-/// The span of one connection.
+/// The span of one connection (and with feature `opentelemetry`, its metrics' instruments).
 #[derive(Debug, Clone)]
 pub(crate) struct ConnectionSpan {
     #[cfg(feature = "tracing")]
     span: tracing::Span,
+    /// Whether calls record `mcp.resource.uri` (the host opted in).
+    #[cfg(feature = "tracing")]
+    resource_uri: bool,
+    #[cfg(feature = "opentelemetry")]
+    meters: Option<std::sync::Arc<crate::otel::metrics::Meters>>,
 }
 
 // Without `tracing` the struct is empty and the impl derivable; with it, the span is `none`.
@@ -68,21 +74,40 @@ impl Default for ConnectionSpan {
         ConnectionSpan {
             #[cfg(feature = "tracing")]
             span: tracing::Span::none(),
+            #[cfg(feature = "tracing")]
+            resource_uri: false,
+            #[cfg(feature = "opentelemetry")]
+            meters: None,
         }
     }
 }
 
-/// The span of one call: its request (or requests: re-issues and input rounds belong to it).
-#[derive(Debug, Clone)]
+/// The span of one call: its request (or requests: re-issues and input rounds belong to it),
+/// and with feature `opentelemetry` its measure.
+#[derive(Debug)]
 pub(crate) struct CallSpan {
     #[cfg(feature = "tracing")]
     span: tracing::Span,
+    #[cfg(feature = "opentelemetry")]
+    metric: Option<Box<crate::otel::metrics::Operation>>,
+}
+
+/// What a call met on its way, told as an event on its span.
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+pub(crate) enum CallNote<'a> {
+    /// Its request was lost and sent again, with a new id.
+    Reissued(&'a str),
+    /// The server asked for input: round `round`, with `requests` input requests.
+    InputRequired { round: u32, requests: usize },
+    /// The HTTP session was renewed while the call was in flight.
+    SessionRenewed,
 }
 
 #[cfg(feature = "tracing")]
 impl ConnectionSpan {
-    /// The span of the connection to `target` (a command line or a URL) at `peer`.
-    pub(crate) fn new(target: &str, peer: &Peer) -> ConnectionSpan {
+    /// The span of the connection to `target` (a command line or a URL) at `peer`; its calls
+    /// record `mcp.resource.uri` when `resource_uri` (the host opted in).
+    pub(crate) fn new(target: &str, peer: &Peer, resource_uri: bool) -> ConnectionSpan {
         let span = tracing::info_span!(
             target: "mcpwire::connection",
             "mcp.connection",
@@ -94,6 +119,7 @@ impl ConnectionSpan {
             network.transport = peer.transport,
             server.address = tracing::field::Empty,
             server.port = tracing::field::Empty,
+            error.type = tracing::field::Empty,
         );
         if !span.is_disabled() {
             if let Some(address) = &peer.address {
@@ -103,12 +129,25 @@ impl ConnectionSpan {
                 span.record("server.port", i64::from(port));
             }
         }
-        ConnectionSpan { span }
+        ConnectionSpan {
+            span,
+            resource_uri,
+            #[cfg(feature = "opentelemetry")]
+            meters: Some(crate::otel::metrics::Meters::new(
+                peer.transport,
+                peer.address.as_deref(),
+                peer.port,
+            )),
+        }
     }
 
     /// Records what `event` tells of the connection: once ready, the server's name, the era
     /// and the protocol version; a session renewed, as an event on the span.
     pub(crate) fn event(&self, event: &Event) {
+        #[cfg(feature = "opentelemetry")]
+        if let (Some(meters), Event::Ready { server, .. }) = (&self.meters, event) {
+            meters.ready(&server.protocol_version);
+        }
         if self.span.is_disabled() {
             return;
         }
@@ -127,23 +166,38 @@ impl ConnectionSpan {
             _ => {}
         }
     }
+
+    /// The connection ended, with an error of kind `error` or none (the host closed it):
+    /// with feature `opentelemetry`, the session's duration is measured (once).
+    pub(crate) fn ended(&self, error: Option<&'static str>) {
+        #[cfg(feature = "opentelemetry")]
+        if let Some(meters) = &self.meters {
+            meters.session_ended(error);
+        }
+        if let Some(kind) = error.filter(|_| !self.span.is_disabled()) {
+            self.span.record("error.type", kind);
+        }
+    }
 }
 
 #[cfg(not(feature = "tracing"))]
 impl ConnectionSpan {
     /// Without the `tracing` feature, no span.
-    pub(crate) fn new(_target: &str, _peer: &Peer) -> ConnectionSpan {
+    pub(crate) fn new(_target: &str, _peer: &Peer, _resource_uri: bool) -> ConnectionSpan {
         ConnectionSpan {}
     }
 
     /// Without the `tracing` feature, nothing is recorded.
     pub(crate) fn event(&self, _event: &Event) {}
+
+    /// Without the `tracing` feature, nothing is recorded.
+    pub(crate) fn ended(&self, _error: Option<&'static str>) {}
 }
 
 #[cfg(feature = "tracing")]
 impl CallSpan {
     /// The span of `request`, made now (the caller's span, if any, is its parent; the
-    /// connection's span is linked to it).
+    /// connection's span is linked to it); with feature `opentelemetry`, its measure starts.
     pub(crate) fn start(connection: &ConnectionSpan, request: &McpCall) -> CallSpan {
         use tracing::field::Empty;
         let span = tracing::info_span!(
@@ -157,6 +211,7 @@ impl CallSpan {
             gen_ai.tool.name = Empty,
             gen_ai.prompt.name = Empty,
             gen_ai.operation.name = Empty,
+            mcp.resource.uri = Empty,
             jsonrpc.request.id = Empty,
             mcp.session.id = Empty,
             mcp.protocol.version = Empty,
@@ -166,13 +221,27 @@ impl CallSpan {
             error.type = Empty,
             rpc.response.status_code = Empty,
         );
-        if span.is_disabled() {
-            return CallSpan { span };
-        }
-        span.follows_from(&connection.span);
         let method = request.method();
         let name = request.name();
-        match (method, name) {
+        let target = name.filter(|_| matches!(method, "tools/call" | "prompts/get"));
+        #[cfg(feature = "opentelemetry")]
+        let metric = connection.meters.as_ref().map(|meters| {
+            let uri = resource_uri(connection, request);
+            let operation =
+                crate::otel::metrics::Operation::start(meters, method, target, uri.as_deref());
+            Box::new(operation)
+        });
+        let call = CallSpan {
+            span,
+            #[cfg(feature = "opentelemetry")]
+            metric,
+        };
+        let span = &call.span;
+        if span.is_disabled() {
+            return call;
+        }
+        span.follows_from(&connection.span);
+        match (method, target) {
             ("tools/call", Some(tool)) => {
                 span.record("gen_ai.tool.name", tool);
                 span.record("gen_ai.operation.name", "execute_tool");
@@ -182,11 +251,24 @@ impl CallSpan {
             }
             _ => {}
         }
-        match name.filter(|_| matches!(method, "tools/call" | "prompts/get")) {
+        if let Some(uri) = resource_uri(connection, request) {
+            span.record("mcp.resource.uri", uri.as_str());
+        }
+        match target {
             Some(target) => span.record("otel.name", format!("{method} {target}").as_str()),
             None => span.record("otel.name", method),
         };
-        CallSpan { span }
+        call
+    }
+
+    /// The same span, for the call's slot (its progress and what it meets are told there);
+    /// the measure stays with the call.
+    pub(crate) fn for_slot(&self) -> CallSpan {
+        CallSpan {
+            span: self.span.clone(),
+            #[cfg(feature = "opentelemetry")]
+            metric: None,
+        }
     }
 
     /// Runs `f` with the call's span current (the host's trace context hook sees it).
@@ -220,12 +302,17 @@ impl CallSpan {
     /// Records the call's outcome: for a result, nothing more (a tool's own error, `isError`,
     /// is `error.type` `tool_error`); for a failure, its kind in `error.type` (the JSON-RPC
     /// error's code, or a word for a local failure: `timeout`, `cancelled`, …), the JSON-RPC
-    /// code in `rpc.response.status_code`, and the span's status.
-    pub(crate) fn ended(&self, outcome: &Result<mcpwire_core::jsonrpc::RawJson, CallError>) {
-        if self.span.is_disabled() {
+    /// code in `rpc.response.status_code`, and the span's status. With feature
+    /// `opentelemetry`, the call's duration is measured with the same attributes.
+    pub(crate) fn ended(self, outcome: &Result<mcpwire_core::jsonrpc::RawJson, CallError>) {
+        #[cfg(feature = "opentelemetry")]
+        let measured = self.metric.is_some();
+        #[cfg(not(feature = "opentelemetry"))]
+        let measured = false;
+        if self.span.is_disabled() && !measured {
             return;
         }
-        let (kind, message) = match outcome {
+        let (kind, message, code) = match outcome {
             Ok(result) => {
                 #[derive(serde::Deserialize)]
                 struct IsError {
@@ -236,22 +323,44 @@ impl CallSpan {
                     .map(|r| r.is_error)
                     .unwrap_or(false);
                 if !tool_error {
-                    return;
+                    return self.done(None, None);
                 }
-                (
-                    "tool_error".to_owned(),
-                    "the tool reported an error".to_owned(),
-                )
+                let words = "the tool reported an error";
+                ("tool_error".to_owned(), words.to_owned(), None)
             }
             Err(CallError::Server(e)) | Err(CallError::MissingCapability { error: e, .. }) => {
                 let code = e.code.to_string();
-                self.span.record("rpc.response.status_code", code.as_str());
-                (code, e.message.clone())
+                (code.clone(), e.message.clone(), Some(code))
             }
-            Err(CallError::Local(local)) => (local_kind(local).to_owned(), local.to_string()),
-            Err(other) => (call_error_kind(other).to_owned(), other.to_string()),
+            Err(CallError::Local(local)) => (local_kind(local).to_owned(), local.to_string(), None),
+            Err(other) => (call_error_kind(other).to_owned(), other.to_string(), None),
         };
-        self.failed(&kind, &message);
+        self.done(Some((&kind, &message)), code.as_deref());
+    }
+
+    /// Records a failure of kind `kind` (`error.type`) and its words.
+    pub(crate) fn failed(self, kind: &str, message: &str) {
+        self.done(Some((kind, message)), None);
+    }
+
+    /// The call ended: with a failure (its kind and words) and the JSON-RPC code, or none.
+    fn done(self, failure: Option<(&str, &str)>, code: Option<&str>) {
+        #[cfg(feature = "opentelemetry")]
+        if let Some(metric) = self.metric {
+            metric.ended(failure.map(|(kind, _)| kind), code);
+        }
+        let Some((kind, message)) = failure else {
+            return;
+        };
+        if self.span.is_disabled() {
+            return;
+        }
+        if let Some(code) = code {
+            self.span.record("rpc.response.status_code", code);
+        }
+        self.span.record("error.type", kind);
+        self.span.record("otel.status_code", "ERROR");
+        self.span.record("otel.status_description", message);
     }
 
     /// Tells a progress update of the call (or its task's status) as an event on its span.
@@ -269,15 +378,55 @@ impl CallSpan {
         );
     }
 
-    /// Records a failure of kind `kind` (`error.type`) and its words.
-    pub(crate) fn failed(&self, kind: &str, message: &str) {
+    /// Tells what the call met (a re-issue, an input round, a session renewed) as an event on
+    /// its span.
+    pub(crate) fn note(&self, note: &CallNote<'_>) {
         if self.span.is_disabled() {
             return;
         }
-        self.span.record("error.type", kind);
-        self.span.record("otel.status_code", "ERROR");
-        self.span.record("otel.status_description", message);
+        let span = &self.span;
+        match *note {
+            CallNote::Reissued(reason) => tracing::info!(
+                target: "mcpwire::call",
+                parent: span,
+                reason,
+                "mcp request reissued"
+            ),
+            CallNote::InputRequired { round, requests } => tracing::info!(
+                target: "mcpwire::call",
+                parent: span,
+                round,
+                requests,
+                "mcp input required"
+            ),
+            CallNote::SessionRenewed => tracing::info!(
+                target: "mcpwire::call",
+                parent: span,
+                "mcp session renewed"
+            ),
+        }
     }
+
+    /// The call's span, as the parent of the spans of the server's requests its input rounds
+    /// surface.
+    pub(crate) fn parent(&self) -> &tracing::Span {
+        &self.span
+    }
+}
+
+/// The resource of a `resources/read`, `resources/subscribe` or `resources/unsubscribe`, when
+/// the host opted in to `mcp.resource.uri`.
+#[cfg(feature = "tracing")]
+fn resource_uri(connection: &ConnectionSpan, request: &McpCall) -> Option<String> {
+    let method = request.method();
+    let resource = matches!(
+        method,
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe"
+    );
+    if !connection.resource_uri || !resource {
+        return None;
+    }
+    Some(request.params()?.get("uri")?.as_str()?.to_owned())
 }
 
 #[cfg(not(feature = "tracing"))]
@@ -287,6 +436,11 @@ impl CallSpan {
         _connection: &ConnectionSpan,
         _request: &mcpwire_core::McpCall,
     ) -> CallSpan {
+        CallSpan {}
+    }
+
+    /// Without the `tracing` feature, no span.
+    pub(crate) fn for_slot(&self) -> CallSpan {
         CallSpan {}
     }
 
@@ -305,13 +459,147 @@ impl CallSpan {
     }
 
     /// Without the `tracing` feature, nothing is recorded.
-    pub(crate) fn ended(&self, _outcome: &Result<mcpwire_core::jsonrpc::RawJson, CallError>) {}
+    pub(crate) fn ended(self, _outcome: &Result<mcpwire_core::jsonrpc::RawJson, CallError>) {}
 
     /// Without the `tracing` feature, nothing is recorded.
-    pub(crate) fn failed(&self, _kind: &str, _message: &str) {}
+    pub(crate) fn failed(self, _kind: &str, _message: &str) {}
 
     /// Without the `tracing` feature, nothing is told.
     pub(crate) fn progress(&self, _update: &Progress) {}
+
+    /// Without the `tracing` feature, nothing is told.
+    pub(crate) fn note(&self, _note: &CallNote<'_>) {}
+}
+
+/// The span of one request the server sent the client, from the moment it is handed to the
+/// host's handler to the answer (the conventions' server span: the client serves it).
+#[derive(Debug)]
+pub(crate) struct ServerRequestSpan {
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
+}
+
+#[cfg(feature = "tracing")]
+impl ServerRequestSpan {
+    /// The span of `request`, made now: a child of `round`, the span of the call whose input
+    /// round asked for it, else a root linked to the connection's span (with feature
+    /// `opentelemetry`, the child of the trace context the server put in the request's
+    /// `_meta`, when it put one).
+    pub(crate) fn start(
+        connection: &ConnectionSpan,
+        conn: &Connection,
+        peer: &Peer,
+        request: &ServerRequest,
+        round: Option<&CallSpan>,
+    ) -> ServerRequestSpan {
+        use tracing::field::Empty;
+        let method = match request {
+            ServerRequest::Elicitation { .. } => "elicitation/create",
+            ServerRequest::Sampling { .. } => "sampling/createMessage",
+            _ => "roots/list",
+        };
+        let parent = round.and_then(|call| call.parent().id());
+        let span = tracing::info_span!(
+            target: "mcpwire::server_request",
+            parent: parent,
+            "mcp.server",
+            otel.name = method,
+            otel.kind = "server",
+            otel.status_code = Empty,
+            otel.status_description = Empty,
+            mcp.method.name = method,
+            mcpwire.input_round = round.is_some(),
+            jsonrpc.request.id = Empty,
+            mcp.session.id = Empty,
+            mcp.protocol.version = Empty,
+            network.transport = peer.transport,
+            error.type = Empty,
+            rpc.response.status_code = Empty,
+        );
+        if span.is_disabled() {
+            return ServerRequestSpan { span };
+        }
+        if round.is_none() {
+            // An input round's request is no JSON-RPC request of its own: its id is ours.
+            match request.id() {
+                Id::Num(n) => span.record("jsonrpc.request.id", n.to_string().as_str()),
+                Id::Str(s) => span.record("jsonrpc.request.id", s.as_str()),
+            };
+            span.follows_from(&connection.span);
+            #[cfg(feature = "opentelemetry")]
+            remote_parent(&span, request);
+        }
+        if let Some(session) = conn.session() {
+            span.record("mcp.session.id", session);
+        }
+        if let Some(server) = conn.server() {
+            span.record("mcp.protocol.version", server.protocol_version.as_str());
+        }
+        ServerRequestSpan { span }
+    }
+
+    /// Records the answer the host's handler gave (or the error it failed with).
+    pub(crate) fn answered(self, answer: &Result<RawJson, ErrorObject>) {
+        let Err(e) = answer else { return };
+        if self.span.is_disabled() {
+            return;
+        }
+        let code = e.code.to_string();
+        self.span.record("error.type", code.as_str());
+        self.span.record("rpc.response.status_code", code.as_str());
+        self.span.record("otel.status_code", "ERROR");
+        self.span
+            .record("otel.status_description", e.message.as_str());
+    }
+}
+
+/// Makes the trace context the server put in its request's `params._meta` the span's parent
+/// (read by the global propagator), when there is one.
+#[cfg(feature = "opentelemetry")]
+fn remote_parent(span: &tracing::Span, request: &ServerRequest) {
+    use ::opentelemetry::trace::TraceContextExt;
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    /// A request's `_meta` as a propagator's carrier.
+    struct Meta<'a>(&'a serde_json::Map<String, serde_json::Value>);
+    impl ::opentelemetry::propagation::Extractor for Meta<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            self.0.get(key)?.as_str()
+        }
+        fn keys(&self) -> Vec<&str> {
+            self.0.keys().map(String::as_str).collect()
+        }
+    }
+    let params = match request {
+        ServerRequest::Elicitation { params, .. } | ServerRequest::Sampling { params, .. } => {
+            params
+        }
+        _ => return,
+    };
+    let Some(meta) = params.get("_meta").and_then(|m| m.as_object()) else {
+        return;
+    };
+    let cx = ::opentelemetry::global::get_text_map_propagator(|p| p.extract(&Meta(meta)));
+    if cx.span().span_context().is_valid() {
+        let _ = span.set_parent(cx);
+    }
+}
+
+#[cfg(not(feature = "tracing"))]
+impl ServerRequestSpan {
+    /// Without the `tracing` feature, no span.
+    pub(crate) fn start(
+        _connection: &ConnectionSpan,
+        _conn: &mcpwire_core::Connection,
+        _peer: &Peer,
+        _request: &ServerRequest,
+        _round: Option<&CallSpan>,
+    ) -> ServerRequestSpan {
+        ServerRequestSpan {}
+    }
+
+    /// Without the `tracing` feature, nothing is recorded.
+    pub(crate) fn answered(self, _answer: &Result<RawJson, ErrorObject>) {}
 }
 
 /// `error.type` for a call that ended here.

@@ -67,7 +67,10 @@ impl Slot {
 /// the server cancelled, the handlers' answers.
 #[derive(Default)]
 pub(crate) struct Inbound {
-    pub(crate) requests: Vec<ServerRequest>,
+    /// Each with its span.
+    pub(crate) requests: Vec<(ServerRequest, super::spans::ServerRequestSpan)>,
+    /// The spans of the calls whose input round surfaces these requests, until they are.
+    pub(crate) rounds: HashMap<Id, super::spans::CallSpan>,
     pub(crate) cancelled: Vec<Id>,
     pub(crate) answers: Vec<(Id, Result<RawJson, ErrorObject>)>,
 }
@@ -246,6 +249,13 @@ impl ConnectionState {
     pub(crate) fn set_terminal(&mut self, closed: Closed) {
         if self.terminal.is_none() {
             self.terminal = Some(closed.clone());
+            // The session's end: an error unless the host closed it.
+            let error = match (&self.ready, self.close_requested) {
+                (_, true) => None,
+                (Ready::Done(_), false) => Some("closed"),
+                (_, false) => Some("handshake_failed"),
+            };
+            self.span.ended(error);
         }
         for slot in self.slots.values_mut() {
             if slot.outcome.is_none() {

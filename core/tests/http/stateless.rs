@@ -325,6 +325,15 @@ fn a_stateless_stream_is_never_resumed_and_a_lost_call_may_have_run() {
     h.pump();
     let again = h.find("POST tools/list");
     assert_ne!(h.request_id(again), first);
+    // Told as an event (for traces), with why the first was lost; the caller sees only the end.
+    let reissued: Vec<&str> = (h.events.iter())
+        .filter_map(|e| match e {
+            Event::CallReissued { call, reason } if *call == list => Some(&**reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reissued.len(), 1, "{:?}", h.events);
+    assert!(!reissued[0].is_empty());
     let id = h.request_id(again);
     h.json(
         again,

@@ -505,6 +505,13 @@ impl Harness {
                     "a task status for {call:?}, which is not an open call"
                 );
             }
+            Event::CallReissued { call, .. } | Event::InputRequired { call, .. } => {
+                assert_eq!(
+                    self.calls.get(&call),
+                    Some(&false),
+                    "a re-issue or input round for {call:?}, which is not an open call"
+                );
+            }
             Event::ServerRequestCancelled { .. } | Event::Notification(_) => {}
             Event::Diagnostic(d) => {
                 // Its text must be producible and bounded too.

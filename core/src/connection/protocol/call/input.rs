@@ -167,6 +167,11 @@ impl Retry {
         Ok(surfaced)
     }
 
+    /// How many rounds the call has had.
+    pub(crate) fn rounds(&self) -> u32 {
+        u32::try_from(self.rounds).unwrap_or(u32::MAX)
+    }
+
     /// Keeps `params`, those of the call's first request once the transport has encoded it
     /// (with the connection's `_meta`); those of a later request (a round's) are not kept.
     pub(crate) fn keep_sent(&mut self, params: Option<RawJson>) {

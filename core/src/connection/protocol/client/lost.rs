@@ -50,9 +50,13 @@ impl ClientProtocol {
             return self.fail_request(now, id, LocalError::MaybeExecuted { reason, http });
         }
         let mut state = self.calls.remove(&id).expect("a call safe to repeat");
-        // The old request ends here without a word: its call goes on under the new id.
+        // The old request ends here without a word to its caller: its call goes on under the
+        // new id (told as an event, for traces).
         let _ = self.engine.fail(now, id, LocalError::StreamLost);
         let call = state.call;
+        self.events.push_back(
+            crate::connection::protocol::vocabulary::events::Event::CallReissued { call, reason },
+        );
         let sent = match state.retry.take() {
             // A stateless call in its input rounds: its round again, inputs and state included.
             Some(retry) => self.send_round(now, call, retry, true).map(|()| None),

@@ -527,9 +527,18 @@ fn request_state_is_left_out_when_none_was_given_and_state_only_rounds_retry_at_
             "k": {"method": "elicitation/create", "params": {"message": "?", "requestedSchema": {}}}}})),
     );
     let ev = c.take_events();
-    let Event::ServerRequest(ServerRequest::Elicitation { id, .. }) = &ev[0] else {
+    // Each round told first: the state-only one with no requests, then this one's.
+    let Event::ServerRequest(ServerRequest::Elicitation { id, .. }) = &ev[2] else {
         panic!("{ev:?}")
     };
+    assert!(
+        matches!(&ev[0], Event::InputRequired { call: d, round: 1, requests } if *d == call && requests.is_empty()),
+        "{ev:?}"
+    );
+    assert!(
+        matches!(&ev[1], Event::InputRequired { call: d, round: 2, requests } if *d == call && requests == std::slice::from_ref(id)),
+        "{ev:?}"
+    );
     c.client
         .respond(
             now,
@@ -633,8 +642,16 @@ fn an_unknown_result_type_is_a_typed_error_and_rounds_are_capped() {
         ));
     }
     let ev = c.take_events();
+    // Each round allowed is told; the one past the cap ends the call.
+    let rounds: Vec<u32> = (ev.iter())
+        .filter_map(|e| match e {
+            Event::InputRequired { call: d, round, .. } if *d == call => Some(*round),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rounds, (1..=16).collect::<Vec<u32>>(), "{ev:?}");
     assert!(
-        matches!(&ev[0], Event::CallDone { call: d, outcome: Err(CallError::InvalidResult(why)) } if *d == call && why.contains("16")),
+        matches!(ev.last(), Some(Event::CallDone { call: d, outcome: Err(CallError::InvalidResult(why)) }) if *d == call && why.contains("16")),
         "{ev:?}"
     );
 }

@@ -304,9 +304,13 @@ fn a_capability_on_demand_is_declared_when_the_server_needs_it_and_the_request_s
             "params": {"mode": "form", "message": "name?", "requestedSchema": {"type": "object"}}}}}),
     ));
     let asked = c.take_events();
-    let Some(Event::ServerRequest(request)) = asked.first() else {
+    let Some(Event::ServerRequest(request)) = asked.get(1) else {
         panic!("{asked:?}")
     };
+    assert!(
+        matches!(&asked[0], Event::InputRequired { call: d, round: 1, .. } if *d == call),
+        "the round is told first: {asked:?}"
+    );
     let now = c.now;
     let answer = RawJson::new(&json!({"action": "decline"})).unwrap();
     c.client.respond(now, request.id(), Ok(answer)).unwrap();

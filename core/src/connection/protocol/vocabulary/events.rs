@@ -1,6 +1,8 @@
 //! What the client protocol hands the application: calls, their outcomes, server requests,
 //! notifications and diagnostics.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::connection::protocol::era::ChosenEra;
@@ -363,6 +365,28 @@ pub enum Event {
         call: CallId,
         /// Where its task stands.
         status: TaskStatus,
+    },
+    /// A request of a call was lost after it may have reached the server, and the call, safe
+    /// to repeat, was sent again with a new id (once): the call goes on, and its caller sees
+    /// only its outcome. Told for traces (a re-issue is an event on the call's span).
+    CallReissued {
+        /// The call.
+        call: CallId,
+        /// Why the first request was lost.
+        reason: Arc<str>,
+    },
+    /// A stateless-era call came back `input_required`: its round `round` (1 for the first).
+    /// The round's input requests follow as [`Event::ServerRequest`]s under the ids in
+    /// `requests` (none when the round asks only to send the request state back: the call is
+    /// sent again at once). Told for traces (a round is an event on the call's span, and its
+    /// requests' spans are children of it).
+    InputRequired {
+        /// The call.
+        call: CallId,
+        /// Which round of the call this is.
+        round: u32,
+        /// The ids the round's input requests are surfaced under.
+        requests: Vec<Id>,
     },
     /// The server cancelled one of its requests to us; an answer to it is no longer sent.
     ServerRequestCancelled {
