@@ -39,6 +39,7 @@ mod decode;
 mod demo;
 mod exit_codes;
 mod failure;
+mod fd_limit;
 mod one_server;
 mod server_logs;
 mod servers;
@@ -87,6 +88,8 @@ fn main() -> ExitCode {
         completions::print_script(shell);
         return ExitCode::SUCCESS;
     }
+    // Many servers take many descriptors: the soft limit up to the hard one (Unix).
+    fd_limit::raise();
     // --config FILE with several servers: `servers`, `tools` and `call` run them all.
     if let Some(code) = servers::main(&cli) {
         return code;

@@ -37,6 +37,8 @@ mod windows;
 use windows as platform;
 
 pub(crate) use platform::{group_of, Group};
+#[cfg(unix)]
+pub(crate) use unix::FdLimit;
 
 /// A spawn to make on the spawner thread.
 type Job = Box<dyn FnOnce() + Send>;
@@ -71,7 +73,8 @@ pub(crate) fn command(config: &StdioConfig) -> std::process::Command {
 
 /// Runs `spawn` on the spawner thread and gives back what it gave: every server is spawned
 /// there, so that its parent-death signal (Linux) follows a thread that lives as long as the
-/// host. `spawn` spawns one process and returns at once.
+/// host. `spawn` spawns one process and returns at once. A spawn that failed for want of file
+/// descriptors gives an error carrying the process's limit (`FdLimit`, on Unix).
 pub(crate) fn on_spawner_thread<R: Send + 'static>(
     spawn: impl FnOnce() -> io::Result<R> + Send + 'static,
 ) -> io::Result<R> {
@@ -85,7 +88,10 @@ pub(crate) fn on_spawner_thread<R: Send + 'static>(
         .unwrap_or_else(|e| e.into_inner())
         .send(job)
         .map_err(|_| gone())?;
-    reply_rx.recv().map_err(|_| gone())?
+    let spawned = reply_rx.recv().map_err(|_| gone())?;
+    #[cfg(unix)]
+    let spawned = spawned.map_err(unix::explain);
+    spawned
 }
 
 /// The server's environment: the inherited part (all of the host's, or only the listed
