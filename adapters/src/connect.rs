@@ -312,10 +312,9 @@ pub(crate) fn connect_on(
             .collect::<Vec<_>>()
             .join(" ")
     });
-    let child = runtime.spawn_server(stdio).map_err(|e| Error::Spawn {
-        command: command.clone(),
-        message: e.to_string(),
-    })?;
+    let child = runtime
+        .spawn_server(stdio)
+        .map_err(|e| spawn_error(command.clone(), e))?;
     let pid = child.pid;
     let conn = Connection::stdio(
         runtime.now(),
@@ -327,6 +326,27 @@ pub(crate) fn connect_on(
     io.observe(options.on_process_action.clone());
     let server = (command, pid, Peer::pipe());
     Ok(options.finish(taps, conn, server, Box::new(io), runtime))
+}
+
+/// The error of a spawn that failed: [`Error::FileLimit`] when it was for want of file
+/// descriptors, else [`Error::Spawn`].
+fn spawn_error(command: String, e: std::io::Error) -> Error {
+    #[cfg(unix)]
+    if let Some(limit) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<crate::stdio::spawn::FdLimit>())
+    {
+        return Error::FileLimit {
+            command,
+            soft: limit.soft,
+            hard: limit.hard,
+            whole_system: limit.whole_system,
+        };
+    }
+    Error::Spawn {
+        command,
+        message: e.to_string(),
+    }
 }
 
 fn connect_http(

@@ -18,6 +18,23 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// The server process could not be started for want of file descriptors: this process
+    /// holds as many as its limit allows (`RLIMIT_NOFILE`'s soft value; `EMFILE`), or the whole
+    /// system does (`ENFILE`). mcpwire never changes the limit (it is the whole process's): a
+    /// host that runs many servers raises its own soft limit, up to the hard one, as the
+    /// `mcpwire` command line does. Each server takes three descriptors for its pipes (four on
+    /// tokio, with its process descriptor) and the spawn a few more for a moment.
+    #[error("cannot start `{command}`: {}", file_limit_words(*.soft, *.hard, *.whole_system))]
+    FileLimit {
+        /// The command line.
+        command: String,
+        /// The process's soft limit of open files when the spawn failed (`u64::MAX`: none).
+        soft: u64,
+        /// The hard limit, up to which the process may raise its soft one (`u64::MAX`: none).
+        hard: u64,
+        /// The system's table of open files was full (`ENFILE`), not this process's share.
+        whole_system: bool,
+    },
     /// The HTTP client could not be set up as the options ask: a proxy URL that does not
     /// parse, a CA, certificate or key file that cannot be read.
     #[error("`{target}`: the HTTP options cannot be used: {message}")]
@@ -158,4 +175,29 @@ impl Error {
 /// `; ` and what a stdio server wrote that is not JSON-RPC, when it wrote any.
 fn stray_words(stray: Option<&StrayOutput>) -> String {
     stray.map(|s| format!("; {s}")).unwrap_or_default()
+}
+
+/// Why a spawn ran out of file descriptors, with the limits that bound it.
+fn file_limit_words(soft: u64, hard: u64, whole_system: bool) -> String {
+    let shown = |n: u64| {
+        if n == u64::MAX {
+            "unlimited".to_owned()
+        } else {
+            n.to_string()
+        }
+    };
+    let limits = format!("RLIMIT_NOFILE soft {}, hard {}", shown(soft), shown(hard));
+    if whole_system {
+        format!("the system's table of open files is full (ENFILE; this process's {limits})")
+    } else if soft < hard {
+        format!(
+            "this process has as many open files as its limit allows (EMFILE; {limits}): \
+             raise the soft limit (`ulimit -n`, or `setrlimit` in the host) up to the hard one"
+        )
+    } else {
+        format!(
+            "this process has as many open files as its limit allows (EMFILE; {limits}): the \
+             soft limit is already the hard one; run fewer servers or raise the hard limit"
+        )
+    }
 }

@@ -39,6 +39,7 @@ mod decode;
 mod demo;
 mod exit_codes;
 mod failure;
+mod fd_limit;
 mod one_server;
 mod otlp;
 mod server_logs;
@@ -88,6 +89,8 @@ fn main() -> ExitCode {
         completions::print_script(shell);
         return ExitCode::SUCCESS;
     }
+    // Many servers take many descriptors: the soft limit up to the hard one (Unix).
+    fd_limit::raise();
     // --config FILE with several servers: `servers`, `tools` and `call` run them all.
     if let Some(code) = servers::main(&cli) {
         return code;

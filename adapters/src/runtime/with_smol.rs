@@ -8,8 +8,14 @@ use super::child::{Child, Writer};
 use crate::stdio::pipe_reader::PipeReader;
 use crate::stdio::spawn;
 
-/// Spawns `cmd` with piped stdio (on the spawner thread: see [`spawn::on_spawner_thread`]).
-pub(super) fn spawn_child(cmd: std::process::Command) -> io::Result<Child> {
+/// Spawns `cmd` with piped stdio (on the spawner thread: see [`spawn::on_spawner_thread`]); on
+/// Linux at `vfork`'s cost, then adopted (`spawn::adopt`).
+pub(super) fn spawn_child(cmd: spawn::ServerCommand) -> io::Result<Child> {
+    let cmd = match cmd.spawn_here()? {
+        #[cfg(target_os = "linux")]
+        spawn::Spawn::Started(spawned) => return spawn::adopt::on_smol(spawned),
+        spawn::Spawn::Std(cmd) => cmd,
+    };
     let mut cmd = async_process::Command::from(cmd);
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -11,11 +11,16 @@ use crate::stdio::pipe_reader::PipeReader;
 use crate::stdio::spawn;
 
 /// Spawns `cmd` with piped stdio on `handle`'s runtime (on the spawner thread: see
-/// [`spawn::on_spawner_thread`]).
+/// [`spawn::on_spawner_thread`]); on Linux at `vfork`'s cost, then adopted (`spawn::adopt`).
 pub(super) fn spawn_child(
     handle: &::tokio::runtime::Handle,
-    cmd: std::process::Command,
+    cmd: spawn::ServerCommand,
 ) -> io::Result<Child> {
+    let cmd = match cmd.spawn_here()? {
+        #[cfg(target_os = "linux")]
+        spawn::Spawn::Started(spawned) => return spawn::adopt::on_tokio(handle, spawned),
+        spawn::Spawn::Std(cmd) => cmd,
+    };
     // tokio registers the child's pipes and its exit with the runtime current where it is
     // spawned: the connection's.
     let _entered = handle.enter();

@@ -20,6 +20,7 @@ pub mod report;
 pub mod rmcp_client;
 pub mod runner;
 pub mod servers;
+pub mod thousand;
 
 use std::time::Instant;
 

@@ -86,7 +86,7 @@ fn usage() -> ! {
 pub fn parse(args: &[String]) -> ManyArgs {
     let mut it = args.iter();
     let role = it.next().cloned().unwrap_or_else(|| usage());
-    if !ROLES.contains(&role.as_str()) {
+    if !ROLES.contains(&role.as_str()) && role != "manager-1000" {
         usage();
     }
     let mut a = ManyArgs {
@@ -114,6 +114,9 @@ pub fn parse(args: &[String]) -> ManyArgs {
 /// The `main` of `mcpwire-bench-many`: one role, one JSON line; the exit code.
 pub fn main(args: &[String]) -> i32 {
     let a = parse(args);
+    // A host of many servers needs more descriptors than the usual soft limit (1 024 pipes
+    // are 1 000 servers' stdout alone); mcpwire leaves the limit to the host.
+    crate::thousand::raise_nofile();
     let result = match a.role.as_str() {
         "floor-stdio" => floor_stdio(&a),
         "manager-stdio" => manager_stdio(&a),
@@ -121,6 +124,7 @@ pub fn main(args: &[String]) -> i32 {
         "crash" => crash(&a),
         "floor-http" => floor_http(&a),
         "manager-http" => manager_http(&a),
+        "manager-1000" => crate::thousand::manager_1000(&a),
         _ => usage(),
     };
     let line = match result {
@@ -138,7 +142,7 @@ pub fn main(args: &[String]) -> i32 {
 
 /// The stdio server `i` of N: the demo server with its generated tools. Each has a variable of
 /// its own in its environment, so that each is a server of its own to the Manager's cache too.
-fn stdio_config(a: &ManyArgs, i: usize) -> ServerConfig {
+pub fn stdio_config(a: &ManyArgs, i: usize) -> ServerConfig {
     let mut config = ServerConfig::stdio(
         a.cli.to_string_lossy(),
         [
@@ -154,18 +158,18 @@ fn stdio_config(a: &ManyArgs, i: usize) -> ServerConfig {
     config
 }
 
-fn server_name(i: usize) -> String {
+pub fn server_name(i: usize) -> String {
     format!("s{i:03}")
 }
 
 /// The handshake era pinned, as in the rest of the benchmark (the floors speak only it).
-fn settings() -> ServerSettings {
+pub fn settings() -> ServerSettings {
     let mut s = ServerSettings::default();
     s.era = Some(Era::Handshake);
     s
 }
 
-fn options() -> ManagerOptions {
+pub fn options() -> ManagerOptions {
     let mut o = ManagerOptions::default();
     // Nothing written to the user's cache folder; the lists are still cached in memory.
     o.cache = CacheLocation::MemoryOnly;
@@ -173,7 +177,7 @@ fn options() -> ManagerOptions {
 }
 
 /// Waits (at most `limit`) until every server is ready.
-fn wait_all_ready(manager: &Manager, limit: Duration) -> Result<(), String> {
+pub fn wait_all_ready(manager: &Manager, limit: Duration) -> Result<(), String> {
     let all = manager.wait_until(|states| {
         states
             .iter()
@@ -209,18 +213,18 @@ fn wait_all_ready(manager: &Manager, limit: Duration) -> Result<(), String> {
 }
 
 /// The host's own resident memory now: `VmRSS` and of it `RssAnon`, in KiB.
-fn rss() -> (u64, u64) {
+pub fn rss() -> (u64, u64) {
     (status_kib("VmRSS"), status_kib("RssAnon"))
 }
 
-fn fds() -> u64 {
+pub fn fds() -> u64 {
     std::fs::read_dir("/proc/self/fd")
         .map(|d| d.count() as u64)
         .unwrap_or(0)
 }
 
 /// This process's children: how many, and how many of them are zombies.
-fn children() -> (u64, u64) {
+pub fn children() -> (u64, u64) {
     let me = std::process::id().to_string();
     let (mut all, mut zombies) = (0, 0);
     let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -244,12 +248,12 @@ fn children() -> (u64, u64) {
     (all, zombies)
 }
 
-fn ms(d: Duration) -> f64 {
+pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
 /// Median of a sample (sorted in place).
-fn median(xs: &mut [f64]) -> f64 {
+pub fn median(xs: &mut [f64]) -> f64 {
     xs.sort_by(|a, b| a.total_cmp(b));
     xs[xs.len() / 2]
 }

@@ -520,6 +520,22 @@ impl Results {
                 target: "≤ 1.1×",
             },
             Row {
+                what: "1 000 stdio servers (10 tools each): `Manager::new` to all ready, ms (÷ spawn and `initialize` each)".into(),
+                role: "manager-1000",
+                figure: Box::new(get("ready_ms")),
+                base_role: "floor-stdio-1000",
+                base: Box::new(get("ready_ms")),
+                target: "–",
+            },
+            Row {
+                what: "1 000 servers: `Manager::route`, ns (÷ a `HashMap` lookup of the qualified name)".into(),
+                role: "manager-1000",
+                figure: Box::new(get("route_ns")),
+                base_role: "manager-1000",
+                base: Box::new(get("map_ns")),
+                target: "–",
+            },
+            Row {
                 what: format!("{http} Python SDK servers over HTTP: `Manager::new` to all ready, ms (÷ one `initialize` POST to each)"),
                 role: "manager-http",
                 figure: Box::new(get("ready_ms")),
@@ -537,6 +553,10 @@ impl Results {
         let _ = writeln!(s, "|---|---|---|---|---|");
         for row in rows {
             let xs = self.many_values(row.role, &row.figure);
+            if xs.is_empty() {
+                // A role of a workload not run (`many` or `many1000`).
+                continue;
+            }
             let ys = self.many_values(row.base_role, &row.base);
             let ratios: Vec<f64> = xs
                 .iter()
@@ -554,6 +574,47 @@ impl Results {
                 cell(stats(&ys), b),
                 ratio_cell(median(ratios), b),
                 row.target
+            );
+        }
+        // A thousand servers: the figures with no baseline.
+        let thousand: Vec<String> = [
+            (
+                "host RSS growth per idle server, KiB",
+                "rss_growth_kib",
+                true,
+            ),
+            ("of it anonymous, KiB", "anon_growth_kib", true),
+            ("each server's own RSS, KiB", "server_rss_kib", false),
+            (
+                "each server's proportional share (Pss), KiB",
+                "server_pss_kib",
+                false,
+            ),
+            ("the host's file descriptors", "fds", false),
+            ("the host's threads", "threads", false),
+            (
+                "`call_tool` routed to ten of them one after the other, µs a call",
+                "call_us",
+                false,
+            ),
+            ("close of all, ms", "close_ms", false),
+            ("children left after the close", "children_left", false),
+        ]
+        .iter()
+        .filter_map(|(what, key, per)| {
+            let values = match per {
+                true => self.many_values("manager-1000", &per_server(*key)),
+                false => self.many_values("manager-1000", &get(*key)),
+            };
+            let stats = median(values.iter().map(|(_, x)| *x).collect())?;
+            Some(format!("{what} {}", cell(Some(stats), b)))
+        })
+        .collect();
+        if !thousand.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nA thousand servers under one Manager, idle after all are ready: {}.",
+                thousand.join("; ")
             );
         }
         // What the crash run leaves behind.

@@ -32,6 +32,8 @@ struct Options {
     timeout: Duration,
     /// The many-servers workload (`--only many`).
     many: bool,
+    /// A thousand servers under one Manager (`--only many1000`, never by default).
+    many1000: bool,
 }
 
 fn list<T>(value: &str, parse: impl Fn(&str) -> Option<T>) -> Vec<T> {
@@ -59,6 +61,7 @@ fn parse(args: &[String]) -> Options {
         out: None,
         timeout: Duration::from_secs(180),
         many: true,
+        many1000: false,
     };
     let mut batches_set = false;
     let mut it = args.iter();
@@ -80,7 +83,11 @@ fn parse(args: &[String]) -> Options {
                 let value = value();
                 let names: Vec<&str> = value.split(',').collect();
                 o.many = names.contains(&"many");
-                let rest: Vec<&str> = names.into_iter().filter(|n| *n != "many").collect();
+                o.many1000 = names.contains(&"many1000");
+                let rest: Vec<&str> = names
+                    .into_iter()
+                    .filter(|n| *n != "many" && *n != "many1000")
+                    .collect();
                 o.workloads = match rest.is_empty() {
                     true => Vec::new(),
                     false => list(&rest.join(","), Workload::parse),
@@ -425,6 +432,27 @@ pub fn main(args: &[String]) -> i32 {
                     }
                     false => failed.push(format!(
                         "many/{role} (batch {}): {}",
+                        batch + 1,
+                        rec.get("error").and_then(Value::as_str).unwrap_or("failed")
+                    )),
+                }
+            }
+        }
+        if o.many1000 && !perf_pass {
+            eprintln!(
+                "batch {}/{}: a thousand servers ({:.0} s so far)",
+                batch + 1,
+                o.batches,
+                started.elapsed().as_secs_f64()
+            );
+            for (role, rec) in crate::thousand::batch(&exe, batch, &log, o.timeout) {
+                record(&rec);
+                match rec.get("ok") == Some(&Value::Bool(true)) {
+                    true => {
+                        results.many.entry(role).or_default().insert(batch, rec);
+                    }
+                    false => failed.push(format!(
+                        "many1000/{role} (batch {}): {}",
                         batch + 1,
                         rec.get("error").and_then(Value::as_str).unwrap_or("failed")
                     )),

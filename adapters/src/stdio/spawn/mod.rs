@@ -5,6 +5,8 @@
 //!   (SIGKILL). That signal follows the thread that spawned the child, not the process, so every
 //!   child is spawned from one long-lived spawner thread that lives as long as the host. If the
 //!   host dies, the kernel kills the direct child; the rest of its group then sees stdin close.
+//!   The child is made at the cost of a `vfork` (`linux`), and adopted by the runtime through
+//!   its pipes and a pidfd (`adopt`).
 //! - **macOS and the other Unixes**: the process group, and no parent-death signal (the system
 //!   has none): if the host dies, the server sees its stdin close (and its stdout's reader
 //!   gone); a server that exits at stdin's end, as the MCP stdio transport asks, ends there,
@@ -25,6 +27,10 @@ use std::sync::{Mutex, OnceLock};
 
 use mcpwire_core::config::{InheritEnv, StdioConfig};
 
+#[cfg(target_os = "linux")]
+pub(crate) mod adopt;
+#[cfg(target_os = "linux")]
+mod linux;
 #[cfg(any(windows, test))]
 mod search;
 #[cfg(unix)]
@@ -37,6 +43,8 @@ mod windows;
 use windows as platform;
 
 pub(crate) use platform::{group_of, Group};
+#[cfg(unix)]
+pub(crate) use unix::FdLimit;
 
 /// A spawn to make on the spawner thread.
 type Job = Box<dyn FnOnce() + Send>;
@@ -48,17 +56,102 @@ fn spawner() -> &'static Mutex<mpsc::Sender<Job>> {
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("mcpwire-spawner".into())
-            .spawn(move || rx.into_iter().for_each(|job| job()))
+            .spawn(move || serve(rx))
             .expect("cannot start the process spawner thread");
         Mutex::new(tx)
     })
 }
 
-/// The command that starts the server described by `config`, its pipes not set yet (the
-/// runtime's own command sets them): program, arguments, environment, working folder, and what
-/// holds its process tree as one (see the module's documentation for what that is on each
-/// system).
-pub(crate) fn command(config: &StdioConfig) -> std::process::Command {
+/// The spawner thread: the spawns in turn; on Linux, between them, the children nobody waits
+/// for any more reaped as they exit (looked at every 100 ms while there are some).
+fn serve(rx: mpsc::Receiver<Job>) {
+    let mut orphans = false;
+    loop {
+        let job = if orphans {
+            match rx.recv_timeout(std::time::Duration::from_millis(100)) {
+                Ok(job) => Some(job),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        } else {
+            match rx.recv() {
+                Ok(job) => Some(job),
+                Err(_) => return,
+            }
+        };
+        if let Some(job) = job {
+            job();
+        }
+        orphans = reap_orphans();
+    }
+}
+
+/// Reaps the children nobody waits for that exited; whether some are left.
+#[cfg(target_os = "linux")]
+fn reap_orphans() -> bool {
+    adopt::reap_orphans()
+}
+
+/// No orphans off Linux: the runtimes reap their own children.
+#[cfg(not(target_os = "linux"))]
+fn reap_orphans() -> bool {
+    false
+}
+
+/// Hands the child `pid`, whose exit nobody waits for any more, to the spawner thread, which
+/// reaps it once it exits.
+#[cfg(target_os = "linux")]
+fn orphan(pid: libc::pid_t) {
+    let job: Job = Box::new(move || adopt::keep_orphan(pid));
+    let _ = spawner()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(job);
+}
+
+/// How a server is to be started: the standard library's command (with its pipes not set yet:
+/// the runtime's own command sets them), and on Linux the configuration, for the spawn at
+/// `vfork`'s cost (see `linux`).
+pub(crate) struct ServerCommand {
+    std: std::process::Command,
+    #[cfg(target_os = "linux")]
+    config: StdioConfig,
+}
+
+/// What [`ServerCommand::spawn_here`] did.
+pub(crate) enum Spawn {
+    /// Started (Linux): for the runtime to adopt (`adopt`).
+    #[cfg(target_os = "linux")]
+    Started(linux::Spawned),
+    /// Not started: the command for the runtime's own spawn.
+    Std(std::process::Command),
+}
+
+impl ServerCommand {
+    /// On the spawner thread: starts the server at `vfork`'s cost where the system allows
+    /// (Linux with a pidfd from `clone`), else gives back the standard library's command.
+    pub(crate) fn spawn_here(self) -> io::Result<Spawn> {
+        #[cfg(target_os = "linux")]
+        if let Some(spawned) = linux::spawn(&self.config)? {
+            return Ok(Spawn::Started(spawned));
+        }
+        Ok(Spawn::Std(self.std))
+    }
+}
+
+/// The command that starts the server described by `config`: program, arguments, environment,
+/// working folder, and what holds its process tree as one (see the module's documentation for
+/// what that is on each system).
+pub(crate) fn command(config: &StdioConfig) -> ServerCommand {
+    ServerCommand {
+        std: std_command(config),
+        #[cfg(target_os = "linux")]
+        config: config.clone(),
+    }
+}
+
+/// [`command`] as the standard library's, its pipes not set yet.
+fn std_command(config: &StdioConfig) -> std::process::Command {
     let mut cmd = std::process::Command::new(platform::program(config));
     cmd.args(&config.args);
     set_env(&mut cmd, config, |name| std::env::var_os(name));
@@ -71,7 +164,8 @@ pub(crate) fn command(config: &StdioConfig) -> std::process::Command {
 
 /// Runs `spawn` on the spawner thread and gives back what it gave: every server is spawned
 /// there, so that its parent-death signal (Linux) follows a thread that lives as long as the
-/// host. `spawn` spawns one process and returns at once.
+/// host. `spawn` spawns one process and returns at once. A spawn that failed for want of file
+/// descriptors gives an error carrying the process's limit (`FdLimit`, on Unix).
 pub(crate) fn on_spawner_thread<R: Send + 'static>(
     spawn: impl FnOnce() -> io::Result<R> + Send + 'static,
 ) -> io::Result<R> {
@@ -85,7 +179,10 @@ pub(crate) fn on_spawner_thread<R: Send + 'static>(
         .unwrap_or_else(|e| e.into_inner())
         .send(job)
         .map_err(|_| gone())?;
-    reply_rx.recv().map_err(|_| gone())?
+    let spawned = reply_rx.recv().map_err(|_| gone())?;
+    #[cfg(unix)]
+    let spawned = spawned.map_err(unix::explain);
+    spawned
 }
 
 /// The server's environment: the inherited part (all of the host's, or only the listed

@@ -79,3 +79,75 @@ pub(super) fn configure_child(cmd: &mut std::process::Command) {
 pub(super) fn configure_child(cmd: &mut std::process::Command) {
     cmd.process_group(0);
 }
+
+/// A spawn that failed for want of file descriptors, with the limits that bound it: the payload
+/// of the `io::Error` the spawn returns, so that the connection can give it as
+/// [`Error::FileLimit`](crate::Error::FileLimit) (and a restart's failure names it in words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FdLimit {
+    /// `RLIMIT_NOFILE`'s soft value (`u64::MAX`: unlimited).
+    pub(crate) soft: u64,
+    /// Its hard value.
+    pub(crate) hard: u64,
+    /// `ENFILE`: the system's table is full, not this process's share.
+    pub(crate) whole_system: bool,
+}
+
+impl std::fmt::Display for FdLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |n: u64| match n {
+            u64::MAX => "unlimited".to_owned(),
+            n => n.to_string(),
+        };
+        let (errno, whose) = match self.whole_system {
+            true => ("ENFILE", "the system's table of open files is full"),
+            false => ("EMFILE", "too many open files in this process"),
+        };
+        write!(
+            f,
+            "{whose} ({errno}; RLIMIT_NOFILE soft {}, hard {})",
+            shown(self.soft),
+            shown(self.hard)
+        )
+    }
+}
+
+impl std::error::Error for FdLimit {}
+
+/// `e` as it is, or, when it is `EMFILE` or `ENFILE`, an error carrying the process's limit of
+/// open files ([`FdLimit`]).
+pub(super) fn explain(e: io::Error) -> io::Error {
+    let whole_system = match e.raw_os_error() {
+        Some(libc::EMFILE) => false,
+        Some(libc::ENFILE) => true,
+        _ => return e,
+    };
+    let (soft, hard) = nofile_limit();
+    io::Error::other(FdLimit {
+        soft,
+        hard,
+        whole_system,
+    })
+}
+
+/// This process's `RLIMIT_NOFILE`: soft and hard (`u64::MAX` for unlimited, or unknown).
+fn nofile_limit() -> (u64, u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `getrlimit` writes one `rlimit` through a pointer to a live, writable one.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return (u64::MAX, u64::MAX);
+    }
+    // `rlim_t` is `u64` on Linux and macOS, not on every Unix.
+    #[allow(clippy::useless_conversion)]
+    let value = |v: libc::rlim_t| {
+        if v == libc::RLIM_INFINITY {
+            u64::MAX
+        } else {
+            u64::try_from(v).unwrap_or(u64::MAX)
+        }
+    };
+    (value(limit.rlim_cur), value(limit.rlim_max))
+}
