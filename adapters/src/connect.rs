@@ -338,7 +338,7 @@ fn connect_http(
     let backend = match options.http_backend.clone() {
         Some(b) => b,
         // The default client: its options checked here for the server's URL, by name.
-        None => match Router::for_server(&options.http_client, &config.url) {
+        None => match Router::for_server(&options.http_client, &config.url, runtime.clone()) {
             Ok(router) => Arc::new(router),
             Err(Refused::Options(message)) => {
                 return Err(Error::HttpOptions {

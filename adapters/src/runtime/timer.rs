@@ -12,6 +12,7 @@ pub(crate) struct Timer(Inner);
 
 enum Inner {
     /// async-io's timer (its reactor).
+    #[cfg(feature = "smol")]
     Smol(async_io::Timer),
     /// tokio's timer; made at the first `set_at` (inside the runtime's context), dropped once it
     /// fired.
@@ -24,6 +25,7 @@ enum Inner {
 
 impl Timer {
     /// async-io's timer, not armed.
+    #[cfg(feature = "smol")]
     pub(crate) fn smol() -> Timer {
         Timer(Inner::Smol(async_io::Timer::never()))
     }
@@ -40,6 +42,7 @@ impl Timer {
     /// Arms the timer for `at` (moves it there when it was armed).
     pub(crate) fn set_at(&mut self, at: Instant) {
         match &mut self.0 {
+            #[cfg(feature = "smol")]
             Inner::Smol(timer) => {
                 timer.set_at(at);
             }
@@ -60,6 +63,7 @@ impl Timer {
     /// Disarms the timer.
     pub(crate) fn clear(&mut self) {
         match &mut self.0 {
+            #[cfg(feature = "smol")]
             Inner::Smol(timer) => *timer = async_io::Timer::never(),
             #[cfg(feature = "tokio")]
             Inner::Tokio { sleep, .. } => *sleep = None,
@@ -70,6 +74,7 @@ impl Timer {
     /// kept to be woken then.
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         match &mut self.0 {
+            #[cfg(feature = "smol")]
             Inner::Smol(timer) => Pin::new(timer).poll(cx).map(|_| ()),
             #[cfg(feature = "tokio")]
             Inner::Tokio { sleep, .. } => {
