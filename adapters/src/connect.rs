@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "smol")]
 use futures_lite::{AsyncRead, AsyncWrite};
 use mcpwire_core::config::{HttpConfig, ServerConfig};
 use mcpwire_core::tap::FrameObserver;
@@ -25,7 +26,7 @@ use crate::http::counters::CounterCells;
 use crate::http::io::HttpIo;
 use crate::http::router::{Refused, Router};
 use crate::http::{HttpBackend, HttpClientOptions, HttpExchangeObserver};
-#[cfg(feature = "oauth")]
+#[cfg(all(feature = "oauth", feature = "smol"))]
 use crate::oauth;
 use crate::runtime::child::Writer;
 use crate::runtime::Runtime;
@@ -111,7 +112,7 @@ pub struct ConnectOptions {
     pub on_process_action: Option<ProcessActionObserver>,
     /// OAuth for HTTP servers that answer `401` (default none: such a refusal ends the
     /// request with the HTTP error). See [`oauth`].
-    #[cfg(feature = "oauth")]
+    #[cfg(all(feature = "oauth", feature = "smol"))]
     pub oauth: Option<oauth::OAuthOptions>,
     /// How errors and the client name the server (default: its command line, or its URL
     /// without credentials). A server read from a host's file whose arguments hold secrets from
@@ -148,7 +149,7 @@ impl Default for ConnectOptions {
             http_backend: None,
             on_http_exchange: None,
             on_process_action: None,
-            #[cfg(feature = "oauth")]
+            #[cfg(all(feature = "oauth", feature = "smol"))]
             oauth: None,
             shown_as: None,
             trace_context: None,
@@ -275,6 +276,7 @@ impl ConnectOptions {
     }
 }
 
+#[cfg(feature = "smol")]
 /// Spawns the server (or, for HTTP, prepares the first request) and starts the handshake.
 /// Returns the handle and the driver, which must be polled (spawned on an executor) for anything
 /// to happen. Spawn failures surface here, and so does an HTTP URL that is not `http://` or
@@ -356,9 +358,9 @@ fn connect_http(
             }
         },
     };
-    #[cfg(feature = "oauth")]
+    #[cfg(all(feature = "oauth", feature = "smol"))]
     let oauth = options.oauth.clone();
-    #[cfg(feature = "oauth")]
+    #[cfg(all(feature = "oauth", feature = "smol"))]
     let backend = match &oauth {
         Some(o) if o.dpop => {
             oauth::dpop_backend(backend, &config.url).map_err(|message| Error::HttpOptions {
@@ -369,13 +371,13 @@ fn connect_http(
         _ => backend,
     };
     let http = HttpOptions {
-        #[cfg(feature = "oauth")]
+        #[cfg(all(feature = "oauth", feature = "smol"))]
         authorization: options.http.authorization || oauth.is_some(),
         ..options.http.clone()
     };
     let conn = Connection::http(Instant::now(), options.client_config(), config, http)?;
     let counters = Arc::new(CounterCells::default());
-    #[cfg(feature = "oauth")]
+    #[cfg(all(feature = "oauth", feature = "smol"))]
     let auth_backend = backend.clone();
     let io = Box::new(HttpIo::new(
         backend,
@@ -386,7 +388,7 @@ fn connect_http(
     let peer = Peer::of_url(&config.url);
     #[allow(unused_mut)]
     let (client, mut driver) = options.finish(taps, conn, (shown, 0, peer), io, runtime);
-    #[cfg(feature = "oauth")]
+    #[cfg(all(feature = "oauth", feature = "smol"))]
     if let Some(oauth) = oauth {
         driver.set_auth(oauth::AuthSession::new(oauth, auth_backend, &config.url));
     }
@@ -394,6 +396,7 @@ fn connect_http(
     Ok((client, driver))
 }
 
+#[cfg(feature = "smol")]
 /// Connects to a server over any pair of byte streams that carry its stdout and stdin (JSONL):
 /// an SSH channel, `docker exec`, a child the host started itself, an in-process server.
 /// `name` names it in errors. There is no process to signal: closing closes `stdin` and waits
@@ -434,6 +437,7 @@ pub(crate) fn connect_pipes(
     options.finish(taps, conn, server, Box::new(io), runtime)
 }
 
+#[cfg(feature = "smol")]
 /// Connects, spawns the driver on smol's global executor and waits for the handshake. When
 /// the handshake fails, the connection is closed as on every other path (a stdio server gets
 /// stdin EOF, then SIGTERM, then SIGKILL, and is reaped) before the error is returned.

@@ -47,15 +47,22 @@
 //! | `skills` | yes | Skills (SEP-2640): [`Client::get_skill`] and [`Client::load_skill`], each file verified against its entry |
 //! | `schemas` | yes | tool calls checked against the tools' schemas: the result's `structuredContent` against the `outputSchema`, and when asked the arguments against the `inputSchema` |
 //! | `keychain` | no | `oauth::KeychainTokenStore`: sign-ins kept in the OS keychain (macOS Keychain, Windows Credential Manager, the Secret Service on Linux and FreeBSD) |
-//! | `tokio` | no | `mcpwire::tokio`: connections on the host's tokio runtime (its reactor, timers and child handling; no smol thread for stdio) |
+//! | `smol` | yes | smol's side: [`connect`], [`connect_smol`], [`connect_streams`], the [`manager`], `serve_demo` (async-io's reactor and timers, async-process's children). A tokio host turns it off (`default-features = false`): no crate of smol's family is built then |
+//! | `tokio` | no | `mcpwire::tokio`: connections on the host's tokio runtime (its reactor, timers, child handling and sockets: stdio and HTTP; no smol thread) |
 //! | `libcurl` | no | libcurl (through isahc) for what mcpwire's own HTTP/1.1 client does not speak: HTTP/2 (by ALPN over TLS, and h2c), SOCKS and `https://` proxy URLs, URLs with credentials or characters to encode; `IsahcBackend` and `HttpClientOptions::http1_via_libcurl`. Without it, a connection that needs one of these fails at connect with [`Error::FeatureMissing`] |
-//! | `demo` | no | the core's demo server (`core::server`), `serve_demo` to run it over a byte stream, and the `mcpwire-demo-server` binary |
+//! | `demo` | no | the core's demo server (`core::server`), `serve_demo` to run it over a byte stream (with `smol`), and the `mcpwire-demo-server` binary |
 #![deny(missing_docs)]
+// A build with neither runtime (`smol`, `tokio`) can connect to nothing: its connection
+// machinery is built but never reached.
+#![cfg_attr(not(any(feature = "smol", feature = "tokio")), allow(unused))]
 
 mod client;
 mod connect;
 mod contain;
+// The manager's cache and OAuth's stores (both on smol for now).
+#[cfg(feature = "smol")]
 mod disk;
+#[cfg(feature = "smol")]
 mod drain_read;
 mod driver;
 mod error;
@@ -64,12 +71,15 @@ pub mod guide;
 mod handlers;
 pub mod hosts;
 mod http;
+#[cfg(feature = "smol")]
 pub mod manager;
-#[cfg(feature = "oauth")]
+// OAuth's runner, loopback listener and stores run on smol for now: with feature `oauth`, a
+// build without `smol` leaves the module out.
+#[cfg(all(feature = "oauth", feature = "smol"))]
 pub mod oauth;
 mod os;
 mod runtime;
-#[cfg(feature = "demo")]
+#[cfg(all(feature = "demo", feature = "smol"))]
 mod serve;
 mod stdio;
 #[cfg(feature = "tokio")]
@@ -79,7 +89,9 @@ mod transport;
 pub use client::{
     CallOptions, Client, CompletionRef, Events, Notifications, TaskHandle, TaskStart,
 };
-pub use connect::{connect, connect_smol, connect_streams, ConnectOptions};
+pub use connect::ConnectOptions;
+#[cfg(feature = "smol")]
+pub use connect::{connect, connect_smol, connect_streams};
 pub use driver::spans::TraceContext;
 pub use driver::Driver;
 pub use error::{Error, Reissue};
@@ -101,7 +113,7 @@ pub use mcpwire_core::{
     HttpOptions, Limits, ProcessAction, Progress, ServerNotification, ShutdownTimeouts,
     StrayOutput, HANDLER_FAILED,
 };
-#[cfg(feature = "demo")]
+#[cfg(all(feature = "demo", feature = "smol"))]
 pub use serve::serve_demo;
 pub use stdio::{ProcessActionObserver, StderrCallback};
 

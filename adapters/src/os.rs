@@ -28,11 +28,14 @@ impl Os {
 
 /// The user's folders on `os`, from the environment `var` reads (an empty or relative value is
 /// ignored, as the XDG specification says of its variables).
+#[cfg_attr(not(feature = "smol"), allow(dead_code))]
 pub(crate) struct UserDirs<F> {
     os: Os,
     var: F,
 }
 
+// The manager's cache (feature `smol`) and OAuth's file store use them.
+#[cfg_attr(not(feature = "smol"), allow(dead_code))]
 impl<F: Fn(&str) -> Option<OsString>> UserDirs<F> {
     pub(crate) fn new(os: Os, var: F) -> Self {
         UserDirs { os, var }
@@ -63,7 +66,7 @@ impl<F: Fn(&str) -> Option<OsString>> UserDirs<F> {
     /// mcpwire's folder for what it keeps between runs (sign-ins): `$XDG_STATE_HOME/mcpwire`
     /// or `~/.local/state/mcpwire` on Linux and other Unix, `~/Library/Application
     /// Support/mcpwire` on macOS, `%LOCALAPPDATA%\mcpwire` on Windows.
-    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    #[cfg_attr(not(all(feature = "oauth", feature = "smol")), allow(dead_code))]
     pub(crate) fn state(&self) -> Option<PathBuf> {
         let base = match self.os {
             Os::Linux => self
@@ -97,6 +100,7 @@ impl<F: Fn(&str) -> Option<OsString>> UserDirs<F> {
 }
 
 /// The user's folders on this system, from this process's environment.
+#[cfg_attr(not(feature = "smol"), allow(dead_code))]
 pub(crate) fn user_dirs() -> UserDirs<impl Fn(&str) -> Option<OsString>> {
     UserDirs::new(Os::current(), |name: &str| std::env::var_os(name))
 }

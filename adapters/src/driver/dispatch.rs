@@ -123,10 +123,10 @@ pub(crate) fn handler_future(
 #[derive(Default)]
 pub(crate) struct Dispatch {
     /// Authorization, when the connection does it (HTTP with OAuth).
-    #[cfg(feature = "oauth")]
+    #[cfg(all(feature = "oauth", feature = "smol"))]
     auth: Option<crate::oauth::AuthSession>,
     /// What authorization came to, for the connection at the next step.
-    #[cfg(feature = "oauth")]
+    #[cfg(all(feature = "oauth", feature = "smol"))]
     authorized: Vec<crate::oauth::AuthOutcome>,
     /// Failures of host code met outside the lock, told at the next step.
     failures: Vec<HandlerFailure>,
@@ -138,7 +138,7 @@ impl Dispatch {
     }
 
     /// Authorizes when the connection asks.
-    #[cfg(feature = "oauth")]
+    #[cfg(all(feature = "oauth", feature = "smol"))]
     pub(crate) fn set_auth(&mut self, auth: crate::oauth::AuthSession) {
         self.auth = Some(auth);
     }
@@ -168,7 +168,7 @@ impl Dispatch {
 
     /// Under the lock: hands the connection what authorization came to. Returns whether there
     /// was anything.
-    #[cfg(feature = "oauth")]
+    #[cfg(all(feature = "oauth", feature = "smol"))]
     fn authorize(&mut self, st: &mut ConnectionState, now: Instant) -> bool {
         let any = !self.authorized.is_empty();
         for outcome in self.authorized.drain(..) {
@@ -187,7 +187,7 @@ impl Dispatch {
         any
     }
 
-    #[cfg(not(feature = "oauth"))]
+    #[cfg(not(all(feature = "oauth", feature = "smol")))]
     fn authorize(&mut self, _st: &mut ConnectionState, _now: Instant) -> bool {
         false
     }
@@ -227,7 +227,7 @@ impl Dispatch {
                         st.inbound.cancelled.push(id.clone());
                         work.for_handlers = true;
                     }
-                    #[cfg(feature = "oauth")]
+                    #[cfg(all(feature = "oauth", feature = "smol"))]
                     Event::AuthorizationRequired(refusal) => match self.auth.as_mut() {
                         Some(auth) => auth.required((**refusal).clone()),
                         None => self
@@ -256,7 +256,7 @@ impl Dispatch {
         if let Some(cb) = on_stderr {
             work.stderr_lines.iter().for_each(|l| cb(l));
         }
-        #[cfg(feature = "oauth")]
+        #[cfg(all(feature = "oauth", feature = "smol"))]
         if let Some(auth) = self.auth.as_mut() {
             if let Some(outcome) = auth.poll(_cx) {
                 self.authorized.push(outcome);

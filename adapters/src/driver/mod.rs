@@ -80,7 +80,7 @@ impl Driver {
     }
 
     /// Authorizes when the connection asks (HTTP with OAuth).
-    #[cfg(feature = "oauth")]
+    #[cfg(all(feature = "oauth", feature = "smol"))]
     pub(crate) fn set_auth(&mut self, auth: crate::oauth::AuthSession) {
         if let Some(driver_loop) = self.shared.driver_loop().as_mut() {
             driver_loop.set_auth(auth);

@@ -144,7 +144,7 @@ impl DriverLoop {
     }
 
     /// Authorizes when the connection asks (HTTP with OAuth).
-    #[cfg(feature = "oauth")]
+    #[cfg(all(feature = "oauth", feature = "smol"))]
     pub(crate) fn set_auth(&mut self, auth: crate::oauth::AuthSession) {
         self.dispatch.set_auth(auth);
     }

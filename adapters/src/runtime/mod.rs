@@ -71,24 +71,24 @@ impl Runtime {
 
     /// A timer, not armed.
     pub(crate) fn timer(&self) -> Timer {
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
             Runtime::Smol { .. } => Timer::smol(),
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => Timer::tokio(handle.clone()),
+            Runtime::Tokio(ref handle) => Timer::tokio(handle.clone()),
         }
     }
 
     /// Spawns `future` as a task of its own, or gives it back when this runtime runs tasks
     /// inside the driver's task.
     pub(crate) fn spawn(&self, future: BoxFuture<()>) -> Result<Task, BoxFuture<()>> {
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
             Runtime::Smol { spawn: true } => Ok(Task::smol(::smol::spawn(future))),
             #[cfg(feature = "smol")]
             Runtime::Smol { spawn: false } => Err(future),
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => Ok(Task::tokio(handle.spawn(future))),
+            Runtime::Tokio(ref handle) => Ok(Task::tokio(handle.spawn(future))),
         }
     }
 
@@ -96,11 +96,11 @@ impl Runtime {
     /// one, on the spawner thread.
     pub(crate) fn spawn_server(&self, config: &StdioConfig) -> io::Result<Child> {
         let cmd = spawn::command(config);
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
             Runtime::Smol { .. } => spawn::on_spawner_thread(move || with_smol::spawn_child(cmd)),
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => {
+            Runtime::Tokio(ref handle) => {
                 let handle = handle.clone();
                 spawn::on_spawner_thread(move || with_tokio::spawn_child(&handle, cmd))
             }

@@ -10,9 +10,11 @@
 //!   on tokio's blocking threads). Each step that registers something with tokio (a socket, a
 //!   timer, a blocking task) runs inside the connection's runtime, wherever it is polled from.
 
+#[cfg(feature = "tokio")]
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+#[cfg(feature = "tokio")]
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -35,11 +37,11 @@ impl Socket {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
-            Socket::Smol(stream) => stream.poll_read(cx, buf),
+            Socket::Smol(ref mut stream) => stream.poll_read(cx, buf),
             #[cfg(feature = "tokio")]
-            Socket::Tokio(stream) => {
+            Socket::Tokio(ref mut stream) => {
                 let mut read = ::tokio::io::ReadBuf::new(buf);
                 match ::tokio::io::AsyncRead::poll_read(Pin::new(stream), cx, &mut read) {
                     Poll::Ready(Ok(())) => Poll::Ready(Ok(read.filled().len())),
@@ -52,13 +54,13 @@ impl Socket {
 
     /// Writes all of `bytes`.
     pub(crate) async fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
-            Socket::Smol(stream) => {
+            Socket::Smol(ref mut stream) => {
                 futures_lite::AsyncWriteExt::write_all(stream.get_mut(), bytes).await
             }
             #[cfg(feature = "tokio")]
-            Socket::Tokio(stream) => {
+            Socket::Tokio(ref mut stream) => {
                 let mut bytes = bytes;
                 while !bytes.is_empty() {
                     let n = std::future::poll_fn(|cx| {
@@ -78,9 +80,9 @@ impl Socket {
     /// Nothing can be there yet (a request was just sent): the next read waits for readiness
     /// first. (tokio's socket knows it already: its last read emptied it.)
     pub(crate) fn expect_nothing(&mut self) {
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
-            Socket::Smol(stream) => stream.expect_nothing(),
+            Socket::Smol(ref mut stream) => stream.expect_nothing(),
             #[cfg(feature = "tokio")]
             Socket::Tokio(_) => {}
         }
@@ -88,22 +90,26 @@ impl Socket {
 
     /// The local address.
     pub(crate) fn local_addr(&self) -> Option<SocketAddr> {
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
-            Socket::Smol(stream) => stream.get_ref().get_ref().local_addr().ok(),
+            Socket::Smol(ref stream) => stream.get_ref().get_ref().local_addr().ok(),
             #[cfg(feature = "tokio")]
-            Socket::Tokio(stream) => stream.local_addr().ok(),
+            Socket::Tokio(ref stream) => stream.local_addr().ok(),
         }
     }
 
     /// Small writes go out at once (best effort).
     fn set_nodelay(&self) {
-        let _ = match self {
+        match *self {
             #[cfg(feature = "smol")]
-            Socket::Smol(stream) => stream.get_ref().get_ref().set_nodelay(true),
+            Socket::Smol(ref stream) => {
+                let _ = stream.get_ref().get_ref().set_nodelay(true);
+            }
             #[cfg(feature = "tokio")]
-            Socket::Tokio(stream) => stream.set_nodelay(true),
-        };
+            Socket::Tokio(ref stream) => {
+                let _ = stream.set_nodelay(true);
+            }
+        }
     }
 
     /// Whether nothing is there to read, asked of the socket itself (one `recv` with
@@ -111,11 +117,11 @@ impl Socket {
     /// its end to read at once.
     pub(crate) fn is_quiet(&self) -> bool {
         let mut probe = [0u8; 1];
-        let peeked = match self {
+        let peeked: io::Result<usize> = match *self {
             #[cfg(feature = "smol")]
-            Socket::Smol(stream) => stream.get_ref().get_ref().peek(&mut probe),
+            Socket::Smol(ref stream) => stream.get_ref().get_ref().peek(&mut probe),
             #[cfg(feature = "tokio")]
-            Socket::Tokio(stream) => peek_tokio(stream, &mut probe),
+            Socket::Tokio(ref stream) => peek_tokio(stream, &mut probe),
         };
         matches!(peeked, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
@@ -150,14 +156,14 @@ fn peek_tokio(stream: &::tokio::net::TcpStream, buf: &mut [u8]) -> io::Result<us
 impl Runtime {
     /// A TCP connection to `addr`, with small writes sent at once.
     pub(crate) async fn connect_tcp(&self, addr: SocketAddr) -> io::Result<Socket> {
-        let socket = match self {
+        let socket: Socket = match *self {
             #[cfg(feature = "smol")]
             Runtime::Smol { .. } => {
                 let stream = async_io::Async::<std::net::TcpStream>::connect(addr).await?;
                 Socket::Smol(crate::drain_read::DrainRead::new(stream))
             }
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => {
+            Runtime::Tokio(ref handle) => {
                 let connect = ::tokio::net::TcpStream::connect(addr);
                 Socket::Tokio(Entered::new(handle, connect).await?)
             }
@@ -168,7 +174,7 @@ impl Runtime {
 
     /// The addresses of `host` (a name) through the system's resolver, in its order.
     pub(crate) async fn resolve(&self, host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
             Runtime::Smol { .. } => {
                 use std::net::ToSocketAddrs;
@@ -177,7 +183,7 @@ impl Runtime {
                 found.map(Iterator::collect)
             }
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => {
+            Runtime::Tokio(ref handle) => {
                 let found = ::tokio::net::lookup_host((host, port));
                 Entered::new(handle, found).await.map(Iterator::collect)
             }
@@ -189,14 +195,14 @@ impl Runtime {
         &self,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Option<T> {
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
             Runtime::Smol { .. } => {
                 let caught = move || std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
                 smol::unblock(caught).await.ok()
             }
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => handle.spawn_blocking(f).await.ok(),
+            Runtime::Tokio(ref handle) => handle.spawn_blocking(f).await.ok(),
         }
     }
 

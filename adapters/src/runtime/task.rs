@@ -25,23 +25,23 @@ impl Task {
 
     /// Whether the task has ended.
     pub(crate) fn is_finished(&self) -> bool {
-        match &self.0 {
+        match self.0 {
             #[cfg(feature = "smol")]
-            Inner::Smol(task) => task.is_finished(),
+            Inner::Smol(ref task) => task.is_finished(),
             #[cfg(feature = "tokio")]
-            Inner::Tokio(task) => task.is_finished(),
+            Inner::Tokio(ref task) => task.is_finished(),
         }
     }
 }
 
 impl Drop for Task {
     fn drop(&mut self) {
-        match &self.0 {
+        match self.0 {
             // A smol task is cancelled when its handle is dropped.
             #[cfg(feature = "smol")]
             Inner::Smol(_) => {}
             #[cfg(feature = "tokio")]
-            Inner::Tokio(task) => task.abort(),
+            Inner::Tokio(ref task) => task.abort(),
         }
     }
 }

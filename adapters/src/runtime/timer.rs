@@ -41,13 +41,16 @@ impl Timer {
 
     /// Arms the timer for `at` (moves it there when it was armed).
     pub(crate) fn set_at(&mut self, at: Instant) {
-        match &mut self.0 {
+        match self.0 {
             #[cfg(feature = "smol")]
-            Inner::Smol(timer) => {
+            Inner::Smol(ref mut timer) => {
                 timer.set_at(at);
             }
             #[cfg(feature = "tokio")]
-            Inner::Tokio { handle, sleep } => {
+            Inner::Tokio {
+                ref handle,
+                ref mut sleep,
+            } => {
                 let at = ::tokio::time::Instant::from_std(at);
                 match sleep {
                     Some(sleep) => sleep.as_mut().reset(at),
@@ -62,22 +65,22 @@ impl Timer {
 
     /// Disarms the timer.
     pub(crate) fn clear(&mut self) {
-        match &mut self.0 {
+        match self.0 {
             #[cfg(feature = "smol")]
-            Inner::Smol(timer) => *timer = async_io::Timer::never(),
+            Inner::Smol(ref mut timer) => *timer = async_io::Timer::never(),
             #[cfg(feature = "tokio")]
-            Inner::Tokio { sleep, .. } => *sleep = None,
+            Inner::Tokio { ref mut sleep, .. } => *sleep = None,
         }
     }
 
     /// `Ready` once when the instant has come (then disarmed), else `Pending` with `cx`'s waker
     /// kept to be woken then.
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match &mut self.0 {
+        match self.0 {
             #[cfg(feature = "smol")]
-            Inner::Smol(timer) => Pin::new(timer).poll(cx).map(|_| ()),
+            Inner::Smol(ref mut timer) => Pin::new(timer).poll(cx).map(|_| ()),
             #[cfg(feature = "tokio")]
-            Inner::Tokio { sleep, .. } => {
+            Inner::Tokio { ref mut sleep, .. } => {
                 let Some(armed) = sleep.as_mut() else {
                     return Poll::Pending;
                 };
