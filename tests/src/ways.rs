@@ -22,7 +22,7 @@ use mcpwire::{Client, ConnectOptions, Error, ProxySetting, ServerConfig};
 
 use crate::fault_http::FaultServer;
 use crate::proxy::Proxy;
-use crate::scenario::run_within;
+pub use crate::scenario::Runtime;
 use crate::tls_front::TlsFront;
 use crate::HttpPeer;
 
@@ -130,65 +130,6 @@ impl fmt::Display for Transport {
             Transport::Stdio => f.write_str("stdio"),
             Transport::Http(way) => way.fmt(f),
         }
-    }
-}
-
-/// The runtime that drives a test and runs its connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Runtime {
-    /// `smol::block_on` and `mcpwire::connect_smol`.
-    Smol,
-    /// A multi-thread tokio runtime's `block_on` and `mcpwire::tokio::connect` (mcpwire's own
-    /// HTTP client on tokio's sockets, timers and name lookup).
-    Tokio,
-}
-
-impl Runtime {
-    /// Runs `f` to its end on this runtime; panics when it has not ended within `limit`, with
-    /// `context()` after the message.
-    pub fn run<T>(
-        self,
-        limit: Duration,
-        f: impl Future<Output = T>,
-        context: impl FnOnce() -> String,
-    ) -> T {
-        match self {
-            Runtime::Smol => run_within(limit, f, context),
-            Runtime::Tokio => {
-                let runtime = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .expect("a tokio runtime");
-                let bounded = runtime.block_on(async { tokio::time::timeout(limit, f).await });
-                match bounded {
-                    Ok(done) => done,
-                    Err(_) => panic!("not done within {} s{}", limit.as_secs(), context()),
-                }
-            }
-        }
-    }
-
-    /// Connects to `config` with this runtime running the connection (on tokio: inside
-    /// [`run`](Self::run)).
-    pub async fn connect(
-        self,
-        config: &ServerConfig,
-        options: ConnectOptions,
-    ) -> Result<Client, Error> {
-        match self {
-            Runtime::Smol => mcpwire::connect_smol(config, options).await,
-            Runtime::Tokio => mcpwire::tokio::connect(config, options).await,
-        }
-    }
-}
-
-impl fmt::Display for Runtime {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Runtime::Smol => "smol",
-            Runtime::Tokio => "tokio",
-        })
     }
 }
 
