@@ -185,6 +185,14 @@ for scenario in "${SCENARIOS[@]}"; do
     run_scenario "$scenario" "$SUITE_JS" "$scenario"
 done
 
+# The same scenarios with the client's connection on tokio (mcpwire's own HTTP client on
+# tokio's sockets, timers and name lookup).
+run_command="env MCPWIRE_TEST_RUNTIME=tokio $command_line"
+for scenario in "${SCENARIOS[@]}"; do
+    run_scenario "$scenario (tokio)" "$SUITE_JS" "$scenario"
+done
+run_command=$command_line
+
 if [ "$NEXT" = 1 ]; then
     for run in "${NEXT_RUNS[@]}"; do
         spec=${run%% *}

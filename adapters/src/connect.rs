@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "smol")]
 use futures_lite::{AsyncRead, AsyncWrite};
 use mcpwire_core::config::{HttpConfig, ServerConfig};
 use mcpwire_core::tap::FrameObserver;
@@ -281,6 +282,7 @@ impl ConnectOptions {
     }
 }
 
+#[cfg(feature = "smol")]
 /// Spawns the server (or, for HTTP, prepares the first request) and starts the handshake.
 /// Returns the handle and the driver, which must be polled (spawned on an executor) for anything
 /// to happen. Spawn failures surface here, and so does an HTTP URL that is not `http://` or
@@ -364,7 +366,7 @@ fn connect_http(
     let backend = match options.http_backend.clone() {
         Some(b) => b,
         // The default client: its options checked here for the server's URL, by name.
-        None => match Router::for_server(&options.http_client, &config.url) {
+        None => match Router::for_server(&options.http_client, &config.url, runtime.clone()) {
             Ok(router) => Arc::new(router),
             Err(Refused::Options(message)) => {
                 return Err(Error::HttpOptions {
@@ -427,6 +429,7 @@ fn connect_http(
     Ok((client, driver))
 }
 
+#[cfg(feature = "smol")]
 /// Connects to a server over any pair of byte streams that carry its stdout and stdin (JSONL):
 /// an SSH channel, `docker exec`, a child the host started itself, an in-process server.
 /// `name` names it in errors. There is no process to signal: closing closes `stdin` and waits
@@ -467,6 +470,7 @@ pub(crate) fn connect_pipes(
     options.finish(taps, conn, server, Box::new(io), runtime)
 }
 
+#[cfg(feature = "smol")]
 /// Connects, spawns the driver on smol's global executor and waits for the handshake. When
 /// the handshake fails, the connection is closed as on every other path (a stdio server gets
 /// stdin EOF, then SIGTERM, then SIGKILL, and is reaped) before the error is returned.

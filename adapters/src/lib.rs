@@ -47,17 +47,25 @@
 //! | `skills` | yes | Skills (SEP-2640): [`Client::get_skill`] and [`Client::load_skill`], each file verified against its entry |
 //! | `schemas` | yes | tool calls checked against the tools' schemas: the result's `structuredContent` against the `outputSchema`, and when asked the arguments against the `inputSchema` |
 //! | `keychain` | no | `oauth::KeychainTokenStore`: sign-ins kept in the OS keychain (macOS Keychain, Windows Credential Manager, the Secret Service on Linux and FreeBSD). On Linux and FreeBSD it brings async-io (zbus's default runtime), in a tokio host too |
-//! | `tokio` | no | `mcpwire::tokio`: connections on the host's tokio runtime (its reactor, timers and child handling; no smol thread for stdio) |
+//! | `smol` | yes | smol's side: [`connect`], [`connect_smol`], [`connect_streams`], `Manager::new`, `serve_demo` (async-io's reactor and timers, async-process's children). A tokio host turns it off (`default-features = false`): no crate of smol's family is built then |
+//! | `tokio` | no | `mcpwire::tokio`: connections, the Manager, OAuth's sign-in and `serve_demo` on the host's tokio runtime (its reactor, timers, child handling and sockets: stdio and HTTP; no smol thread) |
 //! | `libcurl` | no | libcurl (through isahc) for what mcpwire's own HTTP/1.1 client does not speak: HTTP/2 (by ALPN over TLS, and h2c), SOCKS and `https://` proxy URLs, URLs with credentials or characters to encode; `IsahcBackend` and `HttpClientOptions::http1_via_libcurl`. Without it, a connection that needs one of these fails at connect with [`Error::FeatureMissing`] |
 //! | `opentelemetry` | no | `mcpwire::otel`: a ready trace-context hook reading the current OpenTelemetry context through the global propagator, and the conventions' metrics (`mcp.client.operation.duration`, `mcp.client.session.duration`) through the global meter provider; implies `tracing` |
 //! | `demo` | no | the core's demo server (`core::server`), `serve_demo` to run it over a byte stream, and the `mcpwire-demo-server` binary |
 //! | `testing` | no | [`testing`]: a scripted MCP server in memory, built from closures, joined to a real [`Client`] on smol or tokio, for a host's own tests, with a transcript of the wire |
 #![deny(missing_docs)]
+// A build with neither runtime (`smol`, `tokio`) can connect to nothing: its connection
+// machinery is built but never reached.
+#![cfg_attr(
+    not(any(feature = "smol", feature = "tokio")),
+    allow(unused, clippy::never_loop)
+)]
 
 mod client;
 mod connect;
 mod contain;
 mod disk;
+#[cfg(feature = "smol")]
 mod drain_read;
 mod driver;
 mod error;
@@ -85,7 +93,9 @@ mod transport;
 pub use client::{
     CallOptions, Client, CompletionRef, Events, Notifications, TaskHandle, TaskStart,
 };
-pub use connect::{connect, connect_smol, connect_streams, ConnectOptions};
+pub use connect::ConnectOptions;
+#[cfg(feature = "smol")]
+pub use connect::{connect, connect_smol, connect_streams};
 pub use driver::spans::TraceContext;
 pub use driver::Driver;
 pub use error::{Error, Reissue};

@@ -23,9 +23,13 @@
 //!
 //! Both runtimes' flavours work: on the multi-thread runtime the driver runs on a worker and a
 //! caller waiting for its answer runs the connection itself while it can (no hop to the
-//! driver's task); on current_thread everything stays on the runtime's one thread. An HTTP
-//! server works too, its timers and handlers on tokio, its sockets still read through
-//! async-io's reactor (whose thread starts with the first).
+//! driver's task); on current_thread everything stays on the runtime's one thread.
+//!
+//! An HTTP server's connection is on tokio too: mcpwire's own HTTP/1.1 client resolves names
+//! through tokio's lookup (on tokio's blocking threads), connects (Happy Eyeballs on tokio's
+//! timers), runs TLS (rustls over the socket), the proxy's `CONNECT` and its pool over tokio's
+//! sockets, the 2024-11-05 HTTP+SSE transport the same way; no thread but tokio's. (libcurl,
+//! feature `libcurl`, for HTTP/2, SOCKS and `https://` proxy URLs, runs on its own thread.)
 //!
 //! Beyond connections: [`manager`] makes a [`Manager`](crate::manager::Manager) on this runtime,
 //! `serve_demo` (feature `demo`) runs the demo server over tokio's byte streams, and a sign-in
@@ -40,6 +44,7 @@ use crate::connect::{connect_on, connect_pipes, ready_or_closed, ConnectOptions}
 use crate::driver::Driver;
 use crate::error::Error;
 use crate::runtime::child::Writer;
+#[cfg(feature = "demo")]
 use crate::runtime::host::TokioIo;
 use crate::runtime::Runtime;
 use crate::stdio::pipe_reader::PipeReader;

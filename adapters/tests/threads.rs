@@ -2,7 +2,9 @@
 //! stdio server, calling it and answering its questions, the host's threads are its own,
 //! tokio's, and `mcpwire-spawner` (whose parent-death signal a server's life follows on
 //! Linux); no thread of async-io (`async-io`), async-process (`async-process`) or smol
-//! (`smol-N`). Counted in `/proc/self/task`, so Linux only.
+//! (`smol-N`). Connected to an HTTP server (mcpwire's own HTTP/1.1 client: its name lookup,
+//! its sockets, its timers), the host's threads are its own and tokio's alone. Counted in
+//! `/proc/self/task`, so Linux only.
 //!
 //! The same for the rest of what a tokio host uses (the `services_*` flavours): a Manager made
 //! by `mcpwire::tokio::manager` (servers ready, one that cannot start restarted with backoff
@@ -12,12 +14,30 @@
 //!
 //! The program has its own harness: each runtime flavour runs in a process of its own (the
 //! program again, by the flavour in its environment), so that no other test's threads count.
+//! The program has its own harness: each runtime flavour and transport runs in a process of
+//! its own (the program again, by the flavour in its environment), so that no other test's
+//! threads count; the HTTP server is the program again too, serving the demo server.
 
 use std::process::{Command, ExitCode};
 
 const FLAVOUR: &str = "MCPWIRE_THREADS_FLAVOUR";
+const SERVE: &str = "MCPWIRE_THREADS_SERVE";
+
+/// Each runtime flavour, over each transport.
+const CASES: [&str; 6] = [
+    "current_thread/stdio",
+    "multi_thread/stdio",
+    "current_thread/http",
+    "multi_thread/http",
+    "services_current_thread",
+    "services_multi_thread",
+];
 
 fn main() -> ExitCode {
+    if std::env::var_os(SERVE).is_some() {
+        demo_http::serve();
+        return ExitCode::SUCCESS;
+    }
     match std::env::var(FLAVOUR).as_deref() {
         Ok(flavour) => host(flavour),
         Err(_) => tests(),
@@ -27,13 +47,7 @@ fn main() -> ExitCode {
 /// Runs each flavour in a process of its own.
 fn tests() -> ExitCode {
     let mut failed = 0;
-    let flavours = [
-        "current_thread",
-        "multi_thread",
-        "services_current_thread",
-        "services_multi_thread",
-    ];
-    for flavour in flavours {
+    for flavour in CASES {
         let out = Command::new(std::env::current_exe().unwrap())
             .env(FLAVOUR, flavour)
             .output()
@@ -52,7 +66,7 @@ fn tests() -> ExitCode {
     println!(
         "\ntest result: {}. {} passed; {failed} failed",
         if failed == 0 { "ok" } else { "FAILED" },
-        flavours.len() - failed
+        CASES.len() - failed
     );
     if failed == 0 {
         ExitCode::SUCCESS
@@ -89,6 +103,9 @@ fn host(flavour: &str) -> ExitCode {
     use mcpwire::{ConnectOptions, ElicitAction, ElicitResult, Era, Handlers, ServerConfig};
     use serde_json::json;
 
+    let (flavour, transport) = flavour.split_once('/').expect("flavour/transport");
+    // The HTTP server: this program again, in a process of its own.
+    let server = (transport == "http").then(demo_http::start);
     let (runtime, workers) = match flavour {
         "current_thread" => (tokio::runtime::Builder::new_current_thread(), 0),
         _ => {
@@ -114,10 +131,13 @@ fn host(flavour: &str) -> ExitCode {
             ..ConnectOptions::default()
         }
         .handlers(handlers);
-        let demo = ServerConfig::stdio(
-            env!("CARGO_BIN_EXE_mcpwire-demo-server"),
-            Vec::<String>::new(),
-        );
+        let demo = match &server {
+            Some((_, url)) => ServerConfig::http(url),
+            None => ServerConfig::stdio(
+                env!("CARGO_BIN_EXE_mcpwire-demo-server"),
+                Vec::<String>::new(),
+            ),
+        };
         let client = mcpwire::tokio::connect(&demo, options).await.unwrap();
         for i in 0..50 {
             let r = client
@@ -126,20 +146,43 @@ fn host(flavour: &str) -> ExitCode {
                 .unwrap();
             assert_eq!(r.text(), format!("{i}"));
         }
-        let r = client
-            .call_tool("ask", json!({"question": "name:"}))
-            .await
-            .unwrap();
-        assert_eq!(r.text(), "hello, Ann");
+        // A question needs a stream from the server: the stdio server's (this HTTP server
+        // answers in JSON alone).
+        if server.is_none() {
+            let r = client
+                .call_tool("ask", json!({"question": "name:"}))
+                .await
+                .unwrap();
+            assert_eq!(r.text(), "hello, Ann");
+        }
         let seen = threads();
         client.close().await;
         seen
     });
+    if let Some((mut child, _)) = server {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    println!("{flavour}/{transport}: {seen:?}");
+    if transport == "http" {
+        // The name was resolved on a blocking thread of tokio's (named as its workers), which
+        // lives on a while: any number of those, and no other thread but the main one.
+        let others: Vec<&String> = seen
+            .iter()
+            .filter(|t| *t != "main" && *t != "tokio-rt-worker")
+            .collect();
+        assert!(others.is_empty(), "{flavour}/{transport}: {seen:?}");
+        let tokio = seen.iter().filter(|t| *t == "tokio-rt-worker").count();
+        assert!(tokio > workers, "the lookup's blocking thread: {seen:?}");
+        return ExitCode::SUCCESS;
+    }
     let mut want = vec!["main".to_owned(), "mcpwire-spawner".to_owned()];
     want.extend(std::iter::repeat_n("tokio-rt-worker".to_owned(), workers));
     want.sort();
-    println!("{flavour}: {seen:?}");
-    assert_eq!(seen, want, "{flavour}: the threads while connected");
+    assert_eq!(
+        seen, want,
+        "{flavour}/{transport}: the threads while connected"
+    );
     ExitCode::SUCCESS
 }
 
@@ -309,4 +352,115 @@ fn services(flavour: &str) -> ExitCode {
 fn host(_flavour: &str) -> ExitCode {
     println!("the thread count reads /proc/self/task: Linux only");
     ExitCode::FAILURE
+}
+
+/// The demo server over Streamable HTTP (JSON answers alone), in a process of its own.
+mod demo_http {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::process::{Child, Command, Stdio};
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    use mcpwire::core::jsonrpc::{parse, Message, Parsed};
+    use mcpwire::core::server::{DemoConfig, DemoServer};
+
+    /// Starts this program as the server; its process and its URL.
+    pub(super) fn start() -> (Child, String) {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(super::SERVE, "1")
+            .env_remove(super::FLAVOUR)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        (child, line.trim().to_owned())
+    }
+
+    /// Serves until killed, its URL the first line on stdout.
+    pub(super) fn serve() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        // By name: the client resolves it (tokio's lookup, on tokio's blocking threads).
+        let port = listener.local_addr().unwrap().port();
+        println!("http://localhost:{port}/mcp");
+        let server = Arc::new(Mutex::new(DemoServer::new(DemoConfig::default())));
+        for stream in listener.incoming().flatten() {
+            let server = server.clone();
+            std::thread::spawn(move || connection(stream, &server));
+        }
+    }
+
+    /// One connection's requests, until it ends.
+    fn connection(stream: TcpStream, server: &Mutex<DemoServer>) {
+        let mut out = stream.try_clone().unwrap();
+        let mut reader = BufReader::new(stream);
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let post = line.starts_with("POST ");
+            let mut length = 0usize;
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                    return;
+                }
+                let header = header.trim_end().to_ascii_lowercase();
+                if header.is_empty() {
+                    break;
+                }
+                if let Some(value) = header.strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                return;
+            }
+            let (status, answer) = match post {
+                true => answer(server, &body),
+                false => ("405 Method Not Allowed", Vec::new()),
+            };
+            let kind = if answer.is_empty() {
+                ""
+            } else {
+                "Content-Type: application/json\r\n"
+            };
+            let head = format!(
+                "HTTP/1.1 {status}\r\n{kind}Content-Length: {}\r\n\r\n",
+                answer.len()
+            );
+            if out.write_all(&[head.as_bytes(), &answer].concat()).is_err() {
+                return;
+            }
+        }
+    }
+
+    /// The status and body answering one POSTed message.
+    fn answer(server: &Mutex<DemoServer>, body: &[u8]) -> (&'static str, Vec<u8>) {
+        let Ok(Parsed::Single(message)) = parse(body) else {
+            return ("400 Bad Request", Vec::new());
+        };
+        let id = match &message {
+            Message::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        let mut server = server.lock().unwrap();
+        server.handle_message(Instant::now(), message);
+        let mut found = None;
+        while let Some(m) = server.poll_transmit() {
+            if matches!(&m, Message::Response(r) if id.is_some() && r.id == id) {
+                found = Some(serde_json::to_vec(&m).unwrap());
+            }
+        }
+        match (id, found) {
+            (None, _) => ("202 Accepted", Vec::new()),
+            (Some(_), Some(body)) => ("200 OK", body),
+            (Some(_), None) => ("504 Gateway Timeout", Vec::new()),
+        }
+    }
 }

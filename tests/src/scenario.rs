@@ -1,6 +1,7 @@
 //! The pieces every scripted scenario repeats: a bound on the time it may take, a handshake-era
 //! connection, a call with a short timeout, and the fault server's handshake and results.
 
+use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
@@ -15,12 +16,90 @@ use serde_json::json;
 use crate::fault_http::Rule;
 use crate::HttpPeer;
 
+/// The runtime that drives a test and runs its connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runtime {
+    /// `smol::block_on` and `mcpwire::connect_smol`.
+    Smol,
+    /// A multi-thread tokio runtime's `block_on` and `mcpwire::tokio::connect` (mcpwire's own
+    /// HTTP client on tokio's sockets, timers and name lookup).
+    Tokio,
+}
+
+impl Runtime {
+    /// The runtime the scripted scenarios of this process run on: tokio when
+    /// `MCPWIRE_TEST_RUNTIME` is `tokio` (the test command runs the HTTP suites so a second
+    /// time), smol otherwise.
+    pub fn from_env() -> Runtime {
+        match std::env::var("MCPWIRE_TEST_RUNTIME").as_deref() {
+            Ok("tokio") => Runtime::Tokio,
+            _ => Runtime::Smol,
+        }
+    }
+
+    /// Runs `f` to its end on this runtime; panics when it has not ended within `limit`, with
+    /// `context()` after the message.
+    pub fn run<T>(
+        self,
+        limit: Duration,
+        f: impl Future<Output = T>,
+        context: impl FnOnce() -> String,
+    ) -> T {
+        match self {
+            Runtime::Smol => smol_within(limit, f, context),
+            Runtime::Tokio => {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("a tokio runtime");
+                let bounded = runtime.block_on(async { tokio::time::timeout(limit, f).await });
+                match bounded {
+                    Ok(done) => done,
+                    Err(_) => panic!("not done within {} s{}", limit.as_secs(), context()),
+                }
+            }
+        }
+    }
+
+    /// Connects to `config` with this runtime running the connection (on tokio: inside
+    /// [`run`](Self::run)).
+    pub async fn connect(
+        self,
+        config: &ServerConfig,
+        options: ConnectOptions,
+    ) -> Result<Client, Error> {
+        match self {
+            Runtime::Smol => mcpwire::connect_smol(config, options).await,
+            Runtime::Tokio => mcpwire::tokio::connect(config, options).await,
+        }
+    }
+}
+
+impl fmt::Display for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Runtime::Smol => "smol",
+            Runtime::Tokio => "tokio",
+        })
+    }
+}
+
 /// A handshake-era `initialize` result for the fault server, echoing the request's id.
 pub const HANDSHAKE_INIT: &str = r#"{"jsonrpc":"2.0","id":{{id}},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fault","version":"1"}}}"#;
 
-/// Runs `f` on smol; panics when it has not ended within `limit`, with `context()` after the
-/// message (such as a server's stderr).
+/// Runs `f` on the runtime [`Runtime::from_env`] names; panics when it has not ended within
+/// `limit`, with `context()` after the message (such as a server's stderr).
 pub fn run_within<T>(
+    limit: Duration,
+    f: impl Future<Output = T>,
+    context: impl FnOnce() -> String,
+) -> T {
+    Runtime::from_env().run(limit, f, context)
+}
+
+/// Runs `f` on smol (see [`run_within`]).
+fn smol_within<T>(
     limit: Duration,
     f: impl Future<Output = T>,
     context: impl FnOnce() -> String,
@@ -31,12 +110,13 @@ pub fn run_within<T>(
     }))
 }
 
-/// Runs a scenario on smol with a bound of 60 s: nothing may hang the test run.
+/// Runs a scenario (on [`Runtime::from_env`]'s runtime) with a bound of 60 s: nothing may hang the test run.
 pub fn run<T>(f: impl Future<Output = T>) -> T {
     run_within(Duration::from_secs(60), f, String::new)
 }
 
-/// Runs `f` on smol with a bound of `limit`, failing with `peer`'s stderr.
+/// Runs `f` (on [`Runtime::from_env`]'s runtime) with a bound of `limit`, failing with
+/// `peer`'s stderr.
 pub fn run_against<T>(peer: &HttpPeer, limit: Duration, f: impl Future<Output = T>) -> T {
     run_within(limit, f, || {
         format!("; server stderr:\n{}", peer.stderr().join("\n"))
@@ -50,7 +130,8 @@ pub async fn connect_handshake(config: &ServerConfig, options: ConnectOptions) -
         era: Era::Handshake,
         ..options
     };
-    mcpwire::connect_smol(config, options)
+    Runtime::from_env()
+        .connect(config, options)
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"))
 }

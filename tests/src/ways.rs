@@ -5,12 +5,10 @@
 //!   on mcpwire's own client or on libcurl, or over TLS through an HTTP proxy's tunnel
 //!   ([`Proxy`]).
 //! - [`Transport`]: how a real peer is reached: its stdio, or its HTTP endpoint one [`Way`].
-//! - [`Setting`]: everything a scenario runs in, one value per axis. Today that is the
-//!   transport; the runtime that drives the client (smol, tokio) is the next axis, and it is
-//!   added here alone: a field of [`Setting`], its values in [`Setting::each`], and the two
-//!   places a runtime shows, [`Setting::run`] (what drives the test) and [`Setting::connect`]
-//!   (what runs the connection's driver). Scenarios only ever go through those, so they run on
-//!   a new runtime unchanged.
+//! - [`Setting`]: everything a scenario runs in, one value per axis: the transport, and the
+//!   [`Runtime`] that drives the client (smol, tokio). The runtime shows in two places alone,
+//!   [`Setting::run`] (what drives the test) and [`Setting::connect`] (what runs the
+//!   connection), so scenarios run on either unchanged.
 //! - [`Reached`]: a real peer started for one setting, with the stderr it wrote whatever the
 //!   transport (the stdio server's, or the HTTP server process's).
 
@@ -24,7 +22,7 @@ use mcpwire::{Client, ConnectOptions, Error, ProxySetting, ServerConfig};
 
 use crate::fault_http::FaultServer;
 use crate::proxy::Proxy;
-use crate::scenario::run_within;
+pub use crate::scenario::Runtime;
 use crate::tls_front::TlsFront;
 use crate::HttpPeer;
 
@@ -136,24 +134,34 @@ impl fmt::Display for Transport {
 }
 
 /// Everything one run of a scenario is set in, one value per axis.
-///
-/// A runtime axis is added here and nowhere else: a `runtime` field, its values crossed with the
-/// transports in [`each`](Self::each), and [`run`](Self::run) and [`connect`](Self::connect)
-/// choosing by it (today both are smol's: `smol::block_on` and `mcpwire::connect_smol`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
     /// How the peer is reached.
     pub transport: Transport,
+    /// What drives the test and runs the connection.
+    pub runtime: Runtime,
 }
 
 impl Setting {
-    /// Every setting over `transports`: each transport crossed with every value of the other
-    /// axes.
+    /// Every setting over `transports`: each transport crossed with the runtimes it differs
+    /// on. mcpwire's own HTTP client (in clear, over TLS, through a proxy's tunnel) runs on
+    /// each runtime's sockets: smol and tokio. Stdio's runtime axis is the adapter crate's own
+    /// (`tests/runtimes` there), and libcurl runs on its own thread whatever the runtime: smol
+    /// alone for those.
     pub fn each(transports: &[Transport]) -> Vec<Setting> {
-        transports
-            .iter()
-            .map(|&transport| Setting { transport })
-            .collect()
+        let mut settings = Vec::new();
+        for &transport in transports {
+            let runtimes: &[Runtime] = match transport {
+                Transport::Http(Way::Clear | Way::Tls | Way::TlsProxy) => {
+                    &[Runtime::Smol, Runtime::Tokio]
+                }
+                Transport::Stdio | Transport::Http(Way::TlsLibcurl) => &[Runtime::Smol],
+            };
+            for &runtime in runtimes {
+                settings.push(Setting { transport, runtime });
+            }
+        }
+        settings
     }
 
     /// Runs `f` to its end on this setting's runtime; panics when it has not ended within
@@ -164,7 +172,7 @@ impl Setting {
         f: impl Future<Output = T>,
         context: impl FnOnce() -> String,
     ) -> T {
-        run_within(limit, f, context)
+        self.runtime.run(limit, f, context)
     }
 
     /// Connects to `config` with this setting's runtime running the connection.
@@ -173,13 +181,13 @@ impl Setting {
         config: &ServerConfig,
         options: ConnectOptions,
     ) -> Result<Client, Error> {
-        mcpwire::connect_smol(config, options).await
+        self.runtime.connect(config, options).await
     }
 }
 
 impl fmt::Display for Setting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.transport.fmt(f)
+        write!(f, "{} on {}", self.transport, self.runtime)
     }
 }
 

@@ -41,6 +41,7 @@ use super::native::{Exchanged, Hop, Http1Client, Target};
 use super::options::{HttpClientOptions, HttpVersionChoice};
 use super::url_parts::UrlParts;
 use crate::future::BoxFuture;
+use crate::runtime::Runtime;
 
 /// The default HTTP client: mcpwire's own HTTP/1.1 client and libcurl, a request sent to the one
 /// [`Router::route`] names.
@@ -132,7 +133,8 @@ impl Need {
 }
 
 impl Router {
-    /// The client for `options`: each request routed as it comes.
+    /// The client for `options`: each request routed as it comes; mcpwire's own client on the
+    /// ambient runtime at each request (see [`Runtime::ambient`]).
     pub(crate) fn new(options: &HttpClientOptions) -> Router {
         #[cfg(feature = "libcurl")]
         let native = match options.http1_via_libcurl {
@@ -161,13 +163,20 @@ impl Router {
     /// made now, anything it refuses (a proxy URL that does not parse). A server libcurl
     /// carries has all its connection's requests carried there (its OAuth exchanges too).
     /// Without feature `libcurl`, a [`Need`] of the URL or the options is refused.
-    pub(crate) fn for_server(options: &HttpClientOptions, url: &str) -> Result<Router, Refused> {
+    /// mcpwire's own client runs on `runtime`, the connection's.
+    pub(crate) fn for_server(
+        options: &HttpClientOptions,
+        url: &str,
+        runtime: Runtime,
+    ) -> Result<Router, Refused> {
         #[cfg(not(feature = "libcurl"))]
         if let Some(need) = Need::of_options(options) {
             return Err(Refused::NoLibcurl(need));
         }
-        #[allow(unused_mut)]
         let mut router = Router::new(options);
+        if let Ok(native) = &mut router.native {
+            native.set_runtime(runtime);
+        }
         let native_tls = match router.route(url) {
             Route::Native(native, target) => Ok(target.tls.then_some(native)),
             Route::Libcurl(need) => Err(need),
@@ -320,7 +329,7 @@ impl Libcurl {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "smol"))]
 mod tests {
     use mcpwire_core::HttpMethod;
 
@@ -335,6 +344,11 @@ mod tests {
             headers: vec![("Content-Type".into(), "application/json".into())],
             body: b"{}".to_vec(),
         }
+    }
+
+    /// The runtime these tests run the client on (smol's `block_on`).
+    fn smol_side() -> Runtime {
+        Runtime::Smol { spawn: false }
     }
 
     fn direct() -> HttpClientOptions {
@@ -456,18 +470,20 @@ mod tests {
     #[cfg(feature = "libcurl")]
     #[test]
     fn a_server_libcurl_carries_has_all_its_requests_carried_there() {
-        let router = Router::for_server(&direct(), "http://user@127.0.0.1:1/mcp").unwrap();
+        let router =
+            Router::for_server(&direct(), "http://user@127.0.0.1:1/mcp", smol_side()).unwrap();
         assert_eq!(
             went(&router, "http://127.0.0.1:1/other"),
             Went::Libcurl(Need::Url)
         );
-        let router = Router::for_server(&direct(), "http://127.0.0.1:1/mcp").unwrap();
+        let router = Router::for_server(&direct(), "http://127.0.0.1:1/mcp", smol_side()).unwrap();
         assert_eq!(went(&router, "http://127.0.0.1:1/other"), NATIVE);
         // Its options are checked at connect, by the backend that carries its URL.
         let mut options = direct();
         options.tls.extra_ca_pem.push("no certificate".into());
         for url in ["https://h/mcp", "http://u@h/mcp"] {
-            let Some(Refused::Options(e)) = Router::for_server(&options, url).err() else {
+            let Some(Refused::Options(e)) = Router::for_server(&options, url, smol_side()).err()
+            else {
                 panic!("{url}: not refused");
             };
             assert!(e.contains("holds no PEM certificate"), "{url}: {e}");
@@ -479,7 +495,7 @@ mod tests {
             },
             ..HttpClientOptions::default()
         };
-        let e = Router::for_server(&options, "https://h/mcp").err();
+        let e = Router::for_server(&options, "https://h/mcp", smol_side()).err();
         assert!(matches!(e, Some(Refused::Options(e)) if e.contains("the proxy URL is not valid")));
     }
 
@@ -510,7 +526,11 @@ mod tests {
     #[cfg(not(feature = "libcurl"))]
     #[test]
     fn without_libcurl_each_need_is_refused_naming_the_feature() {
-        let need = |options: &HttpClientOptions, url: &str| match Router::for_server(options, url) {
+        let need = |options: &HttpClientOptions, url: &str| match Router::for_server(
+            options,
+            url,
+            smol_side(),
+        ) {
             Err(Refused::NoLibcurl(need)) => Some(need),
             Err(Refused::Options(e)) => panic!("{url}: {e}"),
             Ok(_) => None,
@@ -550,7 +570,8 @@ mod tests {
         }
         // Later, a request that would go to libcurl fails unsent, naming the feature (nothing
         // listens on port 1: a request that went would fail otherwise).
-        let router = Router::for_server(&direct(), "http://127.0.0.1:1/mcp").expect("carried");
+        let router =
+            Router::for_server(&direct(), "http://127.0.0.1:1/mcp", smol_side()).expect("carried");
         let failure = smol::block_on(router.send(post("http://user@127.0.0.1:1/mcp")))
             .err()
             .expect("refused");

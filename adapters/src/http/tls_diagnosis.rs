@@ -19,6 +19,7 @@ use rustls::{AlertDescription, CertificateError, ClientConfig, ClientConnection,
 
 use super::backend::HttpFailure;
 use super::url_parts::UrlParts;
+use crate::runtime::Runtime;
 
 /// Whether `bytes` start as a TLS record does: a content type (change cipher spec, alert,
 /// handshake, application data, heartbeat) and a version 3.x.
@@ -108,13 +109,15 @@ pub(crate) const PORT_LOOK: Duration = Duration::from_secs(2);
 /// words say what the server answered instead. Each look waits at most `connect_timeout` or
 /// [`PORT_LOOK`], whichever is shorter.
 pub(crate) async fn port_hint(
+    runtime: &Runtime,
     failure: HttpFailure,
     url: &str,
     connect_timeout: Duration,
     prior_knowledge: bool,
 ) -> HttpFailure {
     let (url, wait) = (url.to_owned(), connect_timeout.min(PORT_LOOK));
-    match smol::unblock(move || plain_port_hint(&url, wait, prior_knowledge)).await {
+    let hint = runtime.unblock_caught(move || plain_port_hint(&url, wait, prior_knowledge));
+    match hint.await.flatten() {
         Some((hint, words)) => {
             let mut failure = failure.with_hint(hint);
             if let Some(words) = words {

@@ -222,11 +222,11 @@ impl Shared {
     /// The runtime a server's connection runs on: the Manager's (on smol, the host's
     /// handlers run inside the driver's task, as with [`crate::connect`]).
     pub(super) fn connection_runtime(&self) -> Runtime {
-        match &self.runtime {
+        match self.runtime {
             #[cfg(feature = "smol")]
             Runtime::Smol { .. } => Runtime::Smol { spawn: false },
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => Runtime::Tokio(handle.clone()),
+            Runtime::Tokio(ref handle) => Runtime::Tokio(handle.clone()),
         }
     }
 

@@ -173,12 +173,12 @@ impl Listener {
     /// `listener` (a copy of its handle) in `runtime`'s reactor.
     fn on(runtime: &Runtime, listener: &TcpListener) -> io::Result<Listener> {
         let listener = listener.try_clone()?;
-        Ok(match runtime {
+        Ok(match *runtime {
             #[cfg(feature = "smol")]
             Runtime::Smol { .. } => Listener::Smol(async_io::Async::new(listener)?),
             // Inside the runtime's context (the sign-in runs in the connection's driver).
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => {
+            Runtime::Tokio(ref handle) => {
                 let _entered = handle.enter();
                 Listener::Tokio(::tokio::net::TcpListener::from_std(listener)?)
             }
@@ -196,14 +196,14 @@ async fn catch_redirect(
 ) -> Result<String, AuthorizeError> {
     let failed = |e: io::Error| AuthorizeError(format!("the redirect listener failed: {e}"));
     loop {
-        let handled = match listener {
+        let handled: Option<Option<String>> = match *listener {
             #[cfg(feature = "smol")]
-            Listener::Smol(l) => {
+            Listener::Smol(ref l) => {
                 let (stream, _) = l.accept().await.map_err(failed)?;
                 within_timeout(runtime, one_request(stream, callback, state)).await
             }
             #[cfg(feature = "tokio")]
-            Listener::Tokio(l) => {
+            Listener::Tokio(ref l) => {
                 let (stream, _) = l.accept().await.map_err(failed)?;
                 let stream = crate::runtime::host::TokioIo(stream);
                 within_timeout(runtime, one_request(stream, callback, state)).await

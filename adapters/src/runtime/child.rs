@@ -26,6 +26,7 @@ pub(crate) struct Child {
 /// A byte sink: a child's stdin, or a stream given by the caller.
 pub(crate) enum Writer {
     /// Through `futures`' `AsyncWrite` (async-process's pipes, streams given to `connect_streams`).
+    #[cfg(feature = "smol")]
     Futures(Pin<Box<dyn futures_lite::AsyncWrite + Send>>),
     /// Through tokio's `AsyncWrite` (tokio's pipes, streams given to
     /// `mcpwire::tokio::connect_streams`).
@@ -40,19 +41,21 @@ impl Writer {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        match self {
-            Writer::Futures(w) => w.as_mut().poll_write(cx, buf),
+        match *self {
+            #[cfg(feature = "smol")]
+            Writer::Futures(ref mut w) => w.as_mut().poll_write(cx, buf),
             #[cfg(feature = "tokio")]
-            Writer::Tokio(w) => w.as_mut().poll_write(cx, buf),
+            Writer::Tokio(ref mut w) => w.as_mut().poll_write(cx, buf),
         }
     }
 
     /// Flushes what is on its way, then closes (dropping it after is the end of file).
     pub(crate) fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self {
-            Writer::Futures(w) => w.as_mut().poll_close(cx),
+        match *self {
+            #[cfg(feature = "smol")]
+            Writer::Futures(ref mut w) => w.as_mut().poll_close(cx),
             #[cfg(feature = "tokio")]
-            Writer::Tokio(w) => w.as_mut().poll_shutdown(cx),
+            Writer::Tokio(ref mut w) => w.as_mut().poll_shutdown(cx),
         }
     }
 }

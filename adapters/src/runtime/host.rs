@@ -18,6 +18,7 @@ use crate::future::BoxFuture;
 impl Runtime {
     /// The runtime the calling code runs in: tokio when a tokio runtime is current (feature
     /// `tokio`), else smol (feature `smol`); `None` when neither.
+    #[cfg_attr(not(any(feature = "oauth", feature = "demo")), allow(dead_code))]
     pub(crate) fn here() -> Option<Runtime> {
         #[cfg(feature = "tokio")]
         if let Ok(handle) = ::tokio::runtime::Handle::try_current() {
@@ -43,24 +44,25 @@ impl Runtime {
         &self,
         future: impl Future<Output = ()> + Send + 'static,
     ) -> Joinable {
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
             Runtime::Smol { .. } => Joinable(Inner::Smol(::smol::spawn(future))),
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => Joinable(Inner::Tokio(handle.spawn(future))),
+            Runtime::Tokio(ref handle) => Joinable(Inner::Tokio(handle.spawn(future))),
         }
     }
 
     /// Runs `f` on this runtime's pool for blocking work (smol's, tokio's).
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     pub(crate) fn unblock<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> BoxFuture<T> {
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
             Runtime::Smol { .. } => Box::pin(::smol::unblock(f)),
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => {
+            Runtime::Tokio(ref handle) => {
                 let task = handle.spawn_blocking(f);
                 Box::pin(async move {
                     match task.await {
@@ -75,11 +77,11 @@ impl Runtime {
 
     /// Runs `f` on this runtime's pool for blocking work, nobody waiting for it.
     pub(crate) fn unblock_detached(&self, f: impl FnOnce() + Send + 'static) {
-        match self {
+        match *self {
             #[cfg(feature = "smol")]
             Runtime::Smol { .. } => ::smol::unblock(f).detach(),
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => drop(handle.spawn_blocking(f)),
+            Runtime::Tokio(ref handle) => drop(handle.spawn_blocking(f)),
         }
     }
 }
@@ -87,6 +89,7 @@ impl Runtime {
 /// Runs `f` off the async threads, on the pool of the runtime the caller runs in
 /// ([`Runtime::here`]); with no runtime known, in place (the caller's thread is the host's
 /// own, polling the future outside any runtime).
+#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
 pub(crate) fn unblock_here<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> BoxFuture<T> {
@@ -159,6 +162,7 @@ impl Drop for Joinable {
 /// A tokio byte stream read and written through `futures`' traits (`AsyncRead`,
 /// `AsyncWrite`), for code written once over those: `serve_demo`, OAuth's loopback listener.
 #[cfg(feature = "tokio")]
+#[cfg_attr(not(any(feature = "oauth", feature = "demo")), allow(dead_code))]
 pub(crate) struct TokioIo<T>(pub(crate) T);
 
 #[cfg(feature = "tokio")]

@@ -16,17 +16,19 @@
 //!
 //! What a runtime gives: a [`Timer`](timer::Timer), a spawned [`Task`](task::Task), a server
 //! process with its pipes ([`Child`](child::Child): readers and a [`Writer`](child::Writer)).
-//! Sockets and listeners (HTTP, OAuth's loopback) are to come through the same seam, as a
-//! non-blocking socket registered with the runtime's reactor and read like a pipe (the smol
-//! side's `DrainRead` already serves both).
+//! The HTTP client's sockets come through the same seam ([`net`]: a non-blocking socket
+//! registered with the runtime's reactor and read like a pipe, a connect, a name resolved, a
+//! blocking look off the runtime's threads); OAuth's loopback listener is to come the same way.
 //!
 //! Every server is spawned on one spawner thread whatever the runtime (Linux's parent-death
 //! signal follows the thread that spawned the child: see the `stdio::spawn` module).
 
 pub(crate) mod child;
 pub(crate) mod host;
+pub(crate) mod net;
 pub(crate) mod task;
 pub(crate) mod timer;
+#[cfg(feature = "smol")]
 mod with_smol;
 #[cfg(feature = "tokio")]
 mod with_tokio;
@@ -47,6 +49,7 @@ pub(crate) enum Runtime {
     /// async-io's reactor and timers, async-process's children. The host's handlers run as
     /// tasks on smol's global executor when `spawn` is set (`connect_smol`), else inside the
     /// driver's own task (`connect`: the driver runs wherever the host spawned it).
+    #[cfg(feature = "smol")]
     Smol { spawn: bool },
     /// tokio's reactor, timers, children and tasks, on this runtime.
     #[cfg(feature = "tokio")]
@@ -57,30 +60,47 @@ impl Runtime {
     /// Now, on this runtime's clock: tokio's (which a test may pause and advance), async-io's
     /// (the system's monotonic clock).
     pub(crate) fn now(&self) -> std::time::Instant {
-        match self {
+        match *self {
+            #[cfg(feature = "smol")]
             Runtime::Smol { .. } => std::time::Instant::now(),
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => timer::tokio_now(handle),
+            Runtime::Tokio(ref handle) => timer::tokio_now(handle),
         }
+    }
+
+    /// The runtime of what is made apart from a connection (the default HTTP client made
+    /// alone): smol's when this build has it, else the tokio runtime current here, if any.
+    pub(crate) fn ambient() -> Option<Runtime> {
+        #[cfg(feature = "smol")]
+        return Some(Runtime::Smol { spawn: false });
+        #[cfg(all(not(feature = "smol"), feature = "tokio"))]
+        return ::tokio::runtime::Handle::try_current()
+            .ok()
+            .map(Runtime::Tokio);
+        #[cfg(not(any(feature = "smol", feature = "tokio")))]
+        return None;
     }
 
     /// A timer, not armed.
     pub(crate) fn timer(&self) -> Timer {
-        match self {
+        match *self {
+            #[cfg(feature = "smol")]
             Runtime::Smol { .. } => Timer::smol(),
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => Timer::tokio(handle.clone()),
+            Runtime::Tokio(ref handle) => Timer::tokio(handle.clone()),
         }
     }
 
     /// Spawns `future` as a task of its own, or gives it back when this runtime runs tasks
     /// inside the driver's task.
     pub(crate) fn spawn(&self, future: BoxFuture<()>) -> Result<Task, BoxFuture<()>> {
-        match self {
+        match *self {
+            #[cfg(feature = "smol")]
             Runtime::Smol { spawn: true } => Ok(Task::smol(::smol::spawn(future))),
+            #[cfg(feature = "smol")]
             Runtime::Smol { spawn: false } => Err(future),
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => Ok(Task::tokio(handle.spawn(future))),
+            Runtime::Tokio(ref handle) => Ok(Task::tokio(handle.spawn(future))),
         }
     }
 
@@ -88,13 +108,31 @@ impl Runtime {
     /// one, on the spawner thread.
     pub(crate) fn spawn_server(&self, config: &StdioConfig) -> io::Result<Child> {
         let cmd = spawn::command(config);
-        match self {
+        match *self {
+            #[cfg(feature = "smol")]
             Runtime::Smol { .. } => spawn::on_spawner_thread(move || with_smol::spawn_child(cmd)),
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(handle) => {
+            Runtime::Tokio(ref handle) => {
                 let handle = handle.clone();
                 spawn::on_spawner_thread(move || with_tokio::spawn_child(&handle, cmd))
             }
         }
+    }
+}
+
+/// Runs `test` on each runtime this build has (smol's `block_on`; tokio's current_thread and
+/// multi-thread runtimes), given the runtime it runs on.
+#[cfg(test)]
+pub(crate) fn on_each(test: impl Fn(Runtime) -> BoxFuture<()>) {
+    #[cfg(feature = "smol")]
+    ::smol::block_on(test(Runtime::Smol { spawn: false }));
+    #[cfg(feature = "tokio")]
+    for multi_thread in [false, true] {
+        let mut builder = match multi_thread {
+            false => ::tokio::runtime::Builder::new_current_thread(),
+            true => ::tokio::runtime::Builder::new_multi_thread(),
+        };
+        let rt = builder.enable_all().build().expect("a tokio runtime");
+        rt.block_on(test(Runtime::Tokio(rt.handle().clone())));
     }
 }

@@ -6,12 +6,14 @@
 pub(crate) struct Task(Inner);
 
 enum Inner {
+    #[cfg(feature = "smol")]
     Smol(smol::Task<()>),
     #[cfg(feature = "tokio")]
     Tokio(::tokio::task::JoinHandle<()>),
 }
 
 impl Task {
+    #[cfg(feature = "smol")]
     pub(crate) fn smol(task: smol::Task<()>) -> Task {
         Task(Inner::Smol(task))
     }
@@ -23,21 +25,23 @@ impl Task {
 
     /// Whether the task has ended.
     pub(crate) fn is_finished(&self) -> bool {
-        match &self.0 {
-            Inner::Smol(task) => task.is_finished(),
+        match self.0 {
+            #[cfg(feature = "smol")]
+            Inner::Smol(ref task) => task.is_finished(),
             #[cfg(feature = "tokio")]
-            Inner::Tokio(task) => task.is_finished(),
+            Inner::Tokio(ref task) => task.is_finished(),
         }
     }
 }
 
 impl Drop for Task {
     fn drop(&mut self) {
-        match &self.0 {
+        match self.0 {
             // A smol task is cancelled when its handle is dropped.
+            #[cfg(feature = "smol")]
             Inner::Smol(_) => {}
             #[cfg(feature = "tokio")]
-            Inner::Tokio(task) => task.abort(),
+            Inner::Tokio(ref task) => task.abort(),
         }
     }
 }

@@ -19,6 +19,7 @@ pub(crate) struct Timer(Inner);
 
 enum Inner {
     /// async-io's timer (its reactor).
+    #[cfg(feature = "smol")]
     Smol(async_io::Timer),
     /// tokio's timer; made at the first `set_at` (inside the runtime's context), dropped once it
     /// fired.
@@ -31,6 +32,7 @@ enum Inner {
 
 impl Timer {
     /// async-io's timer, not armed.
+    #[cfg(feature = "smol")]
     pub(crate) fn smol() -> Timer {
         Timer(Inner::Smol(async_io::Timer::never()))
     }
@@ -46,21 +48,26 @@ impl Timer {
 
     /// Now, on the clock of the timer's runtime (see [`Runtime::now`](super::Runtime::now)).
     pub(crate) fn now(&self) -> Instant {
-        match &self.0 {
+        match self.0 {
+            #[cfg(feature = "smol")]
             Inner::Smol(_) => Instant::now(),
             #[cfg(feature = "tokio")]
-            Inner::Tokio { handle, .. } => tokio_now(handle),
+            Inner::Tokio { ref handle, .. } => tokio_now(handle),
         }
     }
 
     /// Arms the timer for `at` (moves it there when it was armed).
     pub(crate) fn set_at(&mut self, at: Instant) {
-        match &mut self.0 {
-            Inner::Smol(timer) => {
+        match self.0 {
+            #[cfg(feature = "smol")]
+            Inner::Smol(ref mut timer) => {
                 timer.set_at(at);
             }
             #[cfg(feature = "tokio")]
-            Inner::Tokio { handle, sleep } => {
+            Inner::Tokio {
+                ref handle,
+                ref mut sleep,
+            } => {
                 let at = ::tokio::time::Instant::from_std(at);
                 match sleep {
                     Some(sleep) => sleep.as_mut().reset(at),
@@ -75,20 +82,22 @@ impl Timer {
 
     /// Disarms the timer.
     pub(crate) fn clear(&mut self) {
-        match &mut self.0 {
-            Inner::Smol(timer) => *timer = async_io::Timer::never(),
+        match self.0 {
+            #[cfg(feature = "smol")]
+            Inner::Smol(ref mut timer) => *timer = async_io::Timer::never(),
             #[cfg(feature = "tokio")]
-            Inner::Tokio { sleep, .. } => *sleep = None,
+            Inner::Tokio { ref mut sleep, .. } => *sleep = None,
         }
     }
 
     /// `Ready` once when the instant has come (then disarmed), else `Pending` with `cx`'s waker
     /// kept to be woken then.
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match &mut self.0 {
-            Inner::Smol(timer) => Pin::new(timer).poll(cx).map(|_| ()),
+        match self.0 {
+            #[cfg(feature = "smol")]
+            Inner::Smol(ref mut timer) => Pin::new(timer).poll(cx).map(|_| ()),
             #[cfg(feature = "tokio")]
-            Inner::Tokio { sleep, .. } => {
+            Inner::Tokio { ref mut sleep, .. } => {
                 let Some(armed) = sleep.as_mut() else {
                     return Poll::Pending;
                 };

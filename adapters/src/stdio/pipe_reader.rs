@@ -8,12 +8,14 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+#[cfg(feature = "smol")]
 use futures_lite::AsyncRead;
 
-#[cfg(unix)]
+#[cfg(all(unix, feature = "smol"))]
 use crate::drain_read::DrainRead;
 
 /// A byte stream given by the caller (`connect_streams`), or a child's pipe on Windows.
+#[cfg(feature = "smol")]
 pub(crate) type Stream = Pin<Box<dyn AsyncRead + Send>>;
 
 /// What one read gave.
@@ -30,9 +32,10 @@ pub(crate) enum Read {
 /// A child's stdout or stderr, or any byte stream.
 pub(crate) enum PipeReader {
     /// A pipe read through its descriptor.
-    #[cfg(unix)]
+    #[cfg(all(unix, feature = "smol"))]
     Pipe(DrainRead<std::fs::File>),
     /// Anything else, through `AsyncRead`.
+    #[cfg(feature = "smol")]
     Stream(Stream),
     /// A pipe of tokio's, or a stream given to `mcpwire::tokio::connect_streams`.
     #[cfg(feature = "tokio")]
@@ -41,7 +44,7 @@ pub(crate) enum PipeReader {
 
 impl PipeReader {
     /// A reader for a child's pipe (on Unix, its descriptor taken over from async-process).
-    #[cfg(unix)]
+    #[cfg(all(unix, feature = "smol"))]
     pub(crate) fn pipe<P>(pipe: P) -> PipeReader
     where
         P: std::os::fd::AsFd + AsyncRead + Send + 'static,
@@ -59,7 +62,7 @@ impl PipeReader {
     }
 
     /// A reader for a child's pipe.
-    #[cfg(not(unix))]
+    #[cfg(all(not(unix), feature = "smol"))]
     pub(crate) fn pipe<P>(pipe: P) -> PipeReader
     where
         P: AsyncRead + Send + 'static,
@@ -97,20 +100,21 @@ impl PipeReader {
     /// `AsyncRead`, which tries a read first on Unix; on Windows async-process's reading thread
     /// may still be delivering the last bytes, and the driver does not wait for them.
     pub(crate) fn writer_gone(&mut self) {
-        match self {
-            #[cfg(unix)]
-            PipeReader::Pipe(pipe) => pipe.expect_something(),
+        match *self {
+            #[cfg(all(unix, feature = "smol"))]
+            PipeReader::Pipe(ref mut pipe) => pipe.expect_something(),
+            #[cfg(feature = "smol")]
             PipeReader::Stream(_) => {}
             #[cfg(feature = "tokio")]
-            PipeReader::Tokio(reader) => reader.read_at_once = true,
+            PipeReader::Tokio(ref mut reader) => reader.read_at_once = true,
         }
     }
 
     /// Reads once into `buf`.
     pub(crate) fn read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Read {
-        match self {
-            #[cfg(unix)]
-            PipeReader::Pipe(pipe) => match pipe.poll_read(cx, buf) {
+        match *self {
+            #[cfg(all(unix, feature = "smol"))]
+            PipeReader::Pipe(ref mut pipe) => match pipe.poll_read(cx, buf) {
                 Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => Read::End,
                 Poll::Ready(Ok(n)) => Read::Bytes {
                     n,
@@ -118,14 +122,15 @@ impl PipeReader {
                 },
                 Poll::Pending => Read::Pending,
             },
-            PipeReader::Stream(stream) => match stream.as_mut().poll_read(cx, buf) {
+            #[cfg(feature = "smol")]
+            PipeReader::Stream(ref mut stream) => match stream.as_mut().poll_read(cx, buf) {
                 Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => Read::End,
                 // Only `Pending` tells a stream is drained.
                 Poll::Ready(Ok(n)) => Read::Bytes { n, drained: false },
                 Poll::Pending => Read::Pending,
             },
             #[cfg(feature = "tokio")]
-            PipeReader::Tokio(reader) => reader.read(cx, buf),
+            PipeReader::Tokio(ref mut reader) => reader.read(cx, buf),
         }
     }
 }
@@ -191,7 +196,7 @@ impl TokioReader {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(all(test, unix, feature = "smol"))]
 mod tests {
     use super::*;
     use std::process::Stdio;

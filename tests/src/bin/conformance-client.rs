@@ -42,6 +42,7 @@ use mcpwire::{
     CallOptions, CallToolResult, Client, ConnectOptions, Era, Handlers, HttpExchangeNote,
     ServerConfig, Tool,
 };
+use mcpwire_tests::scenario::Runtime;
 use serde_json::{json, Value};
 
 /// How long one call may go unanswered; shorter than the suite's own 30 s so that a stuck call
@@ -98,7 +99,13 @@ impl Scenario {
 
 fn main() -> ExitCode {
     let name = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    match setup(&name).and_then(|(scenario, url)| smol::block_on(run(scenario, &url))) {
+    // smol, or tokio when `MCPWIRE_TEST_RUNTIME=tokio` (the connection then runs on tokio: its
+    // HTTP client on tokio's sockets).
+    let runtime = Runtime::from_env();
+    let limit = Duration::from_secs(600);
+    let ran = setup(&name)
+        .and_then(|(scenario, url)| runtime.run(limit, run(runtime, scenario, &url), String::new));
+    match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let e = e.replace('\n', " ");
@@ -130,7 +137,7 @@ fn era() -> Era {
     }
 }
 
-async fn run(scenario: Scenario, url: &str) -> Result<(), String> {
+async fn run(runtime: Runtime, scenario: Scenario, url: &str) -> Result<(), String> {
     let mut options = ConnectOptions {
         era: era(),
         ..ConnectOptions::default()
@@ -169,7 +176,8 @@ async fn run(scenario: Scenario, url: &str) -> Result<(), String> {
             }
         }));
     }
-    let client = mcpwire::connect_smol(&ServerConfig::http(url), options)
+    let client = runtime
+        .connect(&ServerConfig::http(url), options)
         .await
         .map_err(|e| e.to_string())?;
     if scenario == Scenario::ElicitationDefaults && era() == Era::Handshake {

@@ -17,6 +17,7 @@ use crate::http::proxy_words::{
 };
 use crate::http::tls_diagnosis;
 use crate::http::url_parts::UrlParts;
+use crate::runtime::Runtime;
 
 /// The options, and the PEM bundle trusted: what building a client and explaining a failure
 /// need (a second TLS handshake trusts and presents what libcurl did; a second connection
@@ -86,7 +87,11 @@ async fn plain_port(failure: HttpFailure, url: &str, diagnosis: &Arc<Diagnosis>)
         return failure;
     }
     let prior = diagnosis.options.version == HttpVersionChoice::Http2PriorKnowledge;
-    tls_diagnosis::port_hint(failure, url, diagnosis.options.connect_timeout, prior).await
+    // libcurl's backend runs on smol's side (its own agent thread; looks on smol's blocking
+    // threads).
+    let runtime = Runtime::Smol { spawn: false };
+    let timeout = diagnosis.options.connect_timeout;
+    tls_diagnosis::port_hint(&runtime, failure, url, timeout, prior).await
 }
 
 /// A failure to connect through a proxy, as the proxy's: it cannot be reached, it refused the

@@ -1,5 +1,5 @@
 //! One connection of mcpwire's own HTTP/1.1 client: a TCP socket read on the connection's
-//! reactor (see [`DrainRead`]), plain or with TLS over it (rustls's own API: the socket stays
+//! runtime's reactor (see [`Socket`]: one `read` per readiness event), plain or with TLS over it (rustls's own API: the socket stays
 //! ours, so a TLS read costs the same one `read` per readiness event a plain one does).
 //!
 //! A TLS failure is rustls's error, which names the reason (an unknown issuer, a name that
@@ -7,26 +7,24 @@
 //! not speak TLS): no second handshake is needed to explain it.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
-use async_io::Async;
-use futures_lite::AsyncWriteExt;
 use mcpwire_core::error::{HttpErrorKind, TlsFailure};
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection};
 
-use crate::drain_read::DrainRead;
 use crate::http::backend::HttpFailure;
 use crate::http::tls_diagnosis::{answered_with, is_tls_record, reason_of, words_of};
+use crate::runtime::net::Socket;
 
 /// How much one read of the socket takes.
 pub(super) const READ_SIZE: usize = 16 * 1024;
 
 /// One connection; its local address kept for the exchange observer.
 pub(super) struct Conn {
-    stream: DrainRead<TcpStream>,
+    stream: Socket,
     tls: Option<Box<Tls>>,
     pub(super) local_addr: Option<SocketAddr>,
 }
@@ -50,10 +48,10 @@ struct Tls {
 
 impl Conn {
     /// A plain connection.
-    pub(super) fn plain(stream: Async<TcpStream>) -> Conn {
-        let local_addr = stream.get_ref().local_addr().ok();
+    pub(super) fn plain(stream: Socket) -> Conn {
+        let local_addr = stream.local_addr();
         Conn {
-            stream: DrainRead::new(stream),
+            stream,
             tls: None,
             local_addr,
         }
@@ -134,7 +132,7 @@ impl Conn {
         while tls.session.wants_write() {
             tls.out.clear();
             tls.session.write_tls(&mut tls.out)?;
-            self.stream.get_mut().write_all(&tls.out).await?;
+            self.stream.write_all(&tls.out).await?;
         }
         Ok(())
     }
@@ -142,7 +140,7 @@ impl Conn {
     /// Writes all of `bytes` (over TLS, encrypted).
     pub(super) async fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
         if self.tls.is_none() {
-            return self.stream.get_mut().write_all(bytes).await;
+            return self.stream.write_all(bytes).await;
         }
         // Anything rustls still owes the server goes first (a key update's answer).
         self.flush_tls().await?;
@@ -268,9 +266,7 @@ impl Conn {
         if !self.holds_nothing_unread() {
             return false;
         }
-        let mut probe = [0u8; 1];
-        let peeked = self.stream.get_ref().get_ref().peek(&mut probe);
-        matches!(peeked, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+        self.stream.is_quiet()
     }
 }
 

@@ -22,6 +22,7 @@ use super::pool::Pool;
 use super::target::Target;
 use crate::http::backend::{HttpFailure, HttpResponse, HttpVersion};
 use crate::http::tls_diagnosis;
+use crate::runtime::Runtime;
 
 /// How an exchange of this client went: done here, or not begun, its server's TLS having
 /// agreed `h2` (the request is given back, unsent, for the router to send where HTTP/2 is
@@ -40,16 +41,23 @@ impl From<HttpFailure> for Exchanged {
     }
 }
 
-/// One exchange with `target`: on an idle connection of `pool` or a new one (opened within
-/// `connect_timeout`, with TLS by `tls` for `https://`).
+/// How a new connection is opened: on which runtime, within which timeout, with which TLS
+/// configuration (`https://`).
+pub(super) struct How {
+    pub(super) runtime: Runtime,
+    pub(super) connect_timeout: Duration,
+    pub(super) tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+/// One exchange with `target`: on an idle connection of `pool` or a new one (opened as `how`
+/// says).
 pub(super) async fn exchange(
     pool: Arc<Pool>,
-    connect_timeout: Duration,
-    tls: Option<Arc<rustls::ClientConfig>>,
+    how: How,
     target: Arc<Target>,
     request: HttpRequest,
 ) -> Exchanged {
-    match exchange_http1(pool, connect_timeout, tls, target, request).await {
+    match exchange_http1(pool, how, target, request).await {
         Ok(done) => done,
         Err(failure) => failure.into(),
     }
@@ -58,8 +66,7 @@ pub(super) async fn exchange(
 /// One exchange in HTTP/1.1 (see [`exchange`]).
 async fn exchange_http1(
     pool: Arc<Pool>,
-    connect_timeout: Duration,
-    tls: Option<Arc<rustls::ClientConfig>>,
+    how: How,
     target: Arc<Target>,
     request: HttpRequest,
 ) -> Result<Exchanged, HttpFailure> {
@@ -95,7 +102,10 @@ async fn exchange_http1(
     };
     let (mut conn, reused) = match pooled {
         Some(conn) => (conn, true),
-        None => (open(&target, connect_timeout, tls).await?, false),
+        None => (
+            open(&how.runtime, &target, how.connect_timeout, how.tls.clone()).await?,
+            false,
+        ),
     };
     if conn.agreed_http2() {
         // ALPN chose HTTP/2: not this client's; nothing was sent on the connection.
@@ -117,9 +127,7 @@ async fn exchange_http1(
                 Err(failure) if reused || target.tls || target.proxy.is_some() => {
                     return Err(failure)
                 }
-                Err(failure) => {
-                    return Err(not_http(failure, &buf, &pool, &target, connect_timeout).await)
-                }
+                Err(failure) => return Err(not_http(failure, &buf, &pool, &target, &how).await),
             }
         }
         // A server may answer before it has read the whole request (a 413 for a body too
@@ -203,7 +211,7 @@ async fn not_http(
     buf: &[u8],
     pool: &Pool,
     target: &Target,
-    connect_timeout: Duration,
+    how: &How,
 ) -> HttpFailure {
     if failure.kind != HttpErrorKind::HeadCutShort || pool.answered.has(&target.key) {
         return failure;
@@ -217,7 +225,8 @@ async fn not_http(
     if !buf.is_empty() {
         return failure;
     }
-    tls_diagnosis::port_hint(failure, &target.url, connect_timeout, false).await
+    let timeout = how.connect_timeout;
+    tls_diagnosis::port_hint(&how.runtime, failure, &target.url, timeout, false).await
 }
 
 fn cut_head(received: bool, buf: &[u8], reused: bool) -> HttpFailure {

@@ -8,16 +8,14 @@
 //! and the attempts still running are dropped, which closes their sockets. The caller bounds the
 //! whole with its own connect timeout.
 
-use std::future::Future;
 use std::io;
-use std::net::{SocketAddr, TcpStream};
-use std::pin::Pin;
+use std::net::SocketAddr;
 use std::task::Poll;
-use std::time::Duration;
-
-use async_io::{Async, Timer};
+use std::time::{Duration, Instant};
 
 use crate::future::BoxFuture;
+use crate::runtime::net::Socket;
+use crate::runtime::Runtime;
 
 /// How long an attempt runs alone before the next one starts beside it: RFC 8305's
 /// recommended Connection Attempt Delay, long enough for a nearby server to answer on the first
@@ -25,18 +23,21 @@ use crate::future::BoxFuture;
 const ATTEMPT_DELAY: Duration = Duration::from_millis(250);
 
 /// Connects to the first of `addrs` (in the resolver's order) to answer, with
-/// [`ATTEMPT_DELAY`] between the starts of the attempts; the last error when none does.
-pub(crate) async fn connect(addrs: Vec<SocketAddr>) -> io::Result<Async<TcpStream>> {
-    connect_with_delay(addrs, ATTEMPT_DELAY).await
+/// [`ATTEMPT_DELAY`] between the starts of the attempts, on `runtime` (its sockets and its
+/// timer); the last error when none does.
+pub(crate) async fn connect(runtime: &Runtime, addrs: Vec<SocketAddr>) -> io::Result<Socket> {
+    connect_with_delay(runtime, addrs, ATTEMPT_DELAY).await
 }
 
 /// [`connect`] with `delay` between the starts of the attempts (the tests use a short one).
 async fn connect_with_delay(
+    runtime: &Runtime,
     addrs: Vec<SocketAddr>,
     delay: Duration,
-) -> io::Result<Async<TcpStream>> {
-    race(interleave(addrs), delay, |addr| {
-        Box::pin(Async::<TcpStream>::connect(addr))
+) -> io::Result<Socket> {
+    race(runtime, interleave(addrs), delay, |addr| {
+        let runtime = runtime.clone();
+        Box::pin(async move { runtime.connect_tcp(addr).await })
     })
     .await
 }
@@ -44,8 +45,9 @@ async fn connect_with_delay(
 /// The first of the attempts `attempt` makes for `addrs`, in this order, to succeed: the next
 /// starts when one has failed or the latest has run for `delay`, and the rest are dropped once
 /// one succeeds. The last error when all fail. Apart from the sockets, so the tests can make
-/// an attempt that never ends wherever they run.
+/// an attempt that never ends wherever they run; `runtime`'s timer.
 async fn race<T>(
+    runtime: &Runtime,
     addrs: Vec<SocketAddr>,
     delay: Duration,
     mut attempt: impl FnMut(SocketAddr) -> BoxFuture<io::Result<T>>,
@@ -54,7 +56,7 @@ async fn race<T>(
     // The attempts in progress, oldest first (boxed: each stays put while the list changes).
     let mut attempts: Vec<BoxFuture<io::Result<T>>> = Vec::new();
     // When the latest attempt has had its delay; set as each attempt starts.
-    let mut timer = Timer::never();
+    let mut timer = runtime.timer();
     let mut last = None;
     std::future::poll_fn(|cx| loop {
         // How many new attempts are due: one for each that failed, one when none runs.
@@ -74,7 +76,7 @@ async fn race<T>(
         }
         if attempts.is_empty() {
             due = due.max(1);
-        } else if due == 0 && Pin::new(&mut timer).poll(cx).is_ready() {
+        } else if due == 0 && timer.poll(cx).is_ready() {
             // The latest attempt has had its delay without an answer.
             due = 1;
         }
@@ -84,7 +86,7 @@ async fn race<T>(
             started = true;
         }
         if started {
-            timer.set_after(delay);
+            timer.set_at(Instant::now() + delay);
             // Poll the new attempts and the timer so they can wake this task.
             continue;
         }
@@ -125,10 +127,11 @@ fn interleave(addrs: Vec<SocketAddr>) -> Vec<SocketAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::on_each;
     use futures_lite::{future, FutureExt};
+    use std::future::Future;
     use std::net::TcpListener;
     use std::sync::Arc;
-    use std::time::Instant;
 
     /// A listener on 127.0.0.1 (the system completes connects to it without an `accept`).
     fn listener() -> (TcpListener, SocketAddr) {
@@ -142,16 +145,28 @@ mod tests {
         listener().1
     }
 
-    /// `connecting` run to its end, failed after 10 s (a test that goes wrong does not hang).
-    fn within_10s<T>(connecting: impl Future<Output = io::Result<T>>) -> io::Result<T> {
-        smol::block_on(connecting.or(async {
-            Timer::after(Duration::from_secs(10)).await;
-            Err(io::Error::new(io::ErrorKind::TimedOut, "no end in 10 s"))
-        }))
+    /// `connecting` run to its end on `runtime`, failed after 10 s (a test that goes wrong
+    /// does not hang).
+    async fn within_10s<T>(
+        runtime: &Runtime,
+        connecting: impl Future<Output = io::Result<T>>,
+    ) -> io::Result<T> {
+        connecting
+            .or(async {
+                runtime.sleep(Duration::from_secs(10)).await;
+                Err(io::Error::new(io::ErrorKind::TimedOut, "no end in 10 s"))
+            })
+            .await
     }
 
-    fn peer(stream: &Async<TcpStream>) -> SocketAddr {
-        stream.get_ref().peer_addr().unwrap()
+    fn peer(stream: &Socket) -> SocketAddr {
+        let peer = match stream {
+            #[cfg(feature = "smol")]
+            Socket::Smol(stream) => stream.get_ref().get_ref().peer_addr(),
+            #[cfg(feature = "tokio")]
+            Socket::Tokio(stream) => stream.peer_addr(),
+        };
+        peer.unwrap()
     }
 
     #[test]
@@ -173,68 +188,90 @@ mod tests {
 
     #[test]
     fn an_attempt_that_never_ends_is_passed_after_the_delay() {
-        // The first attempt hangs wherever this runs (holding `held` until it is dropped); the
-        // second is a real connect.
-        let silent = SocketAddr::from(([192, 0, 2, 1], 9));
-        let (_listener, live) = listener();
-        let held = Arc::new(());
-        let delay = Duration::from_millis(100);
-        let started = Instant::now();
-        let stream = within_10s(race(vec![silent, live], delay, |addr| {
-            if addr == silent {
-                let held = held.clone();
-                Box::pin(async move {
-                    let _held = held;
-                    future::pending().await
-                })
-            } else {
-                Box::pin(Async::<TcpStream>::connect(addr))
-            }
-        }))
-        .unwrap();
-        assert_eq!(peer(&stream), live);
-        // Not before the delay; long before any connect timeout.
-        let took = started.elapsed();
-        assert!(took >= delay && took < Duration::from_secs(3), "{took:?}");
-        assert_eq!(
-            Arc::strong_count(&held),
-            1,
-            "the attempt that lost is dropped"
-        );
+        on_each(|runtime| {
+            Box::pin(async move {
+                // The first attempt hangs wherever this runs (holding `held` until it is
+                // dropped); the second is a real connect.
+                let silent = SocketAddr::from(([192, 0, 2, 1], 9));
+                let (_listener, live) = listener();
+                let held = Arc::new(());
+                let delay = Duration::from_millis(100);
+                let started = Instant::now();
+                let attempt = |addr| -> BoxFuture<io::Result<Socket>> {
+                    if addr == silent {
+                        let held = held.clone();
+                        Box::pin(async move {
+                            let _held = held;
+                            future::pending().await
+                        })
+                    } else {
+                        let runtime = runtime.clone();
+                        Box::pin(async move { runtime.connect_tcp(addr).await })
+                    }
+                };
+                let raced = race(&runtime, vec![silent, live], delay, attempt);
+                let stream = within_10s(&runtime, raced).await.unwrap();
+                assert_eq!(peer(&stream), live);
+                // Not before the delay; long before any connect timeout.
+                let took = started.elapsed();
+                assert!(took >= delay && took < Duration::from_secs(3), "{took:?}");
+                assert_eq!(
+                    Arc::strong_count(&held),
+                    1,
+                    "the attempt that lost is dropped"
+                );
+            })
+        });
     }
 
     #[test]
     fn an_address_that_never_answers_is_passed_after_the_delay() {
-        // Routed nowhere: a connect to it typically hangs. Where there is no route at all it
-        // fails at once (this then shows the fallback only), and where something on the way
-        // answers for every address (an intercepting proxy) it may win: either is a success.
-        let blackhole = SocketAddr::from(([10, 255, 255, 1], 9));
-        let (_listener, live) = listener();
-        let started = Instant::now();
-        let stream = within_10s(connect_with_delay(
-            vec![blackhole, live],
-            Duration::from_millis(100),
-        ))
-        .unwrap();
-        assert!([live, blackhole].contains(&peer(&stream)));
-        assert!(started.elapsed() < Duration::from_secs(3));
+        on_each(|runtime| {
+            Box::pin(async move {
+                // Routed nowhere: a connect to it typically hangs. Where there is no route at
+                // all it fails at once (this then shows the fallback only), and where something
+                // on the way answers for every address (an intercepting proxy) it may win:
+                // either is a success.
+                let blackhole = SocketAddr::from(([10, 255, 255, 1], 9));
+                let (_listener, live) = listener();
+                let started = Instant::now();
+                let delay = Duration::from_millis(100);
+                let connecting = connect_with_delay(&runtime, vec![blackhole, live], delay);
+                let stream = within_10s(&runtime, connecting).await.unwrap();
+                assert!([live, blackhole].contains(&peer(&stream)));
+                assert!(started.elapsed() < Duration::from_secs(3));
+            })
+        });
     }
 
     #[test]
     fn a_refused_address_passes_to_the_next_without_the_delay() {
-        // A delay longer than the cap: only the refusal can have started the second attempt.
-        let (_listener, live) = listener();
-        let delay = Duration::from_secs(60);
-        let stream = within_10s(connect_with_delay(vec![refusing(), live], delay)).unwrap();
-        assert_eq!(peer(&stream), live);
+        on_each(|runtime| {
+            Box::pin(async move {
+                // A delay longer than the cap: only the refusal can have started the second
+                // attempt.
+                let (_listener, live) = listener();
+                let delay = Duration::from_secs(60);
+                let connecting = connect_with_delay(&runtime, vec![refusing(), live], delay);
+                let stream = within_10s(&runtime, connecting).await.unwrap();
+                assert_eq!(peer(&stream), live);
+            })
+        });
     }
 
     #[test]
     fn all_refused_is_the_last_error() {
-        let delay = Duration::from_millis(100);
-        let err = within_10s(connect_with_delay(vec![refusing(), refusing()], delay))
-            .expect_err("refused");
-        assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused, "{err}");
-        assert!(within_10s(connect_with_delay(vec![], delay)).is_err());
+        on_each(|runtime| {
+            Box::pin(async move {
+                let delay = Duration::from_millis(100);
+                let connecting = connect_with_delay(&runtime, vec![refusing(), refusing()], delay);
+                let Err(err) = within_10s(&runtime, connecting).await else {
+                    panic!("refused, yet connected");
+                };
+                assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused, "{err}");
+                let none = connect_with_delay(&runtime, vec![], delay);
+                assert!(within_10s(&runtime, none).await.is_err());
+            })
+        });
     }
 }

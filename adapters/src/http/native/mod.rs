@@ -29,6 +29,7 @@ use mcpwire_core::HttpRequest;
 use self::pool::Pool;
 use crate::http::backend::{check_headers, HttpFailure};
 use crate::http::options::{HttpClientOptions, HttpVersionChoice, TlsOptions};
+use crate::runtime::Runtime;
 
 pub(crate) use self::exchange::Exchanged;
 pub(crate) use self::proxy::Hop;
@@ -43,9 +44,13 @@ mod pool;
 mod proxy;
 mod target;
 
-/// mcpwire's own HTTP/1.1 client: its pool of idle connections and its TLS configuration.
+/// mcpwire's own HTTP/1.1 client: its pool of idle connections and its TLS configuration, on
+/// its connection's runtime.
 pub(crate) struct Http1Client {
     pool: Arc<Pool>,
+    /// The runtime its sockets, name lookups and timers are on (none: the ambient one at each
+    /// request, see [`Runtime::ambient`]).
+    runtime: Option<Runtime>,
     connect_timeout: Duration,
     tls_options: TlsOptions,
     /// Whether the TLS handshake offers `h2` (the options allow HTTP/2).
@@ -55,10 +60,12 @@ pub(crate) struct Http1Client {
 }
 
 impl Http1Client {
-    /// The client for `options` (nothing is connected yet).
+    /// The client for `options` (nothing is connected yet), on the ambient runtime at each
+    /// request until [`set_runtime`](Self::set_runtime).
     pub(crate) fn new(options: &HttpClientOptions) -> Self {
         Http1Client {
             pool: Arc::new(Pool::new(options.idle_connection_lifetime)),
+            runtime: None,
             connect_timeout: options.connect_timeout,
             tls_options: options.tls.clone(),
             // Only libcurl speaks HTTP/2 here: without it, `h2` is never offered.
@@ -66,6 +73,11 @@ impl Http1Client {
                 && options.version != HttpVersionChoice::Http1Only,
             tls: OnceLock::new(),
         }
+    }
+
+    /// Its sockets, name lookups and timers go on `runtime` (a connection's) from now on.
+    pub(crate) fn set_runtime(&mut self, runtime: Runtime) {
+        self.runtime = Some(runtime);
     }
 
     /// Whether the TLS handshake offers `h2` as well as `http/1.1` (the options allow HTTP/2).
@@ -105,13 +117,33 @@ impl Http1Client {
         let pool = self.pool.clone();
         let connect_timeout = self.connect_timeout;
         let ready = check_headers(&request)
-            .and_then(|()| target.tls.then(|| self.tls_config()).transpose());
+            .and_then(|()| target.tls.then(|| self.tls_config()).transpose())
+            .and_then(|tls| Ok((self.runtime()?, tls)));
         async move {
             match ready {
-                Ok(tls) => exchange::exchange(pool, connect_timeout, tls, target, request).await,
+                Ok((runtime, tls)) => {
+                    let how = exchange::How {
+                        runtime,
+                        connect_timeout,
+                        tls,
+                    };
+                    exchange::exchange(pool, how, target, request).await
+                }
                 Err(failure) => failure.into(),
             }
         }
+    }
+
+    /// The runtime of this request: the client's, or the ambient one.
+    fn runtime(&self) -> Result<Runtime, HttpFailure> {
+        self.runtime
+            .clone()
+            .or_else(Runtime::ambient)
+            .ok_or_else(|| {
+                let message = "no async runtime to send the request on (mcpwire's HTTP client \
+                           runs on smol, or on the tokio runtime current where it is used)";
+                HttpFailure::new(HttpErrorKind::Other, message, true)
+            })
     }
 }
 

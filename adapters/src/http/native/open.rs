@@ -1,13 +1,13 @@
-//! A new connection of mcpwire's own client, and every wait on the network it makes: the
-//! host's name resolved (on a blocking thread), the TCP connect to its addresses by Happy
+//! A new connection of mcpwire's own client, and every wait on the network it makes, on the
+//! connection's runtime ([`Runtime`]'s network side): the host's name resolved (by the system's
+//! resolver, on a blocking thread), the TCP connect to its addresses by Happy
 //! Eyeballs ([`super::happy_eyeballs`]), an HTTP proxy's `CONNECT` tunnel, the TLS handshake,
 //! each bounded by the connect timeout's timer.
 
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_io::{Async, Timer};
 use futures_lite::FutureExt;
 use mcpwire_core::error::HttpErrorKind;
 
@@ -15,11 +15,14 @@ use super::conn::Conn;
 use super::happy_eyeballs;
 use super::target::Target;
 use crate::http::backend::HttpFailure;
+use crate::runtime::net::Socket;
+use crate::runtime::Runtime;
 
 /// A new connection to `target`: TCP (to its proxy, if it has one), then through an HTTP proxy
 /// for `https://` a `CONNECT` tunnel, then the TLS handshake for `https://` (`tls`); the TCP
 /// connect within the connect timeout, and the tunnel and the handshake within another.
 pub(super) async fn open(
+    runtime: &Runtime,
     target: &Target,
     timeout: Duration,
     tls: Option<Arc<rustls::ClientConfig>>,
@@ -29,10 +32,12 @@ pub(super) async fn open(
         Some(hop) => (hop.host.as_str(), hop.port),
         None => (target.host.as_str(), target.port),
     };
-    let stream = connect(host, port, timeout).await.map_err(|f| match hop {
-        Some(hop) => hop.connect_failed(f),
-        None => f,
-    })?;
+    let stream = connect(runtime, host, port, timeout)
+        .await
+        .map_err(|f| match hop {
+            Some(hop) => hop.connect_failed(f),
+            None => f,
+        })?;
     let mut conn = Conn::plain(stream);
     if hop.is_none() && tls.is_none() {
         return Ok(conn);
@@ -52,7 +57,7 @@ pub(super) async fn open(
         Ok(())
     };
     let timer = async {
-        Timer::after(timeout).await;
+        runtime.sleep(timeout).await;
         Err(HttpFailure::new(
             HttpErrorKind::ConnectTimeout,
             format!("no {what} within the connect timeout"),
@@ -67,13 +72,14 @@ pub(super) async fn open(
 /// Happy Eyeballs has them (an address that never answers does not hold up the others); the
 /// name's resolution and the connects together within `timeout`.
 async fn connect(
+    runtime: &Runtime,
     host: &str,
     port: u16,
     timeout: Duration,
-) -> Result<Async<TcpStream>, HttpFailure> {
+) -> Result<Socket, HttpFailure> {
     let attempt = async {
-        let addrs = resolve(host, port).await?;
-        happy_eyeballs::connect(addrs).await.map_err(|e| {
+        let addrs = resolve(runtime, host, port).await?;
+        happy_eyeballs::connect(runtime, addrs).await.map_err(|e| {
             HttpFailure::new(
                 HttpErrorKind::ConnectionRefused,
                 format!(
@@ -84,28 +90,24 @@ async fn connect(
         })
     };
     let timer = async {
-        Timer::after(timeout).await;
+        runtime.sleep(timeout).await;
         Err(HttpFailure::new(
             HttpErrorKind::ConnectTimeout,
             "no connection within the connect timeout",
             true,
         ))
     };
-    let stream = attempt.or(timer).await?;
-    // Small requests go out at once.
-    let _ = stream.get_ref().set_nodelay(true);
-    Ok(stream)
+    // Small requests go out at once: the socket is made so.
+    attempt.or(timer).await
 }
 
 /// The host's addresses: an IP literal as it is, a name through the system's resolver (on a
-/// blocking thread: it may take a while).
-async fn resolve(host: &str, port: u16) -> Result<Vec<SocketAddr>, HttpFailure> {
+/// blocking thread of the runtime's: it may take a while).
+async fn resolve(runtime: &Runtime, host: &str, port: u16) -> Result<Vec<SocketAddr>, HttpFailure> {
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
         return Ok(vec![SocketAddr::new(ip, port)]);
     }
-    let host = host.to_owned();
-    let found = smol::unblock(move || (host.as_str(), port).to_socket_addrs()).await;
-    match found.map(|a| a.collect::<Vec<_>>()) {
+    match runtime.resolve(host, port).await {
         Ok(addrs) if !addrs.is_empty() => Ok(addrs),
         Ok(_) | Err(_) => Err(HttpFailure::new(
             HttpErrorKind::NameResolution,

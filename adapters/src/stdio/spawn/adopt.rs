@@ -11,7 +11,6 @@
 //! to the spawner thread, which reaps it once it exits.
 
 use std::cell::RefCell;
-use std::fs::File;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
@@ -94,9 +93,11 @@ pub(super) fn reap_orphans() -> bool {
 }
 
 /// The child on smol's side: pipes and pidfd in async-io's reactor.
+#[cfg(feature = "smol")]
 pub(crate) fn on_smol(spawned: Spawned) -> io::Result<Child> {
     use crate::drain_read::DrainRead;
     use async_io::Async;
+    use std::fs::File;
 
     let Spawned {
         pid,
