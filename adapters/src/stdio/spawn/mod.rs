@@ -31,6 +31,8 @@ use mcpwire_core::config::{InheritEnv, StdioConfig};
 pub(crate) mod adopt;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod reap;
 #[cfg(any(windows, test))]
 mod search;
 #[cfg(unix)]
@@ -89,7 +91,7 @@ fn serve(rx: mpsc::Receiver<Job>) {
 /// Reaps the children nobody waits for that exited; whether some are left.
 #[cfg(target_os = "linux")]
 fn reap_orphans() -> bool {
-    adopt::reap_orphans()
+    reap::reap_orphans()
 }
 
 /// No orphans off Linux: the runtimes reap their own children.
@@ -102,7 +104,7 @@ fn reap_orphans() -> bool {
 /// reaps it once it exits.
 #[cfg(target_os = "linux")]
 fn orphan(pid: libc::pid_t) {
-    let job: Job = Box::new(move || adopt::keep_orphan(pid));
+    let job: Job = Box::new(move || reap::keep_orphan(pid));
     let _ = spawner()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
