@@ -17,9 +17,10 @@ pub(crate) fn raise() {
     if limit.rlim_cur == limit.rlim_max {
         return;
     }
-    // macOS refuses a soft limit above OPEN_MAX with an unlimited hard limit.
+    // macOS refuses a soft limit above `OPEN_MAX` (10240, `<sys/syslimits.h>`; the libc crate
+    // does not name it there) when the hard limit is unlimited.
     #[cfg(target_os = "macos")]
-    let target = limit.rlim_max.min(libc::OPEN_MAX as libc::rlim_t);
+    let target = limit.rlim_max.min(10_240);
     #[cfg(not(target_os = "macos"))]
     let target = limit.rlim_max;
     let raised = libc::rlimit {
