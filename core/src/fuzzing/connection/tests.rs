@@ -51,6 +51,11 @@ fn connection_holds_on_inputs_that_once_failed() {
     // After a close whose grace had passed, an answer still queued behind the gate went out,
     // its POST was answered with a stream, and nothing could end it.
     connection(include_bytes!("regressions/closed-mid-input.bin"));
+    // A re-issue of a call the connection made for itself (no host's command returned it)
+    // was told to the host as `Event::CallReissued`.
+    connection(include_bytes!(
+        "regressions/reissue-of-the-connections-own-call.bin"
+    ));
 }
 
 /// Hand-written sessions: the handshake answered well, calls with progress, answers (a

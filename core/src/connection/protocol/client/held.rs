@@ -107,6 +107,12 @@ impl ClientProtocol {
         self.held.list == Some(call)
     }
 
+    /// Whether `call` is one the connection made for itself, which no host's command returned:
+    /// its own `tools/list`, or a `subscriptions/listen` carrying resource subscriptions.
+    pub(super) fn is_connections_own(&self, call: CallId) -> bool {
+        self.is_own_list(call) || self.is_resource_listen(call)
+    }
+
     /// A call ended: whether it is the connection's own `tools/list` (then what waited for it
     /// goes on when [`resume_held`](Self::resume_held) runs).
     pub(super) fn own_list_ended(

@@ -54,9 +54,16 @@ impl ClientProtocol {
         // new id (told as an event, for traces).
         let _ = self.engine.fail(now, id, LocalError::StreamLost);
         let call = state.call;
-        self.events.push_back(
-            crate::connection::protocol::vocabulary::events::Event::CallReissued { call, reason },
-        );
+        // Told for the host's calls only: the connection's own (its `tools/list`, a listen that
+        // carries resource subscriptions) reach no caller, their events neither.
+        if !self.is_connections_own(call) {
+            self.events.push_back(
+                crate::connection::protocol::vocabulary::events::Event::CallReissued {
+                    call,
+                    reason,
+                },
+            );
+        }
         let sent = match state.retry.take() {
             // A stateless call in its input rounds: its round again, inputs and state included.
             Some(retry) => self.send_round(now, call, retry, true).map(|()| None),

@@ -157,6 +157,12 @@ impl ClientProtocol {
         }
     }
 
+    /// Whether `call` is a `subscriptions/listen` the connection made to carry resource
+    /// subscriptions.
+    pub(super) fn is_resource_listen(&self, call: CallId) -> bool {
+        self.resource_subs.by_listen.contains_key(&call) || self.resource_subs.ended.contains(&call)
+    }
+
     /// A call ended: whether it is one of our own listens (then nothing is reported for it,
     /// and the subscribe calls waiting for it end with how it ended).
     pub(super) fn resource_listen_ended(

@@ -29,11 +29,13 @@ impl ClientProtocol {
         let caps = self.declared_for(call);
         let max = self.config.max_input_rounds;
         let surfaced = retry.begin_round(call, requests, state, caps, max)?;
-        self.events.push_back(Event::InputRequired {
-            call,
-            round: retry.rounds(),
-            requests: surfaced.iter().map(|(id, _, _)| id.clone()).collect(),
-        });
+        if !self.is_connections_own(call) {
+            self.events.push_back(Event::InputRequired {
+                call,
+                round: retry.rounds(),
+                requests: surfaced.iter().map(|(id, _, _)| id.clone()).collect(),
+            });
+        }
         if surfaced.is_empty() {
             return self.send_retry(now, call, retry);
         }
