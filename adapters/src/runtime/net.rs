@@ -206,11 +206,10 @@ impl Runtime {
         }
     }
 
-    /// Waits `duration` on the runtime's timer.
+    /// Waits `duration` on the runtime's timer, counted on the runtime's clock (a paused tokio
+    /// clock holds for it too).
     pub(crate) async fn sleep(&self, duration: std::time::Duration) {
-        let mut timer = self.timer();
-        timer.set_at(std::time::Instant::now() + duration);
-        std::future::poll_fn(|cx| timer.poll(cx)).await
+        self.sleep_until(self.now() + duration).await
     }
 }
 
