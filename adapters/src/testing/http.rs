@@ -41,24 +41,28 @@ impl ScriptedHttp {
         let (shared, outgoing, stopped) = Shared::new(script, era, spawner.clone());
         let waiting: Arc<Waiting> = Arc::default();
         let router = waiting.clone();
-        spawner.spawn(Box::pin(async move {
-            while let Ok(message) = outgoing.recv().await {
-                let id = message
-                    .get("id")
-                    .filter(|_| message.get("method").is_none());
-                let waiter = id.and_then(|id| lock(&router).remove(&id.to_string()));
-                if let Some(waiter) = waiter {
-                    let _ = waiter.try_send(message);
+        spawner
+            .spawn_joinable(async move {
+                while let Ok(message) = outgoing.recv().await {
+                    let id = message
+                        .get("id")
+                        .filter(|_| message.get("method").is_none());
+                    let waiter = id.and_then(|id| lock(&router).remove(&id.to_string()));
+                    if let Some(waiter) = waiter {
+                        let _ = waiter.try_send(message);
+                    }
                 }
-            }
-            // Dropped: nobody waits any more.
-            lock(&router).clear();
-        }));
+                // Dropped: nobody waits any more.
+                lock(&router).clear();
+            })
+            .detach();
         let ender = shared.clone();
-        spawner.spawn(Box::pin(async move {
-            let _ = stopped.recv().await;
-            ender.end();
-        }));
+        spawner
+            .spawn_joinable(async move {
+                let _ = stopped.recv().await;
+                ender.end();
+            })
+            .detach();
         ScriptedHttp { shared, waiting }
     }
 

@@ -74,7 +74,7 @@ use crate::runtime::child::Writer;
 use crate::runtime::Runtime;
 use crate::stdio::pipe_reader::PipeReader;
 use script::{Readable, Script};
-use wire::{Shared, Spawner};
+use wire::Shared;
 
 /// The room of each in-process pipe.
 const PIPE: usize = 256 * 1024;
@@ -201,13 +201,9 @@ impl ScriptedServer {
         self
     }
 
-    /// Starts the server on `spawner` and connects `runtime`'s client to it.
-    fn start(
-        self,
-        spawner: Spawner,
-        runtime: Runtime,
-        mut options: ConnectOptions,
-    ) -> Result<Connected, Error> {
+    /// Starts the server on `runtime` and connects a client on the same runtime to it.
+    fn start(self, runtime: Runtime, mut options: ConnectOptions) -> Result<Connected, Error> {
+        let spawner = runtime.clone();
         if self.http {
             let backend = http::ScriptedHttp::start(self.script, self.era, spawner);
             let server = ServerHandle {
@@ -243,7 +239,7 @@ impl ScriptedServer {
         self,
         options: ConnectOptions,
     ) -> Result<(Client, ServerHandle), Error> {
-        let c = self.start(Spawner::Smol, Runtime::Smol { spawn: true }, options)?;
+        let c = self.start(Runtime::Smol { spawn: true }, options)?;
         smol::spawn(c.driver).detach();
         Ok((ready_or_closed(c.client).await?, c.server))
     }
@@ -261,8 +257,7 @@ impl ScriptedServer {
             runtime: "tokio",
             message: e.to_string(),
         })?;
-        let spawner = Spawner::Tokio(handle.clone());
-        let c = self.start(spawner, Runtime::Tokio(handle), options)?;
+        let c = self.start(Runtime::Tokio(handle), options)?;
         ::tokio::spawn(c.driver);
         Ok((ready_or_closed(c.client).await?, c.server))
     }

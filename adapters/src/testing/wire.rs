@@ -23,36 +23,8 @@ const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 
-/// Where the server's tasks and timers run.
-#[derive(Clone, Debug)]
-pub(super) enum Spawner {
-    Smol,
-    #[cfg(feature = "tokio")]
-    Tokio(::tokio::runtime::Handle),
-}
-
-impl Spawner {
-    pub(super) fn spawn(&self, future: Boxed<()>) {
-        match self {
-            Spawner::Smol => smol::spawn(future).detach(),
-            #[cfg(feature = "tokio")]
-            Spawner::Tokio(handle) => drop(handle.spawn(future)),
-        }
-    }
-
-    pub(super) fn sleep(&self, after: Duration) -> Boxed<()> {
-        match self {
-            Spawner::Smol => Box::pin(async move {
-                async_io::Timer::after(after).await;
-            }),
-            #[cfg(feature = "tokio")]
-            Spawner::Tokio(handle) => {
-                let _entered = handle.enter();
-                Box::pin(::tokio::time::sleep(after))
-            }
-        }
-    }
-}
+/// Where the server's tasks and timers run: the runtime its client runs on.
+pub(super) type Spawner = crate::runtime::Runtime;
 
 /// A call waiting for the client's next try (stateless era): where the answer goes.
 struct Round {
@@ -132,41 +104,45 @@ impl Shared {
         mut output: piper::Writer,
     ) -> Arc<Shared> {
         let (shared, outgoing, stopped) = Shared::new(script, era, spawner.clone());
-        spawner.spawn(Box::pin(async move {
-            while let Ok(message) = outgoing.recv().await {
-                let mut line = message.to_string();
-                line.push('\n');
-                if output.write_all(line.as_bytes()).await.is_err() {
-                    break;
-                }
-                let _ = output.flush().await;
-            }
-            // The client reads its end of stream.
-            let _ = output.close().await;
-        }));
-        let reader = shared.clone();
-        spawner.spawn(Box::pin(async move {
-            let mut input = BufReader::new(input);
-            let mut line = String::new();
-            loop {
-                line.clear();
-                let read = async { Some(input.read_line(&mut line).await) };
-                let stop = async {
-                    let _ = stopped.recv().await;
-                    None
-                };
-                match future::or(stop, read).await {
-                    Some(Ok(n)) if n > 0 => {
-                        if let Ok(message) = serde_json::from_str::<Value>(line.trim()) {
-                            reader.handle(message);
-                        }
+        spawner
+            .spawn_joinable(async move {
+                while let Ok(message) = outgoing.recv().await {
+                    let mut line = message.to_string();
+                    line.push('\n');
+                    if output.write_all(line.as_bytes()).await.is_err() {
+                        break;
                     }
-                    _ => break,
+                    let _ = output.flush().await;
                 }
-            }
-            // The client closed (or the connection was dropped): so does the server.
-            reader.end();
-        }));
+                // The client reads its end of stream.
+                let _ = output.close().await;
+            })
+            .detach();
+        let reader = shared.clone();
+        spawner
+            .spawn_joinable(async move {
+                let mut input = BufReader::new(input);
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    let read = async { Some(input.read_line(&mut line).await) };
+                    let stop = async {
+                        let _ = stopped.recv().await;
+                        None
+                    };
+                    match future::or(stop, read).await {
+                        Some(Ok(n)) if n > 0 => {
+                            if let Ok(message) = serde_json::from_str::<Value>(line.trim()) {
+                                reader.handle(message);
+                            }
+                        }
+                        _ => break,
+                    }
+                }
+                // The client closed (or the connection was dropped): so does the server.
+                reader.end();
+            })
+            .detach();
         shared
     }
 
@@ -495,11 +471,13 @@ impl Shared {
         );
         let run = tool(call);
         let shared = self.clone();
-        self.spawner.spawn(Box::pin(async move {
-            let answer = run.await.map(|result| Value::Object(result.into_map()));
-            let id = lock(&answer_to).clone();
-            shared.respond(&id, answer);
-        }));
+        self.spawner
+            .spawn_joinable(async move {
+                let answer = run.await.map(|result| Value::Object(result.into_map()));
+                let id = lock(&answer_to).clone();
+                shared.respond(&id, answer);
+            })
+            .detach();
         None
     }
 }
@@ -519,7 +497,8 @@ impl CallSide for Shared {
     }
 
     fn sleep(&self, duration: Duration) -> Boxed<()> {
-        self.spawner.sleep(duration)
+        let runtime = self.spawner.clone();
+        Box::pin(async move { runtime.sleep(duration).await })
     }
 
     fn drop_connection(&self) {
