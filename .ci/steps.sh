@@ -3,7 +3,10 @@
 #   step TITLE      ends the step before (its times recorded) and starts this one: a header with
 #                   the time elapsed since the command started.
 #   lane NAME       runs the steps of the function lane_NAME in the background, in a process group
-#                   of its own (`.ci/test --lane NAME`), its output in a log of its own.
+#                   of its own (`.ci/test --lane NAME`), its output in a log of its own, at the
+#                   lowest CPU priority (nice 19): it takes the CPU the main lane leaves idle, and
+#                   the main lane's tests, whose peers and timeouts want the CPU when they ask,
+#                   run as they would alone.
 #   join NAME       waits for lane NAME, prints its log whole, and fails if the lane failed.
 #
 # With MCPWIRE_CI_SERIAL=1 a lane runs where `lane` is called, in the foreground, and `join` does
@@ -78,7 +81,7 @@ lane() {
   fi
   step_end
   MCPWIRE_CI_T0=$ci_t0 MCPWIRE_CI_LANE=$name MCPWIRE_CI_SCRATCH=$ci_scratch \
-    setsid -w "$0" --lane "$name" </dev/null >"$ci_scratch/$name.log" 2>&1 &
+    setsid -w nice -n 19 "$0" --lane "$name" </dev/null >"$ci_scratch/$name.log" 2>&1 &
   lane_pid[$name]=$! lane_started[$name]=$!
   lane_rows+=("$ci_scratch/$name.rows")
   printf '\n== lane %s: started in the background  [%s elapsed]; its log follows when it ends\n' \
