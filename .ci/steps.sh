@@ -105,6 +105,7 @@ join() {
 # own shell's) written for the main shell.
 lane_exit() {
   local status=$? user sys self
+  [[ -z $step_name ]] || ((status == 0)) || step_name+=" (ended with exit $status)"
   step_end
   times >"$ci_scratch/times.$BASHPID"
   { read -r user sys; } <"$ci_scratch/times.$BASHPID"
@@ -145,6 +146,8 @@ ci_exit() {
 
 if [[ -n $ci_lane ]]; then
   trap lane_exit EXIT
+  # Stopped (the command failed): the lane says so, never that it passed.
+  trap 'exit 143' TERM
 else
   trap ci_exit EXIT
 fi
