@@ -1,4 +1,4 @@
-# Sourced by .ci/test: its steps, each timed, and its background lanes.
+# Sourced by .ci/test (from the repository root): its steps, each timed, and its background lanes.
 #
 #   step TITLE      ends the step before (its times recorded) and starts this one: a header with
 #                   the time elapsed since the command started.
@@ -81,7 +81,7 @@ lane() {
   fi
   step_end
   MCPWIRE_CI_T0=$ci_t0 MCPWIRE_CI_LANE=$name MCPWIRE_CI_SCRATCH=$ci_scratch \
-    setsid -w nice -n 19 "$0" --lane "$name" </dev/null >"$ci_scratch/$name.log" 2>&1 &
+    setsid -w nice -n 19 "$PWD/.ci/test" --lane "$name" </dev/null >"$ci_scratch/$name.log" 2>&1 &
   lane_pid[$name]=$! lane_started[$name]=$!
   lane_rows+=("$ci_scratch/$name.rows")
   printf '\n== lane %s: started in the background  [%s elapsed]; its log follows when it ends\n' \
