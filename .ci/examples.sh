@@ -9,7 +9,10 @@ cd "$(dirname "$0")/.."
 
 target="${CARGO_TARGET_DIR:-target}"
 [[ "$target" = /* ]] || target="$PWD/$target"
-cargo build --locked -p mcpwire-cli -p mcpwire --features mcpwire/demo,mcpwire/libcurl,mcpwire/tokio,mcpwire/opentelemetry --examples --bins
+# The workspace's examples and binaries, its features unified as in `cargo build --workspace
+# --all-targets` (mcpwire-tests turns on demo, libcurl, tokio and opentelemetry, every example's
+# required features): after that build (the test command's), nothing is compiled again.
+cargo build --locked --workspace --examples --bins
 export PATH="$target/debug:$PATH"
 examples="$target/debug/examples"
 seconds="${MCPWIRE_EXAMPLE_SECONDS:-60}"
