@@ -28,6 +28,9 @@ pub enum Runtime {
 }
 
 impl Runtime {
+    /// Both runtimes, for a test that runs its scenario on each in one run.
+    pub const ALL: [Runtime; 2] = [Runtime::Smol, Runtime::Tokio];
+
     /// The runtime the scripted scenarios of this process run on: tokio when
     /// `MCPWIRE_TEST_RUNTIME` is `tokio` (the test command runs the HTTP suites so a second
     /// time), smol otherwise.
