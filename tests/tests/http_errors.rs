@@ -354,6 +354,7 @@ fn a_notification_with_no_response_head_ends_at_the_head_timeout() {
 /// (before, a missing scheme failed as "invalid format", `htp://` and `ftp://` as "may have
 /// been executed … not HTTP", a trailing space as "invalid uri character"). The Manager holds
 /// such a server as failed at once and never starts it.
+// On smol alone: the URL is refused before any runtime is asked for a socket, a timer or a task.
 #[test]
 fn a_url_that_is_not_http_is_refused_before_any_io() {
     use mcpwire::core::config::UrlProblem;
