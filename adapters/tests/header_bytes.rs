@@ -27,6 +27,10 @@ use mcpwire::IsahcBackend;
 use mcpwire::{ConnectOptions, Era, HttpBackend, HttpClientOptions, ProxySetting, ServerConfig};
 use serde_json::{json, Value};
 
+#[macro_use]
+mod runtimes;
+use runtimes::{Kind, Rt};
+
 /// Panics seen on the threads of this test binary other than the tests' own (a panic on a
 /// test's thread fails that test by itself).
 static PANICS: AtomicUsize = AtomicUsize::new(0);
@@ -386,14 +390,20 @@ fn answer_to(request: &Value) -> Option<Value> {
 
 /// Connects to `config` for each case (`set` prepares the server for it) and closes; the
 /// outcome may be anything but a panic or a hang.
-fn connect_each<C>(backend: &Backend, config: &ServerConfig, cases: Vec<C>, set: impl Fn(C)) {
+fn connect_each<C>(
+    rt: &Rt,
+    backend: &Backend,
+    config: &ServerConfig,
+    cases: Vec<C>,
+    set: impl Fn(C),
+) {
     let mut slowest = (Duration::ZERO, 0, String::new());
     for (i, case) in cases.into_iter().enumerate() {
         set(case);
         let start = Instant::now();
         let options = backend.options(Duration::from_secs(3));
-        let outcome = smol::block_on(async {
-            match mcpwire::connect_smol(config, options).await {
+        let outcome = rt.block_on(async {
+            match rt.connect(config, options).await {
                 Ok(client) => {
                     client.close().await;
                     "connected".to_owned()
@@ -457,34 +467,38 @@ fn session_cases() -> Vec<Vec<u8>> {
     cases
 }
 
-fn sessions_over(backend: Backend) {
+fn sessions_over(rt: &Rt, backend: Backend) {
     count_panics();
     let session = Arc::new(Mutex::new(Vec::new()));
     let url = session_server(session.clone());
     let config = ServerConfig::http(url);
     // A visible-ASCII session id connects: the server is one the transport can use.
     *session.lock().unwrap() = b"ok-session".to_vec();
-    smol::block_on(async {
-        let client = mcpwire::connect_smol(&config, backend.options(Duration::from_secs(5)))
+    rt.block_on(async {
+        let client = rt
+            .connect(&config, backend.options(Duration::from_secs(5)))
             .await
             .expect("the plain Streamable HTTP server connects");
         client.close().await;
     });
-    connect_each(&backend, &config, session_cases(), |case| {
+    connect_each(rt, &backend, &config, session_cases(), |case| {
         *session.lock().unwrap() = case;
     });
     assert_no_panic();
 }
 
-#[test]
-fn streamable_http_with_an_odd_session_id_over_the_native_backend() {
-    sessions_over(Backend::Native);
+/// mcpwire's own client runs on the connection's runtime: on each.
+fn streamable_http_with_an_odd_session_id_over_the_native_backend(rt: &Rt) {
+    sessions_over(rt, Backend::Native);
 }
 
+on_every_runtime!(streamable_http_with_an_odd_session_id_over_the_native_backend);
+
+// On smol alone: libcurl reads and writes on its own thread whatever the runtime.
 #[cfg(feature = "libcurl")]
 #[test]
 fn streamable_http_with_an_odd_session_id_over_isahc() {
-    sessions_over(Backend::Isahc(isahc(&direct())));
+    sessions_over(&Rt::new(Kind::Smol), Backend::Isahc(isahc(&direct())));
 }
 
 /// What the HTTP+SSE server puts in its heads for one connection.
@@ -584,7 +598,7 @@ fn sse_cases() -> Vec<SseCase> {
     cases
 }
 
-fn sse_over(backend: Backend) {
+fn sse_over(rt: &Rt, backend: Backend) {
     count_panics();
     let case = Arc::new(Mutex::new(SseCase::default()));
     let held = Held::default();
@@ -598,30 +612,35 @@ fn sse_over(backend: Backend) {
     // The plain case connects: the server is one the transport can use.
     let plain = sse_cases().remove(0);
     *case.lock().unwrap() = plain;
-    smol::block_on(async {
-        let client = mcpwire::connect_smol(&config, backend.options(Duration::from_secs(5)))
+    rt.block_on(async {
+        let client = rt
+            .connect(&config, backend.options(Duration::from_secs(5)))
             .await
             .expect("the plain HTTP+SSE server connects");
         client.close().await;
     });
-    connect_each(&backend, &config, sse_cases(), |c| {
+    connect_each(rt, &backend, &config, sse_cases(), |c| {
         hang_up(&held);
         *case.lock().unwrap() = c;
     });
     assert_no_panic();
 }
 
-#[test]
-fn http_sse_with_odd_heads_over_the_native_backend() {
-    sse_over(Backend::Native);
+/// mcpwire's own client runs on the connection's runtime: on each.
+fn http_sse_with_odd_heads_over_the_native_backend(rt: &Rt) {
+    sse_over(rt, Backend::Native);
 }
 
+on_every_runtime!(http_sse_with_odd_heads_over_the_native_backend);
+
+// On smol alone: libcurl reads and writes on its own thread whatever the runtime.
 #[cfg(feature = "libcurl")]
 #[test]
 fn http_sse_with_odd_heads_over_isahc() {
-    sse_over(Backend::Isahc(isahc(&direct())));
+    sse_over(&Rt::new(Kind::Smol), Backend::Isahc(isahc(&direct())));
 }
 
+// No runtime: the header is refused by `connect` itself, before any socket, timer or task.
 #[test]
 fn a_configured_header_that_cannot_be_sent_fails_the_connect_naming_it() {
     count_panics();

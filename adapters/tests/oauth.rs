@@ -350,8 +350,8 @@ impl Setup {
     }
 
     /// A client of the guarded server with these options.
-    async fn connect(&self) -> mcpwire::Client {
-        mcpwire::connect_smol(&ServerConfig::http(MCP), self.options())
+    async fn connect(&self, rt: &Rt) -> mcpwire::Client {
+        rt.connect(&ServerConfig::http(MCP), self.options())
             .await
             .expect("connected")
     }
@@ -361,11 +361,10 @@ impl Setup {
     }
 }
 
-#[test]
-fn the_first_refusal_runs_the_flow_and_every_request_after_carries_the_token() {
+fn the_first_refusal_runs_the_flow_and_every_request_after_carries_the_token(rt: &Rt) {
     let setup = Setup::new(3600);
-    smol::block_on(async {
-        let client = setup.connect().await;
+    rt.block_on(async {
+        let client = setup.connect(rt).await;
         let result = client.call_tool("echo", json!({})).await.expect("called");
         assert_eq!(result.text(), "done");
         let debug = format!("{client:?}");
@@ -389,18 +388,20 @@ fn the_first_refusal_runs_the_flow_and_every_request_after_carries_the_token() {
     });
 }
 
+on_every_runtime!(the_first_refusal_runs_the_flow_and_every_request_after_carries_the_token);
+
 /// The 2024-11-05 HTTP+SSE transport is authorized as Streamable HTTP is: its refused stream
 /// waits for the sign-in and opens with the token; a message refused later (the token revoked)
 /// waits for a new one and goes again.
-#[test]
-fn the_http_sse_transport_is_authorized_when_its_stream_or_a_message_is_refused() {
+fn the_http_sse_transport_is_authorized_when_its_stream_or_a_message_is_refused(rt: &Rt) {
     let setup = Setup::new(3600);
-    smol::block_on(async {
+    rt.block_on(async {
         let mut config = ServerConfig::http(SSE);
         if let ServerConfig::Http(h) = &mut config {
             h.kind = mcpwire::core::config::HttpKind::Sse;
         }
-        let client = mcpwire::connect_smol(&config, setup.options())
+        let client = rt
+            .connect(&config, setup.options())
             .await
             .expect("connected");
         let result = client.call_tool("echo", json!({})).await.expect("called");
@@ -434,15 +435,17 @@ fn the_http_sse_transport_is_authorized_when_its_stream_or_a_message_is_refused(
     });
 }
 
-#[test]
-fn client_credentials_get_a_token_without_the_user_and_a_new_one_when_refused() {
+on_every_runtime!(the_http_sse_transport_is_authorized_when_its_stream_or_a_message_is_refused);
+
+fn client_credentials_get_a_token_without_the_user_and_a_new_one_when_refused(rt: &Rt) {
     let setup = Setup::new(3600);
     let mut options = setup.options();
     if let Some(oauth) = options.oauth.as_mut() {
         oauth.grant = Grant::client_secret("service-1", "s3cret");
     }
-    smol::block_on(async {
-        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), options)
+    rt.block_on(async {
+        let client = rt
+            .connect(&ServerConfig::http(MCP), options)
             .await
             .expect("connected");
         client.call_tool("echo", json!({})).await.expect("called");
@@ -469,11 +472,12 @@ fn client_credentials_get_a_token_without_the_user_and_a_new_one_when_refused() 
     });
 }
 
-#[test]
-fn a_hundred_calls_refused_together_cause_one_refresh() {
+on_every_runtime!(client_credentials_get_a_token_without_the_user_and_a_new_one_when_refused);
+
+fn a_hundred_calls_refused_together_cause_one_refresh(rt: &Rt) {
     let setup = Setup::new(3600);
-    smol::block_on(async {
-        let client = setup.connect().await;
+    rt.block_on(async {
+        let client = setup.connect(rt).await;
         setup.fake.revoke();
         let calls = (0..100).map(|_| client.call_tool("echo", json!({})));
         let results = join_all(calls.collect()).await;
@@ -488,11 +492,12 @@ fn a_hundred_calls_refused_together_cause_one_refresh() {
     });
 }
 
-#[test]
-fn a_declined_authorization_ends_what_waited_and_the_next_call_asks_again() {
+on_every_runtime!(a_hundred_calls_refused_together_cause_one_refresh);
+
+fn a_declined_authorization_ends_what_waited_and_the_next_call_asks_again(rt: &Rt) {
     let setup = Setup::new(3600);
-    smol::block_on(async {
-        let client = setup.connect().await;
+    rt.block_on(async {
+        let client = setup.connect(rt).await;
         setup.fake.revoke();
         setup.decline.store(1, Ordering::SeqCst);
         break_refresh(&setup);
@@ -514,12 +519,13 @@ fn a_declined_authorization_ends_what_waited_and_the_next_call_asks_again() {
     });
 }
 
-#[test]
-fn a_second_connection_uses_the_stored_token_without_signing_in() {
+on_every_runtime!(a_declined_authorization_ends_what_waited_and_the_next_call_asks_again);
+
+fn a_second_connection_uses_the_stored_token_without_signing_in(rt: &Rt) {
     let setup = Setup::new(3600);
-    smol::block_on(async {
-        let first = setup.connect().await;
-        let second = setup.connect().await;
+    rt.block_on(async {
+        let first = setup.connect(rt).await;
+        let second = setup.connect(rt).await;
         second.call_tool("echo", json!({})).await.expect("called");
         first.close().await;
         second.close().await;
@@ -527,6 +533,8 @@ fn a_second_connection_uses_the_stored_token_without_signing_in() {
         assert_eq!((s.authorizations, s.registrations), (1, 1));
     });
 }
+
+on_every_runtime!(a_second_connection_uses_the_stored_token_without_signing_in);
 
 /// The refresh ahead of expiry waits on the connection's runtime's timer.
 fn a_token_is_refreshed_ahead_of_its_expiry(rt: &Rt) {
@@ -890,8 +898,7 @@ impl Authorizer for CannotAsk {
     }
 }
 
-#[test]
-fn a_server_without_oauth_says_so_and_nothing_is_registered() {
+fn a_server_without_oauth_says_so_and_nothing_is_registered(rt: &Rt) {
     let well_known = [
         "GET http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp",
         "GET http://127.0.0.1:9/.well-known/oauth-protected-resource",
@@ -921,7 +928,8 @@ fn a_server_without_oauth_says_so_and_nothing_is_registered() {
             oauth: Some(oauth),
             ..ConnectOptions::default()
         };
-        let error = smol::block_on(mcpwire::connect_smol(&ServerConfig::http(MCP), options))
+        let error = rt
+            .block_on(rt.connect(&ServerConfig::http(MCP), options))
             .expect_err("no token to be had");
         let words = error.to_string();
         for part in [
@@ -968,8 +976,9 @@ fn a_server_without_oauth_says_so_and_nothing_is_registered() {
     }
 }
 
-#[test]
-fn a_host_that_cannot_ask_registers_nothing_and_still_uses_a_kept_sign_in() {
+on_every_runtime!(a_server_without_oauth_says_so_and_nothing_is_registered);
+
+fn a_host_that_cannot_ask_registers_nothing_and_still_uses_a_kept_sign_in(rt: &Rt) {
     let setup = Setup::new(3600);
     let asked = Arc::new(AtomicUsize::new(0));
     let cannot_ask = |setup: &Setup| {
@@ -980,11 +989,9 @@ fn a_host_that_cannot_ask_registers_nothing_and_still_uses_a_kept_sign_in() {
         options
     };
     // Never signed in: discovery, then the host's reason; no registration, no authorization.
-    let error = smol::block_on(mcpwire::connect_smol(
-        &ServerConfig::http(MCP),
-        cannot_ask(&setup),
-    ))
-    .expect_err("no sign-in to be had");
+    let error = rt
+        .block_on(rt.connect(&ServerConfig::http(MCP), cannot_ask(&setup)))
+        .expect_err("no sign-in to be had");
     let words = error.to_string();
     assert!(
         words.contains(&format!(
@@ -1000,11 +1007,12 @@ fn a_host_that_cannot_ask_registers_nothing_and_still_uses_a_kept_sign_in() {
     assert_eq!(asked.load(Ordering::SeqCst), 0);
 
     // Signed in once (by a host that can ask), the sign-in kept is used and refreshed.
-    smol::block_on(async {
-        let client = setup.connect().await;
+    rt.block_on(async {
+        let client = setup.connect(rt).await;
         client.call_tool("echo", json!({})).await.expect("called");
         client.close().await;
-        let client = mcpwire::connect_smol(&ServerConfig::http(MCP), cannot_ask(&setup))
+        let client = rt
+            .connect(&ServerConfig::http(MCP), cannot_ask(&setup))
             .await
             .expect("connected with the kept token");
         setup.fake.revoke();
@@ -1019,3 +1027,5 @@ fn a_host_that_cannot_ask_registers_nothing_and_still_uses_a_kept_sign_in() {
     assert_eq!(s.refresh_grants, 1);
     assert_eq!(asked.load(Ordering::SeqCst), 0);
 }
+
+on_every_runtime!(a_host_that_cannot_ask_registers_nothing_and_still_uses_a_kept_sign_in);

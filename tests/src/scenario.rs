@@ -3,12 +3,13 @@
 
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use async_io::Timer;
 use futures_lite::future;
 use mcpwire::{
-    CallOptions, CallToolResult, Client, ConnectOptions, Era, Error, HttpClientOptions,
+    CallOptions, CallToolResult, Client, ConnectOptions, Driver, Era, Error, HttpClientOptions,
     HttpExchangeNote, ServerConfig,
 };
 use serde_json::json;
@@ -27,6 +28,9 @@ pub enum Runtime {
 }
 
 impl Runtime {
+    /// Both runtimes, for a test that runs its scenario on each in one run.
+    pub const ALL: [Runtime; 2] = [Runtime::Smol, Runtime::Tokio];
+
     /// The runtime the scripted scenarios of this process run on: tokio when
     /// `MCPWIRE_TEST_RUNTIME` is `tokio` (the test command runs the HTTP suites so a second
     /// time), smol otherwise.
@@ -48,16 +52,51 @@ impl Runtime {
         match self {
             Runtime::Smol => smol_within(limit, f, context),
             Runtime::Tokio => {
-                let runtime = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .expect("a tokio runtime");
-                let bounded = runtime.block_on(async { tokio::time::timeout(limit, f).await });
+                let bounded =
+                    tokio_runtime().block_on(async { tokio::time::timeout(limit, f).await });
                 match bounded {
                     Ok(done) => done,
                     Err(_) => panic!("not done within {} s{}", limit.as_secs(), context()),
                 }
+            }
+        }
+    }
+
+    /// Runs `f` to its end on this runtime, unbounded (the caller bounds it, with
+    /// [`sleep`](Self::sleep)): `smol::block_on`, or a multi-thread tokio runtime's `block_on`.
+    pub fn block_on<T>(self, f: impl Future<Output = T>) -> T {
+        match self {
+            Runtime::Smol => smol::block_on(f),
+            Runtime::Tokio => tokio_runtime().block_on(f),
+        }
+    }
+
+    /// A wake-up after `after` on this runtime's timer (on tokio: inside
+    /// [`block_on`](Self::block_on) or [`run`](Self::run)).
+    pub async fn sleep(self, after: Duration) {
+        match self {
+            Runtime::Smol => {
+                Timer::after(after).await;
+            }
+            Runtime::Tokio => tokio::time::sleep(after).await,
+        }
+    }
+
+    /// Spawns `f` on this runtime (smol's executor; on tokio, the runtime current here: inside
+    /// [`run`](Self::run)); the returned future gives its output, a panic in it failing the
+    /// test.
+    pub fn spawn<T: Send + 'static>(
+        self,
+        f: impl Future<Output = T> + Send + 'static,
+    ) -> Pin<Box<dyn Future<Output = T> + Send>> {
+        match self {
+            Runtime::Smol => Box::pin(smol::spawn(f)),
+            Runtime::Tokio => {
+                let task = tokio::spawn(f);
+                Box::pin(async move {
+                    task.await
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+                })
             }
         }
     }
@@ -74,6 +113,29 @@ impl Runtime {
             Runtime::Tokio => mcpwire::tokio::connect(config, options).await,
         }
     }
+
+    /// The handle and the connection's driver, not spawned, on this runtime (`mcpwire::connect`;
+    /// `mcpwire::tokio::connect_with_driver`, inside [`block_on`](Self::block_on) or
+    /// [`run`](Self::run)).
+    pub fn connect_with_driver(
+        self,
+        config: &ServerConfig,
+        options: ConnectOptions,
+    ) -> Result<(Client, Driver), Error> {
+        match self {
+            Runtime::Smol => mcpwire::connect(config, options),
+            Runtime::Tokio => mcpwire::tokio::connect_with_driver(config, options),
+        }
+    }
+}
+
+/// The tests' tokio runtime: multi-thread, two workers, every driver on.
+fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
 }
 
 impl fmt::Display for Runtime {
@@ -121,6 +183,26 @@ pub fn run_against<T>(peer: &HttpPeer, limit: Duration, f: impl Future<Output = 
     run_within(limit, f, || {
         format!("; server stderr:\n{}", peer.stderr().join("\n"))
     })
+}
+
+/// Connects to `config` on the runtime [`Runtime::from_env`] names, its driver spawned there,
+/// and waits for the handshake (inside [`run`], [`run_within`] or [`run_against`]).
+pub async fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<Client, Error> {
+    Runtime::from_env().connect(config, options).await
+}
+
+/// A wake-up after `after` on the timer of the runtime [`Runtime::from_env`] names (inside
+/// [`run`], [`run_within`] or [`run_against`]).
+pub async fn sleep(after: Duration) {
+    Runtime::from_env().sleep(after).await
+}
+
+/// Spawns `f` on the runtime [`Runtime::from_env`] names (inside [`run`], [`run_within`] or
+/// [`run_against`]); the returned future gives its output.
+pub fn spawn<T: Send + 'static>(
+    f: impl Future<Output = T> + Send + 'static,
+) -> Pin<Box<dyn Future<Output = T> + Send>> {
+    Runtime::from_env().spawn(f)
 }
 
 /// Connects in the handshake era (whatever `options` says of the era): the scripted servers

@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
 use futures_lite::future;
 use mcpwire::core::types::CreateMessageResult;
 use mcpwire::core::CallError;
@@ -19,7 +18,7 @@ use mcpwire::{
     Root, ServerConfig, ServerNotification,
 };
 use mcpwire_tests::process::alive;
-use mcpwire_tests::scenario::run_against;
+use mcpwire_tests::scenario::Runtime;
 use mcpwire_tests::ways::{Reached, Setting, Transport};
 use mcpwire_tests::{everything_stdio, peers_skipped, HttpPeer};
 use serde_json::json;
@@ -101,7 +100,7 @@ async fn scenario(setting: Setting, peer: &Reached, options: ConnectOptions) {
             Instant::now() < deadline,
             "{setting}: roots/list never came"
         );
-        Timer::after(Duration::from_millis(20)).await;
+        setting.runtime.sleep(Duration::from_millis(20)).await;
     }
     let mut first = None;
     let logged = future::or(
@@ -117,7 +116,7 @@ async fn scenario(setting: Setting, peer: &Reached, options: ConnectOptions) {
             false
         },
         async {
-            Timer::after(Duration::from_secs(10)).await;
+            setting.runtime.sleep(Duration::from_secs(10)).await;
             false
         },
     )
@@ -289,29 +288,36 @@ fn an_unknown_session_is_a_typed_400() {
         h.headers
             .insert("Mcp-Session-Id".into(), "no-such-session".into());
     }
-    let err = run_against(&peer, Duration::from_secs(60), async {
-        mcpwire::connect_smol(&config, ConnectOptions::default())
-            .await
-            .expect_err("a handshake on an unknown session")
-    });
-    let Error::Handshake {
-        error: CallError::Local(LocalError::Http(e)),
-        ..
-    } = &err
-    else {
-        panic!("expected a handshake failure with an HTTP error, got {err:?}")
-    };
-    assert_eq!(e.status, Some(400), "{e:?}");
-    assert!(
-        e.body_excerpt.contains("No valid session ID provided"),
-        "{e:?}"
-    );
-    assert_eq!(
-        e.content_type
-            .as_deref()
-            .map(|c| c.starts_with("application/json")),
-        Some(true)
-    );
+    for rt in Runtime::ALL {
+        let err = rt.run(
+            Duration::from_secs(60),
+            async {
+                rt.connect(&config, ConnectOptions::default())
+                    .await
+                    .expect_err("a handshake on an unknown session")
+            },
+            || format!(" (on {rt}); server stderr:\n{}", peer.stderr().join("\n")),
+        );
+        let Error::Handshake {
+            error: CallError::Local(LocalError::Http(e)),
+            ..
+        } = &err
+        else {
+            panic!("on {rt}: expected a handshake failure with an HTTP error, got {err:?}")
+        };
+        assert_eq!(e.status, Some(400), "on {rt}: {e:?}");
+        assert!(
+            e.body_excerpt.contains("No valid session ID provided"),
+            "on {rt}: {e:?}"
+        );
+        assert_eq!(
+            e.content_type
+                .as_deref()
+                .map(|c| c.starts_with("application/json")),
+            Some(true),
+            "on {rt}"
+        );
+    }
 }
 
 #[test]

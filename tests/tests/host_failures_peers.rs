@@ -15,7 +15,7 @@ use mcpwire::{
     CallOptions, Client, ConnectOptions, ElicitAnswer, Event, HandlerFailure, Handlers,
     HostHandler, Root, ServerConfig,
 };
-use mcpwire_tests::scenario::run_against;
+use mcpwire_tests::scenario::Runtime;
 use mcpwire_tests::{everything_http_mode, everything_stdio, peers_skipped};
 use serde_json::json;
 
@@ -187,16 +187,25 @@ fn the_host_s_bugs_cost_their_requests_only_over_http() {
     if peers_skipped("the_host_s_bugs_cost_their_requests_only_over_http") {
         return;
     }
-    let (peer, url) = everything_http_mode("streamableHttp");
-    let calls = Arc::new(Default::default());
-    let options = ConnectOptions::default().handlers(handlers(&calls));
-    run_against(&peer, Duration::from_secs(60), async {
-        let client = mcpwire::connect_smol(&ServerConfig::http(&url), options)
-            .await
-            .unwrap();
-        the_host_s_bugs_cost_their_requests_only(&client, || peer.stderr().join("\n")).await;
-        client.close().await;
-    });
+    for rt in Runtime::ALL {
+        let (peer, url) = everything_http_mode("streamableHttp");
+        let calls = Arc::new(Default::default());
+        let options = ConnectOptions::default().handlers(handlers(&calls));
+        let stderr = || peer.stderr().join("\n");
+        let context = || format!(" (on {rt}); server stderr:\n{}", stderr());
+        rt.run(
+            Duration::from_secs(60),
+            async {
+                let client = rt
+                    .connect(&ServerConfig::http(&url), options)
+                    .await
+                    .unwrap_or_else(|e| panic!("on {rt}: connect: {e}"));
+                the_host_s_bugs_cost_their_requests_only(&client, stderr).await;
+                client.close().await;
+            },
+            context,
+        );
+    }
 }
 
 /// The host of the report that led here: tokio, `connect` with the driver spawned on it, a

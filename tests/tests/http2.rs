@@ -5,12 +5,15 @@
 //!
 //! Versions and connections are counted server-side: each server logs every request with its
 //! HTTP version and the client's address, one address per TCP connection.
+//!
+//! These run on the runtime `MCPWIRE_TEST_RUNTIME` names, but the test command runs them on smol
+//! only: HTTP/2 is libcurl's, on its own sockets and thread whatever the runtime (as in
+//! `ways::Setting::each`), and a tokio rerun would cost about 23 s for the same sockets.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
 use mcpwire::{
     CallOptions, ChosenEra, Client, Era, HttpClientOptions, HttpCounters, HttpExchangeNote,
     HttpVersion, HttpVersionChoice,
@@ -30,7 +33,7 @@ fn within_a_minute<F: std::future::Future<Output = ()>>(server: &H2Peer, test: F
 /// Connects with these client options and era, keeping every exchange note.
 async fn connect(server: &H2Peer, http_client: HttpClientOptions, era: Era) -> (Client, Notes) {
     let (options, notes) = noting_exchanges(http_client, era);
-    let client = mcpwire::connect_smol(&server.config(), options)
+    let client = mcpwire_tests::scenario::connect(&server.config(), options)
         .await
         .unwrap_or_else(|e| panic!("connect: {e}\n{}", server.stderr_text()));
     (client, notes)
@@ -52,7 +55,7 @@ async fn close_and_settle(server: &H2Peer, client: Client, era: Era) {
     if era == Era::Handshake {
         let deadline = Instant::now() + Duration::from_secs(5);
         while deletes() == before && Instant::now() < deadline {
-            Timer::after(Duration::from_millis(10)).await;
+            mcpwire_tests::scenario::sleep(Duration::from_millis(10)).await;
         }
     }
 }
@@ -63,7 +66,7 @@ async fn close_and_settle(server: &H2Peer, client: Client, era: Era) {
 async fn logged(server: &H2Peer, from: usize, started: u64) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while (requests_since(server, from).len() as u64) < started && Instant::now() < deadline {
-        Timer::after(Duration::from_millis(10)).await;
+        mcpwire_tests::scenario::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -240,7 +243,7 @@ fn calls_beyond_the_streams_of_a_connection_wait_in_the_counted_queue() {
         // them all.
         let deadline = Instant::now() + Duration::from_secs(5);
         while server.requests_of("tools/call").len() < 50 && Instant::now() < deadline {
-            Timer::after(Duration::from_millis(10)).await;
+            mcpwire_tests::scenario::sleep(Duration::from_millis(10)).await;
         }
     });
     assert_eq!(server.requests_of("tools/call").len(), 50);
@@ -289,7 +292,7 @@ async fn fifty_at_once(client: &Client, delay: f64) {
     let calls: Vec<_> = (0..50)
         .map(|k| {
             let client = client.clone();
-            smol::spawn(async move {
+            mcpwire_tests::scenario::spawn(async move {
                 client
                     .call_tool("slow", json!({"steps": 1, "delay": delay}))
                     .await
@@ -463,7 +466,7 @@ fn call_fault_and_reissue(tool: &str) -> (Result<String, mcpwire::Error>, Vec<St
         // waited for (a second line would come no sooner).
         let logged = Instant::now();
         while actions_of(&server, tool).is_empty() && logged.elapsed() < Duration::from_secs(5) {
-            smol::Timer::after(Duration::from_millis(20)).await;
+            mcpwire_tests::scenario::sleep(Duration::from_millis(20)).await;
         }
         let so_far = actions_of(&server, tool).len();
         assert_eq!(so_far, 1, "{}", server.stderr_text());

@@ -8,11 +8,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
 use futures_lite::future;
 use mcpwire::{CallOptions, ConnectOptions, ElicitAction, ElicitResult, Handlers, ServerConfig};
 use mcpwire_tests::fault_http::{FaultServer, Matcher, Rule};
-use mcpwire_tests::scenario::HANDSHAKE_INIT;
+use mcpwire_tests::scenario::{Runtime, HANDSHAKE_INIT};
 use serde_json::json;
 
 const SESSION: &str = "sess-elicit";
@@ -56,7 +55,8 @@ fn an_elicitation_on_the_call_stream_without_a_get_stream_is_answered_and_the_ca
         }
     });
 
-    let (start, returned, outcome) = smol::block_on(future::or(
+    let rt = Runtime::from_env();
+    let (start, returned, outcome) = rt.block_on(future::or(
         async {
             // A server of the handshake era: the elicitation comes as a server request.
             let options = ConnectOptions {
@@ -64,7 +64,8 @@ fn an_elicitation_on_the_call_stream_without_a_get_stream_is_answered_and_the_ca
                 ..ConnectOptions::default()
             }
             .handlers(handlers);
-            let client = mcpwire::connect_smol(&ServerConfig::http(server.url()), options)
+            let client = rt
+                .connect(&ServerConfig::http(server.url()), options)
                 .await
                 .unwrap();
             let start = Instant::now();
@@ -80,7 +81,7 @@ fn an_elicitation_on_the_call_stream_without_a_get_stream_is_answered_and_the_ca
             (start, returned, outcome)
         },
         async {
-            Timer::after(GENEROUS + Duration::from_secs(15)).await;
+            rt.sleep(GENEROUS + Duration::from_secs(15)).await;
             panic!("deadlock: nothing ended within {GENEROUS:?}")
         },
     ));

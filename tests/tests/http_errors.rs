@@ -135,7 +135,7 @@ fn connection_refused_names_the_url_and_says_nothing_listens() {
                 era,
                 ..ConnectOptions::default()
             };
-            let e = mcpwire::connect_smol(&ServerConfig::http(url.clone()), options)
+            let e = mcpwire_tests::scenario::connect(&ServerConfig::http(url.clone()), options)
                 .await
                 .expect_err("nothing listens");
             let h = http_error(&e);
@@ -150,7 +150,7 @@ fn connection_refused_names_the_url_and_says_nothing_listens() {
 fn a_name_that_does_not_resolve_says_so() {
     run(async {
         let url = "http://mcpwire-test.invalid/mcp";
-        let e = mcpwire::connect_smol(&ServerConfig::http(url), options())
+        let e = mcpwire_tests::scenario::connect(&ServerConfig::http(url), options())
             .await
             .expect_err("no such host");
         let h = match &e {
@@ -354,6 +354,7 @@ fn a_notification_with_no_response_head_ends_at_the_head_timeout() {
 /// (before, a missing scheme failed as "invalid format", `htp://` and `ftp://` as "may have
 /// been executed … not HTTP", a trailing space as "invalid uri character"). The Manager holds
 /// such a server as failed at once and never starts it.
+// On smol alone: the URL is refused before any runtime is asked for a socket, a timer or a task.
 #[test]
 fn a_url_that_is_not_http_is_refused_before_any_io() {
     use mcpwire::core::config::UrlProblem;
@@ -451,7 +452,7 @@ fn a_refused_token_of_the_configuration_is_named_as_such() {
         extra: Default::default(),
     };
     run(async {
-        let e = mcpwire::connect_smol(&ServerConfig::Http(config.clone()), options())
+        let e = mcpwire_tests::scenario::connect(&ServerConfig::Http(config.clone()), options())
             .await
             .expect_err("refused");
         let h = http_error(&e);
@@ -471,7 +472,7 @@ fn a_refused_token_of_the_configuration_is_named_as_such() {
             .header("authorization", "Bearer stale")
             .head(401, &[("WWW-Authenticate", challenge)])]);
         config.url = sse.url();
-        let e = mcpwire::connect_smol(&ServerConfig::Http(config), options())
+        let e = mcpwire_tests::scenario::connect(&ServerConfig::Http(config), options())
             .await
             .expect_err("refused");
         let text = e.to_string();
@@ -517,7 +518,7 @@ fn a_pinned_http_sse_transport_that_does_not_start_says_what_failed() {
             ..options()
         };
         run(async {
-            let e = mcpwire::connect_smol(&config, options)
+            let e = mcpwire_tests::scenario::connect(&config, options)
                 .await
                 .expect_err("no transport");
             let text = e.to_string();

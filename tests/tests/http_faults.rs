@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
 use mcpwire::core::error::{HttpError, HttpErrorKind};
 use mcpwire::core::CallError;
 use mcpwire::core::LocalError;
@@ -359,7 +358,7 @@ fn a_refused_get_means_no_standalone_stream_and_the_connection_lives_on() {
                 "{status}: no GET"
             );
             still_works(&client).await;
-            Timer::after(Duration::from_millis(300)).await;
+            mcpwire_tests::scenario::sleep(Duration::from_millis(300)).await;
             still_works(&client).await;
             client.close().await;
         });

@@ -7,7 +7,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_io::Timer;
 use mcpwire::core::error::HttpErrorKind;
 use mcpwire::core::{CallError, LocalError};
 use mcpwire::{Client, ConnectOptions, Error, HttpExchangeNote, ServerConfig};
@@ -72,14 +71,14 @@ fn beyond_the_connection_limit(way: Way) {
             .in_flight
             > 0
         {
-            Timer::after(Duration::from_millis(10)).await;
+            mcpwire_tests::scenario::sleep(Duration::from_millis(10)).await;
         }
         assert_eq!(client.http_counters().unwrap().queued_total, 0);
         // All six go at once: two take the connections, four wait.
         let tasks: Vec<_> = (0..6)
             .map(|_| {
                 let client = client.clone();
-                smol::spawn(async move { call(&client, "slow").await })
+                mcpwire_tests::scenario::spawn(async move { call(&client, "slow").await })
             })
             .collect();
         for task in tasks {
@@ -144,7 +143,7 @@ fn a_request_that_never_left_is_sent_once_more_and_counted() {
         // libcurl checks a pooled connection for a close by the server only when its last
         // check is a second old; before that a request on it may have reached the server
         // (and is reported so). After it, the closed connection is seen and a new one tried.
-        Timer::after(Duration::from_millis(1100)).await;
+        mcpwire_tests::scenario::sleep(Duration::from_millis(1100)).await;
         let e = call(&client, "fine")
             .await
             .expect_err("nothing listens now");
@@ -244,7 +243,7 @@ fn after_a_probe_refused_on_a_closing_connection_initialize_goes_on_a_new_one() 
             let (config, mut options, _proxy) = way.reach(&server);
             options.http.standalone_stream = false;
             run(async {
-                let client = mcpwire::connect_smol(&config, options)
+                let client = mcpwire_tests::scenario::connect(&config, options)
                     .await
                     .unwrap_or_else(|e| panic!("{way:?}, round {round}: {e}\n{:?}", server.log()));
                 let requests = server.requests();

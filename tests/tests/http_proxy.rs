@@ -35,7 +35,7 @@ async fn connect(
     era: Era,
 ) -> (Client, Notes) {
     let (options, notes) = noting_exchanges(http_client, era);
-    let client = mcpwire::connect_smol(config, options)
+    let client = mcpwire_tests::scenario::connect(config, options)
         .await
         .unwrap_or_else(|e| panic!("connect: {e}"));
     (client, notes)
@@ -234,7 +234,9 @@ fn a_proxy_that_is_not_there_fails_the_connect_unsent() {
                 url: url.clone(),
                 no_proxy: Vec::new(),
             };
-            let err = mcpwire::connect_smol(&config, options).await.unwrap_err();
+            let err = mcpwire_tests::scenario::connect(&config, options)
+                .await
+                .unwrap_err();
             let debug = format!("{err:?}");
             eprintln!("{url}: {err}\n{debug}");
             // Nothing reached anyone: a failure to connect, not sent.
@@ -317,7 +319,9 @@ fn proxy_credentials_are_sent_and_never_shown() {
                 http_client,
                 ..ConnectOptions::default()
             };
-            let err = mcpwire::connect_smol(&config, options).await.unwrap_err();
+            let err = mcpwire_tests::scenario::connect(&config, options)
+                .await
+                .unwrap_err();
             let shown = format!("{err}\n{err:?}");
             eprintln!("{what} through a proxy refusing the credentials: {shown}");
             // Either way the failure is the proxy's, and says what to do.
@@ -545,7 +549,7 @@ fn a_proxy_asking_for_credentials_says_so_on_both_paths() {
                         http_client,
                         ..ConnectOptions::default()
                     };
-                    let err = mcpwire::connect_smol(&server.config(), options)
+                    let err = mcpwire_tests::scenario::connect(&server.config(), options)
                         .await
                         .unwrap_err();
                     assert_credentials_wanted(&err, given.is_some(), &shown);
@@ -661,7 +665,7 @@ fn a_proxy_that_cannot_be_reached_or_refuses_the_tunnel_says_which() {
                 url: proxy,
                 no_proxy: Vec::new(),
             };
-            let err = mcpwire::connect_smol(&ServerConfig::http(&server), options)
+            let err = mcpwire_tests::scenario::connect(&ServerConfig::http(&server), options)
                 .await
                 .unwrap_err();
             let (shown, debug) = (err.to_string(), format!("{err:?}"));
@@ -791,7 +795,7 @@ fn a_proxy_asking_for_credentials_with_a_401_is_named_and_no_oauth_discovery_fol
             };
             let before = proxy.log().len();
             let err = run(async {
-                mcpwire::connect_smol(&ServerConfig::http(&url), options)
+                mcpwire_tests::scenario::connect(&ServerConfig::http(&url), options)
                     .await
                     .unwrap_err()
             });

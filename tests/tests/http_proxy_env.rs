@@ -8,11 +8,11 @@
 
 use std::time::Duration;
 
-use async_io::Timer;
 use futures_lite::future;
 use mcpwire::{ConnectOptions, Era, HttpClientOptions, ProxySetting, ServerConfig};
 use mcpwire_tests::h2::python_h2;
 use mcpwire_tests::proxy::{Proxy, ProxyCounts};
+use mcpwire_tests::scenario::Runtime;
 use mcpwire_tests::{peers_skipped, python_http};
 use serde_json::json;
 
@@ -37,14 +37,16 @@ fn clear_env() {
 /// Connects with `http_client`, lists the tools, calls one and closes. Returns how many
 /// exchanges the client started.
 fn use_server(what: &str, config: &ServerConfig, http_client: HttpClientOptions) -> u64 {
-    smol::block_on(future::or(
+    let rt = Runtime::from_env();
+    rt.block_on(future::or(
         async {
             let options = ConnectOptions {
                 era: Era::Handshake,
                 http_client,
                 ..ConnectOptions::default()
             };
-            let client = mcpwire::connect_smol(config, options)
+            let client = rt
+                .connect(config, options)
                 .await
                 .unwrap_or_else(|e| panic!("{what}: connect: {e}"));
             let tools = client.list_tools().await.unwrap();
@@ -59,7 +61,7 @@ fn use_server(what: &str, config: &ServerConfig, http_client: HttpClientOptions)
             started
         },
         async {
-            Timer::after(Duration::from_secs(30)).await;
+            rt.sleep(Duration::from_secs(30)).await;
             panic!("{what}: not done within 30 s")
         },
     ))
@@ -334,13 +336,14 @@ fn the_environment_proxy_as_curl_reads_it() {
         } else {
             (&http_config, HttpClientOptions::default())
         };
-        let err = smol::block_on(async {
+        let rt = Runtime::from_env();
+        let err = rt.block_on(async {
             let options = ConnectOptions {
                 era: Era::Handshake,
                 http_client,
                 ..ConnectOptions::default()
             };
-            mcpwire::connect_smol(config, options).await.unwrap_err()
+            rt.connect(config, options).await.unwrap_err()
         });
         clear_env();
         let (shown, debug) = (err.to_string(), format!("{err:?}"));

@@ -42,7 +42,7 @@ fn use_through(
     let what = format!("{what} (libcurl: {libcurl})");
     run(async {
         let (options, notes) = noting_exchanges(through(server, url, libcurl), Era::Handshake);
-        let client = mcpwire::connect_smol(&server.config(), options)
+        let client = mcpwire_tests::scenario::connect(&server.config(), options)
             .await
             .unwrap_or_else(|e| panic!("{what}: connect: {e}"));
         for i in 0..n {
@@ -154,7 +154,7 @@ fn proxy_py_asking_for_credentials() {
                     http_client: through(server, url, libcurl),
                     ..ConnectOptions::default()
                 };
-                let err = mcpwire::connect_smol(&server.config(), options)
+                let err = mcpwire_tests::scenario::connect(&server.config(), options)
                     .await
                     .unwrap_err();
                 let (shown, debug) = (err.to_string(), format!("{err:?}"));

@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
 use futures_lite::future;
 use mcpwire::core::{CallError, LocalError};
 use mcpwire::{CallOptions, ConnectOptions, Era, Error, ServerConfig};
+use mcpwire_tests::scenario::Runtime;
 use mcpwire_tests::session_soak::{Faults, Lost, SoakServer};
 use serde_json::json;
 
@@ -62,7 +62,8 @@ fn sessions_under_load_fail_no_call_for_a_session_it_did_not_lose() {
     let server = SoakServer::start(faults, seed);
     let outcomes: Arc<Mutex<Vec<(String, Kind, Duration)>>> = Arc::default();
     let started = Instant::now();
-    let final_call = smol::block_on(future::or(
+    let rt = Runtime::from_env();
+    let final_call = rt.block_on(future::or(
         async {
             let mut options = ConnectOptions {
                 era: Era::Handshake,
@@ -71,7 +72,7 @@ fn sessions_under_load_fail_no_call_for_a_session_it_did_not_lose() {
             options.http.renewal_budget = 5;
             let config = ServerConfig::http(server.url());
             let client = Arc::new(
-                mcpwire::connect_smol(&config, options)
+                rt.connect(&config, options)
                     .await
                     .unwrap_or_else(|e| panic!("connect: {e}")),
             );
@@ -81,7 +82,7 @@ fn sessions_under_load_fail_no_call_for_a_session_it_did_not_lose() {
                     let client = client.clone();
                     let next = next.clone();
                     let outcomes = outcomes.clone();
-                    smol::spawn(async move {
+                    rt.spawn(async move {
                         loop {
                             let k = next.fetch_add(1, Ordering::Relaxed);
                             if k >= total {
@@ -116,7 +117,7 @@ fn sessions_under_load_fail_no_call_for_a_session_it_did_not_lose() {
             text
         },
         async {
-            Timer::after(Duration::from_secs(60 + total as u64 / 10)).await;
+            rt.sleep(Duration::from_secs(60 + total as u64 / 10)).await;
             panic!("the soak did not end in time")
         },
     ));

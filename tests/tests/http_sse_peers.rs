@@ -44,7 +44,7 @@ fn everything_over_http_sse_found_from_its_url() {
     run_against(&peer, Duration::from_secs(60), async {
         let start = Instant::now();
         let options = ConnectOptions::default().handlers(handlers());
-        let client = mcpwire::connect_smol(&ServerConfig::http(url.clone()), options)
+        let client = mcpwire_tests::scenario::connect(&ServerConfig::http(url.clone()), options)
             .await
             .unwrap_or_else(|e| panic!("connect: {e}\n{}", peer.stderr().join("\n")));
         eprintln!("found the HTTP+SSE transport in {:?}", start.elapsed());
@@ -121,7 +121,9 @@ fn everything_over_http_sse_pinned_sends_no_probe() {
                 .unwrap()
                 .push(String::from_utf8_lossy(b).into_owned())
         });
-        let client = mcpwire::connect_smol(&config, options).await.unwrap();
+        let client = mcpwire_tests::scenario::connect(&config, options)
+            .await
+            .unwrap();
         assert_eq!(client.http_transport(), Some(HttpKind::Sse));
         let r = client
             .call_tool("get-sum", json!({"a": 2, "b": 40}))
@@ -153,7 +155,7 @@ fn the_python_sdk_s_http_sse_transport_found_from_its_url() {
     let (url, peer) = mcpwire_tests::python_sse();
     run_against(&peer, Duration::from_secs(60), async {
         let options = ConnectOptions::default().handlers(handlers());
-        let client = mcpwire::connect_smol(&ServerConfig::http(url), options)
+        let client = mcpwire_tests::scenario::connect(&ServerConfig::http(url), options)
             .await
             .unwrap_or_else(|e| panic!("connect: {e}\n{}", peer.stderr().join("\n")));
         assert_eq!(client.http_transport(), Some(HttpKind::Sse));

@@ -4,7 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
 use mcpwire::core::{CallError, LocalError};
 use mcpwire::{ChosenEra, Client, ConnectOptions, Error, ServerConfig};
 use mcpwire_tests::fault_http::{FaultServer, Recorded, Rule};
@@ -17,7 +16,8 @@ const RESULT: &str =
     r#"{"jsonrpc":"2.0","id":{{id}},"result":{"content":[{"type":"text","text":"ok"}]}}"#;
 
 async fn connect(server: &FaultServer) -> Result<Client, Error> {
-    mcpwire::connect_smol(&ServerConfig::http(server.url()), ConnectOptions::default()).await
+    mcpwire_tests::scenario::connect(&ServerConfig::http(server.url()), ConnectOptions::default())
+        .await
 }
 
 fn methods(reqs: &[Recorded]) -> Vec<String> {
@@ -143,7 +143,7 @@ fn a_stateless_stream_dropped_mid_call_may_have_run_and_is_not_resumed() {
         let client = connect(&server).await.unwrap();
         let err = client.call_tool("drop", json!({})).await.unwrap_err();
         assert!(matches!(err, Error::MaybeExecuted { .. }), "{err:?}");
-        Timer::after(Duration::from_millis(200)).await;
+        mcpwire_tests::scenario::sleep(Duration::from_millis(200)).await;
         // The connection lives on.
         assert_eq!(client.call_tool("x", json!({})).await.unwrap().text(), "ok");
         client.close().await;
@@ -177,7 +177,7 @@ fn sse_an_endpoint_on_another_origin_is_refused() {
         .body("event: endpoint\ndata: http://evil.example:1/message\n\n")
         .silent()]);
     run(async {
-        let err = mcpwire::connect_smol(&sse_config(&server), ConnectOptions::default())
+        let err = mcpwire_tests::scenario::connect(&sse_config(&server), ConnectOptions::default())
             .await
             .unwrap_err();
         assert!(matches!(err, Error::Handshake { .. }), "{err:?}");
@@ -203,9 +203,10 @@ fn sse_the_stream_dropped_with_a_call_pending_ends_it_typed() {
         Rule::post("tools/call").status(202),
     ]);
     run(async {
-        let client = mcpwire::connect_smol(&sse_config(&server), ConnectOptions::default())
-            .await
-            .unwrap();
+        let client =
+            mcpwire_tests::scenario::connect(&sse_config(&server), ConnectOptions::default())
+                .await
+                .unwrap();
         assert_eq!(client.http_transport(), Some(mcpwire::HttpKind::Sse));
         let err = client.call_tool("x", json!({})).await.unwrap_err();
         assert!(matches!(err, Error::MaybeExecuted { .. }), "{err:?}");
@@ -241,7 +242,7 @@ fn sse_an_endpoint_that_never_comes_ends_the_connect_with_a_timeout() {
             ..ConnectOptions::default()
         };
         let start = Instant::now();
-        let err = mcpwire::connect_smol(&sse_config(&server), options)
+        let err = mcpwire_tests::scenario::connect(&sse_config(&server), options)
             .await
             .unwrap_err();
         assert!(start.elapsed() < Duration::from_secs(5));

@@ -17,7 +17,8 @@ use mcpwire_tests::tls::{python_https, tls_handshake_only, TlsCerts};
 use mcpwire_tests::HttpPeer;
 use serde_json::json;
 
-/// Runs `fut` on smol, failing with the server's stderr after 30 s.
+/// Runs `fut` on the runtime `MCPWIRE_TEST_RUNTIME` names, failing with the server's stderr
+/// after 30 s.
 fn block_on<T>(peer: &HttpPeer, fut: impl std::future::Future<Output = T>) -> T {
     run_against(peer, Duration::from_secs(30), fut)
 }
@@ -49,7 +50,7 @@ fn accepting_anything(libcurl: bool) -> ConnectOptions {
 /// Connects to `url`, lists the tools and calls `add`; checks the era `options` asked for.
 async fn use_server(url: &str, options: ConnectOptions) {
     let era = options.era;
-    let client = mcpwire::connect_smol(&ServerConfig::http(url), options)
+    let client = mcpwire_tests::scenario::connect(&ServerConfig::http(url), options)
         .await
         .unwrap_or_else(|e| panic!("{url} ({era:?}): connect: {e}"));
     let expected = match era {
@@ -74,7 +75,7 @@ async fn use_server(url: &str, options: ConnectOptions) {
 /// The error of a connection to `url` that must fail, shown with its source chain on stderr
 /// (the words libcurl and rustls give are what the reasons are read from).
 async fn refused(what: &str, url: &str, options: ConnectOptions) -> mcpwire::Error {
-    let err = match mcpwire::connect_smol(&ServerConfig::http(url), options).await {
+    let err = match mcpwire_tests::scenario::connect(&ServerConfig::http(url), options).await {
         Ok(client) => {
             client.close().await;
             panic!("{what}: {url} connected; it must be refused")
@@ -216,7 +217,7 @@ fn system_bundle_child() {
         return;
     };
     let url = url.into_string().unwrap();
-    smol::block_on(async {
+    mcpwire_tests::scenario::Runtime::from_env().block_on(async {
         for libcurl in STACKS {
             let mut options = base(libcurl);
             options.http_client.tls.extra_ca_files = vec![ca.clone().into()];

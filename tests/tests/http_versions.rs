@@ -71,9 +71,10 @@ fn http2_asked_of_an_http1_only_tls_server_speaks_http1_by_alpn() {
         let front = TlsFront::start(server.addr());
         let (options, notes) = options(choice);
         run(async {
-            let client = mcpwire::connect_smol(&ServerConfig::http(front.url()), options)
-                .await
-                .unwrap_or_else(|e| panic!("{choice:?}: {e}; server saw {:?}", server.log()));
+            let client =
+                mcpwire_tests::scenario::connect(&ServerConfig::http(front.url()), options)
+                    .await
+                    .unwrap_or_else(|e| panic!("{choice:?}: {e}; server saw {:?}", server.log()));
             let events = client.events();
             for _ in 0..3 {
                 let r = call_within(&client, "add", Duration::from_secs(5)).await;
@@ -122,13 +123,14 @@ fn answers_before_a_close_without_close_notify_are_delivered() {
         let front = TlsFront::without_close_notify(server.addr());
         let (options, _notes) = options(choice);
         run(async {
-            let client = mcpwire::connect_smol(&ServerConfig::http(front.url()), options)
-                .await
-                .unwrap_or_else(|e| panic!("{choice:?}: {e}"));
+            let client =
+                mcpwire_tests::scenario::connect(&ServerConfig::http(front.url()), options)
+                    .await
+                    .unwrap_or_else(|e| panic!("{choice:?}: {e}"));
             for i in 0..10 {
                 // The close has come before the next call (a request that meets a close on its
                 // way is a race no client wins: not this test's).
-                async_io::Timer::after(Duration::from_millis(50)).await;
+                mcpwire_tests::scenario::sleep(Duration::from_millis(50)).await;
                 let r = call_within(&client, "add", Duration::from_secs(5)).await;
                 match r {
                     Ok(r) => assert_eq!(r.text(), "ok"),
@@ -155,9 +157,10 @@ fn http2_asked_of_a_real_http1_only_tls_server_speaks_http1() {
         options.http_client.tls.danger_accept_invalid_certificates = false;
         options.http_client.tls.extra_ca_files = vec![certs.ca()];
         mcpwire_tests::scenario::run_against(&server, Duration::from_secs(60), async {
-            let client = mcpwire::connect_smol(&ServerConfig::http(server.url()), options)
-                .await
-                .unwrap_or_else(|e| panic!("{era:?}: {e}"));
+            let client =
+                mcpwire_tests::scenario::connect(&ServerConfig::http(server.url()), options)
+                    .await
+                    .unwrap_or_else(|e| panic!("{era:?}: {e}"));
             let events = client.events();
             mcpwire_tests::scenario::exercise_py_server(&client, "over HTTP/1.1").await;
             assert_eq!(client.http_counters().unwrap().http2_responses, 0);
@@ -188,7 +191,7 @@ fn h2c_to_an_http1_server_says_so_at_once() {
         options.era = era;
         options.init_timeout = Duration::from_millis(1500);
         run(async {
-            let e = mcpwire::connect_smol(&ServerConfig::http(server.url()), options)
+            let e = mcpwire_tests::scenario::connect(&ServerConfig::http(server.url()), options)
                 .await
                 .expect_err("an HTTP/1.1 server");
             let h = match &e {

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use mcpwire::core::jsonrpc::ErrorObject;
 use mcpwire::{ConnectOptions, ElicitAction, ElicitResult, Era, Event, Handlers, ServerConfig};
-use mcpwire_tests::scenario::run_against;
+use mcpwire_tests::scenario::Runtime;
 use mcpwire_tests::{everything_http_mode, everything_stdio, peers_skipped};
 use serde_json::json;
 
@@ -130,16 +130,17 @@ fn async_handlers(asked: Arc<Mutex<Vec<String>>>) -> Handlers {
 
 /// The async tools of server-everything on `server`: each request runs as a task here, and the
 /// tool's result tells what the handler answered.
-async fn server_runs_its_requests_as_tasks_here(server: &ServerConfig) {
+async fn server_runs_its_requests_as_tasks_here(rt: Runtime, server: &ServerConfig) {
     let asked = Arc::new(Mutex::new(Vec::<String>::new()));
     let options = ConnectOptions {
         era: Era::Handshake,
         ..ConnectOptions::default()
     }
     .handlers(async_handlers(asked.clone()));
-    let client = mcpwire::connect_smol(server, options)
+    let client = rt
+        .connect(server, options)
         .await
-        .expect("server-everything starts");
+        .unwrap_or_else(|e| panic!("server-everything starts (on {rt}): {e}"));
     // The server offers these tools only to a client that declared tasks for the requests.
     let tools = client.list_tools().await.unwrap();
     for async_tool in [
@@ -212,7 +213,12 @@ fn server_everything_s_async_requests_run_as_tasks_here_over_stdio() {
     if peers_skipped("server_everything_s_async_requests_run_as_tasks_here_over_stdio") {
         return;
     }
-    smol::block_on(server_runs_its_requests_as_tasks_here(&everything_stdio()));
+    // Stdio: its runtime axis is the adapter crate's (`adapters/tests/runtimes`).
+    let rt = Runtime::Smol;
+    rt.block_on(server_runs_its_requests_as_tasks_here(
+        rt,
+        &everything_stdio(),
+    ));
 }
 
 #[test]
@@ -220,10 +226,12 @@ fn server_everything_s_async_requests_run_as_tasks_here_over_http() {
     if peers_skipped("server_everything_s_async_requests_run_as_tasks_here_over_http") {
         return;
     }
-    let (peer, url) = everything_http_mode("streamableHttp");
-    run_against(
-        &peer,
-        Duration::from_secs(60),
-        server_runs_its_requests_as_tasks_here(&ServerConfig::http(url)),
-    );
+    for rt in Runtime::ALL {
+        let (peer, url) = everything_http_mode("streamableHttp");
+        rt.run(
+            Duration::from_secs(60),
+            server_runs_its_requests_as_tasks_here(rt, &ServerConfig::http(url)),
+            || format!(" (on {rt}); server stderr:\n{}", peer.stderr().join("\n")),
+        );
+    }
 }

@@ -3,9 +3,11 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcpwire::{CallOptions, Client, ConnectOptions, Era, ServerConfig};
 use mcpwire_tests::demo_http::DemoHttp;
+use mcpwire_tests::scenario::Runtime;
 use serde_json::{json, Map, Value};
 
 /// A `traceparent` for the `n`th request: each call gets its own span id.
@@ -85,17 +87,26 @@ fn stdio(era: Era) {
     });
 }
 
+/// Over Streamable HTTP, on each runtime (mcpwire's own HTTP client on its sockets).
 fn http(era: Era) {
     let server = DemoHttp::start();
-    smol::block_on(async {
-        let made = Arc::new(AtomicUsize::new(0));
-        let config = ServerConfig::http(server.url());
-        let (client, driver) = mcpwire::connect(&config, options(era, &made)).unwrap();
-        let driver = smol::spawn(driver);
-        the_server_received_the_hooks_traceparent(&client, &made).await;
-        client.close().await;
-        driver.await;
-    });
+    for rt in Runtime::ALL {
+        rt.run(
+            Duration::from_secs(60),
+            async {
+                let made = Arc::new(AtomicUsize::new(0));
+                let config = ServerConfig::http(server.url());
+                let (client, driver) = rt
+                    .connect_with_driver(&config, options(era, &made))
+                    .unwrap();
+                let driver = rt.spawn(driver);
+                the_server_received_the_hooks_traceparent(&client, &made).await;
+                client.close().await;
+                driver.await;
+            },
+            || format!(" ({era:?} on {rt})"),
+        );
+    }
 }
 
 #[test]
