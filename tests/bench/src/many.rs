@@ -10,8 +10,11 @@
 //!   a clone of a `Vec<Arc<Tool>>` of the same tools (its first call, which makes the host's
 //!   list, apart), and `Manager::route` (what `call_tool` resolves before it
 //!   calls) against a `HashMap` lookup of the qualified name, timed in loops in this process.
-//! - `bare-stdio`: N bare `Client`s (`connect_smol`) to the same servers, each listing its
-//!   tools once (the list kept, as a host would): the host's growth per server.
+//! - `bare-stdio`: N bare `Client`s (`connect_smol`) to the same servers: spawn to the last
+//!   connected (its handshake done: ready to be called, as the floor's answer read), and each
+//!   then listing its tools once (the list kept, as a host would): to the last listed, and
+//!   the host's growth per server.
+//! - `manager-stdio-tokio`, `floor-stdio-lists`: see [`crate::many_start`].
 //! - `crash`: N servers under one Manager; sequential calls (W1) to the servers that do not
 //!   crash, first calm, then while a tenth of the servers are killed by their PID again and
 //!   again (each about once a second, when ready; the Manager restarts them), then calm again:
@@ -41,9 +44,11 @@ use crate::floor::INITIALIZE;
 use crate::measure::{status_kib, threads};
 
 /// The roles, each a process of its own.
-pub const ROLES: [&str; 6] = [
+pub const ROLES: [&str; 8] = [
     "floor-stdio",
+    "floor-stdio-lists",
     "manager-stdio",
+    "manager-stdio-tokio",
     "bare-stdio",
     "crash",
     "floor-http",
@@ -120,6 +125,8 @@ pub fn main(args: &[String]) -> i32 {
     let result = match a.role.as_str() {
         "floor-stdio" => floor_stdio(&a),
         "manager-stdio" => manager_stdio(&a),
+        "manager-stdio-tokio" => crate::many_start::manager_stdio_tokio(&a),
+        "floor-stdio-lists" => crate::many_start::floor_stdio_lists(&a),
         "bare-stdio" => bare_stdio(&a),
         "crash" => crash(&a),
         "floor-http" => floor_http(&a),
@@ -375,6 +382,8 @@ fn manager_stdio(a: &ManyArgs) -> Result<Value, String> {
 fn bare_stdio(a: &ManyArgs) -> Result<Value, String> {
     let before = rss();
     let started = Instant::now();
+    // Each client connects (the handshake: ready to be called), then lists its tools: when
+    // the last was connected, and when the last had listed.
     let connected = smol::block_on(futures::future::try_join_all((0..a.servers).map(|i| {
         let config = stdio_config(a, i);
         let options = ConnectOptions {
@@ -385,25 +394,28 @@ fn bare_stdio(a: &ManyArgs) -> Result<Value, String> {
             let client = mcpwire::connect_smol(&config, options)
                 .await
                 .map_err(|e| e.to_string())?;
+            let connected = started.elapsed();
             let tools = client.list_tools().await.map_err(|e| e.to_string())?;
-            Ok::<_, String>((client, tools))
+            Ok::<_, String>((client, tools, connected, started.elapsed()))
         }
     })))?;
-    let ready = started.elapsed();
+    let ready = connected.iter().map(|c| c.2).max().unwrap_or_default();
+    let listed = connected.iter().map(|c| c.3).max().unwrap_or_default();
     smol::block_on(smol::Timer::after(Duration::from_secs(1)));
     let idle = rss();
-    let tools: usize = connected.iter().map(|(_, t)| t.len()).sum();
+    let tools: usize = connected.iter().map(|c| c.1.len()).sum();
     let out = json!({
         "servers": a.servers,
         "tools": tools,
         "ready_ms": ms(ready),
+        "listed_ms": ms(listed),
         "rss_growth_kib": idle.0.saturating_sub(before.0),
         "anon_growth_kib": idle.1.saturating_sub(before.1),
         "threads": threads(),
         "fds": fds(),
     });
     smol::block_on(futures::future::join_all(
-        connected.iter().map(|(c, _)| c.close()),
+        connected.iter().map(|c| c.0.close()),
     ));
     Ok(out)
 }
