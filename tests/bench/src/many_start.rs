@@ -52,11 +52,13 @@ pub fn manager_stdio_tokio(a: &ManyArgs) -> Result<Value, String> {
             return Err(format!("not all ready within 120 s: {}", not.join("; ")));
         }
         let ready = started.elapsed();
+        let cpu_ms = crate::many::host_cpu_ms();
         let tools = manager.tools().len();
         let out = json!({
             "servers": a.servers,
             "tools": tools,
             "ready_ms": ms(ready),
+            "cpu_ms": cpu_ms,
             "threads": crate::measure::threads(),
         });
         manager.close().await;
@@ -132,10 +134,11 @@ pub fn floor_stdio_lists(a: &ManyArgs) -> Result<Value, String> {
         }
     }
     let ready = started.elapsed();
+    let cpu_ms = crate::many::host_cpu_ms();
     for child in &mut children {
         // Child::kill signals exactly this child's PID.
         let _ = child.kill();
         let _ = child.wait();
     }
-    Ok(json!({"servers": a.servers, "ready_ms": ms(ready), "listed_bytes": bytes}))
+    Ok(json!({"servers": a.servers, "ready_ms": ms(ready), "cpu_ms": cpu_ms, "listed_bytes": bytes}))
 }
