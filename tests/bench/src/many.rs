@@ -487,11 +487,7 @@ fn killer(manager: &Manager, victims: &[String], stop: &AtomicBool) -> u64 {
 
 /// `f` while the victims are killed again and again (see [`killer`]): what `f` gave, and the
 /// kills.
-fn while_killing<T>(
-    manager: &Manager,
-    victims: &[String],
-    f: impl FnOnce() -> T,
-) -> (T, u64) {
+fn while_killing<T>(manager: &Manager, victims: &[String], f: impl FnOnce() -> T) -> (T, u64) {
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let k = s.spawn(|| killer(manager, victims, &stop));
@@ -533,7 +529,9 @@ fn thread_cpu_delta(a: &HashMap<u64, (String, u64)>, b: &HashMap<u64, (String, u
         let before = a.get(tid).map_or(0, |(_, n)| *n);
         let name = match *tid == me {
             true => "caller".to_owned(),
-            false => name.trim_end_matches(|c: char| c.is_ascii_digit()).to_owned(),
+            false => name
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .to_owned(),
         };
         *by.entry(name).or_default() += ns.saturating_sub(before) as f64 / 1e6;
     }

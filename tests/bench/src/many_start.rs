@@ -140,5 +140,7 @@ pub fn floor_stdio_lists(a: &ManyArgs) -> Result<Value, String> {
         let _ = child.kill();
         let _ = child.wait();
     }
-    Ok(json!({"servers": a.servers, "ready_ms": ms(ready), "cpu_ms": cpu_ms, "listed_bytes": bytes}))
+    Ok(
+        json!({"servers": a.servers, "ready_ms": ms(ready), "cpu_ms": cpu_ms, "listed_bytes": bytes}),
+    )
 }
