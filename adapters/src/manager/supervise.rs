@@ -271,8 +271,9 @@ async fn start(
     }
 }
 
-/// Lists `client`'s tools, then its prompts and resources when it offers them: a list that
-/// cannot be read fails the start, with the reason.
+/// Lists `client`'s tools, and its prompts and resources when it offers them, all three asked
+/// for at once (one round trip to the server, not three): a list that cannot be read fails the
+/// start, with the reason (the tools' first, then the prompts', then the resources').
 async fn list_all(
     shared: &Arc<Shared>,
     name: &str,
@@ -280,21 +281,34 @@ async fn list_all(
     settings: &ServerSettings,
     client: &Client,
 ) -> Result<(), String> {
-    list_tools(shared, name, key, settings, client)
-        .await
-        .map_err(|e| listing_failed(ListKind::Tools, &e))?;
     let caps = client.server_info().map(|i| i.capabilities.clone());
-    if caps.as_ref().is_some_and(|c| c.prompts.is_some()) {
+    let (prompts, resources) = (
+        caps.as_ref().is_some_and(|c| c.prompts.is_some()),
+        caps.as_ref().is_some_and(|c| c.resources.is_some()),
+    );
+    let tools = async {
+        list_tools(shared, name, key, settings, client)
+            .await
+            .map_err(|e| listing_failed(ListKind::Tools, &e))
+    };
+    let prompts = async {
+        if !prompts {
+            return Ok(());
+        }
         list_other::<Prompt>(shared, name, key, client)
             .await
-            .map_err(|e| listing_failed(ListKind::Prompts, &e))?;
-    }
-    if caps.as_ref().is_some_and(|c| c.resources.is_some()) {
+            .map_err(|e| listing_failed(ListKind::Prompts, &e))
+    };
+    let resources = async {
+        if !resources {
+            return Ok(());
+        }
         list_other::<Resource>(shared, name, key, client)
             .await
-            .map_err(|e| listing_failed(ListKind::Resources, &e))?;
-    }
-    Ok(())
+            .map_err(|e| listing_failed(ListKind::Resources, &e))
+    };
+    let (tools, (prompts, resources)) = future::zip(tools, future::zip(prompts, resources)).await;
+    tools.and(prompts).and(resources)
 }
 
 /// Lists `client`'s tools into the Manager's view and cache.

@@ -236,3 +236,119 @@ fn disk_that_blocks_or_fails(rt: &Rt, blocks: bool) {
         }
     }
 }
+
+/// A server that answers `tools/list` only once it has been asked for its prompts and its
+/// resources too: it declares all three.
+struct AskedTogether {
+    /// How many of `prompts/list` and `resources/list` have come.
+    asked: Arc<std::sync::atomic::AtomicUsize>,
+    /// Told when one comes.
+    came: Arc<event_listener::Event>,
+}
+
+impl HttpBackend for AskedTogether {
+    fn send(&self, request: HttpRequest) -> BoxFuture<Result<HttpResponse, HttpFailure>> {
+        use std::sync::atomic::Ordering;
+        let message: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let method = message["method"].as_str().unwrap_or_default().to_owned();
+        let (status, mut headers, mut body) = answer(&request);
+        let json = |result: Value| {
+            json!({"jsonrpc": "2.0", "id": message["id"], "result": result}).to_string()
+        };
+        match method.as_str() {
+            "initialize" => {
+                body = json(json!({"protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
+                    "serverInfo": {"name": "asked-together", "version": "1"}}));
+            }
+            "prompts/list" | "resources/list" => {
+                headers = vec![("Content-Type".to_owned(), "application/json".to_owned())];
+                body = match method.as_str() {
+                    "prompts/list" => json(json!({"prompts": [{"name": "greet"}]})),
+                    _ => json(json!({"resources": [{"uri": "demo://a", "name": "a"}]})),
+                };
+                self.asked.fetch_add(1, Ordering::SeqCst);
+                self.came.notify(usize::MAX);
+                return Box::pin(async move {
+                    let body = futures_lite::io::Cursor::new(body.into_bytes());
+                    Ok(HttpResponse::new(200, headers, Box::pin(body)))
+                });
+            }
+            _ => {}
+        }
+        let (asked, came) = (self.asked.clone(), self.came.clone());
+        let wait = method == "tools/list";
+        Box::pin(async move {
+            while wait && asked.load(Ordering::SeqCst) < 2 {
+                let listener = came.listen();
+                if asked.load(Ordering::SeqCst) >= 2 {
+                    break;
+                }
+                listener.await;
+            }
+            let body = futures_lite::io::Cursor::new(body.into_bytes());
+            Ok(HttpResponse::new(status, headers, Box::pin(body)))
+        })
+    }
+}
+
+/// A server's three lists are asked for at once when it starts (one round trip, not three):
+/// a server that answers its tools only after the other two requests came is ready, with its
+/// tools, prompts and resources. Asked for one after the other, its tools are never answered
+/// and its start runs out of time.
+#[test]
+fn a_server_s_three_lists_are_asked_for_at_once() {
+    for rt in Rt::all() {
+        let backend = Arc::new(AskedTogether {
+            asked: Default::default(),
+            came: Default::default(),
+        });
+        let options = ManagerOptions::default()
+            .jitter_seed(1)
+            .startup_timeout(Duration::from_secs(5))
+            .cache(super::CacheLocation::MemoryOnly)
+            .connect_options(move |_| ConnectOptions {
+                http_backend: Some(backend.clone()),
+                ..ConnectOptions::default()
+            });
+        let manager = Manager::made(options, Store::in_memory(), rt.runtime());
+        let runtime = rt.runtime();
+        let run = async {
+            manager.add_with("a", ServerConfig::http("http://a.test/mcp"), settings());
+            manager
+                .wait_until(|s| {
+                    s.iter()
+                        .all(|(_, s)| !matches!(s, ServerState::Starting { .. }))
+                })
+                .await;
+            assert!(
+                matches!(
+                    manager.state("a"),
+                    Some(ServerState::Ready { tools: 2, .. })
+                ),
+                "{rt:?}: {:?}",
+                manager.state("a")
+            );
+            let prompts: Vec<String> = manager
+                .prompts()
+                .iter()
+                .map(|p| p.item.name.clone())
+                .collect();
+            assert_eq!(prompts, ["greet"], "{rt:?}");
+            let resources: Vec<String> = manager
+                .resources()
+                .iter()
+                .map(|r| r.item.uri.clone())
+                .collect();
+            assert_eq!(resources, ["demo://a"], "{rt:?}");
+        };
+        let limit = async {
+            runtime
+                .sleep_until(Instant::now() + Duration::from_secs(30))
+                .await;
+            panic!("held up on {rt:?}");
+        };
+        rt.block_on(future::or(run, limit));
+        rt.block_on(manager.close());
+    }
+}

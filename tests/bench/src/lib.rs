@@ -14,6 +14,7 @@ static ALLOCATOR: measure::CountingAlloc = measure::CountingAlloc;
 pub mod floor;
 pub mod isahc_floor;
 pub mod many;
+pub mod many_start;
 pub mod mcpwire_client;
 pub mod measure;
 pub mod report;

@@ -10,8 +10,11 @@
 //!   a clone of a `Vec<Arc<Tool>>` of the same tools (its first call, which makes the host's
 //!   list, apart), and `Manager::route` (what `call_tool` resolves before it
 //!   calls) against a `HashMap` lookup of the qualified name, timed in loops in this process.
-//! - `bare-stdio`: N bare `Client`s (`connect_smol`) to the same servers, each listing its
-//!   tools once (the list kept, as a host would): the host's growth per server.
+//! - `bare-stdio`: N bare `Client`s (`connect_smol`) to the same servers: spawn to the last
+//!   connected (its handshake done: ready to be called, as the floor's answer read), and each
+//!   then listing its tools once (the list kept, as a host would): to the last listed, and
+//!   the host's growth per server.
+//! - `manager-stdio-tokio`, `floor-stdio-lists`: see [`crate::many_start`].
 //! - `crash`: N servers under one Manager; sequential calls (W1) to the servers that do not
 //!   crash, first calm, then while a tenth of the servers are killed by their PID again and
 //!   again (each about once a second, when ready; the Manager restarts them), then calm again:
@@ -27,7 +30,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,9 +44,11 @@ use crate::floor::INITIALIZE;
 use crate::measure::{status_kib, threads};
 
 /// The roles, each a process of its own.
-pub const ROLES: [&str; 6] = [
+pub const ROLES: [&str; 8] = [
     "floor-stdio",
+    "floor-stdio-lists",
     "manager-stdio",
+    "manager-stdio-tokio",
     "bare-stdio",
     "crash",
     "floor-http",
@@ -120,6 +125,8 @@ pub fn main(args: &[String]) -> i32 {
     let result = match a.role.as_str() {
         "floor-stdio" => floor_stdio(&a),
         "manager-stdio" => manager_stdio(&a),
+        "manager-stdio-tokio" => crate::many_start::manager_stdio_tokio(&a),
+        "floor-stdio-lists" => crate::many_start::floor_stdio_lists(&a),
         "bare-stdio" => bare_stdio(&a),
         "crash" => crash(&a),
         "floor-http" => floor_http(&a),
@@ -292,12 +299,13 @@ fn floor_stdio(a: &ManyArgs) -> Result<Value, String> {
         }
     }
     let ready = started.elapsed();
+    let cpu_ms = host_cpu_ms();
     for child in &mut children {
         // Child::kill signals exactly this child's PID.
         let _ = child.kill();
         let _ = child.wait();
     }
-    Ok(json!({"servers": a.servers, "ready_ms": ms(ready)}))
+    Ok(json!({"servers": a.servers, "ready_ms": ms(ready), "cpu_ms": cpu_ms}))
 }
 
 fn manager_stdio(a: &ManyArgs) -> Result<Value, String> {
@@ -309,6 +317,12 @@ fn manager_stdio(a: &ManyArgs) -> Result<Value, String> {
     }
     wait_all_ready(&manager, Duration::from_secs(120))?;
     let ready = started.elapsed();
+    let cpu_ms = host_cpu_ms();
+    if std::env::var_os("MCPWIRE_BENCH_READY_ONLY").is_some() {
+        // For a profile of the start-up alone.
+        smol::block_on(manager.close());
+        return Ok(json!({"servers": a.servers, "ready_ms": ms(ready), "cpu_ms": cpu_ms}));
+    }
     smol::block_on(smol::Timer::after(Duration::from_secs(1)));
     let idle = rss();
 
@@ -358,6 +372,7 @@ fn manager_stdio(a: &ManyArgs) -> Result<Value, String> {
         "servers": a.servers,
         "tools": listed.len(),
         "ready_ms": ms(ready),
+        "cpu_ms": cpu_ms,
         "rss_growth_kib": idle.0.saturating_sub(before.0),
         "anon_growth_kib": idle.1.saturating_sub(before.1),
         "threads": threads(),
@@ -375,6 +390,8 @@ fn manager_stdio(a: &ManyArgs) -> Result<Value, String> {
 fn bare_stdio(a: &ManyArgs) -> Result<Value, String> {
     let before = rss();
     let started = Instant::now();
+    // Each client connects (the handshake: ready to be called), then lists its tools: when
+    // the last was connected, and when the last had listed.
     let connected = smol::block_on(futures::future::try_join_all((0..a.servers).map(|i| {
         let config = stdio_config(a, i);
         let options = ConnectOptions {
@@ -385,25 +402,30 @@ fn bare_stdio(a: &ManyArgs) -> Result<Value, String> {
             let client = mcpwire::connect_smol(&config, options)
                 .await
                 .map_err(|e| e.to_string())?;
+            let connected = started.elapsed();
             let tools = client.list_tools().await.map_err(|e| e.to_string())?;
-            Ok::<_, String>((client, tools))
+            Ok::<_, String>((client, tools, connected, started.elapsed()))
         }
     })))?;
-    let ready = started.elapsed();
+    let cpu_ms = host_cpu_ms();
+    let ready = connected.iter().map(|c| c.2).max().unwrap_or_default();
+    let listed = connected.iter().map(|c| c.3).max().unwrap_or_default();
     smol::block_on(smol::Timer::after(Duration::from_secs(1)));
     let idle = rss();
-    let tools: usize = connected.iter().map(|(_, t)| t.len()).sum();
+    let tools: usize = connected.iter().map(|c| c.1.len()).sum();
     let out = json!({
         "servers": a.servers,
         "tools": tools,
         "ready_ms": ms(ready),
+        "listed_ms": ms(listed),
+        "cpu_ms": cpu_ms,
         "rss_growth_kib": idle.0.saturating_sub(before.0),
         "anon_growth_kib": idle.1.saturating_sub(before.1),
         "threads": threads(),
         "fds": fds(),
     });
     smol::block_on(futures::future::join_all(
-        connected.iter().map(|(c, _)| c.close()),
+        connected.iter().map(|c| c.0.close()),
     ));
     Ok(out)
 }
@@ -438,6 +460,93 @@ fn w1(manager: &Manager, names: &[String], seconds: f64) -> Result<(u64, f64), S
     Ok((calls, (w.user + w.sys).as_secs_f64() * 1e6 / calls as f64))
 }
 
+/// Kills the victims by their PID, each about once a second when it is ready, until `stop`:
+/// how many were killed.
+fn killer(manager: &Manager, victims: &[String], stop: &AtomicBool) -> u64 {
+    let mut kills = 0;
+    let period = Duration::from_secs_f64(1.0 / victims.len() as f64);
+    let mut next = 0;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(period);
+        let name = &victims[next % victims.len()];
+        next += 1;
+        if !matches!(manager.state(name), Some(ServerState::Ready { .. })) {
+            continue;
+        }
+        if let Some(pid) = manager.client(name).map(|c| c.pid()) {
+            if pid > 0 {
+                // SAFETY: kill(2) on the PID of a server this process started (the Manager
+                // reaps it).
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                kills += 1;
+            }
+        }
+    }
+    kills
+}
+
+/// `f` while the victims are killed again and again (see [`killer`]): what `f` gave, and the
+/// kills.
+fn while_killing<T>(manager: &Manager, victims: &[String], f: impl FnOnce() -> T) -> (T, u64) {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let k = s.spawn(|| killer(manager, victims, &stop));
+        let r = f();
+        stop.store(true, Ordering::Relaxed);
+        (r, k.join().unwrap_or(0))
+    })
+}
+
+/// CPU time of each of this process's threads so far, ns, by thread (`schedstat`'s first
+/// field: time on a CPU), with its name.
+pub fn thread_cpu() -> HashMap<u64, (String, u64)> {
+    let mut out = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Ok(tid) = entry.file_name().to_string_lossy().parse::<u64>() else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+        let ns = std::fs::read_to_string(entry.path().join("schedstat"))
+            .ok()
+            .and_then(|t| t.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        out.insert(tid, (comm.trim().to_owned(), ns));
+    }
+    out
+}
+
+/// The CPU each thread spent between two [`thread_cpu`] readings, ms, summed by thread name
+/// (the digits of a numbered name dropped: `blocking-3` counts as `blocking`); the calling
+/// thread as `caller`.
+fn thread_cpu_delta(a: &HashMap<u64, (String, u64)>, b: &HashMap<u64, (String, u64)>) -> Value {
+    // SAFETY: gettid has no preconditions.
+    let me = unsafe { libc::gettid() } as u64;
+    let mut by: std::collections::BTreeMap<String, f64> = Default::default();
+    for (tid, (name, ns)) in b {
+        let before = a.get(tid).map_or(0, |(_, n)| *n);
+        let name = match *tid == me {
+            true => "caller".to_owned(),
+            false => name
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .to_owned(),
+        };
+        *by.entry(name).or_default() += ns.saturating_sub(before) as f64 / 1e6;
+    }
+    json!(by)
+}
+
+/// This process's CPU time so far (user and system), ms.
+pub fn host_cpu_ms() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct it is handed.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 * 1e3 + t.tv_usec as f64 / 1e3;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
 fn crash(a: &ManyArgs) -> Result<Value, String> {
     let mut o = options();
     // Crashing servers come back soon, whatever their failures in a row.
@@ -460,50 +569,51 @@ fn crash(a: &ManyArgs) -> Result<Value, String> {
     smol::block_on(smol::Timer::after(Duration::from_millis(300)));
     let before = snapshot();
 
+    let t0 = thread_cpu();
     let (calls_a, cpu_a) = w1(&manager, &calm, a.seconds)?;
-    let stop = AtomicBool::new(false);
-    let kills = AtomicU64::new(0);
-    // Each victim about once a second, when it is ready.
-    let period = Duration::from_secs_f64(1.0 / victims.len() as f64);
-    let (calls_b, cpu_b) = std::thread::scope(|s| {
-        s.spawn(|| {
-            let mut next = 0;
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(period);
-                let name = &victims[next % victims.len()];
-                next += 1;
-                if !matches!(manager.state(name), Some(ServerState::Ready { .. })) {
-                    continue;
-                }
-                if let Some(pid) = manager.client(name).map(|c| c.pid()) {
-                    if pid > 0 {
-                        // SAFETY: kill(2) on the PID of a server this process started (the
-                        // Manager reaps it).
-                        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-                        kills.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            }
-        });
-        let r = w1(&manager, &calm, a.seconds);
-        stop.store(true, Ordering::Relaxed);
-        r
-    })?;
+    let t1 = thread_cpu();
+    let (r, kills_b) = while_killing(&manager, &victims, || w1(&manager, &calm, a.seconds));
+    let (calls_b, cpu_b) = r?;
+    let t2 = thread_cpu();
     let (calls_c, cpu_c) = w1(&manager, &calm, a.seconds)?;
+    let t3 = thread_cpu();
+    wait_all_ready(&manager, Duration::from_secs(30))?;
+    // The host's own restart work, measured without calls: the host's CPU while the victims
+    // are killed and restarted and nothing else happens, less the same time idle.
+    let sleep = || std::thread::sleep(Duration::from_secs_f64(a.seconds));
+    let (idle0, i0) = (host_cpu_ms(), thread_cpu());
+    sleep();
+    let (idle1, i1) = (host_cpu_ms(), thread_cpu());
+    let ((), kills_d) = while_killing(&manager, &victims, sleep);
+    let (idle2, i2) = (host_cpu_ms(), thread_cpu());
     wait_all_ready(&manager, Duration::from_secs(30))?;
     smol::block_on(smol::Timer::after(Duration::from_millis(500)));
     let after = snapshot();
+    let restart_ms = ((idle2 - idle1) - (idle1 - idle0)) / (kills_d.max(1) as f64);
     let out = json!({
         "servers": a.servers,
         "victims": victims.len(),
         "seconds": a.seconds,
-        "kills": kills.load(Ordering::Relaxed),
+        "kills": kills_b,
         "calls_calm": calls_a + calls_c,
         "calls_crash": calls_b,
         "cpu_us_calm": (cpu_a + cpu_c) / 2.0,
         "cpu_us_calm_before": cpu_a,
         "cpu_us_calm_after": cpu_c,
         "cpu_us_crash": cpu_b,
+        // Per thread (ms) in each phase: calm, crashing, calm.
+        "threads_calm_before": thread_cpu_delta(&t0, &t1),
+        "threads_crash": thread_cpu_delta(&t1, &t2),
+        "threads_calm_after": thread_cpu_delta(&t2, &t3),
+        // Without calls: idle, then restarts alone.
+        "idle_cpu_ms": idle1 - idle0,
+        "restarts_alone_cpu_ms": idle2 - idle1,
+        "restarts_alone_kills": kills_d,
+        "threads_idle": thread_cpu_delta(&i0, &i1),
+        "threads_restarts_alone": thread_cpu_delta(&i1, &i2),
+        // The host's own CPU per restart, and what that is per call of the crash phase.
+        "restart_cpu_ms": restart_ms,
+        "restart_cpu_us_per_call": restart_ms * 1e3 * kills_b as f64 / calls_b.max(1) as f64,
         "before": before,
         "after": after,
     });
