@@ -110,16 +110,20 @@ pub enum Server {
     /// The minimal server's answers over Streamable HTTP with TLS (Node, no SDK): a server
     /// that is not the bottleneck of many calls in flight.
     MinHttps,
+    /// The same answers over plain Streamable HTTP (Node, no SDK): the `http://` counterpart of
+    /// `MinHttps`, a server that is not the bottleneck of many calls in flight.
+    MinHttp,
 }
 
 impl Server {
-    pub const ALL: [Server; 6] = [
+    pub const ALL: [Server; 7] = [
         Server::Min,
         Server::EverythingStdio,
         Server::EverythingHttp,
         Server::PythonHttp,
         Server::PythonHttps,
         Server::MinHttps,
+        Server::MinHttp,
     ];
 
     pub fn name(self) -> &'static str {
@@ -130,6 +134,7 @@ impl Server {
             Server::PythonHttp => "python-http",
             Server::PythonHttps => "python-https",
             Server::MinHttps => "min-https",
+            Server::MinHttp => "min-http",
         }
     }
 
@@ -140,7 +145,11 @@ impl Server {
     pub fn is_http(self) -> bool {
         matches!(
             self,
-            Server::EverythingHttp | Server::PythonHttp | Server::PythonHttps | Server::MinHttps
+            Server::EverythingHttp
+                | Server::PythonHttp
+                | Server::PythonHttps
+                | Server::MinHttps
+                | Server::MinHttp
         )
     }
 }

@@ -124,8 +124,8 @@ pub fn run(args: &ClientArgs) -> Result<Outcome, String> {
 
 /// mcpwire in a tokio host: the runtime of `mcpwire-tokio` (multi-thread) or
 /// `mcpwire-tokio-ct` (current_thread), `mcpwire::tokio::connect` inside it (the driver spawned
-/// on the runtime), the caller in `block_on`. Over stdio nothing of smol's family runs; over
-/// HTTP the sockets are still read through async-io's reactor (its own thread).
+/// on the runtime), the caller in `block_on`. Nothing of smol's family runs: over stdio the
+/// pipes, over HTTP and https mcpwire's own HTTP/1.1 client's sockets are in tokio's reactor.
 pub fn run_tokio(args: &ClientArgs) -> Result<Outcome, String> {
     let runtime = match args.imp {
         Impl::McpwireTokio => tokio::runtime::Builder::new_multi_thread(),

@@ -627,8 +627,8 @@ impl Results {
         .iter()
         .filter_map(|(what, key, per)| {
             let values = match per {
-                true => self.many_values("manager-1000", &per_server(*key)),
-                false => self.many_values("manager-1000", &get(*key)),
+                true => self.many_values("manager-1000", &per_server(key)),
+                false => self.many_values("manager-1000", &get(key)),
             };
             let stats = median(values.iter().map(|(_, x)| *x).collect())?;
             Some(format!("{what} {}", cell(Some(stats), b)))

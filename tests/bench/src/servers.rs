@@ -36,7 +36,7 @@ pub fn available(server: Server) -> Result<(), String> {
         Server::Min => bench_dir().join("servers/min_server.mjs"),
         Server::EverythingStdio | Server::EverythingHttp => everything_entry(),
         Server::PythonHttp | Server::PythonHttps => python(),
-        Server::MinHttps => bench_dir().join("servers/min_https_server.mjs"),
+        Server::MinHttps | Server::MinHttp => bench_dir().join("servers/min_https_server.mjs"),
     };
     if need.exists() {
         Ok(())
@@ -121,6 +121,12 @@ impl HttpServer {
                     .arg(certificate())
                     .arg("--tls-key")
                     .arg(certificate().with_file_name("server-key.pem"));
+                c
+            }
+            Server::MinHttp => {
+                let mut c = Command::new(node());
+                c.arg(bench_dir().join("servers/min_https_server.mjs"))
+                    .args(["--port", &port.to_string()]);
                 c
             }
             _ => return Err(format!("{} is not an HTTP server", server.name())),

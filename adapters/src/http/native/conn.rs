@@ -174,11 +174,22 @@ impl Conn {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        let Some(tls) = self.tls.as_mut() else {
+        if self.tls.is_none() {
             return self.stream.poll_read(cx, buf);
-        };
+        }
+        self.poll_plaintext(cx, |reader| reader.read(buf))
+    }
+
+    /// Over TLS: the plaintext rustls holds, taken by `take` (`Ok(0)`: the end; `WouldBlock`:
+    /// none yet), ciphertext read from the socket and fed to rustls until there is some.
+    fn poll_plaintext(
+        &mut self,
+        cx: &mut Context<'_>,
+        mut take: impl FnMut(&mut rustls::Reader<'_>) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        let tls = self.tls.as_mut().expect("a TLS connection");
         loop {
-            match tls.session.reader().read(buf) {
+            match take(&mut tls.session.reader()) {
                 Ok(n) => return Poll::Ready(Ok(n)),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 // The server closed the socket without a TLS close: the end, as for a plain
@@ -213,12 +224,17 @@ impl Conn {
         std::future::poll_fn(|cx| self.poll_read_more(cx, buf)).await
     }
 
-    /// One read into the spare room of `buf` (grown by [`READ_SIZE`] for it).
+    /// One read appended to `buf`: at most [`READ_SIZE`] bytes. Over TLS the plaintext is
+    /// copied from rustls's own buffer as it is (no room made and zeroed in `buf` first: that
+    /// was 16 KiB written a read, for a few hundred bytes of answer).
     pub(super) fn poll_read_more(
         &mut self,
         cx: &mut Context<'_>,
         buf: &mut Vec<u8>,
     ) -> Poll<io::Result<usize>> {
+        if self.tls.is_some() {
+            return self.poll_plaintext(cx, |reader| take_plaintext(reader, buf));
+        }
         let len = buf.len();
         buf.resize(len + READ_SIZE, 0);
         let read = self.poll_read(cx, &mut buf[len..]);
@@ -297,6 +313,29 @@ impl Tls {
         }
         Ok(())
     }
+}
+
+/// Appends to `buf` the plaintext `reader` holds, chunk by chunk, at most [`READ_SIZE`] bytes:
+/// how many (`Ok(0)`: the TLS close), or, when there was none, why (`WouldBlock`: none yet;
+/// `UnexpectedEof`: the socket ended without a TLS close), as `Read::read` says it.
+fn take_plaintext(reader: &mut rustls::Reader<'_>, buf: &mut Vec<u8>) -> io::Result<usize> {
+    use std::io::BufRead;
+    let mut taken = 0;
+    while taken < READ_SIZE {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(_) if taken > 0 => break,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        let n = chunk.len().min(READ_SIZE - taken);
+        buf.extend_from_slice(&chunk[..n]);
+        reader.consume(n);
+        taken += n;
+    }
+    Ok(taken)
 }
 
 /// A handshake the server cut short (`e`: how the socket failed, none when it closed).

@@ -269,3 +269,59 @@ fn a_handshake_whose_first_read_is_one_byte_is_still_tls() {
     let (status, body) = exchange(&backend(), &url).unwrap();
     assert_eq!((status, body.unwrap()), (200, b"\"ok\"".to_vec()));
 }
+
+#[test]
+fn a_response_in_many_small_records_and_over_one_read_s_size_comes_whole_and_the_connection_is_reused(
+) {
+    // The head in records of 1 to 7 bytes, a body of 40 KiB (over one read's 16 KiB) in records
+    // of 1 000, every record in one write of the socket: each read takes the plaintext of as
+    // many records as rustls holds, up to the read's size, and the next request goes on the
+    // same connection.
+    let body: String = (0..40 * 1024)
+        .map(|i| (b'a' + (i % 26) as u8) as char)
+        .collect();
+    let whole = response(&format!("\"{body}\""));
+    let (url, accepted) = serve(move |sock, _| {
+        let mut tls = handshake(sock);
+        while read_request(&mut tls).is_ok() {
+            let head_end = whole.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+            let (head, rest) = whole.split_at(head_end);
+            let mut out = Vec::new();
+            let mut sizes = (1..=7).cycle();
+            let mut records: Vec<&[u8]> = Vec::new();
+            let mut head = head;
+            while !head.is_empty() {
+                let (piece, more) = head.split_at(sizes.next().unwrap().min(head.len()));
+                records.push(piece);
+                head = more;
+            }
+            records.extend(rest.chunks(1000));
+            for record in records {
+                tls.conn.writer().write_all(record).unwrap();
+                while tls.conn.wants_write() {
+                    tls.conn.write_tls(&mut out).unwrap();
+                }
+            }
+            if tls.sock.write_all(&out).is_err() {
+                return;
+            }
+        }
+    });
+    let backend = backend();
+    for _ in 0..2 {
+        let (status, read) = exchange(&backend, &url).unwrap();
+        let read = read.unwrap();
+        assert_eq!(status, 200);
+        assert_eq!(read.len(), 40 * 1024 + 2);
+        assert_eq!(&read[1..41], &body.as_bytes()[..40]);
+        assert_eq!(
+            &read[read.len() - 41..read.len() - 1],
+            &body.as_bytes()[body.len() - 40..]
+        );
+    }
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        1,
+        "the connection was reused"
+    );
+}
