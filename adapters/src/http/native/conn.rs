@@ -27,6 +27,9 @@ pub(super) struct Conn {
     stream: Socket,
     tls: Option<Box<Tls>>,
     pub(super) local_addr: Option<SocketAddr>,
+    /// Over plain HTTP, where [`Conn::poll_read_more`] reads before it appends: made (and
+    /// zeroed) once, at the connection's first such read.
+    scratch: Option<Box<[u8]>>,
 }
 
 /// The TLS side of a connection.
@@ -54,6 +57,7 @@ impl Conn {
             stream,
             tls: None,
             local_addr,
+            scratch: None,
         }
     }
 
@@ -69,6 +73,8 @@ impl Conn {
         let name = ServerName::try_from(host.to_owned())
             .map_err(|e| other(format!("the host name cannot be used for TLS: {e}")))?;
         let session = ClientConnection::new(config, name).map_err(|e| other(e.to_string()))?;
+        // The room of the plain reads before (a proxy's answer): TLS reads have their own.
+        self.scratch = None;
         self.tls = Some(Box::new(Tls {
             session,
             raw: vec![0; READ_SIZE].into_boxed_slice(),
@@ -225,8 +231,9 @@ impl Conn {
     }
 
     /// One read appended to `buf`: at most [`READ_SIZE`] bytes. Over TLS the plaintext is
-    /// copied from rustls's own buffer as it is (no room made and zeroed in `buf` first: that
-    /// was 16 KiB written a read, for a few hundred bytes of answer).
+    /// copied from rustls's own buffer as it is, over plain HTTP from the connection's own
+    /// room (no room made and zeroed in `buf` first: that was 16 KiB written a read, for a few
+    /// hundred bytes of answer).
     pub(super) fn poll_read_more(
         &mut self,
         cx: &mut Context<'_>,
@@ -235,14 +242,17 @@ impl Conn {
         if self.tls.is_some() {
             return self.poll_plaintext(cx, |reader| take_plaintext(reader, buf));
         }
-        let len = buf.len();
-        buf.resize(len + READ_SIZE, 0);
-        let read = self.poll_read(cx, &mut buf[len..]);
-        let n = match &read {
-            Poll::Ready(Ok(n)) => *n,
-            _ => 0,
-        };
-        buf.truncate(len + n);
+        // Read into the connection's own room and append what came: making the room in `buf`
+        // would zero 16 KiB a read.
+        let mut scratch = self
+            .scratch
+            .take()
+            .unwrap_or_else(|| vec![0; READ_SIZE].into_boxed_slice());
+        let read = self.poll_read(cx, &mut scratch);
+        if let Poll::Ready(Ok(n)) = &read {
+            buf.extend_from_slice(&scratch[..*n]);
+        }
+        self.scratch = Some(scratch);
         read
     }
 
