@@ -434,3 +434,49 @@ fn the_hook_gives_the_calls_span_with_no_span_of_the_hosts() {
     );
     assert_eq!(echoed, sent);
 }
+
+/// A call whose future the host drops (it stops waiting: a cancellation) ends its span as a
+/// cancelled call: `error.type` `cancelled` and an error status; its measure is taken with the
+/// same `error.type`.
+#[test]
+fn a_call_whose_future_is_dropped_ends_cancelled_and_is_measured_so() {
+    let otel = otel();
+    let _turn = otel.turn();
+    let host = host_span("impatient");
+    let trace = host.context().span().span_context().trace_id();
+    smol::block_on(async {
+        let _enter = host.enter();
+        let (client, driver) = mcpwire::connect(&common::demo(), options(Era::Auto)).unwrap();
+        let driver = smol::spawn(driver);
+        client.ready().await.unwrap();
+        let slow = json!({"steps": 50, "interval_ms": 100});
+        let gave_up =
+            common::within(Duration::from_millis(300), client.call_tool("slow", slow)).await;
+        assert!(gave_up.is_none(), "the slow call ended first: {gave_up:?}");
+        client.close().await;
+        driver.await;
+    });
+    drop(host);
+    let spans = otel.spans_of(trace);
+    let host = named(&spans, "impatient");
+    let slow = named(&spans, "tools/call slow");
+    assert_eq!(slow.parent_span_id, host.span_context.span_id());
+    let a = attrs(slow);
+    assert_eq!(a["error.type"], "cancelled", "{a:?}");
+    assert!(!a.contains_key("rpc.response.status_code"), "{a:?}");
+    assert!(
+        matches!(&slow.status, Status::Error { description } if description.contains("dropped")),
+        "{:?}",
+        slow.status
+    );
+    let ops = otel.histogram("mcp.client.operation.duration");
+    let slow: Vec<_> = ops
+        .iter()
+        .filter(|(a, _, _)| a.get("gen_ai.tool.name").map(String::as_str) == Some("slow"))
+        .collect();
+    assert_eq!(slow.len(), 1, "{ops:?}");
+    let (a, count, sum) = slow[0];
+    assert_eq!(*count, 1);
+    assert_eq!(a["error.type"], "cancelled", "{a:?}");
+    assert!(*sum >= 0.3, "measured until it was dropped: {sum}");
+}

@@ -83,13 +83,36 @@ impl Default for ConnectionSpan {
 }
 
 /// The span of one call: its request (or requests: re-issues and input rounds belong to it),
-/// and with feature `opentelemetry` its measure.
+/// and with feature `opentelemetry` its measure. Dropped before its outcome was recorded (the
+/// host dropped the call's future), it ends as a cancelled call.
 #[derive(Debug)]
 pub(crate) struct CallSpan {
     #[cfg(feature = "tracing")]
     span: tracing::Span,
     #[cfg(feature = "opentelemetry")]
     metric: Option<Box<crate::otel::metrics::Operation>>,
+    /// Whether this is the call's own handle and its outcome is not recorded yet (a slot's
+    /// copy never records one).
+    #[cfg(feature = "tracing")]
+    open: bool,
+}
+
+/// `error.type` of a call whose future was dropped before its outcome: the conventions define
+/// no value for it (only `_OTHER`), so it is the word a host's cancellation has here.
+#[cfg(feature = "tracing")]
+const CANCELLED: &str = "cancelled";
+
+/// The words of a call whose future was dropped before its outcome.
+#[cfg(feature = "tracing")]
+const DROPPED: &str = "the caller stopped waiting (its future was dropped)";
+
+#[cfg(feature = "tracing")]
+impl Drop for CallSpan {
+    fn drop(&mut self) {
+        if self.open {
+            self.finish(Some((CANCELLED, DROPPED)), None);
+        }
+    }
 }
 
 /// What a call met on its way, told as an event on its span.
@@ -235,6 +258,7 @@ impl CallSpan {
             span,
             #[cfg(feature = "opentelemetry")]
             metric,
+            open: true,
         };
         let span = &call.span;
         if span.is_disabled() {
@@ -268,6 +292,7 @@ impl CallSpan {
             span: self.span.clone(),
             #[cfg(feature = "opentelemetry")]
             metric: None,
+            open: false,
         }
     }
 
@@ -304,7 +329,8 @@ impl CallSpan {
     /// error's code, or a word for a local failure: `timeout`, `cancelled`, …), the JSON-RPC
     /// code in `rpc.response.status_code`, and the span's status. With feature
     /// `opentelemetry`, the call's duration is measured with the same attributes.
-    pub(crate) fn ended(self, outcome: &Result<mcpwire_core::jsonrpc::RawJson, CallError>) {
+    pub(crate) fn ended(mut self, outcome: &Result<mcpwire_core::jsonrpc::RawJson, CallError>) {
+        self.open = false;
         #[cfg(feature = "opentelemetry")]
         let measured = self.metric.is_some();
         #[cfg(not(feature = "opentelemetry"))]
@@ -344,9 +370,16 @@ impl CallSpan {
     }
 
     /// The call ended: with a failure (its kind and words) and the JSON-RPC code, or none.
-    fn done(self, failure: Option<(&str, &str)>, code: Option<&str>) {
+    fn done(mut self, failure: Option<(&str, &str)>, code: Option<&str>) {
+        self.open = false;
+        self.finish(failure, code);
+    }
+
+    /// Records the call's end: its measure, and on its span a failure (its kind and words) and
+    /// the JSON-RPC code.
+    fn finish(&mut self, failure: Option<(&str, &str)>, code: Option<&str>) {
         #[cfg(feature = "opentelemetry")]
-        if let Some(metric) = self.metric {
+        if let Some(metric) = self.metric.take() {
             metric.ended(failure.map(|(kind, _)| kind), code);
         }
         let Some((kind, message)) = failure else {
