@@ -480,3 +480,79 @@ fn a_call_whose_future_is_dropped_ends_cancelled_and_is_measured_so() {
     assert_eq!(a["error.type"], "cancelled", "{a:?}");
     assert!(*sum >= 0.3, "measured until it was dropped: {sum}");
 }
+
+/// A `ping` of the server's, which the connection answers itself: a server span of its own
+/// (`ping`, kind server, the server's request id), whose parent is the trace context the
+/// server put in the ping's `_meta`, linked to the connection's span.
+#[test]
+fn a_servers_ping_is_a_server_span_child_of_the_context_it_carried() {
+    use futures_lite::{AsyncBufReadExt, AsyncWriteExt, StreamExt};
+    let otel = otel();
+    let _turn = otel.turn();
+    let remote_trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let remote_span = "00f067aa0ba902b7";
+    let answered = smol::block_on(async {
+        let (server_reads, client_writes) = piper::pipe(64 * 1024);
+        let (client_reads, mut server_writes) = piper::pipe(64 * 1024);
+        // The server, by hand: it answers `initialize`, then pings the client once it is told
+        // the client is initialized, and gives back the client's answer.
+        let server = smol::spawn(async move {
+            let mut lines = futures_lite::io::BufReader::new(server_reads).lines();
+            while let Some(Ok(line)) = lines.next().await {
+                let m: serde_json::Value = serde_json::from_str(&line).unwrap();
+                let reply = match m["method"].as_str() {
+                    Some("initialize") => json!({"jsonrpc": "2.0", "id": m["id"], "result": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "serverInfo": {"name": "pinger", "version": "1"},
+                    }}),
+                    Some("notifications/initialized") => json!({
+                        "jsonrpc": "2.0", "id": "srv-ping", "method": "ping",
+                        "params": {"_meta": {
+                            "traceparent": format!("00-{remote_trace}-{remote_span}-01"),
+                        }},
+                    }),
+                    _ if m["id"] == "srv-ping" => return m,
+                    _ => continue,
+                };
+                let mut out = serde_json::to_vec(&reply).unwrap();
+                out.push(b'\n');
+                server_writes.write_all(&out).await.unwrap();
+            }
+            panic!("the client never answered the ping");
+        });
+        let (client, driver) = mcpwire::connect_streams(
+            "pinger",
+            client_reads,
+            client_writes,
+            options(Era::Handshake),
+        );
+        let driver = smol::spawn(driver);
+        client.ready().await.unwrap();
+        let answered =
+            common::done_within(Duration::from_secs(10), "the ping's answer", server).await;
+        client.close().await;
+        common::done_within(Duration::from_secs(10), "the driver's end", driver).await;
+        answered
+    });
+    assert_eq!(answered["result"], json!({}), "{answered}");
+    let spans = otel.all_spans();
+    let ping = named(&spans, "ping");
+    assert_eq!(ping.span_kind, SpanKind::Server);
+    assert_eq!(ping.span_context.trace_id().to_string(), remote_trace);
+    assert_eq!(ping.parent_span_id.to_string(), remote_span);
+    assert_eq!(ping.status, Status::Unset);
+    let a = attrs(ping);
+    assert_eq!(a["mcp.method.name"], "ping");
+    assert_eq!(a["jsonrpc.request.id"], "srv-ping");
+    assert_eq!(a["mcpwire.input_round"], "false");
+    assert_eq!(a["mcp.protocol.version"], "2025-11-25");
+    assert_eq!(a["network.transport"], "pipe");
+    let conn = named(&spans, "mcp connection");
+    let links: Vec<_> = ping
+        .links
+        .iter()
+        .map(|l| l.span_context.span_id())
+        .collect();
+    assert_eq!(links, [conn.span_context.span_id()]);
+}

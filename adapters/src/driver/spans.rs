@@ -525,50 +525,42 @@ impl ServerRequestSpan {
         request: &ServerRequest,
         round: Option<&CallSpan>,
     ) -> ServerRequestSpan {
-        use tracing::field::Empty;
         let method = match request {
             ServerRequest::Elicitation { .. } => "elicitation/create",
             ServerRequest::Sampling { .. } => "sampling/createMessage",
             _ => "roots/list",
         };
-        let parent = round.and_then(|call| call.parent().id());
-        let span = tracing::info_span!(
-            target: "mcpwire::server_request",
-            parent: parent,
-            "mcp.server",
-            otel.name = method,
-            otel.kind = "server",
-            otel.status_code = Empty,
-            otel.status_description = Empty,
-            mcp.method.name = method,
-            mcpwire.input_round = round.is_some(),
-            jsonrpc.request.id = Empty,
-            mcp.session.id = Empty,
-            mcp.protocol.version = Empty,
-            network.transport = peer.transport,
-            error.type = Empty,
-            rpc.response.status_code = Empty,
-        );
-        if span.is_disabled() {
-            return ServerRequestSpan { span };
-        }
-        if round.is_none() {
-            // An input round's request is no JSON-RPC request of its own: its id is ours.
-            match request.id() {
-                Id::Num(n) => span.record("jsonrpc.request.id", n.to_string().as_str()),
-                Id::Str(s) => span.record("jsonrpc.request.id", s.as_str()),
-            };
-            span.follows_from(&connection.span);
-            #[cfg(feature = "opentelemetry")]
-            remote_parent(&span, request);
-        }
-        if let Some(session) = conn.session() {
-            span.record("mcp.session.id", session);
-        }
-        if let Some(server) = conn.server() {
-            span.record("mcp.protocol.version", server.protocol_version.as_str());
-        }
-        ServerRequestSpan { span }
+        let meta = match request {
+            ServerRequest::Elicitation { params, .. } | ServerRequest::Sampling { params, .. } => {
+                params.get("_meta").and_then(|m| m.as_object())
+            }
+            _ => None,
+        };
+        let open = Open {
+            connection,
+            conn,
+            peer,
+            method,
+        };
+        open.span(request.id(), meta, round)
+    }
+
+    /// The span of the server's `ping` `id` (`meta` its `_meta`), which the connection
+    /// answered itself: made and ended now.
+    pub(crate) fn ping(
+        connection: &ConnectionSpan,
+        conn: &Connection,
+        peer: &Peer,
+        id: &Id,
+        meta: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) {
+        let open = Open {
+            connection,
+            conn,
+            peer,
+            method: "ping",
+        };
+        drop(open.span(id, meta, None));
     }
 
     /// Records the answer the host's handler gave (or the error it failed with).
@@ -586,10 +578,77 @@ impl ServerRequestSpan {
     }
 }
 
+/// What a server request's span is made from: the connection and the request's method.
+#[cfg(feature = "tracing")]
+struct Open<'a> {
+    connection: &'a ConnectionSpan,
+    conn: &'a Connection,
+    peer: &'a Peer,
+    method: &'static str,
+}
+
+#[cfg(feature = "tracing")]
+impl Open<'_> {
+    /// The span of request `id` (`meta` its `_meta`): a child of `round`, the span of the call
+    /// whose input round asked for it, else a root linked to the connection's span (with
+    /// feature `opentelemetry`, the child of the trace context in `meta`, when there is one).
+    fn span(
+        &self,
+        id: &Id,
+        meta: Option<&serde_json::Map<String, serde_json::Value>>,
+        round: Option<&CallSpan>,
+    ) -> ServerRequestSpan {
+        use tracing::field::Empty;
+        let method = self.method;
+        let parent = round.and_then(|call| call.parent().id());
+        let span = tracing::info_span!(
+            target: "mcpwire::server_request",
+            parent: parent,
+            "mcp.server",
+            otel.name = method,
+            otel.kind = "server",
+            otel.status_code = Empty,
+            otel.status_description = Empty,
+            mcp.method.name = method,
+            mcpwire.input_round = round.is_some(),
+            jsonrpc.request.id = Empty,
+            mcp.session.id = Empty,
+            mcp.protocol.version = Empty,
+            network.transport = self.peer.transport,
+            error.type = Empty,
+            rpc.response.status_code = Empty,
+        );
+        if span.is_disabled() {
+            return ServerRequestSpan { span };
+        }
+        if round.is_none() {
+            // An input round's request is no JSON-RPC request of its own: its id is ours.
+            match id {
+                Id::Num(n) => span.record("jsonrpc.request.id", n.to_string().as_str()),
+                Id::Str(s) => span.record("jsonrpc.request.id", s.as_str()),
+            };
+            span.follows_from(&self.connection.span);
+            #[cfg(feature = "opentelemetry")]
+            if let Some(meta) = meta {
+                remote_parent(&span, meta);
+            }
+        }
+        #[cfg(not(feature = "opentelemetry"))]
+        let _ = meta;
+        if let Some(session) = self.conn.session() {
+            span.record("mcp.session.id", session);
+        }
+        if let Some(server) = self.conn.server() {
+            span.record("mcp.protocol.version", server.protocol_version.as_str());
+        }
+        ServerRequestSpan { span }
+    }
+}
+
 /// Makes the trace context the server put in its request's `params._meta` the span's parent
 /// (read by the global propagator), when there is one.
 #[cfg(feature = "opentelemetry")]
-fn remote_parent(span: &tracing::Span, request: &ServerRequest) {
+fn remote_parent(span: &tracing::Span, meta: &serde_json::Map<String, serde_json::Value>) {
     use ::opentelemetry::trace::TraceContextExt;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -603,15 +662,6 @@ fn remote_parent(span: &tracing::Span, request: &ServerRequest) {
             self.0.keys().map(String::as_str).collect()
         }
     }
-    let params = match request {
-        ServerRequest::Elicitation { params, .. } | ServerRequest::Sampling { params, .. } => {
-            params
-        }
-        _ => return,
-    };
-    let Some(meta) = params.get("_meta").and_then(|m| m.as_object()) else {
-        return;
-    };
     let cx = ::opentelemetry::global::get_text_map_propagator(|p| p.extract(&Meta(meta)));
     if cx.span().span_context().is_valid() {
         let _ = span.set_parent(cx);
@@ -629,6 +679,16 @@ impl ServerRequestSpan {
         _round: Option<&CallSpan>,
     ) -> ServerRequestSpan {
         ServerRequestSpan {}
+    }
+
+    /// Without the `tracing` feature, no span.
+    pub(crate) fn ping(
+        _connection: &ConnectionSpan,
+        _conn: &mcpwire_core::Connection,
+        _peer: &Peer,
+        _id: &mcpwire_core::jsonrpc::Id,
+        _meta: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) {
     }
 
     /// Without the `tracing` feature, nothing is recorded.
