@@ -556,3 +556,52 @@ fn a_servers_ping_is_a_server_span_child_of_the_context_it_carried() {
         .collect();
     assert_eq!(links, [conn.span_context.span_id()]);
 }
+
+/// The Manager's start-up work (each server's connection, its handshake and its listings) is
+/// in the span of the host's code that added the server, though its supervisor runs as a task
+/// of its own: the host's trace holds it.
+#[test]
+fn the_managers_start_up_listings_are_in_the_span_that_added_the_server() {
+    use mcpwire::manager::{CacheLocation, Manager, ManagerOptions, ServerState};
+    let otel = otel();
+    let _turn = otel.turn();
+    let host = host_span("start the servers");
+    let trace = host.context().span().span_context().trace_id();
+    let manager = {
+        let _enter = host.enter();
+        let mut o = ManagerOptions::default();
+        o.cache = CacheLocation::MemoryOnly;
+        let manager = Manager::new(o);
+        manager.add("demo", common::demo());
+        manager
+    };
+    smol::block_on(async {
+        let ready = |s: &[(String, ServerState)]| {
+            s.iter()
+                .all(|(_, s)| matches!(s, ServerState::Ready { .. }))
+        };
+        common::done_within(Duration::from_secs(10), "ready", manager.wait_until(ready)).await;
+        manager.close().await;
+    });
+    drop(host);
+    let spans = otel.spans_of(trace);
+    let host = named(&spans, "start the servers");
+    let id = |s: &SpanData| s.span_context.span_id();
+    let parent_of = |s: &SpanData| spans.iter().find(|p| id(p) == s.parent_span_id);
+    // Each listing's span descends from the host's span.
+    for method in ["tools/list", "prompts/list", "resources/list"] {
+        let listing = spans
+            .iter()
+            .find(|s| s.name == method)
+            .unwrap_or_else(|| panic!("no {method} in the host's trace: {:?}", names(&spans)));
+        let mut at = listing;
+        while let Some(up) = parent_of(at) {
+            at = up;
+        }
+        assert_eq!(id(at), id(host), "{method} under the host's span");
+        assert_eq!(listing.span_kind, SpanKind::Client);
+    }
+    // The connection's span too.
+    let conn = named(&spans, "mcp connection");
+    assert_eq!(conn.parent_span_id, id(host));
+}
