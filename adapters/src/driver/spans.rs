@@ -223,7 +223,13 @@ impl CallSpan {
     /// connection's span is linked to it); with feature `opentelemetry`, its measure starts.
     pub(crate) fn start(connection: &ConnectionSpan, request: &McpCall) -> CallSpan {
         use tracing::field::Empty;
-        let span = tracing::info_span!(
+        // No subscriber was ever set: no span. A disabled span still costs its fields'
+        // evaluation, and with `tracing`'s `log` feature (which another crate of the host may
+        // turn on) a pass through `log` where it is made and where each handle is dropped.
+        let span = if !tracing::dispatcher::has_been_set() {
+            tracing::Span::none()
+        } else {
+            tracing::info_span!(
             target: "mcpwire::call",
             "mcp.client",
             otel.name = Empty,
@@ -243,7 +249,8 @@ impl CallSpan {
             server.port = Empty,
             error.type = Empty,
             rpc.response.status_code = Empty,
-        );
+            )
+        };
         let method = request.method();
         let name = request.name();
         let target = name.filter(|_| matches!(method, "tools/call" | "prompts/get"));
