@@ -434,3 +434,174 @@ fn the_hook_gives_the_calls_span_with_no_span_of_the_hosts() {
     );
     assert_eq!(echoed, sent);
 }
+
+/// A call whose future the host drops (it stops waiting: a cancellation) ends its span as a
+/// cancelled call: `error.type` `cancelled` and an error status; its measure is taken with the
+/// same `error.type`.
+#[test]
+fn a_call_whose_future_is_dropped_ends_cancelled_and_is_measured_so() {
+    let otel = otel();
+    let _turn = otel.turn();
+    let host = host_span("impatient");
+    let trace = host.context().span().span_context().trace_id();
+    smol::block_on(async {
+        let _enter = host.enter();
+        let (client, driver) = mcpwire::connect(&common::demo(), options(Era::Auto)).unwrap();
+        let driver = smol::spawn(driver);
+        client.ready().await.unwrap();
+        let slow = json!({"steps": 50, "interval_ms": 100});
+        let gave_up =
+            common::within(Duration::from_millis(300), client.call_tool("slow", slow)).await;
+        assert!(gave_up.is_none(), "the slow call ended first: {gave_up:?}");
+        client.close().await;
+        driver.await;
+    });
+    drop(host);
+    let spans = otel.spans_of(trace);
+    let host = named(&spans, "impatient");
+    let slow = named(&spans, "tools/call slow");
+    assert_eq!(slow.parent_span_id, host.span_context.span_id());
+    let a = attrs(slow);
+    assert_eq!(a["error.type"], "cancelled", "{a:?}");
+    assert!(!a.contains_key("rpc.response.status_code"), "{a:?}");
+    assert!(
+        matches!(&slow.status, Status::Error { description } if description.contains("dropped")),
+        "{:?}",
+        slow.status
+    );
+    let ops = otel.histogram("mcp.client.operation.duration");
+    let slow: Vec<_> = ops
+        .iter()
+        .filter(|(a, _, _)| a.get("gen_ai.tool.name").map(String::as_str) == Some("slow"))
+        .collect();
+    assert_eq!(slow.len(), 1, "{ops:?}");
+    let (a, count, sum) = slow[0];
+    assert_eq!(*count, 1);
+    assert_eq!(a["error.type"], "cancelled", "{a:?}");
+    assert!(*sum >= 0.3, "measured until it was dropped: {sum}");
+}
+
+/// A `ping` of the server's, which the connection answers itself: a server span of its own
+/// (`ping`, kind server, the server's request id), whose parent is the trace context the
+/// server put in the ping's `_meta`, linked to the connection's span.
+#[test]
+fn a_servers_ping_is_a_server_span_child_of_the_context_it_carried() {
+    use futures_lite::{AsyncBufReadExt, AsyncWriteExt, StreamExt};
+    let otel = otel();
+    let _turn = otel.turn();
+    let remote_trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let remote_span = "00f067aa0ba902b7";
+    let answered = smol::block_on(async {
+        let (server_reads, client_writes) = piper::pipe(64 * 1024);
+        let (client_reads, mut server_writes) = piper::pipe(64 * 1024);
+        // The server, by hand: it answers `initialize`, then pings the client once it is told
+        // the client is initialized, and gives back the client's answer.
+        let server = smol::spawn(async move {
+            let mut lines = futures_lite::io::BufReader::new(server_reads).lines();
+            while let Some(Ok(line)) = lines.next().await {
+                let m: serde_json::Value = serde_json::from_str(&line).unwrap();
+                let reply = match m["method"].as_str() {
+                    Some("initialize") => json!({"jsonrpc": "2.0", "id": m["id"], "result": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "serverInfo": {"name": "pinger", "version": "1"},
+                    }}),
+                    Some("notifications/initialized") => json!({
+                        "jsonrpc": "2.0", "id": "srv-ping", "method": "ping",
+                        "params": {"_meta": {
+                            "traceparent": format!("00-{remote_trace}-{remote_span}-01"),
+                        }},
+                    }),
+                    _ if m["id"] == "srv-ping" => return m,
+                    _ => continue,
+                };
+                let mut out = serde_json::to_vec(&reply).unwrap();
+                out.push(b'\n');
+                server_writes.write_all(&out).await.unwrap();
+            }
+            panic!("the client never answered the ping");
+        });
+        let (client, driver) = mcpwire::connect_streams(
+            "pinger",
+            client_reads,
+            client_writes,
+            options(Era::Handshake),
+        );
+        let driver = smol::spawn(driver);
+        client.ready().await.unwrap();
+        let answered =
+            common::done_within(Duration::from_secs(10), "the ping's answer", server).await;
+        client.close().await;
+        common::done_within(Duration::from_secs(10), "the driver's end", driver).await;
+        answered
+    });
+    assert_eq!(answered["result"], json!({}), "{answered}");
+    let spans = otel.all_spans();
+    let ping = named(&spans, "ping");
+    assert_eq!(ping.span_kind, SpanKind::Server);
+    assert_eq!(ping.span_context.trace_id().to_string(), remote_trace);
+    assert_eq!(ping.parent_span_id.to_string(), remote_span);
+    assert_eq!(ping.status, Status::Unset);
+    let a = attrs(ping);
+    assert_eq!(a["mcp.method.name"], "ping");
+    assert_eq!(a["jsonrpc.request.id"], "srv-ping");
+    assert_eq!(a["mcpwire.input_round"], "false");
+    assert_eq!(a["mcp.protocol.version"], "2025-11-25");
+    assert_eq!(a["network.transport"], "pipe");
+    let conn = named(&spans, "mcp connection");
+    let links: Vec<_> = ping
+        .links
+        .iter()
+        .map(|l| l.span_context.span_id())
+        .collect();
+    assert_eq!(links, [conn.span_context.span_id()]);
+}
+
+/// The Manager's start-up work (each server's connection, its handshake and its listings) is
+/// in the span of the host's code that added the server, though its supervisor runs as a task
+/// of its own: the host's trace holds it.
+#[test]
+fn the_managers_start_up_listings_are_in_the_span_that_added_the_server() {
+    use mcpwire::manager::{CacheLocation, Manager, ManagerOptions, ServerState};
+    let otel = otel();
+    let _turn = otel.turn();
+    let host = host_span("start the servers");
+    let trace = host.context().span().span_context().trace_id();
+    let manager = {
+        let _enter = host.enter();
+        let mut o = ManagerOptions::default();
+        o.cache = CacheLocation::MemoryOnly;
+        let manager = Manager::new(o);
+        manager.add("demo", common::demo());
+        manager
+    };
+    smol::block_on(async {
+        let ready = |s: &[(String, ServerState)]| {
+            s.iter()
+                .all(|(_, s)| matches!(s, ServerState::Ready { .. }))
+        };
+        common::done_within(Duration::from_secs(10), "ready", manager.wait_until(ready)).await;
+        manager.close().await;
+    });
+    drop(host);
+    let spans = otel.spans_of(trace);
+    let host = named(&spans, "start the servers");
+    let id = |s: &SpanData| s.span_context.span_id();
+    let parent_of = |s: &SpanData| spans.iter().find(|p| id(p) == s.parent_span_id);
+    // Each listing's span descends from the host's span.
+    for method in ["tools/list", "prompts/list", "resources/list"] {
+        let listing = spans
+            .iter()
+            .find(|s| s.name == method)
+            .unwrap_or_else(|| panic!("no {method} in the host's trace: {:?}", names(&spans)));
+        let mut at = listing;
+        while let Some(up) = parent_of(at) {
+            at = up;
+        }
+        assert_eq!(id(at), id(host), "{method} under the host's span");
+        assert_eq!(listing.span_kind, SpanKind::Client);
+    }
+    // The connection's span too.
+    let conn = named(&spans, "mcp connection");
+    assert_eq!(conn.parent_span_id, id(host));
+}

@@ -560,7 +560,31 @@ fn a_call_through_a_file_of_several_servers_is_exported_with_its_servers_name_on
         (call.trace_id.as_str(), call.span_id.as_str()),
         (trace_id, span_id)
     );
-    assert_eq!(call.parent, named(&spans, "mcpwire call").span_id);
+    let root = named(&spans, "mcpwire call");
+    assert_eq!(call.parent, root.span_id);
+    // The Manager's start-up listings, each server's, are in the command's trace, under its
+    // span (its supervisors run in the span current where the servers were added).
+    let under_root = |s: &Span| {
+        let mut at = s;
+        loop {
+            if at.span_id == root.span_id {
+                return true;
+            }
+            match spans.iter().find(|p| p.span_id == at.parent) {
+                Some(up) => at = up,
+                None => return false,
+            }
+        }
+    };
+    let listings: Vec<&Span> = spans.iter().filter(|s| s.name == "tools/list").collect();
+    assert_eq!(listings.len(), 2, "one tools/list a server: {spans:?}");
+    for listing in listings {
+        assert_eq!(listing.trace_id, root.trace_id);
+        assert!(
+            under_root(listing),
+            "{listing:?} is not under the command's span"
+        );
+    }
     let _ = std::fs::remove_dir_all(&home);
 }
 

@@ -236,6 +236,10 @@ impl Dispatch {
                 }
                 st.events.push(event);
             }
+            Event::ServerPinged { ref id, ref meta } => {
+                ServerRequestSpan::ping(&st.span, &st.conn, &st.peer, id, meta.as_ref());
+                st.events.push(event);
+            }
             Event::CallReissued { call, ref reason } => {
                 if let Some(slot) = st.slots.get(&call) {
                     slot.span.note(&CallNote::Reissued(reason));

@@ -83,13 +83,36 @@ impl Default for ConnectionSpan {
 }
 
 /// The span of one call: its request (or requests: re-issues and input rounds belong to it),
-/// and with feature `opentelemetry` its measure.
+/// and with feature `opentelemetry` its measure. Dropped before its outcome was recorded (the
+/// host dropped the call's future), it ends as a cancelled call.
 #[derive(Debug)]
 pub(crate) struct CallSpan {
     #[cfg(feature = "tracing")]
     span: tracing::Span,
     #[cfg(feature = "opentelemetry")]
     metric: Option<Box<crate::otel::metrics::Operation>>,
+    /// Whether this is the call's own handle and its outcome is not recorded yet (a slot's
+    /// copy never records one).
+    #[cfg(feature = "tracing")]
+    open: bool,
+}
+
+/// `error.type` of a call whose future was dropped before its outcome: the conventions define
+/// no value for it (only `_OTHER`), so it is the word a host's cancellation has here.
+#[cfg(feature = "tracing")]
+const CANCELLED: &str = "cancelled";
+
+/// The words of a call whose future was dropped before its outcome.
+#[cfg(feature = "tracing")]
+const DROPPED: &str = "the caller stopped waiting (its future was dropped)";
+
+#[cfg(feature = "tracing")]
+impl Drop for CallSpan {
+    fn drop(&mut self) {
+        if self.open {
+            self.finish(Some((CANCELLED, DROPPED)), None);
+        }
+    }
 }
 
 /// What a call met on its way, told as an event on its span.
@@ -200,7 +223,13 @@ impl CallSpan {
     /// connection's span is linked to it); with feature `opentelemetry`, its measure starts.
     pub(crate) fn start(connection: &ConnectionSpan, request: &McpCall) -> CallSpan {
         use tracing::field::Empty;
-        let span = tracing::info_span!(
+        // No subscriber was ever set: no span. A disabled span still costs its fields'
+        // evaluation, and with `tracing`'s `log` feature (which another crate of the host may
+        // turn on) a pass through `log` where it is made and where each handle is dropped.
+        let span = if !tracing::dispatcher::has_been_set() {
+            tracing::Span::none()
+        } else {
+            tracing::info_span!(
             target: "mcpwire::call",
             "mcp.client",
             otel.name = Empty,
@@ -220,7 +249,8 @@ impl CallSpan {
             server.port = Empty,
             error.type = Empty,
             rpc.response.status_code = Empty,
-        );
+            )
+        };
         let method = request.method();
         let name = request.name();
         let target = name.filter(|_| matches!(method, "tools/call" | "prompts/get"));
@@ -235,6 +265,7 @@ impl CallSpan {
             span,
             #[cfg(feature = "opentelemetry")]
             metric,
+            open: true,
         };
         let span = &call.span;
         if span.is_disabled() {
@@ -268,6 +299,7 @@ impl CallSpan {
             span: self.span.clone(),
             #[cfg(feature = "opentelemetry")]
             metric: None,
+            open: false,
         }
     }
 
@@ -304,7 +336,8 @@ impl CallSpan {
     /// error's code, or a word for a local failure: `timeout`, `cancelled`, …), the JSON-RPC
     /// code in `rpc.response.status_code`, and the span's status. With feature
     /// `opentelemetry`, the call's duration is measured with the same attributes.
-    pub(crate) fn ended(self, outcome: &Result<mcpwire_core::jsonrpc::RawJson, CallError>) {
+    pub(crate) fn ended(mut self, outcome: &Result<mcpwire_core::jsonrpc::RawJson, CallError>) {
+        self.open = false;
         #[cfg(feature = "opentelemetry")]
         let measured = self.metric.is_some();
         #[cfg(not(feature = "opentelemetry"))]
@@ -344,9 +377,16 @@ impl CallSpan {
     }
 
     /// The call ended: with a failure (its kind and words) and the JSON-RPC code, or none.
-    fn done(self, failure: Option<(&str, &str)>, code: Option<&str>) {
+    fn done(mut self, failure: Option<(&str, &str)>, code: Option<&str>) {
+        self.open = false;
+        self.finish(failure, code);
+    }
+
+    /// Records the call's end: its measure, and on its span a failure (its kind and words) and
+    /// the JSON-RPC code.
+    fn finish(&mut self, failure: Option<(&str, &str)>, code: Option<&str>) {
         #[cfg(feature = "opentelemetry")]
-        if let Some(metric) = self.metric {
+        if let Some(metric) = self.metric.take() {
             metric.ended(failure.map(|(kind, _)| kind), code);
         }
         let Some((kind, message)) = failure else {
@@ -492,50 +532,42 @@ impl ServerRequestSpan {
         request: &ServerRequest,
         round: Option<&CallSpan>,
     ) -> ServerRequestSpan {
-        use tracing::field::Empty;
         let method = match request {
             ServerRequest::Elicitation { .. } => "elicitation/create",
             ServerRequest::Sampling { .. } => "sampling/createMessage",
             _ => "roots/list",
         };
-        let parent = round.and_then(|call| call.parent().id());
-        let span = tracing::info_span!(
-            target: "mcpwire::server_request",
-            parent: parent,
-            "mcp.server",
-            otel.name = method,
-            otel.kind = "server",
-            otel.status_code = Empty,
-            otel.status_description = Empty,
-            mcp.method.name = method,
-            mcpwire.input_round = round.is_some(),
-            jsonrpc.request.id = Empty,
-            mcp.session.id = Empty,
-            mcp.protocol.version = Empty,
-            network.transport = peer.transport,
-            error.type = Empty,
-            rpc.response.status_code = Empty,
-        );
-        if span.is_disabled() {
-            return ServerRequestSpan { span };
-        }
-        if round.is_none() {
-            // An input round's request is no JSON-RPC request of its own: its id is ours.
-            match request.id() {
-                Id::Num(n) => span.record("jsonrpc.request.id", n.to_string().as_str()),
-                Id::Str(s) => span.record("jsonrpc.request.id", s.as_str()),
-            };
-            span.follows_from(&connection.span);
-            #[cfg(feature = "opentelemetry")]
-            remote_parent(&span, request);
-        }
-        if let Some(session) = conn.session() {
-            span.record("mcp.session.id", session);
-        }
-        if let Some(server) = conn.server() {
-            span.record("mcp.protocol.version", server.protocol_version.as_str());
-        }
-        ServerRequestSpan { span }
+        let meta = match request {
+            ServerRequest::Elicitation { params, .. } | ServerRequest::Sampling { params, .. } => {
+                params.get("_meta").and_then(|m| m.as_object())
+            }
+            _ => None,
+        };
+        let open = Open {
+            connection,
+            conn,
+            peer,
+            method,
+        };
+        open.span(request.id(), meta, round)
+    }
+
+    /// The span of the server's `ping` `id` (`meta` its `_meta`), which the connection
+    /// answered itself: made and ended now.
+    pub(crate) fn ping(
+        connection: &ConnectionSpan,
+        conn: &Connection,
+        peer: &Peer,
+        id: &Id,
+        meta: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) {
+        let open = Open {
+            connection,
+            conn,
+            peer,
+            method: "ping",
+        };
+        drop(open.span(id, meta, None));
     }
 
     /// Records the answer the host's handler gave (or the error it failed with).
@@ -553,10 +585,77 @@ impl ServerRequestSpan {
     }
 }
 
+/// What a server request's span is made from: the connection and the request's method.
+#[cfg(feature = "tracing")]
+struct Open<'a> {
+    connection: &'a ConnectionSpan,
+    conn: &'a Connection,
+    peer: &'a Peer,
+    method: &'static str,
+}
+
+#[cfg(feature = "tracing")]
+impl Open<'_> {
+    /// The span of request `id` (`meta` its `_meta`): a child of `round`, the span of the call
+    /// whose input round asked for it, else a root linked to the connection's span (with
+    /// feature `opentelemetry`, the child of the trace context in `meta`, when there is one).
+    fn span(
+        &self,
+        id: &Id,
+        meta: Option<&serde_json::Map<String, serde_json::Value>>,
+        round: Option<&CallSpan>,
+    ) -> ServerRequestSpan {
+        use tracing::field::Empty;
+        let method = self.method;
+        let parent = round.and_then(|call| call.parent().id());
+        let span = tracing::info_span!(
+            target: "mcpwire::server_request",
+            parent: parent,
+            "mcp.server",
+            otel.name = method,
+            otel.kind = "server",
+            otel.status_code = Empty,
+            otel.status_description = Empty,
+            mcp.method.name = method,
+            mcpwire.input_round = round.is_some(),
+            jsonrpc.request.id = Empty,
+            mcp.session.id = Empty,
+            mcp.protocol.version = Empty,
+            network.transport = self.peer.transport,
+            error.type = Empty,
+            rpc.response.status_code = Empty,
+        );
+        if span.is_disabled() {
+            return ServerRequestSpan { span };
+        }
+        if round.is_none() {
+            // An input round's request is no JSON-RPC request of its own: its id is ours.
+            match id {
+                Id::Num(n) => span.record("jsonrpc.request.id", n.to_string().as_str()),
+                Id::Str(s) => span.record("jsonrpc.request.id", s.as_str()),
+            };
+            span.follows_from(&self.connection.span);
+            #[cfg(feature = "opentelemetry")]
+            if let Some(meta) = meta {
+                remote_parent(&span, meta);
+            }
+        }
+        #[cfg(not(feature = "opentelemetry"))]
+        let _ = meta;
+        if let Some(session) = self.conn.session() {
+            span.record("mcp.session.id", session);
+        }
+        if let Some(server) = self.conn.server() {
+            span.record("mcp.protocol.version", server.protocol_version.as_str());
+        }
+        ServerRequestSpan { span }
+    }
+}
+
 /// Makes the trace context the server put in its request's `params._meta` the span's parent
 /// (read by the global propagator), when there is one.
 #[cfg(feature = "opentelemetry")]
-fn remote_parent(span: &tracing::Span, request: &ServerRequest) {
+fn remote_parent(span: &tracing::Span, meta: &serde_json::Map<String, serde_json::Value>) {
     use ::opentelemetry::trace::TraceContextExt;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -570,15 +669,6 @@ fn remote_parent(span: &tracing::Span, request: &ServerRequest) {
             self.0.keys().map(String::as_str).collect()
         }
     }
-    let params = match request {
-        ServerRequest::Elicitation { params, .. } | ServerRequest::Sampling { params, .. } => {
-            params
-        }
-        _ => return,
-    };
-    let Some(meta) = params.get("_meta").and_then(|m| m.as_object()) else {
-        return;
-    };
     let cx = ::opentelemetry::global::get_text_map_propagator(|p| p.extract(&Meta(meta)));
     if cx.span().span_context().is_valid() {
         let _ = span.set_parent(cx);
@@ -596,6 +686,16 @@ impl ServerRequestSpan {
         _round: Option<&CallSpan>,
     ) -> ServerRequestSpan {
         ServerRequestSpan {}
+    }
+
+    /// Without the `tracing` feature, no span.
+    pub(crate) fn ping(
+        _connection: &ConnectionSpan,
+        _conn: &mcpwire_core::Connection,
+        _peer: &Peer,
+        _id: &mcpwire_core::jsonrpc::Id,
+        _meta: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) {
     }
 
     /// Without the `tracing` feature, nothing is recorded.

@@ -172,14 +172,18 @@ impl Manager {
         let seed = inner.seeds;
         let (control, task) = if enabled {
             let (tx, rx) = async_channel::unbounded();
-            let task = self.shared.runtime.spawn_joinable(supervise::supervise(
+            let supervisor = supervise::supervise(
                 self.shared.clone(),
                 name.to_owned(),
                 config.clone(),
                 settings.clone(),
                 rx,
                 seed,
-            ));
+            );
+            // Its work (handshakes, listings, restarts) is in the span of whoever added it.
+            #[cfg(feature = "tracing")]
+            let supervisor = tracing::Instrument::in_current_span(supervisor);
+            let task = self.shared.runtime.spawn_joinable(supervisor);
             (Some(tx), Some(task))
         } else {
             (None, None)

@@ -22,6 +22,7 @@ pub mod rmcp_client;
 pub mod runner;
 pub mod servers;
 pub mod thousand;
+pub mod tracing_cost;
 
 use std::time::Instant;
 
@@ -373,12 +374,14 @@ where
 pub fn begin() -> Meter {
     let mut meter = Meter::default();
     meter.start();
+    tracing_cost::window_start();
     meter
 }
 
 impl Outcome {
     /// Closes the measured window and takes the memory figures.
     pub fn end(&mut self, mut meter: Meter, calls: u64) {
+        tracing_cost::window_end();
         self.window = meter.stop();
         self.calls = calls;
         self.peak_rss_kib = measure::status_kib("VmHWM");

@@ -2,8 +2,8 @@
 //! `mcpwire-bench report FILE` (the tables of a raw results file again).
 
 use mcpwire_bench::{
-    client_main, floor, isahc_floor, mcpwire_client, report, rmcp_client, runner, usage,
-    ClientArgs, Impl, Outcome,
+    client_main, floor, isahc_floor, mcpwire_client, report, rmcp_client, runner, tracing_cost,
+    usage, ClientArgs, Impl, Outcome,
 };
 
 fn any_client(args: &ClientArgs) -> Result<Outcome, String> {
@@ -23,6 +23,7 @@ fn main() {
     let code = match args.first().map(String::as_str) {
         Some("client") => client_main(&args[1..], any_client),
         Some("run") => runner::main(&args[1..]),
+        Some("tracing-cost") => tracing_cost::main(&args[1..]),
         Some("report") if args.len() == 2 => match std::fs::read_to_string(&args[1]) {
             Ok(text) => {
                 println!("{}", report::Results::from_jsonl(&text).tables());

@@ -65,9 +65,10 @@ pub(crate) struct SpanData {
     pub(crate) status: (i32, String),
 }
 
-/// A span not yet ended: its handles, and what it holds.
+/// A span not yet ended: its handles, its callsite's metadata, and what it holds.
 struct Live {
     refs: usize,
+    metadata: &'static Metadata<'static>,
     data: SpanData,
 }
 
@@ -175,7 +176,12 @@ impl Subscriber for Recorder {
         fields.apply(&mut data);
         spans.next += 1;
         let id = spans.next;
-        spans.live.insert(id, Live { refs: 1, data });
+        let live = Live {
+            refs: 1,
+            metadata,
+            data,
+        };
+        spans.live.insert(id, live);
         Id::from_u64(id)
     }
 
@@ -224,6 +230,18 @@ impl Subscriber for Recorder {
             name,
             attributes: fields.attributes,
         });
+    }
+
+    /// The span this thread is in (`Span::current()`: what mcpwire's Manager gives the
+    /// supervisors of the servers added in it).
+    fn current_span(&self) -> tracing_core::span::Current {
+        let Some(id) = Self::current_id() else {
+            return tracing_core::span::Current::none();
+        };
+        match self.lock().live.get(&id) {
+            Some(live) => tracing_core::span::Current::new(Id::from_u64(id), live.metadata),
+            None => tracing_core::span::Current::none(),
+        }
     }
 
     fn enter(&self, span: &Id) {
@@ -419,7 +437,10 @@ mod tests {
         tracing::dispatcher::with_default(&dispatch, || {
             let root = tracing::info_span!(target: "mcpwire::command", "mcpwire", otel.name = "mcpwire call");
             let other = tracing::info_span!(target: "mcpwire::connection", "conn");
+            assert!(tracing::Span::current().is_none());
             let _in = root.enter();
+            // The current span is the one entered (the Manager's supervisors run in it).
+            assert_eq!(tracing::Span::current().id(), root.id());
             let call = tracing::info_span!(
                 target: "mcpwire::call",
                 "mcp.client",

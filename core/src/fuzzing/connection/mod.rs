@@ -512,7 +512,9 @@ impl Harness {
                     "a re-issue or input round for {call:?}, which is not an open call"
                 );
             }
-            Event::ServerRequestCancelled { .. } | Event::Notification(_) => {}
+            Event::ServerRequestCancelled { .. }
+            | Event::Notification(_)
+            | Event::ServerPinged { .. } => {}
             Event::Diagnostic(d) => {
                 // Its text must be producible and bounded too.
                 assert!(d.to_string().len() <= self.event_bound());

@@ -150,6 +150,16 @@ impl ClientProtocol {
     pub(super) fn server_request(&mut self, now: Instant, r: Request) {
         if r.method == "ping" {
             let _ = self.engine.respond(now, &r.id, Ok(raw(&Map::new())));
+            let meta = r.params.as_ref().and_then(|p| {
+                #[derive(serde::Deserialize)]
+                struct Params {
+                    #[serde(rename = "_meta")]
+                    meta: Option<Map<String, Value>>,
+                }
+                serde_json::from_str::<Params>(p.get()).ok()?.meta
+            });
+            self.events
+                .push_back(Event::ServerPinged { id: r.id, meta });
             return;
         }
         let Some(r) = self.tasks_request(now, r) else {

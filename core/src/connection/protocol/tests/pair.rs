@@ -579,6 +579,59 @@ fn a_ping_each_way() {
             "C→S result #0"
         ]
     );
+    // The server's ping, answered by the connection itself, is told (for its span).
+    let pinged: Vec<&Event> = (p.events.iter())
+        .filter(|e| matches!(e, Event::ServerPinged { .. }))
+        .collect();
+    let want = Event::ServerPinged {
+        id: Id::Num(0),
+        meta: None,
+    };
+    assert_eq!(pinged, [&want]);
+}
+
+/// A server's ping is answered at once, and told with the trace context its `_meta` carried
+/// (string ids and a ping before the handshake included); a ping whose params are no object
+/// is still answered, told with no `_meta`.
+#[test]
+fn a_servers_ping_is_told_with_its_meta() {
+    let mut c = Pair::with_config(legacy(), DemoConfig::default());
+    let _ = written(&mut c);
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let params = json!({"_meta": {"traceparent": traceparent}});
+    let params = RawJson::new(&params).unwrap();
+    c.feed(&Message::request("p1", "ping", Some(params)));
+    c.feed(&Message::request(
+        7,
+        "ping",
+        Some(RawJson::new(&json!([1])).unwrap()),
+    ));
+    let answers: Vec<String> = written(&mut c)
+        .iter()
+        .map(|m| serde_json::to_string(m).unwrap())
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            r#"{"jsonrpc":"2.0","id":"p1","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{}}"#
+        ]
+    );
+    let mut meta = serde_json::Map::new();
+    meta.insert("traceparent".into(), json!(traceparent));
+    assert_eq!(
+        c.take_events(),
+        [
+            Event::ServerPinged {
+                id: Id::Str("p1".into()),
+                meta: Some(meta),
+            },
+            Event::ServerPinged {
+                id: Id::Num(7),
+                meta: None,
+            },
+        ]
+    );
 }
 
 #[test]

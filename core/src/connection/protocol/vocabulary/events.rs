@@ -388,6 +388,14 @@ pub enum Event {
         /// The ids the round's input requests are surfaced under.
         requests: Vec<Id>,
     },
+    /// The server pinged us (handshake era) and the connection answered it itself, at once:
+    /// told for traces (the span of a server's request the client answers).
+    ServerPinged {
+        /// The server's request id.
+        id: Id,
+        /// The request's `params._meta`, when it had one (a trace context the server sent).
+        meta: Option<serde_json::Map<String, Value>>,
+    },
     /// The server cancelled one of its requests to us; an answer to it is no longer sent.
     ServerRequestCancelled {
         /// The server's request id.
