@@ -29,7 +29,7 @@ use std::hint::black_box;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -265,9 +265,8 @@ pub fn median(xs: &mut [f64]) -> f64 {
     xs[xs.len() / 2]
 }
 
-fn floor_stdio(a: &ManyArgs) -> Result<Value, String> {
-    let init = format!("{INITIALIZE}\n");
-    let started = Instant::now();
+/// The floors' servers: each spawned with piped stdin and stdout, `first` written to it.
+pub fn spawn_floor_servers(a: &ManyArgs, first: &str) -> Result<Vec<Child>, String> {
     let mut children = Vec::with_capacity(a.servers);
     for i in 0..a.servers {
         let ServerConfig::Stdio(c) = stdio_config(a, i) else {
@@ -285,10 +284,17 @@ fn floor_stdio(a: &ManyArgs) -> Result<Value, String> {
             .stdin
             .as_mut()
             .expect("piped")
-            .write_all(init.as_bytes())
+            .write_all(first.as_bytes())
             .map_err(|e| e.to_string())?;
         children.push(child);
     }
+    Ok(children)
+}
+
+fn floor_stdio(a: &ManyArgs) -> Result<Value, String> {
+    let init = format!("{INITIALIZE}\n");
+    let started = Instant::now();
+    let mut children = spawn_floor_servers(a, &init)?;
     let mut line = String::new();
     for child in &mut children {
         line.clear();

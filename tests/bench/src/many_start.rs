@@ -11,15 +11,15 @@
 //!   `floor-stdio`).
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcpwire::manager::ServerState;
-use mcpwire::ServerConfig;
 use serde_json::{json, Value};
 
 use crate::floor::{INITIALIZE, INITIALIZED};
-use crate::many::{ms, options, server_name, settings, stdio_config, ManyArgs};
+use crate::many::{
+    ms, options, server_name, settings, spawn_floor_servers, stdio_config, ManyArgs,
+};
 
 /// The role `manager-stdio-tokio`: `mcpwire::tokio::manager` on a multi-thread runtime.
 pub fn manager_stdio_tokio(a: &ManyArgs) -> Result<Value, String> {
@@ -82,27 +82,7 @@ pub fn floor_stdio_lists(a: &ManyArgs) -> Result<Value, String> {
     let init = format!("{INITIALIZE}\n");
     let after = format!("{INITIALIZED}\n{LISTINGS}");
     let started = Instant::now();
-    let mut children = Vec::with_capacity(a.servers);
-    for i in 0..a.servers {
-        let ServerConfig::Stdio(c) = stdio_config(a, i) else {
-            unreachable!()
-        };
-        let mut child = Command::new(&c.command)
-            .args(&c.args)
-            .envs(&c.env)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("spawn {}: {e}", c.command))?;
-        child
-            .stdin
-            .as_mut()
-            .expect("piped")
-            .write_all(init.as_bytes())
-            .map_err(|e| e.to_string())?;
-        children.push(child);
-    }
+    let mut children = spawn_floor_servers(a, &init)?;
     let mut readers: Vec<_> = children
         .iter_mut()
         .map(|c| BufReader::new(c.stdout.take().expect("piped")))
