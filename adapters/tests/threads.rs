@@ -12,8 +12,6 @@
 //! `mcpwire::tokio::serve_demo`, OAuth's loopback listener catching a redirect, and a file
 //! token store: only tokio's threads (its blocking pool's too) and `mcpwire-spawner`.
 //!
-//! The program has its own harness: each runtime flavour runs in a process of its own (the
-//! program again, by the flavour in its environment), so that no other test's threads count.
 //! The program has its own harness: each runtime flavour and transport runs in a process of
 //! its own (the program again, by the flavour in its environment), so that no other test's
 //! threads count; the HTTP server is the program again too, serving the demo server.
