@@ -206,6 +206,11 @@ pub fn wait_all_ready(manager: &Manager, limit: Duration) -> Result<(), String> 
     if done {
         return Ok(());
     }
+    Err(not_ready(manager, limit))
+}
+
+/// The error of a start that ran out of `limit`: the first three servers not ready, and why.
+pub fn not_ready(manager: &Manager, limit: Duration) -> String {
     let not: Vec<String> = manager
         .states()
         .into_iter()
@@ -213,10 +218,7 @@ pub fn wait_all_ready(manager: &Manager, limit: Duration) -> Result<(), String> 
         .take(3)
         .map(|(n, s)| format!("{n}: {s:?}"))
         .collect();
-    Err(format!(
-        "not all ready within {limit:?}: {}",
-        not.join("; ")
-    ))
+    format!("not all ready within {limit:?}: {}", not.join("; "))
 }
 
 /// The host's own resident memory now: `VmRSS` and of it `RssAnon`, in KiB.

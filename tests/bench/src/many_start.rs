@@ -38,18 +38,9 @@ pub fn manager_stdio_tokio(a: &ManyArgs) -> Result<Value, String> {
                 .iter()
                 .all(|(_, s)| matches!(s, ServerState::Ready { .. }))
         });
-        if tokio::time::timeout(Duration::from_secs(120), all)
-            .await
-            .is_err()
-        {
-            let not: Vec<String> = manager
-                .states()
-                .into_iter()
-                .filter(|(_, s)| !matches!(s, ServerState::Ready { .. }))
-                .take(3)
-                .map(|(n, s)| format!("{n}: {s:?}"))
-                .collect();
-            return Err(format!("not all ready within 120 s: {}", not.join("; ")));
+        let limit = Duration::from_secs(120);
+        if tokio::time::timeout(limit, all).await.is_err() {
+            return Err(crate::many::not_ready(&manager, limit));
         }
         let ready = started.elapsed();
         let cpu_ms = crate::many::host_cpu_ms();

@@ -364,6 +364,18 @@ fn start_servers(
     Ok(map)
 }
 
+/// A new file of raw results, `results/{prefix}-{seconds since the epoch}.jsonl` (the folder
+/// made when it is not there).
+pub fn results_file(prefix: &str) -> std::path::PathBuf {
+    let results_dir = servers::bench_dir().join("results");
+    let _ = std::fs::create_dir_all(&results_dir);
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    results_dir.join(format!("{prefix}-{stamp}.jsonl"))
+}
+
 pub fn main(args: &[String]) -> i32 {
     let o = parse(args);
     let exe = std::env::current_exe().expect("current exe");
@@ -373,16 +385,7 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     }
-    let results_dir = servers::bench_dir().join("results");
-    let _ = std::fs::create_dir_all(&results_dir);
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let out_path = o
-        .out
-        .clone()
-        .unwrap_or_else(|| results_dir.join(format!("run-{stamp}.jsonl")));
+    let out_path = o.out.clone().unwrap_or_else(|| results_file("run"));
     let log_path = out_path.with_extension("stderr.log");
     let mut out = File::create(&out_path).expect("create the results file");
     let log = File::create(&log_path).expect("create the log file");

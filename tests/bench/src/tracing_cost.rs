@@ -31,7 +31,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::measure::COUNT_SYSCALLS_ENV;
-use crate::servers::{self, HttpServer};
+use crate::servers::HttpServer;
 use crate::Server;
 
 /// The environment variable naming the subscriber a client installs: `none`, `record`, `otel`.
@@ -391,13 +391,7 @@ pub fn main(args: &[String]) -> i32 {
         eprintln!("the builds without and with `tracing` are needed: run tracing_cost.sh");
         return 1;
     }
-    let results = servers::bench_dir().join("results");
-    let _ = std::fs::create_dir_all(&results);
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let raw_path = results.join(format!("tracing-cost-{stamp}.jsonl"));
+    let raw_path = crate::runner::results_file("tracing-cost");
     let mut raw = File::create(&raw_path).expect("create the results file");
     let log = File::create(raw_path.with_extension("stderr.log")).expect("create the log");
     let mut figures: BTreeMap<(usize, usize), Figures> = BTreeMap::new();
@@ -575,8 +569,7 @@ fn run(
     }
     if let Pass::Instructions = pass {
         let path = &out_file;
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let _ = std::fs::remove_file(path);
         let total = text
             .lines()
