@@ -6,7 +6,7 @@
 //! does not match, an expired certificate, a client certificate refused, a server that does
 //! not speak TLS): no second handshake is needed to explain it.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
@@ -174,57 +174,6 @@ impl Conn {
         }
     }
 
-    /// Reads what is there into `buf` (`Ok(0)`: the end). Over TLS, the plaintext.
-    pub(super) fn poll_read(
-        &mut self,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        if self.tls.is_none() {
-            return self.stream.poll_read(cx, buf);
-        }
-        self.poll_plaintext(cx, |reader| reader.read(buf))
-    }
-
-    /// Over TLS: the plaintext rustls holds, taken by `take` (`Ok(0)`: the end; `WouldBlock`:
-    /// none yet), ciphertext read from the socket and fed to rustls until there is some.
-    fn poll_plaintext(
-        &mut self,
-        cx: &mut Context<'_>,
-        mut take: impl FnMut(&mut rustls::Reader<'_>) -> io::Result<usize>,
-    ) -> Poll<io::Result<usize>> {
-        let tls = self.tls.as_mut().expect("a TLS connection");
-        loop {
-            match take(&mut tls.session.reader()) {
-                Ok(n) => return Poll::Ready(Ok(n)),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                // The server closed the socket without a TLS close: the end, as for a plain
-                // connection (a body whose framing says more is cut short, and said so; one
-                // that lasts until the close is judged by [`closed_uncleanly`]).
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    tls.unclean = true;
-                    return Poll::Ready(Ok(0));
-                }
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-            if tls.at < tls.len {
-                tls.feed()
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                continue;
-            }
-            if tls.eof {
-                return Poll::Ready(Ok(0));
-            }
-            let n = ready!(self.stream.poll_read(cx, &mut tls.raw))?;
-            (tls.at, tls.len) = (0, n);
-            if n == 0 {
-                tls.eof = true;
-                // The end, told to rustls: it says whether it came after a TLS close.
-                let _ = tls.session.read_tls(&mut io::empty());
-            }
-        }
-    }
-
     /// One read into the spare room of `buf`.
     pub(super) async fn read_more(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
         std::future::poll_fn(|cx| self.poll_read_more(cx, buf)).await
@@ -239,8 +188,8 @@ impl Conn {
         cx: &mut Context<'_>,
         buf: &mut Vec<u8>,
     ) -> Poll<io::Result<usize>> {
-        if self.tls.is_some() {
-            return self.poll_plaintext(cx, |reader| take_plaintext(reader, buf));
+        if let Some(tls) = self.tls.as_deref_mut() {
+            return poll_plaintext(&mut self.stream, tls, cx, |r| take_plaintext(r, buf));
         }
         // Read into the connection's own room and append what came: making the room in `buf`
         // would zero 16 KiB a read.
@@ -248,7 +197,7 @@ impl Conn {
             .scratch
             .take()
             .unwrap_or_else(|| vec![0; READ_SIZE].into_boxed_slice());
-        let read = self.poll_read(cx, &mut scratch);
+        let read = self.stream.poll_read(cx, &mut scratch);
         if let Poll::Ready(Ok(n)) = &read {
             buf.extend_from_slice(&scratch[..*n]);
         }
@@ -322,6 +271,45 @@ impl Tls {
             self.session.process_new_packets()?;
         }
         Ok(())
+    }
+}
+
+/// Over TLS: the plaintext rustls holds, taken by `take` (`Ok(0)`: the end; `WouldBlock`: none
+/// yet), ciphertext read from `stream` and fed to rustls until there is some.
+fn poll_plaintext(
+    stream: &mut Socket,
+    tls: &mut Tls,
+    cx: &mut Context<'_>,
+    mut take: impl FnMut(&mut rustls::Reader<'_>) -> io::Result<usize>,
+) -> Poll<io::Result<usize>> {
+    loop {
+        match take(&mut tls.session.reader()) {
+            Ok(n) => return Poll::Ready(Ok(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            // The server closed the socket without a TLS close: the end, as for a plain
+            // connection (a body whose framing says more is cut short, and said so; one
+            // that lasts until the close is judged by [`closed_uncleanly`]).
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                tls.unclean = true;
+                return Poll::Ready(Ok(0));
+            }
+            Err(e) => return Poll::Ready(Err(e)),
+        }
+        if tls.at < tls.len {
+            tls.feed()
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            continue;
+        }
+        if tls.eof {
+            return Poll::Ready(Ok(0));
+        }
+        let n = ready!(stream.poll_read(cx, &mut tls.raw))?;
+        (tls.at, tls.len) = (0, n);
+        if n == 0 {
+            tls.eof = true;
+            // The end, told to rustls: it says whether it came after a TLS close.
+            let _ = tls.session.read_tls(&mut io::empty());
+        }
     }
 }
 
