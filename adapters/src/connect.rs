@@ -6,7 +6,7 @@ use std::time::Duration;
 
 #[cfg(feature = "smol")]
 use futures_lite::{AsyncRead, AsyncWrite};
-use mcpwire_core::config::{HttpConfig, ServerConfig};
+use mcpwire_core::config::{HttpConfig, ServerConfig, StdioConfig};
 use mcpwire_core::tap::FrameObserver;
 use mcpwire_core::types::Implementation;
 use mcpwire_core::{
@@ -28,7 +28,7 @@ use crate::http::router::{Refused, Router};
 use crate::http::{HttpBackend, HttpClientOptions, HttpExchangeObserver};
 #[cfg(feature = "oauth")]
 use crate::oauth;
-use crate::runtime::child::Writer;
+use crate::runtime::child::{Child, Writer};
 use crate::runtime::Runtime;
 use crate::stdio::pipe_io::PipeIo;
 use crate::stdio::pipe_reader::PipeReader;
@@ -308,15 +308,57 @@ pub(crate) fn connect_on(
         ServerConfig::Stdio(s) => s,
         ServerConfig::Http(h) => return connect_http(h, options, taps, runtime),
     };
-    let command = options.shown_as.clone().unwrap_or_else(|| {
+    let command = shown_as(&options, stdio);
+    let child = runtime
+        .spawn_server(stdio)
+        .map_err(|e| spawn_error(command.clone(), e))?;
+    Ok(stdio_connection(
+        stdio, options, taps, command, child, runtime,
+    ))
+}
+
+/// [`connect_on`], the server spawned while the calling thread goes on (it awaits the spawner
+/// thread instead of waiting for it): many servers connected at once from one thread are
+/// spawned one after the other with no wait between them.
+pub(crate) async fn connect_on_async(
+    config: &ServerConfig,
+    options: ConnectOptions,
+    runtime: Runtime,
+) -> Result<(Client, Driver), Error> {
+    let stdio = match config {
+        ServerConfig::Stdio(s) => s,
+        ServerConfig::Http(_) => return connect_on(config, options, runtime),
+    };
+    let (options, taps) = options.contained();
+    let command = shown_as(&options, stdio);
+    let child = runtime
+        .spawn_server_async(stdio)
+        .await
+        .map_err(|e| spawn_error(command.clone(), e))?;
+    Ok(stdio_connection(
+        stdio, options, taps, command, child, runtime,
+    ))
+}
+
+/// How a stdio server is named in errors: as the options show it, else its command line.
+fn shown_as(options: &ConnectOptions, stdio: &StdioConfig) -> String {
+    options.shown_as.clone().unwrap_or_else(|| {
         std::iter::once(stdio.command.as_str())
             .chain(stdio.args.iter().map(String::as_str))
             .collect::<Vec<_>>()
             .join(" ")
-    });
-    let child = runtime
-        .spawn_server(stdio)
-        .map_err(|e| spawn_error(command.clone(), e))?;
+    })
+}
+
+/// The connection to a stdio server just spawned.
+fn stdio_connection(
+    stdio: &StdioConfig,
+    options: ConnectOptions,
+    taps: Taps,
+    command: String,
+    child: Child,
+    runtime: Runtime,
+) -> (Client, Driver) {
     let pid = child.pid;
     let conn = Connection::stdio(
         runtime.now(),
@@ -327,7 +369,7 @@ pub(crate) fn connect_on(
     let mut io = PipeIo::child(child, tail, stdio.clone(), runtime.clone());
     io.observe(options.on_process_action.clone());
     let server = (command, pid, Peer::pipe());
-    Ok(options.finish(taps, conn, server, Box::new(io), runtime))
+    options.finish(taps, conn, server, Box::new(io), runtime)
 }
 
 /// The error of a spawn that failed: [`Error::FileLimit`] when it was for want of file
@@ -476,7 +518,7 @@ pub(crate) fn connect_pipes(
 /// stdin EOF, then SIGTERM, then SIGKILL, and is reaped) before the error is returned.
 /// The host's handlers run as tasks of their own on smol's global executor.
 pub async fn connect_smol(config: &ServerConfig, options: ConnectOptions) -> Result<Client, Error> {
-    let (client, driver) = connect_on(config, options, Runtime::Smol { spawn: true })?;
+    let (client, driver) = connect_on_async(config, options, Runtime::Smol { spawn: true }).await?;
     smol::spawn(driver).detach();
     ready_or_closed(client).await
 }

@@ -40,7 +40,9 @@ use ::tokio::runtime::Handle;
 use mcpwire_core::config::ServerConfig;
 
 use crate::client::Client;
-use crate::connect::{connect_on, connect_pipes, ready_or_closed, ConnectOptions};
+use crate::connect::{
+    connect_on, connect_on_async, connect_pipes, ready_or_closed, ConnectOptions,
+};
 use crate::driver::Driver;
 use crate::error::Error;
 use crate::runtime::child::Writer;
@@ -64,7 +66,7 @@ fn current() -> Result<Runtime, Error> {
 /// (a stdio server gets stdin EOF, then SIGTERM, then SIGKILL, and is reaped) before the error
 /// is returned. Outside a tokio runtime: [`Error::NoRuntime`], nothing started.
 pub async fn connect(config: &ServerConfig, options: ConnectOptions) -> Result<Client, Error> {
-    let (client, driver) = connect_with_driver(config, options)?;
+    let (client, driver) = connect_on_async(config, options, current()?).await?;
     ::tokio::spawn(driver);
     ready_or_closed(client).await
 }

@@ -107,7 +107,7 @@ fn host_that_dies(runtime: &str) -> ExitCode {
 }
 
 fn tests() -> ExitCode {
-    let tests: [(&str, fn()); 5] = [
+    let tests: [(&str, fn()); 6] = [
         (
             "arguments_environment_and_folder_reach_the_server_which_leads_its_group",
             what_the_server_is_given,
@@ -127,6 +127,10 @@ fn tests() -> ExitCode {
         (
             "a_script_with_no_interpreter_line_runs_with_the_shell",
             script_without_interpreter,
+        ),
+        (
+            "a_connect_dropped_while_its_server_was_spawned_ends_the_server",
+            connect_dropped_while_spawned,
         ),
     ];
     // Names given as arguments run alone; the harness's options (and their values) are ignored.
@@ -320,6 +324,68 @@ fn let_go_and_reaped() {
                     std::thread::sleep(Duration::from_millis(20));
                 }
             }
+        }
+    }
+}
+
+/// The children of this process (every thread's: the spawner thread is their parent).
+#[cfg(target_os = "linux")]
+fn children() -> Vec<u32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let listed = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        out.extend(listed.split_whitespace().map(|p| p.parse::<u32>().unwrap()));
+    }
+    out
+}
+
+/// A connect whose future is dropped once its server was spawned (the spawn awaited, the
+/// handshake not begun): the server is killed and reaped, nothing left (Linux, where a
+/// process's children can be listed).
+fn connect_dropped_while_spawned() {
+    #[cfg(target_os = "linux")]
+    for kind in KINDS {
+        let rt = Rt::new(kind);
+        let before = children();
+        let config = ServerConfig::Stdio(config_as("stubborn"));
+        let pid = rt.block_on(async {
+            let mut connect = Some(Box::pin(rt.connect(&config, ConnectOptions::default())));
+            // Polled once: the spawn is asked for; then not polled again until it is done.
+            std::future::poll_fn(|cx| {
+                let polled = std::future::Future::poll(connect.as_mut().unwrap().as_mut(), cx);
+                assert!(polled.is_pending(), "{kind:?}: connected at once");
+                std::task::Poll::Ready(())
+            })
+            .await;
+            let start = std::time::Instant::now();
+            let pid = loop {
+                let new: Vec<u32> = children()
+                    .into_iter()
+                    .filter(|p| !before.contains(p))
+                    .collect();
+                if let [pid] = new[..] {
+                    break pid;
+                }
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "{kind:?}: no server was spawned: {new:?}"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            drop(connect.take());
+            pid
+        });
+        assert!(
+            gone_within(pid, Duration::from_secs(5)),
+            "{kind:?}: server {pid} lives on"
+        );
+        let start = std::time::Instant::now();
+        while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "{kind:?}: server {pid} was not reaped"
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }

@@ -100,17 +100,28 @@ impl LazySchema {
     }
 }
 
-/// The schemas of one `tools/list`, by tool name, each compiled when first needed.
+/// The schemas of one `tools/list`, by tool name, each compiled when first needed. Kept from
+/// a list's text ([`from_list`](Self::from_list)), they are found in it at the first check: a
+/// connection that lists its tools and calls none reads the list once less.
 pub struct ToolSchemas {
+    /// The list they were kept from, until they are found in it.
+    list: Option<RawJson>,
+    by_name: OnceLock<ByName>,
+}
+
+/// Each tool's schemas, by tool name.
+#[derive(Default)]
+struct ByName {
     output: HashMap<String, LazySchema>,
     input: HashMap<String, LazySchema>,
 }
 
 impl fmt::Debug for ToolSchemas {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let by_name = self.by_name();
         f.debug_struct("ToolSchemas")
-            .field("output", &self.output.len())
-            .field("input", &self.input.len())
+            .field("output", &by_name.output.len())
+            .field("input", &by_name.input.len())
             .finish()
     }
 }
@@ -130,10 +141,7 @@ impl ToolSchemas {
     /// check against it. A schema that cannot be compiled is unusable: a call of its tool is
     /// then refused, never passed.
     pub fn compile(tools: &[Tool]) -> ToolSchemas {
-        let mut this = ToolSchemas {
-            output: HashMap::new(),
-            input: HashMap::new(),
-        };
+        let mut this = ByName::default();
         for (i, tool) in tools.iter().enumerate() {
             if let Some(raw) = &tool.output_schema {
                 let schema = LazySchema::new(format!("output/{i}"), raw);
@@ -142,50 +150,33 @@ impl ToolSchemas {
             let schema = LazySchema::new(format!("input/{i}"), &tool.input_schema);
             this.input.insert(tool.name.clone(), schema);
         }
-        this
+        ToolSchemas {
+            list: None,
+            by_name: OnceLock::from(this),
+        }
     }
 
     /// Keeps the schemas of the tools in a complete `tools/list` result (`{"tools": [...]}`),
     /// as [`compile`](Self::compile) does, reading only each tool's name and schemas. A result
     /// of another shape keeps none.
     pub fn from_list(list: &RawJson) -> ToolSchemas {
-        #[derive(serde::Deserialize)]
-        struct List {
-            #[serde(default)]
-            tools: Vec<Head>,
+        ToolSchemas {
+            list: Some(list.clone()),
+            by_name: OnceLock::new(),
         }
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Head {
-            name: String,
-            #[serde(default)]
-            input_schema: Option<RawJson>,
-            #[serde(default)]
-            output_schema: Option<RawJson>,
-        }
-        let list: List = list.parse().unwrap_or(List { tools: Vec::new() });
-        let mut this = ToolSchemas {
-            output: HashMap::new(),
-            input: HashMap::new(),
-        };
-        for (i, tool) in list.tools.into_iter().enumerate() {
-            if let Some(raw) = &tool.output_schema {
-                let schema = LazySchema::new(format!("output/{i}"), raw);
-                this.output.insert(tool.name.clone(), schema);
-            }
-            if let Some(raw) = &tool.input_schema {
-                let schema = LazySchema::new(format!("input/{i}"), raw);
-                this.input.insert(tool.name, schema);
-            }
-        }
-        this
+    }
+
+    /// The tools' schemas, found in the list at the first call.
+    fn by_name(&self) -> &ByName {
+        self.by_name
+            .get_or_init(|| self.list.as_ref().map(ByName::of_list).unwrap_or_default())
     }
 
     /// Checks a raw `tools/call` result of `tool` as [`check_output`](Self::check_output)
     /// does, reading only its `isError` and `structuredContent`. A result of another shape is
     /// left to the caller's typed read.
     pub fn check_output_raw(&self, tool: &str, result: &RawJson) -> Result<(), SchemaError> {
-        if !self.output.contains_key(tool) {
+        if !self.by_name().output.contains_key(tool) {
             return Ok(());
         }
         #[derive(serde::Deserialize)]
@@ -204,12 +195,12 @@ impl ToolSchemas {
 
     /// Whether `tool` declared an `outputSchema`.
     pub fn has_output_schema(&self, tool: &str) -> bool {
-        self.output.contains_key(tool)
+        self.by_name().output.contains_key(tool)
     }
 
     /// Whether `tool` was in the list.
     pub fn knows(&self, tool: &str) -> bool {
-        self.input.contains_key(tool)
+        self.by_name().input.contains_key(tool)
     }
 
     /// Checks a result of `tool` against its `outputSchema`: a tool without one, or a result
@@ -227,7 +218,7 @@ impl ToolSchemas {
         is_error: bool,
         structured: Option<&Value>,
     ) -> Result<(), SchemaError> {
-        let Some(schema) = self.output.get(tool) else {
+        let Some(schema) = self.by_name().output.get(tool) else {
             return Ok(());
         };
         if is_error {
@@ -247,7 +238,7 @@ impl ToolSchemas {
     /// Checks the arguments of a call of `tool` against its `inputSchema` (absent arguments
     /// are checked as `{}`). A tool not in the list passes: the server will say.
     pub fn check_input(&self, tool: &str, arguments: Option<&Value>) -> Result<(), SchemaError> {
-        let Some(schema) = self.input.get(tool) else {
+        let Some(schema) = self.by_name().input.get(tool) else {
             return Ok(());
         };
         let empty = Value::Object(serde_json::Map::new());
@@ -258,6 +249,40 @@ impl ToolSchemas {
                 kind: SchemaKind::Input,
                 violation,
             })
+    }
+}
+
+impl ByName {
+    /// Each tool's schemas in a complete `tools/list` result; none in a result of another
+    /// shape.
+    fn of_list(list: &RawJson) -> ByName {
+        #[derive(serde::Deserialize)]
+        struct List {
+            #[serde(default)]
+            tools: Vec<Head>,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Head {
+            name: String,
+            #[serde(default)]
+            input_schema: Option<RawJson>,
+            #[serde(default)]
+            output_schema: Option<RawJson>,
+        }
+        let list: List = list.parse().unwrap_or(List { tools: Vec::new() });
+        let mut this = ByName::default();
+        for (i, tool) in list.tools.into_iter().enumerate() {
+            if let Some(raw) = &tool.output_schema {
+                let schema = LazySchema::new(format!("output/{i}"), raw);
+                this.output.insert(tool.name.clone(), schema);
+            }
+            if let Some(raw) = &tool.input_schema {
+                let schema = LazySchema::new(format!("input/{i}"), raw);
+                this.input.insert(tool.name, schema);
+            }
+        }
+        this
     }
 }
 
@@ -347,23 +372,46 @@ mod tests {
     fn a_schema_is_compiled_at_the_first_check_against_it_only() {
         let schemas = weather();
         let compiled = |s: &LazySchema| s.compiled.get().is_some();
-        assert!(!schemas
+        let by_name = schemas.by_name();
+        assert!(!by_name
             .input
             .values()
-            .chain(schemas.output.values())
+            .chain(by_name.output.values())
             .any(compiled));
         let wrong = schemas.check_input("weather", Some(&json!({"town": "Oslo"})));
         assert_eq!(wrong.unwrap_err().kind, SchemaKind::Input);
-        assert!(schemas.input["weather"].compiled.get().is_some());
-        assert!(schemas.input["plain"].compiled.get().is_none());
+        assert!(by_name.input["weather"].compiled.get().is_some());
+        assert!(by_name.input["plain"].compiled.get().is_none());
         let right = json!({"city": "Oslo"});
         assert_eq!(schemas.check_input("weather", Some(&right)), Ok(()));
         assert_eq!(schemas.check_input("plain", None), Ok(()));
-        assert!(!compiled(&schemas.output["weather"]));
+        assert!(!compiled(&by_name.output["weather"]));
         let r = result(json!({"content": [],
             "structuredContent": {"temperature": 21.5, "conditions": "sunny"}}));
         assert_eq!(schemas.check_output("weather", &r), Ok(()));
-        assert!(compiled(&schemas.output["weather"]));
+        assert!(compiled(&by_name.output["weather"]));
+    }
+
+    #[test]
+    fn a_list_s_schemas_are_found_in_it_at_the_first_check_only() {
+        let list = RawJson::new(&json!({"tools": [
+            {"name": "weather", "inputSchema": {"type": "object", "required": ["city"]}},
+            {"name": "plain", "inputSchema": {"type": "object"},
+             "outputSchema": {"type": "object", "required": ["n"]}}
+        ]}))
+        .unwrap();
+        let schemas = ToolSchemas::from_list(&list);
+        assert!(schemas.by_name.get().is_none(), "read before any check");
+        let e = schemas
+            .check_input("weather", Some(&json!({})))
+            .unwrap_err();
+        assert_eq!(e.kind, SchemaKind::Input);
+        assert!(schemas.by_name.get().is_some());
+        assert!(schemas.knows("plain") && schemas.has_output_schema("plain"));
+        assert!(!schemas.has_output_schema("weather") && !schemas.knows("other"));
+        let other = ToolSchemas::from_list(&RawJson::new(&json!({"tools": 3})).unwrap());
+        assert!(!other.knows("weather"));
+        assert_eq!(other.check_input("weather", Some(&json!({}))), Ok(()));
     }
 
     #[test]

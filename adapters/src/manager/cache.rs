@@ -157,13 +157,15 @@ impl CachedList {
         received_at_ms: u64,
         credentials: Option<&str>,
     ) -> Option<Self> {
-        let mut members: BTreeMap<String, Box<RawValue>> = serde_json::from_str(result).ok()?;
-        let items: Vec<Box<RawValue>> =
-            serde_json::from_str(members.remove(kind.items_key())?.get()).ok()?;
+        // The members' values borrowed from the text, each item copied once.
+        let members: BTreeMap<String, &RawValue> = serde_json::from_str(result).ok()?;
+        let items: Vec<&RawValue> =
+            serde_json::from_str(members.get(kind.items_key())?.get()).ok()?;
+        let items = items.into_iter().map(RawValue::to_owned).collect();
         let mut hints = serde_json::Map::new();
         for key in ["ttlMs", "cacheScope"] {
             if let Some(v) = members
-                .remove(key)
+                .get(key)
                 .and_then(|v| serde_json::from_str(v.get()).ok())
             {
                 hints.insert(key.to_owned(), v);

@@ -226,8 +226,10 @@ async fn start(
             f(line);
         }
     }));
-    let (client, driver) = crate::connect::connect_on(config, options, shared.connection_runtime())
-        .map_err(|e| Some(e.to_string()))?;
+    let (client, driver) =
+        crate::connect::connect_on_async(config, options, shared.connection_runtime())
+            .await
+            .map_err(|e| Some(e.to_string()))?;
     let driver = shared.runtime.spawn_joinable(driver);
     let ready = async {
         client.ready().await.map_err(|e| e.to_string())?;

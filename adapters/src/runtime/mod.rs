@@ -104,6 +104,27 @@ impl Runtime {
         }
     }
 
+    /// As [`spawn_server`](Self::spawn_server), awaited: the calling thread goes on while the
+    /// server is spawned. A server spawned for a future dropped first is killed.
+    pub(crate) fn spawn_server_async(&self, config: &StdioConfig) -> spawn::Spawning<Child> {
+        let cmd = spawn::command(config);
+        let abandon: fn(Child) = |child| child.group.kill();
+        match *self {
+            #[cfg(feature = "smol")]
+            Runtime::Smol { .. } => {
+                spawn::on_spawner_thread_async(move || with_smol::spawn_child(cmd), abandon)
+            }
+            #[cfg(feature = "tokio")]
+            Runtime::Tokio(ref handle) => {
+                let handle = handle.clone();
+                spawn::on_spawner_thread_async(
+                    move || with_tokio::spawn_child(&handle, cmd),
+                    abandon,
+                )
+            }
+        }
+    }
+
     /// Spawns the server described by `config`, with piped stdio, its process tree held as
     /// one, on the spawner thread.
     pub(crate) fn spawn_server(&self, config: &StdioConfig) -> io::Result<Child> {

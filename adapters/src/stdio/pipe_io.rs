@@ -33,6 +33,13 @@ pub type ProcessActionObserver = Arc<dyn Fn(ProcessAction) + Send + Sync>;
 /// How many reads of one pipe a step makes before moving on.
 const READS_PER_STEP: usize = 64;
 
+/// The read buffer's first size: a handshake's answers fit, and a host of many idle servers
+/// does not zero and fault in 64 KiB for each at connect.
+const FIRST_READ: usize = 4 * 1024;
+
+/// The read buffer's largest size: it doubles to it while reads fill it.
+const MAX_READ: usize = 64 * 1024;
+
 type Reader = PipeReader;
 
 /// The server process behind the pipes.
@@ -101,7 +108,8 @@ pub(crate) struct PipeIo {
     /// The connection asked for stdin's end: it comes once everything queued is written (a
     /// cancellation queued just before must still reach the server).
     close_stdin: bool,
-    read_buf: Box<[u8]>,
+    /// Grows from [`FIRST_READ`] to [`MAX_READ`] as reads fill it.
+    read_buf: Vec<u8>,
     process: Option<Process>,
     exited: bool,
     /// Told each process action as it is carried out.
@@ -132,7 +140,7 @@ impl PipeIo {
             unwritten: Vec::new(),
             written: 0,
             close_stdin: false,
-            read_buf: vec![0; 64 * 1024].into_boxed_slice(),
+            read_buf: vec![0; FIRST_READ],
             process: None,
             exited: false,
             observer: None,
@@ -244,6 +252,9 @@ impl PipeIo {
                     conn.handle_stdio(now, StdioInput::Stdout(&self.read_buf[..n]))
                         .unwrap_or_else(wrong_transport);
                     progressed = true;
+                    if n == self.read_buf.len() && n < MAX_READ {
+                        self.read_buf = vec![0; n * 2];
+                    }
                     if drained {
                         pending = true;
                         break;

@@ -11,9 +11,10 @@
 //!   list, apart), and `Manager::route` (what `call_tool` resolves before it
 //!   calls) against a `HashMap` lookup of the qualified name, timed in loops in this process.
 //! - `bare-stdio`: N bare `Client`s (`connect_smol`) to the same servers: spawn to the last
-//!   connected (its handshake done: ready to be called, as the floor's answer read), and each
-//!   then listing its tools once (the list kept, as a host would): to the last listed, and
-//!   the host's growth per server.
+//!   connected (its handshake done: ready to be called, as the floor's answer read); once all
+//!   are connected each lists its tools once (the list kept, as a host would): to the last
+//!   listed, and the host's growth per server. The host's CPU at all connected is split by
+//!   thread (`cpu_by_thread_ms`), as the Manager's at all ready.
 //! - `manager-stdio-tokio`, `floor-stdio-lists`: see [`crate::many_start`].
 //! - `crash`: N servers under one Manager; sequential calls (W1) to the servers that do not
 //!   crash, first calm, then while a tenth of the servers are killed by their PID again and
@@ -318,6 +319,7 @@ fn floor_stdio(a: &ManyArgs) -> Result<Value, String> {
 
 fn manager_stdio(a: &ManyArgs) -> Result<Value, String> {
     let before = rss();
+    let threads_before = thread_cpu();
     let started = Instant::now();
     let manager = Manager::new(options());
     for i in 0..a.servers {
@@ -326,10 +328,13 @@ fn manager_stdio(a: &ManyArgs) -> Result<Value, String> {
     wait_all_ready(&manager, Duration::from_secs(120))?;
     let ready = started.elapsed();
     let cpu_ms = host_cpu_ms();
+    let by_thread = thread_cpu_delta(&threads_before, &thread_cpu());
     if std::env::var_os("MCPWIRE_BENCH_READY_ONLY").is_some() {
         // For a profile of the start-up alone.
         smol::block_on(manager.close());
-        return Ok(json!({"servers": a.servers, "ready_ms": ms(ready), "cpu_ms": cpu_ms}));
+        let out = json!({"servers": a.servers, "ready_ms": ms(ready), "cpu_ms": cpu_ms,
+                         "cpu_by_thread_ms": by_thread});
+        return Ok(out);
     }
     smol::block_on(smol::Timer::after(Duration::from_secs(1)));
     let idle = rss();
@@ -381,6 +386,7 @@ fn manager_stdio(a: &ManyArgs) -> Result<Value, String> {
         "tools": listed.len(),
         "ready_ms": ms(ready),
         "cpu_ms": cpu_ms,
+        "cpu_by_thread_ms": by_thread,
         "rss_growth_kib": idle.0.saturating_sub(before.0),
         "anon_growth_kib": idle.1.saturating_sub(before.1),
         "threads": threads(),
@@ -397,27 +403,38 @@ fn manager_stdio(a: &ManyArgs) -> Result<Value, String> {
 
 fn bare_stdio(a: &ManyArgs) -> Result<Value, String> {
     let before = rss();
+    let threads_before = thread_cpu();
     let started = Instant::now();
-    // Each client connects (the handshake: ready to be called), then lists its tools: when
-    // the last was connected, and when the last had listed.
-    let connected = smol::block_on(futures::future::try_join_all((0..a.servers).map(|i| {
+    // All the clients connect (the handshake: ready to be called), as the floor's answers are
+    // read: when the last was connected; then each lists its tools (the list kept, as a host
+    // would): when the last had listed. The listings wait for the last handshake, so that no
+    // server's listing is counted in another's connect.
+    let clients = smol::block_on(futures::future::try_join_all((0..a.servers).map(|i| {
         let config = stdio_config(a, i);
         let options = ConnectOptions {
             era: Era::Handshake,
             ..ConnectOptions::default()
         };
-        async move {
-            let client = mcpwire::connect_smol(&config, options)
-                .await
-                .map_err(|e| e.to_string())?;
-            let connected = started.elapsed();
-            let tools = client.list_tools().await.map_err(|e| e.to_string())?;
-            Ok::<_, String>((client, tools, connected, started.elapsed()))
-        }
-    })))?;
+        async move { mcpwire::connect_smol(&config, options).await }
+    })))
+    .map_err(|e| e.to_string())?;
+    let ready = started.elapsed();
     let cpu_ms = host_cpu_ms();
-    let ready = connected.iter().map(|c| c.2).max().unwrap_or_default();
-    let listed = connected.iter().map(|c| c.3).max().unwrap_or_default();
+    let by_thread = thread_cpu_delta(&threads_before, &thread_cpu());
+    if std::env::var_os("MCPWIRE_BENCH_READY_ONLY").is_some() {
+        // For a profile of the connects alone.
+        smol::block_on(futures::future::join_all(clients.iter().map(|c| c.close())));
+        let out = json!({"servers": a.servers, "ready_ms": ms(ready), "cpu_ms": cpu_ms,
+                         "cpu_by_thread_ms": by_thread});
+        return Ok(out);
+    }
+    let connected = smol::block_on(futures::future::try_join_all(clients.into_iter().map(
+        |client| async move {
+            let tools = client.list_tools().await.map_err(|e| e.to_string())?;
+            Ok::<_, String>((client, tools))
+        },
+    )))?;
+    let listed = started.elapsed();
     smol::block_on(smol::Timer::after(Duration::from_secs(1)));
     let idle = rss();
     let tools: usize = connected.iter().map(|c| c.1.len()).sum();
@@ -427,6 +444,7 @@ fn bare_stdio(a: &ManyArgs) -> Result<Value, String> {
         "ready_ms": ms(ready),
         "listed_ms": ms(listed),
         "cpu_ms": cpu_ms,
+        "cpu_by_thread_ms": by_thread,
         "rss_growth_kib": idle.0.saturating_sub(before.0),
         "anon_growth_kib": idle.1.saturating_sub(before.1),
         "threads": threads(),

@@ -118,7 +118,10 @@ pub(crate) fn spawn(config: &StdioConfig) -> io::Result<Option<Spawned>> {
         parent: std::process::id() as libc::pid_t,
         error: 0,
     };
-    let stack = Stack::new()?;
+    let stack = match SPARE_STACK.take() {
+        Some(stack) => stack,
+        None => Stack::new()?,
+    };
     let mut pidfd: c_int = -1;
     let pid = {
         let _blocked = BlockedSignals::new();
@@ -139,8 +142,9 @@ pub(crate) fn spawn(config: &StdioConfig) -> io::Result<Option<Spawned>> {
             )
         }
     };
-    // The child has called `execve` or exited: its stack and its ends of the pipes are done.
-    drop(stack);
+    // The child has called `execve` or exited: its stack is free for the next spawn on this
+    // thread, and its ends of the pipes are done.
+    SPARE_STACK.set(Some(stack));
     drop((stdin_child, stdout_child, stderr_child));
     if pid < 0 {
         let e = io::Error::last_os_error();
@@ -250,6 +254,12 @@ unsafe fn fail(args: *mut ChildArgs) -> ! {
         ptr::write_volatile(ptr::addr_of_mut!((*args).error), *libc::__errno_location());
         libc::_exit(127)
     }
+}
+
+thread_local! {
+    /// The stack of this thread's last spawn, for its next: spawns on one thread are one after
+    /// the other, and a child is done with its stack once the thread goes on.
+    static SPARE_STACK: std::cell::Cell<Option<Stack>> = const { std::cell::Cell::new(None) };
 }
 
 /// The child's stack: an anonymous mapping with a guard page at its low end.

@@ -21,9 +21,12 @@
 //!
 //! The platform parts live in `unix` and `windows`; this module holds what they share.
 
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
 
 use mcpwire_core::config::{InheritEnv, StdioConfig};
 
@@ -111,12 +114,10 @@ fn orphan(pid: libc::pid_t) {
         .send(job);
 }
 
-/// How a server is to be started: the standard library's command (with its pipes not set yet:
-/// the runtime's own command sets them), and on Linux the configuration, for the spawn at
-/// `vfork`'s cost (see `linux`).
+/// How a server is to be started: its configuration, made into a process on the spawner
+/// thread (on Linux at `vfork`'s cost, see `linux`; else by the standard library's command,
+/// which the runtime's own command takes).
 pub(crate) struct ServerCommand {
-    std: std::process::Command,
-    #[cfg(target_os = "linux")]
     config: StdioConfig,
 }
 
@@ -125,7 +126,7 @@ pub(crate) enum Spawn {
     /// Started (Linux): for the runtime to adopt (`adopt`).
     #[cfg(target_os = "linux")]
     Started(linux::Spawned),
-    /// Not started: the command for the runtime's own spawn.
+    /// Not started: the command for the runtime's own spawn, its pipes not set yet.
     Std(std::process::Command),
 }
 
@@ -137,7 +138,7 @@ impl ServerCommand {
         if let Some(spawned) = linux::spawn(&self.config)? {
             return Ok(Spawn::Started(spawned));
         }
-        Ok(Spawn::Std(self.std))
+        Ok(Spawn::Std(std_command(&self.config)))
     }
 }
 
@@ -146,8 +147,6 @@ impl ServerCommand {
 /// what that is on each system).
 pub(crate) fn command(config: &StdioConfig) -> ServerCommand {
     ServerCommand {
-        std: std_command(config),
-        #[cfg(target_os = "linux")]
         config: config.clone(),
     }
 }
@@ -185,6 +184,88 @@ pub(crate) fn on_spawner_thread<R: Send + 'static>(
     #[cfg(unix)]
     let spawned = spawned.map_err(unix::explain);
     spawned
+}
+
+/// As [`on_spawner_thread`], awaited: the caller's thread goes on while the spawner spawns, so
+/// that many servers started at once are spawned one after the other with no wait between
+/// them. `abandon` takes what was spawned for a caller that stopped waiting (its future
+/// dropped first): it ends the server.
+pub(crate) fn on_spawner_thread_async<R: Send + 'static>(
+    spawn: impl FnOnce() -> io::Result<R> + Send + 'static,
+    abandon: fn(R),
+) -> Spawning<R> {
+    let reply = Arc::new(Mutex::new(Reply {
+        result: None,
+        waker: None,
+        awaited: true,
+        abandon,
+    }));
+    let theirs = Arc::clone(&reply);
+    let job: Job = Box::new(move || {
+        let result = spawn();
+        let mut reply = theirs.lock().unwrap_or_else(|e| e.into_inner());
+        if !reply.awaited {
+            if let Ok(spawned) = result {
+                (reply.abandon)(spawned);
+            }
+            return;
+        }
+        reply.result = Some(result);
+        if let Some(waker) = reply.waker.take() {
+            waker.wake();
+        }
+    });
+    let sent = spawner()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(job);
+    if sent.is_err() {
+        let gone = io::Error::other("the process spawner thread is gone");
+        reply.lock().unwrap_or_else(|e| e.into_inner()).result = Some(Err(gone));
+    }
+    Spawning { reply }
+}
+
+/// A spawn on the spawner thread, awaited ([`on_spawner_thread_async`]).
+pub(crate) struct Spawning<R> {
+    reply: Arc<Mutex<Reply<R>>>,
+}
+
+/// What the spawner thread gives back, and who waits for it.
+struct Reply<R> {
+    result: Option<io::Result<R>>,
+    waker: Option<Waker>,
+    /// False once the caller stopped waiting: what is spawned then goes to `abandon`.
+    awaited: bool,
+    abandon: fn(R),
+}
+
+impl<R> Future for Spawning<R> {
+    type Output = io::Result<R>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<R>> {
+        let mut reply = self.reply.lock().unwrap_or_else(|e| e.into_inner());
+        match reply.result.take() {
+            #[cfg(unix)]
+            Some(result) => Poll::Ready(result.map_err(unix::explain)),
+            #[cfg(not(unix))]
+            Some(result) => Poll::Ready(result),
+            None => {
+                reply.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<R> Drop for Spawning<R> {
+    fn drop(&mut self) {
+        let mut reply = self.reply.lock().unwrap_or_else(|e| e.into_inner());
+        reply.awaited = false;
+        if let Some(Ok(spawned)) = reply.result.take() {
+            (reply.abandon)(spawned);
+        }
+    }
 }
 
 /// The server's environment: the inherited part (all of the host's, or only the listed

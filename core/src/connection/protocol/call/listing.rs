@@ -72,10 +72,6 @@ impl Listing {
         let items = parsed.items.ok_or_else(|| {
             CallError::InvalidResult(format!("{} result has no {}", self.method, self.key))
         })?;
-        let items: Vec<Box<RawValue>> = serde_json::from_str(items.get())
-            .map_err(|e| CallError::InvalidResult(format!("{}: {e}", self.method)))?;
-        self.items.extend(items);
-        self.pages += 1;
         // Caching hints: a missing or negative ttl is 0; the list is as fresh as its stalest
         // page, and private if any page is.
         if stateless || parsed.ttl_ms.is_some() {
@@ -83,6 +79,20 @@ impl Listing {
             self.ttl_ms = Some(self.ttl_ms.map_or(ttl, |t| t.min(ttl)));
         }
         self.private |= parsed.cache_scope.as_deref() == Some("private");
+        if self.pages == 0 && parsed.next_cursor.is_none() {
+            // The whole list in one page (the usual case): its items as they came, not taken
+            // apart and put together again.
+            if !items.get().starts_with('[') {
+                let e = format!("{}: {} is not an array", self.method, self.key);
+                return Err(CallError::InvalidResult(e));
+            }
+            self.pages = 1;
+            return Ok(PageStep::Done(self.whole_of(items)));
+        }
+        let items: Vec<Box<RawValue>> = serde_json::from_str(items.get())
+            .map_err(|e| CallError::InvalidResult(format!("{}: {e}", self.method)))?;
+        self.items.extend(items);
+        self.pages += 1;
         let Some(cursor) = parsed.next_cursor else {
             return Ok(PageStep::Done(self.whole()));
         };
@@ -110,9 +120,14 @@ impl Listing {
     /// The list of the items gathered, with the pages' caching hints.
     fn whole(&mut self) -> RawJson {
         let items = std::mem::take(&mut self.items);
+        self.whole_of(&items)
+    }
+
+    /// The list of `items` (an array, or the items themselves), with the pages' caching hints.
+    fn whole_of<I: serde::Serialize + ?Sized>(&self, items: &I) -> RawJson {
         let all = Whole {
             key: self.key,
-            items: &items,
+            items,
             ttl_ms: self.ttl_ms,
             private: self.private,
         };
@@ -172,14 +187,14 @@ fn parse_page<'a>(text: &'a str, key: &str) -> serde_json::Result<Page<'a>> {
 
 /// The whole list: every page's items as the server sent them (each kept verbatim), and the
 /// caching hints.
-struct Whole<'a> {
+struct Whole<'a, I: ?Sized> {
     key: &'static str,
-    items: &'a [Box<RawValue>],
+    items: &'a I,
     ttl_ms: Option<u64>,
     private: bool,
 }
 
-impl serde::Serialize for Whole<'_> {
+impl<I: serde::Serialize + ?Sized> serde::Serialize for Whole<'_, I> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let mut m = s.serialize_map(None)?;
@@ -190,5 +205,94 @@ impl serde::Serialize for Whole<'_> {
             m.serialize_entry("cacheScope", scope)?;
         }
         m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn page(v: Value) -> RawJson {
+        RawJson::new(&v).unwrap()
+    }
+
+    fn done(step: PageStep) -> Value {
+        match step {
+            PageStep::Done(all) => serde_json::from_str(all.get()).unwrap(),
+            _ => panic!("the list is not complete"),
+        }
+    }
+
+    #[test]
+    fn a_list_of_one_page_is_its_items_as_they_came_with_its_hints() {
+        let text = r#"{"tools": [ {"name":"a", "x": "\u00e9"} ,{"name":"b"}], "ttlMs": 5,
+                       "cacheScope": "private", "other": 1}"#;
+        let one = RawJson::from_string(text.to_owned()).unwrap();
+        let mut listing = Listing::new("tools/list", "tools", CallOptions::default());
+        let step = listing.take_page(&one, false).unwrap();
+        assert_eq!(listing.pages(), 1);
+        let PageStep::Done(all) = step else {
+            panic!("the list is not complete")
+        };
+        // The items' text is the server's, escapes and all.
+        assert!(
+            all.get().contains(r#"{"name":"a", "x": "\u00e9"}"#),
+            "{}",
+            all.get()
+        );
+        let all: Value = serde_json::from_str(all.get()).unwrap();
+        assert_eq!(
+            all,
+            json!({"tools": [{"name": "a", "x": "é"}, {"name": "b"}], "ttlMs": 5,
+                   "cacheScope": "private"})
+        );
+        // The same items over two pages make the same list.
+        let mut two = Listing::new("tools/list", "tools", CallOptions::default());
+        let first = page(
+            json!({"tools": [{"name": "a", "x": "é"}], "nextCursor": "c",
+                                "ttlMs": 5, "cacheScope": "private"}),
+        );
+        assert!(matches!(
+            two.take_page(&first, false),
+            Ok(PageStep::Next(_))
+        ));
+        let second = page(json!({"tools": [{"name": "b"}], "ttlMs": 9}));
+        assert_eq!(done(two.take_page(&second, false).unwrap()), all);
+    }
+
+    #[test]
+    fn a_page_whose_items_are_no_array_or_missing_is_an_invalid_result() {
+        for (text, says) in [
+            (
+                json!({"tools": {"name": "a"}}),
+                "tools/list: tools is not an array",
+            ),
+            (
+                json!({"tools": 3, "nextCursor": "c"}),
+                "tools/list: invalid type",
+            ),
+            (json!({"prompts": []}), "tools/list result has no tools"),
+        ] {
+            let mut listing = Listing::new("tools/list", "tools", CallOptions::default());
+            let Err(CallError::InvalidResult(e)) = listing.take_page(&page(text), false) else {
+                panic!("not refused")
+            };
+            assert!(e.starts_with(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_stateless_page_without_a_ttl_is_stale_at_once() {
+        let mut listing = Listing::new("tools/list", "tools", CallOptions::default());
+        let all = done(
+            listing
+                .take_page(&page(json!({"tools": []})), true)
+                .unwrap(),
+        );
+        assert_eq!(
+            all,
+            json!({"tools": [], "ttlMs": 0, "cacheScope": "public"})
+        );
     }
 }
