@@ -179,9 +179,27 @@ pub(super) async fn supervise(
     }
 }
 
-/// Connects within the start-up timeout and lists the tools; gives the client and its
-/// driver's task (dropping it kills the server's process group), or why it failed (`None`:
-/// told to stop meanwhile, and the connection was closed gracefully, as on every other path).
+/// Fails at `at` with the start-up timeout's words.
+async fn timed_out<T>(shared: &Shared, at: Instant, timeout: Duration) -> Result<T, String> {
+    shared.runtime.sleep_until(at).await;
+    Err(format!("not ready within {timeout:?}"))
+}
+
+/// Ends when the server is told to stop (or its controls are gone); a restart or a lost
+/// connection asked for meanwhile changes nothing for a start under way.
+async fn stopped<T>(control: &Receiver<Control>) -> Option<T> {
+    loop {
+        match control.recv().await {
+            Ok(Control::Stop) | Err(_) => return None,
+            Ok(Control::Restart | Control::Lost(_)) => continue,
+        }
+    }
+}
+
+/// Connects within the start-up timeout (the spawn included) and lists the tools; gives the
+/// client and its driver's task (dropping it kills the server's process group), or why it
+/// failed (`None`: told to stop meanwhile, and the connection was closed gracefully, as on
+/// every other path, or never made).
 #[allow(clippy::too_many_arguments)]
 async fn start(
     shared: &Arc<Shared>,
@@ -226,10 +244,23 @@ async fn start(
             f(line);
         }
     }));
-    let (client, driver) =
+    // The start-up timeout and a stop count from here, the spawn included: a spawn still
+    // waiting for the spawner thread is given up (its server killed once made).
+    let deadline_at = Instant::now() + timeout;
+    let connect = async {
         crate::connect::connect_on_async(config, options, shared.connection_runtime())
             .await
-            .map_err(|e| Some(e.to_string()))?;
+            .map_err(|e| e.to_string())
+    };
+    let (client, driver) = match future::or(
+        async { Some(future::or(connect, timed_out(shared, deadline_at, timeout)).await) },
+        stopped(control),
+    )
+    .await
+    {
+        Some(connected) => connected.map_err(Some)?,
+        None => return Err(None),
+    };
     let driver = shared.runtime.spawn_joinable(driver);
     let ready = async {
         client.ready().await.map_err(|e| e.to_string())?;
@@ -245,19 +276,11 @@ async fn start(
         shared.mark_ready(name);
         Ok(())
     };
-    let deadline = async {
-        shared.runtime.sleep_until(Instant::now() + timeout).await;
-        Err(format!("not ready within {timeout:?}"))
-    };
-    let stop = async {
-        loop {
-            match control.recv().await {
-                Ok(Control::Stop) | Err(_) => return None,
-                Ok(Control::Restart | Control::Lost(_)) => continue,
-            }
-        }
-    };
-    let outcome = future::or(async { Some(future::or(ready, deadline).await) }, stop).await;
+    let outcome = future::or(
+        async { Some(future::or(ready, timed_out(shared, deadline_at, timeout)).await) },
+        stopped(control),
+    )
+    .await;
     match outcome {
         Some(Ok(())) => Ok((client, driver)),
         Some(Err(reason)) => {
