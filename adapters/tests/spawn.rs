@@ -4,8 +4,8 @@
 //! the same typed error as the standard library's spawn gives.
 //!
 //! The program has its own harness: it is the test, and by the role in its environment also
-//! the server (the demo server, saying first on stderr what it was given) and a host that dies
-//! with its server running.
+//! the server (the demo server, saying first on stderr what it was given; or a process that only
+//! sleeps) and a host that dies with its server running.
 
 mod common;
 #[allow(unused_macros)]
@@ -30,6 +30,11 @@ fn main() -> ExitCode {
     match std::env::var(ROLE).as_deref() {
         Ok("server") => server(false),
         Ok("stubborn") => server(true),
+        Ok("silent") => {
+            // Reads and writes nothing (a closed pipe never ends it): only a signal does.
+            std::thread::sleep(Duration::from_secs(60));
+            ExitCode::SUCCESS
+        }
         Ok(host) if host.starts_with("host-") => host_that_dies(&host[5..]),
         _ => tests(),
     }
@@ -310,20 +315,25 @@ fn let_go_and_reaped() {
             })
             .collect();
         for pid in pids {
+            ended_and_reaped(kind, pid);
+        }
+    }
+}
+
+/// Server `pid` ends within 5 s, and (Linux) is reaped within 5 s more: no `/proc/PID` left.
+fn ended_and_reaped(kind: Kind, pid: u32) {
+    assert!(
+        gone_within(pid, Duration::from_secs(5)),
+        "{kind:?}: server {pid} lives on"
+    );
+    if cfg!(target_os = "linux") {
+        let start = std::time::Instant::now();
+        while std::path::Path::new(&format!("/proc/{pid}")).exists() {
             assert!(
-                gone_within(pid, Duration::from_secs(5)),
-                "{kind:?}: server {pid} lives on"
+                start.elapsed() < Duration::from_secs(5),
+                "{kind:?}: server {pid} was not reaped"
             );
-            if cfg!(target_os = "linux") {
-                let start = std::time::Instant::now();
-                while std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                    assert!(
-                        start.elapsed() < Duration::from_secs(5),
-                        "{kind:?}: server {pid} was not reaped"
-                    );
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-            }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }
@@ -339,54 +349,52 @@ fn children() -> Vec<u32> {
     out
 }
 
-/// A connect whose future is dropped once its server was spawned (the spawn awaited, the
-/// handshake not begun): the server is killed and reaped, nothing left (Linux, where a
-/// process's children can be listed).
+/// A connect whose future is dropped while its server is being spawned (the spawn asked for,
+/// not yet made): the server is killed once made, and reaped (Linux, where a process's
+/// children can be listed, a zombie among them until it is reaped). The server's `PATH` leads
+/// with six thousand folders that do not exist, so that its program is searched for long
+/// enough on the spawner thread for the drop to come first.
 fn connect_dropped_while_spawned() {
     #[cfg(target_os = "linux")]
     for kind in KINDS {
         let rt = Rt::new(kind);
+        let exe = std::env::current_exe().unwrap();
+        let mut config = config_as("silent");
+        config.command = exe.file_name().unwrap().to_string_lossy().into_owned();
+        let mut path: Vec<String> = (0..6000).map(|i| format!("/nonexistent/{i}")).collect();
+        path.push(exe.parent().unwrap().display().to_string());
+        config.env.insert("PATH".into(), path.join(":"));
+        let config = ServerConfig::Stdio(config);
         let before = children();
-        let config = ServerConfig::Stdio(config_as("stubborn"));
-        let pid = rt.block_on(async {
-            let mut connect = Some(Box::pin(rt.connect(&config, ConnectOptions::default())));
-            // Polled once: the spawn is asked for; then not polled again until it is done.
+        let new = || -> Vec<u32> {
+            let now = children();
+            now.into_iter().filter(|p| !before.contains(p)).collect()
+        };
+        let seen = rt.block_on(async {
+            let mut connect = Box::pin(rt.connect(&config, ConnectOptions::default()));
             std::future::poll_fn(|cx| {
-                let polled = std::future::Future::poll(connect.as_mut().unwrap().as_mut(), cx);
+                let polled = std::future::Future::poll(connect.as_mut(), cx);
                 assert!(polled.is_pending(), "{kind:?}: connected at once");
                 std::task::Poll::Ready(())
             })
             .await;
+            drop(connect);
+            // The server is made after the drop: it is seen (running, or killed and not yet
+            // reaped) while the runtime runs.
             let start = std::time::Instant::now();
-            let pid = loop {
-                let new: Vec<u32> = children()
-                    .into_iter()
-                    .filter(|p| !before.contains(p))
-                    .collect();
-                if let [pid] = new[..] {
+            loop {
+                if let [pid] = new()[..] {
                     break pid;
                 }
                 assert!(
                     start.elapsed() < Duration::from_secs(10),
-                    "{kind:?}: no server was spawned: {new:?}"
+                    "{kind:?}: no server was spawned: {:?}",
+                    new()
                 );
-                std::thread::sleep(Duration::from_millis(10));
-            };
-            drop(connect.take());
-            pid
+                rt.sleep(Duration::from_millis(1)).await;
+            }
         });
-        assert!(
-            gone_within(pid, Duration::from_secs(5)),
-            "{kind:?}: server {pid} lives on"
-        );
-        let start = std::time::Instant::now();
-        while std::path::Path::new(&format!("/proc/{pid}")).exists() {
-            assert!(
-                start.elapsed() < Duration::from_secs(5),
-                "{kind:?}: server {pid} was not reaped"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        ended_and_reaped(kind, seen);
     }
 }
 
