@@ -85,7 +85,9 @@ fn serve(rx: mpsc::Receiver<Job>) {
             }
         };
         if let Some(job) = job {
-            job();
+            // The thread must outlive every server it spawned (their parent-death signal follows
+            // it): a job that panics ends that job only.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
         }
         orphans = reap_orphans();
     }
@@ -202,7 +204,9 @@ pub(crate) fn on_spawner_thread_async<R: Send + 'static>(
     }));
     let theirs = Arc::clone(&reply);
     let job: Job = Box::new(move || {
-        let result = spawn();
+        // A spawn that panicked is a failure told to its caller, who would wait for ever else.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(spawn))
+            .unwrap_or_else(|_| Err(io::Error::other("the spawn panicked")));
         let mut reply = theirs.lock().unwrap_or_else(|e| e.into_inner());
         if !reply.awaited {
             if let Ok(spawned) = result {
@@ -211,7 +215,9 @@ pub(crate) fn on_spawner_thread_async<R: Send + 'static>(
             return;
         }
         reply.result = Some(result);
-        if let Some(waker) = reply.waker.take() {
+        let waker = reply.waker.take();
+        drop(reply);
+        if let Some(waker) = waker {
             waker.wake();
         }
     });
@@ -302,6 +308,39 @@ mod tests {
             .collect();
         out.sort();
         out
+    }
+
+    /// Polls `future` to its end on this thread, parked between polls.
+    fn wait<F: Future>(future: F) -> F::Output {
+        struct Unpark(std::thread::Thread);
+        impl std::task::Wake for Unpark {
+            fn wake(self: Arc<Self>) {
+                self.0.unpark();
+            }
+        }
+        let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        let mut future = std::pin::pin!(future);
+        loop {
+            if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+                return out;
+            }
+            std::thread::park();
+        }
+    }
+
+    #[test]
+    fn a_spawn_that_panics_is_a_failure_and_the_spawner_lives_on() {
+        let failed = wait(on_spawner_thread_async(
+            || -> io::Result<u32> { panic!("a spawn's bug") },
+            |_| {},
+        ));
+        assert_eq!(failed.unwrap_err().to_string(), "the spawn panicked");
+        // A synchronous job that panics: its caller is told, and the thread goes on.
+        let gone = on_spawner_thread(|| -> io::Result<u32> { panic!("another") });
+        assert!(gone.is_err());
+        assert_eq!(wait(on_spawner_thread_async(|| Ok(7), |_| {})).unwrap(), 7);
+        assert_eq!(on_spawner_thread(|| Ok(8)).unwrap(), 8);
     }
 
     #[test]
