@@ -24,7 +24,7 @@ use common::{assert_contains, stderr, stdout, temp, BIN};
 /// `mcpwire` with its sign-ins kept in `state`, and no OS keychain to find (no session bus:
 /// built with the `keychain` feature, it falls back to `state`, never the developer's keychain).
 fn mcpwire(state: &Path) -> Command {
-    let mut command = Command::new(BIN);
+    let mut command = common::command();
     command
         .env("MCPWIRE_STATE_DIR", state)
         .env_remove("DBUS_SESSION_BUS_ADDRESS")

@@ -352,7 +352,7 @@ fn an_ignored_sighup_stays_ignored() {
     let dir = temp("endings-nohup");
     let log = log_in(&dir, "stub");
     let args = against_stub(&["call", "hang"], &log, false);
-    let mut command = Command::new(BIN);
+    let mut command = common::command();
     command
         .args(strs(&args))
         .stdin(Stdio::null())
@@ -381,7 +381,7 @@ fn an_ignored_sighup_stays_ignored() {
 #[cfg(unix)]
 fn ctrl_c_during_a_call_that_runs_as_a_task_sends_tasks_cancel() {
     // The demo server's `build` runs as a task in the stateless era.
-    let mut child = Command::new(BIN)
+    let mut child = common::command()
         .args(["--verbose", "call", "build", "ms=60000"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -489,7 +489,7 @@ fn verbose_tells_each_step_of_the_close_as_it_happens() {
     let dir = temp("endings-verbose");
     let log = log_in(&dir, "stub");
     let args = against_stub(&["--verbose", "tools"], &log, true);
-    let mut child = Command::new(BIN)
+    let mut child = common::command()
         .args(strs(&args))
         .stdin(Stdio::null())
         .stdout(Stdio::null())

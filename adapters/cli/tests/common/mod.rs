@@ -43,9 +43,31 @@ pub fn mcpwire_without_proxies(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// `mcpwire` as a command whose process starts with SIGINT and SIGQUIT at their defaults: a
+/// test that sends Ctrl-C reaches the command's handler even where the tests run with those
+/// signals ignored (a background job of a non-interactive shell), which the command would
+/// rightly keep ignoring (Unix; elsewhere the plain command).
+pub fn command() -> Command {
+    #[allow(unused_mut)]
+    let mut command = Command::new(BIN);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: signal(2) is async-signal-safe, as what runs between fork and exec must be.
+        unsafe {
+            command.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+    }
+    command
+}
+
 /// Starts `mcpwire ARGS` with `stdin` and its stdout and stderr piped.
 pub fn spawn(args: &[&str], stdin: Stdio) -> Child {
-    Command::new(BIN)
+    command()
         .args(args)
         .stdin(stdin)
         .stdout(Stdio::piped())
