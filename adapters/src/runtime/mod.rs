@@ -107,36 +107,27 @@ impl Runtime {
     /// As [`spawn_server`](Self::spawn_server), awaited: the calling thread goes on while the
     /// server is spawned. A server spawned for a future dropped first is killed.
     pub(crate) fn spawn_server_async(&self, config: &StdioConfig) -> spawn::Spawning<Child> {
-        let cmd = spawn::command(config);
-        let abandon: fn(Child) = |child| child.group.kill();
-        match *self {
-            #[cfg(feature = "smol")]
-            Runtime::Smol { .. } => {
-                spawn::on_spawner_thread_async(move || with_smol::spawn_child(cmd), abandon)
-            }
-            #[cfg(feature = "tokio")]
-            Runtime::Tokio(ref handle) => {
-                let handle = handle.clone();
-                spawn::on_spawner_thread_async(
-                    move || with_tokio::spawn_child(&handle, cmd),
-                    abandon,
-                )
-            }
-        }
+        spawn::on_spawner_thread_async(self.spawn_job(config), |child| child.group.kill())
     }
 
     /// Spawns the server described by `config`, with piped stdio, its process tree held as
     /// one, on the spawner thread.
     pub(crate) fn spawn_server(&self, config: &StdioConfig) -> io::Result<Child> {
+        spawn::on_spawner_thread(self.spawn_job(config))
+    }
+
+    /// The spawn of the server described by `config` on this runtime, for the spawner thread.
+    fn spawn_job(
+        &self,
+        config: &StdioConfig,
+    ) -> impl FnOnce() -> io::Result<Child> + Send + 'static {
         let cmd = spawn::command(config);
-        match *self {
+        let runtime = self.clone();
+        move || match runtime {
             #[cfg(feature = "smol")]
-            Runtime::Smol { .. } => spawn::on_spawner_thread(move || with_smol::spawn_child(cmd)),
+            Runtime::Smol { .. } => with_smol::spawn_child(cmd),
             #[cfg(feature = "tokio")]
-            Runtime::Tokio(ref handle) => {
-                let handle = handle.clone();
-                spawn::on_spawner_thread(move || with_tokio::spawn_child(&handle, cmd))
-            }
+            Runtime::Tokio(handle) => with_tokio::spawn_child(&handle, cmd),
         }
     }
 }
