@@ -283,15 +283,26 @@ pub fn spawn_floor_servers(a: &ManyArgs, first: &str) -> Result<Vec<Child>, Stri
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("spawn {}: {e}", c.command))?;
-        child
-            .stdin
-            .as_mut()
-            .expect("piped")
-            .write_all(first.as_bytes())
-            .map_err(|e| e.to_string())?;
+        write_to(&mut child, first)?;
         children.push(child);
     }
     Ok(children)
+}
+
+/// Writes `text` to a floor server's stdin.
+pub fn write_to(child: &mut Child, text: &str) -> Result<(), String> {
+    let stdin = child.stdin.as_mut().expect("piped");
+    stdin.write_all(text.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// Reads a floor server's next line from `out`, which must be its `initialize` answer.
+pub fn read_initialize_answer(out: &mut impl BufRead, line: &mut String) -> Result<(), String> {
+    line.clear();
+    out.read_line(line).map_err(|e| e.to_string())?;
+    match line.contains("\"protocolVersion\"") {
+        true => Ok(()),
+        false => Err(format!("not an initialize answer: {line:.80}")),
+    }
 }
 
 fn floor_stdio(a: &ManyArgs) -> Result<Value, String> {
@@ -300,12 +311,8 @@ fn floor_stdio(a: &ManyArgs) -> Result<Value, String> {
     let mut children = spawn_floor_servers(a, &init)?;
     let mut line = String::new();
     for child in &mut children {
-        line.clear();
         let mut out = BufReader::new(child.stdout.as_mut().expect("piped"));
-        out.read_line(&mut line).map_err(|e| e.to_string())?;
-        if !line.contains("\"protocolVersion\"") {
-            return Err(format!("not an initialize answer: {line:.80}"));
-        }
+        read_initialize_answer(&mut out, &mut line)?;
     }
     let ready = started.elapsed();
     let cpu_ms = host_cpu_ms();

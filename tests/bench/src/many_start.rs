@@ -10,7 +10,7 @@
 //!   parsed). An explanation of the Manager's row, not its target (the floor is
 //!   `floor-stdio`).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
 use mcpwire::manager::ServerState;
@@ -18,7 +18,8 @@ use serde_json::{json, Value};
 
 use crate::floor::{INITIALIZE, INITIALIZED};
 use crate::many::{
-    ms, options, server_name, settings, spawn_floor_servers, stdio_config, ManyArgs,
+    ms, options, read_initialize_answer, server_name, settings, spawn_floor_servers, stdio_config,
+    write_to, ManyArgs,
 };
 
 /// The role `manager-stdio-tokio`: `mcpwire::tokio::manager` on a multi-thread runtime.
@@ -81,17 +82,8 @@ pub fn floor_stdio_lists(a: &ManyArgs) -> Result<Value, String> {
     let mut line = String::new();
     // Each answer in turn, then its listings asked for at once.
     for (child, out) in children.iter_mut().zip(&mut readers) {
-        line.clear();
-        out.read_line(&mut line).map_err(|e| e.to_string())?;
-        if !line.contains("\"protocolVersion\"") {
-            return Err(format!("not an initialize answer: {line:.80}"));
-        }
-        child
-            .stdin
-            .as_mut()
-            .expect("piped")
-            .write_all(after.as_bytes())
-            .map_err(|e| e.to_string())?;
+        read_initialize_answer(out, &mut line)?;
+        write_to(child, &after)?;
     }
     let mut bytes = 0usize;
     for out in &mut readers {
