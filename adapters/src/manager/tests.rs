@@ -113,6 +113,18 @@ impl Rt {
             Rt::Tokio(rt) => rt.block_on(f),
         }
     }
+
+    /// [`block_on`](Self::block_on), failing the test with `what` after 30 s.
+    fn block_on_within<T>(&self, f: impl Future<Output = T>, what: &str) -> T {
+        let runtime = self.runtime();
+        let limit = async {
+            runtime
+                .sleep_until(Instant::now() + Duration::from_secs(30))
+                .await;
+            panic!("held up on {self:?}{what}");
+        };
+        self.block_on(future::or(f, limit))
+    }
 }
 
 impl std::fmt::Debug for Rt {
@@ -170,7 +182,6 @@ fn disk_that_blocks_or_fails(rt: &Rt, blocks: bool) {
             Err(std::io::Error::from(std::io::ErrorKind::StorageFull))
         });
         let manager = manager(rt, io);
-        let runtime = rt.runtime();
         let run = async {
             manager.add_with("a", ServerConfig::http("http://a.test/mcp"), settings());
             // The first write has begun; while blocking, it never ends by itself.
@@ -215,13 +226,7 @@ fn disk_that_blocks_or_fails(rt: &Rt, blocks: bool) {
                 assert!(began.try_recv().is_err(), "one write at a time");
             }
         };
-        let limit = async {
-            runtime
-                .sleep_until(Instant::now() + Duration::from_secs(30))
-                .await;
-            panic!("held up on {rt:?} (the disk blocks: {blocks})");
-        };
-        rt.block_on(future::or(run, limit));
+        rt.block_on_within(run, &format!(" (the disk blocks: {blocks})"));
         // The writes the disk held are let go: the one that waited, then one a server, the
         // newest of its changes.
         for _ in 0..3 {
@@ -312,7 +317,6 @@ fn a_server_s_three_lists_are_asked_for_at_once() {
                 ..ConnectOptions::default()
             });
         let manager = Manager::made(options, Store::in_memory(), rt.runtime());
-        let runtime = rt.runtime();
         let run = async {
             manager.add_with("a", ServerConfig::http("http://a.test/mcp"), settings());
             manager
@@ -342,13 +346,7 @@ fn a_server_s_three_lists_are_asked_for_at_once() {
                 .collect();
             assert_eq!(resources, ["demo://a"], "{rt:?}");
         };
-        let limit = async {
-            runtime
-                .sleep_until(Instant::now() + Duration::from_secs(30))
-                .await;
-            panic!("held up on {rt:?}");
-        };
-        rt.block_on(future::or(run, limit));
+        rt.block_on_within(run, "");
         rt.block_on(manager.close());
     }
 }
